@@ -1,0 +1,36 @@
+# The two commands of the README, and a few more.  The real build is CMake;
+# this file only installs what is missing and calls it.
+#   make demo   build, then record a real MCP session and show it
+#   make test   build with sanitizers, run the unit and end-to-end tests
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= 2
+
+.PHONY: all build deps demo test unit e2e clean
+
+all: build
+
+build:
+	scripts/deps.sh build
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	scripts/deps.sh demo
+	scripts/demo.sh $(BUILD)/mcpreel
+
+test:
+	scripts/deps.sh test
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMCPREEL_ASAN=ON
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	$(MAKE) unit e2e
+
+unit:
+	$(ASAN_BUILD)/tests/unit/unit_tests --jobs $(JOBS)
+
+e2e:
+	MCPREEL=$(CURDIR)/$(ASAN_BUILD)/mcpreel node --test --test-concurrency=1 tests/e2e/
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,53 @@
+/* cli: the mcpreel command and its subcommands. */
+#ifndef MCPREEL_CLI_H
+#define MCPREEL_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "core.h"
+
+/* Exit statuses of our own (record exits with the server's). */
+#define EXIT_OK		0
+#define EXIT_FAIL	1	/* the command ran and found a problem */
+#define EXIT_USAGE	2	/* bad arguments, or could not run */
+
+struct cmd {
+	const char	*name;
+	const char	*summary;
+	int		(*run)(int, char **);
+	void		(*usage)(FILE *);
+};
+
+/* main.c */
+extern const struct cmd	cmd_table[];
+int			cli_common_option(int, const char *);
+
+/* format.c */
+const char	*fmt_time(int64_t, char *, size_t);
+const char	*fmt_duration(int64_t, char *, size_t);
+void		 fmt_preview(FILE *, const void *, size_t, size_t);
+json_t		*fmt_json_value(const void *, size_t);
+void		 fmt_json_bytes(json_t *, const char *, const char *,
+		     const void *, size_t);
+void		 fmt_json_line(json_t *);
+
+/* dbpath.c */
+char		*dbpath_default(char **);
+char		*dbpath_resolve(const char *, char **);
+
+/* cmd_record.c */
+int		 cmd_record(int, char **);
+void		 cmd_record_usage(FILE *);
+
+/* cmd_sessions.c */
+int		 cmd_sessions(int, char **);
+void		 cmd_sessions_usage(FILE *);
+
+/* cmd_show.c */
+int		 cmd_show(int, char **);
+void		 cmd_show_usage(FILE *);
+
+#endif

@@ -1,0 +1,133 @@
+/* Formatting shared by the commands that print recordings for people. */
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+/* Wall-clock ns as local "YYYY-MM-DD HH:MM:SS" into buf. */
+const char *
+fmt_time(int64_t ns, char *buf, size_t len)
+{
+	time_t		t = (time_t)(ns / 1000000000);
+	struct tm	tm;
+
+	if (localtime_r(&t, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* A duration in ns as people read it: 850us, 12.3ms, 4.20s, 3m05s. */
+const char *
+fmt_duration(int64_t ns, char *buf, size_t len)
+{
+	if (ns < 0)
+		snprintf(buf, len, "-");
+	else if (ns < 1000000)
+		snprintf(buf, len, "%lldus", (long long)(ns / 1000));
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.1fms", (double)ns / 1e6);
+	else if (ns < 60LL * 1000000000)
+		snprintf(buf, len, "%.2fs", (double)ns / 1e9);
+	else
+		snprintf(buf, len, "%lldm%02llds",
+		    (long long)(ns / 60000000000LL),
+		    (long long)(ns / 1000000000 % 60));
+	return buf;
+}
+
+/*
+ * The first bytes of raw on one line, for a terminal: control bytes and
+ * non-ASCII shown as \xNN, cut with "..." past max columns.
+ */
+void
+fmt_preview(FILE *f, const void *raw, size_t len, size_t max)
+{
+	const unsigned char	*p = raw;
+	size_t			 i, col = 0;
+
+	for (i = 0; i < len; i++) {
+		if (col >= max) {
+			fputs("...", f);
+			return;
+		}
+		if (p[i] >= 0x20 && p[i] < 0x7f) {
+			fputc(p[i], f);
+			col++;
+		} else if (p[i] >= 0x80) {
+			/* Leave UTF-8 whole: terminals show it. */
+			fputc(p[i], f);
+			if ((p[i] & 0xc0) != 0x80)
+				col++;
+		} else {
+			fprintf(f, "\\x%02x", p[i]);
+			col += 4;
+		}
+	}
+}
+
+/*
+ * Bytes as a JSON value for --json output: the parsed JSON when they are
+ * JSON, else NULL (the caller then uses fmt_json_bytes).
+ */
+json_t *
+fmt_json_value(const void *raw, size_t len)
+{
+	if (raw == NULL || len == 0)
+		return NULL;
+	return json_loadb(raw, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+}
+
+static const char b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/*
+ * Set key in obj to bytes that are not JSON: as a string when they are
+ * UTF-8 (key_text), else base64 (key_b64).
+ */
+void
+fmt_json_bytes(json_t *obj, const char *key_text, const char *key_b64,
+    const void *raw, size_t len)
+{
+	const unsigned char	*p = raw;
+	json_t			*s;
+	char			*out;
+	size_t			 i, o = 0;
+
+	if ((s = json_stringn(raw != NULL ? raw : "", len)) != NULL) {
+		json_object_set_new(obj, key_text, s);
+		return;
+	}
+	out = xmalloc(((len + 2) / 3) * 4 + 1);
+	for (i = 0; i + 2 < len; i += 3) {
+		out[o++] = b64[p[i] >> 2];
+		out[o++] = b64[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
+		out[o++] = b64[((p[i + 1] & 15) << 2) | (p[i + 2] >> 6)];
+		out[o++] = b64[p[i + 2] & 63];
+	}
+	if (i < len) {
+		out[o++] = b64[p[i] >> 2];
+		if (i + 1 < len) {
+			out[o++] = b64[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
+			out[o++] = b64[(p[i + 1] & 15) << 2];
+		} else {
+			out[o++] = b64[(p[i] & 3) << 4];
+			out[o++] = '=';
+		}
+		out[o++] = '=';
+	}
+	json_object_set_new(obj, key_b64, json_stringn(out, o));
+	free(out);
+}
+
+/* Print obj compactly on one line of stdout. */
+void
+fmt_json_line(json_t *obj)
+{
+	json_dumpf(obj, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+}

@@ -1,0 +1,150 @@
+/*
+ * mcpreel: a record/replay logging proxy for the Model Context Protocol.
+ * main() picks the subcommand from a table and hands over.
+ */
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const struct cmd cmd_table[] = {
+	{ "record", "run an MCP server and record its traffic",
+	    cmd_record, cmd_record_usage },
+	{ "sessions", "list recorded sessions", cmd_sessions,
+	    cmd_sessions_usage },
+	{ "show", "print a recorded session", cmd_show, cmd_show_usage },
+	{ NULL, NULL, NULL, NULL }
+};
+
+static void
+usage(FILE *f)
+{
+	const struct cmd	*c;
+
+	fprintf(f,
+	    "usage: mcpreel [-v] [-q] [--log-file FILE] COMMAND [ARGS...]\n"
+	    "\n"
+	    "mcpreel sits between an MCP host and an MCP server, forwards every\n"
+	    "message unchanged and records each one into SQLite.\n"
+	    "\n"
+	    "commands:\n");
+	for (c = cmd_table; c->name != NULL; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	fprintf(f,
+	    "\n"
+	    "options (before or after the command):\n"
+	    "  -v, --verbose     say more on stderr (twice: debug)\n"
+	    "  -q, --quiet       only warnings and errors\n"
+	    "      --log-file F  write mcpreel's own messages to F, not stderr\n"
+	    "  -h, --help        this help; 'mcpreel COMMAND --help' for one\n"
+	    "      --version     print the version\n"
+	    "\n"
+	    "The database is --db PATH, else $MCPREEL_DB, else\n"
+	    "$XDG_DATA_HOME/mcpreel/mcpreel.db (~/.local/share/mcpreel/mcpreel.db).\n"
+	    "\n"
+	    "example, in a host's MCP server config:\n"
+	    "  \"command\": \"mcpreel\",\n"
+	    "  \"args\": [\"record\", \"--name\", \"fs\", \"--\", \"npx\", "
+	    "\"-y\", \"some-mcp-server\"]\n");
+}
+
+static enum log_level	level = LOG_LEVEL_INFO;
+static const char	*log_path;
+
+/*
+ * Options every command takes: returns 1 if ch was one of them.  Commands
+ * list "vq" and "log-file" in their getopt tables and call this.
+ */
+int
+cli_common_option(int ch, const char *arg)
+{
+	switch (ch) {
+	case 'v':
+		if (level < LOG_LEVEL_DEBUG)
+			level++;
+		break;
+	case 'q':
+		level = LOG_LEVEL_WARN;
+		break;
+	case 'L':
+		log_path = arg;
+		break;
+	default:
+		return 0;
+	}
+	log_close();
+	log_init(level, log_path);
+	return 1;
+}
+
+static const struct cmd *
+find_cmd(const char *name)
+{
+	const struct cmd	*c;
+
+	for (c = cmd_table; c->name != NULL; c++) {
+		if (strcmp(c->name, name) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "log-file", required_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct cmd		*c;
+	int				 ch;
+
+	/* A reader that went away must be an error we see, not our death. */
+	signal(SIGPIPE, SIG_IGN);
+	log_init(level, NULL);
+
+	while ((ch = getopt_long(argc, argv, "+vqh", longopts, NULL)) != -1) {
+		if (cli_common_option(ch, optarg))
+			continue;
+		switch (ch) {
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("mcpreel %s\n", MCPREEL_VERSION);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[0], "help") == 0) {
+		if (argc > 1 && (c = find_cmd(argv[1])) != NULL) {
+			c->usage(stdout);
+			return EXIT_OK;
+		}
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if ((c = find_cmd(argv[0])) == NULL) {
+		fprintf(stderr, "mcpreel: unknown command '%s' (try 'mcpreel "
+		    "--help')\n", argv[0]);
+		return EXIT_USAGE;
+	}
+	optind = 1;
+	return c->run(argc, argv);
+}

@@ -1,0 +1,121 @@
+/*
+ * core: the vocabulary every other module shares.  Nothing here does I/O
+ * beyond logging, and nothing knows of SQLite or libevent.
+ */
+#ifndef MCPREEL_CORE_H
+#define MCPREEL_CORE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MCPREEL_VERSION "0.1.0"
+
+#ifndef __dead
+#define __dead __attribute__((__noreturn__))
+#endif
+#define PRINTFLIKE(a, b) __attribute__((__format__(__printf__, a, b)))
+
+/* Which way a message travelled. */
+enum dir {
+	DIR_C2S,	/* client (host) to server */
+	DIR_S2C,	/* server to client (host) */
+	DIR_MAX
+};
+
+/* What a message is, judged from its top-level JSON shape. */
+enum msg_kind {
+	KIND_INVALID,		/* not JSON, or JSON that is no JSON-RPC shape */
+	KIND_REQUEST,		/* "method" (a string) and "id" */
+	KIND_RESPONSE,		/* "result" and no "error", no "method" */
+	KIND_ERROR,		/* "error" and no "result", no "method" */
+	KIND_NOTIFICATION,	/* "method" (a string) and no "id" */
+	KIND_BATCH,		/* a top-level array */
+	KIND_MAX
+};
+
+/*
+ * What the scanner found in one message.  Offsets point into the scanned
+ * buffer; a length of zero with has_* unset means absent.
+ */
+struct scan {
+	enum msg_kind	kind;
+	int		has_method;
+	int		method_escaped;	/* the method string has \-escapes */
+	size_t		method_off;	/* first byte inside the quotes */
+	size_t		method_len;	/* bytes between the quotes */
+	int		has_id;
+	size_t		id_off;		/* the id's JSON text, as written */
+	size_t		id_len;
+};
+
+/*
+ * One message as the proxy saw it.  raw is owned by the msg and is exactly
+ * the bytes forwarded, without the framing newline.
+ */
+struct msg {
+	enum dir	dir;
+	int64_t		ts_ns;		/* wall clock, ns since the epoch */
+	int64_t		mono_ns;	/* monotonic clock, ns */
+	char	       *raw;
+	size_t		len;
+};
+
+/* clock.c */
+int64_t		 clock_wall_ns(void);
+int64_t		 clock_mono_ns(void);
+
+/* dir names: "c2s" and "s2c" as stored; kind names as stored. */
+const char	*dir_name(enum dir);
+const char	*kind_name(enum msg_kind);
+int		 kind_from_name(const char *);
+
+/* scan.c */
+void		 scan_message(const void *, size_t, struct scan *);
+char		*scan_method_dup(const void *, const struct scan *);
+char		*scan_id_dup(const void *, const struct scan *);
+int		 scan_string_decode(const char *, size_t, char *, size_t *);
+
+/* msg.c */
+struct msg	*msg_new(enum dir, const void *, size_t);
+struct msg	*msg_alloc(enum dir, size_t);
+void		 msg_free(struct msg *);
+
+/* idmap.c: a map from byte-string keys to an int64 and an owned string. */
+struct idmap;
+struct idmap	*idmap_new(void);
+void		 idmap_free(struct idmap *);
+void		 idmap_put(struct idmap *, const void *, size_t, int64_t,
+		     const char *);
+int		 idmap_take(struct idmap *, const void *, size_t, int64_t *,
+		     char **);
+size_t		 idmap_count(const struct idmap *);
+
+/* log.c */
+enum log_level {
+	LOG_LEVEL_WARN,
+	LOG_LEVEL_INFO,
+	LOG_LEVEL_DEBUG,
+	LOG_LEVEL_MAX
+};
+void		 log_init(enum log_level, const char *);
+void		 log_close(void);
+enum log_level	 log_get_level(void);
+void		 log_warn(const char *, ...) PRINTFLIKE(1, 2);
+void		 log_warnx(const char *, ...) PRINTFLIKE(1, 2);
+void		 log_info(const char *, ...) PRINTFLIKE(1, 2);
+void		 log_debug(const char *, ...) PRINTFLIKE(1, 2);
+void		 log_vwrite(enum log_level, const char *, va_list)
+		     PRINTFLIKE(2, 0);
+__dead void	 fatal(const char *, ...) PRINTFLIKE(1, 2);
+__dead void	 fatalx(const char *, ...) PRINTFLIKE(1, 2);
+
+/* xmalloc.c */
+void		*xmalloc(size_t);
+void		*xcalloc(size_t, size_t);
+void		*xreallocarray(void *, size_t, size_t);
+char		*xstrdup(const char *);
+char		*xstrndup(const char *, size_t);
+int		 xasprintf(char **, const char *, ...) PRINTFLIKE(2, 3);
+
+#endif

@@ -1,0 +1,76 @@
+/* Messages and the names of their directions and kinds. */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+static const char *dir_names[DIR_MAX] = { "c2s", "s2c" };
+
+static const char *kind_names[KIND_MAX] = {
+	"invalid", "request", "response", "error", "notification", "batch"
+};
+
+/* The stored name of a direction. */
+const char *
+dir_name(enum dir d)
+{
+	return (d < DIR_MAX) ? dir_names[d] : "?";
+}
+
+/* The stored name of a kind. */
+const char *
+kind_name(enum msg_kind k)
+{
+	return (k < KIND_MAX) ? kind_names[k] : "?";
+}
+
+/* The kind a stored name stands for, or -1. */
+int
+kind_from_name(const char *name)
+{
+	int	k;
+
+	for (k = 0; k < KIND_MAX; k++) {
+		if (strcmp(kind_names[k], name) == 0)
+			return k;
+	}
+	return -1;
+}
+
+/*
+ * A message with room for len bytes (and a NUL after them, for debugging
+ * convenience), stamped with both clocks now; the caller fills raw.
+ */
+struct msg *
+msg_alloc(enum dir d, size_t len)
+{
+	struct msg	*m = xmalloc(sizeof *m);
+
+	m->dir = d;
+	m->ts_ns = clock_wall_ns();
+	m->mono_ns = clock_mono_ns();
+	m->raw = xmalloc(len + 1);
+	m->raw[len] = '\0';
+	m->len = len;
+	return m;
+}
+
+/* A message holding a copy of len bytes, stamped with both clocks now. */
+struct msg *
+msg_new(enum dir d, const void *bytes, size_t len)
+{
+	struct msg	*m = msg_alloc(d, len);
+
+	memcpy(m->raw, bytes, len);
+	return m;
+}
+
+void
+msg_free(struct msg *m)
+{
+	if (m == NULL)
+		return;
+	free(m->raw);
+	free(m);
+}

@@ -1,0 +1,596 @@
+/*
+ * Recording over stdio.  The host runs us in place of the server; we spawn
+ * the server and join the two with a relay of two symmetric halves:
+ *
+ *   host --stdin-->  half[c2s] --tap--> server stdin
+ *   host <-stdout--  half[s2c] <-tap--  server stdout
+ *                    server stderr --> our stderr + tap (events)
+ *
+ * Each half forwards every complete line as soon as it is complete, bytes
+ * unchanged, then hands a copy to the tap.  When a destination backs up
+ * past RECORD_MAX_OUTPUT we stop reading its source until it drains (the
+ * le-proxy watermark idea), and when the writer's queue is full we stop
+ * reading both sources: memory stays bounded whatever the peers do, apart
+ * from the one message in flight.
+ */
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "proxy.h"
+
+/* Bytes waiting for a slow destination before its source stops being read. */
+#define RECORD_MAX_OUTPUT	(4u * 1024 * 1024)
+/* Largest single read from a source: big messages move in big steps. */
+#define RECORD_READ_MAX		(256 * 1024)
+/*
+ * After the server exits, how long its stdout and stderr may stay open
+ * (a grandchild can hold them), then how long the host gets to read what
+ * we still hold for it.
+ */
+#define RECORD_EXIT_GRACE_MS	2000
+#define RECORD_FLUSH_GRACE_MS	10000
+
+enum pause_why {
+	PAUSE_PEER = 0x1,	/* the destination is backed up */
+	PAUSE_STORE = 0x2	/* the writer's queue is full */
+};
+
+enum relay_state {
+	RELAY_RUNNING,		/* both peers up */
+	RELAY_DRAINING,		/* the server exited: reading what is left */
+	RELAY_FLUSHING,		/* giving the host what we still hold */
+	RELAY_DONE,
+	RELAY_MAX
+};
+
+static const char *relay_state_names[RELAY_MAX] = {
+	"running", "draining", "flushing", "done"
+};
+
+struct relay;
+
+/* One direction of the relay. */
+struct half {
+	struct relay		*r;
+	enum dir		 dir;
+	const char		*src_name;	/* for logs: where bytes come from */
+	const char		*dst_name;
+	struct bufferevent	*in;		/* reads the source */
+	struct bufferevent	*out;		/* writes the destination */
+	struct framer		 fr;
+	int			 pause;		/* enum pause_why bits */
+	int			 eof;		/* the source ended */
+	int			 out_closed;	/* destination closed or dead */
+};
+
+struct relay {
+	struct event_base	*base;
+	struct child		*child;
+	struct tap		*tap;
+	struct half		 half[DIR_MAX];
+	struct bufferevent	*err_in;	/* the server's stderr */
+	struct framer		 err_fr;
+	int			 err_eof;
+	struct event		*sigs[3];
+	struct event		*grace;
+	enum relay_state	 state;
+	int			 host_gone;
+	char			*reason;	/* why the session ended */
+};
+
+static void	relay_read_cb(struct bufferevent *, void *);
+static void	relay_write_cb(struct bufferevent *, void *);
+static void	relay_in_event_cb(struct bufferevent *, short, void *);
+static void	relay_out_event_cb(struct bufferevent *, short, void *);
+static void	relay_check_done(struct relay *);
+
+static void
+relay_set_state(struct relay *r, enum relay_state state)
+{
+	if (state >= RELAY_MAX || state <= r->state)
+		fatalx("relay: bad state change %d -> %d", r->state, state);
+	log_debug("relay: %s -> %s", relay_state_names[r->state],
+	    relay_state_names[state]);
+	r->state = state;
+}
+
+/* Remember the first reason the session is ending. */
+static void
+relay_reason(struct relay *r, const char *why)
+{
+	if (r->reason == NULL)
+		r->reason = xstrdup(why);
+}
+
+static void
+half_pause(struct half *h, int why, int on)
+{
+	int	before = h->pause;
+
+	if (on)
+		h->pause |= why;
+	else
+		h->pause &= ~why;
+	if (h->in == NULL || h->eof)
+		return;
+	if (before == 0 && h->pause != 0)
+		bufferevent_disable(h->in, EV_READ);
+	else if (before != 0 && h->pause == 0)
+		bufferevent_enable(h->in, EV_READ);
+}
+
+/* The writer caught up: read again. */
+static void
+relay_resume_cb(void *arg)
+{
+	struct relay	*r = arg;
+	int		 d;
+
+	for (d = 0; d < DIR_MAX; d++)
+		half_pause(&r->half[d], PAUSE_STORE, 0);
+}
+
+/*
+ * Forward the first len bytes of the source's buffer (plus the newline
+ * after them when nl is set) and record them.
+ */
+static void
+half_forward(struct half *h, size_t len, int nl)
+{
+	struct evbuffer	*src = bufferevent_get_input(h->in);
+	struct msg	*m = msg_alloc(h->dir, len);
+	int		 d;
+
+	evbuffer_copyout(src, m->raw, len);
+	if (!h->out_closed)
+		evbuffer_remove_buffer(src, bufferevent_get_output(h->out),
+		    len + (nl ? 1 : 0));
+	else
+		evbuffer_drain(src, len + (nl ? 1 : 0));
+	if (tap_message(h->r->tap, m)) {
+		for (d = 0; d < DIR_MAX; d++)
+			half_pause(&h->r->half[d], PAUSE_STORE, 1);
+	}
+}
+
+/* Close the destination once everything for it is written. */
+static void
+half_close_out(struct half *h)
+{
+	struct relay	*r = h->r;
+
+	if (h->out_closed)
+		return;
+	h->out_closed = 1;
+	if (h->dir == DIR_C2S) {
+		/* Closing the server's stdin is how it learns to stop. */
+		bufferevent_free(h->out);
+		h->out = NULL;
+		if (r->child != NULL)
+			child_stop(r->child);
+	}
+	relay_check_done(r);
+}
+
+/* Every complete line is forwarded at once; a partial one waits. */
+static void
+relay_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct half	*h = arg;
+	struct evbuffer	*src = bufferevent_get_input(bev);
+	size_t		 len;
+
+	while (frame_next(&h->fr, src, &len))
+		half_forward(h, len, 1);
+	if (!h->out_closed && evbuffer_get_length(
+	    bufferevent_get_output(h->out)) >= RECORD_MAX_OUTPUT) {
+		log_debug("%s is slow: pausing %s", h->dst_name, h->src_name);
+		half_pause(h, PAUSE_PEER, 1);
+		bufferevent_setwatermark(h->out, EV_WRITE,
+		    RECORD_MAX_OUTPUT / 2, 0);
+	}
+}
+
+/* The destination drained below its low mark, or (mark 0) emptied. */
+static void
+relay_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct half	*h = arg;
+	size_t		 left = evbuffer_get_length(bufferevent_get_output(bev));
+
+	if (h->pause & PAUSE_PEER) {
+		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+		half_pause(h, PAUSE_PEER, 0);
+	}
+	if (left == 0 && h->eof)
+		half_close_out(h);
+	else if (left == 0)
+		relay_check_done(h->r);
+}
+
+/* The source ended: forward what is left of it, then close its peer. */
+static void
+half_source_ended(struct half *h, const char *why)
+{
+	struct evbuffer	*src;
+	size_t		 left;
+	char		*note;
+
+	if (h->eof)
+		return;
+	src = bufferevent_get_input(h->in);
+	left = evbuffer_get_length(src);
+	if (left > 0) {
+		xasprintf(&note, "%s ended with %zu bytes after the last "
+		    "newline; forwarded as they are", h->src_name, left);
+		log_info("%s", note);
+		tap_event(h->r->tap, "note", note, strlen(note));
+		free(note);
+		half_forward(h, left, 0);
+	}
+	log_debug("%s: %s", h->src_name, why);
+	h->eof = 1;
+	bufferevent_disable(h->in, EV_READ);
+	if (h->out_closed || evbuffer_get_length(
+	    bufferevent_get_output(h->out)) == 0)
+		half_close_out(h);
+	relay_check_done(h->r);
+}
+
+static void
+relay_in_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct half	*h = arg;
+
+	if (what & BEV_EVENT_ERROR)
+		log_warn("reading %s failed", h->src_name);
+	if (h->dir == DIR_C2S && !(what & BEV_EVENT_ERROR))
+		relay_reason(h->r, "host closed the connection");
+	half_source_ended(h, (what & BEV_EVENT_EOF) ? "end of file" :
+	    "read error");
+}
+
+/*
+ * Writing a destination failed: the server stopped reading its stdin, or
+ * the host stopped reading our stdout.  What it sends on is still read and
+ * recorded, so nothing the other side says is lost from the record.
+ */
+static void
+relay_out_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct half	*h = arg;
+	struct relay	*r = h->r;
+	size_t		 left = evbuffer_get_length(bufferevent_get_output(bev));
+	char		*note;
+
+	xasprintf(&note, "cannot write to %s (%s): %zu bytes not delivered",
+	    h->dst_name, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()),
+	    left);
+	log_warnx("%s", note);
+	tap_event(r->tap, "note", note, strlen(note));
+	free(note);
+	evbuffer_drain(bufferevent_get_output(bev), left);
+	bufferevent_disable(bev, EV_WRITE);
+	if (h->pause & PAUSE_PEER)
+		half_pause(h, PAUSE_PEER, 0);
+	if (h->dir == DIR_S2C) {
+		h->out_closed = 1;
+		if (!r->host_gone) {
+			r->host_gone = 1;
+			relay_reason(r, "host stopped reading");
+			/* As if the host had closed: the server is stopped. */
+			half_close_out(&r->half[DIR_C2S]);
+		}
+	} else
+		half_close_out(h);
+	relay_check_done(r);
+}
+
+/* One line of the server's stderr: pass it on, and record it. */
+static void
+relay_stderr_line(struct relay *r, struct evbuffer *src, size_t len, int nl)
+{
+	char	*line = xmalloc(len + 1);
+	ssize_t	 n;
+	size_t	 off = 0;
+
+	evbuffer_remove(src, line, len);
+	if (nl)
+		evbuffer_drain(src, 1);
+	line[len] = '\n';
+	/*
+	 * Our stderr is left blocking: a host that never reads it would
+	 * block the server's own writes the same way without us.
+	 */
+	while (off < len + (nl ? 1 : 0)) {
+		n = write(STDERR_FILENO, line + off, len + (nl ? 1 : 0) - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	tap_event(r->tap, "stderr", line, len);
+	free(line);
+}
+
+static void
+relay_stderr_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct relay	*r = arg;
+	struct evbuffer	*src = bufferevent_get_input(bev);
+	size_t		 len;
+
+	while (frame_next(&r->err_fr, src, &len))
+		relay_stderr_line(r, src, len, 1);
+}
+
+static void
+relay_stderr_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct relay	*r = arg;
+	struct evbuffer	*src = bufferevent_get_input(bev);
+
+	if (evbuffer_get_length(src) > 0)
+		relay_stderr_line(r, src, evbuffer_get_length(src), 0);
+	r->err_eof = 1;
+	bufferevent_disable(bev, EV_READ);
+	relay_check_done(r);
+}
+
+/* Finish once the server is gone and what it said has been passed on. */
+static void
+relay_check_done(struct relay *r)
+{
+	struct half	*s2c = &r->half[DIR_S2C];
+	int		 flushed;
+
+	if (r->state == RELAY_RUNNING || r->state == RELAY_DONE)
+		return;
+	if (r->state == RELAY_DRAINING) {
+		if (!s2c->eof || !r->err_eof)
+			return;
+		relay_set_state(r, RELAY_FLUSHING);
+		evtimer_del(r->grace);
+		{
+			struct timeval tv = { RECORD_FLUSH_GRACE_MS / 1000,
+			    (RECORD_FLUSH_GRACE_MS % 1000) * 1000 };
+
+			evtimer_add(r->grace, &tv);
+		}
+	}
+	flushed = s2c->out_closed || evbuffer_get_length(
+	    bufferevent_get_output(s2c->out)) == 0;
+	if (!flushed)
+		return;
+	relay_set_state(r, RELAY_DONE);
+	event_base_loopbreak(r->base);
+}
+
+/* A stage of the ending took too long: move on without it. */
+static void
+relay_grace_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct relay	*r = arg;
+	struct half	*s2c = &r->half[DIR_S2C];
+
+	if (r->state == RELAY_DRAINING) {
+		log_warnx("the server exited but its stdout or stderr is "
+		    "still open after %d ms (a child of it?): not waiting",
+		    RECORD_EXIT_GRACE_MS);
+		if (!s2c->eof)
+			half_source_ended(s2c, "gave up after the server "
+			    "exited");
+		if (!r->err_eof) {
+			r->err_eof = 1;
+			bufferevent_disable(r->err_in, EV_READ);
+		}
+		relay_check_done(r);
+	} else if (r->state == RELAY_FLUSHING) {
+		log_warnx("the host did not read the last %zu bytes within "
+		    "%d ms: giving up", evbuffer_get_length(
+		    bufferevent_get_output(s2c->out)), RECORD_FLUSH_GRACE_MS);
+		s2c->out_closed = 1;
+		relay_check_done(r);
+	}
+}
+
+static void
+relay_child_exit_cb(struct child *c, void *arg)
+{
+	struct relay	*r = arg;
+	struct timeval	 tv = { RECORD_EXIT_GRACE_MS / 1000,
+			    (RECORD_EXIT_GRACE_MS % 1000) * 1000 };
+	char		*text = child_exit_text(c);
+
+	log_info("%s", text);
+	tap_event(r->tap, "exit", text, strlen(text));
+	relay_reason(r, text);
+	free(text);
+	relay_set_state(r, RELAY_DRAINING);
+	evtimer_add(r->grace, &tv);
+	relay_check_done(r);
+}
+
+static void
+relay_signal_cb(evutil_socket_t sig, short events, void *arg)
+{
+	struct relay	*r = arg;
+	char		*note;
+
+	xasprintf(&note, "mcpreel got %s: passed on to the server",
+	    strsignal((int)sig));
+	log_info("%s", note);
+	tap_event(r->tap, "note", note, strlen(note));
+	free(note);
+	child_signal(r->child, (int)sig);
+}
+
+/* Whether epoll can watch fd: pipes, sockets and terminals, not files. */
+static int
+fd_pollable(int fd)
+{
+	struct stat	sb;
+
+	if (fstat(fd, &sb) != 0)
+		return 0;
+	return S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) || isatty(fd);
+}
+
+static struct event_base *
+relay_base_new(void)
+{
+	struct event_config	*cfg = event_config_new();
+	struct event_base	*base;
+
+	/* Hosts give us pipes; a person may redirect a file or /dev/null. */
+	if (!fd_pollable(STDIN_FILENO) || !fd_pollable(STDOUT_FILENO))
+		event_config_avoid_method(cfg, "epoll");
+	base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	if (base == NULL)
+		fatalx("cannot create an event loop");
+	return base;
+}
+
+static void
+half_init(struct relay *r, enum dir d, int in_fd, int in_opts, int out_fd,
+    int out_opts)
+{
+	struct half	*h = &r->half[d];
+
+	h->r = r;
+	h->dir = d;
+	h->src_name = (d == DIR_C2S) ? "the host (stdin)" :
+	    "the server (stdout)";
+	h->dst_name = (d == DIR_C2S) ? "the server (stdin)" :
+	    "the host (stdout)";
+	frame_init(&h->fr);
+	h->in = bufferevent_socket_new(r->base, in_fd, in_opts);
+	h->out = bufferevent_socket_new(r->base, out_fd, out_opts);
+	if (h->in == NULL || h->out == NULL)
+		fatalx("cannot set up buffers for %s", h->src_name);
+	bufferevent_set_max_single_read(h->in, RECORD_READ_MAX);
+	bufferevent_setcb(h->in, relay_read_cb, NULL, relay_in_event_cb, h);
+	bufferevent_setcb(h->out, NULL, relay_write_cb, relay_out_event_cb,
+	    h);
+	bufferevent_enable(h->in, EV_READ);
+	bufferevent_enable(h->out, EV_WRITE);
+}
+
+/*
+ * Run argv as the server and relay stdio between it and the host until the
+ * server has exited and its last words reached the host.  Returns -1 only
+ * when the server could not be started (res says why and the exit code).
+ */
+int
+record_stdio(struct writer *w, struct wsession *s, char *const argv[],
+    struct record_result *res)
+{
+	struct relay	 r;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	int		 fl_in, fl_out, code, i, rc = 0;
+	char		*cause = NULL;
+
+	memset(res, 0, sizeof *res);
+	res->exit_status = -1;
+	memset(&r, 0, sizeof r);
+
+	evthread_use_pthreads();
+	r.base = relay_base_new();
+	r.tap = tap_new(r.base, w, s, relay_resume_cb, &r);
+
+	r.child = child_spawn(r.base, argv, relay_child_exit_cb, &r, &code,
+	    &cause);
+	if (r.child == NULL) {
+		log_warnx("%s", cause);
+		tap_event(r.tap, "note", cause, strlen(cause));
+		res->exit_code = code;
+		res->reason = cause;
+		rc = -1;
+		goto out;
+	}
+
+	fl_in = fcntl(STDIN_FILENO, F_GETFL);
+	fl_out = fcntl(STDOUT_FILENO, F_GETFL);
+	evutil_make_socket_nonblocking(STDIN_FILENO);
+	evutil_make_socket_nonblocking(STDOUT_FILENO);
+
+	{
+		char	*spawned = NULL, *tmp;
+
+		for (i = 0; argv[i] != NULL; i++) {
+			xasprintf(&tmp, "%s%s%s", spawned ? spawned : "",
+			    spawned ? " " : "", argv[i]);
+			free(spawned);
+			spawned = tmp;
+		}
+		xasprintf(&tmp, "pid %ld: %s", (long)child_pid(r.child),
+		    spawned);
+		tap_event(r.tap, "spawn", tmp, strlen(tmp));
+		free(tmp);
+		free(spawned);
+	}
+
+	half_init(&r, DIR_C2S, STDIN_FILENO, 0, child_stdin_fd(r.child),
+	    BEV_OPT_CLOSE_ON_FREE);
+	half_init(&r, DIR_S2C, child_stdout_fd(r.child),
+	    BEV_OPT_CLOSE_ON_FREE, STDOUT_FILENO, 0);
+	frame_init(&r.err_fr);
+	r.err_in = bufferevent_socket_new(r.base, child_stderr_fd(r.child),
+	    BEV_OPT_CLOSE_ON_FREE);
+	bufferevent_setcb(r.err_in, relay_stderr_read_cb, NULL,
+	    relay_stderr_event_cb, &r);
+	bufferevent_enable(r.err_in, EV_READ);
+	r.grace = evtimer_new(r.base, relay_grace_cb, &r);
+	for (i = 0; i < 3; i++) {
+		r.sigs[i] = evsignal_new(r.base, sigs[i], relay_signal_cb, &r);
+		evsignal_add(r.sigs[i], NULL);
+	}
+
+	/* The server may already have exited before the loop ran. */
+	if (child_get_state(r.child) == CHILD_EXITED &&
+	    r.state == RELAY_RUNNING)
+		relay_child_exit_cb(r.child, &r);
+
+	event_base_dispatch(r.base);
+
+	res->exit_code = child_exit_code(r.child);
+	res->exit_status = child_exit_code(r.child);
+	res->exit_signal = child_exit_signal(r.child);
+	res->reason = xstrdup(r.reason != NULL ? r.reason :
+	    "server exited");
+
+	for (i = 0; i < 3; i++)
+		event_free(r.sigs[i]);
+	event_free(r.grace);
+	bufferevent_free(r.err_in);
+	for (i = 0; i < DIR_MAX; i++) {
+		if (r.half[i].in != NULL)
+			bufferevent_free(r.half[i].in);
+		if (r.half[i].out != NULL)
+			bufferevent_free(r.half[i].out);
+	}
+	child_free(r.child);
+	if (fl_in != -1)
+		fcntl(STDIN_FILENO, F_SETFL, fl_in);
+	if (fl_out != -1)
+		fcntl(STDOUT_FILENO, F_SETFL, fl_out);
+out:
+	free(r.reason);
+	tap_free(r.tap);
+	event_base_free(r.base);
+	return rc;
+}

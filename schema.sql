@@ -1,0 +1,86 @@
+-- mcpreel's database schema, version 1 (PRAGMA user_version = 1).
+--
+-- mcpreel applies this file to a new database and migrates older ones in
+-- code (store/store.c).  The tables and views here are a public interface:
+-- people query them with sqlite3, so names are plain and each column says
+-- what it holds.  Times are integers: *_ts_ns / ts_ns is wall-clock time in
+-- nanoseconds since the Unix epoch; mono_ns is a monotonic clock in
+-- nanoseconds (only differences between rows of one session mean anything).
+
+-- One row per recording session: one run of `mcpreel record` over stdio.
+CREATE TABLE sessions (
+  id              INTEGER PRIMARY KEY,
+  name            TEXT,                -- --name, or NULL
+  transport       TEXT NOT NULL,       -- 'stdio'
+  target          TEXT NOT NULL,       -- the server: its argv as a JSON array
+  started_ns      INTEGER NOT NULL,    -- when recording began (wall clock)
+  ended_ns        INTEGER,             -- when it ended; NULL if still running
+                                       -- or the recorder was killed
+  exit_status     INTEGER,             -- the server's exit status; 128+N if
+                                       -- signal N killed it
+  exit_signal     INTEGER,             -- the signal that killed it, or NULL
+  end_reason      TEXT,                -- how the session ended, in words
+  messages_lost   INTEGER NOT NULL DEFAULT 0,
+                                       -- forwarded but not recorded (disk
+                                       -- trouble); the wire lost nothing
+  recorder_pid    INTEGER,             -- pid of the mcpreel that recorded it
+  mcpreel_version TEXT
+);
+
+-- Every message forwarded, in either direction, as the exact bytes.
+CREATE TABLE messages (
+  id          INTEGER PRIMARY KEY,
+  session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  seq         INTEGER NOT NULL,        -- order the proxy saw them, from 1
+  direction   TEXT NOT NULL CHECK (direction IN ('c2s', 's2c')),
+  ts_ns       INTEGER NOT NULL,        -- wall clock when it was complete
+  mono_ns     INTEGER NOT NULL,        -- monotonic clock, same moment
+  kind        TEXT NOT NULL CHECK (kind IN ('request', 'response', 'error',
+                'notification', 'batch', 'invalid')),
+  method      TEXT,                    -- for responses: their request's
+  rpc_id      TEXT,                    -- the id's JSON text as written:
+                                       -- 7 or "abc" (with quotes)
+  reply_to    INTEGER REFERENCES messages(id),
+                                       -- responses and errors: the request
+                                       -- (messages.id) they answer
+  size        INTEGER NOT NULL,        -- length of raw in bytes
+  raw         BLOB NOT NULL,           -- exactly the bytes forwarded, without
+                                       -- the newline that framed them
+  UNIQUE (session_id, seq)
+);
+CREATE INDEX messages_reply_to ON messages(reply_to);
+CREATE INDEX messages_method ON messages(session_id, method);
+
+-- What happened around the messages: the server's stderr, one row a line,
+-- and its life: 'spawn' (text: argv), 'exit' (text: how it ended), 'note'
+-- (things mcpreel saw, such as an unterminated last line).
+CREATE TABLE events (
+  id          INTEGER PRIMARY KEY,
+  session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  ts_ns       INTEGER NOT NULL,
+  mono_ns     INTEGER NOT NULL,
+  kind        TEXT NOT NULL CHECK (kind IN ('stderr', 'spawn', 'exit',
+                'note')),
+  text        BLOB NOT NULL            -- a stderr line is kept as bytes
+);
+CREATE INDEX events_session ON events(session_id, mono_ns);
+
+-- Each request with its response (NULL columns while unanswered) and the
+-- round-trip latency as the proxy saw it.  direction is the request's:
+-- 'c2s' for the host's requests, 's2c' for the server's (sampling, roots,
+-- elicitation, ping).
+CREATE VIEW exchanges AS
+SELECT q.session_id            AS session_id,
+       q.direction             AS direction,
+       q.method                AS method,
+       q.rpc_id                AS rpc_id,
+       q.seq                   AS request_seq,
+       r.seq                   AS response_seq,
+       r.kind                  AS outcome,     -- 'response', 'error', NULL
+       q.ts_ns                 AS request_ts_ns,
+       r.mono_ns - q.mono_ns   AS latency_ns,
+       q.raw                   AS request,
+       r.raw                   AS response
+  FROM messages q
+  LEFT JOIN messages r ON r.reply_to = q.id
+ WHERE q.kind = 'request';

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Install what building and testing mcpreel needs on Debian, then the
+# Node.js test peers.  Safe to run again: it installs only what is missing.
+#   scripts/deps.sh build   the C libraries and tools
+#   scripts/deps.sh test    those, plus criterion, sqlite3 and the npm peers
+set -eu
+
+what=${1:-test}
+pkgs="build-essential cmake pkg-config libevent-dev libjansson-dev libsqlite3-dev"
+case "$what" in
+build) ;;
+test|demo) pkgs="$pkgs libcriterion-dev sqlite3 nodejs npm" ;;
+*) echo "usage: scripts/deps.sh build|test|demo" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $pkgs; do
+	case "$p" in
+	nodejs|npm)
+		# A Node.js from elsewhere (the image, nvm) is as good.
+		cmd=$p; [ "$p" = nodejs ] && cmd=node
+		command -v "$cmd" >/dev/null 2>&1 && continue ;;
+	esac
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "mcpreel: missing packages:$missing" >&2
+		echo "install them with: sudo apt-get install -y$missing" >&2
+		exit 1
+	fi
+	echo "installing:$missing"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+fi
+
+if [ "$what" != build ]; then
+	dir=$(dirname "$0")/../tests/e2e
+	# npm ci only when the lock changed since the last install.
+	if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+	    [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+	fi
+fi

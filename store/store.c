@@ -1,0 +1,201 @@
+/*
+ * Opening a database: creating it private to its owner, applying schema.sql
+ * and migrating files written by older versions.
+ */
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "store.h"
+#include "store_int.h"
+
+extern const char store_schema_sql[];
+
+/* Create every missing directory above path, private to the owner. */
+static int
+store_mkdirs(const char *path, char **cause)
+{
+	char	*dir = xstrdup(path), *p;
+
+	for (p = dir + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+			xasprintf(cause, "cannot create directory %s: %s",
+			    dir, strerror(errno));
+			free(dir);
+			return -1;
+		}
+		*p = '/';
+	}
+	free(dir);
+	return 0;
+}
+
+/*
+ * Create the file ourselves with mode 0600 before SQLite opens it: SQLite
+ * would use 0644 less umask, and gives its -wal and -shm files the mode of
+ * the database file.
+ */
+static int
+store_create_file(const char *path, char **cause)
+{
+	int	fd;
+
+	if (store_mkdirs(path, cause) != 0)
+		return -1;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		xasprintf(cause, "cannot create database %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int
+store_user_version(struct store *st, int *version, char **cause)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	rc = sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &stmt,
+	    NULL);
+	if (rc != SQLITE_OK || sqlite3_step(stmt) != SQLITE_ROW) {
+		xasprintf(cause, "cannot read the schema version of %s: %s",
+		    st->path, sqlite3_errmsg(st->db));
+		sqlite3_finalize(stmt);
+		return -1;
+	}
+	*version = sqlite3_column_int(stmt, 0);
+	sqlite3_finalize(stmt);
+	return 0;
+}
+
+/* Bring the schema to STORE_SCHEMA_VERSION in one transaction. */
+static int
+store_migrate(struct store *st, char **cause)
+{
+	char	*sql;
+	int	 version;
+
+	/* Readers of an up-to-date file take no write lock. */
+	if (store_user_version(st, &version, cause) != 0)
+		return -1;
+	if (version == STORE_SCHEMA_VERSION)
+		return 0;
+	if (store_exec(st, "BEGIN IMMEDIATE", cause) != 0)
+		return -1;
+	if (store_user_version(st, &version, cause) != 0)
+		goto fail;
+	if (version > STORE_SCHEMA_VERSION) {
+		xasprintf(cause, "%s has schema version %d, newer than this "
+		    "mcpreel understands (%d): use a newer mcpreel", st->path,
+		    version, STORE_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (version == 0) {
+		if (store_exec(st, store_schema_sql, cause) != 0)
+			goto fail;
+	}
+	/* Migrations from version N to N+1 go here, oldest first. */
+	if (version != STORE_SCHEMA_VERSION) {
+		xasprintf(&sql, "PRAGMA user_version = %d",
+		    STORE_SCHEMA_VERSION);
+		if (store_exec(st, sql, cause) != 0) {
+			free(sql);
+			goto fail;
+		}
+		free(sql);
+	}
+	return store_exec(st, "COMMIT", cause);
+fail:
+	store_exec(st, "ROLLBACK", NULL);
+	return -1;
+}
+
+/*
+ * Open the database at path.  With STORE_CREATE, create it (and its
+ * directories) if missing; without, a missing file is an error.
+ */
+struct store *
+store_open(const char *path, int flags, char **cause)
+{
+	struct store	*st;
+	struct stat	 sb;
+	int		 rc;
+
+	if (stat(path, &sb) != 0) {
+		if (!(flags & STORE_CREATE)) {
+			xasprintf(cause, "no database at %s (record a session "
+			    "first, or give --db)", path);
+			return NULL;
+		}
+		if (store_create_file(path, cause) != 0)
+			return NULL;
+	}
+
+	st = xcalloc(1, sizeof *st);
+	st->path = xstrdup(path);
+	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		xasprintf(cause, "cannot open database %s: %s", path,
+		    st->db != NULL ? sqlite3_errmsg(st->db) :
+		    sqlite3_errstr(rc));
+		goto fail;
+	}
+	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
+	if (store_exec(st, "PRAGMA journal_mode = WAL", cause) != 0 ||
+	    store_exec(st, "PRAGMA synchronous = NORMAL", cause) != 0 ||
+	    store_exec(st, "PRAGMA foreign_keys = ON", cause) != 0)
+		goto fail;
+	if (store_migrate(st, cause) != 0)
+		goto fail;
+	return st;
+fail:
+	store_close(st);
+	return NULL;
+}
+
+void
+store_close(struct store *st)
+{
+	if (st == NULL)
+		return;
+	if (st->db != NULL)
+		sqlite3_close(st->db);
+	free(st->path);
+	free(st);
+}
+
+const char *
+store_path(const struct store *st)
+{
+	return st->path;
+}
+
+/* Run SQL that returns no rows; on failure say which database and why. */
+int
+store_exec(struct store *st, const char *sql, char **cause)
+{
+	char	*err = NULL;
+
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		if (cause != NULL)
+			xasprintf(cause, "database %s: %s", st->path,
+			    err != NULL ? err : sqlite3_errmsg(st->db));
+		sqlite3_free(err);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,555 @@
+/*
+ * The writer thread: it owns the SQLite connection once started and turns
+ * queued messages into rows, one transaction a batch.  The forwarding loop
+ * only appends to the queue; it never waits for the disk.
+ *
+ * Waking a thread for every message costs more than recording it, so the
+ * writer sleeps on a short timer while messages trickle in and is signalled
+ * only when a batch is full, when it went idle on an empty queue, or when
+ * it must stop.  The queue is bounded in bytes and messages: past the high
+ * mark writer_message() tells the caller to stop reading, and the drain
+ * callback says when the queue is back under the low mark.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "store.h"
+#include "store_int.h"
+
+/* A batch is written when this many items wait, or after WRITER_TICK_MS. */
+#define WRITER_BATCH		1024
+#define WRITER_TICK_MS		5
+/* Past either high mark the producer is asked to pause reading. */
+#define WRITER_HIGH_BYTES	(32u * 1024 * 1024)
+#define WRITER_HIGH_ITEMS	65536
+/* Reading resumes under half of both. */
+#define WRITER_LOW_BYTES	(WRITER_HIGH_BYTES / 2)
+#define WRITER_LOW_ITEMS	(WRITER_HIGH_ITEMS / 2)
+
+enum item_type {
+	ITEM_SESSION_BEGIN,
+	ITEM_MESSAGE,
+	ITEM_EVENT,
+	ITEM_SESSION_END
+};
+
+struct item {
+	enum item_type	 type;
+	struct wsession	*session;
+	struct msg	*msg;		/* ITEM_MESSAGE, ITEM_EVENT text */
+	char		*kind;		/* ITEM_EVENT */
+	int		 exit_status;	/* ITEM_SESSION_END; -1 for none */
+	int		 exit_signal;
+	char		*reason;
+	size_t		 bytes;		/* what it counts against the queue */
+	struct item	*next;
+};
+
+/*
+ * A recording session.  The producer creates it with writer_session_begin()
+ * and frees it with writer_session_free() after writer_stop(); in between
+ * only the writer thread touches its fields.
+ */
+struct wsession {
+	int64_t		 id;
+	char		*name;
+	char		*transport;
+	char		*target;
+	int64_t		 started_ns;
+	int64_t		 seq;
+	uint64_t	 lost;
+	struct idmap	*pending;	/* requests awaiting a response */
+};
+
+struct writer {
+	struct store	*st;
+	pthread_t	 thread;
+	pthread_mutex_t	 lock;
+	pthread_cond_t	 cond;
+
+	/* Under lock. */
+	struct item	*head;
+	struct item	*tail;
+	size_t		 items;
+	size_t		 bytes;
+	int		 idle;		/* the writer waits without a timer */
+	int		 paused;	/* the producer was told to pause */
+	int		 stopping;
+
+	void		(*drain_cb)(void *);
+	void		*drain_arg;
+
+	/* Writer thread only. */
+	sqlite3_stmt	*ins_session;
+	sqlite3_stmt	*ins_message;
+	sqlite3_stmt	*ins_event;
+	sqlite3_stmt	*end_session;
+	int		 failing;	/* the last write failed */
+};
+
+static void	*writer_main(void *);
+
+static int
+writer_prepare(struct writer *w, sqlite3_stmt **stmt, const char *sql,
+    char **cause)
+{
+	if (sqlite3_prepare_v3(w->st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+	    stmt, NULL) != SQLITE_OK) {
+		xasprintf(cause, "database %s: %s", w->st->path,
+		    sqlite3_errmsg(w->st->db));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Start the writer thread; from here on it owns st, and writer_stop()
+ * closes it.
+ */
+struct writer *
+writer_start(struct store *st, char **cause)
+{
+	struct writer	*w = xcalloc(1, sizeof *w);
+
+	w->st = st;
+	if (writer_prepare(w, &w->ins_session, "INSERT INTO sessions (name, "
+	    "transport, target, started_ns, recorder_pid, mcpreel_version) "
+	    "VALUES (?, ?, ?, ?, ?, ?)", cause) != 0 ||
+	    writer_prepare(w, &w->ins_message, "INSERT INTO messages "
+	    "(session_id, seq, direction, ts_ns, mono_ns, kind, method, "
+	    "rpc_id, reply_to, size, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?)", cause) != 0 ||
+	    writer_prepare(w, &w->ins_event, "INSERT INTO events (session_id,"
+	    " ts_ns, mono_ns, kind, text) VALUES (?, ?, ?, ?, ?)",
+	    cause) != 0 ||
+	    writer_prepare(w, &w->end_session, "UPDATE sessions SET ended_ns "
+	    "= ?, exit_status = ?, exit_signal = ?, end_reason = ?, "
+	    "messages_lost = ? WHERE id = ?", cause) != 0)
+		goto fail;
+
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	if ((errno = pthread_create(&w->thread, NULL, writer_main, w)) != 0) {
+		xasprintf(cause, "cannot start the writer thread: %s",
+		    strerror(errno));
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+		goto fail;
+	}
+	return w;
+fail:
+	sqlite3_finalize(w->ins_session);
+	sqlite3_finalize(w->ins_message);
+	sqlite3_finalize(w->ins_event);
+	sqlite3_finalize(w->end_session);
+	free(w);
+	return NULL;
+}
+
+/*
+ * Set what the writer thread calls when the queue drained after the
+ * producer was told to pause.  The callback runs on the writer thread with
+ * the queue locked: it must only hand the news on (event_active), never
+ * queue anything itself.
+ */
+void
+writer_set_drain_cb(struct writer *w, void (*cb)(void *), void *arg)
+{
+	pthread_mutex_lock(&w->lock);
+	w->drain_cb = cb;
+	w->drain_arg = arg;
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Queue an item; returns 1 when the producer should pause reading. */
+static int
+writer_enqueue(struct writer *w, struct item *it, size_t bytes)
+{
+	int	wake, pause;
+
+	it->next = NULL;
+	it->bytes = bytes;
+	pthread_mutex_lock(&w->lock);
+	if (w->tail != NULL)
+		w->tail->next = it;
+	else
+		w->head = it;
+	w->tail = it;
+	w->items++;
+	w->bytes += bytes;
+	wake = w->idle || w->items == WRITER_BATCH ||
+	    it->type != ITEM_MESSAGE;
+	pause = w->items >= WRITER_HIGH_ITEMS || w->bytes >= WRITER_HIGH_BYTES;
+	if (pause)
+		w->paused = 1;
+	if (wake) {
+		w->idle = 0;
+		pthread_cond_signal(&w->cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return pause;
+}
+
+/* Begin a recording session; its row is written in queue order. */
+struct wsession *
+writer_session_begin(struct writer *w, const char *name,
+    const char *transport, const char *target)
+{
+	struct wsession	*s = xcalloc(1, sizeof *s);
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	s->name = (name != NULL) ? xstrdup(name) : NULL;
+	s->transport = xstrdup(transport);
+	s->target = xstrdup(target);
+	s->started_ns = clock_wall_ns();
+	s->pending = idmap_new();
+	it->type = ITEM_SESSION_BEGIN;
+	it->session = s;
+	writer_enqueue(w, it, 0);
+	return s;
+}
+
+/*
+ * Record a message (the writer takes it).  Returns 1 when the queue is over
+ * its high mark: the caller should stop reading until the drain callback.
+ */
+int
+writer_message(struct writer *w, struct wsession *s, struct msg *m)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_MESSAGE;
+	it->session = s;
+	it->msg = m;
+	return writer_enqueue(w, it, m->len + sizeof *it + sizeof *m);
+}
+
+/* Record an event of kind ("stderr", "exit", ...) with text. */
+void
+writer_event(struct writer *w, struct wsession *s, const char *kind,
+    const void *text, size_t len)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_EVENT;
+	it->session = s;
+	it->kind = xstrdup(kind);
+	it->msg = msg_new(DIR_S2C, text, len);
+	writer_enqueue(w, it, len + sizeof *it);
+}
+
+/* End a session: exit_status -1 when there is none to record. */
+void
+writer_session_end(struct writer *w, struct wsession *s, int exit_status,
+    int exit_signal, const char *reason)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_SESSION_END;
+	it->session = s;
+	it->exit_status = exit_status;
+	it->exit_signal = exit_signal;
+	it->reason = (reason != NULL) ? xstrdup(reason) : NULL;
+	writer_enqueue(w, it, 0);
+}
+
+/* The session's row id; valid after writer_stop(). */
+int64_t
+writer_session_id(const struct wsession *s)
+{
+	return s->id;
+}
+
+/* Messages forwarded but not recorded; valid after writer_stop(). */
+uint64_t
+writer_session_lost(const struct wsession *s)
+{
+	return s->lost;
+}
+
+static void
+item_free(struct item *it)
+{
+	msg_free(it->msg);
+	free(it->kind);
+	free(it->reason);
+	free(it);
+}
+
+/* Note a failed write, once per run of failures, and what it cost. */
+static void
+writer_failed(struct writer *w, const char *what)
+{
+	if (!w->failing)
+		log_warnx("recording stopped: cannot write %s to %s: %s; "
+		    "forwarding goes on", what, w->st->path,
+		    sqlite3_errmsg(w->st->db));
+	w->failing = 1;
+}
+
+static int
+writer_step(struct writer *w, sqlite3_stmt *stmt)
+{
+	int	rc = sqlite3_step(stmt);
+
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
+	return (rc == SQLITE_DONE) ? 0 : -1;
+}
+
+static void
+writer_do_begin(struct writer *w, struct wsession *s)
+{
+	sqlite3_stmt	*st = w->ins_session;
+
+	if (s->name != NULL)
+		sqlite3_bind_text(st, 1, s->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, s->transport, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, s->target, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, s->started_ns);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)getpid());
+	sqlite3_bind_text(st, 6, MCPREEL_VERSION, -1, SQLITE_STATIC);
+	if (writer_step(w, st) != 0) {
+		writer_failed(w, "a session");
+		return;
+	}
+	s->id = sqlite3_last_insert_rowid(w->st->db);
+}
+
+/*
+ * Build the pending-request key: the request's direction, then its id
+ * text.  A response travelling the other way looks up the same key.
+ */
+static size_t
+writer_key(char *key, size_t keysz, enum dir d, const char *id, size_t len)
+{
+	if (len + 1 > keysz)
+		return 0;
+	key[0] = (char)('0' + d);
+	memcpy(key + 1, id, len);
+	return len + 1;
+}
+
+static void
+writer_do_message(struct writer *w, struct wsession *s, struct msg *m)
+{
+	sqlite3_stmt	*st = w->ins_message;
+	struct scan	 sc;
+	char		*method = NULL, key[256];
+	int64_t		 reply_to = 0;
+	size_t		 klen = 0;
+
+	s->seq++;
+	scan_message(m->raw, m->len, &sc);
+	if (sc.has_id)
+		klen = writer_key(key, sizeof key, sc.kind == KIND_REQUEST ?
+		    m->dir : !m->dir, m->raw + sc.id_off, sc.id_len);
+	if (sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) {
+		if (klen != 0 &&
+		    idmap_take(s->pending, key, klen, &reply_to, &method) != 0)
+			reply_to = 0;
+	} else
+		method = scan_method_dup(m->raw, &sc);
+
+	if (s->id == 0) {
+		s->lost++;
+		free(method);
+		return;
+	}
+	sqlite3_bind_int64(st, 1, s->id);
+	sqlite3_bind_int64(st, 2, s->seq);
+	sqlite3_bind_text(st, 3, dir_name(m->dir), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, m->ts_ns);
+	sqlite3_bind_int64(st, 5, m->mono_ns);
+	sqlite3_bind_text(st, 6, kind_name(sc.kind), -1, SQLITE_STATIC);
+	if (method != NULL)
+		sqlite3_bind_text(st, 7, method, -1, SQLITE_STATIC);
+	if (sc.has_id)
+		sqlite3_bind_text(st, 8, m->raw + sc.id_off, (int)sc.id_len,
+		    SQLITE_STATIC);
+	if (reply_to != 0)
+		sqlite3_bind_int64(st, 9, reply_to);
+	sqlite3_bind_int64(st, 10, (sqlite3_int64)m->len);
+	sqlite3_bind_blob64(st, 11, m->raw, m->len, SQLITE_STATIC);
+	if (writer_step(w, st) != 0) {
+		s->lost++;
+		writer_failed(w, "a message");
+	} else {
+		w->failing = 0;
+		if (sc.kind == KIND_REQUEST && klen != 0)
+			idmap_put(s->pending, key, klen,
+			    sqlite3_last_insert_rowid(w->st->db), method);
+	}
+	free(method);
+}
+
+static void
+writer_do_event(struct writer *w, struct wsession *s, const char *kind,
+    struct msg *m)
+{
+	sqlite3_stmt	*st = w->ins_event;
+
+	if (s->id == 0)
+		return;
+	sqlite3_bind_int64(st, 1, s->id);
+	sqlite3_bind_int64(st, 2, m->ts_ns);
+	sqlite3_bind_int64(st, 3, m->mono_ns);
+	sqlite3_bind_text(st, 4, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_blob64(st, 5, m->raw, m->len, SQLITE_STATIC);
+	if (writer_step(w, st) != 0)
+		writer_failed(w, "an event");
+}
+
+static void
+writer_do_end(struct writer *w, struct item *it)
+{
+	sqlite3_stmt	*st = w->end_session;
+	struct wsession	*s = it->session;
+
+	if (s->id == 0)
+		return;
+	sqlite3_bind_int64(st, 1, clock_wall_ns());
+	if (it->exit_status >= 0)
+		sqlite3_bind_int(st, 2, it->exit_status);
+	if (it->exit_signal > 0)
+		sqlite3_bind_int(st, 3, it->exit_signal);
+	if (it->reason != NULL)
+		sqlite3_bind_text(st, 4, it->reason, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)s->lost);
+	sqlite3_bind_int64(st, 6, s->id);
+	if (writer_step(w, st) != 0)
+		writer_failed(w, "the end of a session");
+}
+
+/* Write one batch in one transaction, freeing its items. */
+static void
+writer_batch(struct writer *w, struct item *it)
+{
+	struct item	*next;
+	int		 in_txn;
+
+	in_txn = (sqlite3_exec(w->st->db, "BEGIN", NULL, NULL, NULL) ==
+	    SQLITE_OK);
+	for (; it != NULL; it = next) {
+		next = it->next;
+		switch (it->type) {
+		case ITEM_SESSION_BEGIN:
+			writer_do_begin(w, it->session);
+			break;
+		case ITEM_MESSAGE:
+			writer_do_message(w, it->session, it->msg);
+			break;
+		case ITEM_EVENT:
+			writer_do_event(w, it->session, it->kind, it->msg);
+			break;
+		case ITEM_SESSION_END:
+			writer_do_end(w, it);
+			break;
+		}
+		item_free(it);
+	}
+	if (in_txn && sqlite3_exec(w->st->db, "COMMIT", NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		writer_failed(w, "a batch");
+		sqlite3_exec(w->st->db, "ROLLBACK", NULL, NULL, NULL);
+	}
+}
+
+static void
+writer_deadline(struct timespec *ts, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_nsec += ms * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct writer	*w = arg;
+	struct item	*batch, *it;
+	struct timespec	 ts;
+	size_t		 bytes, items;
+	int		 stop, drained;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (w->items == 0 && !w->stopping) {
+			w->idle = 1;
+			pthread_cond_wait(&w->cond, &w->lock);
+		}
+		if (w->items < WRITER_BATCH && !w->stopping) {
+			writer_deadline(&ts, WRITER_TICK_MS);
+			pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+		}
+		w->idle = 0;
+		batch = w->head;
+		items = w->items;
+		w->head = w->tail = NULL;
+		stop = w->stopping && batch == NULL;
+		pthread_mutex_unlock(&w->lock);
+		if (stop)
+			break;
+
+		bytes = 0;
+		for (it = batch; it != NULL; it = it->next)
+			bytes += it->bytes;
+		writer_batch(w, batch);
+
+		pthread_mutex_lock(&w->lock);
+		w->items -= items;
+		w->bytes -= bytes;
+		drained = w->paused && w->items < WRITER_LOW_ITEMS &&
+		    w->bytes < WRITER_LOW_BYTES;
+		if (drained) {
+			w->paused = 0;
+			/* Under the lock, so a cleared callback stays so. */
+			if (w->drain_cb != NULL)
+				w->drain_cb(w->drain_arg);
+		}
+	}
+	return NULL;
+}
+
+/* Write everything queued, stop the thread, close the store. */
+void
+writer_stop(struct writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->stopping = 1;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+
+	sqlite3_finalize(w->ins_session);
+	sqlite3_finalize(w->ins_message);
+	sqlite3_finalize(w->ins_event);
+	sqlite3_finalize(w->end_session);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	store_close(w->st);
+	free(w);
+}
+
+/* Free a session once the writer that recorded it has stopped. */
+void
+writer_session_free(struct wsession *s)
+{
+	if (s == NULL)
+		return;
+	idmap_free(s->pending);
+	free(s->name);
+	free(s->transport);
+	free(s->target);
+	free(s);
+}

@@ -1,0 +1,319 @@
+/*
+ * The server as a child process: spawned with posix_spawnp (argv, never a
+ * shell) on three pipes, reaped on SIGCHLD, and stopped the way the MCP
+ * SDKs stop a stdio server: close its stdin, wait, SIGTERM, wait, SIGKILL.
+ */
+
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "transport.h"
+
+extern char **environ;
+
+struct child {
+	struct event_base	*base;
+	pid_t			 pid;
+	int			 fd_in;		/* our end of its stdin */
+	int			 fd_out;	/* our end of its stdout */
+	int			 fd_err;	/* our end of its stderr */
+	enum child_state	 state;
+	int			 status;	/* from waitpid, once exited */
+	struct event		*sigchld;
+	struct event		*timer;
+	child_exit_cb		 exit_cb;
+	void			*exit_arg;
+};
+
+static const char *child_state_names[CHILD_MAX] = {
+	"running", "stopping", "terminating", "killing", "exited"
+};
+
+static int	child_reap(struct child *);
+static void	child_sigchld_cb(evutil_socket_t, short, void *);
+static void	child_timer_cb(evutil_socket_t, short, void *);
+
+static void
+child_set_state(struct child *c, enum child_state state)
+{
+	if (state >= CHILD_MAX || state < c->state)
+		fatalx("child %ld: bad state change %d -> %d", (long)c->pid,
+		    c->state, state);
+	log_debug("server pid %ld: %s -> %s", (long)c->pid,
+	    child_state_names[c->state], child_state_names[state]);
+	c->state = state;
+}
+
+static void
+close_pair(int p[2])
+{
+	if (p[0] != -1)
+		close(p[0]);
+	if (p[1] != -1)
+		close(p[1]);
+}
+
+/*
+ * Spawn argv with its stdin, stdout and stderr on pipes to us (our ends
+ * non-blocking).  exit_cb runs from the loop once it has exited and been
+ * reaped, unless it had already exited on return (check the state).  On
+ * failure return NULL with *cause set and *code the shell's exit status
+ * for it: 127 for a command not found, 126 for one that cannot run.
+ */
+struct child *
+child_spawn(struct event_base *base, char *const argv[], child_exit_cb cb,
+    void *arg, int *code, char **cause)
+{
+	struct child		*c;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t	 attr;
+	sigset_t		 none, defaults;
+	int			 in[2] = { -1, -1 }, out[2] = { -1, -1 };
+	int			 err[2] = { -1, -1 }, rc;
+	pid_t			 pid;
+
+	*code = 1;
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    pipe2(err, O_CLOEXEC) != 0) {
+		xasprintf(cause, "cannot create pipes for the server: %s",
+		    strerror(errno));
+		goto fail;
+	}
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
+
+	/* We ignore SIGPIPE; the server must start with defaults. */
+	posix_spawnattr_init(&attr);
+	sigemptyset(&none);
+	sigemptyset(&defaults);
+	sigaddset(&defaults, SIGPIPE);
+	sigaddset(&defaults, SIGINT);
+	sigaddset(&defaults, SIGTERM);
+	sigaddset(&defaults, SIGHUP);
+	sigaddset(&defaults, SIGCHLD);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &defaults);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF);
+
+	rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (rc != 0) {
+		if (rc == ENOENT) {
+			*code = 127;
+			xasprintf(cause, "cannot run '%s': command not found "
+			    "(check the server command and PATH)", argv[0]);
+		} else {
+			*code = (rc == EACCES || rc == ENOEXEC) ? 126 : 1;
+			xasprintf(cause, "cannot run '%s': %s", argv[0],
+			    strerror(rc));
+		}
+		goto fail;
+	}
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+
+	c = xcalloc(1, sizeof *c);
+	c->base = base;
+	c->pid = pid;
+	c->fd_in = in[1];
+	c->fd_out = out[0];
+	c->fd_err = err[0];
+	c->state = CHILD_RUNNING;
+	c->exit_cb = cb;
+	c->exit_arg = arg;
+	evutil_make_socket_nonblocking(c->fd_in);
+	evutil_make_socket_nonblocking(c->fd_out);
+	evutil_make_socket_nonblocking(c->fd_err);
+	c->sigchld = evsignal_new(base, SIGCHLD, child_sigchld_cb, c);
+	c->timer = evtimer_new(base, child_timer_cb, c);
+	evsignal_add(c->sigchld, NULL);
+	log_debug("spawned server pid %ld: %s", (long)pid, argv[0]);
+
+	/*
+	 * It may have exited before the signal event was added: then the
+	 * state says so and exit_cb is not called; the caller checks.
+	 */
+	child_reap(c);
+	return c;
+fail:
+	close_pair(in);
+	close_pair(out);
+	close_pair(err);
+	return NULL;
+}
+
+/* Free the child; the caller has closed or handed off the pipe ends. */
+void
+child_free(struct child *c)
+{
+	if (c == NULL)
+		return;
+	if (c->sigchld != NULL)
+		event_free(c->sigchld);
+	if (c->timer != NULL)
+		event_free(c->timer);
+	free(c);
+}
+
+pid_t
+child_pid(const struct child *c)
+{
+	return c->pid;
+}
+
+int
+child_stdin_fd(const struct child *c)
+{
+	return c->fd_in;
+}
+
+int
+child_stdout_fd(const struct child *c)
+{
+	return c->fd_out;
+}
+
+int
+child_stderr_fd(const struct child *c)
+{
+	return c->fd_err;
+}
+
+enum child_state
+child_get_state(const struct child *c)
+{
+	return c->state;
+}
+
+/* Reap the child if it has exited; returns 1 the first time it has. */
+static int
+child_reap(struct child *c)
+{
+	pid_t	pid;
+	int	status;
+
+	if (c->state == CHILD_EXITED)
+		return 0;
+	do
+		pid = waitpid(c->pid, &status, WNOHANG);
+	while (pid == -1 && errno == EINTR);
+	if (pid != c->pid)
+		return 0;
+	c->status = status;
+	evtimer_del(c->timer);
+	evsignal_del(c->sigchld);
+	child_set_state(c, CHILD_EXITED);
+	return 1;
+}
+
+static void
+child_sigchld_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct child	*c = arg;
+
+	if (child_reap(c) && c->exit_cb != NULL)
+		c->exit_cb(c, c->exit_arg);
+}
+
+static void
+child_arm(struct child *c, int ms)
+{
+	struct timeval	tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	evtimer_add(c->timer, &tv);
+}
+
+/*
+ * The server's stdin has been closed: give it CHILD_STDIN_GRACE_MS to exit
+ * by itself, then SIGTERM, then SIGKILL.
+ */
+void
+child_stop(struct child *c)
+{
+	if (c->state != CHILD_RUNNING)
+		return;
+	child_set_state(c, CHILD_STOPPING);
+	child_arm(c, CHILD_STDIN_GRACE_MS);
+}
+
+static void
+child_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct child	*c = arg;
+
+	switch (c->state) {
+	case CHILD_STOPPING:
+		log_info("server pid %ld still running %d ms after its stdin "
+		    "closed: sending SIGTERM", (long)c->pid,
+		    CHILD_STDIN_GRACE_MS);
+		child_set_state(c, CHILD_TERMINATING);
+		kill(c->pid, SIGTERM);
+		child_arm(c, CHILD_TERM_GRACE_MS);
+		break;
+	case CHILD_TERMINATING:
+		log_warnx("server pid %ld ignored SIGTERM for %d ms: sending "
+		    "SIGKILL", (long)c->pid, CHILD_TERM_GRACE_MS);
+		child_set_state(c, CHILD_KILLING);
+		kill(c->pid, SIGKILL);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Pass a signal on to the server (ours were forwarded, say). */
+void
+child_signal(struct child *c, int sig)
+{
+	if (c->state != CHILD_EXITED)
+		kill(c->pid, sig);
+}
+
+/* The exit status a shell would report: 128+N when killed by signal N. */
+int
+child_exit_code(const struct child *c)
+{
+	if (WIFEXITED(c->status))
+		return WEXITSTATUS(c->status);
+	if (WIFSIGNALED(c->status))
+		return 128 + WTERMSIG(c->status);
+	return 1;
+}
+
+/* The signal that killed it, or 0. */
+int
+child_exit_signal(const struct child *c)
+{
+	return WIFSIGNALED(c->status) ? WTERMSIG(c->status) : 0;
+}
+
+/* How it ended, in words (the caller frees). */
+char *
+child_exit_text(const struct child *c)
+{
+	char	*s;
+
+	if (WIFSIGNALED(c->status))
+		xasprintf(&s, "server killed by signal %d (%s)",
+		    WTERMSIG(c->status), strsignal(WTERMSIG(c->status)));
+	else
+		xasprintf(&s, "server exited with status %d",
+		    child_exit_code(c));
+	return s;
+}
