@@ -255,6 +255,8 @@ export async function runSession(command, args, opts = {}) {
     logMessages: [],
     rootsListRequests: 0,
     clientErrors: [],
+    messagesSent: [],
+    messagesReceived: [],
     stderr: '',
     totalMs: null,
   });
@@ -271,6 +273,7 @@ export async function runSession(command, args, opts = {}) {
       diag.transportClosedAtMs = Date.now() - t0;
     },
     outgoing(msg) {
+      diag.messagesSent.push(msg);
       if (!msg || typeof msg !== 'object') return;
       if (msg.method === 'initialize' && 'id' in msg) this.initializeId = msg.id;
       const token = msg.params?._meta?.progressToken;
@@ -280,6 +283,7 @@ export async function runSession(command, args, opts = {}) {
       }
     },
     incoming(msg) {
+      diag.messagesReceived.push(msg);
       if (!msg || typeof msg !== 'object') return;
       if ('method' in msg && !('id' in msg)) {
         diag.notificationCounts[msg.method] = (diag.notificationCounts[msg.method] ?? 0) + 1;
