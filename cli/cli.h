@@ -33,6 +33,7 @@ json_t		*fmt_json_value(const void *, size_t);
 void		 fmt_json_bytes(json_t *, const char *, const char *,
 		     const void *, size_t);
 void		 fmt_json_line(json_t *);
+char		*fmt_target(const char *);
 
 /* dbpath.c */
 char		*dbpath_default(char **);

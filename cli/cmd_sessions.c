@@ -49,29 +49,6 @@ session_json(const struct session_row *r)
 	return o;
 }
 
-/* The target for a person: a JSON argv array joined by spaces. */
-static char *
-target_text(const char *target)
-{
-	json_t	*a = json_loads(target, 0, NULL), *v;
-	char	*out = NULL, *tmp;
-	size_t	 i;
-
-	if (a == NULL || !json_is_array(a)) {
-		json_decref(a);
-		return xstrdup(target);
-	}
-	json_array_foreach(a, i, v) {
-		xasprintf(&tmp, "%s%s%s", out != NULL ? out : "",
-		    out != NULL ? " " : "", json_string_value(v) != NULL ?
-		    json_string_value(v) : "?");
-		free(out);
-		out = tmp;
-	}
-	json_decref(a);
-	return out != NULL ? out : xstrdup("");
-}
-
 static int
 print_session_cb(const struct session_row *r, void *arg)
 {
@@ -97,7 +74,7 @@ print_session_cb(const struct session_row *r, void *arg)
 		fmt_duration(r->ended_ns - r->started_ns, dur, sizeof dur);
 	else
 		snprintf(dur, sizeof dur, "-");
-	target = target_text(r->target);
+	target = fmt_target(r->target);
 	printf("%5lld  %-16s %-6s %s %9s %7lld %10lld  %-9s %s\n",
 	    (long long)r->id, r->name != NULL ? r->name : "-", r->transport,
 	    fmt_time(r->started_ns, when, sizeof when), dur,

@@ -43,7 +43,7 @@ cmd_show_usage(FILE *f)
 static void
 show_header(const struct session_row *r)
 {
-	char	when[32], dur[32];
+	char	when[32], dur[32], *target;
 
 	printf("session %lld%s%s%s  %s  started %s", (long long)r->id,
 	    r->name != NULL ? " \"" : "", r->name != NULL ? r->name : "",
@@ -55,7 +55,9 @@ show_header(const struct session_row *r)
 	else
 		printf("  (not ended)");
 	printf("  %lld messages\n", (long long)r->messages);
-	printf("server: %s\n", r->target);
+	target = fmt_target(r->target);
+	printf("server: %s\n", target);
+	free(target);
 	if (r->end_reason != NULL)
 		printf("ended: %s\n", r->end_reason);
 	if (r->messages_lost != 0)
@@ -133,7 +135,7 @@ show_row_cb(const struct timeline_row *r, void *arg)
 	if (r->is_event) {
 		printf("%5s %+10.6f  !  %-12s ", "", (double)(mono -
 		    sh->start_mono) / 1e9, r->e.kind);
-		fmt_preview(stdout, r->e.text, r->e.len, SHOW_PREVIEW_COLS + 22);
+		fmt_preview(stdout, r->e.text, r->e.len, SHOW_PREVIEW_COLS + 28);
 		printf("\n");
 		return 0;
 	}
@@ -141,7 +143,7 @@ show_row_cb(const struct timeline_row *r, void *arg)
 		fmt_duration(r->m.latency_ns, lat, sizeof lat);
 	else
 		lat[0] = '\0';
-	printf("%5lld %+10.6f  %s %-12s %-24s %-6s %8s  ", (long long)r->m.seq,
+	printf("%5lld %+10.6f  %s %-12s %-30s %-6s %8s  ", (long long)r->m.seq,
 	    (double)(mono - sh->start_mono) / 1e9,
 	    r->m.dir == DIR_C2S ? "->" : "<-", kind_name(r->m.kind),
 	    r->m.method != NULL ? r->m.method : "",

@@ -42,15 +42,16 @@ fmt_duration(int64_t ns, char *buf, size_t len)
 
 /*
  * The first bytes of raw on one line, for a terminal: control bytes and
- * non-ASCII shown as \xNN, cut with "..." past max columns.
+ * bytes that are not UTF-8 shown as \xNN, cut with "..." past max columns.
  */
 void
 fmt_preview(FILE *f, const void *raw, size_t len, size_t max)
 {
 	const unsigned char	*p = raw;
-	size_t			 i, col = 0;
+	size_t			 i, n, col = 0;
 
-	for (i = 0; i < len; i++) {
+	for (i = 0; i < len; i += n) {
+		n = 1;
 		if (col >= max) {
 			fputs("...", f);
 			return;
@@ -58,12 +59,13 @@ fmt_preview(FILE *f, const void *raw, size_t len, size_t max)
 		if (p[i] >= 0x20 && p[i] < 0x7f) {
 			fputc(p[i], f);
 			col++;
-		} else if (p[i] >= 0x80) {
-			/* Leave UTF-8 whole: terminals show it. */
-			fputc(p[i], f);
-			if ((p[i] & 0xc0) != 0x80)
-				col++;
+		} else if (p[i] >= 0x80 &&
+		    (n = scan_utf8_len(p + i, p + len)) != 0) {
+			/* Well-formed UTF-8 stays whole: terminals show it. */
+			fwrite(p + i, 1, n, f);
+			col++;
 		} else {
+			n = 1;
 			fprintf(f, "\\x%02x", p[i]);
 			col += 4;
 		}
@@ -122,6 +124,29 @@ fmt_json_bytes(json_t *obj, const char *key_text, const char *key_b64,
 	}
 	json_object_set_new(obj, key_b64, json_stringn(out, o));
 	free(out);
+}
+
+/* The target for a person: a JSON argv array joined by spaces. */
+char *
+fmt_target(const char *target)
+{
+	json_t	*a = json_loads(target, 0, NULL), *v;
+	char	*out = NULL, *tmp;
+	size_t	 i;
+
+	if (a == NULL || !json_is_array(a)) {
+		json_decref(a);
+		return xstrdup(target);
+	}
+	json_array_foreach(a, i, v) {
+		xasprintf(&tmp, "%s%s%s", out != NULL ? out : "",
+		    out != NULL ? " " : "", json_string_value(v) != NULL ?
+		    json_string_value(v) : "?");
+		free(out);
+		out = tmp;
+	}
+	json_decref(a);
+	return out != NULL ? out : xstrdup("");
 }
 
 /* Print obj compactly on one line of stdout. */

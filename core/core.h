@@ -75,6 +75,7 @@ void		 scan_message(const void *, size_t, struct scan *);
 char		*scan_method_dup(const void *, const struct scan *);
 char		*scan_id_dup(const void *, const struct scan *);
 int		 scan_string_decode(const char *, size_t, char *, size_t *);
+size_t		 scan_utf8_len(const unsigned char *, const unsigned char *);
 
 /* msg.c */
 struct msg	*msg_new(enum dir, const void *, size_t);

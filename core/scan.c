@@ -97,8 +97,8 @@ is_hex(unsigned char c)
  * Length of the UTF-8 sequence at p if it is well formed (no overlong
  * forms, no surrogates, nothing above U+10FFFF), else 0.
  */
-static size_t
-utf8_len(const unsigned char *p, const unsigned char *end)
+size_t
+scan_utf8_len(const unsigned char *p, const unsigned char *end)
 {
 	unsigned char	c = p[0];
 	size_t		n, i;
@@ -173,7 +173,7 @@ scan_string(const unsigned char *p, const unsigned char *end, int *escaped)
 			p++;
 			continue;
 		}
-		if ((n = utf8_len(p, end)) == 0)
+		if ((n = scan_utf8_len(p, end)) == 0)
 			return NULL;
 		p += n;
 	}
