@@ -165,21 +165,31 @@ half_forward(struct half *h, size_t len, int nl)
 	}
 }
 
-/* Close the destination once everything for it is written. */
+/*
+ * Close the destination once everything for it is written, so the peer
+ * sees the end of file it would see without us: the server's stdin closes
+ * (how it learns to stop), or the host's view of our stdout does.
+ */
 static void
 half_close_out(struct half *h)
 {
 	struct relay	*r = h->r;
+	int		 fd;
 
 	if (h->out_closed)
 		return;
 	h->out_closed = 1;
+	bufferevent_free(h->out);
+	h->out = NULL;
 	if (h->dir == DIR_C2S) {
-		/* Closing the server's stdin is how it learns to stop. */
-		bufferevent_free(h->out);
-		h->out = NULL;
 		if (r->child != NULL)
 			child_stop(r->child);
+	} else {
+		/* Keep fd 1 taken, so nothing else lands on it. */
+		if ((fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) != -1) {
+			dup2(fd, STDOUT_FILENO);
+			close(fd);
+		}
 	}
 	relay_check_done(r);
 }
@@ -282,20 +292,15 @@ relay_out_event_cb(struct bufferevent *bev, short what, void *arg)
 	tap_event(r->tap, "note", note, strlen(note));
 	free(note);
 	evbuffer_drain(bufferevent_get_output(bev), left);
-	bufferevent_disable(bev, EV_WRITE);
 	if (h->pause & PAUSE_PEER)
 		half_pause(h, PAUSE_PEER, 0);
-	if (h->dir == DIR_S2C) {
-		h->out_closed = 1;
-		if (!r->host_gone) {
-			r->host_gone = 1;
-			relay_reason(r, "host stopped reading");
-			/* As if the host had closed: the server is stopped. */
-			half_close_out(&r->half[DIR_C2S]);
-		}
-	} else
-		half_close_out(h);
-	relay_check_done(r);
+	half_close_out(h);
+	if (h->dir == DIR_S2C && !r->host_gone) {
+		r->host_gone = 1;
+		relay_reason(r, "host stopped reading");
+		/* As if the host had closed: the server is stopped. */
+		half_close_out(&r->half[DIR_C2S]);
+	}
 }
 
 /* One line of the server's stderr: pass it on, and record it. */
@@ -402,8 +407,9 @@ relay_grace_cb(evutil_socket_t fd, short events, void *arg)
 		log_warnx("the host did not read the last %zu bytes within "
 		    "%d ms: giving up", evbuffer_get_length(
 		    bufferevent_get_output(s2c->out)), RECORD_FLUSH_GRACE_MS);
-		s2c->out_closed = 1;
-		relay_check_done(r);
+		evbuffer_drain(bufferevent_get_output(s2c->out),
+		    evbuffer_get_length(bufferevent_get_output(s2c->out)));
+		half_close_out(s2c);
 	}
 }
 
