@@ -11,6 +11,7 @@
 #include <event2/buffer.h>
 
 #include "transport.h"
+#include "unit.h"
 
 /* 8 MB added in 4 KiB pieces, as a pipe would deliver it. */
 #define FRAME_BIG	(8u * 1024 * 1024)
@@ -36,9 +37,10 @@ frame_test_take(struct framer *f, struct evbuffer *buf, size_t *len)
 }
 
 /* One line added a byte or a few at a time is framed only when whole. */
-Test(frame, split_across_adds, .timeout = 10)
+Test(frame, split_across_adds, .timeout = UNIT_TIMEOUT)
 {
-	const char	*text = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+	const char	*text =
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
 	struct evbuffer	*buf = evbuffer_new();
 	struct framer	 f;
 	size_t		 i, n = strlen(text), len;
@@ -63,7 +65,7 @@ Test(frame, split_across_adds, .timeout = 10)
 }
 
 /* Several lines in one add come out one by one, in order. */
-Test(frame, several_lines_one_add, .timeout = 10)
+Test(frame, several_lines_one_add, .timeout = UNIT_TIMEOUT)
 {
 	const char	*text = "first\nsecond line\n{\"x\":3}\npartial";
 	const char	*want[] = { "first", "second line", "{\"x\":3}" };
@@ -94,7 +96,7 @@ Test(frame, several_lines_one_add, .timeout = 10)
 }
 
 /* "\r\n" is not special: the '\r' stays in the line. */
-Test(frame, crlf_keeps_cr, .timeout = 10)
+Test(frame, crlf_keeps_cr, .timeout = UNIT_TIMEOUT)
 {
 	struct evbuffer	*buf = evbuffer_new();
 	struct framer	 f;
@@ -112,7 +114,7 @@ Test(frame, crlf_keeps_cr, .timeout = 10)
 }
 
 /* Empty lines are lines of length zero. */
-Test(frame, empty_lines, .timeout = 10)
+Test(frame, empty_lines, .timeout = UNIT_TIMEOUT)
 {
 	struct evbuffer	*buf = evbuffer_new();
 	struct framer	 f;
@@ -143,7 +145,7 @@ Test(frame, empty_lines, .timeout = 10)
 }
 
 /* Without a newline nothing is framed, however often we ask. */
-Test(frame, no_newline, .timeout = 10)
+Test(frame, no_newline, .timeout = UNIT_TIMEOUT)
 {
 	struct evbuffer	*buf = evbuffer_new();
 	struct framer	 f;
@@ -167,7 +169,7 @@ Test(frame, no_newline, .timeout = 10)
  * failed call has looked at everything so far, so the next one starts
  * where it stopped instead of at the front (no quadratic rescans).
  */
-Test(frame, large_line_linear, .timeout = 60)
+Test(frame, large_line_linear, .timeout = UNIT_TIMEOUT)
 {
 	struct evbuffer	*buf = evbuffer_new();
 	struct framer	 f;
@@ -209,7 +211,7 @@ Test(frame, large_line_linear, .timeout = 60)
  * The line after a long one is found from the front again: the framer
  * forgets what it scanned once it hands a line out.
  */
-Test(frame, resets_after_line, .timeout = 10)
+Test(frame, resets_after_line, .timeout = UNIT_TIMEOUT)
 {
 	struct evbuffer	*buf = evbuffer_new();
 	struct framer	 f;

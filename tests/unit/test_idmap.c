@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "core.h"
+#include "unit.h"
 
 #define IDMAP_MANY	100000
 
@@ -26,7 +27,7 @@ idmap_test_key(char *buf, size_t size, int i)
 }
 
 /* A key that was put comes back once, with its value and text. */
-Test(idmap, put_take, .timeout = 10)
+Test(idmap, put_take, .timeout = UNIT_TIMEOUT)
 {
 	struct idmap	*m = idmap_new();
 	int64_t		 v = 0;
@@ -54,7 +55,7 @@ Test(idmap, put_take, .timeout = 10)
 }
 
 /* Putting a key again replaces its value and text, not adds a second. */
-Test(idmap, replace, .timeout = 10)
+Test(idmap, replace, .timeout = UNIT_TIMEOUT)
 {
 	struct idmap	*m = idmap_new();
 	int64_t		 v = 0;
@@ -81,7 +82,7 @@ Test(idmap, replace, .timeout = 10)
 }
 
 /* Taking what is not there fails and changes nothing. */
-Test(idmap, take_missing, .timeout = 10)
+Test(idmap, take_missing, .timeout = UNIT_TIMEOUT)
 {
 	struct idmap	*m = idmap_new();
 	int64_t		 v = -7;
@@ -100,7 +101,7 @@ Test(idmap, take_missing, .timeout = 10)
 }
 
 /* Keys are bytes: NULs inside them count, and the empty key is a key. */
-Test(idmap, binary_keys, .timeout = 10)
+Test(idmap, binary_keys, .timeout = UNIT_TIMEOUT)
 {
 	struct idmap	*m = idmap_new();
 	int64_t		 v = 0;
@@ -125,7 +126,7 @@ Test(idmap, binary_keys, .timeout = 10)
  * i is odd, so holes open all over the probe runs while the map grows.
  * Then every key still present must be found, and every key taken not.
  */
-Test(idmap, many_keys, .timeout = 60)
+Test(idmap, many_keys, .timeout = UNIT_TIMEOUT)
 {
 	struct idmap	*m = idmap_new();
 	unsigned char	*taken = calloc(IDMAP_MANY, 1);
@@ -184,7 +185,7 @@ Test(idmap, many_keys, .timeout = 60)
  * runs that wrap around the end of the table, and removing from the middle
  * of a wrapped run must keep the rest reachable.
  */
-Test(idmap, wrapped_runs, .timeout = 30)
+Test(idmap, wrapped_runs, .timeout = UNIT_TIMEOUT)
 {
 	struct idmap	*m;
 	char		 key[64];

@@ -1,1 +1,930 @@
+/*
+ * The store: creating and opening database files, the writer thread that
+ * records a session, and the queries the CLI asks.  Each test works in a
+ * fresh directory of its own and reads what was written back through the
+ * plain SQLite API, as a user with sqlite3 would.
+ */
+
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <criterion/criterion.h>
+#include <sqlite3.h>
+
+#include "store.h"
+#include "unit.h"
+
+/* Messages queued at once by the drain test, beyond the high mark. */
+#define STORE_MANY	100000
+/* How long the pause test waits for the drain callback, ms. */
+#define STORE_DRAIN_WAIT_MS	60000
+
+/* The directory of the running test, removed after it. */
+static char	store_dir[64];
+
+/* Make a fresh private directory for one test. */
+static void
+store_setup(void)
+{
+	snprintf(store_dir, sizeof store_dir, "/tmp/mcpreel-unit-XXXXXX");
+	cr_assert_not_null(mkdtemp(store_dir), "mkdtemp failed");
+}
+
+/* Remove one entry, deepest first (an nftw callback). */
+static int
+store_rm_cb(const char *path, const struct stat *sb, int flag,
+    struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* Remove the test's directory and everything in it. */
+static void
+store_teardown(void)
+{
+	if (store_dir[0] != '\0')
+		nftw(store_dir, store_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+TestSuite(store, .init = store_setup, .fini = store_teardown,
+    .timeout = UNIT_TIMEOUT);
+
+/* A path under the test's directory (the caller frees it). */
+static char *
+store_test_path(const char *rel)
+{
+	char	*path;
+
+	xasprintf(&path, "%s/%s", store_dir, rel);
+	return path;
+}
+
+/* Open a database read-only through SQLite itself. */
+static sqlite3 *
+store_test_sqlite(const char *path)
+{
+	sqlite3	*db = NULL;
+
+	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+	    SQLITE_OK, "sqlite3 cannot open %s", path);
+	return db;
+}
+
+/* Run a query that returns one integer. */
+static int64_t
+store_test_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt	*stmt;
+	int64_t		 v;
+
+	cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL), SQLITE_OK,
+	    "%s: %s", sql, sqlite3_errmsg(db));
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW, "%s: no row", sql);
+	v = sqlite3_column_int64(stmt, 0);
+	sqlite3_finalize(stmt);
+	return v;
+}
+
+/* Wait until the monotonic clock has moved past where it is now. */
+static void
+store_test_tick(void)
+{
+	int64_t	t = clock_mono_ns();
+
+	while (clock_mono_ns() <= t)
+		;
+}
+
+/* A new database opened with STORE_CREATE and a writer on it. */
+static struct writer *
+store_test_writer(const char *path)
+{
+	struct store	*st;
+	struct writer	*w;
+	char		*cause = NULL;
+
+	st = store_open(path, STORE_CREATE, &cause);
+	cr_assert_not_null(st, "store_open: %s", cause);
+	w = writer_start(st, &cause);
+	cr_assert_not_null(w, "writer_start: %s", cause);
+	return w;
+}
+
+/* Create the file and its missing directories, private to its owner. */
+Test(store, create_mode_and_dirs, .timeout = UNIT_TIMEOUT)
+{
+	struct store	*st;
+	struct stat	 sb;
+	char		*path, *dir, *wal, *cause = NULL;
+
+	path = store_test_path("a/b/c/rec.db");
+	dir = store_test_path("a/b");
+	xasprintf(&wal, "%s-wal", path);
+	st = store_open(path, STORE_CREATE, &cause);
+	cr_assert_not_null(st, "store_open: %s", cause);
+	cr_assert_str_eq(store_path(st), path);
+
+	cr_assert_eq(stat(path, &sb), 0);
+	cr_assert(S_ISREG(sb.st_mode));
+	cr_assert_eq(sb.st_mode & 07777, 0600, "mode %o", sb.st_mode & 07777);
+	cr_assert_eq(stat(dir, &sb), 0);
+	cr_assert(S_ISDIR(sb.st_mode));
+	cr_assert_eq(sb.st_mode & 07777, 0700, "dir mode %o",
+	    sb.st_mode & 07777);
+	/* The write-ahead log, there while the store is open, too. */
+	cr_assert_eq(stat(wal, &sb), 0, "no %s", wal);
+	cr_assert_eq(sb.st_mode & 07777, 0600, "wal mode %o",
+	    sb.st_mode & 07777);
+	store_close(st);
+	free(wal);
+	free(dir);
+	free(path);
+}
+
+/* A new file carries the current schema version and its tables. */
+Test(store, schema_version, .timeout = UNIT_TIMEOUT)
+{
+	struct store	*st;
+	sqlite3		*db;
+	char		*path, *cause = NULL;
+
+	path = store_test_path("rec.db");
+	st = store_open(path, STORE_CREATE, &cause);
+	cr_assert_not_null(st, "store_open: %s", cause);
+	store_close(st);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "PRAGMA user_version"),
+	    STORE_SCHEMA_VERSION);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sqlite_master "
+	    "WHERE name IN ('sessions', 'messages', 'events', 'exchanges')"),
+	    4);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sessions"), 0);
+	sqlite3_close(db);
+
+	/* Opened again, without STORE_CREATE, it is left as it is. */
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "reopen: %s", cause);
+	store_close(st);
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "PRAGMA user_version"),
+	    STORE_SCHEMA_VERSION);
+	sqlite3_close(db);
+	free(path);
+}
+
+/* Without STORE_CREATE a missing file is an error naming it. */
+Test(store, missing_without_create, .timeout = UNIT_TIMEOUT)
+{
+	struct store	*st;
+	struct stat	 sb;
+	char		*path, *cause = NULL;
+
+	path = store_test_path("nothing/here.db");
+	st = store_open(path, 0, &cause);
+	cr_assert_null(st);
+	cr_assert_not_null(cause);
+	cr_assert_not_null(strstr(cause, path), "cause: %s", cause);
+	cr_assert_neq(stat(path, &sb), 0, "the file was created");
+	free(cause);
+	free(path);
+}
+
+/* A file that is not a database is refused with a reason. */
+Test(store, not_a_database, .timeout = UNIT_TIMEOUT)
+{
+	struct store	*st;
+	char		*path, *cause = NULL, text[4096];
+	FILE		*f;
+
+	path = store_test_path("notes.txt");
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	memset(text, 'x', sizeof text);
+	cr_assert_eq(fwrite(text, 1, sizeof text, f), sizeof text);
+	fclose(f);
+
+	st = store_open(path, STORE_CREATE, &cause);
+	cr_assert_null(st);
+	cr_assert_not_null(cause);
+	cr_assert_not_null(strstr(cause, path), "cause: %s", cause);
+	cr_assert_not_null(strstr(cause, "not a database"), "cause: %s",
+	    cause);
+	free(cause);
+	free(path);
+}
+
+/* A file from a newer mcpreel is refused, saying so. */
+Test(store, newer_schema, .timeout = UNIT_TIMEOUT)
+{
+	struct store	*st;
+	sqlite3		*db;
+	char		*path, *sql, *cause = NULL;
+
+	path = store_test_path("new.db");
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	xasprintf(&sql, "CREATE TABLE t (x); PRAGMA user_version = %d",
+	    STORE_SCHEMA_VERSION + 1);
+	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	free(sql);
+
+	st = store_open(path, 0, &cause);
+	cr_assert_null(st);
+	cr_assert_not_null(cause);
+	cr_assert_not_null(strstr(cause, "newer"), "cause: %s", cause);
+	free(cause);
+	free(path);
+}
+
+/*
+ * One recorded session as data: messages in both directions (with the
+ * pairing each should get) and events between them.  The same id is in
+ * flight both ways at once, a response comes back the way its request
+ * went, one is answered twice, and some raw bytes are no text at all.
+ */
+struct rec_step {
+	const char	*event;		/* an event of this kind, or NULL */
+	enum dir	 dir;
+	const char	*raw;
+	size_t		 len;
+	const char	*kind;
+	const char	*method;	/* as stored: a response's request's */
+	const char	*rpc_id;
+	int		 reply_seq;	/* seq of the request answered, or 0 */
+};
+
+#define RAW(s)	(s), sizeof(s) - 1
+#define C2S	DIR_C2S
+#define S2C	DIR_S2C
+
+static const struct rec_step rec_steps[] = {
+	{ "spawn", S2C, RAW("[\"server\",\"--stdio\"]"), NULL, NULL, NULL,
+	  0 },
+	{ NULL, C2S, RAW("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	  "\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\"}}"),
+	  "request", "initialize", "1", 0 },
+	{ NULL, S2C, RAW("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	  "\"sampling/createMessage\",\"params\":{\"maxTokens\":9}}"),
+	  "request", "sampling/createMessage", "1", 0 },
+	{ "stderr", S2C, RAW("warn: \xff\xfe odd \0 bytes"), NULL, NULL,
+	  NULL, 0 },
+	{ NULL, C2S, RAW("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
+	  "{\"role\":\"assistant\"}}"),
+	  "response", "sampling/createMessage", "1", 2 },
+	{ NULL, S2C, RAW("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
+	  "{\"protocolVersion\":\"2025-06-18\"}}"),
+	  "response", "initialize", "1", 1 },
+	{ NULL, C2S, RAW("{\"jsonrpc\":\"2.0\",\"method\":"
+	  "\"notifications/initialized\"}"),
+	  "notification", "notifications/initialized", NULL, 0 },
+	{ NULL, C2S, RAW("{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"method\":"
+	  "\"tools\\/call\",\"params\":{\"name\":\"echo\"}}"),
+	  "request", "tools/call", "\"a\\\"b\"", 0 },
+	{ NULL, C2S, RAW("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}"),
+	  "request", "ping", "7", 0 },
+	{ NULL, S2C, RAW("{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"error\":"
+	  "{\"code\":-32602,\"message\":\"bad\"}}"),
+	  "error", "tools/call", "\"a\\\"b\"", 6 },
+	{ NULL, C2S, RAW("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}"),
+	  "response", NULL, "7", 0 },
+	{ NULL, S2C, RAW("{\"jsonrpc\":\"2.0\", \"id\" : 7,\"result\":{}}"),
+	  "response", "ping", "7", 7 },
+	{ NULL, S2C, RAW("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}"),
+	  "response", NULL, "7", 0 },
+	{ NULL, C2S, RAW("[{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":"
+	  "\"ping\"}]"),
+	  "batch", NULL, NULL, 0 },
+	{ NULL, C2S, RAW("\xff\0{\"id\":9}\0\xfe"), "invalid", NULL, NULL, 0 },
+	{ NULL, S2C, RAW(""), "invalid", NULL, NULL, 0 },
+	{ NULL, C2S, RAW("{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":"
+	  "\"tools/list\"}"),
+	  "request", "tools/list", "10", 0 },
+	{ "exit", S2C, RAW("killed by signal 9"), NULL, NULL, NULL, 0 },
+};
+#define REC_NSTEPS	(sizeof rec_steps / sizeof rec_steps[0])
+#define REC_NMSGS	15
+
+/* What recording rec_steps left behind that the database cannot say. */
+struct rec_result {
+	int64_t		session;
+	int64_t		mono[REC_NSTEPS];	/* each message's stamp */
+	int64_t		bytes;
+};
+
+/*
+ * Record rec_steps as session "steps" into a new database at path, every
+ * step stamped strictly after the one before, and end the session as a
+ * server killed by SIGKILL would.
+ */
+static void
+store_test_record(const char *path, struct rec_result *res)
+{
+	const struct rec_step	*r;
+	struct writer		*w = store_test_writer(path);
+	struct wsession		*s;
+	struct msg		*m;
+	size_t			 i, nmsgs = 0;
+
+	memset(res, 0, sizeof *res);
+	s = writer_session_begin(w, "steps", "stdio", "[\"server\"]");
+	for (i = 0; i < REC_NSTEPS; i++) {
+		r = &rec_steps[i];
+		store_test_tick();
+		if (r->event != NULL) {
+			writer_event(w, s, r->event, r->raw, r->len);
+			continue;
+		}
+		m = msg_new(r->dir, r->raw, r->len);
+		res->mono[i] = m->mono_ns;
+		res->bytes += (int64_t)r->len;
+		cr_assert_eq(writer_message(w, s, NULL, m), 0);
+		nmsgs++;
+	}
+	cr_assert_eq(nmsgs, REC_NMSGS);
+	writer_session_end(w, s, 137, 9, "server killed by signal 9");
+	writer_stop(w);
+	res->session = writer_session_id(s);
+	cr_assert_gt(res->session, 0);
+	cr_assert_eq(writer_session_lost(s), 0);
+	writer_session_free(s);
+}
+
+/* Compare a text column with what is expected, NULL meaning SQL NULL. */
+static void
+store_test_text(sqlite3_stmt *stmt, int col, const char *want, size_t seq)
+{
+	const char	*got = (const char *)sqlite3_column_text(stmt, col);
+
+	if (want == NULL)
+		cr_assert_eq(sqlite3_column_type(stmt, col), SQLITE_NULL,
+		    "seq %zu column %d: '%s', want NULL", seq, col, got);
+	else {
+		cr_assert_not_null(got, "seq %zu column %d: NULL, want '%s'",
+		    seq, col, want);
+		cr_assert_str_eq(got, want, "seq %zu column %d", seq, col);
+	}
+}
+
+/*
+ * Every message is a row, in order from seq 1, with its direction, kind,
+ * method, id, the request it answers, and its bytes exactly.
+ */
+Test(store, writer_records_messages, .timeout = UNIT_TIMEOUT)
+{
+	struct rec_result	 res;
+	const struct rec_step	*r;
+	sqlite3			*db;
+	sqlite3_stmt		*stmt;
+	char			*path = store_test_path("rec.db");
+	const void		*raw;
+	size_t			 i, seq = 0;
+
+	store_test_record(path, &res);
+	db = store_test_sqlite(path);
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT m.seq, m.direction, "
+	    "m.kind, m.method, m.rpc_id, q.seq, m.size, m.raw, m.mono_ns, "
+	    "m.reply_to IS NULL FROM messages m LEFT JOIN messages q ON "
+	    "q.id = m.reply_to WHERE m.session_id = ?1 ORDER BY m.seq", -1,
+	    &stmt, NULL), SQLITE_OK);
+	sqlite3_bind_int64(stmt, 1, res.session);
+	for (i = 0; i < REC_NSTEPS; i++) {
+		r = &rec_steps[i];
+		if (r->event != NULL)
+			continue;
+		seq++;
+		cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW, "row %zu missing",
+		    seq);
+		cr_assert_eq(sqlite3_column_int64(stmt, 0), (int64_t)seq);
+		store_test_text(stmt, 1, dir_name(r->dir), seq);
+		store_test_text(stmt, 2, r->kind, seq);
+		store_test_text(stmt, 3, r->method, seq);
+		store_test_text(stmt, 4, r->rpc_id, seq);
+		if (r->reply_seq == 0)
+			cr_assert_eq(sqlite3_column_int(stmt, 9), 1,
+			    "seq %zu answers something", seq);
+		else
+			cr_assert_eq(sqlite3_column_int(stmt, 5),
+			    r->reply_seq, "seq %zu answers seq %d, want %d",
+			    seq, sqlite3_column_int(stmt, 5), r->reply_seq);
+		cr_assert_eq(sqlite3_column_int64(stmt, 6), (int64_t)r->len);
+		cr_assert_eq(sqlite3_column_type(stmt, 7), SQLITE_BLOB,
+		    "seq %zu raw is not a blob", seq);
+		raw = sqlite3_column_blob(stmt, 7);
+		cr_assert_eq((size_t)sqlite3_column_bytes(stmt, 7), r->len);
+		if (r->len > 0)
+			cr_assert_eq(memcmp(raw, r->raw, r->len), 0,
+			    "seq %zu raw differs", seq);
+		cr_assert_eq(sqlite3_column_int64(stmt, 8), res.mono[i]);
+	}
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_DONE, "rows beyond %zu", seq);
+	sqlite3_finalize(stmt);
+	sqlite3_close(db);
+	free(path);
+}
+
+/* Events are rows with their kind and exact bytes; the end is recorded. */
+Test(store, writer_records_events_and_end, .timeout = UNIT_TIMEOUT)
+{
+	struct rec_result	 res;
+	const struct rec_step	*r;
+	sqlite3			*db;
+	sqlite3_stmt		*stmt;
+	char			*path = store_test_path("rec.db");
+	size_t			 i, n = 0;
+
+	store_test_record(path, &res);
+	db = store_test_sqlite(path);
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT kind, text FROM events "
+	    "WHERE session_id = ?1 ORDER BY id", -1, &stmt, NULL), SQLITE_OK);
+	sqlite3_bind_int64(stmt, 1, res.session);
+	for (i = 0; i < REC_NSTEPS; i++) {
+		r = &rec_steps[i];
+		if (r->event == NULL)
+			continue;
+		cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
+		store_test_text(stmt, 0, r->event, i);
+		cr_assert_eq((size_t)sqlite3_column_bytes(stmt, 1), r->len);
+		cr_assert_eq(memcmp(sqlite3_column_blob(stmt, 1), r->raw,
+		    r->len), 0, "event %s text differs", r->event);
+		n++;
+	}
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_DONE);
+	cr_assert_eq(n, 3);
+	sqlite3_finalize(stmt);
+
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT name, transport, target, "
+	    "ended_ns >= started_ns, exit_status, exit_signal, end_reason, "
+	    "messages_lost, recorder_pid, mcpreel_version FROM sessions "
+	    "WHERE id = ?1", -1, &stmt, NULL), SQLITE_OK);
+	sqlite3_bind_int64(stmt, 1, res.session);
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
+	store_test_text(stmt, 0, "steps", 0);
+	store_test_text(stmt, 1, "stdio", 0);
+	store_test_text(stmt, 2, "[\"server\"]", 0);
+	cr_assert_eq(sqlite3_column_int(stmt, 3), 1, "ended before it began");
+	cr_assert_eq(sqlite3_column_int(stmt, 4), 137);
+	cr_assert_eq(sqlite3_column_int(stmt, 5), 9);
+	store_test_text(stmt, 6, "server killed by signal 9", 0);
+	cr_assert_eq(sqlite3_column_int(stmt, 7), 0);
+	cr_assert_eq(sqlite3_column_int64(stmt, 8), (int64_t)getpid());
+	store_test_text(stmt, 9, MCPREEL_VERSION, 0);
+	sqlite3_finalize(stmt);
+	sqlite3_close(db);
+	free(path);
+}
+
+/* Collect what query_sessions reports (an arg for its callback). */
+struct sessions_seen {
+	int			n;
+	struct session_row	row[8];
+	char			name[8][32];
+	char			reason[8][64];
+};
+
+/* Copy one session row, with its strings, into a sessions_seen. */
+static int
+store_test_session_cb(const struct session_row *r, void *arg)
+{
+	struct sessions_seen	*seen = arg;
+
+	cr_assert_lt(seen->n, 8);
+	seen->row[seen->n] = *r;
+	seen->row[seen->n].name = NULL;
+	seen->row[seen->n].end_reason = NULL;
+	seen->row[seen->n].transport = NULL;
+	seen->row[seen->n].target = NULL;
+	snprintf(seen->name[seen->n], sizeof seen->name[0], "%s",
+	    r->name != NULL ? r->name : "(null)");
+	snprintf(seen->reason[seen->n], sizeof seen->reason[0], "%s",
+	    r->end_reason != NULL ? r->end_reason : "(null)");
+	seen->n++;
+	return 0;
+}
+
+/*
+ * A session that ends without an exit status stores NULLs, and
+ * query_sessions reports both sessions with their counts.
+ */
+Test(store, session_end_and_list, .timeout = UNIT_TIMEOUT)
+{
+	struct sessions_seen	 seen;
+	struct writer		*w;
+	struct wsession		*s;
+	struct store		*st;
+	char			*path = store_test_path("rec.db");
+	char			*cause = NULL;
+	const char		*text =
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"m\"}";
+	int64_t			 first, second;
+
+	w = store_test_writer(path);
+	s = writer_session_begin(w, NULL, "stdio", "[\"a\"]");
+	writer_message(w, s, NULL, msg_new(DIR_C2S, text, strlen(text)));
+	writer_message(w, s, NULL, msg_new(DIR_S2C, text, strlen(text)));
+	writer_session_end(w, s, 0, 0, "server exited");
+	writer_stop(w);
+	first = writer_session_id(s);
+	writer_session_free(s);
+
+	w = store_test_writer(path);
+	s = writer_session_begin(w, "two", "stdio", "[\"b\"]");
+	writer_session_end(w, s, -1, 0, NULL);
+	writer_stop(w);
+	second = writer_session_id(s);
+	writer_session_free(s);
+	cr_assert_gt(second, first);
+
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(query_sessions(st, 0, store_test_session_cb, &seen,
+	    &cause), 0, "%s", cause);
+	cr_assert_eq(seen.n, 2);
+	cr_assert_eq(seen.row[0].id, first);
+	cr_assert_str_eq(seen.name[0], "(null)");
+	cr_assert_eq(seen.row[0].messages, 2);
+	cr_assert_eq(seen.row[0].bytes, 2 * (int64_t)strlen(text));
+	cr_assert(seen.row[0].has_exit);
+	cr_assert_eq(seen.row[0].exit_status, 0);
+	cr_assert_eq(seen.row[0].exit_signal, 0);
+	cr_assert_gt(seen.row[0].ended_ns, 0);
+	cr_assert_str_eq(seen.reason[0], "server exited");
+
+	cr_assert_eq(seen.row[1].id, second);
+	cr_assert_str_eq(seen.name[1], "two");
+	cr_assert_eq(seen.row[1].messages, 0);
+	cr_assert_not(seen.row[1].has_exit, "exit status -1 was stored");
+	cr_assert_str_eq(seen.reason[1], "(null)");
+
+	/* Only the one asked for. */
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(query_sessions(st, second, store_test_session_cb, &seen,
+	    &cause), 0);
+	cr_assert_eq(seen.n, 1);
+	cr_assert_eq(seen.row[0].id, second);
+	store_close(st);
+	free(path);
+}
+
+/*
+ * Everything queued is written before writer_stop returns: many more
+ * messages than fit under the high mark, stopped at once.
+ */
+Test(store, stop_drains_queue, .timeout = UNIT_TIMEOUT)
+{
+	struct writer	*w;
+	struct wsession	*s;
+	sqlite3		*db;
+	char		*path = store_test_path("many.db"), text[96];
+	int		 i, n;
+	int64_t		 id;
+
+	w = store_test_writer(path);
+	s = writer_session_begin(w, "many", "stdio", "[]");
+	for (i = 0; i < STORE_MANY; i++) {
+		n = snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\","
+		    "\"method\":\"notifications/progress\",\"params\":"
+		    "{\"progress\":%d}}", i);
+		writer_message(w, s, NULL, msg_new(i % 2 ? DIR_S2C : DIR_C2S,
+		    text, (size_t)n));
+	}
+	writer_session_end(w, s, 0, 0, "done");
+	writer_stop(w);
+	id = writer_session_id(s);
+	cr_assert_eq(writer_session_lost(s), 0);
+	writer_session_free(s);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages"),
+	    STORE_MANY);
+	cr_assert_eq(store_test_int(db, "SELECT count(DISTINCT seq) FROM "
+	    "messages"), STORE_MANY);
+	cr_assert_eq(store_test_int(db, "SELECT min(seq) FROM messages"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT max(seq) FROM messages"),
+	    STORE_MANY);
+	/* In queue order: seq i + 1 holds progress i. */
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages WHERE "
+	    "json_extract(CAST(raw AS TEXT), '$.params.progress') != "
+	    "seq - 1"), 0);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages WHERE "
+	    "direction = 's2c'"), STORE_MANY / 2);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sessions WHERE "
+	    "end_reason = 'done' AND ended_ns IS NOT NULL"), 1);
+	cr_assert_gt(id, 0);
+	sqlite3_close(db);
+	free(path);
+}
+
+/* What the drain callback has seen, shared with the writer thread. */
+struct drain_seen {
+	pthread_mutex_t	lock;
+	int		calls;
+};
+
+/* Count a drain callback (it runs on the writer thread). */
+static void
+store_test_drain_cb(void *arg)
+{
+	struct drain_seen	*d = arg;
+
+	pthread_mutex_lock(&d->lock);
+	d->calls++;
+	pthread_mutex_unlock(&d->lock);
+}
+
+/*
+ * Past the high mark writer_message asks the producer to pause, and the
+ * drain callback says when to go on; nothing queued meanwhile is lost.
+ */
+Test(store, pause_and_drain, .timeout = UNIT_TIMEOUT)
+{
+	struct drain_seen	 d;
+	struct writer		*w;
+	struct wsession		*s;
+	struct timespec		 ts = { 0, 1000000 };
+	sqlite3			*db;
+	char			*path = store_test_path("pause.db");
+	const char		*text =
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"m\"}";
+	int			 i, paused = 0, calls = 0;
+	int64_t			 n = 0;
+
+	pthread_mutex_init(&d.lock, NULL);
+	d.calls = 0;
+	w = store_test_writer(path);
+	writer_set_drain_cb(w, store_test_drain_cb, &d);
+	s = writer_session_begin(w, NULL, "stdio", "[]");
+	/* The producer is far faster than SQLite: it must hit the mark. */
+	while (!paused && n < 10 * STORE_MANY) {
+		paused = writer_message(w, s, NULL, msg_new(DIR_C2S, text,
+		    strlen(text)));
+		n++;
+	}
+	cr_assert(paused, "never asked to pause after %lld messages",
+	    (long long)n);
+	for (i = 0; i < STORE_DRAIN_WAIT_MS && calls == 0; i++) {
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&d.lock);
+		calls = d.calls;
+		pthread_mutex_unlock(&d.lock);
+	}
+	cr_assert_eq(calls, 1, "drain callback called %d times", calls);
+
+	/* Drained, the queue calls back no more until paused again. */
+	for (i = 0; i < 10; i++) {
+		cr_assert_eq(writer_message(w, s, NULL, msg_new(DIR_C2S, text,
+		    strlen(text))), 0);
+		n++;
+		nanosleep(&ts, NULL);
+	}
+	writer_stop(w);
+	cr_assert_eq(d.calls, 1, "drain callback called %d times", d.calls);
+	writer_session_free(s);
+	pthread_mutex_destroy(&d.lock);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages"), n);
+	sqlite3_close(db);
+	free(path);
+}
+
+/* "last", an id, a name (its newest session) and nonsense. */
+Test(store, find_session, .timeout = UNIT_TIMEOUT)
+{
+	const char	*names[] = { "alpha", NULL, "alpha", "1", "beta" };
+	struct writer	*w;
+	struct wsession	*s[5];
+	struct store	*st;
+	char		*path = store_test_path("find.db"), *cause = NULL;
+	char		 spec[32];
+	int64_t		 id, ids[5];
+	size_t		 i;
+
+	/* An empty database has no last session. */
+	st = store_open(path, STORE_CREATE, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	cr_assert_eq(query_find_session(st, "last", &id, &cause), -1);
+	cr_assert_not_null(cause);
+	cr_assert_not_null(strstr(cause, "no sessions"), "cause: %s", cause);
+	free(cause);
+	cause = NULL;
+	store_close(st);
+
+	w = store_test_writer(path);
+	for (i = 0; i < 5; i++)
+		s[i] = writer_session_begin(w, names[i], "stdio", "[]");
+	writer_stop(w);
+	for (i = 0; i < 5; i++) {
+		ids[i] = writer_session_id(s[i]);
+		cr_assert_gt(ids[i], 0);
+		if (i > 0)
+			cr_assert_gt(ids[i], ids[i - 1]);
+		writer_session_free(s[i]);
+	}
+	cr_assert_eq(ids[0], 1, "the first session is not id 1");
+
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	cr_assert_eq(query_find_session(st, "last", &id, &cause), 0);
+	cr_assert_eq(id, ids[4]);
+	cr_assert_eq(query_find_session(st, "alpha", &id, &cause), 0);
+	cr_assert_eq(id, ids[2], "not the newest of the name");
+	cr_assert_eq(query_find_session(st, "beta", &id, &cause), 0);
+	cr_assert_eq(id, ids[4]);
+	id = 0;
+	snprintf(spec, sizeof spec, "%lld", (long long)ids[1]);
+	cr_assert_eq(query_find_session(st, spec, &id, &cause), 0);
+	cr_assert_eq(id, ids[1]);
+	/* A number is an id first, a name only when no id matches. */
+	cr_assert_eq(query_find_session(st, "1", &id, &cause), 0);
+	cr_assert_eq(id, ids[0]);
+
+	cr_assert_eq(query_find_session(st, "gamma", &id, &cause), -1);
+	cr_assert_not_null(cause);
+	cr_assert_not_null(strstr(cause, "'gamma'"), "cause: %s", cause);
+	free(cause);
+	cause = NULL;
+	cr_assert_eq(query_find_session(st, "999", &id, &cause), -1);
+	cr_assert_not_null(strstr(cause, "999"), "cause: %s", cause);
+	free(cause);
+	cause = NULL;
+	cr_assert_eq(query_find_session(st, "", &id, &cause), -1);
+	cr_assert_not_null(cause);
+	free(cause);
+	store_close(st);
+	free(path);
+}
+
+/* What a timeline callback saw, checked against rec_steps as it goes. */
+struct timeline_seen {
+	const struct rec_result	*res;
+	int			 with_events;
+	size_t			 step;		/* the next rec_steps entry */
+	size_t			 seq;
+	int64_t			 last_mono;
+};
+
+/* Check one timeline row against the next step it should be. */
+static int
+store_test_timeline_cb(const struct timeline_row *t, void *arg)
+{
+	struct timeline_seen	*seen = arg;
+	const struct rec_step	*r;
+	size_t			 i;
+
+	while (seen->step < REC_NSTEPS && !seen->with_events &&
+	    rec_steps[seen->step].event != NULL)
+		seen->step++;
+	cr_assert_lt(seen->step, REC_NSTEPS, "more rows than steps");
+	i = seen->step++;
+	r = &rec_steps[i];
+	if (r->event != NULL) {
+		cr_assert(t->is_event, "step %zu: a message, want event %s",
+		    i, r->event);
+		cr_assert_str_eq(t->e.kind, r->event);
+		cr_assert_eq(t->e.len, r->len);
+		cr_assert_eq(memcmp(t->e.text, r->raw, r->len), 0);
+		cr_assert_gt(t->e.mono_ns, seen->last_mono);
+		seen->last_mono = t->e.mono_ns;
+		return 0;
+	}
+	cr_assert_not(t->is_event, "step %zu: an event, want a message", i);
+	seen->seq++;
+	cr_assert_eq(t->m.seq, (int64_t)seen->seq);
+	cr_assert_eq(t->m.dir, r->dir);
+	cr_assert_str_eq(kind_name(t->m.kind), r->kind);
+	if (r->method == NULL)
+		cr_assert_null(t->m.method, "seq %zu method %s", seen->seq,
+		    t->m.method);
+	else
+		cr_assert_str_eq(t->m.method, r->method);
+	if (r->rpc_id == NULL)
+		cr_assert_null(t->m.rpc_id);
+	else
+		cr_assert_str_eq(t->m.rpc_id, r->rpc_id);
+	cr_assert_eq(t->m.len, r->len);
+	if (r->len > 0)
+		cr_assert_eq(memcmp(t->m.raw, r->raw, r->len), 0);
+	cr_assert_eq(t->m.mono_ns, seen->res->mono[i]);
+	cr_assert_gt(t->m.mono_ns, seen->last_mono);
+	seen->last_mono = t->m.mono_ns;
+
+	/* A paired response's latency is from its request; else -1. */
+	if (r->reply_seq != 0) {
+		size_t	j, q = 0;
+
+		for (j = 0; j < REC_NSTEPS; j++) {
+			if (rec_steps[j].event == NULL &&
+			    ++q == (size_t)r->reply_seq)
+				break;
+		}
+		cr_assert_lt(j, REC_NSTEPS);
+		cr_assert_eq(t->m.latency_ns,
+		    seen->res->mono[i] - seen->res->mono[j],
+		    "seq %zu latency %lld", seen->seq,
+		    (long long)t->m.latency_ns);
+		cr_assert_gt(t->m.latency_ns, 0);
+	} else
+		cr_assert_eq(t->m.latency_ns, -1, "seq %zu latency %lld",
+		    seen->seq, (long long)t->m.latency_ns);
+	return 0;
+}
+
+/* The timeline interleaves messages and events in the order they came. */
+Test(store, timeline, .timeout = UNIT_TIMEOUT)
+{
+	struct rec_result	 res;
+	struct timeline_seen	 seen;
+	struct store		*st;
+	char			*path = store_test_path("rec.db");
+	char			*cause = NULL;
+
+	store_test_record(path, &res);
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "%s", cause);
+
+	memset(&seen, 0, sizeof seen);
+	seen.res = &res;
+	seen.with_events = 1;
+	cr_assert_eq(query_timeline(st, res.session, 1,
+	    store_test_timeline_cb, &seen, &cause), 0, "%s", cause);
+	cr_assert_eq(seen.step, REC_NSTEPS);
+	cr_assert_eq(seen.seq, REC_NMSGS);
+
+	memset(&seen, 0, sizeof seen);
+	seen.res = &res;
+	cr_assert_eq(query_timeline(st, res.session, 0,
+	    store_test_timeline_cb, &seen, &cause), 0, "%s", cause);
+	cr_assert_eq(seen.seq, REC_NMSGS);
+
+	/* Another session's timeline is empty. */
+	memset(&seen, 0, sizeof seen);
+	seen.res = &res;
+	seen.with_events = 1;
+	cr_assert_eq(query_timeline(st, res.session + 1, 1,
+	    store_test_timeline_cb, &seen, &cause), 0);
+	cr_assert_eq(seen.step, 0);
+	store_close(st);
+	free(path);
+}
+
+/* The exchanges view pairs each request with its answer, or none. */
+Test(store, exchanges_view, .timeout = UNIT_TIMEOUT)
+{
+	static const struct {
+		const char	*direction;
+		const char	*method;
+		int		 request_seq;
+		int		 response_seq;	/* 0: unanswered */
+		const char	*outcome;
+	} want[] = {
+		{ "c2s", "initialize", 1, 4, "response" },
+		{ "s2c", "sampling/createMessage", 2, 3, "response" },
+		{ "c2s", "tools/call", 6, 8, "error" },
+		{ "c2s", "ping", 7, 10, "response" },
+		{ "c2s", "tools/list", 15, 0, NULL },
+	};
+	struct rec_result	 res;
+	sqlite3			*db;
+	sqlite3_stmt		*stmt;
+	char			*path = store_test_path("rec.db");
+	size_t			 i;
+
+	store_test_record(path, &res);
+	db = store_test_sqlite(path);
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT direction, method, "
+	    "request_seq, response_seq, outcome, latency_ns FROM exchanges "
+	    "WHERE session_id = ?1 ORDER BY request_seq", -1, &stmt, NULL),
+	    SQLITE_OK, "%s", sqlite3_errmsg(db));
+	sqlite3_bind_int64(stmt, 1, res.session);
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW, "row %zu", i);
+		store_test_text(stmt, 0, want[i].direction, i);
+		store_test_text(stmt, 1, want[i].method, i);
+		cr_assert_eq(sqlite3_column_int(stmt, 2), want[i].request_seq);
+		if (want[i].response_seq == 0) {
+			cr_assert_eq(sqlite3_column_type(stmt, 3),
+			    SQLITE_NULL);
+			cr_assert_eq(sqlite3_column_type(stmt, 5),
+			    SQLITE_NULL);
+		} else {
+			cr_assert_eq(sqlite3_column_int(stmt, 3),
+			    want[i].response_seq, "row %zu", i);
+			cr_assert_gt(sqlite3_column_int64(stmt, 5), 0);
+		}
+		store_test_text(stmt, 4, want[i].outcome, i);
+	}
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_DONE, "more exchanges");
+	sqlite3_finalize(stmt);
+	sqlite3_close(db);
+	free(path);
+}
