@@ -6,8 +6,10 @@
 #define MCPREEL_TRANSPORT_H
 
 #include <sys/types.h>
+#include <sys/socket.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -59,5 +61,139 @@ enum child_state child_get_state(const struct child *);
 int		 child_exit_code(const struct child *);
 int		 child_exit_signal(const struct child *);
 char		*child_exit_text(const struct child *);
+
+/* http.c: HTTP/1.1 message framing (RFC 9112), incremental, no I/O. */
+
+/* A request or response head larger than this is refused (431/502). */
+#define HTTP_HEAD_MAX		(64 * 1024)
+/* More header fields than this is refused too. */
+#define HTTP_HEADERS_MAX	256
+
+struct http_header {
+	char	*name;		/* as written */
+	char	*value;		/* without surrounding white space */
+};
+
+struct http_head {
+	int			 is_request;
+	char			*method;	/* requests */
+	char			*target;	/* requests: as written */
+	int			 version;	/* 10 for HTTP/1.0, 11 for 1.1 */
+	int			 status;	/* responses */
+	char			*reason;	/* responses; may be empty */
+	struct http_header	*headers;
+	size_t			 nheaders;
+	size_t			 len;		/* bytes of the head, with the
+						   blank line that ends it */
+};
+
+enum http_body_kind {
+	HTTP_BODY_NONE,		/* no body */
+	HTTP_BODY_LENGTH,	/* Content-Length bytes */
+	HTTP_BODY_CHUNKED,	/* Transfer-Encoding: chunked */
+	HTTP_BODY_CLOSE,	/* until the connection closes (responses) */
+	HTTP_BODY_MAX
+};
+
+/* Decoder state for one message body. */
+struct http_body {
+	enum http_body_kind	 kind;
+	uint64_t		 remaining;	/* of the body or current chunk */
+	int			 state;		/* chunked: where in the framing */
+	size_t			 scanned;	/* chunked: bytes of the current
+						   framing line already seen */
+	uint64_t		 total;		/* decoded bytes so far */
+};
+
+int		 http_head_parse(struct evbuffer *, int, size_t *,
+		     struct http_head *, char **);
+void		 http_head_clear(struct http_head *);
+const char	*http_head_get(const struct http_head *, const char *);
+int		 http_head_has_token(const struct http_head *, const char *,
+		     const char *);
+int		 http_body_kind(const struct http_head *, const char *,
+		     enum http_body_kind *, uint64_t *, char **);
+void		 http_body_init(struct http_body *, enum http_body_kind,
+		     uint64_t);
+int		 http_body_decode(struct http_body *, struct evbuffer *,
+		     struct evbuffer *, int, char **);
+void		 http_chunk_add(struct evbuffer *, struct evbuffer *);
+void		 http_chunk_end(struct evbuffer *);
+
+/* sse.c: text/event-stream parsing (the WHATWG rules), incremental. */
+
+/*
+ * A line, or one event's data, longer than this is dropped with its event
+ * (sse_next returns -1 once for it): far above any real MCP message, low
+ * enough that a peer cannot exhaust memory.
+ */
+#define SSE_LINE_MAX		(256 * 1024 * 1024)
+
+/* One dispatched event.  Strings are NUL-terminated and owned by it. */
+struct sse_event {
+	char	*type;		/* the "event" field, or NULL (a "message") */
+	char	*data;		/* "data" lines joined by '\n' */
+	size_t	 data_len;
+	char	*id;		/* this event's "id" field, or NULL */
+	long	 retry;		/* the "retry" field, or -1 */
+};
+
+struct sse_parser {
+	size_t		 scanned;	/* bytes of the current line seen */
+	int		 started;	/* past a leading byte-order mark */
+	int		 pending;	/* fields seen since the last event */
+	int		 after_cr;	/* the last line ended in a CR that
+					   was the last byte: drop a '\n' */
+	int		 skip;		/* dropping an event that grew past
+					   SSE_LINE_MAX (sse.c) */
+	struct evbuffer	*data;		/* data being gathered */
+	struct sse_event ev;		/* other fields being gathered */
+};
+
+void		 sse_init(struct sse_parser *);
+void		 sse_clear(struct sse_parser *);
+int		 sse_next(struct sse_parser *, struct evbuffer *,
+		     struct sse_event *);
+void		 sse_event_clear(struct sse_event *);
+
+/* net.c: addresses, the listener, connections to the upstream. */
+
+struct url {
+	int	 tls;		/* https */
+	char	*host;		/* without brackets */
+	char	*port;
+	char	*hostport;	/* as written: for the Host header */
+	char	*prefix;	/* the URL's path, no trailing slash, or "" */
+	char	*origin;	/* "http[s]://hostport" */
+};
+
+struct upstream {
+	struct url		 url;
+	struct addrinfo		*ai;	/* resolved once, at start */
+	struct ssl_ctx_st	*ssl;	/* https only */
+	int			 insecure;
+};
+
+struct sockaddr;
+struct sockaddr_storage;
+struct evconnlistener;
+struct bufferevent;
+
+int		 net_parse_url(const char *, struct url *, char **);
+void		 net_url_clear(struct url *);
+int		 net_parse_listen(const char *, struct sockaddr_storage *,
+		     socklen_t *, char **);
+char		*net_addr_origin(const struct sockaddr *);
+struct evconnlistener *net_listen(struct event_base *,
+		     const struct sockaddr_storage *, socklen_t,
+		     void (*)(struct evconnlistener *, int, struct sockaddr *,
+		     int, void *), void *, char **, char **);
+int		 net_upstream_init(struct upstream *, const char *,
+		     const char *, int, char **);
+void		 net_upstream_clear(struct upstream *);
+struct bufferevent *net_upstream_connect(struct event_base *,
+		     struct upstream *, char **);
+char		*net_upstream_error(struct bufferevent *,
+		     const struct upstream *);
 
 #endif
