@@ -1,4 +1,4 @@
--- mcpreel's database schema, version 1 (PRAGMA user_version = 1).
+-- mcpreel's database schema, version 2 (PRAGMA user_version = 2).
 --
 -- mcpreel applies this file to a new database and migrates older ones in
 -- code (store/store.c).  The tables and views here are a public interface:
@@ -7,12 +7,17 @@
 -- nanoseconds since the Unix epoch; mono_ns is a monotonic clock in
 -- nanoseconds (only differences between rows of one session mean anything).
 
--- One row per recording session: one run of `mcpreel record` over stdio.
+-- One row per recording session: a run of `mcpreel record` over stdio, or
+-- one MCP session seen by `mcpreel record --listen` (keyed by the
+-- Mcp-Session-Id the server issued, or the legacy sessionId; traffic with
+-- neither goes to one session per run).
 CREATE TABLE sessions (
   id              INTEGER PRIMARY KEY,
   name            TEXT,                -- --name, or NULL
-  transport       TEXT NOT NULL,       -- 'stdio'
-  target          TEXT NOT NULL,       -- the server: its argv as a JSON array
+  transport       TEXT NOT NULL,       -- 'stdio', 'http' (Streamable HTTP)
+                                       -- or 'sse' (legacy HTTP+SSE)
+  target          TEXT NOT NULL,       -- the server: its argv as a JSON
+                                       -- array, or the upstream URL
   started_ns      INTEGER NOT NULL,    -- when recording began (wall clock)
   ended_ns        INTEGER,             -- when it ended; NULL if still running
                                        -- or the recorder was killed
@@ -45,7 +50,12 @@ CREATE TABLE messages (
                                        -- (messages.id) they answer
   size        INTEGER NOT NULL,        -- length of raw in bytes
   raw         BLOB NOT NULL,           -- exactly the bytes forwarded, without
-                                       -- the newline that framed them
+                                       -- the newline that framed them (over
+                                       -- HTTP: a body, or one SSE event's
+                                       -- data)
+  http_exchange_id INTEGER REFERENCES http_exchanges(id),
+                                       -- over HTTP: the request it came in
+  sse_event_id TEXT,                   -- the SSE event's id, if it had one
   UNIQUE (session_id, seq)
 );
 CREATE INDEX messages_reply_to ON messages(reply_to);
@@ -53,7 +63,8 @@ CREATE INDEX messages_method ON messages(session_id, method);
 
 -- What happened around the messages: the server's stderr, one row a line,
 -- and its life: 'spawn' (text: argv), 'exit' (text: how it ended), 'note'
--- (things mcpreel saw, such as an unterminated last line).
+-- (things mcpreel saw: an unterminated last line, a client that closed a
+-- stream, an upstream that could not be reached).
 CREATE TABLE events (
   id          INTEGER PRIMARY KEY,
   session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -64,6 +75,31 @@ CREATE TABLE events (
   text        BLOB NOT NULL            -- a stderr line is kept as bytes
 );
 CREATE INDEX events_session ON events(session_id, mono_ns);
+
+-- One row per HTTP request forwarded by `mcpreel record --listen`, with its
+-- response.  Header values that are credentials (Authorization, Cookie,
+-- Set-Cookie, Proxy-Authorization, Mcp-Param-*, Mcp-Session-Id, and any
+-- --redact-header) are stored as "[REDACTED]"; so is a sessionId in a path.
+CREATE TABLE http_exchanges (
+  id               INTEGER PRIMARY KEY,
+  session_id       INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  connection       INTEGER NOT NULL,   -- the client connection, from 1 in
+                                       -- each run
+  method           TEXT NOT NULL,
+  path             TEXT NOT NULL,      -- the request-target the client sent
+  request_headers  TEXT NOT NULL,      -- JSON array of [name, value]
+  started_ns       INTEGER NOT NULL,   -- wall clock at the request head
+  mono_ns          INTEGER NOT NULL,
+  status           INTEGER,            -- NULL when no response came
+  response_headers TEXT,               -- JSON array of [name, value]
+  response_mono_ns INTEGER,            -- when the response head came
+  ended_ns         INTEGER,
+  outcome          TEXT,               -- 'complete', or what went wrong
+  body             BLOB                -- a response body that held no
+                                       -- JSON-RPC (an error page), at most
+                                       -- 64 KiB of it
+);
+CREATE INDEX http_exchanges_session ON http_exchanges(session_id);
 
 -- Each request with its response (NULL columns while unanswered) and the
 -- round-trip latency as the proxy saw it.  direction is the request's:

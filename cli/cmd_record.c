@@ -1,5 +1,7 @@
 /* mcpreel record: run an MCP server over stdio and record its traffic. */
 
+#include <sys/socket.h>
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +13,16 @@
 #include "proxy.h"
 #include "store.h"
 
+/* Where --upstream listens without --listen. */
+#define RECORD_DEFAULT_LISTEN "127.0.0.1:8808"
+
 void
 cmd_record_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: mcpreel record [--db PATH] [--name NAME] [-v] -- CMD [ARGS...]\n"
+	    "       mcpreel record [--db PATH] [--name NAME] [-v] [--listen ADDR]\n"
+	    "                      --upstream URL [HTTP OPTIONS]\n"
 	    "\n"
 	    "Run CMD as an MCP server over stdio, in place of the server: the host\n"
 	    "talks to mcpreel's stdin and stdout exactly as it would to CMD's.\n"
@@ -31,9 +38,31 @@ cmd_record_usage(FILE *f)
 	    "  --name NAME   a name for the session, to find it by later\n"
 	    "  -v, -q        more or less on stderr\n"
 	    "\n"
-	    "example:\n"
+	    "With --upstream, record an MCP server over HTTP instead: mcpreel is a\n"
+	    "reverse proxy listening on ADDR, forwarding every path to the same\n"
+	    "path under URL (Streamable HTTP, and the legacy HTTP+SSE transport).\n"
+	    "Point the client at mcpreel's address instead of the server's.  Each\n"
+	    "MCP session (Mcp-Session-Id, or the legacy sessionId) is recorded as a\n"
+	    "session of its own.  It runs until SIGINT or SIGTERM, then exits 0.\n"
+	    "\n"
+	    "HTTP options:\n"
+	    "  --listen ADDR          where to listen: PORT, HOST:PORT or [V6]:PORT\n"
+	    "                         (default 127.0.0.1:8808; port 0 picks one).\n"
+	    "                         The address is printed on stderr when ready.\n"
+	    "  --upstream URL         the server: http[s]://HOST[:PORT][/PATH]\n"
+	    "  --cacert FILE          trust the CA certificates in FILE (https)\n"
+	    "  --insecure             do not verify the upstream's certificate\n"
+	    "  --keep-host            pass the client's Host header unchanged\n"
+	    "  --redact-header NAME   store NAME's value as [REDACTED] (repeatable;\n"
+	    "                         Authorization, Cookie, Set-Cookie,\n"
+	    "                         Proxy-Authorization, Mcp-Session-Id and\n"
+	    "                         Mcp-Param-* always are)\n"
+	    "\n"
+	    "examples:\n"
 	    "  mcpreel record --name everything -- npx -y "
-	    "@modelcontextprotocol/server-everything\n");
+	    "@modelcontextprotocol/server-everything\n"
+	    "  mcpreel record --listen 127.0.0.1:8808 --upstream "
+	    "http://127.0.0.1:3001\n");
 }
 
 /* The server's argv as a JSON array, for sessions.target. */
@@ -62,12 +91,57 @@ record_target(char **argv)
 	return s != NULL ? s : xstrdup("[]");
 }
 
+/* Say what is wrong with --listen or --upstream before anything starts. */
+static int
+record_check_http(const struct http_options *http)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len;
+	struct url		 u;
+	char			*cause = NULL;
+
+	if (net_parse_listen(http->listen, &ss, &len, &cause) != 0 ||
+	    net_parse_url(http->upstream, &u, &cause) != 0) {
+		fprintf(stderr, "mcpreel record: %s\n", cause);
+		free(cause);
+		return -1;
+	}
+	net_url_clear(&u);
+	return 0;
+}
+
+/* Record an HTTP server until a signal; its sessions were many or none. */
+static int
+record_over_http(struct writer *w, struct http_options *http, char *path)
+{
+	struct record_result	res;
+	int			rc;
+
+	rc = record_http(w, http, &res);
+	writer_stop(w);
+	if (rc != 0)
+		fprintf(stderr, "mcpreel record: %s\n", res.reason);
+	else
+		log_info("recorded to %s", path);
+	record_http_free(&res);
+	free(res.reason);
+	free(http->redact);
+	free(path);
+	return res.exit_code;
+}
+
 int
 cmd_record(int argc, char **argv)
 {
 	static const struct option	 longopts[] = {
 		{ "db", required_argument, NULL, 'd' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "upstream", required_argument, NULL, 'u' },
+		{ "cacert", required_argument, NULL, 'c' },
+		{ "insecure", no_argument, NULL, 'k' },
+		{ "keep-host", no_argument, NULL, 'K' },
+		{ "redact-header", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -75,6 +149,7 @@ cmd_record(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct record_result		 res;
+	struct http_options		 http;
 	struct store			*st;
 	struct writer			*w;
 	struct wsession			*s;
@@ -83,6 +158,7 @@ cmd_record(int argc, char **argv)
 	int				 ch;
 	uint64_t			 lost;
 
+	memset(&http, 0, sizeof http);
 	while ((ch = getopt_long(argc, argv, "+hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
@@ -92,6 +168,26 @@ cmd_record(int argc, char **argv)
 			break;
 		case 'n':
 			name = optarg;
+			break;
+		case 'l':
+			http.listen = optarg;
+			break;
+		case 'u':
+			http.upstream = optarg;
+			break;
+		case 'c':
+			http.cacert = optarg;
+			break;
+		case 'k':
+			http.insecure = 1;
+			break;
+		case 'K':
+			http.keep_host = 1;
+			break;
+		case 'r':
+			http.redact = xreallocarray(http.redact,
+			    http.nredact + 1, sizeof *http.redact);
+			http.redact[http.nredact++] = optarg;
 			break;
 		case 'h':
 			cmd_record_usage(stdout);
@@ -103,9 +199,32 @@ cmd_record(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc == 0) {
+	if (http.upstream != NULL && argc > 0) {
+		fprintf(stderr, "mcpreel record: give either --upstream URL "
+		    "or -- CMD, not both\n");
+		free(http.redact);
+		return EXIT_USAGE;
+	}
+	if (http.upstream == NULL && (http.listen != NULL ||
+	    http.cacert != NULL || http.insecure || http.keep_host ||
+	    http.nredact != 0)) {
+		fprintf(stderr, "mcpreel record: --listen, --cacert, "
+		    "--insecure, --keep-host and --redact-header need "
+		    "--upstream URL\n");
+		free(http.redact);
+		return EXIT_USAGE;
+	}
+	if (http.upstream == NULL && argc == 0) {
 		fprintf(stderr, "mcpreel record: no server command given "
-		    "(mcpreel record [OPTIONS] -- CMD [ARGS...])\n");
+		    "(mcpreel record [OPTIONS] -- CMD [ARGS...], or "
+		    "--upstream URL for an HTTP server)\n");
+		return EXIT_USAGE;
+	}
+	if (http.upstream != NULL && http.listen == NULL)
+		http.listen = RECORD_DEFAULT_LISTEN;
+	http.name = name;
+	if (http.upstream != NULL && record_check_http(&http) != 0) {
+		free(http.redact);
 		return EXIT_USAGE;
 	}
 
@@ -123,6 +242,9 @@ cmd_record(int argc, char **argv)
 		free(path);
 		return EXIT_USAGE;
 	}
+	if (http.upstream != NULL)
+		return record_over_http(w, &http, path);
+
 	target = record_target(argv);
 	s = writer_session_begin(w, name, "stdio", target);
 	free(target);

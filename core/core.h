@@ -59,6 +59,7 @@ struct msg {
 	int64_t		mono_ns;	/* monotonic clock, ns */
 	char	       *raw;
 	size_t		len;
+	char	       *sse_id;		/* the SSE event id it came in, or NULL */
 };
 
 /* clock.c */

@@ -53,6 +53,7 @@ msg_alloc(enum dir d, size_t len)
 	m->raw = xmalloc(len + 1);
 	m->raw[len] = '\0';
 	m->len = len;
+	m->sse_id = NULL;
 	return m;
 }
 
@@ -72,5 +73,6 @@ msg_free(struct msg *m)
 	if (m == NULL)
 		return;
 	free(m->raw);
+	free(m->sse_id);
 	free(m);
 }

@@ -19,22 +19,44 @@
 struct tap;
 typedef void (*tap_resume_cb)(void *);
 
-struct tap	*tap_new(struct event_base *, struct writer *,
-		     struct wsession *, tap_resume_cb, void *);
+struct tap	*tap_new(struct event_base *, struct writer *, tap_resume_cb,
+		     void *);
 void		 tap_free(struct tap *);
-int		 tap_message(struct tap *, struct msg *);
-void		 tap_event(struct tap *, const char *, const void *, size_t);
+int		 tap_message(struct tap *, struct wsession *, struct wexchange *,
+		     struct msg *);
+void		 tap_event(struct tap *, struct wsession *, const char *,
+		     const void *, size_t);
 int		 tap_paused(const struct tap *);
+struct writer	*tap_writer(const struct tap *);
 
 /* record.c */
+struct hsession;
 struct record_result {
 	int	 exit_code;	/* what mcpreel should exit with */
 	int	 exit_status;	/* the server's, or -1 if it never ran */
 	int	 exit_signal;
 	char	*reason;	/* how the session ended, in words */
+	struct hsession	*sessions;	/* record_http: free them with
+					   record_http_free() */
 };
 
 int		 record_stdio(struct writer *, struct wsession *,
 		     char *const [], struct record_result *);
+
+/* http.c */
+struct http_options {
+	const char	 *name;		/* --name, or NULL */
+	const char	 *listen;	/* --listen */
+	const char	 *upstream;	/* --upstream URL */
+	const char	 *cacert;	/* --cacert FILE, or NULL */
+	int		  insecure;	/* --insecure */
+	int		  keep_host;	/* --keep-host */
+	char		**redact;	/* --redact-header NAME ... */
+	size_t		  nredact;
+};
+
+int		 record_http(struct writer *, const struct http_options *,
+		     struct record_result *);
+void		 record_http_free(struct record_result *);
 
 #endif

@@ -77,6 +77,7 @@ struct half {
 
 struct relay {
 	struct event_base	*base;
+	struct wsession		*session;
 	struct child		*child;
 	struct tap		*tap;
 	struct half		 half[DIR_MAX];
@@ -159,7 +160,7 @@ half_forward(struct half *h, size_t len, int nl)
 		    len + (nl ? 1 : 0));
 	else
 		evbuffer_drain(src, len + (nl ? 1 : 0));
-	if (tap_message(h->r->tap, m)) {
+	if (tap_message(h->r->tap, h->r->session, NULL, m)) {
 		for (d = 0; d < DIR_MAX; d++)
 			half_pause(&h->r->half[d], PAUSE_STORE, 1);
 	}
@@ -246,7 +247,7 @@ half_source_ended(struct half *h, const char *why)
 		xasprintf(&note, "%s ended with %zu bytes after the last "
 		    "newline; forwarded as they are", h->src_name, left);
 		log_info("%s", note);
-		tap_event(h->r->tap, "note", note, strlen(note));
+		tap_event(h->r->tap, h->r->session, "note", note, strlen(note));
 		free(note);
 		half_forward(h, left, 0);
 	}
@@ -289,7 +290,7 @@ relay_out_event_cb(struct bufferevent *bev, short what, void *arg)
 	    h->dst_name, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()),
 	    left);
 	log_warnx("%s", note);
-	tap_event(r->tap, "note", note, strlen(note));
+	tap_event(r->tap, r->session, "note", note, strlen(note));
 	free(note);
 	evbuffer_drain(bufferevent_get_output(bev), left);
 	if (h->pause & PAUSE_PEER)
@@ -327,7 +328,7 @@ relay_stderr_line(struct relay *r, struct evbuffer *src, size_t len, int nl)
 			break;
 		off += (size_t)n;
 	}
-	tap_event(r->tap, "stderr", line, len);
+	tap_event(r->tap, r->session, "stderr", line, len);
 	free(line);
 }
 
@@ -422,7 +423,7 @@ relay_child_exit_cb(struct child *c, void *arg)
 	char		*text = child_exit_text(c);
 
 	log_info("%s", text);
-	tap_event(r->tap, "exit", text, strlen(text));
+	tap_event(r->tap, r->session, "exit", text, strlen(text));
 	relay_reason(r, text);
 	free(text);
 	relay_set_state(r, RELAY_DRAINING);
@@ -439,7 +440,7 @@ relay_signal_cb(evutil_socket_t sig, short events, void *arg)
 	xasprintf(&note, "mcpreel got %s: passed on to the server",
 	    strsignal((int)sig));
 	log_info("%s", note);
-	tap_event(r->tap, "note", note, strlen(note));
+	tap_event(r->tap, r->session, "note", note, strlen(note));
 	free(note);
 	child_signal(r->child, (int)sig);
 }
@@ -516,13 +517,14 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 
 	evthread_use_pthreads();
 	r.base = relay_base_new();
-	r.tap = tap_new(r.base, w, s, relay_resume_cb, &r);
+	r.session = s;
+	r.tap = tap_new(r.base, w, relay_resume_cb, &r);
 
 	r.child = child_spawn(r.base, argv, relay_child_exit_cb, &r, &code,
 	    &cause);
 	if (r.child == NULL) {
 		log_warnx("%s", cause);
-		tap_event(r.tap, "note", cause, strlen(cause));
+		tap_event(r.tap, r.session, "note", cause, strlen(cause));
 		res->exit_code = code;
 		res->reason = cause;
 		rc = -1;
@@ -545,7 +547,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 		}
 		xasprintf(&tmp, "pid %ld: %s", (long)child_pid(r.child),
 		    spawned);
-		tap_event(r.tap, "spawn", tmp, strlen(tmp));
+		tap_event(r.tap, r.session, "spawn", tmp, strlen(tmp));
 		free(tmp);
 		free(spawned);
 	}

@@ -14,7 +14,6 @@
 
 struct tap {
 	struct writer	*w;
-	struct wsession	*s;
 	struct event	*resume_ev;
 	tap_resume_cb	 resume_cb;
 	void		*resume_arg;
@@ -42,18 +41,17 @@ tap_drain_cb(void *arg)
 }
 
 /*
- * A tap recording into session s of writer w.  resume_cb runs on base's
- * loop when reading may go on after tap_message() returned 1.  The
- * event base must have been made thread-aware (evthread_use_pthreads).
+ * A tap recording through writer w.  resume_cb runs on base's loop when
+ * reading may go on after tap_message() returned 1.  The event base must
+ * have been made thread-aware (evthread_use_pthreads).
  */
 struct tap *
-tap_new(struct event_base *base, struct writer *w, struct wsession *s,
-    tap_resume_cb resume_cb, void *arg)
+tap_new(struct event_base *base, struct writer *w, tap_resume_cb resume_cb,
+    void *arg)
 {
 	struct tap	*t = xcalloc(1, sizeof *t);
 
 	t->w = w;
-	t->s = s;
 	t->resume_cb = resume_cb;
 	t->resume_arg = arg;
 	t->resume_ev = event_new(base, -1, 0, tap_resume_ev_cb, t);
@@ -72,13 +70,15 @@ tap_free(struct tap *t)
 }
 
 /*
- * Record a forwarded message (the tap takes it).  Returns 1 when reading
- * should pause until the resume callback.
+ * Record a forwarded message of session s (the tap takes it), part of
+ * HTTP exchange x if not NULL.  Returns 1 when reading should pause until
+ * the resume callback.
  */
 int
-tap_message(struct tap *t, struct msg *m)
+tap_message(struct tap *t, struct wsession *s, struct wexchange *x,
+    struct msg *m)
 {
-	if (writer_message(t->w, t->s, m)) {
+	if (writer_message(t->w, s, x, m)) {
 		if (!t->paused)
 			log_debug("recording is behind: reading pauses");
 		t->paused = 1;
@@ -88,9 +88,17 @@ tap_message(struct tap *t, struct msg *m)
 
 /* Record something that happened around the messages (stderr, exit). */
 void
-tap_event(struct tap *t, const char *kind, const void *text, size_t len)
+tap_event(struct tap *t, struct wsession *s, const char *kind,
+    const void *text, size_t len)
 {
-	writer_event(t->w, t->s, kind, text, len);
+	writer_event(t->w, s, kind, text, len);
+}
+
+/* The writer behind the tap, for what is not a message or an event. */
+struct writer *
+tap_writer(const struct tap *t)
+{
+	return t->w;
 }
 
 int

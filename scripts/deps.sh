@@ -6,7 +6,7 @@
 set -eu
 
 what=${1:-test}
-pkgs="build-essential cmake pkg-config libevent-dev libjansson-dev libsqlite3-dev"
+pkgs="build-essential cmake pkg-config libevent-dev libjansson-dev libsqlite3-dev libssl-dev"
 case "$what" in
 build) ;;
 test|demo) pkgs="$pkgs libcriterion-dev sqlite3 nodejs npm" ;;
@@ -36,10 +36,15 @@ if [ -n "$missing" ]; then
 fi
 
 if [ "$what" != build ]; then
-	dir=$(dirname "$0")/../tests/e2e
-	# npm ci only when the lock changed since the last install.
-	if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
-	    [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-	fi
+	e2e=$(dirname "$0")/../tests/e2e
+	# npm ci only when a lock changed since the last install.  The
+	# conformance suite (and the Node 22 it needs) is a package of its
+	# own, so its node does not shadow the system's.
+	for dir in "$e2e" "$e2e/conformance"; do
+		[ "$what" = demo ] && [ "$dir" != "$e2e" ] && continue
+		if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+		    [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+			(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+		fi
+	done
 fi

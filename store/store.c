@@ -18,6 +18,27 @@
 
 extern const char store_schema_sql[];
 
+/*
+ * Migrations: migrations[N] takes a file from version N + 1 to N + 2.
+ * schema.sql is always the newest schema whole, for new files.
+ */
+static const char *migrations[] = {
+	/* 1 -> 2: HTTP recording. */
+	"CREATE TABLE http_exchanges ("
+	"  id INTEGER PRIMARY KEY,"
+	"  session_id INTEGER NOT NULL REFERENCES sessions(id)"
+	"    ON DELETE CASCADE,"
+	"  connection INTEGER NOT NULL, method TEXT NOT NULL,"
+	"  path TEXT NOT NULL, request_headers TEXT NOT NULL,"
+	"  started_ns INTEGER NOT NULL, mono_ns INTEGER NOT NULL,"
+	"  status INTEGER, response_headers TEXT, response_mono_ns INTEGER,"
+	"  ended_ns INTEGER, outcome TEXT, body BLOB);"
+	"CREATE INDEX http_exchanges_session ON http_exchanges(session_id);"
+	"ALTER TABLE messages ADD COLUMN http_exchange_id INTEGER"
+	"  REFERENCES http_exchanges(id);"
+	"ALTER TABLE messages ADD COLUMN sse_event_id TEXT;",
+};
+
 /* Create every missing directory above path, private to the owner. */
 static int
 store_mkdirs(const char *path, char **cause)
@@ -106,17 +127,19 @@ store_migrate(struct store *st, char **cause)
 	if (version == 0) {
 		if (store_exec(st, store_schema_sql, cause) != 0)
 			goto fail;
-	}
-	/* Migrations from version N to N+1 go here, oldest first. */
-	if (version != STORE_SCHEMA_VERSION) {
-		xasprintf(&sql, "PRAGMA user_version = %d",
-		    STORE_SCHEMA_VERSION);
-		if (store_exec(st, sql, cause) != 0) {
-			free(sql);
-			goto fail;
+	} else {
+		for (; version < STORE_SCHEMA_VERSION; version++) {
+			if (store_exec(st, migrations[version - 1],
+			    cause) != 0)
+				goto fail;
 		}
-		free(sql);
 	}
+	xasprintf(&sql, "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
+	if (store_exec(st, sql, cause) != 0) {
+		free(sql);
+		goto fail;
+	}
+	free(sql);
 	return store_exec(st, "COMMIT", cause);
 fail:
 	store_exec(st, "ROLLBACK", NULL);

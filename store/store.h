@@ -10,7 +10,7 @@
 
 #include "core.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 /* How long any SQLite call waits on another process's lock, ms. */
 #define STORE_BUSY_TIMEOUT_MS 5000
@@ -18,6 +18,17 @@
 struct store;
 struct writer;
 struct wsession;
+struct wexchange;
+
+/* What is known of an HTTP exchange when it begins or its response comes. */
+struct wexchange_info {
+	uint64_t	 conn;		/* client connection number */
+	char		*method;
+	char		*path;
+	char		*headers;	/* JSON array of [name, value] */
+	int64_t		 ts_ns;
+	int64_t		 mono_ns;
+};
 
 /* store.c */
 #define STORE_CREATE	0x1	/* create the file (mode 0600) and its dirs */
@@ -32,7 +43,13 @@ void		 writer_set_drain_cb(struct writer *, void (*)(void *), void *);
 struct wsession	*writer_session_begin(struct writer *, const char *,
 		     const char *, const char *);
 int		 writer_message(struct writer *, struct wsession *,
-		     struct msg *);
+		     struct wexchange *, struct msg *);
+struct wexchange *writer_exchange_begin(struct writer *, struct wsession *,
+		     const struct wexchange_info *);
+void		 writer_exchange_response(struct writer *, struct wexchange *,
+		     int, const struct wexchange_info *);
+void		 writer_exchange_end(struct writer *, struct wexchange *,
+		     const char *, const void *, size_t);
 void		 writer_event(struct writer *, struct wsession *,
 		     const char *, const void *, size_t);
 void		 writer_session_end(struct writer *, struct wsession *, int,

@@ -37,19 +37,35 @@ enum item_type {
 	ITEM_SESSION_BEGIN,
 	ITEM_MESSAGE,
 	ITEM_EVENT,
-	ITEM_SESSION_END
+	ITEM_SESSION_END,
+	ITEM_EXCHANGE_BEGIN,
+	ITEM_EXCHANGE_RESPONSE,
+	ITEM_EXCHANGE_END
 };
 
 struct item {
 	enum item_type	 type;
 	struct wsession	*session;
-	struct msg	*msg;		/* ITEM_MESSAGE, ITEM_EVENT text */
+	struct wexchange *x;		/* ITEM_MESSAGE, ITEM_EXCHANGE_* */
+	struct msg	*msg;		/* ITEM_MESSAGE; ITEM_EVENT text;
+					   ITEM_EXCHANGE_END body */
 	char		*kind;		/* ITEM_EVENT */
-	int		 exit_status;	/* ITEM_SESSION_END; -1 for none */
+	int		 exit_status;	/* ITEM_SESSION_END; -1 for none;
+					   ITEM_EXCHANGE_RESPONSE status */
 	int		 exit_signal;
-	char		*reason;
+	char		*reason;	/* ITEM_SESSION_END, EXCHANGE_END */
+	struct wexchange_info info;	/* ITEM_EXCHANGE_BEGIN, RESPONSE */
 	size_t		 bytes;		/* what it counts against the queue */
 	struct item	*next;
+};
+
+/*
+ * An HTTP exchange being recorded: the producer gets it from
+ * writer_exchange_begin() and hands it back with writer_exchange_end(),
+ * after which the writer frees it.
+ */
+struct wexchange {
+	int64_t		 id;		/* its row, once written */
 };
 
 /*
@@ -91,10 +107,25 @@ struct writer {
 	sqlite3_stmt	*ins_message;
 	sqlite3_stmt	*ins_event;
 	sqlite3_stmt	*end_session;
+	sqlite3_stmt	*ins_exchange;
+	sqlite3_stmt	*upd_exchange_resp;
+	sqlite3_stmt	*upd_exchange_end;
 	int		 failing;	/* the last write failed */
 };
 
 static void	*writer_main(void *);
+
+static void
+writer_finalize(struct writer *w)
+{
+	sqlite3_finalize(w->ins_session);
+	sqlite3_finalize(w->ins_message);
+	sqlite3_finalize(w->ins_event);
+	sqlite3_finalize(w->end_session);
+	sqlite3_finalize(w->ins_exchange);
+	sqlite3_finalize(w->upd_exchange_resp);
+	sqlite3_finalize(w->upd_exchange_end);
+}
 
 static int
 writer_prepare(struct writer *w, sqlite3_stmt **stmt, const char *sql,
@@ -124,14 +155,23 @@ writer_start(struct store *st, char **cause)
 	    "VALUES (?, ?, ?, ?, ?, ?)", cause) != 0 ||
 	    writer_prepare(w, &w->ins_message, "INSERT INTO messages "
 	    "(session_id, seq, direction, ts_ns, mono_ns, kind, method, "
-	    "rpc_id, reply_to, size, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?)", cause) != 0 ||
+	    "rpc_id, reply_to, size, raw, http_exchange_id, sse_event_id) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", cause) != 0 ||
 	    writer_prepare(w, &w->ins_event, "INSERT INTO events (session_id,"
 	    " ts_ns, mono_ns, kind, text) VALUES (?, ?, ?, ?, ?)",
 	    cause) != 0 ||
 	    writer_prepare(w, &w->end_session, "UPDATE sessions SET ended_ns "
 	    "= ?, exit_status = ?, exit_signal = ?, end_reason = ?, "
-	    "messages_lost = ? WHERE id = ?", cause) != 0)
+	    "messages_lost = ? WHERE id = ?", cause) != 0 ||
+	    writer_prepare(w, &w->ins_exchange, "INSERT INTO http_exchanges "
+	    "(session_id, connection, method, path, request_headers, "
+	    "started_ns, mono_ns) VALUES (?, ?, ?, ?, ?, ?, ?)", cause) != 0 ||
+	    writer_prepare(w, &w->upd_exchange_resp, "UPDATE http_exchanges "
+	    "SET status = ?, response_headers = ?, response_mono_ns = ? "
+	    "WHERE id = ?", cause) != 0 ||
+	    writer_prepare(w, &w->upd_exchange_end, "UPDATE http_exchanges "
+	    "SET ended_ns = ?, outcome = ?, body = ? WHERE id = ?",
+	    cause) != 0)
 		goto fail;
 
 	pthread_mutex_init(&w->lock, NULL);
@@ -145,10 +185,7 @@ writer_start(struct store *st, char **cause)
 	}
 	return w;
 fail:
-	sqlite3_finalize(w->ins_session);
-	sqlite3_finalize(w->ins_message);
-	sqlite3_finalize(w->ins_event);
-	sqlite3_finalize(w->end_session);
+	writer_finalize(w);
 	free(w);
 	return NULL;
 }
@@ -217,18 +254,80 @@ writer_session_begin(struct writer *w, const char *name,
 }
 
 /*
- * Record a message (the writer takes it).  Returns 1 when the queue is over
- * its high mark: the caller should stop reading until the drain callback.
+ * Record a message (the writer takes it), part of HTTP exchange x when not
+ * NULL.  Returns 1 when the queue is over its high mark: the caller should
+ * stop reading until the drain callback.
  */
 int
-writer_message(struct writer *w, struct wsession *s, struct msg *m)
+writer_message(struct writer *w, struct wsession *s, struct wexchange *x,
+    struct msg *m)
 {
 	struct item	*it = xcalloc(1, sizeof *it);
 
 	it->type = ITEM_MESSAGE;
 	it->session = s;
+	it->x = x;
 	it->msg = m;
 	return writer_enqueue(w, it, m->len + sizeof *it + sizeof *m);
+}
+
+static char *
+xstrdup_or_null(const char *s)
+{
+	return (s != NULL) ? xstrdup(s) : NULL;
+}
+
+/* Begin recording an HTTP exchange of session s (its request side). */
+struct wexchange *
+writer_exchange_begin(struct writer *w, struct wsession *s,
+    const struct wexchange_info *info)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+	struct wexchange *x = xcalloc(1, sizeof *x);
+
+	it->type = ITEM_EXCHANGE_BEGIN;
+	it->session = s;
+	it->x = x;
+	it->info = *info;
+	it->info.method = xstrdup_or_null(info->method);
+	it->info.path = xstrdup_or_null(info->path);
+	it->info.headers = xstrdup_or_null(info->headers);
+	writer_enqueue(w, it, sizeof *it);
+	return x;
+}
+
+/* The response head of an exchange arrived: status and headers. */
+void
+writer_exchange_response(struct writer *w, struct wexchange *x, int status,
+    const struct wexchange_info *info)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_EXCHANGE_RESPONSE;
+	it->x = x;
+	it->exit_status = status;
+	it->info = *info;
+	it->info.method = it->info.path = NULL;
+	it->info.headers = xstrdup_or_null(info->headers);
+	writer_enqueue(w, it, sizeof *it);
+}
+
+/*
+ * An exchange ended; outcome says how, body is a response body kept for
+ * people (an error page), or NULL.  x is the writer's from here on.
+ */
+void
+writer_exchange_end(struct writer *w, struct wexchange *x,
+    const char *outcome, const void *body, size_t len)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_EXCHANGE_END;
+	it->x = x;
+	it->reason = xstrdup_or_null(outcome);
+	if (body != NULL)
+		it->msg = msg_new(DIR_S2C, body, len);
+	writer_enqueue(w, it, sizeof *it + len);
 }
 
 /* Record an event of kind ("stderr", "exit", ...) with text. */
@@ -280,6 +379,9 @@ item_free(struct item *it)
 	msg_free(it->msg);
 	free(it->kind);
 	free(it->reason);
+	free(it->info.method);
+	free(it->info.path);
+	free(it->info.headers);
 	free(it);
 }
 
@@ -338,7 +440,8 @@ writer_key(char *key, size_t keysz, enum dir d, const char *id, size_t len)
 }
 
 static void
-writer_do_message(struct writer *w, struct wsession *s, struct msg *m)
+writer_do_message(struct writer *w, struct wsession *s, struct wexchange *x,
+    struct msg *m)
 {
 	sqlite3_stmt	*st = w->ins_message;
 	struct scan	 sc;
@@ -378,6 +481,10 @@ writer_do_message(struct writer *w, struct wsession *s, struct msg *m)
 		sqlite3_bind_int64(st, 9, reply_to);
 	sqlite3_bind_int64(st, 10, (sqlite3_int64)m->len);
 	sqlite3_bind_blob64(st, 11, m->raw, m->len, SQLITE_STATIC);
+	if (x != NULL && x->id != 0)
+		sqlite3_bind_int64(st, 12, x->id);
+	if (m->sse_id != NULL)
+		sqlite3_bind_text(st, 13, m->sse_id, -1, SQLITE_STATIC);
 	if (writer_step(w, st) != 0) {
 		s->lost++;
 		writer_failed(w, "a message");
@@ -428,6 +535,62 @@ writer_do_end(struct writer *w, struct item *it)
 		writer_failed(w, "the end of a session");
 }
 
+static void
+writer_do_exchange(struct writer *w, struct item *it)
+{
+	struct wexchange	*x = it->x;
+	sqlite3_stmt		*st;
+
+	switch (it->type) {
+	case ITEM_EXCHANGE_BEGIN:
+		if (it->session->id == 0)
+			return;
+		st = w->ins_exchange;
+		sqlite3_bind_int64(st, 1, it->session->id);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)it->info.conn);
+		sqlite3_bind_text(st, 3, it->info.method, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, it->info.path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, it->info.headers, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 6, it->info.ts_ns);
+		sqlite3_bind_int64(st, 7, it->info.mono_ns);
+		if (writer_step(w, st) != 0)
+			writer_failed(w, "an HTTP exchange");
+		else
+			x->id = sqlite3_last_insert_rowid(w->st->db);
+		break;
+	case ITEM_EXCHANGE_RESPONSE:
+		if (x->id == 0)
+			return;
+		st = w->upd_exchange_resp;
+		sqlite3_bind_int(st, 1, it->exit_status);
+		sqlite3_bind_text(st, 2, it->info.headers, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, it->info.mono_ns);
+		sqlite3_bind_int64(st, 4, x->id);
+		if (writer_step(w, st) != 0)
+			writer_failed(w, "an HTTP response");
+		break;
+	case ITEM_EXCHANGE_END:
+		if (x->id != 0) {
+			st = w->upd_exchange_end;
+			sqlite3_bind_int64(st, 1, clock_wall_ns());
+			if (it->reason != NULL)
+				sqlite3_bind_text(st, 2, it->reason, -1,
+				    SQLITE_STATIC);
+			if (it->msg != NULL)
+				sqlite3_bind_blob64(st, 3, it->msg->raw,
+				    it->msg->len, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 4, x->id);
+			if (writer_step(w, st) != 0)
+				writer_failed(w, "the end of an HTTP "
+				    "exchange");
+		}
+		free(x);
+		break;
+	default:
+		break;
+	}
+}
+
 /* Write one batch in one transaction, freeing its items. */
 static void
 writer_batch(struct writer *w, struct item *it)
@@ -444,7 +607,12 @@ writer_batch(struct writer *w, struct item *it)
 			writer_do_begin(w, it->session);
 			break;
 		case ITEM_MESSAGE:
-			writer_do_message(w, it->session, it->msg);
+			writer_do_message(w, it->session, it->x, it->msg);
+			break;
+		case ITEM_EXCHANGE_BEGIN:
+		case ITEM_EXCHANGE_RESPONSE:
+		case ITEM_EXCHANGE_END:
+			writer_do_exchange(w, it);
 			break;
 		case ITEM_EVENT:
 			writer_do_event(w, it->session, it->kind, it->msg);
@@ -531,10 +699,7 @@ writer_stop(struct writer *w)
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
 
-	sqlite3_finalize(w->ins_session);
-	sqlite3_finalize(w->ins_message);
-	sqlite3_finalize(w->ins_event);
-	sqlite3_finalize(w->end_session);
+	writer_finalize(w);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
 	store_close(w->st);

@@ -5,6 +5,47 @@
 // mode), drives one fixed, scripted session against it with the official
 // TypeScript SDK client, and returns a plain JSON-serialisable transcript.
 //
+// runSessionWith(transportFactory, opts) runs the same script over a
+// transport the caller chooses:
+//
+//   stdioTransport(command, args, {env, cwd, stderr})  what runSession uses
+//   streamableHttpTransport(url, {headers, reconnect}) Streamable HTTP: POST
+//       (answers as JSON or an SSE stream), GET SSE stream, DELETE at the end
+//   sseTransport(url, {headers})                       legacy HTTP+SSE: GET
+//       /sse event stream + POST /message?sessionId=...
+//
+// `headers` (e.g. {Authorization: 'Bearer ...'}) go on every HTTP request
+// the SDK makes, the SSE GETs included.  Over Streamable HTTP the session is
+// ended with DELETE (transport.terminateSession()) after the last step, and
+// its outcome is the last step of the transcript, 'DELETE session'.  Legacy
+// SSE has no way to end a session but to drop the event stream, and stdio
+// ends by closing stdin; neither has that step.
+//
+// What differs between transports (server-everything 2026.8.31 and SDK
+// 1.32.2, found by running the script over each, twice; a transcript is only
+// ever compared with one of the same transport):
+//
+//   * The two resource-subscription log messages ("Received Subscribe
+//     Resource request for URI: X " / "Received Unsubscribe Resource
+//     request: X ") end with "from session <id>" over HTTP and SSE, where
+//     the transport has a session id; over stdio they end with a space.  The
+//     session id is random per session, so in log message data it is
+//     replaced with "<SESSION-ID>" (the real one goes to diagnostics).
+//   * Over Streamable HTTP, notifications.methods is empty where stdio and
+//     SSE have notifications/tools/list_changed: server-everything sends
+//     those while handling `notifications/initialized`, outside any request,
+//     so they are for the standalone GET stream, which the client only opens
+//     once that POST has been answered 202; the server keeps them in its
+//     event store for a resumption that never comes.  (Deterministic: the
+//     202 is written before the notification is handled.)
+//   * Over Streamable HTTP the last step is 'DELETE session'.
+//   * Nothing else: over each transport two runs give the same transcript.
+//   * Over Streamable HTTP the roots/list of the 350 ms timer and the "Roots
+//     updated" log after it travel on the GET stream.  Should it not be open
+//     yet, they would be kept in the event store, and the get-roots-list
+//     tool would ask for the roots itself: the transcript would not change
+//     (only the tool result and distinct log messages are in it).
+//
 // The transcript is meant to be compared with deep equality between runs
 // (direct vs. recorded vs. replayed), so it must be deterministic for a given
 // server. What is normalised, and why:
@@ -45,8 +86,9 @@
 //     onprogress count only goes into opts.diagnostics.
 //   * JSON-RPC error results are recorded as {code, message}; the SDK's Error
 //     object (with stack) is not.
-//   * Timings, pids, stderr output and anything else run-specific never go
-//     into the transcript; they go into opts.diagnostics (if given).
+//   * Timings, pids, stderr output, HTTP session ids and anything else
+//     run-specific never go into the transcript; they go into
+//     opts.diagnostics (if given).
 //
 // Finally the transcript is round-tripped through JSON, so `undefined`
 // members vanish exactly as they would on disk.
@@ -57,6 +99,8 @@ import { dirname, join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -182,7 +226,9 @@ function errorRecord(err) {
 /**
  * Transport wrapper that sees every JSON-RPC message in both directions.
  * Used to learn the negotiated protocol version and to count notifications
- * and server->client requests without depending on SDK internals.
+ * and server->client requests without depending on SDK internals.  What the
+ * HTTP transports offer besides (session id, protocol version header,
+ * DELETE) is passed through.
  */
 class TapTransport {
   constructor(inner, tap) {
@@ -199,10 +245,13 @@ class TapTransport {
     inner.onerror = (e) => this.onerror?.(e);
   }
   get sessionId() {
-    return undefined;
+    return this._inner.sessionId;
   }
   get pid() {
     return this._inner.pid;
+  }
+  setProtocolVersion(version) {
+    this._inner.setProtocolVersion?.(version);
   }
   start() {
     return this._inner.start();
@@ -217,9 +266,101 @@ class TapTransport {
 }
 
 // ---------------------------------------------------------------------------
+// Transport factories.  Each returns a function (diag) => {kind, transport,
+// sessionId()} that runSessionWith calls once; it may fill in diag.
 
 /**
- * Run the scripted session.
+ * Stdio: launch `command args` as the server.
+ * @param {object} [o]
+ * @param {'pipe'|'inherit'|'ignore'} [o.stderr='inherit'] with 'pipe' the
+ *        child's stderr is collected into diag.stderr
+ * @param {Record<string,string>} [o.env] default: this process's environment
+ * @param {string} [o.cwd]
+ */
+export function stdioTransport(command, args, o = {}) {
+  return (diag) => {
+    const stderrMode = o.stderr ?? 'inherit';
+    diag.command = command;
+    diag.args = [...args];
+    const transport = new StdioClientTransport({
+      command,
+      args,
+      env: o.env ?? { ...process.env },
+      cwd: o.cwd,
+      stderr: stderrMode,
+    });
+    if (stderrMode === 'pipe' && transport.stderr) {
+      const MAX = 256 * 1024;
+      transport.stderr.setEncoding('utf8');
+      transport.stderr.on('data', (chunk) => {
+        if (diag.stderr.length < MAX) diag.stderr += chunk.slice(0, MAX - diag.stderr.length);
+      });
+    }
+    return { kind: 'stdio', transport, sessionId: () => undefined };
+  };
+}
+
+/**
+ * Streamable HTTP to `url` (e.g. http://127.0.0.1:PORT/mcp).
+ *
+ * The SDK's reconnection of the GET stream is off unless o.reconnect: when
+ * that stream ends (the server closes it on DELETE, and now and then
+ * server-everything's ends mid-session) the SDK opens a new GET with
+ * Last-Event-ID, at a moment that depends on timing, racing the DELETE and
+ * close(), and server-everything's naive event store then replays every
+ * event stored after that id, of every stream: responses already delivered
+ * (the client logs "unknown message ID"), server requests again, and
+ * stored priming events as `data: {}`.  None of that changes the
+ * transcript, but it changes the traffic (what a recorder sees) from run
+ * to run.  Nothing of the script travels on the GET stream after the first
+ * second, so without reconnection nothing is lost.
+ *
+ * @param {object} [o]
+ * @param {Record<string,string>} [o.headers] added to every request
+ * @param {boolean} [o.reconnect=false] keep the SDK's default reconnection
+ */
+export function streamableHttpTransport(url, o = {}) {
+  return (diag) => {
+    diag.url = String(url);
+    const transport = new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: o.headers ? { headers: { ...o.headers } } : undefined,
+      reconnectionOptions: o.reconnect
+        ? undefined
+        : { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 30000, reconnectionDelayGrowFactor: 1.5 },
+    });
+    return { kind: 'http', transport, sessionId: () => transport.sessionId };
+  };
+}
+
+/**
+ * Legacy HTTP+SSE to `url` (the event stream, e.g. http://127.0.0.1:PORT/sse).
+ * @param {object} [o]
+ * @param {Record<string,string>} [o.headers] added to every request (the
+ *        event stream GET and each POST)
+ */
+export function sseTransport(url, o = {}) {
+  return (diag) => {
+    diag.url = String(url);
+    const transport = new SSEClientTransport(new URL(url), {
+      requestInit: o.headers ? { headers: { ...o.headers } } : undefined,
+    });
+    // The session id is in the endpoint the server announced
+    // (/message?sessionId=...), which the SDK keeps in a private member.
+    const sessionId = () => {
+      try {
+        return transport._endpoint?.searchParams.get('sessionId') ?? undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    return { kind: 'sse', transport, sessionId };
+  };
+}
+
+// ---------------------------------------------------------------------------
+
+/**
+ * Run the scripted session over stdio.
  *
  * @param {string} command  executable to launch (server, or proxy wrapping it)
  * @param {string[]} args   its arguments
@@ -239,15 +380,31 @@ class TapTransport {
  * @returns {Promise<object>} deterministic transcript
  */
 export async function runSession(command, args, opts = {}) {
-  const stderrMode = opts.stderr ?? 'inherit';
+  return runSessionWith(stdioTransport(command, args, { env: opts.env, cwd: opts.cwd, stderr: opts.stderr }), opts);
+}
+
+/**
+ * Run the scripted session over the transport that `factory` makes (one of
+ * stdioTransport(), streamableHttpTransport(), sseTransport()).
+ *
+ * opts as for runSession, less env/cwd/stderr (those belong to
+ * stdioTransport).  opts.diagnostics also gets: transport ('stdio', 'http'
+ * or 'sse'), url (HTTP), sessionId (HTTP: the Mcp-Session-Id; SSE: the
+ * sessionId of the message endpoint), terminate (HTTP: how the DELETE went,
+ * with its time).
+ */
+export async function runSessionWith(factory, opts = {}) {
   const requestTimeoutMs = opts.requestTimeoutMs ?? 30000;
   const sessionTimeoutMs = opts.sessionTimeoutMs ?? 55000;
   const diag = opts.diagnostics ?? {};
   const t0 = Date.now();
 
   Object.assign(diag, {
-    command,
-    args: [...args],
+    command: null,
+    args: [],
+    transport: null,
+    url: null,
+    sessionId: null,
     pid: null,
     stepTimings: [],
     notificationCounts: {},
@@ -302,21 +459,19 @@ export async function runSession(command, args, opts = {}) {
     },
   };
 
-  const inner = new StdioClientTransport({
-    command,
-    args,
-    env: opts.env ?? { ...process.env },
-    cwd: opts.cwd,
-    stderr: stderrMode,
-  });
-  if (stderrMode === 'pipe' && inner.stderr) {
-    const MAX = 256 * 1024;
-    inner.stderr.setEncoding('utf8');
-    inner.stderr.on('data', (chunk) => {
-      if (diag.stderr.length < MAX) diag.stderr += chunk.slice(0, MAX - diag.stderr.length);
-    });
-  }
+  const made = factory(diag);
+  const inner = made.transport;
+  diag.transport = made.kind;
   const transport = new TapTransport(inner, tap);
+
+  // The transport's session id (HTTP, SSE), replaced in log messages.
+  const normaliseSessionId = (value) => {
+    const sid = made.sessionId();
+    if (!sid) return value;
+    if (typeof value === 'string') return value.split(sid).join('<SESSION-ID>');
+    if (value && typeof value === 'object') return JSON.parse(JSON.stringify(value).split(sid).join('<SESSION-ID>'));
+    return value;
+  };
 
   const client = new Client(CLIENT_INFO, {
     capabilities: {
@@ -367,8 +522,8 @@ export async function runSession(command, args, opts = {}) {
 
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
     const { level, logger, data } = n.params;
-    const entry = toJson({ level, logger, data });
-    diag.logMessages.push({ atMs: Date.now() - t0, ...entry });
+    diag.logMessages.push({ atMs: Date.now() - t0, ...toJson({ level, logger, data }) });
+    const entry = toJson({ level, logger, data: normaliseSessionId(data) });
     const key = JSON.stringify(entry);
     if (!distinctLogs.has(key)) distinctLogs.set(key, entry);
   });
@@ -404,7 +559,8 @@ export async function runSession(command, args, opts = {}) {
   const script = async () => {
     // 1. initialize
     await client.connect(transport, ro);
-    diag.pid = transport.pid;
+    diag.pid = transport.pid ?? null;
+    diag.sessionId = made.sessionId() ?? null;
     const serverInfo = client.getServerVersion();
     const instructions = client.getInstructions();
     record('initialize', {
@@ -588,6 +744,23 @@ export async function runSession(command, args, opts = {}) {
 
     // 15. a final ping so that anything the server sent before it is in.
     record('ping (final)', { result: await client.ping(ro) });
+
+    // 16. Streamable HTTP: end the session with DELETE.  The SDK treats 2xx
+    // and 405 (server does not allow it) as success and forgets the session
+    // id; anything else throws StreamableHTTPError with the status as code.
+    if (made.kind === 'http') {
+      const hadSessionId = typeof inner.sessionId === 'string' && inner.sessionId.length > 0;
+      const td = Date.now();
+      let outcome;
+      try {
+        await inner.terminateSession();
+        outcome = { result: { hadSessionId, terminated: true, sessionIdCleared: inner.sessionId === undefined } };
+      } catch (e) {
+        outcome = { error: { status: typeof e?.code === 'number' ? e.code : null, message: String(e?.message ?? e) } };
+      }
+      diag.terminate = { ms: Date.now() - td, ...outcome };
+      record('DELETE session', outcome);
+    }
   };
 
   try {
@@ -605,8 +778,10 @@ export async function runSession(command, args, opts = {}) {
   }
   clearTimeout(deadlineTimer);
 
-  // 16. close: ends the child's stdin, waits for it to exit (the SDK escalates
-  // to SIGTERM / SIGKILL after 2 s each if it does not).
+  // 17. close.  stdio: ends the child's stdin, waits for it to exit (the SDK
+  // escalates to SIGTERM / SIGKILL after 2 s each if it does not).  HTTP and
+  // SSE: aborts the open streams (for legacy SSE, dropping the event stream
+  // is what ends the session on the server).
   const tc = Date.now();
   await client.close();
   diag.closeMs = Date.now() - tc;

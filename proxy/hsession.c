@@ -1,0 +1,267 @@
+/*
+ * HTTP recording sessions: which MCP session each exchange belongs to
+ * (the Mcp-Session-Id the server issued, or the legacy sessionId), how
+ * its headers are stored (credentials redacted), and holding its messages
+ * until that is known.
+ */
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "http_int.h"
+
+/* Header fields whose values are credentials, always redacted. */
+static const char *redacted_headers[] = {
+	"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie",
+	"Mcp-Session-Id", NULL
+};
+
+static struct hsession *
+hsession_new(struct hproxy *p, const char *key, int legacy)
+{
+	struct hsession	*hs = xcalloc(1, sizeof *hs);
+
+	hs->key = (key != NULL) ? xstrdup(key) : NULL;
+	hs->legacy = legacy;
+	hs->ws = writer_session_begin(p->w, p->opt->name, legacy ? "sse" :
+	    "http", p->opt->upstream);
+	hs->next = p->sessions;
+	p->sessions = hs;
+	log_info("new %s session%s", legacy ? "legacy HTTP+SSE" :
+	    "Streamable HTTP", key != NULL ? "" : " (no session id)");
+	return hs;
+}
+
+/* The session for an MCP session id, made on first sight. */
+struct hsession *
+hsession_get(struct hproxy *p, const char *key, int legacy)
+{
+	struct hsession	*hs;
+
+	for (hs = p->sessions; hs != NULL; hs = hs->next) {
+		if (hs->key != NULL && hs->legacy == legacy &&
+		    strcmp(hs->key, key) == 0)
+			return hs;
+	}
+	return hsession_new(p, key, legacy);
+}
+
+/* The session for traffic that carries no session id. */
+struct hsession *
+hsession_default(struct hproxy *p)
+{
+	if (p->dflt == NULL)
+		p->dflt = hsession_new(p, NULL, 0);
+	return p->dflt;
+}
+
+/* End a session's recording (a DELETE, or the end of the run). */
+void
+hsession_end(struct hproxy *p, struct hsession *hs, const char *why)
+{
+	if (hs->ended)
+		return;
+	hs->ended = 1;
+	writer_session_end(p->w, hs->ws, -1, 0, why);
+}
+
+void
+hsession_end_all(struct hproxy *p, const char *why)
+{
+	struct hsession	*hs;
+
+	for (hs = p->sessions; hs != NULL; hs = hs->next)
+		hsession_end(p, hs, why);
+}
+
+/* Free a list of sessions; the writer must have stopped. */
+void
+hsession_free_all(struct hsession *hs)
+{
+	struct hsession	*next;
+
+	for (; hs != NULL; hs = next) {
+		next = hs->next;
+		writer_session_free(hs->ws);
+		free(hs->key);
+		free(hs);
+	}
+}
+
+/* Find the value of query parameter sessionId in a target, or NULL. */
+static const char *
+query_param(const char *target, size_t *len)
+{
+	const char	*q = strchr(target, '?'), *p;
+
+	if (q == NULL)
+		return NULL;
+	for (p = q + 1; *p != '\0' && *p != '#';) {
+		if (strncmp(p, "sessionId=", 10) == 0) {
+			p += 10;
+			*len = strcspn(p, "&#");
+			return p;
+		}
+		p += strcspn(p, "&#");
+		if (*p == '&')
+			p++;
+	}
+	return NULL;
+}
+
+/* The legacy sessionId in a request-target or endpoint URL (caller frees). */
+char *
+hsession_query_id(const char *target)
+{
+	const char	*v;
+	size_t		 len;
+
+	if ((v = query_param(target, &len)) == NULL || len == 0)
+		return NULL;
+	return xstrndup(v, len);
+}
+
+/* A target with its sessionId value redacted (caller frees). */
+char *
+hsession_redact_path(const char *target)
+{
+	const char	*v;
+	size_t		 len;
+	char		*s;
+
+	if ((v = query_param(target, &len)) == NULL)
+		return xstrdup(target);
+	xasprintf(&s, "%.*s%s%s", (int)(v - target), target, HTTP_REDACTED,
+	    v + len);
+	return s;
+}
+
+static int
+header_redacted(struct hproxy *p, const char *name)
+{
+	size_t	i;
+
+	if (strncasecmp(name, "Mcp-Param-", 10) == 0)
+		return 1;
+	for (i = 0; redacted_headers[i] != NULL; i++) {
+		if (strcasecmp(name, redacted_headers[i]) == 0)
+			return 1;
+	}
+	for (i = 0; i < p->opt->nredact; i++) {
+		if (strcasecmp(name, p->opt->redact[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A head's fields as stored: a JSON array of [name, value], credentials
+ * as "[REDACTED]" (caller frees).
+ */
+char *
+hsession_headers_json(struct hproxy *p, const struct http_head *h)
+{
+	json_t	*a = json_array(), *pair, *v;
+	char	*s;
+	size_t	 i;
+
+	for (i = 0; i < h->nheaders; i++) {
+		const char	*val = h->headers[i].value;
+
+		if (header_redacted(p, h->headers[i].name))
+			val = HTTP_REDACTED;
+		if ((v = json_string(val)) == NULL)
+			v = json_string("(not UTF-8)");
+		pair = json_array();
+		/* Names are tokens: ASCII, so always a valid string. */
+		json_array_append_new(pair, json_string(h->headers[i].name));
+		json_array_append_new(pair, v);
+		json_array_append_new(a, pair);
+	}
+	s = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	return s != NULL ? s : xstrdup("[]");
+}
+
+/*
+ * The exchange's session is now known: write its request (and response
+ * head, if it came) and the messages held until now.
+ */
+void
+hexch_assign(struct hexch *x, struct hsession *hs)
+{
+	struct hproxy		*p = x->c->p;
+	struct wexchange_info	 info;
+	char			*path, *reqh, *resph;
+	size_t			 i;
+
+	if (x->hs != NULL)
+		return;
+	x->hs = hs;
+	x->wait_endpoint = 0;
+	path = hsession_redact_path(x->req.target);
+	reqh = hsession_headers_json(p, &x->req);
+	memset(&info, 0, sizeof info);
+	info.conn = x->c->id;
+	info.method = x->req.method;
+	info.path = path;
+	info.headers = reqh;
+	info.ts_ns = x->ts_ns;
+	info.mono_ns = x->mono_ns;
+	x->wx = writer_exchange_begin(p->w, hs->ws, &info);
+	free(path);
+	free(reqh);
+	if (x->have_resp) {
+		resph = hsession_headers_json(p, &x->resp);
+		memset(&info, 0, sizeof info);
+		info.headers = resph;
+		info.mono_ns = clock_mono_ns();
+		writer_exchange_response(p->w, x->wx, x->resp.status, &info);
+		free(resph);
+	}
+	for (i = 0; i < x->nheld; i++)
+		tap_message(p->tap, hs->ws, x->wx, x->held[i]);
+	free(x->held);
+	x->held = NULL;
+	x->nheld = 0;
+}
+
+/* Record a message of this exchange, or hold it until its session is known. */
+void
+hexch_tap(struct hexch *x, struct msg *m)
+{
+	if (x->hs != NULL) {
+		tap_message(x->c->p->tap, x->hs->ws, x->wx, m);
+		return;
+	}
+	x->held = xreallocarray(x->held, x->nheld + 1, sizeof *x->held);
+	x->held[x->nheld++] = m;
+}
+
+/* Note something about an exchange in its session's events, and the log. */
+void
+hexch_note(struct hexch *x, const char *fmt, ...)
+{
+	struct hsession	*hs;
+	va_list		 ap;
+	char		*text, *path, *full;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) == -1)
+		fatalx("out of memory");
+	va_end(ap);
+	path = hsession_redact_path(x->req.target != NULL ? x->req.target :
+	    "?");
+	xasprintf(&full, "%s %s: %s", x->req.method != NULL ?
+	    x->req.method : "?", path, text);
+	log_info("connection %llu: %s", (unsigned long long)x->c->id, full);
+	hs = (x->hs != NULL) ? x->hs : hsession_default(x->c->p);
+	tap_event(x->c->p->tap, hs->ws, "note", full, strlen(full));
+	free(full);
+	free(path);
+	free(text);
+}

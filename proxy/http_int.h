@@ -1,0 +1,118 @@
+/*
+ * Internals of the HTTP front end (proxy/http.c, proxy/hsession.c);
+ * nothing outside proxy/ includes it.
+ */
+#ifndef MCPREEL_HTTP_INT_H
+#define MCPREEL_HTTP_INT_H
+
+#include <sys/queue.h>
+
+#include "proxy.h"
+
+/* Unsent bytes for one side of a connection before its source pauses. */
+#define HTTP_MAX_OUTPUT		(4u * 1024 * 1024)
+/* A response body that is not JSON-RPC is kept for people up to this. */
+#define HTTP_KEEP_BODY_MAX	(64 * 1024)
+/* A legacy SSE stream is held back this far, waiting for its endpoint. */
+#define HTTP_HOLD_MAX		(64 * 1024)
+/* How long connecting to the upstream may take, seconds. */
+#define HTTP_CONNECT_TIMEOUT	10
+/* What credentials are stored as. */
+#define HTTP_REDACTED		"[REDACTED]"
+
+/* An MCP session seen on the wire, and the recording session for it. */
+struct hsession {
+	char		*key;		/* Mcp-Session-Id or legacy sessionId;
+					   NULL for the run's default */
+	int		 legacy;	/* HTTP+SSE (sessionId) */
+	int		 ended;		/* DELETE succeeded */
+	struct wsession	*ws;
+	struct hsession	*next;
+};
+
+struct hproxy;
+struct hconn;
+
+/* One request and its response on a client connection. */
+struct hexch {
+	struct hconn		*c;
+	struct http_head	 req;
+	struct http_body	 reqbody;
+	int			 req_done;
+	struct evbuffer		*reqdata;	/* decoded request body */
+	int64_t			 ts_ns;
+	int64_t			 mono_ns;
+
+	struct hsession		*hs;		/* NULL until known */
+	struct wexchange	*wx;
+	struct msg		**held;		/* tapped before hs was known */
+	size_t			 nheld;
+	int			 wait_endpoint;	/* hs waits for the first event */
+
+	struct http_head	 resp;
+	int			 have_resp;	/* a final head came */
+	int			 sent_resp;	/* the client got response bytes */
+	struct http_body	 respbody;
+	int			 resp_done;
+	int			 rechunk;	/* forward as chunked */
+	int			 sse;		/* text/event-stream */
+	struct sse_parser	 sp;
+	struct evbuffer		*ssebuf;	/* decoded stream, for sp */
+	int			 sse_events;	/* events seen */
+	struct evbuffer		*respdata;	/* decoded non-SSE body */
+	struct evbuffer		*hold;		/* legacy: until the endpoint */
+	int			 close_after;	/* Connection: close either way */
+	char			*outcome;
+};
+
+/* A client connection, joined one to one with an upstream connection. */
+struct hconn {
+	struct hproxy		*p;
+	uint64_t		 id;
+	struct bufferevent	*cbev;		/* the client */
+	struct bufferevent	*ubev;		/* the upstream, or NULL */
+	int			 connected;	/* ubev finished connecting */
+	size_t			 scanned;	/* request head parse */
+	size_t			 uscanned;	/* response head parse */
+	struct hexch		*x;		/* the exchange in progress */
+	int			 cpause;	/* why client reading paused */
+	int			 upause;	/* why upstream reading paused */
+	int			 closing;	/* close once output is sent */
+	int			 dead;		/* closed; freed next pass */
+	TAILQ_ENTRY(hconn)	 entry;
+};
+TAILQ_HEAD(hconns, hconn);
+
+struct hproxy {
+	struct event_base	*base;
+	struct evconnlistener	*listener;
+	struct upstream		 up;
+	char			*origin;	/* where we listen */
+	struct tap		*tap;
+	struct writer		*w;
+	const struct http_options *opt;
+	uint64_t		 nconns;
+	struct hconns		 conns;
+	struct hsession		*sessions;
+	struct hsession		*dflt;		/* the run's default session */
+	struct event		*sigs[2];
+	char			*stop_reason;
+};
+
+/* hsession.c */
+struct hsession	*hsession_get(struct hproxy *, const char *, int);
+struct hsession	*hsession_default(struct hproxy *);
+void		 hsession_end(struct hproxy *, struct hsession *,
+		     const char *);
+void		 hsession_end_all(struct hproxy *, const char *);
+void		 hsession_free_all(struct hsession *);
+char		*hsession_query_id(const char *);
+char		*hsession_headers_json(struct hproxy *,
+		     const struct http_head *);
+char		*hsession_redact_path(const char *);
+void		 hexch_assign(struct hexch *, struct hsession *);
+void		 hexch_tap(struct hexch *, struct msg *);
+void		 hexch_note(struct hexch *, const char *, ...)
+		     PRINTFLIKE(2, 3);
+
+#endif
