@@ -835,35 +835,40 @@ exch_forward_response_body(struct hconn *c, int eof)
 		conn_close(c, "bad response body");
 		return -1;
 	}
-	if (x->sse) {
+	/*
+	 * The bytes go where they are going before the events in them are
+	 * handled: an endpoint rewrite edits the held copy.
+	 */
+	if (x->sse)
 		buf_copy(x->ssebuf, tmp);
-		for (;;) {
-			memset(&ev, 0, sizeof ev);
-			erc = sse_next(&x->sp, x->ssebuf, &ev);
-			if (erc != 1) {
-				if (erc == -1)
-					hexch_note(x, "an SSE line too long "
-					    "to record; forwarding goes on");
-				break;
-			}
-			exch_sse_event(x, &ev);
-			sse_event_clear(&ev);
-		}
-	} else
+	else
 		buf_copy(x->respdata, tmp);
-
-	if (x->hold != NULL) {
+	if (x->hold != NULL)
 		evbuffer_add_buffer(x->hold, tmp);
-		if (!x->wait_endpoint || x->sse_events > 0 ||
-		    evbuffer_get_length(x->hold) > HTTP_HOLD_MAX) {
-			if (x->wait_endpoint)
-				hexch_assign(x, hsession_default(c->p));
-			exch_release_hold(x, out);
-		}
-	} else if (x->rechunk)
+	else if (x->rechunk)
 		http_chunk_add(out, tmp);
 	else
 		evbuffer_add_buffer(out, tmp);
+	while (x->sse) {
+		memset(&ev, 0, sizeof ev);
+		erc = sse_next(&x->sp, x->ssebuf, &ev);
+		if (erc == 0)
+			break;
+		if (erc == -1) {
+			hexch_note(x, "an SSE event too large to record (over "
+			    "%d bytes): passed through, not recorded",
+			    SSE_LINE_MAX);
+			continue;
+		}
+		exch_sse_event(x, &ev);
+		sse_event_clear(&ev);
+	}
+	if (x->hold != NULL && (!x->wait_endpoint || x->sse_events > 0 ||
+	    evbuffer_get_length(x->hold) > HTTP_HOLD_MAX)) {
+		if (x->wait_endpoint)
+			hexch_assign(x, hsession_default(c->p));
+		exch_release_hold(x, out);
+	}
 	evbuffer_free(tmp);
 
 	if (rc == 1) {
