@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 import { mcpreelHttpSupport, readEventStream, request, spawnUntilLine, startMcpreelHttp, stopChild } from './lib/servers.mjs';
 import { PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
+import { SSE_RAW } from './peers/sse_raw.mjs';
 
 const support = mcpreelHttpSupport();
 const needsHttp = support.ok ? false : support.reason;
@@ -82,6 +83,30 @@ test('headers pass through untouched (Host aside), credentials redacted only in 
     assert.deepEqual(m.map((r) => [r.direction, r.kind]), [['c2s', 'request'], ['s2c', 'invalid']],
       'the request is a message; the mirror reply is JSON but no JSON-RPC');
   }, { prefix: '/base', args: ['--redact-header', 'X-Api-Key'] });
+});
+
+test('--keep-host passes the client\'s Host header on unchanged', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withPeerAndProxy(async ({ mp }) => {
+    const r = await request(`${mp.url}/mirror`, { headers: { Host: 'client.example:1234' } });
+    const got = new Map(pairs(JSON.parse(r.body).rawHeaders).map(([k, v]) => [k.toLowerCase(), v]));
+    assert.equal(got.get('host'), 'client.example:1234');
+  }, { args: ['--keep-host'] });
+});
+
+test('an SSE body arrives byte for byte (comments, retry, CR and CRLF line ends); each event with data is one message', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withPeerAndProxy(async ({ db, mp, stopProxy }) => {
+    const r = await request(`${mp.url}/sse-raw`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['transfer-encoding'], 'chunked', 'chunked stays chunked');
+    assert.equal(r.body.toString('utf8'), SSE_RAW.join(''), 'the body is unchanged');
+    await stopProxy();
+    const m = sql(db, `SELECT kind, sse_event_id, CAST(raw AS TEXT) AS raw FROM messages ORDER BY seq`);
+    assert.deepEqual(m, [
+      { kind: 'notification', sse_event_id: '1', raw: '{"jsonrpc":"2.0","method":"a"}' },
+      { kind: 'notification', sse_event_id: null, raw: '{"jsonrpc":"2.0",\n"method":"b"}' },
+      { kind: 'response', sse_event_id: '3', raw: '{"jsonrpc":"2.0","id":9,"result":{}}' },
+    ]);
+  });
 });
 
 test('status codes, error bodies, WWW-Authenticate and /.well-known pass through', { skip: needsHttp, timeout: 60000 }, async () => {

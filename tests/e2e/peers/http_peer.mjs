@@ -16,7 +16,12 @@
 //   .../legacy/message   POST ?sessionId=abc123: 202, and the JSON-RPC
 //                        response {id, result: {echo: method}} on the stream
 //   .../slow             200 application/json after 300 ms
+//   .../sse-raw          200 text/event-stream, chunked, written in pieces
+//                        10 ms apart: comments, retry, ids, multi-line
+//                        data, CRLF and CR line ends (SSE_RAW below)
 import http from 'node:http';
+
+import { SSE_RAW } from './sse_raw.mjs';
 
 let origin;
 const streams = new Map();
@@ -63,6 +68,17 @@ const server = http.createServer((req, res) => {
       send(res, 202, 'text/plain', 'Accepted');
       const m = JSON.parse(body);
       if ('id' in m) stream.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { echo: m.method } })}\n\n`);
+      return undefined;
+    }
+    if (p.endsWith('/sse-raw')) {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      let i = 0;
+      const next = () => {
+        if (i === SSE_RAW.length) return res.end();
+        res.write(SSE_RAW[i++]);
+        return setTimeout(next, 10);
+      };
+      next();
       return undefined;
     }
     if (p.includes('/slow')) {
