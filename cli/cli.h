@@ -47,6 +47,10 @@ void		 cmd_record_usage(FILE *);
 int		 cmd_sessions(int, char **);
 void		 cmd_sessions_usage(FILE *);
 
+/* cmd_replay.c */
+int		 cmd_replay(int, char **);
+void		 cmd_replay_usage(FILE *);
+
 /* cmd_show.c */
 int		 cmd_show(int, char **);
 void		 cmd_show_usage(FILE *);

@@ -17,6 +17,8 @@ const struct cmd cmd_table[] = {
 	{ "sessions", "list recorded sessions", cmd_sessions,
 	    cmd_sessions_usage },
 	{ "show", "print a recorded session", cmd_show, cmd_show_usage },
+	{ "replay", "re-send a recorded session to a server and diff",
+	    cmd_replay, cmd_replay_usage },
 	{ NULL, NULL, NULL, NULL }
 };
 
@@ -145,6 +147,6 @@ main(int argc, char **argv)
 		    "--help')\n", argv[0]);
 		return EXIT_USAGE;
 	}
-	optind = 1;
+	optind = 0;	/* 0: glibc re-reads the option string (ordering) */
 	return c->run(argc, argv);
 }

@@ -196,4 +196,49 @@ struct bufferevent *net_upstream_connect(struct event_base *,
 char		*net_upstream_error(struct bufferevent *,
 		     const struct upstream *);
 
+/*
+ * xport.c, xport_stdio.c, xport_http.c: the client side of an MCP
+ * transport, for replay.  A server run as a child over stdio, or a
+ * Streamable HTTP endpoint; either way whole messages go out and come in.
+ */
+
+struct xport;
+
+struct xport_cbs {
+	/* One whole message from the server. */
+	void	(*message)(const char *, size_t, void *);
+	/* Something around the messages: "stderr" lines, "note"s. */
+	void	(*event)(const char *, const char *, size_t, void *);
+	/* The server is gone (exited, or finished after xport_finish). */
+	void	(*closed)(const char *, void *);
+};
+
+struct xport_ops {
+	void	(*send)(struct xport *, const char *, size_t);
+	void	(*finish)(struct xport *);
+	void	(*free)(struct xport *);
+};
+
+struct xport {
+	const struct xport_ops	*ops;
+	struct event_base	*base;
+	struct xport_cbs	 cbs;
+	void			*arg;
+	char			*target;	/* for reports: argv or URL */
+	char			*protocol_version;	/* HTTP: sent as
+							   MCP-Protocol-Version */
+	int			 exit_code;	/* stdio: the server's, or -1 */
+};
+
+struct xport	*xport_stdio(struct event_base *, char *const [],
+		     const struct xport_cbs *, void *, int *, char **);
+struct xport	*xport_http(struct event_base *, const char *, const char *,
+		     int, const struct xport_cbs *, void *, char **);
+void		 xport_send(struct xport *, const char *, size_t);
+void		 xport_set_protocol_version(struct xport *, const char *);
+void		 xport_finish(struct xport *);
+void		 xport_free(struct xport *);
+void		 xport_init(struct xport *, const struct xport_ops *,
+		     struct event_base *, const struct xport_cbs *, void *);
+
 #endif

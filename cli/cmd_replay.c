@@ -1,0 +1,346 @@
+/* mcpreel replay: re-send a recorded session to a server and diff. */
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "replay.h"
+#include "store.h"
+
+/* Seconds replay waits for each response, unless --timeout. */
+#define REPLAY_DEFAULT_TIMEOUT	30
+
+void
+cmd_replay_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mcpreel replay [--db PATH] SESSION [OPTIONS] -- CMD [ARGS...]\n"
+	    "       mcpreel replay [--db PATH] SESSION [OPTIONS] --upstream URL\n"
+	    "\n"
+	    "Re-send a recorded session's client messages to a live server (CMD\n"
+	    "over stdio, or a Streamable HTTP endpoint URL) and compare every\n"
+	    "response with the recorded one.  A session recorded over either\n"
+	    "transport replays over either.  SESSION is an id, a name or 'last'.\n"
+	    "\n"
+	    "Messages go in causal order: each is sent once every response the\n"
+	    "recorded client had received before sending it has arrived (or timed\n"
+	    "out).  The server's own requests (sampling, elicitation, roots, ping)\n"
+	    "are answered from the recording.  Ids, progress tokens and opaque\n"
+	    "values the server issues are remapped, not compared.\n"
+	    "\n"
+	    "options:\n"
+	    "  --timeout SEC          wait this long for each response (default 30)\n"
+	    "  --pace recorded        also keep the recorded gaps between messages\n"
+	    "  --ignore PATH          do not compare PATH (repeatable); a JSONPath\n"
+	    "                         subset: $.a.b, [n], [*], .*, ..key\n"
+	    "  --ignore-method M      do not compare the answers to method M\n"
+	    "  --rules FILE           the same in a JSON file: {\"ignore\": [...],\n"
+	    "                         \"ignore_methods\": [...], \"normalize\":\n"
+	    "                         [{\"regex\": \"...\", \"replace\": \"...\"}]}\n"
+	    "  --notifications strict  also compare notification counts per method\n"
+	    "  --report text|json|junit   the report's form (default text)\n"
+	    "  -o FILE                write the report to FILE, not stdout\n"
+	    "  --no-record            do not record the replay as a new session\n"
+	    "  --name NAME            name the recorded replay (default: replay of N)\n"
+	    "  --cacert FILE, --insecure   for an https:// upstream\n"
+	    "\n"
+	    "Exit status: 0 all the same, 1 differences or missing responses, 2 could\n"
+	    "not run.\n");
+}
+
+struct stdio_target {
+	char	**argv;
+	int	  code;
+};
+
+struct http_target {
+	const char	*url;
+	const char	*cacert;
+	int		 insecure;
+};
+
+static struct xport *
+open_stdio(struct event_base *base, const struct xport_cbs *cbs, void *arg,
+    void *target, char **cause)
+{
+	struct stdio_target	*t = target;
+
+	return xport_stdio(base, t->argv, cbs, arg, &t->code, cause);
+}
+
+static struct xport *
+open_http(struct event_base *base, const struct xport_cbs *cbs, void *arg,
+    void *target, char **cause)
+{
+	struct http_target	*t = target;
+
+	return xport_http(base, t->url, t->cacert, t->insecure, cbs, arg,
+	    cause);
+}
+
+struct load {
+	struct plan	*plan;
+};
+
+static int
+load_cb(const struct timeline_row *r, void *arg)
+{
+	struct load	*l = arg;
+
+	if (!r->is_event)
+		plan_add(l->plan, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw,
+		    r->m.len);
+	return 0;
+}
+
+struct session_name {
+	char	*name;
+	char	*transport;
+};
+
+static int
+name_cb(const struct session_row *r, void *arg)
+{
+	struct session_name	*sn = arg;
+
+	sn->name = r->name != NULL ? xstrdup(r->name) : NULL;
+	sn->transport = xstrdup(r->transport);
+	return 0;
+}
+
+int
+cmd_replay(int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "pace", required_argument, NULL, 'p' },
+		{ "ignore", required_argument, NULL, 'i' },
+		{ "ignore-method", required_argument, NULL, 'm' },
+		{ "rules", required_argument, NULL, 'R' },
+		{ "notifications", required_argument, NULL, 'N' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "no-record", no_argument, NULL, 'n' },
+		{ "name", required_argument, NULL, 'a' },
+		{ "upstream", required_argument, NULL, 'u' },
+		{ "cacert", required_argument, NULL, 'c' },
+		{ "insecure", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "log-file", required_argument, NULL, 'L' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct replay_options		 opt;
+	struct replay_report		 rep;
+	struct diff_rules		 rules;
+	struct plan			 plan;
+	struct load			 load;
+	struct session_name		 sn = { NULL, NULL };
+	struct stdio_target		 st_target;
+	struct http_target		 http_target;
+	struct store			*st = NULL;
+	struct writer			*w = NULL;
+	const char			*db = NULL, *report = "text";
+	const char			*out_path = NULL, *name = NULL;
+	char				*path = NULL, *cause = NULL, *end;
+	char				*label = NULL;
+	int64_t				 id;
+	long				 n;
+	int				 ch, record = 1, rc = EXIT_USAGE;
+	FILE				*out = stdout;
+
+	memset(&opt, 0, sizeof opt);
+	memset(&rep, 0, sizeof rep);
+	memset(&plan, 0, sizeof plan);
+	memset(&http_target, 0, sizeof http_target);
+	diff_rules_init(&rules);
+	opt.timeout_ms = REPLAY_DEFAULT_TIMEOUT * 1000;
+	opt.rules = &rules;
+
+	while ((ch = getopt_long(argc, argv, "hvqo:", longopts, NULL)) !=
+	    -1) {
+		if (cli_common_option(ch, optarg))
+			continue;
+		switch (ch) {
+		case 'd':
+			db = optarg;
+			break;
+		case 't':
+			n = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || n < 1 ||
+			    n > 86400) {
+				fprintf(stderr, "mcpreel replay: --timeout "
+				    "takes whole seconds, 1 to 86400\n");
+				goto out;
+			}
+			opt.timeout_ms = (int)n * 1000;
+			break;
+		case 'p':
+			if (strcmp(optarg, "recorded") != 0) {
+				fprintf(stderr, "mcpreel replay: --pace takes "
+				    "'recorded'\n");
+				goto out;
+			}
+			opt.pace = 1;
+			break;
+		case 'i':
+			if (diff_rules_add_ignore(&rules, optarg, &cause) !=
+			    0)
+				goto bad;
+			break;
+		case 'm':
+			diff_rules_add_method(&rules, optarg);
+			break;
+		case 'R':
+			if (diff_rules_load(&rules, optarg, &cause) != 0)
+				goto bad;
+			break;
+		case 'N':
+			if (strcmp(optarg, "strict") != 0) {
+				fprintf(stderr, "mcpreel replay: "
+				    "--notifications takes 'strict'\n");
+				goto out;
+			}
+			opt.notifications_strict = 1;
+			break;
+		case 'r':
+			if (strcmp(optarg, "text") != 0 &&
+			    strcmp(optarg, "json") != 0 &&
+			    strcmp(optarg, "junit") != 0) {
+				fprintf(stderr, "mcpreel replay: --report "
+				    "takes text, json or junit\n");
+				goto out;
+			}
+			report = optarg;
+			break;
+		case 'o':
+			out_path = optarg;
+			break;
+		case 'n':
+			record = 0;
+			break;
+		case 'a':
+			name = optarg;
+			break;
+		case 'u':
+			http_target.url = optarg;
+			break;
+		case 'c':
+			http_target.cacert = optarg;
+			break;
+		case 'k':
+			http_target.insecure = 1;
+			break;
+		case 'h':
+			cmd_replay_usage(stdout);
+			rc = EXIT_OK;
+			goto out;
+		default:
+			cmd_replay_usage(stderr);
+			goto out;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0) {
+		fprintf(stderr, "mcpreel replay: give the SESSION to replay "
+		    "(an id, a name or 'last')\n");
+		goto out;
+	}
+	if ((http_target.url == NULL) == (argc < 2)) {
+		fprintf(stderr, "mcpreel replay: give the server to replay "
+		    "against: -- CMD [ARGS...] or --upstream URL (one of "
+		    "them)\n");
+		goto out;
+	}
+
+	if ((path = dbpath_resolve(db, &cause)) == NULL ||
+	    (st = store_open(path, 0, &cause)) == NULL ||
+	    query_find_session(st, argv[0], &id, &cause) != 0 ||
+	    query_sessions(st, id, name_cb, &sn, &cause) != 0)
+		goto bad;
+	load.plan = &plan;
+	if (query_timeline(st, id, 0, load_cb, &load, &cause) != 0)
+		goto bad;
+	plan_build(&plan);
+	rep.session = id;
+	rep.session_name = sn.name != NULL ? xstrdup(sn.name) : NULL;
+
+	if (record) {
+		if ((w = writer_start(st, &cause)) == NULL)
+			goto bad;
+		st = NULL;
+		if (name == NULL)
+			xasprintf(&label, "replay of %lld", (long long)id);
+		opt.w = w;
+		opt.ws = writer_session_begin(w, name != NULL ? name : label,
+		    http_target.url != NULL ? "http" : "stdio",
+		    http_target.url != NULL ? http_target.url : "(replay)");
+	} else {
+		store_close(st);
+		st = NULL;
+	}
+
+	if (http_target.url != NULL)
+		rc = replay_run(&plan, open_http, &http_target, &opt, &rep,
+		    &cause);
+	else {
+		st_target.argv = argv + 1;
+		rc = replay_run(&plan, open_stdio, &st_target, &opt, &rep,
+		    &cause);
+	}
+	if (w != NULL) {
+		writer_session_end(w, opt.ws, -1, 0, rc == 0 ? "replay "
+		    "finished" : "replay could not run");
+		writer_stop(w);
+		rep.replay_session = writer_session_id(opt.ws);
+		writer_session_free(opt.ws);
+		w = NULL;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "mcpreel replay: %s\n", cause);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+
+	if (out_path != NULL && (out = fopen(out_path, "w")) == NULL) {
+		fprintf(stderr, "mcpreel replay: cannot write %s: %m\n",
+		    out_path);
+		out = stdout;
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (strcmp(report, "json") == 0)
+		report_json(out, &rep);
+	else if (strcmp(report, "junit") == 0)
+		report_junit(out, &rep);
+	else
+		report_text(out, &rep, out == stdout && isatty(STDOUT_FILENO));
+	if (out != stdout && out_path != NULL && strcmp(report, "text") != 0)
+		report_text(stdout, &rep, isatty(STDOUT_FILENO));
+	rc = replay_exit_status(&rep);
+	goto out;
+
+bad:
+	fprintf(stderr, "mcpreel replay: %s\n", cause);
+	rc = EXIT_USAGE;
+out:
+	if (out != stdout)
+		fclose(out);
+	if (w != NULL)
+		writer_stop(w);
+	store_close(st);
+	replay_report_clear(&rep);
+	plan_clear(&plan);
+	diff_rules_clear(&rules);
+	free(sn.name);
+	free(sn.transport);
+	free(label);
+	free(cause);
+	free(path);
+	return rc;
+}

@@ -1,0 +1,734 @@
+/*
+ * The replay engine: send a recorded session's client messages to a live
+ * server in causal order, answer the server's own requests from the
+ * recording, pair live responses with recorded requests by id, and
+ * compare.
+ *
+ * What legitimately differs between runs is remapped, not compared: the
+ * server's requests get the recorded answers under their live ids, and
+ * opaque values the server hands the client to send back (a 2026-07-28
+ * requestState, a cursor, a task id) are learnt from each live response
+ * and substituted into the later recorded requests that carry them.
+ */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "replay.h"
+#include "store.h"
+
+/* After the last answer, how long trailing notifications may come. */
+#define ENGINE_LINGER_MS	300
+/* How long the server gets to finish (exit, or DELETE) at the end. */
+#define ENGINE_FINISH_MS	6000
+/* Short params shown in reports. */
+#define ENGINE_PARAMS_MAX	60
+
+/* Keys whose values the server issues and the client sends back. */
+static const char *opaque_keys[] = {
+	"requestState",		/* 2026-07-28 multi round-trip requests */
+	"nextCursor",		/* pagination: answered as "cursor" */
+	"cursor",
+	"taskId",		/* 2025-11-25 tasks */
+	NULL
+};
+
+enum rq_state {
+	RQ_UNSENT,
+	RQ_SENT,
+	RQ_ANSWERED,
+	RQ_TIMEDOUT
+};
+
+struct rreq {
+	struct engine	*e;
+	size_t		 msg;
+	enum rq_state	 state;
+	int64_t		 sent_ns;
+	int64_t		 answered_ns;
+	json_t		*live;
+	struct event	*timer;
+};
+
+struct engine {
+	struct event_base	*base;
+	struct plan		*plan;
+	struct xport		*xp;
+	const struct replay_options *opt;
+	struct replay_report	*rep;
+	struct rreq		**by_msg;	/* plan index -> request */
+	struct idmap		*live_ids;	/* id text -> plan index */
+	size_t			 next;		/* the next send */
+	int64_t			 last_send_ns;
+	struct event		*step_ev;
+	struct event		*end_ev;
+	json_t			*srv_answers;	/* key -> [plan index...] */
+	json_t			*srv_used;	/* key -> times used */
+	json_t			*remap;		/* recorded -> live value */
+	json_t			*notif_live;
+	int			 finishing;
+	int			 closed;
+	char			*closed_why;
+};
+
+static void	engine_step(struct engine *);
+
+static void
+engine_note(struct engine *e, const char *fmt, ...)
+{
+	va_list	 ap;
+	json_t	*v;
+	char	*s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		fatalx("out of memory");
+	va_end(ap);
+	log_info("%s", s);
+	if ((v = json_string(s)) == NULL)
+		v = json_string("(a note that is not UTF-8)");
+	json_array_append_new(e->rep->notes, v);
+	free(s);
+}
+
+/* Record what replay sent or received, if it records. */
+static void
+engine_record(struct engine *e, enum dir d, const char *bytes, size_t len)
+{
+	if (e->opt->w != NULL)
+		writer_message(e->opt->w, e->opt->ws, NULL,
+		    msg_new(d, bytes, len));
+}
+
+static void
+engine_send(struct engine *e, const char *bytes, size_t len)
+{
+	engine_record(e, DIR_C2S, bytes, len);
+	xport_send(e->xp, bytes, len);
+}
+
+/* Replace learnt opaque values in a message about to be sent. */
+static int
+remap_apply(struct engine *e, json_t *v)
+{
+	const char	*k;
+	json_t		*c, *to;
+	size_t		 i;
+	int		 n = 0, j;
+
+	if (json_is_object(v)) {
+		json_object_foreach(v, k, c) {
+			for (j = 0; opaque_keys[j] != NULL; j++) {
+				if (strcmp(k, opaque_keys[j]) != 0 ||
+				    !json_is_string(c))
+					continue;
+				to = json_object_get(e->remap,
+				    json_string_value(c));
+				if (to != NULL) {
+					json_object_set(v, k, to);
+					n++;
+				}
+			}
+			n += remap_apply(e, json_object_get(v, k));
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, c)
+			n += remap_apply(e, c);
+	}
+	return n;
+}
+
+/* Learn opaque values from a recorded answer and its live counterpart. */
+static void
+remap_learn(struct engine *e, const json_t *rec, const json_t *live)
+{
+	const char	*k;
+	json_t		*c, *l;
+	size_t		 i;
+	int		 j;
+
+	if (json_is_object(rec) && json_is_object(live)) {
+		json_object_foreach((json_t *)rec, k, c) {
+			l = json_object_get(live, k);
+			if (l == NULL)
+				continue;
+			for (j = 0; opaque_keys[j] != NULL; j++) {
+				if (strcmp(k, opaque_keys[j]) == 0 &&
+				    json_is_string(c) && json_is_string(l) &&
+				    !json_equal(c, l))
+					json_object_set(e->remap,
+					    json_string_value(c), l);
+			}
+			remap_learn(e, c, l);
+		}
+	} else if (json_is_array(rec) && json_is_array(live)) {
+		for (i = 0; i < json_array_size(rec) &&
+		    i < json_array_size(live); i++)
+			remap_learn(e, json_array_get(rec, i),
+			    json_array_get(live, i));
+	}
+}
+
+static void
+engine_timeout_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct rreq	*r = arg;
+	struct engine	*e = r->e;
+	struct rmsg	*m = &e->plan->m[r->msg];
+	size_t		 klen = strlen(m->id);
+	int64_t		 idx;
+
+	r->state = RQ_TIMEDOUT;
+	idmap_take(e->live_ids, m->id, klen, &idx, NULL);
+	engine_note(e, "seq %lld %s: no response within %d ms",
+	    (long long)m->seq, m->method != NULL ? m->method : "?",
+	    e->opt->timeout_ms);
+	engine_step(e);
+}
+
+/* Whether any sent request still waits for its answer. */
+static int
+engine_outstanding(const struct engine *e)
+{
+	return idmap_count(e->live_ids) != 0;
+}
+
+static void
+engine_end_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct engine	*e = arg;
+
+	if (!e->finishing) {
+		/* The linger after the last answer is over: finish. */
+		e->finishing = 1;
+		if (!e->closed) {
+			struct timeval	tv = { ENGINE_FINISH_MS / 1000,
+			    (ENGINE_FINISH_MS % 1000) * 1000 };
+
+			evtimer_add(e->end_ev, &tv);
+			xport_finish(e->xp);
+			return;
+		}
+	} else if (!e->closed)
+		engine_note(e, "the server did not finish within %d ms",
+		    ENGINE_FINISH_MS);
+	event_base_loopbreak(e->base);
+}
+
+/* Send what may be sent; when all is sent and answered, wind down. */
+static void
+engine_step(struct engine *e)
+{
+	struct plan	*p = e->plan;
+	struct send	*s;
+	struct rmsg	*m;
+	struct rreq	*r;
+	struct timeval	 tv;
+	json_t		*copy;
+	char		*bytes;
+	int64_t		 now, due;
+	size_t		 i;
+
+	if (e->closed || e->finishing)
+		return;
+	while (e->next < p->nsends) {
+		s = &p->sends[e->next];
+		for (i = 0; i < s->nneeds; i++) {
+			r = e->by_msg[s->needs[i]];
+			if (r != NULL && r->state == RQ_SENT)
+				return;
+		}
+		now = clock_mono_ns();
+		if (e->opt->pace && e->next > 0 &&
+		    (due = e->last_send_ns + s->gap_ns) > now) {
+			tv.tv_sec = (due - now) / 1000000000;
+			tv.tv_usec = ((due - now) % 1000000000) / 1000;
+			evtimer_add(e->step_ev, &tv);
+			return;
+		}
+		m = &p->m[s->msg];
+		e->next++;
+		e->last_send_ns = now;
+		if ((r = e->by_msg[s->msg]) != NULL) {
+			r->state = RQ_SENT;
+			r->sent_ns = now;
+			idmap_put(e->live_ids, m->id, strlen(m->id),
+			    (int64_t)s->msg, NULL);
+			tv.tv_sec = e->opt->timeout_ms / 1000;
+			tv.tv_usec = (e->opt->timeout_ms % 1000) * 1000;
+			evtimer_add(r->timer, &tv);
+		}
+		if (m->json != NULL && json_object_size(e->remap) > 0) {
+			copy = json_deep_copy(m->json);
+			if (remap_apply(e, copy) > 0 && (bytes = json_dumps(copy,
+			    JSON_COMPACT | JSON_PRESERVE_ORDER |
+			    JSON_ENCODE_ANY)) != NULL) {
+				engine_send(e, bytes, strlen(bytes));
+				free(bytes);
+				json_decref(copy);
+				continue;
+			}
+			json_decref(copy);
+		}
+		engine_send(e, m->raw, m->len);
+	}
+	if (!engine_outstanding(e) && !evtimer_pending(e->end_ev, NULL)) {
+		tv.tv_sec = 0;
+		tv.tv_usec = ENGINE_LINGER_MS * 1000;
+		evtimer_add(e->end_ev, &tv);
+	}
+}
+
+static void
+engine_step_cb(evutil_socket_t fd, short events, void *arg)
+{
+	engine_step(arg);
+}
+
+/* The matching key of a request: its method and canonical params. */
+static char *
+request_key(const json_t *msg)
+{
+	const char	*method = json_string_value(json_object_get(msg,
+			    "method"));
+	char		*params = plan_params_key(msg), *key;
+
+	xasprintf(&key, "%s\n%s", method != NULL ? method : "", params);
+	free(params);
+	return key;
+}
+
+/* Index the recorded answers to the server's requests. */
+static void
+engine_index_server_requests(struct engine *e)
+{
+	struct plan	*p = e->plan;
+	struct rmsg	*m;
+	json_t		*list;
+	char		*key;
+	size_t		 i;
+
+	for (i = 0; i < p->n; i++) {
+		m = &p->m[i];
+		if (m->dir != DIR_S2C || m->kind != KIND_REQUEST ||
+		    m->answer < 0 || m->json == NULL ||
+		    p->m[m->answer].json == NULL)
+			continue;
+		key = request_key(m->json);
+		if ((list = json_object_get(e->srv_answers, key)) == NULL) {
+			list = json_array();
+			json_object_set_new(e->srv_answers, key, list);
+		}
+		json_array_append_new(list, json_integer((json_int_t)
+		    m->answer));
+		/* By method alone too, for when params carry per-run values. */
+		free(key);
+		xasprintf(&key, "%s\n*", m->method != NULL ? m->method : "");
+		if ((list = json_object_get(e->srv_answers, key)) == NULL) {
+			list = json_array();
+			json_object_set_new(e->srv_answers, key, list);
+		}
+		json_array_append_new(list, json_integer((json_int_t)
+		    m->answer));
+		free(key);
+	}
+}
+
+/*
+ * The recorded answer for a live server request: the recorded ones to the
+ * same request in order, the last repeating.  NULL if none.
+ */
+static const json_t *
+engine_find_answer(struct engine *e, const char *key)
+{
+	json_t		*list = json_object_get(e->srv_answers, key);
+	json_int_t	 used;
+	size_t		 at;
+
+	if (list == NULL || json_array_size(list) == 0)
+		return NULL;
+	used = json_integer_value(json_object_get(e->srv_used, key));
+	at = (size_t)used < json_array_size(list) ? (size_t)used :
+	    json_array_size(list) - 1;
+	json_object_set_new(e->srv_used, key, json_integer(used + 1));
+	return e->plan->m[json_integer_value(json_array_get(list,
+	    at))].json;
+}
+
+/* A request from the live server: answer it as the recorded client did. */
+static void
+engine_server_request(struct engine *e, const json_t *msg)
+{
+	const char	*method = json_string_value(json_object_get(msg,
+			    "method"));
+	const json_t	*answer;
+	json_t		*out, *u;
+	char		*key, *bytes;
+
+	key = request_key(msg);
+	answer = engine_find_answer(e, key);
+	free(key);
+	if (answer == NULL) {
+		xasprintf(&key, "%s\n*", method != NULL ? method : "");
+		answer = engine_find_answer(e, key);
+		free(key);
+	}
+	if (answer != NULL) {
+		out = json_deep_copy(answer);
+		e->rep->srv_answered++;
+	} else if (method != NULL && strcmp(method, "ping") == 0) {
+		out = json_pack("{s:s, s:{}}", "jsonrpc", "2.0", "result");
+		e->rep->srv_answered++;
+	} else {
+		out = json_pack("{s:s, s:{s:i, s:s}}", "jsonrpc", "2.0",
+		    "error", "code", -32601, "message", "mcpreel replay: the "
+		    "recording has no answer to this request");
+		u = json_object();
+		json_object_set_new(u, "method", json_string(method != NULL ?
+		    method : "?"));
+		json_object_set(u, "params", json_object_get(msg, "params") ?
+		    json_object_get(msg, "params") : json_null());
+		json_array_append_new(e->rep->srv_unmatched, u);
+		engine_note(e, "the server sent a %s request the recording "
+		    "has no answer to", method != NULL ? method : "?");
+	}
+	json_object_set(out, "id", json_object_get(msg, "id"));
+	if ((bytes = json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER)) !=
+	    NULL) {
+		engine_send(e, bytes, strlen(bytes));
+		free(bytes);
+	}
+	json_decref(out);
+}
+
+/* A response from the live server: pair it with what replay sent. */
+static void
+engine_response(struct engine *e, const json_t *msg, const char *idtext)
+{
+	struct rreq	*r;
+	struct rmsg	*m;
+	const char	*pv;
+	int64_t		 idx;
+
+	if (idmap_take(e->live_ids, idtext, strlen(idtext), &idx, NULL) != 0) {
+		engine_note(e, "a response with id %s that answers nothing "
+		    "replay sent (or came after its timeout)", idtext);
+		return;
+	}
+	r = e->by_msg[idx];
+	m = &e->plan->m[idx];
+	evtimer_del(r->timer);
+	r->state = RQ_ANSWERED;
+	r->answered_ns = clock_mono_ns();
+	r->live = json_deep_copy(msg);
+	if (m->method != NULL && strcmp(m->method, "initialize") == 0 &&
+	    (pv = json_string_value(json_object_get(json_object_get(msg,
+	    "result"), "protocolVersion"))) != NULL)
+		xport_set_protocol_version(e->xp, pv);
+	if (m->answer >= 0 && e->plan->m[m->answer].json != NULL)
+		remap_learn(e, e->plan->m[m->answer].json, msg);
+	engine_step(e);
+}
+
+static void
+engine_one(struct engine *e, const json_t *msg)
+{
+	const char	*method;
+	json_t		*id, *n;
+	char		*idtext;
+
+	if (!json_is_object(msg)) {
+		engine_note(e, "the server sent JSON that is no JSON-RPC "
+		    "message");
+		return;
+	}
+	method = json_string_value(json_object_get(msg, "method"));
+	id = json_object_get(msg, "id");
+	if (method != NULL && id != NULL) {
+		engine_server_request(e, msg);
+		return;
+	}
+	if (method != NULL) {
+		n = json_object_get(e->notif_live, method);
+		json_object_set_new(e->notif_live, method, json_integer(
+		    json_integer_value(n) + 1));
+		return;
+	}
+	if (id == NULL)
+		return;
+	idtext = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (idtext != NULL)
+		engine_response(e, msg, idtext);
+	free(idtext);
+}
+
+static void
+engine_message_cb(const char *bytes, size_t len, void *arg)
+{
+	struct engine	*e = arg;
+	struct scan	 sc;
+	json_t		*msg, *el;
+	size_t		 i;
+	char		*idtext;
+
+	engine_record(e, DIR_S2C, bytes, len);
+	scan_message(bytes, len, &sc);
+	if (sc.kind == KIND_INVALID ||
+	    (msg = json_loadb(bytes, len, JSON_DECODE_ANY, NULL)) == NULL) {
+		engine_note(e, "the server sent %zu bytes that are no "
+		    "JSON-RPC message", len);
+		return;
+	}
+	if (sc.kind == KIND_BATCH) {
+		json_array_foreach(msg, i, el)
+			engine_one(e, el);
+	} else if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) &&
+	    sc.has_id) {
+		/* Pair by the id as written, as the recording did. */
+		idtext = scan_id_dup(bytes, &sc);
+		engine_response(e, msg, idtext);
+		free(idtext);
+	} else
+		engine_one(e, msg);
+	json_decref(msg);
+}
+
+static void
+engine_event_cb(const char *kind, const char *text, size_t len, void *arg)
+{
+	struct engine	*e = arg;
+
+	if (e->opt->w != NULL)
+		writer_event(e->opt->w, e->opt->ws, kind, text, len);
+	if (strcmp(kind, "stderr") == 0)
+		log_debug("server: %.*s", (int)len, text);
+	else
+		engine_note(e, "%.*s", (int)len, text);
+}
+
+static void
+engine_closed_cb(const char *why, void *arg)
+{
+	struct engine	*e = arg;
+
+	e->closed = 1;
+	e->closed_why = xstrdup(why);
+	if (!e->finishing) {
+		engine_note(e, "the server went away before the replay "
+		    "ended: %s", why);
+		event_base_loopbreak(e->base);
+		return;
+	}
+	event_base_loopbreak(e->base);
+}
+
+/* A short, one-line form of a request's params, for people. */
+static char *
+short_params(const json_t *msg)
+{
+	json_t	*params = json_object_get(msg, "params");
+	char	*s, *out;
+	size_t	 len;
+
+	if (params == NULL)
+		return xstrdup("");
+	s = json_dumps(params, JSON_COMPACT | JSON_PRESERVE_ORDER |
+	    JSON_ENCODE_ANY);
+	if (s == NULL)
+		return xstrdup("");
+	len = strlen(s);
+	if (len <= ENGINE_PARAMS_MAX)
+		return s;
+	xasprintf(&out, "%.*s...", ENGINE_PARAMS_MAX - 3, s);
+	free(s);
+	return out;
+}
+
+/* Turn what happened into the report: a result per answered request. */
+static void
+engine_results(struct engine *e)
+{
+	struct replay_report	*rep = e->rep;
+	struct plan		*p = e->plan;
+	struct rreq		*r;
+	struct rmsg		*m, *a;
+	struct rresult		*res;
+	const char		*k;
+	json_t			*v, *o, *rec = json_object();
+	size_t			 i;
+
+	for (i = 0; i < p->n; i++) {
+		if ((r = e->by_msg[i]) == NULL)
+			continue;
+		m = &p->m[i];
+		if (m->answer < 0)
+			continue;	/* unanswered in the recording */
+		a = &p->m[m->answer];
+		rep->r = xreallocarray(rep->r, rep->n + 1, sizeof *rep->r);
+		res = &rep->r[rep->n++];
+		memset(res, 0, sizeof *res);
+		res->seq = m->seq;
+		res->method = m->method;
+		res->id = m->id;
+		res->params = short_params(m->json);
+		res->rec_latency_ns = a->mono_ns - m->mono_ns;
+		res->live_latency_ns = (r->state == RQ_ANSWERED) ?
+		    r->answered_ns - r->sent_ns : -1;
+		if (m->method != NULL && e->opt->rules != NULL &&
+		    diff_rules_ignores_method(e->opt->rules, m->method))
+			res->status = RSTATUS_IGNORED;
+		else if (r->state != RQ_ANSWERED)
+			res->status = RSTATUS_MISSING;
+		else if (a->json == NULL ||
+		    diff_messages(a->json, r->live, e->opt->rules,
+		    &res->diff) > 0)
+			res->status = RSTATUS_DIFFERENT;
+		else
+			res->status = RSTATUS_SAME;
+		rep->count[res->status]++;
+	}
+
+	/* Notifications the server sent: counts per method. */
+	for (i = 0; i < p->n; i++) {
+		m = &p->m[i];
+		if (m->dir == DIR_S2C && m->kind == KIND_NOTIFICATION &&
+		    m->method != NULL)
+			json_object_set_new(rec, m->method, json_integer(
+			    json_integer_value(json_object_get(rec,
+			    m->method)) + 1));
+	}
+	json_object_foreach(rec, k, v) {
+		o = json_pack("{s:I, s:I}", "recorded", json_integer_value(v),
+		    "replayed", json_integer_value(json_object_get(
+		    e->notif_live, k)));
+		json_object_set_new(rep->notifications, k, o);
+	}
+	json_object_foreach(e->notif_live, k, v) {
+		if (json_object_get(rec, k) == NULL)
+			json_object_set_new(rep->notifications, k, json_pack(
+			    "{s:i, s:I}", "recorded", 0, "replayed",
+			    json_integer_value(v)));
+	}
+	json_object_foreach(rep->notifications, k, v) {
+		if (!json_equal(json_object_get(v, "recorded"),
+		    json_object_get(v, "replayed")))
+			rep->notif_differ++;
+	}
+	json_decref(rec);
+}
+
+/*
+ * Replay plan p against the server open_fn opens, filling rep.  Returns -1
+ * (cause set) when it could not run at all.
+ */
+int
+replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
+    const struct xport_cbs *, void *, void *, char **), void *open_arg,
+    const struct replay_options *opt, struct replay_report *rep,
+    char **cause)
+{
+	struct engine		 e;
+	struct xport_cbs	 cbs = { engine_message_cb, engine_event_cb,
+				    engine_closed_cb };
+	struct rreq		*r;
+	size_t			 i;
+
+	memset(&e, 0, sizeof e);
+	e.plan = p;
+	e.opt = opt;
+	e.rep = rep;
+	rep->notifications = json_object();
+	rep->srv_unmatched = json_array();
+	rep->notes = json_array();
+	rep->notifications_strict = opt->notifications_strict;
+	e.live_ids = idmap_new();
+	e.srv_answers = json_object();
+	e.srv_used = json_object();
+	e.remap = json_object();
+	e.notif_live = json_object();
+	evthread_use_pthreads();
+	if ((e.base = event_base_new()) == NULL)
+		fatalx("cannot create an event loop");
+	e.by_msg = xcalloc(p->n ? p->n : 1, sizeof *e.by_msg);
+	for (i = 0; i < p->nsends; i++) {
+		struct rmsg	*m = &p->m[p->sends[i].msg];
+
+		if (m->kind != KIND_REQUEST || m->id == NULL)
+			continue;
+		r = xcalloc(1, sizeof *r);
+		r->e = &e;
+		r->msg = p->sends[i].msg;
+		r->timer = evtimer_new(e.base, engine_timeout_cb, r);
+		e.by_msg[r->msg] = r;
+	}
+	engine_index_server_requests(&e);
+	e.step_ev = evtimer_new(e.base, engine_step_cb, &e);
+	e.end_ev = evtimer_new(e.base, engine_end_cb, &e);
+
+	e.xp = open_fn(e.base, &cbs, &e, open_arg, cause);
+	if (e.xp == NULL) {
+		rep->could_not_run = 1;
+	} else {
+		rep->target = xstrdup(e.xp->target);
+		engine_step(&e);
+		event_base_dispatch(e.base);
+		engine_results(&e);
+		xport_free(e.xp);
+	}
+
+	for (i = 0; i < p->n; i++) {
+		if ((r = e.by_msg[i]) == NULL)
+			continue;
+		event_free(r->timer);
+		json_decref(r->live);
+		free(r);
+	}
+	free(e.by_msg);
+	event_free(e.step_ev);
+	event_free(e.end_ev);
+	idmap_free(e.live_ids);
+	json_decref(e.srv_answers);
+	json_decref(e.srv_used);
+	json_decref(e.remap);
+	json_decref(e.notif_live);
+	free(e.closed_why);
+	event_base_free(e.base);
+	return rep->could_not_run ? -1 : 0;
+}
+
+/* 0 all same, 1 differences (or missing answers), 2 could not run. */
+int
+replay_exit_status(const struct replay_report *rep)
+{
+	if (rep->could_not_run)
+		return 2;
+	if (rep->count[RSTATUS_DIFFERENT] != 0 ||
+	    rep->count[RSTATUS_MISSING] != 0 ||
+	    json_array_size(rep->srv_unmatched) != 0 ||
+	    (rep->notifications_strict && rep->notif_differ != 0))
+		return 1;
+	return 0;
+}
+
+void
+replay_report_clear(struct replay_report *rep)
+{
+	size_t	i;
+
+	for (i = 0; i < rep->n; i++) {
+		free(rep->r[i].params);
+		diff_clear(&rep->r[i].diff);
+	}
+	free(rep->r);
+	free(rep->session_name);
+	free(rep->target);
+	json_decref(rep->notifications);
+	json_decref(rep->srv_unmatched);
+	json_decref(rep->notes);
+	memset(rep, 0, sizeof *rep);
+}

@@ -1,0 +1,174 @@
+/*
+ * The replay plan: a recorded session's messages, which of them replay
+ * sends (the client's requests, notifications and batches, as recorded),
+ * and for each, the responses the recorded client had received before
+ * sending it.  Replay waits for those, so pipelined traffic stays
+ * pipelined and request/response ping-pong stays ping-pong.  The client's
+ * answers to server requests are not sent from here: they answer the live
+ * server's own requests as those arrive.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+
+/* Add a recorded message (in the order the proxy saw it). */
+void
+plan_add(struct plan *p, int64_t seq, enum dir d, int64_t mono_ns,
+    const void *raw, size_t len)
+{
+	struct rmsg	*m;
+	struct scan	 sc;
+
+	p->m = xreallocarray(p->m, p->n + 1, sizeof *p->m);
+	m = &p->m[p->n++];
+	memset(m, 0, sizeof *m);
+	m->seq = seq;
+	m->dir = d;
+	m->mono_ns = mono_ns;
+	m->raw = xmalloc(len + 1);
+	memcpy(m->raw, raw, len);
+	m->raw[len] = '\0';
+	m->len = len;
+	scan_message(raw, len, &sc);
+	m->kind = sc.kind;
+	m->method = scan_method_dup(raw, &sc);
+	m->id = scan_id_dup(raw, &sc);
+	if (sc.kind != KIND_INVALID)
+		m->json = json_loadb(raw, len, JSON_DECODE_ANY |
+		    JSON_ALLOW_NUL, NULL);
+	m->answer = m->request = -1;
+}
+
+/* The pending-request key: the request's direction, then its id text. */
+static size_t
+plan_key(char *key, size_t size, enum dir d, const char *id)
+{
+	size_t	len = strlen(id);
+
+	if (len + 2 > size)
+		return 0;
+	key[0] = (char)('0' + d);
+	memcpy(key + 1, id, len + 1);
+	return len + 1;
+}
+
+/*
+ * Pair requests with responses (by id, in order, as the writer does) and
+ * work out the sends and what each waits for.
+ */
+void
+plan_build(struct plan *p)
+{
+	struct idmap	*pending = idmap_new();
+	size_t		*answered = NULL, nanswered = 0, done = 0, i, klen;
+	int64_t		 idx, prev_mono = -1;
+	char		 key[512];
+	struct rmsg	*m;
+	struct send	*s;
+
+	for (i = 0; i < p->n; i++) {
+		m = &p->m[i];
+		if (m->id != NULL && m->kind == KIND_REQUEST) {
+			if ((klen = plan_key(key, sizeof key, m->dir,
+			    m->id)) != 0)
+				idmap_put(pending, key, klen, (int64_t)i, NULL);
+		} else if (m->id != NULL && (m->kind == KIND_RESPONSE ||
+		    m->kind == KIND_ERROR)) {
+			klen = plan_key(key, sizeof key, !m->dir, m->id);
+			if (klen != 0 && idmap_take(pending, key, klen, &idx,
+			    NULL) == 0) {
+				m->request = (ssize_t)idx;
+				p->m[idx].answer = (ssize_t)i;
+				if (m->method == NULL && p->m[idx].method !=
+				    NULL)
+					m->method = xstrdup(p->m[idx].method);
+				if (m->dir == DIR_S2C) {
+					answered = xreallocarray(answered,
+					    nanswered + 1, sizeof *answered);
+					answered[nanswered++] = (size_t)idx;
+				}
+			}
+		}
+
+		/* What the client sends of its own accord. */
+		if (m->dir != DIR_C2S || m->kind == KIND_RESPONSE ||
+		    m->kind == KIND_ERROR)
+			continue;
+		p->sends = xreallocarray(p->sends, p->nsends + 1,
+		    sizeof *p->sends);
+		s = &p->sends[p->nsends++];
+		memset(s, 0, sizeof *s);
+		s->msg = i;
+		s->gap_ns = (prev_mono < 0) ? 0 : m->mono_ns - prev_mono;
+		prev_mono = m->mono_ns;
+		if (nanswered > done) {
+			s->nneeds = nanswered - done;
+			s->needs = xreallocarray(NULL, s->nneeds,
+			    sizeof *s->needs);
+			memcpy(s->needs, answered + done,
+			    s->nneeds * sizeof *s->needs);
+			done = nanswered;
+		}
+	}
+	free(answered);
+	idmap_free(pending);
+}
+
+void
+plan_clear(struct plan *p)
+{
+	size_t	i;
+
+	for (i = 0; i < p->n; i++) {
+		free(p->m[i].method);
+		free(p->m[i].id);
+		free(p->m[i].raw);
+		json_decref(p->m[i].json);
+	}
+	for (i = 0; i < p->nsends; i++)
+		free(p->sends[i].needs);
+	free(p->m);
+	free(p->sends);
+	memset(p, 0, sizeof *p);
+}
+
+/* Remove _meta members at any depth (they carry per-run values). */
+static void
+strip_meta(json_t *v)
+{
+	const char	*k;
+	json_t		*e;
+	size_t		 i;
+	void		*tmp;
+
+	if (json_is_object(v)) {
+		json_object_del(v, "_meta");
+		json_object_foreach_safe(v, tmp, k, e)
+			strip_meta(e);
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, e)
+			strip_meta(e);
+	}
+}
+
+/*
+ * A request's params as a key for matching: canonical JSON (sorted keys,
+ * compact), without _meta.  The caller frees it.
+ */
+char *
+plan_params_key(const json_t *msg)
+{
+	json_t	*params, *copy;
+	char	*s;
+
+	params = json_object_get(msg, "params");
+	if (params == NULL)
+		return xstrdup("");
+	copy = json_deep_copy(params);
+	strip_meta(copy);
+	s = json_dumps(copy, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(copy);
+	return s != NULL ? s : xstrdup("");
+}

@@ -1,0 +1,213 @@
+/*
+ * replay: re-sending a recorded session to a live server and comparing
+ * what comes back (replay), and matching rules and the structural diff
+ * shared with the mock server.
+ */
+#ifndef MCPREEL_REPLAY_H
+#define MCPREEL_REPLAY_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "core.h"
+#include "transport.h"
+
+/* jpath.c: a JSONPath subset for naming places in a message. */
+
+/*
+ * One step of a concrete path: an object key, an array index, or a step
+ * into the JSON text held by a string (json set, key NULL).  A string is
+ * stepped into when the diff compares two strings that both hold a JSON
+ * object or array; its steps are written "{json}", so the "temperature"
+ * key of the JSON in a tool result's text is
+ * "$.result.content[0].text{json}.temperature".
+ */
+struct jseg {
+	const char	*key;		/* NULL for an array index or {json} */
+	size_t		 index;
+	int		 json;		/* into the JSON held by the string */
+};
+
+/*
+ * A compiled pattern: "$" then any of ".key", "['key']" (or double quotes;
+ * \', \" and \\ escapes), "[n]", "[*]" (any index), ".*" (any key),
+ * "{json}" (into the JSON held by a string), and "..key", "..['key']" or
+ * "..*" (that key, or any key, at any depth below, through arrays and
+ * {json} steps too).  "$" is the whole JSON-RPC message.  A pattern
+ * matches a whole path, not a prefix of one.
+ */
+struct jpath;
+
+struct jpath	*jpath_compile(const char *, char **);
+void		 jpath_free(struct jpath *);
+const char	*jpath_text(const struct jpath *);
+int		 jpath_match(const struct jpath *, const struct jseg *, size_t);
+char		*jpath_format(const struct jseg *, size_t);
+
+/* diff.c: structural comparison of two JSON-RPC messages. */
+
+/*
+ * A string normalisation: every match of regex is replaced by with, in
+ * which \0 to \9 stand for the match and its groups and \\ for "\".
+ */
+struct diff_subst {
+	char		*regex;		/* POSIX extended */
+	char		*with;
+	void		*compiled;	/* regex_t, owned */
+};
+
+/*
+ * What the diff skips and how it normalises.  Unless no_defaults is set,
+ * the default ignores (volatile MCP fields: the id, _meta progress tokens
+ * and trace context) apply on top of ignore.
+ */
+struct diff_rules {
+	struct jpath	**ignore;	/* places never compared */
+	size_t		  nignore;
+	char		**ignore_methods; /* methods whose answers are skipped */
+	size_t		  nignore_methods;
+	struct diff_subst *subst;	/* applied to strings before comparing */
+	size_t		  nsubst;
+	int		  no_defaults;	/* drop the default ignores */
+};
+
+/*
+ * One difference: where, and the values on each side (NULL: absent).  The
+ * values are references the entry owns (the original strings, before any
+ * normalisation), so they outlive the messages compared.
+ */
+struct diff_entry {
+	char		*path;		/* "$.result.content[0].text" */
+	json_t		*recorded;
+	json_t		*replayed;
+};
+
+struct diff {
+	struct diff_entry *v;
+	size_t		   n;
+};
+
+void		 diff_rules_init(struct diff_rules *);
+void		 diff_rules_clear(struct diff_rules *);
+int		 diff_rules_add_ignore(struct diff_rules *, const char *,
+		     char **);
+void		 diff_rules_add_method(struct diff_rules *, const char *);
+int		 diff_rules_add_subst(struct diff_rules *, const char *,
+		     const char *, char **);
+int		 diff_rules_load(struct diff_rules *, const char *, char **);
+int		 diff_rules_ignores_method(const struct diff_rules *,
+		     const char *);
+size_t		 diff_messages(const json_t *, const json_t *,
+		     const struct diff_rules *, struct diff *);
+void		 diff_clear(struct diff *);
+
+/* plan.c: what replay sends, and what it waits for before each send. */
+
+/* A recorded message. */
+struct rmsg {
+	int64_t		 seq;
+	enum dir	 dir;
+	enum msg_kind	 kind;
+	int64_t		 mono_ns;
+	char		*method;	/* requests, notifications; responses
+					   get their request's */
+	char		*id;		/* the id's JSON text, or NULL */
+	char		*raw;
+	size_t		 len;
+	json_t		*json;		/* parsed, or NULL when not JSON */
+	ssize_t		 answer;	/* requests: their response, or -1 */
+	ssize_t		 request;	/* responses: their request, or -1 */
+};
+
+/* One message to send, and the responses that must have come first. */
+struct send {
+	size_t		 msg;		/* index in plan.m */
+	size_t		*needs;		/* requests (indices in plan.m) whose
+					   responses the recorded client had
+					   before it sent this */
+	size_t		 nneeds;
+	int64_t		 gap_ns;	/* since the previous send, recorded */
+};
+
+struct plan {
+	struct rmsg	*m;
+	size_t		 n;
+	struct send	*sends;
+	size_t		 nsends;
+};
+
+void		 plan_add(struct plan *, int64_t, enum dir, int64_t,
+		     const void *, size_t);
+void		 plan_build(struct plan *);
+void		 plan_clear(struct plan *);
+char		*plan_params_key(const json_t *);
+
+/* engine.c: replaying a plan against a live server. */
+
+struct writer;
+struct wsession;
+
+struct replay_options {
+	int		 timeout_ms;	/* per request */
+	int		 pace;		/* keep the recorded gaps too */
+	int		 notifications_strict;
+	const struct diff_rules *rules;
+	struct writer	*w;		/* record the replay here, or NULL */
+	struct wsession	*ws;
+};
+
+enum rstatus {
+	RSTATUS_SAME,
+	RSTATUS_DIFFERENT,
+	RSTATUS_MISSING,	/* no live response in time */
+	RSTATUS_IGNORED,	/* --ignore-method */
+	RSTATUS_MAX
+};
+
+/* The outcome for one recorded request that had a recorded answer. */
+struct rresult {
+	int64_t		 seq;
+	const char	*method;
+	const char	*id;
+	char		*params;	/* short, for people */
+	enum rstatus	 status;
+	struct diff	 diff;
+	int64_t		 rec_latency_ns;	/* -1: not known */
+	int64_t		 live_latency_ns;
+};
+
+struct replay_report {
+	int64_t		 session;
+	char		*session_name;
+	char		*target;
+	struct rresult	*r;
+	size_t		 n;
+	size_t		 count[RSTATUS_MAX];
+	json_t		*notifications;	/* method: {recorded, replayed} */
+	size_t		 notif_differ;	/* methods whose counts differ */
+	int		 notifications_strict;
+	size_t		 srv_answered;
+	json_t		*srv_unmatched;	/* [{method, params}] */
+	json_t		*notes;		/* [text] */
+	int64_t		 replay_session;	/* recorded as, or 0 */
+	int		 could_not_run;
+};
+
+int		 replay_run(struct plan *, struct xport *(*)(struct event_base *,
+		     const struct xport_cbs *, void *, void *, char **), void *,
+		     const struct replay_options *, struct replay_report *,
+		     char **);
+int		 replay_exit_status(const struct replay_report *);
+void		 replay_report_clear(struct replay_report *);
+
+/* report.c */
+void		 report_text(FILE *, const struct replay_report *, int);
+void		 report_json(FILE *, const struct replay_report *);
+void		 report_junit(FILE *, const struct replay_report *);
+
+#endif

@@ -1,0 +1,267 @@
+/*
+ * Replay reports: text for people (a summary line, then each difference;
+ * coloured on a terminal), JSON for tools, JUnit XML for CI.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+
+/* A request this much slower than recorded is flagged. */
+#define REPORT_SLOW_FACTOR	5
+/* ... unless both are this quick: noise. */
+#define REPORT_SLOW_MIN_NS	(5 * 1000000LL)
+/* Values longer than this are cut in the text report. */
+#define REPORT_VALUE_MAX	80
+
+static const char *status_names[RSTATUS_MAX] = {
+	"same", "different", "missing", "ignored"
+};
+
+static int
+slow(const struct rresult *r)
+{
+	return r->rec_latency_ns > 0 && r->live_latency_ns >
+	    REPORT_SLOW_MIN_NS && r->live_latency_ns > REPORT_SLOW_FACTOR *
+	    r->rec_latency_ns;
+}
+
+/* A JSON value on one line, cut to max characters. */
+static char *
+value_text(const json_t *v, size_t max)
+{
+	char	*s, *out;
+
+	if (v == NULL)
+		return xstrdup("(absent)");
+	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+	if (s == NULL)
+		return xstrdup("?");
+	if (strlen(s) <= max)
+		return s;
+	xasprintf(&out, "%.*s...", (int)max - 3, s);
+	free(s);
+	return out;
+}
+
+/* The text report; colour when writing to a terminal. */
+void
+report_text(FILE *f, const struct replay_report *rep, int colour)
+{
+	const char	*red = colour ? "\033[31m" : "", *green = colour ?
+			    "\033[32m" : "", *bold = colour ? "\033[1m" : "",
+			    *off = colour ? "\033[0m" : "", *k;
+	const struct rresult *r;
+	json_t		*v;
+	char		*a, *b;
+	size_t		 i, j;
+
+	fprintf(f, "%sreplay of session %lld%s%s%s against %s: %zu requests, "
+	    "%zu same, %zu different, %zu missing", bold,
+	    (long long)rep->session, rep->session_name ? " \"" : "",
+	    rep->session_name ? rep->session_name : "",
+	    rep->session_name ? "\"" : "", rep->target ? rep->target : "?",
+	    rep->n, rep->count[RSTATUS_SAME], rep->count[RSTATUS_DIFFERENT],
+	    rep->count[RSTATUS_MISSING]);
+	if (rep->count[RSTATUS_IGNORED] != 0)
+		fprintf(f, ", %zu ignored", rep->count[RSTATUS_IGNORED]);
+	fprintf(f, "%s\n", off);
+	fprintf(f, "server requests answered from the recording: %zu",
+	    rep->srv_answered);
+	if (json_array_size(rep->srv_unmatched) != 0)
+		fprintf(f, ", %s%zu with no recorded answer%s", red,
+		    json_array_size(rep->srv_unmatched), off);
+	fprintf(f, "\n");
+	if (rep->notif_differ != 0) {
+		fprintf(f, "notifications (recorded -> replayed)%s:",
+		    rep->notifications_strict ? "" : ", not compared");
+		json_object_foreach(rep->notifications, k, v) {
+			if (!json_equal(json_object_get(v, "recorded"),
+			    json_object_get(v, "replayed")))
+				fprintf(f, " %s %lld -> %lld", k, (long long)
+				    json_integer_value(json_object_get(v,
+				    "recorded")), (long long)
+				    json_integer_value(json_object_get(v,
+				    "replayed")));
+		}
+		fprintf(f, "\n");
+	}
+	if (rep->replay_session != 0)
+		fprintf(f, "the replay is recorded as session %lld\n",
+		    (long long)rep->replay_session);
+
+	for (i = 0; i < rep->n; i++) {
+		r = &rep->r[i];
+		if (r->status == RSTATUS_MISSING)
+			fprintf(f, "\n%sseq %lld %s %s%s  no response\n", red,
+			    (long long)r->seq, r->method ? r->method : "?",
+			    r->params, off);
+		for (j = 0; j < r->diff.n; j++) {
+			a = value_text(r->diff.v[j].recorded, REPORT_VALUE_MAX);
+			b = value_text(r->diff.v[j].replayed,
+			    REPORT_VALUE_MAX);
+			fprintf(f, "%sseq %lld %s %s  %s: %s%s%s -> %s%s%s\n",
+			    j == 0 ? "\n" : "", (long long)r->seq,
+			    r->method ? r->method : "?", r->params,
+			    r->diff.v[j].path, red, a, off, green, b, off);
+			free(a);
+			free(b);
+		}
+		if (slow(r))
+			fprintf(f, "seq %lld %s  slower: %.1f ms recorded, "
+			    "%.1f ms replayed\n", (long long)r->seq,
+			    r->method ? r->method : "?",
+			    (double)r->rec_latency_ns / 1e6,
+			    (double)r->live_latency_ns / 1e6);
+	}
+	for (i = 0; i < json_array_size(rep->notes); i++)
+		fprintf(f, "%snote: %s\n", i == 0 ? "\n" : "",
+		    json_string_value(json_array_get(rep->notes, i)));
+}
+
+static json_t *
+ms_or_null(int64_t ns)
+{
+	return ns < 0 ? json_null() : json_real((double)ns / 1e6);
+}
+
+/* The JSON report. */
+void
+report_json(FILE *f, const struct replay_report *rep)
+{
+	const struct rresult *r;
+	json_t		*o = json_object(), *diffs = json_array(),
+			*results = json_array(), *d, *x;
+	size_t		 i, j;
+
+	json_object_set_new(o, "session", json_integer(rep->session));
+	json_object_set_new(o, "session_name", rep->session_name ?
+	    json_string(rep->session_name) : json_null());
+	json_object_set_new(o, "target", json_string(rep->target ?
+	    rep->target : ""));
+	json_object_set_new(o, "requests", json_integer((json_int_t)rep->n));
+	json_object_set_new(o, "same", json_integer((json_int_t)
+	    rep->count[RSTATUS_SAME]));
+	json_object_set_new(o, "different", json_integer((json_int_t)
+	    rep->count[RSTATUS_DIFFERENT]));
+	json_object_set_new(o, "missing", json_integer((json_int_t)
+	    rep->count[RSTATUS_MISSING]));
+	json_object_set_new(o, "ignored", json_integer((json_int_t)
+	    rep->count[RSTATUS_IGNORED]));
+	for (i = 0; i < rep->n; i++) {
+		r = &rep->r[i];
+		for (j = 0; j < r->diff.n; j++) {
+			d = json_object();
+			json_object_set_new(d, "seq", json_integer(r->seq));
+			json_object_set_new(d, "method", json_string(r->method ?
+			    r->method : "?"));
+			json_object_set_new(d, "path",
+			    json_string(r->diff.v[j].path));
+			json_object_set(d, "recorded", r->diff.v[j].recorded ?
+			    r->diff.v[j].recorded : json_null());
+			json_object_set(d, "replayed", r->diff.v[j].replayed ?
+			    r->diff.v[j].replayed : json_null());
+			json_array_append_new(diffs, d);
+		}
+		x = json_object();
+		json_object_set_new(x, "seq", json_integer(r->seq));
+		json_object_set_new(x, "method", json_string(r->method ?
+		    r->method : "?"));
+		json_object_set_new(x, "id", r->id ? json_loads(r->id,
+		    JSON_DECODE_ANY, NULL) : json_null());
+		json_object_set_new(x, "status",
+		    json_string(status_names[r->status]));
+		json_object_set_new(x, "recorded_ms",
+		    ms_or_null(r->rec_latency_ns));
+		json_object_set_new(x, "replayed_ms",
+		    ms_or_null(r->live_latency_ns));
+		json_object_set_new(x, "slow", json_boolean(slow(r)));
+		json_array_append_new(results, x);
+	}
+	json_object_set_new(o, "differences", diffs);
+	json_object_set_new(o, "results", results);
+	json_object_set(o, "notifications", rep->notifications);
+	json_object_set_new(o, "notifications_compared",
+	    json_boolean(rep->notifications_strict));
+	json_object_set_new(o, "server_requests", json_pack("{s:I, s:O}",
+	    "answered", (json_int_t)rep->srv_answered, "unmatched",
+	    rep->srv_unmatched));
+	json_object_set(o, "notes", rep->notes);
+	json_object_set_new(o, "replay_session", rep->replay_session ?
+	    json_integer(rep->replay_session) : json_null());
+	json_object_set_new(o, "exit_status",
+	    json_integer(replay_exit_status(rep)));
+	json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', f);
+	json_decref(o);
+}
+
+/* Write s with XML's five characters escaped (and control bytes dropped). */
+static void
+xml_escape(FILE *f, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\n' ||
+			    *s == '\t')
+				fputc(*s, f);
+		}
+	}
+}
+
+/* JUnit XML: one testcase per request, a failure for each that differs. */
+void
+report_junit(FILE *f, const struct replay_report *rep)
+{
+	const struct rresult *r;
+	char		*name, *a, *b;
+	size_t		 i, j;
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+	    "  <testsuite name=\"mcpreel replay of session %lld\" tests=\"%zu\" "
+	    "failures=\"%zu\" skipped=\"%zu\">\n", (long long)rep->session,
+	    rep->n, rep->count[RSTATUS_DIFFERENT] +
+	    rep->count[RSTATUS_MISSING], rep->count[RSTATUS_IGNORED]);
+	for (i = 0; i < rep->n; i++) {
+		r = &rep->r[i];
+		xasprintf(&name, "seq %lld %s %s", (long long)r->seq,
+		    r->method ? r->method : "?", r->params);
+		fprintf(f, "    <testcase classname=\"session%lld\" name=\"",
+		    (long long)rep->session);
+		xml_escape(f, name);
+		fprintf(f, "\" time=\"%.6f\">", r->live_latency_ns < 0 ? 0 :
+		    (double)r->live_latency_ns / 1e9);
+		free(name);
+		if (r->status == RSTATUS_IGNORED)
+			fprintf(f, "<skipped/>");
+		else if (r->status == RSTATUS_MISSING)
+			fprintf(f, "<failure message=\"no response\"/>");
+		else if (r->status == RSTATUS_DIFFERENT) {
+			fprintf(f, "<failure message=\"%zu difference%s\">",
+			    r->diff.n, r->diff.n == 1 ? "" : "s");
+			for (j = 0; j < r->diff.n; j++) {
+				a = value_text(r->diff.v[j].recorded, 4096);
+				b = value_text(r->diff.v[j].replayed, 4096);
+				xml_escape(f, r->diff.v[j].path);
+				fputs(": ", f);
+				xml_escape(f, a);
+				fputs(" -&gt; ", f);
+				xml_escape(f, b);
+				fputc('\n', f);
+				free(a);
+				free(b);
+			}
+			fprintf(f, "</failure>");
+		}
+		fprintf(f, "</testcase>\n");
+	}
+	fprintf(f, "  </testsuite>\n</testsuites>\n");
+}

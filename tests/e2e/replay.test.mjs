@@ -1,0 +1,129 @@
+// `mcpreel replay`: the SDK client's session against server-everything,
+// recorded over stdio, replayed against the same server over stdio and
+// over Streamable HTTP (no differences), and against a server whose one
+// tool answers differently (exactly that request reported).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { runSession, serverEverythingCommand } from './lib/session.mjs';
+import { startServerEverything } from './lib/servers.mjs';
+import { MCPREEL, PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
+
+// What legitimately varies between runs of server-everything, as a user
+// would write it down: dynamic resources carry the time of day (in text,
+// and base64-encoded in blobs).
+const RULES = {
+  normalize: [{ regex: '[0-9]{1,2}:[0-9]{2}:[0-9]{2}( ?[AP]M)?', replace: '<TIME>' }],
+  ignore: ['$.result.contents[*].blob'],
+};
+
+async function recordSession(dir) {
+  const db = join(dir, 'r.db');
+  const { command, args } = serverEverythingCommand();
+  await runSession(MCPREEL, ['record', '--db', db, '--name', 'sdk', '--', command, ...args], { stderr: 'pipe' });
+  const rules = join(dir, 'rules.json');
+  writeFileSync(rules, JSON.stringify(RULES));
+  return { db, rules, command, args };
+}
+
+test('replay against the same server, over stdio and over Streamable HTTP: no differences', { timeout: 180000 }, async () => {
+  const t = tempDir();
+  try {
+    const { db, rules, command, args } = await recordSession(t.dir);
+    const requests = sql(db, `SELECT count(*) AS n FROM exchanges e JOIN sessions s ON s.id = e.session_id
+      WHERE s.name = 'sdk' AND e.direction = 'c2s' AND e.response_seq IS NOT NULL`)[0].n;
+
+    const json = join(t.dir, 'stdio.json');
+    let r = await runMcpreel(['replay', '--db', db, 'sdk', '--rules', rules, '--report', 'json', '-o', json, '--', command, ...args],
+      { timeoutMs: 120000 });
+    const rep = JSON.parse(readFileSync(json, 'utf8'));
+    assert.equal(r.code, 0, `exit status; report: ${JSON.stringify(rep.differences).slice(0, 2000)} notes: ${rep.notes}`);
+    assert.equal(rep.requests, requests, 'every answered request was compared');
+    assert.equal(rep.same, requests);
+    assert.equal(rep.different, 0);
+    assert.equal(rep.missing, 0);
+    assert.deepEqual(rep.differences, []);
+    assert.ok(rep.server_requests.answered >= 3, 'sampling, roots and elicitation answered from the recording');
+    assert.deepEqual(rep.server_requests.unmatched, []);
+    assert.ok(rep.replay_session > 0, 'the replay is recorded');
+    const rs = sql(db, `SELECT name, (SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS n FROM sessions s WHERE id = ${rep.replay_session}`)[0];
+    assert.equal(rs.name, 'replay of 1');
+    assert.ok(rs.n > requests * 2 - 1, 'the replay session holds the traffic');
+
+    const se = await startServerEverything('streamableHttp');
+    try {
+      const hjson = join(t.dir, 'http.json');
+      r = await runMcpreel(['replay', '--db', db, 'sdk', '--rules', rules, '--report', 'json', '-o', hjson, '--no-record',
+        '--upstream', se.url], { timeoutMs: 120000 });
+      const hrep = JSON.parse(readFileSync(hjson, 'utf8'));
+      assert.equal(r.code, 0, `exit status; report: ${JSON.stringify(hrep.differences).slice(0, 2000)} notes: ${hrep.notes}`);
+      assert.equal(hrep.same, requests);
+      assert.equal(hrep.different + hrep.missing, 0);
+      assert.equal(hrep.replay_session, null, '--no-record');
+    } finally {
+      await se.stop();
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('replay against a server whose one tool answers differently: exactly that request, exit 1', { timeout: 180000 }, async () => {
+  const t = tempDir();
+  try {
+    const { db, rules, command, args } = await recordSession(t.dir);
+    const mutated = [process.execPath, join(PEERS_DIR, 'mutate.mjs'), 'The sum of 2 and 3 is 5.', 'The sum of 2 and 3 is 6.', '--', command, ...args];
+    const json = join(t.dir, 'm.json');
+    const r = await runMcpreel(['replay', '--db', db, 'sdk', '--rules', rules, '--report', 'json', '-o', json, '--no-record', '--', ...mutated],
+      { timeoutMs: 120000 });
+    assert.equal(r.code, 1, r.stderr.toString());
+    const rep = JSON.parse(readFileSync(json, 'utf8'));
+    assert.equal(rep.different, 1);
+    assert.equal(rep.missing, 0);
+    assert.equal(rep.differences.length, 1);
+    const d = rep.differences[0];
+    assert.equal(d.method, 'tools/call');
+    assert.equal(d.path, '$.result.content[0].text');
+    assert.equal(d.recorded, 'The sum of 2 and 3 is 5.');
+    assert.equal(d.replayed, 'The sum of 2 and 3 is 6.');
+    // The text report on stdout names it too.
+    assert.match(r.stdout.toString(), /1 different/);
+    assert.match(r.stdout.toString(), /\$\.result\.content\[0\]\.text: "The sum of 2 and 3 is 5\." -> "The sum of 2 and 3 is 6\."/);
+
+    const xml = join(t.dir, 'j.xml');
+    const j = await runMcpreel(['replay', '--db', db, 'sdk', '--rules', rules, '--report', 'junit', '-o', xml, '--no-record', '--', ...mutated],
+      { timeoutMs: 120000 });
+    assert.equal(j.code, 1);
+    const x = readFileSync(xml, 'utf8');
+    assert.equal((x.match(/<failure /g) ?? []).length, 1, 'exactly one failure in the JUnit report');
+    assert.equal((x.match(/<testcase /g) ?? []).length, rep.requests, 'one testcase per request');
+    assert.match(x, /failures="1"/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('replay: bad session or target gives a clear message and exit 2', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'x.db');
+    await runMcpreel(['record', '--db', db, '--name', 'tiny', '--', 'cat'], { input: Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping"}\n') });
+    let r = await runMcpreel(['replay', '--db', db, 'nope', '--', 'cat']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr.toString(), /no session with id or name 'nope'/);
+    r = await runMcpreel(['replay', '--db', db, 'tiny', '--', 'mcpreel-no-such-server-xyz']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr.toString(), /mcpreel-no-such-server-xyz.*not found/);
+    r = await runMcpreel(['replay', '--db', db, 'tiny']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr.toString(), /give the server to replay against/);
+    r = await runMcpreel(['replay', '--db', db, 'tiny', '--ignore', '$.a[', '--', 'cat']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr.toString(), /JSONPath/);
+  } finally {
+    t.cleanup();
+  }
+});

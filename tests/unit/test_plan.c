@@ -1,0 +1,150 @@
+/* Unit tests for the replay plan: pairing and causal ordering. */
+
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "replay.h"
+#include "unit.h"
+
+struct rec {
+	enum dir	 dir;
+	int64_t		 mono_ns;
+	const char	*raw;
+};
+
+static void
+build(struct plan *p, const struct rec *recs, size_t n)
+{
+	size_t	i;
+
+	memset(p, 0, sizeof *p);
+	for (i = 0; i < n; i++)
+		plan_add(p, (int64_t)i + 1, recs[i].dir, recs[i].mono_ns,
+		    recs[i].raw, strlen(recs[i].raw));
+	plan_build(p);
+}
+
+#define REQ(id, m)	"{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"" m "\"}"
+#define RESP(id)	"{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"result\":{}}"
+#define NOTE(m)		"{\"jsonrpc\":\"2.0\",\"method\":\"" m "\"}"
+
+Test(plan, ping_pong_waits_for_each_answer, .timeout = UNIT_TIMEOUT)
+{
+	static const struct rec recs[] = {
+		{ DIR_C2S, 100, REQ(1, "a") },
+		{ DIR_S2C, 200, RESP(1) },
+		{ DIR_C2S, 300, REQ(2, "b") },
+		{ DIR_S2C, 400, RESP(2) },
+		{ DIR_C2S, 450, NOTE("n") },
+	};
+	struct plan	p;
+
+	build(&p, recs, 5);
+	cr_assert_eq(p.nsends, 3);
+	cr_assert_eq(p.sends[0].msg, 0);
+	cr_assert_eq(p.sends[0].nneeds, 0);
+	cr_assert_eq(p.sends[1].msg, 2);
+	cr_assert_eq(p.sends[1].nneeds, 1);
+	cr_assert_eq(p.sends[1].needs[0], 0, "request 2 waits for answer 1");
+	cr_assert_eq(p.sends[2].msg, 4);
+	cr_assert_eq(p.sends[2].nneeds, 1);
+	cr_assert_eq(p.sends[2].needs[0], 2);
+	cr_assert_eq(p.sends[1].gap_ns, 200);
+	cr_assert_eq(p.sends[2].gap_ns, 150);
+	cr_assert_eq(p.m[0].answer, 1);
+	cr_assert_eq(p.m[1].request, 0);
+	cr_assert_str_eq(p.m[3].method, "b", "a response takes its request's "
+	    "method");
+	plan_clear(&p);
+}
+
+Test(plan, pipelined_stays_pipelined, .timeout = UNIT_TIMEOUT)
+{
+	static const struct rec recs[] = {
+		{ DIR_C2S, 100, REQ(1, "a") },
+		{ DIR_C2S, 110, REQ(2, "b") },
+		{ DIR_C2S, 120, REQ("x", "c") },
+		{ DIR_S2C, 200, RESP(2) },
+		{ DIR_S2C, 210, RESP(1) },
+		{ DIR_S2C, 220, RESP("x") },
+		{ DIR_C2S, 300, REQ(3, "d") },
+	};
+	struct plan	p;
+	size_t		i;
+	int		seen[3] = { 0, 0, 0 };
+
+	build(&p, recs, 7);
+	cr_assert_eq(p.nsends, 4);
+	for (i = 0; i < 3; i++)
+		cr_assert_eq(p.sends[i].nneeds, 0, "send %zu waits for "
+		    "nothing", i);
+	cr_assert_eq(p.sends[3].nneeds, 3);
+	for (i = 0; i < 3; i++)
+		seen[p.sends[3].needs[i]] = 1;
+	cr_assert(seen[0] && seen[1] && seen[2]);
+	cr_assert_eq(p.m[2].answer, 5, "string ids pair too");
+	plan_clear(&p);
+}
+
+Test(plan, server_requests_are_answered_not_sent, .timeout = UNIT_TIMEOUT)
+{
+	static const struct rec recs[] = {
+		{ DIR_C2S, 100, REQ(1, "tools/call") },
+		{ DIR_S2C, 150, REQ(0, "sampling/createMessage") },
+		{ DIR_C2S, 160, RESP(0) },
+		{ DIR_S2C, 170, NOTE("notifications/progress") },
+		{ DIR_S2C, 200, RESP(1) },
+		{ DIR_C2S, 300, REQ(2, "ping") },
+	};
+	struct plan	p;
+
+	build(&p, recs, 6);
+	cr_assert_eq(p.nsends, 2, "the client's answer is not a send");
+	cr_assert_eq(p.sends[0].msg, 0);
+	cr_assert_eq(p.sends[1].msg, 5);
+	cr_assert_eq(p.sends[1].nneeds, 1);
+	cr_assert_eq(p.sends[1].needs[0], 0);
+	cr_assert_eq(p.m[1].answer, 2, "the server's request has its answer");
+	cr_assert_str_eq(p.m[2].method, "sampling/createMessage");
+	cr_assert_eq(p.m[0].answer, 4);
+	plan_clear(&p);
+}
+
+Test(plan, same_id_in_both_directions, .timeout = UNIT_TIMEOUT)
+{
+	/* id 0 in flight both ways: a response pairs with the other way. */
+	static const struct rec recs[] = {
+		{ DIR_C2S, 100, REQ(0, "initialize") },
+		{ DIR_S2C, 110, REQ(0, "roots/list") },
+		{ DIR_C2S, 120, RESP(0) },
+		{ DIR_S2C, 130, RESP(0) },
+	};
+	struct plan	p;
+
+	build(&p, recs, 4);
+	cr_assert_eq(p.m[1].answer, 2);
+	cr_assert_eq(p.m[0].answer, 3);
+	cr_assert_str_eq(p.m[3].method, "initialize");
+	cr_assert_str_eq(p.m[2].method, "roots/list");
+	plan_clear(&p);
+}
+
+Test(plan, params_key_ignores_meta_and_key_order, .timeout = UNIT_TIMEOUT)
+{
+	json_t	*a, *b;
+	char	*ka, *kb;
+
+	a = json_loads("{\"method\":\"m\",\"params\":{\"b\":1,\"a\":[1,2],"
+	    "\"_meta\":{\"progressToken\":7}}}", 0, NULL);
+	b = json_loads("{\"params\":{\"a\":[1,2],\"b\":1},\"method\":\"m\"}",
+	    0, NULL);
+	ka = plan_params_key(a);
+	kb = plan_params_key(b);
+	cr_assert_str_eq(ka, kb);
+	cr_assert_str_eq(ka, "{\"a\":[1,2],\"b\":1}");
+	free(ka);
+	free(kb);
+	json_decref(a);
+	json_decref(b);
+}

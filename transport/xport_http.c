@@ -1,0 +1,356 @@
+/*
+ * A server over Streamable HTTP, as a client uses it: each message is a
+ * POST to the endpoint, answered with JSON, an SSE stream or 202; the
+ * Mcp-Session-Id the server issues goes on every later request; once there
+ * is a session, a GET stream carries what the server sends unasked; at the
+ * end, a DELETE ends the session.  One connection per request, closed
+ * after it, so requests in flight never wait on each other.
+ */
+
+#include <sys/queue.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "transport.h"
+
+struct xport_http;
+
+/* One request in flight. */
+struct xh_req {
+	struct xport_http	*xh;
+	struct bufferevent	*bev;
+	char			*method;
+	struct http_head	 resp;
+	int			 have_head;
+	size_t			 scanned;
+	struct http_body	 body;
+	int			 sse;
+	struct sse_parser	 sp;
+	struct evbuffer		*data;		/* decoded body */
+	TAILQ_ENTRY(xh_req)	 entry;
+};
+
+struct xport_http {
+	struct xport		 x;	/* first: a struct xport * is one */
+	struct upstream		 up;
+	char			*session_id;
+	int			 get_opened;
+	int			 finishing;
+	int			 closed;
+	struct event		*done_ev;
+	TAILQ_HEAD(, xh_req)	 reqs;
+};
+
+static void	xh_req_start(struct xport_http *, const char *, const char *,
+		    size_t);
+
+static void
+xh_note(struct xport_http *xh, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		fatalx("out of memory");
+	va_end(ap);
+	log_debug("%s", s);
+	if (xh->x.cbs.event != NULL)
+		xh->x.cbs.event("note", s, strlen(s), xh->x.arg);
+	free(s);
+}
+
+static void
+xh_done_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct xport_http	*xh = arg;
+
+	if (xh->closed)
+		return;
+	xh->closed = 1;
+	if (xh->x.cbs.closed != NULL)
+		xh->x.cbs.closed("finished", xh->x.arg);
+}
+
+/* After xport_finish, the transport is done when nothing is in flight. */
+static void
+xh_check_done(struct xport_http *xh)
+{
+	if (xh->finishing && TAILQ_EMPTY(&xh->reqs) && !xh->closed)
+		event_active(xh->done_ev, EV_TIMEOUT, 0);
+}
+
+static void
+xh_req_free(struct xh_req *r)
+{
+	struct xport_http	*xh = r->xh;
+
+	TAILQ_REMOVE(&xh->reqs, r, entry);
+	if (r->bev != NULL)
+		bufferevent_free(r->bev);
+	http_head_clear(&r->resp);
+	if (r->sse)
+		sse_clear(&r->sp);
+	evbuffer_free(r->data);
+	free(r->method);
+	free(r);
+	xh_check_done(xh);
+}
+
+/* Hand on what an SSE stream has completed. */
+static void
+xh_req_events(struct xh_req *r)
+{
+	struct sse_event	ev;
+	int			rc;
+
+	for (;;) {
+		memset(&ev, 0, sizeof ev);
+		if ((rc = sse_next(&r->sp, r->data, &ev)) == 0)
+			return;
+		if (rc == 1 && ev.data_len > 0)
+			r->xh->x.cbs.message(ev.data, ev.data_len,
+			    r->xh->x.arg);
+		sse_event_clear(&ev);
+	}
+}
+
+/* The whole body of a non-SSE response is in. */
+static void
+xh_req_body_done(struct xh_req *r)
+{
+	struct xport_http	*xh = r->xh;
+	size_t			 len = evbuffer_get_length(r->data);
+	struct scan		 sc;
+	const char		*body;
+
+	if (len == 0)
+		return;
+	body = (const char *)evbuffer_pullup(r->data, -1);
+	scan_message(body, len, &sc);
+	if (sc.kind != KIND_INVALID)
+		xh->x.cbs.message(body, len, xh->x.arg);
+	else
+		xh_note(xh, "%s answered %d with a body that is no JSON-RPC "
+		    "(%zu bytes)", r->method, r->resp.status, len);
+}
+
+static void
+xh_req_head(struct xh_req *r)
+{
+	struct xport_http	*xh = r->xh;
+	const char		*sid, *ctype;
+
+	if ((sid = http_head_get(&r->resp, "Mcp-Session-Id")) != NULL &&
+	    (xh->session_id == NULL || strcmp(sid, xh->session_id) != 0)) {
+		free(xh->session_id);
+		xh->session_id = xstrdup(sid);
+	}
+	ctype = http_head_get(&r->resp, "Content-Type");
+	r->sse = ctype != NULL &&
+	    strncasecmp(ctype, "text/event-stream", 17) == 0;
+	if (r->sse)
+		sse_init(&r->sp);
+	if (r->resp.status >= 400)
+		xh_note(xh, "%s answered %d %s", r->method, r->resp.status,
+		    r->resp.reason);
+	/* Once there is a session, listen for what the server sends unasked. */
+	if (xh->session_id != NULL && !xh->get_opened && !xh->finishing &&
+	    strcmp(r->method, "POST") == 0 && r->resp.status < 300) {
+		xh->get_opened = 1;
+		xh_req_start(xh, "GET", NULL, 0);
+	}
+}
+
+/* Parse what has come; returns 1 when the response is complete. */
+static int
+xh_req_read(struct xh_req *r, int eof)
+{
+	struct evbuffer		*in = bufferevent_get_input(r->bev);
+	enum http_body_kind	 kind;
+	uint64_t		 length;
+	char			*cause = NULL;
+	int			 rc;
+
+	while (!r->have_head) {
+		rc = http_head_parse(in, 0, &r->scanned, &r->resp, &cause);
+		if (rc == 0)
+			return eof;
+		if (rc == -1) {
+			xh_note(r->xh, "bad response to %s: %s", r->method,
+			    cause);
+			free(cause);
+			return 1;
+		}
+		evbuffer_drain(in, r->resp.len);
+		if (r->resp.status < 200) {
+			http_head_clear(&r->resp);
+			r->scanned = 0;
+			continue;
+		}
+		r->have_head = 1;
+		if (http_body_kind(&r->resp, r->method, &kind, &length,
+		    &cause) != 0) {
+			xh_note(r->xh, "bad response to %s: %s", r->method,
+			    cause);
+			free(cause);
+			return 1;
+		}
+		http_body_init(&r->body, kind, length);
+		xh_req_head(r);
+	}
+	rc = http_body_decode(&r->body, in, r->data, eof, &cause);
+	if (rc == -1) {
+		xh_note(r->xh, "bad response body to %s: %s", r->method,
+		    cause);
+		free(cause);
+		return 1;
+	}
+	if (r->sse)
+		xh_req_events(r);
+	if (rc == 1 && !r->sse)
+		xh_req_body_done(r);
+	return rc == 1 || eof;
+}
+
+static void
+xh_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct xh_req	*r = arg;
+
+	if (xh_req_read(r, 0))
+		xh_req_free(r);
+}
+
+static void
+xh_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct xh_req	*r = arg;
+	char		*why;
+
+	if (what & BEV_EVENT_CONNECTED) {
+		bufferevent_set_timeouts(bev, NULL, NULL);
+		return;
+	}
+	if (what & BEV_EVENT_EOF) {
+		xh_req_read(r, 1);
+		xh_req_free(r);
+		return;
+	}
+	why = net_upstream_error(bev, &r->xh->up);
+	xh_note(r->xh, "%s to %s failed: %s", r->method,
+	    r->xh->up.url.origin, why);
+	free(why);
+	xh_req_free(r);
+}
+
+/* Send one HTTP request on a connection of its own. */
+static void
+xh_req_start(struct xport_http *xh, const char *method, const char *body,
+    size_t len)
+{
+	struct xh_req	*r = xcalloc(1, sizeof *r);
+	struct evbuffer	*out;
+	struct timeval	 tv = { 10, 0 };
+	char		*cause = NULL;
+
+	r->xh = xh;
+	r->method = xstrdup(method);
+	r->data = evbuffer_new();
+	TAILQ_INSERT_TAIL(&xh->reqs, r, entry);
+	if ((r->bev = net_upstream_connect(xh->x.base, &xh->up, &cause)) ==
+	    NULL) {
+		xh_note(xh, "%s: %s", method, cause);
+		free(cause);
+		xh_req_free(r);
+		return;
+	}
+	bufferevent_setcb(r->bev, xh_read_cb, NULL, xh_event_cb, r);
+	bufferevent_set_timeouts(r->bev, NULL, &tv);
+	out = bufferevent_get_output(r->bev);
+	evbuffer_add_printf(out, "%s %s HTTP/1.1\r\nHost: %s\r\n", method,
+	    *xh->up.url.prefix != '\0' ? xh->up.url.prefix : "/",
+	    xh->up.url.hostport);
+	if (strcmp(method, "POST") == 0)
+		evbuffer_add_printf(out, "Content-Type: application/json\r\n"
+		    "Accept: application/json, text/event-stream\r\n"
+		    "Content-Length: %zu\r\n", len);
+	else if (strcmp(method, "GET") == 0)
+		evbuffer_add_printf(out, "Accept: text/event-stream\r\n");
+	if (xh->session_id != NULL)
+		evbuffer_add_printf(out, "Mcp-Session-Id: %s\r\n",
+		    xh->session_id);
+	if (xh->x.protocol_version != NULL)
+		evbuffer_add_printf(out, "MCP-Protocol-Version: %s\r\n",
+		    xh->x.protocol_version);
+	evbuffer_add_printf(out, "Connection: close\r\n\r\n");
+	if (len > 0)
+		evbuffer_add(out, body, len);
+	bufferevent_enable(r->bev, EV_READ | EV_WRITE);
+}
+
+static void
+xh_send(struct xport *x, const char *bytes, size_t len)
+{
+	xh_req_start((struct xport_http *)x, "POST", bytes, len);
+}
+
+/* Close the event stream, end the session, and say when all is done. */
+static void
+xh_finish(struct xport *x)
+{
+	struct xport_http	*xh = (struct xport_http *)x;
+	struct xh_req		*r, *next;
+
+	xh->finishing = 1;
+	for (r = TAILQ_FIRST(&xh->reqs); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, entry);
+		if (strcmp(r->method, "GET") == 0)
+			xh_req_free(r);
+	}
+	if (xh->session_id != NULL)
+		xh_req_start(xh, "DELETE", NULL, 0);
+	xh_check_done(xh);
+}
+
+static void
+xh_free(struct xport *x)
+{
+	struct xport_http	*xh = (struct xport_http *)x;
+	struct xh_req		*r;
+
+	while ((r = TAILQ_FIRST(&xh->reqs)) != NULL)
+		xh_req_free(r);
+	event_free(xh->done_ev);
+	net_upstream_clear(&xh->up);
+	free(xh->session_id);
+	free(xh);
+}
+
+static const struct xport_ops xh_ops = { xh_send, xh_finish, xh_free };
+
+/* A Streamable HTTP endpoint (its full URL, path included). */
+struct xport *
+xport_http(struct event_base *base, const char *url, const char *cacert,
+    int insecure, const struct xport_cbs *cbs, void *arg, char **cause)
+{
+	struct xport_http	*xh = xcalloc(1, sizeof *xh);
+
+	xport_init(&xh->x, &xh_ops, base, cbs, arg);
+	if (net_upstream_init(&xh->up, url, cacert, insecure, cause) != 0) {
+		free(xh);
+		return NULL;
+	}
+	TAILQ_INIT(&xh->reqs);
+	xh->x.target = xstrdup(url);
+	xh->done_ev = event_new(base, -1, 0, xh_done_cb, xh);
+	return &xh->x;
+}
