@@ -84,9 +84,6 @@ fmt_json_value(const void *raw, size_t len)
 	return json_loadb(raw, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 }
 
-static const char b64[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /*
  * Set key in obj to bytes that are not JSON: as a string when they are
  * UTF-8 (key_text), else base64 (key_b64).
@@ -95,33 +92,15 @@ void
 fmt_json_bytes(json_t *obj, const char *key_text, const char *key_b64,
     const void *raw, size_t len)
 {
-	const unsigned char	*p = raw;
-	json_t			*s;
-	char			*out;
-	size_t			 i, o = 0;
+	json_t	*s;
+	char	*out;
+	size_t	 o;
 
 	if ((s = json_stringn(raw != NULL ? raw : "", len)) != NULL) {
 		json_object_set_new(obj, key_text, s);
 		return;
 	}
-	out = xmalloc(((len + 2) / 3) * 4 + 1);
-	for (i = 0; i + 2 < len; i += 3) {
-		out[o++] = b64[p[i] >> 2];
-		out[o++] = b64[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
-		out[o++] = b64[((p[i + 1] & 15) << 2) | (p[i + 2] >> 6)];
-		out[o++] = b64[p[i + 2] & 63];
-	}
-	if (i < len) {
-		out[o++] = b64[p[i] >> 2];
-		if (i + 1 < len) {
-			out[o++] = b64[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
-			out[o++] = b64[(p[i + 1] & 15) << 2];
-		} else {
-			out[o++] = b64[(p[i] & 3) << 4];
-			out[o++] = '=';
-		}
-		out[o++] = '=';
-	}
+	out = b64_encode(raw, len, &o);
 	json_object_set_new(obj, key_b64, json_stringn(out, o));
 	free(out);
 }

@@ -62,6 +62,9 @@ struct msg {
 	char	       *sse_id;		/* the SSE event id it came in, or NULL */
 };
 
+/* b64.c */
+char		*b64_encode(const void *, size_t, size_t *);
+
 /* clock.c */
 int64_t		 clock_wall_ns(void);
 int64_t		 clock_mono_ns(void);

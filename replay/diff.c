@@ -42,6 +42,12 @@ static const char *const diff_default_ignores[] = {
 	"$.._meta.traceparent",		/* W3C trace context: new per run */
 	"$.._meta.tracestate",		/* the same */
 	"$.._meta.baggage",		/* the same */
+	"$.result.requestState",	/* 2026-07-28: opaque, per run; replay
+					   sends the live one back */
+	"$.result.nextCursor",		/* opaque pagination state */
+	"$.._meta['io.modelcontextprotocol/subscriptionId']",
+					/* 2026-07-28: the listen request's
+					   id, which replay may remap */
 };
 #define DIFF_NDEFAULTS \
 	(sizeof diff_default_ignores / sizeof diff_default_ignores[0])

@@ -214,7 +214,8 @@ struct xport_cbs {
 };
 
 struct xport_ops {
-	void	(*send)(struct xport *, const char *, size_t);
+	void	(*send)(struct xport *, const char *, size_t,
+		    const char *const *);
 	void	(*finish)(struct xport *);
 	void	(*free)(struct xport *);
 };
@@ -234,7 +235,8 @@ struct xport	*xport_stdio(struct event_base *, char *const [],
 		     const struct xport_cbs *, void *, int *, char **);
 struct xport	*xport_http(struct event_base *, const char *, const char *,
 		     int, const struct xport_cbs *, void *, char **);
-void		 xport_send(struct xport *, const char *, size_t);
+void		 xport_send(struct xport *, const char *, size_t,
+		     const char *const *);
 void		 xport_set_protocol_version(struct xport *, const char *);
 void		 xport_finish(struct xport *);
 void		 xport_free(struct xport *);

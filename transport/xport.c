@@ -17,11 +17,16 @@ xport_init(struct xport *x, const struct xport_ops *ops,
 	x->exit_code = -1;
 }
 
-/* Send one message (without framing: the transport adds it). */
+/*
+ * Send one message (without framing: the transport adds it).  headers,
+ * NULL or a NULL-terminated list of "Name: value" lines, go with it over
+ * HTTP.
+ */
 void
-xport_send(struct xport *x, const char *bytes, size_t len)
+xport_send(struct xport *x, const char *bytes, size_t len,
+    const char *const *headers)
 {
-	x->ops->send(x, bytes, len);
+	x->ops->send(x, bytes, len, headers);
 }
 
 /* The protocol version to name in HTTP requests from now on. */

@@ -50,7 +50,7 @@ struct xport_http {
 };
 
 static void	xh_req_start(struct xport_http *, const char *, const char *,
-		    size_t);
+		    size_t, const char *const *);
 
 static void
 xh_note(struct xport_http *xh, const char *fmt, ...)
@@ -166,7 +166,7 @@ xh_req_head(struct xh_req *r)
 	if (xh->session_id != NULL && !xh->get_opened && !xh->finishing &&
 	    strcmp(r->method, "POST") == 0 && r->resp.status < 300) {
 		xh->get_opened = 1;
-		xh_req_start(xh, "GET", NULL, 0);
+		xh_req_start(xh, "GET", NULL, 0, NULL);
 	}
 }
 
@@ -255,7 +255,7 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 /* Send one HTTP request on a connection of its own. */
 static void
 xh_req_start(struct xport_http *xh, const char *method, const char *body,
-    size_t len)
+    size_t len, const char *const *headers)
 {
 	struct xh_req	*r = xcalloc(1, sizeof *r);
 	struct evbuffer	*out;
@@ -291,6 +291,8 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 	if (xh->x.protocol_version != NULL)
 		evbuffer_add_printf(out, "MCP-Protocol-Version: %s\r\n",
 		    xh->x.protocol_version);
+	for (; headers != NULL && *headers != NULL; headers++)
+		evbuffer_add_printf(out, "%s\r\n", *headers);
 	evbuffer_add_printf(out, "Connection: close\r\n\r\n");
 	if (len > 0)
 		evbuffer_add(out, body, len);
@@ -298,9 +300,10 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 }
 
 static void
-xh_send(struct xport *x, const char *bytes, size_t len)
+xh_send(struct xport *x, const char *bytes, size_t len,
+    const char *const *headers)
 {
-	xh_req_start((struct xport_http *)x, "POST", bytes, len);
+	xh_req_start((struct xport_http *)x, "POST", bytes, len, headers);
 }
 
 /* Close the event stream, end the session, and say when all is done. */
@@ -317,7 +320,7 @@ xh_finish(struct xport *x)
 			xh_req_free(r);
 	}
 	if (xh->session_id != NULL)
-		xh_req_start(xh, "DELETE", NULL, 0);
+		xh_req_start(xh, "DELETE", NULL, 0, NULL);
 	xh_check_done(xh);
 }
 

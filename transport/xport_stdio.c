@@ -119,7 +119,8 @@ xs_exit_cb(struct child *c, void *arg)
 }
 
 static void
-xs_send(struct xport *x, const char *bytes, size_t len)
+xs_send(struct xport *x, const char *bytes, size_t len,
+    const char *const *headers)
 {
 	struct xport_stdio	*xs = (struct xport_stdio *)x;
 	struct evbuffer		*out;
