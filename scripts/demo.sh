@@ -1,7 +1,8 @@
 #!/bin/sh
 # The demo behind `make demo`: the official TypeScript SDK client drives
 # @modelcontextprotocol/server-everything over stdio through `mcpreel
-# record`, then the recording is listed and shown.
+# record`, then the recording is listed, shown, and replayed against the
+# same server (which must answer the same).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,9 +25,18 @@ echo "== mcpreel show demo (first 45 lines)"
 "$bin" show --db "$db" demo | head -n 45
 echo "   ..."
 echo
-echo "The recording is in $db (mode 0600)."
+echo "== mcpreel replay demo -- the same server (rules: examples/everything-rules.json)"
+# server-everything's dynamic resources carry the time of day: the rules
+# file says so, and everything else must come back the same.
+status=0
+"$bin" replay --db "$db" demo --rules "$top/examples/everything-rules.json" \
+    --report junit -o "$dir/replay.xml" -- node "$server" stdio || status=$?
+echo "(exit status $status; JUnit report in $dir/replay.xml)"
+echo
+echo "The recording is in $db (mode 0600).  Replays are recorded too: see 'mcpreel sessions'."
 echo "Try next:"
 echo "  $bin show --db $db demo | less -S"
 echo "  $bin show --db $db --json demo | head -3"
 echo "  sqlite3 $db 'SELECT method, count(*), avg(latency_ns)/1e6 AS avg_ms FROM exchanges GROUP BY method'"
 echo "  sqlite3 $db \"SELECT CAST(text AS TEXT) FROM events WHERE kind = 'stderr'\""
+echo "  $bin replay --db $db demo --report json -- node $server stdio"

@@ -5,28 +5,23 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { runSession, serverEverythingCommand } from './lib/session.mjs';
 import { startServerEverything } from './lib/servers.mjs';
-import { MCPREEL, PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
+import { E2E_DIR, MCPREEL, PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
 
 // What legitimately varies between runs of server-everything, as a user
-// would write it down: dynamic resources carry the time of day (in text,
-// and base64-encoded in blobs).
-const RULES = {
-  normalize: [{ regex: '[0-9]{1,2}:[0-9]{2}:[0-9]{2}( ?[AP]M)?', replace: '<TIME>' }],
-  ignore: ['$.result.contents[*].blob'],
-};
+// would write it down (the demo uses the same file): dynamic resources
+// carry the time of day, in text and base64-encoded in blobs.
+const RULES_FILE = join(E2E_DIR, '..', '..', 'examples', 'everything-rules.json');
 
 async function recordSession(dir) {
   const db = join(dir, 'r.db');
   const { command, args } = serverEverythingCommand();
   await runSession(MCPREEL, ['record', '--db', db, '--name', 'sdk', '--', command, ...args], { stderr: 'pipe' });
-  const rules = join(dir, 'rules.json');
-  writeFileSync(rules, JSON.stringify(RULES));
-  return { db, rules, command, args };
+  return { db, rules: RULES_FILE, command, args };
 }
 
 test('replay against the same server, over stdio and over Streamable HTTP: no differences', { timeout: 180000 }, async () => {
