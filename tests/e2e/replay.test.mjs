@@ -41,6 +41,10 @@ test('replay against the same server, over stdio and over Streamable HTTP: no di
     assert.equal(rep.different, 0);
     assert.equal(rep.missing, 0);
     assert.deepEqual(rep.differences, []);
+    for (const x of rep.results) {
+      assert.equal(typeof x.recorded_ms, 'number', `seq ${x.seq}: recorded latency`);
+      assert.equal(typeof x.replayed_ms, 'number', `seq ${x.seq}: replayed latency`);
+    }
     assert.ok(rep.server_requests.answered >= 3, 'sampling, roots and elicitation answered from the recording');
     assert.deepEqual(rep.server_requests.unmatched, []);
     assert.ok(rep.replay_session > 0, 'the replay is recorded');
@@ -118,6 +122,29 @@ test('replay: bad session or target gives a clear message and exit 2', { timeout
     r = await runMcpreel(['replay', '--db', db, 'tiny', '--ignore', '$.a[', '--', 'cat']);
     assert.equal(r.code, 2);
     assert.match(r.stderr.toString(), /JSONPath/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a server request the recording has no answer to: a JSON-RPC error to the server, reported, exit 1', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'a.db');
+    const asker = join(PEERS_DIR, 'asker.mjs');
+    const input = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n';
+    const rec = await runMcpreel(['record', '--db', db, '--name', 'plain', '--', process.execPath, asker], { input: Buffer.from(input) });
+    assert.equal(rec.code, 0);
+    const json = join(t.dir, 'u.json');
+    const r = await runMcpreel(['replay', '--db', db, 'plain', '--report', 'json', '-o', json, '--', process.execPath, asker, '--ask', 'roots/list']);
+    assert.equal(r.code, 1, r.stderr.toString());
+    const rep = JSON.parse(readFileSync(json, 'utf8'));
+    assert.deepEqual(rep.server_requests.unmatched, [{ method: 'roots/list', params: null }]);
+    // The server got an error as its answer, and says so in its result.
+    assert.equal(rep.different, 1);
+    assert.equal(rep.differences[0].path, '$.result.asked');
+    assert.equal(rep.differences[0].replayed.code, -32601);
+    assert.match(r.stdout.toString(), /1 with no recorded answer/);
   } finally {
     t.cleanup();
   }
