@@ -21,6 +21,13 @@ struct cmd {
 	void		(*usage)(FILE *);
 };
 
+/* The long options every command takes (cli_common_option handles them). */
+#define CLI_COMMON_LONGOPTS \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ "verbose", no_argument, NULL, 'v' }, \
+	{ "quiet", no_argument, NULL, 'q' }, \
+	{ "log-file", required_argument, NULL, 'L' }
+
 /* main.c */
 extern const struct cmd	cmd_table[];
 int			cli_common_option(int, const char *);

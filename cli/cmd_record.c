@@ -142,10 +142,7 @@ cmd_record(int argc, char **argv)
 		{ "insecure", no_argument, NULL, 'k' },
 		{ "keep-host", no_argument, NULL, 'K' },
 		{ "redact-header", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "log-file", required_argument, NULL, 'L' },
+		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct record_result		 res;

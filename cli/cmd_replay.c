@@ -128,10 +128,7 @@ cmd_replay(int argc, char **argv)
 		{ "upstream", required_argument, NULL, 'u' },
 		{ "cacert", required_argument, NULL, 'c' },
 		{ "insecure", no_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "log-file", required_argument, NULL, 'L' },
+		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct replay_options		 opt;

@@ -196,7 +196,7 @@ hexch_assign(struct hexch *x, struct hsession *hs)
 {
 	struct hproxy		*p = x->c->p;
 	struct wexchange_info	 info;
-	char			*path, *reqh, *resph;
+	char			*path, *reqh;
 	size_t			 i;
 
 	if (x->hs != NULL)
@@ -215,19 +215,29 @@ hexch_assign(struct hexch *x, struct hsession *hs)
 	x->wx = writer_exchange_begin(p->w, hs->ws, &info);
 	free(path);
 	free(reqh);
-	if (x->have_resp) {
-		resph = hsession_headers_json(p, &x->resp);
-		memset(&info, 0, sizeof info);
-		info.headers = resph;
-		info.mono_ns = clock_mono_ns();
-		writer_exchange_response(p->w, x->wx, x->resp.status, &info);
-		free(resph);
-	}
+	if (x->have_resp)
+		hexch_record_response(x);
 	for (i = 0; i < x->nheld; i++)
 		tap_message(p->tap, hs->ws, x->wx, x->held[i]);
 	free(x->held);
 	x->held = NULL;
 	x->nheld = 0;
+}
+
+/* Record the exchange's response head (its session is known). */
+void
+hexch_record_response(struct hexch *x)
+{
+	struct hproxy		*p = x->c->p;
+	struct wexchange_info	 info;
+	char			*resph;
+
+	resph = hsession_headers_json(p, &x->resp);
+	memset(&info, 0, sizeof info);
+	info.headers = resph;
+	info.mono_ns = clock_mono_ns();
+	writer_exchange_response(p->w, x->wx, x->resp.status, &info);
+	free(resph);
 }
 
 /* Record a message of this exchange, or hold it until its session is known. */

@@ -681,11 +681,10 @@ exch_response_head(struct hconn *c, struct http_head *h)
 {
 	struct hproxy		*p = c->p;
 	struct hexch		*x = c->x;
-	struct wexchange_info	 info;
 	enum http_body_kind	 kind;
 	uint64_t		 length;
 	const char		*sid, *ctype;
-	char			*cause = NULL, *resph;
+	char			*cause = NULL;
 
 	x->resp = *h;
 	memset(h, 0, sizeof *h);
@@ -696,14 +695,9 @@ exch_response_head(struct hconn *c, struct http_head *h)
 	x->sse = ctype != NULL &&
 	    strncasecmp(ctype, "text/event-stream", 17) == 0;
 
-	if (x->hs != NULL) {
-		resph = hsession_headers_json(p, &x->resp);
-		memset(&info, 0, sizeof info);
-		info.headers = resph;
-		info.mono_ns = clock_mono_ns();
-		writer_exchange_response(p->w, x->wx, x->resp.status, &info);
-		free(resph);
-	} else if ((sid = http_head_get(&x->resp, "Mcp-Session-Id")) !=
+	if (x->hs != NULL)
+		hexch_record_response(x);
+	else if ((sid = http_head_get(&x->resp, "Mcp-Session-Id")) !=
 	    NULL && *sid != '\0')
 		hexch_assign(x, hsession_get(p, sid, 0));
 	else if (x->sse && strcmp(x->req.method, "GET") == 0) {

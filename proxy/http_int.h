@@ -111,6 +111,7 @@ char		*hsession_headers_json(struct hproxy *,
 		     const struct http_head *);
 char		*hsession_redact_path(const char *);
 void		 hexch_assign(struct hexch *, struct hsession *);
+void		 hexch_record_response(struct hexch *);
 void		 hexch_tap(struct hexch *, struct msg *);
 void		 hexch_note(struct hexch *, const char *, ...)
 		     PRINTFLIKE(2, 3);

@@ -433,13 +433,25 @@ request_key(const json_t *msg)
 	return key;
 }
 
+/* Add a recorded answer (a plan index) to the list under key. */
+static void
+engine_index_answer(struct engine *e, const char *key, ssize_t answer)
+{
+	json_t	*list;
+
+	if ((list = json_object_get(e->srv_answers, key)) == NULL) {
+		list = json_array();
+		json_object_set_new(e->srv_answers, key, list);
+	}
+	json_array_append_new(list, json_integer((json_int_t)answer));
+}
+
 /* Index the recorded answers to the server's requests. */
 static void
 engine_index_server_requests(struct engine *e)
 {
 	struct plan	*p = e->plan;
 	struct rmsg	*m;
-	json_t		*list;
 	char		*key;
 	size_t		 i;
 
@@ -450,21 +462,11 @@ engine_index_server_requests(struct engine *e)
 		    p->m[m->answer].json == NULL)
 			continue;
 		key = request_key(m->json);
-		if ((list = json_object_get(e->srv_answers, key)) == NULL) {
-			list = json_array();
-			json_object_set_new(e->srv_answers, key, list);
-		}
-		json_array_append_new(list, json_integer((json_int_t)
-		    m->answer));
-		/* By method alone too, for when params carry per-run values. */
+		engine_index_answer(e, key, m->answer);
 		free(key);
+		/* By method alone too, for when params carry per-run values. */
 		xasprintf(&key, "%s\n*", m->method != NULL ? m->method : "");
-		if ((list = json_object_get(e->srv_answers, key)) == NULL) {
-			list = json_array();
-			json_object_set_new(e->srv_answers, key, list);
-		}
-		json_array_append_new(list, json_integer((json_int_t)
-		    m->answer));
+		engine_index_answer(e, key, m->answer);
 		free(key);
 	}
 }

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { conformanceAvailable, runConformanceDetailed } from './lib/conformance.mjs';
 import { mcpreelHttpSupport, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
 import { sessionsOf } from './lib/dbcheck.mjs';
-import { tempDir } from './lib/util.mjs';
+import { withCleanup } from './lib/util.mjs';
 
 const conf = conformanceAvailable();
 const needsConformance = conf.ok ? false : conf.reason;
@@ -60,16 +60,6 @@ const EXPECTED_DIRECT = {
   'tools-list': 'passed',
 };
 
-async function withCleanup(fn) {
-  const stops = [];
-  const t = tempDir();
-  try {
-    return await fn({ dir: t.dir, defer: (stop) => stops.push(stop) });
-  } finally {
-    for (const stop of stops.reverse()) await stop().catch(() => {});
-    t.cleanup();
-  }
-}
 
 test('conformance suite against server-everything directly: the known per-scenario results', { skip: needsConformance, timeout: 180000 }, async (t) => {
   await withCleanup(async ({ defer }) => {

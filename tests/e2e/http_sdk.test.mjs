@@ -16,24 +16,13 @@ import { join } from 'node:path';
 import { runSessionWith, sseTransport, streamableHttpTransport } from './lib/session.mjs';
 import { mcpreelHttpSupport, request, startMcpreelHttp, startServerEverything, startSlowSseServer } from './lib/servers.mjs';
 import { checkRecordedMessages, deleteRecorded, eventsOf, findSecret, sessionsOf } from './lib/dbcheck.mjs';
-import { tempDir } from './lib/util.mjs';
+import { withCleanup } from './lib/util.mjs';
 
 const support = mcpreelHttpSupport();
 
 /** An s2c row of an SSE event with empty data (see below). */
 const needsHttp = support.ok ? false : support.reason;
 
-/** Start things, run fn, then stop everything started, last first, whatever happened. */
-async function withCleanup(fn) {
-  const stops = [];
-  const t = tempDir();
-  try {
-    return await fn({ dir: t.dir, defer: (stop) => stops.push(stop) });
-  } finally {
-    for (const stop of stops.reverse()) await stop().catch(() => {});
-    t.cleanup();
-  }
-}
 
 // Without mcpreel: the transcript is deterministic over each HTTP transport
 // (what the proxied tests compare relies on it), and the DELETE succeeds.

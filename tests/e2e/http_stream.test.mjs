@@ -22,7 +22,7 @@ import {
   startSlowSseServer,
 } from './lib/servers.mjs';
 import { messagesOf, sessionsOf } from './lib/dbcheck.mjs';
-import { tempDir } from './lib/util.mjs';
+import { withCleanup } from './lib/util.mjs';
 
 const support = mcpreelHttpSupport();
 const needsHttp = support.ok ? false : support.reason;
@@ -37,16 +37,6 @@ const INIT = {
 };
 const POST_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
-async function withCleanup(fn) {
-  const stops = [];
-  const t = tempDir();
-  try {
-    return await fn({ dir: t.dir, defer: (stop) => stops.push(stop) });
-  } finally {
-    for (const stop of stops.reverse()) await stop().catch(() => {});
-    t.cleanup();
-  }
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -24,6 +24,21 @@ export function tempDir(prefix = 'mcpreel-e2e-') {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * Start things, run fn({dir, defer}), then stop everything deferred, last
+ * first, whatever happened, and remove the temporary directory.
+ */
+export async function withCleanup(fn) {
+  const stops = [];
+  const t = tempDir();
+  try {
+    return await fn({ dir: t.dir, defer: (stop) => stops.push(stop) });
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => {});
+    t.cleanup();
+  }
+}
+
 /** Rows of a query as objects (sqlite3 -json). */
 export function sql(db, query) {
   const out = execFileSync('sqlite3', ['-json', db, query], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
