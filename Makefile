@@ -27,7 +27,7 @@ test:
 	$(MAKE) unit e2e
 
 unit:
-	$(ASAN_BUILD)/tests/unit/unit_tests --jobs $(JOBS)
+	scripts/unit.sh $(ASAN_BUILD) $(JOBS)
 
 e2e:
 	MCPREEL=$(CURDIR)/$(ASAN_BUILD)/mcpreel node --test --test-concurrency=1 tests/e2e/

@@ -54,6 +54,10 @@ void		 cmd_record_usage(FILE *);
 int		 cmd_sessions(int, char **);
 void		 cmd_sessions_usage(FILE *);
 
+/* cmd_mock.c */
+int		 cmd_mock(int, char **);
+void		 cmd_mock_usage(FILE *);
+
 /* cmd_replay.c */
 int		 cmd_replay(int, char **);
 void		 cmd_replay_usage(FILE *);

@@ -19,6 +19,8 @@ const struct cmd cmd_table[] = {
 	{ "show", "print a recorded session", cmd_show, cmd_show_usage },
 	{ "replay", "re-send a recorded session to a server and diff",
 	    cmd_replay, cmd_replay_usage },
+	{ "mock", "serve a recorded session as the server, offline",
+	    cmd_mock, cmd_mock_usage },
 	{ NULL, NULL, NULL, NULL }
 };
 

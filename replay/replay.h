@@ -210,4 +210,61 @@ void		 report_text(FILE *, const struct replay_report *, int);
 void		 report_json(FILE *, const struct replay_report *);
 void		 report_junit(FILE *, const struct replay_report *);
 
+/* match.c: which recorded exchange answers a live request (mock). */
+
+/* A server message to play, and when, after the request arrived. */
+struct mitem {
+	size_t		 msg;		/* index in plan.m */
+	int64_t		 offset_ns;	/* recorded, from the request */
+};
+
+/* A recorded request, its answer, and what the server did around it. */
+struct mentry {
+	size_t		 req;		/* index in plan.m */
+	size_t		 resp;		/* index in plan.m */
+	char		*key;		/* method "\n" canonical params */
+	int64_t		 latency_ns;
+	struct mitem	*before;	/* notifications and server requests
+					   sent while it was in flight */
+	size_t		 nbefore;
+	struct mitem	*after;		/* unsolicited server messages after
+					   its answer, before the next request */
+	size_t		 nafter;
+};
+
+struct matcher {
+	const struct plan *plan;
+	struct mentry	*e;
+	size_t		 n;
+	struct mitem	*prelude;	/* server messages before any request */
+	size_t		 nprelude;
+	int		 strict;	/* demand the recorded order */
+	size_t		 next;		/* strict: the next entry */
+	struct jpath	**ignore;	/* params paths left out of keys */
+	size_t		 nignore;
+	json_t		*used;		/* key -> times matched */
+};
+
+int		 matcher_build(struct matcher *, const struct plan *, int,
+		     const char *const *, size_t, char **);
+const struct mentry *matcher_find(struct matcher *, const json_t *);
+json_t		*matcher_miss(const struct matcher *, const json_t *);
+void		 matcher_clear(struct matcher *);
+
+/* mock.c: playing a recorded server. */
+
+struct mock_options {
+	const char	*listen;	/* Streamable HTTP here; NULL: stdio */
+	int		 latency_recorded; /* answer after the recorded time */
+};
+
+struct mock_stats {
+	uint64_t	 answered;	/* requests answered from the record */
+	uint64_t	 missed;	/* requests answered with an error */
+};
+
+int		 mock_run(struct plan *, struct matcher *,
+		     const struct mock_options *, struct mock_stats *,
+		     char **);
+
 #endif

@@ -243,4 +243,52 @@ void		 xport_free(struct xport *);
 void		 xport_init(struct xport *, const struct xport_ops *,
 		     struct event_base *, const struct xport_cbs *, void *);
 
+/*
+ * endpoint_stdio.c, endpoint_http.c: the server side of an MCP transport,
+ * for mock.  Client messages come in whole; a request's answer (and what
+ * goes before it) goes back on that request's channel: stdout, or the
+ * POST's response (JSON, or an SSE stream when something goes first).
+ */
+
+struct endpoint;
+struct ereq;
+
+struct endpoint_cbs {
+	/* A client message; er is its reply channel, NULL if none. */
+	void	(*message)(struct ereq *, const char *, size_t, void *);
+	/* No more client messages will come (stdio: stdin closed). */
+	void	(*closed)(const char *, void *);
+};
+
+struct endpoint_ops {
+	void	(*send)(struct endpoint *, const char *, size_t);
+	void	(*req_send)(struct endpoint *, struct ereq *, const char *,
+		    size_t);
+	void	(*req_end)(struct endpoint *, struct ereq *, const char *,
+		    size_t);
+	void	(*set_session)(struct endpoint *, const char *);
+	void	(*flush)(struct endpoint *);
+	void	(*free)(struct endpoint *);
+};
+
+struct endpoint {
+	const struct endpoint_ops *ops;
+	struct event_base	*base;
+	struct endpoint_cbs	 cbs;
+	void			*arg;
+};
+
+struct endpoint	*endpoint_stdio(struct event_base *,
+		     const struct endpoint_cbs *, void *);
+struct endpoint	*endpoint_http(struct event_base *, const char *,
+		     const struct endpoint_cbs *, void *, char **, char **);
+void		 endpoint_send(struct endpoint *, const char *, size_t);
+void		 endpoint_set_session(struct endpoint *, const char *);
+void		 endpoint_flush(struct endpoint *);
+void		 endpoint_free(struct endpoint *);
+void		 ereq_send(struct endpoint *, struct ereq *, const char *,
+		     size_t);
+void		 ereq_end(struct endpoint *, struct ereq *, const char *,
+		     size_t);
+
 #endif

@@ -1,0 +1,154 @@
+/* mcpreel mock: serve a recorded session as the server, offline. */
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "replay.h"
+#include "store.h"
+
+void
+cmd_mock_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mcpreel mock [--db PATH] SESSION [--listen ADDR] [OPTIONS]\n"
+	    "\n"
+	    "Play the server of a recorded session, so a client can be tested\n"
+	    "with no real server: over stdio (a host launches mcpreel mock in\n"
+	    "place of the server), or with --listen as a Streamable HTTP server\n"
+	    "(every path is the endpoint; /mcp by convention).  A session recorded\n"
+	    "over either transport can be served over either.  Nothing ever\n"
+	    "contacts a real server.\n"
+	    "\n"
+	    "Each request gets the recorded answer to the matching recorded\n"
+	    "request (same method and params; _meta and progress tokens aside;\n"
+	    "initialize and server/discover by method alone), with the live id.\n"
+	    "A request recorded several times gets the recordings in order, the\n"
+	    "last repeating.  What the server did around that answer is played\n"
+	    "too: progress (with the live token) and log notifications, and its\n"
+	    "own requests to the client, whose answers are awaited.  An unmatched\n"
+	    "request gets a JSON-RPC error naming the nearest recorded request\n"
+	    "and where it differs.\n"
+	    "\n"
+	    "options:\n"
+	    "  --listen ADDR      serve Streamable HTTP on ADDR (PORT, HOST:PORT;\n"
+	    "                     port 0 picks one; printed on stderr when ready)\n"
+	    "  --match strict     demand the recorded order of requests exactly\n"
+	    "  --ignore PATH      leave PATH of requests out of matching\n"
+	    "                     (repeatable; e.g. $.params.arguments.when)\n"
+	    "  --latency recorded answer after the recorded latency (default: at once)\n");
+}
+
+static int
+load_cb(const struct timeline_row *r, void *arg)
+{
+	if (!r->is_event)
+		plan_add(arg, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw,
+		    r->m.len);
+	return 0;
+}
+
+int
+cmd_mock(int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "match", required_argument, NULL, 'M' },
+		{ "ignore", required_argument, NULL, 'i' },
+		{ "latency", required_argument, NULL, 'T' },
+		CLI_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct mock_options		 opt;
+	struct mock_stats		 stats;
+	struct matcher			 m;
+	struct plan			 plan;
+	struct store			*st = NULL;
+	const char			*db = NULL, **ignore = NULL;
+	char				*path = NULL, *cause = NULL;
+	size_t				 nignore = 0;
+	int64_t				 id;
+	int				 ch, strict = 0, rc = EXIT_USAGE;
+	int				 built = 0;
+
+	memset(&opt, 0, sizeof opt);
+	memset(&plan, 0, sizeof plan);
+	memset(&m, 0, sizeof m);
+	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
+		if (cli_common_option(ch, optarg))
+			continue;
+		switch (ch) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'l':
+			opt.listen = optarg;
+			break;
+		case 'M':
+			if (strcmp(optarg, "strict") != 0) {
+				fprintf(stderr, "mcpreel mock: --match takes "
+				    "'strict'\n");
+				goto out;
+			}
+			strict = 1;
+			break;
+		case 'i':
+			ignore = xreallocarray(ignore, nignore + 1,
+			    sizeof *ignore);
+			ignore[nignore++] = optarg;
+			break;
+		case 'T':
+			if (strcmp(optarg, "recorded") != 0) {
+				fprintf(stderr, "mcpreel mock: --latency takes "
+				    "'recorded'\n");
+				goto out;
+			}
+			opt.latency_recorded = 1;
+			break;
+		case 'h':
+			cmd_mock_usage(stdout);
+			rc = EXIT_OK;
+			goto out;
+		default:
+			cmd_mock_usage(stderr);
+			goto out;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "mcpreel mock: give one SESSION to serve (an "
+		    "id, a name or 'last')\n");
+		goto out;
+	}
+	if ((path = dbpath_resolve(db, &cause)) == NULL ||
+	    (st = store_open(path, 0, &cause)) == NULL ||
+	    query_find_session(st, argv[optind], &id, &cause) != 0 ||
+	    query_timeline(st, id, 0, load_cb, &plan, &cause) != 0)
+		goto bad;
+	store_close(st);
+	st = NULL;
+	plan_build(&plan);
+	if (matcher_build(&m, &plan, strict, ignore, nignore, &cause) != 0)
+		goto bad;
+	built = 1;
+	if (mock_run(&plan, &m, &opt, &stats, &cause) != 0)
+		goto bad;
+	log_info("mock: answered %llu requests from session %lld, %llu "
+	    "unmatched", (unsigned long long)stats.answered, (long long)id,
+	    (unsigned long long)stats.missed);
+	rc = EXIT_OK;
+	goto out;
+bad:
+	fprintf(stderr, "mcpreel mock: %s\n", cause);
+out:
+	store_close(st);
+	if (built)
+		matcher_clear(&m);
+	plan_clear(&plan);
+	free(ignore);
+	free(cause);
+	free(path);
+	return rc;
+}

@@ -1,0 +1,666 @@
+/*
+ * Which recorded exchange answers a live request, for the mock server.
+ *
+ * Each recorded client request that was answered becomes an entry keyed
+ * by its method and canonical params: params without _meta (at any
+ * depth) and without the places the user's ignore paths name, keys
+ * sorted, compact.  Number spelling does not count, as in the diff: a
+ * real with an integral value (1.0, 1e0) is keyed as the integer (1),
+ * so 1 and 1.0 match; absent, null and empty params ({} once _meta is
+ * gone) are one key.  Strings are keyed as they are, not as any JSON
+ * they hold, so ignore paths with {json} steps never apply to keys.
+ * Lifecycle requests are keyed by method alone: a client's name, version
+ * and capabilities differ between runs, and the answer is the same.
+ *
+ * Ignore paths are written from the whole request message, as the
+ * diff's are: "$.params.arguments.when".  Paths outside $.params never
+ * match anything here, so one --ignore list can serve replay and mock.
+ *
+ * The server's own messages (notifications and requests) are attributed
+ * to the request they were sent for, so the mock can play them around
+ * the answer: while requests are in flight, to the one whose progress
+ * token a progress notification carries, else to the latest sent; when
+ * none is, to the one answered last ("after" its answer), or to the
+ * prelude before any answer.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+
+/* JSON-RPC error codes the mock answers unmatched requests with. */
+#define MATCH_INVALID_REQUEST	-32600
+#define MATCH_NO_METHOD		-32601
+#define MATCH_NO_PARAMS		-32602
+
+/*
+ * Most differences an error's data lists: it is shown to a person, and a
+ * large params object unlike every recording would otherwise swell the
+ * response; the rest are counted in "differences_omitted".
+ */
+#define MATCH_MAX_DIFFERENCES	32
+
+/*
+ * Reals within this magnitude (2^53) hold integers exactly, so one with
+ * an integral value is keyed as the integer; larger ones stay reals.
+ */
+#define MATCH_EXACT_LIMIT	9007199254740992.0
+
+/* Requests keyed by method alone. */
+static const char *const match_lifecycle[] = {
+	"initialize",
+	"server/discover",
+};
+#define MATCH_NLIFECYCLE \
+	(sizeof match_lifecycle / sizeof match_lifecycle[0])
+
+/*
+ * Where the canonical copy is in the message being keyed.  The recursion
+ * is as deep as the message, which jansson's parser bounds.
+ */
+struct match_walk {
+	struct jpath *const	*ignore;
+	size_t			 nignore;
+	struct jseg		*path;
+	size_t			 npath;
+	size_t			 path_size;
+};
+
+/* Step down into an object key or an array index. */
+static void
+match_push(struct match_walk *w, const char *key, size_t index)
+{
+	struct jseg	*seg;
+
+	if (w->npath == w->path_size) {
+		w->path_size = w->path_size == 0 ? 16 : w->path_size * 2;
+		w->path = xreallocarray(w->path, w->path_size,
+		    sizeof *w->path);
+	}
+	seg = &w->path[w->npath++];
+	seg->key = key;
+	seg->index = index;
+	seg->json = 0;
+}
+
+/* Whether an ignore path names the place the walk is at. */
+static int
+match_ignored(const struct match_walk *w)
+{
+	size_t	i;
+
+	for (i = 0; i < w->nignore; i++) {
+		if (jpath_match(w->ignore[i], w->path, w->npath))
+			return 1;
+	}
+	return 0;
+}
+
+/* A canonical copy of v: no _meta, no ignored places, integral reals. */
+static json_t *
+match_canon(struct match_walk *w, const json_t *v)
+{
+	json_t		*out, *e;
+	const char	*k;
+	size_t		 i;
+	double		 d;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		out = json_object();
+		json_object_foreach((json_t *)v, k, e) {
+			if (strcmp(k, "_meta") == 0)
+				continue;
+			match_push(w, k, 0);
+			if (!match_ignored(w))
+				json_object_set_new(out, k, match_canon(w, e));
+			w->npath--;
+		}
+		return out;
+	case JSON_ARRAY:
+		out = json_array();
+		json_array_foreach(v, i, e) {
+			match_push(w, NULL, i);
+			if (!match_ignored(w))
+				json_array_append_new(out, match_canon(w, e));
+			w->npath--;
+		}
+		return out;
+	case JSON_REAL:
+		d = json_real_value(v);
+		if (d >= -MATCH_EXACT_LIMIT && d <= MATCH_EXACT_LIMIT &&
+		    (double)(json_int_t)d == d)
+			return json_integer((json_int_t)d);
+		return json_real(d);
+	default:
+		/* Strings, integers, true, false and null are never changed. */
+		return json_deep_copy(v);
+	}
+}
+
+/*
+ * The canonical params of a request message, or NULL when it has none
+ * worth keying (absent, null, ignored, or an object left empty).
+ */
+static json_t *
+match_params(const struct matcher *m, const json_t *msg)
+{
+	struct match_walk	 w;
+	json_t			*params, *out = NULL;
+
+	params = json_object_get(msg, "params");
+	if (params == NULL || json_is_null(params))
+		return NULL;
+	memset(&w, 0, sizeof w);
+	w.ignore = m->ignore;
+	w.nignore = m->nignore;
+	match_push(&w, "params", 0);
+	if (!match_ignored(&w))
+		out = match_canon(&w, params);
+	free(w.path);
+	if (json_is_object(out) && json_object_size(out) == 0) {
+		json_decref(out);
+		out = NULL;
+	}
+	return out;
+}
+
+/* The method of a request message, or NULL if it has none. */
+static const char *
+match_method(const json_t *msg)
+{
+	return json_string_value(json_object_get(msg, "method"));
+}
+
+/* Whether a method is keyed by name alone. */
+static int
+match_lifecycle_method(const char *method)
+{
+	size_t	i;
+
+	for (i = 0; i < MATCH_NLIFECYCLE; i++) {
+		if (strcmp(method, match_lifecycle[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The key of a request message (the caller frees it), or NULL. */
+static char *
+match_key(const struct matcher *m, const json_t *msg)
+{
+	const char	*method = match_method(msg);
+	json_t		*params;
+	char		*text = NULL, *key;
+
+	if (method == NULL)
+		return NULL;
+	if (!match_lifecycle_method(method) &&
+	    (params = match_params(m, msg)) != NULL) {
+		text = json_dumps(params, JSON_SORT_KEYS | JSON_COMPACT |
+		    JSON_ENCODE_ANY);
+		json_decref(params);
+		if (text == NULL)
+			fatalx("cannot encode request params as JSON");
+	}
+	xasprintf(&key, "%s\n%s", method, text != NULL ? text : "");
+	free(text);
+	return key;
+}
+
+/* The recorded request message of an entry. */
+static const json_t *
+match_request(const struct matcher *m, const struct mentry *e)
+{
+	return m->plan->m[e->req].json;
+}
+
+/* Append a message to play to a list of items. */
+static void
+match_item(struct mitem **v, size_t *n, size_t msg, int64_t offset_ns)
+{
+	*v = xreallocarray(*v, *n + 1, sizeof **v);
+	(*v)[*n].msg = msg;
+	(*v)[*n].offset_ns = offset_ns;
+	(*n)++;
+}
+
+/* Whether a recorded message is a client request the mock can answer. */
+static int
+match_is_entry(const struct plan *p, size_t i)
+{
+	const struct rmsg	*r = &p->m[i];
+
+	return r->dir == DIR_C2S && r->kind == KIND_REQUEST &&
+	    r->json != NULL && match_method(r->json) != NULL &&
+	    r->answer >= 0;
+}
+
+/*
+ * The in-flight entry a server message belongs to: the one whose
+ * progress token a progress notification names, else the latest sent.
+ */
+static size_t
+match_owner(const struct matcher *m, const struct rmsg *r,
+    const size_t *flight, size_t nflight)
+{
+	const json_t	*token, *params, *theirs;
+	const char	*method = match_method(r->json);
+	size_t		 i;
+
+	if (method == NULL || strcmp(method, "notifications/progress") != 0)
+		return flight[nflight - 1];
+	params = json_object_get(r->json, "params");
+	if ((token = json_object_get(params, "progressToken")) == NULL)
+		return flight[nflight - 1];
+	for (i = nflight; i > 0; i--) {
+		params = json_object_get(match_request(m,
+		    &m->e[flight[i - 1]]), "params");
+		theirs = json_object_get(json_object_get(params, "_meta"),
+		    "progressToken");
+		if (theirs != NULL && json_equal((json_t *)theirs,
+		    (json_t *)token))
+			return flight[i - 1];
+	}
+	return flight[nflight - 1];
+}
+
+/*
+ * Walk the recording in order and give each of the server's own
+ * messages to the entry it was sent for (see the comment at the top).
+ * The client's answers to server requests are no items: the mock sends
+ * the server request and waits for the live client's answer itself.
+ */
+static void
+match_attribute(struct matcher *m, const ssize_t *entry_of)
+{
+	const struct plan	*p = m->plan;
+	const struct rmsg	*r;
+	struct mentry		*e;
+	size_t			*flight, nflight = 0, i, j, owner;
+	ssize_t			 last = -1, k;
+	int64_t			 start;
+
+	flight = xreallocarray(NULL, m->n + 1, sizeof *flight);
+	start = p->n > 0 ? p->m[0].mono_ns : 0;
+	for (i = 0; i < p->n; i++) {
+		r = &p->m[i];
+		if ((k = entry_of[i]) >= 0) {
+			flight[nflight++] = (size_t)k;
+			continue;
+		}
+		if (r->dir != DIR_S2C)
+			continue;
+		if (r->kind == KIND_RESPONSE || r->kind == KIND_ERROR) {
+			if (r->request < 0 || (k = entry_of[r->request]) < 0)
+				continue;
+			for (j = 0; j < nflight; j++) {
+				if (flight[j] == (size_t)k)
+					break;
+			}
+			if (j < nflight) {
+				memmove(flight + j, flight + j + 1,
+				    (nflight - j - 1) * sizeof *flight);
+				nflight--;
+			}
+			last = k;
+			continue;
+		}
+		/* Batches and what is not JSON-RPC are not played. */
+		if ((r->kind != KIND_NOTIFICATION && r->kind != KIND_REQUEST) ||
+		    r->json == NULL)
+			continue;
+
+		if (nflight > 0) {
+			owner = match_owner(m, r, flight, nflight);
+			e = &m->e[owner];
+			match_item(&e->before, &e->nbefore, i,
+			    r->mono_ns - p->m[e->req].mono_ns);
+		} else if (last >= 0) {
+			e = &m->e[last];
+			match_item(&e->after, &e->nafter, i,
+			    r->mono_ns - p->m[e->req].mono_ns);
+		} else
+			match_item(&m->prelude, &m->nprelude, i,
+			    r->mono_ns - start);
+	}
+	free(flight);
+}
+
+/*
+ * Build the matcher for a plan (which must outlive it): its entries in
+ * recorded order, each with what the server did around it.  Ignore paths
+ * name places in the request ("$.params.arguments.when") left out of the
+ * keys.  Returns -1 with *cause for a bad ignore path.
+ */
+int
+matcher_build(struct matcher *m, const struct plan *p, int strict,
+    const char *const *ignore, size_t nignore, char **cause)
+{
+	struct mentry	*e;
+	ssize_t		*entry_of = NULL;
+	size_t		 i;
+	char		*why;
+
+	memset(m, 0, sizeof *m);
+	m->plan = p;
+	m->strict = strict;
+	m->used = json_object();
+	m->ignore = xcalloc(nignore, sizeof *m->ignore);
+	for (i = 0; i < nignore; i++) {
+		if ((m->ignore[i] = jpath_compile(ignore[i], &why)) == NULL) {
+			xasprintf(cause, "mock ignore path: %s (write a place "
+			    "in the request, as $.params.arguments.when)", why);
+			free(why);
+			goto fail;
+		}
+		m->nignore++;
+	}
+
+	entry_of = xreallocarray(NULL, p->n + 1, sizeof *entry_of);
+	for (i = 0; i < p->n; i++) {
+		entry_of[i] = -1;
+		if (!match_is_entry(p, i))
+			continue;
+		m->e = xreallocarray(m->e, m->n + 1, sizeof *m->e);
+		e = &m->e[m->n];
+		memset(e, 0, sizeof *e);
+		e->req = i;
+		e->resp = (size_t)p->m[i].answer;
+		e->key = match_key(m, p->m[i].json);
+		e->latency_ns = p->m[e->resp].mono_ns - p->m[i].mono_ns;
+		entry_of[i] = (ssize_t)m->n++;
+	}
+	match_attribute(m, entry_of);
+	free(entry_of);
+	return 0;
+
+fail:
+	matcher_clear(m);
+	return -1;
+}
+
+/*
+ * The entry to answer a live request with, or NULL.  Entries of the same
+ * key are used in recorded order, the last again once all have been; in
+ * strict mode only the next entry in recorded order will do.
+ */
+const struct mentry *
+matcher_find(struct matcher *m, const json_t *msg)
+{
+	const struct mentry	*found = NULL;
+	char			*key;
+	json_int_t		 used;
+	size_t			 i, seen = 0;
+
+	if ((key = match_key(m, msg)) == NULL)
+		return NULL;
+	used = json_integer_value(json_object_get(m->used, key));
+	if (m->strict) {
+		if (m->next < m->n && strcmp(m->e[m->next].key, key) == 0)
+			found = &m->e[m->next++];
+	} else {
+		for (i = 0; i < m->n; i++) {
+			if (strcmp(m->e[i].key, key) != 0)
+				continue;
+			found = &m->e[i];
+			if ((json_int_t)seen++ == used)
+				break;
+		}
+	}
+	if (found != NULL)
+		json_object_set_new(m->used, key, json_integer(used + 1));
+	free(key);
+	return found;
+}
+
+/* Whether any entry is a request of this method. */
+static int
+match_has_method(const struct matcher *m, const char *method)
+{
+	size_t	i;
+
+	for (i = 0; i < m->n; i++) {
+		if (strcmp(match_method(match_request(m, &m->e[i])),
+		    method) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether the recording holds a request of this method never answered. */
+static int
+match_unanswered(const struct matcher *m, const char *method)
+{
+	const struct plan	*p = m->plan;
+	const char		*theirs;
+	size_t			 i;
+
+	for (i = 0; i < p->n; i++) {
+		if (p->m[i].dir != DIR_C2S || p->m[i].kind != KIND_REQUEST ||
+		    p->m[i].answer >= 0 || p->m[i].json == NULL)
+			continue;
+		theirs = match_method(p->m[i].json);
+		if (theirs != NULL && strcmp(theirs, method) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Order method names for the recorded_methods list. */
+static int
+match_cmp_method(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The distinct methods of the entries, sorted, as a JSON array. */
+static json_t *
+match_methods(const struct matcher *m)
+{
+	const char	**v;
+	json_t		 *out = json_array();
+	size_t		  i;
+
+	v = xreallocarray(NULL, m->n + 1, sizeof *v);
+	for (i = 0; i < m->n; i++)
+		v[i] = match_method(match_request(m, &m->e[i]));
+	qsort(v, m->n, sizeof *v, match_cmp_method);
+	for (i = 0; i < m->n; i++) {
+		if (i == 0 || strcmp(v[i], v[i - 1]) != 0)
+			json_array_append_new(out, json_string(v[i]));
+	}
+	free(v);
+	return out;
+}
+
+/* Wrap a request's canonical params for the diff: {"params": ...}. */
+static json_t *
+match_wrap(const struct matcher *m, const json_t *msg)
+{
+	json_t	*params = match_params(m, msg);
+
+	/* No params compares as {}, so differences name the keys. */
+	if (params == NULL)
+		params = json_object();
+	return json_pack("{so}", "params", params);
+}
+
+/*
+ * The places where an entry's params and a live request's differ, as
+ * the diff reports them ("$.params.arguments.a"); returns how many.
+ */
+static size_t
+match_diff(const struct matcher *m, const struct mentry *e,
+    const json_t *msg, struct diff *d)
+{
+	json_t	*rec, *live;
+	size_t	 n;
+
+	memset(d, 0, sizeof *d);
+	rec = match_wrap(m, match_request(m, e));
+	live = match_wrap(m, msg);
+	n = diff_messages(rec, live, NULL, d);
+	json_decref(rec);
+	json_decref(live);
+	return n;
+}
+
+/* The entry of this method whose params differ least (earliest on ties). */
+static const struct mentry *
+match_nearest(const struct matcher *m, const char *method, const json_t *msg)
+{
+	const struct mentry	*best = NULL;
+	struct diff		 d;
+	size_t			 i, n, best_n = 0;
+
+	for (i = 0; i < m->n; i++) {
+		if (strcmp(match_method(match_request(m, &m->e[i])),
+		    method) != 0)
+			continue;
+		n = match_diff(m, &m->e[i], msg, &d);
+		diff_clear(&d);
+		if (best == NULL || n < best_n) {
+			best = &m->e[i];
+			best_n = n;
+		}
+	}
+	return best;
+}
+
+/* A JSON-RPC error object with a message (which it frees). */
+static json_t *
+match_error(int code, char *message)
+{
+	json_t	*error;
+
+	error = json_pack("{siss}", "code", code, "message", message);
+	if (error == NULL)
+		fatalx("cannot build an error object for '%s'", message);
+	free(message);
+	return error;
+}
+
+/*
+ * The data of a -32602 error: the method, the entry compared with, and
+ * where the live params differ from its.
+ */
+static json_t *
+match_data(const struct matcher *m, const char *method,
+    const struct mentry *e, const json_t *msg)
+{
+	const struct rmsg	*r = &m->plan->m[e->req];
+	struct diff		 d;
+	json_t			*data, *nearest, *list, *one, *params;
+	size_t			 i, n;
+
+	nearest = json_pack("{sI}", "seq", (json_int_t)r->seq);
+	if ((params = json_object_get(r->json, "params")) != NULL)
+		json_object_set_new(nearest, "params", json_deep_copy(params));
+
+	n = match_diff(m, e, msg, &d);
+	list = json_array();
+	for (i = 0; i < n && i < MATCH_MAX_DIFFERENCES; i++) {
+		one = json_pack("{ss}", "path", d.v[i].path);
+		/* A side without the place has no member. */
+		if (d.v[i].recorded != NULL)
+			json_object_set_new(one, "recorded",
+			    json_deep_copy(d.v[i].recorded));
+		if (d.v[i].replayed != NULL)
+			json_object_set_new(one, "live",
+			    json_deep_copy(d.v[i].replayed));
+		json_array_append_new(list, one);
+	}
+	diff_clear(&d);
+
+	data = json_pack("{sssoso}", "method", method, "nearest", nearest,
+	    "differences", list);
+	if (n > MATCH_MAX_DIFFERENCES)
+		json_object_set_new(data, "differences_omitted",
+		    json_integer((json_int_t)(n - MATCH_MAX_DIFFERENCES)));
+	return data;
+}
+
+/*
+ * The JSON-RPC error object (the caller owns it) for a live request no
+ * entry answers: why, and the recorded request nearest to it.
+ */
+json_t *
+matcher_miss(const struct matcher *m, const json_t *msg)
+{
+	const struct mentry	*e;
+	const char		*method = match_method(msg), *want;
+	json_t			*error;
+	char			*text, *key;
+	size_t			 i;
+	int			 elsewhere = 0;
+
+	if (method == NULL)
+		return match_error(MATCH_INVALID_REQUEST,
+		    xstrdup("mcpreel mock: the request has no method"));
+
+	if (!match_has_method(m, method)) {
+		xasprintf(&text, "mcpreel mock: method '%s' was %s", method,
+		    match_unanswered(m, method) ?
+		    "recorded but never answered" : "never recorded");
+		error = match_error(MATCH_NO_METHOD, text);
+		json_object_set_new(error, "data", json_pack("{ssso}",
+		    "method", method, "recorded_methods", match_methods(m)));
+		return error;
+	}
+
+	if (!m->strict || m->next >= m->n) {
+		e = match_nearest(m, method, msg);
+		if (m->strict)
+			xasprintf(&text, "mcpreel mock: %s request out of the "
+			    "recorded order; every recorded request has been "
+			    "answered", method);
+		else
+			xasprintf(&text, "mcpreel mock: no recorded %s request "
+			    "matches these params", method);
+	} else {
+		/*
+		 * Strict: compare with the entry expected next.  Another
+		 * method, or params another entry has, is the order's fault;
+		 * the expected method with params never recorded is the
+		 * params' fault.
+		 */
+		e = &m->e[m->next];
+		want = match_method(match_request(m, e));
+		key = match_key(m, msg);
+		for (i = 0; i < m->n && !elsewhere; i++)
+			elsewhere = strcmp(m->e[i].key, key) == 0;
+		free(key);
+		if (strcmp(want, method) != 0 || elsewhere)
+			xasprintf(&text, "mcpreel mock: %s request out of the "
+			    "recorded order; expected %s next", method, want);
+		else
+			xasprintf(&text, "mcpreel mock: no recorded %s request "
+			    "matches these params", method);
+	}
+	error = match_error(MATCH_NO_PARAMS, text);
+	json_object_set_new(error, "data", match_data(m, method, e, msg));
+	return error;
+}
+
+/* Free everything the matcher holds (not the plan). */
+void
+matcher_clear(struct matcher *m)
+{
+	size_t	i;
+
+	for (i = 0; i < m->n; i++) {
+		free(m->e[i].key);
+		free(m->e[i].before);
+		free(m->e[i].after);
+	}
+	free(m->e);
+	free(m->prelude);
+	for (i = 0; i < m->nignore; i++)
+		jpath_free(m->ignore[i]);
+	free(m->ignore);
+	json_decref(m->used);
+	memset(m, 0, sizeof *m);
+}

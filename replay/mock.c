@@ -1,0 +1,412 @@
+/*
+ * The mock server: plays the server of a recorded session.  Each live
+ * request is answered with the recorded answer to the matching recorded
+ * request (match.c), under the live id; what the server did while that
+ * request was in flight is played first (progress with the live progress
+ * token, log messages, its own requests to the client, whose answers are
+ * awaited), and what it sent unasked after the answer follows it.
+ * Nothing here ever contacts a real server.
+ */
+
+#include <sys/queue.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "replay.h"
+
+/* How long a played server request waits for the client's answer. */
+#define MOCK_ANSWER_TIMEOUT_MS	30000
+/* Protocol versions from this one on have no sessions. */
+#define MOCK_SESSIONLESS_FROM	"2026-07-28"
+
+struct mock;
+
+/* One recorded exchange being played for one live request. */
+struct play {
+	struct mock		*mk;
+	struct ereq		*er;
+	const struct mentry	*e;
+	json_t			*live_id;
+	json_t			*live_token;	/* its progress token */
+	json_t			*rec_token;	/* the recorded one */
+	size_t			 step;		/* in before, then the answer,
+						   then after */
+	char			*waiting;	/* id text of our request */
+	int64_t			 start_ns;
+	struct event		*timer;
+	TAILQ_ENTRY(play)	 entry;
+};
+
+struct mock {
+	struct event_base	*base;
+	struct plan		*plan;
+	struct matcher		*m;
+	struct endpoint		*ep;
+	const struct mock_options *opt;
+	uint64_t		 next_id;	/* our server requests' ids */
+	TAILQ_HEAD(, play)	 plays;
+	struct mock_stats	*stats;
+	int			 stdin_closed;
+};
+
+static void	play_step(struct play *);
+
+/* The recorded message at plan index i, as JSON to send (caller frees). */
+static json_t *
+mock_copy(struct mock *mk, size_t i)
+{
+	return json_deep_copy(mk->plan->m[i].json);
+}
+
+static char *
+mock_dump(const json_t *v)
+{
+	char	*s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER |
+		    JSON_ENCODE_ANY);
+
+	return s != NULL ? s : xstrdup("null");
+}
+
+static void
+play_free(struct play *pl)
+{
+	TAILQ_REMOVE(&pl->mk->plays, pl, entry);
+	json_decref(pl->live_id);
+	json_decref(pl->live_token);
+	json_decref(pl->rec_token);
+	free(pl->waiting);
+	event_free(pl->timer);
+	free(pl);
+}
+
+/* The progress token a request carries, or NULL. */
+static json_t *
+progress_token(const json_t *msg)
+{
+	return json_object_get(json_object_get(json_object_get(msg,
+	    "params"), "_meta"), "progressToken");
+}
+
+/*
+ * Send one recorded server message for a play: a notification with the
+ * live progress token, or a request under an id of ours (then wait).
+ */
+static void
+play_send_item(struct play *pl, const struct mitem *it, int after)
+{
+	struct mock	*mk = pl->mk;
+	json_t		*msg = mock_copy(mk, it->msg), *params, *tok;
+	char		*s, *id;
+
+	if (msg == NULL)
+		return;
+	params = json_object_get(msg, "params");
+	tok = json_object_get(params, "progressToken");
+	if (tok != NULL && pl->rec_token != NULL && pl->live_token != NULL &&
+	    json_equal(tok, pl->rec_token))
+		json_object_set(params, "progressToken", pl->live_token);
+	if (json_object_get(msg, "id") != NULL &&
+	    json_object_get(msg, "method") != NULL) {
+		xasprintf(&id, "mcpreel-mock-%llu",
+		    (unsigned long long)++mk->next_id);
+		json_object_set_new(msg, "id", json_string(id));
+		xasprintf(&pl->waiting, "\"%s\"", id);
+		free(id);
+	}
+	s = mock_dump(msg);
+	if (after)
+		endpoint_send(mk->ep, s, strlen(s));
+	else
+		ereq_send(mk->ep, pl->er, s, strlen(s));
+	free(s);
+	json_decref(msg);
+}
+
+static void
+play_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct play	*pl = arg;
+
+	if (pl->waiting != NULL) {
+		log_warnx("mock: the client did not answer a server request "
+		    "within %d ms; going on", MOCK_ANSWER_TIMEOUT_MS);
+		free(pl->waiting);
+		pl->waiting = NULL;
+		pl->step++;
+	}
+	play_step(pl);
+}
+
+/* Wait until ns after the play began, if --latency recorded; 1 if waiting. */
+static int
+play_wait(struct play *pl, int64_t offset_ns)
+{
+	int64_t		due, now;
+	struct timeval	tv;
+
+	if (!pl->mk->opt->latency_recorded)
+		return 0;
+	due = pl->start_ns + offset_ns;
+	if ((now = clock_mono_ns()) >= due)
+		return 0;
+	tv.tv_sec = (due - now) / 1000000000;
+	tv.tv_usec = ((due - now) % 1000000000) / 1000;
+	evtimer_add(pl->timer, &tv);
+	return 1;
+}
+
+/* Play on until the end, a wait, or a server request awaiting its answer. */
+static void
+play_step(struct play *pl)
+{
+	const struct mentry	*e = pl->e;
+	struct mock		*mk = pl->mk;
+	struct timeval		 tv = { MOCK_ANSWER_TIMEOUT_MS / 1000,
+				    (MOCK_ANSWER_TIMEOUT_MS % 1000) * 1000 };
+	json_t			*resp;
+	char			*s;
+	size_t			 i;
+
+	if (pl->waiting != NULL)
+		return;
+	while (pl->step < e->nbefore) {
+		if (play_wait(pl, e->before[pl->step].offset_ns))
+			return;
+		play_send_item(pl, &e->before[pl->step], 0);
+		if (pl->waiting != NULL) {
+			evtimer_add(pl->timer, &tv);
+			return;
+		}
+		pl->step++;
+	}
+	if (pl->step == e->nbefore) {
+		if (play_wait(pl, e->latency_ns))
+			return;
+		resp = mock_copy(mk, e->resp);
+		json_object_set(resp, "id", pl->live_id);
+		s = mock_dump(resp);
+		ereq_end(mk->ep, pl->er, s, strlen(s));
+		pl->er = NULL;
+		free(s);
+		json_decref(resp);
+		mk->stats->answered++;
+		pl->step++;
+	}
+	while ((i = pl->step - e->nbefore - 1) < e->nafter) {
+		if (play_wait(pl, e->after[i].offset_ns))
+			return;
+		play_send_item(pl, &e->after[i], 1);
+		if (pl->waiting != NULL) {
+			evtimer_add(pl->timer, &tv);
+			return;
+		}
+		pl->step++;
+	}
+	play_free(pl);
+}
+
+/* A live request: play its match, or explain the miss. */
+static void
+mock_request(struct mock *mk, struct ereq *er, json_t *msg)
+{
+	const struct mentry	*e;
+	const char		*pv;
+	struct play		*pl;
+	json_t			*err, *out;
+	char			*s, sid[33];
+	size_t			 i;
+
+	if ((e = matcher_find(mk->m, msg)) == NULL) {
+		err = matcher_miss(mk->m, msg);
+		out = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
+		    json_object_get(msg, "id"), "error", err);
+		s = mock_dump(out);
+		ereq_end(mk->ep, er, s, strlen(s));
+		free(s);
+		json_decref(out);
+		mk->stats->missed++;
+		log_info("mock: no recorded answer to a %s request",
+		    json_string_value(json_object_get(msg, "method")) ?
+		    json_string_value(json_object_get(msg, "method")) : "?");
+		return;
+	}
+	/* A 2025-style initialize opens a session over HTTP. */
+	if (mk->plan->m[e->req].method != NULL &&
+	    strcmp(mk->plan->m[e->req].method, "initialize") == 0 &&
+	    (pv = json_string_value(json_object_get(json_object_get(
+	    mk->plan->m[e->resp].json, "result"), "protocolVersion"))) !=
+	    NULL && strcmp(pv, MOCK_SESSIONLESS_FROM) < 0) {
+		for (i = 0; i < 32; i++)
+			sid[i] = "0123456789abcdef"[arc4random_uniform(16)];
+		sid[32] = '\0';
+		endpoint_set_session(mk->ep, sid);
+	}
+	pl = xcalloc(1, sizeof *pl);
+	pl->mk = mk;
+	pl->er = er;
+	pl->e = e;
+	pl->live_id = json_incref(json_object_get(msg, "id"));
+	pl->live_token = json_incref(progress_token(msg));
+	pl->rec_token = json_incref(progress_token(
+	    mk->plan->m[e->req].json));
+	pl->start_ns = clock_mono_ns();
+	pl->timer = evtimer_new(mk->base, play_timer_cb, pl);
+	TAILQ_INSERT_TAIL(&mk->plays, pl, entry);
+	play_step(pl);
+}
+
+/* The client answered one of our server requests: go on with its play. */
+static void
+mock_answer(struct mock *mk, const char *idtext)
+{
+	struct play	*pl;
+
+	TAILQ_FOREACH(pl, &mk->plays, entry) {
+		if (pl->waiting != NULL && strcmp(pl->waiting, idtext) == 0) {
+			free(pl->waiting);
+			pl->waiting = NULL;
+			evtimer_del(pl->timer);
+			pl->step++;
+			play_step(pl);
+			return;
+		}
+	}
+	log_debug("mock: an answer (id %s) to nothing we asked", idtext);
+}
+
+static void
+mock_message_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
+{
+	struct mock	*mk = arg;
+	struct scan	 sc;
+	json_t		*msg, *out;
+	char		*idtext, *s;
+
+	scan_message(bytes, len, &sc);
+	msg = (sc.kind == KIND_INVALID) ? NULL : json_loadb(bytes, len,
+	    JSON_DECODE_ANY, NULL);
+	switch (msg != NULL ? sc.kind : KIND_INVALID) {
+	case KIND_REQUEST:
+		mock_request(mk, er, msg);
+		break;
+	case KIND_RESPONSE:
+	case KIND_ERROR:
+		if ((idtext = scan_id_dup(bytes, &sc)) != NULL)
+			mock_answer(mk, idtext);
+		free(idtext);
+		break;
+	case KIND_NOTIFICATION:
+		break;
+	default:
+		/* As a JSON-RPC server would: a parse error, no id. */
+		out = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0",
+		    "id", "error", "code", sc.kind == KIND_BATCH ? -32600 :
+		    -32700, "message", sc.kind == KIND_BATCH ? "mcpreel mock: "
+		    "batches are not played" : "mcpreel mock: not a JSON-RPC "
+		    "message");
+		s = mock_dump(out);
+		ereq_end(mk->ep, er, s, strlen(s));
+		er = NULL;
+		free(s);
+		json_decref(out);
+		break;
+	}
+	if (er != NULL && sc.kind != KIND_REQUEST)
+		ereq_end(mk->ep, er, NULL, 0);
+	json_decref(msg);
+}
+
+static void
+mock_closed_cb(const char *why, void *arg)
+{
+	struct mock	*mk = arg;
+
+	mk->stdin_closed = 1;
+	log_debug("mock: %s", why);
+	event_base_loopbreak(mk->base);
+}
+
+static void
+mock_signal_cb(evutil_socket_t sig, short events, void *arg)
+{
+	struct mock	*mk = arg;
+
+	log_info("mock: stopping (%s)", strsignal((int)sig));
+	event_base_loopbreak(mk->base);
+}
+
+/*
+ * Serve plan p with matcher m over stdio (listen NULL) or Streamable HTTP
+ * on listen, until stdin closes or a signal.  Returns -1 (cause) when it
+ * cannot start.
+ */
+int
+mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
+    struct mock_stats *stats, char **cause)
+{
+	struct mock		 mk;
+	struct endpoint_cbs	 cbs = { mock_message_cb, mock_closed_cb };
+	struct event		*sigs[2];
+	struct play		*pl;
+	char			*origin = NULL, *s;
+	size_t			 i;
+
+	memset(&mk, 0, sizeof mk);
+	memset(stats, 0, sizeof *stats);
+	mk.plan = p;
+	mk.m = m;
+	mk.opt = opt;
+	mk.stats = stats;
+	TAILQ_INIT(&mk.plays);
+	evthread_use_pthreads();
+	if ((mk.base = event_base_new()) == NULL)
+		fatalx("cannot create an event loop");
+	if (opt->listen != NULL) {
+		mk.ep = endpoint_http(mk.base, opt->listen, &cbs, &mk, &origin,
+		    cause);
+		if (mk.ep == NULL) {
+			event_base_free(mk.base);
+			return -1;
+		}
+		/* Said at any log level, alone on its line: scripts wait. */
+		log_warnx("listening on %s", origin);
+		free(origin);
+	} else {
+		mk.ep = endpoint_stdio(mk.base, &cbs, &mk);
+		/* What the server said before any request, it says first. */
+		for (i = 0; i < m->nprelude; i++) {
+			json_t	*msg = mock_copy(&mk, m->prelude[i].msg);
+
+			if (msg == NULL)
+				continue;
+			s = mock_dump(msg);
+			endpoint_send(mk.ep, s, strlen(s));
+			free(s);
+			json_decref(msg);
+		}
+	}
+	sigs[0] = evsignal_new(mk.base, SIGINT, mock_signal_cb, &mk);
+	sigs[1] = evsignal_new(mk.base, SIGTERM, mock_signal_cb, &mk);
+	evsignal_add(sigs[0], NULL);
+	evsignal_add(sigs[1], NULL);
+
+	event_base_dispatch(mk.base);
+
+	/* Plays still waiting (on latency or an answer) end unanswered. */
+	while ((pl = TAILQ_FIRST(&mk.plays)) != NULL) {
+		if (pl->er != NULL)
+			ereq_end(mk.ep, pl->er, NULL, 0);
+		play_free(pl);
+	}
+	endpoint_flush(mk.ep);
+	event_free(sigs[0]);
+	event_free(sigs[1]);
+	endpoint_free(mk.ep);
+	event_base_free(mk.base);
+	return 0;
+}

@@ -1,0 +1,87 @@
+// `mcpreel mock`: the SDK client's session recorded against
+// server-everything, then served with no server running, over stdio and
+// over Streamable HTTP; ids of any type; misses explained.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+
+import { runSession, runSessionWith, serverEverythingCommand, streamableHttpTransport } from './lib/session.mjs';
+import { spawnUntilLine, stopChild } from './lib/servers.mjs';
+import { MCPREEL, runMcpreel, tempDir } from './lib/util.mjs';
+
+async function recordReference(dir) {
+  const db = join(dir, 'm.db');
+  const { command, args } = serverEverythingCommand();
+  const ref = await runSession(MCPREEL, ['record', '--db', db, '--name', 'sdk', '--', command, ...args], { stderr: 'pipe' });
+  return { db, ref };
+}
+
+test('mock serves the recorded session: the SDK client gets the real server\'s results, over stdio and HTTP', { timeout: 180000 }, async () => {
+  const t = tempDir();
+  try {
+    const { db, ref } = await recordReference(t.dir);
+    // No server runs from here on: mcpreel mock is the server.
+    const diag = {};
+    const mocked = await runSession(MCPREEL, ['mock', '--db', db, 'sdk'], { stderr: 'pipe', diagnostics: diag });
+    assert.deepEqual(mocked, ref, 'over stdio: identical results');
+    const progress = diag.messagesReceived.filter((m) => m.method === 'notifications/progress');
+    assert.equal(progress.length, 4, 'progress notifications are played');
+    const tokens = new Set(progress.map((m) => m.params.progressToken));
+    const sent = diag.messagesSent.find((m) => m.params?.name === 'trigger-long-running-operation');
+    assert.deepEqual([...tokens], [sent.params._meta.progressToken], 'with the live progress token');
+    assert.ok(diag.messagesReceived.some((m) => m.method === 'sampling/createMessage'), 'the sampling request is played');
+
+    const p = await spawnUntilLine(MCPREEL, ['mock', '--db', db, 'sdk', '--listen', '127.0.0.1:0'], {
+      pattern: /^mcpreel: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'mcpreel mock --listen',
+    });
+    try {
+      const http = await runSessionWith(streamableHttpTransport(`${p.match[1]}/mcp`), {});
+      const del = http.steps.at(-1);
+      assert.equal(del.step, 'DELETE session');
+      assert.equal(del.result.terminated, true, 'DELETE is answered');
+      http.steps.pop();
+      assert.deepEqual(http, ref, 'over Streamable HTTP: identical results');
+    } finally {
+      await stopChild(p.child, p.exited);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('mock: a request with a string id gets its own id back; misses are explained', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const { db } = await recordReference(t.dir);
+    const lines = [
+      { jsonrpc: '2.0', id: 'str-1', method: 'tools/call', params: { name: 'get-sum', arguments: { a: 2, b: 3 } } },
+      { jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'no-such-tool-here', arguments: {} } },
+      { jsonrpc: '2.0', id: [1], method: 'tools/call', params: { name: 'get-sum', arguments: { a: 2, b: 3 } } },
+      { jsonrpc: '2.0', id: null, method: 'frobnicate/everything' },
+      { jsonrpc: '2.0', method: 'notifications/whatever' },
+    ];
+    const r = await runMcpreel(['mock', '--db', db, 'sdk'], { input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')) });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const out = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(out.length, 4, 'one answer per request, none for the notification');
+    assert.equal(out[0].id, 'str-1');
+    assert.deepEqual(out[0].result.content, [{ type: 'text', text: 'The sum of 2 and 3 is 5.' }]);
+
+    assert.equal(out[1].id, 99);
+    assert.equal(out[1].error.code, -32602);
+    assert.match(out[1].error.message, /tools\/call/);
+    assert.equal(out[1].error.data.method, 'tools/call');
+    assert.equal(out[1].error.data.nearest.params.name !== undefined, true, 'the nearest recorded call is named');
+    assert.ok(out[1].error.data.differences.some((d) => d.path === '$.params.name' && d.live === 'no-such-tool-here'));
+
+    assert.deepEqual(out[2].id, [1], 'any id type comes back as it was');
+    assert.equal(out[2].result.content[0].text, 'The sum of 2 and 3 is 5.', 'a repeat gets the last recording again');
+
+    assert.equal(out[3].id, null);
+    assert.equal(out[3].error.code, -32601);
+    assert.ok(out[3].error.data.recorded_methods.includes('tools/call'));
+  } finally {
+    t.cleanup();
+  }
+});

@@ -1,0 +1,49 @@
+/* The server side of an MCP transport: what both kinds share. */
+
+#include "transport.h"
+
+/* A message nobody asked for: stdout, or the HTTP event stream if open. */
+void
+endpoint_send(struct endpoint *ep, const char *bytes, size_t len)
+{
+	ep->ops->send(ep, bytes, len);
+}
+
+/* A message on a request's channel, before its answer. */
+void
+ereq_send(struct endpoint *ep, struct ereq *er, const char *bytes,
+    size_t len)
+{
+	ep->ops->req_send(ep, er, bytes, len);
+}
+
+/* The request's answer (NULL bytes: none); er is gone after this. */
+void
+ereq_end(struct endpoint *ep, struct ereq *er, const char *bytes,
+    size_t len)
+{
+	ep->ops->req_end(ep, er, bytes, len);
+}
+
+/* The session id to hand out on HTTP answers (nothing over stdio). */
+void
+endpoint_set_session(struct endpoint *ep, const char *id)
+{
+	if (ep->ops->set_session != NULL)
+		ep->ops->set_session(ep, id);
+}
+
+/* Write what is pending, as far as the peer takes it (at exit). */
+void
+endpoint_flush(struct endpoint *ep)
+{
+	if (ep->ops->flush != NULL)
+		ep->ops->flush(ep);
+}
+
+void
+endpoint_free(struct endpoint *ep)
+{
+	if (ep != NULL)
+		ep->ops->free(ep);
+}

@@ -1,0 +1,392 @@
+/*
+ * The server side of Streamable HTTP, for mock.  A POST carrying a request
+ * gets its answer as application/json, or as an SSE stream when the mock
+ * sends something before the answer (progress, a server request); a POST
+ * carrying a notification or a response gets 202.  A GET opens the stream
+ * for messages nobody asked for; DELETE is acknowledged.  Every path is
+ * the endpoint.  One request at a time per connection, kept alive.
+ */
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "transport.h"
+
+struct econn;
+
+/* A request's reply channel: the POST it came in. */
+struct ereq {
+	struct econn	*c;		/* NULL once the client went away */
+	int		 streaming;	/* the SSE head has gone out */
+};
+
+struct econn {
+	struct endpoint_http	*eh;
+	struct bufferevent	*bev;
+	size_t			 scanned;
+	int			 in_body;
+	struct http_head	 head;
+	struct http_body	 body;
+	struct evbuffer		*data;
+	struct ereq		*er;		/* an answer is being sent */
+	int			 stream;	/* this is the GET stream */
+	int			 close_after;
+	TAILQ_ENTRY(econn)	 entry;
+};
+
+struct endpoint_http {
+	struct endpoint		 ep;	/* first: a struct endpoint * is one */
+	struct evconnlistener	*listener;
+	char			*session;
+	struct econn		*stream;	/* the open GET stream */
+	TAILQ_HEAD(, econn)	 conns;
+};
+
+static void	ec_process(struct econn *);
+
+static void
+ec_free(struct econn *c)
+{
+	struct endpoint_http	*eh = c->eh;
+
+	if (c->er != NULL)
+		c->er->c = NULL;
+	if (eh->stream == c)
+		eh->stream = NULL;
+	TAILQ_REMOVE(&eh->conns, c, entry);
+	bufferevent_free(c->bev);
+	http_head_clear(&c->head);
+	evbuffer_free(c->data);
+	free(c);
+}
+
+/* A head for an answer, with the session id once there is one. */
+static void
+ec_head(struct econn *c, int status, const char *reason, const char *extra)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status, reason);
+	if (c->eh->session != NULL)
+		evbuffer_add_printf(out, "Mcp-Session-Id: %s\r\n",
+		    c->eh->session);
+	evbuffer_add_printf(out, "%s", extra);
+}
+
+/* A whole answer with a body (or none), then the next request. */
+static void
+ec_reply(struct econn *c, int status, const char *reason, const char *ctype,
+    const char *body, size_t len)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	char		*extra;
+
+	xasprintf(&extra, "%s%s%sContent-Length: %zu\r\n%s\r\n",
+	    ctype != NULL ? "Content-Type: " : "", ctype != NULL ? ctype : "",
+	    ctype != NULL ? "\r\n" : "", len, c->close_after ?
+	    "Connection: close\r\n" : "");
+	ec_head(c, status, reason, extra);
+	free(extra);
+	if (len > 0)
+		evbuffer_add(out, body, len);
+}
+
+static void
+ec_reply_text(struct econn *c, int status, const char *reason,
+    const char *ctype, const char *text)
+{
+	ec_reply(c, status, reason, ctype, text, strlen(text));
+}
+
+static void
+ec_sse_event(struct econn *c, const char *bytes, size_t len)
+{
+	struct evbuffer	*ev = evbuffer_new();
+
+	evbuffer_add(ev, "event: message\ndata: ", 21);
+	evbuffer_add(ev, bytes, len);
+	evbuffer_add(ev, "\n\n", 2);
+	http_chunk_add(bufferevent_get_output(c->bev), ev);
+	evbuffer_free(ev);
+}
+
+static void
+ec_sse_start(struct econn *c)
+{
+	ec_head(c, 200, "OK", "Content-Type: text/event-stream\r\n"
+	    "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n");
+}
+
+/* A whole request is in: hand it to the mock, or answer it ourselves. */
+static void
+ec_request(struct econn *c)
+{
+	struct endpoint_http	*eh = c->eh;
+	const char		*accept;
+	size_t			 len = evbuffer_get_length(c->data);
+	const char		*body = (const char *)evbuffer_pullup(c->data,
+				    -1);
+	struct scan		 sc;
+	struct ereq		*er;
+
+	c->close_after = http_head_has_token(&c->head, "Connection",
+	    "close");
+	if (strcmp(c->head.method, "GET") == 0) {
+		accept = http_head_get(&c->head, "Accept");
+		if (accept == NULL || strstr(accept, "text/event-stream") ==
+		    NULL) {
+			ec_reply_text(c, 405, "Method Not Allowed",
+			    "text/plain", "GET opens an event stream\n");
+			return;
+		}
+		if (eh->stream != NULL)
+			eh->stream->stream = 0;
+		eh->stream = c;
+		c->stream = 1;
+		ec_sse_start(c);
+		return;
+	}
+	if (strcmp(c->head.method, "DELETE") == 0) {
+		ec_reply(c, 200, "OK", NULL, NULL, 0);
+		return;
+	}
+	if (strcmp(c->head.method, "POST") != 0) {
+		ec_reply_text(c, 405, "Method Not Allowed", "text/plain",
+		    "POST, GET or DELETE\n");
+		return;
+	}
+	scan_message(body, len, &sc);
+	switch (sc.kind) {
+	case KIND_REQUEST:
+		er = xcalloc(1, sizeof *er);
+		er->c = c;
+		c->er = er;
+		eh->ep.cbs.message(er, body, len, eh->ep.arg);
+		break;
+	case KIND_NOTIFICATION:
+	case KIND_RESPONSE:
+	case KIND_ERROR:
+		ec_reply(c, 202, "Accepted", NULL, NULL, 0);
+		eh->ep.cbs.message(NULL, body, len, eh->ep.arg);
+		break;
+	default:
+		ec_reply_text(c, 400, "Bad Request", "application/json",
+		    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,"
+		    "\"message\":\"mcpreel mock: the body is not one JSON-RPC "
+		    "message\"}}");
+		break;
+	}
+}
+
+/* Read requests, one at a time. */
+static void
+ec_process(struct econn *c)
+{
+	struct evbuffer		*in = bufferevent_get_input(c->bev);
+	enum http_body_kind	 kind;
+	uint64_t		 length;
+	char			*cause = NULL;
+	int			 rc;
+
+	while (c->er == NULL && !c->stream) {
+		if (!c->in_body) {
+			http_head_clear(&c->head);
+			rc = http_head_parse(in, 1, &c->scanned, &c->head,
+			    &cause);
+			if (rc == 0)
+				return;
+			if (rc == -1 || http_body_kind(&c->head, NULL, &kind,
+			    &length, &cause) != 0) {
+				c->close_after = 1;
+				ec_reply_text(c, 400, "Bad Request",
+				    "text/plain", cause);
+				free(cause);
+				bufferevent_disable(c->bev, EV_READ);
+				return;
+			}
+			evbuffer_drain(in, c->head.len);
+			http_body_init(&c->body, kind, length);
+			evbuffer_drain(c->data, evbuffer_get_length(c->data));
+			c->in_body = 1;
+		}
+		rc = http_body_decode(&c->body, in, c->data, 0, &cause);
+		if (rc == 0)
+			return;
+		if (rc == -1) {
+			c->close_after = 1;
+			ec_reply_text(c, 400, "Bad Request", "text/plain",
+			    cause);
+			free(cause);
+			bufferevent_disable(c->bev, EV_READ);
+			return;
+		}
+		c->in_body = 0;
+		ec_request(c);
+		if (c->close_after && c->er == NULL && !c->stream) {
+			bufferevent_disable(c->bev, EV_READ);
+			return;
+		}
+	}
+}
+
+static void
+ec_read_cb(struct bufferevent *bev, void *arg)
+{
+	ec_process(arg);
+}
+
+static void
+ec_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct econn	*c = arg;
+
+	if (c->close_after && c->er == NULL && !c->stream &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		ec_free(c);
+}
+
+static void
+ec_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	ec_free(arg);
+}
+
+static void
+eh_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct endpoint_http	*eh = arg;
+	struct econn		*c = xcalloc(1, sizeof *c);
+	int			 one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	c->eh = eh;
+	c->data = evbuffer_new();
+	c->bev = bufferevent_socket_new(eh->ep.base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	bufferevent_setcb(c->bev, ec_read_cb, ec_write_cb, ec_event_cb, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	TAILQ_INSERT_TAIL(&eh->conns, c, entry);
+}
+
+static void
+eh_send(struct endpoint *ep, const char *bytes, size_t len)
+{
+	struct endpoint_http	*eh = (struct endpoint_http *)ep;
+
+	if (eh->stream != NULL)
+		ec_sse_event(eh->stream, bytes, len);
+	else
+		log_debug("mock: no event stream open for a message nobody "
+		    "asked for: dropped");
+}
+
+static void
+eh_req_send(struct endpoint *ep, struct ereq *er, const char *bytes,
+    size_t len)
+{
+	if (er == NULL || er->c == NULL) {
+		eh_send(ep, bytes, len);
+		return;
+	}
+	if (!er->streaming) {
+		ec_sse_start(er->c);
+		er->streaming = 1;
+	}
+	ec_sse_event(er->c, bytes, len);
+}
+
+static void
+eh_req_end(struct endpoint *ep, struct ereq *er, const char *bytes,
+    size_t len)
+{
+	struct econn	*c;
+
+	if (er == NULL) {
+		if (bytes != NULL)
+			eh_send(ep, bytes, len);
+		return;
+	}
+	if ((c = er->c) != NULL) {
+		if (er->streaming) {
+			if (bytes != NULL)
+				ec_sse_event(c, bytes, len);
+			http_chunk_end(bufferevent_get_output(c->bev));
+		} else if (bytes != NULL)
+			ec_reply(c, 200, "OK", "application/json", bytes, len);
+		else
+			ec_reply(c, 202, "Accepted", NULL, NULL, 0);
+		c->er = NULL;
+	}
+	free(er);
+	if (c != NULL) {
+		if (c->close_after)
+			bufferevent_disable(c->bev, EV_READ);
+		else
+			ec_process(c);
+	}
+}
+
+static void
+eh_set_session(struct endpoint *ep, const char *id)
+{
+	struct endpoint_http	*eh = (struct endpoint_http *)ep;
+
+	free(eh->session);
+	eh->session = (id != NULL) ? xstrdup(id) : NULL;
+}
+
+static void
+eh_free(struct endpoint *ep)
+{
+	struct endpoint_http	*eh = (struct endpoint_http *)ep;
+	struct econn		*c;
+
+	while ((c = TAILQ_FIRST(&eh->conns)) != NULL)
+		ec_free(c);
+	evconnlistener_free(eh->listener);
+	free(eh->session);
+	free(eh);
+}
+
+static const struct endpoint_ops eh_ops = {
+	eh_send, eh_req_send, eh_req_end, eh_set_session, NULL, eh_free
+};
+
+/*
+ * Serve Streamable HTTP on listen ("127.0.0.1:PORT"...); *origin gets the
+ * address bound.
+ */
+struct endpoint *
+endpoint_http(struct event_base *base, const char *listen,
+    const struct endpoint_cbs *cbs, void *arg, char **origin, char **cause)
+{
+	struct endpoint_http	*eh = xcalloc(1, sizeof *eh);
+	struct sockaddr_storage	 ss;
+	socklen_t		 len;
+
+	eh->ep.ops = &eh_ops;
+	eh->ep.base = base;
+	eh->ep.cbs = *cbs;
+	eh->ep.arg = arg;
+	TAILQ_INIT(&eh->conns);
+	if (net_parse_listen(listen, &ss, &len, cause) != 0 ||
+	    (eh->listener = net_listen(base, &ss, len, eh_accept_cb, eh,
+	    origin, cause)) == NULL) {
+		free(eh);
+		return NULL;
+	}
+	return &eh->ep;
+}
