@@ -2,7 +2,8 @@
 # The demo behind `make demo`: the official TypeScript SDK client drives
 # @modelcontextprotocol/server-everything over stdio through `mcpreel
 # record`, then the recording is listed, shown, and replayed against the
-# same server (which must answer the same).
+# same server (which must answer the same), and served by mcpreel mock to
+# the same client with no server running.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +34,15 @@ status=0
     --report junit -o "$dir/replay.xml" -- node "$server" stdio || status=$?
 echo "(exit status $status; JUnit report in $dir/replay.xml)"
 echo
+echo "== the same client against mcpreel mock demo -- no server at all"
+node "$top/tests/e2e/demo-client.mjs" --quiet --out "$dir/mock-results.json" -- \
+    "$bin" mock --db "$db" demo
+if cmp -s "$dir/client-results.json" "$dir/mock-results.json"; then
+	echo "the client got the same results from the mock as from the real server"
+else
+	echo "the results differ: compare $dir/client-results.json and $dir/mock-results.json"
+fi
+echo
 echo "The recording is in $db (mode 0600).  Replays are recorded too: see 'mcpreel sessions'."
 echo "Try next:"
 echo "  $bin show --db $db demo | less -S"
@@ -40,3 +50,4 @@ echo "  $bin show --db $db --json demo | head -3"
 echo "  sqlite3 $db 'SELECT method, count(*), avg(latency_ns)/1e6 AS avg_ms FROM exchanges GROUP BY method'"
 echo "  sqlite3 $db \"SELECT CAST(text AS TEXT) FROM events WHERE kind = 'stderr'\""
 echo "  $bin replay --db $db demo --report json -- node $server stdio"
+echo "  $bin mock --db $db demo --listen 127.0.0.1:8808    # the recorded server over HTTP"

@@ -32,6 +32,10 @@ test('mock serves the recorded session: the SDK client gets the real server\'s r
     assert.deepEqual([...tokens], [sent.params._meta.progressToken], 'with the live progress token');
     assert.ok(diag.messagesReceived.some((m) => m.method === 'sampling/createMessage'), 'the sampling request is played');
 
+    // With the recorded pacing, the same results (only later).
+    const paced = await runSession(MCPREEL, ['mock', '--db', db, 'sdk', '--latency', 'recorded'], { stderr: 'pipe' });
+    assert.deepEqual(paced, ref, '--latency recorded: identical results');
+
     const p = await spawnUntilLine(MCPREEL, ['mock', '--db', db, 'sdk', '--listen', '127.0.0.1:0'], {
       pattern: /^mcpreel: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'mcpreel mock --listen',
     });
