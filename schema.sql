@@ -37,11 +37,14 @@ CREATE TABLE messages (
   id          INTEGER PRIMARY KEY,
   session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
   seq         INTEGER NOT NULL,        -- order the proxy saw them, from 1
-  direction   TEXT NOT NULL CHECK (direction IN ('c2s', 's2c')),
+  direction   TEXT NOT NULL CHECK (direction = 'c2s' OR direction = 's2c'),
   ts_ns       INTEGER NOT NULL,        -- wall clock when it was complete
   mono_ns     INTEGER NOT NULL,        -- monotonic clock, same moment
-  kind        TEXT NOT NULL CHECK (kind IN ('request', 'response', 'error',
-                'notification', 'batch', 'invalid')),
+  kind        TEXT NOT NULL CHECK (kind = 'request' OR kind = 'response'
+                OR kind = 'error' OR kind = 'notification' OR kind = 'batch'
+                OR kind = 'invalid'),
+                                       -- (OR, not IN: SQLite builds an IN
+                                       -- list's table anew for every row)
   method      TEXT,                    -- for responses: their request's
   rpc_id      TEXT,                    -- the id's JSON text as written:
                                        -- 7 or "abc" (with quotes)
@@ -59,7 +62,6 @@ CREATE TABLE messages (
   UNIQUE (session_id, seq)
 );
 CREATE INDEX messages_reply_to ON messages(reply_to);
-CREATE INDEX messages_method ON messages(session_id, method);
 
 -- What happened around the messages: the server's stderr, one row a line,
 -- and its life: 'spawn' (text: argv), 'exit' (text: how it ended), 'note'

@@ -50,8 +50,9 @@ struct scan {
 };
 
 /*
- * One message as the proxy saw it.  raw is owned by the msg and is exactly
- * the bytes forwarded, without the framing newline.
+ * One message as the proxy saw it.  raw is exactly the bytes forwarded,
+ * without the framing newline; it lives in the same allocation as the msg
+ * (msg_alloc), so it must never be freed or replaced on its own.
  */
 struct msg {
 	enum dir	dir;

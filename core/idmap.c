@@ -37,6 +37,13 @@ idmap_hash(const void *key, size_t len)
 		h ^= p[i];
 		h *= 1099511628211ULL;
 	}
+	/*
+	 * Ids differ in their last bytes ("41", "42"): mix the high bits
+	 * down, or the slot index (the low bits) clusters under probing.
+	 */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
 	return h;
 }
 

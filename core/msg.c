@@ -45,12 +45,16 @@ kind_from_name(const char *name)
 struct msg *
 msg_alloc(enum dir d, size_t len)
 {
-	struct msg	*m = xmalloc(sizeof *m);
+	struct msg	*m;
 
+	/* One allocation for both: a message costs one malloc and one free. */
+	if (len > SIZE_MAX - sizeof *m - 1)
+		fatalx("a message of %zu bytes is too large to hold", len);
+	m = xmalloc(sizeof *m + len + 1);
 	m->dir = d;
 	m->ts_ns = clock_wall_ns();
 	m->mono_ns = clock_mono_ns();
-	m->raw = xmalloc(len + 1);
+	m->raw = (char *)(m + 1);
 	m->raw[len] = '\0';
 	m->len = len;
 	m->sse_id = NULL;
@@ -72,7 +76,6 @@ msg_free(struct msg *m)
 {
 	if (m == NULL)
 		return;
-	free(m->raw);
 	free(m->sse_id);
 	free(m);
 }

@@ -445,9 +445,11 @@ writer_do_message(struct writer *w, struct wsession *s, struct wexchange *x,
 {
 	sqlite3_stmt	*st = w->ins_message;
 	struct scan	 sc;
-	char		*method = NULL, key[256];
+	const char	*mtext = NULL;
+	char		*mown = NULL, key[256], mbuf[128];
 	int64_t		 reply_to = 0;
 	size_t		 klen = 0;
+	int		 mlen = -1;
 
 	s->seq++;
 	scan_message(m->raw, m->len, &sc);
@@ -456,14 +458,20 @@ writer_do_message(struct writer *w, struct wsession *s, struct wexchange *x,
 		    m->dir : !m->dir, m->raw + sc.id_off, sc.id_len);
 	if (sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) {
 		if (klen != 0 &&
-		    idmap_take(s->pending, key, klen, &reply_to, &method) != 0)
+		    idmap_take(s->pending, key, klen, &reply_to, &mown) != 0)
 			reply_to = 0;
-	} else
-		method = scan_method_dup(m->raw, &sc);
+		mtext = mown;
+	} else if (sc.has_method && sc.method_escaped)
+		mtext = mown = scan_method_dup(m->raw, &sc);
+	else if (sc.has_method) {
+		/* The common case: the method as written, no copy. */
+		mtext = m->raw + sc.method_off;
+		mlen = (int)sc.method_len;
+	}
 
 	if (s->id == 0) {
 		s->lost++;
-		free(method);
+		free(mown);
 		return;
 	}
 	sqlite3_bind_int64(st, 1, s->id);
@@ -472,8 +480,8 @@ writer_do_message(struct writer *w, struct wsession *s, struct wexchange *x,
 	sqlite3_bind_int64(st, 4, m->ts_ns);
 	sqlite3_bind_int64(st, 5, m->mono_ns);
 	sqlite3_bind_text(st, 6, kind_name(sc.kind), -1, SQLITE_STATIC);
-	if (method != NULL)
-		sqlite3_bind_text(st, 7, method, -1, SQLITE_STATIC);
+	if (mtext != NULL)
+		sqlite3_bind_text(st, 7, mtext, mlen, SQLITE_STATIC);
 	if (sc.has_id)
 		sqlite3_bind_text(st, 8, m->raw + sc.id_off, (int)sc.id_len,
 		    SQLITE_STATIC);
@@ -490,11 +498,22 @@ writer_do_message(struct writer *w, struct wsession *s, struct wexchange *x,
 		writer_failed(w, "a message");
 	} else {
 		w->failing = 0;
-		if (sc.kind == KIND_REQUEST && klen != 0)
+		if (sc.kind == KIND_REQUEST && klen != 0) {
+			/* idmap copies the method: give it a terminated one. */
+			if (mown == NULL && mtext != NULL) {
+				if ((size_t)mlen < sizeof mbuf) {
+					memcpy(mbuf, mtext, (size_t)mlen);
+					mbuf[mlen] = '\0';
+					mtext = mbuf;
+				} else
+					mtext = mown = xstrndup(mtext,
+					    (size_t)mlen);
+			}
 			idmap_put(s->pending, key, klen,
-			    sqlite3_last_insert_rowid(w->st->db), method);
+			    sqlite3_last_insert_rowid(w->st->db), mtext);
+		}
 	}
-	free(method);
+	free(mown);
 }
 
 static void
