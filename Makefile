@@ -2,12 +2,14 @@
 # this file only installs what is missing and calls it.
 #   make demo   build, then record a real MCP session and show it
 #   make test   build with sanitizers, run the unit and end-to-end tests
+#   make bench  build for release, measure mcpreel against a direct connection
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+BENCH_BUILD ?= build-bench
 JOBS       ?= 2
 
-.PHONY: all build deps demo test unit e2e clean
+.PHONY: all build deps demo test unit e2e bench clean
 
 all: build
 
@@ -31,6 +33,14 @@ unit:
 
 e2e:
 	MCPREEL=$(CURDIR)/$(ASAN_BUILD)/mcpreel node --test --test-concurrency=1 tests/e2e/
+
+# The benchmark of issue 6 (bench/run.sh); the unit tests are left out of
+# this build so that it needs no criterion.
+bench:
+	scripts/deps.sh build
+	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DMCPREEL_TESTS=OFF
+	cmake --build $(BENCH_BUILD) -j $(JOBS)
+	bench/run.sh $(BENCH_BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,70 @@
+/*
+ * bench: the tools of the benchmark harness (bench/run.sh).  Two echo
+ * servers (stdio and HTTP) and two load clients, sharing the message
+ * format, timing, statistics and error reporting declared here.  None of
+ * this is linked into mcpreel: the harness measures mcpreel from outside,
+ * the way a host and a server see it.
+ */
+#ifndef MCPREEL_BENCH_H
+#define MCPREEL_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef __dead
+#define __dead __attribute__((__noreturn__))
+#endif
+#define PRINTFLIKE(a, b) __attribute__((__format__(__printf__, a, b)))
+
+/*
+ * The longest message any tool accepts: well above the 64 MiB of the
+ * large scenario, low enough that a runaway peer cannot eat the machine.
+ */
+#define BENCH_MSG_MAX		((size_t)1024 * 1024 * 1024)
+/* What we ask of the kernel for a pipe (fs/pipe-max-size is 1 MiB). */
+#define BENCH_PIPE_SIZE		(1024 * 1024)
+/* The size of the tools' big reads and writes. */
+#define BENCH_IO_SIZE		(1024 * 1024)
+
+/*
+ * A request is {"jsonrpc":"2.0","id":N,"method":"bench/echo",
+ * "params":{"pad":"xxx"}} and its answer {"jsonrpc":"2.0","id":N,
+ * "result":{"echo":"xxx"}} of the same length: the id comes first so the
+ * echo servers find it with a short scan.
+ */
+#define BENCH_REQ_HEAD		"{\"jsonrpc\":\"2.0\",\"id\":"
+#define BENCH_REQ_MID		",\"method\":\"bench/echo\",\"params\":{\"pad\":\""
+#define BENCH_REQ_TAIL		"\"}}"
+#define BENCH_RESP_HEAD		"{\"jsonrpc\":\"2.0\",\"id\":"
+#define BENCH_RESP_MID		",\"result\":{\"echo\":\""
+#define BENCH_RESP_TAIL		"\"}}"
+
+/* Latency figures over a run, in microseconds. */
+struct bench_stats {
+	double		p50_us;
+	double		p99_us;
+	double		mean_us;
+	double		max_us;
+};
+
+/* util.c */
+void		 util_setprogname(const char *);
+__dead void	 util_fatal(const char *, ...) PRINTFLIKE(1, 2);
+__dead void	 util_fatalx(const char *, ...) PRINTFLIKE(1, 2);
+void		 util_warnx(const char *, ...) PRINTFLIKE(1, 2);
+void		*util_xmalloc(size_t);
+void		*util_xrealloc(void *, size_t);
+int64_t		 util_now_ns(void);
+void		 util_pipe_size(int);
+int		 util_set_nonblock(int, int);
+size_t		 util_parse_size(const char *, const char *);
+void		 util_stats(int64_t *, size_t, struct bench_stats *);
+int		 util_find_id(const char *, size_t, size_t *, size_t *);
+size_t		 util_echo_pad(size_t, size_t);
+size_t		 util_request_len(uint64_t, size_t);
+void		 util_request_fill(char *, uint64_t, size_t);
+char		*util_request(uint64_t, size_t, size_t *);
+void		 util_watchdog(unsigned int, const char *);
+void		 util_watchdog_child(int);
+
+#endif
