@@ -85,6 +85,8 @@ size_t		 scan_utf8_len(const unsigned char *, const unsigned char *);
 /* msg.c */
 struct msg	*msg_new(enum dir, const void *, size_t);
 struct msg	*msg_alloc(enum dir, size_t);
+struct msg	*msg_realloc(struct msg *, enum dir, size_t);
+struct msg	*msg_finish(struct msg *, size_t);
 void		 msg_free(struct msg *);
 
 /* idmap.c: a map from byte-string keys to an int64 and an owned string. */

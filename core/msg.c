@@ -61,6 +61,38 @@ msg_alloc(enum dir d, size_t len)
 	return m;
 }
 
+/*
+ * Make room in m (NULL: a new message) for cap bytes, keeping what it
+ * holds; for gathering a message as it arrives.  Returns the message,
+ * which may have moved.
+ */
+struct msg *
+msg_realloc(struct msg *m, enum dir d, size_t cap)
+{
+	if (cap > SIZE_MAX - sizeof *m - 1)
+		fatalx("a message of %zu bytes is too large to hold", cap);
+	if (m == NULL) {
+		m = xmalloc(sizeof *m + cap + 1);
+		m->dir = d;
+		m->sse_id = NULL;
+		m->len = 0;
+	} else
+		m = xreallocarray(m, 1, sizeof *m + cap + 1);
+	m->raw = (char *)(m + 1);
+	return m;
+}
+
+/* A gathered message is complete at len bytes: stamp it now. */
+struct msg *
+msg_finish(struct msg *m, size_t len)
+{
+	m->len = len;
+	m->raw[len] = '\0';
+	m->ts_ns = clock_wall_ns();
+	m->mono_ns = clock_mono_ns();
+	return m;
+}
+
 /* A message holding a copy of len bytes, stamped with both clocks now. */
 struct msg *
 msg_new(enum dir d, const void *bytes, size_t len)

@@ -34,6 +34,8 @@
 #define RECORD_MAX_OUTPUT	(4u * 1024 * 1024)
 /* Largest single read from a source: big messages move in big steps. */
 #define RECORD_READ_MAX		(256 * 1024)
+/* The first room made for a line being gathered. */
+#define RECORD_LINE_MIN		1024
 /*
  * After the server exits, how long its stdout and stderr may stay open
  * (a grandchild can hold them), then how long the host gets to read what
@@ -69,7 +71,10 @@ struct half {
 	const char		*dst_name;
 	struct bufferevent	*in;		/* reads the source */
 	struct bufferevent	*out;		/* writes the destination */
-	struct framer		 fr;
+	struct msg		*cur;		/* the line being gathered: its
+						   bytes are forwarded already */
+	size_t			 curlen;
+	size_t			 curcap;
 	int			 pause;		/* enum pause_why bits */
 	int			 eof;		/* the source ended */
 	int			 out_closed;	/* destination closed or dead */
@@ -144,26 +149,72 @@ relay_resume_cb(void *arg)
 }
 
 /*
- * Forward the first len bytes of the source's buffer (plus the newline
- * after them when nl is set) and record them.
+ * Copy n bytes from the front of src onto the line being gathered; whole
+ * says they end it.
  */
 static void
-half_forward(struct half *h, size_t len, int nl)
+half_gather(struct half *h, struct evbuffer *src, size_t n, int whole)
 {
-	struct evbuffer	*src = bufferevent_get_input(h->in);
-	struct msg	*m = msg_alloc(h->dir, len);
+	size_t	cap;
+
+	if (h->cur == NULL && whole)
+		cap = n;	/* the usual case: a whole line, exact room */
+	else if (h->cur == NULL || h->curlen + n > h->curcap) {
+		/* Grow by half again: a huge line costs ~1.5x, not 2x. */
+		cap = h->curcap + h->curcap / 2;
+		if (cap < h->curlen + n)
+			cap = h->curlen + n;
+		if (cap < RECORD_LINE_MIN)
+			cap = RECORD_LINE_MIN;
+	} else
+		cap = h->curcap;
+	if (cap != h->curcap || h->cur == NULL) {
+		h->cur = msg_realloc(h->cur, h->dir, cap);
+		h->curcap = cap;
+	}
+	evbuffer_copyout(src, h->cur->raw + h->curlen, n);
+	h->curlen += n;
+}
+
+/* The line is complete (it was forwarded as it came): record it. */
+static void
+half_complete(struct half *h)
+{
+	struct msg	*m;
 	int		 d;
 
-	evbuffer_copyout(src, m->raw, len);
-	if (!h->out_closed)
-		evbuffer_remove_buffer(src, bufferevent_get_output(h->out),
-		    len + (nl ? 1 : 0));
-	else
-		evbuffer_drain(src, len + (nl ? 1 : 0));
+	if (h->cur == NULL) {
+		h->cur = msg_realloc(NULL, h->dir, 0);
+		h->curcap = 0;
+	}
+	m = msg_finish(h->cur, h->curlen);
+	h->cur = NULL;
+	h->curlen = h->curcap = 0;
 	if (tap_message(h->r->tap, h->r->session, NULL, m)) {
 		for (d = 0; d < DIR_MAX; d++)
 			half_pause(&h->r->half[d], PAUSE_STORE, 1);
 	}
+}
+
+/*
+ * Forward the first n bytes of the source's buffer (plus the newline after
+ * them when nl is set), gathering them for the record.  Bytes go on at once,
+ * complete line or not: a huge message streams through, and the newline
+ * search only ever looks at bytes that have just arrived.
+ */
+static void
+half_forward(struct half *h, size_t n, int nl)
+{
+	struct evbuffer	*src = bufferevent_get_input(h->in);
+
+	half_gather(h, src, n, nl);
+	if (!h->out_closed)
+		evbuffer_remove_buffer(src, bufferevent_get_output(h->out),
+		    n + (nl ? 1 : 0));
+	else
+		evbuffer_drain(src, n + (nl ? 1 : 0));
+	if (nl)
+		half_complete(h);
 }
 
 /*
@@ -195,16 +246,23 @@ half_close_out(struct half *h)
 	relay_check_done(r);
 }
 
-/* Every complete line is forwarded at once; a partial one waits. */
+/* Forward all that arrived, recording each line as it completes. */
 static void
 relay_read_cb(struct bufferevent *bev, void *arg)
 {
-	struct half	*h = arg;
-	struct evbuffer	*src = bufferevent_get_input(bev);
-	size_t		 len;
+	struct half		*h = arg;
+	struct evbuffer		*src = bufferevent_get_input(bev);
+	struct evbuffer_ptr	 nl;
+	size_t			 avail;
 
-	while (frame_next(&h->fr, src, &len))
-		half_forward(h, len, 1);
+	while ((avail = evbuffer_get_length(src)) > 0) {
+		nl = evbuffer_search(src, "\n", 1, NULL);
+		if (nl.pos < 0) {
+			half_forward(h, avail, 0);
+			break;
+		}
+		half_forward(h, (size_t)nl.pos, 1);
+	}
 	if (!h->out_closed && evbuffer_get_length(
 	    bufferevent_get_output(h->out)) >= RECORD_MAX_OUTPUT) {
 		log_debug("%s is slow: pausing %s", h->dst_name, h->src_name);
@@ -242,14 +300,15 @@ half_source_ended(struct half *h, const char *why)
 	if (h->eof)
 		return;
 	src = bufferevent_get_input(h->in);
-	left = evbuffer_get_length(src);
-	if (left > 0) {
+	if ((left = evbuffer_get_length(src)) > 0)
+		half_forward(h, left, 0);
+	if (h->cur != NULL) {
 		xasprintf(&note, "%s ended with %zu bytes after the last "
-		    "newline; forwarded as they are", h->src_name, left);
+		    "newline; forwarded as they are", h->src_name, h->curlen);
 		log_info("%s", note);
 		tap_event(h->r->tap, h->r->session, "note", note, strlen(note));
 		free(note);
-		half_forward(h, left, 0);
+		half_complete(h);
 	}
 	log_debug("%s: %s", h->src_name, why);
 	h->eof = 1;
@@ -484,7 +543,6 @@ half_init(struct relay *r, enum dir d, int in_fd, int in_opts, int out_fd,
 	    "the server (stdout)";
 	h->dst_name = (d == DIR_C2S) ? "the server (stdin)" :
 	    "the host (stdout)";
-	frame_init(&h->fr);
 	h->in = bufferevent_socket_new(r->base, in_fd, in_opts);
 	h->out = bufferevent_socket_new(r->base, out_fd, out_opts);
 	if (h->in == NULL || h->out == NULL)
@@ -586,6 +644,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	event_free(r.grace);
 	bufferevent_free(r.err_in);
 	for (i = 0; i < DIR_MAX; i++) {
+		msg_free(r.half[i].cur);
 		if (r.half[i].in != NULL)
 			bufferevent_free(r.half[i].in);
 		if (r.half[i].out != NULL)

@@ -26,6 +26,8 @@
 /* A batch is written when this many items wait, or after WRITER_TICK_MS. */
 #define WRITER_BATCH		1024
 #define WRITER_TICK_MS		5
+/* Empty ticks before the writer sleeps until signalled (~100 ms). */
+#define WRITER_IDLE_TICKS	20
 /* Past either high mark the producer is asked to pause reading. */
 #define WRITER_HIGH_BYTES	(32u * 1024 * 1024)
 #define WRITER_HIGH_ITEMS	65536
@@ -667,11 +669,22 @@ writer_main(void *arg)
 	struct item	*batch, *it;
 	struct timespec	 ts;
 	size_t		 bytes, items;
-	int		 stop, drained;
+	int		 stop, drained, quiet;
 
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
-		while (w->items == 0 && !w->stopping) {
+		/*
+		 * Between messages, keep ticking for a while: going idle
+		 * would make the producer signal (a thread wake-up) for
+		 * every message of request/response ping-pong.
+		 */
+		for (quiet = 0; w->items == 0 && !w->stopping; quiet++) {
+			if (quiet < WRITER_IDLE_TICKS) {
+				writer_deadline(&ts, WRITER_TICK_MS);
+				pthread_cond_timedwait(&w->cond, &w->lock,
+				    &ts);
+				continue;
+			}
 			w->idle = 1;
 			pthread_cond_wait(&w->cond, &w->lock);
 		}
