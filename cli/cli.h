@@ -42,6 +42,19 @@ void		 fmt_json_bytes(json_t *, const char *, const char *,
 void		 fmt_json_line(json_t *);
 char		*fmt_target(const char *);
 
+/* target.c */
+struct event_base;
+struct xport_cbs;
+struct cli_target {
+	char		**argv;		/* a command over stdio, or */
+	const char	 *url;		/* a Streamable HTTP endpoint */
+	const char	 *cacert;
+	int		  insecure;
+	int		  code;		/* the command's start failure status */
+};
+struct xport	*cli_target_open(struct event_base *,
+		     const struct xport_cbs *, void *, void *, char **);
+
 /* dbpath.c */
 char		*dbpath_default(char **);
 char		*dbpath_resolve(const char *, char **);

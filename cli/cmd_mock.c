@@ -14,6 +14,7 @@ cmd_mock_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: mcpreel mock [--db PATH] SESSION [--listen ADDR] [OPTIONS]\n"
+	    "       mcpreel mock ... --on-miss forward {--fallback URL | -- CMD [ARGS...]}\n"
 	    "\n"
 	    "Play the server of a recorded session, so a client can be tested\n"
 	    "with no real server: over stdio (a host launches mcpreel mock in\n"
@@ -38,7 +39,12 @@ cmd_mock_usage(FILE *f)
 	    "  --match strict     demand the recorded order of requests exactly\n"
 	    "  --ignore PATH      leave PATH of requests out of matching\n"
 	    "                     (repeatable; e.g. $.params.arguments.when)\n"
-	    "  --latency recorded answer after the recorded latency (default: at once)\n");
+	    "  --latency recorded answer after the recorded latency (default: at once)\n"
+	    "  --on-miss error|forward\n"
+	    "                     what an unmatched request gets: the explained\n"
+	    "                     error (default), or an answer from a live server,\n"
+	    "                     --fallback URL (Streamable HTTP) or -- CMD (stdio),\n"
+	    "                     the new exchange recorded as a session of its own\n");
 }
 
 static int
@@ -59,6 +65,8 @@ cmd_mock(int argc, char **argv)
 		{ "match", required_argument, NULL, 'M' },
 		{ "ignore", required_argument, NULL, 'i' },
 		{ "latency", required_argument, NULL, 'T' },
+		{ "on-miss", required_argument, NULL, 'O' },
+		{ "fallback", required_argument, NULL, 'F' },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -67,7 +75,12 @@ cmd_mock(int argc, char **argv)
 	struct matcher			 m;
 	struct plan			 plan;
 	struct store			*st = NULL;
+	struct writer			*w = NULL;
+	struct cli_target		 target;
 	const char			*db = NULL, **ignore = NULL;
+	const char			*fallback_url = NULL;
+	char				*label = NULL;
+	int				 forward = 0;
 	char				*path = NULL, *cause = NULL;
 	size_t				 nignore = 0;
 	int64_t				 id;
@@ -75,6 +88,7 @@ cmd_mock(int argc, char **argv)
 	int				 built = 0;
 
 	memset(&opt, 0, sizeof opt);
+	memset(&target, 0, sizeof target);
 	memset(&plan, 0, sizeof plan);
 	memset(&m, 0, sizeof m);
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
@@ -108,6 +122,18 @@ cmd_mock(int argc, char **argv)
 			}
 			opt.latency_recorded = 1;
 			break;
+		case 'O':
+			if (strcmp(optarg, "forward") == 0)
+				forward = 1;
+			else if (strcmp(optarg, "error") != 0) {
+				fprintf(stderr, "mcpreel mock: --on-miss takes "
+				    "error or forward\n");
+				goto out;
+			}
+			break;
+		case 'F':
+			fallback_url = optarg;
+			break;
 		case 'h':
 			cmd_mock_usage(stdout);
 			rc = EXIT_OK;
@@ -117,18 +143,43 @@ cmd_mock(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (argc - optind != 1) {
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
 		fprintf(stderr, "mcpreel mock: give one SESSION to serve (an "
 		    "id, a name or 'last')\n");
 		goto out;
 	}
+	if (forward != (fallback_url != NULL || argc > 1) ||
+	    (fallback_url != NULL && argc > 1)) {
+		fprintf(stderr, "mcpreel mock: --on-miss forward goes with "
+		    "one fallback server: --fallback URL or -- CMD [ARGS...]"
+		    "\n");
+		goto out;
+	}
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
 	    (st = store_open(path, 0, &cause)) == NULL ||
-	    query_find_session(st, argv[optind], &id, &cause) != 0 ||
+	    query_find_session(st, argv[0], &id, &cause) != 0 ||
 	    query_timeline(st, id, 0, load_cb, &plan, &cause) != 0)
 		goto bad;
-	store_close(st);
-	st = NULL;
+	if (forward) {
+		/* Forwarded exchanges are recorded: the store goes on. */
+		if ((w = writer_start(st, &cause)) == NULL)
+			goto bad;
+		st = NULL;
+		xasprintf(&label, "mock fallback of %lld", (long long)id);
+		opt.w = w;
+		opt.ws = writer_session_begin(w, label, fallback_url != NULL ?
+		    "http" : "stdio", fallback_url != NULL ? fallback_url :
+		    argv[1]);
+		target.url = fallback_url;
+		target.argv = argv + 1;
+		opt.fallback = cli_target_open;
+		opt.fallback_arg = &target;
+	} else {
+		store_close(st);
+		st = NULL;
+	}
 	plan_build(&plan);
 	if (matcher_build(&m, &plan, strict, ignore, nignore, &cause) != 0)
 		goto bad;
@@ -136,14 +187,21 @@ cmd_mock(int argc, char **argv)
 	if (mock_run(&plan, &m, &opt, &stats, &cause) != 0)
 		goto bad;
 	log_info("mock: answered %llu requests from session %lld, %llu "
-	    "unmatched", (unsigned long long)stats.answered, (long long)id,
-	    (unsigned long long)stats.missed);
+	    "unmatched, %llu forwarded", (unsigned long long)stats.answered,
+	    (long long)id, (unsigned long long)stats.missed,
+	    (unsigned long long)stats.forwarded);
 	rc = EXIT_OK;
 	goto out;
 bad:
 	fprintf(stderr, "mcpreel mock: %s\n", cause);
 out:
+	if (w != NULL) {
+		writer_session_end(w, opt.ws, -1, 0, "mock stopped");
+		writer_stop(w);
+		writer_session_free(opt.ws);
+	}
 	store_close(st);
+	free(label);
 	if (built)
 		matcher_clear(&m);
 	plan_clear(&plan);

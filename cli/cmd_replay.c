@@ -51,36 +51,6 @@ cmd_replay_usage(FILE *f)
 	    "not run.\n");
 }
 
-struct stdio_target {
-	char	**argv;
-	int	  code;
-};
-
-struct http_target {
-	const char	*url;
-	const char	*cacert;
-	int		 insecure;
-};
-
-static struct xport *
-open_stdio(struct event_base *base, const struct xport_cbs *cbs, void *arg,
-    void *target, char **cause)
-{
-	struct stdio_target	*t = target;
-
-	return xport_stdio(base, t->argv, cbs, arg, &t->code, cause);
-}
-
-static struct xport *
-open_http(struct event_base *base, const struct xport_cbs *cbs, void *arg,
-    void *target, char **cause)
-{
-	struct http_target	*t = target;
-
-	return xport_http(base, t->url, t->cacert, t->insecure, cbs, arg,
-	    cause);
-}
-
 struct load {
 	struct plan	*plan;
 };
@@ -137,8 +107,7 @@ cmd_replay(int argc, char **argv)
 	struct plan			 plan;
 	struct load			 load;
 	struct session_name		 sn = { NULL, NULL };
-	struct stdio_target		 st_target;
-	struct http_target		 http_target;
+	struct cli_target		 target;
 	struct store			*st = NULL;
 	struct writer			*w = NULL;
 	const char			*db = NULL, *report = "text";
@@ -153,7 +122,7 @@ cmd_replay(int argc, char **argv)
 	memset(&opt, 0, sizeof opt);
 	memset(&rep, 0, sizeof rep);
 	memset(&plan, 0, sizeof plan);
-	memset(&http_target, 0, sizeof http_target);
+	memset(&target, 0, sizeof target);
 	diff_rules_init(&rules);
 	opt.timeout_ms = REPLAY_DEFAULT_TIMEOUT * 1000;
 	opt.rules = &rules;
@@ -224,13 +193,13 @@ cmd_replay(int argc, char **argv)
 			name = optarg;
 			break;
 		case 'u':
-			http_target.url = optarg;
+			target.url = optarg;
 			break;
 		case 'c':
-			http_target.cacert = optarg;
+			target.cacert = optarg;
 			break;
 		case 'k':
-			http_target.insecure = 1;
+			target.insecure = 1;
 			break;
 		case 'h':
 			cmd_replay_usage(stdout);
@@ -248,7 +217,7 @@ cmd_replay(int argc, char **argv)
 		    "(an id, a name or 'last')\n");
 		goto out;
 	}
-	if ((http_target.url == NULL) == (argc < 2)) {
+	if ((target.url == NULL) == (argc < 2)) {
 		fprintf(stderr, "mcpreel replay: give the server to replay "
 		    "against: -- CMD [ARGS...] or --upstream URL (one of "
 		    "them)\n");
@@ -275,21 +244,15 @@ cmd_replay(int argc, char **argv)
 			xasprintf(&label, "replay of %lld", (long long)id);
 		opt.w = w;
 		opt.ws = writer_session_begin(w, name != NULL ? name : label,
-		    http_target.url != NULL ? "http" : "stdio",
-		    http_target.url != NULL ? http_target.url : "(replay)");
+		    target.url != NULL ? "http" : "stdio",
+		    target.url != NULL ? target.url : "(replay)");
 	} else {
 		store_close(st);
 		st = NULL;
 	}
 
-	if (http_target.url != NULL)
-		rc = replay_run(&plan, open_http, &http_target, &opt, &rep,
-		    &cause);
-	else {
-		st_target.argv = argv + 1;
-		rc = replay_run(&plan, open_stdio, &st_target, &opt, &rep,
-		    &cause);
-	}
+	target.argv = argv + 1;
+	rc = replay_run(&plan, cli_target_open, &target, &opt, &rep, &cause);
 	if (w != NULL) {
 		writer_session_end(w, opt.ws, -1, 0, rc == 0 ? "replay "
 		    "finished" : "replay could not run");

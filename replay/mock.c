@@ -5,12 +5,18 @@
  * request was in flight is played first (progress with the live progress
  * token, log messages, its own requests to the client, whose answers are
  * awaited), and what it sent unasked after the answer follows it.
- * Nothing here ever contacts a real server.
+ * Nothing here ever contacts a real server, unless misses are to be
+ * forwarded (--on-miss forward): then a miss goes to the fallback server
+ * as it came, its answer comes back under the same id, and the exchange is
+ * recorded as a session of its own.  The client's lifecycle messages
+ * (initialize, notifications/initialized) are passed to the fallback too,
+ * so it is ready when the first miss comes.
  */
 
 #include <sys/queue.h>
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +24,14 @@
 #include <event2/thread.h>
 
 #include "replay.h"
+#include "store.h"
 
 /* How long a played server request waits for the client's answer. */
 #define MOCK_ANSWER_TIMEOUT_MS	30000
+/* After the client has gone, how long to finish what is in flight. */
+#define MOCK_EXIT_WAIT_MS	5000
+/* How long the fallback server gets to finish at the end. */
+#define MOCK_FALLBACK_FINISH_MS	3000
 /* Protocol versions from this one on have no sessions. */
 #define MOCK_SESSIONLESS_FROM	"2026-07-28"
 
@@ -52,9 +63,15 @@ struct mock {
 	TAILQ_HEAD(, play)	 plays;
 	struct mock_stats	*stats;
 	int			 stdin_closed;
+	struct xport		*fb;		/* the fallback, if any */
+	int			 fb_finishing;
+	struct event		*exit_ev;	/* bounds the wait at the end */
+	json_t			*fb_waiting;	/* id text -> ereq (as int) */
+	char			*fb_why;	/* why it is gone, if it is */
 };
 
 static void	play_step(struct play *);
+static void	mock_maybe_exit(struct mock *);
 
 /* The recorded message at plan index i, as JSON to send (caller frees). */
 static json_t *
@@ -75,13 +92,16 @@ mock_dump(const json_t *v)
 static void
 play_free(struct play *pl)
 {
-	TAILQ_REMOVE(&pl->mk->plays, pl, entry);
+	struct mock	*mk = pl->mk;
+
+	TAILQ_REMOVE(&mk->plays, pl, entry);
 	json_decref(pl->live_id);
 	json_decref(pl->live_token);
 	json_decref(pl->rec_token);
 	free(pl->waiting);
 	event_free(pl->timer);
 	free(pl);
+	mock_maybe_exit(mk);
 }
 
 /* The progress token a request carries, or NULL. */
@@ -210,9 +230,102 @@ play_step(struct play *pl)
 	play_free(pl);
 }
 
+/* Record what went to or came from the fallback. */
+static void
+fallback_record(struct mock *mk, enum dir d, const char *bytes, size_t len)
+{
+	if (mk->opt->w != NULL)
+		writer_message(mk->opt->w, mk->opt->ws, NULL, msg_new(d, bytes,
+		    len));
+}
+
+/* Pass a client message on to the fallback server. */
+static void
+fallback_send(struct mock *mk, const char *bytes, size_t len)
+{
+	fallback_record(mk, DIR_C2S, bytes, len);
+	xport_send(mk->fb, bytes, len, NULL);
+}
+
+/*
+ * A message from the fallback: the answer to a forwarded request goes back
+ * on that request's channel; anything else goes to the client unasked.
+ */
+static void
+fallback_message_cb(const char *bytes, size_t len, void *arg)
+{
+	struct mock	*mk = arg;
+	struct scan	 sc;
+	json_t		*er;
+	char		*idtext;
+
+	fallback_record(mk, DIR_S2C, bytes, len);
+	scan_message(bytes, len, &sc);
+	if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) &&
+	    (idtext = scan_id_dup(bytes, &sc)) != NULL) {
+		er = json_object_get(mk->fb_waiting, idtext);
+		if (er != NULL) {
+			ereq_end(mk->ep, (struct ereq *)(intptr_t)
+			    json_integer_value(er), bytes, len);
+			json_object_del(mk->fb_waiting, idtext);
+			mock_maybe_exit(mk);
+		} else
+			log_debug("mock: the fallback answered %s, which "
+			    "nobody waits for", idtext);
+		free(idtext);
+		return;
+	}
+	endpoint_send(mk->ep, bytes, len);
+}
+
+static void
+fallback_event_cb(const char *kind, const char *text, size_t len, void *arg)
+{
+	struct mock	*mk = arg;
+
+	if (mk->opt->w != NULL)
+		writer_event(mk->opt->w, mk->opt->ws, kind, text, len);
+	log_debug("mock fallback %s: %.*s", kind, (int)len, text);
+}
+
+static void
+fallback_closed_cb(const char *why, void *arg)
+{
+	struct mock	*mk = arg;
+
+	if (!mk->fb_finishing)
+		log_warnx("mock: the fallback server is gone: %s", why);
+	free(mk->fb_why);
+	mk->fb_why = xstrdup(why);
+	if (mk->fb_finishing)
+		event_base_loopbreak(mk->base);
+}
+
+/* Forward a missed request; 0 when it went, -1 when there is nowhere. */
+static int
+fallback_forward(struct mock *mk, struct ereq *er, const json_t *msg,
+    const char *bytes, size_t len)
+{
+	char	*idtext;
+
+	if (mk->fb == NULL || mk->fb_why != NULL)
+		return -1;
+	idtext = json_dumps(json_object_get(msg, "id"), JSON_COMPACT |
+	    JSON_ENCODE_ANY);
+	if (idtext == NULL)
+		return -1;
+	json_object_set_new(mk->fb_waiting, idtext,
+	    json_integer((json_int_t)(intptr_t)er));
+	free(idtext);
+	fallback_send(mk, bytes, len);
+	mk->stats->forwarded++;
+	return 0;
+}
+
 /* A live request: play its match, or explain the miss. */
 static void
-mock_request(struct mock *mk, struct ereq *er, json_t *msg)
+mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
+    size_t len)
 {
 	const struct mentry	*e;
 	const char		*pv;
@@ -221,7 +334,14 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg)
 	char			*s, sid[33];
 	size_t			 i;
 
-	if ((e = matcher_find(mk->m, msg)) == NULL) {
+	e = matcher_find(mk->m, msg);
+	if (mk->fb != NULL && e != NULL && e->req < mk->plan->n &&
+	    mk->plan->m[e->req].method != NULL &&
+	    strcmp(mk->plan->m[e->req].method, "initialize") == 0)
+		fallback_send(mk, bytes, len);	/* it must be ready too */
+	if (e == NULL && fallback_forward(mk, er, msg, bytes, len) == 0)
+		return;
+	if (e == NULL) {
 		err = matcher_miss(mk->m, msg);
 		out = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
 		    json_object_get(msg, "id"), "error", err);
@@ -260,8 +380,11 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg)
 	play_step(pl);
 }
 
-/* The client answered one of our server requests: go on with its play. */
-static void
+/*
+ * The client answered one of our server requests: go on with its play.
+ * Returns 0 if it was ours.
+ */
+static int
 mock_answer(struct mock *mk, const char *idtext)
 {
 	struct play	*pl;
@@ -273,10 +396,10 @@ mock_answer(struct mock *mk, const char *idtext)
 			evtimer_del(pl->timer);
 			pl->step++;
 			play_step(pl);
-			return;
+			return 0;
 		}
 	}
-	log_debug("mock: an answer (id %s) to nothing we asked", idtext);
+	return -1;
 }
 
 static void
@@ -292,15 +415,24 @@ mock_message_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
 	    JSON_DECODE_ANY, NULL);
 	switch (msg != NULL ? sc.kind : KIND_INVALID) {
 	case KIND_REQUEST:
-		mock_request(mk, er, msg);
+		mock_request(mk, er, msg, bytes, len);
 		break;
 	case KIND_RESPONSE:
 	case KIND_ERROR:
-		if ((idtext = scan_id_dup(bytes, &sc)) != NULL)
-			mock_answer(mk, idtext);
+		/* Ours, or the fallback's (it asked through us). */
+		if ((idtext = scan_id_dup(bytes, &sc)) != NULL &&
+		    mock_answer(mk, idtext) != 0) {
+			if (mk->fb != NULL)
+				fallback_send(mk, bytes, len);
+			else
+				log_debug("mock: an answer (id %s) to nothing "
+				    "we asked", idtext);
+		}
 		free(idtext);
 		break;
 	case KIND_NOTIFICATION:
+		if (mk->fb != NULL)
+			fallback_send(mk, bytes, len);
 		break;
 	default:
 		/* As a JSON-RPC server would: a parse error, no id. */
@@ -321,6 +453,38 @@ mock_message_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
 	json_decref(msg);
 }
 
+/*
+ * Once the client has gone (stdin closed), stop when nothing is still
+ * being played or waiting on the fallback; MOCK_EXIT_WAIT_MS at most.
+ */
+static void
+mock_maybe_exit(struct mock *mk)
+{
+	struct timeval	tv = { MOCK_EXIT_WAIT_MS / 1000,
+			    (MOCK_EXIT_WAIT_MS % 1000) * 1000 };
+
+	if (!mk->stdin_closed)
+		return;
+	if (TAILQ_EMPTY(&mk->plays) && json_object_size(mk->fb_waiting) == 0)
+		event_base_loopbreak(mk->base);
+	else if (!evtimer_pending(mk->exit_ev, NULL))
+		evtimer_add(mk->exit_ev, &tv);
+}
+
+static void
+mock_exit_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct mock	*mk = arg;
+
+	if (mk->fb_finishing)
+		log_warnx("mock: the fallback server did not stop within %d "
+		    "ms", MOCK_FALLBACK_FINISH_MS);
+	else
+		log_warnx("mock: the client has gone; not waiting longer for "
+		    "what is still being answered");
+	event_base_loopbreak(mk->base);
+}
+
 static void
 mock_closed_cb(const char *why, void *arg)
 {
@@ -328,7 +492,7 @@ mock_closed_cb(const char *why, void *arg)
 
 	mk->stdin_closed = 1;
 	log_debug("mock: %s", why);
-	event_base_loopbreak(mk->base);
+	mock_maybe_exit(mk);
 }
 
 static void
@@ -351,6 +515,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 {
 	struct mock		 mk;
 	struct endpoint_cbs	 cbs = { mock_message_cb, mock_closed_cb };
+	struct xport_cbs	 fcbs = { fallback_message_cb, fallback_event_cb,
+				    fallback_closed_cb };
 	struct event		*sigs[2];
 	struct play		*pl;
 	char			*origin = NULL, *s;
@@ -366,10 +532,22 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 	evthread_use_pthreads();
 	if ((mk.base = event_base_new()) == NULL)
 		fatalx("cannot create an event loop");
+	mk.fb_waiting = json_object();
+	mk.exit_ev = evtimer_new(mk.base, mock_exit_cb, &mk);
+	if (opt->fallback != NULL && (mk.fb = opt->fallback(mk.base, &fcbs,
+	    &mk, opt->fallback_arg, cause)) == NULL) {
+		json_decref(mk.fb_waiting);
+		event_free(mk.exit_ev);
+		event_base_free(mk.base);
+		return -1;
+	}
 	if (opt->listen != NULL) {
 		mk.ep = endpoint_http(mk.base, opt->listen, &cbs, &mk, &origin,
 		    cause);
 		if (mk.ep == NULL) {
+			xport_free(mk.fb);
+			json_decref(mk.fb_waiting);
+			event_free(mk.exit_ev);
 			event_base_free(mk.base);
 			return -1;
 		}
@@ -404,6 +582,31 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		play_free(pl);
 	}
 	endpoint_flush(mk.ep);
+	if (mk.fb != NULL) {
+		/* Requests still with the fallback end unanswered. */
+		const char	*k;
+		json_t		*v;
+
+		struct timeval	 tv = { MOCK_FALLBACK_FINISH_MS / 1000,
+				    (MOCK_FALLBACK_FINISH_MS % 1000) * 1000 };
+
+		json_object_foreach(mk.fb_waiting, k, v)
+			ereq_end(mk.ep, (struct ereq *)(intptr_t)
+			    json_integer_value(v), NULL, 0);
+		json_object_clear(mk.fb_waiting);
+		/* Let it stop the way clients stop servers, briefly. */
+		if (mk.fb_why == NULL) {
+			mk.fb_finishing = 1;
+			xport_finish(mk.fb);
+			evtimer_del(mk.exit_ev);
+			evtimer_add(mk.exit_ev, &tv);
+			event_base_dispatch(mk.base);
+		}
+		xport_free(mk.fb);
+	}
+	json_decref(mk.fb_waiting);
+	free(mk.fb_why);
+	event_free(mk.exit_ev);
 	event_free(sigs[0]);
 	event_free(sigs[1]);
 	endpoint_free(mk.ep);

@@ -256,11 +256,21 @@ void		 matcher_clear(struct matcher *);
 struct mock_options {
 	const char	*listen;	/* Streamable HTTP here; NULL: stdio */
 	int		 latency_recorded; /* answer after the recorded time */
+	/*
+	 * --on-miss forward: misses go to this live server (opened with
+	 * open_fn(base, cbs, cbarg, open_arg, cause)) and are recorded.
+	 */
+	struct xport	*(*fallback)(struct event_base *,
+			    const struct xport_cbs *, void *, void *, char **);
+	void		*fallback_arg;
+	struct writer	*w;		/* record forwarded exchanges here */
+	struct wsession	*ws;
 };
 
 struct mock_stats {
 	uint64_t	 answered;	/* requests answered from the record */
 	uint64_t	 missed;	/* requests answered with an error */
+	uint64_t	 forwarded;	/* requests sent to the fallback */
 };
 
 int		 mock_run(struct plan *, struct matcher *,

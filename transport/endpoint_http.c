@@ -24,6 +24,12 @@
 
 #include "transport.h"
 
+/*
+ * Messages nobody asked for, kept until the client opens its event stream
+ * (a client opens it just after initializing); past this they are dropped.
+ */
+#define ENDPOINT_UNSENT_MAX	256
+
 struct econn;
 
 /* A request's reply channel: the POST it came in. */
@@ -51,6 +57,8 @@ struct endpoint_http {
 	struct evconnlistener	*listener;
 	char			*session;
 	struct econn		*stream;	/* the open GET stream */
+	struct evbuffer		*unsent;	/* for the stream, until open */
+	size_t			 nunsent;
 	TAILQ_HEAD(, econn)	 conns;
 };
 
@@ -156,6 +164,11 @@ ec_request(struct econn *c)
 		eh->stream = c;
 		c->stream = 1;
 		ec_sse_start(c);
+		/* What was said before the client listened, it hears now. */
+		if (evbuffer_get_length(eh->unsent) > 0)
+			http_chunk_add(bufferevent_get_output(c->bev),
+			    eh->unsent);
+		eh->nunsent = 0;
 		return;
 	}
 	if (strcmp(c->head.method, "DELETE") == 0) {
@@ -288,9 +301,15 @@ eh_send(struct endpoint *ep, const char *bytes, size_t len)
 
 	if (eh->stream != NULL)
 		ec_sse_event(eh->stream, bytes, len);
-	else
-		log_debug("mock: no event stream open for a message nobody "
-		    "asked for: dropped");
+	else if (eh->nunsent < ENDPOINT_UNSENT_MAX) {
+		/* Kept for the stream the client has not opened yet. */
+		evbuffer_add(eh->unsent, "event: message\ndata: ", 21);
+		evbuffer_add(eh->unsent, bytes, len);
+		evbuffer_add(eh->unsent, "\n\n", 2);
+		eh->nunsent++;
+	} else
+		log_warnx("mock: %d messages wait for the client to open its "
+		    "event stream: dropping one", ENDPOINT_UNSENT_MAX);
 }
 
 static void
@@ -357,6 +376,7 @@ eh_free(struct endpoint *ep)
 	while ((c = TAILQ_FIRST(&eh->conns)) != NULL)
 		ec_free(c);
 	evconnlistener_free(eh->listener);
+	evbuffer_free(eh->unsent);
 	free(eh->session);
 	free(eh);
 }
@@ -382,9 +402,11 @@ endpoint_http(struct event_base *base, const char *listen,
 	eh->ep.cbs = *cbs;
 	eh->ep.arg = arg;
 	TAILQ_INIT(&eh->conns);
+	eh->unsent = evbuffer_new();
 	if (net_parse_listen(listen, &ss, &len, cause) != 0 ||
 	    (eh->listener = net_listen(base, &ss, len, eh_accept_cb, eh,
 	    origin, cause)) == NULL) {
+		evbuffer_free(eh->unsent);
 		free(eh);
 		return NULL;
 	}

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 import { runSession, runSessionWith, serverEverythingCommand, streamableHttpTransport } from './lib/session.mjs';
 import { spawnUntilLine, stopChild } from './lib/servers.mjs';
-import { MCPREEL, runMcpreel, tempDir } from './lib/util.mjs';
+import { MCPREEL, runMcpreel, sql, tempDir } from './lib/util.mjs';
 
 async function recordReference(dir) {
   const db = join(dir, 'm.db');
@@ -85,6 +85,36 @@ test('mock: a request with a string id gets its own id back; misses are explaine
     assert.equal(out[3].id, null);
     assert.equal(out[3].error.code, -32601);
     assert.ok(out[3].error.data.recorded_methods.includes('tools/call'));
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('mock --on-miss forward: a miss is answered by the live fallback and recorded; matches still come from the recording', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const { db } = await recordReference(t.dir);
+    const { command, args } = serverEverythingCommand();
+    const lines = [
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'never recorded' } } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get-sum', arguments: { a: 2, b: 3 } } },
+    ];
+    const r = await runMcpreel(['mock', '--db', db, 'sdk', '--on-miss', 'forward', '--', command, ...args],
+      { input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')), timeoutMs: 60000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const out = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l)).filter((m) => 'id' in m && !('method' in m));
+    const byId = new Map(out.map((m) => [m.id, m]));
+    assert.equal(byId.get(1).result.content[0].text, 'Echo: never recorded', 'the miss got the live server\'s answer');
+    assert.equal(byId.get(2).result.content[0].text, 'The sum of 2 and 3 is 5.', 'a match still comes from the recording');
+    const s = sql(db, `SELECT id, name, transport FROM sessions WHERE name LIKE 'mock fallback of %'`);
+    assert.equal(s.length, 1, 'the forwarded exchange is recorded as a session');
+    const m = sql(db, `SELECT direction, kind, method FROM messages WHERE session_id = ${s[0].id} AND method = 'tools/call' ORDER BY seq`);
+    assert.deepEqual(m, [{ direction: 'c2s', kind: 'request', method: 'tools/call' }, { direction: 's2c', kind: 'response', method: 'tools/call' }]);
+    const bad = await runMcpreel(['mock', '--db', db, 'sdk', '--on-miss', 'forward']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr.toString(), /--on-miss forward goes with one fallback server/);
   } finally {
     t.cleanup();
   }
