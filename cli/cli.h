@@ -54,6 +54,10 @@ struct cli_target {
 };
 struct xport	*cli_target_open(struct event_base *,
 		     const struct xport_cbs *, void *, void *, char **);
+struct store;
+struct plan;
+int		 cli_load_plan(struct store *, int64_t, struct plan *,
+		     char **);
 
 /* dbpath.c */
 char		*dbpath_default(char **);

@@ -47,15 +47,6 @@ cmd_mock_usage(FILE *f)
 	    "                     the new exchange recorded as a session of its own\n");
 }
 
-static int
-load_cb(const struct timeline_row *r, void *arg)
-{
-	if (!r->is_event)
-		plan_add(arg, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw,
-		    r->m.len);
-	return 0;
-}
-
 int
 cmd_mock(int argc, char **argv)
 {
@@ -160,7 +151,7 @@ cmd_mock(int argc, char **argv)
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
 	    (st = store_open(path, 0, &cause)) == NULL ||
 	    query_find_session(st, argv[0], &id, &cause) != 0 ||
-	    query_timeline(st, id, 0, load_cb, &plan, &cause) != 0)
+	    cli_load_plan(st, id, &plan, &cause) != 0)
 		goto bad;
 	if (forward) {
 		/* Forwarded exchanges are recorded: the store goes on. */
@@ -180,7 +171,6 @@ cmd_mock(int argc, char **argv)
 		store_close(st);
 		st = NULL;
 	}
-	plan_build(&plan);
 	if (matcher_build(&m, &plan, strict, ignore, nignore, &cause) != 0)
 		goto bad;
 	built = 1;

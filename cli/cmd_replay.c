@@ -51,21 +51,6 @@ cmd_replay_usage(FILE *f)
 	    "not run.\n");
 }
 
-struct load {
-	struct plan	*plan;
-};
-
-static int
-load_cb(const struct timeline_row *r, void *arg)
-{
-	struct load	*l = arg;
-
-	if (!r->is_event)
-		plan_add(l->plan, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw,
-		    r->m.len);
-	return 0;
-}
-
 struct session_name {
 	char	*name;
 	char	*transport;
@@ -105,7 +90,6 @@ cmd_replay(int argc, char **argv)
 	struct replay_report		 rep;
 	struct diff_rules		 rules;
 	struct plan			 plan;
-	struct load			 load;
 	struct session_name		 sn = { NULL, NULL };
 	struct cli_target		 target;
 	struct store			*st = NULL;
@@ -229,10 +213,8 @@ cmd_replay(int argc, char **argv)
 	    query_find_session(st, argv[0], &id, &cause) != 0 ||
 	    query_sessions(st, id, name_cb, &sn, &cause) != 0)
 		goto bad;
-	load.plan = &plan;
-	if (query_timeline(st, id, 0, load_cb, &load, &cause) != 0)
+	if (cli_load_plan(st, id, &plan, &cause) != 0)
 		goto bad;
-	plan_build(&plan);
 	rep.session = id;
 	rep.session_name = sn.name != NULL ? xstrdup(sn.name) : NULL;
 
