@@ -44,8 +44,9 @@
 enum pause_why {
 	PAUSE_PEER = 0x1,	/* the other side's output is backed up */
 	PAUSE_STORE = 0x2,	/* the writer's queue is full */
-	PAUSE_BUSY = 0x4	/* client: an exchange is in flight and a lot
+	PAUSE_BUSY = 0x4,	/* client: an exchange is in flight and a lot
 				   of pipelined input waits */
+	PAUSE_CLOSING = 0x8	/* client: we close once our output is out */
 };
 
 static void	conn_client_read_cb(struct bufferevent *, void *);
@@ -230,7 +231,7 @@ conn_reply_error(struct hconn *c, int status, const char *reason,
 		bufferevent_free(c->ubev);
 		c->ubev = NULL;
 	}
-	bufferevent_disable(c->cbev, EV_READ);
+	set_pause(c->cbev, &c->cpause, PAUSE_CLOSING, 1);
 }
 
 static void
@@ -278,7 +279,7 @@ conn_close_after_output(struct hconn *c)
 		bufferevent_free(c->ubev);
 		c->ubev = NULL;
 	}
-	bufferevent_disable(c->cbev, EV_READ);
+	set_pause(c->cbev, &c->cpause, PAUSE_CLOSING, 1);
 	if (evbuffer_get_length(bufferevent_get_output(c->cbev)) == 0)
 		conn_close(c, "done");
 }
@@ -639,6 +640,13 @@ exch_sse_event(struct hexch *x, struct sse_event *ev)
 			hexch_note(x, "legacy SSE endpoint event: rewrote "
 			    "the message URL to %s", shown);
 			free(to);
+		} else if (x->hold == NULL &&
+		    (to = endpoint_rewrite(p, ev->data)) != NULL) {
+			hexch_note(x, "legacy SSE endpoint event: %s names "
+			    "the upstream, but the stream has a fixed "
+			    "Content-Length, so it was passed on unchanged "
+			    "(the client will bypass mcpreel)", shown);
+			free(to);
 		} else
 			hexch_note(x, "legacy SSE endpoint event: %s", shown);
 		free(shown);
@@ -703,7 +711,6 @@ exch_response_head(struct hconn *c, struct http_head *h)
 	else if (x->sse && strcmp(x->req.method, "GET") == 0) {
 		/* Legacy HTTP+SSE: the first event names the session. */
 		x->wait_endpoint = 1;
-		x->hold = evbuffer_new();
 	} else
 		hexch_assign(x, hsession_default(p));
 
@@ -720,6 +727,12 @@ exch_response_head(struct hconn *c, struct http_head *h)
 	}
 	http_body_init(&x->respbody, kind, length);
 	x->rechunk = (kind == HTTP_BODY_CHUNKED);
+	/*
+	 * The endpoint event may be rewritten (held back until it comes)
+	 * only where its length is free to change: chunked or until close.
+	 */
+	if (x->wait_endpoint && kind != HTTP_BODY_LENGTH)
+		x->hold = evbuffer_new();
 	if (kind == HTTP_BODY_CLOSE)
 		x->close_after = 1;
 

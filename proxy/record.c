@@ -92,6 +92,7 @@ struct relay {
 	struct event		*sigs[3];
 	struct event		*grace;
 	enum relay_state	 state;
+	int			 grace_waited;	/* ms, while reading paused */
 	int			 host_gone;
 	char			*reason;	/* why the session ended */
 };
@@ -452,6 +453,20 @@ relay_grace_cb(evutil_socket_t fd, short events, void *arg)
 	struct half	*s2c = &r->half[DIR_S2C];
 
 	if (r->state == RELAY_DRAINING) {
+		/*
+		 * Reading its stdout is paused (the host or the writer is
+		 * behind): what is left in the pipe is not lost, only not
+		 * read yet.  Wait on, up to the flush grace in all.
+		 */
+		if (s2c->pause != 0 && !s2c->eof && r->grace_waited <
+		    RECORD_FLUSH_GRACE_MS) {
+			struct timeval	tv = { RECORD_EXIT_GRACE_MS / 1000,
+			    (RECORD_EXIT_GRACE_MS % 1000) * 1000 };
+
+			r->grace_waited += RECORD_EXIT_GRACE_MS;
+			evtimer_add(r->grace, &tv);
+			return;
+		}
 		log_warnx("the server exited but its stdout or stderr is "
 		    "still open after %d ms (a child of it?): not waiting",
 		    RECORD_EXIT_GRACE_MS);

@@ -28,6 +28,8 @@
 
 /* How long a played server request waits for the client's answer. */
 #define MOCK_ANSWER_TIMEOUT_MS	30000
+/* How long a request forwarded to the fallback may take. */
+#define MOCK_FALLBACK_TIMEOUT_MS 30000
 /* After the client has gone, how long to finish what is in flight. */
 #define MOCK_EXIT_WAIT_MS	5000
 /* How long the fallback server gets to finish at the end. */
@@ -66,7 +68,9 @@ struct mock {
 	struct xport		*fb;		/* the fallback, if any */
 	int			 fb_finishing;
 	struct event		*exit_ev;	/* bounds the wait at the end */
-	json_t			*fb_waiting;	/* id text -> ereq (as int) */
+	struct event		*fb_sweep;	/* times out forwarded requests */
+	json_t			*fb_waiting;	/* our id text -> {er, id,
+						   deadline} */
 	char			*fb_why;	/* why it is gone, if it is */
 };
 
@@ -251,31 +255,82 @@ fallback_send(struct mock *mk, const char *bytes, size_t len)
  * A message from the fallback: the answer to a forwarded request goes back
  * on that request's channel; anything else goes to the client unasked.
  */
+/* End a request that was forwarded: the answer under the client's id. */
+static void
+fallback_answer(struct mock *mk, json_t *entry, json_t *answer)
+{
+	struct ereq	*er = (struct ereq *)(intptr_t)json_integer_value(
+			    json_object_get(entry, "er"));
+	char		*s;
+
+	json_object_set(answer, "id", json_object_get(entry, "id"));
+	s = mock_dump(answer);
+	ereq_end(mk->ep, er, s, strlen(s));
+	free(s);
+}
+
+/*
+ * A message from the fallback: the answer to a forwarded request goes back
+ * on that request's channel, under the client's own id; anything else goes
+ * to the client unasked.
+ */
 static void
 fallback_message_cb(const char *bytes, size_t len, void *arg)
 {
 	struct mock	*mk = arg;
 	struct scan	 sc;
-	json_t		*er;
+	json_t		*entry, *answer;
 	char		*idtext;
 
 	fallback_record(mk, DIR_S2C, bytes, len);
 	scan_message(bytes, len, &sc);
 	if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) &&
 	    (idtext = scan_id_dup(bytes, &sc)) != NULL) {
-		er = json_object_get(mk->fb_waiting, idtext);
-		if (er != NULL) {
-			ereq_end(mk->ep, (struct ereq *)(intptr_t)
-			    json_integer_value(er), bytes, len);
-			json_object_del(mk->fb_waiting, idtext);
+		entry = json_incref(json_object_get(mk->fb_waiting, idtext));
+		/* Out of the map first: ending it may take the next request. */
+		json_object_del(mk->fb_waiting, idtext);
+		if (entry != NULL && (answer = json_loadb(bytes, len, 0,
+		    NULL)) != NULL) {
+			fallback_answer(mk, entry, answer);
+			json_decref(answer);
 			mock_maybe_exit(mk);
-		} else
+		} else if (entry == NULL)
 			log_debug("mock: the fallback answered %s, which "
 			    "nobody waits for", idtext);
+		json_decref(entry);
 		free(idtext);
 		return;
 	}
 	endpoint_send(mk->ep, bytes, len);
+}
+
+/* Forwarded requests the fallback did not answer in time get an error. */
+static void
+fallback_sweep_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct mock	*mk = arg;
+	struct timeval	 tv = { 1, 0 };
+	const char	*k;
+	json_t		*entry, *err;
+	void		*tmp;
+	int64_t		 now = clock_mono_ns();
+
+	json_object_foreach_safe(mk->fb_waiting, tmp, k, entry) {
+		if (json_integer_value(json_object_get(entry, "deadline")) >
+		    now)
+			continue;
+		json_incref(entry);
+		json_object_del(mk->fb_waiting, k);
+		err = json_pack("{s:s, s:{s:i, s:s}}", "jsonrpc", "2.0",
+		    "error", "code", -32603, "message", "mcpreel mock: the "
+		    "fallback server did not answer in time");
+		fallback_answer(mk, entry, err);
+		json_decref(err);
+		json_decref(entry);
+	}
+	if (json_object_size(mk->fb_waiting) > 0)
+		evtimer_add(mk->fb_sweep, &tv);
+	mock_maybe_exit(mk);
 }
 
 static void
@@ -301,23 +356,35 @@ fallback_closed_cb(const char *why, void *arg)
 		event_base_loopbreak(mk->base);
 }
 
-/* Forward a missed request; 0 when it went, -1 when there is nowhere. */
+/*
+ * Forward a missed request under an id of ours (clients may reuse ids, and
+ * over HTTP there are many clients); 0 when it went, -1 when it cannot.
+ */
 static int
-fallback_forward(struct mock *mk, struct ereq *er, const json_t *msg,
-    const char *bytes, size_t len)
+fallback_forward(struct mock *mk, struct ereq *er, const json_t *msg)
 {
-	char	*idtext;
+	struct timeval	 tv = { 1, 0 };
+	json_t		*copy, *entry;
+	char		*id, *idtext, *s;
 
 	if (mk->fb == NULL || mk->fb_why != NULL)
 		return -1;
-	idtext = json_dumps(json_object_get(msg, "id"), JSON_COMPACT |
-	    JSON_ENCODE_ANY);
-	if (idtext == NULL)
-		return -1;
-	json_object_set_new(mk->fb_waiting, idtext,
-	    json_integer((json_int_t)(intptr_t)er));
+	xasprintf(&id, "mcpreel-fb-%llu", (unsigned long long)++mk->next_id);
+	xasprintf(&idtext, "\"%s\"", id);
+	entry = json_pack("{s:I, s:O, s:I}", "er", (json_int_t)(intptr_t)er,
+	    "id", json_object_get(msg, "id"), "deadline", (json_int_t)
+	    (clock_mono_ns() + (int64_t)MOCK_FALLBACK_TIMEOUT_MS * 1000000));
+	json_object_set_new(mk->fb_waiting, idtext, entry);
+	copy = json_deep_copy(msg);
+	json_object_set_new(copy, "id", json_string(id));
+	s = mock_dump(copy);
+	fallback_send(mk, s, strlen(s));
+	free(s);
+	json_decref(copy);
 	free(idtext);
-	fallback_send(mk, bytes, len);
+	free(id);
+	if (!evtimer_pending(mk->fb_sweep, NULL))
+		evtimer_add(mk->fb_sweep, &tv);
 	mk->stats->forwarded++;
 	return 0;
 }
@@ -339,7 +406,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	    mk->plan->m[e->req].method != NULL &&
 	    strcmp(mk->plan->m[e->req].method, "initialize") == 0)
 		fallback_send(mk, bytes, len);	/* it must be ready too */
-	if (e == NULL && fallback_forward(mk, er, msg, bytes, len) == 0)
+	if (e == NULL && fallback_forward(mk, er, msg) == 0)
 		return;
 	if (e == NULL) {
 		err = matcher_miss(mk->m, msg);
@@ -534,10 +601,12 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		fatalx("cannot create an event loop");
 	mk.fb_waiting = json_object();
 	mk.exit_ev = evtimer_new(mk.base, mock_exit_cb, &mk);
+	mk.fb_sweep = evtimer_new(mk.base, fallback_sweep_cb, &mk);
 	if (opt->fallback != NULL && (mk.fb = opt->fallback(mk.base, &fcbs,
 	    &mk, opt->fallback_arg, cause)) == NULL) {
 		json_decref(mk.fb_waiting);
 		event_free(mk.exit_ev);
+		event_free(mk.fb_sweep);
 		event_base_free(mk.base);
 		return -1;
 	}
@@ -548,6 +617,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 			xport_free(mk.fb);
 			json_decref(mk.fb_waiting);
 			event_free(mk.exit_ev);
+			event_free(mk.fb_sweep);
 			event_base_free(mk.base);
 			return -1;
 		}
@@ -592,7 +662,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 
 		json_object_foreach(mk.fb_waiting, k, v)
 			ereq_end(mk.ep, (struct ereq *)(intptr_t)
-			    json_integer_value(v), NULL, 0);
+			    json_integer_value(json_object_get(v, "er")), NULL,
+			    0);
 		json_object_clear(mk.fb_waiting);
 		/* Let it stop the way clients stop servers, briefly. */
 		if (mk.fb_why == NULL) {
@@ -607,6 +678,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 	json_decref(mk.fb_waiting);
 	free(mk.fb_why);
 	event_free(mk.exit_ev);
+	event_free(mk.fb_sweep);
 	event_free(sigs[0]);
 	event_free(sigs[1]);
 	endpoint_free(mk.ep);

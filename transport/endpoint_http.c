@@ -47,6 +47,7 @@ struct econn {
 	struct http_body	 body;
 	struct evbuffer		*data;
 	struct ereq		*er;		/* an answer is being sent */
+	struct event		*next_ev;	/* read on after an answer */
 	int			 stream;	/* this is the GET stream */
 	int			 close_after;
 	TAILQ_ENTRY(econn)	 entry;
@@ -63,6 +64,7 @@ struct endpoint_http {
 };
 
 static void	ec_process(struct econn *);
+static void	ec_next_cb(evutil_socket_t, short, void *);
 
 static void
 ec_free(struct econn *c)
@@ -74,6 +76,7 @@ ec_free(struct econn *c)
 	if (eh->stream == c)
 		eh->stream = NULL;
 	TAILQ_REMOVE(&eh->conns, c, entry);
+	event_free(c->next_ev);
 	bufferevent_free(c->bev);
 	http_head_clear(&c->head);
 	evbuffer_free(c->data);
@@ -159,8 +162,12 @@ ec_request(struct econn *c)
 			    "text/plain", "GET opens an event stream\n");
 			return;
 		}
-		if (eh->stream != NULL)
+		if (eh->stream != NULL) {
+			/* One stream: the older one ends, and its connection. */
+			http_chunk_end(bufferevent_get_output(eh->stream->bev));
 			eh->stream->stream = 0;
+			eh->stream->close_after = 1;
+		}
 		eh->stream = c;
 		c->stream = 1;
 		ec_sse_start(c);
@@ -213,6 +220,15 @@ ec_process(struct econn *c)
 	char			*cause = NULL;
 	int			 rc;
 
+	/*
+	 * One request at a time: while one is answered (or this is the
+	 * event stream), what the client sends next waits in the kernel,
+	 * not in our memory.
+	 */
+	if (c->er != NULL || c->stream) {
+		bufferevent_disable(c->bev, EV_READ);
+		return;
+	}
 	while (c->er == NULL && !c->stream) {
 		if (!c->in_body) {
 			http_head_clear(&c->head);
@@ -252,6 +268,17 @@ ec_process(struct econn *c)
 			return;
 		}
 	}
+	bufferevent_disable(c->bev, EV_READ);
+}
+
+/* An answer ended: read the next request, from the loop (no recursion). */
+static void
+ec_next_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct econn	*c = arg;
+
+	bufferevent_enable(c->bev, EV_READ);
+	ec_process(c);
 }
 
 static void
@@ -289,6 +316,7 @@ eh_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	c->data = evbuffer_new();
 	c->bev = bufferevent_socket_new(eh->ep.base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
+	c->next_ev = event_new(eh->ep.base, -1, 0, ec_next_cb, c);
 	bufferevent_setcb(c->bev, ec_read_cb, ec_write_cb, ec_event_cb, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	TAILQ_INSERT_TAIL(&eh->conns, c, entry);
@@ -350,12 +378,8 @@ eh_req_end(struct endpoint *ep, struct ereq *er, const char *bytes,
 		c->er = NULL;
 	}
 	free(er);
-	if (c != NULL) {
-		if (c->close_after)
-			bufferevent_disable(c->bev, EV_READ);
-		else
-			ec_process(c);
-	}
+	if (c != NULL && !c->close_after)
+		event_active(c->next_ev, EV_TIMEOUT, 0);
 }
 
 static void

@@ -82,8 +82,9 @@ xs_err_read_cb(struct bufferevent *bev, void *arg)
 
 	while (frame_next(&xs->ferr, src, &len)) {
 		if (xs->x.cbs.event != NULL)
-			xs->x.cbs.event("stderr", (const char *)evbuffer_pullup(
-			    src, (ev_ssize_t)len), len, xs->x.arg);
+			xs->x.cbs.event("stderr", len == 0 ? "" :
+			    (const char *)evbuffer_pullup(src,
+			    (ev_ssize_t)len), len, xs->x.arg);
 		evbuffer_drain(src, len + 1);
 	}
 }
