@@ -4,6 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -208,6 +209,24 @@ test('help and usage errors', async () => {
     assert.equal(missing.code, 2);
     assert.match(missing.stderr.toString(), /no database at/);
     assert.ok(!existsSync(join(t.dir, 'nope.db')), 'show does not create a database');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a server that writes a lot and exits while the host is slow to read: every byte still arrives', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'slow.db');
+    // 4.3 MB in one line, then exit: more than our 4 MiB output mark, so
+    // reading the server's stdout is paused when it exits.  The host (a
+    // shell pipeline) reads nothing for 4 s and keeps stdin open for 6.
+    const server = join(t.dir, 'big.mjs');
+    writeFileSync(server, "process.stdout.write('x'.repeat(4300000) + '\\n', () => process.exit(0));\n");
+    const out = execFileSync('sh', ['-c', `(sleep 6 | "$0" record --db "$1" -- "$2" "$3") | (sleep 4; wc -c)`,
+      MCPREEL, db, process.execPath, server], { encoding: 'utf8', timeout: 30000 });
+    assert.equal(Number(out.trim()), 4300001, 'the host got every byte');
+    assert.equal(sql(db, 'SELECT size FROM messages')[0].size, 4300000, 'and it is recorded whole');
   } finally {
     t.cleanup();
   }
