@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 
 import { runSession, runSessionWith, serverEverythingCommand, streamableHttpTransport } from './lib/session.mjs';
-import { spawnUntilLine, stopChild } from './lib/servers.mjs';
+import { request, spawnUntilLine, stopChild } from './lib/servers.mjs';
 import { MCPREEL, runMcpreel, sql, tempDir } from './lib/util.mjs';
 
 async function recordReference(dir) {
@@ -115,6 +115,36 @@ test('mock --on-miss forward: a miss is answered by the live fallback and record
     const bad = await runMcpreel(['mock', '--db', db, 'sdk', '--on-miss', 'forward']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr.toString(), /--on-miss forward goes with one fallback server/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('mock --on-miss forward over HTTP: two clients reusing an id each get their own answer', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const { db } = await recordReference(t.dir);
+    const { command, args } = serverEverythingCommand();
+    const p = await spawnUntilLine(MCPREEL, ['mock', '--db', db, 'sdk', '--listen', '127.0.0.1:0', '--on-miss', 'forward', '--', command, ...args], {
+      pattern: /^mcpreel: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'mcpreel mock --on-miss forward',
+    });
+    try {
+      const url = `${p.match[1]}/mcp`;
+      const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+      const post = (m) => request(url, { method: 'POST', headers, body: JSON.stringify(m) });
+      const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+      assert.equal(init.status, 200);
+      assert.equal((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status, 202);
+      const echo = (text) => post({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: { message: text } } });
+      const [a, b] = await Promise.all([echo('from A'), echo('from B')]);
+      const body = (r) => JSON.parse(r.body.toString().replace(/^event: message\ndata: /, ''));
+      assert.equal(body(a).id, 5);
+      assert.equal(body(a).result.content[0].text, 'Echo: from A');
+      assert.equal(body(b).id, 5);
+      assert.equal(body(b).result.content[0].text, 'Echo: from B');
+    } finally {
+      await stopChild(p.child, p.exited);
+    }
   } finally {
     t.cleanup();
   }
