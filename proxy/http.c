@@ -60,6 +60,7 @@ static void	conn_close_after_output(struct hconn *);
 static void	conn_process_requests(struct hconn *);
 static void	conn_up_read(struct hconn *, int);
 static void	buf_copy(struct evbuffer *, struct evbuffer *);
+static void	exch_keep_body(struct hexch *, struct evbuffer *);
 
 static void
 set_pause(struct bufferevent *bev, int *bits, int why, int on)
@@ -761,7 +762,7 @@ exch_response_done(struct hconn *c)
 	if (!x->sse && len > 0) {
 		json = ctype != NULL && strncasecmp(ctype,
 		    "application/json", 16) == 0;
-		if (!json) {
+		if (!json && !x->resp_cut) {
 			scan_message(evbuffer_pullup(x->respdata, -1), len,
 			    &sc);
 			json = sc.kind != KIND_INVALID;
@@ -793,6 +794,36 @@ exch_response_done(struct hconn *c)
 	}
 	set_pause(c->cbev, &c->cpause, PAUSE_BUSY, 0);
 	conn_process_requests(c);
+}
+
+/*
+ * Keep a copy of what came of a (non-SSE) response body for the record:
+ * all of it when it says it is JSON; else only HTTP_KEEP_BODY_MAX, so an
+ * upstream serving a huge file costs no memory beyond what is in flight.
+ */
+static void
+exch_keep_body(struct hexch *x, struct evbuffer *tmp)
+{
+	const char	*ctype = http_head_get(&x->resp, "Content-Type");
+	size_t		 have = evbuffer_get_length(x->respdata), room;
+	char		*part;
+
+	if (ctype != NULL && strncasecmp(ctype, "application/json", 16) == 0) {
+		buf_copy(x->respdata, tmp);
+		return;
+	}
+	room = have < HTTP_KEEP_BODY_MAX ? HTTP_KEEP_BODY_MAX - have : 0;
+	if (evbuffer_get_length(tmp) <= room) {
+		buf_copy(x->respdata, tmp);
+		return;
+	}
+	x->resp_cut = 1;
+	if (room > 0) {
+		part = xmalloc(room);
+		evbuffer_copyout(tmp, part, room);
+		evbuffer_add(x->respdata, part, room);
+		free(part);
+	}
 }
 
 /* Copy all of src to the end of dst, leaving src as it was. */
@@ -849,7 +880,7 @@ exch_forward_response_body(struct hconn *c, int eof)
 	if (x->sse)
 		buf_copy(x->ssebuf, tmp);
 	else
-		buf_copy(x->respdata, tmp);
+		exch_keep_body(x, tmp);
 	if (x->hold != NULL)
 		evbuffer_add_buffer(x->hold, tmp);
 	else if (x->rechunk)

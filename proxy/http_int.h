@@ -60,6 +60,7 @@ struct hexch {
 	struct evbuffer		*ssebuf;	/* decoded stream, for sp */
 	int			 sse_events;	/* events seen */
 	struct evbuffer		*respdata;	/* decoded non-SSE body */
+	int			 resp_cut;	/* respdata holds only its start */
 	struct evbuffer		*hold;		/* legacy: until the endpoint */
 	int			 close_after;	/* Connection: close either way */
 	char			*outcome;
