@@ -47,6 +47,14 @@ hsession_get(struct hproxy *p, const char *key, int legacy)
 		    strcmp(hs->key, key) == 0)
 			return hs;
 	}
+	if (p->nsessions >= HTTP_SESSIONS_MAX) {
+		if (p->nsessions++ == HTTP_SESSIONS_MAX)
+			log_warnx("more than %d MCP sessions in one run: the "
+			    "rest are recorded in the run's default session",
+			    HTTP_SESSIONS_MAX);
+		return hsession_default(p);
+	}
+	p->nsessions++;
 	return hsession_new(p, key, legacy);
 }
 

@@ -870,7 +870,8 @@ exch_forward_response_body(struct hconn *c, int eof)
 		free(x->outcome);
 		xasprintf(&x->outcome, "bad response body: %s", cause);
 		free(cause);
-		conn_close(c, "bad response body");
+		/* What already went through still reaches the client. */
+		conn_close_after_output(c);
 		return -1;
 	}
 	/*

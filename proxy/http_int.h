@@ -17,6 +17,12 @@
 #define HTTP_HOLD_MAX		(64 * 1024)
 /* How long connecting to the upstream may take, seconds. */
 #define HTTP_CONNECT_TIMEOUT	10
+/*
+ * Recording sessions one run keeps (each MCP session id gets one); past
+ * this, a client cycling session ids cannot grow memory: the rest share
+ * the run's default session.
+ */
+#define HTTP_SESSIONS_MAX	1024
 /* What credentials are stored as. */
 #define HTTP_REDACTED		"[REDACTED]"
 
@@ -96,6 +102,7 @@ struct hproxy {
 	struct hconns		 conns;
 	struct hsession		*sessions;
 	struct hsession		*dflt;		/* the run's default session */
+	int			 nsessions;	/* keyed ones made (and refused) */
 	struct event		*sigs[2];
 	char			*stop_reason;
 };
