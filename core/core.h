@@ -108,7 +108,6 @@ enum log_level {
 };
 void		 log_init(enum log_level, const char *);
 void		 log_close(void);
-enum log_level	 log_get_level(void);
 void		 log_warn(const char *, ...) PRINTFLIKE(1, 2);
 void		 log_warnx(const char *, ...) PRINTFLIKE(1, 2);
 void		 log_info(const char *, ...) PRINTFLIKE(1, 2);

@@ -36,12 +36,6 @@ log_close(void)
 	log_file = NULL;
 }
 
-enum log_level
-log_get_level(void)
-{
-	return log_level;
-}
-
 void
 log_vwrite(enum log_level level, const char *fmt, va_list ap)
 {

@@ -225,14 +225,8 @@ conn_reply_error(struct hconn *c, int status, const char *reason,
 		hexch_note(x, "answered %d: %s", status, why);
 		free(x->outcome);
 		xasprintf(&x->outcome, "%d from mcpreel: %s", status, why);
-		exch_end(c, x->outcome);
 	}
-	c->closing = 1;
-	if (c->ubev != NULL) {
-		bufferevent_free(c->ubev);
-		c->ubev = NULL;
-	}
-	set_pause(c->cbev, &c->cpause, PAUSE_CLOSING, 1);
+	conn_close_after_output(c);
 }
 
 static void

@@ -27,7 +27,6 @@ int		 tap_message(struct tap *, struct wsession *, struct wexchange *,
 void		 tap_event(struct tap *, struct wsession *, const char *,
 		     const void *, size_t);
 int		 tap_paused(const struct tap *);
-struct writer	*tap_writer(const struct tap *);
 
 /* record.c */
 struct hsession;

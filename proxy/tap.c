@@ -94,12 +94,6 @@ tap_event(struct tap *t, struct wsession *s, const char *kind,
 	writer_event(t->w, s, kind, text, len);
 }
 
-/* The writer behind the tap, for what is not a message or an event. */
-struct writer *
-tap_writer(const struct tap *t)
-{
-	return t->w;
-}
 
 int
 tap_paused(const struct tap *t)

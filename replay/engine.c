@@ -420,19 +420,6 @@ engine_step_cb(evutil_socket_t fd, short events, void *arg)
 	engine_step(arg);
 }
 
-/* The matching key of a request: its method and canonical params. */
-static char *
-request_key(const json_t *msg)
-{
-	const char	*method = json_string_value(json_object_get(msg,
-			    "method"));
-	char		*params = plan_params_key(msg), *key;
-
-	xasprintf(&key, "%s\n%s", method != NULL ? method : "", params);
-	free(params);
-	return key;
-}
-
 /* Add a recorded answer (a plan index) to the list under key. */
 static void
 engine_index_answer(struct engine *e, const char *key, ssize_t answer)
@@ -461,7 +448,7 @@ engine_index_server_requests(struct engine *e)
 		    m->answer < 0 || m->json == NULL ||
 		    p->m[m->answer].json == NULL)
 			continue;
-		key = request_key(m->json);
+		key = match_request_key(m->json, NULL, 0);
 		engine_index_answer(e, key, m->answer);
 		free(key);
 		/* By method alone too, for when params carry per-run values. */
@@ -502,7 +489,7 @@ engine_server_request(struct engine *e, const json_t *msg)
 	json_t		*out, *u;
 	char		*key, *bytes;
 
-	key = request_key(msg);
+	key = match_request_key(msg, NULL, 0);
 	answer = engine_find_answer(e, key);
 	free(key);
 	if (answer == NULL) {

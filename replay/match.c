@@ -145,7 +145,7 @@ match_canon(struct match_walk *w, const json_t *v)
  * worth keying (absent, null, ignored, or an object left empty).
  */
 static json_t *
-match_params(const struct matcher *m, const json_t *msg)
+match_params(struct jpath *const *ignore, size_t nignore, const json_t *msg)
 {
 	struct match_walk	 w;
 	json_t			*params, *out = NULL;
@@ -154,8 +154,8 @@ match_params(const struct matcher *m, const json_t *msg)
 	if (params == NULL || json_is_null(params))
 		return NULL;
 	memset(&w, 0, sizeof w);
-	w.ignore = m->ignore;
-	w.nignore = m->nignore;
+	w.ignore = ignore;
+	w.nignore = nignore;
 	match_push(&w, "params", 0);
 	if (!match_ignored(&w))
 		out = match_canon(&w, params);
@@ -187,9 +187,16 @@ match_lifecycle_method(const char *method)
 	return 0;
 }
 
-/* The key of a request message (the caller frees it), or NULL. */
-static char *
-match_key(const struct matcher *m, const json_t *msg)
+/*
+ * The key a request is matched by: its method, a newline, and its params
+ * canonical (no _meta, no place an ignore pattern names, keys sorted,
+ * integral reals as integers); lifecycle requests by method alone.  Mock
+ * and replay's answers to server requests both key requests this way.
+ * The caller frees it; NULL when the message has no method.
+ */
+char *
+match_request_key(const json_t *msg, struct jpath *const *ignore,
+    size_t nignore)
 {
 	const char	*method = match_method(msg);
 	json_t		*params;
@@ -198,7 +205,7 @@ match_key(const struct matcher *m, const json_t *msg)
 	if (method == NULL)
 		return NULL;
 	if (!match_lifecycle_method(method) &&
-	    (params = match_params(m, msg)) != NULL) {
+	    (params = match_params(ignore, nignore, msg)) != NULL) {
 		text = json_dumps(params, JSON_SORT_KEYS | JSON_COMPACT |
 		    JSON_ENCODE_ANY);
 		json_decref(params);
@@ -369,7 +376,8 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 		memset(e, 0, sizeof *e);
 		e->req = i;
 		e->resp = (size_t)p->m[i].answer;
-		e->key = match_key(m, p->m[i].json);
+		e->key = match_request_key(p->m[i].json, m->ignore,
+		    m->nignore);
 		e->latency_ns = p->m[e->resp].mono_ns - p->m[i].mono_ns;
 		entry_of[i] = (ssize_t)m->n++;
 	}
@@ -395,7 +403,7 @@ matcher_find(struct matcher *m, const json_t *msg)
 	json_int_t		 used;
 	size_t			 i, seen = 0;
 
-	if ((key = match_key(m, msg)) == NULL)
+	if ((key = match_request_key(msg, m->ignore, m->nignore)) == NULL)
 		return NULL;
 	used = json_integer_value(json_object_get(m->used, key));
 	if (m->strict) {
@@ -480,7 +488,7 @@ match_methods(const struct matcher *m)
 static json_t *
 match_wrap(const struct matcher *m, const json_t *msg)
 {
-	json_t	*params = match_params(m, msg);
+	json_t	*params = match_params(m->ignore, m->nignore, msg);
 
 	/* No params compares as {}, so differences name the keys. */
 	if (params == NULL)
@@ -629,7 +637,7 @@ matcher_miss(const struct matcher *m, const json_t *msg)
 		 */
 		e = &m->e[m->next];
 		want = match_method(match_request(m, e));
-		key = match_key(m, msg);
+		key = match_request_key(msg, m->ignore, m->nignore);
 		for (i = 0; i < m->n && !elsewhere; i++)
 			elsewhere = strcmp(m->e[i].key, key) == 0;
 		free(key);

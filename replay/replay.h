@@ -145,7 +145,6 @@ void		 plan_add(struct plan *, int64_t, enum dir, int64_t,
 		     const void *, size_t);
 void		 plan_build(struct plan *);
 void		 plan_clear(struct plan *);
-char		*plan_params_key(const json_t *);
 
 /* engine.c: replaying a plan against a live server. */
 
@@ -248,6 +247,8 @@ struct matcher {
 int		 matcher_build(struct matcher *, const struct plan *, int,
 		     const char *const *, size_t, char **);
 const struct mentry *matcher_find(struct matcher *, const json_t *);
+char		*match_request_key(const json_t *, struct jpath *const *,
+		     size_t);
 json_t		*matcher_miss(const struct matcher *, const json_t *);
 void		 matcher_clear(struct matcher *);
 
