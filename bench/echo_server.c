@@ -8,8 +8,10 @@
  * It is built to cost as little as possible so that what the harness
  * measures is the proxy: no JSON parsing (a short scan finds the id),
  * reads and writes of a megabyte, 1 MiB pipes where the kernel allows.
- * A message is held whole once, so a 64 MiB request costs about 64 MiB;
- * the answer's pad is generated in the output buffer, never held whole.
+ * A request is never held whole: only its head (where the id is) is kept
+ * and the rest counted as it streams by, so a 64 MiB request costs no
+ * more memory than a small one and no page faults; the answer's pad is
+ * generated in the output buffer, never held whole either.
  */
 
 #include <errno.h>
@@ -21,15 +23,15 @@
 
 #include "bench.h"
 
-/* The input buffer's first size; it doubles up to BENCH_MSG_MAX. */
-#define ECHO_IN_INITIAL		(4 * 1024 * 1024)
+/* How much of a request's start is kept to find its id in. */
+#define ECHO_HEAD_MAX		(64 * 1024)
 
 struct echo {
-	char	*in;
-	size_t	 in_len;	/* bytes held */
-	size_t	 in_cap;
-	size_t	 in_off;	/* start of the first unanswered line */
-	size_t	 in_scan;	/* bytes before this hold no newline */
+	char	 in[BENCH_IO_SIZE];
+	char	 head[ECHO_HEAD_MAX];	/* the start of the line being read */
+	size_t	 head_len;
+	size_t	 line_len;		/* its length so far */
+	char	 last;			/* its last byte so far */
 	char	 out[BENCH_IO_SIZE];
 	size_t	 out_len;
 	uint64_t answered;
@@ -39,8 +41,8 @@ static __dead void	usage(void);
 static void		echo_flush(struct echo *);
 static void		echo_put(struct echo *, const void *, size_t);
 static void		echo_pad(struct echo *, size_t);
-static void		echo_line(struct echo *, const char *, size_t);
-static int		echo_read(struct echo *);
+static void		echo_line(struct echo *);
+static void		echo_feed(struct echo *, const char *, size_t);
 
 /* Say how to run us. */
 static __dead void
@@ -107,63 +109,65 @@ echo_pad(struct echo *e, size_t len)
 	}
 }
 
-/* Answer one line (without its newline) if it is a request. */
+/* Answer the line just ended (its head kept, its length counted). */
 static void
-echo_line(struct echo *e, const char *line, size_t len)
+echo_line(struct echo *e)
 {
-	size_t	off, idlen;
+	size_t	off, idlen, len = e->line_len;
 
-	if (len > 0 && line[len - 1] == '\r')
+	if (len > 0 && e->last == '\r')
 		len--;
-	if (len == 0 || util_find_id(line, len, &off, &idlen) != 0)
+	if (e->head_len > len)
+		e->head_len = len;
+	if (len == 0 || util_find_id(e->head, e->head_len, &off, &idlen) != 0)
 		return;
+	if (off + idlen >= e->head_len && e->head_len < len)
+		util_fatalx("a request whose id is not within its first %d "
+		    "bytes", ECHO_HEAD_MAX);
 	echo_put(e, BENCH_RESP_HEAD, sizeof BENCH_RESP_HEAD - 1);
-	echo_put(e, line + off, idlen);
+	echo_put(e, e->head + off, idlen);
 	echo_put(e, BENCH_RESP_MID, sizeof BENCH_RESP_MID - 1);
 	echo_pad(e, util_echo_pad(len, idlen));
 	echo_put(e, BENCH_RESP_TAIL "\n", sizeof BENCH_RESP_TAIL);
 	e->answered++;
 }
 
-/* Read what stdin has into the buffer, making room; 0 at end of file. */
-static int
-echo_read(struct echo *e)
+/* Take len bytes of input: keep each line's head, answer each line. */
+static void
+echo_feed(struct echo *e, const char *p, size_t len)
 {
-	ssize_t	n;
-	size_t	ncap;
+	const char	*nl;
+	size_t		 k, keep;
 
-	if (e->in_off > 0) {
-		memmove(e->in, e->in + e->in_off, e->in_len - e->in_off);
-		e->in_len -= e->in_off;
-		e->in_scan -= e->in_off;
-		e->in_off = 0;
+	while (len > 0) {
+		nl = memchr(p, '\n', len);
+		k = (nl != NULL) ? (size_t)(nl - p) : len;
+		if (e->head_len < ECHO_HEAD_MAX) {
+			keep = ECHO_HEAD_MAX - e->head_len;
+			if (keep > k)
+				keep = k;
+			memcpy(e->head + e->head_len, p, keep);
+			e->head_len += keep;
+		}
+		if (k > 0) {
+			e->line_len += k;
+			e->last = p[k - 1];
+		}
+		if (nl == NULL)
+			break;
+		echo_line(e);
+		e->head_len = e->line_len = 0;
+		e->last = 0;
+		p += k + 1;
+		len -= k + 1;
 	}
-	if (e->in_len == e->in_cap) {
-		if (e->in_cap >= BENCH_MSG_MAX)
-			util_fatalx("a line longer than %zu bytes on stdin; "
-			    "is the client sending newline-delimited JSON?",
-			    BENCH_MSG_MAX);
-		ncap = e->in_cap * 2;
-		e->in = util_xrealloc(e->in, ncap);
-		e->in_cap = ncap;
-	}
-	for (;;) {
-		n = read(STDIN_FILENO, e->in + e->in_len, e->in_cap - e->in_len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			util_fatal("reading stdin");
-		break;
-	}
-	e->in_len += (size_t)n;
-	return n > 0;
 }
 
 int
 main(int argc, char **argv)
 {
 	struct echo	*e;
-	char		*nl;
+	ssize_t		 n;
 
 	util_setprogname(argv[0]);
 	if (argc > 1)
@@ -174,25 +178,22 @@ main(int argc, char **argv)
 
 	e = util_xmalloc(sizeof *e);
 	memset(e, 0, sizeof *e);
-	e->in_cap = ECHO_IN_INITIAL;
-	e->in = util_xmalloc(e->in_cap);
-
-	while (echo_read(e)) {
-		while ((nl = memchr(e->in + e->in_scan, '\n',
-		    e->in_len - e->in_scan)) != NULL) {
-			echo_line(e, e->in + e->in_off,
-			    (size_t)(nl - (e->in + e->in_off)));
-			e->in_off = e->in_scan = (size_t)(nl - e->in) + 1;
-		}
-		e->in_scan = e->in_len;
+	for (;;) {
+		n = read(STDIN_FILENO, e->in, sizeof e->in);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			util_fatal("reading stdin");
+		if (n == 0)
+			break;
+		echo_feed(e, e->in, (size_t)n);
 		/* Nothing complete is left: answer before waiting for more. */
 		echo_flush(e);
 	}
-	if (e->in_len > e->in_off)
+	if (e->line_len > 0)
 		util_warnx("%zu bytes without a newline at end of input ignored",
-		    e->in_len - e->in_off);
+		    e->line_len);
 	echo_flush(e);
-	free(e->in);
 	free(e);
 	return 0;
 }

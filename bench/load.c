@@ -87,6 +87,10 @@ struct load {
 	char		*wbuf;		/* BENCH_IO_SIZE: requests to write */
 	const char	*pend;		/* what is left to write */
 	size_t		 pend_len;
+
+	/* Large: when the request was written whole, when the answer began. */
+	int64_t		 t_written;
+	int64_t		 t_first_in;
 };
 
 static __dead void	usage(void);
@@ -227,6 +231,8 @@ load_read(struct load *l, int nonblock)
 		util_fatalx("%s closed its stdout after %llu of %llu answers",
 		    l->argv[0], (unsigned long long)l->received,
 		    (unsigned long long)l->sent);
+	if (l->t_first_in == 0)
+		l->t_first_in = util_now_ns();
 	load_feed(l, l->rbuf, (size_t)n);
 	return 1;
 }
@@ -327,6 +333,8 @@ load_pump(struct load *l, uint64_t total)
 				l->pend_len -= (size_t)n;
 				l->bytes_out += (size_t)n;
 				moved = 1;
+				if (l->pend_len == 0 && l->t_written == 0)
+					l->t_written = util_now_ns();
 			}
 		}
 		if (load_read(l, 1))
@@ -378,10 +386,14 @@ load_large(struct load *l)
 	load_pump(l, 1);
 	el = util_now_ns() - t0;
 	printf("scenario=large count=1 size=%zu sent=1 received=%llu "
-	    "elapsed_s=%.4f bytes=%llu mb_per_s=%.1f",
+	    "elapsed_s=%.4f bytes=%llu mb_per_s=%.1f write_s=%.4f "
+	    "wait_s=%.4f read_s=%.4f",
 	    len - 1, (unsigned long long)l->received, (double)el / 1e9,
 	    (unsigned long long)(l->bytes_out + l->bytes_in),
-	    (double)(l->bytes_out + l->bytes_in) * 1e3 / (double)el);
+	    (double)(l->bytes_out + l->bytes_in) * 1e3 / (double)el,
+	    (double)(l->t_written - t0) / 1e9,
+	    (double)(l->t_first_in - l->t_written) / 1e9,
+	    (double)(t0 + el - l->t_first_in) / 1e9);
 	free(req);
 }
 
