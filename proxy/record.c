@@ -6,12 +6,16 @@
  *   host <-stdout--  half[s2c] <-tap--  server stdout
  *                    server stderr --> our stderr + tap (events)
  *
- * Each half forwards every complete line as soon as it is complete, bytes
- * unchanged, then hands a copy to the tap.  When a destination backs up
- * past RECORD_MAX_OUTPUT we stop reading its source until it drains (the
- * le-proxy watermark idea), and when the writer's queue is full we stop
- * reading both sources: memory stays bounded whatever the peers do, apart
- * from the one message in flight.
+ * Each half reads its source into one reused buffer and writes what it
+ * read to the destination at once, from the read callback: bytes unchanged,
+ * complete line or not, with no buffering and no write event in the usual
+ * case.  Only what the destination does not take goes into a backlog,
+ * written when it is writable again.  Then the bytes are copied for the
+ * record and each line handed to the tap when its newline comes.  When a
+ * backlog passes RECORD_MAX_OUTPUT we stop reading its source until it
+ * drains (the le-proxy watermark idea), and when the writer's queue is full
+ * we stop reading both sources: memory stays bounded whatever the peers do,
+ * apart from the one message in flight.
  */
 
 #include <sys/stat.h>
@@ -32,8 +36,8 @@
 
 /* Bytes waiting for a slow destination before its source stops being read. */
 #define RECORD_MAX_OUTPUT	(4u * 1024 * 1024)
-/* Largest single read from a source: big messages move in big steps. */
-#define RECORD_READ_MAX		(256 * 1024)
+/* Largest single read from a source: a pipe's worth (see child.c). */
+#define RECORD_READ_MAX		(1024 * 1024)
 /* The first room made for a line being gathered. */
 #define RECORD_LINE_MIN		1024
 /*
@@ -69,8 +73,13 @@ struct half {
 	enum dir		 dir;
 	const char		*src_name;	/* for logs: where bytes come from */
 	const char		*dst_name;
-	struct bufferevent	*in;		/* reads the source */
-	struct bufferevent	*out;		/* writes the destination */
+	int			 in_fd;		/* the source; -1 once closed */
+	int			 out_fd;	/* the destination */
+	int			 close_in;	/* in_fd is ours to close */
+	struct event		*rd_ev;		/* in_fd readable (persistent) */
+	struct event		*wr_ev;		/* out_fd writable: only while
+						   the backlog holds bytes */
+	struct evbuffer		*backlog;	/* read, not yet written */
 	struct msg		*cur;		/* the line being gathered: its
 						   bytes are forwarded already */
 	size_t			 curlen;
@@ -86,6 +95,7 @@ struct relay {
 	struct child		*child;
 	struct tap		*tap;
 	struct half		 half[DIR_MAX];
+	char			*rbuf;		/* RECORD_READ_MAX, both halves */
 	struct bufferevent	*err_in;	/* the server's stderr */
 	struct framer		 err_fr;
 	int			 err_eof;
@@ -97,10 +107,9 @@ struct relay {
 	char			*reason;	/* why the session ended */
 };
 
-static void	relay_read_cb(struct bufferevent *, void *);
-static void	relay_write_cb(struct bufferevent *, void *);
-static void	relay_in_event_cb(struct bufferevent *, short, void *);
-static void	relay_out_event_cb(struct bufferevent *, short, void *);
+static void	relay_read_cb(evutil_socket_t, short, void *);
+static void	relay_write_cb(evutil_socket_t, short, void *);
+static void	half_write_failed(struct half *, int);
 static void	relay_check_done(struct relay *);
 
 static void
@@ -130,12 +139,12 @@ half_pause(struct half *h, int why, int on)
 		h->pause |= why;
 	else
 		h->pause &= ~why;
-	if (h->in == NULL || h->eof)
+	if (h->rd_ev == NULL || h->eof)
 		return;
 	if (before == 0 && h->pause != 0)
-		bufferevent_disable(h->in, EV_READ);
+		event_del(h->rd_ev);
 	else if (before != 0 && h->pause == 0)
-		bufferevent_enable(h->in, EV_READ);
+		event_add(h->rd_ev, NULL);
 }
 
 /* The writer caught up: read again. */
@@ -149,12 +158,9 @@ relay_resume_cb(void *arg)
 		half_pause(&r->half[d], PAUSE_STORE, 0);
 }
 
-/*
- * Copy n bytes from the front of src onto the line being gathered; whole
- * says they end it.
- */
+/* Copy n bytes onto the line being gathered; whole says they end it. */
 static void
-half_gather(struct half *h, struct evbuffer *src, size_t n, int whole)
+half_gather(struct half *h, const char *src, size_t n, int whole)
 {
 	size_t	cap;
 
@@ -173,8 +179,9 @@ half_gather(struct half *h, struct evbuffer *src, size_t n, int whole)
 		h->cur = msg_realloc(h->cur, h->dir, cap);
 		h->curcap = cap;
 	}
-	evbuffer_copyout(src, h->cur->raw + h->curlen, n);
+	memcpy(h->cur->raw + h->curlen, src, n);
 	h->curlen += n;
+	h->cur->len = h->curlen;	/* what msg_realloc keeps */
 }
 
 /* The line is complete (it was forwarded as it came): record it. */
@@ -197,25 +204,67 @@ half_complete(struct half *h)
 	}
 }
 
+/* Bytes in the backlog: what the destination has not taken yet. */
+static size_t
+half_backlog(const struct half *h)
+{
+	return evbuffer_get_length(h->backlog);
+}
+
 /*
- * Forward the first n bytes of the source's buffer (plus the newline after
- * them when nl is set), gathering them for the record.  Bytes go on at once,
- * complete line or not: a huge message streams through, and the newline
- * search only ever looks at bytes that have just arrived.
+ * Send n bytes to the destination: written at once when nothing waits
+ * before them, the rest kept in the backlog until it is writable.
  */
 static void
-half_forward(struct half *h, size_t n, int nl)
+half_send(struct half *h, const char *p, size_t n)
 {
-	struct evbuffer	*src = bufferevent_get_input(h->in);
+	ssize_t	w;
 
-	half_gather(h, src, n, nl);
-	if (!h->out_closed)
-		evbuffer_remove_buffer(src, bufferevent_get_output(h->out),
-		    n + (nl ? 1 : 0));
-	else
-		evbuffer_drain(src, n + (nl ? 1 : 0));
-	if (nl)
+	if (h->out_closed)
+		return;
+	while (n > 0 && half_backlog(h) == 0) {
+		w = write(h->out_fd, p, n);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (w == -1) {
+			half_write_failed(h, errno);
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	if (n == 0)
+		return;
+	if (evbuffer_add(h->backlog, p, n) != 0)
+		fatalx("cannot hold %zu bytes for %s", n, h->dst_name);
+	event_add(h->wr_ev, NULL);
+}
+
+/*
+ * Record n bytes just forwarded: gather them onto the current line, and
+ * hand each line to the tap when its newline comes.  The newline search
+ * only ever looks at bytes that have just arrived, so a huge line costs
+ * linear time.
+ */
+static void
+half_record(struct half *h, const char *p, size_t n)
+{
+	const char	*nl;
+	size_t		 k;
+
+	while (n > 0) {
+		if ((nl = memchr(p, '\n', n)) == NULL) {
+			half_gather(h, p, n, 0);
+			return;
+		}
+		k = (size_t)(nl - p);
+		half_gather(h, p, k, 1);
 		half_complete(h);
+		p += k + 1;
+		n -= k + 1;
+	}
 }
 
 /*
@@ -232,9 +281,10 @@ half_close_out(struct half *h)
 	if (h->out_closed)
 		return;
 	h->out_closed = 1;
-	bufferevent_free(h->out);
-	h->out = NULL;
+	event_del(h->wr_ev);
+	evbuffer_drain(h->backlog, half_backlog(h));
 	if (h->dir == DIR_C2S) {
+		close(h->out_fd);
 		if (r->child != NULL)
 			child_stop(r->child);
 	} else {
@@ -244,65 +294,18 @@ half_close_out(struct half *h)
 			close(fd);
 		}
 	}
+	h->out_fd = -1;
 	relay_check_done(r);
 }
 
-/* Forward all that arrived, recording each line as it completes. */
-static void
-relay_read_cb(struct bufferevent *bev, void *arg)
-{
-	struct half		*h = arg;
-	struct evbuffer		*src = bufferevent_get_input(bev);
-	struct evbuffer_ptr	 nl;
-	size_t			 avail;
-
-	while ((avail = evbuffer_get_length(src)) > 0) {
-		nl = evbuffer_search(src, "\n", 1, NULL);
-		if (nl.pos < 0) {
-			half_forward(h, avail, 0);
-			break;
-		}
-		half_forward(h, (size_t)nl.pos, 1);
-	}
-	if (!h->out_closed && evbuffer_get_length(
-	    bufferevent_get_output(h->out)) >= RECORD_MAX_OUTPUT) {
-		log_debug("%s is slow: pausing %s", h->dst_name, h->src_name);
-		half_pause(h, PAUSE_PEER, 1);
-		bufferevent_setwatermark(h->out, EV_WRITE,
-		    RECORD_MAX_OUTPUT / 2, 0);
-	}
-}
-
-/* The destination drained below its low mark, or (mark 0) emptied. */
-static void
-relay_write_cb(struct bufferevent *bev, void *arg)
-{
-	struct half	*h = arg;
-	size_t		 left = evbuffer_get_length(bufferevent_get_output(bev));
-
-	if (h->pause & PAUSE_PEER) {
-		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
-		half_pause(h, PAUSE_PEER, 0);
-	}
-	if (left == 0 && h->eof)
-		half_close_out(h);
-	else if (left == 0)
-		relay_check_done(h->r);
-}
-
-/* The source ended: forward what is left of it, then close its peer. */
+/* The source ended: record what is left of a line, then close its peer. */
 static void
 half_source_ended(struct half *h, const char *why)
 {
-	struct evbuffer	*src;
-	size_t		 left;
-	char		*note;
+	char	*note;
 
 	if (h->eof)
 		return;
-	src = bufferevent_get_input(h->in);
-	if ((left = evbuffer_get_length(src)) > 0)
-		half_forward(h, left, 0);
 	if (h->cur != NULL) {
 		xasprintf(&note, "%s ended with %zu bytes after the last "
 		    "newline; forwarded as they are", h->src_name, h->curlen);
@@ -313,24 +316,65 @@ half_source_ended(struct half *h, const char *why)
 	}
 	log_debug("%s: %s", h->src_name, why);
 	h->eof = 1;
-	bufferevent_disable(h->in, EV_READ);
-	if (h->out_closed || evbuffer_get_length(
-	    bufferevent_get_output(h->out)) == 0)
+	event_del(h->rd_ev);
+	if (h->out_closed || half_backlog(h) == 0)
 		half_close_out(h);
 	relay_check_done(h->r);
 }
 
+/* The source is readable: forward what it has, then record it. */
 static void
-relay_in_event_cb(struct bufferevent *bev, short what, void *arg)
+relay_read_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct half	*h = arg;
+	char		*buf = h->r->rbuf;
+	ssize_t		 n;
 
-	if (what & BEV_EVENT_ERROR)
-		log_warn("reading %s failed", h->src_name);
-	if (h->dir == DIR_C2S && !(what & BEV_EVENT_ERROR))
-		relay_reason(h->r, "host closed the connection");
-	half_source_ended(h, (what & BEV_EVENT_EOF) ? "end of file" :
-	    "read error");
+	n = read(fd, buf, RECORD_READ_MAX);
+	if (n == -1 && (errno == EINTR || errno == EAGAIN ||
+	    errno == EWOULDBLOCK))
+		return;
+	if (n <= 0) {
+		if (n == -1)
+			log_warn("reading %s failed", h->src_name);
+		else if (h->dir == DIR_C2S)
+			relay_reason(h->r, "host closed the connection");
+		half_source_ended(h, n == 0 ? "end of file" : "read error");
+		return;
+	}
+	/* Forward first: the record can wait, the peer should not. */
+	half_send(h, buf, (size_t)n);
+	half_record(h, buf, (size_t)n);
+	if (!h->out_closed && half_backlog(h) >= RECORD_MAX_OUTPUT) {
+		log_debug("%s is slow: pausing %s", h->dst_name, h->src_name);
+		half_pause(h, PAUSE_PEER, 1);
+	}
+}
+
+/* The destination is writable: write the backlog. */
+static void
+relay_write_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct half	*h = arg;
+	int		 n;
+
+	if (h->out_closed)
+		return;
+	n = evbuffer_write(h->backlog, fd);
+	if (n == -1 && errno != EINTR && errno != EAGAIN &&
+	    errno != EWOULDBLOCK) {
+		half_write_failed(h, errno);
+		return;
+	}
+	if ((h->pause & PAUSE_PEER) && half_backlog(h) <= RECORD_MAX_OUTPUT / 2)
+		half_pause(h, PAUSE_PEER, 0);
+	if (half_backlog(h) > 0)
+		return;
+	event_del(h->wr_ev);
+	if (h->eof)
+		half_close_out(h);
+	else
+		relay_check_done(h->r);
 }
 
 /*
@@ -339,20 +383,16 @@ relay_in_event_cb(struct bufferevent *bev, short what, void *arg)
  * recorded, so nothing the other side says is lost from the record.
  */
 static void
-relay_out_event_cb(struct bufferevent *bev, short what, void *arg)
+half_write_failed(struct half *h, int error)
 {
-	struct half	*h = arg;
 	struct relay	*r = h->r;
-	size_t		 left = evbuffer_get_length(bufferevent_get_output(bev));
 	char		*note;
 
 	xasprintf(&note, "cannot write to %s (%s): %zu bytes not delivered",
-	    h->dst_name, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()),
-	    left);
+	    h->dst_name, strerror(error), half_backlog(h));
 	log_warnx("%s", note);
 	tap_event(r->tap, r->session, "note", note, strlen(note));
 	free(note);
-	evbuffer_drain(bufferevent_get_output(bev), left);
 	if (h->pause & PAUSE_PEER)
 		half_pause(h, PAUSE_PEER, 0);
 	half_close_out(h);
@@ -437,8 +477,7 @@ relay_check_done(struct relay *r)
 			evtimer_add(r->grace, &tv);
 		}
 	}
-	flushed = s2c->out_closed || evbuffer_get_length(
-	    bufferevent_get_output(s2c->out)) == 0;
+	flushed = s2c->out_closed || half_backlog(s2c) == 0;
 	if (!flushed)
 		return;
 	relay_set_state(r, RELAY_DONE);
@@ -480,10 +519,8 @@ relay_grace_cb(evutil_socket_t fd, short events, void *arg)
 		relay_check_done(r);
 	} else if (r->state == RELAY_FLUSHING) {
 		log_warnx("the host did not read the last %zu bytes within "
-		    "%d ms: giving up", evbuffer_get_length(
-		    bufferevent_get_output(s2c->out)), RECORD_FLUSH_GRACE_MS);
-		evbuffer_drain(bufferevent_get_output(s2c->out),
-		    evbuffer_get_length(bufferevent_get_output(s2c->out)));
+		    "%d ms: giving up", half_backlog(s2c),
+		    RECORD_FLUSH_GRACE_MS);
 		half_close_out(s2c);
 	}
 }
@@ -547,8 +584,7 @@ relay_base_new(void)
 }
 
 static void
-half_init(struct relay *r, enum dir d, int in_fd, int in_opts, int out_fd,
-    int out_opts)
+half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd)
 {
 	struct half	*h = &r->half[d];
 
@@ -558,16 +594,36 @@ half_init(struct relay *r, enum dir d, int in_fd, int in_opts, int out_fd,
 	    "the server (stdout)";
 	h->dst_name = (d == DIR_C2S) ? "the server (stdin)" :
 	    "the host (stdout)";
-	h->in = bufferevent_socket_new(r->base, in_fd, in_opts);
-	h->out = bufferevent_socket_new(r->base, out_fd, out_opts);
-	if (h->in == NULL || h->out == NULL)
-		fatalx("cannot set up buffers for %s", h->src_name);
-	bufferevent_set_max_single_read(h->in, RECORD_READ_MAX);
-	bufferevent_setcb(h->in, relay_read_cb, NULL, relay_in_event_cb, h);
-	bufferevent_setcb(h->out, NULL, relay_write_cb, relay_out_event_cb,
-	    h);
-	bufferevent_enable(h->in, EV_READ);
-	bufferevent_enable(h->out, EV_WRITE);
+	h->in_fd = in_fd;
+	h->close_in = close_in;
+	h->out_fd = out_fd;
+	evutil_make_socket_nonblocking(in_fd);
+	evutil_make_socket_nonblocking(out_fd);
+	h->rd_ev = event_new(r->base, in_fd, EV_READ | EV_PERSIST,
+	    relay_read_cb, h);
+	h->wr_ev = event_new(r->base, out_fd, EV_WRITE | EV_PERSIST,
+	    relay_write_cb, h);
+	h->backlog = evbuffer_new();
+	if (h->rd_ev == NULL || h->wr_ev == NULL || h->backlog == NULL)
+		fatalx("cannot set up the relay for %s", h->src_name);
+	event_add(h->rd_ev, NULL);
+}
+
+/* Undo half_init: the events, the backlog and the fds that are ours. */
+static void
+half_free(struct half *h)
+{
+	msg_free(h->cur);
+	if (h->rd_ev != NULL)
+		event_free(h->rd_ev);
+	if (h->wr_ev != NULL)
+		event_free(h->wr_ev);
+	if (h->backlog != NULL)
+		evbuffer_free(h->backlog);
+	if (h->close_in && h->in_fd != -1)
+		close(h->in_fd);
+	if (h->dir == DIR_C2S && !h->out_closed && h->out_fd != -1)
+		close(h->out_fd);
 }
 
 /*
@@ -606,8 +662,6 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 
 	fl_in = fcntl(STDIN_FILENO, F_GETFL);
 	fl_out = fcntl(STDOUT_FILENO, F_GETFL);
-	evutil_make_socket_nonblocking(STDIN_FILENO);
-	evutil_make_socket_nonblocking(STDOUT_FILENO);
 
 	{
 		char	*spawned = NULL, *tmp;
@@ -625,10 +679,9 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 		free(spawned);
 	}
 
-	half_init(&r, DIR_C2S, STDIN_FILENO, 0, child_stdin_fd(r.child),
-	    BEV_OPT_CLOSE_ON_FREE);
-	half_init(&r, DIR_S2C, child_stdout_fd(r.child),
-	    BEV_OPT_CLOSE_ON_FREE, STDOUT_FILENO, 0);
+	r.rbuf = xmalloc(RECORD_READ_MAX);
+	half_init(&r, DIR_C2S, STDIN_FILENO, 0, child_stdin_fd(r.child));
+	half_init(&r, DIR_S2C, child_stdout_fd(r.child), 1, STDOUT_FILENO);
 	frame_init(&r.err_fr);
 	r.err_in = bufferevent_socket_new(r.base, child_stderr_fd(r.child),
 	    BEV_OPT_CLOSE_ON_FREE);
@@ -658,13 +711,9 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 		event_free(r.sigs[i]);
 	event_free(r.grace);
 	bufferevent_free(r.err_in);
-	for (i = 0; i < DIR_MAX; i++) {
-		msg_free(r.half[i].cur);
-		if (r.half[i].in != NULL)
-			bufferevent_free(r.half[i].in);
-		if (r.half[i].out != NULL)
-			bufferevent_free(r.half[i].out);
-	}
+	for (i = 0; i < DIR_MAX; i++)
+		half_free(&r.half[i]);
+	free(r.rbuf);
 	child_free(r.child);
 	if (fl_in != -1)
 		fcntl(STDIN_FILENO, F_SETFL, fl_in);

@@ -19,6 +19,9 @@
 
 #include "transport.h"
 
+/* The size asked for the server's stdin and stdout pipes. */
+#define CHILD_PIPE_SIZE		(1024 * 1024)
+
 extern char **environ;
 
 struct child {
@@ -89,6 +92,12 @@ child_spawn(struct event_base *base, char *const argv[], child_exit_cb cb,
 		    strerror(errno));
 		goto fail;
 	}
+	/*
+	 * 64 KiB pipes move a big message in many small steps, each a
+	 * wake-up on both sides; ask for more (a hint: fs/pipe-max-size).
+	 */
+	(void)fcntl(in[1], F_SETPIPE_SZ, CHILD_PIPE_SIZE);
+	(void)fcntl(out[0], F_SETPIPE_SZ, CHILD_PIPE_SIZE);
 
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
