@@ -61,6 +61,8 @@ struct msg {
 	char	       *raw;
 	size_t		len;
 	char	       *sse_id;		/* the SSE event id it came in, or NULL */
+	size_t		map_len;	/* a mapping of its own (a huge message),
+					   or 0 when it came from malloc */
 };
 
 /* b64.c */

@@ -225,7 +225,14 @@ writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 	w->bytes += bytes;
 	wake = w->idle || w->items == WRITER_BATCH ||
 	    it->type != ITEM_MESSAGE;
-	pause = w->items >= WRITER_HIGH_ITEMS || w->bytes >= WRITER_HIGH_BYTES;
+	/*
+	 * What was queued before this item decides: one huge message does
+	 * not stop forwarding while it is written (the answer to it can go
+	 * through meanwhile), and the queue stays under the high mark plus
+	 * the newest message.
+	 */
+	pause = w->items >= WRITER_HIGH_ITEMS ||
+	    w->bytes - bytes >= WRITER_HIGH_BYTES;
 	if (pause)
 		w->paused = 1;
 	if (wake) {
