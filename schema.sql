@@ -1,4 +1,4 @@
--- mcpreel's database schema, version 2 (PRAGMA user_version = 2).
+-- mcpreel's database schema, version 3 (PRAGMA user_version = 3).
 --
 -- mcpreel applies this file to a new database and migrates older ones in
 -- code (store/store.c).  The tables and views here are a public interface:
@@ -52,13 +52,15 @@ CREATE TABLE messages (
                                        -- responses and errors: the request
                                        -- (messages.id) they answer
   size        INTEGER NOT NULL,        -- length of raw in bytes
-  raw         BLOB NOT NULL,           -- exactly the bytes forwarded, without
-                                       -- the newline that framed them (over
-                                       -- HTTP: a body, or one SSE event's
-                                       -- data)
   http_exchange_id INTEGER REFERENCES http_exchanges(id),
                                        -- over HTTP: the request it came in
   sse_event_id TEXT,                   -- the SSE event's id, if it had one
+  raw         BLOB NOT NULL,           -- exactly the bytes forwarded, without
+                                       -- the newline that framed them (over
+                                       -- HTTP: a body, or one SSE event's
+                                       -- data).  The last column, so that a
+                                       -- huge message is written in pieces
+                                       -- without a copy of the whole row
   UNIQUE (session_id, seq)
 );
 CREATE INDEX messages_reply_to ON messages(reply_to);

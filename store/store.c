@@ -37,6 +37,48 @@ static const char *migrations[] = {
 	"ALTER TABLE messages ADD COLUMN http_exchange_id INTEGER"
 	"  REFERENCES http_exchanges(id);"
 	"ALTER TABLE messages ADD COLUMN sse_event_id TEXT;",
+
+	/*
+	 * 2 -> 3: raw becomes the last column of messages (a huge message is
+	 * then written in pieces, see writer.c).  SQLite cannot move a
+	 * column: the table is copied, ids kept, with the view over it.
+	 */
+	"DROP VIEW exchanges;"
+	"CREATE TABLE messages_v3 ("
+	"  id INTEGER PRIMARY KEY,"
+	"  session_id INTEGER NOT NULL REFERENCES sessions(id)"
+	"    ON DELETE CASCADE,"
+	"  seq INTEGER NOT NULL,"
+	"  direction TEXT NOT NULL CHECK (direction = 'c2s' OR"
+	"    direction = 's2c'),"
+	"  ts_ns INTEGER NOT NULL, mono_ns INTEGER NOT NULL,"
+	"  kind TEXT NOT NULL CHECK (kind = 'request' OR kind = 'response'"
+	"    OR kind = 'error' OR kind = 'notification' OR kind = 'batch'"
+	"    OR kind = 'invalid'),"
+	"  method TEXT, rpc_id TEXT,"
+	"  reply_to INTEGER REFERENCES messages(id),"
+	"  size INTEGER NOT NULL,"
+	"  http_exchange_id INTEGER REFERENCES http_exchanges(id),"
+	"  sse_event_id TEXT,"
+	"  raw BLOB NOT NULL,"
+	"  UNIQUE (session_id, seq));"
+	"INSERT INTO messages_v3 (id, session_id, seq, direction, ts_ns,"
+	"  mono_ns, kind, method, rpc_id, reply_to, size, http_exchange_id,"
+	"  sse_event_id, raw)"
+	"  SELECT id, session_id, seq, direction, ts_ns, mono_ns, kind,"
+	"  method, rpc_id, reply_to, size, http_exchange_id, sse_event_id, raw"
+	"  FROM messages;"
+	"DROP TABLE messages;"
+	"ALTER TABLE messages_v3 RENAME TO messages;"
+	"CREATE INDEX messages_reply_to ON messages(reply_to);"
+	"CREATE VIEW exchanges AS"
+	"  SELECT q.session_id AS session_id, q.direction AS direction,"
+	"  q.method AS method, q.rpc_id AS rpc_id, q.seq AS request_seq,"
+	"  r.seq AS response_seq, r.kind AS outcome,"
+	"  q.ts_ns AS request_ts_ns, r.mono_ns - q.mono_ns AS latency_ns,"
+	"  q.raw AS request, r.raw AS response"
+	"  FROM messages q LEFT JOIN messages r ON r.reply_to = q.id"
+	"  WHERE q.kind = 'request';",
 };
 
 /* Create every missing directory above path, private to the owner. */
@@ -178,11 +220,16 @@ store_open(const char *path, int flags, char **cause)
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
+	/*
+	 * Foreign keys are checked once the schema is current: a migration
+	 * that copies a table must not check them half way.
+	 */
 	if (store_exec(st, "PRAGMA journal_mode = WAL", cause) != 0 ||
-	    store_exec(st, "PRAGMA synchronous = NORMAL", cause) != 0 ||
-	    store_exec(st, "PRAGMA foreign_keys = ON", cause) != 0)
+	    store_exec(st, "PRAGMA synchronous = NORMAL", cause) != 0)
 		goto fail;
 	if (store_migrate(st, cause) != 0)
+		goto fail;
+	if (store_exec(st, "PRAGMA foreign_keys = ON", cause) != 0)
 		goto fail;
 	return st;
 fail:

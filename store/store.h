@@ -10,7 +10,7 @@
 
 #include "core.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 /* How long any SQLite call waits on another process's lock, ms. */
 #define STORE_BUSY_TIMEOUT_MS 5000

@@ -181,6 +181,85 @@ Test(store, schema_version, .timeout = UNIT_TIMEOUT)
 	free(path);
 }
 
+/* A version 2 file (raw in the middle of messages) as mcpreel 0.1 wrote it. */
+static const char store_v2_sql[] =
+    "CREATE TABLE sessions (id INTEGER PRIMARY KEY, name TEXT,"
+    " transport TEXT NOT NULL, target TEXT NOT NULL,"
+    " started_ns INTEGER NOT NULL, ended_ns INTEGER, exit_status INTEGER,"
+    " exit_signal INTEGER, end_reason TEXT,"
+    " messages_lost INTEGER NOT NULL DEFAULT 0, recorder_pid INTEGER,"
+    " mcpreel_version TEXT);"
+    "CREATE TABLE messages (id INTEGER PRIMARY KEY,"
+    " session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL, direction TEXT NOT NULL, ts_ns INTEGER NOT NULL,"
+    " mono_ns INTEGER NOT NULL, kind TEXT NOT NULL, method TEXT,"
+    " rpc_id TEXT, reply_to INTEGER REFERENCES messages(id),"
+    " size INTEGER NOT NULL, raw BLOB NOT NULL,"
+    " http_exchange_id INTEGER, sse_event_id TEXT,"
+    " UNIQUE (session_id, seq));"
+    "CREATE INDEX messages_reply_to ON messages(reply_to);"
+    "CREATE TABLE events (id INTEGER PRIMARY KEY, session_id INTEGER,"
+    " ts_ns INTEGER, mono_ns INTEGER, kind TEXT, text BLOB);"
+    "CREATE TABLE http_exchanges (id INTEGER PRIMARY KEY, session_id INTEGER,"
+    " connection INTEGER, method TEXT, path TEXT, request_headers TEXT,"
+    " started_ns INTEGER, mono_ns INTEGER, status INTEGER,"
+    " response_headers TEXT, response_mono_ns INTEGER, ended_ns INTEGER,"
+    " outcome TEXT, body BLOB);"
+    "CREATE VIEW exchanges AS SELECT q.session_id AS session_id,"
+    " r.mono_ns - q.mono_ns AS latency_ns FROM messages q"
+    " LEFT JOIN messages r ON r.reply_to = q.id WHERE q.kind = 'request';"
+    "INSERT INTO sessions (id, transport, target, started_ns)"
+    " VALUES (1, 'stdio', '[\"srv\"]', 1);"
+    "INSERT INTO messages VALUES (7, 1, 1, 'c2s', 10, 100, 'request',"
+    " 'ping', '1', NULL, 5, X'7265713a31', NULL, NULL);"
+    "INSERT INTO messages VALUES (9, 1, 2, 's2c', 11, 142, 'response',"
+    " 'ping', '1', 7, 5, X'7265733a31', NULL, 'ev-2');"
+    "PRAGMA user_version = 2;";
+
+/*
+ * Opening a version 2 file migrates it: raw becomes the last column of
+ * messages, every row keeps its id, bytes and pairing, the view works.
+ */
+Test(store, migrate_v2, .timeout = UNIT_TIMEOUT)
+{
+	struct store	*st;
+	sqlite3		*db;
+	char		*path, *cause = NULL;
+
+	path = store_test_path("v2.db");
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, store_v2_sql, NULL, NULL, NULL),
+	    SQLITE_OK, "%s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "store_open: %s", cause);
+	store_close(st);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "PRAGMA user_version"),
+	    STORE_SCHEMA_VERSION);
+	cr_assert_eq(store_test_int(db, "SELECT cid FROM "
+	    "pragma_table_info('messages') WHERE name = 'raw'"),
+	    store_test_int(db, "SELECT max(cid) FROM "
+	    "pragma_table_info('messages')"), "raw is not the last column");
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages"), 2);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages WHERE "
+	    "id = 7 AND raw = X'7265713a31' AND kind = 'request'"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages WHERE "
+	    "id = 9 AND reply_to = 7 AND raw = X'7265733a31' AND "
+	    "sse_event_id = 'ev-2'"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT latency_ns FROM exchanges"),
+	    42);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sqlite_master "
+	    "WHERE name IN ('messages_v3')"), 0);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_foreign_key_check"), 0,
+	    "a dangling reference after the migration");
+	sqlite3_close(db);
+	free(path);
+}
+
 /* Without STORE_CREATE a missing file is an error naming it. */
 Test(store, missing_without_create, .timeout = UNIT_TIMEOUT)
 {
