@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +18,8 @@
 #include "store_int.h"
 
 extern const char store_schema_sql[];
+
+static pthread_once_t store_once = PTHREAD_ONCE_INIT;
 
 /*
  * Migrations: migrations[N] takes a file from version N + 1 to N + 2.
@@ -189,6 +192,17 @@ fail:
 }
 
 /*
+ * Process-wide SQLite settings, before the first connection: no memory
+ * statistics (they take a global mutex on every allocation SQLite makes,
+ * a few per inserted row).
+ */
+static void
+store_init_once(void)
+{
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
+/*
  * Open the database at path.  With STORE_CREATE, create it (and its
  * directories) if missing; without, a missing file is an error.
  */
@@ -209,6 +223,7 @@ store_open(const char *path, int flags, char **cause)
 			return NULL;
 	}
 
+	pthread_once(&store_once, store_init_once);
 	st = xcalloc(1, sizeof *st);
 	st->path = xstrdup(path);
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
