@@ -63,7 +63,11 @@ CREATE TABLE messages (
                                        -- without a copy of the whole row
   UNIQUE (session_id, seq)
 );
-CREATE INDEX messages_reply_to ON messages(reply_to);
+-- Only responses and errors have a reply_to: the index leaves out the
+-- other half of the rows (pairing still finds it: r.reply_to = q.id
+-- implies reply_to IS NOT NULL).
+CREATE INDEX messages_reply_to ON messages(reply_to)
+  WHERE reply_to IS NOT NULL;
 
 -- What happened around the messages: the server's stderr, one row a line,
 -- and its life: 'spawn' (text: argv), 'exit' (text: how it ended), 'note'

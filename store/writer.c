@@ -31,12 +31,12 @@
 /*
  * SQLite's automatic checkpoint (every 1000 WAL pages, in the committing
  * thread) is off: the writer checkpoints when it has nothing to do and
- * the WAL holds WRITER_CKPT_QUIET pages, or in the middle of a burst once
+ * the WAL holds WRITER_CKPT_QUIET bytes, or in the middle of a burst once
  * it holds WRITER_CKPT_BUSY.  A burst of 600 000 small messages records
  * faster (175k -> ~205k messages/s in the benchmark).
  */
-#define WRITER_CKPT_QUIET	1000
-#define WRITER_CKPT_BUSY	16384
+#define WRITER_CKPT_QUIET	(4 * 1024 * 1024)
+#define WRITER_CKPT_BUSY	(64 * 1024 * 1024)
 /*
  * A message from this size is inserted as a zeroblob and its bytes written
  * into the row in pieces: bound whole, SQLite would build the whole row in
@@ -129,6 +129,8 @@ struct writer {
 	sqlite3_stmt	*upd_exchange_end;
 	int		 failing;	/* the last write failed */
 	int		 wal_pages;	/* in the WAL after the last commit */
+	int		 ckpt_quiet;	/* WRITER_CKPT_* in pages */
+	int		 ckpt_busy;
 };
 
 static void	*writer_main(void *);
@@ -141,6 +143,23 @@ writer_wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 
 	w->wal_pages = pages;
 	return SQLITE_OK;
+}
+
+/* The database's page size in bytes (4096 if it cannot be read). */
+static int
+writer_page_size(struct store *st)
+{
+	sqlite3_stmt	*stmt;
+	int		 page = 4096;
+
+	if (sqlite3_prepare_v2(st->db, "PRAGMA page_size", -1, &stmt,
+	    NULL) != SQLITE_OK)
+		return page;
+	if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_int(stmt, 0) >
+	    0)
+		page = sqlite3_column_int(stmt, 0);
+	sqlite3_finalize(stmt);
+	return page;
 }
 
 /* Copy the WAL into the database; readers may keep part of it. */
@@ -190,9 +209,13 @@ struct writer *
 writer_start(struct store *st, char **cause)
 {
 	struct writer	*w = xcalloc(1, sizeof *w);
+	int		 page;
 
 	w->st = st;
 	sqlite3_wal_autocheckpoint(st->db, 0);
+	page = writer_page_size(st);
+	w->ckpt_quiet = WRITER_CKPT_QUIET / page;
+	w->ckpt_busy = WRITER_CKPT_BUSY / page;
 	sqlite3_wal_hook(st->db, writer_wal_hook, w);
 	if (writer_prepare(w, &w->ins_session, "INSERT INTO sessions (name, "
 	    "transport, target, started_ns, recorder_pid, mcpreel_version) "
@@ -761,7 +784,7 @@ writer_main(void *arg)
 		 * every message of request/response ping-pong.
 		 */
 		for (quiet = 0; w->items == 0 && !w->stopping; quiet++) {
-			if (w->wal_pages >= WRITER_CKPT_QUIET) {
+			if (w->wal_pages >= w->ckpt_quiet) {
 				pthread_mutex_unlock(&w->lock);
 				writer_checkpoint(w);
 				pthread_mutex_lock(&w->lock);
@@ -793,7 +816,7 @@ writer_main(void *arg)
 		for (it = batch; it != NULL; it = it->next)
 			bytes += it->bytes;
 		writer_batch(w, batch);
-		if (w->wal_pages >= WRITER_CKPT_BUSY)
+		if (w->wal_pages >= w->ckpt_busy)
 			writer_checkpoint(w);
 
 		pthread_mutex_lock(&w->lock);
