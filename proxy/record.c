@@ -76,6 +76,8 @@ struct half {
 	int			 in_fd;		/* the source; -1 once closed */
 	int			 out_fd;	/* the destination */
 	int			 close_in;	/* in_fd is ours to close */
+	int			 tee;		/* both ends are pipes: forward
+						   with tee(2), no copy */
 	struct event		*rd_ev;		/* in_fd readable (persistent) */
 	struct event		*wr_ev;		/* out_fd writable: only while
 						   the backlog holds bytes */
@@ -322,6 +324,37 @@ half_source_ended(struct half *h, const char *why)
 	relay_check_done(h->r);
 }
 
+/*
+ * Forward what the source pipe holds to the destination pipe with tee(2)
+ * (the kernel shares the pages: no copy through us), then read the same
+ * bytes for the record.  Returns how many, or 0 when the plain way must
+ * do: nothing to take, the destination full or closed, or no tee here.
+ */
+static ssize_t
+half_tee(struct half *h, int fd, char *buf)
+{
+	ssize_t	n, got, k;
+
+	if (!h->tee || h->out_closed || half_backlog(h) > 0)
+		return 0;
+	n = tee(fd, h->out_fd, RECORD_READ_MAX, SPLICE_F_NONBLOCK);
+	if (n == -1 && errno == EINVAL)
+		h->tee = 0;
+	if (n <= 0)
+		return 0;
+	/* The bytes just forwarded are at the front of the pipe. */
+	for (got = 0; got < n; got += k) {
+		k = read(fd, buf + got, (size_t)(n - got));
+		if (k == -1 && errno == EINTR) {
+			k = 0;
+			continue;
+		}
+		if (k <= 0)
+			fatal("reading %s after tee", h->src_name);
+	}
+	return n;
+}
+
 /* The source is readable: forward what it has, then record it. */
 static void
 relay_read_cb(evutil_socket_t fd, short events, void *arg)
@@ -330,6 +363,10 @@ relay_read_cb(evutil_socket_t fd, short events, void *arg)
 	char		*buf = h->r->rbuf;
 	ssize_t		 n;
 
+	if ((n = half_tee(h, fd, buf)) > 0) {
+		half_record(h, buf, (size_t)n);
+		return;
+	}
 	n = read(fd, buf, RECORD_READ_MAX);
 	if (n == -1 && (errno == EINTR || errno == EAGAIN ||
 	    errno == EWOULDBLOCK))
@@ -556,6 +593,15 @@ relay_signal_cb(evutil_socket_t sig, short events, void *arg)
 	child_signal(r->child, (int)sig);
 }
 
+/* Whether fd is a pipe (tee(2) works between two). */
+static int
+fd_is_pipe(int fd)
+{
+	struct stat	sb;
+
+	return fstat(fd, &sb) == 0 && S_ISFIFO(sb.st_mode);
+}
+
 /* Whether epoll can watch fd: pipes, sockets and terminals, not files. */
 static int
 fd_pollable(int fd)
@@ -597,6 +643,9 @@ half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd)
 	h->in_fd = in_fd;
 	h->close_in = close_in;
 	h->out_fd = out_fd;
+	h->tee = fd_is_pipe(in_fd) && fd_is_pipe(out_fd);
+	log_debug("%s -> %s: %s", h->src_name, h->dst_name, h->tee ?
+	    "pipes both sides: forwarded with tee(2)" : "read and write");
 	evutil_make_socket_nonblocking(in_fd);
 	evutil_make_socket_nonblocking(out_fd);
 	h->rd_ev = event_new(r->base, in_fd, EV_READ | EV_PERSIST,

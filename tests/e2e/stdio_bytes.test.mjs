@@ -48,7 +48,28 @@ test('expected kinds agree with an independent JSON parser', () => {
   }
 });
 
-test('every byte passes through unchanged both ways and is recorded exactly', async () => {
+// The host's side is a socketpair when Node spawns mcpreel, and real pipes
+// in a shell pipeline, where mcpreel forwards with tee(2) instead of read
+// and write: both must be byte-exact.
+async function runPiped(args, input, dir) {
+  const inFile = join(dir, 'host-in.bin');
+  const outFile = join(dir, 'host-out.bin');
+  const errFile = join(dir, 'host-err.txt');
+  writeFileSync(inFile, input);
+  let code = 0;
+  try {
+    execFileSync('/bin/bash', ['-c', 'set -o pipefail; cat "$IN" | "$@" 2>"$ERR" | cat >"$OUT"',
+      'bash', MCPREEL, ...args], {
+      env: { ...process.env, IN: inFile, OUT: outFile, ERR: errFile, ASAN_OPTIONS: 'detect_leaks=1' },
+      timeout: 30000,
+    });
+  } catch (e) {
+    code = e.status ?? -1;
+  }
+  return { code, stdout: readFileSync(outFile), stderr: readFileSync(errFile, 'utf8') };
+}
+
+for (const via of ['a socketpair', 'pipes']) test(`every byte passes through unchanged both ways and is recorded exactly (host on ${via})`, async () => {
   const t = tempDir();
   try {
     const db = join(t.dir, 'rec.db');
@@ -61,9 +82,15 @@ test('every byte passes through unchanged both ways and is recorded exactly', as
     writeFileSync(sendFile, s2c);
     const c2s = payload(LINES, false);
 
-    const r = await runMcpreel(['record', '--db', db, '--name', 'bytes', '--', process.execPath,
-      join(PEERS_DIR, 'logpeer.mjs'), log, sendFile], { input: c2s });
+    const args = ['record', '--db', db, '--name', 'bytes', '--', process.execPath,
+      join(PEERS_DIR, 'logpeer.mjs'), log, sendFile];
+    const r = via === 'pipes' ? await runPiped(['record', '-vv', ...args.slice(1)], c2s, t.dir)
+      : await runMcpreel(args, { input: c2s });
     assert.equal(r.code, 0, `exit code; stderr: ${r.stderr}`);
+    if (via === 'pipes') {
+      assert.match(r.stderr, /the host \(stdin\) -> the server \(stdin\): pipes both sides: forwarded with tee/);
+      assert.match(r.stderr, /the server \(stdout\) -> the host \(stdout\): pipes both sides: forwarded with tee/);
+    }
 
     // The wire: what the server received, and what the host got.
     assert.ok(readFileSync(log).equals(c2s), 'server received exactly the host bytes');
