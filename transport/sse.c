@@ -275,6 +275,14 @@ sse_line(struct sse_parser *p, struct evbuffer *src, size_t len, size_t eol,
 	if (evbuffer_copyout(src, name, nlen) != (ev_ssize_t)nlen)
 		fatalx("cannot read an event-stream field name");
 	name[nlen] = '\0';
+	if (strlen(name) != nlen) {
+		/*
+		 * A NUL in the name: "data\0" is no "data" (the names are
+		 * compared whole), so the field is ignored.
+		 */
+		evbuffer_drain(src, len + eol);
+		return 0;
+	}
 	evbuffer_drain(src, vstart);
 	if (sse_field(p, src, name, len - vstart) != 0) {
 		evbuffer_drain(src, len - vstart + eol);

@@ -64,6 +64,13 @@ static const struct sse_case sse_cases[] = {
 	/* Unknown fields are ignored; so is an id holding a NUL. */
 	{ SSE_TEXT("foo: bar\nid: a\0b\ndata: q\nDATA: no\ndata : no\n\n"), 1, {
 	    { NULL, "q", NULL, -1 } } },
+	/*
+	 * A name with a NUL in it is no field we know, even when what comes
+	 * before the NUL is (found by tests/fuzz/fuzz_sse.c).
+	 */
+	{ SSE_TEXT("data\0: a\nevent\0: b\nid\0: 1\nretry\0: 2\ndata: q\n"
+	    "\ndata\0x\n\n"), 1, {
+	    { NULL, "q", NULL, -1 } } },
 	/* The last of several fields wins; an empty event is a message. */
 	{ SSE_TEXT("event: a\nevent:\nid: 1\nid: 2\ndata: m\n\n"), 1, {
 	    { NULL, "m", "2", -1 } } },
