@@ -1,15 +1,21 @@
 # The two commands of the README, and a few more.  The real build is CMake;
 # this file only installs what is missing and calls it.
 #   make demo   build, then record a real MCP session and show it
-#   make test   build with sanitizers, run the unit and end-to-end tests
+#   make test   build with sanitizers, run the unit tests, the fuzz targets
+#               for 10 s each, and the end-to-end tests
+#   make fuzz   build the libFuzzer targets (clang) and run each for 60 s
 #   make bench  build for release, measure mcpreel against a direct connection
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 BENCH_BUILD ?= build-bench
+FUZZ_BUILD ?= build-fuzz
 JOBS       ?= 2
+# How long each fuzz target runs: alone (make fuzz), and within make test.
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 10
 
-.PHONY: all build deps demo test unit e2e bench clean
+.PHONY: all build deps demo test unit fuzz fuzz-test e2e bench clean
 
 all: build
 
@@ -26,10 +32,19 @@ test:
 	scripts/deps.sh test
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMCPREEL_ASAN=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	$(MAKE) unit e2e
+	$(MAKE) unit fuzz-test e2e
 
 unit:
 	scripts/unit.sh $(ASAN_BUILD) $(JOBS)
+
+# The libFuzzer targets of tests/fuzz/ in a clang build of their own.
+fuzz:
+	scripts/deps.sh fuzz
+	JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The short run make test does (deps.sh test installed clang).
+fuzz-test:
+	JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS)
 
 e2e:
 	MCPREEL=$(CURDIR)/$(ASAN_BUILD)/mcpreel node --test --test-concurrency=1 tests/e2e/
@@ -43,4 +58,4 @@ bench:
 	bench/run.sh $(BENCH_BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -2,15 +2,22 @@
 # Install what building and testing mcpreel needs on Debian, then the
 # Node.js test peers.  Safe to run again: it installs only what is missing.
 #   scripts/deps.sh build   the C libraries and tools
-#   scripts/deps.sh test    those, plus criterion, sqlite3 and the npm peers
+#   scripts/deps.sh test    those, plus criterion, sqlite3, clang with
+#                           libFuzzer, and the npm peers
+#   scripts/deps.sh fuzz    the C libraries, clang and libFuzzer
 set -eu
 
 what=${1:-test}
 pkgs="build-essential cmake pkg-config libevent-dev libjansson-dev libsqlite3-dev libssl-dev"
+# libFuzzer (libclang_rt.fuzzer-x86_64.a) is in libclang-rt-14-dev on
+# Debian 12, not in clang itself.
+fuzz="clang libclang-rt-14-dev"
 case "$what" in
 build) ;;
-test|demo) pkgs="$pkgs libcriterion-dev sqlite3 nodejs npm" ;;
-*) echo "usage: scripts/deps.sh build|test|demo" >&2; exit 2 ;;
+test) pkgs="$pkgs libcriterion-dev sqlite3 nodejs npm $fuzz" ;;
+demo) pkgs="$pkgs libcriterion-dev sqlite3 nodejs npm" ;;
+fuzz) pkgs="$pkgs $fuzz" ;;
+*) echo "usage: scripts/deps.sh build|test|demo|fuzz" >&2; exit 2 ;;
 esac
 
 missing=""
@@ -35,7 +42,7 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
 fi
 
-if [ "$what" != build ]; then
+if [ "$what" = test ] || [ "$what" = demo ]; then
 	e2e=$(dirname "$0")/../tests/e2e
 	# npm ci only when a lock changed since the last install.  The
 	# conformance suite (and the Node 22 it needs) is a package of its
