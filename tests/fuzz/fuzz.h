@@ -11,7 +11,8 @@
  *	the rest	the stream itself
  *
  * With no size bytes, or sizes that are all 0, the stream is one piece.
- * A size of 0 is a call to the parser with nothing new.
+ * A size of 0 is a call to the parser with nothing new.  The seeds in
+ * corpus/frame, corpus/sse and corpus/http start with such a head.
  */
 #ifndef MCPREEL_FUZZ_H
 #define MCPREEL_FUZZ_H
