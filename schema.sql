@@ -28,6 +28,11 @@ CREATE TABLE sessions (
   messages_lost   INTEGER NOT NULL DEFAULT 0,
                                        -- forwarded but not recorded (disk
                                        -- trouble); the wire lost nothing
+  store_error     TEXT,                -- why recording stopped before the
+                                       -- session ended (disk full, read-only
+                                       -- file), or NULL
+  imported_from   TEXT,                -- for `mcpreel import`: the file and
+                                       -- its format; NULL when recorded
   recorder_pid    INTEGER,             -- pid of the mcpreel that recorded it
   mcpreel_version TEXT
 );
@@ -51,10 +56,22 @@ CREATE TABLE messages (
   reply_to    INTEGER REFERENCES messages(id),
                                        -- responses and errors: the request
                                        -- (messages.id) they answer
-  size        INTEGER NOT NULL,        -- length of raw in bytes
+  size        INTEGER NOT NULL,        -- length of raw in bytes (see
+                                       -- wire_size)
   http_exchange_id INTEGER REFERENCES http_exchanges(id),
                                        -- over HTTP: the request it came in
   sse_event_id TEXT,                   -- the SSE event's id, if it had one
+  wire_size   INTEGER,                 -- NULL when raw is exactly the bytes
+                                       -- forwarded; else their length (raw
+                                       -- is then a prefix, or redacted)
+  sha256      TEXT,                    -- with a prefix: the SHA-256 of all
+                                       -- the bytes forwarded, in hex
+  truncated   INTEGER NOT NULL DEFAULT 0,
+                                       -- 1: raw is only the first bytes (the
+                                       -- message was above the record cap)
+  redacted    INTEGER NOT NULL DEFAULT 0,
+                                       -- 1: values in raw were replaced by
+                                       -- "[REDACTED]" (--redact-key, ...)
   raw         BLOB NOT NULL,           -- exactly the bytes forwarded, without
                                        -- the newline that framed them (over
                                        -- HTTP: a body, or one SSE event's

@@ -43,9 +43,11 @@ static const char *migrations[] = {
 
 	/*
 	 * 2 -> 3: raw becomes the last column of messages (a huge message is
-	 * then written in pieces, see writer.c), and the reply_to index
-	 * leaves out rows without one.  SQLite cannot move a column: the
-	 * table is copied, ids kept, with the view over it.
+	 * then written in pieces, see writer.c), after new columns for
+	 * messages recorded as a prefix or redacted; the reply_to index
+	 * leaves out rows without one; sessions say why recording stopped
+	 * and where an imported one came from.  SQLite cannot move a
+	 * column: the table is copied, ids kept, with the view over it.
 	 */
 	"DROP VIEW exchanges;"
 	"CREATE TABLE messages_v3 ("
@@ -63,7 +65,9 @@ static const char *migrations[] = {
 	"  reply_to INTEGER REFERENCES messages(id),"
 	"  size INTEGER NOT NULL,"
 	"  http_exchange_id INTEGER REFERENCES http_exchanges(id),"
-	"  sse_event_id TEXT,"
+	"  sse_event_id TEXT, wire_size INTEGER, sha256 TEXT,"
+	"  truncated INTEGER NOT NULL DEFAULT 0,"
+	"  redacted INTEGER NOT NULL DEFAULT 0,"
 	"  raw BLOB NOT NULL,"
 	"  UNIQUE (session_id, seq));"
 	"INSERT INTO messages_v3 (id, session_id, seq, direction, ts_ns,"
@@ -83,7 +87,9 @@ static const char *migrations[] = {
 	"  q.ts_ns AS request_ts_ns, r.mono_ns - q.mono_ns AS latency_ns,"
 	"  q.raw AS request, r.raw AS response"
 	"  FROM messages q LEFT JOIN messages r ON r.reply_to = q.id"
-	"  WHERE q.kind = 'request';",
+	"  WHERE q.kind = 'request';"
+	"ALTER TABLE sessions ADD COLUMN store_error TEXT;"
+	"ALTER TABLE sessions ADD COLUMN imported_from TEXT;",
 };
 
 /* Create every missing directory above path, private to the owner. */
