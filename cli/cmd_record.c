@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,11 @@ cmd_record_usage(FILE *f)
 	    "                ~/.local/share/mcpreel/mcpreel.db); created mode 0600\n"
 	    "  --name NAME   a name for the session, to find it by later\n"
 	    "  -v, -q        more or less on stderr\n"
+	    "  --spin-us N   after bytes move, poll for N microseconds more\n"
+	    "                before sleeping (default %d; 0: sleep at once).\n"
+	    "                The next message of a back-and-forth usually comes\n"
+	    "                within it and finds mcpreel awake: ~15 us less per\n"
+	    "                round trip, for a little CPU while traffic flows\n"
 	    "\n"
 	    "With --upstream, record an MCP server over HTTP instead: mcpreel is a\n"
 	    "reverse proxy listening on ADDR, forwarding every path to the same\n"
@@ -62,7 +68,7 @@ cmd_record_usage(FILE *f)
 	    "  mcpreel record --name everything -- npx -y "
 	    "@modelcontextprotocol/server-everything\n"
 	    "  mcpreel record --listen 127.0.0.1:8808 --upstream "
-	    "http://127.0.0.1:3001\n");
+	    "http://127.0.0.1:3001\n", RECORD_SPIN_US);
 }
 
 /* The server's argv as a JSON array, for sessions.target. */
@@ -142,6 +148,7 @@ cmd_record(int argc, char **argv)
 		{ "insecure", no_argument, NULL, 'k' },
 		{ "keep-host", no_argument, NULL, 'K' },
 		{ "redact-header", required_argument, NULL, 'r' },
+		{ "spin-us", required_argument, NULL, 'S' },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -151,8 +158,9 @@ cmd_record(int argc, char **argv)
 	struct writer			*w;
 	struct wsession			*s;
 	const char			*db = NULL, *name = NULL;
-	char				*path, *cause = NULL, *target;
+	char				*path, *cause = NULL, *target, *end;
 	int				 ch;
+	long				 spin;
 	uint64_t			 lost;
 
 	memset(&http, 0, sizeof http);
@@ -185,6 +193,19 @@ cmd_record(int argc, char **argv)
 			http.redact = xreallocarray(http.redact,
 			    http.nredact + 1, sizeof *http.redact);
 			http.redact[http.nredact++] = optarg;
+			break;
+		case 'S':
+			errno = 0;
+			spin = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    spin < 0 || spin > RECORD_SPIN_US_MAX) {
+				fprintf(stderr, "mcpreel record: --spin-us "
+				    "takes microseconds, 0 to %d: %s\n",
+				    RECORD_SPIN_US_MAX, optarg);
+				free(http.redact);
+				return EXIT_USAGE;
+			}
+			record_set_spin((unsigned)spin);
 			break;
 		case 'h':
 			cmd_record_usage(stdout);

@@ -41,6 +41,10 @@ struct record_result {
 
 int		 record_stdio(struct writer *, struct wsession *,
 		     char *const [], struct record_result *);
+/* --spin-us: the default, the most it takes, and the setter. */
+#define RECORD_SPIN_US		20
+#define RECORD_SPIN_US_MAX	10000
+void		 record_set_spin(unsigned);
 
 /* http.c */
 struct http_options {
