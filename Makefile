@@ -52,7 +52,7 @@ e2e:
 # The benchmark of issue 6 (bench/run.sh); the unit tests are left out of
 # this build so that it needs no criterion.
 bench:
-	scripts/deps.sh build
+	scripts/deps.sh bench
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DMCPREEL_TESTS=OFF
 	cmake --build $(BENCH_BUILD) -j $(JOBS)
 	bench/run.sh $(BENCH_BUILD)

@@ -5,6 +5,8 @@
 #   scripts/deps.sh test    those, plus criterion, sqlite3, clang with
 #                           libFuzzer, and the npm peers
 #   scripts/deps.sh fuzz    the C libraries, clang and libFuzzer
+#   scripts/deps.sh bench   the C libraries, sqlite3, and mitmproxy (the
+#                           benchmark's HTTP comparison)
 set -eu
 
 what=${1:-test}
@@ -17,7 +19,8 @@ build) ;;
 test) pkgs="$pkgs libcriterion-dev sqlite3 nodejs npm $fuzz" ;;
 demo) pkgs="$pkgs libcriterion-dev sqlite3 nodejs npm" ;;
 fuzz) pkgs="$pkgs $fuzz" ;;
-*) echo "usage: scripts/deps.sh build|test|demo|fuzz" >&2; exit 2 ;;
+bench) pkgs="$pkgs sqlite3 mitmproxy" ;;
+*) echo "usage: scripts/deps.sh build|test|demo|fuzz|bench" >&2; exit 2 ;;
 esac
 
 missing=""
