@@ -27,6 +27,7 @@ int		 tap_message(struct tap *, struct wsession *, struct wexchange *,
 void		 tap_event(struct tap *, struct wsession *, const char *,
 		     const void *, size_t);
 int		 tap_paused(const struct tap *);
+void		 tap_sync(struct tap *);
 
 /* record.c */
 struct hsession;
@@ -45,6 +46,11 @@ int		 record_stdio(struct writer *, struct wsession *,
 #define RECORD_SPIN_US		20
 #define RECORD_SPIN_US_MAX	10000
 void		 record_set_spin(unsigned);
+/*
+ * --durable: each line is committed to the database (synchronous = FULL)
+ * before it is forwarded.
+ */
+void		 record_set_durable(int);
 
 /* http.c */
 struct http_options {

@@ -82,6 +82,8 @@ struct half {
 	struct event		*wr_ev;		/* out_fd writable: only while
 						   the backlog holds bytes */
 	struct evbuffer		*backlog;	/* read, not yet written */
+	struct evbuffer		*held;		/* --durable: read, waiting
+						   for its line's commit */
 	struct msg		*cur;		/* the line being gathered: its
 						   bytes are forwarded already */
 	size_t			 curlen;
@@ -114,6 +116,7 @@ static void	relay_read_cb(evutil_socket_t, short, void *);
 static void	relay_write_cb(evutil_socket_t, short, void *);
 static void	half_write_failed(struct half *, int);
 static void	relay_check_done(struct relay *);
+static void	half_send_held(struct half *);
 
 static void
 relay_set_state(struct relay *r, enum relay_state state)
@@ -317,6 +320,10 @@ half_source_ended(struct half *h, const char *why)
 		free(note);
 		half_complete(h);
 	}
+	if (h->held != NULL && evbuffer_get_length(h->held) > 0) {
+		tap_sync(h->r->tap);
+		half_send_held(h);
+	}
 	log_debug("%s: %s", h->src_name, why);
 	h->eof = 1;
 	event_del(h->rd_ev);
@@ -356,6 +363,51 @@ half_tee(struct half *h, int fd, char *buf)
 	return n;
 }
 
+/* Whether lines are committed before they are forwarded (--durable). */
+static int	 relay_durable;
+
+void
+record_set_durable(int on)
+{
+	relay_durable = on;
+}
+
+/* --durable: send what is held (its lines are committed). */
+static void
+half_send_held(struct half *h)
+{
+	size_t	len = evbuffer_get_length(h->held);
+
+	if (len == 0)
+		return;
+	half_send(h, (const char *)evbuffer_pullup(h->held, -1), len);
+	evbuffer_drain(h->held, len);
+}
+
+/*
+ * --durable: record first, and forward the lines that just completed only
+ * once they are committed; the start of a line waits in held for its
+ * newline (or for the source to end).  One commit serves all the lines of
+ * a read.
+ */
+static void
+half_durable(struct half *h, const char *buf, size_t n)
+{
+	const char	*nl = memrchr(buf, '\n', n);
+	size_t		 k;
+
+	half_record(h, buf, n);
+	if (nl == NULL) {
+		evbuffer_add(h->held, buf, n);
+		return;
+	}
+	k = (size_t)(nl - buf) + 1;
+	evbuffer_add(h->held, buf, k);
+	tap_sync(h->r->tap);
+	half_send_held(h);
+	evbuffer_add(h->held, nl + 1, n - k);
+}
+
 /* The source is readable: forward what it has, then record it. */
 static void
 relay_read_cb(evutil_socket_t fd, short events, void *arg)
@@ -381,9 +433,13 @@ relay_read_cb(evutil_socket_t fd, short events, void *arg)
 		half_source_ended(h, n == 0 ? "end of file" : "read error");
 		return;
 	}
-	/* Forward first: the record can wait, the peer should not. */
-	half_send(h, buf, (size_t)n);
-	half_record(h, buf, (size_t)n);
+	if (h->held != NULL)
+		half_durable(h, buf, (size_t)n);
+	else {
+		/* Forward first: the record can wait, the peer should not. */
+		half_send(h, buf, (size_t)n);
+		half_record(h, buf, (size_t)n);
+	}
 	if (!h->out_closed && half_backlog(h) >= RECORD_MAX_OUTPUT) {
 		log_debug("%s is slow: pausing %s", h->dst_name, h->src_name);
 		half_pause(h, PAUSE_PEER, 1);
@@ -695,7 +751,9 @@ half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd)
 	h->in_fd = in_fd;
 	h->close_in = close_in;
 	h->out_fd = out_fd;
-	h->tee = fd_is_pipe(in_fd) && fd_is_pipe(out_fd);
+	h->tee = fd_is_pipe(in_fd) && fd_is_pipe(out_fd) && !relay_durable;
+	if (relay_durable && (h->held = evbuffer_new()) == NULL)
+		fatalx("cannot set up the relay for %s", h->src_name);
 	log_debug("%s -> %s: %s", h->src_name, h->dst_name, h->tee ?
 	    "pipes both sides: forwarded with tee(2)" : "read and write");
 	evutil_make_socket_nonblocking(in_fd);
@@ -721,6 +779,8 @@ half_free(struct half *h)
 		event_free(h->wr_ev);
 	if (h->backlog != NULL)
 		evbuffer_free(h->backlog);
+	if (h->held != NULL)
+		evbuffer_free(h->held);
 	if (h->close_in && h->in_fd != -1)
 		close(h->in_fd);
 	if (h->dir == DIR_C2S && !h->out_closed && h->out_fd != -1)

@@ -94,6 +94,12 @@ tap_event(struct tap *t, struct wsession *s, const char *kind,
 	writer_event(t->w, s, kind, text, len);
 }
 
+/* Wait until everything recorded so far is committed (--durable). */
+void
+tap_sync(struct tap *t)
+{
+	writer_sync(t->w);
+}
 
 int
 tap_paused(const struct tap *t)

@@ -283,6 +283,41 @@ store_path(const struct store *st)
 	return st->path;
 }
 
+/*
+ * Room kept next to the database, <path>-reserve, for a recorder to say
+ * that the disk is full: released, it lets the session row take its
+ * store_error and messages_lost (a few WAL frames of 16 KiB) when nothing
+ * else fits.  Best effort: a disk already too full for it gets none.
+ */
+void
+store_reserve(struct store *st)
+{
+	char	*path;
+	int	 fd;
+
+	xasprintf(&path, "%s-reserve", st->path);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd == -1 || posix_fallocate(fd, 0, STORE_RESERVE) != 0) {
+		log_debug("no reserve for %s: %s", st->path, strerror(errno));
+		if (fd != -1)
+			unlink(path);
+	}
+	if (fd != -1)
+		close(fd);
+	free(path);
+}
+
+/* Give the reserve's room back to the file system. */
+void
+store_release(struct store *st)
+{
+	char	*path;
+
+	xasprintf(&path, "%s-reserve", st->path);
+	unlink(path);
+	free(path);
+}
+
 /* Run SQL that returns no rows; on failure say which database and why. */
 int
 store_exec(struct store *st, const char *sql, char **cause)

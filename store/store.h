@@ -36,10 +36,15 @@ struct store	*store_open(const char *, int, char **);
 void		 store_close(struct store *);
 const char	*store_path(const struct store *);
 int		 store_exec(struct store *, const char *, char **);
+/* The room store_reserve() keeps for the last words on a full disk. */
+#define STORE_RESERVE	(512 * 1024)
+void		 store_reserve(struct store *);
+void		 store_release(struct store *);
 
 /* writer.c */
 struct writer	*writer_start(struct store *, char **);
 void		 writer_set_drain_cb(struct writer *, void (*)(void *), void *);
+void		 writer_sync(struct writer *);
 struct wsession	*writer_session_begin(struct writer *, const char *,
 		     const char *, const char *);
 int		 writer_message(struct writer *, struct wsession *,

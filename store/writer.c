@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,6 +50,14 @@
 /* Reading resumes under half of both. */
 #define WRITER_LOW_BYTES	(WRITER_HIGH_BYTES / 2)
 #define WRITER_LOW_ITEMS	(WRITER_HIGH_ITEMS / 2)
+/*
+ * And past this age of the oldest item not yet committed: so that a kill
+ * of mcpreel loses at most the last ~WRITER_MAX_LAG_MS (plus one commit)
+ * of traffic, however fast it comes (docs/reliability.md).  Reading
+ * resumes once the queue's oldest item is under half of it.
+ */
+#define WRITER_MAX_LAG_MS	10
+#define WRITER_MAX_LAG_NS	((int64_t)WRITER_MAX_LAG_MS * 1000000)
 
 enum item_type {
 	ITEM_SESSION_BEGIN,
@@ -73,6 +82,7 @@ struct item {
 	char		*reason;	/* ITEM_SESSION_END, EXCHANGE_END */
 	struct wexchange_info info;	/* ITEM_EXCHANGE_BEGIN, RESPONSE */
 	size_t		 bytes;		/* what it counts against the queue */
+	int64_t		 queued_ns;	/* monotonic, when it was queued */
 	struct item	*next;
 };
 
@@ -98,7 +108,10 @@ struct wsession {
 	int64_t		 started_ns;
 	int64_t		 seq;
 	uint64_t	 lost;
+	uint64_t	 uncommitted;	/* rows of the open transaction */
 	struct idmap	*pending;	/* requests awaiting a response */
+	struct wsession	*all_next;	/* w->all: every session begun */
+	struct wsession	*touched_next;	/* w->touched, while uncommitted */
 };
 
 struct writer {
@@ -115,6 +128,14 @@ struct writer {
 	int		 idle;		/* the writer waits without a timer */
 	int		 paused;	/* the producer was told to pause */
 	int		 stopping;
+	uint64_t	 enqueued;	/* items ever queued */
+	int64_t		 batch_ns;	/* queued_ns of the oldest item being
+					   written, 0 between batches */
+	int		 locked_out;	/* waiting on another process's lock:
+					   no pause for WRITER_MAX_LAG_MS */
+	uint64_t	 committed;	/* of those, written (or given up) */
+	int		 syncing;	/* a producer waits in writer_sync */
+	pthread_cond_t	 synced;
 
 	void		(*drain_cb)(void *);
 	void		*drain_arg;
@@ -124,10 +145,17 @@ struct writer {
 	sqlite3_stmt	*ins_message;
 	sqlite3_stmt	*ins_event;
 	sqlite3_stmt	*end_session;
+	sqlite3_stmt	*upd_broken;
 	sqlite3_stmt	*ins_exchange;
 	sqlite3_stmt	*upd_exchange_resp;
 	sqlite3_stmt	*upd_exchange_end;
 	int		 failing;	/* the last write failed */
+	int64_t		 busy_since;	/* when the lock wait began */
+	int		 last_rc;	/* its SQLite result code */
+	char		 last_err[256];	/* and its message */
+	char		*broken;	/* why recording stopped for good */
+	struct wsession	*all;		/* sessions begun, newest first */
+	struct wsession	*touched;	/* with rows in the open transaction */
 	int		 wal_pages;	/* in the WAL after the last commit */
 	int		 ckpt_quiet;	/* WRITER_CKPT_* in pages */
 	int		 ckpt_busy;
@@ -168,6 +196,11 @@ writer_checkpoint(struct writer *w)
 {
 	int	rc;
 
+	/* Recording stopped: the room left is for the session's last row. */
+	if (w->broken != NULL) {
+		w->wal_pages = 0;
+		return;
+	}
 	rc = sqlite3_wal_checkpoint_v2(w->st->db, NULL,
 	    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
@@ -183,6 +216,7 @@ writer_finalize(struct writer *w)
 	sqlite3_finalize(w->ins_message);
 	sqlite3_finalize(w->ins_event);
 	sqlite3_finalize(w->end_session);
+	sqlite3_finalize(w->upd_broken);
 	sqlite3_finalize(w->ins_exchange);
 	sqlite3_finalize(w->upd_exchange_resp);
 	sqlite3_finalize(w->upd_exchange_end);
@@ -199,6 +233,63 @@ writer_prepare(struct writer *w, sqlite3_stmt **stmt, const char *sql,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * SQLite's busy handler on the writer's connection: another process holds
+ * the lock.  Wait for it up to STORE_BUSY_TIMEOUT_MS as busy_timeout would,
+ * and meanwhile let the queue grow past WRITER_MAX_LAG_MS: forwarding goes
+ * on while we wait, up to the queue's byte and item bounds.
+ */
+static int
+writer_busy_cb(void *arg, int count)
+{
+	struct writer	*w = arg;
+	int64_t		 now = clock_mono_ns();
+
+	if (count == 0) {
+		w->busy_since = now;
+		pthread_mutex_lock(&w->lock);
+		w->locked_out = 1;
+		pthread_mutex_unlock(&w->lock);
+	}
+	if (now - w->busy_since >= (int64_t)STORE_BUSY_TIMEOUT_MS * 1000000)
+		return 0;
+	usleep(count < 20 ? 1000 : 10000);
+	return 1;
+}
+
+/* The lock wait (if any) is over. */
+static void
+writer_unblocked(struct writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->locked_out = 0;
+	pthread_mutex_unlock(&w->lock);
+}
+
+/*
+ * Take the write lock once before recording starts: a database another
+ * process holds locked is waited for (STORE_BUSY_TIMEOUT_MS), then
+ * reported, before a server is started whose traffic could not be kept.
+ */
+static int
+writer_lock_check(struct store *st, char **cause)
+{
+	int	rc;
+
+	rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		return store_exec(st, "COMMIT", cause);
+	if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+		xasprintf(cause, "database %s is locked by another process "
+		    "(waited %d s); try again when it is done, or record into "
+		    "another file with --db", st->path,
+		    STORE_BUSY_TIMEOUT_MS / 1000);
+	else
+		xasprintf(cause, "cannot write to database %s: %s", st->path,
+		    sqlite3_errmsg(st->db));
+	return -1;
 }
 
 /*
@@ -221,6 +312,8 @@ writer_start(struct store *st, char **cause)
 	 */
 	if (store_exec(st, "PRAGMA foreign_keys = OFF", cause) != 0)
 		goto fail;
+	if (writer_lock_check(st, cause) != 0)
+		goto fail;
 	page = writer_page_size(st);
 	w->ckpt_quiet = WRITER_CKPT_QUIET / page;
 	w->ckpt_busy = WRITER_CKPT_BUSY / page;
@@ -237,7 +330,9 @@ writer_start(struct store *st, char **cause)
 	    cause) != 0 ||
 	    writer_prepare(w, &w->end_session, "UPDATE sessions SET ended_ns "
 	    "= ?, exit_status = ?, exit_signal = ?, end_reason = ?, "
-	    "messages_lost = ? WHERE id = ?", cause) != 0 ||
+	    "messages_lost = ?, store_error = ? WHERE id = ?", cause) != 0 ||
+	    writer_prepare(w, &w->upd_broken, "UPDATE sessions SET "
+	    "messages_lost = ?, store_error = ? WHERE id = ?", cause) != 0 ||
 	    writer_prepare(w, &w->ins_exchange, "INSERT INTO http_exchanges "
 	    "(session_id, connection, method, path, request_headers, "
 	    "started_ns, mono_ns) VALUES (?, ?, ?, ?, ?, ?, ?)", cause) != 0 ||
@@ -251,16 +346,21 @@ writer_start(struct store *st, char **cause)
 
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
+	pthread_cond_init(&w->synced, NULL);
+	sqlite3_busy_handler(st->db, writer_busy_cb, w);
+	store_reserve(st);
 	if ((errno = pthread_create(&w->thread, NULL, writer_main, w)) != 0) {
 		xasprintf(cause, "cannot start the writer thread: %s",
 		    strerror(errno));
 		pthread_mutex_destroy(&w->lock);
 		pthread_cond_destroy(&w->cond);
+		pthread_cond_destroy(&w->synced);
 		goto fail;
 	}
 	return w;
 fail:
 	writer_finalize(w);
+	store_release(st);
 	free(w);
 	return NULL;
 }
@@ -285,10 +385,14 @@ static int
 writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 {
 	int	wake, pause;
+	int64_t	oldest;
 
 	it->next = NULL;
 	it->bytes = bytes;
+	it->queued_ns = clock_mono_ns();
 	pthread_mutex_lock(&w->lock);
+	oldest = (w->batch_ns != 0) ? w->batch_ns : (w->head != NULL ?
+	    w->head->queued_ns : it->queued_ns);
 	if (w->tail != NULL)
 		w->tail->next = it;
 	else
@@ -296,6 +400,7 @@ writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 	w->tail = it;
 	w->items++;
 	w->bytes += bytes;
+	w->enqueued++;
 	wake = w->idle || w->items == WRITER_BATCH ||
 	    it->type != ITEM_MESSAGE;
 	/*
@@ -305,7 +410,8 @@ writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 	 * the newest message.
 	 */
 	pause = w->items >= WRITER_HIGH_ITEMS ||
-	    w->bytes - bytes >= WRITER_HIGH_BYTES;
+	    w->bytes - bytes >= WRITER_HIGH_BYTES ||
+	    (it->queued_ns - oldest > WRITER_MAX_LAG_NS && !w->locked_out);
 	if (pause)
 		w->paused = 1;
 	if (wake) {
@@ -314,6 +420,27 @@ writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 	}
 	pthread_mutex_unlock(&w->lock);
 	return pause;
+}
+
+/*
+ * Wait until everything queued so far is committed (or given up: recording
+ * stopped).  For --durable, where a message is forwarded only once it is
+ * on disk.
+ */
+void
+writer_sync(struct writer *w)
+{
+	uint64_t	target;
+
+	pthread_mutex_lock(&w->lock);
+	target = w->enqueued;
+	w->syncing = 1;
+	w->idle = 0;
+	pthread_cond_signal(&w->cond);
+	while (w->committed < target)
+		pthread_cond_wait(&w->synced, &w->lock);
+	w->syncing = 0;
+	pthread_mutex_unlock(&w->lock);
 }
 
 /* Begin a recording session; its row is written in queue order. */
@@ -467,15 +594,53 @@ item_free(struct item *it)
 	free(it);
 }
 
-/* Note a failed write, once per run of failures, and what it cost. */
+/*
+ * Note a failed write.  Trouble with the file itself (a full disk, a file
+ * made read-only, an I/O error) stops recording for the rest of the run:
+ * writer_batch() rolls back and writer_broken() says so.  Anything else
+ * (another process holding the lock too long, a row SQLite refuses) costs
+ * what failed, warned once per run of failures.
+ */
 static void
 writer_failed(struct writer *w, const char *what)
 {
-	if (!w->failing)
-		log_warnx("recording stopped: cannot write %s to %s: %s; "
-		    "forwarding goes on", what, w->st->path,
-		    sqlite3_errmsg(w->st->db));
+	switch (w->last_rc & 0xff) {
+	case SQLITE_FULL:
+	case SQLITE_IOERR:
+	case SQLITE_READONLY:
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+	case SQLITE_CANTOPEN:
+	case SQLITE_PERM:
+		if (w->broken == NULL)
+			xasprintf(&w->broken, "cannot write %s to %s: %s",
+			    what, w->st->path, w->last_err);
+		return;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		if (!w->failing)
+			log_warnx("database %s is locked by another process: "
+			    "waited %d s to write %s; what waits is counted "
+			    "as not recorded until the lock is released, "
+			    "forwarding goes on", w->st->path,
+			    STORE_BUSY_TIMEOUT_MS / 1000, what);
+		break;
+	default:
+		if (!w->failing)
+			log_warnx("cannot write %s to %s: %s; forwarding goes "
+			    "on", what, w->st->path, w->last_err);
+		break;
+	}
 	w->failing = 1;
+}
+
+/* Keep what a failed call said, for writer_failed(). */
+static void
+writer_error(struct writer *w, int rc)
+{
+	w->last_rc = rc;
+	snprintf(w->last_err, sizeof w->last_err, "%s",
+	    sqlite3_errmsg(w->st->db));
 }
 
 static int
@@ -483,9 +648,72 @@ writer_step(struct writer *w, sqlite3_stmt *stmt)
 {
 	int	rc = sqlite3_step(stmt);
 
+	if (rc != SQLITE_DONE)
+		writer_error(w, rc);
 	sqlite3_reset(stmt);
 	sqlite3_clear_bindings(stmt);
 	return (rc == SQLITE_DONE) ? 0 : -1;
+}
+
+static int
+writer_exec(struct writer *w, const char *sql)
+{
+	int	rc = sqlite3_exec(w->st->db, sql, NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		writer_error(w, rc);
+	return (rc == SQLITE_OK) ? 0 : -1;
+}
+
+/* The open transaction committed: its rows are kept. */
+static void
+writer_committed(struct writer *w)
+{
+	struct wsession	*s;
+
+	for (s = w->touched; s != NULL; s = s->touched_next)
+		s->uncommitted = 0;
+	w->touched = NULL;
+}
+
+/* The open transaction is lost: count its messages as not recorded. */
+static void
+writer_rollback(struct writer *w)
+{
+	struct wsession	*s;
+
+	if (!sqlite3_get_autocommit(w->st->db))
+		sqlite3_exec(w->st->db, "ROLLBACK", NULL, NULL, NULL);
+	for (s = w->touched; s != NULL; s = s->touched_next) {
+		s->lost += s->uncommitted;
+		s->uncommitted = 0;
+	}
+	w->touched = NULL;
+}
+
+/*
+ * Recording just stopped for good: say so once, and try to note it in
+ * every session's row (on a full disk this small update usually fits in
+ * the room the rolled-back transaction took).
+ */
+static void
+writer_broken(struct writer *w)
+{
+	struct wsession	*s;
+	sqlite3_stmt	*st = w->upd_broken;
+
+	log_warnx("recording stopped: %s; forwarding goes on, and the "
+	    "messages not recorded are counted", w->broken);
+	if ((w->last_rc & 0xff) == SQLITE_FULL)
+		store_release(w->st);
+	for (s = w->all; s != NULL; s = s->all_next) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)s->lost);
+		sqlite3_bind_text(st, 2, w->broken, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, s->id);
+		sqlite3_step(st);
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+	}
 }
 
 static void
@@ -505,6 +733,8 @@ writer_do_begin(struct writer *w, struct wsession *s)
 		return;
 	}
 	s->id = sqlite3_last_insert_rowid(w->st->db);
+	s->all_next = w->all;
+	w->all = s;
 }
 
 /*
@@ -542,6 +772,7 @@ writer_blob_write(struct writer *w, const struct msg *m)
 		rc = SQLITE_ERROR;
 	if (rc == SQLITE_OK)
 		return 0;
+	writer_error(w, rc);
 	/* No row of zeros stands for the message: it is counted lost. */
 	xasprintf(&sql, "DELETE FROM messages WHERE id = %lld",
 	    (long long)sqlite3_last_insert_rowid(w->st->db));
@@ -613,6 +844,10 @@ writer_do_message(struct writer *w, struct wsession *s, struct wexchange *x,
 		writer_failed(w, "a message");
 	} else {
 		w->failing = 0;
+		if (s->uncommitted++ == 0) {
+			s->touched_next = w->touched;
+			w->touched = s;
+		}
 		if (sc.kind == KIND_REQUEST && klen != 0) {
 			/* idmap copies the method: give it a terminated one. */
 			if (mown == NULL && mtext != NULL) {
@@ -664,7 +899,9 @@ writer_do_end(struct writer *w, struct item *it)
 	if (it->reason != NULL)
 		sqlite3_bind_text(st, 4, it->reason, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, (sqlite3_int64)s->lost);
-	sqlite3_bind_int64(st, 6, s->id);
+	if (w->broken != NULL)
+		sqlite3_bind_text(st, 6, w->broken, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 7, s->id);
 	if (writer_step(w, st) != 0)
 		writer_failed(w, "the end of a session");
 }
@@ -725,17 +962,56 @@ writer_do_exchange(struct writer *w, struct item *it)
 	}
 }
 
+/*
+ * An item that cannot go into a transaction (recording stopped, or the
+ * database stayed locked): a message is counted as not recorded, and a
+ * session's first and last rows are still tried on their own.
+ */
+static void
+writer_skip(struct writer *w, struct item *it)
+{
+	switch (it->type) {
+	case ITEM_MESSAGE:
+		it->session->seq++;
+		it->session->lost++;
+		break;
+	case ITEM_SESSION_BEGIN:
+		if (w->broken == NULL)
+			writer_do_begin(w, it->session);
+		break;
+	case ITEM_SESSION_END:
+		writer_do_end(w, it);
+		break;
+	case ITEM_EXCHANGE_END:
+		free(it->x);
+		break;
+	default:
+		break;
+	}
+}
+
 /* Write one batch in one transaction, freeing its items. */
 static void
 writer_batch(struct writer *w, struct item *it)
 {
 	struct item	*next;
-	int		 in_txn;
+	int		 in_txn = 0, was_broken = (w->broken != NULL);
 
-	in_txn = (sqlite3_exec(w->st->db, "BEGIN", NULL, NULL, NULL) ==
-	    SQLITE_OK);
+	/* IMMEDIATE: a lock held elsewhere is waited for here, once. */
+	if (!was_broken) {
+		if (writer_exec(w, "BEGIN IMMEDIATE") == 0)
+			in_txn = 1;
+		else
+			writer_failed(w, "a batch");
+		writer_unblocked(w);
+	}
 	for (; it != NULL; it = next) {
 		next = it->next;
+		if (!in_txn) {
+			writer_skip(w, it);
+			item_free(it);
+			continue;
+		}
 		switch (it->type) {
 		case ITEM_SESSION_BEGIN:
 			writer_do_begin(w, it->session);
@@ -756,12 +1032,21 @@ writer_batch(struct writer *w, struct item *it)
 			break;
 		}
 		item_free(it);
+		if (w->broken != NULL) {
+			writer_rollback(w);
+			in_txn = 0;
+		}
 	}
-	if (in_txn && sqlite3_exec(w->st->db, "COMMIT", NULL, NULL, NULL) !=
-	    SQLITE_OK) {
-		writer_failed(w, "a batch");
-		sqlite3_exec(w->st->db, "ROLLBACK", NULL, NULL, NULL);
+	if (in_txn) {
+		if (writer_exec(w, "COMMIT") == 0)
+			writer_committed(w);
+		else {
+			writer_failed(w, "a batch");
+			writer_rollback(w);
+		}
 	}
+	if (!was_broken && w->broken != NULL)
+		writer_broken(w);
 }
 
 static void
@@ -807,7 +1092,7 @@ writer_main(void *arg)
 			w->idle = 1;
 			pthread_cond_wait(&w->cond, &w->lock);
 		}
-		if (w->items < WRITER_BATCH && !w->stopping) {
+		if (w->items < WRITER_BATCH && !w->stopping && !w->syncing) {
 			writer_deadline(&ts, WRITER_TICK_MS);
 			pthread_cond_timedwait(&w->cond, &w->lock, &ts);
 		}
@@ -815,6 +1100,7 @@ writer_main(void *arg)
 		batch = w->head;
 		items = w->items;
 		w->head = w->tail = NULL;
+		w->batch_ns = (batch != NULL) ? batch->queued_ns : 0;
 		stop = w->stopping && batch == NULL;
 		pthread_mutex_unlock(&w->lock);
 		if (stop)
@@ -830,8 +1116,14 @@ writer_main(void *arg)
 		pthread_mutex_lock(&w->lock);
 		w->items -= items;
 		w->bytes -= bytes;
+		w->committed += items;
+		w->batch_ns = 0;
+		if (w->syncing)
+			pthread_cond_broadcast(&w->synced);
 		drained = w->paused && w->items < WRITER_LOW_ITEMS &&
-		    w->bytes < WRITER_LOW_BYTES;
+		    w->bytes < WRITER_LOW_BYTES && (w->head == NULL ||
+		    clock_mono_ns() - w->head->queued_ns <
+		    WRITER_MAX_LAG_NS / 2);
 		if (drained) {
 			w->paused = 0;
 			/* Under the lock, so a cleared callback stays so. */
@@ -855,7 +1147,10 @@ writer_stop(struct writer *w)
 	writer_finalize(w);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
+	pthread_cond_destroy(&w->synced);
+	store_release(w->st);
 	store_close(w->st);
+	free(w->broken);
 	free(w);
 }
 
