@@ -47,6 +47,12 @@
  */
 #define RECORD_EXIT_GRACE_MS	2000
 #define RECORD_FLUSH_GRACE_MS	10000
+/*
+ * When the server's stdout ends, how long to wait for it to exit before
+ * saying it closed its stdout and lives on: an exiting server's stdout
+ * often ends just before we learn that it exited.
+ */
+#define RECORD_STDOUT_CHECK_MS	500
 
 enum pause_why {
 	PAUSE_PEER = 0x1,	/* the destination is backed up */
@@ -103,9 +109,11 @@ struct relay {
 	int			 err_eof;
 	struct event		*sigs[3];
 	struct event		*grace;
+	struct event		*stdout_check;	/* RECORD_STDOUT_CHECK_MS */
 	enum relay_state	 state;
 	int			 grace_waited;	/* ms, while reading paused */
 	int			 host_gone;
+	int			 signalled;	/* we passed a signal on */
 	char			*reason;	/* why the session ended */
 	unsigned long		 moved;		/* reads that brought bytes */
 };
@@ -378,6 +386,11 @@ relay_read_cb(evutil_socket_t fd, short events, void *arg)
 			log_warn("reading %s failed", h->src_name);
 		else if (h->dir == DIR_C2S)
 			relay_reason(h->r, "host closed the connection");
+		else if (h->r->state == RELAY_RUNNING) {
+			struct timeval	tv = { 0, RECORD_STDOUT_CHECK_MS * 1000 };
+
+			evtimer_add(h->r->stdout_check, &tv);
+		}
 		half_source_ended(h, n == 0 ? "end of file" : "read error");
 		return;
 	}
@@ -614,6 +627,29 @@ relay_grace_cb(evutil_socket_t fd, short events, void *arg)
 	}
 }
 
+/*
+ * The server's stdout ended a while ago and it has not exited: it closed
+ * its stdout and lives on.  The host saw the end of our stdout, as it
+ * would have seen the server's; its stdin is still forwarded.
+ */
+static void
+relay_stdout_check_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct relay	*r = arg;
+	char		*note;
+
+	if (r->state != RELAY_RUNNING ||
+	    child_get_state(r->child) == CHILD_EXITED)
+		return;
+	xasprintf(&note, "the server (pid %ld) closed its stdout but is still "
+	    "running: nothing more from it can reach the host, whose stdout "
+	    "was closed too; its stdin and stderr are still relayed",
+	    (long)child_pid(r->child));
+	log_warnx("%s", note);
+	tap_event(r->tap, r->session, "note", note, strlen(note));
+	free(note);
+}
+
 static void
 relay_child_exit_cb(struct child *c, void *arg)
 {
@@ -622,7 +658,11 @@ relay_child_exit_cb(struct child *c, void *arg)
 			    (RECORD_EXIT_GRACE_MS % 1000) * 1000 };
 	char		*text = child_exit_text(c);
 
-	log_info("%s", text);
+	/* Nobody asked it to stop: say so whatever the log level. */
+	if (!r->half[DIR_C2S].out_closed && !r->signalled)
+		log_warnx("%s while the host was still connected", text);
+	else
+		log_info("%s", text);
 	tap_event(r->tap, r->session, "exit", text, strlen(text));
 	relay_reason(r, text);
 	free(text);
@@ -642,6 +682,7 @@ relay_signal_cb(evutil_socket_t sig, short events, void *arg)
 	log_info("%s", note);
 	tap_event(r->tap, r->session, "note", note, strlen(note));
 	free(note);
+	r->signalled = 1;
 	child_signal(r->child, (int)sig);
 }
 
@@ -790,6 +831,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	    relay_stderr_event_cb, &r);
 	bufferevent_enable(r.err_in, EV_READ);
 	r.grace = evtimer_new(r.base, relay_grace_cb, &r);
+	r.stdout_check = evtimer_new(r.base, relay_stdout_check_cb, &r);
 	for (i = 0; i < 3; i++) {
 		r.sigs[i] = evsignal_new(r.base, sigs[i], relay_signal_cb, &r);
 		evsignal_add(r.sigs[i], NULL);
@@ -811,6 +853,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	for (i = 0; i < 3; i++)
 		event_free(r.sigs[i]);
 	event_free(r.grace);
+	event_free(r.stdout_check);
 	bufferevent_free(r.err_in);
 	for (i = 0; i < DIR_MAX; i++)
 		half_free(&r.half[i]);
