@@ -46,6 +46,11 @@ int		 record_stdio(struct writer *, struct wsession *,
 #define RECORD_SPIN_US_MAX	10000
 void		 record_set_spin(unsigned);
 
+/* record_loop.c: the stdio relay's event loop. */
+struct event_base *record_loop_base_new(void);
+void		 record_loop_run(struct event_base *, const unsigned long *);
+int		 record_loop_is_pipe(int);
+
 /* http.c */
 struct http_options {
 	const char	 *name;		/* --name, or NULL */

@@ -18,8 +18,6 @@
  * apart from the one message in flight.
  */
 
-#include <sys/stat.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -536,56 +534,6 @@ relay_check_done(struct relay *r)
 	event_base_loopbreak(r->base);
 }
 
-/* How long the loop polls after bytes moved (record_set_spin). */
-static uint64_t	 relay_spin_ns = RECORD_SPIN_US * 1000u;
-
-void
-record_set_spin(unsigned us)
-{
-	relay_spin_ns = (uint64_t)us * 1000u;
-}
-
-static uint64_t
-relay_now_ns(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * The loop.  With a spin time, after bytes moved keep polling without
- * sleeping for that long: the next message of a back-and-forth often comes
- * within it, and finds us awake instead of costing a wake-up (~7 us here).
- * The latency benchmark's round trip: +28 -> +12 us over a direct pipe at
- * 20 us, for ~10% more CPU in mcpreel; an idle session spins 20 us after
- * each message, no more.
- */
-static void
-relay_run(struct relay *r)
-{
-	uint64_t	 spin = relay_spin_ns, until;
-	unsigned long	 seen;
-
-	if (spin == 0) {
-		event_base_dispatch(r->base);
-		return;
-	}
-	while (!event_base_got_break(r->base)) {
-		if (event_base_loop(r->base, EVLOOP_ONCE) != 0)
-			break;
-		until = relay_now_ns() + spin;
-		while (!event_base_got_break(r->base) &&
-		    relay_now_ns() < until) {
-			seen = r->moved;
-			event_base_loop(r->base, EVLOOP_NONBLOCK);
-			if (r->moved != seen)
-				until = relay_now_ns() + spin;
-		}
-	}
-}
-
 /* A stage of the ending took too long: move on without it. */
 static void
 relay_grace_cb(evutil_socket_t fd, short events, void *arg)
@@ -686,42 +634,6 @@ relay_signal_cb(evutil_socket_t sig, short events, void *arg)
 	child_signal(r->child, (int)sig);
 }
 
-/* Whether fd is a pipe (tee(2) works between two). */
-static int
-fd_is_pipe(int fd)
-{
-	struct stat	sb;
-
-	return fstat(fd, &sb) == 0 && S_ISFIFO(sb.st_mode);
-}
-
-/* Whether epoll can watch fd: pipes, sockets and terminals, not files. */
-static int
-fd_pollable(int fd)
-{
-	struct stat	sb;
-
-	if (fstat(fd, &sb) != 0)
-		return 0;
-	return S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) || isatty(fd);
-}
-
-static struct event_base *
-relay_base_new(void)
-{
-	struct event_config	*cfg = event_config_new();
-	struct event_base	*base;
-
-	/* Hosts give us pipes; a person may redirect a file or /dev/null. */
-	if (!fd_pollable(STDIN_FILENO) || !fd_pollable(STDOUT_FILENO))
-		event_config_avoid_method(cfg, "epoll");
-	base = event_base_new_with_config(cfg);
-	event_config_free(cfg);
-	if (base == NULL)
-		fatalx("cannot create an event loop");
-	return base;
-}
-
 static void
 half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd)
 {
@@ -736,7 +648,8 @@ half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd)
 	h->in_fd = in_fd;
 	h->close_in = close_in;
 	h->out_fd = out_fd;
-	h->tee = fd_is_pipe(in_fd) && fd_is_pipe(out_fd);
+	h->tee = record_loop_is_pipe(in_fd) &&
+	    record_loop_is_pipe(out_fd);
 	log_debug("%s -> %s: %s", h->src_name, h->dst_name, h->tee ?
 	    "pipes both sides: forwarded with tee(2)" : "read and write");
 	evutil_make_socket_nonblocking(in_fd);
@@ -787,7 +700,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	memset(&r, 0, sizeof r);
 
 	evthread_use_pthreads();
-	r.base = relay_base_new();
+	r.base = record_loop_base_new();
 	r.session = s;
 	r.tap = tap_new(r.base, w, relay_resume_cb, &r);
 
@@ -842,7 +755,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	    r.state == RELAY_RUNNING)
 		relay_child_exit_cb(r.child, &r);
 
-	relay_run(&r);
+	record_loop_run(r.base, &r.moved);
 
 	res->exit_code = child_exit_code(r.child);
 	res->exit_status = child_exit_code(r.child);
