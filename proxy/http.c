@@ -39,7 +39,15 @@
 #include <event2/listener.h>
 #include <event2/thread.h>
 
+#include <jansson.h>
+
 #include "http_int.h"
+
+/*
+ * The JSON-RPC error code of our own error replies: the implementation-
+ * defined server error the MCP SDKs use for transport errors too.
+ */
+#define HTTP_RPC_ERROR		-32000
 
 enum pause_why {
 	PAUSE_PEER = 0x1,	/* the other side's output is backed up */
@@ -59,6 +67,7 @@ static void	conn_close(struct hconn *, const char *);
 static void	conn_close_after_output(struct hconn *);
 static void	conn_process_requests(struct hconn *);
 static void	conn_up_read(struct hconn *, int);
+static void	conn_set_wait(struct hconn *);
 static void	buf_copy(struct evbuffer *, struct evbuffer *);
 static void	exch_keep_body(struct hexch *, struct evbuffer *);
 
@@ -179,6 +188,7 @@ exch_free(struct hexch *x)
 	}
 	if (x->hold != NULL)
 		evbuffer_free(x->hold);
+	free(x->rpc_id);
 	free(x->outcome);
 	free(x);
 }
@@ -201,9 +211,33 @@ exch_end(struct hconn *c, const char *outcome)
 	exch_free(x);
 }
 
+/* A JSON-RPC error answering request id, saying why; NULL if why is no
+ * UTF-8. */
+static char *
+conn_error_json(const char *id, const char *why)
+{
+	json_t	*j;
+	char	*text, *s;
+
+	xasprintf(&text, "mcpreel: %s", why);
+	j = json_string(text);
+	free(text);
+	if (j == NULL)
+		return NULL;
+	text = json_dumps(j, JSON_ENCODE_ANY);
+	json_decref(j);
+	if (text == NULL)
+		return NULL;
+	xasprintf(&s, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,"
+	    "\"message\":%s}}", id, HTTP_RPC_ERROR, text);
+	free(text);
+	return s;
+}
+
 /*
- * Answer the client ourselves, when the upstream could not: a short plain
- * reason, and the connection closes after it.
+ * Answer the client ourselves, when the upstream could not: a JSON-RPC
+ * error for a JSON-RPC request (its client can match it to the request),
+ * else a short plain reason; the connection closes after it.
  */
 static void
 conn_reply_error(struct hconn *c, int status, const char *reason,
@@ -211,15 +245,24 @@ conn_reply_error(struct hconn *c, int status, const char *reason,
 {
 	struct evbuffer	*out = bufferevent_get_output(c->cbev);
 	struct hexch	*x = c->x;
+	const char	*ctype = "application/json";
+	char		*body = NULL;
 
 	if (x != NULL && x->sent_resp) {
 		/* Too late for a status: all we can do is close. */
 		conn_close(c, why);
 		return;
 	}
-	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; "
-	    "charset=utf-8\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n"
-	    "mcpreel: %s\n", status, reason, strlen(why) + 10, why);
+	if (x != NULL && x->rpc_id != NULL)
+		body = conn_error_json(x->rpc_id, why);
+	if (body == NULL) {
+		ctype = "text/plain; charset=utf-8";
+		xasprintf(&body, "mcpreel: %s\n", why);
+	}
+	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", status,
+	    reason, ctype, strlen(body), body);
+	free(body);
 	if (x != NULL) {
 		x->sent_resp = 1;
 		hexch_note(x, "answered %d: %s", status, why);
@@ -249,6 +292,8 @@ conn_close(struct hconn *c, const char *why)
 		return;
 	log_debug("connection %llu closed: %s", (unsigned long long)c->id, why);
 	c->dead = 1;
+	event_free(c->timer);
+	c->timer = NULL;
 	if (c->x != NULL)
 		exch_end(c, why);
 	if (c->ubev != NULL)
@@ -277,6 +322,8 @@ conn_close_after_output(struct hconn *c)
 	set_pause(c->cbev, &c->cpause, PAUSE_CLOSING, 1);
 	if (evbuffer_get_length(bufferevent_get_output(c->cbev)) == 0)
 		conn_close(c, "done");
+	else
+		conn_set_wait(c);
 }
 
 /* Open the upstream connection for c if it has none. */
@@ -307,8 +354,12 @@ conn_connect(struct hconn *c, char **cause)
 
 /*
  * The request head as the upstream gets it: the target under the
- * upstream's path prefix, Host naming the upstream (unless --keep-host);
- * every other field as the client sent it.
+ * upstream's path prefix, every field as the client sent it.  Host too,
+ * so that an upstream checking Host against DNS rebinding still sees what
+ * the client's browser sent (naming the upstream instead would pass any
+ * page through such a check); --rewrite-host makes it name the upstream,
+ * for upstreams that need their own name.  A request with no Host gets
+ * the upstream's.
  */
 static void
 conn_send_request_head(struct hconn *c, const struct http_head *h)
@@ -330,7 +381,7 @@ conn_send_request_head(struct hconn *c, const struct http_head *h)
 	    *target == '/' ? p->up.url.prefix : "", target, h->version % 10);
 	for (i = 0; i < h->nheaders; i++) {
 		if (strcasecmp(h->headers[i].name, "Host") == 0 &&
-		    !p->opt->keep_host) {
+		    p->opt->rewrite_host) {
 			if (!host_done)
 				evbuffer_add_printf(out, "Host: %s\r\n",
 				    p->up.url.hostport);
@@ -357,13 +408,24 @@ head_wants_close(const struct http_head *h)
 	    !http_head_has_token(h, "Connection", "keep-alive");
 }
 
-/* The request's whole body is in: record it. */
+/*
+ * The request's whole body is in: record it, and keep the id of a
+ * JSON-RPC request (of a size a request has) for an error reply.
+ */
 static void
 exch_request_done(struct hexch *x)
 {
-	size_t	len = evbuffer_get_length(x->reqdata);
+	size_t		 len = evbuffer_get_length(x->reqdata);
+	struct scan	 sc;
+	const char	*p;
 
 	x->req_done = 1;
+	if (len > 0 && len <= HTTP_KEEP_BODY_MAX) {
+		p = (const char *)evbuffer_pullup(x->reqdata, (ev_ssize_t)len);
+		scan_message(p, len, &sc);
+		if (sc.kind == KIND_REQUEST)
+			x->rpc_id = scan_id_dup(p, &sc);
+	}
 	if (len > 0)
 		exch_tap(x, DIR_C2S, x->reqdata, len, NULL);
 	evbuffer_drain(x->reqdata, len);
@@ -454,7 +516,7 @@ conn_forward_request_body(struct hconn *c)
 
 /* Read requests off the client's buffer while no exchange is in flight. */
 static void
-conn_process_requests(struct hconn *c)
+conn_read_requests(struct hconn *c)
 {
 	struct evbuffer		*in = bufferevent_get_input(c->cbev);
 	struct http_head	 h;
@@ -496,6 +558,14 @@ conn_process_requests(struct hconn *c)
 		    evbuffer_get_length(in) > HTTP_HEAD_MAX);
 		return;
 	}
+}
+
+/* Take what the client sent, then start the time limit that now runs. */
+static void
+conn_process_requests(struct hconn *c)
+{
+	conn_read_requests(c);
+	conn_set_wait(c);
 }
 
 static void
@@ -692,6 +762,7 @@ exch_response_head(struct hconn *c, struct http_head *h)
 	x->resp = *h;
 	memset(h, 0, sizeof *h);
 	x->have_resp = 1;
+	conn_set_wait(c);
 	if (head_wants_close(&x->resp))
 		x->close_after = 1;
 	ctype = http_head_get(&x->resp, "Content-Type");
@@ -1038,6 +1109,117 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	free(why);
 }
 
+static const char *conn_wait_names[CONN_WAIT_MAX] = {
+	"a response", "the next request", "the request head",
+	"the request body", "the upstream's response head",
+	"the client to read our last bytes"
+};
+
+/* The time limit of a wait in seconds (--*-timeout); 0: none. */
+static int
+conn_wait_limit(const struct hconn *c, enum conn_wait w)
+{
+	const struct http_options	*o = c->p->opt;
+
+	switch (w) {
+	case CONN_WAIT_HEAD:
+		return o->head_timeout;
+	case CONN_WAIT_UPSTREAM:
+		return o->upstream_timeout;
+	case CONN_WAIT_IDLE:
+	case CONN_WAIT_BODY:
+	case CONN_WAIT_OUTPUT:
+		return o->idle_timeout;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Work out what c waits for now and start its time limit when the wait
+ * changed; a request body's limit starts again with each read, the
+ * others run from the start of their wait (a trickle of bytes does not
+ * hold a head or the upstream's answer open).
+ */
+static void
+conn_set_wait(struct hconn *c)
+{
+	struct timeval	tv = { 0, 0 };
+	enum conn_wait	w;
+
+	if (c->dead)
+		return;
+	if (c->closing)
+		w = CONN_WAIT_OUTPUT;
+	else if (c->x == NULL)
+		w = evbuffer_get_length(bufferevent_get_input(c->cbev)) > 0 ?
+		    CONN_WAIT_HEAD : CONN_WAIT_IDLE;
+	else if (!c->x->req_done)
+		w = CONN_WAIT_BODY;
+	else if (!c->x->have_resp)
+		w = CONN_WAIT_UPSTREAM;
+	else
+		w = CONN_WAIT_NONE;
+	if (w == c->wait && w != CONN_WAIT_BODY)
+		return;
+	if (w != c->wait)
+		log_debug("connection %llu: waiting for %s",
+		    (unsigned long long)c->id, conn_wait_names[w]);
+	c->wait = w;
+	if ((tv.tv_sec = conn_wait_limit(c, w)) == 0)
+		evtimer_del(c->timer);
+	else
+		evtimer_add(c->timer, &tv);
+}
+
+/* A wait's time limit ran out: answer or close, as the wait calls for. */
+static void
+conn_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct hconn	*c = arg;
+	int		 secs = conn_wait_limit(c, c->wait);
+	struct timeval	 tv = { secs, 0 };
+	char		*why = NULL;
+
+	/* We stopped reading (the writer or the other side lags): not
+	 * their fault, wait on. */
+	if ((c->wait == CONN_WAIT_UPSTREAM && (c->upause & PAUSE_STORE)) ||
+	    (c->wait != CONN_WAIT_UPSTREAM && c->wait != CONN_WAIT_OUTPUT &&
+	    (c->cpause & (PAUSE_STORE | PAUSE_PEER)))) {
+		evtimer_add(c->timer, &tv);
+		return;
+	}
+	switch (c->wait) {
+	case CONN_WAIT_IDLE:
+		conn_close(c, "idle");
+		break;
+	case CONN_WAIT_HEAD:
+		xasprintf(&why, "no complete request head within %d s", secs);
+		log_info("connection %llu: %s", (unsigned long long)c->id, why);
+		conn_reply_error(c, 408, "Request Timeout", why);
+		break;
+	case CONN_WAIT_BODY:
+		xasprintf(&why, "the request body stopped: nothing for %d s",
+		    secs);
+		log_info("connection %llu: %s", (unsigned long long)c->id, why);
+		conn_reply_error(c, 408, "Request Timeout", why);
+		break;
+	case CONN_WAIT_UPSTREAM:
+		xasprintf(&why, "no response from %s within %d s "
+		    "(--upstream-timeout)", c->p->up.url.origin, secs);
+		log_warnx("connection %llu: %s", (unsigned long long)c->id,
+		    why);
+		conn_reply_error(c, 504, "Gateway Timeout", why);
+		break;
+	case CONN_WAIT_OUTPUT:
+		conn_close(c, "the client did not read our last bytes");
+		break;
+	default:
+		break;
+	}
+	free(why);
+}
+
 static void
 proxy_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -1062,6 +1244,10 @@ proxy_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	}
 	bufferevent_setcb(c->cbev, conn_client_read_cb, conn_client_write_cb,
 	    conn_client_event_cb, c);
+	c->timer = evtimer_new(p->base, conn_timer_cb, c);
+	if (c->timer == NULL)
+		fatalx("cannot create a timer");
+	conn_set_wait(c);
 	TAILQ_INSERT_TAIL(&p->conns, c, entry);
 	if (tap_paused(p->tap))
 		c->cpause |= PAUSE_STORE;

@@ -69,7 +69,28 @@ struct hexch {
 	int			 resp_cut;	/* respdata holds only its start */
 	struct evbuffer		*hold;		/* legacy: until the endpoint */
 	int			 close_after;	/* Connection: close either way */
+	char			*rpc_id;	/* a JSON-RPC request's id, as
+						   written, for an error reply */
 	char			*outcome;
+};
+
+/*
+ * What a connection is waiting for, and so which time limit runs on its
+ * timer (conn_set_wait in http.c).  Nothing runs while a response
+ * streams: an SSE stream may stay open as long as both ends are there.
+ */
+enum conn_wait {
+	CONN_WAIT_NONE,		/* a response is on its way */
+	CONN_WAIT_IDLE,		/* the next request (idle timeout) */
+	CONN_WAIT_HEAD,		/* the rest of a request head (head timeout,
+				   from its first byte) */
+	CONN_WAIT_BODY,		/* more of the request body (idle timeout,
+				   from the last bytes) */
+	CONN_WAIT_UPSTREAM,	/* the upstream's response head (upstream
+				   timeout, from the end of the request) */
+	CONN_WAIT_OUTPUT,	/* the client to take our last bytes before
+				   we close (idle timeout) */
+	CONN_WAIT_MAX
 };
 
 /* A client connection, joined one to one with an upstream connection. */
@@ -86,6 +107,8 @@ struct hconn {
 	int			 upause;	/* why upstream reading paused */
 	int			 closing;	/* close once output is sent */
 	int			 dead;		/* closed; freed next pass */
+	enum conn_wait		 wait;
+	struct event		*timer;		/* the wait's time limit */
 	TAILQ_ENTRY(hconn)	 entry;
 };
 TAILQ_HEAD(hconns, hconn);
