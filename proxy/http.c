@@ -1055,6 +1055,7 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct hconn	*c = arg;
 	struct hexch	*x = c->x;
 	char		*why;
+	int		 err;
 
 	if (what & BEV_EVENT_CONNECTED) {
 		c->connected = 1;
@@ -1087,9 +1088,13 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		conn_close_after_output(c);
 		return;
 	}
+	err = EVUTIL_SOCKET_ERROR();
 	if (what & BEV_EVENT_TIMEOUT)
 		xasprintf(&why, "no connection to %s within %d s",
 		    c->p->up.url.origin, HTTP_CONNECT_TIMEOUT);
+	else if (c->connected && c->p->up.ssl == NULL && err != 0)
+		xasprintf(&why, "the connection to %s broke: %s",
+		    c->p->up.url.origin, evutil_socket_error_to_string(err));
 	else
 		why = net_upstream_error(bev, &c->p->up);
 	if (x != NULL && !x->sent_resp) {
