@@ -7,7 +7,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
@@ -209,6 +209,31 @@ test('a host that goes away in the middle of a line: the partial line is forward
     const notes = events(db).filter((e) => e.kind === 'note').map((e) => e.text);
     assert.ok(notes.some((n) => new RegExp(`the host \\(stdin\\) ended with ${part.length} bytes after the last newline`).test(n)), notes.join('\n'));
     assert.match(session(db).end_reason, /host closed/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('no shell ever runs the server: metacharacters in argv arrive literally and run nothing', { timeout: 30000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 's.db');
+    const marker = join(t.dir, 'pwned');
+    const args = [`$(touch ${marker})`, `; touch ${marker}`, `\`touch ${marker}\``, `| touch ${marker}`, `&& touch ${marker}`, '*', '$HOME', "'quoted'", '>out'];
+    const r = await runMcpreel(['record', '--db', db, '--', process.execPath, BADPEER, 'argv', ...args]);
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.deepEqual(JSON.parse(r.stdout.toString()), args, 'the server got its argv byte for byte');
+    assert.ok(!existsSync(marker), 'nothing ran the metacharacters');
+    assert.ok(!existsSync(join(process.cwd(), 'out')) && !existsSync(join(t.dir, 'out')), 'no redirection happened');
+    assert.deepEqual(JSON.parse(sql(db, 'SELECT target FROM sessions')[0].target), [process.execPath, BADPEER, 'argv', ...args],
+      'sessions.target is the argv as given');
+
+    // A command name that a shell would split: not found, and nothing ran.
+    const name = `true; touch ${marker}`;
+    const r2 = await runMcpreel(['record', '--db', db, '--', name]);
+    assert.equal(r2.code, 127, r2.stderr.toString());
+    assert.match(r2.stderr.toString(), /cannot run 'true; touch .*': command not found/);
+    assert.ok(!existsSync(marker), 'nothing ran the command name\'s metacharacters');
   } finally {
     t.cleanup();
   }
