@@ -1290,7 +1290,7 @@ record_http(struct writer *w, const struct http_options *opt,
     struct record_result *res)
 {
 	struct hproxy		 p;
-	struct sockaddr_storage	 ss;
+	struct sockaddr_storage	 ss, ups;
 	socklen_t		 sslen;
 	struct hconn		*c;
 	char			*cause = NULL;
@@ -1332,9 +1332,13 @@ record_http(struct writer *w, const struct http_options *opt,
 	/* Said at any log level, alone on its line: scripts wait for it. */
 	log_warnx("listening on %s", p.origin);
 	log_info("forwarding to %s", opt->upstream);
-	if (ss.ss_family == AF_INET &&
-	    ((struct sockaddr_in *)&ss)->sin_addr.s_addr != htonl(
-	    INADDR_LOOPBACK))
+	memset(&ups, 0, sizeof ups);
+	memcpy(&ups, p.up.ai->ai_addr, p.up.ai->ai_addrlen);
+	if (!opt->rewrite_host && !net_addr_is_loopback(&ups))
+		log_info("the Host header reaches %s as the client sent it; "
+		    "give --rewrite-host if the server wants its own name "
+		    "(404 or 421 answers)", p.up.url.origin);
+	if (!net_addr_is_loopback(&ss))
 		log_warnx("note: %s is not a loopback address: other machines "
 		    "may reach this proxy", opt->listen);
 
