@@ -49,13 +49,6 @@
  */
 #define HTTP_RPC_ERROR		-32000
 
-enum pause_why {
-	PAUSE_PEER = 0x1,	/* the other side's output is backed up */
-	PAUSE_STORE = 0x2,	/* the writer's queue is full */
-	PAUSE_BUSY = 0x4,	/* client: an exchange is in flight and a lot
-				   of pipelined input waits */
-	PAUSE_CLOSING = 0x8	/* client: we close once our output is out */
-};
 
 static void	conn_client_read_cb(struct bufferevent *, void *);
 static void	conn_client_write_cb(struct bufferevent *, void *);
@@ -63,11 +56,9 @@ static void	conn_client_event_cb(struct bufferevent *, short, void *);
 static void	conn_up_read_cb(struct bufferevent *, void *);
 static void	conn_up_write_cb(struct bufferevent *, void *);
 static void	conn_up_event_cb(struct bufferevent *, short, void *);
-static void	conn_close(struct hconn *, const char *);
 static void	conn_close_after_output(struct hconn *);
 static void	conn_process_requests(struct hconn *);
 static void	conn_up_read(struct hconn *, int);
-static void	conn_set_wait(struct hconn *);
 static void	buf_copy(struct evbuffer *, struct evbuffer *);
 static void	exch_keep_body(struct hexch *, struct evbuffer *);
 
@@ -239,7 +230,7 @@ conn_error_json(const char *id, const char *why)
  * error for a JSON-RPC request (its client can match it to the request),
  * else a short plain reason; the connection closes after it.
  */
-static void
+void
 conn_reply_error(struct hconn *c, int status, const char *reason,
     const char *why)
 {
@@ -283,7 +274,7 @@ conn_free_cb(evutil_socket_t fd, short events, void *arg)
  * struct itself is freed on the next loop pass, so a caller further up
  * may still look at c->dead.
  */
-static void
+void
 conn_close(struct hconn *c, const char *why)
 {
 	struct hproxy	*p = c->p;
@@ -292,8 +283,7 @@ conn_close(struct hconn *c, const char *why)
 		return;
 	log_debug("connection %llu closed: %s", (unsigned long long)c->id, why);
 	c->dead = 1;
-	event_free(c->timer);
-	c->timer = NULL;
+	hwait_stop(c);
 	if (c->x != NULL)
 		exch_end(c, why);
 	if (c->ubev != NULL)
@@ -323,7 +313,7 @@ conn_close_after_output(struct hconn *c)
 	if (evbuffer_get_length(bufferevent_get_output(c->cbev)) == 0)
 		conn_close(c, "done");
 	else
-		conn_set_wait(c);
+		hwait_set(c);
 }
 
 /* Open the upstream connection for c if it has none. */
@@ -565,7 +555,7 @@ static void
 conn_process_requests(struct hconn *c)
 {
 	conn_read_requests(c);
-	conn_set_wait(c);
+	hwait_set(c);
 }
 
 static void
@@ -762,7 +752,7 @@ exch_response_head(struct hconn *c, struct http_head *h)
 	x->resp = *h;
 	memset(h, 0, sizeof *h);
 	x->have_resp = 1;
-	conn_set_wait(c);
+	hwait_set(c);
 	if (head_wants_close(&x->resp))
 		x->close_after = 1;
 	ctype = http_head_get(&x->resp, "Content-Type");
@@ -1114,117 +1104,6 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	free(why);
 }
 
-static const char *conn_wait_names[CONN_WAIT_MAX] = {
-	"a response", "the next request", "the request head",
-	"the request body", "the upstream's response head",
-	"the client to read our last bytes"
-};
-
-/* The time limit of a wait in seconds (--*-timeout); 0: none. */
-static int
-conn_wait_limit(const struct hconn *c, enum conn_wait w)
-{
-	const struct http_options	*o = c->p->opt;
-
-	switch (w) {
-	case CONN_WAIT_HEAD:
-		return o->head_timeout;
-	case CONN_WAIT_UPSTREAM:
-		return o->upstream_timeout;
-	case CONN_WAIT_IDLE:
-	case CONN_WAIT_BODY:
-	case CONN_WAIT_OUTPUT:
-		return o->idle_timeout;
-	default:
-		return 0;
-	}
-}
-
-/*
- * Work out what c waits for now and start its time limit when the wait
- * changed; a request body's limit starts again with each read, the
- * others run from the start of their wait (a trickle of bytes does not
- * hold a head or the upstream's answer open).
- */
-static void
-conn_set_wait(struct hconn *c)
-{
-	struct timeval	tv = { 0, 0 };
-	enum conn_wait	w;
-
-	if (c->dead)
-		return;
-	if (c->closing)
-		w = CONN_WAIT_OUTPUT;
-	else if (c->x == NULL)
-		w = evbuffer_get_length(bufferevent_get_input(c->cbev)) > 0 ?
-		    CONN_WAIT_HEAD : CONN_WAIT_IDLE;
-	else if (!c->x->req_done)
-		w = CONN_WAIT_BODY;
-	else if (!c->x->have_resp)
-		w = CONN_WAIT_UPSTREAM;
-	else
-		w = CONN_WAIT_NONE;
-	if (w == c->wait && w != CONN_WAIT_BODY)
-		return;
-	if (w != c->wait)
-		log_debug("connection %llu: waiting for %s",
-		    (unsigned long long)c->id, conn_wait_names[w]);
-	c->wait = w;
-	if ((tv.tv_sec = conn_wait_limit(c, w)) == 0)
-		evtimer_del(c->timer);
-	else
-		evtimer_add(c->timer, &tv);
-}
-
-/* A wait's time limit ran out: answer or close, as the wait calls for. */
-static void
-conn_timer_cb(evutil_socket_t fd, short events, void *arg)
-{
-	struct hconn	*c = arg;
-	int		 secs = conn_wait_limit(c, c->wait);
-	struct timeval	 tv = { secs, 0 };
-	char		*why = NULL;
-
-	/* We stopped reading (the writer or the other side lags): not
-	 * their fault, wait on. */
-	if ((c->wait == CONN_WAIT_UPSTREAM && (c->upause & PAUSE_STORE)) ||
-	    (c->wait != CONN_WAIT_UPSTREAM && c->wait != CONN_WAIT_OUTPUT &&
-	    (c->cpause & (PAUSE_STORE | PAUSE_PEER)))) {
-		evtimer_add(c->timer, &tv);
-		return;
-	}
-	switch (c->wait) {
-	case CONN_WAIT_IDLE:
-		conn_close(c, "idle");
-		break;
-	case CONN_WAIT_HEAD:
-		xasprintf(&why, "no complete request head within %d s", secs);
-		log_info("connection %llu: %s", (unsigned long long)c->id, why);
-		conn_reply_error(c, 408, "Request Timeout", why);
-		break;
-	case CONN_WAIT_BODY:
-		xasprintf(&why, "the request body stopped: nothing for %d s",
-		    secs);
-		log_info("connection %llu: %s", (unsigned long long)c->id, why);
-		conn_reply_error(c, 408, "Request Timeout", why);
-		break;
-	case CONN_WAIT_UPSTREAM:
-		xasprintf(&why, "no response from %s within %d s "
-		    "(--upstream-timeout)", c->p->up.url.origin, secs);
-		log_warnx("connection %llu: %s", (unsigned long long)c->id,
-		    why);
-		conn_reply_error(c, 504, "Gateway Timeout", why);
-		break;
-	case CONN_WAIT_OUTPUT:
-		conn_close(c, "the client did not read our last bytes");
-		break;
-	default:
-		break;
-	}
-	free(why);
-}
-
 static void
 proxy_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -1249,10 +1128,7 @@ proxy_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	}
 	bufferevent_setcb(c->cbev, conn_client_read_cb, conn_client_write_cb,
 	    conn_client_event_cb, c);
-	c->timer = evtimer_new(p->base, conn_timer_cb, c);
-	if (c->timer == NULL)
-		fatalx("cannot create a timer");
-	conn_set_wait(c);
+	hwait_start(c);
 	TAILQ_INSERT_TAIL(&p->conns, c, entry);
 	if (tap_paused(p->tap))
 		c->cpause |= PAUSE_STORE;

@@ -9,6 +9,15 @@
 
 #include "proxy.h"
 
+/* Why reading one side of a connection is paused (bits). */
+enum pause_why {
+	PAUSE_PEER = 0x1,	/* the other side's output is backed up */
+	PAUSE_STORE = 0x2,	/* the writer's queue is full */
+	PAUSE_BUSY = 0x4,	/* client: an exchange is in flight and a lot
+				   of pipelined input waits */
+	PAUSE_CLOSING = 0x8	/* client: we close once our output is out */
+};
+
 /* Unsent bytes for one side of a connection before its source pauses. */
 #define HTTP_MAX_OUTPUT		(4u * 1024 * 1024)
 /* A response body that is not JSON-RPC is kept for people up to this. */
@@ -76,8 +85,8 @@ struct hexch {
 
 /*
  * What a connection is waiting for, and so which time limit runs on its
- * timer (conn_set_wait in http.c).  Nothing runs while a response
- * streams: an SSE stream may stay open as long as both ends are there.
+ * timer (hwait.c).  Nothing runs while a response streams: an SSE stream
+ * may stay open as long as both ends are there.
  */
 enum conn_wait {
 	CONN_WAIT_NONE,		/* a response is on its way */
@@ -129,6 +138,16 @@ struct hproxy {
 	struct event		*sigs[2];
 	char			*stop_reason;
 };
+
+/* http.c */
+void		 conn_close(struct hconn *, const char *);
+void		 conn_reply_error(struct hconn *, int, const char *,
+		     const char *);
+
+/* hwait.c */
+void		 hwait_start(struct hconn *);
+void		 hwait_set(struct hconn *);
+void		 hwait_stop(struct hconn *);
 
 /* hsession.c */
 struct hsession	*hsession_get(struct hproxy *, const char *, int);
