@@ -202,8 +202,7 @@ exch_end(struct hconn *c, const char *outcome)
 	exch_free(x);
 }
 
-/* A JSON-RPC error answering request id, saying why; NULL if why is no
- * UTF-8. */
+/* A JSON-RPC error answering request id with why; NULL if why is no UTF-8. */
 static char *
 conn_error_json(const char *id, const char *why)
 {
