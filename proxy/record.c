@@ -586,8 +586,9 @@ relay_stdout_check_cb(evutil_socket_t fd, short events, void *arg)
 	struct relay	*r = arg;
 	char		*note;
 
+	/* Stopping (its stdin closed) or gone: its stdout had to end. */
 	if (r->state != RELAY_RUNNING ||
-	    child_get_state(r->child) == CHILD_EXITED)
+	    child_get_state(r->child) != CHILD_RUNNING)
 		return;
 	xasprintf(&note, "the server (pid %ld) closed its stdout but is still "
 	    "running: nothing more from it can reach the host, whose stdout "
