@@ -2,7 +2,8 @@
 # this file only installs what is missing and calls it.
 #   make demo   build, then record a real MCP session and show it
 #   make test   build with sanitizers, run the unit tests, the fuzz targets
-#               for 10 s each, and the end-to-end tests
+#               for 10 s each, and the end-to-end tests (with a plain build
+#               for the ones under valgrind)
 #   make fuzz   build the libFuzzer targets (clang) and run each for 60 s
 #   make bench  build for release, measure mcpreel against a direct connection
 
@@ -10,6 +11,8 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 BENCH_BUILD ?= build-bench
 FUZZ_BUILD ?= build-fuzz
+# Without sanitizers, for valgrind (the two do not mix).
+VALGRIND_BUILD ?= build-valgrind
 JOBS       ?= 2
 # How long each fuzz target runs: alone (make fuzz), and within make test.
 FUZZ_SECONDS ?= 60
@@ -32,6 +35,9 @@ test:
 	scripts/deps.sh test
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMCPREEL_ASAN=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cmake -S . -B $(VALGRIND_BUILD) -DCMAKE_BUILD_TYPE=Debug \
+	    -DMCPREEL_TESTS=OFF -DMCPREEL_BENCH=OFF
+	cmake --build $(VALGRIND_BUILD) -j $(JOBS)
 	$(MAKE) unit fuzz-test e2e
 
 unit:
@@ -47,7 +53,9 @@ fuzz-test:
 	JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS)
 
 e2e:
-	MCPREEL=$(CURDIR)/$(ASAN_BUILD)/mcpreel node --test --test-concurrency=1 tests/e2e/
+	MCPREEL=$(CURDIR)/$(ASAN_BUILD)/mcpreel \
+	    MCPREEL_VALGRIND=$(CURDIR)/$(VALGRIND_BUILD)/mcpreel \
+	    node --test --test-concurrency=1 tests/e2e/
 
 # The benchmark of issue 6 (bench/run.sh); the unit tests are left out of
 # this build so that it needs no criterion.
@@ -58,4 +66,4 @@ bench:
 	bench/run.sh $(BENCH_BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(VALGRIND_BUILD)

@@ -16,6 +16,8 @@
 
 /* Where --upstream listens without --listen. */
 #define RECORD_DEFAULT_LISTEN "127.0.0.1:8808"
+/* The most a --*-timeout takes, in seconds: a day. */
+#define RECORD_TIMEOUT_MAX	86400
 
 void
 cmd_record_usage(FILE *f)
@@ -58,12 +60,32 @@ cmd_record_usage(FILE *f)
 	    "\n"
 	    "HTTP options:\n"
 	    "  --listen ADDR          where to listen: PORT, HOST:PORT or [V6]:PORT\n"
-	    "                         (default 127.0.0.1:8808; port 0 picks one).\n"
+	    "                         (default 127.0.0.1:8808; port 0 picks one),\n"
+	    "                         a loopback address unless --allow-remote.\n"
 	    "                         The address is printed on stderr when ready.\n"
+	    "  --allow-remote         let --listen take an address other machines\n"
+	    "                         reach: anyone there can then use the server\n"
+	    "                         through mcpreel\n"
 	    "  --upstream URL         the server: http[s]://HOST[:PORT][/PATH]\n"
 	    "  --cacert FILE          trust the CA certificates in FILE (https)\n"
 	    "  --insecure             do not verify the upstream's certificate\n"
-	    "  --keep-host            pass the client's Host header unchanged\n"
+	    "  --rewrite-host         send a Host header naming the upstream, for an\n"
+	    "                         upstream that needs its own name (a virtual\n"
+	    "                         host).  Without it Host, like Origin and every\n"
+	    "                         other header, reaches the upstream as the\n"
+	    "                         client sent it, so the upstream's own checks\n"
+	    "                         (against DNS rebinding) still work\n"
+	    "  --keep-host            the default now (Host unchanged); ignored\n"
+	    "  --upstream-timeout S   answer 504 when the upstream has not started\n"
+	    "                         its response S seconds after the request\n"
+	    "                         (default %d; 0: wait for ever); a response\n"
+	    "                         that has started, an SSE stream, has no limit\n"
+	    "  --head-timeout S       answer 408 to a client that has not sent a\n"
+	    "                         whole request head S seconds after its first\n"
+	    "                         byte (default %d; 0: no limit)\n"
+	    "  --idle-timeout S       close a client connection silent for S\n"
+	    "                         seconds between requests (in the middle of a\n"
+	    "                         request body: 408) (default %d; 0: no limit)\n"
 	    "  --redact-header NAME   store NAME's value as [REDACTED] (repeatable;\n"
 	    "                         Authorization, Cookie, Set-Cookie,\n"
 	    "                         Proxy-Authorization, Mcp-Session-Id and\n"
@@ -73,7 +95,8 @@ cmd_record_usage(FILE *f)
 	    "  mcpreel record --name everything -- npx -y "
 	    "@modelcontextprotocol/server-everything\n"
 	    "  mcpreel record --listen 127.0.0.1:8808 --upstream "
-	    "http://127.0.0.1:3001\n", RECORD_SPIN_US);
+	    "http://127.0.0.1:3001\n", RECORD_SPIN_US, HTTP_UPSTREAM_TIMEOUT,
+	    HTTP_HEAD_TIMEOUT, HTTP_IDLE_TIMEOUT);
 }
 
 /* The server's argv as a JSON array, for sessions.target. */
@@ -118,6 +141,33 @@ record_check_http(const struct http_options *http)
 		return -1;
 	}
 	net_url_clear(&u);
+	if (!http->allow_remote && !net_addr_is_loopback(&ss)) {
+		fprintf(stderr, "mcpreel record: not listening on %s: it is "
+		    "not a loopback address, so other machines could use "
+		    "the server through mcpreel.  Listen on 127.0.0.1 (the "
+		    "default), or give --allow-remote to listen there "
+		    "anyway\n", http->listen);
+		return -1;
+	}
+	return 0;
+}
+
+/* A --*-timeout argument: whole seconds, 0 for no limit. */
+static int
+record_seconds(const char *name, const char *arg, int *out)
+{
+	char	*end;
+	long	 n;
+
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || n < 0 ||
+	    n > RECORD_TIMEOUT_MAX) {
+		fprintf(stderr, "mcpreel record: --%s takes whole seconds, "
+		    "0 (no limit) to %d: %s\n", name, RECORD_TIMEOUT_MAX, arg);
+		return -1;
+	}
+	*out = (int)n;
 	return 0;
 }
 
@@ -152,6 +202,11 @@ cmd_record(int argc, char **argv)
 		{ "cacert", required_argument, NULL, 'c' },
 		{ "insecure", no_argument, NULL, 'k' },
 		{ "keep-host", no_argument, NULL, 'K' },
+		{ "rewrite-host", no_argument, NULL, 'R' },
+		{ "allow-remote", no_argument, NULL, 'A' },
+		{ "head-timeout", required_argument, NULL, 'H' },
+		{ "idle-timeout", required_argument, NULL, 'I' },
+		{ "upstream-timeout", required_argument, NULL, 'T' },
 		{ "redact-header", required_argument, NULL, 'r' },
 		{ "spin-us", required_argument, NULL, 'S' },
 		{ "durable", no_argument, NULL, 'D' },
@@ -165,11 +220,14 @@ cmd_record(int argc, char **argv)
 	struct wsession			*s;
 	const char			*db = NULL, *name = NULL;
 	char				*path, *cause = NULL, *target, *end;
-	int				 ch, durable = 0;
+	int				 ch, durable = 0, http_only = 0;
 	long				 spin;
 	uint64_t			 lost;
 
 	memset(&http, 0, sizeof http);
+	http.head_timeout = HTTP_HEAD_TIMEOUT;
+	http.idle_timeout = HTTP_IDLE_TIMEOUT;
+	http.upstream_timeout = HTTP_UPSTREAM_TIMEOUT;
 	while ((ch = getopt_long(argc, argv, "+hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
@@ -182,23 +240,53 @@ cmd_record(int argc, char **argv)
 			break;
 		case 'l':
 			http.listen = optarg;
+			http_only = 1;
 			break;
 		case 'u':
 			http.upstream = optarg;
 			break;
 		case 'c':
 			http.cacert = optarg;
+			http_only = 1;
 			break;
 		case 'k':
 			http.insecure = 1;
+			http_only = 1;
 			break;
 		case 'K':
-			http.keep_host = 1;
+			http_only = 1;
+			break;
+		case 'R':
+			http.rewrite_host = 1;
+			http_only = 1;
+			break;
+		case 'A':
+			http.allow_remote = 1;
+			http_only = 1;
+			break;
+		case 'H':
+			if (record_seconds("head-timeout", optarg,
+			    &http.head_timeout) != 0)
+				goto usage;
+			http_only = 1;
+			break;
+		case 'I':
+			if (record_seconds("idle-timeout", optarg,
+			    &http.idle_timeout) != 0)
+				goto usage;
+			http_only = 1;
+			break;
+		case 'T':
+			if (record_seconds("upstream-timeout", optarg,
+			    &http.upstream_timeout) != 0)
+				goto usage;
+			http_only = 1;
 			break;
 		case 'r':
 			http.redact = xreallocarray(http.redact,
 			    http.nredact + 1, sizeof *http.redact);
 			http.redact[http.nredact++] = optarg;
+			http_only = 1;
 			break;
 		case 'S':
 			errno = 0;
@@ -232,12 +320,10 @@ cmd_record(int argc, char **argv)
 		free(http.redact);
 		return EXIT_USAGE;
 	}
-	if (http.upstream == NULL && (http.listen != NULL ||
-	    http.cacert != NULL || http.insecure || http.keep_host ||
-	    http.nredact != 0)) {
-		fprintf(stderr, "mcpreel record: --listen, --cacert, "
-		    "--insecure, --keep-host and --redact-header need "
-		    "--upstream URL\n");
+	if (http.upstream == NULL && http_only) {
+		fprintf(stderr, "mcpreel record: --listen, --allow-remote, "
+		    "--cacert, --insecure, --rewrite-host, --redact-header "
+		    "and the --*-timeout options need --upstream URL\n");
 		free(http.redact);
 		return EXIT_USAGE;
 	}
@@ -310,4 +396,7 @@ cmd_record(int argc, char **argv)
 	free(res.reason);
 	free(path);
 	return res.exit_code;
+usage:
+	free(http.redact);
+	return EXIT_USAGE;
 }

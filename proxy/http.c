@@ -39,15 +39,16 @@
 #include <event2/listener.h>
 #include <event2/thread.h>
 
+#include <jansson.h>
+
 #include "http_int.h"
 
-enum pause_why {
-	PAUSE_PEER = 0x1,	/* the other side's output is backed up */
-	PAUSE_STORE = 0x2,	/* the writer's queue is full */
-	PAUSE_BUSY = 0x4,	/* client: an exchange is in flight and a lot
-				   of pipelined input waits */
-	PAUSE_CLOSING = 0x8	/* client: we close once our output is out */
-};
+/*
+ * The JSON-RPC error code of our own error replies: the implementation-
+ * defined server error the MCP SDKs use for transport errors too.
+ */
+#define HTTP_RPC_ERROR		-32000
+
 
 static void	conn_client_read_cb(struct bufferevent *, void *);
 static void	conn_client_write_cb(struct bufferevent *, void *);
@@ -55,7 +56,6 @@ static void	conn_client_event_cb(struct bufferevent *, short, void *);
 static void	conn_up_read_cb(struct bufferevent *, void *);
 static void	conn_up_write_cb(struct bufferevent *, void *);
 static void	conn_up_event_cb(struct bufferevent *, short, void *);
-static void	conn_close(struct hconn *, const char *);
 static void	conn_close_after_output(struct hconn *);
 static void	conn_process_requests(struct hconn *);
 static void	conn_up_read(struct hconn *, int);
@@ -179,6 +179,7 @@ exch_free(struct hexch *x)
 	}
 	if (x->hold != NULL)
 		evbuffer_free(x->hold);
+	free(x->rpc_id);
 	free(x->outcome);
 	free(x);
 }
@@ -201,25 +202,57 @@ exch_end(struct hconn *c, const char *outcome)
 	exch_free(x);
 }
 
+/* A JSON-RPC error answering request id with why; NULL if why is no UTF-8. */
+static char *
+conn_error_json(const char *id, const char *why)
+{
+	json_t	*j;
+	char	*text, *s;
+
+	xasprintf(&text, "mcpreel: %s", why);
+	j = json_string(text);
+	free(text);
+	if (j == NULL)
+		return NULL;
+	text = json_dumps(j, JSON_ENCODE_ANY);
+	json_decref(j);
+	if (text == NULL)
+		return NULL;
+	xasprintf(&s, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,"
+	    "\"message\":%s}}", id, HTTP_RPC_ERROR, text);
+	free(text);
+	return s;
+}
+
 /*
- * Answer the client ourselves, when the upstream could not: a short plain
- * reason, and the connection closes after it.
+ * Answer the client ourselves, when the upstream could not: a JSON-RPC
+ * error for a JSON-RPC request (its client can match it to the request),
+ * else a short plain reason; the connection closes after it.
  */
-static void
+void
 conn_reply_error(struct hconn *c, int status, const char *reason,
     const char *why)
 {
 	struct evbuffer	*out = bufferevent_get_output(c->cbev);
 	struct hexch	*x = c->x;
+	const char	*ctype = "application/json";
+	char		*body = NULL;
 
 	if (x != NULL && x->sent_resp) {
 		/* Too late for a status: all we can do is close. */
 		conn_close(c, why);
 		return;
 	}
-	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; "
-	    "charset=utf-8\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n"
-	    "mcpreel: %s\n", status, reason, strlen(why) + 10, why);
+	if (x != NULL && x->rpc_id != NULL)
+		body = conn_error_json(x->rpc_id, why);
+	if (body == NULL) {
+		ctype = "text/plain; charset=utf-8";
+		xasprintf(&body, "mcpreel: %s\n", why);
+	}
+	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", status,
+	    reason, ctype, strlen(body), body);
+	free(body);
 	if (x != NULL) {
 		x->sent_resp = 1;
 		hexch_note(x, "answered %d: %s", status, why);
@@ -240,7 +273,7 @@ conn_free_cb(evutil_socket_t fd, short events, void *arg)
  * struct itself is freed on the next loop pass, so a caller further up
  * may still look at c->dead.
  */
-static void
+void
 conn_close(struct hconn *c, const char *why)
 {
 	struct hproxy	*p = c->p;
@@ -249,6 +282,7 @@ conn_close(struct hconn *c, const char *why)
 		return;
 	log_debug("connection %llu closed: %s", (unsigned long long)c->id, why);
 	c->dead = 1;
+	hwait_stop(c);
 	if (c->x != NULL)
 		exch_end(c, why);
 	if (c->ubev != NULL)
@@ -277,6 +311,8 @@ conn_close_after_output(struct hconn *c)
 	set_pause(c->cbev, &c->cpause, PAUSE_CLOSING, 1);
 	if (evbuffer_get_length(bufferevent_get_output(c->cbev)) == 0)
 		conn_close(c, "done");
+	else
+		hwait_set(c);
 }
 
 /* Open the upstream connection for c if it has none. */
@@ -307,8 +343,12 @@ conn_connect(struct hconn *c, char **cause)
 
 /*
  * The request head as the upstream gets it: the target under the
- * upstream's path prefix, Host naming the upstream (unless --keep-host);
- * every other field as the client sent it.
+ * upstream's path prefix, every field as the client sent it.  Host too,
+ * so that an upstream checking Host against DNS rebinding still sees what
+ * the client's browser sent (naming the upstream instead would pass any
+ * page through such a check); --rewrite-host makes it name the upstream,
+ * for upstreams that need their own name.  A request with no Host gets
+ * the upstream's.
  */
 static void
 conn_send_request_head(struct hconn *c, const struct http_head *h)
@@ -330,7 +370,7 @@ conn_send_request_head(struct hconn *c, const struct http_head *h)
 	    *target == '/' ? p->up.url.prefix : "", target, h->version % 10);
 	for (i = 0; i < h->nheaders; i++) {
 		if (strcasecmp(h->headers[i].name, "Host") == 0 &&
-		    !p->opt->keep_host) {
+		    p->opt->rewrite_host) {
 			if (!host_done)
 				evbuffer_add_printf(out, "Host: %s\r\n",
 				    p->up.url.hostport);
@@ -357,13 +397,24 @@ head_wants_close(const struct http_head *h)
 	    !http_head_has_token(h, "Connection", "keep-alive");
 }
 
-/* The request's whole body is in: record it. */
+/*
+ * The request's whole body is in: record it, and keep the id of a
+ * JSON-RPC request (of a size a request has) for an error reply.
+ */
 static void
 exch_request_done(struct hexch *x)
 {
-	size_t	len = evbuffer_get_length(x->reqdata);
+	size_t		 len = evbuffer_get_length(x->reqdata);
+	struct scan	 sc;
+	const char	*p;
 
 	x->req_done = 1;
+	if (len > 0 && len <= HTTP_KEEP_BODY_MAX) {
+		p = (const char *)evbuffer_pullup(x->reqdata, (ev_ssize_t)len);
+		scan_message(p, len, &sc);
+		if (sc.kind == KIND_REQUEST)
+			x->rpc_id = scan_id_dup(p, &sc);
+	}
 	if (len > 0)
 		exch_tap(x, DIR_C2S, x->reqdata, len, NULL);
 	evbuffer_drain(x->reqdata, len);
@@ -454,7 +505,7 @@ conn_forward_request_body(struct hconn *c)
 
 /* Read requests off the client's buffer while no exchange is in flight. */
 static void
-conn_process_requests(struct hconn *c)
+conn_read_requests(struct hconn *c)
 {
 	struct evbuffer		*in = bufferevent_get_input(c->cbev);
 	struct http_head	 h;
@@ -496,6 +547,14 @@ conn_process_requests(struct hconn *c)
 		    evbuffer_get_length(in) > HTTP_HEAD_MAX);
 		return;
 	}
+}
+
+/* Take what the client sent, then start the time limit that now runs. */
+static void
+conn_process_requests(struct hconn *c)
+{
+	conn_read_requests(c);
+	hwait_set(c);
 }
 
 static void
@@ -692,6 +751,7 @@ exch_response_head(struct hconn *c, struct http_head *h)
 	x->resp = *h;
 	memset(h, 0, sizeof *h);
 	x->have_resp = 1;
+	hwait_set(c);
 	if (head_wants_close(&x->resp))
 		x->close_after = 1;
 	ctype = http_head_get(&x->resp, "Content-Type");
@@ -984,6 +1044,7 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct hconn	*c = arg;
 	struct hexch	*x = c->x;
 	char		*why;
+	int		 err;
 
 	if (what & BEV_EVENT_CONNECTED) {
 		c->connected = 1;
@@ -1016,9 +1077,13 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		conn_close_after_output(c);
 		return;
 	}
+	err = EVUTIL_SOCKET_ERROR();
 	if (what & BEV_EVENT_TIMEOUT)
 		xasprintf(&why, "no connection to %s within %d s",
 		    c->p->up.url.origin, HTTP_CONNECT_TIMEOUT);
+	else if (c->connected && c->p->up.ssl == NULL && err != 0)
+		xasprintf(&why, "the connection to %s broke: %s",
+		    c->p->up.url.origin, evutil_socket_error_to_string(err));
 	else
 		why = net_upstream_error(bev, &c->p->up);
 	if (x != NULL && !x->sent_resp) {
@@ -1062,6 +1127,7 @@ proxy_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	}
 	bufferevent_setcb(c->cbev, conn_client_read_cb, conn_client_write_cb,
 	    conn_client_event_cb, c);
+	hwait_start(c);
 	TAILQ_INSERT_TAIL(&p->conns, c, entry);
 	if (tap_paused(p->tap))
 		c->cpause |= PAUSE_STORE;
@@ -1099,7 +1165,7 @@ record_http(struct writer *w, const struct http_options *opt,
     struct record_result *res)
 {
 	struct hproxy		 p;
-	struct sockaddr_storage	 ss;
+	struct sockaddr_storage	 ss, ups;
 	socklen_t		 sslen;
 	struct hconn		*c;
 	char			*cause = NULL;
@@ -1141,9 +1207,13 @@ record_http(struct writer *w, const struct http_options *opt,
 	/* Said at any log level, alone on its line: scripts wait for it. */
 	log_warnx("listening on %s", p.origin);
 	log_info("forwarding to %s", opt->upstream);
-	if (ss.ss_family == AF_INET &&
-	    ((struct sockaddr_in *)&ss)->sin_addr.s_addr != htonl(
-	    INADDR_LOOPBACK))
+	memset(&ups, 0, sizeof ups);
+	memcpy(&ups, p.up.ai->ai_addr, p.up.ai->ai_addrlen);
+	if (!opt->rewrite_host && !net_addr_is_loopback(&ups))
+		log_info("the Host header reaches %s as the client sent it; "
+		    "give --rewrite-host if the server wants its own name "
+		    "(404 or 421 answers)", p.up.url.origin);
+	if (!net_addr_is_loopback(&ss))
 		log_warnx("note: %s is not a loopback address: other machines "
 		    "may reach this proxy", opt->listen);
 

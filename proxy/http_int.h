@@ -9,6 +9,15 @@
 
 #include "proxy.h"
 
+/* Why reading one side of a connection is paused (bits). */
+enum pause_why {
+	PAUSE_PEER = 0x1,	/* the other side's output is backed up */
+	PAUSE_STORE = 0x2,	/* the writer's queue is full */
+	PAUSE_BUSY = 0x4,	/* client: an exchange is in flight and a lot
+				   of pipelined input waits */
+	PAUSE_CLOSING = 0x8	/* client: we close once our output is out */
+};
+
 /* Unsent bytes for one side of a connection before its source pauses. */
 #define HTTP_MAX_OUTPUT		(4u * 1024 * 1024)
 /* A response body that is not JSON-RPC is kept for people up to this. */
@@ -69,7 +78,28 @@ struct hexch {
 	int			 resp_cut;	/* respdata holds only its start */
 	struct evbuffer		*hold;		/* legacy: until the endpoint */
 	int			 close_after;	/* Connection: close either way */
+	char			*rpc_id;	/* a JSON-RPC request's id, as
+						   written, for an error reply */
 	char			*outcome;
+};
+
+/*
+ * What a connection is waiting for, and so which time limit runs on its
+ * timer (hwait.c).  Nothing runs while a response streams: an SSE stream
+ * may stay open as long as both ends are there.
+ */
+enum conn_wait {
+	CONN_WAIT_NONE,		/* a response is on its way */
+	CONN_WAIT_IDLE,		/* the next request (idle timeout) */
+	CONN_WAIT_HEAD,		/* the rest of a request head (head timeout,
+				   from its first byte) */
+	CONN_WAIT_BODY,		/* more of the request body (idle timeout,
+				   from the last bytes) */
+	CONN_WAIT_UPSTREAM,	/* the upstream's response head (upstream
+				   timeout, from the end of the request) */
+	CONN_WAIT_OUTPUT,	/* the client to take our last bytes before
+				   we close (idle timeout) */
+	CONN_WAIT_MAX
 };
 
 /* A client connection, joined one to one with an upstream connection. */
@@ -86,6 +116,8 @@ struct hconn {
 	int			 upause;	/* why upstream reading paused */
 	int			 closing;	/* close once output is sent */
 	int			 dead;		/* closed; freed next pass */
+	enum conn_wait		 wait;
+	struct event		*timer;		/* the wait's time limit */
 	TAILQ_ENTRY(hconn)	 entry;
 };
 TAILQ_HEAD(hconns, hconn);
@@ -106,6 +138,16 @@ struct hproxy {
 	struct event		*sigs[2];
 	char			*stop_reason;
 };
+
+/* http.c */
+void		 conn_close(struct hconn *, const char *);
+void		 conn_reply_error(struct hconn *, int, const char *,
+		     const char *);
+
+/* hwait.c */
+void		 hwait_start(struct hconn *);
+void		 hwait_set(struct hconn *);
+void		 hwait_stop(struct hconn *);
 
 /* hsession.c */
 struct hsession	*hsession_get(struct hproxy *, const char *, int);

@@ -52,14 +52,45 @@ void		 record_set_spin(unsigned);
  */
 void		 record_set_durable(int);
 
+/* record_loop.c: the stdio relay's event loop. */
+struct event_base *record_loop_base_new(void);
+void		 record_loop_run(struct event_base *, const unsigned long *);
+int		 record_loop_is_pipe(int);
+
 /* http.c */
+
+/*
+ * The defaults of the time limits of record --listen, in seconds (0 in an
+ * option: no limit).  A client gets this long to send a whole request
+ * head (a real client sends it in one go; a trickle is a slow-loris that
+ * would hold the connection and its upstream connection forever).
+ */
+#define HTTP_HEAD_TIMEOUT	30
+/*
+ * A client connection silent this long between requests, or in the middle
+ * of a request body, is closed: longer than clients keep idle connections
+ * themselves (a few seconds), so they close first and never race us.
+ */
+#define HTTP_IDLE_TIMEOUT	120
+/*
+ * The wait for the upstream's response head once the request is sent:
+ * past the request timeouts MCP clients use by default, so only a stuck
+ * upstream meets it (a long tool call answered over SSE sends its head at
+ * once; the stream itself has no limit).
+ */
+#define HTTP_UPSTREAM_TIMEOUT	300
+
 struct http_options {
 	const char	 *name;		/* --name, or NULL */
 	const char	 *listen;	/* --listen */
 	const char	 *upstream;	/* --upstream URL */
 	const char	 *cacert;	/* --cacert FILE, or NULL */
 	int		  insecure;	/* --insecure */
-	int		  keep_host;	/* --keep-host */
+	int		  rewrite_host;	/* --rewrite-host */
+	int		  allow_remote;	/* --allow-remote */
+	int		  head_timeout;	/* seconds, 0: none (HTTP_*_TIMEOUT) */
+	int		  idle_timeout;
+	int		  upstream_timeout;
 	char		**redact;	/* --redact-header NAME ... */
 	size_t		  nredact;
 };

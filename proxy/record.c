@@ -18,8 +18,6 @@
  * apart from the one message in flight.
  */
 
-#include <sys/stat.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -47,6 +45,12 @@
  */
 #define RECORD_EXIT_GRACE_MS	2000
 #define RECORD_FLUSH_GRACE_MS	10000
+/*
+ * When the server's stdout ends, how long to wait for it to exit before
+ * saying it closed its stdout and lives on: an exiting server's stdout
+ * often ends just before we learn that it exited.
+ */
+#define RECORD_STDOUT_CHECK_MS	500
 
 enum pause_why {
 	PAUSE_PEER = 0x1,	/* the destination is backed up */
@@ -105,9 +109,11 @@ struct relay {
 	int			 err_eof;
 	struct event		*sigs[3];
 	struct event		*grace;
+	struct event		*stdout_check;	/* RECORD_STDOUT_CHECK_MS */
 	enum relay_state	 state;
 	int			 grace_waited;	/* ms, while reading paused */
 	int			 host_gone;
+	int			 signalled;	/* we passed a signal on */
 	char			*reason;	/* why the session ended */
 	unsigned long		 moved;		/* reads that brought bytes */
 };
@@ -430,6 +436,11 @@ relay_read_cb(evutil_socket_t fd, short events, void *arg)
 			log_warn("reading %s failed", h->src_name);
 		else if (h->dir == DIR_C2S)
 			relay_reason(h->r, "host closed the connection");
+		else if (h->r->state == RELAY_RUNNING) {
+			struct timeval	tv = { 0, RECORD_STDOUT_CHECK_MS * 1000 };
+
+			evtimer_add(h->r->stdout_check, &tv);
+		}
 		half_source_ended(h, n == 0 ? "end of file" : "read error");
 		return;
 	}
@@ -579,56 +590,6 @@ relay_check_done(struct relay *r)
 	event_base_loopbreak(r->base);
 }
 
-/* How long the loop polls after bytes moved (record_set_spin). */
-static uint64_t	 relay_spin_ns = RECORD_SPIN_US * 1000u;
-
-void
-record_set_spin(unsigned us)
-{
-	relay_spin_ns = (uint64_t)us * 1000u;
-}
-
-static uint64_t
-relay_now_ns(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * The loop.  With a spin time, after bytes moved keep polling without
- * sleeping for that long: the next message of a back-and-forth often comes
- * within it, and finds us awake instead of costing a wake-up (~7 us here).
- * The latency benchmark's round trip: +28 -> +12 us over a direct pipe at
- * 20 us, for ~10% more CPU in mcpreel; an idle session spins 20 us after
- * each message, no more.
- */
-static void
-relay_run(struct relay *r)
-{
-	uint64_t	 spin = relay_spin_ns, until;
-	unsigned long	 seen;
-
-	if (spin == 0) {
-		event_base_dispatch(r->base);
-		return;
-	}
-	while (!event_base_got_break(r->base)) {
-		if (event_base_loop(r->base, EVLOOP_ONCE) != 0)
-			break;
-		until = relay_now_ns() + spin;
-		while (!event_base_got_break(r->base) &&
-		    relay_now_ns() < until) {
-			seen = r->moved;
-			event_base_loop(r->base, EVLOOP_NONBLOCK);
-			if (r->moved != seen)
-				until = relay_now_ns() + spin;
-		}
-	}
-}
-
 /* A stage of the ending took too long: move on without it. */
 static void
 relay_grace_cb(evutil_socket_t fd, short events, void *arg)
@@ -670,6 +631,30 @@ relay_grace_cb(evutil_socket_t fd, short events, void *arg)
 	}
 }
 
+/*
+ * The server's stdout ended a while ago and it has not exited: it closed
+ * its stdout and lives on.  The host saw the end of our stdout, as it
+ * would have seen the server's; its stdin is still forwarded.
+ */
+static void
+relay_stdout_check_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct relay	*r = arg;
+	char		*note;
+
+	/* Stopping (its stdin closed) or gone: its stdout had to end. */
+	if (r->state != RELAY_RUNNING ||
+	    child_get_state(r->child) != CHILD_RUNNING)
+		return;
+	xasprintf(&note, "the server (pid %ld) closed its stdout but is still "
+	    "running: nothing more from it can reach the host, whose stdout "
+	    "was closed too; its stdin and stderr are still relayed",
+	    (long)child_pid(r->child));
+	log_warnx("%s", note);
+	tap_event(r->tap, r->session, "note", note, strlen(note));
+	free(note);
+}
+
 static void
 relay_child_exit_cb(struct child *c, void *arg)
 {
@@ -678,7 +663,11 @@ relay_child_exit_cb(struct child *c, void *arg)
 			    (RECORD_EXIT_GRACE_MS % 1000) * 1000 };
 	char		*text = child_exit_text(c);
 
-	log_info("%s", text);
+	/* Nobody asked it to stop: say so whatever the log level. */
+	if (!r->half[DIR_C2S].out_closed && !r->signalled)
+		log_warnx("%s while the host was still connected", text);
+	else
+		log_info("%s", text);
 	tap_event(r->tap, r->session, "exit", text, strlen(text));
 	relay_reason(r, text);
 	free(text);
@@ -698,43 +687,8 @@ relay_signal_cb(evutil_socket_t sig, short events, void *arg)
 	log_info("%s", note);
 	tap_event(r->tap, r->session, "note", note, strlen(note));
 	free(note);
+	r->signalled = 1;
 	child_signal(r->child, (int)sig);
-}
-
-/* Whether fd is a pipe (tee(2) works between two). */
-static int
-fd_is_pipe(int fd)
-{
-	struct stat	sb;
-
-	return fstat(fd, &sb) == 0 && S_ISFIFO(sb.st_mode);
-}
-
-/* Whether epoll can watch fd: pipes, sockets and terminals, not files. */
-static int
-fd_pollable(int fd)
-{
-	struct stat	sb;
-
-	if (fstat(fd, &sb) != 0)
-		return 0;
-	return S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) || isatty(fd);
-}
-
-static struct event_base *
-relay_base_new(void)
-{
-	struct event_config	*cfg = event_config_new();
-	struct event_base	*base;
-
-	/* Hosts give us pipes; a person may redirect a file or /dev/null. */
-	if (!fd_pollable(STDIN_FILENO) || !fd_pollable(STDOUT_FILENO))
-		event_config_avoid_method(cfg, "epoll");
-	base = event_base_new_with_config(cfg);
-	event_config_free(cfg);
-	if (base == NULL)
-		fatalx("cannot create an event loop");
-	return base;
 }
 
 static void
@@ -751,7 +705,8 @@ half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd)
 	h->in_fd = in_fd;
 	h->close_in = close_in;
 	h->out_fd = out_fd;
-	h->tee = fd_is_pipe(in_fd) && fd_is_pipe(out_fd) && !relay_durable;
+	h->tee = record_loop_is_pipe(in_fd) &&
+	    record_loop_is_pipe(out_fd) && !relay_durable;
 	if (relay_durable && (h->held = evbuffer_new()) == NULL)
 		fatalx("cannot set up the relay for %s", h->src_name);
 	log_debug("%s -> %s: %s", h->src_name, h->dst_name, h->tee ?
@@ -806,7 +761,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	memset(&r, 0, sizeof r);
 
 	evthread_use_pthreads();
-	r.base = relay_base_new();
+	r.base = record_loop_base_new();
 	r.session = s;
 	r.tap = tap_new(r.base, w, relay_resume_cb, &r);
 
@@ -850,6 +805,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	    relay_stderr_event_cb, &r);
 	bufferevent_enable(r.err_in, EV_READ);
 	r.grace = evtimer_new(r.base, relay_grace_cb, &r);
+	r.stdout_check = evtimer_new(r.base, relay_stdout_check_cb, &r);
 	for (i = 0; i < 3; i++) {
 		r.sigs[i] = evsignal_new(r.base, sigs[i], relay_signal_cb, &r);
 		evsignal_add(r.sigs[i], NULL);
@@ -860,7 +816,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	    r.state == RELAY_RUNNING)
 		relay_child_exit_cb(r.child, &r);
 
-	relay_run(&r);
+	record_loop_run(r.base, &r.moved);
 
 	res->exit_code = child_exit_code(r.child);
 	res->exit_status = child_exit_code(r.child);
@@ -871,6 +827,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	for (i = 0; i < 3; i++)
 		event_free(r.sigs[i]);
 	event_free(r.grace);
+	event_free(r.stdout_check);
 	bufferevent_free(r.err_in);
 	for (i = 0; i < DIR_MAX; i++)
 		half_free(&r.half[i]);

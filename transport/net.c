@@ -156,6 +156,20 @@ bad:
 	return -1;
 }
 
+/* Whether an address is a loopback one: 127.0.0.0/8 or ::1. */
+int
+net_addr_is_loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in	*sin = (const void *)ss;
+	const struct sockaddr_in6	*sin6 = (const void *)ss;
+
+	if (ss->ss_family == AF_INET)
+		return (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr);
+	return 0;
+}
+
 /* An address as "http://HOST:PORT" (brackets for IPv6). */
 char *
 net_addr_origin(const struct sockaddr *sa)

@@ -184,6 +184,7 @@ void		 net_url_clear(struct url *);
 int		 net_parse_listen(const char *, struct sockaddr_storage *,
 		     socklen_t *, char **);
 char		*net_addr_origin(const struct sockaddr *);
+int		 net_addr_is_loopback(const struct sockaddr_storage *);
 struct evconnlistener *net_listen(struct event_base *,
 		     const struct sockaddr_storage *, socklen_t,
 		     void (*)(struct evconnlistener *, int, struct sockaddr *,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 
 import { mcpreelHttpSupport, readEventStream, request, spawnUntilLine, startMcpreelHttp, stopChild } from './lib/servers.mjs';
-import { PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
+import { MCPREEL, PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
 import { SSE_RAW } from './peers/sse_raw.mjs';
 
 const support = mcpreelHttpSupport();
@@ -37,7 +37,7 @@ const pairs = (raw) => {
   return out;
 };
 
-test('headers pass through untouched (Host aside), credentials redacted only in the record, under a path prefix', { skip: needsHttp, timeout: 60000 }, async () => {
+test('headers pass through untouched (Host and Origin too), credentials redacted only in the record, under a path prefix', { skip: needsHttp, timeout: 60000 }, async () => {
   await withPeerAndProxy(async ({ db, mp, upstream, stopProxy }) => {
     const sent = {
       'Content-Type': 'application/json',
@@ -51,6 +51,7 @@ test('headers pass through untouched (Host aside), credentials redacted only in 
       'X-Api-Key': 'apikey-secret-7',
       'X-Plain': 'visible value',
       Cookie: 'sid=cookie-secret',
+      Origin: 'http://localhost:6274',
     };
     const body = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}';
     const r = await request(`${mp.url}/mirror/x?q=1`, { method: 'POST', headers: sent, body });
@@ -60,7 +61,8 @@ test('headers pass through untouched (Host aside), credentials redacted only in 
     assert.equal(seen.body, body, 'the body arrives unchanged');
     const got = new Map(pairs(seen.rawHeaders).map(([k, v]) => [k.toLowerCase(), v]));
     for (const [k, v] of Object.entries(sent)) assert.equal(got.get(k.toLowerCase()), v, `${k} reaches the upstream unchanged`);
-    assert.equal(got.get('host'), new URL(upstream).host, 'Host names the upstream');
+    assert.equal(got.get('host'), new URL(mp.url).host, 'Host is what the client sent (naming mcpreel)');
+    assert.notEqual(got.get('host'), new URL(upstream).host);
 
     await stopProxy();
     const x = sql(db, `SELECT method, path, request_headers, status, response_headers, outcome FROM http_exchanges`)[0];
@@ -85,12 +87,13 @@ test('headers pass through untouched (Host aside), credentials redacted only in 
   }, { prefix: '/base', args: ['--redact-header', 'X-Api-Key'] });
 });
 
-test('--keep-host passes the client\'s Host header on unchanged', { skip: needsHttp, timeout: 60000 }, async () => {
-  await withPeerAndProxy(async ({ mp }) => {
-    const r = await request(`${mp.url}/mirror`, { headers: { Host: 'client.example:1234' } });
+test('--rewrite-host makes Host name the upstream; Origin still passes unchanged', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withPeerAndProxy(async ({ mp, upstream }) => {
+    const r = await request(`${mp.url}/mirror`, { headers: { Host: 'client.example:1234', Origin: 'http://client.example:1234' } });
     const got = new Map(pairs(JSON.parse(r.body).rawHeaders).map(([k, v]) => [k.toLowerCase(), v]));
-    assert.equal(got.get('host'), 'client.example:1234');
-  }, { args: ['--keep-host'] });
+    assert.equal(got.get('host'), new URL(upstream).host);
+    assert.equal(got.get('origin'), 'http://client.example:1234');
+  }, { args: ['--rewrite-host'] });
 });
 
 test('an SSE body arrives byte for byte (comments, retry, CR and CRLF line ends); each event with data is one message', { skip: needsHttp, timeout: 60000 }, async () => {
@@ -198,7 +201,8 @@ test('an unreachable upstream: 502 with a reason, and the record says so', { ski
     const mp = await startMcpreelHttp({ db, upstream: 'http://127.0.0.1:9' });
     const r = await request(`${mp.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
     assert.equal(r.status, 502);
-    assert.match(r.body.toString(), /^mcpreel: cannot reach http:\/\/127\.0\.0\.1:9: Connection refused\n$/);
+    assert.equal(r.headers['content-type'], 'application/json', 'a JSON-RPC request gets a JSON-RPC error');
+    assert.deepEqual(JSON.parse(r.body), { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'mcpreel: cannot reach http://127.0.0.1:9: Connection refused' } });
     const stopped = await mp.stop();
     assert.equal(stopped.code, 0);
     assert.match(stopped.stderr, /cannot reach http:\/\/127\.0\.0\.1:9/);
@@ -212,7 +216,7 @@ test('an unreachable upstream: 502 with a reason, and the record says so', { ski
   }
 });
 
-test('bad --listen or --upstream: a clear message and exit 2; a non-loopback address is warned about', { skip: needsHttp, timeout: 60000 }, async () => {
+test('bad --listen or --upstream: a clear message and exit 2; a non-loopback address needs --allow-remote', { skip: needsHttp, timeout: 60000 }, async () => {
   const t = tempDir();
   try {
     const db = join(t.dir, 'b.db');
@@ -222,14 +226,18 @@ test('bad --listen or --upstream: a clear message and exit 2; a non-loopback add
       [['--listen', '127.0.0.1:0', '--upstream', 'http://:80'], /bad upstream URL/],
       [['--upstream', 'http://127.0.0.1:1', '--', 'cat'], /either --upstream URL or -- CMD, not both/],
       [['--listen', '127.0.0.1:0'], /need --upstream URL/],
+      [['--allow-remote', '--', 'cat'], /need --upstream URL/],
+      [['--listen', '0.0.0.0:0', '--upstream', 'http://127.0.0.1:1'], /not listening on 0\.0\.0\.0:0: it is not a loopback address.*give --allow-remote/],
+      [['--listen', '[::]:0', '--upstream', 'http://127.0.0.1:1'], /not a loopback address/],
+      [['--listen', '127.0.0.1:0', '--upstream', 'http://127.0.0.1:1', '--upstream-timeout', 'soon'], /--upstream-timeout takes whole seconds/],
     ];
     for (const [args, re] of cases) {
       const r = await runMcpreel(['record', '--db', db, ...args]);
       assert.equal(r.code, 2, args.join(' '));
       assert.match(r.stderr.toString(), re);
     }
-    const wide = await spawnUntilLine(process.env.MCPREEL ?? 'mcpreel', ['record', '--db', db, '--listen', '0.0.0.0:0', '--upstream', 'http://127.0.0.1:1'], {
-      pattern: /not a loopback address/, name: 'mcpreel 0.0.0.0',
+    const wide = await spawnUntilLine(MCPREEL, ['record', '--db', db, '--listen', '0.0.0.0:0', '--upstream', 'http://127.0.0.1:1', '--allow-remote'], {
+      pattern: /note: 0\.0\.0\.0:0 is not a loopback address/, name: 'mcpreel 0.0.0.0',
     }).catch((e) => e);
     assert.ok(!(wide instanceof Error), String(wide));
     await stopChild(wide.child, wide.exited);
