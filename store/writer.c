@@ -99,6 +99,7 @@ struct wsession {
 	int64_t		 seq;
 	uint64_t	 lost;
 	struct idmap	*pending;	/* requests awaiting a response */
+	struct wsession_meta *imp;	/* a session recorded elsewhere */
 };
 
 struct writer {
@@ -226,18 +227,22 @@ writer_start(struct store *st, char **cause)
 	w->ckpt_busy = WRITER_CKPT_BUSY / page;
 	sqlite3_wal_hook(st->db, writer_wal_hook, w);
 	if (writer_prepare(w, &w->ins_session, "INSERT INTO sessions (name, "
-	    "transport, target, started_ns, recorder_pid, mcpreel_version) "
-	    "VALUES (?, ?, ?, ?, ?, ?)", cause) != 0 ||
+	    "transport, target, started_ns, recorder_pid, mcpreel_version, "
+	    "imported_from, end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	    cause) != 0 ||
 	    writer_prepare(w, &w->ins_message, "INSERT INTO messages "
 	    "(session_id, seq, direction, ts_ns, mono_ns, kind, method, "
-	    "rpc_id, reply_to, size, raw, http_exchange_id, sse_event_id) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", cause) != 0 ||
+	    "rpc_id, reply_to, size, raw, http_exchange_id, sse_event_id, "
+	    "wire_size, sha256, truncated, redacted) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    cause) != 0 ||
 	    writer_prepare(w, &w->ins_event, "INSERT INTO events (session_id,"
 	    " ts_ns, mono_ns, kind, text) VALUES (?, ?, ?, ?, ?)",
 	    cause) != 0 ||
 	    writer_prepare(w, &w->end_session, "UPDATE sessions SET ended_ns "
 	    "= ?, exit_status = ?, exit_signal = ?, end_reason = ?, "
-	    "messages_lost = ? WHERE id = ?", cause) != 0 ||
+	    "messages_lost = ?, store_error = coalesce(?, store_error) "
+	    "WHERE id = ?", cause) != 0 ||
 	    writer_prepare(w, &w->ins_exchange, "INSERT INTO http_exchanges "
 	    "(session_id, connection, method, path, request_headers, "
 	    "started_ns, mono_ns) VALUES (?, ?, ?, ?, ?, ?, ?)", cause) != 0 ||
@@ -316,19 +321,47 @@ writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 	return pause;
 }
 
+static char *
+xstrdup_or_null(const char *s)
+{
+	return (s != NULL) ? xstrdup(s) : NULL;
+}
+
 /* Begin a recording session; its row is written in queue order. */
 struct wsession *
 writer_session_begin(struct writer *w, const char *name,
     const char *transport, const char *target)
 {
+	return writer_session_import(w, name, transport, target, NULL);
+}
+
+/*
+ * Begin a session recorded elsewhere (mcpreel import) when meta is not
+ * NULL: its row takes the start, recorder and origin from meta, and says
+ * WRITER_IMPORTING as its end until writer_session_end() writes the end
+ * meta gives.  A row left so is an import that did not finish.
+ */
+struct wsession *
+writer_session_import(struct writer *w, const char *name,
+    const char *transport, const char *target,
+    const struct wsession_meta *meta)
+{
 	struct wsession	*s = xcalloc(1, sizeof *s);
 	struct item	*it = xcalloc(1, sizeof *it);
 
-	s->name = (name != NULL) ? xstrdup(name) : NULL;
+	s->name = xstrdup_or_null(name);
 	s->transport = xstrdup(transport);
 	s->target = xstrdup(target);
 	s->started_ns = clock_wall_ns();
 	s->pending = idmap_new();
+	if (meta != NULL) {
+		s->imp = xmalloc(sizeof *s->imp);
+		*s->imp = *meta;
+		s->imp->version = xstrdup_or_null(meta->version);
+		s->imp->imported_from = xstrdup_or_null(meta->imported_from);
+		s->imp->store_error = xstrdup_or_null(meta->store_error);
+		s->started_ns = meta->started_ns;
+	}
 	it->type = ITEM_SESSION_BEGIN;
 	it->session = s;
 	writer_enqueue(w, it, 0);
@@ -351,12 +384,6 @@ writer_message(struct writer *w, struct wsession *s, struct wexchange *x,
 	it->x = x;
 	it->msg = m;
 	return writer_enqueue(w, it, m->len + sizeof *it + sizeof *m);
-}
-
-static char *
-xstrdup_or_null(const char *s)
-{
-	return (s != NULL) ? xstrdup(s) : NULL;
 }
 
 /* Begin recording an HTTP exchange of session s (its request side). */
@@ -402,10 +429,22 @@ void
 writer_exchange_end(struct writer *w, struct wexchange *x,
     const char *outcome, const void *body, size_t len)
 {
+	writer_exchange_end_at(w, x, clock_wall_ns(), outcome, body, len);
+}
+
+/*
+ * writer_exchange_end() at a given time (ns since the epoch), or with no
+ * end time when ended_ns is WRITER_NO_TIME: for an imported exchange.
+ */
+void
+writer_exchange_end_at(struct writer *w, struct wexchange *x,
+    int64_t ended_ns, const char *outcome, const void *body, size_t len)
+{
 	struct item	*it = xcalloc(1, sizeof *it);
 
 	it->type = ITEM_EXCHANGE_END;
 	it->x = x;
+	it->info.ts_ns = ended_ns;
 	it->reason = xstrdup_or_null(outcome);
 	if (body != NULL)
 		it->msg = msg_new(DIR_S2C, body, len);
@@ -417,13 +456,24 @@ void
 writer_event(struct writer *w, struct wsession *s, const char *kind,
     const void *text, size_t len)
 {
+	writer_event_msg(w, s, kind, msg_new(DIR_S2C, text, len));
+}
+
+/*
+ * Record an event whose text and times are those of m (the writer takes
+ * it): for an event that happened elsewhere (an import).
+ */
+void
+writer_event_msg(struct writer *w, struct wsession *s, const char *kind,
+    struct msg *m)
+{
 	struct item	*it = xcalloc(1, sizeof *it);
 
 	it->type = ITEM_EVENT;
 	it->session = s;
 	it->kind = xstrdup(kind);
-	it->msg = msg_new(DIR_S2C, text, len);
-	writer_enqueue(w, it, len + sizeof *it);
+	it->msg = m;
+	writer_enqueue(w, it, m->len + sizeof *it);
 }
 
 /* End a session: exit_status -1 when there is none to record. */
@@ -498,8 +548,20 @@ writer_do_begin(struct writer *w, struct wsession *s)
 	sqlite3_bind_text(st, 2, s->transport, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, s->target, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, s->started_ns);
-	sqlite3_bind_int64(st, 5, (sqlite3_int64)getpid());
-	sqlite3_bind_text(st, 6, MCPREEL_VERSION, -1, SQLITE_STATIC);
+	if (s->imp == NULL) {
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)getpid());
+		sqlite3_bind_text(st, 6, MCPREEL_VERSION, -1, SQLITE_STATIC);
+	} else {
+		if (s->imp->recorder_pid != 0)
+			sqlite3_bind_int64(st, 5, s->imp->recorder_pid);
+		if (s->imp->version != NULL)
+			sqlite3_bind_text(st, 6, s->imp->version, -1,
+			    SQLITE_STATIC);
+		if (s->imp->imported_from != NULL)
+			sqlite3_bind_text(st, 7, s->imp->imported_from, -1,
+			    SQLITE_STATIC);
+		sqlite3_bind_text(st, 8, WRITER_IMPORTING, -1, SQLITE_STATIC);
+	}
 	if (writer_step(w, st) != 0) {
 		writer_failed(w, "a session");
 		return;
@@ -607,6 +669,12 @@ writer_do_message(struct writer *w, struct wsession *s, struct wexchange *x,
 		sqlite3_bind_int64(st, 12, x->id);
 	if (m->sse_id != NULL)
 		sqlite3_bind_text(st, 13, m->sse_id, -1, SQLITE_STATIC);
+	if (m->wire_size >= 0)
+		sqlite3_bind_int64(st, 14, m->wire_size);
+	if (m->sha256 != NULL)
+		sqlite3_bind_text(st, 15, m->sha256, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 16, (m->flags & MSG_TRUNCATED) != 0);
+	sqlite3_bind_int(st, 17, (m->flags & MSG_REDACTED) != 0);
 	if (writer_step(w, st) != 0 || (m->len >= WRITER_BLOB_PIECES &&
 	    writer_blob_write(w, m) != 0)) {
 		s->lost++;
@@ -656,15 +724,22 @@ writer_do_end(struct writer *w, struct item *it)
 
 	if (s->id == 0)
 		return;
-	sqlite3_bind_int64(st, 1, clock_wall_ns());
+	if (s->imp == NULL)
+		sqlite3_bind_int64(st, 1, clock_wall_ns());
+	else if (s->imp->ended)
+		sqlite3_bind_int64(st, 1, s->imp->ended_ns);
 	if (it->exit_status >= 0)
 		sqlite3_bind_int(st, 2, it->exit_status);
 	if (it->exit_signal > 0)
 		sqlite3_bind_int(st, 3, it->exit_signal);
 	if (it->reason != NULL)
 		sqlite3_bind_text(st, 4, it->reason, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, (sqlite3_int64)s->lost);
-	sqlite3_bind_int64(st, 6, s->id);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)s->lost +
+	    (s->imp != NULL ? s->imp->lost : 0));
+	if (s->imp != NULL && s->imp->store_error != NULL)
+		sqlite3_bind_text(st, 6, s->imp->store_error, -1,
+		    SQLITE_STATIC);
+	sqlite3_bind_int64(st, 7, s->id);
 	if (writer_step(w, st) != 0)
 		writer_failed(w, "the end of a session");
 }
@@ -706,7 +781,8 @@ writer_do_exchange(struct writer *w, struct item *it)
 	case ITEM_EXCHANGE_END:
 		if (x->id != 0) {
 			st = w->upd_exchange_end;
-			sqlite3_bind_int64(st, 1, clock_wall_ns());
+			if (it->info.ts_ns != WRITER_NO_TIME)
+				sqlite3_bind_int64(st, 1, it->info.ts_ns);
 			if (it->reason != NULL)
 				sqlite3_bind_text(st, 2, it->reason, -1,
 				    SQLITE_STATIC);
@@ -866,6 +942,12 @@ writer_session_free(struct wsession *s)
 	if (s == NULL)
 		return;
 	idmap_free(s->pending);
+	if (s->imp != NULL) {
+		free((char *)s->imp->version);
+		free((char *)s->imp->imported_from);
+		free((char *)s->imp->store_error);
+		free(s->imp);
+	}
 	free(s->name);
 	free(s->transport);
 	free(s->target);
