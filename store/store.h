@@ -36,8 +36,6 @@ struct wexchange_info {
  */
 struct wsession_meta {
 	int64_t		 started_ns;
-	int		 ended;		/* it ended, at ended_ns */
-	int64_t		 ended_ns;
 	int64_t		 recorder_pid;	/* 0: unknown */
 	const char	*version;	/* the mcpreel that recorded it, or NULL */
 	const char	*imported_from;	/* the file and its format */
@@ -47,7 +45,7 @@ struct wsession_meta {
 
 /* An imported session's end_reason until its import finished. */
 #define WRITER_IMPORTING	"import not finished"
-/* No time, for writer_exchange_end_at(): the column stays NULL. */
+/* No time, for writer_*_end_at(): the column stays NULL. */
 #define WRITER_NO_TIME		INT64_MIN
 
 /* store.c */
@@ -81,6 +79,8 @@ void		 writer_event_msg(struct writer *, struct wsession *,
 		     const char *, struct msg *);
 void		 writer_session_end(struct writer *, struct wsession *, int,
 		     int, const char *);
+void		 writer_session_end_at(struct writer *, struct wsession *,
+		     int64_t, int, int, const char *);
 int64_t		 writer_session_id(const struct wsession *);
 uint64_t	 writer_session_lost(const struct wsession *);
 void		 writer_stop(struct writer *);

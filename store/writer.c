@@ -71,7 +71,9 @@ struct item {
 					   ITEM_EXCHANGE_RESPONSE status */
 	int		 exit_signal;
 	char		*reason;	/* ITEM_SESSION_END, EXCHANGE_END */
-	struct wexchange_info info;	/* ITEM_EXCHANGE_BEGIN, RESPONSE */
+	struct wexchange_info info;	/* ITEM_EXCHANGE_BEGIN, RESPONSE; its
+					   ts_ns: when a session or exchange
+					   ended (ITEM_*_END) */
 	size_t		 bytes;		/* what it counts against the queue */
 	struct item	*next;
 };
@@ -338,8 +340,8 @@ writer_session_begin(struct writer *w, const char *name,
 /*
  * Begin a session recorded elsewhere (mcpreel import) when meta is not
  * NULL: its row takes the start, recorder and origin from meta, and says
- * WRITER_IMPORTING as its end until writer_session_end() writes the end
- * meta gives.  A row left so is an import that did not finish.
+ * WRITER_IMPORTING as its end until writer_session_end_at() writes its
+ * end.  A row left so is an import that did not finish.
  */
 struct wsession *
 writer_session_import(struct writer *w, const char *name,
@@ -476,15 +478,28 @@ writer_event_msg(struct writer *w, struct wsession *s, const char *kind,
 	writer_enqueue(w, it, m->len + sizeof *it);
 }
 
-/* End a session: exit_status -1 when there is none to record. */
+/* End a session now: exit_status -1 when there is none to record. */
 void
 writer_session_end(struct writer *w, struct wsession *s, int exit_status,
     int exit_signal, const char *reason)
+{
+	writer_session_end_at(w, s, clock_wall_ns(), exit_status, exit_signal,
+	    reason);
+}
+
+/*
+ * End a session at ended_ns (ns since the epoch), or with no end time
+ * when it is WRITER_NO_TIME: for an imported session.
+ */
+void
+writer_session_end_at(struct writer *w, struct wsession *s,
+    int64_t ended_ns, int exit_status, int exit_signal, const char *reason)
 {
 	struct item	*it = xcalloc(1, sizeof *it);
 
 	it->type = ITEM_SESSION_END;
 	it->session = s;
+	it->info.ts_ns = ended_ns;
 	it->exit_status = exit_status;
 	it->exit_signal = exit_signal;
 	it->reason = (reason != NULL) ? xstrdup(reason) : NULL;
@@ -724,10 +739,8 @@ writer_do_end(struct writer *w, struct item *it)
 
 	if (s->id == 0)
 		return;
-	if (s->imp == NULL)
-		sqlite3_bind_int64(st, 1, clock_wall_ns());
-	else if (s->imp->ended)
-		sqlite3_bind_int64(st, 1, s->imp->ended_ns);
+	if (it->info.ts_ns != WRITER_NO_TIME)
+		sqlite3_bind_int64(st, 1, it->info.ts_ns);
 	if (it->exit_status >= 0)
 		sqlite3_bind_int(st, 2, it->exit_status);
 	if (it->exit_signal > 0)

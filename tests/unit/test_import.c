@@ -291,8 +291,6 @@ Test(import, writer_imports_session, .init = import_setup,
 
 	memset(&meta, 0, sizeof meta);
 	meta.started_ns = 5000;
-	meta.ended = 1;
-	meta.ended_ns = 9000;
 	meta.recorder_pid = 4242;
 	meta.version = "0.0.9";
 	meta.imported_from = "/tmp/x.jsonl (jsonl)";
@@ -328,7 +326,7 @@ Test(import, writer_imports_session, .init = import_setup,
 	m->sse_id = xstrdup("ev1");
 	writer_message(w, s, x, m);
 	writer_exchange_end_at(w, x, WRITER_NO_TIME, "complete", "abc", 3);
-	writer_session_end(w, s, 0, 0, "server exited");
+	writer_session_end_at(w, s, 9000, 0, 0, "server exited");
 	writer_stop(w);
 	id = writer_session_id(s);
 	cr_assert_gt(id, 0);
