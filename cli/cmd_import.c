@@ -359,6 +359,8 @@ import_x_find(struct import *imp, int64_t id)
 {
 	struct import_x	 key;
 
+	if (imp->nxs == 0)
+		return NULL;
 	if (!imp->xs_sorted) {
 		qsort(imp->xs, imp->nxs, sizeof *imp->xs, import_x_cmp);
 		imp->xs_sorted = 1;

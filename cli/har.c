@@ -66,13 +66,11 @@ har_time(int64_t ns, char *buf, size_t len)
 	snprintf(buf, len, "%s.%03dZ", sec, (int)(ns / 1000000 % 1000));
 }
 
-/* Milliseconds from ns, never negative, to the microsecond. */
+/* Milliseconds from microseconds (whole ones: sums stay exact). */
 static json_t *
-har_ms(int64_t ns)
+har_ms(int64_t us)
 {
-	if (ns < 0)
-		ns = 0;
-	return json_real((double)(ns / 1000) / 1000.0);
+	return json_real((double)us / 1000.0);
 }
 
 /* The usual reason phrase of a status (mcpreel does not store the one sent). */
@@ -297,9 +295,12 @@ har_exchange_cb(const struct exchange_row *x, void *arg)
 	hx->id = x->id;
 	h->nxs++;
 
-	total = x->has_ended ? x->ended_ns - x->started_ns : 0;
-	wait = x->has_response_mono ? x->response_mono_ns - x->mono_ns :
-	    total;
+	/* In microseconds; time is the sum of wait and receive (send: 0). */
+	total = x->has_ended ? (x->ended_ns - x->started_ns) / 1000 : 0;
+	wait = x->has_response_mono ? (x->response_mono_ns - x->mono_ns) /
+	    1000 : total;
+	if (wait < 0)
+		wait = 0;
 	if (total < wait)
 		total = wait;
 
@@ -574,7 +575,8 @@ har_write(struct store *st, int64_t id, FILE *out, char **cause)
 	    "; messages tied to no HTTP request are left out" : ""));
 	root = json_object();
 	json_object_set_new(root, "log", log);
-	if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 ||
+	if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(15)) != 0 ||
 	    fputc('\n', out) == EOF)
 		xasprintf(cause, "cannot write the HAR");
 	else
