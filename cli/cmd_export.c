@@ -76,6 +76,32 @@ export_verbatim_ok(const void *text, size_t len)
 	return sc.kind != KIND_INVALID;
 }
 
+static int
+export_nothing_cb(const struct scan_member *mb, void *arg)
+{
+	return 0;
+}
+
+/*
+ * Whether a short text (an id, a header list) is one JSON value that can
+ * go into a line as it is: the scanner reads it as a member's value.
+ */
+static int
+export_value_ok(const char *text)
+{
+	char	*obj;
+	size_t	 len = strlen(text);
+	int	 ok;
+
+	if (len == 0 || strpbrk(text, "\n\r") != NULL || text[0] == ' ' ||
+	    text[0] == '\t' || text[len - 1] == ' ' || text[len - 1] == '\t')
+		return 0;
+	xasprintf(&obj, "{\"v\":%s}", text);
+	ok = scan_members(obj, strlen(obj), export_nothing_cb, NULL) == 0;
+	free(obj);
+	return ok;
+}
+
 /* A string, or null; text that is not UTF-8 has those bytes as '?'. */
 json_t *
 export_json_str(const char *s)
@@ -194,7 +220,7 @@ export_headers(json_t *o, const char *key, const char *text,
 		json_object_set_new(o, key, json_null());
 		return;
 	}
-	if (export_verbatim_ok(text, strlen(text))) {
+	if (text[0] == '[' && export_value_ok(text)) {
 		v[*nv].key = key;
 		v[*nv].text = text;
 		v[*nv].len = strlen(text);
@@ -266,11 +292,10 @@ export_message(struct export *ex, const struct export_row *r)
 		json_object_set_new(o, "truncated", json_true());
 	if (r->redacted)
 		json_object_set_new(o, "redacted", json_true());
-	/* The id as written: it went through the scanner, so it is JSON. */
+	/* The id as written (the scanner found it, so it is JSON). */
 	if (m->rpc_id == NULL)
 		json_object_set_new(o, "id", json_null());
-	else if (memchr(m->rpc_id, '\n', strlen(m->rpc_id)) == NULL &&
-	    memchr(m->rpc_id, '\r', strlen(m->rpc_id)) == NULL) {
+	else if (export_value_ok(m->rpc_id)) {
 		v[nv].key = "id";
 		v[nv].text = m->rpc_id;
 		v[nv].len = strlen(m->rpc_id);

@@ -78,7 +78,8 @@ cmd_import_usage(FILE *f)
 	    "  --name NAME        the session's name (else the file's, if any)\n"
 	    "\n"
 	    "A line that cannot be read stops the import with its line number,\n"
-	    "and nothing of the file stays in the database.\n");
+	    "and nothing of the file stays in the database.  Exit status: 0\n"
+	    "imported, 1 the file was refused, 2 it could not run.\n");
 }
 
 /* Note the first error, with the file and line it is about; returns -1. */
