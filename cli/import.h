@@ -1,12 +1,14 @@
 /*
  * What the files of mcpreel import share: the state of one import, the
- * members a line may have, and reading them.  Only cmd_import.c and
- * import_tape.c include it.
+ * members a line may have, and reading them.  Only cmd_import.c,
+ * import_jsonl.c and import_tape.c include it.
  */
 #ifndef MCPREEL_IMPORT_H
 #define MCPREEL_IMPORT_H
 
 #include <pthread.h>
+
+#include <jansson.h>
 
 #include "cli.h"
 #include "store.h"
@@ -92,10 +94,16 @@ int		 import_bad(struct import *, const char *, ...)
 int		 import_has(const struct import *, enum field);
 int		 import_int(struct import *, enum field, int, int64_t *);
 int		 import_str(struct import *, enum field, char **);
+json_t		*import_json(struct import *, enum field);
+struct msg	*import_bytes(struct import *, enum field, enum field,
+		     enum dir);
 int		 import_begin(struct import *, const char *, const char *,
 		     const char *, const struct wsession_meta *);
 void		 import_message(struct import *, struct msg *,
 		     struct wexchange *);
+
+/* import_jsonl.c */
+int		 import_jsonl_line(struct import *);
 
 /* import_tape.c */
 int		 import_tape_line(struct import *);
