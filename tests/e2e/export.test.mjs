@@ -36,6 +36,8 @@ const LINES = [
   Buffer.from('{ "jsonrpc" : "2.0", "id" : 5, "result" : { "spaced" : true } }'),
   Buffer.from([0x61, 0x00, 0x62]),
   Buffer.from(BIG),
+  Buffer.from(''),
+  Buffer.from('{"jsonrpc":"2.0","method":"crlf"}\r'),
 ];
 const INPUT = Buffer.concat([...LINES.flatMap((l) => [l, Buffer.from('\n')]), Buffer.from('no newline at the end')]);
 
@@ -194,6 +196,8 @@ test('stdio: export as JSON lines, import gives back every byte; HAR is refused'
     assert.equal(c2s[8].kind, 'response');
     assert.equal(c2s[9].raw, 'a\u0000b');
     assert.equal(c2s[10].size, Buffer.byteLength(BIG));
+    assert.equal(c2s[11].raw, '', 'an empty line is a message of no bytes');
+    assert.equal(c2s[12].raw, '{"jsonrpc":"2.0","method":"crlf"}\r', 'a CR stays in the bytes');
     // The JSON is in the line as recorded, even where JSON.parse would round it.
     assert.ok(out.stdout.includes(`"message":${LINES[6]}`), 'the message is written as recorded');
     assert.ok(out.stdout.includes(`"message":${LINES[8]}`), 'white space inside a message is kept');
