@@ -79,6 +79,17 @@ void		 cmd_mock_usage(FILE *);
 int		 cmd_replay(int, char **);
 void		 cmd_replay_usage(FILE *);
 
+/* cmd_export.c, cmd_import.c, har.c */
+#define JSONL_FORMAT	"mcpreel-jsonl"	/* the header line's "format" */
+#define JSONL_VERSION	1		/* its "version" */
+struct store;
+int		 cmd_export(int, char **);
+void		 cmd_export_usage(FILE *);
+json_t		*export_json_str(const char *);
+int		 cmd_import(int, char **);
+void		 cmd_import_usage(FILE *);
+int		 har_write(struct store *, int64_t, FILE *, char **);
+
 /* cmd_show.c */
 int		 cmd_show(int, char **);
 void		 cmd_show_usage(FILE *);

@@ -61,12 +61,20 @@ struct msg {
 	char	       *raw;
 	size_t		len;
 	char	       *sse_id;		/* the SSE event id it came in, or NULL */
+	int64_t		wire_size;	/* the bytes forwarded when raw is not all
+					   of them (truncated, redacted), else -1 */
+	char	       *sha256;		/* their SHA-256 in hex, or NULL */
+	int		flags;		/* MSG_TRUNCATED, MSG_REDACTED */
 	size_t		map_len;	/* a mapping of its own (a huge message),
 					   or 0 when it came from malloc */
 };
 
+#define MSG_TRUNCATED	0x1	/* raw is only the first bytes */
+#define MSG_REDACTED	0x2	/* values in raw were replaced */
+
 /* b64.c */
 char		*b64_encode(const void *, size_t, size_t *);
+void		*b64_decode(const char *, size_t, size_t *);
 
 /* clock.c */
 int64_t		 clock_wall_ns(void);
@@ -77,8 +85,21 @@ const char	*dir_name(enum dir);
 const char	*kind_name(enum msg_kind);
 int		 kind_from_name(const char *);
 
+/* Where one member of an object is: offsets into the scanned buffer. */
+struct scan_member {
+	size_t		key_off;	/* first byte inside the key's quotes */
+	size_t		key_len;
+	int		key_escaped;	/* the key has \-escapes */
+	size_t		val_off;	/* the value's JSON text, as written */
+	size_t		val_len;
+};
+typedef int (*scan_member_cb)(const struct scan_member *, void *);
+
 /* scan.c */
 void		 scan_message(const void *, size_t, struct scan *);
+int		 scan_members(const void *, size_t, scan_member_cb, void *);
+int		 scan_key_is(const void *, const struct scan_member *,
+		     const char *);
 char		*scan_method_dup(const void *, const struct scan *);
 char		*scan_id_dup(const void *, const struct scan *);
 int		 scan_string_decode(const char *, size_t, char *, size_t *);

@@ -108,6 +108,9 @@ msg_alloc(enum dir d, size_t len)
 	m->raw[len] = '\0';
 	m->len = len;
 	m->sse_id = NULL;
+	m->wire_size = -1;
+	m->sha256 = NULL;
+	m->flags = 0;
 	return m;
 }
 
@@ -127,6 +130,9 @@ msg_realloc(struct msg *m, enum dir d, size_t cap)
 		m = msg_room(cap);
 		m->dir = d;
 		m->sse_id = NULL;
+		m->wire_size = -1;
+		m->sha256 = NULL;
+		m->flags = 0;
 		m->len = 0;
 	} else if (cap > SIZE_MAX - sizeof *m - MSG_HUGE_ALIGN)
 		fatalx("a message of %zu bytes is too large to hold", cap);
@@ -181,6 +187,7 @@ msg_free(struct msg *m)
 	if (m == NULL)
 		return;
 	free(m->sse_id);
+	free(m->sha256);
 	if (m->map_len != 0)
 		munmap(m, m->map_len);
 	else

@@ -471,6 +471,79 @@ scan_message(const void *buf, size_t len, struct scan *s)
 		s->kind = KIND_INVALID;
 }
 
+/*
+ * Call cb for each member of the JSON object that is the whole of buf
+ * (white space around it allowed), in the order written, with where its
+ * key and value are.  Returns 0, or -1 when buf is not one valid JSON
+ * object (cb may have been called for the members before the fault) or
+ * when cb returned non-zero.  Values are validated, never built, so any
+ * depth and any number is fine.
+ */
+int
+scan_members(const void *buf, size_t len, scan_member_cb cb, void *arg)
+{
+	const unsigned char	*base = buf, *end = base + len, *p, *k, *v;
+	struct scan_member	 mb;
+	int			 esc;
+
+	p = skip_ws(base, end);
+	if (p >= end || *p != '{')
+		return -1;
+	p = skip_ws(p + 1, end);
+	if (p < end && *p == '}')
+		return skip_ws(p + 1, end) == end ? 0 : -1;
+	for (;;) {
+		if (p >= end || *p != '"')
+			return -1;
+		k = p;
+		if ((p = scan_string(p, end, &esc)) == NULL)
+			return -1;
+		mb.key_off = (size_t)(k + 1 - base);
+		mb.key_len = (size_t)(p - k - 2);
+		mb.key_escaped = esc;
+		p = skip_ws(p, end);
+		if (p >= end || *p != ':')
+			return -1;
+		v = skip_ws(p + 1, end);
+		if (v >= end)
+			return -1;
+		if ((p = (*v == '"') ? scan_string(v, end, &esc) :
+		    scan_value(v, end)) == NULL)
+			return -1;
+		mb.val_off = (size_t)(v - base);
+		mb.val_len = (size_t)(p - v);
+		if (cb(&mb, arg) != 0)
+			return -1;
+		p = skip_ws(p, end);
+		if (p >= end)
+			return -1;
+		if (*p == '}')
+			return skip_ws(p + 1, end) == end ? 0 : -1;
+		if (*p != ',')
+			return -1;
+		p = skip_ws(p + 1, end);
+	}
+}
+
+/*
+ * Whether a member's key (as scan_members found it) is name: escaped keys
+ * are decoded first, as jansson would read them.
+ */
+int
+scan_key_is(const void *buf, const struct scan_member *mb, const char *name)
+{
+	const char	*k = (const char *)buf + mb->key_off;
+	size_t		 n = strlen(name), outlen;
+	char		 tmp[64];
+
+	if (!mb->key_escaped)
+		return mb->key_len == n && memcmp(k, name, n) == 0;
+	if (mb->key_len > sizeof tmp || scan_string_decode(k, mb->key_len,
+	    tmp, &outlen) != 0)
+		return 0;
+	return outlen == n && memcmp(tmp, name, n) == 0;
+}
+
 static int
 hex_val(char c)
 {

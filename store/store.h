@@ -30,6 +30,24 @@ struct wexchange_info {
 	int64_t		 mono_ns;
 };
 
+/*
+ * What a session recorded elsewhere says of itself beyond its name,
+ * transport and target (writer_session_import).  Strings are copied.
+ */
+struct wsession_meta {
+	int64_t		 started_ns;
+	int64_t		 recorder_pid;	/* 0: unknown */
+	const char	*version;	/* the mcpreel that recorded it, or NULL */
+	const char	*imported_from;	/* the file and its format */
+	const char	*store_error;	/* or NULL */
+	int64_t		 lost;		/* messages it had lost */
+};
+
+/* An imported session's end_reason until its import finished. */
+#define WRITER_IMPORTING	"import not finished"
+/* No time, for writer_*_end_at(): the column stays NULL. */
+#define WRITER_NO_TIME		INT64_MIN
+
 /* store.c */
 #define STORE_CREATE	0x1	/* create the file (mode 0600) and its dirs */
 struct store	*store_open(const char *, int, char **);
@@ -47,6 +65,9 @@ void		 writer_set_drain_cb(struct writer *, void (*)(void *), void *);
 void		 writer_sync(struct writer *);
 struct wsession	*writer_session_begin(struct writer *, const char *,
 		     const char *, const char *);
+struct wsession	*writer_session_import(struct writer *, const char *,
+		     const char *, const char *,
+		     const struct wsession_meta *);
 int		 writer_message(struct writer *, struct wsession *,
 		     struct wexchange *, struct msg *);
 struct wexchange *writer_exchange_begin(struct writer *, struct wsession *,
@@ -55,10 +76,16 @@ void		 writer_exchange_response(struct writer *, struct wexchange *,
 		     int, const struct wexchange_info *);
 void		 writer_exchange_end(struct writer *, struct wexchange *,
 		     const char *, const void *, size_t);
+void		 writer_exchange_end_at(struct writer *, struct wexchange *,
+		     int64_t, const char *, const void *, size_t);
 void		 writer_event(struct writer *, struct wsession *,
 		     const char *, const void *, size_t);
+void		 writer_event_msg(struct writer *, struct wsession *,
+		     const char *, struct msg *);
 void		 writer_session_end(struct writer *, struct wsession *, int,
 		     int, const char *);
+void		 writer_session_end_at(struct writer *, struct wsession *,
+		     int64_t, int, int, const char *);
 int64_t		 writer_session_id(const struct wsession *);
 uint64_t	 writer_session_lost(const struct wsession *);
 void		 writer_stop(struct writer *);
@@ -118,5 +145,75 @@ int		 query_sessions(struct store *, int64_t, session_cb, void *,
 		     char **);
 int		 query_timeline(struct store *, int64_t, int, timeline_cb,
 		     void *, char **);
+
+/* Every column of a session's row, for export. */
+struct session_info {
+	int64_t		 id;
+	const char	*name;		/* may be NULL */
+	const char	*transport;
+	const char	*target;
+	int64_t		 started_ns;
+	int		 has_ended;
+	int64_t		 ended_ns;
+	int		 has_exit;
+	int		 exit_status;
+	int		 exit_signal;	/* 0 when none */
+	const char	*end_reason;	/* may be NULL */
+	int64_t		 messages_lost;
+	const char	*store_error;	/* may be NULL */
+	const char	*imported_from;	/* may be NULL */
+	int64_t		 recorder_pid;	/* 0 when unknown */
+	const char	*mcpreel_version; /* may be NULL */
+};
+
+/* An http_exchanges row. */
+struct exchange_row {
+	int64_t		 id;
+	int64_t		 connection;
+	const char	*method;
+	const char	*path;
+	const char	*request_headers;	/* JSON array of [name, value] */
+	int64_t		 started_ns;
+	int64_t		 mono_ns;
+	int		 has_status;
+	int		 status;
+	const char	*response_headers;	/* may be NULL */
+	int		 has_response_mono;
+	int64_t		 response_mono_ns;
+	int		 has_ended;
+	int64_t		 ended_ns;
+	const char	*outcome;		/* may be NULL */
+	int		 has_body;
+	const void	*body;
+	size_t		 body_len;
+};
+
+/* A message with every column, or an event, for export. */
+struct export_row {
+	int			 is_event;
+	struct message_row	 m;
+	int64_t			 reply_to_seq;	/* 0: not paired */
+	int64_t			 exchange;	/* http_exchanges.id, or 0 */
+	const char		*sse_id;	/* may be NULL */
+	int64_t			 wire_size;	/* -1 when NULL */
+	const char		*sha256;	/* may be NULL */
+	int			 truncated;
+	int			 redacted;
+	struct event_row	 e;
+};
+
+typedef int (*session_info_cb)(const struct session_info *, void *);
+typedef int (*exchange_cb)(const struct exchange_row *, void *);
+typedef int (*export_cb)(const struct export_row *, void *);
+
+int		 query_session_info(struct store *, int64_t, session_info_cb,
+		     void *, char **);
+int		 query_exchanges(struct store *, int64_t, exchange_cb, void *,
+		     char **);
+int		 query_export(struct store *, int64_t, export_cb, void *,
+		     char **);
+int		 query_session_counts(struct store *, int64_t, int64_t *,
+		     int64_t *, int64_t *, char **);
+int		 query_drop_session(struct store *, int64_t, char **);
 
 #endif

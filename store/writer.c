@@ -80,7 +80,9 @@ struct item {
 					   ITEM_EXCHANGE_RESPONSE status */
 	int		 exit_signal;
 	char		*reason;	/* ITEM_SESSION_END, EXCHANGE_END */
-	struct wexchange_info info;	/* ITEM_EXCHANGE_BEGIN, RESPONSE */
+	struct wexchange_info info;	/* ITEM_EXCHANGE_BEGIN, RESPONSE; its
+					   ts_ns: when a session or exchange
+					   ended (ITEM_*_END) */
 	size_t		 bytes;		/* what it counts against the queue */
 	int64_t		 queued_ns;	/* monotonic, when it was queued */
 	struct item	*next;
@@ -112,6 +114,7 @@ struct wsession {
 	struct idmap	*pending;	/* requests awaiting a response */
 	struct wsession	*all_next;	/* w->all: every session begun */
 	struct wsession	*touched_next;	/* w->touched, while uncommitted */
+	struct wsession_meta *imp;	/* a session recorded elsewhere */
 };
 
 struct writer {
@@ -319,18 +322,22 @@ writer_start(struct store *st, char **cause)
 	w->ckpt_busy = WRITER_CKPT_BUSY / page;
 	sqlite3_wal_hook(st->db, writer_wal_hook, w);
 	if (writer_prepare(w, &w->ins_session, "INSERT INTO sessions (name, "
-	    "transport, target, started_ns, recorder_pid, mcpreel_version) "
-	    "VALUES (?, ?, ?, ?, ?, ?)", cause) != 0 ||
+	    "transport, target, started_ns, recorder_pid, mcpreel_version, "
+	    "imported_from, end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	    cause) != 0 ||
 	    writer_prepare(w, &w->ins_message, "INSERT INTO messages "
 	    "(session_id, seq, direction, ts_ns, mono_ns, kind, method, "
-	    "rpc_id, reply_to, size, raw, http_exchange_id, sse_event_id) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", cause) != 0 ||
+	    "rpc_id, reply_to, size, raw, http_exchange_id, sse_event_id, "
+	    "wire_size, sha256, truncated, redacted) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    cause) != 0 ||
 	    writer_prepare(w, &w->ins_event, "INSERT INTO events (session_id,"
 	    " ts_ns, mono_ns, kind, text) VALUES (?, ?, ?, ?, ?)",
 	    cause) != 0 ||
 	    writer_prepare(w, &w->end_session, "UPDATE sessions SET ended_ns "
 	    "= ?, exit_status = ?, exit_signal = ?, end_reason = ?, "
-	    "messages_lost = ?, store_error = ? WHERE id = ?", cause) != 0 ||
+	    "messages_lost = ?, store_error = coalesce(?, store_error) "
+	    "WHERE id = ?", cause) != 0 ||
 	    writer_prepare(w, &w->upd_broken, "UPDATE sessions SET "
 	    "messages_lost = ?, store_error = ? WHERE id = ?", cause) != 0 ||
 	    writer_prepare(w, &w->ins_exchange, "INSERT INTO http_exchanges "
@@ -443,19 +450,47 @@ writer_sync(struct writer *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
+static char *
+xstrdup_or_null(const char *s)
+{
+	return (s != NULL) ? xstrdup(s) : NULL;
+}
+
 /* Begin a recording session; its row is written in queue order. */
 struct wsession *
 writer_session_begin(struct writer *w, const char *name,
     const char *transport, const char *target)
 {
+	return writer_session_import(w, name, transport, target, NULL);
+}
+
+/*
+ * Begin a session recorded elsewhere (mcpreel import) when meta is not
+ * NULL: its row takes the start, recorder and origin from meta, and says
+ * WRITER_IMPORTING as its end until writer_session_end_at() writes its
+ * end.  A row left so is an import that did not finish.
+ */
+struct wsession *
+writer_session_import(struct writer *w, const char *name,
+    const char *transport, const char *target,
+    const struct wsession_meta *meta)
+{
 	struct wsession	*s = xcalloc(1, sizeof *s);
 	struct item	*it = xcalloc(1, sizeof *it);
 
-	s->name = (name != NULL) ? xstrdup(name) : NULL;
+	s->name = xstrdup_or_null(name);
 	s->transport = xstrdup(transport);
 	s->target = xstrdup(target);
 	s->started_ns = clock_wall_ns();
 	s->pending = idmap_new();
+	if (meta != NULL) {
+		s->imp = xmalloc(sizeof *s->imp);
+		*s->imp = *meta;
+		s->imp->version = xstrdup_or_null(meta->version);
+		s->imp->imported_from = xstrdup_or_null(meta->imported_from);
+		s->imp->store_error = xstrdup_or_null(meta->store_error);
+		s->started_ns = meta->started_ns;
+	}
 	it->type = ITEM_SESSION_BEGIN;
 	it->session = s;
 	writer_enqueue(w, it, 0);
@@ -478,12 +513,6 @@ writer_message(struct writer *w, struct wsession *s, struct wexchange *x,
 	it->x = x;
 	it->msg = m;
 	return writer_enqueue(w, it, m->len + sizeof *it + sizeof *m);
-}
-
-static char *
-xstrdup_or_null(const char *s)
-{
-	return (s != NULL) ? xstrdup(s) : NULL;
 }
 
 /* Begin recording an HTTP exchange of session s (its request side). */
@@ -529,10 +558,22 @@ void
 writer_exchange_end(struct writer *w, struct wexchange *x,
     const char *outcome, const void *body, size_t len)
 {
+	writer_exchange_end_at(w, x, clock_wall_ns(), outcome, body, len);
+}
+
+/*
+ * writer_exchange_end() at a given time (ns since the epoch), or with no
+ * end time when ended_ns is WRITER_NO_TIME: for an imported exchange.
+ */
+void
+writer_exchange_end_at(struct writer *w, struct wexchange *x,
+    int64_t ended_ns, const char *outcome, const void *body, size_t len)
+{
 	struct item	*it = xcalloc(1, sizeof *it);
 
 	it->type = ITEM_EXCHANGE_END;
 	it->x = x;
+	it->info.ts_ns = ended_ns;
 	it->reason = xstrdup_or_null(outcome);
 	if (body != NULL)
 		it->msg = msg_new(DIR_S2C, body, len);
@@ -544,24 +585,48 @@ void
 writer_event(struct writer *w, struct wsession *s, const char *kind,
     const void *text, size_t len)
 {
+	writer_event_msg(w, s, kind, msg_new(DIR_S2C, text, len));
+}
+
+/*
+ * Record an event whose text and times are those of m (the writer takes
+ * it): for an event that happened elsewhere (an import).
+ */
+void
+writer_event_msg(struct writer *w, struct wsession *s, const char *kind,
+    struct msg *m)
+{
 	struct item	*it = xcalloc(1, sizeof *it);
 
 	it->type = ITEM_EVENT;
 	it->session = s;
 	it->kind = xstrdup(kind);
-	it->msg = msg_new(DIR_S2C, text, len);
-	writer_enqueue(w, it, len + sizeof *it);
+	it->msg = m;
+	writer_enqueue(w, it, m->len + sizeof *it);
 }
 
-/* End a session: exit_status -1 when there is none to record. */
+/* End a session now: exit_status -1 when there is none to record. */
 void
 writer_session_end(struct writer *w, struct wsession *s, int exit_status,
     int exit_signal, const char *reason)
+{
+	writer_session_end_at(w, s, clock_wall_ns(), exit_status, exit_signal,
+	    reason);
+}
+
+/*
+ * End a session at ended_ns (ns since the epoch), or with no end time
+ * when it is WRITER_NO_TIME: for an imported session.
+ */
+void
+writer_session_end_at(struct writer *w, struct wsession *s,
+    int64_t ended_ns, int exit_status, int exit_signal, const char *reason)
 {
 	struct item	*it = xcalloc(1, sizeof *it);
 
 	it->type = ITEM_SESSION_END;
 	it->session = s;
+	it->info.ts_ns = ended_ns;
 	it->exit_status = exit_status;
 	it->exit_signal = exit_signal;
 	it->reason = (reason != NULL) ? xstrdup(reason) : NULL;
@@ -726,8 +791,20 @@ writer_do_begin(struct writer *w, struct wsession *s)
 	sqlite3_bind_text(st, 2, s->transport, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, s->target, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, s->started_ns);
-	sqlite3_bind_int64(st, 5, (sqlite3_int64)getpid());
-	sqlite3_bind_text(st, 6, MCPREEL_VERSION, -1, SQLITE_STATIC);
+	if (s->imp == NULL) {
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)getpid());
+		sqlite3_bind_text(st, 6, MCPREEL_VERSION, -1, SQLITE_STATIC);
+	} else {
+		if (s->imp->recorder_pid != 0)
+			sqlite3_bind_int64(st, 5, s->imp->recorder_pid);
+		if (s->imp->version != NULL)
+			sqlite3_bind_text(st, 6, s->imp->version, -1,
+			    SQLITE_STATIC);
+		if (s->imp->imported_from != NULL)
+			sqlite3_bind_text(st, 7, s->imp->imported_from, -1,
+			    SQLITE_STATIC);
+		sqlite3_bind_text(st, 8, WRITER_IMPORTING, -1, SQLITE_STATIC);
+	}
 	if (writer_step(w, st) != 0) {
 		writer_failed(w, "a session");
 		return;
@@ -838,6 +915,12 @@ writer_do_message(struct writer *w, struct wsession *s, struct wexchange *x,
 		sqlite3_bind_int64(st, 12, x->id);
 	if (m->sse_id != NULL)
 		sqlite3_bind_text(st, 13, m->sse_id, -1, SQLITE_STATIC);
+	if (m->wire_size >= 0)
+		sqlite3_bind_int64(st, 14, m->wire_size);
+	if (m->sha256 != NULL)
+		sqlite3_bind_text(st, 15, m->sha256, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 16, (m->flags & MSG_TRUNCATED) != 0);
+	sqlite3_bind_int(st, 17, (m->flags & MSG_REDACTED) != 0);
 	if (writer_step(w, st) != 0 || (m->len >= WRITER_BLOB_PIECES &&
 	    writer_blob_write(w, m) != 0)) {
 		s->lost++;
@@ -891,16 +974,21 @@ writer_do_end(struct writer *w, struct item *it)
 
 	if (s->id == 0)
 		return;
-	sqlite3_bind_int64(st, 1, clock_wall_ns());
+	if (it->info.ts_ns != WRITER_NO_TIME)
+		sqlite3_bind_int64(st, 1, it->info.ts_ns);
 	if (it->exit_status >= 0)
 		sqlite3_bind_int(st, 2, it->exit_status);
 	if (it->exit_signal > 0)
 		sqlite3_bind_int(st, 3, it->exit_signal);
 	if (it->reason != NULL)
 		sqlite3_bind_text(st, 4, it->reason, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, (sqlite3_int64)s->lost);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)s->lost +
+	    (s->imp != NULL ? s->imp->lost : 0));
 	if (w->broken != NULL)
 		sqlite3_bind_text(st, 6, w->broken, -1, SQLITE_STATIC);
+	else if (s->imp != NULL && s->imp->store_error != NULL)
+		sqlite3_bind_text(st, 6, s->imp->store_error, -1,
+		    SQLITE_STATIC);
 	sqlite3_bind_int64(st, 7, s->id);
 	if (writer_step(w, st) != 0)
 		writer_failed(w, "the end of a session");
@@ -943,7 +1031,8 @@ writer_do_exchange(struct writer *w, struct item *it)
 	case ITEM_EXCHANGE_END:
 		if (x->id != 0) {
 			st = w->upd_exchange_end;
-			sqlite3_bind_int64(st, 1, clock_wall_ns());
+			if (it->info.ts_ns != WRITER_NO_TIME)
+				sqlite3_bind_int64(st, 1, it->info.ts_ns);
 			if (it->reason != NULL)
 				sqlite3_bind_text(st, 2, it->reason, -1,
 				    SQLITE_STATIC);
@@ -1161,6 +1250,12 @@ writer_session_free(struct wsession *s)
 	if (s == NULL)
 		return;
 	idmap_free(s->pending);
+	if (s->imp != NULL) {
+		free((char *)s->imp->version);
+		free((char *)s->imp->imported_from);
+		free((char *)s->imp->store_error);
+		free(s->imp);
+	}
 	free(s->name);
 	free(s->transport);
 	free(s->target);

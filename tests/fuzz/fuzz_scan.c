@@ -6,6 +6,8 @@
  * whatever libFuzzer makes instead of a fixed set of mutations.  On inputs
  * jansson rejects the scanner only has to survive, and keep its offsets
  * inside the input.  The whole input is the message: no head.
+ * scan_members(), which import reads its lines with, is held to jansson
+ * too: it takes every object jansson reads, with every member.
  *
  * One departure from the unit test, which never feeds jansson a raw NUL:
  * jansson skips a NUL byte that follows a number or a literal (its lexer
@@ -127,6 +129,83 @@ fuzz_scan_check_id(const uint8_t *buf, size_t len, const struct scan *s,
 	free(id);
 }
 
+/* What fuzz_scan_member_cb checks each member against. */
+struct fuzz_members {
+	const uint8_t	*buf;
+	size_t		 len;
+	json_t		*tree;		/* jansson's object, or NULL */
+	size_t		 n;
+};
+
+/*
+ * A member scan_members() reports: inside the input, its key decodes, and
+ * when jansson read the input as an object, its value's text is JSON and
+ * the key is one of the object's.
+ */
+static int
+fuzz_scan_member_cb(const struct scan_member *mb, void *arg)
+{
+	struct fuzz_members	*fm = arg;
+	json_t			*v;
+	char			*key;
+	size_t			 n;
+
+	fm->n++;
+	if (mb->key_off > fm->len || mb->key_len > fm->len - mb->key_off ||
+	    mb->val_off > fm->len || mb->val_len > fm->len - mb->val_off ||
+	    mb->val_len == 0)
+		fuzz_fail(fm->buf, fm->len, "scan_members: member %zu is past "
+		    "the end", fm->n);
+	if ((key = malloc(mb->key_len + 1)) == NULL)
+		abort();
+	if (scan_string_decode((const char *)fm->buf + mb->key_off,
+	    mb->key_len, key, &n) != 0)
+		fuzz_fail(fm->buf, fm->len, "scan_members: a key that does "
+		    "not decode");
+	if (fm->tree != NULL) {
+		if (json_object_getn(fm->tree, key, n) == NULL)
+			fuzz_fail(fm->buf, fm->len, "scan_members: a key "
+			    "jansson's object has not");
+		v = json_loadb((const char *)fm->buf + mb->val_off,
+		    mb->val_len, FUZZ_SCAN_JSON_FLAGS, NULL);
+		if (v == NULL)
+			fuzz_fail(fm->buf, fm->len, "scan_members: value text "
+			    "of member %zu is not JSON", fm->n);
+		json_decref(v);
+	}
+	free(key);
+	return 0;
+}
+
+/*
+ * Hold scan_members() (what import reads lines with) to jansson: it takes
+ * every object jansson reads (tree), and refuses what jansson reads as
+ * another value and whatever holds a raw NUL (nul).  What jansson refuses
+ * it may take: numbers beyond 64 bits, nesting past jansson's limit.
+ */
+static void
+fuzz_scan_check_members(const uint8_t *buf, size_t len, json_t *tree,
+    int nul)
+{
+	struct fuzz_members	 fm;
+	int			 rc;
+
+	memset(&fm, 0, sizeof fm);
+	fm.buf = buf;
+	fm.len = len;
+	fm.tree = json_is_object(tree) ? tree : NULL;
+	rc = scan_members(buf, len, fuzz_scan_member_cb, &fm);
+	if (rc != 0 && fm.tree != NULL)
+		fuzz_fail(buf, len, "scan_members: refused an object jansson "
+		    "reads");
+	if (rc == 0 && (nul || (tree != NULL && fm.tree == NULL)))
+		fuzz_fail(buf, len, "scan_members: took %s", nul ? "a raw NUL" :
+		    "a value that is no object");
+	if (fm.tree != NULL && fm.n < json_object_size(fm.tree))
+		fuzz_fail(buf, len, "scan_members: %zu members, jansson's "
+		    "object has %zu", fm.n, json_object_size(fm.tree));
+}
+
 /* Scan one input and compare it with jansson's reading, if it has one. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
@@ -163,9 +242,11 @@ LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 		if (s.kind != KIND_INVALID || s.has_method || s.has_id)
 			fuzz_fail(buf, len, "scan: kind %s for an input with "
 			    "a raw NUL", kind_name(s.kind));
+		fuzz_scan_check_members(buf, len, NULL, 1);
 		return 0;
 	}
 	tree = json_loadb((const char *)buf, len, FUZZ_SCAN_JSON_FLAGS, &jerr);
+	fuzz_scan_check_members(buf, len, tree, 0);
 	if (tree == NULL)
 		return 0;
 	want = fuzz_scan_ref_kind(tree);

@@ -1,0 +1,519 @@
+/*
+ * mcpreel export: write one recorded session out, as JSON lines that
+ * 'mcpreel import' reads back byte for byte, or as an HTTP Archive.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "store.h"
+
+/* A JSON text put into a line as written, after the members jansson made. */
+struct verbatim {
+	const char	*key;
+	const void	*text;
+	size_t		 len;
+};
+
+struct export {
+	FILE		*out;
+	int		 write_failed;
+};
+
+void
+cmd_export_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mcpreel export [--db PATH] [--format jsonl|har] [-o FILE] "
+	    "SESSION\n"
+	    "\n"
+	    "Write one recorded session out.  SESSION is its id, its name (the\n"
+	    "newest session of that name) or 'last'.\n"
+	    "\n"
+	    "  --format jsonl  (the default) one JSON object a line: first the\n"
+	    "                  session (\"format\": \"" JSONL_FORMAT "\", name,\n"
+	    "                  transport, target, times, how it ended), then each\n"
+	    "                  HTTP request of an HTTP session (\"type\":\n"
+	    "                  \"http_exchange\"), then every message (\"type\":\n"
+	    "                  \"message\") in the order recorded, with the\n"
+	    "                  server's stderr lines and other events (\"type\":\n"
+	    "                  \"event\") among them by time.  A message is\n"
+	    "                  \"message\" (its JSON exactly as recorded), \"raw\"\n"
+	    "                  (other text) or \"raw_base64\" (bytes that are not\n"
+	    "                  UTF-8): 'mcpreel import' gives back the same bytes.\n"
+	    "  --format har    HTTP Archive 1.2 of an HTTP session, for HAR\n"
+	    "                  viewers: one entry per HTTP request, its headers,\n"
+	    "                  the JSON-RPC body posted, the response with its\n"
+	    "                  JSON or its SSE events, and timings.\n"
+	    "  -o, --output F  write to F (created private, mode 0600; replaced\n"
+	    "                  only once the export is complete), not stdout.\n");
+}
+
+/*
+ * Whether text can go into a line as it is: JSON the scanner takes as a
+ * JSON-RPC message or a batch (an array), with no line break that would
+ * split the line and no white space at either end that reading the
+ * member back would not keep.
+ */
+static int
+export_verbatim_ok(const void *text, size_t len)
+{
+	const unsigned char	*p = text;
+	struct scan		 sc;
+
+	if (len == 0 || p[0] == ' ' || p[0] == '\t' || p[len - 1] == ' ' ||
+	    p[len - 1] == '\t' || memchr(p, '\n', len) != NULL ||
+	    memchr(p, '\r', len) != NULL)
+		return 0;
+	scan_message(text, len, &sc);
+	return sc.kind != KIND_INVALID;
+}
+
+static int
+export_nothing_cb(const struct scan_member *mb, void *arg)
+{
+	return 0;
+}
+
+/*
+ * Whether a short text (an id, a header list) is one JSON value that can
+ * go into a line as it is: the scanner reads it as a member's value.
+ */
+static int
+export_value_ok(const char *text)
+{
+	char	*obj;
+	size_t	 len = strlen(text);
+	int	 ok;
+
+	if (len == 0 || strpbrk(text, "\n\r") != NULL || text[0] == ' ' ||
+	    text[0] == '\t' || text[len - 1] == ' ' || text[len - 1] == '\t')
+		return 0;
+	xasprintf(&obj, "{\"v\":%s}", text);
+	ok = scan_members(obj, strlen(obj), export_nothing_cb, NULL) == 0;
+	free(obj);
+	return ok;
+}
+
+/* A string, or null; text that is not UTF-8 has those bytes as '?'. */
+json_t *
+export_json_str(const char *s)
+{
+	json_t		*v;
+	char		*copy;
+	size_t		 i, n, len;
+
+	if (s == NULL)
+		return json_null();
+	if ((v = json_string(s)) != NULL)
+		return v;
+	len = strlen(s);
+	copy = xstrdup(s);
+	for (i = 0; i < len; i += n) {
+		if ((n = scan_utf8_len((unsigned char *)copy + i,
+		    (unsigned char *)copy + len)) == 0) {
+			copy[i] = '?';
+			n = 1;
+		}
+	}
+	v = json_string(copy);
+	free(copy);
+	return v != NULL ? v : json_string("?");
+}
+
+static json_t *
+export_int_or_null(int has, int64_t v)
+{
+	return has ? json_integer(v) : json_null();
+}
+
+/* Write bytes, remembering a failure for the end. */
+static void
+export_write(struct export *ex, const void *p, size_t len)
+{
+	if (len != 0 && fwrite(p, 1, len, ex->out) != len)
+		ex->write_failed = 1;
+}
+
+/*
+ * Write obj as one line, with the verbatim members after its own.  Takes
+ * obj.
+ */
+static void
+export_line(struct export *ex, json_t *obj, const struct verbatim *v,
+    size_t nv)
+{
+	char	*s;
+	size_t	 len, i;
+
+	s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(obj);
+	if (s == NULL) {
+		ex->write_failed = 1;
+		return;
+	}
+	len = strlen(s);
+	/* Every object here has members: s ends "...}". */
+	export_write(ex, s, len - 1);
+	for (i = 0; i < nv; i++) {
+		export_write(ex, ",\"", 2);
+		export_write(ex, v[i].key, strlen(v[i].key));
+		export_write(ex, "\":", 2);
+		export_write(ex, v[i].text, v[i].len);
+	}
+	export_write(ex, "}\n", 2);
+	free(s);
+}
+
+/* The first line: the session itself. */
+static int
+export_header_cb(const struct session_info *si, void *arg)
+{
+	struct export	*ex = arg;
+	json_t		*o = json_object();
+
+	json_object_set_new(o, "format", json_string(JSONL_FORMAT));
+	json_object_set_new(o, "version", json_integer(JSONL_VERSION));
+	json_object_set_new(o, "session", json_integer(si->id));
+	json_object_set_new(o, "name", export_json_str(si->name));
+	json_object_set_new(o, "transport", export_json_str(si->transport));
+	json_object_set_new(o, "target", export_json_str(si->target));
+	json_object_set_new(o, "started_ns", json_integer(si->started_ns));
+	json_object_set_new(o, "ended_ns", export_int_or_null(si->has_ended,
+	    si->ended_ns));
+	json_object_set_new(o, "exit_status", export_int_or_null(si->has_exit,
+	    si->exit_status));
+	json_object_set_new(o, "exit_signal", export_int_or_null(
+	    si->exit_signal != 0, si->exit_signal));
+	json_object_set_new(o, "end_reason", export_json_str(si->end_reason));
+	json_object_set_new(o, "messages_lost",
+	    json_integer(si->messages_lost));
+	json_object_set_new(o, "store_error", export_json_str(si->store_error));
+	json_object_set_new(o, "imported_from",
+	    export_json_str(si->imported_from));
+	json_object_set_new(o, "recorder_pid", export_int_or_null(
+	    si->recorder_pid != 0, si->recorder_pid));
+	json_object_set_new(o, "mcpreel_version",
+	    export_json_str(si->mcpreel_version));
+	json_object_set_new(o, "exported_by",
+	    json_string("mcpreel " MCPREEL_VERSION));
+	export_line(ex, o, NULL, 0);
+	return 0;
+}
+
+/*
+ * A header list (a JSON array of [name, value]) as written when it can
+ * go into the line so, else as a string member of o.
+ */
+static void
+export_headers(json_t *o, const char *key, const char *text,
+    struct verbatim *v, size_t *nv)
+{
+	if (text == NULL) {
+		json_object_set_new(o, key, json_null());
+		return;
+	}
+	if (text[0] == '[' && export_value_ok(text)) {
+		v[*nv].key = key;
+		v[*nv].text = text;
+		v[*nv].len = strlen(text);
+		(*nv)++;
+		return;
+	}
+	json_object_set_new(o, key, export_json_str(text));
+}
+
+/* One HTTP request with its response, as recorded. */
+static int
+export_exchange_cb(const struct exchange_row *x, void *arg)
+{
+	struct export	*ex = arg;
+	struct verbatim	 v[2];
+	size_t		 nv = 0;
+	json_t		*o = json_object();
+
+	json_object_set_new(o, "type", json_string("http_exchange"));
+	json_object_set_new(o, "exchange", json_integer(x->id));
+	json_object_set_new(o, "connection", json_integer(x->connection));
+	json_object_set_new(o, "method", export_json_str(x->method));
+	json_object_set_new(o, "path", export_json_str(x->path));
+	json_object_set_new(o, "started_ns", json_integer(x->started_ns));
+	json_object_set_new(o, "mono_ns", json_integer(x->mono_ns));
+	json_object_set_new(o, "status", export_int_or_null(x->has_status,
+	    x->status));
+	json_object_set_new(o, "response_mono_ns", export_int_or_null(
+	    x->has_response_mono, x->response_mono_ns));
+	json_object_set_new(o, "ended_ns", export_int_or_null(x->has_ended,
+	    x->ended_ns));
+	json_object_set_new(o, "outcome", export_json_str(x->outcome));
+	if (x->has_body)
+		fmt_json_bytes(o, "body", "body_base64", x->body, x->body_len);
+	export_headers(o, "request_headers", x->request_headers, v, &nv);
+	export_headers(o, "response_headers", x->response_headers, v, &nv);
+	export_line(ex, o, v, nv);
+	return 0;
+}
+
+static void
+export_message(struct export *ex, const struct export_row *r)
+{
+	const struct message_row	*m = &r->m;
+	struct verbatim			 v[2];
+	size_t				 nv = 0;
+	json_t				*o = json_object();
+
+	json_object_set_new(o, "type", json_string("message"));
+	json_object_set_new(o, "seq", json_integer(m->seq));
+	json_object_set_new(o, "direction", json_string(dir_name(m->dir)));
+	json_object_set_new(o, "ts_ns", json_integer(m->ts_ns));
+	json_object_set_new(o, "mono_ns", json_integer(m->mono_ns));
+	json_object_set_new(o, "kind", json_string(kind_name(m->kind)));
+	json_object_set_new(o, "method", export_json_str(m->method));
+	json_object_set_new(o, "reply_to", export_int_or_null(
+	    r->reply_to_seq != 0, r->reply_to_seq));
+	json_object_set_new(o, "size", json_integer((json_int_t)m->len));
+	if (r->exchange != 0)
+		json_object_set_new(o, "exchange", json_integer(r->exchange));
+	if (r->sse_id != NULL)
+		json_object_set_new(o, "sse_event_id", export_json_str(r->sse_id));
+	if (r->wire_size >= 0)
+		json_object_set_new(o, "wire_size",
+		    json_integer(r->wire_size));
+	if (r->sha256 != NULL)
+		json_object_set_new(o, "sha256", export_json_str(r->sha256));
+	if (r->truncated)
+		json_object_set_new(o, "truncated", json_true());
+	if (r->redacted)
+		json_object_set_new(o, "redacted", json_true());
+	/* The id as written (the scanner found it, so it is JSON). */
+	if (m->rpc_id == NULL)
+		json_object_set_new(o, "id", json_null());
+	else if (export_value_ok(m->rpc_id)) {
+		v[nv].key = "id";
+		v[nv].text = m->rpc_id;
+		v[nv].len = strlen(m->rpc_id);
+		nv++;
+	} else
+		json_object_set_new(o, "id", export_json_str(m->rpc_id));
+	if (export_verbatim_ok(m->raw, m->len)) {
+		v[nv].key = "message";
+		v[nv].text = m->raw;
+		v[nv].len = m->len;
+		nv++;
+	} else
+		fmt_json_bytes(o, "raw", "raw_base64", m->raw, m->len);
+	export_line(ex, o, v, nv);
+}
+
+/* A message or an event, in the order an import must see them. */
+static int
+export_row_cb(const struct export_row *r, void *arg)
+{
+	struct export	*ex = arg;
+	json_t		*o;
+
+	if (!r->is_event) {
+		export_message(ex, r);
+		return ex->write_failed;
+	}
+	o = json_object();
+	json_object_set_new(o, "type", json_string("event"));
+	json_object_set_new(o, "kind", export_json_str(r->e.kind));
+	json_object_set_new(o, "ts_ns", json_integer(r->e.ts_ns));
+	json_object_set_new(o, "mono_ns", json_integer(r->e.mono_ns));
+	fmt_json_bytes(o, "text", "text_base64", r->e.text, r->e.len);
+	export_line(ex, o, NULL, 0);
+	return ex->write_failed;
+}
+
+static int
+export_jsonl(struct store *st, int64_t id, struct export *ex, char **cause)
+{
+	if (query_session_info(st, id, export_header_cb, ex, cause) != 0 ||
+	    query_exchanges(st, id, export_exchange_cb, ex, cause) != 0)
+		return -1;
+	if (query_export(st, id, export_row_cb, ex, cause) != 0) {
+		if (!ex->write_failed)
+			return -1;
+		free(*cause);
+		*cause = NULL;
+	}
+	return 0;
+}
+
+/* Keep the session's transport for the HAR check. */
+static int
+export_transport_cb(const struct session_info *si, void *arg)
+{
+	char	**transport = arg;
+
+	*transport = xstrdup(si->transport);
+	return 0;
+}
+
+static int
+export_har(struct store *st, int64_t id, struct export *ex, char **cause)
+{
+	char	*transport = NULL;
+	int	 rc;
+
+	if (query_session_info(st, id, export_transport_cb, &transport,
+	    cause) != 0)
+		return -1;
+	if (strcmp(transport, "stdio") == 0) {
+		xasprintf(cause, "session %lld was recorded over stdio: a HAR "
+		    "holds HTTP requests, and it has none.  Export it with "
+		    "--format jsonl", (long long)id);
+		free(transport);
+		return -1;
+	}
+	free(transport);
+	rc = har_write(st, id, ex->out, cause);
+	if (ferror(ex->out))
+		ex->write_failed = 1;
+	return rc;
+}
+
+/*
+ * Where the export goes: stdout, or a private temporary file beside path
+ * that replaces it once complete (*tmp gets its name).
+ */
+static FILE *
+export_open(const char *path, char **tmp, char **cause)
+{
+	FILE	*f;
+	int	 fd;
+
+	*tmp = NULL;
+	if (path == NULL || strcmp(path, "-") == 0)
+		return stdout;
+	xasprintf(tmp, "%s.XXXXXX", path);
+	if ((fd = mkstemp(*tmp)) == -1) {
+		xasprintf(cause, "cannot create a file beside %s: %s (is its "
+		    "directory there and writable?)", path, strerror(errno));
+		free(*tmp);
+		*tmp = NULL;
+		return NULL;
+	}
+	if ((f = fdopen(fd, "w")) == NULL)
+		fatal("fdopen");
+	return f;
+}
+
+/*
+ * Finish the output: flushed and closed, renamed into place; when failed
+ * (or it cannot be), the temporary file is removed and *cause says why
+ * (cause may be NULL when the caller has its reason already).
+ */
+static int
+export_close(FILE *f, const char *path, char *tmp, int failed, char **cause)
+{
+	int	 rc = 0;
+
+	if (fflush(f) != 0 || ferror(f))
+		failed = 1;
+	if (f != stdout && fclose(f) != 0)
+		failed = 1;
+	if (failed) {
+		if (cause != NULL)
+			xasprintf(cause, "cannot write %s: %s", tmp != NULL ?
+			    path : "to stdout", errno != 0 ? strerror(errno) :
+			    "write error");
+		rc = -1;
+	} else if (tmp != NULL && rename(tmp, path) != 0) {
+		xasprintf(cause, "cannot rename %s to %s: %s", tmp, path,
+		    strerror(errno));
+		rc = -1;
+	}
+	if (rc != 0 && tmp != NULL)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+int
+cmd_export(int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		CLI_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct export			 ex;
+	struct store			*st = NULL;
+	const char			*db = NULL, *format = "jsonl";
+	const char			*output = NULL;
+	char				*path = NULL, *cause = NULL, *tmp;
+	int64_t				 id;
+	int				 ch, rc;
+
+	memset(&ex, 0, sizeof ex);
+	while ((ch = getopt_long(argc, argv, "ho:vq", longopts, NULL)) !=
+	    -1) {
+		if (cli_common_option(ch, optarg))
+			continue;
+		switch (ch) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			cmd_export_usage(stdout);
+			return EXIT_OK;
+		default:
+			cmd_export_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (strcmp(format, "jsonl") != 0 && strcmp(format, "har") != 0) {
+		fprintf(stderr, "mcpreel export: unknown format '%s': give "
+		    "--format jsonl or --format har\n", format);
+		return EXIT_USAGE;
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "mcpreel export: give one SESSION (an id, a "
+		    "name or 'last'; see 'mcpreel sessions')\n");
+		return EXIT_USAGE;
+	}
+	if ((path = dbpath_resolve(db, &cause)) == NULL ||
+	    (st = store_open(path, 0, &cause)) == NULL ||
+	    query_find_session(st, argv[optind], &id, &cause) != 0 ||
+	    (ex.out = export_open(output, &tmp, &cause)) == NULL)
+		goto fail;
+
+	errno = 0;
+	if (strcmp(format, "har") == 0)
+		rc = export_har(st, id, &ex, &cause);
+	else
+		rc = export_jsonl(st, id, &ex, &cause);
+	if (rc != 0) {
+		export_close(ex.out, output, tmp, 1, NULL);
+		goto fail;
+	}
+	if (export_close(ex.out, output, tmp, ex.write_failed, &cause) != 0)
+		goto fail;
+	store_close(st);
+	free(path);
+	return EXIT_OK;
+fail:
+	fprintf(stderr, "mcpreel export: %s\n", cause);
+	free(cause);
+	if (st != NULL)
+		store_close(st);
+	free(path);
+	return EXIT_USAGE;
+}

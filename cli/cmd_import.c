@@ -1,0 +1,600 @@
+/*
+ * mcpreel import: record a session from a file, through the writer the
+ * recorder uses, so messages are classified and paired the same way.
+ * Reads what 'mcpreel export --format jsonl' writes (import_jsonl.c) and
+ * mcp-tape traces (import_tape.c).  The file is read line by line; at the first bad line
+ * the session is deleted again, and one is only left half written if
+ * mcpreel is killed, and then its end_reason says "import not finished".
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "import.h"
+
+/*
+ * The longest line read: a message of several hundred MiB still fits, as
+ * base64; past it the file is refused rather than read into memory
+ * without end.
+ */
+#define IMPORT_LINE_MAX		((size_t)1 << 30)
+/* How much of the file is read at once. */
+#define IMPORT_READ_CHUNK	(64 * 1024)
+
+static const char *field_names[F_MAX] = {
+	"format", "version", "type", "name", "transport", "target",
+	"started_ns", "ended_ns", "exit_status", "exit_signal", "end_reason",
+	"messages_lost", "store_error", "recorder_pid", "mcpreel_version",
+	"exchange", "connection", "method", "path", "request_headers",
+	"mono_ns", "status", "response_headers", "response_mono_ns",
+	"outcome", "body", "body_base64", "direction", "ts_ns",
+	"sse_event_id", "wire_size", "sha256", "truncated", "redacted",
+	"message", "raw", "raw_base64", "kind", "text", "text_base64",
+	"t", "dir", "v", "startedAt", "label", "command", "exitCode"
+};
+
+static const char *format_names[IMPORT_FORMAT_MAX] = {
+	"auto", "jsonl", "mcp-tape"
+};
+
+/* Lines of a file, read in chunks into one buffer that grows as needed. */
+struct lreader {
+	FILE	*f;
+	char	*buf;
+	size_t	 cap;
+	size_t	 start;		/* the next line begins here */
+	size_t	 end;		/* bytes read end here */
+	size_t	 scanned;	/* from start: no newline before this */
+	int	 eof;
+};
+
+void
+cmd_import_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mcpreel import [--db PATH] [--name NAME] "
+	    "[--format jsonl|mcp-tape] FILE\n"
+	    "\n"
+	    "Record a session from FILE ('-' for stdin) into the database, as\n"
+	    "if it had been recorded here: each message is classified and paired\n"
+	    "with its request the way 'mcpreel record' does, and keeps its\n"
+	    "direction, times and exact bytes.  The session's imported_from says\n"
+	    "the file and its format.  It prints the new session's id.\n"
+	    "\n"
+	    "  --format jsonl     what 'mcpreel export --format jsonl' writes\n"
+	    "  --format mcp-tape  an mcp-tape trace: a \"meta\" line, lines\n"
+	    "                     {\"t\": ISO 8601 time, \"dir\": \"in\" (host to\n"
+	    "                     server) or \"out\", \"raw\": the message}, an\n"
+	    "                     \"end\" line.  A message is the text of \"raw\"\n"
+	    "                     as the file has it; both clocks are \"t\".\n"
+	    "  (neither)          told from the first line\n"
+	    "  --name NAME        the session's name (else the file's, if any)\n"
+	    "\n"
+	    "A line that cannot be read stops the import with its line number,\n"
+	    "and nothing of the file stays in the database.  Exit status: 0\n"
+	    "imported, 1 the file was refused, 2 it could not run.\n");
+}
+
+/* Note the first error, with the file and line it is about; returns -1. */
+int
+import_bad(struct import *imp, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*what;
+
+	if (imp->cause != NULL)
+		return -1;
+	va_start(ap, fmt);
+	if (vasprintf(&what, fmt, ap) == -1)
+		fatal("vasprintf");
+	va_end(ap);
+	if (imp->lineno != 0)
+		xasprintf(&imp->cause, "%s line %zu: %s", imp->path,
+		    imp->lineno, what);
+	else
+		xasprintf(&imp->cause, "%s: %s", imp->path, what);
+	free(what);
+	return -1;
+}
+
+/* The next line without its newline (NULL at the end or on error). */
+static const char *
+lreader_next(struct import *imp, struct lreader *lr, size_t *len)
+{
+	char	*nl, *line;
+	size_t	 n;
+
+	for (;;) {
+		nl = (lr->buf == NULL) ? NULL : memchr(lr->buf + lr->start +
+		    lr->scanned, '\n', lr->end - lr->start - lr->scanned);
+		if (nl != NULL || (lr->eof && lr->end > lr->start)) {
+			line = lr->buf + lr->start;
+			*len = (nl != NULL) ? (size_t)(nl - line) :
+			    lr->end - lr->start;
+			lr->start += *len + (nl != NULL);
+			lr->scanned = 0;
+			return line;
+		}
+		if (lr->eof)
+			return NULL;
+		lr->scanned = lr->end - lr->start;
+		if (lr->scanned > IMPORT_LINE_MAX) {
+			imp->lineno++;
+			import_bad(imp, "a line longer than %zu bytes: this is "
+			    "no file mcpreel can import",
+			    (size_t)IMPORT_LINE_MAX);
+			return NULL;
+		}
+		/* Keep the partial line at the front, with room to read. */
+		if (lr->start > 0) {
+			memmove(lr->buf, lr->buf + lr->start, lr->end -
+			    lr->start);
+			lr->end -= lr->start;
+			lr->start = 0;
+		}
+		if (lr->cap - lr->end < IMPORT_READ_CHUNK) {
+			lr->cap = lr->cap * 2 + IMPORT_READ_CHUNK;
+			lr->buf = xreallocarray(lr->buf, lr->cap, 1);
+		}
+		n = fread(lr->buf + lr->end, 1, lr->cap - lr->end, lr->f);
+		lr->end += n;
+		if (n == 0) {
+			if (ferror(lr->f)) {
+				import_bad(imp, "cannot read: %s",
+				    strerror(errno));
+				return NULL;
+			}
+			lr->eof = 1;
+		}
+	}
+}
+
+static int
+import_member_cb(const struct scan_member *mb, void *arg)
+{
+	struct import	*imp = arg;
+	int		 k;
+
+	for (k = 0; k < F_MAX; k++) {
+		if (scan_key_is(imp->line, mb, field_names[k])) {
+			/* Duplicate keys: the last wins, as in jansson. */
+			imp->f[k].off = mb->val_off;
+			imp->f[k].len = mb->val_len;
+			imp->f[k].set = 1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Whether the line has the member, other than null. */
+int
+import_has(const struct import *imp, enum field k)
+{
+	return imp->f[k].set && !(imp->f[k].len == 4 &&
+	    memcmp(imp->line + imp->f[k].off, "null", 4) == 0);
+}
+
+/* A member's value parsed by jansson (the caller decrefs), or NULL. */
+json_t *
+import_json(struct import *imp, enum field k)
+{
+	json_t	*v;
+
+	if (!import_has(imp, k))
+		return NULL;
+	v = json_loadb(imp->line + imp->f[k].off, imp->f[k].len,
+	    JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	if (v == NULL)
+		import_bad(imp, "\"%s\" is not a value jansson reads (a number "
+		    "beyond 64 bits?)", field_names[k]);
+	return v;
+}
+
+/* An integer member into *v; required: its absence is an error. */
+int
+import_int(struct import *imp, enum field k, int required, int64_t *v)
+{
+	json_t	*j;
+
+	if (!import_has(imp, k)) {
+		if (required)
+			return import_bad(imp, "no \"%s\"", field_names[k]);
+		return 0;
+	}
+	if ((j = import_json(imp, k)) == NULL)
+		return -1;
+	if (!json_is_integer(j)) {
+		json_decref(j);
+		return import_bad(imp, "\"%s\" is not an integer",
+		    field_names[k]);
+	}
+	*v = json_integer_value(j);
+	json_decref(j);
+	return 0;
+}
+
+/* A string member, decoded, into *out (NULL when absent or null). */
+int
+import_str(struct import *imp, enum field k, char **out)
+{
+	json_t	*j;
+
+	*out = NULL;
+	if (!import_has(imp, k))
+		return 0;
+	if ((j = import_json(imp, k)) == NULL)
+		return -1;
+	if (!json_is_string(j) || memchr(json_string_value(j), '\0',
+	    json_string_length(j)) != NULL) {
+		json_decref(j);
+		return import_bad(imp, "\"%s\" is not a string (without NUL)",
+		    field_names[k]);
+	}
+	*out = xstrdup(json_string_value(j));
+	json_decref(j);
+	return 0;
+}
+
+/*
+ * Bytes from a text member (a string) or a base64 member, into a new
+ * message of direction d; NULL with an error when neither is readable.
+ */
+struct msg *
+import_bytes(struct import *imp, enum field text, enum field b64,
+    enum dir d)
+{
+	struct msg	*m;
+	json_t		*j;
+	void		*bytes;
+	size_t		 len;
+
+	if ((j = import_json(imp, import_has(imp, text) ? text : b64)) ==
+	    NULL) {
+		import_bad(imp, "no \"%s\" or \"%s\"", field_names[text],
+		    field_names[b64]);
+		return NULL;
+	}
+	if (!json_is_string(j)) {
+		import_bad(imp, "\"%s\" is not a string", import_has(imp,
+		    text) ? field_names[text] : field_names[b64]);
+		json_decref(j);
+		return NULL;
+	}
+	if (import_has(imp, text)) {
+		m = msg_new(d, json_string_value(j), json_string_length(j));
+		json_decref(j);
+		return m;
+	}
+	bytes = b64_decode(json_string_value(j), json_string_length(j), &len);
+	json_decref(j);
+	if (bytes == NULL) {
+		import_bad(imp, "\"%s\" is not base64", field_names[b64]);
+		return NULL;
+	}
+	m = msg_new(d, bytes, len);
+	free(bytes);
+	return m;
+}
+
+/* Called by the writer thread when its queue is low again. */
+static void
+import_drain_cb(void *arg)
+{
+	struct import	*imp = arg;
+
+	pthread_mutex_lock(&imp->lock);
+	imp->drained = 1;
+	pthread_cond_signal(&imp->cond);
+	pthread_mutex_unlock(&imp->lock);
+}
+
+/* The file as sessions.imported_from names it: its full path and format. */
+static char *
+import_from(const char *path, enum import_format fmt)
+{
+	char	*real, *from;
+
+	if (strcmp(path, "-") == 0)
+		xasprintf(&from, "stdin (%s)", format_names[fmt]);
+	else if ((real = realpath(path, NULL)) != NULL) {
+		xasprintf(&from, "%s (%s)", real, format_names[fmt]);
+		free(real);
+	} else
+		xasprintf(&from, "%s (%s)", path, format_names[fmt]);
+	return from;
+}
+
+/* Begin the session (once): the writer records it from here on. */
+int
+import_begin(struct import *imp, const char *name, const char *transport,
+    const char *target, const struct wsession_meta *meta)
+{
+	struct wsession_meta	 m = *meta;
+
+	if (imp->from == NULL)
+		imp->from = import_from(imp->path, imp->format);
+	m.imported_from = imp->from;
+	imp->s = writer_session_import(imp->w, imp->name != NULL ? imp->name :
+	    name, transport, target, &m);
+	return 0;
+}
+
+/*
+ * Hand a message to the writer (it takes m), waiting while its queue is
+ * over the high mark: the file is read no faster than it is written.
+ */
+void
+import_message(struct import *imp, struct msg *m, struct wexchange *x)
+{
+	pthread_mutex_lock(&imp->lock);
+	imp->drained = 0;
+	pthread_mutex_unlock(&imp->lock);
+	imp->messages++;
+	if (writer_message(imp->w, imp->s, x, m) == 0)
+		return;
+	pthread_mutex_lock(&imp->lock);
+	while (!imp->drained)
+		pthread_cond_wait(&imp->cond, &imp->lock);
+	pthread_mutex_unlock(&imp->lock);
+}
+
+
+/* The format of a file from its first line, or IMPORT_AUTO if unknown. */
+static enum import_format
+import_detect(struct import *imp)
+{
+	char			*type = NULL;
+	enum import_format	 fmt = IMPORT_AUTO;
+
+	if (imp->f[F_FORMAT].set || imp->f[F_DIRECTION].set)
+		return IMPORT_JSONL;
+	if (imp->f[F_DIR].set && imp->f[F_T].set)
+		return IMPORT_TAPE;
+	if (import_str(imp, F_TYPE, &type) != 0) {
+		free(imp->cause);
+		imp->cause = NULL;
+		return IMPORT_AUTO;
+	}
+	if (type != NULL && (strcmp(type, "meta") == 0 ||
+	    strcmp(type, "end") == 0))
+		fmt = IMPORT_TAPE;
+	else if (type != NULL && (strcmp(type, "message") == 0 ||
+	    strcmp(type, "event") == 0 || strcmp(type, "http_exchange") == 0))
+		fmt = IMPORT_JSONL;
+	free(type);
+	return fmt;
+}
+
+/* Read every line of f into the session. */
+static int
+import_read(struct import *imp, FILE *f)
+{
+	struct lreader	 lr;
+	const char	*line;
+	size_t		 len;
+	int		 rc = 0;
+
+	memset(&lr, 0, sizeof lr);
+	lr.f = f;
+	while (rc == 0 && (line = lreader_next(imp, &lr, &len)) != NULL) {
+		imp->lineno++;
+		imp->line = line;
+		imp->len = len;
+		memset(imp->f, 0, sizeof imp->f);
+		/* Blank lines (and a CR before the newline) are nothing. */
+		if (len == 0 || (len == 1 && line[0] == '\r'))
+			continue;
+		if (scan_members(line, len, import_member_cb, imp) != 0) {
+			rc = import_bad(imp, "not a JSON object");
+			break;
+		}
+		if (imp->format == IMPORT_AUTO &&
+		    (imp->format = import_detect(imp)) == IMPORT_AUTO) {
+			rc = import_bad(imp, "cannot tell the file's format "
+			    "from this line: give --format jsonl or --format "
+			    "mcp-tape");
+			break;
+		}
+		rc = (imp->format == IMPORT_TAPE) ? import_tape_line(imp) :
+		    import_jsonl_line(imp);
+	}
+	free(lr.buf);
+	if (imp->cause != NULL)
+		return -1;
+	imp->lineno = 0;
+	if (imp->s == NULL)
+		return import_bad(imp, "no session in the file (is it empty?)");
+	return 0;
+}
+
+/*
+ * Write the exchanges' ends (the writer frees them then: this is done
+ * for a bad file too) and, when ok, the session's.
+ */
+static void
+import_finish(struct import *imp, int ok)
+{
+	struct import_x	*x;
+	size_t		 i;
+
+	for (i = 0; i < imp->nxs; i++) {
+		x = &imp->xs[i];
+		if (x->wx == NULL)
+			continue;
+		writer_exchange_end_at(imp->w, x->wx, x->ended_ns, x->outcome,
+		    x->body != NULL ? x->body->raw : NULL, x->body != NULL ?
+		    x->body->len : 0);
+		x->wx = NULL;
+	}
+	if (imp->s == NULL || !ok)
+		return;
+	if (imp->ended)
+		writer_session_end_at(imp->w, imp->s, imp->ended_ns,
+		    imp->exit_status, imp->exit_signal, imp->end_reason);
+	else
+		writer_session_end_at(imp->w, imp->s, WRITER_NO_TIME, -1, 0,
+		    NULL);
+}
+
+/*
+ * After the writer stopped: check the store holds everything handed to
+ * it, and delete the session when not or when the file was bad.
+ */
+static int
+import_verify(struct import *imp, const char *db, int failed, int64_t *id)
+{
+	struct store	*st;
+	char		*cause = NULL;
+	int64_t		 nm = 0, ne = 0, nx = 0;
+	int		 rc = -1;
+
+	*id = (imp->s != NULL) ? writer_session_id(imp->s) : 0;
+	if (*id == 0) {
+		if (!failed)
+			import_bad(imp, "the session could not be written to "
+			    "%s", db);
+		return -1;
+	}
+	if ((st = store_open(db, 0, &cause)) == NULL)
+		goto out;
+	if (!failed && query_session_counts(st, *id, &nm, &ne, &nx,
+	    &cause) == 0) {
+		if (nm == imp->messages && ne == imp->events &&
+		    nx == (int64_t)imp->nxs && writer_session_lost(imp->s) ==
+		    0) {
+			store_close(st);
+			return 0;
+		}
+		import_bad(imp, "only %lld of %lld messages, %lld of %lld "
+		    "events and %lld of %zu HTTP exchanges could be written to "
+		    "%s (see the warning above)", (long long)nm,
+		    (long long)imp->messages, (long long)ne,
+		    (long long)imp->events, (long long)nx, imp->nxs, db);
+	}
+	if (query_drop_session(st, *id, &cause) == 0)
+		rc = 0;
+out:
+	if (st != NULL)
+		store_close(st);
+	if (rc != 0) {
+		log_warnx("the partly imported session %lld is left in %s, "
+		    "marked '%s': %s", (long long)*id, db, WRITER_IMPORTING,
+		    cause != NULL ? cause : "cannot delete it");
+	}
+	free(cause);
+	return -1;
+}
+
+int
+cmd_import(int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "name", required_argument, NULL, 'n' },
+		CLI_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct import			 imp;
+	struct store			*st;
+	FILE				*f = NULL;
+	const char			*db = NULL, *format = NULL;
+	char				*path = NULL, *cause = NULL;
+	int64_t				 id;
+	size_t				 i;
+	int				 ch, rc;
+
+	memset(&imp, 0, sizeof imp);
+	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
+		if (cli_common_option(ch, optarg))
+			continue;
+		switch (ch) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'n':
+			imp.name = optarg;
+			break;
+		case 'h':
+			cmd_import_usage(stdout);
+			return EXIT_OK;
+		default:
+			cmd_import_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (format != NULL && strcmp(format, "jsonl") == 0)
+		imp.format = IMPORT_JSONL;
+	else if (format != NULL && strcmp(format, "mcp-tape") == 0)
+		imp.format = IMPORT_TAPE;
+	else if (format != NULL) {
+		fprintf(stderr, "mcpreel import: unknown format '%s': give "
+		    "--format jsonl or --format mcp-tape (or leave it out)\n",
+		    format);
+		return EXIT_USAGE;
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "mcpreel import: give one FILE ('-' for "
+		    "stdin)\n");
+		return EXIT_USAGE;
+	}
+	imp.path = argv[optind];
+	if (strcmp(imp.path, "-") == 0)
+		f = stdin;
+	else if ((f = fopen(imp.path, "r")) == NULL) {
+		fprintf(stderr, "mcpreel import: cannot open %s: %s\n",
+		    imp.path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if ((path = dbpath_resolve(db, &cause)) == NULL ||
+	    (st = store_open(path, STORE_CREATE, &cause)) == NULL ||
+	    (imp.w = writer_start(st, &cause)) == NULL) {
+		fprintf(stderr, "mcpreel import: %s\n", cause);
+		free(cause);
+		free(path);
+		if (f != stdin)
+			fclose(f);
+		return EXIT_USAGE;
+	}
+	pthread_mutex_init(&imp.lock, NULL);
+	pthread_cond_init(&imp.cond, NULL);
+	writer_set_drain_cb(imp.w, import_drain_cb, &imp);
+	rc = import_read(&imp, f);
+	import_finish(&imp, rc == 0);
+	writer_set_drain_cb(imp.w, NULL, NULL);
+	writer_stop(imp.w);
+	rc = import_verify(&imp, path, rc != 0, &id);
+
+	if (rc == 0) {
+		printf("%lld\n", (long long)id);
+		log_info("imported %s as session %lld: %lld messages, %lld "
+		    "events, %zu HTTP exchanges", imp.path, (long long)id,
+		    (long long)imp.messages, (long long)imp.events, imp.nxs);
+	} else
+		fprintf(stderr, "mcpreel import: %s\n", imp.cause);
+	for (i = 0; i < imp.nxs; i++) {
+		free(imp.xs[i].outcome);
+		msg_free(imp.xs[i].body);
+	}
+	free(imp.xs);
+	writer_session_free(imp.s);
+	free(imp.end_reason);
+	free(imp.from);
+	free(imp.cause);
+	free(path);
+	pthread_mutex_destroy(&imp.lock);
+	pthread_cond_destroy(&imp.cond);
+	if (f != stdin)
+		fclose(f);
+	return rc == 0 ? EXIT_OK : EXIT_FAIL;
+}

@@ -1,0 +1,599 @@
+/*
+ * An HTTP session as an HTTP Archive (HAR 1.2): one entry for each
+ * http_exchanges row, with the JSON-RPC messages that travelled in it as
+ * the posted data and the response content.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "store.h"
+
+/* What mcpreel speaks to clients and upstreams. */
+#define HAR_HTTP_VERSION	"HTTP/1.1"
+
+/* One message of an exchange, copied out of its row. */
+struct har_msg {
+	enum dir	 dir;
+	char		*raw;
+	size_t		 len;
+	char		*sse_id;
+};
+
+/* An exchange with its messages, until the entry is built. */
+struct har_x {
+	json_t		*entry;		/* built from the row, less bodies */
+	int64_t		 id;
+	int		 sse;		/* the response is text/event-stream */
+	char		*body;		/* the row's body (an error page) */
+	size_t		 body_len;
+	int		 has_body;
+	struct har_msg	*msgs;
+	size_t		 nmsgs;
+};
+
+/* Where an exchange's entry is, by its id. */
+struct har_index {
+	int64_t		 id;
+	size_t		 i;
+};
+
+struct har {
+	const char	*target;	/* the session's upstream URL */
+	struct har_x	*xs;
+	size_t		 nxs;
+	struct har_index *byid;		/* sorted by id */
+	int64_t		 loose;		/* messages tied to no exchange */
+};
+
+/* Wall-clock ns as ISO 8601 in UTC with milliseconds. */
+static void
+har_time(int64_t ns, char *buf, size_t len)
+{
+	time_t		t = (time_t)(ns / 1000000000);
+	struct tm	tm;
+	char		sec[32];
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(sec, sizeof sec, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		snprintf(sec, sizeof sec, "1970-01-01T00:00:00");
+	snprintf(buf, len, "%s.%03dZ", sec, (int)(ns / 1000000 % 1000));
+}
+
+/* Milliseconds from microseconds (whole ones: sums stay exact). */
+static json_t *
+har_ms(int64_t us)
+{
+	return json_real((double)us / 1000.0);
+}
+
+/* The usual reason phrase of a status (mcpreel does not store the one sent). */
+static const char *
+har_status_text(int status)
+{
+	static const struct {
+		int		 status;
+		const char	*text;
+	} texts[] = {
+		{ 200, "OK" }, { 201, "Created" }, { 202, "Accepted" },
+		{ 204, "No Content" }, { 301, "Moved Permanently" },
+		{ 302, "Found" }, { 304, "Not Modified" },
+		{ 307, "Temporary Redirect" }, { 308, "Permanent Redirect" },
+		{ 400, "Bad Request" }, { 401, "Unauthorized" },
+		{ 403, "Forbidden" }, { 404, "Not Found" },
+		{ 405, "Method Not Allowed" }, { 406, "Not Acceptable" },
+		{ 409, "Conflict" }, { 413, "Content Too Large" },
+		{ 415, "Unsupported Media Type" },
+		{ 429, "Too Many Requests" },
+		{ 500, "Internal Server Error" }, { 502, "Bad Gateway" },
+		{ 503, "Service Unavailable" }, { 504, "Gateway Timeout" },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		if (texts[i].status == status)
+			return texts[i].text;
+	}
+	return "";
+}
+
+/* Text that may not be UTF-8 as a string: such bytes become U+FFFD. */
+static json_t *
+har_text(const void *raw, size_t len, int *lossy)
+{
+	const unsigned char	*p = raw;
+	json_t			*v;
+	char			*out;
+	size_t			 i, n, o = 0;
+
+	*lossy = 0;
+	if ((v = json_stringn(raw != NULL ? raw : "", len)) != NULL)
+		return v;
+	*lossy = 1;
+	out = xmalloc(len * 3 + 1);
+	for (i = 0; i < len; i += n) {
+		if (p[i] != 0 && (n = scan_utf8_len(p + i, p + len)) != 0) {
+			memcpy(out + o, p + i, n);
+			o += n;
+		} else {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			n = 1;
+		}
+	}
+	v = json_stringn(out, o);
+	free(out);
+	return v;
+}
+
+/*
+ * A header list as stored (a JSON array of [name, value]) as HAR header
+ * objects; *ctype and *location get those headers' values (or stay NULL).
+ */
+static json_t *
+har_headers(const char *text, const char **ctype, const char **location,
+    json_t **keep)
+{
+	json_t		*a, *pair, *out = json_array(), *h;
+	const char	*name, *value;
+	size_t		 i;
+
+	*keep = NULL;
+	if (text == NULL || (a = json_loads(text, 0, NULL)) == NULL)
+		return out;
+	json_array_foreach(a, i, pair) {
+		name = json_string_value(json_array_get(pair, 0));
+		value = json_string_value(json_array_get(pair, 1));
+		if (name == NULL || value == NULL)
+			continue;
+		h = json_object();
+		json_object_set_new(h, "name", json_string(name));
+		json_object_set_new(h, "value", json_string(value));
+		json_array_append_new(out, h);
+		if (ctype != NULL && *ctype == NULL &&
+		    strcasecmp(name, "Content-Type") == 0)
+			*ctype = value;
+		if (location != NULL && *location == NULL &&
+		    strcasecmp(name, "Location") == 0)
+			*location = value;
+	}
+	*keep = a;	/* the values above point into it */
+	return out;
+}
+
+/* The value of the Host header in a stored header list, or NULL. */
+static char *
+har_host(const char *text)
+{
+	json_t		*a, *pair;
+	const char	*name, *value;
+	char		*host = NULL;
+	size_t		 i;
+
+	if (text == NULL || (a = json_loads(text, 0, NULL)) == NULL)
+		return NULL;
+	json_array_foreach(a, i, pair) {
+		name = json_string_value(json_array_get(pair, 0));
+		value = json_string_value(json_array_get(pair, 1));
+		if (name != NULL && value != NULL &&
+		    strcasecmp(name, "Host") == 0) {
+			host = xstrdup(value);
+			break;
+		}
+	}
+	json_decref(a);
+	return host;
+}
+
+/*
+ * The request's absolute URL: the path under the Host the client named,
+ * else under the upstream's scheme and authority.
+ */
+static char *
+har_url(const struct har *h, const struct exchange_row *x)
+{
+	const char	*target = h->target, *p;
+	char		*host, *url;
+
+	if (strncmp(x->path, "http://", 7) == 0 ||
+	    strncmp(x->path, "https://", 8) == 0)
+		return xstrdup(x->path);
+	if ((host = har_host(x->request_headers)) != NULL) {
+		xasprintf(&url, "http://%s%s", host, x->path);
+		free(host);
+		return url;
+	}
+	if ((p = strstr(target, "://")) != NULL &&
+	    (p = strchr(p + 3, '/')) != NULL)
+		xasprintf(&url, "%.*s%s", (int)(p - target), target, x->path);
+	else
+		xasprintf(&url, "%s%s", target, x->path);
+	return url;
+}
+
+static int
+har_hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A query string part, percent-decoded when that gives UTF-8. */
+static json_t *
+har_query_part(const char *s, size_t len)
+{
+	char	*out = xmalloc(len + 1);
+	size_t	 i, o = 0;
+	json_t	*v;
+
+	for (i = 0; i < len; i++) {
+		if (s[i] == '%' && i + 2 < len && har_hex(s[i + 1]) >= 0 &&
+		    har_hex(s[i + 2]) >= 0) {
+			out[o++] = (char)(har_hex(s[i + 1]) << 4 |
+			    har_hex(s[i + 2]));
+			i += 2;
+		} else
+			out[o++] = s[i];
+	}
+	if ((v = json_stringn(out, o)) == NULL)
+		v = json_stringn(s, len);
+	free(out);
+	return v != NULL ? v : json_string("");
+}
+
+/* The query parameters of a request-target. */
+static json_t *
+har_query(const char *path)
+{
+	json_t		*out = json_array(), *q;
+	const char	*p, *amp, *eq;
+
+	if ((p = strchr(path, '?')) == NULL)
+		return out;
+	for (p++; *p != '\0'; p = (*amp == '&') ? amp + 1 : amp) {
+		if ((amp = strchr(p, '&')) == NULL)
+			amp = p + strlen(p);
+		if (amp == p)
+			continue;
+		eq = memchr(p, '=', (size_t)(amp - p));
+		q = json_object();
+		json_object_set_new(q, "name", har_query_part(p, (size_t)((eq !=
+		    NULL ? eq : amp) - p)));
+		json_object_set_new(q, "value", eq != NULL ?
+		    har_query_part(eq + 1, (size_t)(amp - eq - 1)) :
+		    json_string(""));
+		json_array_append_new(out, q);
+	}
+	return out;
+}
+
+/* The entry of one exchange, without its bodies (they come later). */
+static int
+har_exchange_cb(const struct exchange_row *x, void *arg)
+{
+	struct har	*h = arg;
+	struct har_x	*hx;
+	json_t		*e, *req, *resp, *t, *keep_req, *keep_resp;
+	const char	*ctype = NULL, *location = NULL, *rctype = NULL;
+	char		 when[40], *url;
+	int64_t		 total, wait;
+
+	h->xs = xreallocarray(h->xs, h->nxs + 1, sizeof *h->xs);
+	hx = &h->xs[h->nxs];
+	memset(hx, 0, sizeof *hx);
+	hx->id = x->id;
+	h->nxs++;
+
+	/* In microseconds; time is the sum of wait and receive (send: 0). */
+	total = x->has_ended ? (x->ended_ns - x->started_ns) / 1000 : 0;
+	wait = x->has_response_mono ? (x->response_mono_ns - x->mono_ns) /
+	    1000 : total;
+	if (wait < 0)
+		wait = 0;
+	if (total < wait)
+		total = wait;
+
+	req = json_object();
+	json_object_set_new(req, "method", json_string(x->method));
+	url = har_url(h, x);
+	json_object_set_new(req, "url", export_json_str(url));
+	free(url);
+	json_object_set_new(req, "httpVersion", json_string(HAR_HTTP_VERSION));
+	json_object_set_new(req, "cookies", json_array());
+	json_object_set_new(req, "headers", har_headers(x->request_headers,
+	    &rctype, NULL, &keep_req));
+	json_object_set_new(req, "queryString", har_query(x->path));
+	json_object_set_new(req, "headersSize", json_integer(-1));
+	json_object_set_new(req, "bodySize", json_integer(-1));
+	if (rctype != NULL)
+		json_object_set_new(req, "_mimeType", json_string(rctype));
+	json_decref(keep_req);
+
+	resp = json_object();
+	json_object_set_new(resp, "status", json_integer(x->has_status ?
+	    x->status : 0));
+	json_object_set_new(resp, "statusText", json_string(x->has_status ?
+	    har_status_text(x->status) : ""));
+	json_object_set_new(resp, "httpVersion", json_string(x->has_status ?
+	    HAR_HTTP_VERSION : ""));
+	json_object_set_new(resp, "cookies", json_array());
+	json_object_set_new(resp, "headers", har_headers(x->response_headers,
+	    &ctype, &location, &keep_resp));
+	t = json_object();
+	json_object_set_new(t, "size", json_integer(0));
+	json_object_set_new(t, "mimeType", json_string(ctype != NULL ?
+	    ctype : "x-unknown"));
+	json_object_set_new(resp, "content", t);
+	json_object_set_new(resp, "redirectURL", json_string(location !=
+	    NULL ? location : ""));
+	json_object_set_new(resp, "headersSize", json_integer(-1));
+	json_object_set_new(resp, "bodySize", json_integer(-1));
+	hx->sse = ctype != NULL && strstr(ctype, "text/event-stream") != NULL;
+	json_decref(keep_resp);
+	if (!x->has_status)
+		json_object_set_new(resp, "comment", json_string("no response "
+		    "came"));
+
+	e = json_object();
+	har_time(x->started_ns, when, sizeof when);
+	json_object_set_new(e, "startedDateTime", json_string(when));
+	json_object_set_new(e, "time", har_ms(total));
+	json_object_set_new(e, "request", req);
+	json_object_set_new(e, "response", resp);
+	json_object_set_new(e, "cache", json_object());
+	t = json_object();
+	json_object_set_new(t, "send", json_integer(0));
+	json_object_set_new(t, "wait", har_ms(wait));
+	json_object_set_new(t, "receive", har_ms(total - wait));
+	json_object_set_new(e, "timings", t);
+	json_object_set_new(e, "connection", json_sprintf("%lld",
+	    (long long)x->connection));
+	if (x->outcome != NULL)
+		json_object_set_new(e, "_outcome", json_string(x->outcome));
+	hx->entry = e;
+	if (x->has_body) {
+		hx->has_body = 1;
+		hx->body = xmalloc(x->body_len + 1);
+		if (x->body_len > 0)
+			memcpy(hx->body, x->body, x->body_len);
+		hx->body_len = x->body_len;
+	}
+	return 0;
+}
+
+static int
+har_index_cmp(const void *a, const void *b)
+{
+	const struct har_index	*x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Copy each message into its exchange. */
+static int
+har_row_cb(const struct export_row *r, void *arg)
+{
+	struct har		*h = arg;
+	struct har_index	 key, *found;
+	struct har_x		*hx;
+	struct har_msg		*m;
+
+	if (r->is_event)
+		return 0;
+	key.id = r->exchange;
+	if (r->exchange == 0 || (found = bsearch(&key, h->byid, h->nxs,
+	    sizeof *h->byid, har_index_cmp)) == NULL) {
+		h->loose++;
+		return 0;
+	}
+	hx = &h->xs[found->i];
+	hx->msgs = xreallocarray(hx->msgs, hx->nmsgs + 1, sizeof *hx->msgs);
+	m = &hx->msgs[hx->nmsgs++];
+	m->dir = r->m.dir;
+	m->len = r->m.len;
+	m->raw = xmalloc(m->len + 1);
+	if (m->len > 0)
+		memcpy(m->raw, r->m.raw, m->len);
+	m->sse_id = (r->sse_id != NULL) ? xstrdup(r->sse_id) : NULL;
+	return 0;
+}
+
+/* Append to a growing buffer. */
+static void
+har_append(char **buf, size_t *len, const void *p, size_t n)
+{
+	*buf = xreallocarray(*buf, *len + n + 1, 1);
+	memcpy(*buf + *len, p, n);
+	*len += n;
+}
+
+/*
+ * The response body: the SSE events rebuilt from their data and ids, or
+ * the JSON body, or the error page the row kept.  NULL when none.
+ */
+static char *
+har_response_body(const struct har_x *hx, size_t *len, int *rebuilt)
+{
+	const struct har_msg	*m;
+	const char		*p, *nl, *end;
+	char			*buf = NULL;
+	size_t			 i, n = 0;
+
+	*rebuilt = 0;
+	for (i = 0; i < hx->nmsgs; i++) {
+		m = &hx->msgs[i];
+		if (m->dir != DIR_S2C)
+			continue;
+		if (!hx->sse) {
+			if (n > 0)
+				har_append(&buf, &n, "\n", 1);
+			har_append(&buf, &n, m->raw, m->len);
+			continue;
+		}
+		*rebuilt = 1;
+		if (m->sse_id != NULL) {
+			har_append(&buf, &n, "id: ", 4);
+			har_append(&buf, &n, m->sse_id, strlen(m->sse_id));
+			har_append(&buf, &n, "\n", 1);
+		}
+		end = m->raw + m->len;
+		for (p = m->raw; ; p = nl + 1) {
+			if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+				nl = end;
+			har_append(&buf, &n, "data: ", 6);
+			har_append(&buf, &n, p, (size_t)(nl - p));
+			har_append(&buf, &n, "\n", 1);
+			if (nl == end)
+				break;
+		}
+		har_append(&buf, &n, "\n", 1);
+	}
+	if (buf == NULL && hx->has_body) {
+		buf = xmalloc(hx->body_len + 1);
+		memcpy(buf, hx->body, hx->body_len);
+		n = hx->body_len;
+	}
+	*len = n;
+	return buf;
+}
+
+/* Put the messages into the entry: posted data, response content. */
+static void
+har_bodies(struct har_x *hx)
+{
+	json_t		*req = json_object_get(hx->entry, "request");
+	json_t		*resp = json_object_get(hx->entry, "response");
+	json_t		*content = json_object_get(resp, "content"), *pd;
+	json_t		*mime, *text;
+	char		*body, *b64;
+	size_t		 i, len, blen;
+	int		 lossy, rebuilt;
+
+	for (i = 0; i < hx->nmsgs; i++) {
+		if (hx->msgs[i].dir != DIR_C2S)
+			continue;
+		pd = json_object();
+		mime = json_object_get(req, "_mimeType");
+		json_object_set_new(pd, "mimeType", json_string(mime != NULL ?
+		    json_string_value(mime) : "application/json"));
+		json_object_set_new(pd, "text", har_text(hx->msgs[i].raw,
+		    hx->msgs[i].len, &lossy));
+		if (lossy)
+			json_object_set_new(pd, "comment", json_string("not "
+			    "UTF-8: those bytes are shown as U+FFFD"));
+		json_object_set_new(req, "postData", pd);
+		json_object_set_new(req, "bodySize",
+		    json_integer((json_int_t)hx->msgs[i].len));
+		break;
+	}
+	if (i == hx->nmsgs && (strcmp(json_string_value(json_object_get(req,
+	    "method")), "GET") == 0 || strcmp(json_string_value(
+	    json_object_get(req, "method")), "DELETE") == 0))
+		json_object_set_new(req, "bodySize", json_integer(0));
+	json_object_del(req, "_mimeType");
+
+	if ((body = har_response_body(hx, &len, &rebuilt)) == NULL)
+		return;
+	json_object_set_new(content, "size", json_integer((json_int_t)len));
+	if ((text = json_stringn(body, len)) != NULL)
+		json_object_set_new(content, "text", text);
+	else {
+		b64 = b64_encode(body, len, &blen);
+		json_object_set_new(content, "text", json_stringn(b64, blen));
+		json_object_set_new(content, "encoding", json_string("base64"));
+		free(b64);
+	}
+	if (rebuilt)
+		json_object_set_new(content, "comment", json_string("the SSE "
+		    "events rebuilt from their recorded data and ids (comments, "
+		    "event names and retry fields are not recorded)"));
+	else
+		json_object_set_new(resp, "bodySize",
+		    json_integer((json_int_t)len));
+	free(body);
+}
+
+static int
+har_info_cb(const struct session_info *si, void *arg)
+{
+	char	**target = arg;
+
+	*target = xstrdup(si->target);
+	return 0;
+}
+
+/* Write session id of st as a HAR 1.2 document to out. */
+int
+har_write(struct store *st, int64_t id, FILE *out, char **cause)
+{
+	struct har	 h;
+	json_t		*root, *log, *creator, *entries;
+	char		*target = NULL;
+	size_t		 i, j;
+	int		 rc = -1;
+
+	memset(&h, 0, sizeof h);
+	if (query_session_info(st, id, har_info_cb, &target, cause) != 0)
+		goto out;
+	h.target = target;
+	if (query_exchanges(st, id, har_exchange_cb, &h, cause) != 0)
+		goto out;
+	h.byid = xreallocarray(NULL, h.nxs + 1, sizeof *h.byid);
+	for (i = 0; i < h.nxs; i++) {
+		h.byid[i].id = h.xs[i].id;
+		h.byid[i].i = i;
+	}
+	qsort(h.byid, h.nxs, sizeof *h.byid, har_index_cmp);
+	if (query_export(st, id, har_row_cb, &h, cause) != 0)
+		goto out;
+
+	entries = json_array();
+	for (i = 0; i < h.nxs; i++) {
+		har_bodies(&h.xs[i]);
+		json_array_append(entries, h.xs[i].entry);
+	}
+	creator = json_object();
+	json_object_set_new(creator, "name", json_string("mcpreel"));
+	json_object_set_new(creator, "version", json_string(MCPREEL_VERSION));
+	log = json_object();
+	json_object_set_new(log, "version", json_string("1.2"));
+	json_object_set_new(log, "creator", creator);
+	json_object_set_new(log, "entries", entries);
+	json_object_set_new(log, "comment", json_sprintf("mcpreel session "
+	    "%lld: %zu HTTP requests%s", (long long)id, h.nxs, h.loose != 0 ?
+	    "; messages tied to no HTTP request are left out" : ""));
+	root = json_object();
+	json_object_set_new(root, "log", log);
+	if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(15)) != 0 ||
+	    fputc('\n', out) == EOF)
+		xasprintf(cause, "cannot write the HAR");
+	else
+		rc = 0;
+	json_decref(root);
+out:
+	for (i = 0; i < h.nxs; i++) {
+		json_decref(h.xs[i].entry);
+		for (j = 0; j < h.xs[i].nmsgs; j++) {
+			free(h.xs[i].msgs[j].raw);
+			free(h.xs[i].msgs[j].sse_id);
+		}
+		free(h.xs[i].msgs);
+		free(h.xs[i].body);
+	}
+	free(h.xs);
+	free(h.byid);
+	free(target);
+	return rc;
+}

@@ -1,0 +1,338 @@
+/*
+ * What 'mcpreel export --format jsonl' writes, for mcpreel import: a first
+ * line for the session, "http_exchange" lines, and "message" and "event"
+ * lines.  A message's "message" is taken as the line has it, byte for
+ * byte; "raw" and "raw_base64" are decoded.  The file's kind, method, id
+ * and reply_to are not read: the writer works them out as it does when
+ * recording.
+ */
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "import.h"
+
+static int
+jsonl_x_cmp(const void *a, const void *b)
+{
+	const struct import_x	*x = a, *y = b;
+
+	return (x->file_id > y->file_id) - (x->file_id < y->file_id);
+}
+
+/* The exchange the file numbered id, or NULL. */
+static struct import_x *
+jsonl_x_find(struct import *imp, int64_t id)
+{
+	struct import_x	 key;
+
+	if (imp->nxs == 0)
+		return NULL;
+	if (!imp->xs_sorted) {
+		qsort(imp->xs, imp->nxs, sizeof *imp->xs, jsonl_x_cmp);
+		imp->xs_sorted = 1;
+	}
+	key.file_id = id;
+	return bsearch(&key, imp->xs, imp->nxs, sizeof *imp->xs,
+	    jsonl_x_cmp);
+}
+
+/* The first line of an export: the session. */
+static int
+jsonl_header(struct import *imp)
+{
+	struct wsession_meta	 meta;
+	char			*format = NULL, *name = NULL, *transport = NULL;
+	char			*target = NULL, *version = NULL, *serr = NULL;
+	int64_t			 v = 0, status = -1, sig = 0, pid = 0;
+	int			 rc = -1;
+
+	memset(&meta, 0, sizeof meta);
+	if (imp->records != 0 || imp->header_seen)
+		return import_bad(imp, "a session line after the first: a file "
+		    "holds one session");
+	imp->header_seen = 1;
+	if (import_str(imp, F_FORMAT, &format) != 0)
+		goto out;
+	if (format == NULL || strcmp(format, JSONL_FORMAT) != 0) {
+		import_bad(imp, "\"format\" is not \"%s\"", JSONL_FORMAT);
+		goto out;
+	}
+	if (import_int(imp, F_VERSION, 1, &v) != 0)
+		goto out;
+	if (v < 1 || v > JSONL_VERSION) {
+		import_bad(imp, "format version %lld: this mcpreel reads "
+		    "version %d (written by a newer mcpreel?)", (long long)v,
+		    JSONL_VERSION);
+		goto out;
+	}
+	imp->ended_ns = WRITER_NO_TIME;
+	if (import_str(imp, F_NAME, &name) != 0 ||
+	    import_str(imp, F_TRANSPORT, &transport) != 0 ||
+	    import_str(imp, F_TARGET, &target) != 0 ||
+	    import_int(imp, F_STARTED_NS, 1, &meta.started_ns) != 0 ||
+	    import_int(imp, F_ENDED_NS, 0, &imp->ended_ns) != 0 ||
+	    import_int(imp, F_EXIT_STATUS, 0, &status) != 0 ||
+	    import_int(imp, F_EXIT_SIGNAL, 0, &sig) != 0 ||
+	    import_str(imp, F_END_REASON, &imp->end_reason) != 0 ||
+	    import_int(imp, F_MESSAGES_LOST, 0, &meta.lost) != 0 ||
+	    import_str(imp, F_STORE_ERROR, &serr) != 0 ||
+	    import_int(imp, F_RECORDER_PID, 0, &pid) != 0 ||
+	    import_str(imp, F_MCPREEL_VERSION, &version) != 0)
+		goto out;
+	if (transport == NULL || (strcmp(transport, "stdio") != 0 &&
+	    strcmp(transport, "http") != 0 && strcmp(transport, "sse") != 0)) {
+		import_bad(imp, "\"transport\" is not \"stdio\", \"http\" or "
+		    "\"sse\"");
+		goto out;
+	}
+	if (status < -1 || status > INT_MAX || sig < 0 || sig > INT_MAX) {
+		import_bad(imp, "\"exit_status\" or \"exit_signal\" is out of "
+		    "range");
+		goto out;
+	}
+	imp->ended = 1;
+	imp->exit_status = (int)status;
+	imp->exit_signal = (int)sig;
+	meta.recorder_pid = pid;
+	meta.version = version;
+	meta.store_error = serr;
+	rc = import_begin(imp, name, transport, target != NULL ? target :
+	    "(imported)", &meta);
+out:
+	free(format);
+	free(name);
+	free(transport);
+	free(target);
+	free(version);
+	free(serr);
+	return rc;
+}
+
+/* A headerless export: a session with what its first line tells. */
+static int
+jsonl_default_session(struct import *imp, const char *transport,
+    int64_t started_ns)
+{
+	struct wsession_meta	 meta;
+
+	memset(&meta, 0, sizeof meta);
+	meta.started_ns = started_ns;
+	imp->ended_ns = WRITER_NO_TIME;
+	imp->exit_status = -1;
+	return import_begin(imp, NULL, transport, "(imported)", &meta);
+}
+
+static int
+jsonl_exchange(struct import *imp)
+{
+	struct wexchange_info	 info;
+	struct import_x		*x;
+	char			*method = NULL, *path = NULL, *outcome = NULL;
+	char			*reqh = NULL, *resph = NULL;
+	int64_t			 id, conn = 0, status = -1, rmono, ended;
+	int			 rc = -1;
+
+	memset(&info, 0, sizeof info);
+	ended = WRITER_NO_TIME;
+	if (import_int(imp, F_EXCHANGE, 1, &id) != 0 ||
+	    import_int(imp, F_CONNECTION, 0, &conn) != 0 ||
+	    import_str(imp, F_METHOD, &method) != 0 ||
+	    import_str(imp, F_PATH, &path) != 0 ||
+	    import_int(imp, F_STARTED_NS, 1, &info.ts_ns) != 0 ||
+	    import_int(imp, F_MONO_NS, 1, &info.mono_ns) != 0 ||
+	    import_int(imp, F_STATUS, 0, &status) != 0 ||
+	    import_int(imp, F_ENDED_NS, 0, &ended) != 0 ||
+	    import_str(imp, F_OUTCOME, &outcome) != 0)
+		goto out;
+	rmono = info.mono_ns;
+	if (import_int(imp, F_RESPONSE_MONO_NS, 0, &rmono) != 0)
+		goto out;
+	if (method == NULL || path == NULL) {
+		import_bad(imp, "an http_exchange needs \"method\" and "
+		    "\"path\"");
+		goto out;
+	}
+	/* Header lists as the file writes them: JSON arrays, or strings. */
+	if (import_has(imp, F_REQUEST_HEADERS) &&
+	    imp->line[imp->f[F_REQUEST_HEADERS].off] == '[')
+		reqh = xstrndup(imp->line + imp->f[F_REQUEST_HEADERS].off,
+		    imp->f[F_REQUEST_HEADERS].len);
+	else if (import_str(imp, F_REQUEST_HEADERS, &reqh) != 0)
+		goto out;
+	if (import_has(imp, F_RESPONSE_HEADERS) &&
+	    imp->line[imp->f[F_RESPONSE_HEADERS].off] == '[')
+		resph = xstrndup(imp->line + imp->f[F_RESPONSE_HEADERS].off,
+		    imp->f[F_RESPONSE_HEADERS].len);
+	else if (import_str(imp, F_RESPONSE_HEADERS, &resph) != 0)
+		goto out;
+	if (imp->s == NULL && jsonl_default_session(imp, "http",
+	    info.ts_ns) != 0)
+		goto out;
+	if (jsonl_x_find(imp, id) != NULL) {
+		import_bad(imp, "a second http_exchange %lld", (long long)id);
+		goto out;
+	}
+	imp->xs = xreallocarray(imp->xs, imp->nxs + 1, sizeof *imp->xs);
+	x = &imp->xs[imp->nxs++];
+	imp->xs_sorted = 0;
+	memset(x, 0, sizeof *x);
+	x->file_id = id;
+	x->ended_ns = ended;
+	x->outcome = outcome;
+	outcome = NULL;
+	if (import_has(imp, F_BODY) || import_has(imp, F_BODY_B64)) {
+		if ((x->body = import_bytes(imp, F_BODY, F_BODY_B64,
+		    DIR_S2C)) == NULL)
+			goto out;
+	}
+	info.conn = (uint64_t)conn;
+	info.method = method;
+	info.path = path;
+	info.headers = reqh != NULL ? reqh : "[]";
+	x->wx = writer_exchange_begin(imp->w, imp->s, &info);
+	if (status >= 0) {
+		info.headers = resph;
+		info.mono_ns = rmono;
+		writer_exchange_response(imp->w, x->wx, (int)status, &info);
+	}
+	rc = 0;
+out:
+	free(method);
+	free(path);
+	free(outcome);
+	free(reqh);
+	free(resph);
+	return rc;
+}
+
+static int
+jsonl_message(struct import *imp)
+{
+	struct import_x	*x = NULL;
+	struct msg	*m;
+	char		*dir = NULL, *sse = NULL, *sha = NULL;
+	int64_t		 ts, mono, exch = 0, wire = -1, trunc = 0, red = 0;
+	json_t		*j;
+	enum dir	 d;
+
+	if (import_str(imp, F_DIRECTION, &dir) != 0)
+		return -1;
+	if (dir == NULL || (strcmp(dir, "c2s") != 0 &&
+	    strcmp(dir, "s2c") != 0)) {
+		free(dir);
+		return import_bad(imp, "\"direction\" is not \"c2s\" or "
+		    "\"s2c\"");
+	}
+	d = (strcmp(dir, "c2s") == 0) ? DIR_C2S : DIR_S2C;
+	free(dir);
+	if (import_int(imp, F_TS_NS, 1, &ts) != 0 ||
+	    import_int(imp, F_MONO_NS, 1, &mono) != 0 ||
+	    import_int(imp, F_EXCHANGE, 0, &exch) != 0 ||
+	    import_int(imp, F_WIRE_SIZE, 0, &wire) != 0)
+		return -1;
+	/* truncated and redacted: true, or 1 as the column has it. */
+	if ((j = import_json(imp, F_TRUNCATED)) != NULL) {
+		trunc = json_is_true(j) || (json_is_integer(j) &&
+		    json_integer_value(j) != 0);
+		json_decref(j);
+	}
+	if ((j = import_json(imp, F_REDACTED)) != NULL) {
+		red = json_is_true(j) || (json_is_integer(j) &&
+		    json_integer_value(j) != 0);
+		json_decref(j);
+	}
+	if (imp->cause != NULL)
+		return -1;
+	if (exch != 0 && (x = jsonl_x_find(imp, exch)) == NULL)
+		return import_bad(imp, "exchange %lld has no http_exchange "
+		    "line before it", (long long)exch);
+	if (import_str(imp, F_SSE_EVENT_ID, &sse) != 0 ||
+	    import_str(imp, F_SHA256, &sha) != 0)
+		goto bad;
+	/* "message": the JSON as the line has it, byte for byte. */
+	if (imp->f[F_MESSAGE].set)
+		m = msg_new(d, imp->line + imp->f[F_MESSAGE].off,
+		    imp->f[F_MESSAGE].len);
+	else if ((m = import_bytes(imp, F_RAW, F_RAW_B64, d)) == NULL)
+		goto bad;
+	if (imp->s == NULL && jsonl_default_session(imp, "stdio", ts) != 0) {
+		msg_free(m);
+		goto bad;
+	}
+	m->ts_ns = ts;
+	m->mono_ns = mono;
+	m->sse_id = sse;
+	m->sha256 = sha;
+	m->wire_size = wire;
+	m->flags = (trunc ? MSG_TRUNCATED : 0) | (red ? MSG_REDACTED : 0);
+	import_message(imp, m, x != NULL ? x->wx : NULL);
+	return 0;
+bad:
+	free(sse);
+	free(sha);
+	return -1;
+}
+
+static int
+jsonl_event(struct import *imp)
+{
+	struct msg	*m;
+	char		*kind = NULL;
+	int64_t		 ts, mono;
+
+	if (import_str(imp, F_KIND, &kind) != 0)
+		return -1;
+	if (kind == NULL || (strcmp(kind, "stderr") != 0 &&
+	    strcmp(kind, "spawn") != 0 && strcmp(kind, "exit") != 0 &&
+	    strcmp(kind, "note") != 0)) {
+		free(kind);
+		return import_bad(imp, "an event's \"kind\" is not stderr, "
+		    "spawn, exit or note");
+	}
+	if (import_int(imp, F_TS_NS, 1, &ts) != 0 ||
+	    import_int(imp, F_MONO_NS, 1, &mono) != 0 ||
+	    (m = import_bytes(imp, F_TEXT, F_TEXT_B64, DIR_S2C)) == NULL) {
+		free(kind);
+		return -1;
+	}
+	if (imp->s == NULL && jsonl_default_session(imp, "stdio", ts) != 0) {
+		msg_free(m);
+		free(kind);
+		return -1;
+	}
+	m->ts_ns = ts;
+	m->mono_ns = mono;
+	writer_event_msg(imp->w, imp->s, kind, m);
+	imp->events++;
+	free(kind);
+	return 0;
+}
+
+/* One line of an export. */
+int
+import_jsonl_line(struct import *imp)
+{
+	char	*type = NULL;
+	int	 rc;
+
+	if (imp->f[F_FORMAT].set)
+		return jsonl_header(imp);
+	if (import_str(imp, F_TYPE, &type) != 0)
+		return -1;
+	imp->records++;
+	if (type != NULL && strcmp(type, "message") == 0)
+		rc = jsonl_message(imp);
+	else if (type != NULL && strcmp(type, "event") == 0)
+		rc = jsonl_event(imp);
+	else if (type != NULL && strcmp(type, "http_exchange") == 0)
+		rc = jsonl_exchange(imp);
+	else
+		rc = import_bad(imp, "\"type\" is not \"message\", \"event\" "
+		    "or \"http_exchange\" (is this an mcpreel export?)");
+	free(type);
+	return rc;
+}
