@@ -83,4 +83,7 @@ void		 cmd_replay_usage(FILE *);
 int		 cmd_show(int, char **);
 void		 cmd_show_usage(FILE *);
 
+/* cmd_prune.c */
+int		 prune_pid_alive(int64_t);
+
 #endif

@@ -107,11 +107,46 @@ struct timeline_row {
 typedef int (*session_cb)(const struct session_row *, void *);
 typedef int (*timeline_cb)(const struct timeline_row *, void *);
 
+/*
+ * Which rows a filtered timeline holds (query_timeline_next): all of the
+ * criteria at once.  query_filter_init() leaves every one open.  Times
+ * and seqs bound both ends inclusively.
+ */
+struct query_filter {
+	const char	*method;	/* a GLOB pattern on method, or NULL */
+	const char	*dir;		/* "c2s", "s2c", or NULL */
+	const char	*kind;		/* a kind name, or NULL */
+	const char	*grep;		/* text raw (an event's text) holds */
+	int		 errors;	/* only errors: kind 'error', or a
+					   result with "isError": true */
+	int		 events;	/* events too (within the times, the
+					   seqs' times and grep) */
+	int64_t		 seq_min, seq_max;
+	int64_t		 rel_min, rel_max;	/* ns since the first row */
+	int64_t		 wall_min, wall_max;	/* ts_ns */
+};
+
+/* Where reading a timeline has got to; query_cursor_init() to begin. */
+struct query_cursor {
+	int64_t		 msg_id;	/* newest messages.id seen; -1: none */
+	int64_t		 event_id;	/* newest events.id seen */
+	int		 started;	/* start_mono is known */
+	int64_t		 start_mono;	/* the session's first row (message or
+					   event): the timeline's time 0 */
+	int		 ended;		/* the session had ended (ended_ns) */
+	int64_t		 recorder_pid;	/* 0 when not recorded */
+};
+
 int		 query_find_session(struct store *, const char *, int64_t *,
 		     char **);
 int		 query_sessions(struct store *, int64_t, session_cb, void *,
 		     char **);
 int		 query_timeline(struct store *, int64_t, int, timeline_cb,
 		     void *, char **);
+void		 query_filter_init(struct query_filter *);
+void		 query_cursor_init(struct query_cursor *);
+int		 query_timeline_next(struct store *, int64_t,
+		     const struct query_filter *, struct query_cursor *,
+		     timeline_cb, void *, char **);
 
 #endif
