@@ -99,7 +99,8 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 	    "s.started_ns, s.ended_ns, s.exit_status, s.exit_signal, "
 	    "s.end_reason, s.messages_lost, "
 	    "(SELECT count(*) FROM messages m WHERE m.session_id = s.id), "
-	    "(SELECT total(size) FROM messages m WHERE m.session_id = s.id) "
+	    "(SELECT total(size) FROM messages m WHERE m.session_id = s.id), "
+	    "s.recorder_pid "
 	    "FROM sessions s WHERE ?1 = 0 OR s.id = ?1 ORDER BY s.id",
 	    &stmt, cause) != 0)
 		return -1;
@@ -119,6 +120,7 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 		r.messages_lost = sqlite3_column_int64(stmt, 9);
 		r.messages = sqlite3_column_int64(stmt, 10);
 		r.bytes = (int64_t)sqlite3_column_double(stmt, 11);
+		r.recorder_pid = sqlite3_column_int64(stmt, 12);
 		if (cb(&r, arg) != 0)
 			break;
 	}
@@ -441,4 +443,119 @@ fail:
 	sqlite3_finalize(stmt);
 	store_exec(st, "ROLLBACK", NULL);
 	return -1;
+}
+
+/*
+ * Per direction and method: requests, answered, errors, and latency
+ * percentiles by nearest rank (the value at rank ceil(n * p / 100) of the
+ * n answered, lowest first), numbered by a window over each method.
+ */
+#define QUERY_METHOD_STATS(where)					\
+	"WITH x AS (SELECT q.direction AS d, q.method AS m, "		\
+	"r.id IS NOT NULL AS answered, r.mono_ns - q.mono_ns AS lat, "	\
+	"coalesce(" QUERY_IS_ERROR("r") ", 0) AS err "			\
+	"FROM messages q LEFT JOIN messages r ON r.reply_to = q.id "	\
+	"WHERE q.kind = 'request' AND " where "), "			\
+	"y AS (SELECT d, m, answered, lat, err, row_number() OVER "	\
+	"(PARTITION BY d, m ORDER BY lat IS NULL, lat) AS rn, "		\
+	"count(lat) OVER (PARTITION BY d, m) AS n FROM x) "		\
+	"SELECT d, m, count(*), sum(answered), sum(err), "		\
+	"max(CASE WHEN rn = (n * 50 + 99) / 100 THEN lat END), "	\
+	"max(CASE WHEN rn = (n * 95 + 99) / 100 THEN lat END), "	\
+	"max(CASE WHEN rn = (n * 99 + 99) / 100 THEN lat END), "	\
+	"max(lat) FROM y GROUP BY d, m ORDER BY d, m"
+
+/* An integer column, or -1 for NULL. */
+static int64_t
+query_int_or(sqlite3_stmt *stmt, int i)
+{
+	if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
+		return -1;
+	return sqlite3_column_int64(stmt, i);
+}
+
+/*
+ * Call cb for each method requested in session (every session if 0), by
+ * direction then method, with its counts and latencies.
+ */
+int
+query_method_stats(struct store *st, int64_t session, method_stats_cb cb,
+    void *arg, char **cause)
+{
+	sqlite3_stmt		*stmt;
+	struct method_stats	 ms;
+	const char		*d;
+	int			 rc;
+
+	/* The session index when there is one session to read. */
+	if (query_prepare(st, session != 0 ?
+	    QUERY_METHOD_STATS("q.session_id = ?1") :
+	    QUERY_METHOD_STATS("?1 = 0"), &stmt, cause) != 0)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, session);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		memset(&ms, 0, sizeof ms);
+		d = column_text(stmt, 0);
+		ms.dir = (d != NULL && strcmp(d, "s2c") == 0) ? DIR_S2C :
+		    DIR_C2S;
+		ms.method = column_text(stmt, 1);
+		ms.requests = sqlite3_column_int64(stmt, 2);
+		ms.answered = sqlite3_column_int64(stmt, 3);
+		ms.errors = sqlite3_column_int64(stmt, 4);
+		ms.p50_ns = query_int_or(stmt, 5);
+		ms.p95_ns = query_int_or(stmt, 6);
+		ms.p99_ns = query_int_or(stmt, 7);
+		ms.max_ns = query_int_or(stmt, 8);
+		if (cb(&ms, arg) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return query_failed(st, stmt, cause);
+	sqlite3_finalize(stmt);
+	return 0;
+}
+
+#define QUERY_HUNG(where)						\
+	"SELECT q.session_id, q.seq, q.direction, q.method, q.rpc_id, "	\
+	"q.ts_ns, s.ended_ns FROM messages q "				\
+	"JOIN sessions s ON s.id = q.session_id "			\
+	"WHERE q.kind = 'request' AND " where " AND NOT EXISTS "	\
+	"(SELECT 1 FROM messages r WHERE r.reply_to = q.id) "		\
+	"ORDER BY q.session_id, q.seq"
+
+/*
+ * Call cb for each request of session (every session if 0) that has no
+ * response, in the order recorded.
+ */
+int
+query_hung(struct store *st, int64_t session, hung_cb cb, void *arg,
+    char **cause)
+{
+	sqlite3_stmt	*stmt;
+	struct hung_row	 h;
+	const char	*d;
+	int		 rc;
+
+	if (query_prepare(st, session != 0 ? QUERY_HUNG("q.session_id = ?1") :
+	    QUERY_HUNG("?1 = 0"), &stmt, cause) != 0)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, session);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		memset(&h, 0, sizeof h);
+		h.session_id = sqlite3_column_int64(stmt, 0);
+		h.seq = sqlite3_column_int64(stmt, 1);
+		d = column_text(stmt, 2);
+		h.dir = (d != NULL && strcmp(d, "s2c") == 0) ? DIR_S2C :
+		    DIR_C2S;
+		h.method = column_text(stmt, 3);
+		h.rpc_id = column_text(stmt, 4);
+		h.ts_ns = sqlite3_column_int64(stmt, 5);
+		h.ended_ns = sqlite3_column_int64(stmt, 6);
+		if (cb(&h, arg) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return query_failed(st, stmt, cause);
+	sqlite3_finalize(stmt);
+	return 0;
 }

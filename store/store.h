@@ -74,6 +74,7 @@ struct session_row {
 	int64_t		 messages;
 	int64_t		 bytes;
 	int64_t		 messages_lost;
+	int64_t		 recorder_pid;	/* 0 when not known */
 };
 
 struct message_row {
@@ -148,5 +149,36 @@ void		 query_cursor_init(struct query_cursor *);
 int		 query_timeline_next(struct store *, int64_t,
 		     const struct query_filter *, struct query_cursor *,
 		     timeline_cb, void *, char **);
+
+/* The requests of one method in one direction: counts and latencies. */
+struct method_stats {
+	enum dir	 dir;
+	const char	*method;
+	int64_t		 requests;
+	int64_t		 answered;	/* with a response or an error */
+	int64_t		 errors;	/* error responses, "isError": true */
+	int64_t		 p50_ns;	/* nearest-rank percentiles of the */
+	int64_t		 p95_ns;	/* answered requests' latencies; -1 */
+	int64_t		 p99_ns;	/* when none was answered */
+	int64_t		 max_ns;
+};
+
+/* A request no response answers. */
+struct hung_row {
+	int64_t		 session_id;
+	int64_t		 seq;
+	enum dir	 dir;
+	const char	*method;
+	const char	*rpc_id;
+	int64_t		 ts_ns;
+	int64_t		 ended_ns;	/* its session's end; 0 if not ended */
+};
+
+typedef int (*method_stats_cb)(const struct method_stats *, void *);
+typedef int (*hung_cb)(const struct hung_row *, void *);
+
+int		 query_method_stats(struct store *, int64_t, method_stats_cb,
+		     void *, char **);
+int		 query_hung(struct store *, int64_t, hung_cb, void *, char **);
 
 #endif
