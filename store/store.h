@@ -181,4 +181,10 @@ int		 query_method_stats(struct store *, int64_t, method_stats_cb,
 		     void *, char **);
 int		 query_hung(struct store *, int64_t, hung_cb, void *, char **);
 
+/* maint.c */
+int		 maint_delete_sessions(struct store *, const int64_t *, size_t,
+		     char **);
+int		 maint_space(struct store *, int64_t *, int64_t *, char **);
+int		 maint_vacuum(struct store *, char **);
+
 #endif
