@@ -235,7 +235,8 @@ prune_run(struct prune *p, char **cause)
 		ids[n++] = p->s[i].id;
 		msgs += p->s[i].messages;
 		bytes += p->s[i].bytes;
-		printf("%s session %lld%s%s%s (started %s, %lld messages, %s)%s\n",
+		printf("%s session %lld%s%s%s (started %s, %lld messages, "
+		    "%s)%s\n",
 		    p->dry_run ? "would delete" : "deleting",
 		    (long long)p->s[i].id, p->s[i].name != NULL ? " \"" : "",
 		    p->s[i].name != NULL ? p->s[i].name : "",
@@ -340,9 +341,9 @@ cmd_prune(int argc, char **argv)
 			keep = strtoll(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
 			    keep < 0) {
-				fprintf(stderr, "mcpreel prune: --keep '%s': give "
-				    "how many of the newest sessions to keep, "
-				    "such as 10\n", optarg);
+				fprintf(stderr, "mcpreel prune: --keep '%s': "
+				    "give how many of the newest sessions to "
+				    "keep, such as 10\n", optarg);
 				return EXIT_USAGE;
 			}
 			break;

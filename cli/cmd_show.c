@@ -273,9 +273,9 @@ show_wait(int timeout_ms)
 }
 
 /*
- * Print the session, then poll for what is recorded after it until it
- * has ended (its rows all printed), its recorder has exited without
- * ending it, a signal, or stdout's reader has gone.
+ * Print the session; with --follow, then poll for what is recorded after
+ * it until it has ended (its rows all printed), its recorder has exited
+ * without ending it, a signal, or stdout's reader has gone.
  */
 static int
 show_follow(struct show *sh, struct store *st, int64_t id,
@@ -284,11 +284,13 @@ show_follow(struct show *sh, struct store *st, int64_t id,
 	struct sigaction	 sa;
 	int			 last = 0;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = show_stop_cb;	/* no SA_RESTART: poll returns */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	if (sh->follow) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = show_stop_cb;	/* no SA_RESTART: poll returns */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	for (;;) {
 		if (query_timeline_next(st, id, f, &sh->cur, show_row_cb, sh,
 		    cause) != 0)
@@ -395,8 +397,8 @@ show_filter_option(struct query_filter *f, int ch, const char *arg,
 		return 1;
 	case 'D':
 		if (strcmp(arg, "c2s") != 0 && strcmp(arg, "s2c") != 0) {
-			xasprintf(cause, "--dir '%s': give c2s (host to server) "
-			    "or s2c (server to host)", arg);
+			xasprintf(cause, "--dir '%s': give c2s (host to "
+			    "server) or s2c (server to host)", arg);
 			return -1;
 		}
 		f->dir = arg;

@@ -255,8 +255,8 @@ query_cursor_init(struct query_cursor *c)
 	"AND (?13 IS NULL OR instr(m.raw, ?13) > 0) "			\
 	"AND (NOT ?14 OR " QUERY_IS_ERROR("m") ") "			\
 	"UNION ALL "							\
-	"SELECT 1, e.id, NULL, e.ts_ns, e.mono_ns, e.kind, NULL, NULL, "	\
-	"NULL, e.text FROM events e "					\
+	"SELECT 1, e.id, NULL, e.ts_ns, e.mono_ns, e.kind, NULL, "	\
+	"NULL, NULL, e.text FROM events e "				\
 	"WHERE ?15 AND " plus "e.session_id = ?1 "			\
 	"AND e.id > ?16 AND e.id <= ?17 "				\
 	"AND e.mono_ns >= ?6 AND e.mono_ns <= ?7 "			\

@@ -52,7 +52,7 @@ enum answer {
 	ANSWER_NONE,
 	ANSWER_OK,
 	ANSWER_FAILED,		/* a result with "isError": true */
-	ANSWER_NOT_FAILED,	/* "isError": false, and the words in a string */
+	ANSWER_NOT_FAILED,	/* "isError": false, the words in a string */
 	ANSWER_ERROR,
 	ANSWER_MAX
 };
