@@ -10,10 +10,17 @@
 #include "cli.h"
 #include "store.h"
 
+/*
+ * Hung requests listed, at most: a server that answers nothing leaves one
+ * per request, and a list of thousands says no more than its count.
+ */
+#define STATS_HUNG_TEXT	20
+#define STATS_HUNG_JSON	1000
+
 struct stats {
 	int		 json;
 	int64_t		 now;		/* wall clock: ages of what is open */
-	int		 rows;		/* rows printed in this table */
+	int64_t		 rows;		/* rows in this table so far */
 	json_t		*out;		/* --json: the object built */
 };
 
@@ -36,10 +43,12 @@ cmd_stats_usage(FILE *f)
 	    "            and max over the answered requests;\n"
 	    "  hung:     requests no response answers, with their seq, method,\n"
 	    "            id and age (how long they waited: until the session\n"
-	    "            ended, or until now if it has not).\n"
+	    "            ended, or until now if it has not); the first %d, and\n"
+	    "            how many more.\n"
 	    "\n"
 	    "--json prints one JSON object: {\"sessions\": [...], \"methods\":\n"
-	    "[...], \"hung\": [...]}, times in ns (null where there is none).\n");
+	    "[...], \"hung\": [the first %d], \"hung_count\": N}, times in ns\n"
+	    "(null where there is none).\n", STATS_HUNG_TEXT, STATS_HUNG_JSON);
 }
 
 /* A duration in ns or "-" when none, as a table cell. */
@@ -139,6 +148,8 @@ stats_hung_cb(const struct hung_row *h, void *arg)
 	int64_t		 waited;
 
 	waited = (h->ended_ns != 0 ? h->ended_ns : sx->now) - h->ts_ns;
+	if (sx->rows++ >= (sx->json ? STATS_HUNG_JSON : STATS_HUNG_TEXT))
+		return 0;	/* counted, not listed */
 	if (sx->json) {
 		o = json_object();
 		json_object_set_new(o, "session", json_integer(h->session_id));
@@ -157,7 +168,7 @@ stats_hung_cb(const struct hung_row *h, void *arg)
 		json_array_append_new(json_object_get(sx->out, "hung"), o);
 		return 0;
 	}
-	if (sx->rows++ == 0)
+	if (sx->rows == 1)
 		printf("\nhung requests (no response):\n%7s %7s %-3s %-32s "
 		    "%-10s %s\n", "SESSION", "SEQ", "DIR", "METHOD", "ID",
 		    "AGE");
@@ -191,10 +202,15 @@ stats_print(struct stats *sx, struct store *st, int64_t id, char **cause)
 	sx->rows = 0;
 	if (query_hung(st, id, stats_hung_cb, sx, cause) != 0)
 		return -1;
-	if (sx->json)
+	if (sx->json) {
+		json_object_set_new(sx->out, "hung_count",
+		    json_integer(sx->rows));
 		fmt_json_line(sx->out);
-	else if (sx->rows == 0)
+	} else if (sx->rows == 0)
 		printf("\nno hung requests: every request was answered\n");
+	else if (sx->rows > STATS_HUNG_TEXT)
+		printf("... and %lld more (--json lists %d)\n",
+		    (long long)(sx->rows - STATS_HUNG_TEXT), STATS_HUNG_JSON);
 	return 0;
 }
 

@@ -71,6 +71,7 @@ function compare(got, want, what) {
   assert.deepEqual(got.methods, want.methods, `${what}: methods`);
   assert.deepEqual(got.hung.map(({ ts_ns, session_ended, ...h }) => h), want.hung, `${what}: hung requests`);
   assert.ok(got.hung.every((h) => h.session_ended === true));
+  assert.equal(got.hung_count, want.hung.length, `${what}: hung_count`);
   assert.deepEqual(got.sessions.map((s) => ({ id: s.id, duration_ns: s.duration_ns, messages: s.messages, bytes: s.bytes })),
     want.sessions, `${what}: sessions`);
 }
@@ -111,6 +112,18 @@ test('stats: per-method counts, errors and latency percentiles, sessions and hun
     assert.match(out, /\nhung requests \(no response\):\n\s*SESSION\s+SEQ\s+DIR\s+METHOD\s+ID\s+AGE\n\s+2\s+4\s+->\s+resources\/read\s+4\s+\S+ \(until the session ended\)\n/);
     const sdkText = (await runMcpreel(['stats', '--db', db, 'sdk'])).stdout.toString();
     assert.match(sdkText, /no hung requests: every request was answered/);
+
+    // Many hung requests: the text lists 20 and counts the rest.
+    const many = Array.from({ length: 30 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"slow"}`).join('\n') + '\n';
+    const r = await runMcpreel(['record', '--db', db, '--name', 'many', '--', 'cat'], { input: Buffer.from(many) });
+    assert.equal(r.code, 0);
+    const want = expected(db, "e.session_id = (SELECT id FROM sessions WHERE name = 'many')");
+    assert.equal(want.hung.length, 60, 'each request and its echo');
+    const manyJson = await statsJson(db, ['many']);
+    compare(manyJson, want, 'many');
+    const manyText = (await runMcpreel(['stats', '--db', db, 'many'])).stdout.toString();
+    assert.equal(manyText.split('\n').filter((l) => /^\s+3\s+\d+\s+(->|<-)\s+slow\s/.test(l)).length, 20);
+    assert.match(manyText, /\n\.\.\. and 40 more \(--json lists 1000\)\n/);
 
     for (const [a, re] of [[['--all', 'sdk'], /give one SESSION, or --all/], [['nope'], /no session with id or name 'nope'/]]) {
       const r = await runMcpreel(['stats', '--db', db, ...a]);
