@@ -94,4 +94,15 @@ int		 har_write(struct store *, int64_t, FILE *, char **);
 int		 cmd_show(int, char **);
 void		 cmd_show_usage(FILE *);
 
+/* cmd_stats.c */
+int		 cmd_stats(int, char **);
+void		 cmd_stats_usage(FILE *);
+
+/* cmd_prune.c */
+int		 cmd_prune(int, char **);
+void		 cmd_prune_usage(FILE *);
+int		 cmd_rm(int, char **);
+void		 cmd_rm_usage(FILE *);
+int		 prune_pid_alive(int64_t);
+
 #endif

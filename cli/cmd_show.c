@@ -1,9 +1,15 @@
-/* mcpreel show: print one recorded session. */
+/* mcpreel show: print one recorded session, or follow one being recorded. */
 
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -13,18 +19,37 @@
 /* Columns of raw shown in the timeline's preview. */
 #define SHOW_PREVIEW_COLS 100
 
-struct show {
-	int	 json;
-	int	 events;	/* --events: include them in --json */
-	int64_t	 start_mono;	/* first row's monotonic time */
-	int	 started;
+/*
+ * How often --follow looks for new rows, ms: well under a second from a
+ * message's commit to its line, and ~7 cheap reads a second when idle.
+ */
+#define SHOW_FOLLOW_POLL_MS 150
+
+enum show_format {
+	SHOW_TIMELINE,
+	SHOW_JSON,
+	SHOW_RAW,
+	SHOW_PRETTY,
+	SHOW_FORMAT_MAX
 };
+
+struct show {
+	enum show_format	 format;
+	int			 events;	/* --events: in --json */
+	int			 follow;
+	struct query_cursor	 cur;
+	int			 out_closed;	/* a write to stdout failed */
+};
+
+/* Set by SIGINT and SIGTERM while following. */
+static volatile sig_atomic_t	show_stop;
 
 void
 cmd_show_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: mcpreel show [--db PATH] [--json [--events]] SESSION\n"
+	    "usage: mcpreel show [--db PATH] [--json [--events] | --raw [--pretty]]\n"
+	    "                    [--follow] [FILTERS] SESSION\n"
 	    "\n"
 	    "Print a recorded session.  SESSION is its id, its name (the newest\n"
 	    "session of that name) or 'last'.\n"
@@ -37,7 +62,38 @@ cmd_show_usage(FILE *f)
 	    "--json prints one JSON object a line for each message: seq,\n"
 	    "direction, ts_ns, mono_ns, kind, method, id, latency_ns, size and\n"
 	    "the message itself (\"message\", or \"raw\" / \"raw_base64\" for\n"
-	    "bytes that are not JSON).  --events adds the stderr lines and exit.\n");
+	    "bytes that are not JSON).  --events adds the stderr lines and exit.\n"
+	    "--raw prints each message's bytes as recorded, one a line (over\n"
+	    "HTTP a body may hold newlines of its own); --pretty prints JSON\n"
+	    "indented (it implies --raw), other bytes as they are.\n"
+	    "\n"
+	    "--follow: print the session and then what is recorded after, as it\n"
+	    "is committed (tail -f), until the session ends, its recorder exits,\n"
+	    "or SIGINT/SIGTERM.  'show --follow last' stays on the session that\n"
+	    "was newest when it started.\n"
+	    "\n"
+	    "filters (all given must hold; they apply to every format):\n"
+	    "  --method GLOB   method matches a shell glob: * ? [abc] [!abc],\n"
+	    "                  \\ quotes the next character.  A response takes\n"
+	    "                  its request's method.  Quote it from the shell\n"
+	    "  --dir DIR       c2s (host to server) or s2c (server to host)\n"
+	    "  --kind KIND     request, response, error, notification, batch\n"
+	    "                  or invalid\n"
+	    "  --errors        error responses, and results with \"isError\":\n"
+	    "                  true (tool calls that failed)\n"
+	    "  --grep TEXT     the message's bytes hold TEXT (case matters)\n"
+	    "  --since WHEN    from WHEN on\n"
+	    "  --until WHEN    up to WHEN (both ends included)\n"
+	    "WHEN is one of:\n"
+	    "  2.5s, 150ms, 3m  time since the session began, as the timeline\n"
+	    "                   shows it (units ns, us, ms, s, m, h)\n"
+	    "  2026-01-05T10:00:00[.frac][Z|+01:00]\n"
+	    "                   a time of day (local without a zone; the T may\n"
+	    "                   be a space; seconds may be left out)\n"
+	    "  '#12'            message seq 12 (the first column)\n"
+	    "The server's stderr lines and exit (timeline, --json --events) are\n"
+	    "kept within --since/--until and --grep, and left out when --method,\n"
+	    "--dir, --kind or --errors is given.\n");
 }
 
 static void
@@ -112,44 +168,259 @@ event_json(const struct event_row *e)
 	return o;
 }
 
-static int
-show_row_cb(const struct timeline_row *r, void *arg)
+/* A message as its bytes (--raw), or indented when JSON (--pretty). */
+static void
+show_raw(const struct show *sh, const struct message_row *m)
 {
-	struct show	*sh = arg;
-	int64_t		 mono = r->is_event ? r->e.mono_ns : r->m.mono_ns;
-	char		 lat[32];
-	json_t		*o;
+	json_t	*v;
 
-	if (sh->json) {
-		if (r->is_event && !sh->events)
-			return 0;
-		o = r->is_event ? event_json(&r->e) : message_json(&r->m);
-		fmt_json_line(o);
-		json_decref(o);
-		return 0;
-	}
-	if (!sh->started) {
-		sh->start_mono = mono;
-		sh->started = 1;
-	}
+	if (sh->format == SHOW_PRETTY && m->kind != KIND_INVALID &&
+	    (v = fmt_json_value(m->raw, m->len)) != NULL) {
+		json_dumpf(v, stdout, JSON_INDENT(2) | JSON_ENCODE_ANY |
+		    JSON_PRESERVE_ORDER);
+		json_decref(v);
+	} else if (m->len != 0)
+		fwrite(m->raw, 1, m->len, stdout);
+	fputc('\n', stdout);
+}
+
+/* One timeline line. */
+static void
+show_line(const struct show *sh, const struct timeline_row *r)
+{
+	int64_t	 mono = r->is_event ? r->e.mono_ns : r->m.mono_ns;
+	char	 lat[32];
+
 	if (r->is_event) {
 		printf("%5s %+10.6f  !  %-12s ", "", (double)(mono -
-		    sh->start_mono) / 1e9, r->e.kind);
+		    sh->cur.start_mono) / 1e9, r->e.kind);
 		fmt_preview(stdout, r->e.text, r->e.len, SHOW_PREVIEW_COLS + 28);
 		printf("\n");
-		return 0;
+		return;
 	}
 	if (r->m.kind == KIND_RESPONSE || r->m.kind == KIND_ERROR)
 		fmt_duration(r->m.latency_ns, lat, sizeof lat);
 	else
 		lat[0] = '\0';
 	printf("%5lld %+10.6f  %s %-12s %-30s %-6s %8s  ", (long long)r->m.seq,
-	    (double)(mono - sh->start_mono) / 1e9,
+	    (double)(mono - sh->cur.start_mono) / 1e9,
 	    r->m.dir == DIR_C2S ? "->" : "<-", kind_name(r->m.kind),
 	    r->m.method != NULL ? r->m.method : "",
 	    r->m.rpc_id != NULL ? r->m.rpc_id : "", lat);
 	fmt_preview(stdout, r->m.raw, r->m.len, SHOW_PREVIEW_COLS);
 	printf("\n");
+}
+
+static int
+show_row_cb(const struct timeline_row *r, void *arg)
+{
+	struct show	*sh = arg;
+	json_t		*o;
+
+	switch (sh->format) {
+	case SHOW_JSON:
+		o = r->is_event ? event_json(&r->e) : message_json(&r->m);
+		fmt_json_line(o);
+		json_decref(o);
+		break;
+	case SHOW_RAW:
+	case SHOW_PRETTY:
+		if (!r->is_event)
+			show_raw(sh, &r->m);
+		break;
+	default:
+		show_line(sh, r);
+		break;
+	}
+	/* Stop at once when whoever reads us has gone. */
+	if (ferror(stdout)) {
+		sh->out_closed = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static void
+show_stop_cb(int sig)
+{
+	show_stop = 1;
+}
+
+/*
+ * Wait timeout_ms, or less if stdout is a pipe or socket whose reader
+ * goes away meanwhile: then return 1.
+ */
+static int
+show_wait(int timeout_ms)
+{
+	struct pollfd	pfd = { .fd = STDOUT_FILENO, .events = 0 };
+	struct stat	sb;
+
+	/*
+	 * Asked for no events, poll only reports POLLERR or POLLHUP (a pipe
+	 * without a reader).  A regular file or a terminal would be "ready"
+	 * at once, so it is not watched.
+	 */
+	if (fstat(STDOUT_FILENO, &sb) != 0 || (!S_ISFIFO(sb.st_mode) &&
+	    !S_ISSOCK(sb.st_mode))) {
+		poll(NULL, 0, timeout_ms);
+		return 0;
+	}
+	if (poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & (POLLERR |
+	    POLLHUP)) != 0)
+		return 1;
+	return 0;
+}
+
+/*
+ * Print the session; with --follow, then poll for what is recorded after
+ * it until it has ended (its rows all printed), its recorder has exited
+ * without ending it, a signal, or stdout's reader has gone.
+ */
+static int
+show_follow(struct show *sh, struct store *st, int64_t id,
+    const struct query_filter *f, char **cause)
+{
+	struct sigaction	 sa;
+	int			 last = 0;
+
+	if (sh->follow) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = show_stop_cb;	/* no SA_RESTART: poll returns */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	for (;;) {
+		if (query_timeline_next(st, id, f, &sh->cur, show_row_cb, sh,
+		    cause) != 0)
+			return -1;
+		if (fflush(stdout) != 0 || sh->out_closed)
+			break;
+		if (sh->cur.ended || !sh->follow || show_stop)
+			break;
+		if (last) {
+			log_warnx("the recorder of session %lld (pid %lld) has "
+			    "exited without ending it: nothing more will come",
+			    (long long)id, (long long)sh->cur.recorder_pid);
+			break;
+		}
+		/* Read once more after it has gone: it may have just ended. */
+		if (sh->cur.recorder_pid > 0 &&
+		    !prune_pid_alive(sh->cur.recorder_pid))
+			last = 1;
+		if (show_wait(SHOW_FOLLOW_POLL_MS) || show_stop)
+			break;
+	}
+	return 0;
+}
+
+/* A glob as people write it (fnmatch) as SQLite's GLOB takes it. */
+static char *
+show_glob(const char *in)
+{
+	char	*out = xmalloc(strlen(in) * 3 + 1), *o = out;
+
+	for (; *in != '\0'; in++) {
+		if (*in == '\\' && in[1] != '\0') {
+			/* SQLite's GLOB has no escape: a class of one. */
+			in++;
+			*o++ = '[';
+			*o++ = *in;
+			*o++ = ']';
+		} else if (*in == '[' && in[1] == '!') {
+			*o++ = '[';
+			*o++ = '^';
+			in++;
+		} else
+			*o++ = *in;
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * Parse a --since/--until WHEN into f: '#SEQ', a span since the start, or
+ * an ISO time.
+ */
+static int
+show_when(struct query_filter *f, int until, const char *arg, char **cause)
+{
+	char		*end;
+	long long	 n;
+	int64_t		 v;
+
+	if (arg[0] == '#') {
+		errno = 0;
+		n = strtoll(arg + 1, &end, 10);
+		if (arg[1] < '0' || arg[1] > '9' || *end != '\0' ||
+		    errno != 0 || n < 1)
+			goto bad;
+		if (until)
+			f->seq_max = n;
+		else
+			f->seq_min = n;
+		return 0;
+	}
+	if (clock_parse_span(arg, &v) == 0) {
+		if (until)
+			f->rel_max = v;
+		else
+			f->rel_min = v;
+		return 0;
+	}
+	if (clock_parse_iso(arg, &v) == 0) {
+		if (until)
+			f->wall_max = v;
+		else
+			f->wall_min = v;
+		return 0;
+	}
+bad:
+	xasprintf(cause, "--%s '%s': give seconds since the session began "
+	    "with a unit (2.5s, 150ms), a time (2026-01-05T10:00:00, Z or "
+	    "+01:00 for a zone), or a message seq as '#12'",
+	    until ? "until" : "since", arg);
+	return -1;
+}
+
+/* Check and take one filter option; 1 if ch was one, -1 if bad. */
+static int
+show_filter_option(struct query_filter *f, int ch, const char *arg,
+    char **glob, char **cause)
+{
+	switch (ch) {
+	case 'M':
+		free(*glob);
+		*glob = show_glob(arg);
+		f->method = *glob;
+		return 1;
+	case 'D':
+		if (strcmp(arg, "c2s") != 0 && strcmp(arg, "s2c") != 0) {
+			xasprintf(cause, "--dir '%s': give c2s (host to "
+			    "server) or s2c (server to host)", arg);
+			return -1;
+		}
+		f->dir = arg;
+		return 1;
+	case 'K':
+		if (kind_from_name(arg) < 0) {
+			xasprintf(cause, "--kind '%s': give request, response, "
+			    "error, notification, batch or invalid", arg);
+			return -1;
+		}
+		f->kind = arg;
+		return 1;
+	case 'G':
+		f->grep = arg;
+		return 1;
+	case 'E':
+		f->errors = 1;
+		return 1;
+	case 'S':
+	case 'U':
+		return show_when(f, ch == 'U', arg, cause) == 0 ? 1 : -1;
+	}
 	return 0;
 }
 
@@ -160,60 +431,108 @@ cmd_show(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "events", no_argument, NULL, 'e' },
+		{ "raw", no_argument, NULL, 'r' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "method", required_argument, NULL, 'M' },
+		{ "dir", required_argument, NULL, 'D' },
+		{ "kind", required_argument, NULL, 'K' },
+		{ "grep", required_argument, NULL, 'G' },
+		{ "errors", no_argument, NULL, 'E' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct show			 sh;
+	struct query_filter		 f;
 	struct store			*st;
 	const char			*db = NULL;
-	char				*path, *cause = NULL;
+	char				*path, *cause = NULL, *glob = NULL;
 	int64_t				 id;
-	int				 ch, rc = EXIT_OK;
+	int				 ch, rc = EXIT_OK, json = 0, raw = 0;
+	int				 pretty = 0;
 
 	memset(&sh, 0, sizeof sh);
+	query_filter_init(&f);
+	query_cursor_init(&sh.cur);
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
+		switch (show_filter_option(&f, ch, optarg, &glob, &cause)) {
+		case 1:
+			continue;
+		case -1:
+			fprintf(stderr, "mcpreel show: %s\n", cause);
+			free(cause);
+			free(glob);
+			return EXIT_USAGE;
+		}
 		switch (ch) {
 		case 'd':
 			db = optarg;
 			break;
 		case 'j':
-			sh.json = 1;
+			json = 1;
 			break;
 		case 'e':
 			sh.events = 1;
 			break;
+		case 'r':
+			raw = 1;
+			break;
+		case 'p':
+			pretty = 1;
+			break;
+		case 'f':
+			sh.follow = 1;
+			break;
 		case 'h':
 			cmd_show_usage(stdout);
+			free(glob);
 			return EXIT_OK;
 		default:
 			cmd_show_usage(stderr);
+			free(glob);
 			return EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 1) {
-		fprintf(stderr, "mcpreel show: give one SESSION (an id, a name "
-		    "or 'last'; see 'mcpreel sessions')\n");
+	if (argc - optind != 1 || (json && (raw || pretty))) {
+		fprintf(stderr, "mcpreel show: %s\n", argc - optind != 1 ?
+		    "give one SESSION (an id, a name or 'last'; see 'mcpreel "
+		    "sessions')" : "--json and --raw/--pretty are different "
+		    "formats: give one");
+		free(glob);
 		return EXIT_USAGE;
 	}
+	if (json)
+		sh.format = SHOW_JSON;
+	else if (pretty)
+		sh.format = SHOW_PRETTY;
+	else if (raw)
+		sh.format = SHOW_RAW;
+	else
+		sh.format = SHOW_TIMELINE;
+	f.events = (sh.format == SHOW_TIMELINE || (json && sh.events)) &&
+	    f.method == NULL && f.dir == NULL && f.kind == NULL && !f.errors;
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
 	    (st = store_open(path, 0, &cause)) == NULL) {
 		fprintf(stderr, "mcpreel show: %s\n", cause);
 		free(cause);
 		free(path);
+		free(glob);
 		return EXIT_USAGE;
 	}
 	if (query_find_session(st, argv[optind], &id, &cause) != 0 ||
-	    (!sh.json && query_sessions(st, id, header_cb, NULL,
-	    &cause) != 0) ||
-	    query_timeline(st, id, !sh.json || sh.events, show_row_cb, &sh,
-	    &cause) != 0) {
+	    (sh.format == SHOW_TIMELINE && query_sessions(st, id, header_cb,
+	    NULL, &cause) != 0) ||
+	    show_follow(&sh, st, id, &f, &cause) != 0) {
 		fprintf(stderr, "mcpreel show: %s\n", cause);
 		free(cause);
 		rc = EXIT_USAGE;
 	}
 	store_close(st);
 	free(path);
+	free(glob);
 	return rc;
 }

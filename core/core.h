@@ -79,6 +79,8 @@ void		*b64_decode(const char *, size_t, size_t *);
 /* clock.c */
 int64_t		 clock_wall_ns(void);
 int64_t		 clock_mono_ns(void);
+int		 clock_parse_span(const char *, int64_t *);
+int		 clock_parse_iso(const char *, int64_t *);
 
 /* dir names: "c2s" and "s2c" as stored; kind names as stored. */
 const char	*dir_name(enum dir);

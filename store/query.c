@@ -99,7 +99,8 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 	    "s.started_ns, s.ended_ns, s.exit_status, s.exit_signal, "
 	    "s.end_reason, s.messages_lost, "
 	    "(SELECT count(*) FROM messages m WHERE m.session_id = s.id), "
-	    "(SELECT total(size) FROM messages m WHERE m.session_id = s.id) "
+	    "(SELECT total(size) FROM messages m WHERE m.session_id = s.id), "
+	    "s.recorder_pid "
 	    "FROM sessions s WHERE ?1 = 0 OR s.id = ?1 ORDER BY s.id",
 	    &stmt, cause) != 0)
 		return -1;
@@ -119,6 +120,7 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 		r.messages_lost = sqlite3_column_int64(stmt, 9);
 		r.messages = sqlite3_column_int64(stmt, 10);
 		r.bytes = (int64_t)sqlite3_column_double(stmt, 11);
+		r.recorder_pid = sqlite3_column_int64(stmt, 12);
 		if (cb(&r, arg) != 0)
 			break;
 	}
@@ -126,6 +128,42 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 		return query_failed(st, stmt, cause);
 	sqlite3_finalize(stmt);
 	return 0;
+}
+
+/*
+ * A timeline row from a statement whose columns are: is_event, seq (an
+ * event's id), direction, ts_ns, mono_ns, kind, method, rpc_id, latency,
+ * raw (an event's text).
+ */
+static void
+query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
+{
+	const char	*k;
+	int		 kind;
+
+	memset(r, 0, sizeof *r);
+	r->is_event = sqlite3_column_int(stmt, 0);
+	if (r->is_event) {
+		r->e.ts_ns = sqlite3_column_int64(stmt, 3);
+		r->e.mono_ns = sqlite3_column_int64(stmt, 4);
+		r->e.kind = column_text(stmt, 5);
+		r->e.text = sqlite3_column_blob(stmt, 9);
+		r->e.len = (size_t)sqlite3_column_bytes(stmt, 9);
+		return;
+	}
+	r->m.seq = sqlite3_column_int64(stmt, 1);
+	k = column_text(stmt, 2);
+	r->m.dir = (k != NULL && strcmp(k, "s2c") == 0) ? DIR_S2C : DIR_C2S;
+	r->m.ts_ns = sqlite3_column_int64(stmt, 3);
+	r->m.mono_ns = sqlite3_column_int64(stmt, 4);
+	kind = kind_from_name(column_text(stmt, 5));
+	r->m.kind = (kind < 0) ? KIND_INVALID : kind;
+	r->m.method = column_text(stmt, 6);
+	r->m.rpc_id = column_text(stmt, 7);
+	r->m.latency_ns = (sqlite3_column_type(stmt, 8) == SQLITE_NULL) ? -1 :
+	    sqlite3_column_int64(stmt, 8);
+	r->m.raw = sqlite3_column_blob(stmt, 9);
+	r->m.len = (size_t)sqlite3_column_bytes(stmt, 9);
 }
 
 /*
@@ -138,8 +176,7 @@ query_timeline(struct store *st, int64_t session, int with_events,
 {
 	sqlite3_stmt		*stmt;
 	struct timeline_row	 r;
-	const char		*k;
-	int			 rc, kind;
+	int			 rc;
 
 	if (query_prepare(st,
 	    "SELECT 0, m.seq, m.direction, m.ts_ns, m.mono_ns, m.kind, "
@@ -154,31 +191,367 @@ query_timeline(struct store *st, int64_t session, int with_events,
 	sqlite3_bind_int64(stmt, 1, session);
 	sqlite3_bind_int(stmt, 2, with_events);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		memset(&r, 0, sizeof r);
-		r.is_event = sqlite3_column_int(stmt, 0);
-		if (r.is_event) {
-			r.e.ts_ns = sqlite3_column_int64(stmt, 3);
-			r.e.mono_ns = sqlite3_column_int64(stmt, 4);
-			r.e.kind = column_text(stmt, 5);
-			r.e.text = sqlite3_column_blob(stmt, 9);
-			r.e.len = (size_t)sqlite3_column_bytes(stmt, 9);
-		} else {
-			r.m.seq = sqlite3_column_int64(stmt, 1);
-			k = column_text(stmt, 2);
-			r.m.dir = (k != NULL && strcmp(k, "s2c") == 0) ?
-			    DIR_S2C : DIR_C2S;
-			r.m.ts_ns = sqlite3_column_int64(stmt, 3);
-			r.m.mono_ns = sqlite3_column_int64(stmt, 4);
-			kind = kind_from_name(column_text(stmt, 5));
-			r.m.kind = (kind < 0) ? KIND_INVALID : kind;
-			r.m.method = column_text(stmt, 6);
-			r.m.rpc_id = column_text(stmt, 7);
-			r.m.latency_ns = (sqlite3_column_type(stmt, 8) ==
-			    SQLITE_NULL) ? -1 : sqlite3_column_int64(stmt, 8);
-			r.m.raw = sqlite3_column_blob(stmt, 9);
-			r.m.len = (size_t)sqlite3_column_bytes(stmt, 9);
-		}
+		query_timeline_row(stmt, &r);
 		if (cb(&r, arg) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return query_failed(st, stmt, cause);
+	sqlite3_finalize(stmt);
+	return 0;
+}
+
+/* Every criterion open: the whole timeline. */
+void
+query_filter_init(struct query_filter *f)
+{
+	memset(f, 0, sizeof *f);
+	f->events = 1;
+	f->seq_min = INT64_MIN;
+	f->seq_max = INT64_MAX;
+	f->rel_min = INT64_MIN;
+	f->rel_max = INT64_MAX;
+	f->wall_min = INT64_MIN;
+	f->wall_max = INT64_MAX;
+}
+
+/* Nothing read yet. */
+void
+query_cursor_init(struct query_cursor *c)
+{
+	memset(c, 0, sizeof *c);
+	c->msg_id = -1;
+}
+
+/*
+ * Whether message m is an error: an error response, or a result that
+ * says "isError": true (a tool call that failed).  The JSON is only
+ * parsed when "isError" is in its bytes; json_valid first, as json_type
+ * fails the whole statement on text it cannot parse (too deep).
+ */
+#define QUERY_IS_ERROR(m)						\
+	"(" m ".kind = 'error' OR (" m ".kind = 'response' AND "	\
+	"instr(" m ".raw, CAST('\"isError\"' AS BLOB)) > 0 AND "	\
+	"json_valid(CAST(" m ".raw AS TEXT)) AND "			\
+	"json_type(CAST(" m ".raw AS TEXT), '$.result.isError') = 'true'))"
+
+/*
+ * The filtered timeline.  Its first read finds a session's rows through
+ * the session index; later reads (following a live session) take the rows
+ * added since by id, a range of the tables' rowids: the "+" keeps SQLite
+ * from scanning the whole session again for each read.
+ */
+#define QUERY_FILTERED(plus)						\
+	"SELECT 0, m.seq, m.direction, m.ts_ns, m.mono_ns, m.kind, "	\
+	"m.method, m.rpc_id, m.mono_ns - q.mono_ns, m.raw "		\
+	"FROM messages m LEFT JOIN messages q ON q.id = m.reply_to "	\
+	"WHERE " plus "m.session_id = ?1 AND m.id > ?2 AND m.id <= ?3 "	\
+	"AND m.seq >= ?4 AND m.seq <= ?5 "				\
+	"AND m.mono_ns >= ?6 AND m.mono_ns <= ?7 "			\
+	"AND m.ts_ns >= ?8 AND m.ts_ns <= ?9 "				\
+	"AND (?10 IS NULL OR m.method GLOB ?10) "			\
+	"AND (?11 IS NULL OR m.direction = ?11) "			\
+	"AND (?12 IS NULL OR m.kind = ?12) "				\
+	"AND (?13 IS NULL OR instr(m.raw, ?13) > 0) "			\
+	"AND (NOT ?14 OR " QUERY_IS_ERROR("m") ") "			\
+	"UNION ALL "							\
+	"SELECT 1, e.id, NULL, e.ts_ns, e.mono_ns, e.kind, NULL, "	\
+	"NULL, NULL, e.text FROM events e "				\
+	"WHERE ?15 AND " plus "e.session_id = ?1 "			\
+	"AND e.id > ?16 AND e.id <= ?17 "				\
+	"AND e.mono_ns >= ?6 AND e.mono_ns <= ?7 "			\
+	"AND e.mono_ns >= ?18 AND e.mono_ns <= ?19 "			\
+	"AND e.ts_ns >= ?8 AND e.ts_ns <= ?9 "				\
+	"AND (?13 IS NULL OR instr(e.text, ?13) > 0) "			\
+	"ORDER BY 5, 1, 2"
+
+/* Run a query of one row and one integer column: 1 and *v, 0 if none. */
+static int
+query_int(struct store *st, const char *sql, int64_t a, int64_t b,
+    int64_t *v, char **cause)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	if (query_prepare(st, sql, &stmt, cause) != 0)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, a);
+	sqlite3_bind_int64(stmt, 2, b);
+	rc = sqlite3_step(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return query_failed(st, stmt, cause);
+	if (rc == SQLITE_DONE || sqlite3_column_type(stmt, 0) == SQLITE_NULL) {
+		sqlite3_finalize(stmt);
+		return 0;
+	}
+	*v = sqlite3_column_int64(stmt, 0);
+	sqlite3_finalize(stmt);
+	return 1;
+}
+
+/*
+ * Read the session's state in this snapshot: its end, its recorder and
+ * the newest row ids of the tables into *hw_msg and *hw_ev.
+ */
+static int
+query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
+    int64_t *hw_msg, int64_t *hw_ev, char **cause)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	if (query_prepare(st, "SELECT s.ended_ns IS NOT NULL, "
+	    "s.recorder_pid, (SELECT max(id) FROM messages), "
+	    "(SELECT max(id) FROM events) FROM sessions s WHERE s.id = ?1",
+	    &stmt, cause) != 0)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, session);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_DONE) {
+		sqlite3_finalize(stmt);
+		xasprintf(cause, "session %lld is not in %s (was it deleted?)",
+		    (long long)session, st->path);
+		return -1;
+	}
+	if (rc != SQLITE_ROW)
+		return query_failed(st, stmt, cause);
+	c->ended = sqlite3_column_int(stmt, 0);
+	c->recorder_pid = sqlite3_column_int64(stmt, 1);
+	*hw_msg = sqlite3_column_int64(stmt, 2);
+	*hw_ev = sqlite3_column_int64(stmt, 3);
+	sqlite3_finalize(stmt);
+	if (c->started)
+		return 0;
+	rc = query_int(st, "SELECT min(t) FROM (SELECT min(mono_ns) AS t FROM "
+	    "messages WHERE session_id = ?1 UNION ALL SELECT min(mono_ns) FROM "
+	    "events WHERE session_id = ?1)", session, 0, &c->start_mono,
+	    cause);
+	if (rc < 0)
+		return -1;
+	c->started = rc;
+	return 0;
+}
+
+/*
+ * The monotonic bounds events get from seq bounds: from the time of
+ * message seq_min (none yet: no events) to that of seq_max (none: open).
+ */
+static int
+query_seq_bounds(struct store *st, int64_t session,
+    const struct query_filter *f, int64_t *lo, int64_t *hi, char **cause)
+{
+	static const char	*sql = "SELECT mono_ns FROM messages WHERE "
+				    "session_id = ?1 AND seq = ?2";
+	int			 rc;
+
+	*lo = INT64_MIN;
+	*hi = INT64_MAX;
+	if (f->seq_min > 1) {
+		if ((rc = query_int(st, sql, session, f->seq_min, lo,
+		    cause)) < 0)
+			return -1;
+		if (rc == 0)
+			*lo = INT64_MAX;
+	}
+	if (f->seq_max != INT64_MAX && query_int(st, sql, session,
+	    f->seq_max, hi, cause) < 0)
+		return -1;
+	return 0;
+}
+
+/* A relative bound as a monotonic one, open staying open. */
+static int64_t
+query_rel_bound(const struct query_cursor *c, int64_t rel)
+{
+	if (rel == INT64_MIN || rel == INT64_MAX)
+		return rel;
+	return c->start_mono + rel;
+}
+
+/* Bind text, or NULL for a criterion not given. */
+static void
+query_bind_opt(sqlite3_stmt *stmt, int i, const char *text)
+{
+	if (text != NULL)
+		sqlite3_bind_text(stmt, i, text, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(stmt, i);
+}
+
+/*
+ * Call cb for each row of session's timeline that passes filter f and
+ * that cursor c has not seen, in the order they happened, and move c past
+ * them.  All of it is read from one snapshot, so c->ended means every
+ * row of the session has now been seen.  Call again to get what was
+ * recorded since (to follow a session being recorded).
+ */
+int
+query_timeline_next(struct store *st, int64_t session,
+    const struct query_filter *f, struct query_cursor *c, timeline_cb cb,
+    void *arg, char **cause)
+{
+	sqlite3_stmt		*stmt = NULL;
+	struct timeline_row	 r;
+	int64_t			 hw_msg, hw_ev, ev_lo, ev_hi;
+	int			 rc, first = (c->msg_id < 0);
+
+	if (store_exec(st, "BEGIN", cause) != 0)
+		return -1;
+	if (query_snapshot(st, session, c, &hw_msg, &hw_ev, cause) != 0 ||
+	    query_seq_bounds(st, session, f, &ev_lo, &ev_hi, cause) != 0 ||
+	    query_prepare(st, first ? QUERY_FILTERED("") :
+	    QUERY_FILTERED("+"), &stmt, cause) != 0)
+		goto fail;
+	sqlite3_bind_int64(stmt, 1, session);
+	sqlite3_bind_int64(stmt, 2, c->msg_id);
+	sqlite3_bind_int64(stmt, 3, hw_msg);
+	sqlite3_bind_int64(stmt, 4, f->seq_min);
+	sqlite3_bind_int64(stmt, 5, f->seq_max);
+	sqlite3_bind_int64(stmt, 6, query_rel_bound(c, f->rel_min));
+	sqlite3_bind_int64(stmt, 7, query_rel_bound(c, f->rel_max));
+	sqlite3_bind_int64(stmt, 8, f->wall_min);
+	sqlite3_bind_int64(stmt, 9, f->wall_max);
+	query_bind_opt(stmt, 10, f->method);
+	query_bind_opt(stmt, 11, f->dir);
+	query_bind_opt(stmt, 12, f->kind);
+	if (f->grep != NULL)
+		sqlite3_bind_blob(stmt, 13, f->grep, (int)strlen(f->grep),
+		    SQLITE_STATIC);
+	else
+		sqlite3_bind_null(stmt, 13);
+	sqlite3_bind_int(stmt, 14, f->errors);
+	sqlite3_bind_int(stmt, 15, f->events);
+	sqlite3_bind_int64(stmt, 16, first ? -1 : c->event_id);
+	sqlite3_bind_int64(stmt, 17, hw_ev);
+	sqlite3_bind_int64(stmt, 18, ev_lo);
+	sqlite3_bind_int64(stmt, 19, ev_hi);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		query_timeline_row(stmt, &r);
+		if (cb(&r, arg) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		query_failed(st, stmt, cause);
+		stmt = NULL;
+		goto fail;
+	}
+	sqlite3_finalize(stmt);
+	c->msg_id = hw_msg;
+	c->event_id = hw_ev;
+	return store_exec(st, "COMMIT", cause);
+fail:
+	sqlite3_finalize(stmt);
+	store_exec(st, "ROLLBACK", NULL);
+	return -1;
+}
+
+/*
+ * Per direction and method: requests, answered, errors, and latency
+ * percentiles by nearest rank (the value at rank ceil(n * p / 100) of the
+ * n answered, lowest first), numbered by a window over each method.
+ */
+#define QUERY_METHOD_STATS(where)					\
+	"WITH x AS (SELECT q.direction AS d, q.method AS m, "		\
+	"r.id IS NOT NULL AS answered, r.mono_ns - q.mono_ns AS lat, "	\
+	"coalesce(" QUERY_IS_ERROR("r") ", 0) AS err "			\
+	"FROM messages q LEFT JOIN messages r ON r.reply_to = q.id "	\
+	"WHERE q.kind = 'request' AND " where "), "			\
+	"y AS (SELECT d, m, answered, lat, err, row_number() OVER "	\
+	"(PARTITION BY d, m ORDER BY lat IS NULL, lat) AS rn, "		\
+	"count(lat) OVER (PARTITION BY d, m) AS n FROM x) "		\
+	"SELECT d, m, count(*), sum(answered), sum(err), "		\
+	"max(CASE WHEN rn = (n * 50 + 99) / 100 THEN lat END), "	\
+	"max(CASE WHEN rn = (n * 95 + 99) / 100 THEN lat END), "	\
+	"max(CASE WHEN rn = (n * 99 + 99) / 100 THEN lat END), "	\
+	"max(lat) FROM y GROUP BY d, m ORDER BY d, m"
+
+/* An integer column, or -1 for NULL. */
+static int64_t
+query_int_or(sqlite3_stmt *stmt, int i)
+{
+	if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
+		return -1;
+	return sqlite3_column_int64(stmt, i);
+}
+
+/*
+ * Call cb for each method requested in session (every session if 0), by
+ * direction then method, with its counts and latencies.
+ */
+int
+query_method_stats(struct store *st, int64_t session, method_stats_cb cb,
+    void *arg, char **cause)
+{
+	sqlite3_stmt		*stmt;
+	struct method_stats	 ms;
+	const char		*d;
+	int			 rc;
+
+	/* The session index when there is one session to read. */
+	if (query_prepare(st, session != 0 ?
+	    QUERY_METHOD_STATS("q.session_id = ?1") :
+	    QUERY_METHOD_STATS("?1 = 0"), &stmt, cause) != 0)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, session);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		memset(&ms, 0, sizeof ms);
+		d = column_text(stmt, 0);
+		ms.dir = (d != NULL && strcmp(d, "s2c") == 0) ? DIR_S2C :
+		    DIR_C2S;
+		ms.method = column_text(stmt, 1);
+		ms.requests = sqlite3_column_int64(stmt, 2);
+		ms.answered = sqlite3_column_int64(stmt, 3);
+		ms.errors = sqlite3_column_int64(stmt, 4);
+		ms.p50_ns = query_int_or(stmt, 5);
+		ms.p95_ns = query_int_or(stmt, 6);
+		ms.p99_ns = query_int_or(stmt, 7);
+		ms.max_ns = query_int_or(stmt, 8);
+		if (cb(&ms, arg) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return query_failed(st, stmt, cause);
+	sqlite3_finalize(stmt);
+	return 0;
+}
+
+#define QUERY_HUNG(where)						\
+	"SELECT q.session_id, q.seq, q.direction, q.method, q.rpc_id, "	\
+	"q.ts_ns, s.ended_ns FROM messages q "				\
+	"JOIN sessions s ON s.id = q.session_id "			\
+	"WHERE q.kind = 'request' AND " where " AND NOT EXISTS "	\
+	"(SELECT 1 FROM messages r WHERE r.reply_to = q.id) "		\
+	"ORDER BY q.session_id, q.seq"
+
+/*
+ * Call cb for each request of session (every session if 0) that has no
+ * response, in the order recorded.
+ */
+int
+query_hung(struct store *st, int64_t session, hung_cb cb, void *arg,
+    char **cause)
+{
+	sqlite3_stmt	*stmt;
+	struct hung_row	 h;
+	const char	*d;
+	int		 rc;
+
+	if (query_prepare(st, session != 0 ? QUERY_HUNG("q.session_id = ?1") :
+	    QUERY_HUNG("?1 = 0"), &stmt, cause) != 0)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, session);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		memset(&h, 0, sizeof h);
+		h.session_id = sqlite3_column_int64(stmt, 0);
+		h.seq = sqlite3_column_int64(stmt, 1);
+		d = column_text(stmt, 2);
+		h.dir = (d != NULL && strcmp(d, "s2c") == 0) ? DIR_S2C :
+		    DIR_C2S;
+		h.method = column_text(stmt, 3);
+		h.rpc_id = column_text(stmt, 4);
+		h.ts_ns = sqlite3_column_int64(stmt, 5);
+		h.ended_ns = sqlite3_column_int64(stmt, 6);
+		if (cb(&h, arg) != 0)
 			break;
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)

@@ -106,6 +106,7 @@ struct session_row {
 	int64_t		 messages;
 	int64_t		 bytes;
 	int64_t		 messages_lost;
+	int64_t		 recorder_pid;	/* 0 when not known */
 };
 
 struct message_row {
@@ -139,12 +140,84 @@ struct timeline_row {
 typedef int (*session_cb)(const struct session_row *, void *);
 typedef int (*timeline_cb)(const struct timeline_row *, void *);
 
+/*
+ * Which rows a filtered timeline holds (query_timeline_next): all of the
+ * criteria at once.  query_filter_init() leaves every one open.  Times
+ * and seqs bound both ends inclusively.
+ */
+struct query_filter {
+	const char	*method;	/* a GLOB pattern on method, or NULL */
+	const char	*dir;		/* "c2s", "s2c", or NULL */
+	const char	*kind;		/* a kind name, or NULL */
+	const char	*grep;		/* text raw (an event's text) holds */
+	int		 errors;	/* only errors: kind 'error', or a
+					   result with "isError": true */
+	int		 events;	/* events too (within the times, the
+					   seqs' times and grep) */
+	int64_t		 seq_min, seq_max;
+	int64_t		 rel_min, rel_max;	/* ns since the first row */
+	int64_t		 wall_min, wall_max;	/* ts_ns */
+};
+
+/* Where reading a timeline has got to; query_cursor_init() to begin. */
+struct query_cursor {
+	int64_t		 msg_id;	/* newest messages.id seen; -1: none */
+	int64_t		 event_id;	/* newest events.id seen */
+	int		 started;	/* start_mono is known */
+	int64_t		 start_mono;	/* the session's first row (message or
+					   event): the timeline's time 0 */
+	int		 ended;		/* the session had ended (ended_ns) */
+	int64_t		 recorder_pid;	/* 0 when not recorded */
+};
+
 int		 query_find_session(struct store *, const char *, int64_t *,
 		     char **);
 int		 query_sessions(struct store *, int64_t, session_cb, void *,
 		     char **);
 int		 query_timeline(struct store *, int64_t, int, timeline_cb,
 		     void *, char **);
+void		 query_filter_init(struct query_filter *);
+void		 query_cursor_init(struct query_cursor *);
+int		 query_timeline_next(struct store *, int64_t,
+		     const struct query_filter *, struct query_cursor *,
+		     timeline_cb, void *, char **);
+
+/* The requests of one method in one direction: counts and latencies. */
+struct method_stats {
+	enum dir	 dir;
+	const char	*method;
+	int64_t		 requests;
+	int64_t		 answered;	/* with a response or an error */
+	int64_t		 errors;	/* error responses, "isError": true */
+	int64_t		 p50_ns;	/* nearest-rank percentiles of the */
+	int64_t		 p95_ns;	/* answered requests' latencies; -1 */
+	int64_t		 p99_ns;	/* when none was answered */
+	int64_t		 max_ns;
+};
+
+/* A request no response answers. */
+struct hung_row {
+	int64_t		 session_id;
+	int64_t		 seq;
+	enum dir	 dir;
+	const char	*method;
+	const char	*rpc_id;
+	int64_t		 ts_ns;
+	int64_t		 ended_ns;	/* its session's end; 0 if not ended */
+};
+
+typedef int (*method_stats_cb)(const struct method_stats *, void *);
+typedef int (*hung_cb)(const struct hung_row *, void *);
+
+int		 query_method_stats(struct store *, int64_t, method_stats_cb,
+		     void *, char **);
+int		 query_hung(struct store *, int64_t, hung_cb, void *, char **);
+
+/* maint.c */
+int		 maint_delete_sessions(struct store *, const int64_t *, size_t,
+		     char **);
+int		 maint_space(struct store *, int64_t *, int64_t *, char **);
+int		 maint_vacuum(struct store *, char **);
 
 /* Every column of a session's row, for export. */
 struct session_info {

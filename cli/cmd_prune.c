@@ -1,0 +1,464 @@
+/* mcpreel prune and rm: delete recorded sessions and reclaim their space. */
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "store.h"
+
+/*
+ * VACUUM rewrites the whole file, so by default it runs only when the
+ * free pages are at least this fraction (1/N) of it: deleting a little of
+ * a large database is not worth a rewrite of all of it.
+ */
+#define PRUNE_VACUUM_FRACTION	4
+
+/* Whether to VACUUM after deleting. */
+enum prune_vacuum {
+	PRUNE_VACUUM_AUTO,	/* when the free pages are worth it */
+	PRUNE_VACUUM_ALWAYS,	/* --vacuum */
+	PRUNE_VACUUM_NEVER,	/* --no-vacuum */
+	PRUNE_VACUUM_MAX
+};
+
+/* What is known of one session while choosing what to delete. */
+struct prune_session {
+	int64_t		 id;
+	char		*name;		/* NULL if none */
+	int64_t		 started_ns;
+	int64_t		 messages;
+	int64_t		 bytes;
+	int		 recording;	/* not ended, its recorder alive */
+	int64_t		 pid;
+	int		 chosen;
+};
+
+struct prune {
+	const char		*cmd;	/* "prune" or "rm", for messages */
+	struct store		*st;
+	char			*path;
+	struct prune_session	*s;
+	size_t			 n;
+	int			 select;	/* sessions were asked for */
+	int			 dry_run;
+	int			 force;
+	enum prune_vacuum	 vacuum;
+};
+
+void
+cmd_prune_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mcpreel prune [--db PATH] [--older-than DAYS] [--keep N]\n"
+	    "                     [--dry-run] [--force] [--vacuum | --no-vacuum]\n"
+	    "\n"
+	    "Delete recorded sessions, with their messages, events and HTTP\n"
+	    "exchanges, and say which:\n"
+	    "  --older-than DAYS  sessions that started more than DAYS days ago\n"
+	    "                     (a decimal number: 0.5 is twelve hours)\n"
+	    "  --keep N           all but the N newest sessions\n"
+	    "With both, a session goes when both say so: older than DAYS and not\n"
+	    "one of the N newest.\n"
+	    "\n"
+	    "  --dry-run     say what would be deleted, delete nothing\n"
+	    "  --force       delete sessions still being recorded too (not ended,\n"
+	    "                and the mcpreel recording them still running; what\n"
+	    "                it records after belongs to no session); they are\n"
+	    "                kept otherwise\n"
+	    "  --vacuum      always rewrite the database afterwards (VACUUM), so\n"
+	    "                the file shrinks; by default only when a quarter of\n"
+	    "                it or more is free.  Alone, it only does that\n"
+	    "  --no-vacuum   never: the free space is reused by new recordings\n"
+	    "\n"
+	    "VACUUM is not run while any session of the database is being\n"
+	    "recorded: it would hold the recorder up.\n");
+}
+
+void
+cmd_rm_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mcpreel rm [--db PATH] [--dry-run] [--force]\n"
+	    "                  [--vacuum | --no-vacuum] SESSION...\n"
+	    "\n"
+	    "Delete the sessions given (each an id, a name -- the newest session\n"
+	    "of that name -- or 'last'), with their messages, events and HTTP\n"
+	    "exchanges.  A session still being recorded is refused (nothing is\n"
+	    "deleted) unless --force.  --dry-run, --vacuum and --no-vacuum are\n"
+	    "as for 'mcpreel prune'.\n");
+}
+
+/*
+ * Whether process pid exists (a recorder still running).  EPERM: it
+ * exists, as another user's.
+ */
+int
+prune_pid_alive(int64_t pid)
+{
+	if (pid <= 0 || (int64_t)(pid_t)pid != pid)
+		return 0;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* Bytes as people read them: 950 B, 12.3 KB, 4.5 MB, 1.2 GB. */
+static const char *
+prune_bytes(int64_t n, char *buf, size_t len)
+{
+	if (n < 1000)
+		snprintf(buf, len, "%lld B", (long long)n);
+	else if (n < 1000 * 1000)
+		snprintf(buf, len, "%.1f KB", (double)n / 1e3);
+	else if (n < 1000LL * 1000 * 1000)
+		snprintf(buf, len, "%.1f MB", (double)n / 1e6);
+	else
+		snprintf(buf, len, "%.1f GB", (double)n / 1e9);
+	return buf;
+}
+
+static int
+prune_collect_cb(const struct session_row *r, void *arg)
+{
+	struct prune		*p = arg;
+	struct prune_session	*s;
+
+	p->s = xreallocarray(p->s, p->n + 1, sizeof *p->s);
+	s = &p->s[p->n++];
+	memset(s, 0, sizeof *s);
+	s->id = r->id;
+	s->name = r->name != NULL ? xstrdup(r->name) : NULL;
+	s->started_ns = r->started_ns;
+	s->messages = r->messages;
+	s->bytes = r->bytes;
+	s->pid = r->recorder_pid;
+	s->recording = r->ended_ns == 0 && prune_pid_alive(r->recorder_pid);
+	return 0;
+}
+
+/* Open the database and read its sessions, oldest first. */
+static int
+prune_open(struct prune *p, const char *db, char **cause)
+{
+	if ((p->path = dbpath_resolve(db, cause)) == NULL ||
+	    (p->st = store_open(p->path, 0, cause)) == NULL)
+		return -1;
+	return query_sessions(p->st, 0, prune_collect_cb, p, cause);
+}
+
+static void
+prune_close(struct prune *p)
+{
+	size_t	i;
+
+	for (i = 0; i < p->n; i++)
+		free(p->s[i].name);
+	free(p->s);
+	store_close(p->st);
+	free(p->path);
+}
+
+/* The size of path and its -wal file, 0 for what is missing. */
+static int64_t
+prune_file_size(const char *path)
+{
+	struct stat	 sb;
+	char		*wal;
+	int64_t		 size = 0;
+
+	if (stat(path, &sb) == 0)
+		size += sb.st_size;
+	xasprintf(&wal, "%s-wal", path);
+	if (stat(wal, &sb) == 0)
+		size += sb.st_size;
+	free(wal);
+	return size;
+}
+
+/* VACUUM if asked or worth it and nothing is being recorded. */
+static int
+prune_vacuum(struct prune *p, char **cause)
+{
+	int64_t	size, free_bytes, before, after;
+	char	b1[32], b2[32], b3[32];
+	size_t	i;
+
+	if (p->vacuum == PRUNE_VACUUM_NEVER || p->dry_run)
+		return 0;
+	if (maint_space(p->st, &size, &free_bytes, cause) != 0)
+		return -1;
+	if (p->vacuum == PRUNE_VACUUM_AUTO && (free_bytes == 0 ||
+	    free_bytes < size / PRUNE_VACUUM_FRACTION)) {
+		if (free_bytes != 0)
+			printf("not vacuuming: %s of %s free, reused by new "
+			    "recordings (--vacuum to shrink the file anyway)\n",
+			    prune_bytes(free_bytes, b1, sizeof b1),
+			    prune_bytes(size, b2, sizeof b2));
+		return 0;
+	}
+	for (i = 0; i < p->n; i++) {
+		if (p->s[i].recording) {
+			printf("not vacuuming: session %lld is being recorded "
+			    "(pid %lld); run 'mcpreel prune --vacuum' when it "
+			    "has ended\n", (long long)p->s[i].id,
+			    (long long)p->s[i].pid);
+			return 0;
+		}
+	}
+	before = prune_file_size(p->path);
+	if (maint_vacuum(p->st, cause) != 0)
+		return -1;
+	after = prune_file_size(p->path);
+	printf("vacuumed %s: %s -> %s (%s of free pages)\n", p->path,
+	    prune_bytes(before, b1, sizeof b1), prune_bytes(after, b2,
+	    sizeof b2), prune_bytes(free_bytes, b3, sizeof b3));
+	return 0;
+}
+
+/* Delete the chosen sessions, saying which, then reclaim the space. */
+static int
+prune_run(struct prune *p, char **cause)
+{
+	int64_t	*ids = xcalloc(p->n + 1, sizeof *ids), msgs = 0, bytes = 0;
+	size_t	 i, n = 0;
+	char	 when[32], b[32];
+
+	for (i = 0; i < p->n; i++) {
+		if (!p->s[i].chosen)
+			continue;
+		ids[n++] = p->s[i].id;
+		msgs += p->s[i].messages;
+		bytes += p->s[i].bytes;
+		printf("%s session %lld%s%s%s (started %s, %lld messages, "
+		    "%s)%s\n",
+		    p->dry_run ? "would delete" : "deleting",
+		    (long long)p->s[i].id, p->s[i].name != NULL ? " \"" : "",
+		    p->s[i].name != NULL ? p->s[i].name : "",
+		    p->s[i].name != NULL ? "\"" : "",
+		    fmt_time(p->s[i].started_ns, when, sizeof when),
+		    (long long)p->s[i].messages, prune_bytes(p->s[i].bytes, b,
+		    sizeof b), p->s[i].recording ? " -- being recorded" : "");
+	}
+	if (n == 0 && p->select)
+		printf("no sessions to delete\n");
+	else if (!p->dry_run && maint_delete_sessions(p->st, ids, n,
+	    cause) != 0) {
+		free(ids);
+		return -1;
+	}
+	if (n != 0)
+		printf("%s %zu session%s: %lld messages, %s\n", p->dry_run ?
+		    "would delete" : "deleted", n, n == 1 ? "" : "s",
+		    (long long)msgs, prune_bytes(bytes, b, sizeof b));
+	free(ids);
+	return prune_vacuum(p, cause);
+}
+
+/* The options prune and rm share; 1 if ch was one. */
+static int
+prune_option(struct prune *p, int ch)
+{
+	switch (ch) {
+	case 'n':
+		p->dry_run = 1;
+		return 1;
+	case 'f':
+		p->force = 1;
+		return 1;
+	case 'V':
+		p->vacuum = PRUNE_VACUUM_ALWAYS;
+		return 1;
+	case 'N':
+		p->vacuum = PRUNE_VACUUM_NEVER;
+		return 1;
+	}
+	return 0;
+}
+
+#define PRUNE_LONGOPTS \
+	{ "db", required_argument, NULL, 'd' }, \
+	{ "dry-run", no_argument, NULL, 'n' }, \
+	{ "force", no_argument, NULL, 'f' }, \
+	{ "vacuum", no_argument, NULL, 'V' }, \
+	{ "no-vacuum", no_argument, NULL, 'N' }, \
+	CLI_COMMON_LONGOPTS
+
+/* Say what failed and give the exit status for it. */
+static int
+prune_fail(struct prune *p, char *cause)
+{
+	fprintf(stderr, "mcpreel %s: %s\n", p->cmd, cause);
+	free(cause);
+	return EXIT_USAGE;
+}
+
+int
+cmd_prune(int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		PRUNE_LONGOPTS,
+		{ "older-than", required_argument, NULL, 'o' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct prune			 p;
+	const char			*db = NULL;
+	char				*end, *cause = NULL;
+	double				 days = -1;
+	long long			 keep = -1;
+	int64_t				 cutoff = 0;
+	size_t				 i;
+	int				 ch, rc;
+
+	memset(&p, 0, sizeof p);
+	p.cmd = "prune";
+	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
+		if (cli_common_option(ch, optarg) || prune_option(&p, ch))
+			continue;
+		switch (ch) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'o':
+			errno = 0;
+			days = strtod(optarg, &end);
+			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
+			    !isfinite(days) || days < 0 || days > 1e6) {
+				fprintf(stderr, "mcpreel prune: --older-than "
+				    "'%s': give a number of days, such as 30 "
+				    "or 0.5\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'k':
+			errno = 0;
+			keep = strtoll(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
+			    keep < 0) {
+				fprintf(stderr, "mcpreel prune: --keep '%s': "
+				    "give how many of the newest sessions to "
+				    "keep, such as 10\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			cmd_prune_usage(stdout);
+			return EXIT_OK;
+		default:
+			cmd_prune_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "mcpreel prune: unexpected argument '%s' (to "
+		    "delete sessions by name or id, use 'mcpreel rm')\n",
+		    argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (days < 0 && keep < 0 && p.vacuum != PRUNE_VACUUM_ALWAYS) {
+		fprintf(stderr, "mcpreel prune: say what to delete: "
+		    "--older-than DAYS, --keep N, or both (see 'mcpreel prune "
+		    "--help')\n");
+		return EXIT_USAGE;
+	}
+	if (prune_open(&p, db, &cause) != 0) {
+		rc = prune_fail(&p, cause);
+		prune_close(&p);
+		return rc;
+	}
+	p.select = days >= 0 || keep >= 0;
+	if (days >= 0)
+		cutoff = clock_wall_ns() - (int64_t)(days * 86400.0 * 1e9);
+	for (i = 0; i < p.n && (days >= 0 || keep >= 0); i++) {
+		if ((days >= 0 && p.s[i].started_ns >= cutoff) ||
+		    (keep >= 0 && (long long)(p.n - i) <= keep))
+			continue;
+		if (p.s[i].recording && !p.force) {
+			printf("keeping session %lld: it is being recorded "
+			    "(pid %lld; --force deletes it anyway)\n",
+			    (long long)p.s[i].id, (long long)p.s[i].pid);
+			continue;
+		}
+		p.s[i].chosen = 1;
+	}
+	rc = EXIT_OK;
+	if (prune_run(&p, &cause) != 0)
+		rc = prune_fail(&p, cause);
+	prune_close(&p);
+	return rc;
+}
+
+int
+cmd_rm(int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		PRUNE_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct prune			 p;
+	const char			*db = NULL;
+	char				*cause = NULL;
+	int64_t				 id;
+	size_t				 i;
+	int				 ch, a, rc = EXIT_OK;
+
+	memset(&p, 0, sizeof p);
+	p.cmd = "rm";
+	p.select = 1;
+	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
+		if (cli_common_option(ch, optarg) || prune_option(&p, ch))
+			continue;
+		switch (ch) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'h':
+			cmd_rm_usage(stdout);
+			return EXIT_OK;
+		default:
+			cmd_rm_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind == argc) {
+		fprintf(stderr, "mcpreel rm: give the SESSIONs to delete (ids, "
+		    "names or 'last'; see 'mcpreel sessions')\n");
+		return EXIT_USAGE;
+	}
+	if (prune_open(&p, db, &cause) != 0) {
+		rc = prune_fail(&p, cause);
+		prune_close(&p);
+		return rc;
+	}
+	for (a = optind; a < argc; a++) {
+		if (query_find_session(p.st, argv[a], &id, &cause) != 0) {
+			rc = prune_fail(&p, cause);
+			fprintf(stderr, "mcpreel rm: nothing was deleted\n");
+			goto out;
+		}
+		for (i = 0; i < p.n && p.s[i].id != id; i++)
+			;
+		if (i == p.n)
+			continue;	/* recorded since we listed them */
+		if (p.s[i].recording && !p.force) {
+			fprintf(stderr, "mcpreel rm: session %lld is being "
+			    "recorded (pid %lld): nothing was deleted (--force "
+			    "deletes it anyway)\n", (long long)id,
+			    (long long)p.s[i].pid);
+			rc = EXIT_FAIL;
+			goto out;
+		}
+		p.s[i].chosen = 1;
+	}
+	if (prune_run(&p, &cause) != 0)
+		rc = prune_fail(&p, cause);
+out:
+	prune_close(&p);
+	return rc;
+}

@@ -1,0 +1,293 @@
+/*
+ * The store's views for people: per-method statistics (counts, errors,
+ * nearest-rank latency percentiles) and requests left unanswered, on
+ * sessions written through the writer with latencies set exactly.
+ */
+
+#include <sys/stat.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "store.h"
+#include "unit.h"
+
+#define MS	1000000LL
+
+static char	query_dir[64];
+
+static void
+query_setup(void)
+{
+	snprintf(query_dir, sizeof query_dir, "/tmp/mcpreel-unit-XXXXXX");
+	cr_assert_not_null(mkdtemp(query_dir), "mkdtemp failed");
+}
+
+static int
+query_rm_cb(const char *path, const struct stat *sb, int flag,
+    struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void
+query_teardown(void)
+{
+	if (query_dir[0] != '\0')
+		nftw(query_dir, query_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+TestSuite(query, .init = query_setup, .fini = query_teardown,
+    .timeout = UNIT_TIMEOUT);
+
+/* The monotonic time the next message is stamped with. */
+static int64_t	query_clock = 1000 * MS;
+
+/* How a request is answered. */
+enum answer {
+	ANSWER_NONE,
+	ANSWER_OK,
+	ANSWER_FAILED,		/* a result with "isError": true */
+	ANSWER_NOT_FAILED,	/* "isError": false, the words in a string */
+	ANSWER_ERROR,
+	ANSWER_MAX
+};
+
+/* Queue text as a message of dir stamped at mono. */
+static void
+query_put(struct writer *w, struct wsession *s, enum dir dir, int64_t mono,
+    const char *text)
+{
+	struct msg	*m;
+
+	m = msg_new(dir, text, strlen(text));
+	m->mono_ns = mono;
+	cr_assert_eq(writer_message(w, s, NULL, m), 0);
+}
+
+/* A request of dir for method with id, answered after lat as a says. */
+static void
+query_exchange(struct writer *w, struct wsession *s, enum dir dir,
+    const char *method, int id, int64_t lat, enum answer a)
+{
+	char	text[256];
+
+	snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+	    "\"method\":\"%s\"}", id, method);
+	query_put(w, s, dir, query_clock, text);
+	switch (a) {
+	case ANSWER_OK:
+		snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"result\":{}}", id);
+		break;
+	case ANSWER_FAILED:
+		snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"result\":{\"content\":[],\"isError\":true}}", id);
+		break;
+	case ANSWER_NOT_FAILED:
+		snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"result\":{\"isError\":false,\"x\":"
+		    "\"\\\"isError\\\":true\"}}", id);
+		break;
+	case ANSWER_ERROR:
+		snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"error\":{\"code\":1,\"message\":\"no\"}}", id);
+		break;
+	default:
+		text[0] = '\0';
+		break;
+	}
+	if (text[0] != '\0')
+		query_put(w, s, dir == DIR_C2S ? DIR_S2C : DIR_C2S,
+		    query_clock + lat, text);
+	query_clock += 200 * MS;
+}
+
+/*
+ * Two sessions: the first has 100 tools/call answered in 1..100 ms (in a
+ * shuffled order) and one left hanging, three pings from the server (one
+ * an error), and calls whose results say isError true and false; the
+ * second one more tools/call.  Returns the sessions' ids.
+ */
+static void
+query_record(const char *path, int64_t *one, int64_t *two)
+{
+	struct store	*st;
+	struct writer	*w;
+	struct wsession	*s;
+	char		*cause = NULL;
+	int		 i, id = 1;
+
+	st = store_open(path, STORE_CREATE, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	w = writer_start(st, &cause);
+	cr_assert_not_null(w, "%s", cause);
+	s = writer_session_begin(w, "one", "stdio", "[\"x\"]");
+	for (i = 0; i < 100; i++)
+		query_exchange(w, s, DIR_C2S, "tools/call", id++,
+		    (int64_t)((i * 37) % 100 + 1) * MS, ANSWER_OK);
+	query_exchange(w, s, DIR_C2S, "tools/call", id++, 0, ANSWER_NONE);
+	query_exchange(w, s, DIR_S2C, "ping", 1, 5 * MS, ANSWER_OK);
+	query_exchange(w, s, DIR_S2C, "ping", 2, 1 * MS, ANSWER_ERROR);
+	query_exchange(w, s, DIR_S2C, "ping", 3, 3 * MS, ANSWER_OK);
+	query_exchange(w, s, DIR_C2S, "a/b", id++, 7 * MS, ANSWER_FAILED);
+	query_exchange(w, s, DIR_C2S, "a/b", id++, 9 * MS, ANSWER_NOT_FAILED);
+	writer_session_end(w, s, 0, 0, "done");
+	writer_stop(w);
+	*one = writer_session_id(s);
+	writer_session_free(s);
+
+	/* The writer closed the store: open it again. */
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	w = writer_start(st, &cause);
+	cr_assert_not_null(w, "%s", cause);
+	s = writer_session_begin(w, "two", "stdio", "[\"x\"]");
+	query_exchange(w, s, DIR_C2S, "tools/call", 1, 1000 * MS, ANSWER_OK);
+	writer_stop(w);
+	*two = writer_session_id(s);
+	writer_session_free(s);
+}
+
+struct stats_seen {
+	int			n;
+	struct method_stats	row[8];
+	char			method[8][32];
+};
+
+static int
+query_stats_cb(const struct method_stats *ms, void *arg)
+{
+	struct stats_seen	*seen = arg;
+
+	cr_assert_lt(seen->n, 8);
+	seen->row[seen->n] = *ms;
+	snprintf(seen->method[seen->n], sizeof seen->method[0], "%s",
+	    ms->method);
+	seen->row[seen->n].method = NULL;
+	seen->n++;
+	return 0;
+}
+
+/* Check one row of method statistics. */
+static void
+query_check(const struct stats_seen *seen, int i, enum dir dir,
+    const char *method, int64_t req, int64_t ans, int64_t err, int64_t p50,
+    int64_t p95, int64_t p99, int64_t max)
+{
+	const struct method_stats	*r = &seen->row[i];
+
+	cr_assert_str_eq(seen->method[i], method);
+	cr_assert_eq(r->dir, dir, "%s: dir", method);
+	cr_assert_eq(r->requests, req, "%s: requests %lld", method,
+	    (long long)r->requests);
+	cr_assert_eq(r->answered, ans, "%s: answered", method);
+	cr_assert_eq(r->errors, err, "%s: errors %lld", method,
+	    (long long)r->errors);
+	cr_assert_eq(r->p50_ns, p50, "%s: p50 %lld", method,
+	    (long long)r->p50_ns);
+	cr_assert_eq(r->p95_ns, p95, "%s: p95 %lld", method,
+	    (long long)r->p95_ns);
+	cr_assert_eq(r->p99_ns, p99, "%s: p99 %lld", method,
+	    (long long)r->p99_ns);
+	cr_assert_eq(r->max_ns, max, "%s: max", method);
+}
+
+/*
+ * Percentiles by nearest rank: of 1..100 ms the 50th, 95th and 99th; of
+ * three (1, 3, 5 ms) the 2nd, 3rd and 3rd; of two, the 1st, 2nd, 2nd.
+ * Errors count error responses and isError true, nothing else.
+ */
+Test(query, method_stats, .timeout = UNIT_TIMEOUT)
+{
+	struct stats_seen	 seen;
+	struct store		*st;
+	char			*path, *cause = NULL;
+	int64_t			 one, two;
+
+	xasprintf(&path, "%s/s.db", query_dir);
+	query_record(path, &one, &two);
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "%s", cause);
+
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(query_method_stats(st, one, query_stats_cb, &seen,
+	    &cause), 0, "%s", cause);
+	cr_assert_eq(seen.n, 3);
+	query_check(&seen, 0, DIR_C2S, "a/b", 2, 2, 1, 7 * MS, 9 * MS,
+	    9 * MS, 9 * MS);
+	query_check(&seen, 1, DIR_C2S, "tools/call", 101, 100, 0, 50 * MS,
+	    95 * MS, 99 * MS, 100 * MS);
+	query_check(&seen, 2, DIR_S2C, "ping", 3, 3, 1, 3 * MS, 5 * MS,
+	    5 * MS, 5 * MS);
+
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(query_method_stats(st, two, query_stats_cb, &seen,
+	    &cause), 0, "%s", cause);
+	cr_assert_eq(seen.n, 1);
+	query_check(&seen, 0, DIR_C2S, "tools/call", 1, 1, 0, 1000 * MS,
+	    1000 * MS, 1000 * MS, 1000 * MS);
+
+	/* Every session: 101 answered of 102, the slowest at 1 s. */
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(query_method_stats(st, 0, query_stats_cb, &seen,
+	    &cause), 0, "%s", cause);
+	cr_assert_eq(seen.n, 3);
+	query_check(&seen, 1, DIR_C2S, "tools/call", 102, 101, 0, 51 * MS,
+	    96 * MS, 100 * MS, 1000 * MS);
+	store_close(st);
+	free(path);
+}
+
+struct hung_seen {
+	int		n;
+	struct hung_row	row[4];
+	char		method[4][32];
+};
+
+static int
+query_hung_cb(const struct hung_row *h, void *arg)
+{
+	struct hung_seen	*seen = arg;
+
+	cr_assert_lt(seen->n, 4);
+	seen->row[seen->n] = *h;
+	snprintf(seen->method[seen->n], sizeof seen->method[0], "%s",
+	    h->method);
+	seen->row[seen->n].method = NULL;
+	seen->row[seen->n].rpc_id = NULL;
+	seen->n++;
+	return 0;
+}
+
+/* The one request never answered, with its seq and its session's end. */
+Test(query, hung, .timeout = UNIT_TIMEOUT)
+{
+	struct hung_seen	 seen;
+	struct store		*st;
+	char			*path, *cause = NULL;
+	int64_t			 one, two;
+
+	xasprintf(&path, "%s/h.db", query_dir);
+	query_record(path, &one, &two);
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(query_hung(st, 0, query_hung_cb, &seen, &cause), 0,
+	    "%s", cause);
+	cr_assert_eq(seen.n, 1);
+	cr_assert_eq(seen.row[0].session_id, one);
+	cr_assert_eq(seen.row[0].seq, 201, "after 100 answered requests");
+	cr_assert_eq(seen.row[0].dir, DIR_C2S);
+	cr_assert_str_eq(seen.method[0], "tools/call");
+	cr_assert_gt(seen.row[0].ended_ns, seen.row[0].ts_ns);
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(query_hung(st, two, query_hung_cb, &seen, &cause), 0);
+	cr_assert_eq(seen.n, 0);
+	store_close(st);
+	free(path);
+}
