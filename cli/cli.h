@@ -79,6 +79,10 @@ void		 cmd_mock_usage(FILE *);
 int		 cmd_replay(int, char **);
 void		 cmd_replay_usage(FILE *);
 
+/* cmd_report.c */
+int		 cmd_report(int, char **);
+void		 cmd_report_usage(FILE *);
+
 /* cmd_show.c */
 int		 cmd_show(int, char **);
 void		 cmd_show_usage(FILE *);

@@ -17,6 +17,8 @@ const struct cmd cmd_table[] = {
 	{ "sessions", "list recorded sessions", cmd_sessions,
 	    cmd_sessions_usage },
 	{ "show", "print a recorded session", cmd_show, cmd_show_usage },
+	{ "report", "write a recorded session as an HTML page",
+	    cmd_report, cmd_report_usage },
 	{ "replay", "re-send a recorded session to a server and diff",
 	    cmd_replay, cmd_replay_usage },
 	{ "mock", "serve a recorded session as the server, offline",

@@ -130,7 +130,8 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 
 /*
  * Call cb for each message of a session, and each event when with_events
- * is set, in the order they happened.  A response carries its latency.
+ * is set, in the order they happened.  A response carries its latency
+ * and its request's seq.
  */
 int
 query_timeline(struct store *st, int64_t session, int with_events,
@@ -143,12 +144,12 @@ query_timeline(struct store *st, int64_t session, int with_events,
 
 	if (query_prepare(st,
 	    "SELECT 0, m.seq, m.direction, m.ts_ns, m.mono_ns, m.kind, "
-	    "m.method, m.rpc_id, m.mono_ns - q.mono_ns, m.raw "
+	    "m.method, m.rpc_id, m.mono_ns - q.mono_ns, m.raw, q.seq "
 	    "FROM messages m LEFT JOIN messages q ON q.id = m.reply_to "
 	    "WHERE m.session_id = ?1 "
 	    "UNION ALL "
 	    "SELECT 1, e.id, NULL, e.ts_ns, e.mono_ns, e.kind, NULL, NULL, "
-	    "NULL, e.text FROM events e WHERE ?2 AND e.session_id = ?1 "
+	    "NULL, e.text, NULL FROM events e WHERE ?2 AND e.session_id = ?1 "
 	    "ORDER BY 5, 1, 2", &stmt, cause) != 0)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, session);
@@ -177,6 +178,7 @@ query_timeline(struct store *st, int64_t session, int with_events,
 			    SQLITE_NULL) ? -1 : sqlite3_column_int64(stmt, 8);
 			r.m.raw = sqlite3_column_blob(stmt, 9);
 			r.m.len = (size_t)sqlite3_column_bytes(stmt, 9);
+			r.m.reply_seq = sqlite3_column_int64(stmt, 10);
 		}
 		if (cb(&r, arg) != 0)
 			break;
