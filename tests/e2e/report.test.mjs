@@ -1,7 +1,8 @@
 // `mcpreel report`: the HTML page of a recorded session, loaded in a real
-// headless browser (Debian's chromium).  What the page's script built is
-// read back from chromium's --dump-dom and compared with the database, read
-// with the sqlite3 shell.
+// headless browser (Debian's chromium, lib/chromium.mjs).  What the page's
+// script built is read back from chromium's --dump-dom and compared with
+// the database, read with the sqlite3 shell; clicks, keys and typing go
+// to the page through the DevTools protocol.
 //
 // MCPREEL_REPORT_PNG=FILE also copies the screenshot of the SDK session's
 // report to FILE (that is how docs/report.png is made).
@@ -9,42 +10,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 
+import { dumpDom, openPage, screenshot } from './lib/chromium.mjs';
 import { runSession, serverEverythingCommand } from './lib/session.mjs';
 import { MCPREEL, PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
-
-const CHROMIUM = process.env.CHROMIUM || 'chromium';
-const CHROMIUM_TIMEOUT_MS = 60000;
-
-/**
- * Run headless chromium on a file with extra args (--dump-dom, or
- * --screenshot=...) in a user-data-dir of its own; resolves with stdout.
- */
-function chromium(file, hash, args) {
-  const profile = mkdtempSync(join(tmpdir(), 'mcpreel-chromium-'));
-  const url = pathToFileURL(file).href + (hash ? `#${hash}` : '');
-  return new Promise((resolve, reject) => {
-    execFile(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-      '--disable-extensions', '--disable-background-networking', `--user-data-dir=${profile}`, ...args, url],
-    { timeout: CHROMIUM_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
-    (err, stdout, stderr) => {
-      rmSync(profile, { recursive: true, force: true });
-      if (err && err.code === 'ENOENT') {
-        reject(new Error(`${CHROMIUM} is not installed: apt-get install chromium (scripts/deps.sh test)`));
-      } else if (err) {
-        reject(new Error(`chromium failed on ${url}: ${err.message}\n${stderr}`));
-      } else {
-        resolve(stdout);
-      }
-    });
-  });
-}
-
-const dumpDom = (file, hash) => chromium(file, hash, ['--dump-dom', '--virtual-time-budget=5000']);
 
 /** Text content of serialised HTML: tags dropped, entities decoded. */
 function textOf(html) {
@@ -221,7 +192,7 @@ test('report of an SDK session with server-everything: every message, paired, ex
 
     // The screenshot: a PNG of the window's size.
     const png = join(t.dir, 'report.png');
-    await chromium(file, `open=${answer.seq}`, ['--window-size=1280,900', '--hide-scrollbars', `--screenshot=${png}`]);
+    await screenshot(file, `open=${answer.seq}`, png, 1280, 900);
     const info = pngInfo(png);
     assert.deepEqual([info.width, info.height], [1280, 900]);
     if (process.env.MCPREEL_REPORT_PNG) copyFileSync(png, process.env.MCPREEL_REPORT_PNG);
@@ -299,6 +270,58 @@ test('report of a session with errors, a non-JSON line and bytes that are not UT
     assert.deepEqual(nope.filter((x) => !x.hidden).map((x) => x.seq), want, 'the text filter shows what matches');
     const onlyErr = rowsOf(await dumpDom(file, 'errors=1'));
     assert.deepEqual(onlyErr.filter((x) => !x.hidden).map((x) => x.seq), errSeqs, 'errors only');
+
+    // Driven like a person would: clicks, keys, the mouse, typing.
+    const page = await openPage(file);
+    try {
+      const error = msgs.find((m) => m.seq === errSeqs[1]);
+      const request = msgs.find((m) => m.direction === 'c2s' && m.kind === 'request' && m.method === 'nope');
+      const rowSel = (seq) => `.row.msg[data-seq="${seq}"]`;
+      const state = (seq) => page.evaluate(`(() => {
+        const r = document.querySelector('${rowSel(seq)}');
+        const d = r.nextElementSibling && r.nextElementSibling.classList.contains('detail') ? r.nextElementSibling : null;
+        const pre = d && d.querySelector('pre');
+        return { expanded: r.getAttribute('aria-expanded'), open: !!d && !d.hidden, text: pre ? pre.textContent : null,
+          view: pre ? pre.getAttribute('data-view') : null, focused: document.activeElement === r,
+          pair: r.classList.contains('pair'), flash: r.classList.contains('flash') };
+      })()`);
+      assert.equal((await state(error.seq)).open, false, 'closed at first');
+      await page.click(rowSel(error.seq));
+      let st = await state(error.seq);
+      assert.equal(st.expanded, 'true');
+      assert.ok(st.open, 'a click opens the message');
+      assert.equal(st.view, 'pretty');
+      assert.match(st.text, /^\{\n {2}"/);
+      assert.deepEqual(JSON.parse(st.text), JSON.parse(error.raw), 'its pretty JSON is the message');
+      await page.click(`${rowSel(error.seq)} + .detail .meta button:nth-of-type(2)`);
+      st = await state(error.seq);
+      assert.equal(st.view, 'raw');
+      assert.equal(st.text, error.raw, 'raw: the bytes as recorded');
+      await page.click(rowSel(error.seq));
+      assert.equal((await state(error.seq)).open, false, 'a second click closes it');
+      // The link to the request it answers: scrolls there and focuses it.
+      await page.click(`${rowSel(error.seq)} .link`);
+      st = await state(request.seq);
+      assert.ok(st.focused && st.flash, 'the link leads to the request');
+      assert.equal(st.open, false);
+      await page.press('Enter');
+      assert.ok((await state(request.seq)).open, 'Enter on a row opens it');
+      // Hovering a response marks its request.
+      await page.hover(rowSel(error.seq));
+      assert.ok((await state(request.seq)).pair, 'the pair is marked on hover');
+      // Typing in the filter; a direction turned off.
+      await page.click('#filter');
+      await page.type('Method not');
+      const visible = () => page.evaluate(`new Promise((resolve) => setTimeout(() => resolve(
+        [...document.querySelectorAll('.row.msg')].filter((r) => !r.hidden).map((r) => Number(r.dataset.seq))), 400))`);
+      assert.deepEqual(await visible(), [error.seq], 'the filter as typed');
+      assert.equal(await page.evaluate(`document.getElementById('shown').textContent`), `1 of ${msgs.length} messages shown`);
+      await page.evaluate(`(() => { const f = document.getElementById('filter'); f.value = ''; f.dispatchEvent(new Event('input')); })()`);
+      await page.click('input[data-dir="c2s"]');
+      assert.deepEqual(await visible(), msgs.filter((m) => m.direction === 's2c').map((m) => m.seq), 'host -> server turned off');
+    } finally {
+      await page.close();
+    }
   } finally {
     t.cleanup();
   }
