@@ -66,6 +66,7 @@ struct report {
 	int64_t	 events;
 };
 
+/* What --help prints. */
 void
 cmd_report_usage(FILE *f)
 {
@@ -232,6 +233,7 @@ html_tool_error(const struct message_row *m)
 	return yes;
 }
 
+/* Write the session's facts, and open the list of items. */
 static int
 html_session_cb(const struct session_row *r, void *arg)
 {
@@ -274,6 +276,7 @@ html_session_cb(const struct session_row *r, void *arg)
 	return 0;
 }
 
+/* Write one message or event of the timeline as an item. */
 static int
 html_row_cb(const struct timeline_row *r, void *arg)
 {
@@ -356,8 +359,13 @@ html_open(const char *path, char **tmp, char **cause)
 		*tmp = NULL;
 		return NULL;
 	}
-	if ((f = fdopen(fd, "w")) == NULL)
-		fatal("fdopen");
+	if ((f = fdopen(fd, "w")) == NULL) {
+		xasprintf(cause, "cannot write %s: %s", *tmp, strerror(errno));
+		close(fd);
+		unlink(*tmp);
+		free(*tmp);
+		*tmp = NULL;
+	}
 	return f;
 }
 
@@ -407,6 +415,7 @@ html_parse_max(const char *arg, size_t *out)
 	return 0;
 }
 
+/* mcpreel report [--db PATH] [-o FILE] [--max-bytes N] SESSION */
 int
 cmd_report(int argc, char **argv)
 {

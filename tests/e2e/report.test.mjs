@@ -86,6 +86,7 @@ function assertSelfContained(file, dom) {
   assert.match(page, /Content-Security-Policy" content="default-src 'none'/, 'a policy that loads nothing');
   assert.equal(html.indexOf('</script', start), end, 'nothing in the data block closes the script early');
   assert.doesNotMatch(html.slice(start, end), /<!--/, 'no comment opener in the data block');
+  assert.doesNotMatch(html.slice(start, end), /[\u0000-\u0008\u2028\u2029]/, 'control characters and line separators escaped');
   // After the script ran: no element with a source or a link.
   assert.doesNotMatch(dom, /<[a-z][^>]*\s(src|href)\s*=/i, 'no element with src= or href= in the rendered page');
   assert.doesNotMatch(dom, /<(img|iframe|link|object|embed)\b/i, 'no images, frames or links in the rendered page');
@@ -223,7 +224,7 @@ test('report of a session with errors, a non-JSON line and bytes that are not UT
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fail', arguments: { html: '</script><img src=x onerror="document.title=1">' } } },
       { jsonrpc: '2.0', id: 3, method: 'nope' },
       { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'fine' } },
-    ].map((m) => JSON.stringify(m)).join('\n') + '\nthe host says something that is not JSON <!-- <script>\n';
+    ].map((m) => JSON.stringify(m)).join('\n') + '\nthe host says something that is not JSON <!-- <script> \u2028\u0001\u0000 end\n';
     const rec = await runMcpreel(['record', '--db', db, '--name', 'err', '--', process.execPath, join(PEERS_DIR, 'errpeer.mjs')],
       { input: Buffer.from(input) });
     assert.equal(rec.code, 0, rec.stderr.toString());
@@ -255,7 +256,7 @@ test('report of a session with errors, a non-JSON line and bytes that are not UT
     // The text that is not JSON is shown as text, markup and all.
     for (const m of notJson.filter((x) => x !== binary)) {
       assert.ok(byRow.get(m.seq).classes.includes('invalid'));
-      assert.ok(byRow.get(m.seq).text.includes(m.raw.slice(0, 60)), `seq ${m.seq} shows its text`);
+      assert.ok(byRow.get(m.seq).text.includes(m.raw.slice(0, 50)), `seq ${m.seq} shows its text`);
     }
     const bd = detailOf(byRow.get(binary.seq));
     assert.equal(bd.view, 'raw');
