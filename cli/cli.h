@@ -90,6 +90,10 @@ int		 cmd_import(int, char **);
 void		 cmd_import_usage(FILE *);
 int		 har_write(struct store *, int64_t, FILE *, char **);
 
+/* cmd_report.c */
+int		 cmd_report(int, char **);
+void		 cmd_report_usage(FILE *);
+
 /* cmd_show.c */
 int		 cmd_show(int, char **);
 void		 cmd_show_usage(FILE *);

@@ -22,6 +22,8 @@ const struct cmd cmd_table[] = {
 	{ "prune", "delete old sessions and reclaim their space",
 	    cmd_prune, cmd_prune_usage },
 	{ "rm", "delete sessions", cmd_rm, cmd_rm_usage },
+	{ "report", "write a recorded session as an HTML page",
+	    cmd_report, cmd_report_usage },
 	{ "replay", "re-send a recorded session to a server and diff",
 	    cmd_replay, cmd_replay_usage },
 	{ "mock", "serve a recorded session as the server, offline",

@@ -118,6 +118,8 @@ struct message_row {
 	const char	*method;	/* may be NULL */
 	const char	*rpc_id;	/* may be NULL */
 	int64_t		 latency_ns;	/* responses: -1 when unpaired */
+	int64_t		 reply_seq;	/* responses: their request's seq, 0
+					   when unpaired */
 	const void	*raw;
 	size_t		 len;
 };

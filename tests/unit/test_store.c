@@ -912,9 +912,12 @@ store_test_timeline_cb(const struct timeline_row *t, void *arg)
 		    "seq %zu latency %lld", seen->seq,
 		    (long long)t->m.latency_ns);
 		cr_assert_gt(t->m.latency_ns, 0);
-	} else
+		cr_assert_eq(t->m.reply_seq, (int64_t)r->reply_seq);
+	} else {
 		cr_assert_eq(t->m.latency_ns, -1, "seq %zu latency %lld",
 		    seen->seq, (long long)t->m.latency_ns);
+		cr_assert_eq(t->m.reply_seq, 0);
+	}
 	return 0;
 }
 
