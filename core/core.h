@@ -100,6 +100,7 @@ typedef int (*scan_member_cb)(const struct scan_member *, void *);
 /* scan.c */
 void		 scan_message(const void *, size_t, struct scan *);
 int		 scan_members(const void *, size_t, scan_member_cb, void *);
+int		 scan_is_json(const void *, size_t);
 int		 scan_key_is(const void *, const struct scan_member *,
 		     const char *);
 char		*scan_method_dup(const void *, const struct scan *);
@@ -141,6 +142,25 @@ void		 log_vwrite(enum log_level, const char *, va_list)
 		     PRINTFLIKE(2, 0);
 __dead void	 fatal(const char *, ...) PRINTFLIKE(1, 2);
 __dead void	 fatalx(const char *, ...) PRINTFLIKE(1, 2);
+
+/*
+ * redact.c: secrets in a recorded message replaced by "[REDACTED]" in the
+ * stored copy (README "Redaction" says which).  A struct redact is built
+ * before recording starts and only read after, so threads may share it.
+ */
+#define REDACTED	"[REDACTED]"
+struct redact;
+extern const char *const redact_default_keys[];
+struct redact	*redact_new(int);
+void		 redact_free(struct redact *);
+int		 redact_add_key(struct redact *, const char *, char **);
+int		 redact_add_regex(struct redact *, const char *, char **);
+int		 redact_is_empty(const struct redact *);
+int		 redact_key_matches(const struct redact *, const char *,
+		     size_t);
+size_t		 redact_buf(const struct redact *, const void *, size_t,
+		     char **, size_t *);
+struct msg	*redact_msg(const struct redact *, struct msg *);
 
 /* xmalloc.c */
 void		*xmalloc(size_t);

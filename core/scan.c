@@ -472,6 +472,23 @@ scan_message(const void *buf, size_t len, struct scan *s)
 }
 
 /*
+ * Whether buf is one JSON value of any kind and depth (white space around
+ * it allowed), UTF-8 checked as every string the scanner reads.
+ */
+int
+scan_is_json(const void *buf, size_t len)
+{
+	const unsigned char	*base = buf, *end = base + len, *p;
+	int			 esc;
+
+	p = skip_ws(base, end);
+	if (p >= end)
+		return 0;
+	p = (*p == '"') ? scan_string(p, end, &esc) : scan_value(p, end);
+	return p != NULL && skip_ws(p, end) == end;
+}
+
+/*
  * Call cb for each member of the JSON object that is the whole of buf
  * (white space around it allowed), in the order written, with where its
  * key and value are.  Returns 0, or -1 when buf is not one valid JSON

@@ -1,0 +1,53 @@
+/*
+ * Internals of redaction shared by core/redact.c (the rules, the walk over
+ * a message, splicing) and core/secrets.c (what a credential looks like);
+ * nothing outside them includes it.
+ */
+#ifndef MCPREEL_REDACT_INT_H
+#define MCPREEL_REDACT_INT_H
+
+#include <sys/types.h>
+
+#include <regex.h>
+
+#include "core.h"
+
+struct redact_key {
+	char	*name;
+	size_t	 len;
+};
+
+struct redact {
+	struct redact_key *keys;
+	size_t		 nkeys;
+	size_t		 key_max;	/* longest name */
+	regex_t		*res;
+	size_t		 nres;
+	int		 patterns;	/* the built-in token shapes */
+};
+
+/* A match found in a piece of text, [s, e) relative to the text. */
+struct range {
+	size_t	s;
+	size_t	e;
+};
+
+/* Byte classes (secrets_cls): a token's bytes, and what ends a scalar. */
+#define C_TOKEN		0x01	/* [A-Za-z0-9_-] */
+#define C_ALNUM		0x02
+#define C_UPPERNUM	0x04	/* [A-Z0-9] */
+#define C_BEARER	0x08	/* a Bearer token: [A-Za-z0-9._~+/=-] */
+#define C_STOP		0x10	/* ends a bare scalar: , } ] and space */
+#define C_WS		0x20
+extern unsigned char	 secrets_cls[256];
+
+/* secrets.c */
+void		 secrets_init(void);
+size_t		 secrets_key_norm(const unsigned char *, size_t,
+		     unsigned char *, size_t);
+int		 secrets_next(const unsigned char *, size_t, size_t, size_t *,
+		     size_t *);
+struct range	*secrets_matches(const struct redact *, const unsigned char *,
+		     size_t, size_t *);
+
+#endif

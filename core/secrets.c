@@ -1,0 +1,514 @@
+/*
+ * What a credential looks like: the built-in token shapes (README
+ * "Redaction" lists them), --redact-regex, and key names as they are
+ * compared.  Every scan here is one pass over its text: a token is looked
+ * at once, from its first byte, and what a shape looks past it is bounded.
+ */
+
+#include <sys/types.h>
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redact_int.h"
+
+/* Tokens shorter than these are not taken for credentials. */
+#define SECRETS_SK_MIN		20	/* after sk- */
+#define SECRETS_STRIPE_MIN	16	/* after sk_live_ and the like */
+#define SECRETS_GH_MIN		20	/* after ghp_ ..., github_pat_ */
+#define SECRETS_SLACK_MIN	10	/* after xoxb- ... */
+#define SECRETS_GOOGLE_MIN	35	/* after AIza */
+#define SECRETS_AWS_LEN		16	/* after AKIA / ASIA, exactly */
+#define SECRETS_BEARER_MIN	16	/* a Bearer token, or 8 with a digit */
+#define SECRETS_BEARER_DIGIT_MIN	8
+#define SECRETS_JWT_MIN		10	/* a JWT's first part */
+/* How far "-----BEGIN " may be from its closing "-----". */
+#define SECRETS_PEM_LABEL_MAX	64
+/* The longest user:password part of a URL looked at (a bound per "://"). */
+#define SECRETS_USERINFO_MAX	256
+/* Text from this size is not given to regexec (its offsets are ints). */
+#define SECRETS_REGEX_MAX	((size_t)1 << 30)
+
+/* Filled once by secrets_init(), read-only after. */
+unsigned char	secrets_cls[256];
+
+/* Build the byte classes (before any thread reads them). */
+void
+secrets_init(void)
+{
+	int	c;
+
+	if (secrets_cls['a'] != 0)
+		return;
+	for (c = 0; c < 256; c++) {
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9'))
+			secrets_cls[c] |= C_TOKEN | C_ALNUM | C_BEARER;
+		if ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+			secrets_cls[c] |= C_UPPERNUM;
+	}
+	secrets_cls['_'] |= C_TOKEN;
+	secrets_cls['-'] |= C_TOKEN | C_BEARER;
+	secrets_cls['.'] |= C_BEARER;
+	secrets_cls['~'] |= C_BEARER;
+	secrets_cls['+'] |= C_BEARER;
+	secrets_cls['/'] |= C_BEARER;
+	secrets_cls['='] |= C_BEARER;
+	secrets_cls[','] |= C_STOP;
+	secrets_cls['}'] |= C_STOP;
+	secrets_cls[']'] |= C_STOP;
+	secrets_cls[' '] |= C_STOP | C_WS;
+	secrets_cls['\t'] |= C_STOP | C_WS;
+	secrets_cls['\r'] |= C_STOP | C_WS;
+	secrets_cls['\n'] |= C_STOP | C_WS;
+}
+
+/* The end of the run of bytes of class c from i. */
+static size_t
+run(const unsigned char *s, size_t i, size_t n, unsigned char c)
+{
+	while (i < n && (secrets_cls[s[i]] & c))
+		i++;
+	return i;
+}
+
+static int
+lower(int c)
+{
+	return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
+}
+
+static size_t
+put_utf8(unsigned char *out, unsigned int cp)
+{
+	if (cp < 0x80) {
+		out[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (unsigned char)(0xc0 | (cp >> 6));
+		out[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (unsigned char)(0xe0 | (cp >> 12));
+		out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (unsigned char)(0xf0 | (cp >> 18));
+	out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (unsigned char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+static int
+hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Four hex digits at p (end bounds them), or -1. */
+static long
+read_u4(const unsigned char *p, const unsigned char *end)
+{
+	long	v = 0;
+	int	i, h;
+
+	if (end - p < 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		if ((h = hexval(p[i])) < 0)
+			return -1;
+		v = v << 4 | h;
+	}
+	return v;
+}
+
+/*
+ * Decode the escape at *pp (a backslash) into *cp and move past it:
+ * \uXXXX with surrogate pairs (a lone one is U+FFFD), and the one-letter
+ * escapes.  Returns -1 when the escape is cut or malformed.
+ */
+static int
+unescape(const unsigned char **pp, const unsigned char *end, unsigned int *cp)
+{
+	const unsigned char	*p = *pp;
+	long			 v, lo;
+
+	if (p + 1 >= end)
+		return -1;
+	switch (p[1]) {
+	case 'u':
+		if ((v = read_u4(p + 2, end)) < 0)
+			return -1;
+		p += 6;
+		*cp = (unsigned int)v;
+		if (*cp >= 0xd800 && *cp <= 0xdbff && end - p >= 6 &&
+		    p[0] == '\\' && p[1] == 'u' &&
+		    (lo = read_u4(p + 2, end)) >= 0xdc00 && lo <= 0xdfff) {
+			*cp = 0x10000 + ((*cp - 0xd800) << 10) +
+			    ((unsigned int)lo - 0xdc00);
+			p += 6;
+		}
+		if (*cp >= 0xd800 && *cp <= 0xdfff)
+			*cp = 0xfffd;
+		*pp = p;
+		return 0;
+	case 'b': *cp = '\b'; break;
+	case 'f': *cp = '\f'; break;
+	case 'n': *cp = '\n'; break;
+	case 'r': *cp = '\r'; break;
+	case 't': *cp = '\t'; break;
+	default: *cp = p[1]; break;
+	}
+	*pp = p + 2;
+	return 0;
+}
+
+/*
+ * A key as it is compared: the bytes between its quotes with escapes
+ * decoded, ASCII letters in lower case, '_' and '-' left out.  Writes at
+ * most cap bytes to out; returns the length, or cap + 1 when it is longer
+ * (no name of ours can then be it).  Any length of key costs one pass.
+ */
+size_t
+secrets_key_norm(const unsigned char *k, size_t len, unsigned char *out,
+    size_t cap)
+{
+	const unsigned char	*p = k, *end = k + len;
+	unsigned char		 u[4];
+	unsigned int		 cp;
+	size_t			 o = 0, n, i;
+
+	while (p < end) {
+		if (*p == '\\') {
+			if (unescape(&p, end, &cp) != 0)
+				return cap + 1;
+		} else if (*p >= 0x80) {
+			/* UTF-8 as it is: one byte at a time. */
+			if (o >= cap)
+				return cap + 1;
+			out[o++] = *p++;
+			continue;
+		} else
+			cp = *p++;
+		if (cp >= 0x80) {
+			n = put_utf8(u, cp);
+			for (i = 0; i < n; i++) {
+				if (o >= cap)
+					return cap + 1;
+				out[o++] = u[i];
+			}
+			continue;
+		}
+		if (cp == '_' || cp == '-')
+			continue;
+		if (o >= cap)
+			return cap + 1;
+		out[o++] = (unsigned char)lower((int)cp);
+	}
+	return o;
+}
+
+/* Case-insensitive compare of n bytes with a lower-case word. */
+static int
+word_is(const unsigned char *s, const char *w, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (lower(s[i]) != w[i])
+			return 0;
+	}
+	return 1;
+}
+
+static int
+starts(const unsigned char *s, size_t i, size_t n, const char *p)
+{
+	size_t	len = strlen(p);
+
+	return n - i >= len && memcmp(s + i, p, len) == 0;
+}
+
+/*
+ * A credential shape at a token's start i (the run [i, j) of token
+ * bytes; nothing of ours starts inside one).  Sets the match [*ms, *me)
+ * and returns 1, else 0.
+ */
+static int
+pattern_at(const unsigned char *s, size_t i, size_t j, size_t n, size_t *ms,
+    size_t *me)
+{
+	size_t	len = j - i, k, t, e;
+	int	digit;
+
+	switch (s[i]) {
+	case 's':
+	case 'r':
+		/* OpenAI/Anthropic sk-..., Stripe sk_live_ rk_test_ ... */
+		if (s[i] == 's' && starts(s, i, j, "sk-") &&
+		    len - 3 >= SECRETS_SK_MIN)
+			goto whole;
+		if ((starts(s, i, j, "sk_live_") || starts(s, i, j,
+		    "sk_test_") || starts(s, i, j, "rk_live_") ||
+		    starts(s, i, j, "rk_test_")) &&
+		    len - 8 >= SECRETS_STRIPE_MIN)
+			goto whole;
+		return 0;
+	case 'g':
+		/* GitHub: ghp_ gho_ ghu_ ghs_ ghr_, github_pat_. */
+		if (len >= 4 && s[i + 1] == 'h' && s[i + 3] == '_' &&
+		    strchr("pousr", s[i + 2]) != NULL &&
+		    len - 4 >= SECRETS_GH_MIN)
+			goto whole;
+		if (starts(s, i, j, "github_pat_") &&
+		    len - 11 >= SECRETS_GH_MIN)
+			goto whole;
+		return 0;
+	case 'x':
+		/* Slack: xoxa- xoxb- xoxp- xoxr-. */
+		if (len >= 5 && starts(s, i, j, "xox") &&
+		    strchr("abpr", s[i + 3]) != NULL && s[i + 4] == '-' &&
+		    len - 5 >= SECRETS_SLACK_MIN)
+			goto whole;
+		return 0;
+	case 'A':
+		/* AWS access key ids, Google API keys. */
+		if (len == 4 + SECRETS_AWS_LEN && (starts(s, i, j, "AKIA") ||
+		    starts(s, i, j, "ASIA"))) {
+			for (k = i + 4; k < j; k++) {
+				if (!(secrets_cls[s[k]] & C_UPPERNUM))
+					return 0;
+			}
+			goto whole;
+		}
+		if (starts(s, i, j, "AIza") && len - 4 >= SECRETS_GOOGLE_MIN)
+			goto whole;
+		return 0;
+	case 'e':
+		/* A JWT: three base64url parts, the first a JSON object. */
+		if (len < SECRETS_JWT_MIN || !starts(s, i, j, "eyJ") ||
+		    j >= n || s[j] != '.')
+			return 0;
+		if ((k = run(s, j + 1, n, C_TOKEN)) - (j + 1) < 2 || k >= n ||
+		    s[k] != '.')
+			return 0;
+		/* The signature may be empty (alg "none"). */
+		*ms = i;
+		*me = run(s, k + 1, n, C_TOKEN);
+		return 1;
+	case 'b':
+	case 'B':
+		/* "Bearer TOKEN": the token goes, the word stays. */
+		if (len != 6 || !word_is(s + i, "bearer", 6))
+			return 0;
+		for (k = j; k < n && (s[k] == ' ' || s[k] == '\t'); k++)
+			;
+		if (k == j)
+			return 0;
+		t = run(s, k, n, C_BEARER);
+		for (digit = 0, e = k; e < t && !digit; e++)
+			digit = (s[e] >= '0' && s[e] <= '9');
+		if (t - k < SECRETS_BEARER_MIN && (t - k <
+		    SECRETS_BEARER_DIGIT_MIN || !digit))
+			return 0;
+		*ms = k;
+		*me = t;
+		return 1;
+	case '-':
+		/* A PEM private key: the base64 between its lines goes. */
+		if (len != 10 || !starts(s, i, j, "-----BEGIN") || j >= n ||
+		    s[j] != ' ')
+			return 0;
+		for (k = j + 1; k < n && k - j <= SECRETS_PEM_LABEL_MAX; k++) {
+			if (s[k] == '-')
+				break;
+		}
+		if (k >= n || n - k < 5 || memcmp(s + k, "-----", 5) != 0 ||
+		    k - (j + 1) < 11 || memcmp(s + k - 11, "PRIVATE KEY",
+		    11) != 0)
+			return 0;
+		*ms = k + 5;
+		t = *ms;
+		{
+			const unsigned char *end_line = memmem(s + t, n - t,
+			    "-----END", 8);
+
+			*me = end_line != NULL ? (size_t)(end_line - s) : n;
+		}
+		return *me > *ms;
+	default:
+		return 0;
+	}
+whole:
+	*ms = i;
+	*me = j;
+	return 1;
+}
+
+/*
+ * The password of a URL's user:password@ at i ("://" is at i - 3), as
+ * [*ms, *me).  Looks at most SECRETS_USERINFO_MAX bytes on.
+ */
+static int
+userinfo_at(const unsigned char *s, size_t i, size_t n, size_t *ms,
+    size_t *me)
+{
+	size_t	k, colon = 0;
+
+	for (k = i; k < n && k - i < SECRETS_USERINFO_MAX; k++) {
+		if (s[k] == '@')
+			break;
+		if (strchr("/?#\"'<>\\ \t\r\n", s[k]) != NULL)
+			return 0;
+		if (s[k] == ':' && colon == 0)
+			colon = k;
+	}
+	if (k >= n || s[k] != '@' || colon == 0 || colon + 1 >= k)
+		return 0;
+	*ms = colon + 1;
+	*me = k;
+	return 1;
+}
+
+/*
+ * The next built-in credential shape in s[from, n), as [*ms, *me).  One
+ * pass: each token is looked at once, from its start.
+ */
+int
+secrets_next(const unsigned char *s, size_t n, size_t from, size_t *ms,
+    size_t *me)
+{
+	size_t	i = from, j;
+
+	while (i < n) {
+		if (secrets_cls[s[i]] & C_TOKEN) {
+			j = run(s, i, n, C_TOKEN);
+			/* Only a token's first byte can start one of ours. */
+			if ((i == 0 || !(secrets_cls[s[i - 1]] & C_TOKEN)) &&
+			    pattern_at(s, i, j, n, ms, me))
+				return 1;
+			i = j;
+			continue;
+		}
+		if (s[i] == ':' && n - i >= 3 && s[i + 1] == '/' &&
+		    s[i + 2] == '/' && userinfo_at(s, i + 3, n, ms, me))
+			return 1;
+		i++;
+	}
+	return 0;
+}
+
+/* Widen [*ms, *me) of s to whole UTF-8 characters. */
+static void
+utf8_widen(const unsigned char *s, size_t n, size_t *ms, size_t *me)
+{
+	while (*ms > 0 && (s[*ms] & 0xc0) == 0x80)
+		(*ms)--;
+	while (*me < n && (s[*me] & 0xc0) == 0x80)
+		(*me)++;
+}
+
+/*
+ * The next match of user regex re in s[from, n) (bytes, the C locale), as
+ * [*ms, *me).  A match of no bytes is passed over.
+ */
+static int
+regex_next(const regex_t *re, const unsigned char *s, size_t n, size_t from,
+    size_t *ms, size_t *me)
+{
+	regmatch_t	pm;
+
+	while (from <= n) {
+		pm.rm_so = (regoff_t)from;
+		pm.rm_eo = (regoff_t)n;
+		if (regexec(re, (const char *)s, 1, &pm, REG_STARTEND |
+		    (from > 0 ? REG_NOTBOL : 0)) != 0)
+			return 0;
+		if (pm.rm_eo > pm.rm_so) {
+			*ms = (size_t)pm.rm_so;
+			*me = (size_t)pm.rm_eo;
+			utf8_widen(s, n, ms, me);
+			return 1;
+		}
+		from = (size_t)pm.rm_so + 1;
+	}
+	return 0;
+}
+
+static int
+range_cmp(const void *a, const void *b)
+{
+	const struct range	*x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return (x->e > y->e) - (x->e < y->e);
+}
+
+/*
+ * Every pattern match in s[0, n), merged where they overlap: a new array
+ * (or NULL) and its count.
+ */
+struct range *
+secrets_matches(const struct redact *r, const unsigned char *s, size_t n,
+    size_t *count)
+{
+	struct range	*rg = NULL;
+	size_t		 nr = 0, cap = 0, from, ms, me, i, o;
+	unsigned char	*z = NULL;
+
+	/*
+	 * regexec() is given the bounds (REG_STARTEND) but reads a C
+	 * string: a copy with its NUL (and regoff_t is an int).
+	 */
+	if (r->nres > 0 && n < SECRETS_REGEX_MAX) {
+		z = xmalloc(n + 1);
+		memcpy(z, s, n);
+		z[n] = '\0';
+	}
+	for (i = 0; i <= r->nres; i++) {
+		from = 0;
+		for (;;) {
+			if (i < r->nres) {
+				if (z == NULL || !regex_next(&r->res[i], z, n,
+				    from, &ms, &me))
+					break;
+			} else if (!r->patterns ||
+			    !secrets_next(s, n, from, &ms, &me))
+				break;
+			if (nr == cap) {
+				cap = cap ? cap * 2 : 4;
+				rg = xreallocarray(rg, cap, sizeof *rg);
+			}
+			rg[nr].s = ms;
+			rg[nr].e = me;
+			nr++;
+			from = me;
+		}
+	}
+	free(z);
+	if (nr > 1) {
+		qsort(rg, nr, sizeof *rg, range_cmp);
+		for (i = 1, o = 0; i < nr; i++) {
+			if (rg[i].s < rg[o].e) {
+				if (rg[i].e > rg[o].e)
+					rg[o].e = rg[i].e;
+			} else
+				rg[++o] = rg[i];
+		}
+		nr = o + 1;
+	}
+	*count = nr;
+	return rg;
+}
