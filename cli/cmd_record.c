@@ -19,6 +19,45 @@
 /* The most a --*-timeout takes, in seconds: a day. */
 #define RECORD_TIMEOUT_MAX	86400
 
+/* The help's section on redaction, with the built-in names listed. */
+static void
+record_usage_redaction(FILE *f)
+{
+	size_t	i, col;
+
+	fprintf(f,
+	    "Redaction: the database gets a redacted copy of each message; the\n"
+	    "bytes forwarded are never changed.  A message with anything replaced\n"
+	    "is stored with redacted = 1, wire_size = the bytes forwarded, and no\n"
+	    "sha256.  Built in (unless --no-default-redaction):\n"
+	    "  the value of members named (case, '_' and '-' aside: api_key,\n"
+	    "  API-KEY and apiKey are apikey; whole names only, so progressToken\n"
+	    "  stays):\n"
+	    "   ");
+	for (i = 0, col = 3; redact_default_keys[i] != NULL; i++) {
+		if (col + 1 + strlen(redact_default_keys[i]) > 76) {
+			fprintf(f, "\n   ");
+			col = 3;
+		}
+		col += fprintf(f, " %s", redact_default_keys[i]);
+	}
+	fprintf(f,
+	    "\n"
+	    "  (a null or \"\" value stays; so does an object that is a JSON\n"
+	    "  Schema's property, as in {\"properties\": {\"password\": {...}}});\n"
+	    "  and inside strings, where the token does not continue a word:\n"
+	    "    sk-... (20+ more of [A-Za-z0-9_-]), sk_live_, sk_test_, rk_live_,\n"
+	    "    rk_test_ (16+); ghp_ gho_ ghu_ ghs_ ghr_ github_pat_ (20+);\n"
+	    "    xoxa- xoxb- xoxp- xoxr- (10+); AIza (35+); AKIA or ASIA and\n"
+	    "    exactly 16 of [A-Z0-9]; a JWT (eyJ... three base64url parts);\n"
+	    "    the token after \"Bearer \" (16+ of [A-Za-z0-9._~+/=-], or 8+ with\n"
+	    "    a digit); the body of a PEM PRIVATE KEY; the password in\n"
+	    "    scheme://user:password@host.\n"
+	    "The server's stderr lines, stored HTTP headers (a header named like a\n"
+	    "member above, too), kept error bodies and the session's target get\n"
+	    "the same rules.\n");
+}
+
 void
 cmd_record_usage(FILE *f)
 {
@@ -50,6 +89,17 @@ cmd_record_usage(FILE *f)
 	    "                the machine itself may die.  Slower: a disk sync\n"
 	    "                per read.  Without it a line is committed within\n"
 	    "                ~10 ms of being forwarded (see docs/reliability.md)\n"
+	    "  --redact-key NAME\n"
+	    "                store the value of every JSON member named NAME, at\n"
+	    "                any depth and of any type, as \"[REDACTED]\"; names\n"
+	    "                compare without case, '_' and '-' (repeatable)\n"
+	    "  --redact-regex RE\n"
+	    "                store what the POSIX extended regular expression RE\n"
+	    "                matches as [REDACTED]: inside each JSON string, keys\n"
+	    "                included, or anywhere in a line that is not JSON;\n"
+	    "                bytes, the C locale (repeatable)\n"
+	    "  --no-default-redaction\n"
+	    "                leave out the built-in rules (below)\n"
 	    "\n"
 	    "With --upstream, record an MCP server over HTTP instead: mcpreel is a\n"
 	    "reverse proxy listening on ADDR, forwarding every path to the same\n"
@@ -90,13 +140,18 @@ cmd_record_usage(FILE *f)
 	    "                         Authorization, Cookie, Set-Cookie,\n"
 	    "                         Proxy-Authorization, Mcp-Session-Id and\n"
 	    "                         Mcp-Param-* always are)\n"
+	    "\n", RECORD_SPIN_US, HTTP_UPSTREAM_TIMEOUT, HTTP_HEAD_TIMEOUT,
+	    HTTP_IDLE_TIMEOUT);
+	record_usage_redaction(f);
+	fprintf(f,
 	    "\n"
 	    "examples:\n"
 	    "  mcpreel record --name everything -- npx -y "
 	    "@modelcontextprotocol/server-everything\n"
 	    "  mcpreel record --listen 127.0.0.1:8808 --upstream "
-	    "http://127.0.0.1:3001\n", RECORD_SPIN_US, HTTP_UPSTREAM_TIMEOUT,
-	    HTTP_HEAD_TIMEOUT, HTTP_IDLE_TIMEOUT);
+	    "http://127.0.0.1:3001\n"
+	    "  mcpreel record --redact-key ssn --redact-regex "
+	    "'[0-9]{4}-[0-9]{4}-[0-9]{4}' -- ./server\n");
 }
 
 /* The server's argv as a JSON array, for sessions.target. */
@@ -210,6 +265,9 @@ cmd_record(int argc, char **argv)
 		{ "redact-header", required_argument, NULL, 'r' },
 		{ "spin-us", required_argument, NULL, 'S' },
 		{ "durable", no_argument, NULL, 'D' },
+		{ "redact-key", required_argument, NULL, 'y' },
+		{ "redact-regex", required_argument, NULL, 'e' },
+		{ "no-default-redaction", no_argument, NULL, 'N' },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -220,11 +278,15 @@ cmd_record(int argc, char **argv)
 	struct wsession			*s;
 	const char			*db = NULL, *name = NULL;
 	char				*path, *cause = NULL, *target, *end;
-	int				 ch, durable = 0, http_only = 0;
+	struct redact			*rules = NULL;
+	int				 ch, rc, durable = 0, http_only = 0;
+	int				 no_default_redaction = 0;
 	long				 spin;
 	uint64_t			 lost;
 
 	memset(&http, 0, sizeof http);
+	/* The rules are built as options come; the defaults go in last. */
+	rules = redact_new(0);
 	http.head_timeout = HTTP_HEAD_TIMEOUT;
 	http.idle_timeout = HTTP_IDLE_TIMEOUT;
 	http.upstream_timeout = HTTP_UPSTREAM_TIMEOUT;
@@ -296,20 +358,34 @@ cmd_record(int argc, char **argv)
 				fprintf(stderr, "mcpreel record: --spin-us "
 				    "takes microseconds, 0 to %d: %s\n",
 				    RECORD_SPIN_US_MAX, optarg);
-				free(http.redact);
-				return EXIT_USAGE;
+				goto usage;
 			}
 			record_set_spin((unsigned)spin);
 			break;
 		case 'D':
 			durable = 1;
 			break;
+		case 'y':
+		case 'e':
+			if ((ch == 'y' ? redact_add_key(rules, optarg,
+			    &cause) : redact_add_regex(rules, optarg,
+			    &cause)) != 0) {
+				fprintf(stderr, "mcpreel record: %s\n", cause);
+				free(cause);
+				goto usage;
+			}
+			break;
+		case 'N':
+			no_default_redaction = 1;
+			break;
 		case 'h':
 			cmd_record_usage(stdout);
+			redact_free(rules);
+			free(http.redact);
 			return EXIT_OK;
 		default:
 			cmd_record_usage(stderr);
-			return EXIT_USAGE;
+			goto usage;
 		}
 	}
 	argc -= optind;
@@ -317,42 +393,40 @@ cmd_record(int argc, char **argv)
 	if (http.upstream != NULL && argc > 0) {
 		fprintf(stderr, "mcpreel record: give either --upstream URL "
 		    "or -- CMD, not both\n");
-		free(http.redact);
-		return EXIT_USAGE;
+		goto usage;
 	}
 	if (http.upstream == NULL && http_only) {
 		fprintf(stderr, "mcpreel record: --listen, --allow-remote, "
 		    "--cacert, --insecure, --rewrite-host, --redact-header "
 		    "and the --*-timeout options need --upstream URL\n");
-		free(http.redact);
-		return EXIT_USAGE;
+		goto usage;
 	}
 	if (http.upstream != NULL && durable) {
 		fprintf(stderr, "mcpreel record: --durable works for stdio "
 		    "servers only, not yet with --upstream\n");
-		free(http.redact);
-		return EXIT_USAGE;
+		goto usage;
 	}
 	if (http.upstream == NULL && argc == 0) {
 		fprintf(stderr, "mcpreel record: no server command given "
 		    "(mcpreel record [OPTIONS] -- CMD [ARGS...], or "
 		    "--upstream URL for an HTTP server)\n");
-		return EXIT_USAGE;
+		goto usage;
 	}
 	if (http.upstream != NULL && http.listen == NULL)
 		http.listen = RECORD_DEFAULT_LISTEN;
 	http.name = name;
-	if (http.upstream != NULL && record_check_http(&http) != 0) {
-		free(http.redact);
-		return EXIT_USAGE;
-	}
+	if (http.upstream != NULL && record_check_http(&http) != 0)
+		goto usage;
+	if (!no_default_redaction)
+		redact_add_defaults(rules);
+	tap_set_redact(rules);
 
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
 	    (st = store_open(path, STORE_CREATE, &cause)) == NULL) {
 		fprintf(stderr, "mcpreel record: %s\n", cause);
 		free(cause);
 		free(path);
-		return EXIT_USAGE;
+		goto usage;
 	}
 	if (durable) {
 		record_set_durable(1);
@@ -361,7 +435,7 @@ cmd_record(int argc, char **argv)
 			store_close(st);
 			free(cause);
 			free(path);
-			return EXIT_USAGE;
+			goto usage;
 		}
 	}
 	if ((w = writer_start(st, &cause)) == NULL) {
@@ -369,12 +443,17 @@ cmd_record(int argc, char **argv)
 		store_close(st);
 		free(cause);
 		free(path);
-		return EXIT_USAGE;
+		goto usage;
 	}
-	if (http.upstream != NULL)
-		return record_over_http(w, &http, path);
+	if (http.upstream != NULL) {
+		rc = record_over_http(w, &http, path);
+		tap_set_redact(NULL);
+		redact_free(rules);
+		return rc;
+	}
 
-	target = record_target(argv);
+	/* The argv may hold a key (--api-key sk-...): stored redacted. */
+	target = tap_redact_string(record_target(argv));
 	s = writer_session_begin(w, name, "stdio", target);
 	free(target);
 
@@ -395,8 +474,12 @@ cmd_record(int argc, char **argv)
 	writer_session_free(s);
 	free(res.reason);
 	free(path);
+	tap_set_redact(NULL);
+	redact_free(rules);
 	return res.exit_code;
 usage:
+	tap_set_redact(NULL);
+	redact_free(rules);
 	free(http.redact);
 	return EXIT_USAGE;
 }

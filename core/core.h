@@ -152,6 +152,7 @@ __dead void	 fatalx(const char *, ...) PRINTFLIKE(1, 2);
 struct redact;
 extern const char *const redact_default_keys[];
 struct redact	*redact_new(int);
+void		 redact_add_defaults(struct redact *);
 void		 redact_free(struct redact *);
 int		 redact_add_key(struct redact *, const char *, char **);
 int		 redact_add_regex(struct redact *, const char *, char **);

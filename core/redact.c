@@ -13,7 +13,7 @@
  * line, a message cut at the record cap) is walked leniently for keys as
  * far as it goes, and the patterns run over all of its bytes.
  *
- * It runs on every recorded message, so a cheap pass first (redact_maybe)
+ * It runs on every recorded message, so a cheap pass first (secrets_maybe)
  * answers "nothing to do" for most; the walk is iterative (any depth) and
  * every scan is linear in the input.
  */
@@ -83,19 +83,6 @@ struct walk {
 #define REDACT_F_OBJECT	0x1	/* an object, not an array */
 #define REDACT_F_SCHEMA	0x2	/* its members name schema properties */
 
-/* Whether a normalized key is one of the rules' names. */
-static int
-key_listed(const struct redact *r, const unsigned char *k, size_t n)
-{
-	size_t	i;
-
-	for (i = 0; i < r->nkeys; i++) {
-		if (r->keys[i].len == n && memcmp(r->keys[i].name, k, n) == 0)
-			return 1;
-	}
-	return 0;
-}
-
 static int
 key_is_schema(const unsigned char *k, size_t n)
 {
@@ -120,7 +107,7 @@ redact_key_matches(const struct redact *r, const char *key, size_t len)
 	if (r->nkeys == 0)
 		return 0;
 	n = secrets_key_norm((const unsigned char *)key, len, buf, cap);
-	return n <= cap && key_listed(r, buf, n);
+	return n <= cap && secrets_key_listed(r, buf, n);
 }
 
 /* The rules: the built-in ones when defaults is set, else none yet. */
@@ -128,19 +115,25 @@ struct redact *
 redact_new(int defaults)
 {
 	struct redact	*r = xcalloc(1, sizeof *r);
-	size_t		 i;
-	char		*cause = NULL;
 
 	secrets_init();
-	if (defaults) {
-		r->patterns = 1;
-		for (i = 0; redact_default_keys[i] != NULL; i++) {
-			if (redact_add_key(r, redact_default_keys[i],
-			    &cause) != 0)
-				fatalx("%s", cause);
-		}
-	}
+	if (defaults)
+		redact_add_defaults(r);
 	return r;
+}
+
+/* Add the built-in rules: the key names and the credential shapes. */
+void
+redact_add_defaults(struct redact *r)
+{
+	size_t	 i;
+	char	*cause = NULL;
+
+	r->patterns = 1;
+	for (i = 0; redact_default_keys[i] != NULL; i++) {
+		if (redact_add_key(r, redact_default_keys[i], &cause) != 0)
+			fatalx("%s", cause);
+	}
 }
 
 void
@@ -181,6 +174,9 @@ redact_add_key(struct redact *r, const char *name, char **cause)
 	r->nkeys++;
 	if (n > r->key_max)
 		r->key_max = n;
+	if (r->key_min == 0 || n < r->key_min)
+		r->key_min = n;
+	r->key_first[buf[0]] = 1;
 	return 0;
 }
 
@@ -487,7 +483,7 @@ walk_json(struct walk *wk)
 		}
 		/* A key. */
 		kl = secrets_key_norm(p + 1, clen, kn, kcap);
-		listed = kl <= kcap && r->nkeys > 0 && key_listed(r, kn, kl);
+		listed = kl <= kcap && r->nkeys > 0 && secrets_key_listed(r, kn, kl);
 		v = skip_ws(v + 1, end);
 		if (listed && !((walk_top(wk) & REDACT_F_SCHEMA) && v < end &&
 		    *v == '{')) {
@@ -556,39 +552,6 @@ spans_merge(struct walk *wk)
 }
 
 /*
- * Whether buf can need redacting at all: one pass, exact for input with
- * no backslash (where every string's contents are its bytes as written),
- * so most messages cost only this.
- */
-static int
-redact_maybe(const struct redact *r, const unsigned char *s, size_t n)
-{
-	const unsigned char	*p, *q, *end = s + n;
-	unsigned char		 kn[256];
-	size_t			 ms, me, cap;
-
-	if (r->nres > 0 || memchr(s, '\\', n) != NULL)
-		return 1;
-	if (r->patterns && secrets_next(s, n, 0, &ms, &me))
-		return 1;
-	if (r->nkeys == 0)
-		return 0;
-	cap = r->key_max < sizeof kn ? r->key_max : sizeof kn;
-	/* Every string (key or not) between one quote and the next. */
-	for (p = s; p < end && (p = memchr(p, '"', (size_t)(end - p))) !=
-	    NULL; p = q + 1) {
-		if ((q = memchr(p + 1, '"', (size_t)(end - p - 1))) == NULL)
-			q = end;
-		ms = secrets_key_norm(p + 1, (size_t)(q - p - 1), kn, cap);
-		if (ms <= cap && key_listed(r, kn, ms))
-			return 1;
-		if (q == end)
-			break;
-	}
-	return 0;
-}
-
-/*
  * Redact len bytes at buf.  Returns how many values or matches were
  * replaced; when that is not 0, *out is a new allocation of *outlen bytes
  * (the input with the replacements), else *out is left alone.
@@ -603,7 +566,7 @@ redact_buf(const struct redact *r, const void *buf, size_t len, char **out,
 	char		*res;
 
 	if (redact_is_empty(r) || len == 0 ||
-	    !redact_maybe(r, (const unsigned char *)buf, len))
+	    !secrets_maybe(r, (const unsigned char *)buf, len))
 		return 0;
 	memset(&wk, 0, sizeof wk);
 	wk.r = r;

@@ -21,6 +21,8 @@ struct redact {
 	struct redact_key *keys;
 	size_t		 nkeys;
 	size_t		 key_max;	/* longest name */
+	size_t		 key_min;	/* shortest name */
+	unsigned char	 key_first[256];	/* 1: a name starts with it */
 	regex_t		*res;
 	size_t		 nres;
 	int		 patterns;	/* the built-in token shapes */
@@ -39,12 +41,18 @@ struct range {
 #define C_BEARER	0x08	/* a Bearer token: [A-Za-z0-9._~+/=-] */
 #define C_STOP		0x10	/* ends a bare scalar: , } ] and space */
 #define C_WS		0x20
+#define C_PSTART	0x40	/* can start a credential shape (secrets.c) */
+#define C_MAYBE		0x80	/* '"', '\\' and ':', for secrets_maybe() */
 extern unsigned char	 secrets_cls[256];
 
 /* secrets.c */
 void		 secrets_init(void);
 size_t		 secrets_key_norm(const unsigned char *, size_t,
 		     unsigned char *, size_t);
+int		 secrets_key_listed(const struct redact *,
+		     const unsigned char *, size_t);
+int		 secrets_maybe(const struct redact *, const unsigned char *,
+		     size_t);
 int		 secrets_next(const unsigned char *, size_t, size_t, size_t *,
 		     size_t *);
 struct range	*secrets_matches(const struct redact *, const unsigned char *,

@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "redact_int.h"
 
 /* Tokens shorter than these are not taken for credentials. */
@@ -55,6 +59,18 @@ secrets_init(void)
 	secrets_cls['+'] |= C_BEARER;
 	secrets_cls['/'] |= C_BEARER;
 	secrets_cls['='] |= C_BEARER;
+	secrets_cls['s'] |= C_PSTART;
+	secrets_cls['r'] |= C_PSTART;
+	secrets_cls['g'] |= C_PSTART;
+	secrets_cls['x'] |= C_PSTART;
+	secrets_cls['A'] |= C_PSTART;
+	secrets_cls['e'] |= C_PSTART;
+	secrets_cls['b'] |= C_PSTART;
+	secrets_cls['B'] |= C_PSTART;
+	secrets_cls['-'] |= C_PSTART;
+	secrets_cls['"'] |= C_MAYBE;
+	secrets_cls['\\'] |= C_MAYBE;
+	secrets_cls[':'] |= C_MAYBE;
 	secrets_cls[','] |= C_STOP;
 	secrets_cls['}'] |= C_STOP;
 	secrets_cls[']'] |= C_STOP;
@@ -71,6 +87,43 @@ run(const unsigned char *s, size_t i, size_t n, unsigned char c)
 	while (i < n && (secrets_cls[s[i]] & c))
 		i++;
 	return i;
+}
+
+/*
+ * The end of the run of token bytes ([A-Za-z0-9_-]) from i.  Most bytes a
+ * check looks at are in tokens (a long base64 blob is one), so with SSE2
+ * (every x86-64) 16 are looked at at once.
+ */
+static size_t
+run_token(const unsigned char *s, size_t i, size_t n)
+{
+#ifdef __SSE2__
+	/* x + (0x80 - lo) < -128 + k (signed): lo <= x < lo + k. */
+	const __m128i	letter_off = _mm_set1_epi8((char)(0x80 - 'a'));
+	const __m128i	letter_lim = _mm_set1_epi8((char)(-128 + 26));
+	const __m128i	digit_off = _mm_set1_epi8((char)(0x80 - '0'));
+	const __m128i	digit_lim = _mm_set1_epi8((char)(-128 + 10));
+	const __m128i	case_bit = _mm_set1_epi8(0x20);
+	const __m128i	under = _mm_set1_epi8('_');
+	const __m128i	dash = _mm_set1_epi8('-');
+	__m128i		x, tok;
+	unsigned int	m;
+
+	while (n - i >= 16) {
+		x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		tok = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(x, case_bit),
+		    letter_off), letter_lim);
+		tok = _mm_or_si128(tok, _mm_cmplt_epi8(_mm_add_epi8(x,
+		    digit_off), digit_lim));
+		tok = _mm_or_si128(tok, _mm_cmpeq_epi8(x, under));
+		tok = _mm_or_si128(tok, _mm_cmpeq_epi8(x, dash));
+		m = (unsigned int)_mm_movemask_epi8(tok);
+		if (m != 0xffff)
+			return i + (size_t)__builtin_ctz(~m & 0xffff);
+		i += 16;
+	}
+#endif
+	return run(s, i, n, C_TOKEN);
 }
 
 static int
@@ -300,12 +353,12 @@ pattern_at(const unsigned char *s, size_t i, size_t j, size_t n, size_t *ms,
 		if (len < SECRETS_JWT_MIN || !starts(s, i, j, "eyJ") ||
 		    j >= n || s[j] != '.')
 			return 0;
-		if ((k = run(s, j + 1, n, C_TOKEN)) - (j + 1) < 2 || k >= n ||
+		if ((k = run_token(s, j + 1, n)) - (j + 1) < 2 || k >= n ||
 		    s[k] != '.')
 			return 0;
 		/* The signature may be empty (alg "none"). */
 		*ms = i;
-		*me = run(s, k + 1, n, C_TOKEN);
+		*me = run_token(s, k + 1, n);
 		return 1;
 	case 'b':
 	case 'B':
@@ -393,9 +446,10 @@ secrets_next(const unsigned char *s, size_t n, size_t from, size_t *ms,
 
 	while (i < n) {
 		if (secrets_cls[s[i]] & C_TOKEN) {
-			j = run(s, i, n, C_TOKEN);
+			j = run_token(s, i, n);
 			/* Only a token's first byte can start one of ours. */
-			if ((i == 0 || !(secrets_cls[s[i - 1]] & C_TOKEN)) &&
+			if ((secrets_cls[s[i]] & C_PSTART) && (i == 0 ||
+			    !(secrets_cls[s[i - 1]] & C_TOKEN)) &&
 			    pattern_at(s, i, j, n, ms, me))
 				return 1;
 			i = j;
@@ -403,6 +457,103 @@ secrets_next(const unsigned char *s, size_t n, size_t from, size_t *ms,
 		}
 		if (s[i] == ':' && n - i >= 3 && s[i + 1] == '/' &&
 		    s[i + 2] == '/' && userinfo_at(s, i + 3, n, ms, me))
+			return 1;
+		i++;
+	}
+	return 0;
+}
+
+/* Whether a normalized key is one of the rules' names. */
+int
+secrets_key_listed(const struct redact *r, const unsigned char *k, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < r->nkeys; i++) {
+		if (r->keys[i].len == n && (unsigned char)r->keys[i].name[0] ==
+		    k[0] && memcmp(r->keys[i].name, k, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Whether the key whose contents are s[i, e) (no backslash in them) is a
+ * listed name: compared up to the longest one.
+ */
+static int
+maybe_key(const struct redact *r, const unsigned char *s, size_t i, size_t e)
+{
+	unsigned char	kn[256];
+	size_t		o = 0, cap = r->key_max < sizeof kn ? r->key_max :
+			    sizeof kn;
+
+	if (e - i < r->key_min)
+		return 0;
+	while (i < e && (s[i] == '_' || s[i] == '-'))
+		i++;
+	if (i >= e || !r->key_first[(unsigned char)lower(s[i])])
+		return 0;
+	for (; i < e; i++) {
+		if (s[i] == '_' || s[i] == '-')
+			continue;
+		if (o >= cap)
+			return 0;
+		kn[o++] = (unsigned char)lower(s[i]);
+	}
+	return o > 0 && secrets_key_listed(r, kn, o);
+}
+
+/*
+ * Whether s can need redacting at all, in one pass, so that most messages
+ * cost only this.  Exact for text with no backslash (where a string's
+ * contents are its bytes as written and quotes pair up in order): it
+ * finds every credential shape a string holds and every string followed
+ * by a ':' (a key, for the walk) that is a listed name.  A backslash or a
+ * --redact-regex is a "may".
+ */
+int
+secrets_maybe(const struct redact *r, const unsigned char *s, size_t n)
+{
+	size_t		i = 0, j, k, ms, me, open = 0;
+	const int	patterns = r->patterns, keys = r->nkeys > 0;
+	int		in_string = 0;
+	unsigned char	c;
+
+	if (r->nres > 0)
+		return 1;
+	while (i < n) {
+		c = s[i];
+		if (secrets_cls[c] & C_TOKEN) {
+			j = run_token(s, i, n);
+			if (patterns && (secrets_cls[c] & C_PSTART) &&
+			    (i == 0 || !(secrets_cls[s[i - 1]] & C_TOKEN)) &&
+			    pattern_at(s, i, j, n, &ms, &me))
+				return 1;
+			i = j;
+			continue;
+		}
+		if (!(secrets_cls[c] & C_MAYBE)) {
+			i++;
+			continue;
+		}
+		if (c == '"') {
+			if (!in_string)
+				open = i;
+			else if (keys) {
+				for (k = i + 1; k < n &&
+				    (secrets_cls[s[k]] & C_WS); k++)
+					;
+				if (k < n && s[k] == ':' &&
+				    maybe_key(r, s, open + 1, i))
+					return 1;
+			}
+			in_string = !in_string;
+		} else if (c == '\\')
+			return 1;
+		else if (c == ':' && patterns && n - i >= 3 &&
+		    s[i + 1] == '/' && s[i + 2] == '/' &&
+		    userinfo_at(s, i + 3, n, &ms, &me))
 			return 1;
 		i++;
 	}

@@ -24,11 +24,14 @@ static struct hsession *
 hsession_new(struct hproxy *p, const char *key, int legacy)
 {
 	struct hsession	*hs = xcalloc(1, sizeof *hs);
+	char		*target;
 
 	hs->key = (key != NULL) ? xstrdup(key) : NULL;
 	hs->legacy = legacy;
+	target = tap_redact_string(xstrdup(p->opt->upstream));
 	hs->ws = writer_session_begin(p->w, p->opt->name, legacy ? "sse" :
-	    "http", p->opt->upstream);
+	    "http", target);
+	free(target);
 	hs->next = p->sessions;
 	p->sessions = hs;
 	log_info("new %s session%s", legacy ? "legacy HTTP+SSE" :
@@ -163,12 +166,14 @@ header_redacted(struct hproxy *p, const char *name)
 		if (strcasecmp(name, p->opt->redact[i]) == 0)
 			return 1;
 	}
-	return 0;
+	/* Named like a secret member (X-Api-Key): --redact-key, defaults. */
+	return tap_redacts_key(name);
 }
 
 /*
  * A head's fields as stored: a JSON array of [name, value], credentials
- * as "[REDACTED]" (caller frees).
+ * as "[REDACTED]", and the parts of values the payload rules redact
+ * (caller frees).
  */
 char *
 hsession_headers_json(struct hproxy *p, const struct http_head *h)
@@ -192,7 +197,8 @@ hsession_headers_json(struct hproxy *p, const struct http_head *h)
 	}
 	s = json_dumps(a, JSON_COMPACT);
 	json_decref(a);
-	return s != NULL ? s : xstrdup("[]");
+	/* Values that look like credentials (a token in a custom header). */
+	return s != NULL ? tap_redact_string(s) : xstrdup("[]");
 }
 
 /*
@@ -211,7 +217,7 @@ hexch_assign(struct hexch *x, struct hsession *hs)
 		return;
 	x->hs = hs;
 	x->wait_endpoint = 0;
-	path = hsession_redact_path(x->req.target);
+	path = tap_redact_string(hsession_redact_path(x->req.target));
 	reqh = hsession_headers_json(p, &x->req);
 	memset(&info, 0, sizeof info);
 	info.conn = x->c->id;

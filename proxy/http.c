@@ -155,7 +155,7 @@ exch_finish_record(struct hexch *x, const char *outcome)
 			keep = HTTP_KEEP_BODY_MAX;
 		body = evbuffer_pullup(x->respdata, (ev_ssize_t)keep);
 	}
-	writer_exchange_end(p->w, x->wx, x->outcome, body, keep);
+	tap_exchange_end(p->tap, x->wx, x->outcome, body, keep);
 	x->wx = NULL;
 }
 

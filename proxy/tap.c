@@ -4,9 +4,15 @@
  * thread and turns the writer's "queue full" into a pause of reading, and
  * the writer's "drained" (which arrives on the writer thread) into a resume
  * on the event loop.
+ *
+ * It also redacts what is stored (record's --redact-* options): the copy,
+ * never the bytes forwarded, which went out before the tap sees them.  On
+ * this thread rather than the writer's: the writer is the one that limits
+ * recording throughput (its SQLite inserts), the loop has time to spare.
  */
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <event2/event.h>
 
@@ -19,6 +25,9 @@ struct tap {
 	void		*resume_arg;
 	int		 paused;
 };
+
+/* What every tap redacts; NULL: nothing (set once, before recording). */
+static const struct redact	*tap_rules;
 
 static void
 tap_resume_ev_cb(evutil_socket_t fd, short events, void *arg)
@@ -78,6 +87,8 @@ int
 tap_message(struct tap *t, struct wsession *s, struct wexchange *x,
     struct msg *m)
 {
+	if (tap_rules != NULL)
+		m = redact_msg(tap_rules, m);
 	if (writer_message(t->w, s, x, m)) {
 		if (!t->paused)
 			log_debug("recording is behind: reading pauses");
@@ -86,12 +97,76 @@ tap_message(struct tap *t, struct wsession *s, struct wexchange *x,
 	return t->paused;
 }
 
-/* Record something that happened around the messages (stderr, exit). */
+/*
+ * Record something that happened around the messages (stderr, exit), its
+ * text redacted (a server may log a key it uses).
+ */
 void
 tap_event(struct tap *t, struct wsession *s, const char *kind,
     const void *text, size_t len)
 {
+	char	*red;
+	size_t	 rlen;
+
+	if (tap_rules != NULL && redact_buf(tap_rules, text, len, &red,
+	    &rlen) != 0) {
+		writer_event(t->w, s, kind, red, rlen);
+		free(red);
+		return;
+	}
 	writer_event(t->w, s, kind, text, len);
+}
+
+/* End an HTTP exchange's record, with a body kept for people, redacted. */
+void
+tap_exchange_end(struct tap *t, struct wexchange *x, const char *outcome,
+    const void *body, size_t len)
+{
+	char	*red;
+	size_t	 rlen;
+
+	if (tap_rules != NULL && len > 0 && redact_buf(tap_rules, body, len,
+	    &red, &rlen) != 0) {
+		writer_exchange_end(t->w, x, outcome, red, rlen);
+		free(red);
+		return;
+	}
+	writer_exchange_end(t->w, x, outcome, body, len);
+}
+
+/*
+ * Redact what every tap records from now on with r (kept by the caller
+ * until the taps are gone), or nothing when r is NULL.
+ */
+void
+tap_set_redact(const struct redact *r)
+{
+	tap_rules = redact_is_empty(r) ? NULL : r;
+}
+
+/* Whether a header (or member) of this name has its value redacted. */
+int
+tap_redacts_key(const char *name)
+{
+	return tap_rules != NULL && redact_key_matches(tap_rules, name,
+	    strlen(name));
+}
+
+/*
+ * A string to store (s, allocated, taken) with its secrets redacted: s
+ * itself, or a new one.
+ */
+char *
+tap_redact_string(char *s)
+{
+	char	*red;
+	size_t	 rlen;
+
+	if (tap_rules == NULL || redact_buf(tap_rules, s, strlen(s), &red,
+	    &rlen) == 0)
+		return s;
+	free(s);
+	return red;
 }
 
 /* Wait until everything recorded so far is committed (--durable). */

@@ -544,3 +544,48 @@ Test(redact, every_prefix, .timeout = UNIT_TIMEOUT)
 	}
 	redact_free(r);
 }
+
+/*
+ * Where a token ends, for every byte after it and at every alignment (the
+ * scan looks at 16 bytes at once where it can): an sk- key is replaced up
+ * to exactly the first byte that is not [A-Za-z0-9_-].
+ */
+Test(redact, token_ends, .timeout = UNIT_TIMEOUT)
+{
+	struct redact	*r = redact_new(1);
+	char		 in[128], want[128], *out;
+	size_t		 pad, klen, len, wlen, n, outlen;
+	int		 c, is_token;
+
+	for (c = 1; c < 256; c++) {
+		is_token = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '_' || c == '-';
+		for (pad = 0; pad < 20; pad++) {
+			for (klen = 20; klen < 40; klen += 3) {
+				/* "<pad spaces>sk-<klen x 'a'><c>z" */
+				memset(in, ' ', pad);
+				memcpy(in + pad, "sk-", 3);
+				memset(in + pad + 3, 'a', klen);
+				len = pad + 3 + klen;
+				in[len++] = (char)c;
+				in[len++] = 'z';
+				n = redact_buf(r, in, len, &out, &outlen);
+				cr_assert_eq(n, 1, "byte %d pad %zu key %zu",
+				    c, pad, klen);
+				/* A token byte continues the key, to z. */
+				memset(want, ' ', pad);
+				memcpy(want + pad, R, strlen(R));
+				wlen = pad + strlen(R);
+				if (!is_token) {
+					want[wlen++] = (char)c;
+					want[wlen++] = 'z';
+				}
+				cr_assert(outlen == wlen && memcmp(out, want,
+				    wlen) == 0, "byte %d pad %zu key %zu: %.*s",
+				    c, pad, klen, (int)outlen, out);
+				free(out);
+			}
+		}
+	}
+	redact_free(r);
+}
