@@ -37,7 +37,8 @@ CREATE TABLE sessions (
   mcpreel_version TEXT
 );
 
--- Every message forwarded, in either direction, as the exact bytes.
+-- Every message forwarded, in either direction, as the exact bytes (less
+-- what `record` redacts: see redacted).
 CREATE TABLE messages (
   id          INTEGER PRIMARY KEY,
   session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -65,14 +66,20 @@ CREATE TABLE messages (
                                        -- forwarded; else their length (raw
                                        -- is then a prefix, or redacted)
   sha256      TEXT,                    -- with a prefix: the SHA-256 of all
-                                       -- the bytes forwarded, in hex
+                                       -- the bytes forwarded, in hex; never
+                                       -- when redacted (with the rest of
+                                       -- the bytes in raw, it would let
+                                       -- anyone test guesses of a secret)
   truncated   INTEGER NOT NULL DEFAULT 0,
                                        -- 1: raw is only the first bytes (the
                                        -- message was above the record cap)
   redacted    INTEGER NOT NULL DEFAULT 0,
-                                       -- 1: values in raw were replaced by
-                                       -- "[REDACTED]" (--redact-key, ...)
-  raw         BLOB NOT NULL,           -- exactly the bytes forwarded, without
+                                       -- 1: secrets in raw were replaced by
+                                       -- "[REDACTED]" (record's built-in
+                                       -- rules, --redact-key, --redact-regex)
+                                       -- and wire_size is the length sent
+  raw         BLOB NOT NULL,           -- exactly the bytes forwarded (unless
+                                       -- truncated or redacted), without
                                        -- the newline that framed them (over
                                        -- HTTP: a body, or one SSE event's
                                        -- data).  The last column, so that a
@@ -97,14 +104,17 @@ CREATE TABLE events (
   mono_ns     INTEGER NOT NULL,
   kind        TEXT NOT NULL CHECK (kind IN ('stderr', 'spawn', 'exit',
                 'note')),
-  text        BLOB NOT NULL            -- a stderr line is kept as bytes
+  text        BLOB NOT NULL            -- a stderr line is kept as bytes;
+                                       -- record's redaction rules apply
 );
 CREATE INDEX events_session ON events(session_id, mono_ns);
 
 -- One row per HTTP request forwarded by `mcpreel record --listen`, with its
 -- response.  Header values that are credentials (Authorization, Cookie,
--- Set-Cookie, Proxy-Authorization, Mcp-Param-*, Mcp-Session-Id, and any
--- --redact-header) are stored as "[REDACTED]"; so is a sessionId in a path.
+-- Set-Cookie, Proxy-Authorization, Mcp-Param-*, Mcp-Session-Id, any
+-- --redact-header, and a header named like a member record redacts, such
+-- as X-Api-Key) are stored as "[REDACTED]"; so is a sessionId in a path,
+-- and the part of a value, a path or a body that looks like a credential.
 CREATE TABLE http_exchanges (
   id               INTEGER PRIMARY KEY,
   session_id       INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,

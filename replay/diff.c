@@ -11,7 +11,9 @@
  * pattern are skipped with everything below them.  Each difference is
  * reported once, at the highest place where the two sides part: a key
  * present on one side only, an extra array element, a value of another
- * type, or two different scalars.
+ * type, or two different scalars.  A recorded value that was redacted
+ * ("[REDACTED]", see redacted.c) is compared as a wildcard: a place where
+ * the replayed value fits it is listed apart, not as a difference.
  */
 
 #include <sys/types.h>
@@ -411,6 +413,11 @@ diff_clear(struct diff *d)
 	free(d->v);
 	d->v = NULL;
 	d->n = 0;
+	for (i = 0; i < d->nredacted; i++)
+		free(d->redacted[i]);
+	free(d->redacted);
+	d->redacted = NULL;
+	d->nredacted = 0;
 }
 
 /* Step down into a key, an index or the JSON held by a string. */
@@ -462,6 +469,18 @@ diff_add(struct diff_walk *w, const json_t *a, const json_t *b)
 	/* A reference, not a copy: nothing here changes the values. */
 	e->recorded = json_incref((json_t *)a);
 	e->replayed = json_incref((json_t *)b);
+	e->redacted = a != NULL && redacted_in(a);
+}
+
+/* Note a place not compared: its recorded value was redacted. */
+static void
+diff_add_redacted(struct diff_walk *w)
+{
+	struct diff	*d = w->out;
+
+	d->redacted = xreallocarray(d->redacted, d->nredacted + 1,
+	    sizeof *d->redacted);
+	d->redacted[d->nredacted++] = jpath_format(w->path, w->npath);
 }
 
 /* Append n bytes at src to the growing buffer *buf of *len and *size. */
@@ -655,6 +674,15 @@ diff_walk(struct diff_walk *w, const json_t *a, const json_t *b)
 {
 	if (diff_ignored(w))
 		return;
+	/*
+	 * A value redacted when recorded is not known: whatever fits it
+	 * (anything for "[REDACTED]", the same text around the marks for
+	 * a string with some) is no difference, only noted.
+	 */
+	if (a != NULL && redacted_string(a) && redacted_matches(a, b)) {
+		diff_add_redacted(w);
+		return;
+	}
 	if (a == NULL || b == NULL) {
 		if (a != b)
 			diff_add(w, a, b);

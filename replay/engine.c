@@ -97,6 +97,33 @@ engine_note(struct engine *e, const char *fmt, ...)
 	free(s);
 }
 
+/*
+ * Most places a note on a redacted message names: the rest are counted.
+ * A note is one line for people.
+ */
+#define ENGINE_REDACTED_PATHS	8
+
+/*
+ * A message replay sends from the recording holds values that were
+ * redacted when recorded: it goes with the placeholder (the real value
+ * is not in the database), and the user is told where.
+ */
+static void
+engine_warn_redacted(struct engine *e, const json_t *msg, const char *what)
+{
+	char	*where;
+
+	if (msg == NULL || (where = redacted_where(msg,
+	    ENGINE_REDACTED_PATHS)) == NULL)
+		return;
+	log_warnx("replay: %s is sent with \"" REDACTED "\" at %s: the real "
+	    "value was redacted when recorded, so the server may answer "
+	    "otherwise", what, where);
+	engine_note(e, "%s was sent with \"" REDACTED "\" at %s (redacted "
+	    "when recorded)", what, where);
+	free(where);
+}
+
 /* Record what replay sent or received, if it records. */
 static void
 engine_record(struct engine *e, enum dir d, const char *bytes, size_t len)
@@ -384,6 +411,14 @@ engine_step(struct engine *e)
 		m = &p->m[s->msg];
 		e->next++;
 		e->last_send_ns = now;
+		if (m->json != NULL && redacted_in(m->json)) {
+			char	*what;
+
+			xasprintf(&what, "seq %lld %s", (long long)m->seq,
+			    m->method != NULL ? m->method : "(no method)");
+			engine_warn_redacted(e, m->json, what);
+			free(what);
+		}
 		if ((r = e->by_msg[s->msg]) != NULL) {
 			r->state = RQ_SENT;
 			r->sent_ns = now;
@@ -500,6 +535,12 @@ engine_server_request(struct engine *e, const json_t *msg)
 	if (answer != NULL) {
 		out = json_deep_copy(answer);
 		e->rep->srv_answered++;
+		if (redacted_in(answer)) {
+			xasprintf(&key, "the recorded answer to the server's "
+			    "%s request", method != NULL ? method : "?");
+			engine_warn_redacted(e, answer, key);
+			free(key);
+		}
 	} else if (method != NULL && strcmp(method, "ping") == 0) {
 		out = json_pack("{s:s, s:{}}", "jsonrpc", "2.0", "result");
 		e->rep->srv_answered++;
@@ -670,6 +711,30 @@ short_params(const json_t *msg)
 	return out;
 }
 
+/* The places of an answer not compared: redacted when recorded. */
+static void
+engine_note_unchecked(struct engine *e, const struct rresult *res)
+{
+	char	*where = NULL, *n;
+	size_t	 i;
+
+	for (i = 0; i < res->diff.nredacted && i < ENGINE_REDACTED_PATHS;
+	    i++) {
+		if (where == NULL)
+			where = xstrdup(res->diff.redacted[i]);
+		else {
+			xasprintf(&n, "%s, %s", where, res->diff.redacted[i]);
+			free(where);
+			where = n;
+		}
+	}
+	engine_note(e, "seq %lld %s: not compared at %s%s (the recorded "
+	    "answer was redacted there)", (long long)res->seq,
+	    res->method != NULL ? res->method : "?", where,
+	    res->diff.nredacted > ENGINE_REDACTED_PATHS ? " and more" : "");
+	free(where);
+}
+
 /* Turn what happened into the report: a result per answered request. */
 static void
 engine_results(struct engine *e)
@@ -712,6 +777,8 @@ engine_results(struct engine *e)
 		else
 			res->status = RSTATUS_SAME;
 		rep->count[res->status]++;
+		if (res->diff.nredacted > 0)
+			engine_note_unchecked(e, res);
 	}
 
 	/* Notifications the server sent: counts per method. */

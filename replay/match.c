@@ -41,6 +41,8 @@
  * response; the rest are counted in "differences_omitted".
  */
 #define MATCH_MAX_DIFFERENCES	32
+/* Most redacted places a log line names. */
+#define MATCH_REDACTED_PATHS	8
 
 /*
  * Reals within this magnitude (2^53) hold integers exactly, so one with
@@ -378,6 +380,8 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 		e->resp = (size_t)p->m[i].answer;
 		e->key = match_request_key(p->m[i].json, m->ignore,
 		    m->nignore);
+		e->redacted = redacted_in(json_object_get(p->m[i].json,
+		    "params"));
 		e->latency_ns = p->m[e->resp].mono_ns - p->m[i].mono_ns;
 		entry_of[i] = (ssize_t)m->n++;
 	}
@@ -391,9 +395,72 @@ fail:
 }
 
 /*
+ * Whether a live request matches entry e once the places where e's
+ * params were redacted when recorded are taken as wildcards.
+ */
+static int
+match_redacted(const struct matcher *m, const struct mentry *e,
+    const json_t *msg)
+{
+	const json_t	*rec = match_request(m, e);
+	json_t		*filled;
+	char		*key;
+	int		 same;
+
+	if (!e->redacted || strcmp(match_method(rec), match_method(msg)) != 0)
+		return 0;
+	filled = redacted_fill(rec, msg);
+	key = match_request_key(filled, m->ignore, m->nignore);
+	same = key != NULL && strcmp(key, e->key) == 0;
+	free(key);
+	json_decref(filled);
+	return same;
+}
+
+/*
+ * Among the entries of this key that a live request matches with their
+ * redacted values as wildcards, the one for its used-th time (the last
+ * again once all have been).
+ */
+static const struct mentry *
+match_redacted_nth(const struct matcher *m, const char *key,
+    const json_t *msg, json_int_t used)
+{
+	const struct mentry	*found = NULL;
+	size_t			 i, seen = 0;
+
+	for (i = 0; i < m->n; i++) {
+		if (strcmp(m->e[i].key, key) != 0 ||
+		    !match_redacted(m, &m->e[i], msg))
+			continue;
+		found = &m->e[i];
+		if ((json_int_t)seen++ == used)
+			break;
+	}
+	return found;
+}
+
+/* Say that a match needed redacted values taken as wildcards. */
+static void
+match_note_redacted(const struct matcher *m, const struct mentry *e)
+{
+	const struct rmsg	*r = &m->plan->m[e->req];
+	char			*where;
+
+	where = redacted_where(r->json, MATCH_REDACTED_PATHS);
+	log_info("mock: a %s request matches the one recorded at seq %lld "
+	    "only with the values redacted when recorded taken as any "
+	    "value (at %s)", r->method != NULL ? r->method : "?",
+	    (long long)r->seq, where != NULL ? where : "?");
+	free(where);
+}
+
+/*
  * The entry to answer a live request with, or NULL.  Entries of the same
  * key are used in recorded order, the last again once all have been; in
- * strict mode only the next entry in recorded order will do.
+ * strict mode only the next entry in recorded order will do.  A request
+ * no entry's key matches may still match one whose params were redacted
+ * when recorded, with those places as wildcards (and a note in the log).
  */
 const struct mentry *
 matcher_find(struct matcher *m, const json_t *msg)
@@ -402,6 +469,7 @@ matcher_find(struct matcher *m, const json_t *msg)
 	char			*key;
 	json_int_t		 used;
 	size_t			 i, seen = 0;
+	int			 wild = 0;
 
 	if ((key = match_request_key(msg, m->ignore, m->nignore)) == NULL)
 		return NULL;
@@ -409,6 +477,11 @@ matcher_find(struct matcher *m, const json_t *msg)
 	if (m->strict) {
 		if (m->next < m->n && strcmp(m->e[m->next].key, key) == 0)
 			found = &m->e[m->next++];
+		else if (m->next < m->n && match_redacted(m, &m->e[m->next],
+		    msg)) {
+			found = &m->e[m->next++];
+			wild = 1;
+		}
 	} else {
 		for (i = 0; i < m->n; i++) {
 			if (strcmp(m->e[i].key, key) != 0)
@@ -417,9 +490,22 @@ matcher_find(struct matcher *m, const json_t *msg)
 			if ((json_int_t)seen++ == used)
 				break;
 		}
+		/* The recorded key stands for the live one from here. */
+		for (i = 0; found == NULL && i < m->n; i++) {
+			if (!match_redacted(m, &m->e[i], msg))
+				continue;
+			free(key);
+			key = xstrdup(m->e[i].key);
+			used = json_integer_value(json_object_get(m->used,
+			    key));
+			found = match_redacted_nth(m, key, msg, used);
+			wild = 1;
+		}
 	}
 	if (found != NULL)
 		json_object_set_new(m->used, key, json_integer(used + 1));
+	if (wild)
+		match_note_redacted(m, found);
 	free(key);
 	return found;
 }

@@ -422,6 +422,13 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 		    json_string_value(json_object_get(msg, "method")) : "?");
 		return;
 	}
+	if (redacted_in(mk->plan->m[e->resp].json)) {
+		s = redacted_where(mk->plan->m[e->resp].json, 8);
+		log_info("mock: the recorded answer (seq %lld) holds values "
+		    "redacted when recorded: the client gets \"" REDACTED
+		    "\" at %s", (long long)mk->plan->m[e->resp].seq, s);
+		free(s);
+	}
 	/* A 2025-style initialize opens a session over HTTP. */
 	if (mk->plan->m[e->req].method != NULL &&
 	    strcmp(mk->plan->m[e->req].method, "initialize") == 0 &&

@@ -85,11 +85,19 @@ struct diff_entry {
 	char		*path;		/* "$.result.content[0].text" */
 	json_t		*recorded;
 	json_t		*replayed;
+	int		 redacted;	/* the recorded value holds [REDACTED]:
+					   its real value was not recorded */
 };
 
 struct diff {
 	struct diff_entry *v;
 	size_t		   n;
+	/*
+	 * Places not compared because the recorded value was redacted and
+	 * the replayed one fits it (redacted.c): their paths.
+	 */
+	char		 **redacted;
+	size_t		   nredacted;
 };
 
 void		 diff_rules_init(struct diff_rules *);
@@ -105,6 +113,17 @@ int		 diff_rules_ignores_method(const struct diff_rules *,
 size_t		 diff_messages(const json_t *, const json_t *,
 		     const struct diff_rules *, struct diff *);
 void		 diff_clear(struct diff *);
+
+/*
+ * redacted.c: values `record` redacted ("[REDACTED]"), found and taken as
+ * wildcards by replay and mock.
+ */
+int		 redacted_whole(const json_t *);
+int		 redacted_string(const json_t *);
+int		 redacted_in(const json_t *);
+int		 redacted_matches(const json_t *, const json_t *);
+json_t		*redacted_fill(const json_t *, const json_t *);
+char		*redacted_where(const json_t *, size_t);
 
 /* plan.c: what replay sends, and what it waits for before each send. */
 
@@ -229,6 +248,8 @@ struct mentry {
 	struct mitem	*after;		/* unsolicited server messages after
 					   its answer, before the next request */
 	size_t		 nafter;
+	int		 redacted;	/* its params hold [REDACTED]: matched
+					   as wildcards there (redacted.c) */
 };
 
 struct matcher {

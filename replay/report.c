@@ -102,10 +102,12 @@ report_text(FILE *f, const struct replay_report *rep, int colour)
 			a = value_text(r->diff.v[j].recorded, REPORT_VALUE_MAX);
 			b = value_text(r->diff.v[j].replayed,
 			    REPORT_VALUE_MAX);
-			fprintf(f, "%sseq %lld %s %s  %s: %s%s%s -> %s%s%s\n",
+			fprintf(f, "%sseq %lld %s %s  %s: %s%s%s -> %s%s%s%s\n",
 			    j == 0 ? "\n" : "", (long long)r->seq,
 			    r->method ? r->method : "?", r->params,
-			    r->diff.v[j].path, red, a, off, green, b, off);
+			    r->diff.v[j].path, red, a, off, green, b, off,
+			    r->diff.v[j].redacted ? "  (redacted when "
+			    "recorded)" : "");
 			free(a);
 			free(b);
 		}
@@ -163,6 +165,8 @@ report_json(FILE *f, const struct replay_report *rep)
 			    r->diff.v[j].recorded : json_null());
 			json_object_set(d, "replayed", r->diff.v[j].replayed ?
 			    r->diff.v[j].replayed : json_null());
+			if (r->diff.v[j].redacted)
+				json_object_set_new(d, "redacted", json_true());
 			json_array_append_new(diffs, d);
 		}
 		x = json_object();
@@ -178,6 +182,13 @@ report_json(FILE *f, const struct replay_report *rep)
 		json_object_set_new(x, "replayed_ms",
 		    ms_or_null(r->live_latency_ns));
 		json_object_set_new(x, "slow", json_boolean(slow(r)));
+		if (r->diff.nredacted > 0) {
+			d = json_array();
+			for (j = 0; j < r->diff.nredacted; j++)
+				json_array_append_new(d,
+				    json_string(r->diff.redacted[j]));
+			json_object_set_new(x, "not_compared_redacted", d);
+		}
 		json_array_append_new(results, x);
 	}
 	json_object_set_new(o, "differences", diffs);
@@ -255,6 +266,8 @@ report_junit(FILE *f, const struct replay_report *rep)
 				xml_escape(f, a);
 				fputs(" -&gt; ", f);
 				xml_escape(f, b);
+				if (r->diff.v[j].redacted)
+					fputs(" (redacted when recorded)", f);
 				fputc('\n', f);
 				free(a);
 				free(b);

@@ -85,7 +85,7 @@ diff_test_case(const struct diff_case *c, const struct diff_rules *base,
     const char *ctx)
 {
 	struct diff_rules	 rules;
-	struct diff		 d = { NULL, 0 };
+	struct diff		 d = { NULL, 0, NULL, 0 };
 	json_t			*a, *b;
 	char			*cause = NULL;
 	size_t			 i, n;
@@ -269,7 +269,7 @@ Test(diff, differ, .timeout = UNIT_TIMEOUT)
 /* Differences are appended to what out holds, and counted alone. */
 Test(diff, appends, .timeout = UNIT_TIMEOUT)
 {
-	struct diff	 d = { NULL, 0 };
+	struct diff	 d = { NULL, 0, NULL, 0 };
 	json_t		*a = diff_test_json("{\"a\":1,\"b\":2}");
 	json_t		*b = diff_test_json("{\"a\":2,\"b\":3}");
 
@@ -425,7 +425,7 @@ Test(diff, defaults, .timeout = UNIT_TIMEOUT)
 /* No rules at all means the defaults. */
 Test(diff, null_rules, .timeout = UNIT_TIMEOUT)
 {
-	struct diff	 d = { NULL, 0 };
+	struct diff	 d = { NULL, 0, NULL, 0 };
 	json_t		*a, *b;
 
 	a = diff_test_json("{\"id\":1,\"params\":{\"_meta\":"
@@ -514,7 +514,7 @@ Test(diff, subst, .timeout = UNIT_TIMEOUT)
 {
 	const struct diff_subst_case	*c;
 	struct diff_rules		 rules;
-	struct diff			 d = { NULL, 0 };
+	struct diff			 d = { NULL, 0, NULL, 0 };
 	json_t				*a, *b;
 	char				*cause = NULL;
 	size_t				 i, j;
@@ -544,7 +544,7 @@ Test(diff, subst, .timeout = UNIT_TIMEOUT)
 Test(diff, subst_keeps_originals, .timeout = UNIT_TIMEOUT)
 {
 	struct diff_rules	 rules;
-	struct diff		 d = { NULL, 0 };
+	struct diff		 d = { NULL, 0, NULL, 0 };
 	json_t			*a, *b;
 	char			*cause = NULL;
 
@@ -693,7 +693,7 @@ Test(diff, load_good, .init = diff_dir_setup, .fini = diff_dir_teardown,
     .timeout = UNIT_TIMEOUT)
 {
 	struct diff_rules	 rules;
-	struct diff		 d = { NULL, 0 };
+	struct diff		 d = { NULL, 0, NULL, 0 };
 	json_t			*a, *b;
 	char			*path, *path2, *cause = NULL;
 
