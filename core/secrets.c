@@ -228,6 +228,35 @@ unescape(const unsigned char **pp, const unsigned char *end, unsigned int *cp)
 }
 
 /*
+ * Decode the contents of a JSON string (n bytes between its quotes, as
+ * found, not validated) into out, which has room for n bytes: decoding
+ * never grows a string.  Returns -1 on an escape JSON does not have (the
+ * caller then takes the bytes as they are).  Other bytes are copied as
+ * they are, valid UTF-8 or not.
+ */
+int
+secrets_decode(const unsigned char *in, size_t n, unsigned char *out,
+    size_t *outlen)
+{
+	const unsigned char	*p = in, *end = in + n;
+	unsigned int		 cp;
+	size_t			 o = 0;
+
+	while (p < end) {
+		if (*p != '\\') {
+			out[o++] = *p++;
+			continue;
+		}
+		if (p + 1 >= end || strchr("\"\\/bfnrtu", p[1]) == NULL ||
+		    p[1] == '\0' || unescape(&p, end, &cp) != 0)
+			return -1;
+		o += put_utf8(out + o, cp);
+	}
+	*outlen = o;
+	return 0;
+}
+
+/*
  * A key as it is compared: the bytes between its quotes with escapes
  * decoded, ASCII letters in lower case, '_' and '-' left out.  Writes at
  * most cap bytes to out; returns the length, or cap + 1 when it is longer
@@ -638,6 +667,11 @@ secrets_matches(const struct redact *r, const unsigned char *s, size_t n,
 			} else if (!r->patterns ||
 			    !secrets_next(s, n, from, &ms, &me))
 				break;
+			from = me;
+			/* Redacted already (a URL's password, a PEM body). */
+			if (me - ms == sizeof REDACTED - 1 &&
+			    memcmp(s + ms, REDACTED, me - ms) == 0)
+				continue;
 			if (nr == cap) {
 				cap = cap ? cap * 2 : 4;
 				rg = xreallocarray(rg, cap, sizeof *rg);
@@ -645,7 +679,6 @@ secrets_matches(const struct redact *r, const unsigned char *s, size_t n,
 			rg[nr].s = ms;
 			rg[nr].e = me;
 			nr++;
-			from = me;
 		}
 	}
 	free(z);

@@ -73,6 +73,9 @@ static const struct redact_case cases[] = {
 	  "\"password\":\"\",\"secret\": null }"), 0, {0}, {0}, NOWANT, 0 },
 	{ "already redacted", RAW("{\"password\":\"[REDACTED]\"}"), 0, {0},
 	  {0}, NOWANT, 0 },
+	{ "already redacted in strings", RAW("{\"u\":\"http://a:[REDACTED]@h\","
+	  "\"k\":\"-----BEGIN PRIVATE KEY-----[REDACTED]-----END PRIVATE "
+	  "KEY-----\"}"), 0, {0}, {0}, NOWANT, 0 },
 	{ "no defaults, no rules", RAW("{\"password\":\"hunter2\",\"k\":\""
 	  SK "\"}"), 1, {0}, {0}, NOWANT, 0 },
 	{ "escapes and unicode, nothing secret", RAW("{\"text\":\"a\\nb "
