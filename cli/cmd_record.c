@@ -50,6 +50,12 @@ cmd_record_usage(FILE *f)
 	    "                the machine itself may die.  Slower: a disk sync\n"
 	    "                per read.  Without it a line is committed within\n"
 	    "                ~10 ms of being forwarded (see docs/reliability.md)\n"
+	    "  --max-record-size SIZE\n"
+	    "                record at most SIZE bytes of one message (default\n"
+	    "                128M; K, M, G suffixes; 0: no cap).  A longer one\n"
+	    "                is still forwarded whole, and streamed (memory\n"
+	    "                stays under SIZE); it is recorded as its first SIZE\n"
+	    "                bytes with its full size and SHA-256, and a warning\n"
 	    "\n"
 	    "With --upstream, record an MCP server over HTTP instead: mcpreel is a\n"
 	    "reverse proxy listening on ADDR, forwarding every path to the same\n"
@@ -123,6 +129,42 @@ record_target(char **argv)
 	s = json_dumps(a, JSON_COMPACT);
 	json_decref(a);
 	return s != NULL ? s : xstrdup("[]");
+}
+
+/* A size in bytes, with an optional K, M or G (binary) suffix. */
+static int
+record_parse_size(const char *arg, size_t *size)
+{
+	unsigned long long	 n;
+	char			*end;
+	int			 shift = 0;
+
+	errno = 0;
+	n = strtoull(arg, &end, 10);
+	if (errno != 0 || end == arg || *arg == '-')
+		return -1;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	default:
+		return -1;
+	}
+	if (*end != '\0' && end[1] != '\0' && strcmp(end + 1, "iB") != 0 &&
+	    strcmp(end + 1, "B") != 0)
+		return -1;
+	if (n > (SIZE_MAX >> shift))
+		return -1;
+	*size = (size_t)n << shift;
+	return 0;
 }
 
 /* Say what is wrong with --listen or --upstream before anything starts. */
@@ -210,6 +252,7 @@ cmd_record(int argc, char **argv)
 		{ "redact-header", required_argument, NULL, 'r' },
 		{ "spin-us", required_argument, NULL, 'S' },
 		{ "durable", no_argument, NULL, 'D' },
+		{ "max-record-size", required_argument, NULL, 'M' },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -222,6 +265,7 @@ cmd_record(int argc, char **argv)
 	char				*path, *cause = NULL, *target, *end;
 	int				 ch, durable = 0, http_only = 0;
 	long				 spin;
+	size_t				 max_record;
 	uint64_t			 lost;
 
 	memset(&http, 0, sizeof http);
@@ -303,6 +347,17 @@ cmd_record(int argc, char **argv)
 			break;
 		case 'D':
 			durable = 1;
+			break;
+		case 'M':
+			if (record_parse_size(optarg, &max_record) != 0) {
+				fprintf(stderr, "mcpreel record: "
+				    "--max-record-size takes bytes, with K, M "
+				    "or G for KiB, MiB, GiB (0: no cap): %s\n",
+				    optarg);
+				free(http.redact);
+				return EXIT_USAGE;
+			}
+			record_set_max_record(max_record);
 			break;
 		case 'h':
 			cmd_record_usage(stdout);

@@ -51,6 +51,14 @@ void		 record_set_spin(unsigned);
  * before it is forwarded.
  */
 void		 record_set_durable(int);
+/*
+ * --max-record-size: a line longer than this is forwarded whole but
+ * recorded as its first bytes, its size and its SHA-256 (0: no cap).  The
+ * default keeps a 100 MB message whole; memory for a line in flight stays
+ * under it.
+ */
+#define RECORD_MAX_RECORD	((size_t)128 * 1024 * 1024)
+void		 record_set_max_record(size_t);
 
 /* record_loop.c: the stdio relay's event loop. */
 struct event_base *record_loop_base_new(void);

@@ -92,6 +92,9 @@ struct half {
 						   bytes are forwarded already */
 	size_t			 curlen;
 	size_t			 curcap;
+	uint64_t		 wire;		/* bytes of that line so far */
+	struct digest		*digest;	/* once it is past the record
+						   cap: of all its bytes */
 	int			 pause;		/* enum pause_why bits */
 	int			 eof;		/* the source ended */
 	int			 out_closed;	/* destination closed or dead */
@@ -170,12 +173,39 @@ relay_resume_cb(void *arg)
 		half_pause(&r->half[d], PAUSE_STORE, 0);
 }
 
-/* Copy n bytes onto the line being gathered; whole says they end it. */
+/* The most of one line kept for the record (--max-record-size); 0: all. */
+static size_t	 relay_max_record = RECORD_MAX_RECORD;
+
+void
+record_set_max_record(size_t max)
+{
+	relay_max_record = max;
+}
+
+/*
+ * Copy n bytes onto the line being gathered; whole says they end it.  Past
+ * the record cap only the first bytes are kept, and all of them go
+ * through a SHA-256: memory stays bounded whatever the size.
+ */
 static void
 half_gather(struct half *h, const char *src, size_t n, int whole)
 {
-	size_t	cap;
+	size_t	cap, max = relay_max_record;
 
+	h->wire += n;
+	if (max != 0 && h->curlen + n > max) {
+		if (h->digest == NULL) {
+			h->digest = digest_new();
+			if (h->cur != NULL)
+				digest_update(h->digest, h->cur->raw,
+				    h->curlen);
+		}
+		digest_update(h->digest, src, n);
+		n = max - h->curlen;
+		whole = 0;
+		if (n == 0)
+			return;
+	}
 	if (h->cur == NULL && whole)
 		cap = n;	/* the usual case: a whole line, exact room */
 	else if (h->cur == NULL || h->curlen + n > h->curcap) {
@@ -185,6 +215,8 @@ half_gather(struct half *h, const char *src, size_t n, int whole)
 			cap = h->curlen + n;
 		if (cap < RECORD_LINE_MIN)
 			cap = RECORD_LINE_MIN;
+		if (max != 0 && cap > max)
+			cap = max;
 	} else
 		cap = h->curcap;
 	if (cap != h->curcap || h->cur == NULL) {
@@ -194,6 +226,29 @@ half_gather(struct half *h, const char *src, size_t n, int whole)
 	memcpy(h->cur->raw + h->curlen, src, n);
 	h->curlen += n;
 	h->cur->len = h->curlen;	/* what msg_realloc keeps */
+}
+
+/*
+ * The line just completed was past the record cap: it is recorded as its
+ * first bytes with its full size and SHA-256, and a warning says so.
+ */
+static void
+half_truncated(struct half *h, struct msg *m)
+{
+	char	*note;
+
+	m->wire_size = (int64_t)h->wire;
+	m->sha256 = digest_hex_free(h->digest);
+	m->flags |= MSG_TRUNCATED;
+	h->digest = NULL;
+	xasprintf(&note, "a message of %llu bytes from %s is over the record "
+	    "size cap (--max-record-size %zu): forwarded whole, recorded as "
+	    "its first %zu bytes with its size and SHA-256",
+	    (unsigned long long)h->wire, h->src_name, relay_max_record,
+	    m->len);
+	log_warnx("%s", note);
+	tap_event(h->r->tap, h->r->session, "note", note, strlen(note));
+	free(note);
 }
 
 /* The line is complete (it was forwarded as it came): record it. */
@@ -208,8 +263,11 @@ half_complete(struct half *h)
 		h->curcap = 0;
 	}
 	m = msg_finish(h->cur, h->curlen);
+	if (h->digest != NULL)
+		half_truncated(h, m);
 	h->cur = NULL;
 	h->curlen = h->curcap = 0;
+	h->wire = 0;
 	if (tap_message(h->r->tap, h->r->session, NULL, m)) {
 		for (d = 0; d < DIR_MAX; d++)
 			half_pause(&h->r->half[d], PAUSE_STORE, 1);
@@ -405,6 +463,9 @@ half_durable(struct half *h, const char *buf, size_t n)
 	half_record(h, buf, n);
 	if (nl == NULL) {
 		evbuffer_add(h->held, buf, n);
+		/* Past the record cap a line streams through regardless. */
+		if (h->digest != NULL)
+			half_send_held(h);
 		return;
 	}
 	k = (size_t)(nl - buf) + 1;
@@ -728,6 +789,7 @@ static void
 half_free(struct half *h)
 {
 	msg_free(h->cur);
+	digest_free(h->digest);
 	if (h->rd_ev != NULL)
 		event_free(h->rd_ev);
 	if (h->wr_ev != NULL)

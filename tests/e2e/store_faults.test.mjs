@@ -15,6 +15,8 @@ import { performance } from 'node:perf_hooks';
 import { MCPREEL, runMcpreel, sql, withCleanup } from './lib/util.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// make soak: traffic runs ten times longer before each kill.
+const SOAK = process.env.MCPREEL_SOAK === '1' ? 10 : 1;
 
 function line(id, pad = 0) {
   return `{"jsonrpc":"2.0","id":${id},"method":"ping","params":{"pad":"${'x'.repeat(pad)}"}}\n`;
@@ -109,7 +111,7 @@ async function killDuring(dir, mode, extra = []) {
     }
   })();
   await until(() => rec.echoed.size > 0, 10000);
-  await sleep(1500);
+  await sleep(1500 * SOAK);
   const tKill = performance.now();
   rec.child.kill('SIGKILL');
   stop = true;
