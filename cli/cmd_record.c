@@ -171,27 +171,16 @@ record_parse_size(const char *arg, size_t *size)
 static int
 record_check_http(const struct http_options *http)
 {
-	struct sockaddr_storage	 ss;
-	socklen_t		 len;
 	struct url		 u;
 	char			*cause = NULL;
 
-	if (net_parse_listen(http->listen, &ss, &len, &cause) != 0 ||
-	    net_parse_url(http->upstream, &u, &cause) != 0) {
+	if (net_parse_url(http->upstream, &u, &cause) != 0) {
 		fprintf(stderr, "mcpreel record: %s\n", cause);
 		free(cause);
 		return -1;
 	}
 	net_url_clear(&u);
-	if (!http->allow_remote && !net_addr_is_loopback(&ss)) {
-		fprintf(stderr, "mcpreel record: not listening on %s: it is "
-		    "not a loopback address, so other machines could use "
-		    "the server through mcpreel.  Listen on 127.0.0.1 (the "
-		    "default), or give --allow-remote to listen there "
-		    "anyway\n", http->listen);
-		return -1;
-	}
-	return 0;
+	return cli_listen_check("record", http->listen, http->allow_remote);
 }
 
 /* A --*-timeout argument: whole seconds, 0 for no limit. */
