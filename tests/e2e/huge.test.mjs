@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { request, spawnUntilLine, startMcpreelHttp, stopChild } from './lib/servers.mjs';
 import { MCPREEL, PEERS_DIR, sql, withCleanup } from './lib/util.mjs';
 
 const PLAIN = process.env.MCPREEL_VALGRIND;
@@ -193,5 +194,33 @@ test('240 MB pushed at a host that takes 20 us a line: bounded memory, every mes
     assert.equal(s.messages_lost, 0);
     t.diagnostic(`${(lines * lineSize / MB).toFixed(0)} MiB to a reader at 20 us a line: mcpreel peak RSS ${(r.rss / MB).toFixed(1)} MiB${PLAIN ? '' : ' (ASan build: not asserted)'}`);
     if (PLAIN) assert.ok(r.rss <= 64 * MB, `peak RSS ${r.rss} is over 64 MiB`);
+  });
+});
+
+test('over HTTP, bodies over --max-record-size are forwarded whole and recorded as a prefix with size and SHA-256', { timeout: 120000 }, async (t) => {
+  await withCleanup(async ({ dir, defer }) => {
+    const peer = await spawnUntilLine(process.execPath, [join(PEERS_DIR, 'http_peer.mjs')], {
+      stream: 'stdout', pattern: /^http_peer: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'http_peer',
+    });
+    defer(() => stopChild(peer.child, peer.exited));
+    const db = join(dir, 'hcap.db');
+    const mp = await startMcpreelHttp({ db, upstream: peer.match[1], name: 'hcap', args: ['--max-record-size', '1M'] });
+    defer(() => mp.stop());
+    const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'big', arguments: { d: 'q'.repeat(5 * MB) } } }));
+    const r = await request(`${mp.url}/mcp/mirror`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body, timeoutMs: 60000 });
+    assert.equal(r.status, 200);
+    const mirrored = JSON.parse(r.body.toString());
+    assert.equal(mirrored.body, body.toString(), 'the upstream got the whole body');
+    const stopped = await mp.stop();
+    assert.match(stopped.stderr, /a message of \d+ bytes \(a request body\) is over the record size cap \(--max-record-size 1048576\)/);
+    const sha = (b) => createHash('sha256').update(b).digest('hex');
+    const rows = sql(db, 'SELECT direction, size, wire_size, sha256, truncated, substr(CAST(raw AS TEXT), 1, 40) AS head FROM messages ORDER BY seq');
+    assert.deepEqual(rows, [
+      { direction: 'c2s', size: MB, wire_size: body.length, sha256: sha(body), truncated: 1, head: body.subarray(0, 40).toString() },
+      { direction: 's2c', size: MB, wire_size: r.body.length, sha256: sha(r.body), truncated: 1, head: r.body.subarray(0, 40).toString() },
+    ]);
+    const notes = sql(db, "SELECT count(*) AS c FROM events WHERE kind = 'note' AND CAST(text AS TEXT) LIKE '%record size cap%'");
+    assert.deepEqual(notes, [{ c: 2 }]);
+    t.diagnostic(`HTTP: a ${(body.length / MB).toFixed(1)} MiB request and a ${(r.body.length / MB).toFixed(1)} MiB response recorded as 1 MiB prefixes with size and digest`);
   });
 });
