@@ -56,7 +56,9 @@ cmd_record_usage(FILE *f)
 	    "                128M; K, M, G suffixes; 0: no cap).  A longer one\n"
 	    "                is still forwarded whole, and streamed (memory\n"
 	    "                stays under SIZE); it is recorded as its first SIZE\n"
-	    "                bytes with its full size and SHA-256, and a warning\n"
+	    "                bytes with its full size and SHA-256, and a warning.\n"
+	    "                Over HTTP: request bodies and JSON response bodies;\n"
+	    "                an SSE event is recorded whole up to 256 MiB\n"
 	    "\n"
 	    "With --upstream, record an MCP server over HTTP instead: mcpreel is a\n"
 	    "reverse proxy listening on ADDR, forwarding every path to the same\n"
@@ -142,7 +144,8 @@ record_parse_size(const char *arg, size_t *size)
 
 	errno = 0;
 	n = strtoull(arg, &end, 10);
-	if (errno != 0 || end == arg || *arg == '-')
+	/* A digit first: strtoull takes " -1" and wraps it. */
+	if (errno != 0 || end == arg || *arg < '0' || *arg > '9')
 		return -1;
 	switch (*end) {
 	case '\0':

@@ -261,7 +261,8 @@ rows_broken(struct writer *w)
 	if ((w->last_rc & 0xff) == SQLITE_FULL)
 		store_release(w->st);
 	for (s = w->all; s != NULL; s = s->all_next) {
-		sqlite3_bind_int64(st, 1, (sqlite3_int64)s->lost);
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)s->lost +
+		    (s->imp != NULL ? s->imp->lost : 0));
 		sqlite3_bind_text(st, 2, w->broken, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 3, s->id);
 		sqlite3_step(st);
@@ -301,6 +302,21 @@ rows_begin(struct writer *w, struct wsession *s)
 	s->id = sqlite3_last_insert_rowid(w->st->db);
 	s->all_next = w->all;
 	w->all = s;
+}
+
+/*
+ * Whether s has its row, trying again to write it if a lock or a failure
+ * kept it from being written when the session began (in a transaction,
+ * or at the session's end): a lock held for a while must not cost the
+ * rest of a session.
+ */
+static int
+rows_ready(struct writer *w, struct wsession *s, int at_end)
+{
+	if (s->id == 0 && w->broken == NULL &&
+	    (at_end || !sqlite3_get_autocommit(w->st->db)))
+		rows_begin(w, s);
+	return s->id != 0;
 }
 
 /*
@@ -377,7 +393,7 @@ rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
 		mlen = (int)sc.method_len;
 	}
 
-	if (s->id == 0) {
+	if (!rows_ready(w, s, 0)) {
 		s->lost++;
 		free(mown);
 		return;
@@ -444,7 +460,7 @@ rows_event(struct writer *w, struct wsession *s, const char *kind,
 {
 	sqlite3_stmt	*st = w->ins_event;
 
-	if (s->id == 0)
+	if (!rows_ready(w, s, 0))
 		return;
 	sqlite3_bind_int64(st, 1, s->id);
 	sqlite3_bind_int64(st, 2, m->ts_ns);
@@ -461,7 +477,7 @@ rows_end(struct writer *w, struct item *it)
 	sqlite3_stmt	*st = w->end_session;
 	struct wsession	*s = it->session;
 
-	if (s->id == 0)
+	if (!rows_ready(w, s, 1))
 		return;
 	if (it->info.ts_ns != WRITER_NO_TIME)
 		sqlite3_bind_int64(st, 1, it->info.ts_ns);
@@ -491,7 +507,7 @@ rows_exchange(struct writer *w, struct item *it)
 
 	switch (it->type) {
 	case ITEM_EXCHANGE_BEGIN:
-		if (it->session->id == 0)
+		if (!rows_ready(w, it->session, 0))
 			return;
 		st = w->ins_exchange;
 		sqlite3_bind_int64(st, 1, it->session->id);

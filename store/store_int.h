@@ -12,6 +12,7 @@
 struct store {
 	sqlite3	*db;
 	char	*path;
+	int	 reserved;	/* store_reserve() made this process's */
 };
 
 /* writer.c: the queue's items, the sessions and the writer itself. */

@@ -62,6 +62,16 @@ writer_busy_cb(void *arg, int count)
 		w->busy_since = now;
 		pthread_mutex_lock(&w->lock);
 		w->locked_out = 1;
+		/*
+		 * A pause for lag alone (the queue is small) would last the
+		 * whole wait, as no batch ends meanwhile: lift it.
+		 */
+		if (w->paused && w->items < WRITER_LOW_ITEMS &&
+		    w->bytes < WRITER_LOW_BYTES) {
+			w->paused = 0;
+			if (w->drain_cb != NULL)
+				w->drain_cb(w->drain_arg);
+		}
 		pthread_mutex_unlock(&w->lock);
 	}
 	if (now - w->busy_since >= (int64_t)STORE_BUSY_TIMEOUT_MS * 1000000)
@@ -467,8 +477,9 @@ writer_skip(struct writer *w, struct item *it)
 static void
 writer_batch(struct writer *w, struct item *it)
 {
-	struct item	*next;
+	struct item	*next, *ends = NULL;
 	int		 in_txn = 0, was_broken = (w->broken != NULL);
+	int		 kept = 0;
 
 	/* IMMEDIATE: a lock held elsewhere is waited for here, once. */
 	if (!was_broken) {
@@ -504,22 +515,35 @@ writer_batch(struct writer *w, struct item *it)
 			rows_end(w, it);
 			break;
 		}
-		item_free(it);
+		if (it->type == ITEM_SESSION_END) {
+			/* Kept until the batch is known to be committed. */
+			it->next = ends;
+			ends = it;
+		} else
+			item_free(it);
 		if (w->broken != NULL) {
 			rows_rollback(w);
 			in_txn = 0;
 		}
 	}
 	if (in_txn) {
-		if (rows_exec(w, "COMMIT") == 0)
+		if (rows_exec(w, "COMMIT") == 0) {
 			rows_committed(w);
-		else {
+			kept = 1;
+		} else {
 			rows_failed(w, "a batch");
 			rows_rollback(w);
 		}
 	}
 	if (!was_broken && w->broken != NULL)
 		rows_broken(w);
+	/* A session's end rolled back with its batch is written alone. */
+	for (; ends != NULL; ends = next) {
+		next = ends->next;
+		if (!kept)
+			rows_end(w, ends);
+		item_free(ends);
+	}
 }
 
 static void
