@@ -5,6 +5,7 @@
 #               for 10 s each, and the end-to-end tests (with a plain build
 #               for the ones under valgrind)
 #   make fuzz   build the libFuzzer targets (clang) and run each for 60 s
+#   make soak   the long variants of the big-traffic and store tests
 #   make bench  build for release, measure mcpreel against a direct connection
 
 BUILD      ?= build
@@ -18,7 +19,7 @@ JOBS       ?= 2
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 10
 
-.PHONY: all build deps demo test unit fuzz fuzz-test e2e bench clean
+.PHONY: all build deps demo test unit fuzz fuzz-test e2e soak bench clean
 
 all: build
 
@@ -56,6 +57,21 @@ e2e:
 	MCPREEL=$(CURDIR)/$(ASAN_BUILD)/mcpreel \
 	    MCPREEL_VALGRIND=$(CURDIR)/$(VALGRIND_BUILD)/mcpreel \
 	    node --test --test-concurrency=1 tests/e2e/
+
+# The long variants of the big-traffic and store tests (ten times the
+# sizes: a 3 GB message over the record cap, 2.4 GB to a slow reader);
+# builds as make test does.
+soak:
+	scripts/deps.sh test
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMCPREEL_ASAN=ON
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cmake -S . -B $(VALGRIND_BUILD) -DCMAKE_BUILD_TYPE=Debug \
+	    -DMCPREEL_TESTS=OFF -DMCPREEL_BENCH=OFF
+	cmake --build $(VALGRIND_BUILD) -j $(JOBS)
+	MCPREEL=$(CURDIR)/$(ASAN_BUILD)/mcpreel \
+	    MCPREEL_VALGRIND=$(CURDIR)/$(VALGRIND_BUILD)/mcpreel MCPREEL_SOAK=1 \
+	    node --test --test-concurrency=1 tests/e2e/huge.test.mjs \
+	    tests/e2e/store_faults.test.mjs
 
 # The benchmark of issue 6 (bench/run.sh); the unit tests are left out of
 # this build so that it needs no criterion.

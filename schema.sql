@@ -66,10 +66,10 @@ CREATE TABLE messages (
                                        -- forwarded; else their length (raw
                                        -- is then a prefix, or redacted)
   sha256      TEXT,                    -- with a prefix: the SHA-256 of all
-                                       -- the bytes forwarded, in hex; never
-                                       -- when redacted (with the rest of
-                                       -- the bytes in raw, it would let
-                                       -- anyone test guesses of a secret)
+                                       -- the bytes forwarded, in hex; not
+                                       -- for a whole message redacted (with
+                                       -- the rest of its bytes in raw, it
+                                       -- would test guesses of a secret)
   truncated   INTEGER NOT NULL DEFAULT 0,
                                        -- 1: raw is only the first bytes (the
                                        -- message was above the record cap)

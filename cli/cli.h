@@ -58,6 +58,7 @@ struct store;
 struct plan;
 int		 cli_load_plan(struct store *, int64_t, struct plan *,
 		     char **);
+int		 cli_listen_check(const char *, const char *, int);
 
 /* dbpath.c */
 char		*dbpath_default(char **);

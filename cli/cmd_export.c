@@ -333,19 +333,31 @@ export_row_cb(const struct export_row *r, void *arg)
 	return ex->write_failed;
 }
 
+/*
+ * The session as JSON lines, read in one transaction: a session still
+ * being recorded is exported as it was at one moment (no message whose
+ * exchange came after the exchanges were read).
+ */
 static int
 export_jsonl(struct store *st, int64_t id, struct export *ex, char **cause)
 {
+	int	rc = -1;
+
+	if (store_exec(st, "BEGIN", cause) != 0)
+		return -1;
 	if (query_session_info(st, id, export_header_cb, ex, cause) != 0 ||
 	    query_exchanges(st, id, export_exchange_cb, ex, cause) != 0)
-		return -1;
+		goto out;
 	if (query_export(st, id, export_row_cb, ex, cause) != 0) {
 		if (!ex->write_failed)
-			return -1;
+			goto out;
 		free(*cause);
 		*cause = NULL;
 	}
-	return 0;
+	rc = 0;
+out:
+	store_exec(st, "COMMIT", NULL);
+	return rc;
 }
 
 /* Keep the session's transport for the HAR check. */

@@ -462,10 +462,14 @@ import_verify(struct import *imp, const char *db, int failed, int64_t *id)
 			    "%s", db);
 		return -1;
 	}
-	if ((st = store_open(db, 0, &cause)) == NULL)
+	if ((st = store_open(db, 0, &cause)) == NULL) {
+		import_bad(imp, "cannot check what was imported: %s", cause);
 		goto out;
+	}
 	if (!failed && query_session_counts(st, *id, &nm, &ne, &nx,
-	    &cause) == 0) {
+	    &cause) != 0)
+		import_bad(imp, "cannot check what was imported: %s", cause);
+	else if (!failed) {
 		if (nm == imp->messages && ne == imp->events &&
 		    nx == (int64_t)imp->nxs && writer_session_lost(imp->s) ==
 		    0) {
@@ -478,6 +482,8 @@ import_verify(struct import *imp, const char *db, int failed, int64_t *id)
 		    (long long)imp->messages, (long long)ne,
 		    (long long)imp->events, (long long)nx, imp->nxs, db);
 	}
+	free(cause);
+	cause = NULL;
 	if (query_drop_session(st, *id, &cause) == 0)
 		rc = 0;
 out:

@@ -38,7 +38,10 @@ cmd_mock_usage(FILE *f)
 	    "\n"
 	    "options:\n"
 	    "  --listen ADDR      serve Streamable HTTP on ADDR (PORT, HOST:PORT;\n"
-	    "                     port 0 picks one; printed on stderr when ready)\n"
+	    "                     port 0 picks one; printed on stderr when ready).\n"
+	    "                     A loopback address unless --allow-remote\n"
+	    "  --allow-remote     let --listen take an address other machines\n"
+	    "                     can reach\n"
 	    "  --match strict     demand the recorded order of requests exactly\n"
 	    "  --ignore PATH      leave PATH of requests out of matching\n"
 	    "                     (repeatable; e.g. $.params.arguments.when)\n"
@@ -61,6 +64,7 @@ cmd_mock(int argc, char **argv)
 		{ "latency", required_argument, NULL, 'T' },
 		{ "on-miss", required_argument, NULL, 'O' },
 		{ "fallback", required_argument, NULL, 'F' },
+		{ "allow-remote", no_argument, NULL, 'A' },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -79,7 +83,7 @@ cmd_mock(int argc, char **argv)
 	size_t				 nignore = 0;
 	int64_t				 id;
 	int				 ch, strict = 0, rc = EXIT_USAGE;
-	int				 built = 0;
+	int				 built = 0, allow_remote = 0;
 
 	memset(&opt, 0, sizeof opt);
 	memset(&target, 0, sizeof target);
@@ -128,6 +132,9 @@ cmd_mock(int argc, char **argv)
 		case 'F':
 			fallback_url = optarg;
 			break;
+		case 'A':
+			allow_remote = 1;
+			break;
 		case 'h':
 			cmd_mock_usage(stdout);
 			rc = EXIT_OK;
@@ -139,6 +146,9 @@ cmd_mock(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (opt.listen != NULL &&
+	    cli_listen_check("mock", opt.listen, allow_remote) != 0)
+		goto out;
 	if (argc < 1) {
 		fprintf(stderr, "mcpreel mock: give one SESSION to serve (an "
 		    "id, a name or 'last')\n");

@@ -329,10 +329,10 @@ cmd_prune(int argc, char **argv)
 			errno = 0;
 			days = strtod(optarg, &end);
 			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
-			    !isfinite(days) || days < 0 || days > 1e6) {
+			    !isfinite(days) || days < 0 || days > 100000) {
 				fprintf(stderr, "mcpreel prune: --older-than "
-				    "'%s': give a number of days, such as 30 "
-				    "or 0.5\n", optarg);
+				    "'%s': give a number of days up to 100000, "
+				    "such as 30 or 0.5\n", optarg);
 				return EXIT_USAGE;
 			}
 			break;

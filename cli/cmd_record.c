@@ -29,7 +29,8 @@ record_usage_redaction(FILE *f)
 	    "Redaction: the database gets a redacted copy of each message; the\n"
 	    "bytes forwarded are never changed.  A message with anything replaced\n"
 	    "is stored with redacted = 1, wire_size = the bytes forwarded, and no\n"
-	    "sha256.  Built in (unless --no-default-redaction):\n"
+	    "sha256 (unless cut at --max-record-size).  Built in (unless\n"
+	    "--no-default-redaction):\n"
 	    "  the value of members named (case, '_' and '-' aside: api_key,\n"
 	    "  API-KEY and apiKey are apikey; whole names only, so progressToken\n"
 	    "  stays):\n"
@@ -88,7 +89,16 @@ cmd_record_usage(FILE *f)
 	    "                disk) before forwarding it: for bug captures where\n"
 	    "                the machine itself may die.  Slower: a disk sync\n"
 	    "                per read.  Without it a line is committed within\n"
-	    "                ~10 ms of being forwarded (see docs/reliability.md)\n"
+	    "                ~10 ms of being forwarded (see docs/reliability.md).\n"
+	    "                Over stdio only, for now\n"
+	    "  --max-record-size SIZE\n"
+	    "                record at most SIZE bytes of one message (default\n"
+	    "                128M; K, M, G suffixes; 0: no cap).  A longer one\n"
+	    "                is still forwarded whole, and streamed (memory\n"
+	    "                stays under SIZE); it is recorded as its first SIZE\n"
+	    "                bytes with its full size and SHA-256, and a warning.\n"
+	    "                Over HTTP: request bodies and JSON response bodies;\n"
+	    "                an SSE event is recorded whole up to 256 MiB\n"
 	    "  --redact-key NAME\n"
 	    "                store the value of every JSON member named NAME, at\n"
 	    "                any depth and of any type, as \"[REDACTED]\"; names\n"
@@ -180,31 +190,57 @@ record_target(char **argv)
 	return s != NULL ? s : xstrdup("[]");
 }
 
+/* A size in bytes, with an optional K, M or G (binary) suffix. */
+static int
+record_parse_size(const char *arg, size_t *size)
+{
+	unsigned long long	 n;
+	char			*end;
+	int			 shift = 0;
+
+	errno = 0;
+	n = strtoull(arg, &end, 10);
+	/* A digit first: strtoull takes " -1" and wraps it. */
+	if (errno != 0 || end == arg || *arg < '0' || *arg > '9')
+		return -1;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	default:
+		return -1;
+	}
+	if (*end != '\0' && end[1] != '\0' && strcmp(end + 1, "iB") != 0 &&
+	    strcmp(end + 1, "B") != 0)
+		return -1;
+	if (n > (SIZE_MAX >> shift))
+		return -1;
+	*size = (size_t)n << shift;
+	return 0;
+}
+
 /* Say what is wrong with --listen or --upstream before anything starts. */
 static int
 record_check_http(const struct http_options *http)
 {
-	struct sockaddr_storage	 ss;
-	socklen_t		 len;
 	struct url		 u;
 	char			*cause = NULL;
 
-	if (net_parse_listen(http->listen, &ss, &len, &cause) != 0 ||
-	    net_parse_url(http->upstream, &u, &cause) != 0) {
+	if (net_parse_url(http->upstream, &u, &cause) != 0) {
 		fprintf(stderr, "mcpreel record: %s\n", cause);
 		free(cause);
 		return -1;
 	}
 	net_url_clear(&u);
-	if (!http->allow_remote && !net_addr_is_loopback(&ss)) {
-		fprintf(stderr, "mcpreel record: not listening on %s: it is "
-		    "not a loopback address, so other machines could use "
-		    "the server through mcpreel.  Listen on 127.0.0.1 (the "
-		    "default), or give --allow-remote to listen there "
-		    "anyway\n", http->listen);
-		return -1;
-	}
-	return 0;
+	return cli_listen_check("record", http->listen, http->allow_remote);
 }
 
 /* A --*-timeout argument: whole seconds, 0 for no limit. */
@@ -265,6 +301,7 @@ cmd_record(int argc, char **argv)
 		{ "redact-header", required_argument, NULL, 'r' },
 		{ "spin-us", required_argument, NULL, 'S' },
 		{ "durable", no_argument, NULL, 'D' },
+		{ "max-record-size", required_argument, NULL, 'M' },
 		{ "redact-key", required_argument, NULL, 'y' },
 		{ "redact-regex", required_argument, NULL, 'e' },
 		{ "no-default-redaction", no_argument, NULL, 'N' },
@@ -282,6 +319,7 @@ cmd_record(int argc, char **argv)
 	int				 ch, rc, durable = 0, http_only = 0;
 	int				 no_default_redaction = 0;
 	long				 spin;
+	size_t				 max_record;
 	uint64_t			 lost;
 
 	memset(&http, 0, sizeof http);
@@ -364,6 +402,16 @@ cmd_record(int argc, char **argv)
 			break;
 		case 'D':
 			durable = 1;
+			break;
+		case 'M':
+			if (record_parse_size(optarg, &max_record) != 0) {
+				fprintf(stderr, "mcpreel record: "
+				    "--max-record-size takes bytes, with K, M "
+				    "or G for KiB, MiB, GiB (0: no cap): %s\n",
+				    optarg);
+				goto usage;
+			}
+			record_set_max_record(max_record);
 			break;
 		case 'y':
 		case 'e':

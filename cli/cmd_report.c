@@ -408,7 +408,8 @@ html_parse_max(const char *arg, size_t *out)
 
 	errno = 0;
 	n = strtoull(arg, &end, 10);
-	if (*arg == '\0' || *arg == '-' || *end != '\0' || errno != 0 ||
+	/* A digit first: strtoull takes " -1" and wraps it. */
+	if (*arg < '0' || *arg > '9' || *end != '\0' || errno != 0 ||
 	    n > SIZE_MAX)
 		return -1;
 	*out = (size_t)n;

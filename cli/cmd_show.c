@@ -305,7 +305,15 @@ show_follow(struct show *sh, struct store *st, int64_t id,
 			    (long long)id, (long long)sh->cur.recorder_pid);
 			break;
 		}
-		/* Read once more after it has gone: it may have just ended. */
+		/*
+		 * Read once more after it has gone: it may have just ended.
+		 * An imported session (pid -1) has no recorder here at all.
+		 */
+		if (sh->cur.recorder_pid < 0) {
+			log_warnx("session %lld was imported and not ended: "
+			    "nothing more will come", (long long)id);
+			break;
+		}
 		if (sh->cur.recorder_pid > 0 &&
 		    !prune_pid_alive(sh->cur.recorder_pid))
 			last = 1;

@@ -544,6 +544,9 @@ har_write(struct store *st, int64_t id, FILE *out, char **cause)
 	int		 rc = -1;
 
 	memset(&h, 0, sizeof h);
+	/* One snapshot of a session that may still be recorded. */
+	if (store_exec(st, "BEGIN", cause) != 0)
+		return -1;
 	if (query_session_info(st, id, har_info_cb, &target, cause) != 0)
 		goto out;
 	h.target = target;
@@ -583,6 +586,7 @@ har_write(struct store *st, int64_t id, FILE *out, char **cause)
 		rc = 0;
 	json_decref(root);
 out:
+	store_exec(st, "COMMIT", NULL);
 	for (i = 0; i < h.nxs; i++) {
 		json_decref(h.xs[i].entry);
 		for (j = 0; j < h.xs[i].nmsgs; j++) {

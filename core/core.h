@@ -113,6 +113,13 @@ struct msg	*msg_new(enum dir, const void *, size_t);
 struct msg	*msg_alloc(enum dir, size_t);
 struct msg	*msg_realloc(struct msg *, enum dir, size_t);
 struct msg	*msg_finish(struct msg *, size_t);
+
+/* digest.c */
+struct digest;
+struct digest	*digest_new(void);
+void		 digest_update(struct digest *, const void *, size_t);
+char		*digest_hex_free(struct digest *);
+void		 digest_free(struct digest *);
 void		 msg_free(struct msg *);
 
 /* idmap.c: a map from byte-string keys to an int64 and an owned string. */

@@ -611,7 +611,9 @@ redact_buf(const struct redact *r, const void *buf, size_t len, char **out,
  * nothing was redacted, else a new message with the redacted bytes,
  * MSG_REDACTED, and wire_size the length forwarded.  A redacted message
  * keeps no SHA-256: with every other byte of the message in the row, the
- * hash of the original would let anyone test guesses of the secret.
+ * hash of the original would let anyone test guesses of the secret.  A
+ * message cut at the record cap keeps its hash: that covers bytes the row
+ * does not hold, so it tests nothing.
  */
 struct msg *
 redact_msg(const struct redact *r, struct msg *m)
@@ -631,6 +633,10 @@ redact_msg(const struct redact *r, struct msg *m)
 	m->sse_id = NULL;
 	n->wire_size = m->wire_size >= 0 ? m->wire_size : (int64_t)m->len;
 	n->flags = m->flags | MSG_REDACTED;
+	if (m->flags & MSG_TRUNCATED) {
+		n->sha256 = m->sha256;
+		m->sha256 = NULL;
+	}
 	msg_free(m);
 	return n;
 }

@@ -59,7 +59,6 @@ static void	conn_up_event_cb(struct bufferevent *, short, void *);
 static void	conn_close_after_output(struct hconn *);
 static void	conn_process_requests(struct hconn *);
 static void	conn_up_read(struct hconn *, int);
-static void	buf_copy(struct evbuffer *, struct evbuffer *);
 static void	exch_keep_body(struct hexch *, struct evbuffer *);
 
 static void
@@ -107,13 +106,23 @@ proxy_store_full(struct hproxy *p)
 /* Record a message of exchange x, pausing everything if the writer lags. */
 static void
 exch_tap(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
-    const char *sse_id)
+    const char *sse_id, struct hcap *cap)
 {
 	struct msg	*m = msg_alloc(d, len);
 
 	evbuffer_copyout(data, m->raw, len);
 	if (sse_id != NULL)
 		m->sse_id = xstrdup(sse_id);
+	if (cap != NULL && hcap_finish(cap, m)) {
+		log_warnx("a message of %lld bytes (%s) is over the record size "
+		    "cap (--max-record-size %zu): forwarded whole, recorded as "
+		    "its first %zu bytes with its size and SHA-256",
+		    (long long)m->wire_size, d == DIR_C2S ? "a request body" :
+		    "a response body", line_cap(), len);
+		hexch_note(x, "a message of %lld bytes is over the record size "
+		    "cap: recorded as its first %zu bytes with its size and "
+		    "SHA-256", (long long)m->wire_size, len);
+	}
 	hexch_tap(x, m);
 	if (tap_paused(x->c->p->tap))
 		proxy_store_full(x->c->p);
@@ -173,6 +182,8 @@ exch_free(struct hexch *x)
 	http_head_clear(&x->resp);
 	evbuffer_free(x->reqdata);
 	evbuffer_free(x->respdata);
+	hcap_clear(&x->reqcap);
+	hcap_clear(&x->respcap);
 	if (x->ssebuf != NULL) {
 		evbuffer_free(x->ssebuf);
 		sse_clear(&x->sp);
@@ -416,7 +427,7 @@ exch_request_done(struct hexch *x)
 			x->rpc_id = scan_id_dup(p, &sc);
 	}
 	if (len > 0)
-		exch_tap(x, DIR_C2S, x->reqdata, len, NULL);
+		exch_tap(x, DIR_C2S, x->reqdata, len, NULL, &x->reqcap);
 	evbuffer_drain(x->reqdata, len);
 }
 
@@ -485,7 +496,7 @@ conn_forward_request_body(struct hconn *c)
 		free(cause);
 		return -1;
 	}
-	buf_copy(x->reqdata, tmp);
+	hcap_copy(&x->reqcap, x->reqdata, tmp);
 	if (x->reqbody.kind == HTTP_BODY_CHUNKED) {
 		http_chunk_add(out, tmp);
 		if (rc == 1)
@@ -719,7 +730,7 @@ exch_sse_event(struct hexch *x, struct sse_event *ev)
 	}
 	data = evbuffer_new();
 	evbuffer_add(data, ev->data, ev->data_len);
-	exch_tap(x, DIR_S2C, data, ev->data_len, ev->id);
+	exch_tap(x, DIR_S2C, data, ev->data_len, ev->id, NULL);
 	evbuffer_free(data);
 }
 
@@ -822,7 +833,8 @@ exch_response_done(struct hconn *c)
 			json = sc.kind != KIND_INVALID;
 		}
 		if (json) {
-			exch_tap(x, DIR_S2C, x->respdata, len, NULL);
+			exch_tap(x, DIR_S2C, x->respdata, len, NULL,
+			    &x->respcap);
 			evbuffer_drain(x->respdata, len);
 		}
 	}
@@ -863,12 +875,12 @@ exch_keep_body(struct hexch *x, struct evbuffer *tmp)
 	char		*part;
 
 	if (ctype != NULL && strncasecmp(ctype, "application/json", 16) == 0) {
-		buf_copy(x->respdata, tmp);
+		hcap_copy(&x->respcap, x->respdata, tmp);
 		return;
 	}
 	room = have < HTTP_KEEP_BODY_MAX ? HTTP_KEEP_BODY_MAX - have : 0;
 	if (evbuffer_get_length(tmp) <= room) {
-		buf_copy(x->respdata, tmp);
+		hcap_append(x->respdata, tmp);
 		return;
 	}
 	x->resp_cut = 1;
@@ -878,23 +890,6 @@ exch_keep_body(struct hexch *x, struct evbuffer *tmp)
 		evbuffer_add(x->respdata, part, room);
 		free(part);
 	}
-}
-
-/* Copy all of src to the end of dst, leaving src as it was. */
-static void
-buf_copy(struct evbuffer *dst, struct evbuffer *src)
-{
-	struct evbuffer_iovec	 local[16], *v = local;
-	int			 n, i;
-
-	n = evbuffer_peek(src, -1, NULL, NULL, 0);
-	if (n > 16)
-		v = xreallocarray(NULL, (size_t)n, sizeof *v);
-	evbuffer_peek(src, -1, NULL, v, n);
-	for (i = 0; i < n; i++)
-		evbuffer_add(dst, v[i].iov_base, v[i].iov_len);
-	if (v != local)
-		free(v);
 }
 
 /*
@@ -933,7 +928,7 @@ exch_forward_response_body(struct hconn *c, int eof)
 	 * handled: an endpoint rewrite edits the held copy.
 	 */
 	if (x->sse)
-		buf_copy(x->ssebuf, tmp);
+		hcap_append(x->ssebuf, tmp);
 	else
 		exch_keep_body(x, tmp);
 	if (x->hold != NULL)

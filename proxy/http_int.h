@@ -35,6 +35,16 @@ enum pause_why {
 /* What credentials are stored as. */
 #define HTTP_REDACTED		"[REDACTED]"
 
+/* hcap.c: a body copied for the record, up to the record size cap. */
+struct hcap {
+	uint64_t	 wire;		/* all of its bytes so far */
+	struct digest	*digest;	/* past the cap: of all of them */
+};
+void		 hcap_append(struct evbuffer *, struct evbuffer *);
+void		 hcap_copy(struct hcap *, struct evbuffer *, struct evbuffer *);
+int		 hcap_finish(struct hcap *, struct msg *);
+void		 hcap_clear(struct hcap *);
+
 /* An MCP session seen on the wire, and the recording session for it. */
 struct hsession {
 	char		*key;		/* Mcp-Session-Id or legacy sessionId;
@@ -55,6 +65,8 @@ struct hexch {
 	struct http_body	 reqbody;
 	int			 req_done;
 	struct evbuffer		*reqdata;	/* decoded request body */
+	struct hcap		 reqcap;	/* its size and digest past
+						   the record size cap */
 	int64_t			 ts_ns;
 	int64_t			 mono_ns;
 
@@ -75,6 +87,7 @@ struct hexch {
 	struct evbuffer		*ssebuf;	/* decoded stream, for sp */
 	int			 sse_events;	/* events seen */
 	struct evbuffer		*respdata;	/* decoded non-SSE body */
+	struct hcap		 respcap;
 	int			 resp_cut;	/* respdata holds only its start */
 	struct evbuffer		*hold;		/* legacy: until the endpoint */
 	int			 close_after;	/* Connection: close either way */

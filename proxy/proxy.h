@@ -57,6 +57,30 @@ void		 record_set_spin(unsigned);
  */
 void		 record_set_durable(int);
 
+
+/* line.c: a line gathered for the record. */
+struct line {
+	enum dir	 dir;
+	struct msg	*cur;		/* its bytes so far, or NULL */
+	size_t		 len;		/* of them, kept */
+	size_t		 cap;
+	uint64_t	 wire;		/* all of them, kept or not */
+	struct digest	*digest;	/* past the cap: of all of them */
+};
+/*
+ * --max-record-size: a line longer than this is forwarded whole but
+ * recorded as its first bytes, its size and its SHA-256 (0: no cap).  The
+ * default keeps a 100 MB message whole; memory for a line in flight stays
+ * under it.
+ */
+#define RECORD_MAX_RECORD	((size_t)128 * 1024 * 1024)
+void		 record_set_max_record(size_t);
+size_t		 line_cap(void);
+void		 line_init(struct line *, enum dir);
+void		 line_add(struct line *, const char *, size_t, int);
+struct msg	*line_finish(struct line *);
+void		 line_clear(struct line *);
+
 /* record_loop.c: the stdio relay's event loop. */
 struct event_base *record_loop_base_new(void);
 void		 record_loop_run(struct event_base *, const unsigned long *);

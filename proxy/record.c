@@ -36,8 +36,6 @@
 #define RECORD_MAX_OUTPUT	(4u * 1024 * 1024)
 /* Largest single read from a source: a pipe's worth (see child.c). */
 #define RECORD_READ_MAX		(1024 * 1024)
-/* The first room made for a line being gathered. */
-#define RECORD_LINE_MIN		1024
 /*
  * After the server exits, how long its stdout and stderr may stay open
  * (a grandchild can hold them), then how long the host gets to read what
@@ -88,10 +86,8 @@ struct half {
 	struct evbuffer		*backlog;	/* read, not yet written */
 	struct evbuffer		*held;		/* --durable: read, waiting
 						   for its line's commit */
-	struct msg		*cur;		/* the line being gathered: its
-						   bytes are forwarded already */
-	size_t			 curlen;
-	size_t			 curcap;
+	struct line		 line;		/* being gathered for the record:
+						   its bytes are forwarded already */
 	int			 pause;		/* enum pause_why bits */
 	int			 eof;		/* the source ended */
 	int			 out_closed;	/* destination closed or dead */
@@ -170,30 +166,22 @@ relay_resume_cb(void *arg)
 		half_pause(&r->half[d], PAUSE_STORE, 0);
 }
 
-/* Copy n bytes onto the line being gathered; whole says they end it. */
+/*
+ * The line just completed was past the record cap: it is recorded as its
+ * first bytes with its full size and SHA-256, and a warning says so.
+ */
 static void
-half_gather(struct half *h, const char *src, size_t n, int whole)
+half_truncated(struct half *h, const struct msg *m)
 {
-	size_t	cap;
+	char	*note;
 
-	if (h->cur == NULL && whole)
-		cap = n;	/* the usual case: a whole line, exact room */
-	else if (h->cur == NULL || h->curlen + n > h->curcap) {
-		/* Grow by half again: a huge line costs ~1.5x, not 2x. */
-		cap = h->curcap + h->curcap / 2;
-		if (cap < h->curlen + n)
-			cap = h->curlen + n;
-		if (cap < RECORD_LINE_MIN)
-			cap = RECORD_LINE_MIN;
-	} else
-		cap = h->curcap;
-	if (cap != h->curcap || h->cur == NULL) {
-		h->cur = msg_realloc(h->cur, h->dir, cap);
-		h->curcap = cap;
-	}
-	memcpy(h->cur->raw + h->curlen, src, n);
-	h->curlen += n;
-	h->cur->len = h->curlen;	/* what msg_realloc keeps */
+	xasprintf(&note, "a message of %lld bytes from %s is over the record "
+	    "size cap (--max-record-size %zu): forwarded whole, recorded as "
+	    "its first %zu bytes with its size and SHA-256",
+	    (long long)m->wire_size, h->src_name, line_cap(), m->len);
+	log_warnx("%s", note);
+	tap_event(h->r->tap, h->r->session, "note", note, strlen(note));
+	free(note);
 }
 
 /* The line is complete (it was forwarded as it came): record it. */
@@ -203,13 +191,9 @@ half_complete(struct half *h)
 	struct msg	*m;
 	int		 d;
 
-	if (h->cur == NULL) {
-		h->cur = msg_realloc(NULL, h->dir, 0);
-		h->curcap = 0;
-	}
-	m = msg_finish(h->cur, h->curlen);
-	h->cur = NULL;
-	h->curlen = h->curcap = 0;
+	m = line_finish(&h->line);
+	if (m->flags & MSG_TRUNCATED)
+		half_truncated(h, m);
 	if (tap_message(h->r->tap, h->r->session, NULL, m)) {
 		for (d = 0; d < DIR_MAX; d++)
 			half_pause(&h->r->half[d], PAUSE_STORE, 1);
@@ -268,11 +252,11 @@ half_record(struct half *h, const char *p, size_t n)
 
 	while (n > 0) {
 		if ((nl = memchr(p, '\n', n)) == NULL) {
-			half_gather(h, p, n, 0);
+			line_add(&h->line, p, n, 0);
 			return;
 		}
 		k = (size_t)(nl - p);
-		half_gather(h, p, k, 1);
+		line_add(&h->line, p, k, 1);
 		half_complete(h);
 		p += k + 1;
 		n -= k + 1;
@@ -318,9 +302,10 @@ half_source_ended(struct half *h, const char *why)
 
 	if (h->eof)
 		return;
-	if (h->cur != NULL) {
-		xasprintf(&note, "%s ended with %zu bytes after the last "
-		    "newline; forwarded as they are", h->src_name, h->curlen);
+	if (h->line.wire > 0 || h->line.cur != NULL) {
+		xasprintf(&note, "%s ended with %llu bytes after the last "
+		    "newline; forwarded as they are", h->src_name,
+		    (unsigned long long)h->line.wire);
 		log_info("%s", note);
 		tap_event(h->r->tap, h->r->session, "note", note, strlen(note));
 		free(note);
@@ -405,6 +390,9 @@ half_durable(struct half *h, const char *buf, size_t n)
 	half_record(h, buf, n);
 	if (nl == NULL) {
 		evbuffer_add(h->held, buf, n);
+		/* Past the record cap a line streams through regardless. */
+		if (h->line.digest != NULL)
+			half_send_held(h);
 		return;
 	}
 	k = (size_t)(nl - buf) + 1;
@@ -698,6 +686,7 @@ half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd)
 
 	h->r = r;
 	h->dir = d;
+	line_init(&h->line, d);
 	h->src_name = (d == DIR_C2S) ? "the host (stdin)" :
 	    "the server (stdout)";
 	h->dst_name = (d == DIR_C2S) ? "the server (stdin)" :
@@ -727,7 +716,7 @@ half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd)
 static void
 half_free(struct half *h)
 {
-	msg_free(h->cur);
+	line_clear(&h->line);
 	if (h->rd_ev != NULL)
 		event_free(h->rd_ev);
 	if (h->wr_ev != NULL)

@@ -26,6 +26,13 @@ echo "== mcpreel show demo (first 45 lines)"
 "$bin" show --db "$db" demo | head -n 45
 echo "   ..."
 echo
+echo "== mcpreel stats demo"
+"$bin" stats --db "$db" demo
+echo
+echo "== mcpreel report demo -o $dir/report.html"
+"$bin" report --db "$db" demo -o "$dir/report.html"
+echo "(one self-contained page: open it in a browser)"
+echo
 echo "== mcpreel replay demo -- the same server (rules: examples/everything-rules.json)"
 # server-everything's dynamic resources carry the time of day: the rules
 # file says so, and everything else must come back the same.

@@ -100,7 +100,9 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 	    "s.end_reason, s.messages_lost, "
 	    "(SELECT count(*) FROM messages m WHERE m.session_id = s.id), "
 	    "(SELECT total(size) FROM messages m WHERE m.session_id = s.id), "
-	    "s.recorder_pid "
+	    /* An imported session's pid is of another time or machine. */
+	    "CASE WHEN s.imported_from IS NULL THEN s.recorder_pid "
+	    "ELSE -1 END "
 	    "FROM sessions s WHERE ?1 = 0 OR s.id = ?1 ORDER BY s.id",
 	    &stmt, cause) != 0)
 		return -1;
@@ -379,7 +381,9 @@ query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
 	int		 rc;
 
 	if (query_prepare(st, "SELECT s.ended_ns IS NOT NULL, "
-	    "s.recorder_pid, (SELECT max(id) FROM messages), "
+	    "CASE WHEN s.imported_from IS NULL THEN s.recorder_pid "
+	    "ELSE -1 END, "
+	    "(SELECT max(id) FROM messages), "
 	    "(SELECT max(id) FROM events) FROM sessions s WHERE s.id = ?1",
 	    &stmt, cause) != 0)
 		return -1;

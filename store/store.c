@@ -5,6 +5,10 @@
 
 #include <sys/stat.h>
 
+#include <dirent.h>
+#include <libgen.h>
+#include <signal.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -284,38 +288,74 @@ store_path(const struct store *st)
 }
 
 /*
- * Room kept next to the database, <path>-reserve, for a recorder to say
- * that the disk is full: released, it lets the session row take its
+ * Room kept next to the database, <path>-reserve.<pid>, for a recorder to
+ * say that the disk is full: released, it lets the session row take its
  * store_error and messages_lost (a few WAL frames of 16 KiB) when nothing
- * else fits.  Best effort: a disk already too full for it gets none.
+ * else fits.  One a process, so that others on the same file (a second
+ * recorder, an import) leave it alone; those of processes that are gone
+ * (killed) are removed here.  Best effort: a disk already too full for it
+ * gets none.
  */
 void
 store_reserve(struct store *st)
 {
-	char	*path;
-	int	 fd;
+	char		*path, *dir, *base, *copy1, *copy2, *end, *stale;
+	DIR		*d;
+	struct dirent	*de;
+	size_t		 blen;
+	long		 pid;
+	int		 fd, rc;
 
-	xasprintf(&path, "%s-reserve", st->path);
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd == -1 || posix_fallocate(fd, 0, STORE_RESERVE) != 0) {
-		log_debug("no reserve for %s: %s", st->path, strerror(errno));
-		if (fd != -1)
-			unlink(path);
+	copy1 = xstrdup(st->path);
+	copy2 = xstrdup(st->path);
+	dir = dirname(copy1);
+	base = basename(copy2);
+	blen = strlen(base);
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (strncmp(de->d_name, base, blen) != 0 ||
+			    strncmp(de->d_name + blen, "-reserve.", 9) != 0)
+				continue;
+			pid = strtol(de->d_name + blen + 9, &end, 10);
+			/* Only a process that is gone leaves it for good. */
+			if (*end != '\0' || pid <= 0 ||
+			    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+				continue;
+			xasprintf(&stale, "%s/%s", dir, de->d_name);
+			unlink(stale);
+			free(stale);
+		}
+		closedir(d);
 	}
+	free(copy1);
+	free(copy2);
+
+	xasprintf(&path, "%s-reserve.%ld", st->path, (long)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd == -1)
+		log_debug("no reserve for %s: %s", st->path, strerror(errno));
+	else if ((rc = posix_fallocate(fd, 0, STORE_RESERVE)) != 0) {
+		log_debug("no reserve for %s: %s", st->path, strerror(rc));
+		unlink(path);
+	} else
+		st->reserved = 1;
 	if (fd != -1)
 		close(fd);
 	free(path);
 }
 
-/* Give the reserve's room back to the file system. */
+/* Give this process's reserve back to the file system. */
 void
 store_release(struct store *st)
 {
 	char	*path;
 
-	xasprintf(&path, "%s-reserve", st->path);
+	if (!st->reserved)
+		return;
+	xasprintf(&path, "%s-reserve.%ld", st->path, (long)getpid());
 	unlink(path);
 	free(path);
+	st->reserved = 0;
 }
 
 /* Run SQL that returns no rows; on failure say which database and why. */

@@ -106,7 +106,9 @@ struct session_row {
 	int64_t		 messages;
 	int64_t		 bytes;
 	int64_t		 messages_lost;
-	int64_t		 recorder_pid;	/* 0 when not known */
+	int64_t		 recorder_pid;	/* 0 when not known, -1 when the
+					   session was imported (no recorder
+					   of this machine) */
 };
 
 struct message_row {
@@ -169,7 +171,7 @@ struct query_cursor {
 	int64_t		 start_mono;	/* the session's first row (message or
 					   event): the timeline's time 0 */
 	int		 ended;		/* the session had ended (ended_ns) */
-	int64_t		 recorder_pid;	/* 0 when not recorded */
+	int64_t		 recorder_pid;	/* 0 when not recorded; -1 imported */
 };
 
 int		 query_find_session(struct store *, const char *, int64_t *,

@@ -2,11 +2,140 @@
 #ifndef MCPREEL_STORE_INT_H
 #define MCPREEL_STORE_INT_H
 
+#include <pthread.h>
+#include <stdint.h>
+
 #include <sqlite3.h>
+
+#include "store.h"
 
 struct store {
 	sqlite3	*db;
 	char	*path;
+	int	 reserved;	/* store_reserve() made this process's */
 };
+
+/* writer.c: the queue's items, the sessions and the writer itself. */
+enum item_type {
+	ITEM_SESSION_BEGIN,
+	ITEM_MESSAGE,
+	ITEM_EVENT,
+	ITEM_SESSION_END,
+	ITEM_EXCHANGE_BEGIN,
+	ITEM_EXCHANGE_RESPONSE,
+	ITEM_EXCHANGE_END
+};
+
+struct item {
+	enum item_type	 type;
+	struct wsession	*session;
+	struct wexchange *x;		/* ITEM_MESSAGE, ITEM_EXCHANGE_* */
+	struct msg	*msg;		/* ITEM_MESSAGE; ITEM_EVENT text;
+					   ITEM_EXCHANGE_END body */
+	char		*kind;		/* ITEM_EVENT */
+	int		 exit_status;	/* ITEM_SESSION_END; -1 for none;
+					   ITEM_EXCHANGE_RESPONSE status */
+	int		 exit_signal;
+	char		*reason;	/* ITEM_SESSION_END, EXCHANGE_END */
+	struct wexchange_info info;	/* ITEM_EXCHANGE_BEGIN, RESPONSE; its
+					   ts_ns: when a session or exchange
+					   ended (ITEM_*_END) */
+	size_t		 bytes;		/* what it counts against the queue */
+	int64_t		 queued_ns;	/* monotonic, when it was queued */
+	struct item	*next;
+};
+
+/*
+ * An HTTP exchange being recorded: the producer gets it from
+ * writer_exchange_begin() and hands it back with writer_exchange_end(),
+ * after which the writer frees it.
+ */
+struct wexchange {
+	int64_t		 id;		/* its row, once written */
+};
+
+/*
+ * A recording session.  The producer creates it with writer_session_begin()
+ * and frees it with writer_session_free() after writer_stop(); in between
+ * only the writer thread touches its fields.
+ */
+struct wsession {
+	int64_t		 id;
+	char		*name;
+	char		*transport;
+	char		*target;
+	int64_t		 started_ns;
+	int64_t		 seq;
+	uint64_t	 lost;
+	uint64_t	 uncommitted;	/* rows of the open transaction */
+	struct idmap	*pending;	/* requests awaiting a response */
+	struct wsession	*all_next;	/* w->all: every session begun */
+	struct wsession	*touched_next;	/* w->touched, while uncommitted */
+	struct wsession_meta *imp;	/* a session recorded elsewhere */
+};
+
+struct writer {
+	struct store	*st;
+	pthread_t	 thread;
+	pthread_mutex_t	 lock;
+	pthread_cond_t	 cond;
+
+	/* Under lock. */
+	struct item	*head;
+	struct item	*tail;
+	size_t		 items;
+	size_t		 bytes;
+	int		 idle;		/* the writer waits without a timer */
+	int		 paused;	/* the producer was told to pause */
+	int		 stopping;
+	uint64_t	 enqueued;	/* items ever queued */
+	int64_t		 batch_ns;	/* queued_ns of the oldest item being
+					   written, 0 between batches */
+	int		 locked_out;	/* waiting on another process's lock:
+					   no pause for WRITER_MAX_LAG_MS */
+	uint64_t	 committed;	/* of those, written (or given up) */
+	int		 syncing;	/* a producer waits in writer_sync */
+	pthread_cond_t	 synced;
+
+	void		(*drain_cb)(void *);
+	void		*drain_arg;
+
+	/* Writer thread only. */
+	sqlite3_stmt	*ins_session;
+	sqlite3_stmt	*ins_message;
+	sqlite3_stmt	*ins_event;
+	sqlite3_stmt	*end_session;
+	sqlite3_stmt	*upd_broken;
+	sqlite3_stmt	*ins_exchange;
+	sqlite3_stmt	*upd_exchange_resp;
+	sqlite3_stmt	*upd_exchange_end;
+	int		 failing;	/* the last write failed */
+	int64_t		 busy_since;	/* when the lock wait began */
+	int		 last_rc;	/* its SQLite result code */
+	char		 last_err[256];	/* and its message */
+	char		*broken;	/* why recording stopped for good */
+	struct wsession	*all;		/* sessions begun, newest first */
+	struct wsession	*touched;	/* with rows in the open transaction */
+	int		 wal_pages;	/* in the WAL after the last commit */
+	int		 ckpt_quiet;	/* WRITER_CKPT_* in pages */
+	int		 ckpt_busy;
+};
+
+/* rows.c (writer thread only) */
+int		 rows_init(struct writer *, char **);
+void		 rows_finalize(struct writer *);
+void		 rows_checkpoint(struct writer *);
+int		 rows_exec(struct writer *, const char *);
+void		 rows_failed(struct writer *, const char *);
+void		 rows_committed(struct writer *);
+void		 rows_rollback(struct writer *);
+void		 rows_broken(struct writer *);
+void		 rows_begin(struct writer *, struct wsession *);
+void		 rows_message(struct writer *, struct wsession *,
+		     struct wexchange *, struct msg *);
+void		 rows_event(struct writer *, struct wsession *, const char *,
+		     struct msg *);
+void		 rows_end(struct writer *, struct item *);
+void		 rows_exchange(struct writer *, struct item *);
 
 #endif

@@ -478,3 +478,30 @@ test('import: a bad line stops it, named by its line number, and nothing of the 
     t.cleanup();
   }
 });
+
+test('an imported session that never ended is not taken for one being recorded here', { timeout: 60000 }, async () => {
+  await withCleanup(async ({ dir }) => {
+    const db = join(dir, 'pid.db');
+    const rec = await runMcpreel(['record', '--db', db, '--name', 'src', '--', 'cat'],
+      { input: Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping"}\n') });
+    assert.equal(rec.code, 0, rec.stderr.toString());
+    const ex = await runMcpreel(['export', '--db', db, 'src', '--format', 'jsonl']);
+    assert.equal(ex.code, 0, ex.stderr.toString());
+    // As if exported while running, by a process whose pid is alive here.
+    const lines = ex.stdout.toString().trim().split('\n');
+    const head = JSON.parse(lines[0]);
+    head.recorder_pid = process.pid;
+    head.ended_ns = null;
+    lines[0] = JSON.stringify(head);
+    const file = join(dir, 'live.jsonl');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const im = await runMcpreel(['import', '--db', db, '--name', 'imported', file]);
+    assert.equal(im.code, 0, im.stderr.toString());
+    const follow = await runMcpreel(['show', '--db', db, '--follow', '--json', 'imported'], { timeoutMs: 10000 });
+    assert.equal(follow.code, 0);
+    assert.match(follow.stderr.toString(), /was imported and not ended: nothing more will come/);
+    const rm = await runMcpreel(['rm', '--db', db, 'imported']);
+    assert.equal(rm.code, 0, rm.stderr.toString());
+    assert.deepEqual(sql(db, "SELECT count(*) AS c FROM sessions WHERE name = 'imported'"), [{ c: 0 }]);
+  });
+});

@@ -149,3 +149,14 @@ test('mock --on-miss forward over HTTP: two clients reusing an id each get their
     t.cleanup();
   }
 });
+
+test('mock --listen refuses a non-loopback address unless --allow-remote', { timeout: 30000 }, async () => {
+  const r = await runMcpreel(['mock', '--db', '/nonexistent/x.db', 'last', '--listen', '0.0.0.0:0']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr.toString(), /mcpreel mock: not listening on 0\.0\.0\.0:0: it is not a loopback address.*--allow-remote/);
+  // With it, the address is accepted and the next problem (no database) is what is said.
+  const ok = await runMcpreel(['mock', '--db', '/nonexistent/x.db', 'last', '--listen', '0.0.0.0:0', '--allow-remote']);
+  assert.equal(ok.code, 2);
+  assert.doesNotMatch(ok.stderr.toString(), /loopback/);
+  assert.match(ok.stderr.toString(), /no database at \/nonexistent\/x\.db/);
+});

@@ -8,7 +8,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -223,6 +223,32 @@ test('Streamable HTTP: bodies and headers are redacted in the record, forwarded 
     await client.close().catch(() => {});
     if (mp) await mp.stop();
     await up.stop();
+    t.cleanup();
+  }
+});
+
+test('a message over --max-record-size: its start is stored redacted, with its full size and SHA-256', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  try {
+    const s = secrets();
+    const line = `{"jsonrpc":"2.0","id":1,"method":"x","params":{"password":"${s.pw1}","note":"${s.sk}","pad":"${'x'.repeat(8192)}"}}`;
+    const db = join(t.dir, 'cap.db');
+    const r = await runMcpreel(['record', '--db', db, '--max-record-size', '1K', '--', 'cat'], { input: Buffer.from(`${line}\n`) });
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.equal(r.stdout.toString(), `${line}\n`, 'forwarded whole');
+    const rows = sql(db, 'SELECT size, wire_size, sha256, truncated, redacted, CAST(raw AS TEXT) AS raw FROM messages');
+    assert.equal(rows.length, 2);
+    const digest = createHash('sha256').update(line).digest('hex');
+    for (const row of rows) {
+      assert.equal(row.truncated, 1);
+      assert.equal(row.redacted, 1);
+      assert.equal(row.wire_size, Buffer.byteLength(line));
+      assert.equal(row.sha256, digest, 'the hash of the whole message, which the row does not hold');
+      assert.ok(row.raw.startsWith('{"jsonrpc":"2.0","id":1,"method":"x","params":{"password":"[REDACTED]","note":"[REDACTED]","pad":"xxx'), row.raw.slice(0, 120));
+      assert.equal(row.size, 1024 - s.pw1.length - s.sk.length + 2 * '[REDACTED]'.length);
+    }
+    assertNowhere(db, [s.pw1, s.sk]);
+  } finally {
     t.cleanup();
   }
 });

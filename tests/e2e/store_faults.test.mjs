@@ -8,13 +8,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import { MCPREEL, runMcpreel, sql, withCleanup } from './lib/util.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// make soak: traffic runs ten times longer before each kill.
+const SOAK = process.env.MCPREEL_SOAK === '1' ? 10 : 1;
 
 function line(id, pad = 0) {
   return `{"jsonrpc":"2.0","id":${id},"method":"ping","params":{"pad":"${'x'.repeat(pad)}"}}\n`;
@@ -77,6 +79,11 @@ async function until(cond, ms, step = 20) {
   return holds();
 }
 
+/** The reserve files next to a database (store_reserve). */
+function reserves(db) {
+  return readdirSync(dirname(db)).filter((f) => f.startsWith(`${basename(db)}-reserve.`));
+}
+
 /** ids recorded in each direction. */
 function recordedIds(db) {
   const rows = sql(db, 'SELECT direction, rpc_id FROM messages WHERE rpc_id IS NOT NULL');
@@ -109,7 +116,7 @@ async function killDuring(dir, mode, extra = []) {
     }
   })();
   await until(() => rec.echoed.size > 0, 10000);
-  await sleep(1500);
+  await sleep(1500 * SOAK);
   const tKill = performance.now();
   rec.child.kill('SIGKILL');
   stop = true;
@@ -129,7 +136,7 @@ async function killDuring(dir, mode, extra = []) {
       if (age > 100) missingOld.push([n, Math.round(age)]);
     }
   }
-  return { echoed: rec.echoed.size, recorded: ids.s2c.size, window, missingOld, db };
+  return { echoed: rec.echoed.size, recorded: ids.s2c.size, window, missingOld, db, pid: rec.child.pid };
 }
 
 test('kill -9 while a steady stream flows: every line forwarded 100 ms before is recorded', { timeout: 60000 }, async (t) => {
@@ -138,6 +145,13 @@ test('kill -9 while a steady stream flows: every line forwarded 100 ms before is
     t.diagnostic(`steady: ${r.echoed} lines came back, ${r.recorded} recorded, newest unrecorded line came back ${r.window.toFixed(1)} ms before the kill`);
     assert.ok(r.echoed > 300, `only ${r.echoed} lines went through`);
     assert.deepEqual(r.missingOld, [], 'lines forwarded more than 100 ms before the kill are missing');
+    // The killed recorder's room for a full disk is left behind; the next
+    // recorder on the file removes it, and its own at exit.
+    const stale = `${r.db}-reserve.${r.pid}`;
+    assert.ok(existsSync(stale), `${stale} is there after the kill`);
+    const next = await runMcpreel(['record', '--db', r.db, '--', 'true']);
+    assert.equal(next.code, 0);
+    assert.deepEqual(reserves(r.db), [], 'no reserve is left');
   });
 });
 
@@ -353,6 +367,8 @@ test('show and sessions read a database being written; two recorders on one file
     assert.equal(JSON.parse(list.stdout.toString().trim().split('\n')[0]).name, 'a');
 
     const b = startRecord(['--db', db, '--name', 'b']);
+    // Each recorder keeps its own reserve; neither takes the other's.
+    assert.ok(await until(() => reserves(db).length === 2, 5000), `reserves: ${reserves(db)}`);
     const n = 20000;
     const pump = async (rec, from) => {
       let chunk = '';
@@ -369,6 +385,7 @@ test('show and sessions read a database being written; two recorders on one file
     assert.equal(eb.code, 0, b.stderr());
     const rows = sql(db, `SELECT s.name, s.messages_lost, count(m.id) AS c FROM sessions s
       LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.id ORDER BY s.name`);
+    assert.deepEqual(reserves(db), []);
     assert.deepEqual(rows, [
       { name: 'a', messages_lost: 0, c: 2 * (n + 10) },
       { name: 'b', messages_lost: 0, c: 2 * n },

@@ -347,13 +347,15 @@ Test(redact, message, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(n->mono_ns, 22);
 	msg_free(n);
 
-	/* Cut already: the wire size it had stays. */
+	/* Cut already: the wire size and the hash (of bytes not kept) stay. */
 	m = msg_new(DIR_S2C, in, 14);
 	m->wire_size = 1000;
+	m->sha256 = xstrdup("ab");
 	m->flags = MSG_TRUNCATED;
 	n = redact_msg(r, m);
 	cr_assert_eq(n->wire_size, 1000);
 	cr_assert_eq(n->flags, MSG_TRUNCATED | MSG_REDACTED);
+	cr_assert_str_eq(n->sha256, "ab");
 	msg_free(n);
 
 	/* Nothing to hide: the same message, untouched. */

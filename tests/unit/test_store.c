@@ -1010,3 +1010,122 @@ Test(store, exchanges_view, .timeout = UNIT_TIMEOUT)
 	sqlite3_close(db);
 	free(path);
 }
+
+/* A JSON-RPC ping with id n, for the lock tests. */
+static struct msg *
+store_test_ping(int n)
+{
+	char	buf[80];
+
+	snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+	    "\"ping\"}", n);
+	return msg_new(DIR_C2S, buf, strlen(buf));
+}
+
+/*
+ * A session that begins while another connection holds the write lock
+ * past both bounded waits (the batch's, then the session row's own): the
+ * messages of that time are counted lost, and once the lock is released
+ * the session row is written after all and the rest is recorded.
+ */
+Test(store, lock_at_session_begin, .timeout = UNIT_TIMEOUT)
+{
+	struct writer	*w;
+	struct wsession	*s;
+	sqlite3		*other;
+	char		*path = store_test_path("lock.db");
+	int		 i;
+
+	w = store_test_writer(path);
+	cr_assert_eq(sqlite3_open(path, &other), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	s = writer_session_begin(w, "locked", "stdio", "[]");
+	writer_message(w, s, NULL, store_test_ping(1));
+	sleep(2 * STORE_BUSY_TIMEOUT_MS / 1000 + 2);
+	cr_assert_eq(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL),
+	    SQLITE_OK);
+	for (i = 10; i < 15; i++)
+		writer_message(w, s, NULL, store_test_ping(i));
+	writer_session_end(w, s, 0, 0, "done");
+	writer_stop(w);
+	cr_assert_neq(writer_session_id(s), 0, "the session row was never "
+	    "written");
+	cr_assert_eq(writer_session_lost(s), 1);
+	writer_session_free(s);
+	cr_assert_eq(store_test_int(other, "SELECT count(*) FROM messages"),
+	    5);
+	cr_assert_eq(store_test_int(other, "SELECT messages_lost FROM "
+	    "sessions WHERE name = 'locked' AND ended_ns IS NOT NULL"), 1);
+	sqlite3_close(other);
+	free(path);
+}
+
+/* Whether the drain callback came, under d's lock. */
+static int
+store_test_drained(struct drain_seen *d)
+{
+	int	calls;
+
+	pthread_mutex_lock(&d->lock);
+	calls = d->calls;
+	pthread_mutex_unlock(&d->lock);
+	return calls;
+}
+
+/*
+ * A producer paused for lag alone (a huge message being written) is let
+ * go as soon as the writer starts waiting on another process's lock, not
+ * when the lock is released: forwarding goes on meanwhile.
+ */
+Test(store, lock_lifts_lag_pause, .timeout = UNIT_TIMEOUT)
+{
+	struct drain_seen	 d;
+	struct writer		*w;
+	struct wsession		*s;
+	struct timespec		 ts = { 0, 1000000 };
+	sqlite3			*other;
+	struct msg		*big;
+	char			*path = store_test_path("lag.db");
+	int64_t			 t0;
+	int			 i, paused = 0;
+
+	pthread_mutex_init(&d.lock, NULL);
+	d.calls = 0;
+	w = store_test_writer(path);
+	writer_set_drain_cb(w, store_test_drain_cb, &d);
+	s = writer_session_begin(w, NULL, "stdio", "[]");
+	/* 24 MiB: under the byte mark, but long enough to write. */
+	big = msg_alloc(DIR_C2S, 24u * 1024 * 1024);
+	memset(big->raw, 'x', big->len);
+	writer_message(w, s, NULL, big);
+	for (i = 0; i < 2000 && !paused; i++) {
+		nanosleep(&ts, NULL);
+		paused = writer_message(w, s, NULL, store_test_ping(i));
+	}
+	cr_assert(paused, "not paused while a 24 MiB message was written");
+	cr_assert_eq(sqlite3_open(path, &other), SQLITE_OK);
+	/* Taken as soon as the writer commits: its next batch must wait. */
+	sqlite3_busy_timeout(other, 30000);
+	for (i = 0; i < 100 && store_test_drained(&d) == 0; i++) {
+		if (sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL,
+		    NULL) == SQLITE_OK)
+			break;
+	}
+	writer_message(w, s, NULL, store_test_ping(9999));
+	t0 = clock_mono_ns();
+	while (store_test_drained(&d) == 0 &&
+	    clock_mono_ns() - t0 < (int64_t)STORE_BUSY_TIMEOUT_MS * 1000000)
+		nanosleep(&ts, NULL);
+	cr_assert_eq(store_test_drained(&d), 1, "the pause lasted the lock "
+	    "wait");
+	cr_assert_lt(clock_mono_ns() - t0, (int64_t)2000 * 1000000,
+	    "the pause lasted %lld ms into the lock wait",
+	    (long long)((clock_mono_ns() - t0) / 1000000));
+	sqlite3_exec(other, "COMMIT", NULL, NULL, NULL);
+	writer_stop(w);
+	writer_session_free(s);
+	sqlite3_close(other);
+	pthread_mutex_destroy(&d.lock);
+	free(path);
+}
