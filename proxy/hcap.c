@@ -12,26 +12,10 @@
 
 #include "http_int.h"
 
-/* Copy all of src to the end of dst, leaving src as it was. */
-void
-hcap_append(struct evbuffer *dst, struct evbuffer *src)
-{
-	struct evbuffer_iovec	 local[16], *v = local;
-	int			 n, i;
-
-	n = evbuffer_peek(src, -1, NULL, NULL, 0);
-	if (n > 16)
-		v = xreallocarray(NULL, (size_t)n, sizeof *v);
-	n = evbuffer_peek(src, -1, NULL, v, n);
-	for (i = 0; i < n; i++)
-		evbuffer_add(dst, v[i].iov_base, v[i].iov_len);
-	if (v != local)
-		free(v);
-}
-
-/* Feed all of buf to d, leaving buf as it was. */
+/* Call fn with each piece of buf, leaving buf as it was. */
 static void
-hcap_digest(struct digest *d, struct evbuffer *buf)
+hcap_each(struct evbuffer *buf, void (*fn)(void *, const void *, size_t),
+    void *arg)
 {
 	struct evbuffer_iovec	 local[16], *v = local;
 	int			 n, i;
@@ -41,9 +25,28 @@ hcap_digest(struct digest *d, struct evbuffer *buf)
 		v = xreallocarray(NULL, (size_t)n, sizeof *v);
 	n = evbuffer_peek(buf, -1, NULL, v, n);
 	for (i = 0; i < n; i++)
-		digest_update(d, v[i].iov_base, v[i].iov_len);
+		fn(arg, v[i].iov_base, v[i].iov_len);
 	if (v != local)
 		free(v);
+}
+
+static void
+hcap_add_cb(void *dst, const void *p, size_t len)
+{
+	evbuffer_add(dst, p, len);
+}
+
+static void
+hcap_digest_cb(void *d, const void *p, size_t len)
+{
+	digest_update(d, p, len);
+}
+
+/* Copy all of src to the end of dst, leaving src as it was. */
+void
+hcap_append(struct evbuffer *dst, struct evbuffer *src)
+{
+	hcap_each(src, hcap_add_cb, dst);
 }
 
 /* Copy src to the end of dst for the record, up to the cap. */
@@ -61,9 +64,9 @@ hcap_copy(struct hcap *c, struct evbuffer *dst, struct evbuffer *src)
 	}
 	if (c->digest == NULL) {
 		c->digest = digest_new();
-		hcap_digest(c->digest, dst);
+		hcap_each(dst, hcap_digest_cb, c->digest);
 	}
-	hcap_digest(c->digest, src);
+	hcap_each(src, hcap_digest_cb, c->digest);
 	room = (have < max) ? max - have : 0;
 	if (room > 0) {
 		part = xmalloc(room);

@@ -86,6 +86,15 @@ column_text(sqlite3_stmt *stmt, int i)
 	return (const char *)sqlite3_column_text(stmt, i);
 }
 
+/* A stored direction ('c2s' or 's2c') as enum dir. */
+static enum dir
+column_dir(sqlite3_stmt *stmt, int i)
+{
+	const char	*d = column_text(stmt, i);
+
+	return (d != NULL && strcmp(d, "s2c") == 0) ? DIR_S2C : DIR_C2S;
+}
+
 /* Call cb for each session (only the one with id only, if not 0). */
 int
 query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
@@ -136,13 +145,11 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 static void
 query_message_row(sqlite3_stmt *stmt, struct timeline_row *r)
 {
-	const char	*k;
 	int		 kind;
 
 	memset(r, 0, sizeof *r);
 	r->m.seq = sqlite3_column_int64(stmt, 0);
-	k = column_text(stmt, 1);
-	r->m.dir = (k != NULL && strcmp(k, "s2c") == 0) ? DIR_S2C : DIR_C2S;
+	r->m.dir = column_dir(stmt, 1);
 	r->m.ts_ns = sqlite3_column_int64(stmt, 2);
 	r->m.mono_ns = sqlite3_column_int64(stmt, 3);
 	kind = kind_from_name(column_text(stmt, 4));
@@ -177,7 +184,6 @@ query_event_row(sqlite3_stmt *stmt, struct timeline_row *r)
 static void
 query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
 {
-	const char	*k;
 	int		 kind;
 
 	memset(r, 0, sizeof *r);
@@ -191,8 +197,7 @@ query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
 		return;
 	}
 	r->m.seq = sqlite3_column_int64(stmt, 1);
-	k = column_text(stmt, 2);
-	r->m.dir = (k != NULL && strcmp(k, "s2c") == 0) ? DIR_S2C : DIR_C2S;
+	r->m.dir = column_dir(stmt, 2);
 	r->m.ts_ns = sqlite3_column_int64(stmt, 3);
 	r->m.mono_ns = sqlite3_column_int64(stmt, 4);
 	kind = kind_from_name(column_text(stmt, 5));
@@ -566,7 +571,6 @@ query_method_stats(struct store *st, int64_t session, method_stats_cb cb,
 {
 	sqlite3_stmt		*stmt;
 	struct method_stats	 ms;
-	const char		*d;
 	int			 rc;
 
 	/* The session index when there is one session to read. */
@@ -577,9 +581,7 @@ query_method_stats(struct store *st, int64_t session, method_stats_cb cb,
 	sqlite3_bind_int64(stmt, 1, session);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		memset(&ms, 0, sizeof ms);
-		d = column_text(stmt, 0);
-		ms.dir = (d != NULL && strcmp(d, "s2c") == 0) ? DIR_S2C :
-		    DIR_C2S;
+		ms.dir = column_dir(stmt, 0);
 		ms.method = column_text(stmt, 1);
 		ms.requests = sqlite3_column_int64(stmt, 2);
 		ms.answered = sqlite3_column_int64(stmt, 3);
@@ -615,7 +617,6 @@ query_hung(struct store *st, int64_t session, hung_cb cb, void *arg,
 {
 	sqlite3_stmt	*stmt;
 	struct hung_row	 h;
-	const char	*d;
 	int		 rc;
 
 	if (query_prepare(st, session != 0 ? QUERY_HUNG("q.session_id = ?1") :
@@ -626,9 +627,7 @@ query_hung(struct store *st, int64_t session, hung_cb cb, void *arg,
 		memset(&h, 0, sizeof h);
 		h.session_id = sqlite3_column_int64(stmt, 0);
 		h.seq = sqlite3_column_int64(stmt, 1);
-		d = column_text(stmt, 2);
-		h.dir = (d != NULL && strcmp(d, "s2c") == 0) ? DIR_S2C :
-		    DIR_C2S;
+		h.dir = column_dir(stmt, 2);
 		h.method = column_text(stmt, 3);
 		h.rpc_id = column_text(stmt, 4);
 		h.ts_ns = sqlite3_column_int64(stmt, 5);
@@ -736,13 +735,11 @@ query_exchanges(struct store *st, int64_t session, exchange_cb cb,
 static void
 query_export_message(sqlite3_stmt *stmt, struct export_row *r)
 {
-	const char	*k;
 	int		 kind;
 
 	memset(r, 0, sizeof *r);
 	r->m.seq = sqlite3_column_int64(stmt, 0);
-	k = column_text(stmt, 1);
-	r->m.dir = (k != NULL && strcmp(k, "s2c") == 0) ? DIR_S2C : DIR_C2S;
+	r->m.dir = column_dir(stmt, 1);
 	r->m.ts_ns = sqlite3_column_int64(stmt, 2);
 	r->m.mono_ns = sqlite3_column_int64(stmt, 3);
 	kind = kind_from_name(column_text(stmt, 4));
