@@ -107,6 +107,5 @@ int		 import_jsonl_line(struct import *);
 
 /* import_tape.c */
 int		 import_tape_line(struct import *);
-int		 import_iso8601(const char *, int64_t *);
 
 #endif

@@ -16,7 +16,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
@@ -25,82 +24,20 @@
 /* The mcp-tape trace version this reads ("v" of the meta line). */
 #define TAPE_VERSION	1
 
-static int
-tape_digits(const char *s, int n, int *v)
-{
-	int	i;
-
-	*v = 0;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		*v = *v * 10 + (s[i] - '0');
-	}
-	return 0;
-}
-
 /*
- * An ISO 8601 date and time, YYYY-MM-DDTHH:MM:SS with an optional fraction
- * of a second and Z or an offset (+HH:MM, +HHMM), as ns since the epoch.
+ * A full ISO 8601 time with its zone (mcp-tape writes ...Z) as ns since
+ * the epoch; the parsing is clock_parse_iso()'s, which also takes local
+ * times that a trace has no business holding.
  */
-int
-import_iso8601(const char *s, int64_t *ns)
+static int
+tape_iso8601(const char *s, int64_t *ns)
 {
-	struct tm	tm;
-	int		y, mo, d, h, mi, sec, oh, om, sign;
-	int64_t		frac = 0, scale = 100000000;
-	time_t		t;
+	size_t	n = strlen(s);
 
-	if (strlen(s) < 19 || tape_digits(s, 4, &y) != 0 || s[4] != '-' ||
-	    tape_digits(s + 5, 2, &mo) != 0 || s[7] != '-' ||
-	    tape_digits(s + 8, 2, &d) != 0 || (s[10] != 'T' && s[10] != 't') ||
-	    tape_digits(s + 11, 2, &h) != 0 || s[13] != ':' ||
-	    tape_digits(s + 14, 2, &mi) != 0 || s[16] != ':' ||
-	    tape_digits(s + 17, 2, &sec) != 0)
+	if (n < 20 || (s[10] != 'T' && s[10] != 't') || (s[n - 1] != 'Z' &&
+	    s[n - 1] != 'z' && strpbrk(s + 19, "+-") == NULL))
 		return -1;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-	    sec > 60)
-		return -1;
-	s += 19;
-	if (*s == '.' || *s == ',') {
-		if (s[1] < '0' || s[1] > '9')
-			return -1;
-		for (s++; *s >= '0' && *s <= '9'; s++) {
-			frac += (*s - '0') * scale;
-			scale /= 10;
-		}
-	}
-	oh = om = sign = 0;
-	if (*s == 'Z' || *s == 'z')
-		s++;
-	else if (*s == '+' || *s == '-') {
-		sign = (*s == '-') ? -1 : 1;
-		if (tape_digits(s + 1, 2, &oh) != 0)
-			return -1;
-		s += 3;
-		if (*s == ':')
-			s++;
-		if (tape_digits(s, 2, &om) != 0 || oh > 23 || om > 59)
-			return -1;
-		s += 2;
-	} else
-		return -1;
-	if (*s != '\0')
-		return -1;
-	memset(&tm, 0, sizeof tm);
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	if ((t = timegm(&tm)) == (time_t)-1)
-		return -1;
-	t -= sign * (oh * 3600 + om * 60);
-	if (t < 0 || t > INT64_MAX / 1000000000 - 1)
-		return -1;
-	*ns = (int64_t)t * 1000000000 + frac;
-	return 0;
+	return clock_parse_iso(s, ns);
 }
 
 /* A time member (an ISO 8601 string) as ns since the epoch. */
@@ -114,7 +51,7 @@ tape_time(struct import *imp, enum field k, const char *name, int64_t *ns)
 		return -1;
 	if (s == NULL)
 		return import_bad(imp, "no \"%s\"", name);
-	rc = import_iso8601(s, ns);
+	rc = tape_iso8601(s, ns);
 	if (rc != 0)
 		import_bad(imp, "\"%s\" is not an ISO 8601 time like "
 		    "2026-05-12T23:00:00.123Z: '%s'", name, s);
