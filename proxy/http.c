@@ -19,6 +19,9 @@
  * one exception: a legacy `endpoint` event naming the upstream by absolute
  * URL (or under the upstream's path prefix) is rewritten to name us, or
  * the client would bypass the proxy.
+ *
+ * This file holds the proxy and its connections; an exchange's request
+ * side is in hexch.c, its response side in hresp.c.
  */
 
 #include <sys/socket.h>
@@ -49,20 +52,16 @@
  */
 #define HTTP_RPC_ERROR		-32000
 
-
 static void	conn_client_read_cb(struct bufferevent *, void *);
 static void	conn_client_write_cb(struct bufferevent *, void *);
 static void	conn_client_event_cb(struct bufferevent *, short, void *);
 static void	conn_up_read_cb(struct bufferevent *, void *);
 static void	conn_up_write_cb(struct bufferevent *, void *);
 static void	conn_up_event_cb(struct bufferevent *, short, void *);
-static void	conn_close_after_output(struct hconn *);
-static void	conn_process_requests(struct hconn *);
 static void	conn_up_read(struct hconn *, int);
-static void	exch_keep_body(struct hexch *, struct evbuffer *);
 
-static void
-set_pause(struct bufferevent *bev, int *bits, int why, int on)
+void
+conn_pause(struct bufferevent *bev, int *bits, int why, int on)
 {
 	int	before = *bits;
 
@@ -86,131 +85,21 @@ proxy_resume_cb(void *arg)
 	struct hconn	*c;
 
 	TAILQ_FOREACH(c, &p->conns, entry) {
-		set_pause(c->cbev, &c->cpause, PAUSE_STORE, 0);
-		set_pause(c->ubev, &c->upause, PAUSE_STORE, 0);
+		conn_pause(c->cbev, &c->cpause, PAUSE_STORE, 0);
+		conn_pause(c->ubev, &c->upause, PAUSE_STORE, 0);
 	}
 }
 
 /* After a tap said the writer is behind: every connection pauses. */
-static void
+void
 proxy_store_full(struct hproxy *p)
 {
 	struct hconn	*c;
 
 	TAILQ_FOREACH(c, &p->conns, entry) {
-		set_pause(c->cbev, &c->cpause, PAUSE_STORE, 1);
-		set_pause(c->ubev, &c->upause, PAUSE_STORE, 1);
+		conn_pause(c->cbev, &c->cpause, PAUSE_STORE, 1);
+		conn_pause(c->ubev, &c->upause, PAUSE_STORE, 1);
 	}
-}
-
-/* Record a message of exchange x, pausing everything if the writer lags. */
-static void
-exch_tap(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
-    const char *sse_id, struct hcap *cap)
-{
-	struct msg	*m = msg_alloc(d, len);
-
-	evbuffer_copyout(data, m->raw, len);
-	if (sse_id != NULL)
-		m->sse_id = xstrdup(sse_id);
-	if (cap != NULL && hcap_finish(cap, m)) {
-		log_warnx("a message of %lld bytes (%s) is over the record size "
-		    "cap (--max-record-size %zu): forwarded whole, recorded as "
-		    "its first %zu bytes with its size and SHA-256",
-		    (long long)m->wire_size, d == DIR_C2S ? "a request body" :
-		    "a response body", line_cap(), len);
-		hexch_note(x, "a message of %lld bytes is over the record size "
-		    "cap: recorded as its first %zu bytes with its size and "
-		    "SHA-256", (long long)m->wire_size, len);
-	}
-	hexch_tap(x, m);
-	if (tap_paused(x->c->p->tap))
-		proxy_store_full(x->c->p);
-}
-
-static struct hexch *
-exch_new(struct hconn *c, struct http_head *req)
-{
-	struct hexch	*x = xcalloc(1, sizeof *x);
-
-	x->c = c;
-	x->req = *req;
-	memset(req, 0, sizeof *req);
-	x->ts_ns = clock_wall_ns();
-	x->mono_ns = clock_mono_ns();
-	x->reqdata = evbuffer_new();
-	x->respdata = evbuffer_new();
-	return x;
-}
-
-/*
- * Finish the exchange's record: its session (the default if still not
- * known), its end and outcome, and a body kept for people.
- */
-static void
-exch_finish_record(struct hexch *x, const char *outcome)
-{
-	struct hproxy	*p = x->c->p;
-	size_t		 keep = 0;
-	unsigned char	*body = NULL;
-
-	if (x->hs == NULL)
-		hexch_assign(x, hsession_default(p));
-	if (x->outcome == NULL)
-		x->outcome = xstrdup(outcome);
-	if (!x->sse && evbuffer_get_length(x->respdata) > 0) {
-		keep = evbuffer_get_length(x->respdata);
-		if (keep > HTTP_KEEP_BODY_MAX)
-			keep = HTTP_KEEP_BODY_MAX;
-		body = evbuffer_pullup(x->respdata, (ev_ssize_t)keep);
-	}
-	tap_exchange_end(p->tap, x->wx, x->outcome, body, keep);
-	x->wx = NULL;
-}
-
-static void
-exch_free(struct hexch *x)
-{
-	size_t	i;
-
-	if (x == NULL)
-		return;
-	for (i = 0; i < x->nheld; i++)
-		msg_free(x->held[i]);
-	free(x->held);
-	http_head_clear(&x->req);
-	http_head_clear(&x->resp);
-	evbuffer_free(x->reqdata);
-	evbuffer_free(x->respdata);
-	hcap_clear(&x->reqcap);
-	hcap_clear(&x->respcap);
-	if (x->ssebuf != NULL) {
-		evbuffer_free(x->ssebuf);
-		sse_clear(&x->sp);
-	}
-	if (x->hold != NULL)
-		evbuffer_free(x->hold);
-	free(x->rpc_id);
-	free(x->outcome);
-	free(x);
-}
-
-/* The exchange on c ended (either way): record it and free it. */
-static void
-exch_end(struct hconn *c, const char *outcome)
-{
-	struct hexch	*x = c->x;
-
-	if (x == NULL)
-		return;
-	/* A legacy session lives as long as its event stream. */
-	if (x->sse && x->hs != NULL && x->hs->legacy &&
-	    strcmp(x->req.method, "GET") == 0)
-		hsession_end(c->p, x->hs, x->resp_done ? "the server ended "
-		    "the SSE stream" : "the client closed the SSE stream");
-	exch_finish_record(x, outcome);
-	c->x = NULL;
-	exch_free(x);
 }
 
 /* A JSON-RPC error answering request id with why; NULL if why is no UTF-8. */
@@ -295,7 +184,7 @@ conn_close(struct hconn *c, const char *why)
 	c->dead = 1;
 	hwait_stop(c);
 	if (c->x != NULL)
-		exch_end(c, why);
+		hexch_end(c, why);
 	if (c->ubev != NULL)
 		bufferevent_free(c->ubev);
 	bufferevent_free(c->cbev);
@@ -307,19 +196,19 @@ conn_close(struct hconn *c, const char *why)
 }
 
 /* Close once what we hold for the client is sent. */
-static void
+void
 conn_close_after_output(struct hconn *c)
 {
 	if (c->dead)
 		return;
 	if (c->x != NULL)
-		exch_end(c, c->x->outcome != NULL ? c->x->outcome : "closed");
+		hexch_end(c, c->x->outcome != NULL ? c->x->outcome : "closed");
 	c->closing = 1;
 	if (c->ubev != NULL) {
 		bufferevent_free(c->ubev);
 		c->ubev = NULL;
 	}
-	set_pause(c->cbev, &c->cpause, PAUSE_CLOSING, 1);
+	conn_pause(c->cbev, &c->cpause, PAUSE_CLOSING, 1);
 	if (evbuffer_get_length(bufferevent_get_output(c->cbev)) == 0)
 		conn_close(c, "done");
 	else
@@ -327,7 +216,7 @@ conn_close_after_output(struct hconn *c)
 }
 
 /* Open the upstream connection for c if it has none. */
-static int
+int
 conn_connect(struct hconn *c, char **cause)
 {
 	struct timeval	tv = { HTTP_CONNECT_TIMEOUT, 0 };
@@ -349,168 +238,6 @@ conn_connect(struct hconn *c, char **cause)
 	bufferevent_enable(c->ubev, EV_WRITE);
 	if (c->upause == 0)
 		bufferevent_enable(c->ubev, EV_READ);
-	return 0;
-}
-
-/*
- * The request head as the upstream gets it: the target under the
- * upstream's path prefix, every field as the client sent it.  Host too,
- * so that an upstream checking Host against DNS rebinding still sees what
- * the client's browser sent (naming the upstream instead would pass any
- * page through such a check); --rewrite-host makes it name the upstream,
- * for upstreams that need their own name.  A request with no Host gets
- * the upstream's.
- */
-static void
-conn_send_request_head(struct hconn *c, const struct http_head *h)
-{
-	struct hproxy	*p = c->p;
-	struct evbuffer	*out = bufferevent_get_output(c->ubev);
-	const char	*target = h->target;
-	size_t		 i;
-	int		 host_done = 0;
-
-	/* An absolute-form target keeps only its path. */
-	if (strncmp(target, "http://", 7) == 0 ||
-	    strncmp(target, "https://", 8) == 0) {
-		target = strchr(strstr(target, "//") + 2, '/');
-		if (target == NULL)
-			target = "/";
-	}
-	evbuffer_add_printf(out, "%s %s%s HTTP/1.%d\r\n", h->method,
-	    *target == '/' ? p->up.url.prefix : "", target, h->version % 10);
-	for (i = 0; i < h->nheaders; i++) {
-		if (strcasecmp(h->headers[i].name, "Host") == 0 &&
-		    p->opt->rewrite_host) {
-			if (!host_done)
-				evbuffer_add_printf(out, "Host: %s\r\n",
-				    p->up.url.hostport);
-			host_done = 1;
-			continue;
-		}
-		if (strcasecmp(h->headers[i].name, "Host") == 0)
-			host_done = 1;
-		evbuffer_add_printf(out, "%s: %s\r\n", h->headers[i].name,
-		    h->headers[i].value);
-	}
-	if (!host_done)
-		evbuffer_add_printf(out, "Host: %s\r\n", p->up.url.hostport);
-	evbuffer_add(out, "\r\n", 2);
-}
-
-/* Whether a head asks for the connection to close after this message. */
-static int
-head_wants_close(const struct http_head *h)
-{
-	if (http_head_has_token(h, "Connection", "close"))
-		return 1;
-	return h->version == 10 &&
-	    !http_head_has_token(h, "Connection", "keep-alive");
-}
-
-/*
- * The request's whole body is in: record it, and keep the id of a
- * JSON-RPC request (of a size a request has) for an error reply.
- */
-static void
-exch_request_done(struct hexch *x)
-{
-	size_t		 len = evbuffer_get_length(x->reqdata);
-	struct scan	 sc;
-	const char	*p;
-
-	x->req_done = 1;
-	if (len > 0 && len <= HTTP_KEEP_BODY_MAX) {
-		p = (const char *)evbuffer_pullup(x->reqdata, (ev_ssize_t)len);
-		scan_message(p, len, &sc);
-		if (sc.kind == KIND_REQUEST)
-			x->rpc_id = scan_id_dup(p, &sc);
-	}
-	if (len > 0)
-		exch_tap(x, DIR_C2S, x->reqdata, len, NULL, &x->reqcap);
-	evbuffer_drain(x->reqdata, len);
-}
-
-/*
- * Take a new request head off the client's buffer and start forwarding
- * it.  Returns 0 when the connection goes on, -1 when it was closed.
- */
-static int
-conn_start_request(struct hconn *c, struct http_head *h)
-{
-	struct hproxy	*p = c->p;
-	struct hexch	*x;
-	enum http_body_kind kind;
-	uint64_t	 length;
-	const char	*sid;
-	char		*cause = NULL, *legacy;
-
-	evbuffer_drain(bufferevent_get_input(c->cbev), h->len);
-	x = c->x = exch_new(c, h);
-	if (http_body_kind(&x->req, NULL, &kind, &length, &cause) != 0) {
-		conn_reply_error(c, 400, "Bad Request", cause);
-		free(cause);
-		return -1;
-	}
-	http_body_init(&x->reqbody, kind, length);
-	x->close_after = head_wants_close(&x->req);
-
-	/* The session, when the request names it. */
-	if ((sid = http_head_get(&x->req, "Mcp-Session-Id")) != NULL &&
-	    *sid != '\0')
-		hexch_assign(x, hsession_get(p, sid, 0));
-	else if ((legacy = hsession_query_id(x->req.target)) != NULL) {
-		hexch_assign(x, hsession_get(p, legacy, 1));
-		free(legacy);
-	}
-
-	if (conn_connect(c, &cause) != 0) {
-		conn_reply_error(c, 502, "Bad Gateway", cause);
-		free(cause);
-		return -1;
-	}
-	conn_send_request_head(c, &x->req);
-	if (kind == HTTP_BODY_NONE)
-		exch_request_done(x);
-	return 0;
-}
-
-/*
- * Forward what has arrived of the request body.  Returns 0 when the
- * connection goes on, -1 when it was closed.
- */
-static int
-conn_forward_request_body(struct hconn *c)
-{
-	struct hexch	*x = c->x;
-	struct evbuffer	*in = bufferevent_get_input(c->cbev);
-	struct evbuffer	*out = bufferevent_get_output(c->ubev);
-	struct evbuffer	*tmp = evbuffer_new();
-	char		*cause = NULL;
-	int		 rc;
-
-	rc = http_body_decode(&x->reqbody, in, tmp, 0, &cause);
-	if (rc == -1) {
-		evbuffer_free(tmp);
-		conn_reply_error(c, 400, "Bad Request", cause);
-		free(cause);
-		return -1;
-	}
-	hcap_copy(&x->reqcap, x->reqdata, tmp);
-	if (x->reqbody.kind == HTTP_BODY_CHUNKED) {
-		http_chunk_add(out, tmp);
-		if (rc == 1)
-			http_chunk_end(out);
-	} else
-		evbuffer_add_buffer(out, tmp);
-	evbuffer_free(tmp);
-	if (rc == 1)
-		exch_request_done(x);
-	if (evbuffer_get_length(out) >= HTTP_MAX_OUTPUT) {
-		set_pause(c->cbev, &c->cpause, PAUSE_PEER, 1);
-		bufferevent_setwatermark(c->ubev, EV_WRITE, HTTP_MAX_OUTPUT / 2,
-		    0);
-	}
 	return 0;
 }
 
@@ -540,12 +267,12 @@ conn_read_requests(struct hconn *c)
 				free(cause);
 				return;
 			}
-			if (conn_start_request(c, &h) != 0)
+			if (hexch_start(c, &h) != 0)
 				return;
 			continue;
 		}
 		if (!c->x->req_done) {
-			if (conn_forward_request_body(c) != 0)
+			if (hexch_request_body(c) != 0)
 				return;
 			if (!c->x->req_done)
 				return;
@@ -554,14 +281,14 @@ conn_read_requests(struct hconn *c)
 		 * One exchange at a time: what follows waits, unless there
 		 * is much of it (then we stop reading until this is done).
 		 */
-		set_pause(c->cbev, &c->cpause, PAUSE_BUSY,
+		conn_pause(c->cbev, &c->cpause, PAUSE_BUSY,
 		    evbuffer_get_length(in) > HTTP_HEAD_MAX);
 		return;
 	}
 }
 
 /* Take what the client sent, then start the time limit that now runs. */
-static void
+void
 conn_process_requests(struct hconn *c)
 {
 	conn_read_requests(c);
@@ -582,7 +309,7 @@ conn_client_write_cb(struct bufferevent *bev, void *arg)
 
 	if (c->upause & PAUSE_PEER) {
 		bufferevent_setwatermark(c->cbev, EV_WRITE, 0, 0);
-		set_pause(c->ubev, &c->upause, PAUSE_PEER, 0);
+		conn_pause(c->ubev, &c->upause, PAUSE_PEER, 0);
 		if (c->ubev != NULL &&
 		    evbuffer_get_length(bufferevent_get_input(c->ubev)) > 0)
 			conn_up_read(c, 0);
@@ -624,353 +351,9 @@ conn_up_write_cb(struct bufferevent *bev, void *arg)
 
 	if (c->cpause & PAUSE_PEER) {
 		bufferevent_setwatermark(c->ubev, EV_WRITE, 0, 0);
-		set_pause(c->cbev, &c->cpause, PAUSE_PEER, 0);
+		conn_pause(c->cbev, &c->cpause, PAUSE_PEER, 0);
 		conn_process_requests(c);
 	}
-}
-
-/*
- * A legacy endpoint event names where to POST.  If it names the upstream
- * (absolute URL, or a path under its prefix), make it name us.
- */
-static char *
-endpoint_rewrite(struct hproxy *p, const char *data)
-{
-	const char	*rest = NULL, *prefix = p->up.url.prefix;
-	size_t		 olen = strlen(p->up.url.origin), plen = strlen(prefix);
-	char		*s;
-
-	if (strncmp(data, p->up.url.origin, olen) == 0 &&
-	    (data[olen] == '/' || data[olen] == '\0' || data[olen] == '?'))
-		rest = data + olen;
-	else if (*data == '/')
-		rest = data;
-	if (rest == NULL)
-		return NULL;
-	if (plen > 0 && strncmp(rest, prefix, plen) == 0 &&
-	    (rest[plen] == '/' || rest[plen] == '?' || rest[plen] == '\0'))
-		rest += plen;
-	else if (rest == data)
-		return NULL;	/* a relative path outside the prefix */
-	xasprintf(&s, "%s%s", rest == data ? "" : p->origin, rest);
-	if (strcmp(s, data) == 0) {
-		free(s);
-		return NULL;
-	}
-	return s;
-}
-
-/* Replace the first occurrence of from with to in buf. */
-static void
-evbuffer_replace_first(struct evbuffer *buf, const char *from, const char *to)
-{
-	struct evbuffer_ptr	 at;
-	struct evbuffer		*tail;
-	size_t			 pos;
-
-	at = evbuffer_search(buf, from, strlen(from), NULL);
-	if (at.pos < 0)
-		return;
-	pos = (size_t)at.pos;
-	tail = evbuffer_new();
-	evbuffer_remove_buffer(buf, tail, pos);
-	evbuffer_drain(buf, strlen(from));
-	evbuffer_add(tail, to, strlen(to));
-	evbuffer_add_buffer(tail, buf);
-	evbuffer_add_buffer(buf, tail);
-	evbuffer_free(tail);
-}
-
-/* One complete SSE event from the upstream. */
-static void
-exch_sse_event(struct hexch *x, struct sse_event *ev)
-{
-	struct hproxy	*p = x->c->p;
-	struct evbuffer	*data;
-	char		*sid, *to, *shown;
-
-	x->sse_events++;
-	if (ev->type != NULL && strcmp(ev->type, "endpoint") == 0) {
-		sid = hsession_query_id(ev->data);
-		if (x->hs == NULL)
-			hexch_assign(x, sid != NULL ? hsession_get(p, sid, 1) :
-			    hsession_default(p));
-		free(sid);
-		shown = hsession_redact_path(ev->data);
-		if (x->hold != NULL &&
-		    (to = endpoint_rewrite(p, ev->data)) != NULL) {
-			evbuffer_replace_first(x->hold, ev->data, to);
-			free(shown);
-			shown = hsession_redact_path(to);
-			hexch_note(x, "legacy SSE endpoint event: rewrote "
-			    "the message URL to %s", shown);
-			free(to);
-		} else if (x->hold == NULL &&
-		    (to = endpoint_rewrite(p, ev->data)) != NULL) {
-			hexch_note(x, "legacy SSE endpoint event: %s names "
-			    "the upstream, but the stream has a fixed "
-			    "Content-Length, so it was passed on unchanged "
-			    "(the client will bypass mcpreel)", shown);
-			free(to);
-		} else
-			hexch_note(x, "legacy SSE endpoint event: %s", shown);
-		free(shown);
-		return;
-	}
-	if (x->wait_endpoint)
-		hexch_assign(x, hsession_default(p));
-	if (ev->data_len == 0) {
-		/*
-		 * No message in it: servers send these to prime a stream
-		 * with an event id to resume from.  It passed through.
-		 */
-		hexch_note(x, "an SSE event with no data%s%s",
-		    ev->id != NULL ? ", id " : "", ev->id != NULL ? ev->id : "");
-		return;
-	}
-	data = evbuffer_new();
-	evbuffer_add(data, ev->data, ev->data_len);
-	exch_tap(x, DIR_S2C, data, ev->data_len, ev->id, NULL);
-	evbuffer_free(data);
-}
-
-/* The held-back start of a legacy stream may go now. */
-static void
-exch_release_hold(struct hexch *x, struct evbuffer *out)
-{
-	if (x->hold == NULL)
-		return;
-	if (x->rechunk)
-		http_chunk_add(out, x->hold);
-	else
-		evbuffer_add_buffer(out, x->hold);
-	evbuffer_free(x->hold);
-	x->hold = NULL;
-}
-
-/* The final response head came: record it and pass it on as it was. */
-static void
-exch_response_head(struct hconn *c, struct http_head *h)
-{
-	struct hproxy		*p = c->p;
-	struct hexch		*x = c->x;
-	enum http_body_kind	 kind;
-	uint64_t		 length;
-	const char		*sid, *ctype;
-	char			*cause = NULL;
-
-	x->resp = *h;
-	memset(h, 0, sizeof *h);
-	x->have_resp = 1;
-	hwait_set(c);
-	if (head_wants_close(&x->resp))
-		x->close_after = 1;
-	ctype = http_head_get(&x->resp, "Content-Type");
-	x->sse = ctype != NULL &&
-	    strncasecmp(ctype, "text/event-stream", 17) == 0;
-
-	if (x->hs != NULL)
-		hexch_record_response(x);
-	else if ((sid = http_head_get(&x->resp, "Mcp-Session-Id")) !=
-	    NULL && *sid != '\0')
-		hexch_assign(x, hsession_get(p, sid, 0));
-	else if (x->sse && strcmp(x->req.method, "GET") == 0) {
-		/* Legacy HTTP+SSE: the first event names the session. */
-		x->wait_endpoint = 1;
-	} else
-		hexch_assign(x, hsession_default(p));
-
-	if (x->sse) {
-		sse_init(&x->sp);
-		x->ssebuf = evbuffer_new();
-	}
-	if (http_body_kind(&x->resp, x->req.method, &kind, &length,
-	    &cause) != 0) {
-		hexch_note(x, "bad response from the upstream: %s", cause);
-		conn_reply_error(c, 502, "Bad Gateway", cause);
-		free(cause);
-		return;
-	}
-	http_body_init(&x->respbody, kind, length);
-	x->rechunk = (kind == HTTP_BODY_CHUNKED);
-	/*
-	 * The endpoint event may be rewritten (held back until it comes)
-	 * only where its length is free to change: chunked or until close.
-	 */
-	if (x->wait_endpoint && kind != HTTP_BODY_LENGTH)
-		x->hold = evbuffer_new();
-	if (kind == HTTP_BODY_CLOSE)
-		x->close_after = 1;
-
-	/* Pass the head on exactly as it came. */
-	evbuffer_remove_buffer(bufferevent_get_input(c->ubev),
-	    bufferevent_get_output(c->cbev), x->resp.len);
-	x->sent_resp = 1;
-	if (kind == HTTP_BODY_NONE)
-		x->resp_done = 1;
-}
-
-/* The response has been forwarded whole: record it, then the next one. */
-static void
-exch_response_done(struct hconn *c)
-{
-	struct hproxy	*p = c->p;
-	struct hexch	*x = c->x;
-	struct evbuffer	*out = bufferevent_get_output(c->cbev);
-	struct scan	 sc;
-	size_t		 len = evbuffer_get_length(x->respdata);
-	const char	*ctype;
-	int		 json, close_after;
-
-	exch_release_hold(x, out);
-	ctype = http_head_get(&x->resp, "Content-Type");
-	if (!x->sse && len > 0) {
-		json = ctype != NULL && strncasecmp(ctype,
-		    "application/json", 16) == 0;
-		if (!json && !x->resp_cut) {
-			scan_message(evbuffer_pullup(x->respdata, -1), len,
-			    &sc);
-			json = sc.kind != KIND_INVALID;
-		}
-		if (json) {
-			exch_tap(x, DIR_S2C, x->respdata, len, NULL,
-			    &x->respcap);
-			evbuffer_drain(x->respdata, len);
-		}
-	}
-	/* A successful DELETE ends the MCP session. */
-	if (strcmp(x->req.method, "DELETE") == 0 && x->hs != NULL &&
-	    x->hs->key != NULL && x->resp.status >= 200 &&
-	    x->resp.status < 300)
-		hsession_end(p, x->hs, "the client ended the session "
-		    "(DELETE)");
-	if (!x->req_done) {
-		/*
-		 * The server answered before the request body ended (an
-		 * early 413, say): the rest is unwanted; close after this.
-		 */
-		x->close_after = 1;
-	}
-	close_after = x->close_after;
-	exch_end(c, "complete");
-	c->uscanned = 0;
-	if (close_after) {
-		conn_close_after_output(c);
-		return;
-	}
-	set_pause(c->cbev, &c->cpause, PAUSE_BUSY, 0);
-	conn_process_requests(c);
-}
-
-/*
- * Keep a copy of what came of a (non-SSE) response body for the record:
- * all of it when it says it is JSON; else only HTTP_KEEP_BODY_MAX, so an
- * upstream serving a huge file costs no memory beyond what is in flight.
- */
-static void
-exch_keep_body(struct hexch *x, struct evbuffer *tmp)
-{
-	const char	*ctype = http_head_get(&x->resp, "Content-Type");
-	size_t		 have = evbuffer_get_length(x->respdata), room;
-	char		*part;
-
-	if (ctype != NULL && strncasecmp(ctype, "application/json", 16) == 0) {
-		hcap_copy(&x->respcap, x->respdata, tmp);
-		return;
-	}
-	room = have < HTTP_KEEP_BODY_MAX ? HTTP_KEEP_BODY_MAX - have : 0;
-	if (evbuffer_get_length(tmp) <= room) {
-		hcap_append(x->respdata, tmp);
-		return;
-	}
-	x->resp_cut = 1;
-	if (room > 0) {
-		part = xmalloc(room);
-		evbuffer_copyout(tmp, part, room);
-		evbuffer_add(x->respdata, part, room);
-		free(part);
-	}
-}
-
-/*
- * Forward what has arrived of the response body, with eof when the
- * upstream has closed.  Returns 1 when the response is complete, 0 when
- * more is to come, -1 when the connection was closed.
- */
-static int
-exch_forward_response_body(struct hconn *c, int eof)
-{
-	struct hexch	*x = c->x;
-	struct evbuffer	*in = bufferevent_get_input(c->ubev);
-	struct evbuffer	*out = bufferevent_get_output(c->cbev);
-	struct evbuffer	*tmp;
-	struct sse_event ev;
-	char		*cause = NULL;
-	int		 rc, erc;
-
-	if (x->resp_done)
-		return 1;
-	tmp = evbuffer_new();
-	rc = http_body_decode(&x->respbody, in, tmp, eof, &cause);
-	if (rc == -1) {
-		evbuffer_free(tmp);
-		hexch_note(x, "bad response body from the upstream: %s",
-		    cause);
-		free(x->outcome);
-		xasprintf(&x->outcome, "bad response body: %s", cause);
-		free(cause);
-		/* What already went through still reaches the client. */
-		conn_close_after_output(c);
-		return -1;
-	}
-	/*
-	 * The bytes go where they are going before the events in them are
-	 * handled: an endpoint rewrite edits the held copy.
-	 */
-	if (x->sse)
-		hcap_append(x->ssebuf, tmp);
-	else
-		exch_keep_body(x, tmp);
-	if (x->hold != NULL)
-		evbuffer_add_buffer(x->hold, tmp);
-	else if (x->rechunk)
-		http_chunk_add(out, tmp);
-	else
-		evbuffer_add_buffer(out, tmp);
-	while (x->sse) {
-		memset(&ev, 0, sizeof ev);
-		erc = sse_next(&x->sp, x->ssebuf, &ev);
-		if (erc == 0)
-			break;
-		if (erc == -1) {
-			hexch_note(x, "an SSE event too large to record (over "
-			    "%d bytes): passed through, not recorded",
-			    SSE_LINE_MAX);
-			continue;
-		}
-		exch_sse_event(x, &ev);
-		sse_event_clear(&ev);
-	}
-	if (x->hold != NULL && (!x->wait_endpoint || x->sse_events > 0 ||
-	    evbuffer_get_length(x->hold) > HTTP_HOLD_MAX)) {
-		if (x->wait_endpoint)
-			hexch_assign(x, hsession_default(c->p));
-		exch_release_hold(x, out);
-	}
-	evbuffer_free(tmp);
-
-	if (rc == 1) {
-		exch_release_hold(x, out);
-		if (x->rechunk)
-			http_chunk_end(out);
-		x->resp_done = 1;
-	}
-	if (evbuffer_get_length(out) >= HTTP_MAX_OUTPUT) {
-		set_pause(c->ubev, &c->upause, PAUSE_PEER, 1);
-		bufferevent_setwatermark(c->cbev, EV_WRITE, HTTP_MAX_OUTPUT / 2,
-		    0);
-	}
-	return rc;
 }
 
 /* Response bytes from the upstream; eof when it has closed. */
@@ -1007,7 +390,7 @@ conn_up_read(struct hconn *c, int eof)
 			http_head_clear(&h);
 			continue;
 		}
-		exch_response_head(c, &h);
+		hresp_head(c, &h);
 		if (c->dead || c->closing)
 			return;
 	}
@@ -1022,8 +405,8 @@ conn_up_read(struct hconn *c, int eof)
 		}
 		return;
 	}
-	if (exch_forward_response_body(c, eof) == 1)
-		exch_response_done(c);
+	if (hresp_body(c, eof) == 1)
+		hresp_done(c);
 }
 
 static void

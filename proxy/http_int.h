@@ -1,6 +1,6 @@
 /*
- * Internals of the HTTP front end (proxy/http.c, proxy/hsession.c);
- * nothing outside proxy/ includes it.
+ * Internals of the HTTP front end (proxy/http.c, hexch.c, hresp.c,
+ * hsession.c, hwait.c, hcap.c); nothing outside proxy/ includes it.
  */
 #ifndef MCPREEL_HTTP_INT_H
 #define MCPREEL_HTTP_INT_H
@@ -153,9 +153,27 @@ struct hproxy {
 };
 
 /* http.c */
+void		 conn_pause(struct bufferevent *, int *, int, int);
+void		 proxy_store_full(struct hproxy *);
+int		 conn_connect(struct hconn *, char **);
 void		 conn_close(struct hconn *, const char *);
+void		 conn_close_after_output(struct hconn *);
 void		 conn_reply_error(struct hconn *, int, const char *,
 		     const char *);
+void		 conn_process_requests(struct hconn *);
+
+/* hexch.c */
+void		 hexch_tap_data(struct hexch *, enum dir, struct evbuffer *,
+		     size_t, const char *, struct hcap *);
+int		 hexch_wants_close(const struct http_head *);
+int		 hexch_start(struct hconn *, struct http_head *);
+int		 hexch_request_body(struct hconn *);
+void		 hexch_end(struct hconn *, const char *);
+
+/* hresp.c */
+void		 hresp_head(struct hconn *, struct http_head *);
+int		 hresp_body(struct hconn *, int);
+void		 hresp_done(struct hconn *);
 
 /* hwait.c */
 void		 hwait_start(struct hconn *);

@@ -1,0 +1,286 @@
+/*
+ * An HTTP exchange (one request and its response on a client connection):
+ * its life and its record, and the request side of forwarding it.  The
+ * response side is in hresp.c.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "http_int.h"
+
+/* Record a message of exchange x, pausing everything if the writer lags. */
+void
+hexch_tap_data(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
+    const char *sse_id, struct hcap *cap)
+{
+	struct msg	*m = msg_alloc(d, len);
+
+	evbuffer_copyout(data, m->raw, len);
+	if (sse_id != NULL)
+		m->sse_id = xstrdup(sse_id);
+	if (cap != NULL && hcap_finish(cap, m)) {
+		log_warnx("a message of %lld bytes (%s) is over the record size "
+		    "cap (--max-record-size %zu): forwarded whole, recorded as "
+		    "its first %zu bytes with its size and SHA-256",
+		    (long long)m->wire_size, d == DIR_C2S ? "a request body" :
+		    "a response body", line_cap(), len);
+		hexch_note(x, "a message of %lld bytes is over the record size "
+		    "cap: recorded as its first %zu bytes with its size and "
+		    "SHA-256", (long long)m->wire_size, len);
+	}
+	hexch_tap(x, m);
+	if (tap_paused(x->c->p->tap))
+		proxy_store_full(x->c->p);
+}
+
+static struct hexch *
+hexch_new(struct hconn *c, struct http_head *req)
+{
+	struct hexch	*x = xcalloc(1, sizeof *x);
+
+	x->c = c;
+	x->req = *req;
+	memset(req, 0, sizeof *req);
+	x->ts_ns = clock_wall_ns();
+	x->mono_ns = clock_mono_ns();
+	x->reqdata = evbuffer_new();
+	x->respdata = evbuffer_new();
+	return x;
+}
+
+/*
+ * Finish the exchange's record: its session (the default if still not
+ * known), its end and outcome, and a body kept for people.
+ */
+static void
+hexch_finish_record(struct hexch *x, const char *outcome)
+{
+	struct hproxy	*p = x->c->p;
+	size_t		 keep = 0;
+	unsigned char	*body = NULL;
+
+	if (x->hs == NULL)
+		hexch_assign(x, hsession_default(p));
+	if (x->outcome == NULL)
+		x->outcome = xstrdup(outcome);
+	if (!x->sse && evbuffer_get_length(x->respdata) > 0) {
+		keep = evbuffer_get_length(x->respdata);
+		if (keep > HTTP_KEEP_BODY_MAX)
+			keep = HTTP_KEEP_BODY_MAX;
+		body = evbuffer_pullup(x->respdata, (ev_ssize_t)keep);
+	}
+	tap_exchange_end(p->tap, x->wx, x->outcome, body, keep);
+	x->wx = NULL;
+}
+
+static void
+hexch_free(struct hexch *x)
+{
+	size_t	i;
+
+	if (x == NULL)
+		return;
+	for (i = 0; i < x->nheld; i++)
+		msg_free(x->held[i]);
+	free(x->held);
+	http_head_clear(&x->req);
+	http_head_clear(&x->resp);
+	evbuffer_free(x->reqdata);
+	evbuffer_free(x->respdata);
+	hcap_clear(&x->reqcap);
+	hcap_clear(&x->respcap);
+	if (x->ssebuf != NULL) {
+		evbuffer_free(x->ssebuf);
+		sse_clear(&x->sp);
+	}
+	if (x->hold != NULL)
+		evbuffer_free(x->hold);
+	free(x->rpc_id);
+	free(x->outcome);
+	free(x);
+}
+
+/* The exchange on c ended (either way): record it and free it. */
+void
+hexch_end(struct hconn *c, const char *outcome)
+{
+	struct hexch	*x = c->x;
+
+	if (x == NULL)
+		return;
+	/* A legacy session lives as long as its event stream. */
+	if (x->sse && x->hs != NULL && x->hs->legacy &&
+	    strcmp(x->req.method, "GET") == 0)
+		hsession_end(c->p, x->hs, x->resp_done ? "the server ended "
+		    "the SSE stream" : "the client closed the SSE stream");
+	hexch_finish_record(x, outcome);
+	c->x = NULL;
+	hexch_free(x);
+}
+
+/*
+ * The request head as the upstream gets it: the target under the
+ * upstream's path prefix, every field as the client sent it.  Host too,
+ * so that an upstream checking Host against DNS rebinding still sees what
+ * the client's browser sent (naming the upstream instead would pass any
+ * page through such a check); --rewrite-host makes it name the upstream,
+ * for upstreams that need their own name.  A request with no Host gets
+ * the upstream's.
+ */
+static void
+hexch_send_head(struct hconn *c, const struct http_head *h)
+{
+	struct hproxy	*p = c->p;
+	struct evbuffer	*out = bufferevent_get_output(c->ubev);
+	const char	*target = h->target;
+	size_t		 i;
+	int		 host_done = 0;
+
+	/* An absolute-form target keeps only its path. */
+	if (strncmp(target, "http://", 7) == 0 ||
+	    strncmp(target, "https://", 8) == 0) {
+		target = strchr(strstr(target, "//") + 2, '/');
+		if (target == NULL)
+			target = "/";
+	}
+	evbuffer_add_printf(out, "%s %s%s HTTP/1.%d\r\n", h->method,
+	    *target == '/' ? p->up.url.prefix : "", target, h->version % 10);
+	for (i = 0; i < h->nheaders; i++) {
+		if (strcasecmp(h->headers[i].name, "Host") == 0 &&
+		    p->opt->rewrite_host) {
+			if (!host_done)
+				evbuffer_add_printf(out, "Host: %s\r\n",
+				    p->up.url.hostport);
+			host_done = 1;
+			continue;
+		}
+		if (strcasecmp(h->headers[i].name, "Host") == 0)
+			host_done = 1;
+		evbuffer_add_printf(out, "%s: %s\r\n", h->headers[i].name,
+		    h->headers[i].value);
+	}
+	if (!host_done)
+		evbuffer_add_printf(out, "Host: %s\r\n", p->up.url.hostport);
+	evbuffer_add(out, "\r\n", 2);
+}
+
+/* Whether a head asks for the connection to close after this message. */
+int
+hexch_wants_close(const struct http_head *h)
+{
+	if (http_head_has_token(h, "Connection", "close"))
+		return 1;
+	return h->version == 10 &&
+	    !http_head_has_token(h, "Connection", "keep-alive");
+}
+
+/*
+ * The request's whole body is in: record it, and keep the id of a
+ * JSON-RPC request (of a size a request has) for an error reply.
+ */
+static void
+hexch_request_done(struct hexch *x)
+{
+	size_t		 len = evbuffer_get_length(x->reqdata);
+	struct scan	 sc;
+	const char	*p;
+
+	x->req_done = 1;
+	if (len > 0 && len <= HTTP_KEEP_BODY_MAX) {
+		p = (const char *)evbuffer_pullup(x->reqdata, (ev_ssize_t)len);
+		scan_message(p, len, &sc);
+		if (sc.kind == KIND_REQUEST)
+			x->rpc_id = scan_id_dup(p, &sc);
+	}
+	if (len > 0)
+		hexch_tap_data(x, DIR_C2S, x->reqdata, len, NULL, &x->reqcap);
+	evbuffer_drain(x->reqdata, len);
+}
+
+/*
+ * Take a new request head off the client's buffer and start forwarding
+ * it.  Returns 0 when the connection goes on, -1 when it was closed.
+ */
+int
+hexch_start(struct hconn *c, struct http_head *h)
+{
+	struct hproxy	*p = c->p;
+	struct hexch	*x;
+	enum http_body_kind kind;
+	uint64_t	 length;
+	const char	*sid;
+	char		*cause = NULL, *legacy;
+
+	evbuffer_drain(bufferevent_get_input(c->cbev), h->len);
+	x = c->x = hexch_new(c, h);
+	if (http_body_kind(&x->req, NULL, &kind, &length, &cause) != 0) {
+		conn_reply_error(c, 400, "Bad Request", cause);
+		free(cause);
+		return -1;
+	}
+	http_body_init(&x->reqbody, kind, length);
+	x->close_after = hexch_wants_close(&x->req);
+
+	/* The session, when the request names it. */
+	if ((sid = http_head_get(&x->req, "Mcp-Session-Id")) != NULL &&
+	    *sid != '\0')
+		hexch_assign(x, hsession_get(p, sid, 0));
+	else if ((legacy = hsession_query_id(x->req.target)) != NULL) {
+		hexch_assign(x, hsession_get(p, legacy, 1));
+		free(legacy);
+	}
+
+	if (conn_connect(c, &cause) != 0) {
+		conn_reply_error(c, 502, "Bad Gateway", cause);
+		free(cause);
+		return -1;
+	}
+	hexch_send_head(c, &x->req);
+	if (kind == HTTP_BODY_NONE)
+		hexch_request_done(x);
+	return 0;
+}
+
+/*
+ * Forward what has arrived of the request body.  Returns 0 when the
+ * connection goes on, -1 when it was closed.
+ */
+int
+hexch_request_body(struct hconn *c)
+{
+	struct hexch	*x = c->x;
+	struct evbuffer	*in = bufferevent_get_input(c->cbev);
+	struct evbuffer	*out = bufferevent_get_output(c->ubev);
+	struct evbuffer	*tmp = evbuffer_new();
+	char		*cause = NULL;
+	int		 rc;
+
+	rc = http_body_decode(&x->reqbody, in, tmp, 0, &cause);
+	if (rc == -1) {
+		evbuffer_free(tmp);
+		conn_reply_error(c, 400, "Bad Request", cause);
+		free(cause);
+		return -1;
+	}
+	hcap_copy(&x->reqcap, x->reqdata, tmp);
+	if (x->reqbody.kind == HTTP_BODY_CHUNKED) {
+		http_chunk_add(out, tmp);
+		if (rc == 1)
+			http_chunk_end(out);
+	} else
+		evbuffer_add_buffer(out, tmp);
+	evbuffer_free(tmp);
+	if (rc == 1)
+		hexch_request_done(x);
+	if (evbuffer_get_length(out) >= HTTP_MAX_OUTPUT) {
+		conn_pause(c->cbev, &c->cpause, PAUSE_PEER, 1);
+		bufferevent_setwatermark(c->ubev, EV_WRITE, HTTP_MAX_OUTPUT / 2,
+		    0);
+	}
+	return 0;
+}

@@ -1,0 +1,359 @@
+/*
+ * The response side of an HTTP exchange: its head passed on as it came,
+ * its body decoded, recorded (one message for a JSON body, one per SSE
+ * event) and forwarded in the framing it came in, and the legacy
+ * `endpoint` event rewritten to name us.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "http_int.h"
+
+/*
+ * A legacy endpoint event names where to POST.  If it names the upstream
+ * (absolute URL, or a path under its prefix), make it name us.
+ */
+static char *
+endpoint_rewrite(struct hproxy *p, const char *data)
+{
+	const char	*rest = NULL, *prefix = p->up.url.prefix;
+	size_t		 olen = strlen(p->up.url.origin), plen = strlen(prefix);
+	char		*s;
+
+	if (strncmp(data, p->up.url.origin, olen) == 0 &&
+	    (data[olen] == '/' || data[olen] == '\0' || data[olen] == '?'))
+		rest = data + olen;
+	else if (*data == '/')
+		rest = data;
+	if (rest == NULL)
+		return NULL;
+	if (plen > 0 && strncmp(rest, prefix, plen) == 0 &&
+	    (rest[plen] == '/' || rest[plen] == '?' || rest[plen] == '\0'))
+		rest += plen;
+	else if (rest == data)
+		return NULL;	/* a relative path outside the prefix */
+	xasprintf(&s, "%s%s", rest == data ? "" : p->origin, rest);
+	if (strcmp(s, data) == 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Replace the first occurrence of from with to in buf. */
+static void
+evbuffer_replace_first(struct evbuffer *buf, const char *from, const char *to)
+{
+	struct evbuffer_ptr	 at;
+	struct evbuffer		*tail;
+	size_t			 pos;
+
+	at = evbuffer_search(buf, from, strlen(from), NULL);
+	if (at.pos < 0)
+		return;
+	pos = (size_t)at.pos;
+	tail = evbuffer_new();
+	evbuffer_remove_buffer(buf, tail, pos);
+	evbuffer_drain(buf, strlen(from));
+	evbuffer_add(tail, to, strlen(to));
+	evbuffer_add_buffer(tail, buf);
+	evbuffer_add_buffer(buf, tail);
+	evbuffer_free(tail);
+}
+
+/* One complete SSE event from the upstream. */
+static void
+hresp_sse_event(struct hexch *x, struct sse_event *ev)
+{
+	struct hproxy	*p = x->c->p;
+	struct evbuffer	*data;
+	char		*sid, *to, *shown;
+
+	x->sse_events++;
+	if (ev->type != NULL && strcmp(ev->type, "endpoint") == 0) {
+		sid = hsession_query_id(ev->data);
+		if (x->hs == NULL)
+			hexch_assign(x, sid != NULL ? hsession_get(p, sid, 1) :
+			    hsession_default(p));
+		free(sid);
+		shown = hsession_redact_path(ev->data);
+		if (x->hold != NULL &&
+		    (to = endpoint_rewrite(p, ev->data)) != NULL) {
+			evbuffer_replace_first(x->hold, ev->data, to);
+			free(shown);
+			shown = hsession_redact_path(to);
+			hexch_note(x, "legacy SSE endpoint event: rewrote "
+			    "the message URL to %s", shown);
+			free(to);
+		} else if (x->hold == NULL &&
+		    (to = endpoint_rewrite(p, ev->data)) != NULL) {
+			hexch_note(x, "legacy SSE endpoint event: %s names "
+			    "the upstream, but the stream has a fixed "
+			    "Content-Length, so it was passed on unchanged "
+			    "(the client will bypass mcpreel)", shown);
+			free(to);
+		} else
+			hexch_note(x, "legacy SSE endpoint event: %s", shown);
+		free(shown);
+		return;
+	}
+	if (x->wait_endpoint)
+		hexch_assign(x, hsession_default(p));
+	if (ev->data_len == 0) {
+		/*
+		 * No message in it: servers send these to prime a stream
+		 * with an event id to resume from.  It passed through.
+		 */
+		hexch_note(x, "an SSE event with no data%s%s",
+		    ev->id != NULL ? ", id " : "", ev->id != NULL ? ev->id : "");
+		return;
+	}
+	data = evbuffer_new();
+	evbuffer_add(data, ev->data, ev->data_len);
+	hexch_tap_data(x, DIR_S2C, data, ev->data_len, ev->id, NULL);
+	evbuffer_free(data);
+}
+
+/* The held-back start of a legacy stream may go now. */
+static void
+hresp_release_hold(struct hexch *x, struct evbuffer *out)
+{
+	if (x->hold == NULL)
+		return;
+	if (x->rechunk)
+		http_chunk_add(out, x->hold);
+	else
+		evbuffer_add_buffer(out, x->hold);
+	evbuffer_free(x->hold);
+	x->hold = NULL;
+}
+
+/* The final response head came: record it and pass it on as it was. */
+void
+hresp_head(struct hconn *c, struct http_head *h)
+{
+	struct hproxy		*p = c->p;
+	struct hexch		*x = c->x;
+	enum http_body_kind	 kind;
+	uint64_t		 length;
+	const char		*sid, *ctype;
+	char			*cause = NULL;
+
+	x->resp = *h;
+	memset(h, 0, sizeof *h);
+	x->have_resp = 1;
+	hwait_set(c);
+	if (hexch_wants_close(&x->resp))
+		x->close_after = 1;
+	ctype = http_head_get(&x->resp, "Content-Type");
+	x->sse = ctype != NULL &&
+	    strncasecmp(ctype, "text/event-stream", 17) == 0;
+
+	if (x->hs != NULL)
+		hexch_record_response(x);
+	else if ((sid = http_head_get(&x->resp, "Mcp-Session-Id")) !=
+	    NULL && *sid != '\0')
+		hexch_assign(x, hsession_get(p, sid, 0));
+	else if (x->sse && strcmp(x->req.method, "GET") == 0) {
+		/* Legacy HTTP+SSE: the first event names the session. */
+		x->wait_endpoint = 1;
+	} else
+		hexch_assign(x, hsession_default(p));
+
+	if (x->sse) {
+		sse_init(&x->sp);
+		x->ssebuf = evbuffer_new();
+	}
+	if (http_body_kind(&x->resp, x->req.method, &kind, &length,
+	    &cause) != 0) {
+		hexch_note(x, "bad response from the upstream: %s", cause);
+		conn_reply_error(c, 502, "Bad Gateway", cause);
+		free(cause);
+		return;
+	}
+	http_body_init(&x->respbody, kind, length);
+	x->rechunk = (kind == HTTP_BODY_CHUNKED);
+	/*
+	 * The endpoint event may be rewritten (held back until it comes)
+	 * only where its length is free to change: chunked or until close.
+	 */
+	if (x->wait_endpoint && kind != HTTP_BODY_LENGTH)
+		x->hold = evbuffer_new();
+	if (kind == HTTP_BODY_CLOSE)
+		x->close_after = 1;
+
+	/* Pass the head on exactly as it came. */
+	evbuffer_remove_buffer(bufferevent_get_input(c->ubev),
+	    bufferevent_get_output(c->cbev), x->resp.len);
+	x->sent_resp = 1;
+	if (kind == HTTP_BODY_NONE)
+		x->resp_done = 1;
+}
+
+/* The response has been forwarded whole: record it, then the next one. */
+void
+hresp_done(struct hconn *c)
+{
+	struct hproxy	*p = c->p;
+	struct hexch	*x = c->x;
+	struct evbuffer	*out = bufferevent_get_output(c->cbev);
+	struct scan	 sc;
+	size_t		 len = evbuffer_get_length(x->respdata);
+	const char	*ctype;
+	int		 json, close_after;
+
+	hresp_release_hold(x, out);
+	ctype = http_head_get(&x->resp, "Content-Type");
+	if (!x->sse && len > 0) {
+		json = ctype != NULL && strncasecmp(ctype,
+		    "application/json", 16) == 0;
+		if (!json && !x->resp_cut) {
+			scan_message(evbuffer_pullup(x->respdata, -1), len,
+			    &sc);
+			json = sc.kind != KIND_INVALID;
+		}
+		if (json) {
+			hexch_tap_data(x, DIR_S2C, x->respdata, len, NULL,
+			    &x->respcap);
+			evbuffer_drain(x->respdata, len);
+		}
+	}
+	/* A successful DELETE ends the MCP session. */
+	if (strcmp(x->req.method, "DELETE") == 0 && x->hs != NULL &&
+	    x->hs->key != NULL && x->resp.status >= 200 &&
+	    x->resp.status < 300)
+		hsession_end(p, x->hs, "the client ended the session "
+		    "(DELETE)");
+	if (!x->req_done) {
+		/*
+		 * The server answered before the request body ended (an
+		 * early 413, say): the rest is unwanted; close after this.
+		 */
+		x->close_after = 1;
+	}
+	close_after = x->close_after;
+	hexch_end(c, "complete");
+	c->uscanned = 0;
+	if (close_after) {
+		conn_close_after_output(c);
+		return;
+	}
+	conn_pause(c->cbev, &c->cpause, PAUSE_BUSY, 0);
+	conn_process_requests(c);
+}
+
+/*
+ * Keep a copy of what came of a (non-SSE) response body for the record:
+ * all of it when it says it is JSON; else only HTTP_KEEP_BODY_MAX, so an
+ * upstream serving a huge file costs no memory beyond what is in flight.
+ */
+static void
+hresp_keep_body(struct hexch *x, struct evbuffer *tmp)
+{
+	const char	*ctype = http_head_get(&x->resp, "Content-Type");
+	size_t		 have = evbuffer_get_length(x->respdata), room;
+	char		*part;
+
+	if (ctype != NULL && strncasecmp(ctype, "application/json", 16) == 0) {
+		hcap_copy(&x->respcap, x->respdata, tmp);
+		return;
+	}
+	room = have < HTTP_KEEP_BODY_MAX ? HTTP_KEEP_BODY_MAX - have : 0;
+	if (evbuffer_get_length(tmp) <= room) {
+		hcap_append(x->respdata, tmp);
+		return;
+	}
+	x->resp_cut = 1;
+	if (room > 0) {
+		part = xmalloc(room);
+		evbuffer_copyout(tmp, part, room);
+		evbuffer_add(x->respdata, part, room);
+		free(part);
+	}
+}
+
+/*
+ * Forward what has arrived of the response body, with eof when the
+ * upstream has closed.  Returns 1 when the response is complete, 0 when
+ * more is to come, -1 when the connection was closed.
+ */
+int
+hresp_body(struct hconn *c, int eof)
+{
+	struct hexch	*x = c->x;
+	struct evbuffer	*in = bufferevent_get_input(c->ubev);
+	struct evbuffer	*out = bufferevent_get_output(c->cbev);
+	struct evbuffer	*tmp;
+	struct sse_event ev;
+	char		*cause = NULL;
+	int		 rc, erc;
+
+	if (x->resp_done)
+		return 1;
+	tmp = evbuffer_new();
+	rc = http_body_decode(&x->respbody, in, tmp, eof, &cause);
+	if (rc == -1) {
+		evbuffer_free(tmp);
+		hexch_note(x, "bad response body from the upstream: %s",
+		    cause);
+		free(x->outcome);
+		xasprintf(&x->outcome, "bad response body: %s", cause);
+		free(cause);
+		/* What already went through still reaches the client. */
+		conn_close_after_output(c);
+		return -1;
+	}
+	/*
+	 * The bytes go where they are going before the events in them are
+	 * handled: an endpoint rewrite edits the held copy.
+	 */
+	if (x->sse)
+		hcap_append(x->ssebuf, tmp);
+	else
+		hresp_keep_body(x, tmp);
+	if (x->hold != NULL)
+		evbuffer_add_buffer(x->hold, tmp);
+	else if (x->rechunk)
+		http_chunk_add(out, tmp);
+	else
+		evbuffer_add_buffer(out, tmp);
+	while (x->sse) {
+		memset(&ev, 0, sizeof ev);
+		erc = sse_next(&x->sp, x->ssebuf, &ev);
+		if (erc == 0)
+			break;
+		if (erc == -1) {
+			hexch_note(x, "an SSE event too large to record (over "
+			    "%d bytes): passed through, not recorded",
+			    SSE_LINE_MAX);
+			continue;
+		}
+		hresp_sse_event(x, &ev);
+		sse_event_clear(&ev);
+	}
+	if (x->hold != NULL && (!x->wait_endpoint || x->sse_events > 0 ||
+	    evbuffer_get_length(x->hold) > HTTP_HOLD_MAX)) {
+		if (x->wait_endpoint)
+			hexch_assign(x, hsession_default(c->p));
+		hresp_release_hold(x, out);
+	}
+	evbuffer_free(tmp);
+
+	if (rc == 1) {
+		hresp_release_hold(x, out);
+		if (x->rechunk)
+			http_chunk_end(out);
+		x->resp_done = 1;
+	}
+	if (evbuffer_get_length(out) >= HTTP_MAX_OUTPUT) {
+		conn_pause(c->ubev, &c->upause, PAUSE_PEER, 1);
+		bufferevent_setwatermark(c->cbev, EV_WRITE, HTTP_MAX_OUTPUT / 2,
+		    0);
+	}
+	return rc;
+}
