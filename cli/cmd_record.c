@@ -85,12 +85,13 @@ cmd_record_usage(FILE *f)
 	    "                The next message of a back-and-forth usually comes\n"
 	    "                within it and finds mcpreel awake: ~15 us less per\n"
 	    "                round trip, for a little CPU while traffic flows\n"
-	    "  --durable     commit each line to the database (and sync it to\n"
-	    "                disk) before forwarding it: for bug captures where\n"
-	    "                the machine itself may die.  Slower: a disk sync\n"
-	    "                per read.  Without it a line is committed within\n"
-	    "                ~10 ms of being forwarded (see docs/reliability.md).\n"
-	    "                Over stdio only, for now\n"
+	    "  --durable     commit each message to the database (and sync it\n"
+	    "                to disk) before forwarding it: for bug captures\n"
+	    "                where the machine itself may die.  Slower: a disk\n"
+	    "                sync per read (stdio), per body or per batch of SSE\n"
+	    "                events (HTTP).  Without it a message is committed\n"
+	    "                within ~10 ms of being forwarded (see\n"
+	    "                docs/reliability.md)\n"
 	    "  --max-record-size SIZE\n"
 	    "                record at most SIZE bytes of one message (default\n"
 	    "                128M; K, M, G suffixes; 0: no cap).  A longer one\n"
@@ -449,11 +450,6 @@ cmd_record(int argc, char **argv)
 		    "and the --*-timeout options need --upstream URL\n");
 		goto usage;
 	}
-	if (http.upstream != NULL && durable) {
-		fprintf(stderr, "mcpreel record: --durable works for stdio "
-		    "servers only, not yet with --upstream\n");
-		goto usage;
-	}
 	if (http.upstream == NULL && argc == 0) {
 		fprintf(stderr, "mcpreel record: no server command given "
 		    "(mcpreel record [OPTIONS] -- CMD [ARGS...], or "
@@ -478,6 +474,7 @@ cmd_record(int argc, char **argv)
 	}
 	if (durable) {
 		record_set_durable(1);
+		http.durable = 1;
 		if (store_exec(st, "PRAGMA synchronous = FULL", &cause) != 0) {
 			fprintf(stderr, "mcpreel record: %s\n", cause);
 			store_close(st);

@@ -34,8 +34,26 @@ hexch_tap_data(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
 		    "SHA-256", (long long)m->wire_size, len);
 	}
 	hexch_tap(x, m);
+	x->dirty = 1;
 	if (tap_paused(x->c->p->tap))
 		proxy_store_full(x->c->p);
+}
+
+/*
+ * --durable: wait until what the exchange recorded is committed, before
+ * the bytes it came in are forwarded.  Blocks the loop (as over stdio):
+ * a capture that must survive the machine trades speed for it.
+ */
+void
+hexch_commit(struct hexch *x)
+{
+	if (!x->dirty)
+		return;
+	/* Held messages reach the writer only with their session. */
+	if (x->hs == NULL)
+		hexch_assign(x, hsession_default(x->c->p));
+	tap_sync(x->c->p->tap);
+	x->dirty = 0;
 }
 
 static struct hexch *
@@ -50,6 +68,7 @@ hexch_new(struct hconn *c, struct http_head *req)
 	x->mono_ns = clock_mono_ns();
 	x->reqdata = evbuffer_new();
 	x->respdata = evbuffer_new();
+	x->durable = c->p->opt->durable;
 	return x;
 }
 
@@ -66,6 +85,7 @@ hexch_finish_record(struct hexch *x, const char *outcome)
 
 	if (x->hs == NULL)
 		hexch_assign(x, hsession_default(p));
+	hsession_settle(p, x->hs, NULL);
 	if (x->outcome == NULL)
 		x->outcome = xstrdup(outcome);
 	if (!x->sse && evbuffer_get_length(x->respdata) > 0) {
@@ -100,6 +120,8 @@ hexch_free(struct hexch *x)
 	}
 	if (x->hold != NULL)
 		evbuffer_free(x->hold);
+	if (x->reqhold != NULL)
+		evbuffer_free(x->reqhold);
 	free(x->rpc_id);
 	free(x->outcome);
 	free(x);
@@ -181,14 +203,19 @@ hexch_wants_close(const struct http_head *h)
 
 /*
  * The request's whole body is in: record it, and keep the id of a
- * JSON-RPC request (of a size a request has) for an error reply.
+ * JSON-RPC request (of a size a request has) for an error reply.  With
+ * --durable it is committed before this returns, so its session must be
+ * known now: an initialize request with no session id begins a pending
+ * one (the response names it), any other goes to the default session.
  */
 static void
 hexch_request_done(struct hexch *x)
 {
+	struct hproxy	*hp = x->c->p;
 	size_t		 len = evbuffer_get_length(x->reqdata);
 	struct scan	 sc;
 	const char	*p;
+	int		 init = 0;
 
 	x->req_done = 1;
 	if (len > 0 && len <= HTTP_KEEP_BODY_MAX) {
@@ -196,10 +223,19 @@ hexch_request_done(struct hexch *x)
 		scan_message(p, len, &sc);
 		if (sc.kind == KIND_REQUEST)
 			x->rpc_id = scan_id_dup(p, &sc);
+		init = sc.kind == KIND_REQUEST && !sc.method_escaped &&
+		    sc.method_len == 10 &&
+		    memcmp(p + sc.method_off, "initialize", 10) == 0;
 	}
-	if (len > 0)
-		hexch_tap_data(x, DIR_C2S, x->reqdata, len, NULL, &x->reqcap);
+	if (len == 0)
+		return;
+	if (x->durable && x->hs == NULL)
+		hexch_assign(x, init ? hsession_pending(hp) :
+		    hsession_default(hp));
+	hexch_tap_data(x, DIR_C2S, x->reqdata, len, NULL, &x->reqcap);
 	evbuffer_drain(x->reqdata, len);
+	if (x->durable)
+		hexch_commit(x);
 }
 
 /*
@@ -225,6 +261,8 @@ hexch_start(struct hconn *c, struct http_head *h)
 	}
 	http_body_init(&x->reqbody, kind, length);
 	x->close_after = hexch_wants_close(&x->req);
+	if (x->durable && kind != HTTP_BODY_NONE)
+		x->reqhold = evbuffer_new();
 
 	/* The session, when the request names it. */
 	if ((sid = http_head_get(&x->req, "Mcp-Session-Id")) != NULL &&
@@ -247,8 +285,9 @@ hexch_start(struct hconn *c, struct http_head *h)
 }
 
 /*
- * Forward what has arrived of the request body.  Returns 0 when the
- * connection goes on, -1 when it was closed.
+ * Forward what has arrived of the request body (--durable: once all of it
+ * is in and committed; past the record size cap it streams regardless).
+ * Returns 0 when the connection goes on, -1 when it was closed.
  */
 int
 hexch_request_body(struct hconn *c)
@@ -268,6 +307,16 @@ hexch_request_body(struct hconn *c)
 		return -1;
 	}
 	hcap_copy(&x->reqcap, x->reqdata, tmp);
+	if (x->reqhold != NULL) {
+		evbuffer_add_buffer(x->reqhold, tmp);
+		if (rc == 0 && x->reqcap.digest == NULL) {
+			evbuffer_free(tmp);
+			return 0;
+		}
+		evbuffer_add_buffer(tmp, x->reqhold);
+		if (rc == 1)
+			hexch_request_done(x);
+	}
 	if (x->reqbody.kind == HTTP_BODY_CHUNKED) {
 		http_chunk_add(out, tmp);
 		if (rc == 1)
@@ -275,7 +324,8 @@ hexch_request_body(struct hconn *c)
 	} else
 		evbuffer_add_buffer(out, tmp);
 	evbuffer_free(tmp);
-	if (rc == 1)
+	/* Forwarded first when not durable: the record can wait. */
+	if (rc == 1 && !x->req_done)
 		hexch_request_done(x);
 	if (evbuffer_get_length(out) >= HTTP_MAX_OUTPUT) {
 		conn_pause(c->cbev, &c->cpause, PAUSE_PEER, 1);

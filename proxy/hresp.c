@@ -82,7 +82,7 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 			    hsession_default(p));
 		free(sid);
 		shown = hsession_redact_path(ev->data);
-		if (x->hold != NULL &&
+		if (x->may_rewrite &&
 		    (to = endpoint_rewrite(p, ev->data)) != NULL) {
 			evbuffer_replace_first(x->hold, ev->data, to);
 			free(shown);
@@ -90,7 +90,7 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 			hexch_note(x, "legacy SSE endpoint event: rewrote "
 			    "the message URL to %s", shown);
 			free(to);
-		} else if (x->hold == NULL &&
+		} else if (!x->may_rewrite &&
 		    (to = endpoint_rewrite(p, ev->data)) != NULL) {
 			hexch_note(x, "legacy SSE endpoint event: %s names "
 			    "the upstream, but the stream has a fixed "
@@ -119,16 +119,31 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 	evbuffer_free(data);
 }
 
-/* The held-back start of a legacy stream may go now. */
+/* Forward the first n held bytes, in the framing the body came in. */
+static void
+hresp_send_held(struct hexch *x, struct evbuffer *out, size_t n)
+{
+	struct evbuffer	*part;
+
+	if (n == 0)
+		return;
+	part = evbuffer_new();
+	evbuffer_remove_buffer(x->hold, part, n);
+	if (x->rechunk)
+		http_chunk_add(out, part);
+	else
+		evbuffer_add_buffer(out, part);
+	evbuffer_free(part);
+	x->hold_ready = 0;
+}
+
+/* What is held back may all go now; nothing is held from here on. */
 static void
 hresp_release_hold(struct hexch *x, struct evbuffer *out)
 {
 	if (x->hold == NULL)
 		return;
-	if (x->rechunk)
-		http_chunk_add(out, x->hold);
-	else
-		evbuffer_add_buffer(out, x->hold);
+	hresp_send_held(x, out, evbuffer_get_length(x->hold));
 	evbuffer_free(x->hold);
 	x->hold = NULL;
 }
@@ -154,9 +169,11 @@ hresp_head(struct hconn *c, struct http_head *h)
 	x->sse = ctype != NULL &&
 	    strncasecmp(ctype, "text/event-stream", 17) == 0;
 
-	if (x->hs != NULL)
+	if (x->hs != NULL) {
+		hsession_settle(p, x->hs, http_head_get(&x->resp,
+		    "Mcp-Session-Id"));
 		hexch_record_response(x);
-	else if ((sid = http_head_get(&x->resp, "Mcp-Session-Id")) !=
+	} else if ((sid = http_head_get(&x->resp, "Mcp-Session-Id")) !=
 	    NULL && *sid != '\0')
 		hexch_assign(x, hsession_get(p, sid, 0));
 	else if (x->sse && strcmp(x->req.method, "GET") == 0) {
@@ -181,8 +198,10 @@ hresp_head(struct hconn *c, struct http_head *h)
 	/*
 	 * The endpoint event may be rewritten (held back until it comes)
 	 * only where its length is free to change: chunked or until close.
+	 * With --durable every body is held back until it is committed.
 	 */
-	if (x->wait_endpoint && kind != HTTP_BODY_LENGTH)
+	x->may_rewrite = x->wait_endpoint && kind != HTTP_BODY_LENGTH;
+	if (x->may_rewrite || x->durable)
 		x->hold = evbuffer_new();
 	if (kind == HTTP_BODY_CLOSE)
 		x->close_after = 1;
@@ -195,34 +214,44 @@ hresp_head(struct hconn *c, struct http_head *h)
 		x->resp_done = 1;
 }
 
+/*
+ * The (non-SSE) response body is whole: record it as a message when it is
+ * JSON (said so, or found so).  Once only: what it taps leaves respdata.
+ */
+static void
+hresp_record_body(struct hexch *x)
+{
+	struct scan	 sc;
+	size_t		 len = evbuffer_get_length(x->respdata);
+	const char	*ctype;
+	int		 json;
+
+	if (x->sse || len == 0)
+		return;
+	ctype = http_head_get(&x->resp, "Content-Type");
+	json = ctype != NULL && strncasecmp(ctype, "application/json",
+	    16) == 0;
+	if (!json && !x->resp_cut) {
+		scan_message(evbuffer_pullup(x->respdata, -1), len, &sc);
+		json = sc.kind != KIND_INVALID;
+	}
+	if (json) {
+		hexch_tap_data(x, DIR_S2C, x->respdata, len, NULL,
+		    &x->respcap);
+		evbuffer_drain(x->respdata, len);
+	}
+}
+
 /* The response has been forwarded whole: record it, then the next one. */
 void
 hresp_done(struct hconn *c)
 {
 	struct hproxy	*p = c->p;
 	struct hexch	*x = c->x;
-	struct evbuffer	*out = bufferevent_get_output(c->cbev);
-	struct scan	 sc;
-	size_t		 len = evbuffer_get_length(x->respdata);
-	const char	*ctype;
-	int		 json, close_after;
+	int		 close_after;
 
-	hresp_release_hold(x, out);
-	ctype = http_head_get(&x->resp, "Content-Type");
-	if (!x->sse && len > 0) {
-		json = ctype != NULL && strncasecmp(ctype,
-		    "application/json", 16) == 0;
-		if (!json && !x->resp_cut) {
-			scan_message(evbuffer_pullup(x->respdata, -1), len,
-			    &sc);
-			json = sc.kind != KIND_INVALID;
-		}
-		if (json) {
-			hexch_tap_data(x, DIR_S2C, x->respdata, len, NULL,
-			    &x->respcap);
-			evbuffer_drain(x->respdata, len);
-		}
-	}
+	hresp_release_hold(x, bufferevent_get_output(c->cbev));
+	hresp_record_body(x);
 	/* A successful DELETE ends the MCP session. */
 	if (strcmp(x->req.method, "DELETE") == 0 && x->hs != NULL &&
 	    x->hs->key != NULL && x->resp.status >= 200 &&
@@ -278,6 +307,36 @@ hresp_keep_body(struct hexch *x, struct evbuffer *tmp)
 }
 
 /*
+ * --durable: forward what is committed.  An event stream goes on up to the
+ * end of its last complete event (hold_ready, found as events are parsed)
+ * once that event is committed; any other body once it is whole and
+ * committed.  What cannot be recorded whole streams regardless, as over
+ * stdio: an event or a body past the record size cap, and a body that is
+ * not JSON past the part of it kept (HTTP_KEEP_BODY_MAX).
+ */
+static void
+hresp_durable(struct hconn *c, int done)
+{
+	struct hexch	*x = c->x;
+	size_t		 held, cap = line_cap();
+
+	if (x->hold == NULL)
+		return;
+	held = evbuffer_get_length(x->hold);
+	if (done) {
+		hresp_record_body(x);
+		x->hold_ready = held;
+	} else if (!x->sse && (x->respcap.digest != NULL || x->resp_cut))
+		x->hold_ready = held;
+	else if (x->sse && cap != 0 && held - x->hold_ready > cap)
+		x->hold_ready = held;
+	if (x->hold_ready == 0)
+		return;
+	hexch_commit(x);
+	hresp_send_held(x, bufferevent_get_output(c->cbev), x->hold_ready);
+}
+
+/*
  * Forward what has arrived of the response body, with eof when the
  * upstream has closed.  Returns 1 when the response is complete, 0 when
  * more is to come, -1 when the connection was closed.
@@ -327,16 +386,22 @@ hresp_body(struct hconn *c, int eof)
 		erc = sse_next(&x->sp, x->ssebuf, &ev);
 		if (erc == 0)
 			break;
-		if (erc == -1) {
+		if (erc == -1)
 			hexch_note(x, "an SSE event too large to record (over "
 			    "%d bytes): passed through, not recorded",
 			    SSE_LINE_MAX);
-			continue;
+		else {
+			hresp_sse_event(x, &ev);
+			sse_event_clear(&ev);
 		}
-		hresp_sse_event(x, &ev);
-		sse_event_clear(&ev);
+		/* All that the parser took has been handled, and may go. */
+		if (x->durable)
+			x->hold_ready = evbuffer_get_length(x->hold) -
+			    evbuffer_get_length(x->ssebuf);
 	}
-	if (x->hold != NULL && (!x->wait_endpoint || x->sse_events > 0 ||
+	if (x->durable)
+		hresp_durable(c, rc == 1);
+	else if (x->hold != NULL && (!x->wait_endpoint || x->sse_events > 0 ||
 	    evbuffer_get_length(x->hold) > HTTP_HOLD_MAX)) {
 		if (x->wait_endpoint)
 			hexch_assign(x, hsession_default(c->p));

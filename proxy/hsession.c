@@ -21,13 +21,14 @@ static const char *redacted_headers[] = {
 };
 
 static struct hsession *
-hsession_new(struct hproxy *p, const char *key, int legacy)
+hsession_new(struct hproxy *p, const char *key, int legacy, int pending)
 {
 	struct hsession	*hs = xcalloc(1, sizeof *hs);
 	char		*target;
 
 	hs->key = (key != NULL) ? xstrdup(key) : NULL;
 	hs->legacy = legacy;
+	hs->pending = pending;
 	target = tap_redact_string(xstrdup(p->opt->upstream));
 	hs->ws = writer_session_begin(p->w, p->opt->name, legacy ? "sse" :
 	    "http", target);
@@ -35,8 +36,27 @@ hsession_new(struct hproxy *p, const char *key, int legacy)
 	hs->next = p->sessions;
 	p->sessions = hs;
 	log_info("new %s session%s", legacy ? "legacy HTTP+SSE" :
-	    "Streamable HTTP", key != NULL ? "" : " (no session id)");
+	    "Streamable HTTP", key != NULL ? "" : pending ? " (its id comes "
+	    "with the initialize response)" : " (no session id)");
 	return hs;
+}
+
+/*
+ * Whether one more session may be made (HTTP_SESSIONS_MAX); counts it if
+ * so.  Past the bound, sessions share the run's default one.
+ */
+static int
+hsession_room(struct hproxy *p)
+{
+	if (p->nsessions >= HTTP_SESSIONS_MAX) {
+		if (p->nsessions++ == HTTP_SESSIONS_MAX)
+			log_warnx("more than %d MCP sessions in one run: the "
+			    "rest are recorded in the run's default session",
+			    HTTP_SESSIONS_MAX);
+		return 0;
+	}
+	p->nsessions++;
+	return 1;
 }
 
 /* The session for an MCP session id, made on first sight. */
@@ -50,15 +70,9 @@ hsession_get(struct hproxy *p, const char *key, int legacy)
 		    strcmp(hs->key, key) == 0)
 			return hs;
 	}
-	if (p->nsessions >= HTTP_SESSIONS_MAX) {
-		if (p->nsessions++ == HTTP_SESSIONS_MAX)
-			log_warnx("more than %d MCP sessions in one run: the "
-			    "rest are recorded in the run's default session",
-			    HTTP_SESSIONS_MAX);
+	if (!hsession_room(p))
 		return hsession_default(p);
-	}
-	p->nsessions++;
-	return hsession_new(p, key, legacy);
+	return hsession_new(p, key, legacy, 0);
 }
 
 /* The session for traffic that carries no session id. */
@@ -66,8 +80,40 @@ struct hsession *
 hsession_default(struct hproxy *p)
 {
 	if (p->dflt == NULL)
-		p->dflt = hsession_new(p, NULL, 0);
+		p->dflt = hsession_new(p, NULL, 0, 0);
 	return p->dflt;
+}
+
+/*
+ * --durable: the session an initialize request begins, made before the
+ * response that names it, since the request must be committed (to its
+ * session) before it is forwarded.  hsession_settle() keys it.
+ */
+struct hsession *
+hsession_pending(struct hproxy *p)
+{
+	if (!hsession_room(p))
+		return hsession_default(p);
+	return hsession_new(p, NULL, 0, 1);
+}
+
+/*
+ * The response to a pending session's initialize came, naming the session
+ * sid (or none: a server without sessions, whose traffic is the default
+ * session's; this one becomes the default if there is none yet).
+ */
+void
+hsession_settle(struct hproxy *p, struct hsession *hs, const char *sid)
+{
+	if (!hs->pending)
+		return;
+	hs->pending = 0;
+	if (sid != NULL && *sid != '\0') {
+		hs->key = xstrdup(sid);
+		return;
+	}
+	if (p->dflt == NULL)
+		p->dflt = hs;
 }
 
 /* End a session's recording (a DELETE, or the end of the run). */

@@ -51,6 +51,8 @@ struct hsession {
 					   NULL for the run's default */
 	int		 legacy;	/* HTTP+SSE (sessionId) */
 	int		 ended;		/* DELETE succeeded */
+	int		 pending;	/* --durable: begun by an initialize
+					   request, its id still to come */
 	struct wsession	*ws;
 	struct hsession	*next;
 };
@@ -67,6 +69,11 @@ struct hexch {
 	struct evbuffer		*reqdata;	/* decoded request body */
 	struct hcap		 reqcap;	/* its size and digest past
 						   the record size cap */
+	int			 durable;	/* --durable */
+	int			 dirty;		/* durable: tapped, not yet
+						   committed */
+	struct evbuffer		*reqhold;	/* durable: the decoded body,
+						   until it is committed */
 	int64_t			 ts_ns;
 	int64_t			 mono_ns;
 
@@ -89,7 +96,14 @@ struct hexch {
 	struct evbuffer		*respdata;	/* decoded non-SSE body */
 	struct hcap		 respcap;
 	int			 resp_cut;	/* respdata holds only its start */
-	struct evbuffer		*hold;		/* legacy: until the endpoint */
+	struct evbuffer		*hold;		/* decoded response bytes held
+						   back: legacy, until the
+						   endpoint; durable, until
+						   committed */
+	size_t			 hold_ready;	/* durable: how much of hold
+						   may go once committed */
+	int			 may_rewrite;	/* hold may change length (the
+						   endpoint rewrite) */
 	int			 close_after;	/* Connection: close either way */
 	char			*rpc_id;	/* a JSON-RPC request's id, as
 						   written, for an error reply */
@@ -168,6 +182,7 @@ void		 hexch_tap_data(struct hexch *, enum dir, struct evbuffer *,
 int		 hexch_wants_close(const struct http_head *);
 int		 hexch_start(struct hconn *, struct http_head *);
 int		 hexch_request_body(struct hconn *);
+void		 hexch_commit(struct hexch *);
 void		 hexch_end(struct hconn *, const char *);
 
 /* hresp.c */
@@ -183,6 +198,9 @@ void		 hwait_stop(struct hconn *);
 /* hsession.c */
 struct hsession	*hsession_get(struct hproxy *, const char *, int);
 struct hsession	*hsession_default(struct hproxy *);
+struct hsession	*hsession_pending(struct hproxy *);
+void		 hsession_settle(struct hproxy *, struct hsession *,
+		     const char *);
 void		 hsession_end(struct hproxy *, struct hsession *,
 		     const char *);
 void		 hsession_end_all(struct hproxy *, const char *);

@@ -117,6 +117,8 @@ struct http_options {
 	int		  insecure;	/* --insecure */
 	int		  rewrite_host;	/* --rewrite-host */
 	int		  allow_remote;	/* --allow-remote */
+	int		  durable;	/* --durable: each message committed
+					   before it is forwarded */
 	int		  head_timeout;	/* seconds, 0: none (HTTP_*_TIMEOUT) */
 	int		  idle_timeout;
 	int		  upstream_timeout;

@@ -96,7 +96,10 @@ test('--rewrite-host makes Host name the upstream; Origin still passes unchanged
   }, { args: ['--rewrite-host'] });
 });
 
-test('an SSE body arrives byte for byte (comments, retry, CR and CRLF line ends); each event with data is one message', { skip: needsHttp, timeout: 60000 }, async () => {
+// --durable holds each event until it is committed, then lets the bytes
+// up to its end go: the same bytes must arrive, cut where they may be.
+for (const args of [[], ['--durable']]) {
+test(`an SSE body arrives byte for byte (comments, retry, CR and CRLF line ends); each event with data is one message${args.length ? ' (--durable)' : ''}`, { skip: needsHttp, timeout: 60000 }, async () => {
   await withPeerAndProxy(async ({ db, mp, stopProxy }) => {
     const r = await request(`${mp.url}/sse-raw`);
     assert.equal(r.status, 200);
@@ -109,8 +112,9 @@ test('an SSE body arrives byte for byte (comments, retry, CR and CRLF line ends)
       { kind: 'notification', sse_event_id: null, raw: '{"jsonrpc":"2.0",\n"method":"b"}' },
       { kind: 'response', sse_event_id: '3', raw: '{"jsonrpc":"2.0","id":9,"result":{}}' },
     ]);
-  });
+  }, { args });
 });
+}
 
 test('status codes, error bodies, WWW-Authenticate and /.well-known pass through', { skip: needsHttp, timeout: 60000 }, async () => {
   await withPeerAndProxy(async ({ db, mp, stopProxy }) => {
@@ -143,7 +147,8 @@ test('a JSON-RPC batch is recorded as one batch each way', { skip: needsHttp, ti
   });
 });
 
-test('legacy HTTP+SSE: an endpoint naming the upstream by absolute URL is rewritten to name mcpreel', { skip: needsHttp, timeout: 60000 }, async () => {
+for (const args of [[], ['--durable']]) {
+test(`legacy HTTP+SSE: an endpoint naming the upstream by absolute URL is rewritten to name mcpreel${args.length ? ' (--durable)' : ''}`, { skip: needsHttp, timeout: 60000 }, async () => {
   await withPeerAndProxy(async ({ db, mp, stopProxy }) => {
     let endpoint;
     const stream = readEventStream(`${mp.url}/legacy/sse`, {
@@ -168,8 +173,9 @@ test('legacy HTTP+SSE: an endpoint naming the upstream by absolute URL is rewrit
     assert.deepEqual(m, [{ direction: 'c2s', kind: 'request', method: 'ping' }, { direction: 's2c', kind: 'response', method: 'ping' }]);
     const notes = sql(db, `SELECT CAST(text AS TEXT) AS t FROM events`).map((e) => e.t);
     assert.ok(notes.some((n) => /rewrote the message URL to http:\/\/127\.0\.0\.1:\d+\/legacy\/message\?sessionId=\[REDACTED\]/.test(n)), notes.join('\n'));
-  });
+  }, { args });
 });
+}
 
 test('many clients at once, while another holds an event stream open', { skip: needsHttp, timeout: 60000 }, async () => {
   await withPeerAndProxy(async ({ db, mp, stopProxy }) => {

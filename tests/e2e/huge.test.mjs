@@ -197,14 +197,17 @@ test('240 MB pushed at a host that takes 20 us a line: bounded memory, every mes
   });
 });
 
-test('over HTTP, bodies over --max-record-size are forwarded whole and recorded as a prefix with size and SHA-256', { timeout: 120000 }, async (t) => {
+// With --durable too: a body past the cap is not held for its commit but
+// streams on, as a line does over stdio.
+for (const extra of [[], ['--durable']]) {
+test(`over HTTP${extra.length ? ' with --durable' : ''}, bodies over --max-record-size are forwarded whole and recorded as a prefix with size and SHA-256`, { timeout: 120000 }, async (t) => {
   await withCleanup(async ({ dir, defer }) => {
     const peer = await spawnUntilLine(process.execPath, [join(PEERS_DIR, 'http_peer.mjs')], {
       stream: 'stdout', pattern: /^http_peer: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'http_peer',
     });
     defer(() => stopChild(peer.child, peer.exited));
     const db = join(dir, 'hcap.db');
-    const mp = await startMcpreelHttp({ db, upstream: peer.match[1], name: 'hcap', args: ['--max-record-size', '1M'] });
+    const mp = await startMcpreelHttp({ db, upstream: peer.match[1], name: 'hcap', args: ['--max-record-size', '1M', ...extra] });
     defer(() => mp.stop());
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'big', arguments: { d: 'q'.repeat(5 * MB) } } }));
     const r = await request(`${mp.url}/mcp/mirror`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body, timeoutMs: 60000 });
@@ -221,6 +224,7 @@ test('over HTTP, bodies over --max-record-size are forwarded whole and recorded 
     ]);
     const notes = sql(db, "SELECT count(*) AS c FROM events WHERE kind = 'note' AND CAST(text AS TEXT) LIKE '%record size cap%'");
     assert.deepEqual(notes, [{ c: 2 }]);
-    t.diagnostic(`HTTP: a ${(body.length / MB).toFixed(1)} MiB request and a ${(r.body.length / MB).toFixed(1)} MiB response recorded as 1 MiB prefixes with size and digest`);
+    t.diagnostic(`HTTP${extra.length ? ' --durable' : ''}: a ${(body.length / MB).toFixed(1)} MiB request and a ${(r.body.length / MB).toFixed(1)} MiB response recorded as 1 MiB prefixes with size and digest`);
   });
 });
+}

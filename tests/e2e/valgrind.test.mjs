@@ -86,7 +86,8 @@ test('valgrind: a stdio session whose server exits under the host', { skip, time
   }
 });
 
-test('valgrind: an HTTP session (JSON, a batch, SSE, legacy SSE) ended by SIGTERM', { skip, timeout: 180000 }, async () => {
+for (const extra of [[], ['--durable']]) {
+test(`valgrind: an HTTP session (JSON, a batch, SSE, legacy SSE) ended by SIGTERM${extra.length ? ' (--durable)' : ''}`, { skip, timeout: 180000 }, async () => {
   const t = tempDir();
   const peer = await spawnUntilLine(process.execPath, [join(PEERS_DIR, 'http_peer.mjs')], {
     stream: 'stdout', pattern: /^http_peer: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'http_peer',
@@ -94,7 +95,7 @@ test('valgrind: an HTTP session (JSON, a batch, SSE, legacy SSE) ended by SIGTER
   let mp;
   try {
     const db = join(t.dir, 'v.db');
-    mp = await spawnUntilLine('valgrind', [...VG, BIN, 'record', '--db', db, '--listen', '127.0.0.1:0', '--upstream', peer.match[1]], {
+    mp = await spawnUntilLine('valgrind', [...VG, BIN, 'record', '--db', db, '--listen', '127.0.0.1:0', '--upstream', peer.match[1], ...extra], {
       pattern: /^mcpreel: listening on (http:\/\/127\.0\.0\.1:\d+)$/, timeoutMs: 60000, name: 'valgrind mcpreel record --listen',
     });
     const url = mp.match[1];
@@ -121,3 +122,4 @@ test('valgrind: an HTTP session (JSON, a batch, SSE, legacy SSE) ended by SIGTER
     t.cleanup();
   }
 });
+}
