@@ -1,0 +1,91 @@
+/*
+ * Internals of the stdio relay (proxy/record.c, half.c): the relay and its
+ * two symmetric halves; nothing outside proxy/ includes it.
+ */
+#ifndef MCPREEL_RECORD_INT_H
+#define MCPREEL_RECORD_INT_H
+
+#include "proxy.h"
+
+/* Largest single read from a source: a pipe's worth (see child.c). */
+#define RECORD_READ_MAX		(1024 * 1024)
+/*
+ * When the server's stdout ends, how long to wait for it to exit before
+ * saying it closed its stdout and lives on: an exiting server's stdout
+ * often ends just before we learn that it exited.
+ */
+#define RECORD_STDOUT_CHECK_MS	500
+
+enum pause_why {
+	PAUSE_PEER = 0x1,	/* the destination is backed up */
+	PAUSE_STORE = 0x2	/* the writer's queue is full */
+};
+
+enum relay_state {
+	RELAY_RUNNING,		/* both peers up */
+	RELAY_DRAINING,		/* the server exited: reading what is left */
+	RELAY_FLUSHING,		/* giving the host what we still hold */
+	RELAY_DONE,
+	RELAY_MAX
+};
+
+struct relay;
+
+/* One direction of the relay. */
+struct half {
+	struct relay		*r;
+	enum dir		 dir;
+	const char		*src_name;	/* for logs: where bytes come from */
+	const char		*dst_name;
+	int			 in_fd;		/* the source; -1 once closed */
+	int			 out_fd;	/* the destination */
+	int			 close_in;	/* in_fd is ours to close */
+	int			 tee;		/* both ends are pipes: forward
+						   with tee(2), no copy */
+	struct event		*rd_ev;		/* in_fd readable (persistent) */
+	struct event		*wr_ev;		/* out_fd writable: only while
+						   the backlog holds bytes */
+	struct evbuffer		*backlog;	/* read, not yet written */
+	struct evbuffer		*held;		/* --durable: read, waiting
+						   for its line's commit */
+	struct line		 line;		/* being gathered for the record:
+						   its bytes are forwarded already */
+	int			 pause;		/* enum pause_why bits */
+	int			 eof;		/* the source ended */
+	int			 out_closed;	/* destination closed or dead */
+};
+
+struct relay {
+	struct event_base	*base;
+	struct wsession		*session;
+	struct child		*child;
+	struct tap		*tap;
+	struct half		 half[DIR_MAX];
+	char			*rbuf;		/* RECORD_READ_MAX, both halves */
+	struct bufferevent	*err_in;	/* the server's stderr */
+	struct framer		 err_fr;
+	int			 err_eof;
+	struct event		*sigs[3];
+	struct event		*grace;
+	struct event		*stdout_check;	/* RECORD_STDOUT_CHECK_MS */
+	enum relay_state	 state;
+	int			 grace_waited;	/* ms, while reading paused */
+	int			 host_gone;
+	int			 signalled;	/* we passed a signal on */
+	char			*reason;	/* why the session ended */
+	unsigned long		 moved;		/* reads that brought bytes */
+};
+
+/* half.c */
+void		 half_init(struct relay *, enum dir, int, int, int, int);
+void		 half_free(struct half *);
+void		 half_pause(struct half *, int, int);
+size_t		 half_backlog(const struct half *);
+void		 half_source_ended(struct half *, const char *);
+void		 half_close_out(struct half *);
+
+/* record.c */
+void		 relay_reason(struct relay *, const char *);
+void		 relay_check_done(struct relay *);
+
+#endif
