@@ -82,23 +82,23 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 			    hsession_default(p));
 		free(sid);
 		shown = hsession_redact_path(ev->data);
-		if (x->may_rewrite &&
-		    (to = endpoint_rewrite(p, ev->data)) != NULL) {
+		to = endpoint_rewrite(p, ev->data);
+		if (to != NULL && x->may_rewrite && x->hold != NULL) {
 			evbuffer_replace_first(x->hold, ev->data, to);
 			free(shown);
 			shown = hsession_redact_path(to);
 			hexch_note(x, "legacy SSE endpoint event: rewrote "
 			    "the message URL to %s", shown);
-			free(to);
-		} else if (!x->may_rewrite &&
-		    (to = endpoint_rewrite(p, ev->data)) != NULL) {
+		} else if (to != NULL)
 			hexch_note(x, "legacy SSE endpoint event: %s names "
-			    "the upstream, but the stream has a fixed "
-			    "Content-Length, so it was passed on unchanged "
-			    "(the client will bypass mcpreel)", shown);
-			free(to);
-		} else
+			    "the upstream, but %s, so it was passed on "
+			    "unchanged (the client will bypass mcpreel)", shown,
+			    !x->may_rewrite ? "the stream has a fixed "
+			    "Content-Length" : "the stream was no longer held "
+			    "back for it");
+		else
 			hexch_note(x, "legacy SSE endpoint event: %s", shown);
+		free(to);
 		free(shown);
 		return;
 	}

@@ -177,6 +177,35 @@ test(`legacy HTTP+SSE: an endpoint naming the upstream by absolute URL is rewrit
 });
 }
 
+for (const args of [[], ['--durable']]) {
+// Once the start of the stream has gone, a later endpoint event can only
+// pass as it came (and is noted); --durable still holds it, so rewrites it.
+test(`legacy HTTP+SSE: a second endpoint event mid-stream is ${args.length ? 'rewritten too (--durable)' : 'passed on as it came'}`, { skip: needsHttp, timeout: 60000 }, async () => {
+  await withPeerAndProxy(async ({ db, mp, upstream, stopProxy }) => {
+    const posted = [];
+    const res = await readEventStream(`${mp.url}/legacy/sse`, {
+      onEvent: (ev, events) => {
+        if (ev.event === 'endpoint' && events.length === 1) {
+          posted.push(request(ev.data, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"jsonrpc":"2.0","id":6,"method":"endpoint-again"}' }));
+          return undefined;
+        }
+        return events.length === 3 ? 'stop' : undefined;
+      },
+    });
+    await Promise.all(posted);
+    assert.deepEqual(res.events.map((e) => e.event), ['endpoint', 'endpoint', 'message']);
+    assert.equal(res.events[1].data, `${args.length ? mp.url : upstream}/legacy/message?sessionId=abc123`);
+    assert.deepEqual(JSON.parse(res.events[2].data), { jsonrpc: '2.0', id: 6, result: { echo: 'endpoint-again' } });
+    const stopped = await stopProxy();
+    assert.equal(stopped.code, 0, stopped.stderr);
+    const m = sql(db, `SELECT direction, method FROM messages ORDER BY seq`);
+    assert.deepEqual(m, [{ direction: 'c2s', method: 'endpoint-again' }, { direction: 's2c', method: 'endpoint-again' }]);
+    const notes = sql(db, `SELECT CAST(text AS TEXT) AS t FROM events`).map((e) => e.t);
+    assert.equal(notes.filter((n) => (args.length ? /rewrote the message URL/ : /no longer held back for it, so it was passed on unchanged/).test(n)).length, args.length ? 2 : 1, notes.join('\n'));
+  }, { args });
+});
+}
+
 test('many clients at once, while another holds an event stream open', { skip: needsHttp, timeout: 60000 }, async () => {
   await withPeerAndProxy(async ({ db, mp, stopProxy }) => {
     let held = 0;

@@ -15,6 +15,7 @@
 //                        responses to POSTs there arrive as message events
 //   .../legacy/message   POST ?sessionId=abc123: 202, and the JSON-RPC
 //                        response {id, result: {echo: method}} on the stream
+//                        (method endpoint-again: an endpoint event first)
 //   .../slow             200 application/json after 300 ms
 //   .../sse-raw          200 text/event-stream, chunked, written in pieces
 //                        10 ms apart: comments, retry, ids, multi-line
@@ -67,6 +68,8 @@ const server = http.createServer((req, res) => {
       if (!stream) return send(res, 404, 'text/plain', 'no such session');
       send(res, 202, 'text/plain', 'Accepted');
       const m = JSON.parse(body);
+      // A server that names its endpoint again, mid-stream.
+      if (m.method === 'endpoint-again') stream.write(`event: endpoint\ndata: ${origin}/legacy/message?sessionId=abc123\n\n`);
       if ('id' in m) stream.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { echo: m.method } })}\n\n`);
       return undefined;
     }
