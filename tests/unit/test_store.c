@@ -1086,7 +1086,8 @@ Test(store, lock_lifts_lag_pause, .timeout = UNIT_TIMEOUT)
 	struct timespec		 ts = { 0, 1000000 };
 	sqlite3			*other;
 	struct msg		*big;
-	char			*path = store_test_path("lag.db");
+	char			*path = store_test_path("lag.db"), *wal;
+	struct stat		 sb;
 	int64_t			 t0;
 	int			 i, paused = 0;
 
@@ -1104,6 +1105,17 @@ Test(store, lock_lifts_lag_pause, .timeout = UNIT_TIMEOUT)
 		paused = writer_message(w, s, NULL, store_test_ping(i));
 	}
 	cr_assert(paused, "not paused while a 24 MiB message was written");
+	/*
+	 * The lock must come once the writer has that message in hand (its
+	 * pages reach the WAL): taken before its batch began, the wait
+	 * would hold 24 MiB of queue, which rightly keeps the pause.
+	 */
+	if (asprintf(&wal, "%s-wal", path) == -1)
+		cr_assert_fail("out of memory");
+	for (i = 0; i < 20000 && (stat(wal, &sb) != 0 ||
+	    sb.st_size < 4 * 1024 * 1024); i++)
+		nanosleep(&ts, NULL);
+	free(wal);
 	cr_assert_eq(sqlite3_open(path, &other), SQLITE_OK);
 	/* Taken as soon as the writer commits: its next batch must wait. */
 	sqlite3_busy_timeout(other, 30000);
