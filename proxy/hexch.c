@@ -85,7 +85,7 @@ hexch_finish_record(struct hexch *x, const char *outcome)
 
 	if (x->hs == NULL)
 		hexch_assign(x, hsession_default(p));
-	hsession_settle(p, x->hs, NULL);
+	hsession_settle(p, x->hs, NULL, 0);
 	if (x->outcome == NULL)
 		x->outcome = xstrdup(outcome);
 	if (!x->sse && evbuffer_get_length(x->respdata) > 0) {

@@ -171,7 +171,8 @@ hresp_head(struct hconn *c, struct http_head *h)
 
 	if (x->hs != NULL) {
 		hsession_settle(p, x->hs, http_head_get(&x->resp,
-		    "Mcp-Session-Id"));
+		    "Mcp-Session-Id"), x->resp.status >= 200 &&
+		    x->resp.status < 300);
 		hexch_record_response(x);
 	} else if ((sid = http_head_get(&x->resp, "Mcp-Session-Id")) !=
 	    NULL && *sid != '\0')
@@ -399,6 +400,16 @@ hresp_body(struct hconn *c, int eof)
 			x->hold_ready = evbuffer_get_length(x->hold) -
 			    evbuffer_get_length(x->ssebuf);
 	}
+	/*
+	 * Between events, what the parser took is committed events or lines
+	 * that carry no message (comments such as keep-alive pings, an id or
+	 * retry alone, the rest of a dropped event): it may go too.  After a
+	 * release past the cap ssebuf may hold more than hold does.
+	 */
+	if (x->durable && x->sse && !x->sp.pending &&
+	    evbuffer_get_length(x->ssebuf) <= evbuffer_get_length(x->hold))
+		x->hold_ready = evbuffer_get_length(x->hold) -
+		    evbuffer_get_length(x->ssebuf);
 	if (x->durable)
 		hresp_durable(c, rc == 1);
 	else if (x->hold != NULL && (!x->wait_endpoint || x->sse_events > 0 ||

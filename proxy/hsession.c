@@ -63,13 +63,20 @@ hsession_room(struct hproxy *p)
 struct hsession *
 hsession_get(struct hproxy *p, const char *key, int legacy)
 {
-	struct hsession	*hs;
+	struct hsession	*hs, *ended = NULL;
 
+	/* A live one first: a server may give an id out again. */
 	for (hs = p->sessions; hs != NULL; hs = hs->next) {
-		if (hs->key != NULL && hs->legacy == legacy &&
-		    strcmp(hs->key, key) == 0)
+		if (hs->key == NULL || hs->legacy != legacy ||
+		    strcmp(hs->key, key) != 0)
+			continue;
+		if (!hs->ended)
 			return hs;
+		if (ended == NULL)
+			ended = hs;
 	}
+	if (ended != NULL)
+		return ended;
 	if (!hsession_room(p))
 		return hsession_default(p);
 	return hsession_new(p, key, legacy, 0);
@@ -87,11 +94,24 @@ hsession_default(struct hproxy *p)
 /*
  * --durable: the session an initialize request begins, made before the
  * response that names it, since the request must be committed (to its
- * session) before it is forwarded.  hsession_settle() keys it.
+ * session) before it is forwarded; hsession_settle() keys it.  Once the
+ * upstream has answered an initialize with no session id (it has no
+ * sessions), initialize goes to the default session like the rest; and
+ * a session that got no id (a failed attempt) is taken up again by the
+ * next, so that a client retrying makes one session, not one a try.
  */
 struct hsession *
 hsession_pending(struct hproxy *p)
 {
+	struct hsession	*hs;
+
+	if (p->stateless)
+		return hsession_default(p);
+	if ((hs = p->spare) != NULL) {
+		p->spare = NULL;
+		hs->pending = 1;
+		return hs;
+	}
 	if (!hsession_room(p))
 		return hsession_default(p);
 	return hsession_new(p, NULL, 0, 1);
@@ -99,21 +119,41 @@ hsession_pending(struct hproxy *p)
 
 /*
  * The response to a pending session's initialize came, naming the session
- * sid (or none: a server without sessions, whose traffic is the default
- * session's; this one becomes the default if there is none yet).
+ * sid; or none came, or it named none.  Answered with a 2xx and no id, the
+ * upstream has no sessions: this becomes the default session, if there is
+ * none yet.  Refused or unanswered, it waits for the client's next try.
+ * A session still live under sid (a server giving an id out again) ends:
+ * this one takes its traffic from now on.
  */
 void
-hsession_settle(struct hproxy *p, struct hsession *hs, const char *sid)
+hsession_settle(struct hproxy *p, struct hsession *hs, const char *sid,
+    int answered)
 {
+	struct hsession	*o;
+
 	if (!hs->pending)
 		return;
 	hs->pending = 0;
 	if (sid != NULL && *sid != '\0') {
+		for (o = p->sessions; o != NULL; o = o->next) {
+			if (o != hs && o->key != NULL && !o->legacy &&
+			    strcmp(o->key, sid) == 0)
+				hsession_end(p, o, "a new initialize was given "
+				    "the same session id");
+		}
 		hs->key = xstrdup(sid);
 		return;
 	}
+	if (!answered) {
+		/* Refused, or no answer: the next initialize tries again. */
+		p->spare = hs;
+		return;
+	}
+	p->stateless = 1;
 	if (p->dflt == NULL)
 		p->dflt = hs;
+	else if (hs != p->dflt)
+		p->spare = hs;
 }
 
 /* End a session's recording (a DELETE, or the end of the run). */

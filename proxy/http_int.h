@@ -161,7 +161,12 @@ struct hproxy {
 	struct hconns		 conns;
 	struct hsession		*sessions;
 	struct hsession		*dflt;		/* the run's default session */
-	int			 nsessions;	/* keyed ones made (and refused) */
+	struct hsession		*spare;		/* durable: one settled with no
+						   id, for the next initialize */
+	int			 stateless;	/* durable: an initialize was
+						   answered with no session id */
+	int			 nsessions;	/* keyed and pending ones made
+						   (and refused) */
 	struct event		*sigs[2];
 	char			*stop_reason;
 };
@@ -200,7 +205,7 @@ struct hsession	*hsession_get(struct hproxy *, const char *, int);
 struct hsession	*hsession_default(struct hproxy *);
 struct hsession	*hsession_pending(struct hproxy *);
 void		 hsession_settle(struct hproxy *, struct hsession *,
-		     const char *);
+		     const char *, int);
 void		 hsession_end(struct hproxy *, struct hsession *,
 		     const char *);
 void		 hsession_end_all(struct hproxy *, const char *);

@@ -35,10 +35,15 @@ function rpc(id, method, params = {}) {
  *   tools/call  application/json
  *   stream      text/event-stream (chunked): three events 40 ms apart,
  *               two progress notifications and the response
- * onRequest(msg) runs first, when the whole body is in; the stream waits
- * for afterFirst() (a promise) after its first event.
+ *   pings       text/event-stream: a keep-alive comment, then the response
+ *   crlf        text/event-stream: a notification whose last CRLF comes
+ *               in two writes, then the response
+ * onRequest(msg) runs first, when the whole body is in.  The streams wait
+ * for gate(name) (a promise) where a client should have seen what came
+ * before: 'first' (the first event), 'ping', 'lf'.  stateless: initialize
+ * is answered with no session id.
  */
-async function startUpstream(onRequest, { afterFirst } = {}) {
+async function startUpstream(onRequest, { gate, stateless = false } = {}) {
   const server = http.createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
@@ -50,14 +55,28 @@ async function startUpstream(onRequest, { afterFirst } = {}) {
         res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Mcp-Session-Id': SID });
         for (let i = 1; i <= 2; i++) {
           res.write(`id: e${i}\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":${msg.id},"progress":${i}}}\n\n`);
-          if (i === 1 && afterFirst) await afterFirst();
+          if (i === 1 && gate) await gate('first');
           await sleep(40);
         }
         res.end(`id: e3\ndata: ${result({ streamed: true })}\n\n`);
         return;
       }
+      if (msg.method === 'pings' || msg.method === 'crlf') {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        if (msg.method === 'pings') {
+          res.write(': ping\n\n');
+          if (gate) await gate('ping');
+        } else {
+          res.write('data: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\r\n\r');
+          await sleep(20);
+          res.write('\n');
+          if (gate) await gate('lf');
+        }
+        res.end(`data: ${result({})}\n\n`);
+        return;
+      }
       const headers = { 'Content-Type': 'application/json' };
-      if (msg.method === 'initialize') headers['Mcp-Session-Id'] = SID;
+      if (msg.method === 'initialize' && !stateless) headers['Mcp-Session-Id'] = SID;
       const body = msg.method === 'initialize'
         ? result({ protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'durable-upstream', version: '1' } })
         : result({ content: [{ type: 'text', text: `answer to ${msg.id}` }] });
@@ -190,28 +209,88 @@ test('--durable over HTTP: an initialize request opens the session its response 
   });
 });
 
-test('--durable over HTTP: an SSE event goes on as soon as it is committed, while the stream is still open', { timeout: 30000 }, async () => {
+test('--durable over HTTP: a server without sessions, a client retrying initialize, an id given out twice', { timeout: 60000 }, async () => {
   await withCleanup(async ({ dir }) => {
-    let seen;
-    const firstSeen = new Promise((r) => { seen = r; });
-    let waited = 'no';
-    // The upstream sends nothing more until the client has the first
-    // event (or 5 s pass): held to the end of the stream, it never would.
-    const up = await startUpstream(null, {
-      afterFirst: () => Promise.race([firstSeen.then(() => 'client had it'), sleep(5000).then(() => 'timed out')]).then((w) => { waited = w; }),
-    });
-    const db = join(dir, 'open.db');
-    const proxy = await startMcpreelHttp({ db, upstream: up.origin, args: ['--durable'] });
-    try {
-      const r = await post(`${proxy.url}/mcp`, rpc(3, 'stream'), { sid: SID, onData: (text) => { if (text.includes('\n\n')) seen(); } });
-      assert.equal((r.text.match(/\n\n/g) ?? []).length, 3, 'all three events came');
-      assert.equal(waited, 'client had it', 'the first event reached the client before the server sent the second');
-    } finally {
-      await proxy.stop();
-      await up.close();
+    const init = (id) => rpc(id, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } });
+    const summary = (db) => sql(db, `SELECT s.id, s.end_reason, group_concat(m.direction || ' ' || m.rpc_id, ', ') AS msgs
+        FROM sessions s LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.id ORDER BY s.id`);
+
+    // No session ids: one session, as without --durable.
+    let up = await startUpstream(null, { stateless: true });
+    let db = join(dir, 'stateless.db');
+    let proxy = await startMcpreelHttp({ db, upstream: up.origin, args: ['--durable'] });
+    for (let i = 1; i <= 3; i++) {
+      assert.equal((await post(`${proxy.url}/mcp`, init(i))).status, 200);
+      assert.match((await post(`${proxy.url}/mcp`, rpc(100 + i, 'tools/call'))).text, new RegExp(`answer to ${100 + i}`));
     }
+    await proxy.stop();
+    await up.close();
+    let s = summary(db);
+    assert.equal(s.length, 1, JSON.stringify(s));
+    assert.equal(s[0].msgs.split(', ').length, 12, 'all 12 messages in the one session');
+
+    // An upstream that is down: five tries make one session, not five.
+    const free = http.createServer();
+    await new Promise((r) => free.listen(0, '127.0.0.1', r));
+    const dead = `http://127.0.0.1:${free.address().port}`;
+    await new Promise((r) => free.close(r));
+    db = join(dir, 'retry.db');
+    proxy = await startMcpreelHttp({ db, upstream: dead, args: ['--durable'] });
+    for (let i = 1; i <= 5; i++) assert.equal((await post(`${proxy.url}/mcp`, init(i))).status, 502);
+    await proxy.stop();
+    s = summary(db);
+    assert.equal(s.length, 1, JSON.stringify(s));
+    assert.equal(s[0].msgs, 'c2s 1, c2s 2, c2s 3, c2s 4, c2s 5');
+
+    // The same id for two initializes: the first session ends, the second takes the id.
+    up = await startUpstream();
+    db = join(dir, 'twice.db');
+    proxy = await startMcpreelHttp({ db, upstream: up.origin, args: ['--durable'] });
+    await post(`${proxy.url}/mcp`, init(1));
+    await post(`${proxy.url}/mcp`, rpc(2, 'tools/call'), { sid: SID });
+    await post(`${proxy.url}/mcp`, init(3));
+    await post(`${proxy.url}/mcp`, rpc(4, 'tools/call'), { sid: SID });
+    await proxy.stop();
+    await up.close();
+    s = summary(db);
+    assert.deepEqual(s.map((x) => [x.end_reason, x.msgs]), [
+      ['a new initialize was given the same session id', 'c2s 1, s2c 1, c2s 2, s2c 2'],
+      ['recording stopped (Terminated)', 'c2s 3, s2c 3, c2s 4, s2c 4'],
+    ]);
   });
 });
+
+// Each stream waits, at one point, until the client has what came before
+// (or 5 s pass): bytes held back to the end of the stream never would.
+for (const [method, gateName, seen, what] of [
+  ['stream', 'first', (text) => text.includes('\n\n'), 'an SSE event goes on as soon as it is committed'],
+  ['pings', 'ping', (text) => text.includes(': ping\n\n'), 'a keep-alive comment goes on at once'],
+  ['crlf', 'lf', (text) => text.includes('\r\n\r\n'), 'the LF of an event\'s last CRLF, come alone, goes on at once'],
+]) {
+  test(`--durable over HTTP: ${what}, while the stream is still open`, { timeout: 30000 }, async () => {
+    await withCleanup(async ({ dir }) => {
+      let open;
+      const arrived = new Promise((r) => { open = r; });
+      let waited = 'no';
+      const up = await startUpstream(null, {
+        gate: (name) => (name !== gateName ? Promise.resolve()
+          : Promise.race([arrived.then(() => 'client had it'), sleep(5000).then(() => 'timed out')]).then((w) => { waited = w; })),
+      });
+      const db = join(dir, 'open.db');
+      const proxy = await startMcpreelHttp({ db, upstream: up.origin, args: ['--durable'] });
+      try {
+        const r = await post(`${proxy.url}/mcp`, rpc(3, method), { sid: SID, onData: (text) => { if (seen(text)) open(); } });
+        assert.match(r.text, /"id":3,"result"/, 'the response came');
+        assert.equal(waited, 'client had it', 'the client had it before the server went on');
+      } finally {
+        await proxy.stop();
+        await up.close();
+      }
+      const rows = recorded(db);
+      assert.ok(rows.some((x) => x.direction === 's2c' && x.rpc_id === '3'), 'the response is recorded');
+    });
+  });
+}
 
 for (const mode of ['streamableHttp', 'sse']) {
   test(`--durable with the SDK client and server-everything over ${mode}: same results, the session recorded whole`, { timeout: 120000 }, async () => {
