@@ -107,12 +107,18 @@ export async function openPage(file, hash, { timeoutMs = TIMEOUT_MS } = {}) {
     return new Promise((resolve, reject) => pending.set(id, { resolve, reject, method }));
   }
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  // Closed through the protocol first, so that chromium's helper processes
+  // are done with the profile; killed if that takes over 5 s.  Its helpers
+  // may still be leaving files behind: the removal retries.
   async function close() {
     clearTimeout(killer);
     child.removeAllListeners('exit');
+    const exited = new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', r)));
+    if (!failed) send('Browser.close').catch(() => {});
+    await Promise.race([exited, sleep(5000)]);
     child.kill('SIGKILL');
-    await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', r)));
-    rmSync(profile, { recursive: true, force: true });
+    await exited;
+    rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 
   try {
