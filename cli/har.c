@@ -217,18 +217,6 @@ har_url(const struct har *h, const struct exchange_row *x)
 	return url;
 }
 
-static int
-har_hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* A query string part, percent-decoded when that gives UTF-8. */
 static json_t *
 har_query_part(const char *s, size_t len)
@@ -236,12 +224,13 @@ har_query_part(const char *s, size_t len)
 	char	*out = xmalloc(len + 1);
 	size_t	 i, o = 0;
 	json_t	*v;
+	int	 hi, lo;
 
 	for (i = 0; i < len; i++) {
-		if (s[i] == '%' && i + 2 < len && har_hex(s[i + 1]) >= 0 &&
-		    har_hex(s[i + 2]) >= 0) {
-			out[o++] = (char)(har_hex(s[i + 1]) << 4 |
-			    har_hex(s[i + 2]));
+		if (s[i] == '%' && i + 2 < len &&
+		    (hi = scan_hex_value((unsigned char)s[i + 1])) >= 0 &&
+		    (lo = scan_hex_value((unsigned char)s[i + 2])) >= 0) {
+			out[o++] = (char)(hi << 4 | lo);
 			i += 2;
 		} else
 			out[o++] = s[i];

@@ -106,6 +106,8 @@ int		 scan_key_is(const void *, const struct scan_member *,
 char		*scan_method_dup(const void *, const struct scan *);
 char		*scan_id_dup(const void *, const struct scan *);
 int		 scan_string_decode(const char *, size_t, char *, size_t *);
+int		 scan_hex_value(int);
+size_t		 scan_put_utf8(char *, unsigned int);
 size_t		 scan_utf8_len(const unsigned char *, const unsigned char *);
 
 /* msg.c */

@@ -291,7 +291,8 @@ walk_string(struct walk *wk, size_t off, size_t n, int escaped)
 		return;
 	}
 	dec = xmalloc(n + 1);
-	if (secrets_decode(wk->base + off, n, dec, &dn) != 0) {
+	if (scan_string_decode((const char *)wk->base + off, n, (char *)dec,
+	    &dn) != 0) {
 		/* A bad escape (not JSON): the patterns see the raw bytes. */
 		free(dec);
 		walk_text(wk, off, n);

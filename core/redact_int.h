@@ -47,8 +47,6 @@ extern unsigned char	 secrets_cls[256];
 
 /* secrets.c */
 void		 secrets_init(void);
-int		 secrets_decode(const unsigned char *, size_t, unsigned char *,
-		     size_t *);
 size_t		 secrets_key_norm(const unsigned char *, size_t,
 		     unsigned char *, size_t);
 int		 secrets_key_listed(const struct redact *,

@@ -561,25 +561,37 @@ scan_key_is(const void *buf, const struct scan_member *mb, const char *name)
 	return outlen == n && memcmp(tmp, name, n) == 0;
 }
 
-static int
-hex_val(char c)
+/* The value of a hex digit, or -1. */
+int
+scan_hex_value(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
 	if (c >= 'a' && c <= 'f')
 		return c - 'a' + 10;
-	return c - 'A' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
-static unsigned int
+/* The four hex digits at p, or -1 if one is not. */
+static long
 read_u4(const char *p)
 {
-	return (unsigned int)(hex_val(p[0]) << 12 | hex_val(p[1]) << 8 |
-	    hex_val(p[2]) << 4 | hex_val(p[3]));
+	long	v = 0;
+	int	i, h;
+
+	for (i = 0; i < 4; i++) {
+		if ((h = scan_hex_value((unsigned char)p[i])) < 0)
+			return -1;
+		v = v << 4 | h;
+	}
+	return v;
 }
 
-static size_t
-put_utf8(char *out, unsigned int cp)
+/* Write code point cp as UTF-8 at out (room for 4); returns its length. */
+size_t
+scan_put_utf8(char *out, unsigned int cp)
 {
 	if (cp < 0x80) {
 		out[0] = (char)cp;
@@ -604,15 +616,17 @@ put_utf8(char *out, unsigned int cp)
 }
 
 /*
- * Decode the contents of a JSON string (the bytes between its quotes, as
- * the scanner validated them) into out, which has room for len bytes:
- * decoding never grows a string.  A lone surrogate becomes U+FFFD.
+ * Decode the contents of a JSON string (the bytes between its quotes) into
+ * out, which has room for len bytes: decoding never grows a string.  A
+ * lone surrogate becomes U+FFFD.  Returns -1 on an escape JSON does not
+ * have, or one cut short; other bytes are copied as they are, valid UTF-8
+ * or not.
  */
 int
 scan_string_decode(const char *in, size_t len, char *out, size_t *outlen)
 {
 	size_t		i = 0, o = 0;
-	unsigned int	cp, lo;
+	long		cp, lo;
 
 	while (i < len) {
 		if (in[i] != '\\') {
@@ -631,9 +645,8 @@ scan_string_decode(const char *in, size_t len, char *out, size_t *outlen)
 		case 'r': out[o++] = '\r'; break;
 		case 't': out[o++] = '\t'; break;
 		case 'u':
-			if (i + 6 > len)
+			if (i + 6 > len || (cp = read_u4(in + i + 2)) < 0)
 				return -1;
-			cp = read_u4(in + i + 2);
 			i += 6;
 			if (cp >= 0xd800 && cp <= 0xdbff && i + 6 <= len &&
 			    in[i] == '\\' && in[i + 1] == 'u') {
@@ -646,7 +659,7 @@ scan_string_decode(const char *in, size_t len, char *out, size_t *outlen)
 			}
 			if (cp >= 0xd800 && cp <= 0xdfff)
 				cp = 0xfffd;
-			o += put_utf8(out + o, cp);
+			o += scan_put_utf8(out + o, (unsigned int)cp);
 			continue;
 		default:
 			return -1;

@@ -132,43 +132,6 @@ lower(int c)
 	return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
 }
 
-static size_t
-put_utf8(unsigned char *out, unsigned int cp)
-{
-	if (cp < 0x80) {
-		out[0] = (unsigned char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (unsigned char)(0xc0 | (cp >> 6));
-		out[1] = (unsigned char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (unsigned char)(0xe0 | (cp >> 12));
-		out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-		out[2] = (unsigned char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	out[0] = (unsigned char)(0xf0 | (cp >> 18));
-	out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
-	out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-	out[3] = (unsigned char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Four hex digits at p (end bounds them), or -1. */
 static long
 read_u4(const unsigned char *p, const unsigned char *end)
@@ -179,7 +142,7 @@ read_u4(const unsigned char *p, const unsigned char *end)
 	if (end - p < 4)
 		return -1;
 	for (i = 0; i < 4; i++) {
-		if ((h = hexval(p[i])) < 0)
+		if ((h = scan_hex_value(p[i])) < 0)
 			return -1;
 		v = v << 4 | h;
 	}
@@ -228,35 +191,6 @@ unescape(const unsigned char **pp, const unsigned char *end, unsigned int *cp)
 }
 
 /*
- * Decode the contents of a JSON string (n bytes between its quotes, as
- * found, not validated) into out, which has room for n bytes: decoding
- * never grows a string.  Returns -1 on an escape JSON does not have (the
- * caller then takes the bytes as they are).  Other bytes are copied as
- * they are, valid UTF-8 or not.
- */
-int
-secrets_decode(const unsigned char *in, size_t n, unsigned char *out,
-    size_t *outlen)
-{
-	const unsigned char	*p = in, *end = in + n;
-	unsigned int		 cp;
-	size_t			 o = 0;
-
-	while (p < end) {
-		if (*p != '\\') {
-			out[o++] = *p++;
-			continue;
-		}
-		if (p + 1 >= end || strchr("\"\\/bfnrtu", p[1]) == NULL ||
-		    p[1] == '\0' || unescape(&p, end, &cp) != 0)
-			return -1;
-		o += put_utf8(out + o, cp);
-	}
-	*outlen = o;
-	return 0;
-}
-
-/*
  * A key as it is compared: the bytes between its quotes with escapes
  * decoded, ASCII letters in lower case, '_' and '-' left out.  Writes at
  * most cap bytes to out; returns the length, or cap + 1 when it is longer
@@ -284,7 +218,7 @@ secrets_key_norm(const unsigned char *k, size_t len, unsigned char *out,
 		} else
 			cp = *p++;
 		if (cp >= 0x80) {
-			n = put_utf8(u, cp);
+			n = scan_put_utf8((char *)u, cp);
 			for (i = 0; i < n; i++) {
 				if (o >= cap)
 					return cap + 1;

@@ -104,13 +104,7 @@ http_chunk_size(const char *line, size_t len, uint64_t *size, char **cause)
 	char		q[HTTP_QUOTE_SIZE];
 
 	for (i = 0; i < len; i++) {
-		if (line[i] >= '0' && line[i] <= '9')
-			d = line[i] - '0';
-		else if (line[i] >= 'a' && line[i] <= 'f')
-			d = line[i] - 'a' + 10;
-		else if (line[i] >= 'A' && line[i] <= 'F')
-			d = line[i] - 'A' + 10;
-		else
+		if ((d = scan_hex_value((unsigned char)line[i])) < 0)
 			break;
 		if (n > (HTTP_LENGTH_MAX >> 4) ||
 		    (n << 4) + d > HTTP_LENGTH_MAX) {
