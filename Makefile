@@ -1,6 +1,10 @@
 # The two commands of the README, and a few more.  The real build is CMake;
 # this file only installs what is missing and calls it.
-#   make demo   build, then record a real MCP session and show it
+#   make demo   build (quietly: the log is in build/build.log), then record
+#               a real MCP session and show it
+#   make install  build if needed, then install the binary, its man page
+#               and bash and zsh completions under $(DESTDIR)$(PREFIX)
+#   make uninstall  remove them again
 #   make test   build with sanitizers, run the unit tests, the fuzz targets
 #               for 10 s each, and the end-to-end tests (with a plain build
 #               for the ones under valgrind)
@@ -15,11 +19,13 @@ FUZZ_BUILD ?= build-fuzz
 # Without sanitizers, for valgrind (the two do not mix).
 VALGRIND_BUILD ?= build-valgrind
 JOBS       ?= 2
+# Where make install puts mcpreel (DESTDIR too, for packaging).
+PREFIX     ?= /usr/local
 # How long each fuzz target runs: alone (make fuzz), and within make test.
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 10
 
-.PHONY: all build deps demo test unit fuzz fuzz-test e2e soak bench clean
+.PHONY: all build deps demo install uninstall test unit fuzz fuzz-test e2e soak bench clean
 
 all: build
 
@@ -28,9 +34,26 @@ build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
-	scripts/deps.sh demo
-	scripts/demo.sh $(BUILD)/mcpreel
+# The build's output goes to $(BUILD)/build.log, and on the terminal only a
+# line of progress (the log's end if it fails), then the demo's own.
+demo:
+	@scripts/build.sh $(BUILD) demo
+	@scripts/demo.sh $(BUILD)/mcpreel
+
+# Installs from an existing build directory as it is (BUILD=build-asan
+# works too), bringing only the binary and its generated docs up to date;
+# configures and builds $(BUILD) first if it was never built.
+install:
+	@[ -f $(BUILD)/CMakeCache.txt ] || $(MAKE) build BUILD=$(BUILD)
+	cmake --build $(BUILD) -j $(JOBS) --target mcpreel mcpreel_docs
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+# What make install put there (the same PREFIX and DESTDIR).
+uninstall:
+	rm -f "$(DESTDIR)$(PREFIX)/bin/mcpreel" \
+	    "$(DESTDIR)$(PREFIX)/share/man/man1/mcpreel.1" \
+	    "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/mcpreel" \
+	    "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_mcpreel"
 
 test:
 	scripts/deps.sh test

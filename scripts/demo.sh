@@ -8,7 +8,9 @@ set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(cd "$(dirname "${1:-build/mcpreel}")" && pwd)/$(basename "${1:-build/mcpreel}")
-dir=$top/demo
+# Where the recording and reports go (the test of make demo puts them
+# elsewhere).
+dir=${MCPREEL_DEMO_DIR:-$top/demo}
 db=$dir/demo.db
 server="$top/tests/e2e/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
@@ -58,3 +60,8 @@ echo "  sqlite3 $db 'SELECT method, count(*), avg(latency_ns)/1e6 AS avg_ms FROM
 echo "  sqlite3 $db \"SELECT CAST(text AS TEXT) FROM events WHERE kind = 'stderr'\""
 echo "  $bin replay --db $db demo --report json -- node $server stdio"
 echo "  $bin mock --db $db demo --listen 127.0.0.1:8808    # the recorded server over HTTP"
+echo
+echo "mcpreel itself is $bin.  To put it on PATH, with its man page"
+echo "(man mcpreel) and bash and zsh completions:"
+echo "  sudo make install                   # in /usr/local"
+echo "  make install PREFIX=\$HOME/.local    # or just for you"
