@@ -42,10 +42,12 @@ demo:
 
 # Installs from an existing build directory as it is (BUILD=build-asan
 # works too), bringing only the binary and its generated docs up to date;
-# configures and builds $(BUILD) first if it was never built.
+# configures and builds $(BUILD) first if it was never built.  The build
+# runs as a make of its own (not a sub-make printing each directory).
 install:
 	@[ -f $(BUILD)/CMakeCache.txt ] || $(MAKE) build BUILD=$(BUILD)
-	cmake --build $(BUILD) -j $(JOBS) --target mcpreel mcpreel_docs
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+	    cmake --build $(BUILD) -j $(JOBS) --target mcpreel mcpreel_docs
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 # What make install put there (the same PREFIX and DESTDIR).

@@ -18,6 +18,8 @@ jobs=${JOBS:-2}
 # its context, or apt's and npm's last complaint.
 tail_lines=30
 
+# CMake's make runs as a make of its own, not as a sub-make of make demo's.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 mkdir -p "$build"
 log=$build/build.log
 : >"$log"

@@ -151,6 +151,7 @@ EOF
 
 # Written aside and moved into place, so a failed run leaves no file
 # that looks up to date.
+trap 'rm -f "$out.tmp"' EXIT
 case "$shell" in
 bash) bash_completion >"$out.tmp" ;;
 zsh) zsh_completion >"$out.tmp" ;;

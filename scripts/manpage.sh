@@ -44,6 +44,18 @@ page()
 {
 	version=$("$bin" --version | awk '{ print $2 }')
 	top=$("$bin" --help)
+	# Each command's help is read through a pipe, where its failure would
+	# go unseen: make sure of the binary first.
+	for c in $(helpopts_commands "$bin" | cut -f1); do
+		"$bin" "$c" --help >/dev/null || {
+			echo "manpage.sh: '$bin $c --help' failed" >&2
+			exit 1
+		}
+	done
+	[ -n "${c:-}" ] || {
+		echo "manpage.sh: found no commands in '$bin --help'" >&2
+		exit 1
+	}
 
 	cat <<EOF
 .\\" Generated from 'mcpreel --help' and each 'mcpreel COMMAND --help' by
@@ -110,5 +122,6 @@ EOF
 
 # Written aside and moved into place, so a failed run leaves no file
 # that looks up to date.
+trap 'rm -f "$out.tmp"' EXIT
 page >"$out.tmp"
 mv "$out.tmp" "$out"
