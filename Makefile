@@ -37,7 +37,7 @@ build:
 # The build's output goes to $(BUILD)/build.log, and on the terminal only a
 # line of progress (the log's end if it fails), then the demo's own.
 demo:
-	@scripts/build.sh $(BUILD) demo
+	@JOBS=$(JOBS) scripts/build.sh $(BUILD) demo
 	@scripts/demo.sh $(BUILD)/mcpreel
 
 # Installs from an existing build directory as it is (BUILD=build-asan
