@@ -38,7 +38,7 @@ bash_completion()
 
 _mcpreel()
 {
-    local cur=\${COMP_WORDS[COMP_CWORD]} cmd= opts i
+    local cur=\${COMP_WORDS[COMP_CWORD]} cmd='' opts i
 
     # The command is the first word that is not an option (nor the
     # argument of --log-file, a word of its own after '=' too: bash splits
@@ -48,7 +48,7 @@ _mcpreel()
         --)
             if [[ -n \$cmd ]]; then
                 if (( i == COMP_CWORD - 1 )); then
-                    COMPREPLY=( \$(compgen -c -- "\$cur") )
+                    mapfile -t COMPREPLY < <(compgen -c -- "\$cur")
                 fi
                 return
             fi ;;
@@ -62,9 +62,9 @@ _mcpreel()
 
     if [[ -z \$cmd ]]; then
         if [[ \$cur == -* ]]; then
-            COMPREPLY=( \$(compgen -W "$global" -- "\$cur") )
+            mapfile -t COMPREPLY < <(compgen -W "$global" -- "\$cur")
         else
-            COMPREPLY=( \$(compgen -W "$commands" -- "\$cur") )
+            mapfile -t COMPREPLY < <(compgen -W "$commands" -- "\$cur")
         fi
         return
     fi
@@ -73,7 +73,7 @@ $(arms '    ' opts)
     *) return ;;
     esac
     if [[ \$cur == -* ]]; then
-        COMPREPLY=( \$(compgen -W "\$opts" -- "\$cur") )
+        mapfile -t COMPREPLY < <(compgen -W "\$opts" -- "\$cur")
     fi
 }
 complete -o default -F _mcpreel mcpreel
@@ -100,7 +100,7 @@ zsh_completion()
 _mcpreel()
 {
     local -a commands opts
-    local cmd= i
+    local cmd='' i
 
     commands=(
 $(zsh_commands)
