@@ -32,6 +32,12 @@ struct cmd {
 extern const struct cmd	cmd_table[];
 int			cli_common_option(int, const char *);
 
+/* opterr.c */
+struct option;
+void		 opterr_report(const char *, int, char **, const char *,
+		     const struct option *);
+void		 opterr_command(const char *);
+
 /* format.c */
 const char	*fmt_time(int64_t, char *, size_t);
 const char	*fmt_duration(int64_t, char *, size_t);

@@ -487,7 +487,8 @@ cmd_export(int argc, char **argv)
 			cmd_export_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_export_usage(stderr);
+			opterr_report("export", argc, argv, "ho:vq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}

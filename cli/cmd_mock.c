@@ -140,7 +140,8 @@ cmd_mock(int argc, char **argv)
 			rc = EXIT_OK;
 			goto out;
 		default:
-			cmd_mock_usage(stderr);
+			opterr_report("mock", argc, argv, "hvq",
+			    longopts);
 			goto out;
 		}
 	}

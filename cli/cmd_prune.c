@@ -351,7 +351,8 @@ cmd_prune(int argc, char **argv)
 			cmd_prune_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_prune_usage(stderr);
+			opterr_report("prune", argc, argv, "hvq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}
@@ -422,7 +423,8 @@ cmd_rm(int argc, char **argv)
 			cmd_rm_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_rm_usage(stderr);
+			opterr_report("rm", argc, argv, "hvq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}

@@ -436,7 +436,8 @@ cmd_record(int argc, char **argv)
 			free(http.redact);
 			return EXIT_OK;
 		default:
-			cmd_record_usage(stderr);
+			opterr_report("record", argc, argv, "+hvq",
+			    longopts);
 			goto usage;
 		}
 	}

@@ -197,7 +197,8 @@ cmd_replay(int argc, char **argv)
 			rc = EXIT_OK;
 			goto out;
 		default:
-			cmd_replay_usage(stderr);
+			opterr_report("replay", argc, argv, "hvqo:",
+			    longopts);
 			goto out;
 		}
 	}

@@ -459,7 +459,8 @@ cmd_report(int argc, char **argv)
 			cmd_report_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_report_usage(stderr);
+			opterr_report("report", argc, argv, "ho:vq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}

@@ -111,7 +111,8 @@ cmd_sessions(int argc, char **argv)
 			cmd_sessions_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_sessions_usage(stderr);
+			opterr_report("sessions", argc, argv, "hvq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}

@@ -500,7 +500,8 @@ cmd_show(int argc, char **argv)
 			free(glob);
 			return EXIT_OK;
 		default:
-			cmd_show_usage(stderr);
+			opterr_report("show", argc, argv, "hvq",
+			    longopts);
 			free(glob);
 			return EXIT_USAGE;
 		}

@@ -249,7 +249,8 @@ cmd_stats(int argc, char **argv)
 			cmd_stats_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_stats_usage(stderr);
+			opterr_report("stats", argc, argv, "hvq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}

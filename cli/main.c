@@ -125,6 +125,7 @@ main(int argc, char **argv)
 	/* A reader that went away must be an error we see, not our death. */
 	signal(SIGPIPE, SIG_IGN);
 	log_init(level, NULL);
+	opterr = 0;	/* opterr_report() says what was wrong, once */
 
 	while ((ch = getopt_long(argc, argv, "+vqh", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
@@ -137,7 +138,7 @@ main(int argc, char **argv)
 			printf("mcpreel %s\n", MCPREEL_VERSION);
 			return EXIT_OK;
 		default:
-			usage(stderr);
+			opterr_report(NULL, argc, argv, "+vqh", longopts);
 			return EXIT_USAGE;
 		}
 	}
@@ -156,8 +157,7 @@ main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if ((c = find_cmd(argv[0])) == NULL) {
-		fprintf(stderr, "mcpreel: unknown command '%s' (try 'mcpreel "
-		    "--help')\n", argv[0]);
+		opterr_command(argv[0]);
 		return EXIT_USAGE;
 	}
 	optind = 0;	/* 0: glibc re-reads the option string (ordering) */
