@@ -21,7 +21,8 @@ cmd_mock_usage(FILE *f)
 	    "place of the server), or with --listen as a Streamable HTTP server\n"
 	    "(every path is the endpoint; /mcp by convention).  A session recorded\n"
 	    "over either transport can be served over either.  Nothing ever\n"
-	    "contacts a real server.\n"
+	    "contacts a real server.  SESSION is an id, a name or 'last'.\n"
+	    CLI_SESSION_WORDS
 	    "\n"
 	    "Each request gets the recorded answer to the matching recorded\n"
 	    "request (same method and params; _meta and progress tokens aside;\n"
@@ -77,7 +78,7 @@ cmd_mock(int argc, char **argv)
 	struct cli_target		 target;
 	const char			*db = NULL, **ignore = NULL;
 	const char			*fallback_url = NULL;
-	char				*label = NULL;
+	char				*label = NULL, *tlabel;
 	int				 forward = 0;
 	char				*path = NULL, *cause = NULL;
 	size_t				 nignore = 0;
@@ -174,11 +175,12 @@ cmd_mock(int argc, char **argv)
 		st = NULL;
 		xasprintf(&label, "mock fallback of %lld", (long long)id);
 		opt.w = w;
-		opt.ws = writer_session_begin(w, label, fallback_url != NULL ?
-		    "http" : "stdio", fallback_url != NULL ? fallback_url :
-		    argv[1]);
 		target.url = fallback_url;
 		target.argv = argv + 1;
+		tlabel = cli_target_label(&target);
+		opt.ws = writer_session_as(w, label, fallback_url != NULL ?
+		    "http" : "stdio", tlabel, ORIGIN_MOCK);
+		free(tlabel);
 		opt.fallback = cli_target_open;
 		opt.fallback_arg = &target;
 	} else {

@@ -93,7 +93,7 @@ cmd_rm_usage(FILE *f)
 	    "of that name -- or 'last'), with their messages, events and HTTP\n"
 	    "exchanges.  A session still being recorded is refused (nothing is\n"
 	    "deleted) unless --force.  --dry-run, --vacuum and --no-vacuum are\n"
-	    "as for 'mcpreel prune'.\n");
+	    "as for 'mcpreel prune'.\n" CLI_SESSION_WORDS);
 }
 
 /*

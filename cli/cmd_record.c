@@ -168,32 +168,6 @@ cmd_record_usage(FILE *f)
 	    "'[0-9]{4}-[0-9]{4}-[0-9]{4}' -- ./server\n");
 }
 
-/* The server's argv as a JSON array, for sessions.target. */
-static char *
-record_target(char **argv)
-{
-	json_t	*a = json_array(), *v;
-	char	*s, *p;
-	int	 i;
-
-	for (i = 0; argv[i] != NULL; i++) {
-		if ((v = json_string(argv[i])) == NULL) {
-			/* Not UTF-8: keep its shape, lose its odd bytes. */
-			s = xstrdup(argv[i]);
-			for (p = s; *p != '\0'; p++) {
-				if ((unsigned char)*p >= 0x80)
-					*p = '?';
-			}
-			v = json_string(s);
-			free(s);
-		}
-		json_array_append_new(a, v);
-	}
-	s = json_dumps(a, JSON_COMPACT);
-	json_decref(a);
-	return s != NULL ? s : xstrdup("[]");
-}
-
 /* A size in bytes, with an optional K, M or G (binary) suffix. */
 static int
 record_parse_size(const char *arg, size_t *size)
@@ -502,7 +476,7 @@ cmd_record(int argc, char **argv)
 	}
 
 	/* The argv may hold a key (--api-key sk-...): stored redacted. */
-	target = tap_redact_string(record_target(argv));
+	target = tap_redact_string(cli_target_json(argv));
 	s = writer_session_begin(w, name, "stdio", target);
 	free(target);
 

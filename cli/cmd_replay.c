@@ -24,6 +24,7 @@ cmd_replay_usage(FILE *f)
 	    "over stdio, or a Streamable HTTP endpoint URL) and compare every\n"
 	    "response with the recorded one.  A session recorded over either\n"
 	    "transport replays over either.  SESSION is an id, a name or 'last'.\n"
+	    CLI_SESSION_WORDS
 	    "\n"
 	    "Messages go in causal order: each is sent once every response the\n"
 	    "recorded client had received before sending it has arrived (or timed\n"
@@ -104,7 +105,7 @@ cmd_replay(int argc, char **argv)
 	const char			*db = NULL, *report = "text";
 	const char			*out_path = NULL, *name = NULL;
 	char				*path = NULL, *cause = NULL, *end;
-	char				*label = NULL;
+	char				*label = NULL, *tlabel;
 	int64_t				 id;
 	long				 n;
 	int				 ch, record = 1, rc = EXIT_USAGE;
@@ -233,9 +234,12 @@ cmd_replay(int argc, char **argv)
 		if (name == NULL)
 			xasprintf(&label, "replay of %lld", (long long)id);
 		opt.w = w;
-		opt.ws = writer_session_begin(w, name != NULL ? name : label,
-		    target.url != NULL ? "http" : "stdio",
-		    target.url != NULL ? target.url : "(replay)");
+		target.argv = argv + 1;
+		tlabel = cli_target_label(&target);
+		opt.ws = writer_session_as(w, name != NULL ? name : label,
+		    target.url != NULL ? "http" : "stdio", tlabel,
+		    ORIGIN_REPLAY);
+		free(tlabel);
 	} else {
 		store_close(st);
 		st = NULL;

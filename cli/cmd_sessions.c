@@ -46,6 +46,7 @@ session_json(const struct session_row *r)
 	json_object_set_new(o, "bytes", json_integer(r->bytes));
 	json_object_set_new(o, "messages_lost",
 	    json_integer(r->messages_lost));
+	json_object_set_new(o, "origin", json_string(r->origin));
 	return o;
 }
 

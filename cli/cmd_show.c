@@ -52,7 +52,7 @@ cmd_show_usage(FILE *f)
 	    "                    [--follow] [FILTERS] SESSION\n"
 	    "\n"
 	    "Print a recorded session.  SESSION is its id, its name (the newest\n"
-	    "session of that name) or 'last'.\n"
+	    "session of that name) or 'last'.\n" CLI_SESSION_WORDS
 	    "\n"
 	    "Without --json, a timeline: seconds since the session began, the\n"
 	    "direction (-> host to server, <- server to host), kind, method, id,\n"

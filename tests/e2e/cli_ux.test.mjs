@@ -5,7 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { runMcpreel } from './lib/util.mjs';
+import { join } from 'node:path';
+
+import { runSession, serverEverythingCommand } from './lib/session.mjs';
+import { E2E_DIR, MCPREEL, runMcpreel, tempDir } from './lib/util.mjs';
+
+// What legitimately varies between runs of server-everything.
+const RULES_FILE = join(E2E_DIR, '..', '..', 'examples', 'everything-rules.json');
 
 // [argv, the first line of stderr, exactly]
 const TYPOS = [
@@ -49,5 +55,62 @@ test('a mistyped option or command: one line, the nearest spelling, where help i
     assert.equal(lines[1], `Try '${cmd} --help'.`, what);
     assert.ok(lines.length < 5, what);
     assert.equal(r.stdout.length, 0, what);
+  }
+});
+
+// A secret in the server's command line, which a stored target must not
+// keep: `env` passes it to the server as a variable.
+const SECRET = 'sk-cliux0123456789abcdefghij';
+
+function header(r) {
+  return r.stdout.toString().split('\n')[0];
+}
+
+test("'last' stays on the last recording; replay's and mock's sessions are last-replay and last-mock, with their real target", { timeout: 240000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'l.db');
+    const { command, args } = serverEverythingCommand();
+    await runSession(MCPREEL, ['record', '--db', db, '--name', 'sdk', '--', command, ...args], { stderr: 'pipe' });
+    const server = ['env', `CLIUX_KEY=${SECRET}`, command, ...args];
+
+    // Twice: the second replay of 'last' must still be of the recording.
+    for (let i = 0; i < 2; i++) {
+      const r = await runMcpreel(['replay', '--db', db, 'last', '--rules', RULES_FILE, '--report', 'json', '-o', join(t.dir, 'rep.json'),
+        '--', ...server], { timeoutMs: 120000 });
+      assert.ok(r.code === 0 || r.code === 1, r.stderr.toString());
+    }
+    const lines = [
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'never recorded' } } },
+    ];
+    const m = await runMcpreel(['mock', '--db', db, 'last', '--on-miss', 'forward', '--', ...server],
+      { input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')), timeoutMs: 60000 });
+    assert.equal(m.code, 0, m.stderr.toString());
+
+    const list = await runMcpreel(['sessions', '--db', db, '--json']);
+    const s = list.stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(s.map((x) => [x.id, x.name, x.origin]), [
+      [1, 'sdk', 'record'], [2, 'replay of 1', 'replay'], [3, 'replay of 1', 'replay'], [4, 'mock fallback of 1', 'mock']]);
+    for (const x of s.slice(1)) {
+      assert.equal(x.target[0], 'env', `session ${x.id}: the real command, not ${JSON.stringify(x.target)}`);
+      assert.deepEqual(x.target.slice(2), [command, ...args]);
+      assert.ok(!JSON.stringify(x.target).includes(SECRET), `session ${x.id}: the secret is redacted`);
+      assert.match(x.target[1], /^CLIUX_KEY=\[REDACTED\]$/);
+    }
+
+    const want = { last: 'session 1 "sdk"', 'last-replay': 'session 3 "replay of 1"', 'last-mock': 'session 4 "mock fallback of 1"' };
+    for (const [spec, start] of Object.entries(want)) {
+      const r = await runMcpreel(['show', '--db', db, spec]);
+      assert.equal(r.code, 0, r.stderr.toString());
+      assert.ok(header(r).startsWith(start), `show ${spec}: ${header(r)}`);
+    }
+    // The text list shows the real target too.
+    const text = (await runMcpreel(['sessions', '--db', db])).stdout.toString();
+    assert.ok(!text.includes('(replay)'), text);
+    assert.ok(!text.includes(SECRET), text);
+  } finally {
+    t.cleanup();
   }
 });

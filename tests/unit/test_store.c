@@ -793,7 +793,8 @@ Test(store, find_session, .timeout = UNIT_TIMEOUT)
 	cr_assert_not_null(st, "%s", cause);
 	cr_assert_eq(query_find_session(st, "last", &id, &cause), -1);
 	cr_assert_not_null(cause);
-	cr_assert_not_null(strstr(cause, "no sessions"), "cause: %s", cause);
+	cr_assert_not_null(strstr(cause, "no recorded sessions"), "cause: %s",
+	    cause);
 	free(cause);
 	cause = NULL;
 	store_close(st);
