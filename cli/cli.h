@@ -37,6 +37,7 @@ struct cmd {
 /* main.c */
 extern const struct cmd	cmd_table[];
 int			cli_common_option(int, const char *);
+void			cli_stdio_notice(const char *);
 
 /* opterr.c */
 struct option;

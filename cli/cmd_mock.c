@@ -190,6 +190,8 @@ cmd_mock(int argc, char **argv)
 	if (matcher_build(&m, &plan, strict, ignore, nignore, &cause) != 0)
 		goto bad;
 	built = 1;
+	if (opt.listen == NULL)
+		cli_stdio_notice("mock");
 	if (mock_run(&plan, &m, &opt, &stats, &cause) != 0)
 		goto bad;
 	log_info("mock: answered %llu requests from session %lld, %llu "

@@ -475,6 +475,7 @@ cmd_record(int argc, char **argv)
 		return rc;
 	}
 
+	cli_stdio_notice("record");
 	/* The argv may hold a key (--api-key sk-...): stored redacted. */
 	target = tap_redact_string(cli_target_json(argv));
 	s = writer_session_begin(w, name, "stdio", target);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -94,6 +95,21 @@ cli_common_option(int ch, const char *arg)
 	log_close();
 	log_init(level, log_path);
 	return 1;
+}
+
+/*
+ * Say, when stdin is a terminal, that cmd (record or mock over stdio)
+ * waits for an MCP host there: a person who typed it would otherwise see
+ * nothing happen.  A host's pipe gets nothing.
+ */
+void
+cli_stdio_notice(const char *cmd)
+{
+	if (!isatty(STDIN_FILENO))
+		return;
+	log_info("waiting for an MCP host on stdin: 'mcpreel %s' is meant to "
+	    "be started by a host (put it in the host's MCP server config; "
+	    "see 'mcpreel --help')", cmd);
 }
 
 static const struct cmd *

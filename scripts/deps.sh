@@ -4,7 +4,9 @@
 #   scripts/deps.sh build   the C libraries and tools
 #   scripts/deps.sh test    those, plus criterion, sqlite3, clang with
 #                           libFuzzer, valgrind, chromium (the HTML report's
-#                           test loads the page headless), and the npm peers
+#                           test loads the page headless), script(1) from
+#                           bsdutils (a terminal for the CLI tests), and the
+#                           npm peers
 #   scripts/deps.sh fuzz    the C libraries, clang and libFuzzer
 #   scripts/deps.sh bench   the C libraries, sqlite3, and mitmproxy (the
 #                           benchmark's HTTP comparison)
@@ -17,7 +19,7 @@ pkgs="build-essential cmake pkg-config libevent-dev libjansson-dev libsqlite3-de
 fuzz="clang libclang-rt-14-dev"
 case "$what" in
 build) ;;
-test) pkgs="$pkgs libcriterion-dev sqlite3 valgrind nodejs npm chromium $fuzz" ;;
+test) pkgs="$pkgs libcriterion-dev sqlite3 valgrind nodejs npm chromium bsdutils $fuzz" ;;
 demo) pkgs="$pkgs libcriterion-dev sqlite3 nodejs npm" ;;
 fuzz) pkgs="$pkgs $fuzz" ;;
 bench) pkgs="$pkgs sqlite3 mitmproxy" ;;

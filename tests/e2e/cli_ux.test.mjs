@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 import { runSession, serverEverythingCommand } from './lib/session.mjs';
@@ -110,6 +111,50 @@ test("'last' stays on the last recording; replay's and mock's sessions are last-
     const text = (await runMcpreel(['sessions', '--db', db])).stdout.toString();
     assert.ok(!text.includes('(replay)'), text);
     assert.ok(!text.includes(SECRET), text);
+  } finally {
+    t.cleanup();
+  }
+});
+
+// Run argv under a pseudo-terminal (script(1), util-linux), typing input
+// there; returns what the terminal showed (stdout and stderr both).
+function onTerminal(argv, input) {
+  const quoted = argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    const p = spawn('script', ['-qfec', quoted, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out = [];
+    p.stdout.on('data', (d) => out.push(d));
+    p.stderr.on('data', (d) => out.push(d));
+    const timer = setTimeout(() => { p.kill('SIGKILL'); reject(new Error(`${quoted}: no exit in 60 s`)); }, 60000);
+    p.on('error', reject);
+    p.on('close', (code) => { clearTimeout(timer); resolve({ code, text: Buffer.concat(out).toString() }); });
+    p.stdin.end(input);
+  });
+}
+
+const NOTICE = /waiting for an MCP host on stdin: 'mcpreel (record|mock)' is meant to be started by a host \(put it in the host's MCP server config; see 'mcpreel --help'\)/;
+
+test('record and mock on a terminal say they wait for an MCP host; on a pipe they say nothing', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 't.db');
+    const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+    // A line, then end of input (^D) as a person at the terminal types it.
+    let r = await onTerminal([MCPREEL, 'record', '--db', db, '--name', 'tty', '--', 'cat'], `${ping}\n\x04`);
+    assert.equal(r.code, 0, r.text);
+    assert.match(r.text, NOTICE, r.text);
+    assert.equal(r.text.match(new RegExp(NOTICE.source, 'g')).length, 1, 'said once');
+    assert.match(r.text, /recorded session 1/, 'then went on');
+
+    r = await onTerminal([MCPREEL, 'mock', '--db', db, 'last'], '\x04');
+    assert.match(r.text, NOTICE, r.text);
+    assert.match(r.text, /'mcpreel mock'/);
+
+    const piped = await runMcpreel(['record', '--db', db, '--', 'cat'], { input: `${ping}\n` });
+    assert.equal(piped.code, 0);
+    assert.doesNotMatch(piped.stderr.toString(), /waiting for an MCP host/);
+    const mock = await runMcpreel(['mock', '--db', db, 'tty'], { input: `${ping}\n` });
+    assert.doesNotMatch(mock.stderr.toString(), /waiting for an MCP host/);
   } finally {
     t.cleanup();
   }
