@@ -159,3 +159,37 @@ test('record and mock on a terminal say they wait for an MCP host; on a pipe the
     t.cleanup();
   }
 });
+
+test('sessions: the columns align whatever the names and numbers', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 's.db');
+    const names = ['a', 'a name longer than sixteen', 'ünïcödé naming', 'x'.repeat(60), 'two\nlines'];
+    const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n';
+    for (const name of names) {
+      const r = await runMcpreel(['record', '--db', db, '--name', name, '--', 'cat'], { input: ping.repeat(3) });
+      assert.equal(r.code, 0, r.stderr.toString());
+    }
+    const r = await runMcpreel(['sessions', '--db', db]);
+    assert.equal(r.code, 0, r.stderr.toString());
+    const lines = r.stdout.toString().split('\n').filter((l) => l !== '');
+    assert.equal(lines.length, names.length + 1, r.stdout.toString());
+    // Columns by characters, not bytes: where each heading starts, each
+    // row has its value (left-aligned) or ends it (right-aligned).
+    const chars = lines.map((l) => [...l]);
+    const at = (word) => chars[0].join('').indexOf(word);
+    for (const row of chars.slice(1)) {
+      const s = row.join('');
+      assert.equal(row.slice(at('TRANS'), at('TRANS') + 5).join(''), 'stdio', `TRANS column:\n${r.stdout}`);
+      assert.equal(row.slice(at('STATUS'), at('STATUS') + 6).join(''), 'exit 0', `STATUS column:\n${r.stdout}`);
+      assert.equal(row[at('MSGS') + 3], '6', `MSGS column:\n${s}`);
+      assert.equal(row.slice(at('SERVER')).join(''), 'cat', `SERVER column:\n${s}`);
+    }
+    const text = r.stdout.toString();
+    assert.ok(text.includes('a name longer than sixteen '), 'a longer name whole');
+    assert.ok(text.includes(`${'x'.repeat(37)}... `), 'a very long name cut with ...');
+    assert.ok(text.includes('two?lines'), 'a newline in a name is not printed');
+  } finally {
+    t.cleanup();
+  }
+});
