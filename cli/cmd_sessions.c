@@ -18,7 +18,10 @@ cmd_sessions_usage(FILE *f)
 	    "\n"
 	    "List the recorded sessions, oldest first: id, name, transport, when\n"
 	    "it started, how long it ran, messages, bytes, how the server ended,\n"
-	    "and the server command.  --json prints one JSON object a line.\n");
+	    "and the server command (the one replay or mock ran against, for\n"
+	    "their own sessions).  --json prints one JSON object a line, with\n"
+	    "\"origin\": what made the session (record, import, replay or\n"
+	    "mock).  A name longer than 40 characters is cut, with \"...\".\n");
 }
 
 static json_t *

@@ -193,3 +193,55 @@ test('sessions: the columns align whatever the names and numbers', { timeout: 12
     t.cleanup();
   }
 });
+
+// A one-request server in sh: reads the request, answers id 1 with when.
+function shServer(when) {
+  return ['sh', '-c', `read l; echo '{"jsonrpc":"2.0","id":1,"result":{"a":{"when":${when}}}}'; read l; exit 0`];
+}
+
+test("replay --ignore takes the path forms its help lists: ..key and .a without the $", { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'j.db');
+    const req = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"clock"}}\n';
+    const r = await runMcpreel(['record', '--db', db, '--', ...shServer(1)], { input: req });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const replay = (ignore) => runMcpreel(['replay', '--db', db, '--no-record', ...ignore.flatMap((p) => ['--ignore', p]),
+      'last', '--', ...shServer(2)], { timeoutMs: 60000 });
+
+    let x = await replay([]);
+    assert.equal(x.code, 1, `the answers differ:\n${x.stdout}${x.stderr}`);
+    assert.match(x.stdout.toString(), /\$\.result\.a\.when: 1 -> 2/);
+    for (const ignore of ['..when', '$..when', '.result.a.when', '..a', '..*']) {
+      x = await replay([ignore]);
+      assert.equal(x.code, 0, `--ignore ${ignore}:\n${x.stdout}${x.stderr}`);
+      assert.match(x.stdout.toString(), /1 same, 0 different/, `--ignore ${ignore}`);
+    }
+    x = await replay(['when']);
+    assert.equal(x.code, 2);
+    assert.match(x.stderr.toString(), /bad JSONPath 'when': must start with \$ \(or with \. or \[ for a step from it\)/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('every --help: on stdout, exit 0, within 80 columns, in plain words', async () => {
+  const cmds = [[], ['record'], ['sessions'], ['show'], ['stats'], ['prune'], ['rm'], ['report'], ['replay'], ['mock'],
+    ['export'], ['import']];
+  for (const cmd of cmds) {
+    const r = await runMcpreel([...cmd, '--help']);
+    const what = `mcpreel ${cmd.join(' ')} --help`;
+    assert.equal(r.code, 0, what);
+    assert.equal(r.stderr.length, 0, what);
+    const text = r.stdout.toString();
+    for (const line of text.split('\n')) {
+      // Examples are command lines to copy whole.
+      if (/^ {2}(mcpreel |")/.test(line)) continue;
+      assert.ok([...line].length <= 80, `${what}: a line of ${[...line].length}: ${line}`);
+    }
+    assert.doesNotMatch(text, /Values record redacted|whose values record|Nothing ever contacts|the default now/, what);
+    if (['show', 'stats', 'rm', 'report', 'replay', 'mock', 'export'].includes(cmd[0])) {
+      assert.match(text.replace(/\n/g, ' '), /'last' is the newest session recorded \(or imported\); 'last-replay' and 'last-mock'/, what);
+    }
+  }
+});
