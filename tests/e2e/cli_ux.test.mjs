@@ -245,3 +245,31 @@ test('every --help: on stdout, exit 0, within 80 columns, in plain words', async
     }
   }
 });
+
+test("an imported session is a recording: 'last' moves to it, and a replay of it does not move 'last'", { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'i.db');
+    const req = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"clock"}}\n';
+    let r = await runMcpreel(['record', '--db', db, '--name', 'here', '--', ...shServer(1)], { input: req });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const file = join(t.dir, 'e.jsonl');
+    r = await runMcpreel(['export', '--db', db, 'last', '-o', file]);
+    assert.equal(r.code, 0, r.stderr.toString());
+    r = await runMcpreel(['import', '--db', db, '--name', 'brought', file]);
+    assert.equal(r.code, 0, r.stderr.toString());
+    r = await runMcpreel(['replay', '--db', db, 'last', '--', ...shServer(1)], { timeoutMs: 60000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const s = (await runMcpreel(['sessions', '--db', db, '--json'])).stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(s.map((x) => [x.id, x.name, x.origin]), [[1, 'here', 'record'], [2, 'brought', 'import'], [3, 'replay of 2', 'replay']]);
+    for (const [spec, start] of [['last', 'session 2 "brought"'], ['last-replay', 'session 3 "replay of 2"']]) {
+      r = await runMcpreel(['show', '--db', db, spec]);
+      assert.ok(header(r).startsWith(start), `show ${spec}: ${header(r)}`);
+    }
+    r = await runMcpreel(['show', '--db', db, 'last-mock']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr.toString(), /holds no mock fallback sessions yet \(see 'mcpreel sessions'\)/);
+  } finally {
+    t.cleanup();
+  }
+});
