@@ -151,7 +151,7 @@ static int
 print_session_cb(const struct session_row *r, void *arg)
 {
 	struct sessions_list	*l = arg;
-	char			 when[32], dur[32], status[32], *target;
+	char			 when[32], dur[32], status[32], *target, *p;
 
 	if (l->json) {
 		json_t	*o = session_json(r);
@@ -162,6 +162,11 @@ print_session_cb(const struct session_row *r, void *arg)
 	}
 	sessions_status(r, status, sizeof status, dur, sizeof dur);
 	target = fmt_target(r->target);
+	/* One row a line: an argv may hold a newline. */
+	for (p = target; *p != '\0'; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	}
 	printf("%*lld  ", l->id, (long long)r->id);
 	sessions_name_cell(r->name != NULL ? r->name : "-", l->name);
 	printf(" %-6s %s %*s %*lld %*lld  %-*s %s\n", r->transport,

@@ -169,6 +169,10 @@ main(int argc, char **argv)
 			c->usage(stdout);
 			return EXIT_OK;
 		}
+		if (argc > 1) {
+			opterr_command(argv[1]);
+			return EXIT_USAGE;
+		}
 		usage(stdout);
 		return EXIT_OK;
 	}

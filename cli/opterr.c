@@ -16,6 +16,11 @@
 #define OPTERR_LIST_MAX		4
 /* Most long options one command has (its table is cut there). */
 #define OPTERR_NAMES_MAX	64
+/*
+ * Most bytes of a mistyped option name quoted back: longer than any name
+ * (nothing that long is near one) and a line still fits a terminal.
+ */
+#define OPTERR_TYPED_MAX	80
 
 /* Print "'--a'", "'--a' or '--b'", "'--a', '--b' or '--c'". */
 static void
@@ -65,7 +70,7 @@ static void
 opterr_long(const char *who, const char *el, const struct option *longopts)
 {
 	const char	*names[OPTERR_NAMES_MAX];
-	char		 typed[128];
+	char		 typed[OPTERR_TYPED_MAX + 1];
 	size_t		 n, i, len, idx[OPTERR_LIST_MAX], found = 0;
 	const char	*eq;
 	int		 exact = -1;
@@ -129,10 +134,16 @@ opterr_short(const char *who, const char *el, const char *shortopts,
 		return;
 	}
 	n = opterr_names(longopts, names);
+	if (optopt <= ' ' || optopt > '~') {
+		/* A byte of a UTF-8 character: quote the argument whole. */
+		fprintf(stderr, "%s: unknown option '%.*s'\n", who,
+		    OPTERR_TYPED_MAX, el != NULL ? el : "?");
+		return;
+	}
 	if (el != NULL && el[0] == '-' && el[1] != '-' && strlen(el) > 2) {
 		/* -listen: one dash for two. */
-		fprintf(stderr, "%s: unknown option '-%c' in '%s'", who,
-		    optopt, el);
+		fprintf(stderr, "%s: unknown option '-%c' in '%.*s'", who,
+		    optopt, OPTERR_TYPED_MAX, el);
 		opterr_suggest("--", el + 1, names, n);
 		return;
 	}
@@ -190,7 +201,8 @@ opterr_command(const char *typed)
 
 	for (n = 0; cmd_table[n].name != NULL && n < OPTERR_NAMES_MAX; n++)
 		names[n] = cmd_table[n].name;
-	fprintf(stderr, "mcpreel: unknown command '%s'", typed);
+	fprintf(stderr, "mcpreel: unknown command '%.*s'", OPTERR_TYPED_MAX,
+	    typed);
 	opterr_suggest("", typed, names, n);
 	fprintf(stderr, "Try 'mcpreel --help'.\n");
 }

@@ -43,6 +43,9 @@ const TYPOS = [
   [['recrod', '--', 'cat'], "mcpreel: unknown command 'recrod'; did you mean 'record'?"],
   [['sesions'], "mcpreel: unknown command 'sesions'; did you mean 'sessions'?"],
   [['frobnicate'], "mcpreel: unknown command 'frobnicate'"],
+  [['help', 'recrod'], "mcpreel: unknown command 'recrod'; did you mean 'record'?"],
+  [['record', '-é'], "mcpreel record: unknown option '-é'"],
+  [['x'.repeat(300)], `mcpreel: unknown command '${'x'.repeat(80)}'`],
 ];
 
 test('a mistyped option or command: one line, the nearest spelling, where help is', async () => {
@@ -170,10 +173,15 @@ test('sessions: the columns align whatever the names and numbers', { timeout: 12
       const r = await runMcpreel(['record', '--db', db, '--name', name, '--', 'cat'], { input: ping.repeat(3) });
       assert.equal(r.code, 0, r.stderr.toString());
     }
+    // A newline in the server's argv must not break its row either.
+    const nl = await runMcpreel(['record', '--db', db, '--name', 'nl', '--', 'sh', '-c', 'cat\n# a second line'], { input: ping.repeat(3) });
+    assert.equal(nl.code, 0, nl.stderr.toString());
     const r = await runMcpreel(['sessions', '--db', db]);
     assert.equal(r.code, 0, r.stderr.toString());
     const lines = r.stdout.toString().split('\n').filter((l) => l !== '');
-    assert.equal(lines.length, names.length + 1, r.stdout.toString());
+    assert.equal(lines.length, names.length + 2, r.stdout.toString());
+    assert.ok(lines[lines.length - 1].endsWith('sh -c cat?# a second line'), lines[lines.length - 1]);
+    lines.pop();
     // Columns by characters, not bytes: where each heading starts, each
     // row has its value (left-aligned) or ends it (right-aligned).
     const chars = lines.map((l) => [...l]);
