@@ -1,4 +1,4 @@
--- mcpreel's database schema, version 3 (PRAGMA user_version = 3).
+-- mcpreel's database schema, version 4 (PRAGMA user_version = 4).
 --
 -- mcpreel applies this file to a new database and migrates older ones in
 -- code (store/store.c).  The tables and views here are a public interface:
@@ -34,7 +34,11 @@ CREATE TABLE sessions (
   imported_from   TEXT,                -- for `mcpreel import`: the file and
                                        -- its format; NULL when recorded
   recorder_pid    INTEGER,             -- pid of the mcpreel that recorded it
-  mcpreel_version TEXT
+  mcpreel_version TEXT,
+  origin          TEXT NOT NULL DEFAULT 'record'
+                                       -- what made it: 'record', 'import',
+                                       -- 'replay' (replay's own recording)
+                                       -- or 'mock' (mock's fallback traffic)
 );
 
 -- Every message forwarded, in either direction, as the exact bytes (less

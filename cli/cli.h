@@ -28,9 +28,22 @@ struct cmd {
 	{ "quiet", no_argument, NULL, 'q' }, \
 	{ "log-file", required_argument, NULL, 'L' }
 
+/* What 'last' means, for the help of every command taking a SESSION. */
+#define CLI_SESSION_WORDS \
+	"'last' is the newest session recorded (or imported); 'last-replay'\n" \
+	"and 'last-mock' the newest that replay and mock recorded of their\n" \
+	"own runs.\n"
+
 /* main.c */
 extern const struct cmd	cmd_table[];
 int			cli_common_option(int, const char *);
+void			cli_stdio_notice(const char *);
+
+/* opterr.c */
+struct option;
+void		 opterr_report(const char *, int, char **, const char *,
+		     const struct option *);
+void		 opterr_command(const char *);
 
 /* format.c */
 const char	*fmt_time(int64_t, char *, size_t);
@@ -52,6 +65,8 @@ struct cli_target {
 	int		  insecure;
 	int		  code;		/* the command's start failure status */
 };
+char		*cli_target_json(char **);
+char		*cli_target_label(const struct cli_target *);
 struct xport	*cli_target_open(struct event_base *,
 		     const struct xport_cbs *, void *, void *, char **);
 struct store;

@@ -35,7 +35,7 @@ cmd_export_usage(FILE *f)
 	    "SESSION\n"
 	    "\n"
 	    "Write one recorded session out.  SESSION is its id, its name (the\n"
-	    "newest session of that name) or 'last'.\n"
+	    "newest session of that name) or 'last'.\n" CLI_SESSION_WORDS
 	    "\n"
 	    "  --format jsonl  (the default) one JSON object a line: first the\n"
 	    "                  session (\"format\": \"" JSONL_FORMAT "\", name,\n"
@@ -487,7 +487,8 @@ cmd_export(int argc, char **argv)
 			cmd_export_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_export_usage(stderr);
+			opterr_report("export", argc, argv, "ho:vq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}

@@ -535,7 +535,8 @@ cmd_import(int argc, char **argv)
 			cmd_import_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_import_usage(stderr);
+			opterr_report("import", argc, argv, "hvq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}

@@ -20,8 +20,10 @@ cmd_mock_usage(FILE *f)
 	    "with no real server: over stdio (a host launches mcpreel mock in\n"
 	    "place of the server), or with --listen as a Streamable HTTP server\n"
 	    "(every path is the endpoint; /mcp by convention).  A session recorded\n"
-	    "over either transport can be served over either.  Nothing ever\n"
-	    "contacts a real server.\n"
+	    "over either transport can be served over either.  Nothing\n"
+	    "contacts a real server unless --on-miss forward.  SESSION is an\n"
+	    "id, a name or 'last'.\n"
+	    CLI_SESSION_WORDS
 	    "\n"
 	    "Each request gets the recorded answer to the matching recorded\n"
 	    "request (same method and params; _meta and progress tokens aside;\n"
@@ -31,8 +33,8 @@ cmd_mock_usage(FILE *f)
 	    "too: progress (with the live token) and log notifications, and its\n"
 	    "own requests to the client, whose answers are awaited.  An unmatched\n"
 	    "request gets a JSON-RPC error naming the nearest recorded request\n"
-	    "and where it differs.  A recorded request whose values record\n"
-	    "redacted matches any value there (\"[REDACTED]\"), or the same text\n"
+	    "and where it differs.  Where record redacted a recorded request,\n"
+	    "it matches any value there (\"[REDACTED]\"), or the same text\n"
 	    "around the gaps (a string with [REDACTED] in it), when no request\n"
 	    "matches exactly; the log says so.\n"
 	    "\n"
@@ -45,7 +47,9 @@ cmd_mock_usage(FILE *f)
 	    "  --match strict     demand the recorded order of requests exactly\n"
 	    "  --ignore PATH      leave PATH of requests out of matching\n"
 	    "                     (repeatable; e.g. $.params.arguments.when)\n"
-	    "  --latency recorded answer after the recorded latency (default: at once)\n"
+	    "  --latency recorded\n"
+	    "                     answer after the recorded latency (default:\n"
+	    "                     at once)\n"
 	    "  --on-miss error|forward\n"
 	    "                     what an unmatched request gets: the explained\n"
 	    "                     error (default), or an answer from a live server,\n"
@@ -77,7 +81,7 @@ cmd_mock(int argc, char **argv)
 	struct cli_target		 target;
 	const char			*db = NULL, **ignore = NULL;
 	const char			*fallback_url = NULL;
-	char				*label = NULL;
+	char				*label = NULL, *tlabel;
 	int				 forward = 0;
 	char				*path = NULL, *cause = NULL;
 	size_t				 nignore = 0;
@@ -140,7 +144,8 @@ cmd_mock(int argc, char **argv)
 			rc = EXIT_OK;
 			goto out;
 		default:
-			cmd_mock_usage(stderr);
+			opterr_report("mock", argc, argv, "hvq",
+			    longopts);
 			goto out;
 		}
 	}
@@ -173,11 +178,12 @@ cmd_mock(int argc, char **argv)
 		st = NULL;
 		xasprintf(&label, "mock fallback of %lld", (long long)id);
 		opt.w = w;
-		opt.ws = writer_session_begin(w, label, fallback_url != NULL ?
-		    "http" : "stdio", fallback_url != NULL ? fallback_url :
-		    argv[1]);
 		target.url = fallback_url;
 		target.argv = argv + 1;
+		tlabel = cli_target_label(&target);
+		opt.ws = writer_session_as(w, label, fallback_url != NULL ?
+		    "http" : "stdio", tlabel, ORIGIN_MOCK);
+		free(tlabel);
 		opt.fallback = cli_target_open;
 		opt.fallback_arg = &target;
 	} else {
@@ -187,6 +193,8 @@ cmd_mock(int argc, char **argv)
 	if (matcher_build(&m, &plan, strict, ignore, nignore, &cause) != 0)
 		goto bad;
 	built = 1;
+	if (opt.listen == NULL)
+		cli_stdio_notice("mock");
 	if (mock_run(&plan, &m, &opt, &stats, &cause) != 0)
 		goto bad;
 	log_info("mock: answered %llu requests from session %lld, %llu "

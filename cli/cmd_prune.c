@@ -93,7 +93,7 @@ cmd_rm_usage(FILE *f)
 	    "of that name -- or 'last'), with their messages, events and HTTP\n"
 	    "exchanges.  A session still being recorded is refused (nothing is\n"
 	    "deleted) unless --force.  --dry-run, --vacuum and --no-vacuum are\n"
-	    "as for 'mcpreel prune'.\n");
+	    "as for 'mcpreel prune'.\n" CLI_SESSION_WORDS);
 }
 
 /*
@@ -351,7 +351,8 @@ cmd_prune(int argc, char **argv)
 			cmd_prune_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_prune_usage(stderr);
+			opterr_report("prune", argc, argv, "hvq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}
@@ -422,7 +423,8 @@ cmd_rm(int argc, char **argv)
 			cmd_rm_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_rm_usage(stderr);
+			opterr_report("rm", argc, argv, "hvq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}

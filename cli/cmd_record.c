@@ -139,7 +139,8 @@ cmd_record_usage(FILE *f)
 	    "                         other header, reaches the upstream as the\n"
 	    "                         client sent it, so the upstream's own checks\n"
 	    "                         (against DNS rebinding) still work\n"
-	    "  --keep-host            the default now (Host unchanged); ignored\n"
+	    "  --keep-host            ignored: Host is passed on unchanged unless\n"
+	    "                         --rewrite-host\n"
 	    "  --upstream-timeout S   answer 504 when the upstream has not started\n"
 	    "                         its response S seconds after the request\n"
 	    "                         (default %d; 0: wait for ever); a response\n"
@@ -166,32 +167,6 @@ cmd_record_usage(FILE *f)
 	    "http://127.0.0.1:3001\n"
 	    "  mcpreel record --redact-key ssn --redact-regex "
 	    "'[0-9]{4}-[0-9]{4}-[0-9]{4}' -- ./server\n");
-}
-
-/* The server's argv as a JSON array, for sessions.target. */
-static char *
-record_target(char **argv)
-{
-	json_t	*a = json_array(), *v;
-	char	*s, *p;
-	int	 i;
-
-	for (i = 0; argv[i] != NULL; i++) {
-		if ((v = json_string(argv[i])) == NULL) {
-			/* Not UTF-8: keep its shape, lose its odd bytes. */
-			s = xstrdup(argv[i]);
-			for (p = s; *p != '\0'; p++) {
-				if ((unsigned char)*p >= 0x80)
-					*p = '?';
-			}
-			v = json_string(s);
-			free(s);
-		}
-		json_array_append_new(a, v);
-	}
-	s = json_dumps(a, JSON_COMPACT);
-	json_decref(a);
-	return s != NULL ? s : xstrdup("[]");
 }
 
 /* A size in bytes, with an optional K, M or G (binary) suffix. */
@@ -436,7 +411,8 @@ cmd_record(int argc, char **argv)
 			free(http.redact);
 			return EXIT_OK;
 		default:
-			cmd_record_usage(stderr);
+			opterr_report("record", argc, argv, "+hvq",
+			    longopts);
 			goto usage;
 		}
 	}
@@ -500,8 +476,9 @@ cmd_record(int argc, char **argv)
 		return rc;
 	}
 
+	cli_stdio_notice("record");
 	/* The argv may hold a key (--api-key sk-...): stored redacted. */
-	target = tap_redact_string(record_target(argv));
+	target = tap_redact_string(cli_target_json(argv));
 	s = writer_session_begin(w, name, "stdio", target);
 	free(target);
 

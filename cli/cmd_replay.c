@@ -24,6 +24,7 @@ cmd_replay_usage(FILE *f)
 	    "over stdio, or a Streamable HTTP endpoint URL) and compare every\n"
 	    "response with the recorded one.  A session recorded over either\n"
 	    "transport replays over either.  SESSION is an id, a name or 'last'.\n"
+	    CLI_SESSION_WORDS
 	    "\n"
 	    "Messages go in causal order: each is sent once every response the\n"
 	    "recorded client had received before sending it has arrived (or timed\n"
@@ -31,7 +32,7 @@ cmd_replay_usage(FILE *f)
 	    "are answered from the recording.  Ids, progress tokens and opaque\n"
 	    "values the server issues are remapped, not compared.\n"
 	    "\n"
-	    "Values record redacted are not in the database: a message holding\n"
+	    "What record redacted is not in the database: a message holding\n"
 	    "\"[REDACTED]\" is sent so, with a warning naming the places.  In\n"
 	    "answers, a recorded \"[REDACTED]\" stands for any value and a\n"
 	    "string with [REDACTED] in it for the same text with anything in the\n"
@@ -42,7 +43,8 @@ cmd_replay_usage(FILE *f)
 	    "  --timeout SEC          wait this long for each response (default 30)\n"
 	    "  --pace recorded        also keep the recorded gaps between messages\n"
 	    "  --ignore PATH          do not compare PATH (repeatable); a JSONPath\n"
-	    "                         subset: $.a.b, [n], [*], .*, ..key\n"
+	    "                         subset: $.a.b, [n], [*], .*, ..key (at any\n"
+	    "                         depth); the leading $ may be left out\n"
 	    "  --ignore-method M      do not compare the answers to method M\n"
 	    "  --rules FILE           the same in a JSON file: {\"ignore\": [...],\n"
 	    "                         \"ignore_methods\": [...], \"normalize\":\n"
@@ -104,7 +106,7 @@ cmd_replay(int argc, char **argv)
 	const char			*db = NULL, *report = "text";
 	const char			*out_path = NULL, *name = NULL;
 	char				*path = NULL, *cause = NULL, *end;
-	char				*label = NULL;
+	char				*label = NULL, *tlabel;
 	int64_t				 id;
 	long				 n;
 	int				 ch, record = 1, rc = EXIT_USAGE;
@@ -197,7 +199,8 @@ cmd_replay(int argc, char **argv)
 			rc = EXIT_OK;
 			goto out;
 		default:
-			cmd_replay_usage(stderr);
+			opterr_report("replay", argc, argv, "hvqo:",
+			    longopts);
 			goto out;
 		}
 	}
@@ -232,9 +235,12 @@ cmd_replay(int argc, char **argv)
 		if (name == NULL)
 			xasprintf(&label, "replay of %lld", (long long)id);
 		opt.w = w;
-		opt.ws = writer_session_begin(w, name != NULL ? name : label,
-		    target.url != NULL ? "http" : "stdio",
-		    target.url != NULL ? target.url : "(replay)");
+		target.argv = argv + 1;
+		tlabel = cli_target_label(&target);
+		opt.ws = writer_session_as(w, name != NULL ? name : label,
+		    target.url != NULL ? "http" : "stdio", tlabel,
+		    ORIGIN_REPLAY);
+		free(tlabel);
 	} else {
 		store_close(st);
 		st = NULL;

@@ -77,7 +77,7 @@ cmd_report_usage(FILE *f)
 	    "Write a recorded session as one HTML file that opens in a browser\n"
 	    "from disk, offline: no scripts, fonts or styles from elsewhere.\n"
 	    "SESSION is its id, its name (the newest session of that name) or\n"
-	    "'last'.\n"
+	    "'last'.\n" CLI_SESSION_WORDS
 	    "\n"
 	    "The page shows the session's facts; a timeline with lanes for the\n"
 	    "host, mcpreel and the server, each message an arrow in its\n"
@@ -459,7 +459,8 @@ cmd_report(int argc, char **argv)
 			cmd_report_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_report_usage(stderr);
+			opterr_report("report", argc, argv, "ho:vq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}

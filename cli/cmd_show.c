@@ -52,7 +52,7 @@ cmd_show_usage(FILE *f)
 	    "                    [--follow] [FILTERS] SESSION\n"
 	    "\n"
 	    "Print a recorded session.  SESSION is its id, its name (the newest\n"
-	    "session of that name) or 'last'.\n"
+	    "session of that name) or 'last'.\n" CLI_SESSION_WORDS
 	    "\n"
 	    "Without --json, a timeline: seconds since the session began, the\n"
 	    "direction (-> host to server, <- server to host), kind, method, id,\n"
@@ -500,7 +500,8 @@ cmd_show(int argc, char **argv)
 			free(glob);
 			return EXIT_OK;
 		default:
-			cmd_show_usage(stderr);
+			opterr_report("show", argc, argv, "hvq",
+			    longopts);
 			free(glob);
 			return EXIT_USAGE;
 		}

@@ -31,7 +31,8 @@ cmd_stats_usage(FILE *f)
 	    "usage: mcpreel stats [--db PATH] [--json] [SESSION | --all]\n"
 	    "\n"
 	    "Sum up a recorded session (SESSION: an id, a name or 'last', the\n"
-	    "default), or every session with --all:\n"
+	    "default), or every session with --all.\n" CLI_SESSION_WORDS
+	    "It shows:\n"
 	    "\n"
 	    "  sessions: how long each ran (so far, if not ended), its messages\n"
 	    "            and their bytes;\n"
@@ -249,7 +250,8 @@ cmd_stats(int argc, char **argv)
 			cmd_stats_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_stats_usage(stderr);
+			opterr_report("stats", argc, argv, "hvq",
+			    longopts);
 			return EXIT_USAGE;
 		}
 	}

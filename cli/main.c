@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -96,6 +97,21 @@ cli_common_option(int ch, const char *arg)
 	return 1;
 }
 
+/*
+ * Say, when stdin is a terminal, that cmd (record or mock over stdio)
+ * waits for an MCP host there: a person who typed it would otherwise see
+ * nothing happen.  A host's pipe gets nothing.
+ */
+void
+cli_stdio_notice(const char *cmd)
+{
+	if (!isatty(STDIN_FILENO))
+		return;
+	log_info("waiting for an MCP host on stdin: 'mcpreel %s' is meant to "
+	    "be started by a host (put it in the host's MCP server config; "
+	    "see 'mcpreel --help')", cmd);
+}
+
 static const struct cmd *
 find_cmd(const char *name)
 {
@@ -125,6 +141,7 @@ main(int argc, char **argv)
 	/* A reader that went away must be an error we see, not our death. */
 	signal(SIGPIPE, SIG_IGN);
 	log_init(level, NULL);
+	opterr = 0;	/* opterr_report() says what was wrong, once */
 
 	while ((ch = getopt_long(argc, argv, "+vqh", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
@@ -137,7 +154,7 @@ main(int argc, char **argv)
 			printf("mcpreel %s\n", MCPREEL_VERSION);
 			return EXIT_OK;
 		default:
-			usage(stderr);
+			opterr_report(NULL, argc, argv, "+vqh", longopts);
 			return EXIT_USAGE;
 		}
 	}
@@ -152,12 +169,15 @@ main(int argc, char **argv)
 			c->usage(stdout);
 			return EXIT_OK;
 		}
+		if (argc > 1) {
+			opterr_command(argv[1]);
+			return EXIT_USAGE;
+		}
 		usage(stdout);
 		return EXIT_OK;
 	}
 	if ((c = find_cmd(argv[0])) == NULL) {
-		fprintf(stderr, "mcpreel: unknown command '%s' (try 'mcpreel "
-		    "--help')\n", argv[0]);
+		opterr_command(argv[0]);
 		return EXIT_USAGE;
 	}
 	optind = 0;	/* 0: glibc re-reads the option string (ordering) */

@@ -4,6 +4,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
 
 #include "cli.h"
 #include "replay.h"
@@ -24,6 +27,54 @@ cli_target_open(struct event_base *base, const struct xport_cbs *cbs,
 		return xport_http(base, t->url, t->cacert, t->insecure, cbs,
 		    arg, cause);
 	return xport_stdio(base, t->argv, cbs, arg, &t->code, cause);
+}
+
+/* The server's argv as a JSON array, for sessions.target. */
+char *
+cli_target_json(char **argv)
+{
+	json_t	*a = json_array(), *v;
+	char	*s, *p;
+	int	 i;
+
+	for (i = 0; argv[i] != NULL; i++) {
+		if ((v = json_string(argv[i])) == NULL) {
+			/* Not UTF-8: keep its shape, lose its odd bytes. */
+			s = xstrdup(argv[i]);
+			for (p = s; *p != '\0'; p++) {
+				if ((unsigned char)*p >= 0x80)
+					*p = '?';
+			}
+			v = json_string(s);
+			free(s);
+		}
+		json_array_append_new(a, v);
+	}
+	s = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	return s != NULL ? s : xstrdup("[]");
+}
+
+/*
+ * What a session recorded by replay or mock stores as its target: the
+ * server it ran against (t's command as a JSON array, or its URL), with
+ * the built-in redaction rules applied, as record applies them.
+ */
+char *
+cli_target_label(const struct cli_target *t)
+{
+	struct redact	*rules = redact_new(1);
+	char		*s, *red;
+	size_t		 rlen;
+
+	s = (t->url != NULL) ? xstrdup(t->url) : cli_target_json(t->argv);
+	if (redact_buf(rules, s, strlen(s), &red, &rlen) != 0) {
+		free(s);
+		s = xstrndup(red, rlen);
+		free(red);
+	}
+	redact_free(rules);
+	return s;
 }
 
 static int

@@ -110,6 +110,12 @@ int		 scan_hex_value(int);
 size_t		 scan_put_utf8(char *, unsigned int);
 size_t		 scan_utf8_len(const unsigned char *, const unsigned char *);
 
+/* nearest.c */
+#define NEAREST_FAR	((size_t)-1)	/* no distance: a word too long */
+size_t		 nearest_distance(const char *, const char *);
+size_t		 nearest_find(const char *, const char *const *, size_t,
+		     size_t *, size_t);
+
 /* msg.c */
 struct msg	*msg_new(enum dir, const void *, size_t);
 struct msg	*msg_alloc(enum dir, size_t);

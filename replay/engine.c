@@ -78,12 +78,12 @@ struct engine {
 };
 
 static void	engine_step(struct engine *);
+static void	engine_note_quiet(struct engine *, const char *);
 
 static void
 engine_note(struct engine *e, const char *fmt, ...)
 {
 	va_list	 ap;
-	json_t	*v;
 	char	*s;
 
 	va_start(ap, fmt);
@@ -91,10 +91,19 @@ engine_note(struct engine *e, const char *fmt, ...)
 		fatalx("out of memory");
 	va_end(ap);
 	log_info("%s", s);
+	engine_note_quiet(e, s);
+	free(s);
+}
+
+/* Add note s to the report only: the caller has said it on stderr. */
+static void
+engine_note_quiet(struct engine *e, const char *s)
+{
+	json_t	*v;
+
 	if ((v = json_string(s)) == NULL)
 		v = json_string("(a note that is not UTF-8)");
 	json_array_append_new(e->rep->notes, v);
-	free(s);
 }
 
 /*
@@ -111,16 +120,18 @@ engine_note(struct engine *e, const char *fmt, ...)
 static void
 engine_warn_redacted(struct engine *e, const json_t *msg, const char *what)
 {
-	char	*where;
+	char	*where, *note;
 
 	if (msg == NULL || (where = redacted_where(msg,
 	    ENGINE_REDACTED_PATHS)) == NULL)
 		return;
-	log_warnx("replay: %s is sent with \"" REDACTED "\" at %s: the real "
+	/* Once on stderr, as a warning; the report has it as a note. */
+	xasprintf(&note, "%s was sent with \"" REDACTED "\" at %s: the real "
 	    "value was redacted when recorded, so the server may answer "
 	    "otherwise", what, where);
-	engine_note(e, "%s was sent with \"" REDACTED "\" at %s (redacted "
-	    "when recorded)", what, where);
+	log_warnx("%s", note);
+	engine_note_quiet(e, note);
+	free(note);
 	free(where);
 }
 

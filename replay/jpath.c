@@ -230,10 +230,13 @@ jpath_compile(const char *text, char **cause)
 	size_t		 i = 1;
 	int		 r;
 
-	if (text[0] != '$') {
+	/* ".a", "..key", "[0]": the root is implied, as help writes steps. */
+	if (text[0] == '.' || text[0] == '[')
+		i = 0;
+	else if (text[0] != '$') {
 		if (cause != NULL)
-			xasprintf(cause, "bad JSONPath '%s': must start with $",
-			    text);
+			xasprintf(cause, "bad JSONPath '%s': must start with $ "
+			    "(or with . or [ for a step from it)", text);
 		return NULL;
 	}
 	jp = xcalloc(1, sizeof *jp);

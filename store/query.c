@@ -30,8 +30,29 @@ query_failed(struct store *st, sqlite3_stmt *stmt, char **cause)
 }
 
 /*
- * Resolve what a user typed for a session: "last", a numeric id, or a
- * name (the newest session of that name).
+ * The words that name the newest session of a kind.  'last' is the last
+ * recording: replay's and mock's own sessions would otherwise take its
+ * place the moment one of them runs against it.
+ */
+static const struct {
+	const char	*word;
+	const char	*sql;
+	const char	*what;
+} query_last[] = {
+	{ "last", "SELECT id FROM sessions WHERE origin = '" ORIGIN_RECORD
+	    "' OR origin = '" ORIGIN_IMPORT "' ORDER BY id DESC LIMIT 1",
+	    "recorded sessions" },
+	{ "last-replay", "SELECT id FROM sessions WHERE origin = '"
+	    ORIGIN_REPLAY "' ORDER BY id DESC LIMIT 1", "replay sessions" },
+	{ "last-mock", "SELECT id FROM sessions WHERE origin = '"
+	    ORIGIN_MOCK "' ORDER BY id DESC LIMIT 1",
+	    "mock fallback sessions" },
+};
+
+/*
+ * Resolve what a user typed for a session: "last" (or "last-replay",
+ * "last-mock"), a numeric id, or a name (the newest session of that
+ * name).
  */
 int
 query_find_session(struct store *st, const char *spec, int64_t *id,
@@ -41,10 +62,16 @@ query_find_session(struct store *st, const char *spec, int64_t *id,
 	char		*end;
 	long long	 n;
 	int		 rc;
+	size_t		 i, last = sizeof query_last / sizeof query_last[0];
 
-	if (strcmp(spec, "last") == 0) {
-		if (query_prepare(st, "SELECT id FROM sessions ORDER BY id "
-		    "DESC LIMIT 1", &stmt, cause) != 0)
+	for (i = 0; i < sizeof query_last / sizeof query_last[0]; i++) {
+		if (strcmp(spec, query_last[i].word) == 0) {
+			last = i;
+			break;
+		}
+	}
+	if (last < sizeof query_last / sizeof query_last[0]) {
+		if (query_prepare(st, query_last[last].sql, &stmt, cause) != 0)
 			return -1;
 	} else {
 		errno = 0;
@@ -72,8 +99,9 @@ query_find_session(struct store *st, const char *spec, int64_t *id,
 	if (rc != SQLITE_DONE)
 		return query_failed(st, stmt, cause);
 	sqlite3_finalize(stmt);
-	if (strcmp(spec, "last") == 0)
-		xasprintf(cause, "%s holds no sessions yet", st->path);
+	if (last < sizeof query_last / sizeof query_last[0])
+		xasprintf(cause, "%s holds no %s yet (see 'mcpreel "
+		    "sessions')", st->path, query_last[last].what);
 	else
 		xasprintf(cause, "no session with id or name '%s' in %s (see "
 		    "'mcpreel sessions')", spec, st->path);
@@ -111,7 +139,7 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 	    "(SELECT total(size) FROM messages m WHERE m.session_id = s.id), "
 	    /* An imported session's pid is of another time or machine. */
 	    "CASE WHEN s.imported_from IS NULL THEN s.recorder_pid "
-	    "ELSE -1 END "
+	    "ELSE -1 END, s.origin "
 	    "FROM sessions s WHERE ?1 = 0 OR s.id = ?1 ORDER BY s.id",
 	    &stmt, cause) != 0)
 		return -1;
@@ -132,6 +160,7 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 		r.messages = sqlite3_column_int64(stmt, 10);
 		r.bytes = (int64_t)sqlite3_column_double(stmt, 11);
 		r.recorder_pid = sqlite3_column_int64(stmt, 12);
+		r.origin = column_text(stmt, 13);
 		if (cb(&r, arg) != 0)
 			break;
 	}

@@ -118,7 +118,8 @@ rows_init(struct writer *w, char **cause)
 	sqlite3_wal_hook(w->st->db, rows_wal_hook, w);
 	if (rows_prepare(w, &w->ins_session, "INSERT INTO sessions (name, "
 	    "transport, target, started_ns, recorder_pid, mcpreel_version, "
-	    "imported_from, end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	    "imported_from, end_reason, origin) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	    cause) != 0 ||
 	    rows_prepare(w, &w->ins_message, "INSERT INTO messages "
 	    "(session_id, seq, direction, ts_ns, mono_ns, kind, method, "
@@ -281,6 +282,7 @@ rows_begin(struct writer *w, struct wsession *s)
 	sqlite3_bind_text(st, 2, s->transport, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, s->target, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, s->started_ns);
+	sqlite3_bind_text(st, 9, s->origin, -1, SQLITE_STATIC);
 	if (s->imp == NULL) {
 		sqlite3_bind_int64(st, 5, (sqlite3_int64)getpid());
 		sqlite3_bind_text(st, 6, MCPREEL_VERSION, -1, SQLITE_STATIC);

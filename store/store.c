@@ -94,6 +94,21 @@ static const char *migrations[] = {
 	"  WHERE q.kind = 'request';"
 	"ALTER TABLE sessions ADD COLUMN store_error TEXT;"
 	"ALTER TABLE sessions ADD COLUMN imported_from TEXT;",
+
+	/*
+	 * 3 -> 4: sessions say what made them, so that 'last' is the last
+	 * recording and not a replay's or a mock's own session.  Older
+	 * files said so only in words, which identify them here.
+	 */
+	"ALTER TABLE sessions ADD COLUMN origin TEXT NOT NULL"
+	"  DEFAULT 'record';"
+	"UPDATE sessions SET origin = 'import'"
+	"  WHERE imported_from IS NOT NULL;"
+	"UPDATE sessions SET origin = 'replay' WHERE target = '(replay)'"
+	"  OR end_reason = 'replay finished'"
+	"  OR end_reason = 'replay could not run';"
+	"UPDATE sessions SET origin = 'mock' WHERE end_reason = 'mock stopped'"
+	"  AND name LIKE 'mock fallback of %';",
 };
 
 /* Create every missing directory above path, private to the owner. */

@@ -10,7 +10,13 @@
 
 #include "core.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
+
+/* What made a session (sessions.origin). */
+#define ORIGIN_RECORD	"record"	/* mcpreel record */
+#define ORIGIN_IMPORT	"import"	/* mcpreel import */
+#define ORIGIN_REPLAY	"replay"	/* replay's recording of its run */
+#define ORIGIN_MOCK	"mock"		/* mock's forwarded fallback traffic */
 
 /* How long any SQLite call waits on another process's lock, ms. */
 #define STORE_BUSY_TIMEOUT_MS 5000
@@ -65,6 +71,8 @@ void		 writer_set_drain_cb(struct writer *, void (*)(void *), void *);
 void		 writer_sync(struct writer *);
 struct wsession	*writer_session_begin(struct writer *, const char *,
 		     const char *, const char *);
+struct wsession	*writer_session_as(struct writer *, const char *,
+		     const char *, const char *, const char *);
 struct wsession	*writer_session_import(struct writer *, const char *,
 		     const char *, const char *,
 		     const struct wsession_meta *);
@@ -109,6 +117,7 @@ struct session_row {
 	int64_t		 recorder_pid;	/* 0 when not known, -1 when the
 					   session was imported (no recorder
 					   of this machine) */
+	const char	*origin;	/* ORIGIN_*: what made it */
 };
 
 struct message_row {

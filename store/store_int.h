@@ -72,6 +72,7 @@ struct wsession {
 	struct wsession	*all_next;	/* w->all: every session begun */
 	struct wsession	*touched_next;	/* w->touched, while uncommitted */
 	struct wsession_meta *imp;	/* a session recorded elsewhere */
+	const char	*origin;	/* ORIGIN_*: what made it (static) */
 };
 
 struct writer {

@@ -236,6 +236,11 @@ writer_sync(struct writer *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
+static struct wsession	*writer_session_new(const char *, const char *,
+			     const char *, const struct wsession_meta *);
+static void		 writer_session_queue(struct writer *,
+			     struct wsession *);
+
 static char *
 xstrdup_or_null(const char *s)
 {
@@ -247,7 +252,23 @@ struct wsession *
 writer_session_begin(struct writer *w, const char *name,
     const char *transport, const char *target)
 {
-	return writer_session_import(w, name, transport, target, NULL);
+	return writer_session_as(w, name, transport, target, ORIGIN_RECORD);
+}
+
+/*
+ * Begin a session that records what a command other than record saw
+ * (origin ORIGIN_REPLAY or ORIGIN_MOCK), so that 'last' passes over it.
+ */
+struct wsession *
+writer_session_as(struct writer *w, const char *name, const char *transport,
+    const char *target, const char *origin)
+{
+	struct wsession	*s;
+
+	s = writer_session_new(name, transport, target, NULL);
+	s->origin = origin;
+	writer_session_queue(w, s);
+	return s;
 }
 
 /*
@@ -261,8 +282,20 @@ writer_session_import(struct writer *w, const char *name,
     const char *transport, const char *target,
     const struct wsession_meta *meta)
 {
+	struct wsession	*s;
+
+	s = writer_session_new(name, transport, target, meta);
+	s->origin = (meta != NULL) ? ORIGIN_IMPORT : ORIGIN_RECORD;
+	writer_session_queue(w, s);
+	return s;
+}
+
+/* A session not yet queued (writer_session_queue writes its row). */
+static struct wsession *
+writer_session_new(const char *name, const char *transport,
+    const char *target, const struct wsession_meta *meta)
+{
 	struct wsession	*s = xcalloc(1, sizeof *s);
-	struct item	*it = xcalloc(1, sizeof *it);
 
 	s->name = xstrdup_or_null(name);
 	s->transport = xstrdup(transport);
@@ -277,10 +310,18 @@ writer_session_import(struct writer *w, const char *name,
 		s->imp->store_error = xstrdup_or_null(meta->store_error);
 		s->started_ns = meta->started_ns;
 	}
+	return s;
+}
+
+/* Queue the writing of session s's row. */
+static void
+writer_session_queue(struct writer *w, struct wsession *s)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
 	it->type = ITEM_SESSION_BEGIN;
 	it->session = s;
 	writer_enqueue(w, it, 0);
-	return s;
 }
 
 /*

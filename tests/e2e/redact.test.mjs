@@ -279,7 +279,9 @@ test('replay of a redacted session: the placeholder is sent with a warning and w
     const r = await runMcpreel(['replay', '--db', db, 'login', '--report', 'json', '-o', json, '--no-record', '--',
       process.execPath, join(PEERS_DIR, 'login.mjs')]);
     assert.equal(r.code, 1, `one difference: ${r.stderr}`);
-    assert.match(r.stderr.toString(), /seq 3 tools\/call is sent with "\[REDACTED\]" at \$\.params\.arguments\.password: the real value was redacted when recorded/);
+    assert.match(r.stderr.toString(), /seq 3 tools\/call was sent with "\[REDACTED\]" at \$\.params\.arguments\.password: the real value was redacted when recorded/);
+    assert.equal(r.stderr.toString().split('\n').filter((l) => l.includes('"[REDACTED]" at $.params.arguments.password')).length, 1,
+      `the warning once on stderr:\n${r.stderr}`);
     const rep = JSON.parse(readFileSync(json, 'utf8'));
     assert.equal(rep.different, 1);
     // The token fits its redaction (any value): not compared, noted.

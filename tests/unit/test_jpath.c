@@ -35,6 +35,14 @@ struct jpath_match_case {
 };
 
 static const struct jpath_match_case jpath_match_cases[] = {
+	/* A leading step implies "$", as replay's help writes them. */
+	{ ".a", { 1, { K("a") } }, 1 },
+	{ ".a", { 2, { K("a"), K("b") } }, 0 },
+	{ "..b", { 3, { K("a"), I(1), K("b") } }, 1 },
+	{ "..b", { 1, { K("c") } }, 0 },
+	{ "[1].a", { 2, { I(1), K("a") } }, 1 },
+	{ "..['x y']", { 2, { K("a"), K("x y") } }, 1 },
+
 	/* "$" is the whole message, and only that. */
 	{ "$", { 0, { K("a") } }, 1 },
 	{ "$", { 1, { K("a") } }, 0 },
@@ -137,7 +145,8 @@ struct jpath_error_case {
 static const struct jpath_error_case jpath_error_cases[] = {
 	{ "", "must start with $" },
 	{ "a.b", "must start with $" },
-	{ ".a", "must start with $" },
+	{ "*.b", "must start with $" },
+	{ ".", "empty key at 1" },
 	{ "$.a[", "unclosed [ at 3" },
 	{ "$[1", "unclosed [ at 1" },
 	{ "$[*", "unclosed [ at 1" },

@@ -210,6 +210,11 @@ static const char store_v2_sql[] =
     " LEFT JOIN messages r ON r.reply_to = q.id WHERE q.kind = 'request';"
     "INSERT INTO sessions (id, transport, target, started_ns)"
     " VALUES (1, 'stdio', '[\"srv\"]', 1);"
+    "INSERT INTO sessions (id, name, transport, target, started_ns,"
+    " end_reason) VALUES (2, 'replay of 1', 'stdio', '(replay)', 2,"
+    " 'replay finished'), (3, 'mock fallback of 1', 'stdio', 'node', 3,"
+    " 'mock stopped'), (4, 'mine', 'http', 'http://x/', 4,"
+    " 'replay could not run');"
     "INSERT INTO messages VALUES (7, 1, 1, 'c2s', 10, 100, 'request',"
     " 'ping', '1', NULL, 5, X'7265713a31', NULL, NULL);"
     "INSERT INTO messages VALUES (9, 1, 2, 's2c', 11, 142, 'response',"
@@ -218,7 +223,8 @@ static const char store_v2_sql[] =
 
 /*
  * Opening a version 2 file migrates it: raw becomes the last column of
- * messages, every row keeps its id, bytes and pairing, the view works.
+ * messages, every row keeps its id, bytes and pairing, the view works;
+ * sessions get their origin.
  */
 Test(store, migrate_v2, .timeout = UNIT_TIMEOUT)
 {
@@ -251,6 +257,10 @@ Test(store, migrate_v2, .timeout = UNIT_TIMEOUT)
 	    "sse_event_id = 'ev-2'"), 1);
 	cr_assert_eq(store_test_int(db, "SELECT latency_ns FROM exchanges"),
 	    42);
+	/* What made each session, from what older files said in words. */
+	cr_assert_eq(store_test_int(db, "SELECT group_concat(origin, ' ') "
+	    "= 'record replay mock replay' FROM (SELECT origin FROM sessions "
+	    "ORDER BY id)"), 1);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sqlite_master "
 	    "WHERE name IN ('messages_v3')"), 0);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
@@ -793,7 +803,8 @@ Test(store, find_session, .timeout = UNIT_TIMEOUT)
 	cr_assert_not_null(st, "%s", cause);
 	cr_assert_eq(query_find_session(st, "last", &id, &cause), -1);
 	cr_assert_not_null(cause);
-	cr_assert_not_null(strstr(cause, "no sessions"), "cause: %s", cause);
+	cr_assert_not_null(strstr(cause, "no recorded sessions"), "cause: %s",
+	    cause);
 	free(cause);
 	cause = NULL;
 	store_close(st);
