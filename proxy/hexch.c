@@ -51,7 +51,7 @@ hexch_commit(struct hexch *x)
 		return;
 	/* Held messages reach the writer only with their session. */
 	if (x->hs == NULL)
-		hexch_assign(x, hsession_default(x->c->p));
+		hexch_assign(x, hsession_default(x->c->p, x->ts_ns));
 	tap_sync(x->c->p->tap);
 	x->dirty = 0;
 }
@@ -84,7 +84,7 @@ hexch_finish_record(struct hexch *x, const char *outcome)
 	unsigned char	*body = NULL;
 
 	if (x->hs == NULL)
-		hexch_assign(x, hsession_default(p));
+		hexch_assign(x, hsession_default(p, x->ts_ns));
 	hsession_settle(p, x->hs, NULL, 0);
 	if (x->outcome == NULL)
 		x->outcome = xstrdup(outcome);
@@ -230,8 +230,8 @@ hexch_request_done(struct hexch *x)
 	if (len == 0)
 		return;
 	if (x->durable && x->hs == NULL)
-		hexch_assign(x, init ? hsession_pending(hp) :
-		    hsession_default(hp));
+		hexch_assign(x, init ? hsession_pending(hp, x->ts_ns) :
+		    hsession_default(hp, x->ts_ns));
 	hexch_tap_data(x, DIR_C2S, x->reqdata, len, NULL, &x->reqcap);
 	evbuffer_drain(x->reqdata, len);
 	if (x->durable)
@@ -267,9 +267,9 @@ hexch_start(struct hconn *c, struct http_head *h)
 	/* The session, when the request names it. */
 	if ((sid = http_head_get(&x->req, "Mcp-Session-Id")) != NULL &&
 	    *sid != '\0')
-		hexch_assign(x, hsession_get(p, sid, 0));
+		hexch_assign(x, hsession_get(p, sid, 0, x->ts_ns));
 	else if ((legacy = hsession_query_id(x->req.target)) != NULL) {
-		hexch_assign(x, hsession_get(p, legacy, 1));
+		hexch_assign(x, hsession_get(p, legacy, 1, x->ts_ns));
 		free(legacy);
 	}
 

@@ -78,8 +78,8 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 	if (ev->type != NULL && strcmp(ev->type, "endpoint") == 0) {
 		sid = hsession_query_id(ev->data);
 		if (x->hs == NULL)
-			hexch_assign(x, sid != NULL ? hsession_get(p, sid, 1) :
-			    hsession_default(p));
+			hexch_assign(x, sid != NULL ? hsession_get(p, sid, 1, x->ts_ns) :
+			    hsession_default(p, x->ts_ns));
 		free(sid);
 		shown = hsession_redact_path(ev->data);
 		to = endpoint_rewrite(p, ev->data);
@@ -103,7 +103,7 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 		return;
 	}
 	if (x->wait_endpoint)
-		hexch_assign(x, hsession_default(p));
+		hexch_assign(x, hsession_default(p, x->ts_ns));
 	if (ev->data_len == 0) {
 		/*
 		 * No message in it: servers send these to prime a stream
@@ -176,12 +176,12 @@ hresp_head(struct hconn *c, struct http_head *h)
 		hexch_record_response(x);
 	} else if ((sid = http_head_get(&x->resp, "Mcp-Session-Id")) !=
 	    NULL && *sid != '\0')
-		hexch_assign(x, hsession_get(p, sid, 0));
+		hexch_assign(x, hsession_get(p, sid, 0, x->ts_ns));
 	else if (x->sse && strcmp(x->req.method, "GET") == 0) {
 		/* Legacy HTTP+SSE: the first event names the session. */
 		x->wait_endpoint = 1;
 	} else
-		hexch_assign(x, hsession_default(p));
+		hexch_assign(x, hsession_default(p, x->ts_ns));
 
 	if (x->sse) {
 		sse_init(&x->sp);
@@ -415,7 +415,7 @@ hresp_body(struct hconn *c, int eof)
 	else if (x->hold != NULL && (!x->wait_endpoint || x->sse_events > 0 ||
 	    evbuffer_get_length(x->hold) > HTTP_HOLD_MAX)) {
 		if (x->wait_endpoint)
-			hexch_assign(x, hsession_default(c->p));
+			hexch_assign(x, hsession_default(c->p, x->ts_ns));
 		hresp_release_hold(x, out);
 	}
 	evbuffer_free(tmp);

@@ -201,9 +201,9 @@ void		 hwait_set(struct hconn *);
 void		 hwait_stop(struct hconn *);
 
 /* hsession.c */
-struct hsession	*hsession_get(struct hproxy *, const char *, int);
-struct hsession	*hsession_default(struct hproxy *);
-struct hsession	*hsession_pending(struct hproxy *);
+struct hsession	*hsession_get(struct hproxy *, const char *, int, int64_t);
+struct hsession	*hsession_default(struct hproxy *, int64_t);
+struct hsession	*hsession_pending(struct hproxy *, int64_t);
 void		 hsession_settle(struct hproxy *, struct hsession *,
 		     const char *, int);
 void		 hsession_end(struct hproxy *, struct hsession *,

@@ -65,6 +65,8 @@ void		 writer_set_drain_cb(struct writer *, void (*)(void *), void *);
 void		 writer_sync(struct writer *);
 struct wsession	*writer_session_begin(struct writer *, const char *,
 		     const char *, const char *);
+struct wsession	*writer_session_begin_at(struct writer *, const char *,
+		     const char *, const char *, int64_t);
 struct wsession	*writer_session_import(struct writer *, const char *,
 		     const char *, const char *,
 		     const struct wsession_meta *);

@@ -242,24 +242,14 @@ xstrdup_or_null(const char *s)
 	return (s != NULL) ? xstrdup(s) : NULL;
 }
 
-/* Begin a recording session; its row is written in queue order. */
-struct wsession *
-writer_session_begin(struct writer *w, const char *name,
-    const char *transport, const char *target)
-{
-	return writer_session_import(w, name, transport, target, NULL);
-}
-
 /*
- * Begin a session recorded elsewhere (mcpreel import) when meta is not
- * NULL: its row takes the start, recorder and origin from meta, and says
- * WRITER_IMPORTING as its end until writer_session_end_at() writes its
- * end.  A row left so is an import that did not finish.
+ * Begin a session at started_ns, or one recorded elsewhere when meta is
+ * not NULL (see writer_session_import).  Everything is set before the
+ * item is queued: the writer thread may take it at once.
  */
-struct wsession *
-writer_session_import(struct writer *w, const char *name,
-    const char *transport, const char *target,
-    const struct wsession_meta *meta)
+static struct wsession *
+writer_session_new(struct writer *w, const char *name, const char *transport,
+    const char *target, int64_t started_ns, const struct wsession_meta *meta)
 {
 	struct wsession	*s = xcalloc(1, sizeof *s);
 	struct item	*it = xcalloc(1, sizeof *it);
@@ -267,7 +257,7 @@ writer_session_import(struct writer *w, const char *name,
 	s->name = xstrdup_or_null(name);
 	s->transport = xstrdup(transport);
 	s->target = xstrdup(target);
-	s->started_ns = clock_wall_ns();
+	s->started_ns = started_ns;
 	s->pending = idmap_new();
 	if (meta != NULL) {
 		s->imp = xmalloc(sizeof *s->imp);
@@ -281,6 +271,42 @@ writer_session_import(struct writer *w, const char *name,
 	it->session = s;
 	writer_enqueue(w, it, 0);
 	return s;
+}
+
+/* Begin a recording session; its row is written in queue order. */
+struct wsession *
+writer_session_begin(struct writer *w, const char *name,
+    const char *transport, const char *target)
+{
+	return writer_session_new(w, name, transport, target, clock_wall_ns(),
+	    NULL);
+}
+
+/*
+ * Begin a recording session that began at started_ns (wall clock), before
+ * it could be told apart: over HTTP, when its first request came.
+ */
+struct wsession *
+writer_session_begin_at(struct writer *w, const char *name,
+    const char *transport, const char *target, int64_t started_ns)
+{
+	return writer_session_new(w, name, transport, target, started_ns,
+	    NULL);
+}
+
+/*
+ * Begin a session recorded elsewhere (mcpreel import) when meta is not
+ * NULL: its row takes the start, recorder and origin from meta, and says
+ * WRITER_IMPORTING as its end until writer_session_end_at() writes its
+ * end.  A row left so is an import that did not finish.
+ */
+struct wsession *
+writer_session_import(struct writer *w, const char *name,
+    const char *transport, const char *target,
+    const struct wsession_meta *meta)
+{
+	return writer_session_new(w, name, transport, target, clock_wall_ns(),
+	    meta);
 }
 
 /*
