@@ -123,6 +123,7 @@ hexch_free(struct hexch *x)
 	if (x->reqhold != NULL)
 		evbuffer_free(x->reqhold);
 	free(x->rpc_id);
+	free(x->up_target);
 	free(x->outcome);
 	free(x);
 }
@@ -147,7 +148,7 @@ hexch_end(struct hconn *c, const char *outcome)
 
 /*
  * The request head as the upstream gets it: the target under the
- * upstream's path prefix, every field as the client sent it.  Host too,
+ * upstream's path prefix (hexch_target), every field as the client sent it.  Host too,
  * so that an upstream checking Host against DNS rebinding still sees what
  * the client's browser sent (naming the upstream instead would pass any
  * page through such a check); --rewrite-host makes it name the upstream,
@@ -159,19 +160,11 @@ hexch_send_head(struct hconn *c, const struct http_head *h)
 {
 	struct hproxy	*p = c->p;
 	struct evbuffer	*out = bufferevent_get_output(c->ubev);
-	const char	*target = h->target;
 	size_t		 i;
 	int		 host_done = 0;
 
-	/* An absolute-form target keeps only its path. */
-	if (strncmp(target, "http://", 7) == 0 ||
-	    strncmp(target, "https://", 8) == 0) {
-		target = strchr(strstr(target, "//") + 2, '/');
-		if (target == NULL)
-			target = "/";
-	}
-	evbuffer_add_printf(out, "%s %s%s HTTP/1.%d\r\n", h->method,
-	    *target == '/' ? p->up.url.prefix : "", target, h->version % 10);
+	evbuffer_add_printf(out, "%s %s HTTP/1.%d\r\n", h->method,
+	    c->x->up_target, h->version % 10);
 	for (i = 0; i < h->nheaders; i++) {
 		if (strcasecmp(h->headers[i].name, "Host") == 0 &&
 		    p->opt->rewrite_host) {
@@ -239,6 +232,27 @@ hexch_request_done(struct hexch *x)
 }
 
 /*
+ * Where the request goes upstream (x->up_target): its target reduced to a
+ * path and query (http_target_parse: no form of target may leave the
+ * prefix), the path under the upstream's prefix, the upstream's query in
+ * front of the client's.  -1 with the status to answer and why if the
+ * target is refused.
+ */
+static int
+hexch_target(struct hexch *x, int *status, char **cause)
+{
+	const struct url	*u = &x->c->p->up.url;
+	struct http_target	 t;
+
+	if (http_target_parse(x->req.method, x->req.target, &t, status,
+	    cause) != 0)
+		return -1;
+	x->up_target = http_target_join(u->prefix, u->query, &t);
+	http_target_clear(&t);
+	return 0;
+}
+
+/*
  * Take a new request head off the client's buffer and start forwarding
  * it.  Returns 0 when the connection goes on, -1 when it was closed.
  */
@@ -251,11 +265,18 @@ hexch_start(struct hconn *c, struct http_head *h)
 	uint64_t	 length;
 	const char	*sid;
 	char		*cause = NULL, *legacy;
+	int		 status;
 
 	evbuffer_drain(bufferevent_get_input(c->cbev), h->len);
 	x = c->x = hexch_new(c, h);
 	if (http_body_kind(&x->req, NULL, &kind, &length, &cause) != 0) {
 		conn_reply_error(c, 400, "Bad Request", cause);
+		free(cause);
+		return -1;
+	}
+	if (hexch_target(x, &status, &cause) != 0) {
+		conn_reply_error(c, status, status == 501 ? "Not Implemented" :
+		    "Bad Request", cause);
 		free(cause);
 		return -1;
 	}

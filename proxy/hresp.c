@@ -16,28 +16,43 @@
 
 /*
  * A legacy endpoint event names where to POST.  If it names the upstream
- * (absolute URL, or a path under its prefix), make it name us.
+ * (absolute URL, or a path under its prefix), make it name us.  Its path
+ * is taken with dot segments removed, as a client resolving it would: one
+ * that climbs out of the root, or holds an encoded separator, is left
+ * alone (the client could not reach it through us either).
  */
 static char *
 endpoint_rewrite(struct hproxy *p, const char *data)
 {
-	const char	*rest = NULL, *prefix = p->up.url.prefix;
+	const char	*rest = NULL, *prefix = p->up.url.prefix, *tail, *r;
 	size_t		 olen = strlen(p->up.url.origin), plen = strlen(prefix);
-	char		*s;
+	char		*s, *path = NULL, *why = NULL;
 
-	if (strncmp(data, p->up.url.origin, olen) == 0 &&
+	if (strncasecmp(data, p->up.url.origin, olen) == 0 &&
 	    (data[olen] == '/' || data[olen] == '\0' || data[olen] == '?'))
 		rest = data + olen;
 	else if (*data == '/')
 		rest = data;
 	if (rest == NULL)
 		return NULL;
-	if (plen > 0 && strncmp(rest, prefix, plen) == 0 &&
-	    (rest[plen] == '/' || rest[plen] == '?' || rest[plen] == '\0'))
-		rest += plen;
-	else if (rest == data)
+	tail = rest + strcspn(rest, "?#");
+	if (tail == rest)
+		path = xstrdup("/");
+	else if (http_target_remove_dots(rest, tail - rest, &path, &why) !=
+	    0) {
+		free(why);
+		return NULL;
+	}
+	r = path;
+	if (plen > 0 && strncmp(r, prefix, plen) == 0 &&
+	    (r[plen] == '/' || r[plen] == '\0'))
+		r += plen;
+	else if (rest == data) {
+		free(path);
 		return NULL;	/* a relative path outside the prefix */
-	xasprintf(&s, "%s%s", rest == data ? "" : p->origin, rest);
+	}
+	xasprintf(&s, "%s%s%s", rest == data ? "" : p->origin, r, tail);
+	free(path);
 	if (strcmp(s, data) == 0) {
 		free(s);
 		return NULL;
@@ -207,9 +222,23 @@ hresp_head(struct hconn *c, struct http_head *h)
 	if (kind == HTTP_BODY_CLOSE)
 		x->close_after = 1;
 
-	/* Pass the head on exactly as it came. */
-	evbuffer_remove_buffer(bufferevent_get_input(c->ubev),
-	    bufferevent_get_output(c->cbev), x->resp.len);
+	/*
+	 * Pass the head on exactly as it came, unless its framing is
+	 * ambiguous: then as the body is read (RFC 9112 6.3).
+	 */
+	if (http_head_needs_reframe(&x->resp)) {
+		evbuffer_drain(bufferevent_get_input(c->ubev), x->resp.len);
+		http_head_write_reframed(bufferevent_get_output(c->cbev),
+		    &x->resp);
+		hexch_note(x, "the response head had %s: passed on with %s "
+		    "(RFC 9112 6.3)", http_head_get(&x->resp,
+		    "Transfer-Encoding") != NULL ? "both Transfer-Encoding and "
+		    "Content-Length" : "Content-Length repeated", http_head_get(
+		    &x->resp, "Transfer-Encoding") != NULL ? "Transfer-Encoding "
+		    "only" : "one Content-Length");
+	} else
+		evbuffer_remove_buffer(bufferevent_get_input(c->ubev),
+		    bufferevent_get_output(c->cbev), x->resp.len);
 	x->sent_resp = 1;
 	if (kind == HTTP_BODY_NONE)
 		x->resp_done = 1;

@@ -64,6 +64,8 @@ struct hconn;
 struct hexch {
 	struct hconn		*c;
 	struct http_head	 req;
+	char			*up_target;	/* the target the upstream
+						   gets (hexch_target) */
 	struct http_body	 reqbody;
 	int			 req_done;
 	struct evbuffer		*reqdata;	/* decoded request body */

@@ -486,6 +486,72 @@ http_head_has_token(const struct http_head *head, const char *name,
 	return 0;
 }
 
+/* How many elements all fields called name hold, in all. */
+static size_t
+http_head_count_values(const struct http_head *head, const char *name)
+{
+	const char	*p, *elem;
+	size_t		 i, len, n = 0;
+
+	for (i = 0; i < head->nheaders; i++) {
+		if (strcasecmp(head->headers[i].name, name) != 0)
+			continue;
+		p = head->headers[i].value;
+		while (http_list_next(&p, &elem, &len))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * Whether a response head must be changed before it is passed on, its
+ * framing made plain (RFC 9112 6.3): a Content-Length beside a
+ * Transfer-Encoding, which a sender must remove, or a Content-Length of
+ * several equal values (RFC 9110 8.6), which becomes one.
+ */
+int
+http_head_needs_reframe(const struct http_head *head)
+{
+	size_t	ncl = http_head_count_values(head, "Content-Length");
+
+	if (http_head_get(head, "Transfer-Encoding") != NULL)
+		return http_head_get(head, "Content-Length") != NULL;
+	return ncl > 1 || (ncl == 1 && strchr(http_head_get(head,
+	    "Content-Length"), ',') != NULL);
+}
+
+/*
+ * Write a response head to out as it was parsed, with its framing made
+ * plain (see http_head_needs_reframe): without Content-Length when it has
+ * a Transfer-Encoding, else with the first Content-Length value alone,
+ * where the first field was (the values agree, or the body was refused).
+ */
+void
+http_head_write_reframed(struct evbuffer *out, const struct http_head *head)
+{
+	int		 te, done = 0;
+	const char	*p, *elem;
+	size_t		 i, len;
+
+	te = http_head_get(head, "Transfer-Encoding") != NULL;
+	evbuffer_add_printf(out, "HTTP/1.%d %03d %s\r\n", head->version % 10,
+	    head->status, head->reason != NULL ? head->reason : "");
+	for (i = 0; i < head->nheaders; i++) {
+		if (strcasecmp(head->headers[i].name, "Content-Length") != 0) {
+			evbuffer_add_printf(out, "%s: %s\r\n",
+			    head->headers[i].name, head->headers[i].value);
+			continue;
+		}
+		p = head->headers[i].value;
+		if (!te && !done && http_list_next(&p, &elem, &len)) {
+			evbuffer_add_printf(out, "%s: %.*s\r\n",
+			    head->headers[i].name, (int)len, elem);
+			done = 1;
+		}
+	}
+	evbuffer_add(out, "\r\n", 2);
+}
+
 /*
  * Read every Content-Length element into *length: all must be digits and
  * agree (RFC 9112 6.3 item 5).  Return -1 with cause if not.
@@ -589,6 +655,16 @@ http_body_kind(const struct http_head *head, const char *req_method,
 		}
 	}
 
+	if (head->is_request && http_head_count_values(head,
+	    "Content-Length") > 1) {
+		/*
+		 * Equal values are allowed (RFC 9112 6.3 item 5), but a
+		 * request is where smuggling starts: ask for one.
+		 */
+		xasprintf(cause, "HTTP request has more than one Content-Length "
+		    "value (send one)");
+		return -1;
+	}
 	if (te) {
 		if (head->is_request && cl) {
 			xasprintf(cause, "HTTP request has both "

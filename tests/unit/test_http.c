@@ -498,9 +498,13 @@ static const struct kind_case kind_cases[] = {
 	{ "POST /mcp HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 1, NULL,
 	  -1, HTTP_BODY_NONE, 0 },
 	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5\r\n"
-	  "Content-Length: 5\r\n\r\n", 1, NULL, 0, HTTP_BODY_LENGTH, 5 },
-	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n", 1, NULL, 0,
+	  "Content-Length: 5\r\n\r\n", 1, NULL, -1, HTTP_BODY_NONE, 0 },
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n", 1, NULL, -1,
+	  HTTP_BODY_NONE, 0 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\n", 0, "GET", 0,
 	  HTTP_BODY_LENGTH, 5 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
+	  "Content-Length: 5\r\n\r\n", 0, "GET", 0, HTTP_BODY_LENGTH, 5 },
 	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5\r\n"
 	  "Content-Length: 6\r\n\r\n", 1, NULL, -1, HTTP_BODY_NONE, 0 },
 	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5,6\r\n\r\n", 1, NULL, -1,
@@ -555,6 +559,56 @@ Test(http_body, kind, .timeout = UNIT_TIMEOUT)
 			cr_assert_not_null(cause);
 			cr_assert_gt(strlen(cause), 10);
 			free(cause);
+		}
+		http_head_clear(&head);
+	}
+}
+
+struct reframe_case {
+	const char	*text;
+	const char	*out;		/* NULL: passed on as it came */
+};
+
+static const struct reframe_case reframe_cases[] = {
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", NULL },
+	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", NULL },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: "
+	  "chunked\r\nX: y\r\n\r\n",
+	  "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX: y\r\n\r\n" },
+	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\ncontent-length: "
+	  "7, 7\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n"
+	  "\r\n" },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\nA: b\r\n"
+	  "Content-Length: 5\r\n\r\n",
+	  "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nA: b\r\n\r\n" },
+	{ "HTTP/1.0 404 \r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
+	  "HTTP/1.0 404 \r\nContent-Length: 0\r\n\r\n" },
+};
+
+/* A response head with ambiguous framing is passed on made plain. */
+Test(http_head, reframe, .timeout = UNIT_TIMEOUT)
+{
+	struct http_head	 head;
+	struct evbuffer		*out;
+	char			*cause = NULL, *got;
+	size_t			 i, len;
+
+	for (i = 0; i < nitems(reframe_cases); i++) {
+		cr_assert_eq(http_test_parse(reframe_cases[i].text, 0, &head,
+		    &cause), 1);
+		cr_assert_eq(http_head_needs_reframe(&head),
+		    reframe_cases[i].out != NULL, "case %zu", i);
+		if (reframe_cases[i].out != NULL) {
+			out = evbuffer_new();
+			http_head_write_reframed(out, &head);
+			len = evbuffer_get_length(out);
+			got = xmalloc(len + 1);
+			evbuffer_remove(out, got, len);
+			got[len] = '\0';
+			cr_assert_str_eq(got, reframe_cases[i].out,
+			    "case %zu", i);
+			free(got);
+			evbuffer_free(out);
 		}
 		http_head_clear(&head);
 	}
@@ -960,4 +1014,90 @@ Test(http_chunk, big_in_pieces, .timeout = UNIT_TIMEOUT)
 	evbuffer_free(data);
 	evbuffer_free(src);
 	evbuffer_free(dst);
+}
+
+struct target_case {
+	const char	*method;
+	const char	*target;
+	const char	*prefix;
+	const char	*upq;		/* the upstream's query, or NULL */
+	int		 status;	/* 0: taken */
+	const char	*out;		/* what the upstream gets */
+};
+
+static const struct target_case target_cases[] = {
+	{ "POST", "/mcp", "", NULL, 0, "/mcp" },
+	{ "POST", "/mcp", "/base", "k=v", 0, "/base/mcp?k=v" },
+	{ "POST", "/mcp?a=1", "/base", "k=v", 0, "/base/mcp?k=v&a=1" },
+	{ "POST", "/mcp?", "/base", "k=v", 0, "/base/mcp?k=v" },
+	{ "POST", "/mcp?", "/base", NULL, 0, "/base/mcp?" },
+	{ "POST", "/", "/base", NULL, 0, "/base/" },
+	{ "GET", "http://x/mcp?a=1", "/base", NULL, 0, "/base/mcp?a=1" },
+	{ "GET", "HTTP://x/../", "/base", NULL, 400, NULL },
+	{ "GET", "HtTpS://x/a/./b", "/base", NULL, 0, "/base/a/b" },
+	{ "GET", "http://x", "/base", NULL, 0, "/base/" },
+	{ "GET", "http://x?q", "/base", NULL, 0, "/base/?q" },
+	{ "GET", "ftp://x/a", "/base", NULL, 400, NULL },
+	{ "GET", "mcp", "/base", NULL, 400, NULL },
+	{ "GET", "../mcp", "/base", NULL, 400, NULL },
+	{ "GET", "x:/a", "/base", NULL, 400, NULL },
+	{ "CONNECT", "example.com:443", "/base", NULL, 501, NULL },
+	{ "CONNECT", "/mcp", "/base", NULL, 501, NULL },
+	{ "OPTIONS", "*", "/base", NULL, 0, "/base" },
+	{ "OPTIONS", "*", "/base", "k=v", 0, "/base?k=v" },
+	{ "OPTIONS", "*", "", NULL, 0, "*" },
+	{ "GET", "*", "/base", NULL, 400, NULL },
+	{ "GET", "/..", "/base", NULL, 400, NULL },
+	{ "GET", "/../admin", "/base", NULL, 400, NULL },
+	{ "GET", "/a/../../admin", "/base", NULL, 400, NULL },
+	{ "GET", "/a/../b", "/base", NULL, 0, "/base/b" },
+	{ "GET", "/a/..", "/base", NULL, 0, "/base/" },
+	{ "GET", "/a/.", "/base", NULL, 0, "/base/a/" },
+	{ "GET", "/./a//b/", "/base", NULL, 0, "/base/a//b/" },
+	{ "GET", "/%2e%2e/admin", "/base", NULL, 400, NULL },
+	{ "GET", "/%2E%2E/admin", "/base", NULL, 400, NULL },
+	{ "GET", "/.%2e/admin", "/base", NULL, 400, NULL },
+	{ "GET", "/%2e./admin", "/base", NULL, 400, NULL },
+	{ "GET", "/a/%2e/b", "/base", NULL, 0, "/base/a/b" },
+	{ "GET", "/a/..;x/..;/admin", "/base", NULL, 400, NULL },
+	{ "GET", "/a/.../b", "/base", NULL, 0, "/base/a/.../b" },
+	{ "GET", "/a/..b/c", "/base", NULL, 0, "/base/a/..b/c" },
+	{ "GET", "/a%2f..%2f..%2fadmin", "/base", NULL, 400, NULL },
+	{ "GET", "/a%2F..", "/base", NULL, 400, NULL },
+	{ "GET", "/a%5c..", "/base", NULL, 400, NULL },
+	{ "GET", "/a\\..\\..", "/base", NULL, 400, NULL },
+	{ "GET", "/mcp#frag", "/base", NULL, 400, NULL },
+	{ "GET", "/mcp?a=../../x", "/base", NULL, 0, "/base/mcp?a=../../x" },
+};
+
+/* Every form of request target stays under the prefix, or is refused. */
+Test(http_target, forms, .timeout = UNIT_TIMEOUT)
+{
+	struct http_target	 t;
+	char			*cause, *out;
+	size_t			 i;
+	int			 rc, status;
+
+	for (i = 0; i < nitems(target_cases); i++) {
+		cause = NULL;
+		status = 0;
+		rc = http_target_parse(target_cases[i].method,
+		    target_cases[i].target, &t, &status, &cause);
+		if (target_cases[i].status != 0) {
+			cr_assert_eq(rc, -1, "case %zu (%s) taken", i,
+			    target_cases[i].target);
+			cr_assert_eq(status, target_cases[i].status,
+			    "case %zu: status %d", i, status);
+			cr_assert_not_null(cause);
+			free(cause);
+			continue;
+		}
+		cr_assert_eq(rc, 0, "case %zu (%s): %s", i,
+		    target_cases[i].target, cause != NULL ? cause : "");
+		out = http_target_join(target_cases[i].prefix,
+		    target_cases[i].upq, &t);
+		cr_assert_str_eq(out, target_cases[i].out, "case %zu", i);
+		free(out);
+		http_target_clear(&t);
+	}
 }
