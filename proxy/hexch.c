@@ -68,8 +68,25 @@ hexch_new(struct hconn *c, struct http_head *req)
 	x->mono_ns = clock_mono_ns();
 	x->reqdata = evbuffer_new();
 	x->respdata = evbuffer_new();
+	x->reqtrailers = evbuffer_new();
+	x->resptrailers = evbuffer_new();
 	x->durable = c->p->opt->durable;
 	return x;
+}
+
+/* Record the trailer fields that came with the bodies, if any did. */
+static void
+hexch_record_trailers(struct hexch *x)
+{
+	struct hproxy	*p = x->c->p;
+	char		*req, *resp;
+
+	req = hsession_trailers_json(p, x->reqtrailers);
+	resp = hsession_trailers_json(p, x->resptrailers);
+	if (req != NULL || resp != NULL)
+		writer_exchange_trailers(p->w, x->wx, req, resp);
+	free(req);
+	free(resp);
 }
 
 /*
@@ -94,6 +111,7 @@ hexch_finish_record(struct hexch *x, const char *outcome)
 			keep = HTTP_KEEP_BODY_MAX;
 		body = evbuffer_pullup(x->respdata, (ev_ssize_t)keep);
 	}
+	hexch_record_trailers(x);
 	tap_exchange_end(p->tap, x->wx, x->outcome, body, keep);
 	x->wx = NULL;
 }
@@ -112,6 +130,8 @@ hexch_free(struct hexch *x)
 	http_head_clear(&x->resp);
 	evbuffer_free(x->reqdata);
 	evbuffer_free(x->respdata);
+	evbuffer_free(x->reqtrailers);
+	evbuffer_free(x->resptrailers);
 	hcap_clear(&x->reqcap);
 	hcap_clear(&x->respcap);
 	if (x->ssebuf != NULL) {
@@ -281,6 +301,7 @@ hexch_start(struct hconn *c, struct http_head *h)
 		return -1;
 	}
 	http_body_init(&x->reqbody, kind, length);
+	x->reqbody.trailers = x->reqtrailers;
 	x->close_after = hexch_wants_close(&x->req);
 	if (x->durable && kind != HTTP_BODY_NONE)
 		x->reqhold = evbuffer_new();
@@ -341,7 +362,7 @@ hexch_request_body(struct hconn *c)
 	if (x->reqbody.kind == HTTP_BODY_CHUNKED) {
 		http_chunk_add(out, tmp);
 		if (rc == 1)
-			http_chunk_end(out);
+			http_chunk_end_trailers(out, x->reqtrailers);
 	} else
 		evbuffer_add_buffer(out, tmp);
 	evbuffer_free(tmp);

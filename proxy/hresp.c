@@ -210,6 +210,7 @@ hresp_head(struct hconn *c, struct http_head *h)
 		return;
 	}
 	http_body_init(&x->respbody, kind, length);
+	x->respbody.trailers = x->resptrailers;
 	x->rechunk = (kind == HTTP_BODY_CHUNKED);
 	/*
 	 * The endpoint event may be rewritten (held back until it comes)
@@ -452,7 +453,7 @@ hresp_body(struct hconn *c, int eof)
 	if (rc == 1) {
 		hresp_release_hold(x, out);
 		if (x->rechunk)
-			http_chunk_end(out);
+			http_chunk_end_trailers(out, x->resptrailers);
 		x->resp_done = 1;
 	}
 	if (evbuffer_get_length(out) >= HTTP_MAX_OUTPUT) {

@@ -290,6 +290,29 @@ hsession_headers_json(struct hproxy *p, const struct http_head *h)
 }
 
 /*
+ * Trailer field lines as stored, like headers (hsession_headers_json);
+ * NULL when there are none (caller frees).
+ */
+char *
+hsession_trailers_json(struct hproxy *p, struct evbuffer *lines)
+{
+	struct http_head	 h;
+	char			*cause = NULL, *s;
+
+	if (evbuffer_get_length(lines) == 0)
+		return NULL;
+	/* The decoder checked every line: this cannot fail. */
+	if (http_fields_parse(lines, &h, &cause) != 0) {
+		log_warnx("trailer fields not recorded: %s", cause);
+		free(cause);
+		return NULL;
+	}
+	s = hsession_headers_json(p, &h);
+	http_head_clear(&h);
+	return s;
+}
+
+/*
  * The exchange's session is now known: write its request (and response
  * head, if it came) and the messages held until now.
  */

@@ -67,6 +67,7 @@ struct hexch {
 	char			*up_target;	/* the target the upstream
 						   gets (hexch_target) */
 	struct http_body	 reqbody;
+	struct evbuffer		*reqtrailers;	/* its trailer field lines */
 	int			 req_done;
 	struct evbuffer		*reqdata;	/* decoded request body */
 	struct hcap		 reqcap;	/* its size and digest past
@@ -89,6 +90,7 @@ struct hexch {
 	int			 have_resp;	/* a final head came */
 	int			 sent_resp;	/* the client got response bytes */
 	struct http_body	 respbody;
+	struct evbuffer		*resptrailers;
 	int			 resp_done;
 	int			 rechunk;	/* forward as chunked */
 	int			 sse;		/* text/event-stream */
@@ -216,6 +218,7 @@ char		*hsession_query_id(const char *);
 char		*hsession_headers_json(struct hproxy *,
 		     const struct http_head *);
 char		*hsession_redact_path(const char *);
+char		*hsession_trailers_json(struct hproxy *, struct evbuffer *);
 void		 hexch_assign(struct hexch *, struct hsession *);
 void		 hexch_record_response(struct hexch *);
 void		 hexch_tap(struct hexch *, struct msg *);

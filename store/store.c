@@ -94,6 +94,10 @@ static const char *migrations[] = {
 	"  WHERE q.kind = 'request';"
 	"ALTER TABLE sessions ADD COLUMN store_error TEXT;"
 	"ALTER TABLE sessions ADD COLUMN imported_from TEXT;",
+
+	/* 3 -> 4: the trailer fields of chunked HTTP bodies. */
+	"ALTER TABLE http_exchanges ADD COLUMN request_trailers TEXT;"
+	"ALTER TABLE http_exchanges ADD COLUMN response_trailers TEXT;",
 };
 
 /* Create every missing directory above path, private to the owner. */

@@ -10,7 +10,7 @@
 
 #include "core.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 /* How long any SQLite call waits on another process's lock, ms. */
 #define STORE_BUSY_TIMEOUT_MS 5000
@@ -76,6 +76,8 @@ struct wexchange *writer_exchange_begin(struct writer *, struct wsession *,
 		     const struct wexchange_info *);
 void		 writer_exchange_response(struct writer *, struct wexchange *,
 		     int, const struct wexchange_info *);
+void		 writer_exchange_trailers(struct writer *, struct wexchange *,
+		     const char *, const char *);
 void		 writer_exchange_end(struct writer *, struct wexchange *,
 		     const char *, const void *, size_t);
 void		 writer_exchange_end_at(struct writer *, struct wexchange *,

@@ -363,6 +363,23 @@ writer_exchange_response(struct writer *w, struct wexchange *x, int status,
 }
 
 /*
+ * The trailer fields of an exchange's request and response (JSON arrays
+ * of [name, value], or NULL for none); before writer_exchange_end().
+ */
+void
+writer_exchange_trailers(struct writer *w, struct wexchange *x,
+    const char *request, const char *response)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_EXCHANGE_TRAILERS;
+	it->x = x;
+	it->info.path = xstrdup_or_null(request);
+	it->info.headers = xstrdup_or_null(response);
+	writer_enqueue(w, it, sizeof *it);
+}
+
+/*
  * An exchange ended; outcome says how, body is a response body kept for
  * people (an error page), or NULL.  x is the writer's from here on.
  */
@@ -531,6 +548,7 @@ writer_batch(struct writer *w, struct item *it)
 			break;
 		case ITEM_EXCHANGE_BEGIN:
 		case ITEM_EXCHANGE_RESPONSE:
+		case ITEM_EXCHANGE_TRAILERS:
 		case ITEM_EXCHANGE_END:
 			rows_exchange(w, it);
 			break;

@@ -407,6 +407,43 @@ http_head_parse(struct evbuffer *buf, int is_request, size_t *scanned,
 	return 1;
 }
 
+/*
+ * Parse field lines, each ending in CRLF (trailers as http_body_decode
+ * keeps them), into head's fields; head is overwritten (clear it after).
+ */
+int
+http_fields_parse(struct evbuffer *lines, struct http_head *head,
+    char **cause)
+{
+	size_t		 len = evbuffer_get_length(lines), n = 0, linelen;
+	const char	*text, *p, *end, *eol;
+
+	memset(head, 0, sizeof *head);
+	if (len == 0)
+		return 0;
+	text = (const char *)evbuffer_pullup(lines, (ev_ssize_t)len);
+	end = text + len;
+	for (p = text; (p = memchr(p, '\n', end - p)) != NULL; p++)
+		n++;
+	head->headers = xcalloc(n, sizeof *head->headers);
+	for (p = text; p < end && head->nheaders < n; p = eol + 1) {
+		if ((eol = memchr(p, '\n', end - p)) == NULL)
+			break;
+		linelen = eol - p;
+		if (linelen > 0 && p[linelen - 1] == '\r')
+			linelen--;
+		if (linelen == 0)
+			continue;
+		if (http_parse_field(p, linelen,
+		    &head->headers[head->nheaders], "trailer", cause) != 0) {
+			http_head_clear(head);
+			return -1;
+		}
+		head->nheaders++;
+	}
+	return 0;
+}
+
 /* Free what a head owns and zero it. */
 void
 http_head_clear(struct http_head *head)

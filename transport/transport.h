@@ -103,6 +103,9 @@ struct http_body {
 	size_t			 scanned;	/* chunked: bytes of the current
 						   framing line already seen */
 	uint64_t		 total;		/* decoded bytes so far */
+	struct evbuffer		*trailers;	/* chunked: the caller's, or
+						   NULL; gets each trailer field
+						   line as sent, with CRLF */
 };
 
 int		 http_head_parse(struct evbuffer *, int, size_t *,
@@ -122,6 +125,9 @@ int		 http_body_decode(struct http_body *, struct evbuffer *,
 		     struct evbuffer *, int, char **);
 void		 http_chunk_add(struct evbuffer *, struct evbuffer *);
 void		 http_chunk_end(struct evbuffer *);
+void		 http_chunk_end_trailers(struct evbuffer *, struct evbuffer *);
+int		 http_fields_parse(struct evbuffer *, struct http_head *,
+		     char **);
 
 /* http_target.c: request targets under a path prefix (RFC 9112 3.2). */
 
