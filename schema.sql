@@ -18,7 +18,9 @@ CREATE TABLE sessions (
                                        -- or 'sse' (legacy HTTP+SSE)
   target          TEXT NOT NULL,       -- the server: its argv as a JSON
                                        -- array, or the upstream URL
-  started_ns      INTEGER NOT NULL,    -- when recording began (wall clock)
+  started_ns      INTEGER NOT NULL,    -- when recording began (wall clock);
+                                       -- over HTTP, when the session's
+                                       -- first request came
   ended_ns        INTEGER,             -- when it ended; NULL if still running
                                        -- or the recorder was killed
   exit_status     INTEGER,             -- the server's exit status; 128+N if
