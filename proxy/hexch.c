@@ -144,6 +144,7 @@ hexch_free(struct hexch *x)
 		evbuffer_free(x->reqhold);
 	free(x->rpc_id);
 	free(x->up_target);
+	free(x->up_host);
 	free(x->outcome);
 	free(x);
 }
@@ -168,11 +169,12 @@ hexch_end(struct hconn *c, const char *outcome)
 
 /*
  * The request head as the upstream gets it: the target under the
- * upstream's path prefix (hexch_target), every field as the client sent it.  Host too,
- * so that an upstream checking Host against DNS rebinding still sees what
- * the client's browser sent (naming the upstream instead would pass any
- * page through such a check); --rewrite-host makes it name the upstream,
- * for upstreams that need their own name.  A request with no Host gets
+ * upstream's path prefix (hexch_target), every field as the client sent
+ * it.  Host too, so that an upstream checking Host against DNS rebinding
+ * still sees what the client's browser sent (naming the upstream instead
+ * would pass any page through such a check); --rewrite-host makes it name
+ * the upstream, for upstreams that need their own name, and an
+ * absolute-form target's host replaces it.  A request with no Host gets
  * the upstream's.
  */
 static void
@@ -180,17 +182,25 @@ hexch_send_head(struct hconn *c, const struct http_head *h)
 {
 	struct hproxy	*p = c->p;
 	struct evbuffer	*out = bufferevent_get_output(c->ubev);
+	const char	*host;
 	size_t		 i;
 	int		 host_done = 0;
 
 	evbuffer_add_printf(out, "%s %s HTTP/1.%d\r\n", h->method,
 	    c->x->up_target, h->version % 10);
+	/*
+	 * An absolute-form target names the host: a proxy sends that as Host
+	 * instead of the client's (RFC 9112 3.2.2).
+	 */
+	if (p->opt->rewrite_host)
+		host = p->up.url.hostport;
+	else
+		host = c->x->up_host;
 	for (i = 0; i < h->nheaders; i++) {
 		if (strcasecmp(h->headers[i].name, "Host") == 0 &&
-		    p->opt->rewrite_host) {
+		    host != NULL) {
 			if (!host_done)
-				evbuffer_add_printf(out, "Host: %s\r\n",
-				    p->up.url.hostport);
+				evbuffer_add_printf(out, "Host: %s\r\n", host);
 			host_done = 1;
 			continue;
 		}
@@ -200,7 +210,8 @@ hexch_send_head(struct hconn *c, const struct http_head *h)
 		    h->headers[i].value);
 	}
 	if (!host_done)
-		evbuffer_add_printf(out, "Host: %s\r\n", p->up.url.hostport);
+		evbuffer_add_printf(out, "Host: %s\r\n", host != NULL ? host :
+		    p->up.url.hostport);
 	evbuffer_add(out, "\r\n", 2);
 }
 
@@ -264,10 +275,24 @@ hexch_target(struct hexch *x, int *status, char **cause)
 	const struct url	*u = &x->c->p->up.url;
 	struct http_target	 t;
 
+	size_t			 i, nhost = 0;
+
+	/* Two Hosts: which one names the server? (RFC 9112 3.2) */
+	for (i = 0; i < x->req.nheaders; i++) {
+		if (strcasecmp(x->req.headers[i].name, "Host") == 0)
+			nhost++;
+	}
+	if (nhost > 1) {
+		*status = 400;
+		xasprintf(cause, "HTTP request has more than one Host field");
+		return -1;
+	}
 	if (http_target_parse(x->req.method, x->req.target, &t, status,
 	    cause) != 0)
 		return -1;
 	x->up_target = http_target_join(u->prefix, u->query, &t);
+	x->up_host = t.authority;
+	t.authority = NULL;
 	http_target_clear(&t);
 	return 0;
 }

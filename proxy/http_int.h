@@ -66,6 +66,8 @@ struct hexch {
 	struct http_head	 req;
 	char			*up_target;	/* the target the upstream
 						   gets (hexch_target) */
+	char			*up_host;	/* Host from an absolute-form
+						   target, or NULL */
 	struct http_body	 reqbody;
 	struct evbuffer		*reqtrailers;	/* its trailer field lines */
 	int			 req_done;

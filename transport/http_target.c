@@ -135,22 +135,26 @@ http_target_scheme_is(const char *s, size_t len, const char *scheme)
  * Reduce a request's target to an origin-form path (dot segments removed)
  * and query, for putting under a prefix.  Taken: origin-form ("/a?b"),
  * absolute-form with an http or https scheme in any case (its authority
- * is dropped: RFC 9112 3.2.2 has a server take it whatever it names),
- * and "*" for OPTIONS (t->asterisk).  Refused, with the status to answer
- * in *status and why in cause: CONNECT (501: no tunnels here), a path
- * that would climb above the root or holds an encoded separator, a
- * fragment, and every other form (400).
+ * goes to t->authority: RFC 9112 3.2.2 has a proxy make Host of it), and
+ * "*" for OPTIONS (t->asterisk).  Refused, with the status to answer in
+ * *status and why in cause: CONNECT (501: no tunnels here), a path that
+ * would climb above the root or holds an encoded separator, a fragment,
+ * an absolute-form with no host or with user information, and every
+ * other form (400).
  */
 int
 http_target_parse(const char *method, const char *target,
     struct http_target *t, int *status, char **cause)
 {
 	const char	*path, *q, *colon;
-	char		 quote[HTTP_QUOTE_SIZE], *why = NULL;
+	char		*why = NULL;
 
+	/*
+	 * The reasons do not quote the target: the caller's log line names
+	 * it, and it may hold a credential (userinfo, a query).
+	 */
 	memset(t, 0, sizeof *t);
 	*status = 400;
-	http_excerpt(quote, sizeof quote, target, strlen(target));
 	if (strcmp(method, "CONNECT") == 0) {
 		*status = 501;
 		xasprintf(cause, "CONNECT is not relayed: mcpreel is a reverse "
@@ -159,8 +163,8 @@ http_target_parse(const char *method, const char *target,
 	}
 	if (strcmp(target, "*") == 0) {
 		if (strcmp(method, "OPTIONS") != 0) {
-			xasprintf(cause, "request target \"*\" is only for "
-			    "OPTIONS (RFC 9112 3.2.4)");
+			xasprintf(cause, "the request target \"*\" is only "
+			    "for OPTIONS (RFC 9112 3.2.4)");
 			return -1;
 		}
 		t->asterisk = 1;
@@ -168,8 +172,8 @@ http_target_parse(const char *method, const char *target,
 		return 0;
 	}
 	if (strchr(target, '#') != NULL) {
-		xasprintf(cause, "request target \"%s\" has a fragment ('#'), "
-		    "which a client never sends", quote);
+		xasprintf(cause, "the request target has a fragment ('#'), "
+		    "which a client never sends");
 		return -1;
 	}
 	path = target;
@@ -178,22 +182,30 @@ http_target_parse(const char *method, const char *target,
 		if (colon == NULL || (!http_target_scheme_is(target,
 		    colon - target, "http") && !http_target_scheme_is(target,
 		    colon - target, "https"))) {
-			xasprintf(cause, "request target \"%s\" is neither a "
-			    "path starting with '/' nor an http(s) URL (RFC "
-			    "9112 3.2)", quote);
+			xasprintf(cause, "the request target is neither a path "
+			    "starting with '/' nor an http(s) URL (RFC 9112 "
+			    "3.2)");
 			return -1;
 		}
 		/* The authority ends at the path, the query or the end. */
 		path = colon + 3 + strcspn(colon + 3, "/?");
+		if (path == colon + 3 || memchr(colon + 3, '@',
+		    path - (colon + 3)) != NULL) {
+			xasprintf(cause, "the request target's URL has %s (RFC "
+			    "9110 4.2)", path == colon + 3 ? "no host" :
+			    "user information before its host");
+			return -1;
+		}
+		t->authority = xstrndup(colon + 3, path - (colon + 3));
 	}
 	q = path + strcspn(path, "?");
 	if (q == path)
 		t->path = xstrdup("/");
 	else if (http_target_remove_dots(path, q - path, &t->path,
 	    &why) != 0) {
-		xasprintf(cause, "request target \"%s\" refused: %s", quote,
-		    why);
+		xasprintf(cause, "request target refused: %s", why);
 		free(why);
+		http_target_clear(t);
 		return -1;
 	}
 	if (*q == '?')
@@ -206,6 +218,7 @@ http_target_clear(struct http_target *t)
 {
 	free(t->path);
 	free(t->query);
+	free(t->authority);
 	memset(t, 0, sizeof *t);
 }
 

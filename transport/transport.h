@@ -135,6 +135,7 @@ int		 http_fields_parse(struct evbuffer *, struct http_head *,
 struct http_target {
 	char	*path;		/* dot segments removed; "" for "*" */
 	char	*query;		/* after the '?', or NULL */
+	char	*authority;	/* absolute-form: host[:port], else NULL */
 	int	 asterisk;	/* OPTIONS * */
 };
 

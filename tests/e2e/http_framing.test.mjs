@@ -80,6 +80,8 @@ const TARGETS = [
   ['GET', 'HTTP://x/../', 400, null],
   ['GET', 'http://x/a/../../etc', 400, null],
   ['GET', 'ftp://x/mcp', 400, null],
+  ['GET', 'http://user:pw@x/mcp', 400, null],
+  ['GET', 'http:///mcp', 400, null],
   ['GET', 'mcp', 400, null],
   ['GET', '../mcp', 400, null],
   ['GET', 'x:/mcp', 400, null],
@@ -118,6 +120,11 @@ test('request targets of every form stay under the upstream prefix, with its que
       if (wantStatus >= 400) assert.match(r.rest, /^mcpreel: .{10,}/, `${method} ${target}: a reason`);
     }
     console.log(rows.map((r) => `# ${r}`).join('\n'));
+    // An absolute-form target's host is the Host the upstream gets (RFC
+    // 9112 3.2.2); an origin-form request keeps the client's.
+    const hostOf = (q) => q.head.match(/\r\nhost: ([^\r]*)/gi).map((l) => l.slice(8));
+    assert.deepEqual(hostOf(up.requests.find((q) => q.target === '/base/mcp?k=v&a=1' && /other/i.test(q.head))), ['other.example']);
+    assert.deepEqual(hostOf(up.requests[0]), ['127.0.0.1']);
     for (const q of up.requests) {
       assert.ok(q.target === '/base?k=v' || q.target.startsWith('/base/'), `never outside the prefix: ${q.target}`);
       assert.ok(q.target.includes('?k=v'), `the upstream's query always: ${q.target}`);
@@ -204,6 +211,7 @@ const BAD_REQUESTS = [
   ['equal Content-Length list', 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2, 2\r\n\r\n{}', /more than one Content-Length/],
   ['Content-Length twice', 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}', /more than one Content-Length/],
   ['conflicting Content-Length', 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 30\r\n\r\n{}', /more than one Content-Length/],
+  ['two Host fields', 'GET /mcp HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n', /more than one Host/],
   ['Content-Length not a number', 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: +2\r\n\r\n{}', /not a number/],
 ];
 

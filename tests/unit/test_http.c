@@ -1038,6 +1038,9 @@ static const struct target_case target_cases[] = {
 	{ "GET", "http://x", "/base", NULL, 0, "/base/" },
 	{ "GET", "http://x?q", "/base", NULL, 0, "/base/?q" },
 	{ "GET", "ftp://x/a", "/base", NULL, 400, NULL },
+	{ "GET", "http://u:p@x/a", "/base", NULL, 400, NULL },
+	{ "GET", "http:///a", "/base", NULL, 400, NULL },
+	{ "GET", "http://?a", "/base", NULL, 400, NULL },
 	{ "GET", "mcp", "/base", NULL, 400, NULL },
 	{ "GET", "../mcp", "/base", NULL, 400, NULL },
 	{ "GET", "x:/a", "/base", NULL, 400, NULL },
@@ -1094,6 +1097,11 @@ Test(http_target, forms, .timeout = UNIT_TIMEOUT)
 		}
 		cr_assert_eq(rc, 0, "case %zu (%s): %s", i,
 		    target_cases[i].target, cause != NULL ? cause : "");
+		/* An absolute-form's host is kept (for Host), no other's. */
+		if (strstr(target_cases[i].target, "://") != NULL)
+			cr_assert_not_null(t.authority, "case %zu", i);
+		else
+			cr_assert_null(t.authority, "case %zu", i);
 		out = http_target_join(target_cases[i].prefix,
 		    target_cases[i].upq, &t);
 		cr_assert_str_eq(out, target_cases[i].out, "case %zu", i);
