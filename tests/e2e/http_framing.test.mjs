@@ -12,7 +12,7 @@ import { join } from 'node:path';
 
 import { mcpreelHttpSupport, startMcpreelHttp } from './lib/servers.mjs';
 import { dechunk, parseResponse, rawClient, startRawUpstream } from './peers/raw_upstream.mjs';
-import { sql, tempDir } from './lib/util.mjs';
+import { runMcpreel, sql, tempDir } from './lib/util.mjs';
 
 const support = mcpreelHttpSupport();
 const needsHttp = support.ok ? false : support.reason;
@@ -263,4 +263,27 @@ test('trailer fields after a chunked body reach the peer unchanged and are recor
     const dump = sql(db, "SELECT coalesce(request_trailers, '') || coalesce(response_trailers, '') AS t FROM http_exchanges").map((e) => e.t).join('');
     assert.ok(!dump.includes('trailer-secret-0123456789'), 'no trailer secret in the record');
   });
+});
+
+test('replay --upstream with a query sends it with every request', { skip: needsHttp, timeout: 60000 }, async () => {
+  let db;
+  const t = tempDir();
+  const up = await startRawUpstream(answer);
+  try {
+    db = join(t.dir, 'r.db');
+    const mp = await startMcpreelHttp({ db, upstream: up.origin, name: 'to-replay' });
+    const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+    const r = parseResponse(await rawClient(mp.url, [`POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${ping.length}\r\nConnection: close\r\n\r\n${ping}`]));
+    assert.equal(r.status, 200);
+    assert.equal((await mp.stop()).code, 0);
+    const before = up.requests.length;
+    const rep = await runMcpreel(['replay', '--db', db, 'to-replay', '--upstream', `${up.origin}/base?k=v&token=t0`, '--timeout', '5', '--no-record']);
+    const got = up.requests.slice(before).map((q) => `${q.method} ${q.target}`);
+    assert.ok(got.length >= 1, `the replay reached the upstream; stderr ${rep.stderr}`);
+    for (const g of got) assert.match(g, /^(POST|GET|DELETE) \/base\?k=v&token=t0$/, 'the query goes with every request');
+    assert.equal(rep.code, 0, `the recorded answer comes back: ${rep.stdout}${rep.stderr}`);
+  } finally {
+    await up.close();
+    t.cleanup();
+  }
 });
