@@ -19,12 +19,14 @@
  * (absolute URL, or a path under its prefix), make it name us.  Its path
  * is taken with dot segments removed, as a client resolving it would: one
  * that climbs out of the root, or holds an encoded separator, is left
- * alone (the client could not reach it through us either).
+ * alone (the client could not reach it through us either).  The
+ * upstream's query is taken out of it: we add it to every request.
  */
 static char *
 endpoint_rewrite(struct hproxy *p, const char *data)
 {
 	const char	*rest = NULL, *prefix = p->up.url.prefix, *tail, *r;
+	const char	*uq, *after;
 	size_t		 olen = strlen(p->up.url.origin), plen = strlen(prefix);
 	char		*s, *path = NULL, *why = NULL;
 
@@ -51,7 +53,23 @@ endpoint_rewrite(struct hproxy *p, const char *data)
 		free(path);
 		return NULL;	/* a relative path outside the prefix */
 	}
-	xasprintf(&s, "%s%s%s", rest == data ? "" : p->origin, r, tail);
+	/*
+	 * The upstream's own query, first in the endpoint's, goes with every
+	 * request anyway: left in, the upstream would get it twice.
+	 */
+	uq = p->up.url.query;
+	if (uq != NULL && *tail == '?' && strncmp(tail + 1, uq,
+	    strlen(uq)) == 0 && strchr("&#", tail[1 + strlen(uq)]) != NULL) {
+		after = tail + 1 + strlen(uq);
+		if (*after == '&')
+			xasprintf(&s, "%s%s?%s", rest == data ? "" :
+			    p->origin, r, after + 1);
+		else
+			xasprintf(&s, "%s%s%s", rest == data ? "" :
+			    p->origin, r, after);
+	} else
+		xasprintf(&s, "%s%s%s", rest == data ? "" : p->origin, r,
+		    tail);
 	free(path);
 	if (strcmp(s, data) == 0) {
 		free(s);
