@@ -198,6 +198,12 @@ http_target_parse(const char *method, const char *target,
 		}
 		t->authority = xstrndup(colon + 3, path - (colon + 3));
 	}
+	/* RFC 9112 3.2.4: this OPTIONS is about the server, as "*" is. */
+	if (path != target && *path == '\0' && strcmp(method, "OPTIONS") == 0) {
+		t->asterisk = 1;
+		t->path = xstrdup("");
+		return 0;
+	}
 	q = path + strcspn(path, "?");
 	if (q == path)
 		t->path = xstrdup("/");

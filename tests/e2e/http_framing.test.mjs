@@ -88,6 +88,7 @@ const TARGETS = [
   ['CONNECT', '127.0.0.1:22', 501, null],
   ['CONNECT', '/mcp', 501, null],
   ['OPTIONS', '*', 200, '/base?k=v'],
+  ['OPTIONS', 'http://x', 200, '/base?k=v'],
   ['GET', '*', 400, null],
   ['GET', '/..', 400, null],
   ['GET', '/../admin', 400, null],

@@ -1049,6 +1049,8 @@ static const struct target_case target_cases[] = {
 	{ "OPTIONS", "*", "/base", NULL, 0, "/base" },
 	{ "OPTIONS", "*", "/base", "k=v", 0, "/base?k=v" },
 	{ "OPTIONS", "*", "", NULL, 0, "*" },
+	{ "OPTIONS", "http://x", "/base", "k=v", 0, "/base?k=v" },
+	{ "OPTIONS", "http://x/", "/base", NULL, 0, "/base/" },
 	{ "GET", "*", "/base", NULL, 400, NULL },
 	{ "GET", "/..", "/base", NULL, 400, NULL },
 	{ "GET", "/../admin", "/base", NULL, 400, NULL },
