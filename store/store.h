@@ -267,6 +267,8 @@ struct exchange_row {
 	int		 has_body;
 	const void	*body;
 	size_t		 body_len;
+	const char	*request_trailers;	/* may be NULL */
+	const char	*response_trailers;	/* may be NULL */
 };
 
 /* A message with every column, or an event, for export. */

@@ -8,7 +8,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { mcpreelHttpSupport, startMcpreelHttp } from './lib/servers.mjs';
 import { dechunk, parseResponse, rawClient, startRawUpstream } from './peers/raw_upstream.mjs';
@@ -275,6 +275,16 @@ test('trailer fields after a chunked body reach the peer unchanged and are recor
     assert.equal(x[1].response_trailers, null);
     const dump = sql(db, "SELECT coalesce(request_trailers, '') || coalesce(response_trailers, '') AS t FROM http_exchanges").map((e) => e.t).join('');
     assert.ok(!dump.includes('trailer-secret-0123456789'), 'no trailer secret in the record');
+
+    // export and import carry them.
+    const file = join(dirname(db), 'x.jsonl');
+    const ex = await runMcpreel(['export', '--db', db, '-o', file, 'last']);
+    assert.equal(ex.code, 0, String(ex.stderr));
+    const db2 = join(dirname(db), 'imported.db');
+    const im = await runMcpreel(['import', '--db', db2, file]);
+    assert.equal(im.code, 0, String(im.stderr));
+    const y = sql(db2, 'SELECT request_trailers, response_trailers FROM http_exchanges ORDER BY id');
+    assert.deepEqual(y, x.map((r) => ({ request_trailers: r.request_trailers, response_trailers: r.response_trailers })), 'trailers survive export and import');
   });
 });
 
