@@ -274,7 +274,6 @@ hexch_target(struct hexch *x, int *status, char **cause)
 {
 	const struct url	*u = &x->c->p->up.url;
 	struct http_target	 t;
-
 	size_t			 i, nhost = 0;
 
 	/* Two Hosts: which one names the server? (RFC 9112 3.2) */

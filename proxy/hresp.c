@@ -111,8 +111,8 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 	if (ev->type != NULL && strcmp(ev->type, "endpoint") == 0) {
 		sid = hsession_query_id(ev->data);
 		if (x->hs == NULL)
-			hexch_assign(x, sid != NULL ? hsession_get(p, sid, 1, x->ts_ns) :
-			    hsession_default(p, x->ts_ns));
+			hexch_assign(x, sid != NULL ? hsession_get(p, sid, 1,
+			    x->ts_ns) : hsession_default(p, x->ts_ns));
 		free(sid);
 		shown = hsession_redact_path(ev->data);
 		to = endpoint_rewrite(p, ev->data);
@@ -249,12 +249,14 @@ hresp_head(struct hconn *c, struct http_head *h)
 		evbuffer_drain(bufferevent_get_input(c->ubev), x->resp.len);
 		http_head_write_reframed(bufferevent_get_output(c->cbev),
 		    &x->resp);
-		hexch_note(x, "the response head had %s: passed on with %s "
-		    "(RFC 9112 6.3)", http_head_get(&x->resp,
-		    "Transfer-Encoding") != NULL ? "both Transfer-Encoding and "
-		    "Content-Length" : "Content-Length repeated", http_head_get(
-		    &x->resp, "Transfer-Encoding") != NULL ? "Transfer-Encoding "
-		    "only" : "one Content-Length");
+		if (http_head_get(&x->resp, "Transfer-Encoding") != NULL)
+			hexch_note(x, "the response head had both "
+			    "Transfer-Encoding and Content-Length: passed on "
+			    "with Transfer-Encoding only (RFC 9112 6.3)");
+		else
+			hexch_note(x, "the response head had Content-Length "
+			    "repeated: passed on with one Content-Length (RFC "
+			    "9110 8.6)");
 	} else
 		evbuffer_remove_buffer(bufferevent_get_input(c->ubev),
 		    bufferevent_get_output(c->cbev), x->resp.len);

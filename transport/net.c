@@ -53,8 +53,8 @@ net_parse_url(const char *s, struct url *u, char **cause)
 	}
 	path = p + strcspn(p, "/?");
 	if (strchr(p, '@') != NULL && strchr(p, '@') < path) {
-		xasprintf(cause, "bad upstream URL '%s': user:password@ is not "
-		    "supported", s);
+		xasprintf(cause, "bad upstream URL: user:password@ is not "
+		    "supported (and the URL is not repeated here)");
 		return -1;
 	}
 	u->hostport = xstrndup(p, (size_t)(path - p));
