@@ -1,4 +1,4 @@
--- mcpreel's database schema, version 4 (PRAGMA user_version = 4).
+-- mcpreel's database schema, version 5 (PRAGMA user_version = 5).
 --
 -- mcpreel applies this file to a new database and migrates older ones in
 -- code (store/store.c).  The tables and views here are a public interface:
@@ -18,7 +18,9 @@ CREATE TABLE sessions (
                                        -- or 'sse' (legacy HTTP+SSE)
   target          TEXT NOT NULL,       -- the server: its argv as a JSON
                                        -- array, or the upstream URL
-  started_ns      INTEGER NOT NULL,    -- when recording began (wall clock)
+  started_ns      INTEGER NOT NULL,    -- when recording began (wall clock);
+                                       -- over HTTP, when the session's
+                                       -- first request came
   ended_ns        INTEGER,             -- when it ended; NULL if still running
                                        -- or the recorder was killed
   exit_status     INTEGER,             -- the server's exit status; 128+N if
@@ -134,9 +136,14 @@ CREATE TABLE http_exchanges (
   response_mono_ns INTEGER,            -- when the response head came
   ended_ns         INTEGER,
   outcome          TEXT,               -- 'complete', or what went wrong
-  body             BLOB                -- a response body that held no
+  body             BLOB,               -- a response body that held no
                                        -- JSON-RPC (an error page), at most
                                        -- 64 KiB of it
+  request_trailers TEXT,               -- a chunked request's trailer
+                                       -- fields, JSON array of [name,
+                                       -- value] (redacted as headers are);
+                                       -- NULL when it had none
+  response_trailers TEXT               -- the same for the response
 );
 CREATE INDEX http_exchanges_session ON http_exchanges(session_id);
 

@@ -235,7 +235,7 @@ static int
 export_exchange_cb(const struct exchange_row *x, void *arg)
 {
 	struct export	*ex = arg;
-	struct verbatim	 v[2];
+	struct verbatim	 v[4];
 	size_t		 nv = 0;
 	json_t		*o = json_object();
 
@@ -257,6 +257,13 @@ export_exchange_cb(const struct exchange_row *x, void *arg)
 		fmt_json_bytes(o, "body", "body_base64", x->body, x->body_len);
 	export_headers(o, "request_headers", x->request_headers, v, &nv);
 	export_headers(o, "response_headers", x->response_headers, v, &nv);
+	/* Trailers only where a chunked body had some. */
+	if (x->request_trailers != NULL)
+		export_headers(o, "request_trailers", x->request_trailers, v,
+		    &nv);
+	if (x->response_trailers != NULL)
+		export_headers(o, "response_trailers", x->response_trailers,
+		    v, &nv);
 	export_line(ex, o, v, nv);
 	return 0;
 }

@@ -36,6 +36,7 @@ static const char *field_names[F_MAX] = {
 	"outcome", "body", "body_base64", "direction", "ts_ns",
 	"sse_event_id", "wire_size", "sha256", "truncated", "redacted",
 	"message", "raw", "raw_base64", "kind", "text", "text_base64",
+	"request_trailers", "response_trailers",
 	"t", "dir", "v", "startedAt", "label", "command", "exitCode"
 };
 

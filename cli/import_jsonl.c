@@ -112,6 +112,20 @@ out:
 	return rc;
 }
 
+/*
+ * A header or trailer list as the file writes it: a JSON array (taken as
+ * its text), or a string; *out stays NULL when it is absent.
+ */
+static int
+jsonl_headers(struct import *imp, enum field f, char **out)
+{
+	if (import_has(imp, f) && imp->line[imp->f[f].off] == '[') {
+		*out = xstrndup(imp->line + imp->f[f].off, imp->f[f].len);
+		return 0;
+	}
+	return import_str(imp, f, out);
+}
+
 /* A headerless export: a session with what its first line tells. */
 static int
 jsonl_default_session(struct import *imp, const char *transport,
@@ -126,6 +140,7 @@ jsonl_default_session(struct import *imp, const char *transport,
 	return import_begin(imp, NULL, transport, "(imported)", &meta);
 }
 
+/* An http_exchange line: its row, its response and trailers if any. */
 static int
 jsonl_exchange(struct import *imp)
 {
@@ -133,6 +148,7 @@ jsonl_exchange(struct import *imp)
 	struct import_x		*x;
 	char			*method = NULL, *path = NULL, *outcome = NULL;
 	char			*reqh = NULL, *resph = NULL;
+	char			*reqt = NULL, *respt = NULL;
 	int64_t			 id, conn = 0, status = -1, rmono, ended;
 	int			 rc = -1;
 
@@ -156,18 +172,10 @@ jsonl_exchange(struct import *imp)
 		    "\"path\"");
 		goto out;
 	}
-	/* Header lists as the file writes them: JSON arrays, or strings. */
-	if (import_has(imp, F_REQUEST_HEADERS) &&
-	    imp->line[imp->f[F_REQUEST_HEADERS].off] == '[')
-		reqh = xstrndup(imp->line + imp->f[F_REQUEST_HEADERS].off,
-		    imp->f[F_REQUEST_HEADERS].len);
-	else if (import_str(imp, F_REQUEST_HEADERS, &reqh) != 0)
-		goto out;
-	if (import_has(imp, F_RESPONSE_HEADERS) &&
-	    imp->line[imp->f[F_RESPONSE_HEADERS].off] == '[')
-		resph = xstrndup(imp->line + imp->f[F_RESPONSE_HEADERS].off,
-		    imp->f[F_RESPONSE_HEADERS].len);
-	else if (import_str(imp, F_RESPONSE_HEADERS, &resph) != 0)
+	if (jsonl_headers(imp, F_REQUEST_HEADERS, &reqh) != 0 ||
+	    jsonl_headers(imp, F_RESPONSE_HEADERS, &resph) != 0 ||
+	    jsonl_headers(imp, F_REQUEST_TRAILERS, &reqt) != 0 ||
+	    jsonl_headers(imp, F_RESPONSE_TRAILERS, &respt) != 0)
 		goto out;
 	if (imp->s == NULL && jsonl_default_session(imp, "http",
 	    info.ts_ns) != 0)
@@ -199,6 +207,8 @@ jsonl_exchange(struct import *imp)
 		info.mono_ns = rmono;
 		writer_exchange_response(imp->w, x->wx, (int)status, &info);
 	}
+	if (reqt != NULL || respt != NULL)
+		writer_exchange_trailers(imp->w, x->wx, reqt, respt);
 	rc = 0;
 out:
 	free(method);
@@ -206,6 +216,8 @@ out:
 	free(outcome);
 	free(reqh);
 	free(resph);
+	free(reqt);
+	free(respt);
 	return rc;
 }
 

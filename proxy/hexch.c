@@ -51,7 +51,7 @@ hexch_commit(struct hexch *x)
 		return;
 	/* Held messages reach the writer only with their session. */
 	if (x->hs == NULL)
-		hexch_assign(x, hsession_default(x->c->p));
+		hexch_assign(x, hsession_default(x->c->p, x->ts_ns));
 	tap_sync(x->c->p->tap);
 	x->dirty = 0;
 }
@@ -68,8 +68,25 @@ hexch_new(struct hconn *c, struct http_head *req)
 	x->mono_ns = clock_mono_ns();
 	x->reqdata = evbuffer_new();
 	x->respdata = evbuffer_new();
+	x->reqtrailers = evbuffer_new();
+	x->resptrailers = evbuffer_new();
 	x->durable = c->p->opt->durable;
 	return x;
+}
+
+/* Record the trailer fields that came with the bodies, if any did. */
+static void
+hexch_record_trailers(struct hexch *x)
+{
+	struct hproxy	*p = x->c->p;
+	char		*req, *resp;
+
+	req = hsession_trailers_json(p, x->reqtrailers);
+	resp = hsession_trailers_json(p, x->resptrailers);
+	if (req != NULL || resp != NULL)
+		writer_exchange_trailers(p->w, x->wx, req, resp);
+	free(req);
+	free(resp);
 }
 
 /*
@@ -84,7 +101,7 @@ hexch_finish_record(struct hexch *x, const char *outcome)
 	unsigned char	*body = NULL;
 
 	if (x->hs == NULL)
-		hexch_assign(x, hsession_default(p));
+		hexch_assign(x, hsession_default(p, x->ts_ns));
 	hsession_settle(p, x->hs, NULL, 0);
 	if (x->outcome == NULL)
 		x->outcome = xstrdup(outcome);
@@ -94,6 +111,7 @@ hexch_finish_record(struct hexch *x, const char *outcome)
 			keep = HTTP_KEEP_BODY_MAX;
 		body = evbuffer_pullup(x->respdata, (ev_ssize_t)keep);
 	}
+	hexch_record_trailers(x);
 	tap_exchange_end(p->tap, x->wx, x->outcome, body, keep);
 	x->wx = NULL;
 }
@@ -112,6 +130,8 @@ hexch_free(struct hexch *x)
 	http_head_clear(&x->resp);
 	evbuffer_free(x->reqdata);
 	evbuffer_free(x->respdata);
+	evbuffer_free(x->reqtrailers);
+	evbuffer_free(x->resptrailers);
 	hcap_clear(&x->reqcap);
 	hcap_clear(&x->respcap);
 	if (x->ssebuf != NULL) {
@@ -123,6 +143,8 @@ hexch_free(struct hexch *x)
 	if (x->reqhold != NULL)
 		evbuffer_free(x->reqhold);
 	free(x->rpc_id);
+	free(x->up_target);
+	free(x->up_host);
 	free(x->outcome);
 	free(x);
 }
@@ -147,11 +169,12 @@ hexch_end(struct hconn *c, const char *outcome)
 
 /*
  * The request head as the upstream gets it: the target under the
- * upstream's path prefix, every field as the client sent it.  Host too,
- * so that an upstream checking Host against DNS rebinding still sees what
- * the client's browser sent (naming the upstream instead would pass any
- * page through such a check); --rewrite-host makes it name the upstream,
- * for upstreams that need their own name.  A request with no Host gets
+ * upstream's path prefix (hexch_target), every field as the client sent
+ * it.  Host too, so that an upstream checking Host against DNS rebinding
+ * still sees what the client's browser sent (naming the upstream instead
+ * would pass any page through such a check); --rewrite-host makes it name
+ * the upstream, for upstreams that need their own name, and an
+ * absolute-form target's host replaces it.  A request with no Host gets
  * the upstream's.
  */
 static void
@@ -159,25 +182,25 @@ hexch_send_head(struct hconn *c, const struct http_head *h)
 {
 	struct hproxy	*p = c->p;
 	struct evbuffer	*out = bufferevent_get_output(c->ubev);
-	const char	*target = h->target;
+	const char	*host;
 	size_t		 i;
 	int		 host_done = 0;
 
-	/* An absolute-form target keeps only its path. */
-	if (strncmp(target, "http://", 7) == 0 ||
-	    strncmp(target, "https://", 8) == 0) {
-		target = strchr(strstr(target, "//") + 2, '/');
-		if (target == NULL)
-			target = "/";
-	}
-	evbuffer_add_printf(out, "%s %s%s HTTP/1.%d\r\n", h->method,
-	    *target == '/' ? p->up.url.prefix : "", target, h->version % 10);
+	evbuffer_add_printf(out, "%s %s HTTP/1.%d\r\n", h->method,
+	    c->x->up_target, h->version % 10);
+	/*
+	 * An absolute-form target names the host: a proxy sends that as Host
+	 * instead of the client's (RFC 9112 3.2.2).
+	 */
+	if (p->opt->rewrite_host)
+		host = p->up.url.hostport;
+	else
+		host = c->x->up_host;
 	for (i = 0; i < h->nheaders; i++) {
 		if (strcasecmp(h->headers[i].name, "Host") == 0 &&
-		    p->opt->rewrite_host) {
+		    host != NULL) {
 			if (!host_done)
-				evbuffer_add_printf(out, "Host: %s\r\n",
-				    p->up.url.hostport);
+				evbuffer_add_printf(out, "Host: %s\r\n", host);
 			host_done = 1;
 			continue;
 		}
@@ -187,7 +210,8 @@ hexch_send_head(struct hconn *c, const struct http_head *h)
 		    h->headers[i].value);
 	}
 	if (!host_done)
-		evbuffer_add_printf(out, "Host: %s\r\n", p->up.url.hostport);
+		evbuffer_add_printf(out, "Host: %s\r\n", host != NULL ? host :
+		    p->up.url.hostport);
 	evbuffer_add(out, "\r\n", 2);
 }
 
@@ -230,12 +254,46 @@ hexch_request_done(struct hexch *x)
 	if (len == 0)
 		return;
 	if (x->durable && x->hs == NULL)
-		hexch_assign(x, init ? hsession_pending(hp) :
-		    hsession_default(hp));
+		hexch_assign(x, init ? hsession_pending(hp, x->ts_ns) :
+		    hsession_default(hp, x->ts_ns));
 	hexch_tap_data(x, DIR_C2S, x->reqdata, len, NULL, &x->reqcap);
 	evbuffer_drain(x->reqdata, len);
 	if (x->durable)
 		hexch_commit(x);
+}
+
+/*
+ * Where the request goes upstream (x->up_target): its target reduced to a
+ * path and query (http_target_parse: no form of target may leave the
+ * prefix), the path under the upstream's prefix, the upstream's query in
+ * front of the client's.  -1 with the status to answer and why if the
+ * target is refused.
+ */
+static int
+hexch_target(struct hexch *x, int *status, char **cause)
+{
+	const struct url	*u = &x->c->p->up.url;
+	struct http_target	 t;
+	size_t			 i, nhost = 0;
+
+	/* Two Hosts: which one names the server? (RFC 9112 3.2) */
+	for (i = 0; i < x->req.nheaders; i++) {
+		if (strcasecmp(x->req.headers[i].name, "Host") == 0)
+			nhost++;
+	}
+	if (nhost > 1) {
+		*status = 400;
+		xasprintf(cause, "HTTP request has more than one Host field");
+		return -1;
+	}
+	if (http_target_parse(x->req.method, x->req.target, &t, status,
+	    cause) != 0)
+		return -1;
+	x->up_target = http_target_join(u->prefix, u->query, &t);
+	x->up_host = t.authority;
+	t.authority = NULL;
+	http_target_clear(&t);
+	return 0;
 }
 
 /*
@@ -251,6 +309,7 @@ hexch_start(struct hconn *c, struct http_head *h)
 	uint64_t	 length;
 	const char	*sid;
 	char		*cause = NULL, *legacy;
+	int		 status;
 
 	evbuffer_drain(bufferevent_get_input(c->cbev), h->len);
 	x = c->x = hexch_new(c, h);
@@ -259,7 +318,14 @@ hexch_start(struct hconn *c, struct http_head *h)
 		free(cause);
 		return -1;
 	}
+	if (hexch_target(x, &status, &cause) != 0) {
+		conn_reply_error(c, status, status == 501 ? "Not Implemented" :
+		    "Bad Request", cause);
+		free(cause);
+		return -1;
+	}
 	http_body_init(&x->reqbody, kind, length);
+	x->reqbody.trailers = x->reqtrailers;
 	x->close_after = hexch_wants_close(&x->req);
 	if (x->durable && kind != HTTP_BODY_NONE)
 		x->reqhold = evbuffer_new();
@@ -267,9 +333,9 @@ hexch_start(struct hconn *c, struct http_head *h)
 	/* The session, when the request names it. */
 	if ((sid = http_head_get(&x->req, "Mcp-Session-Id")) != NULL &&
 	    *sid != '\0')
-		hexch_assign(x, hsession_get(p, sid, 0));
+		hexch_assign(x, hsession_get(p, sid, 0, x->ts_ns));
 	else if ((legacy = hsession_query_id(x->req.target)) != NULL) {
-		hexch_assign(x, hsession_get(p, legacy, 1));
+		hexch_assign(x, hsession_get(p, legacy, 1, x->ts_ns));
 		free(legacy);
 	}
 
@@ -320,7 +386,7 @@ hexch_request_body(struct hconn *c)
 	if (x->reqbody.kind == HTTP_BODY_CHUNKED) {
 		http_chunk_add(out, tmp);
 		if (rc == 1)
-			http_chunk_end(out);
+			http_chunk_end_trailers(out, x->reqtrailers);
 	} else
 		evbuffer_add_buffer(out, tmp);
 	evbuffer_free(tmp);

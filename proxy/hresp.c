@@ -16,28 +16,61 @@
 
 /*
  * A legacy endpoint event names where to POST.  If it names the upstream
- * (absolute URL, or a path under its prefix), make it name us.
+ * (absolute URL, or a path under its prefix), make it name us.  Its path
+ * is taken with dot segments removed, as a client resolving it would: one
+ * that climbs out of the root, or holds an encoded separator, is left
+ * alone (the client could not reach it through us either).  The
+ * upstream's query is taken out of it: we add it to every request.
  */
 static char *
 endpoint_rewrite(struct hproxy *p, const char *data)
 {
-	const char	*rest = NULL, *prefix = p->up.url.prefix;
+	const char	*rest = NULL, *prefix = p->up.url.prefix, *tail, *r;
+	const char	*uq, *after;
 	size_t		 olen = strlen(p->up.url.origin), plen = strlen(prefix);
-	char		*s;
+	char		*s, *path = NULL, *why = NULL;
 
-	if (strncmp(data, p->up.url.origin, olen) == 0 &&
+	if (strncasecmp(data, p->up.url.origin, olen) == 0 &&
 	    (data[olen] == '/' || data[olen] == '\0' || data[olen] == '?'))
 		rest = data + olen;
 	else if (*data == '/')
 		rest = data;
 	if (rest == NULL)
 		return NULL;
-	if (plen > 0 && strncmp(rest, prefix, plen) == 0 &&
-	    (rest[plen] == '/' || rest[plen] == '?' || rest[plen] == '\0'))
-		rest += plen;
-	else if (rest == data)
+	tail = rest + strcspn(rest, "?#");
+	if (tail == rest)
+		path = xstrdup("/");
+	else if (http_target_remove_dots(rest, tail - rest, &path, &why) !=
+	    0) {
+		free(why);
+		return NULL;
+	}
+	r = path;
+	if (plen > 0 && strncmp(r, prefix, plen) == 0 &&
+	    (r[plen] == '/' || r[plen] == '\0'))
+		r += plen;
+	else if (rest == data) {
+		free(path);
 		return NULL;	/* a relative path outside the prefix */
-	xasprintf(&s, "%s%s", rest == data ? "" : p->origin, rest);
+	}
+	/*
+	 * The upstream's own query, first in the endpoint's, goes with every
+	 * request anyway: left in, the upstream would get it twice.
+	 */
+	uq = p->up.url.query;
+	if (uq != NULL && *tail == '?' && strncmp(tail + 1, uq,
+	    strlen(uq)) == 0 && strchr("&#", tail[1 + strlen(uq)]) != NULL) {
+		after = tail + 1 + strlen(uq);
+		if (*after == '&')
+			xasprintf(&s, "%s%s?%s", rest == data ? "" :
+			    p->origin, r, after + 1);
+		else
+			xasprintf(&s, "%s%s%s", rest == data ? "" :
+			    p->origin, r, after);
+	} else
+		xasprintf(&s, "%s%s%s", rest == data ? "" : p->origin, r,
+		    tail);
+	free(path);
 	if (strcmp(s, data) == 0) {
 		free(s);
 		return NULL;
@@ -78,8 +111,8 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 	if (ev->type != NULL && strcmp(ev->type, "endpoint") == 0) {
 		sid = hsession_query_id(ev->data);
 		if (x->hs == NULL)
-			hexch_assign(x, sid != NULL ? hsession_get(p, sid, 1) :
-			    hsession_default(p));
+			hexch_assign(x, sid != NULL ? hsession_get(p, sid, 1,
+			    x->ts_ns) : hsession_default(p, x->ts_ns));
 		free(sid);
 		shown = hsession_redact_path(ev->data);
 		to = endpoint_rewrite(p, ev->data);
@@ -103,7 +136,7 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 		return;
 	}
 	if (x->wait_endpoint)
-		hexch_assign(x, hsession_default(p));
+		hexch_assign(x, hsession_default(p, x->ts_ns));
 	if (ev->data_len == 0) {
 		/*
 		 * No message in it: servers send these to prime a stream
@@ -176,12 +209,12 @@ hresp_head(struct hconn *c, struct http_head *h)
 		hexch_record_response(x);
 	} else if ((sid = http_head_get(&x->resp, "Mcp-Session-Id")) !=
 	    NULL && *sid != '\0')
-		hexch_assign(x, hsession_get(p, sid, 0));
+		hexch_assign(x, hsession_get(p, sid, 0, x->ts_ns));
 	else if (x->sse && strcmp(x->req.method, "GET") == 0) {
 		/* Legacy HTTP+SSE: the first event names the session. */
 		x->wait_endpoint = 1;
 	} else
-		hexch_assign(x, hsession_default(p));
+		hexch_assign(x, hsession_default(p, x->ts_ns));
 
 	if (x->sse) {
 		sse_init(&x->sp);
@@ -195,6 +228,7 @@ hresp_head(struct hconn *c, struct http_head *h)
 		return;
 	}
 	http_body_init(&x->respbody, kind, length);
+	x->respbody.trailers = x->resptrailers;
 	x->rechunk = (kind == HTTP_BODY_CHUNKED);
 	/*
 	 * The endpoint event may be rewritten (held back until it comes)
@@ -207,9 +241,25 @@ hresp_head(struct hconn *c, struct http_head *h)
 	if (kind == HTTP_BODY_CLOSE)
 		x->close_after = 1;
 
-	/* Pass the head on exactly as it came. */
-	evbuffer_remove_buffer(bufferevent_get_input(c->ubev),
-	    bufferevent_get_output(c->cbev), x->resp.len);
+	/*
+	 * Pass the head on exactly as it came, unless its framing is
+	 * ambiguous: then as the body is read (RFC 9112 6.3).
+	 */
+	if (http_head_needs_reframe(&x->resp)) {
+		evbuffer_drain(bufferevent_get_input(c->ubev), x->resp.len);
+		http_head_write_reframed(bufferevent_get_output(c->cbev),
+		    &x->resp);
+		if (http_head_get(&x->resp, "Transfer-Encoding") != NULL)
+			hexch_note(x, "the response head had both "
+			    "Transfer-Encoding and Content-Length: passed on "
+			    "with Transfer-Encoding only (RFC 9112 6.3)");
+		else
+			hexch_note(x, "the response head had Content-Length "
+			    "repeated: passed on with one Content-Length (RFC "
+			    "9110 8.6)");
+	} else
+		evbuffer_remove_buffer(bufferevent_get_input(c->ubev),
+		    bufferevent_get_output(c->cbev), x->resp.len);
 	x->sent_resp = 1;
 	if (kind == HTTP_BODY_NONE)
 		x->resp_done = 1;
@@ -415,7 +465,7 @@ hresp_body(struct hconn *c, int eof)
 	else if (x->hold != NULL && (!x->wait_endpoint || x->sse_events > 0 ||
 	    evbuffer_get_length(x->hold) > HTTP_HOLD_MAX)) {
 		if (x->wait_endpoint)
-			hexch_assign(x, hsession_default(c->p));
+			hexch_assign(x, hsession_default(c->p, x->ts_ns));
 		hresp_release_hold(x, out);
 	}
 	evbuffer_free(tmp);
@@ -423,7 +473,7 @@ hresp_body(struct hconn *c, int eof)
 	if (rc == 1) {
 		hresp_release_hold(x, out);
 		if (x->rechunk)
-			http_chunk_end(out);
+			http_chunk_end_trailers(out, x->resptrailers);
 		x->resp_done = 1;
 	}
 	if (evbuffer_get_length(out) >= HTTP_MAX_OUTPUT) {

@@ -21,7 +21,8 @@ static const char *redacted_headers[] = {
 };
 
 static struct hsession *
-hsession_new(struct hproxy *p, const char *key, int legacy, int pending)
+hsession_new(struct hproxy *p, const char *key, int legacy, int pending,
+    int64_t started_ns)
 {
 	struct hsession	*hs = xcalloc(1, sizeof *hs);
 	char		*target;
@@ -30,8 +31,8 @@ hsession_new(struct hproxy *p, const char *key, int legacy, int pending)
 	hs->legacy = legacy;
 	hs->pending = pending;
 	target = tap_redact_string(xstrdup(p->opt->upstream));
-	hs->ws = writer_session_begin(p->w, p->opt->name, legacy ? "sse" :
-	    "http", target);
+	hs->ws = writer_session_begin_at(p->w, p->opt->name, legacy ? "sse" :
+	    "http", target, started_ns);
 	free(target);
 	hs->next = p->sessions;
 	p->sessions = hs;
@@ -61,7 +62,8 @@ hsession_room(struct hproxy *p)
 
 /* The session for an MCP session id, made on first sight. */
 struct hsession *
-hsession_get(struct hproxy *p, const char *key, int legacy)
+hsession_get(struct hproxy *p, const char *key, int legacy,
+    int64_t started_ns)
 {
 	struct hsession	*hs, *ended = NULL;
 
@@ -78,16 +80,16 @@ hsession_get(struct hproxy *p, const char *key, int legacy)
 	if (ended != NULL)
 		return ended;
 	if (!hsession_room(p))
-		return hsession_default(p);
-	return hsession_new(p, key, legacy, 0);
+		return hsession_default(p, started_ns);
+	return hsession_new(p, key, legacy, 0, started_ns);
 }
 
 /* The session for traffic that carries no session id. */
 struct hsession *
-hsession_default(struct hproxy *p)
+hsession_default(struct hproxy *p, int64_t started_ns)
 {
 	if (p->dflt == NULL)
-		p->dflt = hsession_new(p, NULL, 0, 0);
+		p->dflt = hsession_new(p, NULL, 0, 0, started_ns);
 	return p->dflt;
 }
 
@@ -101,20 +103,20 @@ hsession_default(struct hproxy *p)
  * next, so that a client retrying makes one session, not one a try.
  */
 struct hsession *
-hsession_pending(struct hproxy *p)
+hsession_pending(struct hproxy *p, int64_t started_ns)
 {
 	struct hsession	*hs;
 
 	if (p->stateless)
-		return hsession_default(p);
+		return hsession_default(p, started_ns);
 	if ((hs = p->spare) != NULL) {
 		p->spare = NULL;
 		hs->pending = 1;
 		return hs;
 	}
 	if (!hsession_room(p))
-		return hsession_default(p);
-	return hsession_new(p, NULL, 0, 1);
+		return hsession_default(p, started_ns);
+	return hsession_new(p, NULL, 0, 1, started_ns);
 }
 
 /*
@@ -288,6 +290,29 @@ hsession_headers_json(struct hproxy *p, const struct http_head *h)
 }
 
 /*
+ * Trailer field lines as stored, like headers (hsession_headers_json);
+ * NULL when there are none (caller frees).
+ */
+char *
+hsession_trailers_json(struct hproxy *p, struct evbuffer *lines)
+{
+	struct http_head	 h;
+	char			*cause = NULL, *s;
+
+	if (evbuffer_get_length(lines) == 0)
+		return NULL;
+	/* The decoder checked every line: this cannot fail. */
+	if (http_fields_parse(lines, &h, &cause) != 0) {
+		log_warnx("trailer fields not recorded: %s", cause);
+		free(cause);
+		return NULL;
+	}
+	s = hsession_headers_json(p, &h);
+	http_head_clear(&h);
+	return s;
+}
+
+/*
  * The exchange's session is now known: write its request (and response
  * head, if it came) and the messages held until now.
  */
@@ -369,7 +394,7 @@ hexch_note(struct hexch *x, const char *fmt, ...)
 	xasprintf(&full, "%s %s: %s", x->req.method != NULL ?
 	    x->req.method : "?", path, text);
 	log_info("connection %llu: %s", (unsigned long long)x->c->id, full);
-	hs = (x->hs != NULL) ? x->hs : hsession_default(x->c->p);
+	hs = (x->hs != NULL) ? x->hs : hsession_default(x->c->p, x->ts_ns);
 	tap_event(x->c->p->tap, hs->ws, "note", full, strlen(full));
 	free(full);
 	free(path);

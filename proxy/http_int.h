@@ -64,7 +64,12 @@ struct hconn;
 struct hexch {
 	struct hconn		*c;
 	struct http_head	 req;
+	char			*up_target;	/* the target the upstream
+						   gets (hexch_target) */
+	char			*up_host;	/* Host from an absolute-form
+						   target, or NULL */
 	struct http_body	 reqbody;
+	struct evbuffer		*reqtrailers;	/* its trailer field lines */
 	int			 req_done;
 	struct evbuffer		*reqdata;	/* decoded request body */
 	struct hcap		 reqcap;	/* its size and digest past
@@ -87,6 +92,7 @@ struct hexch {
 	int			 have_resp;	/* a final head came */
 	int			 sent_resp;	/* the client got response bytes */
 	struct http_body	 respbody;
+	struct evbuffer		*resptrailers;
 	int			 resp_done;
 	int			 rechunk;	/* forward as chunked */
 	int			 sse;		/* text/event-stream */
@@ -201,9 +207,9 @@ void		 hwait_set(struct hconn *);
 void		 hwait_stop(struct hconn *);
 
 /* hsession.c */
-struct hsession	*hsession_get(struct hproxy *, const char *, int);
-struct hsession	*hsession_default(struct hproxy *);
-struct hsession	*hsession_pending(struct hproxy *);
+struct hsession	*hsession_get(struct hproxy *, const char *, int, int64_t);
+struct hsession	*hsession_default(struct hproxy *, int64_t);
+struct hsession	*hsession_pending(struct hproxy *, int64_t);
 void		 hsession_settle(struct hproxy *, struct hsession *,
 		     const char *, int);
 void		 hsession_end(struct hproxy *, struct hsession *,
@@ -214,6 +220,7 @@ char		*hsession_query_id(const char *);
 char		*hsession_headers_json(struct hproxy *,
 		     const struct http_head *);
 char		*hsession_redact_path(const char *);
+char		*hsession_trailers_json(struct hproxy *, struct evbuffer *);
 void		 hexch_assign(struct hexch *, struct hsession *);
 void		 hexch_record_response(struct hexch *);
 void		 hexch_tap(struct hexch *, struct msg *);

@@ -726,7 +726,8 @@ query_exchanges(struct store *st, int64_t session, exchange_cb cb,
 
 	if (query_prepare(st, "SELECT id, connection, method, path, "
 	    "request_headers, started_ns, mono_ns, status, response_headers, "
-	    "response_mono_ns, ended_ns, outcome, body FROM http_exchanges "
+	    "response_mono_ns, ended_ns, outcome, body, request_trailers, "
+	    "response_trailers FROM http_exchanges "
 	    "WHERE session_id = ?1 ORDER BY mono_ns, id", &stmt, cause) != 0)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, session);
@@ -751,6 +752,8 @@ query_exchanges(struct store *st, int64_t session, exchange_cb cb,
 		r.has_body = sqlite3_column_type(stmt, 12) != SQLITE_NULL;
 		r.body = sqlite3_column_blob(stmt, 12);
 		r.body_len = (size_t)sqlite3_column_bytes(stmt, 12);
+		r.request_trailers = column_text(stmt, 13);
+		r.response_trailers = column_text(stmt, 14);
 		if (cb(&r, arg) != 0)
 			break;
 	}

@@ -88,6 +88,7 @@ rows_finalize(struct writer *w)
 	sqlite3_finalize(w->ins_exchange);
 	sqlite3_finalize(w->upd_exchange_resp);
 	sqlite3_finalize(w->upd_exchange_end);
+	sqlite3_finalize(w->upd_exchange_trailers);
 }
 
 static int
@@ -144,6 +145,9 @@ rows_init(struct writer *w, char **cause)
 	    "WHERE id = ?", cause) != 0 ||
 	    rows_prepare(w, &w->upd_exchange_end, "UPDATE http_exchanges "
 	    "SET ended_ns = ?, outcome = ?, body = ? WHERE id = ?",
+	    cause) != 0 ||
+	    rows_prepare(w, &w->upd_exchange_trailers, "UPDATE http_exchanges "
+	    "SET request_trailers = ?, response_trailers = ? WHERE id = ?",
 	    cause) != 0)
 		return -1;
 	return 0;
@@ -534,6 +538,16 @@ rows_exchange(struct writer *w, struct item *it)
 		sqlite3_bind_int64(st, 4, x->id);
 		if (rows_step(w, st) != 0)
 			rows_failed(w, "an HTTP response");
+		break;
+	case ITEM_EXCHANGE_TRAILERS:
+		if (x->id == 0)
+			return;
+		st = w->upd_exchange_trailers;
+		sqlite3_bind_text(st, 1, it->info.path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, it->info.headers, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, x->id);
+		if (rows_step(w, st) != 0)
+			rows_failed(w, "HTTP trailer fields");
 		break;
 	case ITEM_EXCHANGE_END:
 		if (x->id != 0) {

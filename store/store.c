@@ -109,6 +109,10 @@ static const char *migrations[] = {
 	"  OR end_reason = 'replay could not run';"
 	"UPDATE sessions SET origin = 'mock' WHERE end_reason = 'mock stopped'"
 	"  AND name LIKE 'mock fallback of %';",
+
+	/* 4 -> 5: the trailer fields of chunked HTTP bodies. */
+	"ALTER TABLE http_exchanges ADD COLUMN request_trailers TEXT;"
+	"ALTER TABLE http_exchanges ADD COLUMN response_trailers TEXT;",
 };
 
 /* Create every missing directory above path, private to the owner. */

@@ -10,7 +10,7 @@
 
 #include "core.h"
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 /* What made a session (sessions.origin). */
 #define ORIGIN_RECORD	"record"	/* mcpreel record */
@@ -73,6 +73,8 @@ struct wsession	*writer_session_begin(struct writer *, const char *,
 		     const char *, const char *);
 struct wsession	*writer_session_as(struct writer *, const char *,
 		     const char *, const char *, const char *);
+struct wsession	*writer_session_begin_at(struct writer *, const char *,
+		     const char *, const char *, int64_t);
 struct wsession	*writer_session_import(struct writer *, const char *,
 		     const char *, const char *,
 		     const struct wsession_meta *);
@@ -82,6 +84,8 @@ struct wexchange *writer_exchange_begin(struct writer *, struct wsession *,
 		     const struct wexchange_info *);
 void		 writer_exchange_response(struct writer *, struct wexchange *,
 		     int, const struct wexchange_info *);
+void		 writer_exchange_trailers(struct writer *, struct wexchange *,
+		     const char *, const char *);
 void		 writer_exchange_end(struct writer *, struct wexchange *,
 		     const char *, const void *, size_t);
 void		 writer_exchange_end_at(struct writer *, struct wexchange *,
@@ -272,6 +276,8 @@ struct exchange_row {
 	int		 has_body;
 	const void	*body;
 	size_t		 body_len;
+	const char	*request_trailers;	/* may be NULL */
+	const char	*response_trailers;	/* may be NULL */
 };
 
 /* A message with every column, or an event, for export. */

@@ -23,6 +23,7 @@ enum item_type {
 	ITEM_SESSION_END,
 	ITEM_EXCHANGE_BEGIN,
 	ITEM_EXCHANGE_RESPONSE,
+	ITEM_EXCHANGE_TRAILERS,
 	ITEM_EXCHANGE_END
 };
 
@@ -39,7 +40,9 @@ struct item {
 	char		*reason;	/* ITEM_SESSION_END, EXCHANGE_END */
 	struct wexchange_info info;	/* ITEM_EXCHANGE_BEGIN, RESPONSE; its
 					   ts_ns: when a session or exchange
-					   ended (ITEM_*_END) */
+					   ended (ITEM_*_END); TRAILERS: the
+					   request's in path, the response's
+					   in headers */
 	size_t		 bytes;		/* what it counts against the queue */
 	int64_t		 queued_ns;	/* monotonic, when it was queued */
 	struct item	*next;
@@ -110,6 +113,7 @@ struct writer {
 	sqlite3_stmt	*ins_exchange;
 	sqlite3_stmt	*upd_exchange_resp;
 	sqlite3_stmt	*upd_exchange_end;
+	sqlite3_stmt	*upd_exchange_trailers;
 	int		 failing;	/* the last write failed */
 	int64_t		 busy_since;	/* when the lock wait began */
 	int		 last_rc;	/* its SQLite result code */

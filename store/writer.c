@@ -236,15 +236,43 @@ writer_sync(struct writer *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
-static struct wsession	*writer_session_new(const char *, const char *,
-			     const char *, const struct wsession_meta *);
-static void		 writer_session_queue(struct writer *,
-			     struct wsession *);
-
 static char *
 xstrdup_or_null(const char *s)
 {
 	return (s != NULL) ? xstrdup(s) : NULL;
+}
+
+/*
+ * Begin a session at started_ns made by origin, or one recorded elsewhere
+ * when meta is not NULL (see writer_session_import).  Everything is set
+ * before the item is queued: the writer thread may take it at once.
+ */
+static struct wsession *
+writer_session_new(struct writer *w, const char *name, const char *transport,
+    const char *target, int64_t started_ns, const char *origin,
+    const struct wsession_meta *meta)
+{
+	struct wsession	*s = xcalloc(1, sizeof *s);
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	s->name = xstrdup_or_null(name);
+	s->transport = xstrdup(transport);
+	s->target = xstrdup(target);
+	s->started_ns = started_ns;
+	s->origin = origin;
+	s->pending = idmap_new();
+	if (meta != NULL) {
+		s->imp = xmalloc(sizeof *s->imp);
+		*s->imp = *meta;
+		s->imp->version = xstrdup_or_null(meta->version);
+		s->imp->imported_from = xstrdup_or_null(meta->imported_from);
+		s->imp->store_error = xstrdup_or_null(meta->store_error);
+		s->started_ns = meta->started_ns;
+	}
+	it->type = ITEM_SESSION_BEGIN;
+	it->session = s;
+	writer_enqueue(w, it, 0);
+	return s;
 }
 
 /* Begin a recording session; its row is written in queue order. */
@@ -252,7 +280,20 @@ struct wsession *
 writer_session_begin(struct writer *w, const char *name,
     const char *transport, const char *target)
 {
-	return writer_session_as(w, name, transport, target, ORIGIN_RECORD);
+	return writer_session_new(w, name, transport, target, clock_wall_ns(),
+	    ORIGIN_RECORD, NULL);
+}
+
+/*
+ * Begin a recording session that began at started_ns (wall clock), before
+ * it could be told apart: over HTTP, when its first request came.
+ */
+struct wsession *
+writer_session_begin_at(struct writer *w, const char *name,
+    const char *transport, const char *target, int64_t started_ns)
+{
+	return writer_session_new(w, name, transport, target, started_ns,
+	    ORIGIN_RECORD, NULL);
 }
 
 /*
@@ -263,12 +304,8 @@ struct wsession *
 writer_session_as(struct writer *w, const char *name, const char *transport,
     const char *target, const char *origin)
 {
-	struct wsession	*s;
-
-	s = writer_session_new(name, transport, target, NULL);
-	s->origin = origin;
-	writer_session_queue(w, s);
-	return s;
+	return writer_session_new(w, name, transport, target, clock_wall_ns(),
+	    origin, NULL);
 }
 
 /*
@@ -282,46 +319,8 @@ writer_session_import(struct writer *w, const char *name,
     const char *transport, const char *target,
     const struct wsession_meta *meta)
 {
-	struct wsession	*s;
-
-	s = writer_session_new(name, transport, target, meta);
-	s->origin = (meta != NULL) ? ORIGIN_IMPORT : ORIGIN_RECORD;
-	writer_session_queue(w, s);
-	return s;
-}
-
-/* A session not yet queued (writer_session_queue writes its row). */
-static struct wsession *
-writer_session_new(const char *name, const char *transport,
-    const char *target, const struct wsession_meta *meta)
-{
-	struct wsession	*s = xcalloc(1, sizeof *s);
-
-	s->name = xstrdup_or_null(name);
-	s->transport = xstrdup(transport);
-	s->target = xstrdup(target);
-	s->started_ns = clock_wall_ns();
-	s->pending = idmap_new();
-	if (meta != NULL) {
-		s->imp = xmalloc(sizeof *s->imp);
-		*s->imp = *meta;
-		s->imp->version = xstrdup_or_null(meta->version);
-		s->imp->imported_from = xstrdup_or_null(meta->imported_from);
-		s->imp->store_error = xstrdup_or_null(meta->store_error);
-		s->started_ns = meta->started_ns;
-	}
-	return s;
-}
-
-/* Queue the writing of session s's row. */
-static void
-writer_session_queue(struct writer *w, struct wsession *s)
-{
-	struct item	*it = xcalloc(1, sizeof *it);
-
-	it->type = ITEM_SESSION_BEGIN;
-	it->session = s;
-	writer_enqueue(w, it, 0);
+	return writer_session_new(w, name, transport, target, clock_wall_ns(),
+	    (meta != NULL) ? ORIGIN_IMPORT : ORIGIN_RECORD, meta);
 }
 
 /*
@@ -374,6 +373,23 @@ writer_exchange_response(struct writer *w, struct wexchange *x, int status,
 	it->info = *info;
 	it->info.method = it->info.path = NULL;
 	it->info.headers = xstrdup_or_null(info->headers);
+	writer_enqueue(w, it, sizeof *it);
+}
+
+/*
+ * The trailer fields of an exchange's request and response (JSON arrays
+ * of [name, value], or NULL for none); before writer_exchange_end().
+ */
+void
+writer_exchange_trailers(struct writer *w, struct wexchange *x,
+    const char *request, const char *response)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_EXCHANGE_TRAILERS;
+	it->x = x;
+	it->info.path = xstrdup_or_null(request);
+	it->info.headers = xstrdup_or_null(response);
 	writer_enqueue(w, it, sizeof *it);
 }
 
@@ -546,6 +562,7 @@ writer_batch(struct writer *w, struct item *it)
 			break;
 		case ITEM_EXCHANGE_BEGIN:
 		case ITEM_EXCHANGE_RESPONSE:
+		case ITEM_EXCHANGE_TRAILERS:
 		case ITEM_EXCHANGE_END:
 			rows_exchange(w, it);
 			break;

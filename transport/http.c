@@ -407,6 +407,43 @@ http_head_parse(struct evbuffer *buf, int is_request, size_t *scanned,
 	return 1;
 }
 
+/*
+ * Parse field lines, each ending in CRLF (trailers as http_body_decode
+ * keeps them), into head's fields; head is overwritten (clear it after).
+ */
+int
+http_fields_parse(struct evbuffer *lines, struct http_head *head,
+    char **cause)
+{
+	size_t		 len = evbuffer_get_length(lines), n = 0, linelen;
+	const char	*text, *p, *end, *eol;
+
+	memset(head, 0, sizeof *head);
+	if (len == 0)
+		return 0;
+	text = (const char *)evbuffer_pullup(lines, (ev_ssize_t)len);
+	end = text + len;
+	for (p = text; (p = memchr(p, '\n', end - p)) != NULL; p++)
+		n++;
+	head->headers = xcalloc(n, sizeof *head->headers);
+	for (p = text; p < end && head->nheaders < n; p = eol + 1) {
+		if ((eol = memchr(p, '\n', end - p)) == NULL)
+			break;
+		linelen = eol - p;
+		if (linelen > 0 && p[linelen - 1] == '\r')
+			linelen--;
+		if (linelen == 0)
+			continue;
+		if (http_parse_field(p, linelen,
+		    &head->headers[head->nheaders], "trailer", cause) != 0) {
+			http_head_clear(head);
+			return -1;
+		}
+		head->nheaders++;
+	}
+	return 0;
+}
+
 /* Free what a head owns and zero it. */
 void
 http_head_clear(struct http_head *head)
@@ -484,6 +521,72 @@ http_head_has_token(const struct http_head *head, const char *name,
 		}
 	}
 	return 0;
+}
+
+/* How many elements all fields called name hold, in all. */
+static size_t
+http_head_count_values(const struct http_head *head, const char *name)
+{
+	const char	*p, *elem;
+	size_t		 i, len, n = 0;
+
+	for (i = 0; i < head->nheaders; i++) {
+		if (strcasecmp(head->headers[i].name, name) != 0)
+			continue;
+		p = head->headers[i].value;
+		while (http_list_next(&p, &elem, &len))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * Whether a response head must be changed before it is passed on, its
+ * framing made plain (RFC 9112 6.3): a Content-Length beside a
+ * Transfer-Encoding, which a sender must remove, or a Content-Length of
+ * several equal values (RFC 9110 8.6), which becomes one.
+ */
+int
+http_head_needs_reframe(const struct http_head *head)
+{
+	size_t	ncl = http_head_count_values(head, "Content-Length");
+
+	if (http_head_get(head, "Transfer-Encoding") != NULL)
+		return http_head_get(head, "Content-Length") != NULL;
+	return ncl > 1 || (ncl == 1 && strchr(http_head_get(head,
+	    "Content-Length"), ',') != NULL);
+}
+
+/*
+ * Write a response head to out as it was parsed, with its framing made
+ * plain (see http_head_needs_reframe): without Content-Length when it has
+ * a Transfer-Encoding, else with the first Content-Length value alone,
+ * where the first field was (the values agree, or the body was refused).
+ */
+void
+http_head_write_reframed(struct evbuffer *out, const struct http_head *head)
+{
+	int		 te, done = 0;
+	const char	*p, *elem;
+	size_t		 i, len;
+
+	te = http_head_get(head, "Transfer-Encoding") != NULL;
+	evbuffer_add_printf(out, "HTTP/1.%d %03d %s\r\n", head->version % 10,
+	    head->status, head->reason != NULL ? head->reason : "");
+	for (i = 0; i < head->nheaders; i++) {
+		if (strcasecmp(head->headers[i].name, "Content-Length") != 0) {
+			evbuffer_add_printf(out, "%s: %s\r\n",
+			    head->headers[i].name, head->headers[i].value);
+			continue;
+		}
+		p = head->headers[i].value;
+		if (!te && !done && http_list_next(&p, &elem, &len)) {
+			evbuffer_add_printf(out, "%s: %.*s\r\n",
+			    head->headers[i].name, (int)len, elem);
+			done = 1;
+		}
+	}
+	evbuffer_add(out, "\r\n", 2);
 }
 
 /*
@@ -589,6 +692,16 @@ http_body_kind(const struct http_head *head, const char *req_method,
 		}
 	}
 
+	if (head->is_request && http_head_count_values(head,
+	    "Content-Length") > 1) {
+		/*
+		 * Equal values are allowed (RFC 9112 6.3 item 5), but a
+		 * request is where smuggling starts: ask for one.
+		 */
+		xasprintf(cause, "HTTP request has more than one Content-Length "
+		    "value (send one)");
+		return -1;
+	}
 	if (te) {
 		if (head->is_request && cl) {
 			xasprintf(cause, "HTTP request has both "

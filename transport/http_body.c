@@ -187,6 +187,10 @@ http_chunked_trailer(struct http_body *body, struct evbuffer *src,
 		if (evbuffer_copyout(src, line, len) != (ev_ssize_t)len)
 			fatalx("cannot read an HTTP trailer line");
 		rc = http_parse_field(line, len, NULL, "trailer", cause);
+		if (rc == 0 && body->trailers != NULL &&
+		    (evbuffer_add(body->trailers, line, len) != 0 ||
+		    evbuffer_add(body->trailers, "\r\n", 2) != 0))
+			fatalx("out of memory keeping an HTTP trailer field");
 		free(line);
 		if (rc != 0)
 			return -1;
@@ -307,6 +311,22 @@ http_chunk_add(struct evbuffer *out, struct evbuffer *data)
 void
 http_chunk_end(struct evbuffer *out)
 {
-	if (evbuffer_add(out, "0\r\n\r\n", 5) != 0)
+	http_chunk_end_trailers(out, NULL);
+}
+
+/*
+ * Add the last chunk, the trailer fields (lines each ending in CRLF, as
+ * http_body_decode keeps them; NULL or empty for none) and the blank line
+ * that end a body.  The trailers are copied, not taken.
+ */
+void
+http_chunk_end_trailers(struct evbuffer *out, struct evbuffer *trailers)
+{
+	size_t	len = trailers != NULL ? evbuffer_get_length(trailers) : 0;
+
+	if (evbuffer_add(out, "0\r\n", 3) != 0 ||
+	    (len > 0 && evbuffer_add(out, evbuffer_pullup(trailers,
+	    (ev_ssize_t)len), len) != 0) ||
+	    evbuffer_add(out, "\r\n", 2) != 0)
 		fatalx("out of memory ending an HTTP chunked body");
 }

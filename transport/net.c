@@ -26,11 +26,12 @@
 
 #include "transport.h"
 
-/* Split "http[s]://host[:port][/prefix]" into its parts. */
+/* Split "http[s]://host[:port][/prefix][?query]" into its parts. */
 int
 net_parse_url(const char *s, struct url *u, char **cause)
 {
-	const char	*p, *host, *hend, *path;
+	const char	*p, *host, *hend, *path, *query;
+	char		*why = NULL;
 
 	memset(u, 0, sizeof *u);
 	if (strncmp(s, "http://", 7) == 0) {
@@ -44,15 +45,16 @@ net_parse_url(const char *s, struct url *u, char **cause)
 		    "http:// or https://", s);
 		return -1;
 	}
-	path = p + strcspn(p, "/?#");
-	if (*path == '?' || *path == '#') {
-		xasprintf(cause, "bad upstream URL '%s': no query or fragment, "
-		    "please (the client's path and query are appended)", s);
+	/* The URL itself is not quoted: its query may hold a key. */
+	if (strchr(p, '#') != NULL) {
+		xasprintf(cause, "bad upstream URL: it has a fragment ('#...'), "
+		    "which is never sent to a server; remove it");
 		return -1;
 	}
+	path = p + strcspn(p, "/?");
 	if (strchr(p, '@') != NULL && strchr(p, '@') < path) {
-		xasprintf(cause, "bad upstream URL '%s': user:password@ is not "
-		    "supported", s);
+		xasprintf(cause, "bad upstream URL: user:password@ is not "
+		    "supported (and the URL is not repeated here)");
 		return -1;
 	}
 	u->hostport = xstrndup(p, (size_t)(path - p));
@@ -80,16 +82,31 @@ net_parse_url(const char *s, struct url *u, char **cause)
 		goto bad;
 	else
 		u->port = xstrdup(u->tls ? "443" : "80");
-	/* The prefix keeps no trailing slash: "/mcp" + client path. */
-	u->prefix = xstrdup(path);
+	/*
+	 * The prefix is the path alone, dot segments removed, without a
+	 * trailing slash: "/mcp" + client path.  The query goes with every
+	 * request, in front of the client's own.
+	 */
+	query = strchr(path, '?');
+	if (query != NULL)
+		u->query = xstrdup(query + 1);
+	if (path == query || *path == '\0')
+		u->prefix = xstrdup("");
+	else if (http_target_remove_dots(path, query != NULL ?
+	    (size_t)(query - path) : strlen(path), &u->prefix, &why) != 0) {
+		xasprintf(cause, "bad upstream URL: %s", why);
+		free(why);
+		net_url_clear(u);
+		return -1;
+	}
 	while (*u->prefix != '\0' && u->prefix[strlen(u->prefix) - 1] == '/')
 		u->prefix[strlen(u->prefix) - 1] = '\0';
 	xasprintf(&u->origin, "%s://%s", u->tls ? "https" : "http",
 	    u->hostport);
 	return 0;
 bad:
-	xasprintf(cause, "bad upstream URL '%s': expected http[s]://HOST"
-	    "[:PORT][/PATH]", s);
+	xasprintf(cause, "bad upstream URL '%.*s...': expected http[s]://HOST"
+	    "[:PORT][/PATH][?QUERY]", (int)(path - s), s);
 	net_url_clear(u);
 	return -1;
 }
@@ -101,6 +118,7 @@ net_url_clear(struct url *u)
 	free(u->port);
 	free(u->hostport);
 	free(u->prefix);
+	free(u->query);
 	free(u->origin);
 	memset(u, 0, sizeof *u);
 }

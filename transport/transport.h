@@ -103,6 +103,9 @@ struct http_body {
 	size_t			 scanned;	/* chunked: bytes of the current
 						   framing line already seen */
 	uint64_t		 total;		/* decoded bytes so far */
+	struct evbuffer		*trailers;	/* chunked: the caller's, or
+						   NULL; gets each trailer field
+						   line as sent, with CRLF */
 };
 
 int		 http_head_parse(struct evbuffer *, int, size_t *,
@@ -113,12 +116,36 @@ int		 http_head_has_token(const struct http_head *, const char *,
 		     const char *);
 int		 http_body_kind(const struct http_head *, const char *,
 		     enum http_body_kind *, uint64_t *, char **);
+int		 http_head_needs_reframe(const struct http_head *);
+void		 http_head_write_reframed(struct evbuffer *,
+		     const struct http_head *);
 void		 http_body_init(struct http_body *, enum http_body_kind,
 		     uint64_t);
 int		 http_body_decode(struct http_body *, struct evbuffer *,
 		     struct evbuffer *, int, char **);
 void		 http_chunk_add(struct evbuffer *, struct evbuffer *);
 void		 http_chunk_end(struct evbuffer *);
+void		 http_chunk_end_trailers(struct evbuffer *, struct evbuffer *);
+int		 http_fields_parse(struct evbuffer *, struct http_head *,
+		     char **);
+
+/* http_target.c: request targets under a path prefix (RFC 9112 3.2). */
+
+/* A request target reduced to origin form (http_target_parse). */
+struct http_target {
+	char	*path;		/* dot segments removed; "" for "*" */
+	char	*query;		/* after the '?', or NULL */
+	char	*authority;	/* absolute-form: host[:port], else NULL */
+	int	 asterisk;	/* OPTIONS * */
+};
+
+int		 http_target_parse(const char *, const char *,
+		     struct http_target *, int *, char **);
+void		 http_target_clear(struct http_target *);
+char		*http_target_join(const char *, const char *,
+		     const struct http_target *);
+int		 http_target_remove_dots(const char *, size_t, char **,
+		     char **);
 
 /* sse.c: text/event-stream parsing (the WHATWG rules), incremental. */
 
@@ -164,6 +191,8 @@ struct url {
 	char	*port;
 	char	*hostport;	/* as written: for the Host header */
 	char	*prefix;	/* the URL's path, no trailing slash, or "" */
+	char	*query;		/* the URL's query (after '?'), or NULL:
+				   sent with every request */
 	char	*origin;	/* "http[s]://hostport" */
 };
 

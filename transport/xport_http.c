@@ -276,9 +276,10 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 	bufferevent_setcb(r->bev, xh_read_cb, NULL, xh_event_cb, r);
 	bufferevent_set_timeouts(r->bev, NULL, &tv);
 	out = bufferevent_get_output(r->bev);
-	evbuffer_add_printf(out, "%s %s HTTP/1.1\r\nHost: %s\r\n", method,
+	evbuffer_add_printf(out, "%s %s%s%s HTTP/1.1\r\nHost: %s\r\n", method,
 	    *xh->up.url.prefix != '\0' ? xh->up.url.prefix : "/",
-	    xh->up.url.hostport);
+	    xh->up.url.query != NULL ? "?" : "", xh->up.url.query != NULL ?
+	    xh->up.url.query : "", xh->up.url.hostport);
 	if (strcmp(method, "POST") == 0)
 		evbuffer_add_printf(out, "Content-Type: application/json\r\n"
 		    "Accept: application/json, text/event-stream\r\n"

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { runSessionWith, sseTransport, streamableHttpTransport } from './lib/session.mjs';
 import { mcpreelHttpSupport, request, startMcpreelHttp, startServerEverything, startSlowSseServer } from './lib/servers.mjs';
 import { checkRecordedMessages, deleteRecorded, eventsOf, findSecret, sessionsOf } from './lib/dbcheck.mjs';
-import { withCleanup } from './lib/util.mjs';
+import { sql, withCleanup } from './lib/util.mjs';
 
 const support = mcpreelHttpSupport();
 
@@ -74,6 +74,24 @@ async function directVsProxied({ dir, defer }, mode, { headers } = {}) {
   return { db, diag, direct, proxied, se, proxy, stopped, transport };
 }
 
+/**
+ * A session starts with its first message, not when the server named it
+ * (the initialize request came before its response gave the session id):
+ * its start is at or before its first message and its first exchange.
+ */
+function assertStartsWithFirstMessage(db, s) {
+  // Differences in SQL: nanosecond times are beyond a double's exact range.
+  const [d] = sql(db, `SELECT (SELECT MIN(ts_ns) FROM messages WHERE session_id = ${s.id}) - started_ns AS msg,
+      (SELECT MIN(started_ns) FROM http_exchanges WHERE session_id = ${s.id}) - started_ns AS exch,
+      (SELECT MIN(ts_ns) FROM messages WHERE session_id = ${s.id} AND method = 'initialize' AND kind = 'request') - started_ns AS init,
+      ended_ns - started_ns AS ran
+    FROM sessions WHERE id = ${s.id}`);
+  console.log(`# session ${s.id}: first exchange ${(d.exch / 1e6).toFixed(3)} ms after its start, first message ${(d.msg / 1e6).toFixed(3)} ms, initialize ${(d.init / 1e6).toFixed(3)} ms; ran ${(d.ran / 1e6).toFixed(1)} ms`);
+  assert.ok(d.msg >= 0, `the session starts at or before its first message (${d.msg} ns)`);
+  assert.ok(d.exch >= 0, `the session starts at or before its first exchange (${d.exch} ns)`);
+  assert.ok(d.init !== null && d.init >= 0, `the initialize request is in the session, after its start (${d.init} ns)`);
+}
+
 test('Streamable HTTP through mcpreel: same results, every message recorded, DELETE recorded', { skip: needsHttp, timeout: 120000 }, async () => {
   await withCleanup(async (ctx) => {
     const { db, diag, se } = await directVsProxied(ctx, 'streamableHttp');
@@ -86,6 +104,7 @@ test('Streamable HTTP through mcpreel: same results, every message recorded, DEL
     assert.equal(s.name, 'sdk-http');
     assert.ok(String(s.target).includes(se.origin), `target names the upstream: ${s.target}`);
     assert.ok(s.ended_ns > s.started_ns, 'the session has ended');
+    assertStartsWithFirstMessage(db, s);
 
     // server-everything keeps an event store, so the SDK server opens each
     // SSE stream with a priming event `id: ID` + `data: ` (empty data: no
@@ -122,6 +141,7 @@ test('legacy HTTP+SSE through mcpreel: same results, every message recorded', { 
     assert.equal(s.name, 'sdk-sse');
     assert.ok(String(s.target).includes(se.origin), `target names the upstream: ${s.target}`);
     assert.ok(s.ended_ns > s.started_ns, 'the session has ended');
+    assertStartsWithFirstMessage(db, s);
     // The `endpoint` event (data: /message?sessionId=...) is not JSON-RPC:
     // it is noted (session id redacted), not stored as a message.
     const rows = checkRecordedMessages(db, s.id, diag);

@@ -10,6 +10,7 @@
  */
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ struct fuzz_http_run {
 	struct http_body	 body;
 	struct evbuffer		*src;
 	struct evbuffer		*dst;		/* the body being decoded */
+	struct evbuffer		*trailers;	/* its trailer field lines */
 	struct evbuffer		*log;		/* the transcript */
 };
 
@@ -74,6 +76,40 @@ fuzz_http_error(struct fuzz_http_run *r, const char *what, char *cause)
 	r->state = FUZZ_HTTP_STOP;
 }
 
+/*
+ * A request's target under a prefix must stay under it, whatever it was
+ * (http_target_parse, http_target_join): abort if not.
+ */
+static void
+fuzz_http_target(struct fuzz_http_run *r, const struct http_head *h)
+{
+	struct http_target	 t;
+	char			*cause = NULL, *out, *path, *tail;
+	int			 status;
+
+	if (http_target_parse(h->method, h->target, &t, &status, &cause) !=
+	    0) {
+		fuzz_http_note(r, "target refused %d: %s", status, cause);
+		free(cause);
+		return;
+	}
+	out = http_target_join("/p", "k", &t);
+	/* The path alone: a query may hold anything. */
+	path = xstrndup(out, strcspn(out, "?"));
+	xasprintf(&tail, "%s/", path);
+	if (strcmp(out, "/p?k") != 0 && (strncmp(path, "/p/", 3) != 0 ||
+	    strstr(tail, "/../") != NULL || strstr(tail, "/./") != NULL ||
+	    strstr(out, "?k") == NULL)) {
+		fprintf(stderr, "http: target %s became %s\n", h->target, out);
+		abort();
+	}
+	fuzz_http_note(r, "target %s", out);
+	free(path);
+	free(tail);
+	free(out);
+	http_target_clear(&t);
+}
+
 /* Note a head field by field, then choose how its body is framed. */
 static void
 fuzz_http_head(struct fuzz_http_run *r, struct http_head *h)
@@ -93,6 +129,15 @@ fuzz_http_head(struct fuzz_http_run *r, struct http_head *h)
 	for (i = 0; i < h->nheaders; i++)
 		fuzz_http_note(r, "field %s: %s", h->headers[i].name,
 		    h->headers[i].value);
+	if (h->is_request)
+		fuzz_http_target(r, h);
+	else if (http_head_needs_reframe(h)) {
+		struct evbuffer	*out = fuzz_buffer_new();
+
+		http_head_write_reframed(out, h);
+		fuzz_http_note(r, "reframed %zu", evbuffer_get_length(out));
+		evbuffer_free(out);
+	}
 	if (h->len > evbuffer_get_length(r->src))
 		fuzz_http_note(r, "head longer than the buffer");
 	evbuffer_drain(r->src, h->len);
@@ -106,6 +151,7 @@ fuzz_http_head(struct fuzz_http_run *r, struct http_head *h)
 	fuzz_http_note(r, "body kind=%d length=%llu", (int)kind,
 	    (unsigned long long)length);
 	http_body_init(&r->body, kind, length);
+	r->body.trailers = r->trailers;
 	r->state = FUZZ_HTTP_BODY;
 }
 
@@ -113,8 +159,21 @@ fuzz_http_head(struct fuzz_http_run *r, struct http_head *h)
 static void
 fuzz_http_body_note(struct fuzz_http_run *r, const char *what)
 {
-	fuzz_http_note(r, "%s body total=%llu bytes=%zu", what,
-	    (unsigned long long)r->body.total, evbuffer_get_length(r->dst));
+	struct http_head	 h;
+	char			*cause = NULL;
+
+	fuzz_http_note(r, "%s body total=%llu bytes=%zu trailers=%zu", what,
+	    (unsigned long long)r->body.total, evbuffer_get_length(r->dst),
+	    evbuffer_get_length(r->trailers));
+	/* Kept trailer lines were checked: they parse again. */
+	if (http_fields_parse(r->trailers, &h, &cause) != 0) {
+		fprintf(stderr, "http: kept trailers do not parse: %s\n",
+		    cause);
+		abort();
+	}
+	http_head_clear(&h);
+	if (evbuffer_add_buffer(r->log, r->trailers) != 0)
+		abort();
 	if (evbuffer_add_buffer(r->log, r->dst) != 0 ||
 	    evbuffer_add(r->log, "\n", 1) != 0)
 		abort();
@@ -182,6 +241,7 @@ fuzz_http_run(struct fuzz_input *in, int whole)
 	r.req_method = fuzz_http_methods[(in->flags >> 1) & 3];
 	r.src = fuzz_buffer_new();
 	r.dst = fuzz_buffer_new();
+	r.trailers = fuzz_buffer_new();
 	r.log = fuzz_buffer_new();
 	if (whole) {
 		fuzz_add(r.src, in->data, in->len);
@@ -201,6 +261,7 @@ fuzz_http_run(struct fuzz_input *in, int whole)
 		abort();
 	evbuffer_free(r.src);
 	evbuffer_free(r.dst);
+	evbuffer_free(r.trailers);
 	return r.log;
 }
 

@@ -498,9 +498,13 @@ static const struct kind_case kind_cases[] = {
 	{ "POST /mcp HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 1, NULL,
 	  -1, HTTP_BODY_NONE, 0 },
 	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5\r\n"
-	  "Content-Length: 5\r\n\r\n", 1, NULL, 0, HTTP_BODY_LENGTH, 5 },
-	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n", 1, NULL, 0,
+	  "Content-Length: 5\r\n\r\n", 1, NULL, -1, HTTP_BODY_NONE, 0 },
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n", 1, NULL, -1,
+	  HTTP_BODY_NONE, 0 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\n", 0, "GET", 0,
 	  HTTP_BODY_LENGTH, 5 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
+	  "Content-Length: 5\r\n\r\n", 0, "GET", 0, HTTP_BODY_LENGTH, 5 },
 	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5\r\n"
 	  "Content-Length: 6\r\n\r\n", 1, NULL, -1, HTTP_BODY_NONE, 0 },
 	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5,6\r\n\r\n", 1, NULL, -1,
@@ -555,6 +559,56 @@ Test(http_body, kind, .timeout = UNIT_TIMEOUT)
 			cr_assert_not_null(cause);
 			cr_assert_gt(strlen(cause), 10);
 			free(cause);
+		}
+		http_head_clear(&head);
+	}
+}
+
+struct reframe_case {
+	const char	*text;
+	const char	*out;		/* NULL: passed on as it came */
+};
+
+static const struct reframe_case reframe_cases[] = {
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", NULL },
+	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", NULL },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: "
+	  "chunked\r\nX: y\r\n\r\n",
+	  "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX: y\r\n\r\n" },
+	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\ncontent-length: "
+	  "7, 7\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n"
+	  "\r\n" },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\nA: b\r\n"
+	  "Content-Length: 5\r\n\r\n",
+	  "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nA: b\r\n\r\n" },
+	{ "HTTP/1.0 404 \r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
+	  "HTTP/1.0 404 \r\nContent-Length: 0\r\n\r\n" },
+};
+
+/* A response head with ambiguous framing is passed on made plain. */
+Test(http_head, reframe, .timeout = UNIT_TIMEOUT)
+{
+	struct http_head	 head;
+	struct evbuffer		*out;
+	char			*cause = NULL, *got;
+	size_t			 i, len;
+
+	for (i = 0; i < nitems(reframe_cases); i++) {
+		cr_assert_eq(http_test_parse(reframe_cases[i].text, 0, &head,
+		    &cause), 1);
+		cr_assert_eq(http_head_needs_reframe(&head),
+		    reframe_cases[i].out != NULL, "case %zu", i);
+		if (reframe_cases[i].out != NULL) {
+			out = evbuffer_new();
+			http_head_write_reframed(out, &head);
+			len = evbuffer_get_length(out);
+			got = xmalloc(len + 1);
+			evbuffer_remove(out, got, len);
+			got[len] = '\0';
+			cr_assert_str_eq(got, reframe_cases[i].out,
+			    "case %zu", i);
+			free(got);
+			evbuffer_free(out);
 		}
 		http_head_clear(&head);
 	}
@@ -960,4 +1014,54 @@ Test(http_chunk, big_in_pieces, .timeout = UNIT_TIMEOUT)
 	evbuffer_free(data);
 	evbuffer_free(src);
 	evbuffer_free(dst);
+}
+
+/*
+ * Trailer fields are kept as sent (one CRLF line each) when the caller
+ * asks, and written back after the last chunk unchanged.
+ */
+Test(http_body, trailers_kept, .timeout = UNIT_TIMEOUT)
+{
+	static const char	 enc[] = "3\r\nabc\r\n0\r\nExpires: never\r\n"
+	    "X-Sum:  1 \nGrpc-Status: 0\r\n\r\nNEXT";
+	struct http_body	 body;
+	struct evbuffer		*src, *dst, *tr, *out;
+	struct http_head	 h;
+	char			*cause = NULL, got[256];
+	size_t			 i, n;
+
+	src = evbuffer_new();
+	dst = evbuffer_new();
+	tr = evbuffer_new();
+	/* Byte by byte: a trailer line split anywhere is kept whole. */
+	http_body_init(&body, HTTP_BODY_CHUNKED, 0);
+	body.trailers = tr;
+	for (i = 0; i < sizeof enc - 1; i++) {
+		evbuffer_add(src, enc + i, 1);
+		if (http_body_decode(&body, src, dst, 0, &cause) == 1)
+			break;
+	}
+	cr_assert_null(cause, "%s", cause);
+	cr_assert_eq(evbuffer_get_length(dst), 3);
+	n = evbuffer_copyout(tr, got, sizeof got - 1);
+	got[n] = '\0';
+	cr_assert_str_eq(got, "Expires: never\r\nX-Sum:  1 \r\n"
+	    "Grpc-Status: 0\r\n");
+	cr_assert_eq(http_fields_parse(tr, &h, &cause), 0);
+	cr_assert_eq(h.nheaders, 3);
+	cr_assert_str_eq(h.headers[1].name, "X-Sum");
+	cr_assert_str_eq(h.headers[1].value, "1");
+	http_head_clear(&h);
+
+	out = evbuffer_new();
+	http_chunk_end_trailers(out, tr);
+	n = evbuffer_copyout(out, got, sizeof got - 1);
+	got[n] = '\0';
+	cr_assert_str_eq(got, "0\r\nExpires: never\r\nX-Sum:  1 \r\n"
+	    "Grpc-Status: 0\r\n\r\n");
+	cr_assert_eq(evbuffer_get_length(tr), n - 5, "trailers are copied");
+	evbuffer_free(out);
+	evbuffer_free(src);
+	evbuffer_free(dst);
+	evbuffer_free(tr);
 }

@@ -168,6 +168,9 @@ Test(store, schema_version, .timeout = UNIT_TIMEOUT)
 	    "WHERE name IN ('sessions', 'messages', 'events', 'exchanges')"),
 	    4);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sessions"), 0);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_table_info('http_exchanges') WHERE name IN "
+	    "('request_trailers', 'response_trailers')"), 2);
 	sqlite3_close(db);
 
 	/* Opened again, without STORE_CREATE, it is left as it is. */
@@ -263,6 +266,10 @@ Test(store, migrate_v2, .timeout = UNIT_TIMEOUT)
 	    "ORDER BY id)"), 1);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sqlite_master "
 	    "WHERE name IN ('messages_v3')"), 0);
+	/* 3 -> 4: trailer columns, empty. */
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_table_info('http_exchanges') WHERE name IN "
+	    "('request_trailers', 'response_trailers')"), 2);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
 	    "pragma_foreign_key_check"), 0,
 	    "a dangling reference after the migration");

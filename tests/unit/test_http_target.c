@@ -1,0 +1,159 @@
+/*
+ * Request targets under a path prefix (http_target.c): every form of
+ * target a client may send stays under the prefix or is refused, and the
+ * --upstream URL's path and query are taken apart (net.c).
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "transport.h"
+#include "unit.h"
+
+#define nitems(a)	(sizeof (a) / sizeof (a)[0])
+
+struct target_case {
+	const char	*method;
+	const char	*target;
+	const char	*prefix;
+	const char	*upq;		/* the upstream's query, or NULL */
+	int		 status;	/* 0: taken */
+	const char	*out;		/* what the upstream gets */
+};
+
+static const struct target_case target_cases[] = {
+	{ "POST", "/mcp", "", NULL, 0, "/mcp" },
+	{ "POST", "/mcp", "/base", "k=v", 0, "/base/mcp?k=v" },
+	{ "POST", "/mcp?a=1", "/base", "k=v", 0, "/base/mcp?k=v&a=1" },
+	{ "POST", "/mcp?", "/base", "k=v", 0, "/base/mcp?k=v" },
+	{ "POST", "/mcp?", "/base", NULL, 0, "/base/mcp?" },
+	{ "POST", "/", "/base", NULL, 0, "/base/" },
+	{ "GET", "http://x/mcp?a=1", "/base", NULL, 0, "/base/mcp?a=1" },
+	{ "GET", "HTTP://x/../", "/base", NULL, 400, NULL },
+	{ "GET", "HtTpS://x/a/./b", "/base", NULL, 0, "/base/a/b" },
+	{ "GET", "http://x", "/base", NULL, 0, "/base/" },
+	{ "GET", "http://x?q", "/base", NULL, 0, "/base/?q" },
+	{ "GET", "ftp://x/a", "/base", NULL, 400, NULL },
+	{ "GET", "http://u:p@x/a", "/base", NULL, 400, NULL },
+	{ "GET", "http:///a", "/base", NULL, 400, NULL },
+	{ "GET", "http://?a", "/base", NULL, 400, NULL },
+	{ "GET", "mcp", "/base", NULL, 400, NULL },
+	{ "GET", "../mcp", "/base", NULL, 400, NULL },
+	{ "GET", "x:/a", "/base", NULL, 400, NULL },
+	{ "CONNECT", "example.com:443", "/base", NULL, 501, NULL },
+	{ "CONNECT", "/mcp", "/base", NULL, 501, NULL },
+	{ "OPTIONS", "*", "/base", NULL, 0, "/base" },
+	{ "OPTIONS", "*", "/base", "k=v", 0, "/base?k=v" },
+	{ "OPTIONS", "*", "", NULL, 0, "*" },
+	{ "OPTIONS", "http://x", "/base", "k=v", 0, "/base?k=v" },
+	{ "OPTIONS", "http://x/", "/base", NULL, 0, "/base/" },
+	{ "GET", "*", "/base", NULL, 400, NULL },
+	{ "GET", "/..", "/base", NULL, 400, NULL },
+	{ "GET", "/../admin", "/base", NULL, 400, NULL },
+	{ "GET", "/a/../../admin", "/base", NULL, 400, NULL },
+	{ "GET", "/a/../b", "/base", NULL, 0, "/base/b" },
+	{ "GET", "/a/..", "/base", NULL, 0, "/base/" },
+	{ "GET", "/a/.", "/base", NULL, 0, "/base/a/" },
+	{ "GET", "/./a//b/", "/base", NULL, 0, "/base/a//b/" },
+	{ "GET", "/%2e%2e/admin", "/base", NULL, 400, NULL },
+	{ "GET", "/%2E%2E/admin", "/base", NULL, 400, NULL },
+	{ "GET", "/.%2e/admin", "/base", NULL, 400, NULL },
+	{ "GET", "/%2e./admin", "/base", NULL, 400, NULL },
+	{ "GET", "/a/%2e/b", "/base", NULL, 0, "/base/a/b" },
+	{ "GET", "/a/..;x/..;/admin", "/base", NULL, 400, NULL },
+	{ "GET", "/a/.../b", "/base", NULL, 0, "/base/a/.../b" },
+	{ "GET", "/a/..b/c", "/base", NULL, 0, "/base/a/..b/c" },
+	{ "GET", "/a%2f..%2f..%2fadmin", "/base", NULL, 400, NULL },
+	{ "GET", "/a%2F..", "/base", NULL, 400, NULL },
+	{ "GET", "/a%5c..", "/base", NULL, 400, NULL },
+	{ "GET", "/a\\..\\..", "/base", NULL, 400, NULL },
+	{ "GET", "/mcp#frag", "/base", NULL, 400, NULL },
+	{ "GET", "/mcp?a=../../x", "/base", NULL, 0, "/base/mcp?a=../../x" },
+};
+
+/* Every form of request target stays under the prefix, or is refused. */
+Test(http_target, forms, .timeout = UNIT_TIMEOUT)
+{
+	struct http_target	 t;
+	char			*cause, *out;
+	size_t			 i;
+	int			 rc, status;
+
+	for (i = 0; i < nitems(target_cases); i++) {
+		cause = NULL;
+		status = 0;
+		rc = http_target_parse(target_cases[i].method,
+		    target_cases[i].target, &t, &status, &cause);
+		if (target_cases[i].status != 0) {
+			cr_assert_eq(rc, -1, "case %zu (%s) taken", i,
+			    target_cases[i].target);
+			cr_assert_eq(status, target_cases[i].status,
+			    "case %zu: status %d", i, status);
+			cr_assert_not_null(cause);
+			free(cause);
+			continue;
+		}
+		cr_assert_eq(rc, 0, "case %zu (%s): %s", i,
+		    target_cases[i].target, cause != NULL ? cause : "");
+		/* An absolute-form's host is kept (for Host), no other's. */
+		if (strstr(target_cases[i].target, "://") != NULL)
+			cr_assert_not_null(t.authority, "case %zu", i);
+		else
+			cr_assert_null(t.authority, "case %zu", i);
+		out = http_target_join(target_cases[i].prefix,
+		    target_cases[i].upq, &t);
+		cr_assert_str_eq(out, target_cases[i].out, "case %zu", i);
+		free(out);
+		http_target_clear(&t);
+	}
+}
+
+struct url_case {
+	const char	*text;
+	int		 rc;
+	const char	*prefix;
+	const char	*query;		/* NULL: none */
+};
+
+static const struct url_case url_cases[] = {
+	{ "http://h", 0, "", NULL },
+	{ "http://h/mcp/", 0, "/mcp", NULL },
+	{ "http://h/mcp?k=v", 0, "/mcp", "k=v" },
+	{ "http://h?k=v", 0, "", "k=v" },
+	{ "https://h:8443/a/./b/../mcp?k=v&x=/../", 0, "/a/mcp",
+	  "k=v&x=/../" },
+	{ "http://h/mcp#x", -1, NULL, NULL },
+	{ "http://h/mcp?k=v#x", -1, NULL, NULL },
+	{ "http://h/../mcp", -1, NULL, NULL },
+};
+
+/* --upstream: the path is the prefix, the query goes with every request. */
+Test(http_target, upstream_url, .timeout = UNIT_TIMEOUT)
+{
+	struct url	 u;
+	char		*cause;
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; i < nitems(url_cases); i++) {
+		cause = NULL;
+		rc = net_parse_url(url_cases[i].text, &u, &cause);
+		cr_assert_eq(rc, url_cases[i].rc, "case %zu: %s", i,
+		    cause != NULL ? cause : "taken");
+		if (rc != 0) {
+			/* The URL is not repeated: its query may be a key. */
+			cr_assert_null(strstr(cause, "k=v"), "case %zu", i);
+			free(cause);
+			continue;
+		}
+		cr_assert_str_eq(u.prefix, url_cases[i].prefix, "case %zu", i);
+		if (url_cases[i].query == NULL)
+			cr_assert_null(u.query, "case %zu", i);
+		else
+			cr_assert_str_eq(u.query, url_cases[i].query,
+			    "case %zu", i);
+		net_url_clear(&u);
+	}
+}
