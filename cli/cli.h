@@ -33,6 +33,7 @@ extern const struct cmd	cmd_table[];
 int			cli_common_option(int, const char *);
 
 /* format.c */
+struct session_row;
 const char	*fmt_time(int64_t, char *, size_t);
 const char	*fmt_duration(int64_t, char *, size_t);
 void		 fmt_preview(FILE *, const void *, size_t, size_t);
@@ -41,6 +42,7 @@ void		 fmt_json_bytes(json_t *, const char *, const char *,
 		     const void *, size_t);
 void		 fmt_json_line(json_t *);
 char		*fmt_target(const char *);
+const char	*fmt_session_state(const struct session_row *);
 
 /* target.c */
 struct event_base;

@@ -18,7 +18,10 @@ cmd_sessions_usage(FILE *f)
 	    "\n"
 	    "List the recorded sessions, oldest first: id, name, transport, when\n"
 	    "it started, how long it ran, messages, bytes, how the server ended,\n"
-	    "and the server command.  --json prints one JSON object a line.\n");
+	    "and the server command.  A session that never ended is \"open\" while\n"
+	    "its recorder runs, \"recorder gone\" once that process is gone (it\n"
+	    "was killed: the record stops there).  --json prints one JSON object\n"
+	    "a line, its \"state\" one of ended, open, recorder gone.\n");
 }
 
 static json_t *
@@ -42,6 +45,7 @@ session_json(const struct session_row *r)
 	    json_integer(r->exit_signal) : json_null());
 	json_object_set_new(o, "end_reason", r->end_reason != NULL ?
 	    json_string(r->end_reason) : json_null());
+	json_object_set_new(o, "state", json_string(fmt_session_state(r)));
 	json_object_set_new(o, "messages", json_integer(r->messages));
 	json_object_set_new(o, "bytes", json_integer(r->bytes));
 	json_object_set_new(o, "messages_lost",
@@ -69,13 +73,13 @@ print_session_cb(const struct session_row *r, void *arg)
 	else if (r->ended_ns != 0)
 		snprintf(status, sizeof status, "ended");
 	else
-		snprintf(status, sizeof status, "open");
+		snprintf(status, sizeof status, "%s", fmt_session_state(r));
 	if (r->ended_ns != 0)
 		fmt_duration(r->ended_ns - r->started_ns, dur, sizeof dur);
 	else
 		snprintf(dur, sizeof dur, "-");
 	target = fmt_target(r->target);
-	printf("%5lld  %-16s %-6s %s %9s %7lld %10lld  %-9s %s\n",
+	printf("%5lld  %-16s %-6s %s %9s %7lld %10lld  %-13s %s\n",
 	    (long long)r->id, r->name != NULL ? r->name : "-", r->transport,
 	    fmt_time(r->started_ns, when, sizeof when), dur,
 	    (long long)r->messages, (long long)r->bytes, status, target);
@@ -128,7 +132,7 @@ cmd_sessions(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!json)
-		printf("%5s  %-16s %-6s %-19s %9s %7s %10s  %-9s %s\n", "ID",
+		printf("%5s  %-16s %-6s %-19s %9s %7s %10s  %-13s %s\n", "ID",
 		    "NAME", "TRANS", "STARTED", "DURATION", "MSGS", "BYTES",
 		    "STATUS", "SERVER");
 	if (query_sessions(st, 0, print_session_cb, &json, &cause) != 0) {

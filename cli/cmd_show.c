@@ -108,6 +108,8 @@ show_header(const struct session_row *r)
 	if (r->ended_ns != 0)
 		printf("  ran %s", fmt_duration(r->ended_ns - r->started_ns,
 		    dur, sizeof dur));
+	else if (strcmp(fmt_session_state(r), "recorder gone") == 0)
+		printf("  (not ended: recorder gone)");
 	else
 		printf("  (not ended)");
 	printf("  %lld messages\n", (long long)r->messages);

@@ -86,6 +86,8 @@ stats_session_cb(const struct session_row *r, void *arg)
 		json_object_set_new(o, "ended_ns", r->ended_ns != 0 ?
 		    json_integer(r->ended_ns) : json_null());
 		json_object_set_new(o, "duration_ns", json_integer(ran));
+		json_object_set_new(o, "state",
+		    json_string(fmt_session_state(r)));
 		json_object_set_new(o, "messages", json_integer(r->messages));
 		json_object_set_new(o, "bytes", json_integer(r->bytes));
 		json_array_append_new(json_object_get(sx->out, "sessions"), o);
@@ -95,11 +97,12 @@ stats_session_cb(const struct session_row *r, void *arg)
 		printf("%5s  %-16s %-6s %-19s %10s %8s %12s\n", "ID", "NAME",
 		    "TRANS", "STARTED", "DURATION", "MSGS", "BYTES");
 	fmt_duration(ran, dur, sizeof dur);
-	printf("%5lld  %-16s %-6s %s %10s%s %7lld %12lld\n", (long long)r->id,
+	printf("%5lld  %-16s %-6s %s %10s%s %7lld %12lld%s\n", (long long)r->id,
 	    r->name != NULL ? r->name : "-", r->transport,
 	    fmt_time(r->started_ns, when, sizeof when), dur,
 	    r->ended_ns != 0 ? " " : "+", (long long)r->messages,
-	    (long long)r->bytes);
+	    (long long)r->bytes, strcmp(fmt_session_state(r),
+	    "recorder gone") == 0 ? "  (recorder gone)" : "");
 	return 0;
 }
 

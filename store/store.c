@@ -130,10 +130,18 @@ store_create_file(const char *path, char **cause)
 
 	if (store_mkdirs(path, cause) != 0)
 		return -1;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/*
+	 * O_EXCL: the file was missing a moment ago, so anything there now
+	 * (a dangling symlink planted in a shared directory, a racing
+	 * creator) is not ours to write through.
+	 */
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
 	if (fd == -1) {
-		xasprintf(cause, "cannot create database %s: %s", path,
-		    strerror(errno));
+		xasprintf(cause, "cannot create database %s: %s%s", path,
+		    strerror(errno), errno == EEXIST || errno == ELOOP ?
+		    " (a symlink or a file appeared at that name: remove it "
+		    "or give another --db)" : "");
 		return -1;
 	}
 	close(fd);
@@ -204,6 +212,44 @@ fail:
 }
 
 /*
+ * A database that others can read (or write) leaks every message recorded
+ * in it, and SQLite gives its -wal and -shm files the same mode.  Set the
+ * files we own to 0600 and say so; for one we do not own, say what to do.
+ */
+static void
+store_fix_mode(const char *path)
+{
+	static const char	*suffixes[] = { "", "-wal", "-shm" };
+	struct stat		 sb;
+	char			*file;
+	size_t			 i;
+
+	for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		xasprintf(&file, "%s%s", path, suffixes[i]);
+		if (stat(file, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+		    (sb.st_mode & 077) == 0) {
+			free(file);
+			continue;
+		}
+		if (sb.st_uid != geteuid())
+			log_warn("%s is readable by other users (mode %04o) "
+			    "and not ours to change: ask its owner to run "
+			    "chmod 600 on it", file,
+			    (unsigned)(sb.st_mode & 07777));
+		else if (chmod(file, 0600) != 0)
+			log_warn("%s is readable by other users (mode %04o) "
+			    "and cannot be made private: %s (run chmod 600 "
+			    "on it)", file, (unsigned)(sb.st_mode & 07777),
+			    strerror(errno));
+		else
+			log_warn("%s was readable by other users (mode %04o): "
+			    "set to 0600", file,
+			    (unsigned)(sb.st_mode & 07777));
+		free(file);
+	}
+}
+
+/*
  * Process-wide SQLite settings, before the first connection: no memory
  * statistics (they take a global mutex on every allocation SQLite makes,
  * a few per inserted row).
@@ -225,9 +271,10 @@ store_open(const char *path, int flags, char **cause)
 	struct stat	 sb;
 	int		 rc, fresh = 0;
 
-	if (stat(path, &sb) == 0)
+	if (stat(path, &sb) == 0) {
 		fresh = (sb.st_size == 0);
-	else {
+		store_fix_mode(path);
+	} else {
 		if (!(flags & STORE_CREATE)) {
 			xasprintf(cause, "no database at %s (record a session "
 			    "first, or give --db)", path);
@@ -330,17 +377,26 @@ store_reserve(struct store *st)
 	free(copy1);
 	free(copy2);
 
+	/*
+	 * The name is predictable and the directory may be shared: never
+	 * follow or reuse what is there (a planted symlink would get its
+	 * target truncated and filled).  A name already taken means no
+	 * reserve, which is only a debug line.
+	 */
 	xasprintf(&path, "%s-reserve.%ld", st->path, (long)getpid());
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd == -1)
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd == -1) {
 		log_debug("no reserve for %s: %s", st->path, strerror(errno));
-	else if ((rc = posix_fallocate(fd, 0, STORE_RESERVE)) != 0) {
+		free(path);
+		return;
+	}
+	if ((rc = posix_fallocate(fd, 0, STORE_RESERVE)) != 0) {
 		log_debug("no reserve for %s: %s", st->path, strerror(rc));
 		unlink(path);
 	} else
 		st->reserved = 1;
-	if (fd != -1)
-		close(fd);
+	close(fd);
 	free(path);
 }
 
