@@ -75,7 +75,8 @@ print_session_cb(const struct session_row *r, void *arg)
 	else
 		snprintf(status, sizeof status, "%s", fmt_session_state(r));
 	if (r->ended_ns != 0)
-		fmt_duration(r->ended_ns - r->started_ns, dur, sizeof dur);
+		fmt_duration(clock_sub(r->ended_ns, r->started_ns), dur,
+		    sizeof dur);
 	else
 		snprintf(dur, sizeof dur, "-");
 	target = fmt_target(r->target);

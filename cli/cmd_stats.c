@@ -74,7 +74,8 @@ stats_session_cb(const struct session_row *r, void *arg)
 	char		 when[32], dur[32];
 	int64_t		 ran;
 
-	ran = (r->ended_ns != 0 ? r->ended_ns : sx->now) - r->started_ns;
+	ran = clock_sub(r->ended_ns != 0 ? r->ended_ns : sx->now,
+	    r->started_ns);
 	if (sx->json) {
 		o = json_object();
 		json_object_set_new(o, "id", json_integer(r->id));
@@ -150,7 +151,8 @@ stats_hung_cb(const struct hung_row *h, void *arg)
 	char		 age[32];
 	int64_t		 waited;
 
-	waited = (h->ended_ns != 0 ? h->ended_ns : sx->now) - h->ts_ns;
+	waited = clock_sub(h->ended_ns != 0 ? h->ended_ns : sx->now,
+	    h->ts_ns);
 	if (sx->rows++ >= (sx->json ? STATS_HUNG_JSON : STATS_HUNG_TEXT))
 		return 0;	/* counted, not listed */
 	if (sx->json) {

@@ -81,6 +81,11 @@ int64_t		 clock_wall_ns(void);
 int64_t		 clock_mono_ns(void);
 int		 clock_parse_span(const char *, int64_t *);
 int		 clock_parse_iso(const char *, int64_t *);
+int64_t		 clock_sub(int64_t, int64_t);
+int64_t		 clock_add(int64_t, int64_t);
+/* clock_parse_iso(): a real time, but not one int64_t ns can hold. */
+#define CLOCK_ERANGE		(-2)
+#define CLOCK_RANGE_TEXT	"time out of range (1678-2262)"
 
 /* dir names: "c2s" and "s2c" as stored; kind names as stored. */
 const char	*dir_name(enum dir);

@@ -402,7 +402,7 @@ engine_step(struct engine *e)
 		}
 		now = clock_mono_ns();
 		if (e->opt->pace && e->next > 0 &&
-		    (due = e->last_send_ns + s->gap_ns) > now) {
+		    (due = clock_add(e->last_send_ns, s->gap_ns)) > now) {
 			tv.tv_sec = (due - now) / 1000000000;
 			tv.tv_usec = ((due - now) % 1000000000) / 1000;
 			evtimer_add(e->step_ev, &tv);
@@ -762,7 +762,7 @@ engine_results(struct engine *e)
 		res->method = m->method;
 		res->id = m->id;
 		res->params = short_params(m->json);
-		res->rec_latency_ns = a->mono_ns - m->mono_ns;
+		res->rec_latency_ns = clock_sub(a->mono_ns, m->mono_ns);
 		res->live_latency_ns = (r->state == RQ_ANSWERED) ?
 		    r->answered_ns - r->sent_ns : -1;
 		if (m->method != NULL && e->opt->rules != NULL &&

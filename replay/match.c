@@ -326,14 +326,14 @@ match_attribute(struct matcher *m, const ssize_t *entry_of)
 			owner = match_owner(m, r, flight, nflight);
 			e = &m->e[owner];
 			match_item(&e->before, &e->nbefore, i,
-			    r->mono_ns - p->m[e->req].mono_ns);
+			    clock_sub(r->mono_ns, p->m[e->req].mono_ns));
 		} else if (last >= 0) {
 			e = &m->e[last];
 			match_item(&e->after, &e->nafter, i,
-			    r->mono_ns - p->m[e->req].mono_ns);
+			    clock_sub(r->mono_ns, p->m[e->req].mono_ns));
 		} else
 			match_item(&m->prelude, &m->nprelude, i,
-			    r->mono_ns - start);
+			    clock_sub(r->mono_ns, start));
 	}
 	free(flight);
 }
@@ -382,7 +382,8 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 		    m->nignore);
 		e->redacted = redacted_in(json_object_get(p->m[i].json,
 		    "params"));
-		e->latency_ns = p->m[e->resp].mono_ns - p->m[i].mono_ns;
+		e->latency_ns = clock_sub(p->m[e->resp].mono_ns,
+		    p->m[i].mono_ns);
 		entry_of[i] = (ssize_t)m->n++;
 	}
 	match_attribute(m, entry_of);

@@ -101,7 +101,8 @@ plan_build(struct plan *p)
 		s = &p->sends[p->nsends++];
 		memset(s, 0, sizeof *s);
 		s->msg = i;
-		s->gap_ns = (prev_mono < 0) ? 0 : m->mono_ns - prev_mono;
+		s->gap_ns = (prev_mono < 0) ? 0 : clock_sub(m->mono_ns,
+		    prev_mono);
 		prev_mono = m->mono_ns;
 		if (nanswered > done) {
 			s->nneeds = nanswered - done;

@@ -452,7 +452,8 @@ query_rel_bound(const struct query_cursor *c, int64_t rel)
 {
 	if (rel == INT64_MIN || rel == INT64_MAX)
 		return rel;
-	return c->start_mono + rel;
+	/* A session that starts near the end of the range: held there. */
+	return clock_add(c->start_mono, rel);
 }
 
 /* Bind text, or NULL for a criterion not given. */

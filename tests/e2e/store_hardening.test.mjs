@@ -73,11 +73,12 @@ test('a dangling symlink at a new database path is refused, not written through'
 });
 
 test('a database readable by others is made 0600 (db, -wal, -shm) with a warning', { timeout: 30000 }, async () => {
-  await withCleanup(async ({ dir }) => {
+  await withCleanup(async ({ dir, defer }) => {
     const db = join(dir, 'open.db');
     writeFileSync(db, '');
     chmodSync(db, 0o666);
     const run = start(MCPREEL, ['record', '--db', db, '--', 'cat']);
+    defer(async () => { run.child.kill('SIGKILL'); });
     run.child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
     assert.ok(await until(() => existsSync(`${db}-wal`) && existsSync(`${db}-shm`), 10000), 'WAL files exist');
     const modes = [db, `${db}-wal`, `${db}-shm`].map((f) => (statSync(f).mode & 0o777).toString(8));
@@ -104,9 +105,9 @@ test('kill -9 of the recorder: sessions, stats and show say "recorder gone"', { 
     run.child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
     assert.ok(await until(() => sql(db, 'SELECT count(*) AS n FROM messages')[0].n === 2, 10000));
     const live = JSON.parse((await runMcpreel(['sessions', '--db', db, '--json'])).stdout.toString());
-    assert.equal(live.state, 'open', 'open while the recorder runs');
     run.child.kill('SIGKILL');
     await run.exited;
+    assert.equal(live.state, 'open', 'open while the recorder ran');
     const text = (await runMcpreel(['sessions', '--db', db])).stdout.toString();
     assert.match(text, /recorder gone/, text);
     const js = JSON.parse((await runMcpreel(['sessions', '--db', db, '--json'])).stdout.toString());
