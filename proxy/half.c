@@ -165,6 +165,7 @@ half_close_out(struct half *h)
 	evbuffer_drain(h->backlog, half_backlog(h));
 	if (h->dir == DIR_C2S) {
 		close(h->out_fd);
+		relay_end_now(r, "the server's stdin was closed");
 		if (r->child != NULL)
 			child_stop(r->child);
 	} else {

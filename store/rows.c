@@ -130,7 +130,8 @@ rows_init(struct writer *w, char **cause)
 	    " ts_ns, mono_ns, kind, text) VALUES (?, ?, ?, ?, ?)",
 	    cause) != 0 ||
 	    rows_prepare(w, &w->end_session, "UPDATE sessions SET ended_ns "
-	    "= ?, exit_status = ?, exit_signal = ?, end_reason = ?, "
+	    "= ?, exit_status = coalesce(?, exit_status), "
+	    "exit_signal = coalesce(?, exit_signal), end_reason = ?, "
 	    "messages_lost = ?, store_error = coalesce(?, store_error) "
 	    "WHERE id = ?", cause) != 0 ||
 	    rows_prepare(w, &w->upd_broken, "UPDATE sessions SET "
