@@ -15,6 +15,8 @@
 
 /* The most of one line kept for the record (--max-record-size); 0: all. */
 static size_t	 line_max = RECORD_MAX_RECORD;
+/* The most the database takes in one row (store_max_message); 0: unknown. */
+static size_t	 line_store_max;
 
 void
 record_set_max_record(size_t max)
@@ -22,11 +24,31 @@ record_set_max_record(size_t max)
 	line_max = max;
 }
 
-/* The record size cap in force. */
+void
+record_set_store_max(size_t max)
+{
+	line_store_max = max;
+}
+
+/*
+ * The record size cap in force: --max-record-size, or less when the
+ * database cannot store that much in one row.  Never 0 ("all") once the
+ * database's limit is known.
+ */
 size_t
 line_cap(void)
 {
+	if (line_store_max != 0 && (line_max == 0 || line_max > line_store_max))
+		return line_store_max;
 	return line_max;
+}
+
+/* Whether the cap in force is the database's rather than the user's. */
+int
+line_cap_is_store(void)
+{
+	return line_store_max != 0 && (line_max == 0 ||
+	    line_max > line_store_max);
 }
 
 void
@@ -40,7 +62,7 @@ line_init(struct line *l, enum dir d)
 void
 line_add(struct line *l, const char *src, size_t n, int whole)
 {
-	size_t	cap, max = line_max;
+	size_t	cap, max = line_cap();
 
 	l->wire += n;
 	if (max != 0 && l->len + n > max) {

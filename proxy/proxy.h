@@ -77,7 +77,9 @@ struct line {
  */
 #define RECORD_MAX_RECORD	((size_t)128 * 1024 * 1024)
 void		 record_set_max_record(size_t);
+void		 record_set_store_max(size_t);
 size_t		 line_cap(void);
+int		 line_cap_is_store(void);
 void		 line_init(struct line *, enum dir);
 void		 line_add(struct line *, const char *, size_t, int);
 struct msg	*line_finish(struct line *);

@@ -250,6 +250,42 @@ store_fix_mode(const char *path)
 }
 
 /*
+ * MCPREEL_TEST_SQLITE_LENGTH (bytes): lower SQLite's limit on one string,
+ * blob or row on this connection, so that the tests can try a message
+ * longer than SQLite can store without pushing a gigabyte.  Not for use.
+ */
+static void
+store_test_limit(struct store *st)
+{
+	const char	*v = getenv("MCPREEL_TEST_SQLITE_LENGTH");
+	char		*end;
+	long long	 n;
+
+	if (v == NULL || *v == '\0')
+		return;
+	n = strtoll(v, &end, 10);
+	if (*end == '\0' && n > 0 && n <= INT32_MAX)
+		sqlite3_limit(st->db, SQLITE_LIMIT_LENGTH, (int)n);
+}
+
+/*
+ * The longest message this database can take in one row: SQLite refuses a
+ * blob (and a row) longer than its SQLITE_LIMIT_LENGTH (1 GB unless
+ * built otherwise), so the record keeps at most that, less room for the
+ * row's other columns.
+ */
+size_t
+store_max_message(struct store *st)
+{
+	size_t	limit = (size_t)sqlite3_limit(st->db, SQLITE_LIMIT_LENGTH, -1);
+	size_t	margin = STORE_ROW_MARGIN;
+
+	if (margin > limit / 4)
+		margin = limit / 4;
+	return limit - margin;
+}
+
+/*
  * Process-wide SQLite settings, before the first connection: no memory
  * statistics (they take a global mutex on every allocation SQLite makes,
  * a few per inserted row).
@@ -297,6 +333,7 @@ store_open(const char *path, int flags, char **cause)
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
+	store_test_limit(st);
 	/*
 	 * A new file gets 16 KiB pages (set before WAL, which fixes it): rows
 	 * go in ~20% faster than with 4 KiB.  Foreign keys are checked once

@@ -51,11 +51,17 @@ struct wsession_meta {
 /* store.c */
 #define STORE_CREATE	0x1	/* create the file (mode 0600) and its dirs */
 struct store	*store_open(const char *, int, char **);
+size_t		 store_max_message(struct store *);
 void		 store_close(struct store *);
 const char	*store_path(const struct store *);
 int		 store_exec(struct store *, const char *, char **);
 /* The room store_reserve() keeps for the last words on a full disk. */
 #define STORE_RESERVE	(512 * 1024)
+/*
+ * Room in a message's row for its columns other than raw (method, id,
+ * digest, ...), kept below SQLite's length limit, which bounds a row too.
+ */
+#define STORE_ROW_MARGIN	(64 * 1024)
 void		 store_reserve(struct store *);
 void		 store_release(struct store *);
 
