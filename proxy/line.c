@@ -6,6 +6,7 @@
  * the size.  The stdio relay (record.c) keeps one per direction.
  */
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "proxy.h"
@@ -68,10 +69,15 @@ line_add(struct line *l, const char *src, size_t n, int whole)
 	if (max != 0 && l->len + n > max) {
 		if (l->digest == NULL) {
 			l->digest = digest_new();
-			if (l->cur != NULL)
+			l->ident = xmalloc(sizeof *l->ident);
+			ident_init(l->ident);
+			if (l->cur != NULL) {
 				digest_update(l->digest, l->cur->raw, l->len);
+				ident_feed(l->ident, l->cur->raw, l->len);
+			}
 		}
 		digest_update(l->digest, src, n);
+		ident_feed(l->ident, src, n);
 		n = max - l->len;
 		whole = 0;
 		if (n == 0)
@@ -115,6 +121,8 @@ line_finish(struct line *l)
 		m->wire_size = (int64_t)l->wire;
 		m->sha256 = digest_hex_free(l->digest);
 		m->flags |= MSG_TRUNCATED;
+		m->ident = ident_finish(l->ident, &m->ident_len);
+		free(l->ident);
 	}
 	line_init(l, l->dir);
 	return m;
@@ -126,5 +134,6 @@ line_clear(struct line *l)
 {
 	msg_free(l->cur);
 	digest_free(l->digest);
+	free(l->ident);
 	line_init(l, l->dir);
 }

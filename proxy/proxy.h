@@ -68,6 +68,7 @@ struct line {
 	size_t		 cap;
 	uint64_t	 wire;		/* all of them, kept or not */
 	struct digest	*digest;	/* past the cap: of all of them */
+	struct ident	*ident;		/* past the cap: its kind, method, id */
 };
 /*
  * --max-record-size: a line longer than this is forwarded whole but

@@ -312,13 +312,16 @@ query_cursor_init(struct query_cursor *c)
  * Whether message m is an error: an error response, or a result that
  * says "isError": true (a tool call that failed).  The JSON is only
  * parsed when "isError" is in its bytes; json_valid first, as json_type
- * fails the whole statement on text it cannot parse (too deep).
+ * fails the whole statement on text it cannot parse (too deep, or a
+ * prefix cut at the record cap), and in a CASE: the planner may reorder
+ * the terms of an AND.
  */
 #define QUERY_IS_ERROR(m)						\
 	"(" m ".kind = 'error' OR (" m ".kind = 'response' AND "	\
-	"instr(" m ".raw, CAST('\"isError\"' AS BLOB)) > 0 AND "	\
-	"json_valid(CAST(" m ".raw AS TEXT)) AND "			\
-	"json_type(CAST(" m ".raw AS TEXT), '$.result.isError') = 'true'))"
+	"CASE WHEN instr(" m ".raw, CAST('\"isError\"' AS BLOB)) > 0 "	\
+	"AND json_valid(CAST(" m ".raw AS TEXT)) THEN "			\
+	"json_type(CAST(" m ".raw AS TEXT), '$.result.isError') = 'true' "	\
+	"ELSE 0 END))"
 
 /*
  * The filtered timeline.  Its first read finds a session's rows through
