@@ -29,9 +29,11 @@ cli_target_open(struct event_base *base, const struct xport_cbs *cbs,
 static int
 load_cb(const struct timeline_row *r, void *arg)
 {
-	if (!r->is_event)
-		plan_add(arg, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw,
-		    r->m.len);
+	if (r->is_event)
+		return 0;
+	plan_add(arg, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw, r->m.len);
+	if (r->m.truncated)
+		plan_set_truncated(arg, r->m.kind, r->m.method, r->m.rpc_id);
 	return 0;
 }
 

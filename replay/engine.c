@@ -749,9 +749,10 @@ engine_results(struct engine *e)
 	size_t			 i;
 
 	for (i = 0; i < p->n; i++) {
-		if ((r = e->by_msg[i]) == NULL)
-			continue;
 		m = &p->m[i];
+		if ((r = e->by_msg[i]) == NULL && !(m->truncated &&
+		    m->dir == DIR_C2S && m->kind == KIND_REQUEST))
+			continue;
 		if (m->answer < 0)
 			continue;	/* unanswered in the recording */
 		a = &p->m[m->answer];
@@ -763,9 +764,11 @@ engine_results(struct engine *e)
 		res->id = m->id;
 		res->params = short_params(m->json);
 		res->rec_latency_ns = clock_sub(a->mono_ns, m->mono_ns);
-		res->live_latency_ns = (r->state == RQ_ANSWERED) ?
-		    r->answered_ns - r->sent_ns : -1;
-		if (m->method != NULL && e->opt->rules != NULL &&
+		res->live_latency_ns = (r != NULL && r->state == RQ_ANSWERED) ?
+		    clock_sub(r->answered_ns, r->sent_ns) : -1;
+		if (m->truncated || a->truncated)
+			res->status = RSTATUS_TRUNCATED;
+		else if (m->method != NULL && e->opt->rules != NULL &&
 		    diff_rules_ignores_method(e->opt->rules, m->method))
 			res->status = RSTATUS_IGNORED;
 		else if (r->state != RQ_ANSWERED)

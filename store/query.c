@@ -161,6 +161,7 @@ query_message_row(sqlite3_stmt *stmt, struct timeline_row *r)
 	r->m.reply_seq = sqlite3_column_int64(stmt, 8);
 	r->m.raw = sqlite3_column_blob(stmt, 9);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 9);
+	r->m.truncated = sqlite3_column_int(stmt, 10);
 }
 
 /* Fill r from a row of the event statement in query_timeline. */
@@ -233,9 +234,9 @@ query_timeline(struct store *st, int64_t session, int with_events,
 	    "WHERE session_id = ?1 ORDER BY mono_ns, seq", &order,
 	    cause) != 0 ||
 	    query_prepare(st, "SELECT m.seq, m.direction, m.ts_ns, m.mono_ns, "
-	    "m.kind, m.method, m.rpc_id, m.mono_ns - q.mono_ns, q.seq, m.raw "
-	    "FROM messages m LEFT JOIN messages q ON q.id = m.reply_to "
-	    "WHERE m.id = ?1", &one, cause) != 0 ||
+	    "m.kind, m.method, m.rpc_id, m.mono_ns - q.mono_ns, q.seq, m.raw, "
+	    "m.truncated FROM messages m LEFT JOIN messages q "
+	    "ON q.id = m.reply_to WHERE m.id = ?1", &one, cause) != 0 ||
 	    (with_events && query_prepare(st, "SELECT ts_ns, mono_ns, kind, "
 	    "text FROM events WHERE session_id = ?1 ORDER BY mono_ns, id",
 	    &ev, cause) != 0))

@@ -130,6 +130,7 @@ struct message_row {
 					   when unpaired */
 	const void	*raw;
 	size_t		 len;
+	int		 truncated;	/* raw is a prefix (the record cap) */
 };
 
 struct event_row {

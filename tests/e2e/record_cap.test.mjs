@@ -155,6 +155,25 @@ test('the SDK client calls server-everything\'s echo with 300 KB under a 64K cap
     assert.deepEqual(stats.hung ?? [], [], 'no hung request');
     const text = (await runMcpreel(['stats', '--db', db, '1'])).stdout.toString();
     assert.match(text, /no hung requests: every request was answered/);
+
+    // replay counts the cut request and says why it is not sent.
+    const rp = await runMcpreel(['replay', '--db', db, '1', '--report', 'json', '--', process.execPath, serverEverythingEntry(), 'stdio']);
+    const rep = JSON.parse(rp.stdout.toString());
+    t.diagnostic(`replay: ${JSON.stringify({ requests: rep.requests, same: rep.same, truncated: rep.truncated })}`);
+    assert.equal(rep.requests, 2, 'initialize and the cut tools/call');
+    assert.equal(rep.truncated, 1);
+    assert.equal(rp.code, 0, rp.stderr.toString());
+    const rt = await runMcpreel(['replay', '--db', db, '1', '--', process.execPath, serverEverythingEntry(), 'stdio']);
+    assert.match(rt.stdout.toString(), /2 requests, 1 same, 0 different, 0 missing, 1 not replayed \(recorded cut at --max-record-size\)/);
+
+    // mock explains it cannot play it (not "never answered").
+    const mockClient = new Client(CLIENT_INFO);
+    await mockClient.connect(new StdioClientTransport({ command: MCPREEL, args: ['mock', '--db', db, '1'], stderr: 'pipe' }));
+    const err = await mockClient.callTool({ name: 'echo', arguments: { message } }).then(() => null, (e) => e);
+    await mockClient.close();
+    assert.ok(err, 'the mock refuses the call');
+    assert.match(String(err.message), /cut at --max-record-size, so it cannot be matched or played/);
+    assert.doesNotMatch(String(err.message), /never answered/);
   });
 });
 
