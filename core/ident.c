@@ -282,9 +282,10 @@ ident_finish(struct ident *id, size_t *len)
 		xasprintf(&out, "{\"method\":%.*s%s%.*s}",
 		    (int)id->method_len, id->method, id->has_id ? ",\"id\":" :
 		    "", id->has_id ? (int)id->id_len : 0, id->id);
-	else if (id->has_id && id->has_result != id->has_error)
-		xasprintf(&out, "{\"id\":%.*s,\"%s\":null}",
-		    (int)id->id_len, id->id, id->has_result ? "result" :
+	else if (id->has_result != id->has_error)
+		xasprintf(&out, "{%s%.*s%s\"%s\":null}", id->has_id ?
+		    "\"id\":" : "", id->has_id ? (int)id->id_len : 0, id->id,
+		    id->has_id ? "," : "", id->has_result ? "result" :
 		    "error");
 	else
 		return NULL;

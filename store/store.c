@@ -126,7 +126,8 @@ store_mkdirs(const char *path, char **cause)
 static int
 store_create_file(const char *path, char **cause)
 {
-	int	fd;
+	struct stat	sb;
+	int		fd;
 
 	if (store_mkdirs(path, cause) != 0)
 		return -1;
@@ -137,6 +138,10 @@ store_create_file(const char *path, char **cause)
 	 */
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 	    0600);
+	/* Another recorder created it meanwhile: a plain file is fine. */
+	if (fd == -1 && errno == EEXIST && lstat(path, &sb) == 0 &&
+	    S_ISREG(sb.st_mode))
+		return 0;
 	if (fd == -1) {
 		xasprintf(cause, "cannot create database %s: %s%s", path,
 		    strerror(errno), errno == EEXIST || errno == ELOOP ?

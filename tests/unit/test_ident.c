@@ -28,6 +28,8 @@ static const char *ident_cases[] = {
 	"{\"jsonrpc\":\"2.0\",\"result\":1,\"error\":2,\"id\":1}",
 	"{\"method\":5,\"id\":1}",
 	"{}",
+	"{\"jsonrpc\":{},\"error\":{}}",
+	"{\"result\":[],\"id\":\"a\\\"b\"}",
 };
 
 struct got {
