@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -95,6 +95,20 @@ test('a database readable by others is made 0600 (db, -wal, -shm) with a warning
     chmodSync(`${db}-wal`, 0o644);
     const third = await runMcpreel(['sessions', '--db', db]);
     assert.match(third.stderr.toString(), /open\.db-wal was readable by other users \(mode 0644\): set to 0600/);
+  });
+});
+
+test('a readable database owned by another user: a warning that says what to do, its mode left alone', { timeout: 30000, skip: process.getuid() !== 0 && 'needs root to chown' }, async () => {
+  await withCleanup(async ({ dir }) => {
+    const db = join(dir, 'theirs.db');
+    const rec = await runMcpreel(['record', '--db', db, '--', 'true']);
+    assert.equal(rec.code, 0);
+    chmodSync(db, 0o644);
+    chownSync(db, 65534, 65534);
+    const r = await runMcpreel(['sessions', '--db', db]);
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.match(r.stderr.toString(), /theirs\.db is readable by other users \(mode 0644\) and not ours to change: ask its owner to run chmod 600 on it/);
+    assert.equal((statSync(db).mode & 0o777).toString(8), '644');
   });
 });
 
