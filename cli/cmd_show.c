@@ -285,7 +285,7 @@ show_follow(struct show *sh, struct store *st, int64_t id,
     const struct query_filter *f, char **cause)
 {
 	struct sigaction	 sa;
-	int			 last = 0;
+	int			 last = 0, final = 0;
 
 	if (sh->follow) {
 		memset(&sa, 0, sizeof sa);
@@ -300,8 +300,22 @@ show_follow(struct show *sh, struct store *st, int64_t id,
 			return -1;
 		if (fflush(stdout) != 0 || sh->out_closed)
 			break;
-		if (sh->cur.ended || !sh->follow || show_stop)
+		if (!sh->follow || show_stop)
 			break;
+		if (sh->cur.ended) {
+			/*
+			 * A stdio recorder writes the session's end as soon as
+			 * it is told to stop, then reads what the server still
+			 * says: follow until it has exited, and read once more.
+			 */
+			if (!sh->cur.stdio || sh->cur.recorder_pid <= 0 || final)
+				break;
+			if (!prune_pid_alive(sh->cur.recorder_pid))
+				final = 1;
+			else if (show_wait(SHOW_FOLLOW_POLL_MS) || show_stop)
+				break;
+			continue;
+		}
 		if (last) {
 			log_warnx("the recorder of session %lld (pid %lld) has "
 			    "exited without ending it: nothing more will come",

@@ -178,6 +178,7 @@ struct query_cursor {
 	int64_t		 start_mono;	/* the session's first row (message or
 					   event): the timeline's time 0 */
 	int		 ended;		/* the session had ended (ended_ns) */
+	int		 stdio;		/* recorded over stdio */
 	int64_t		 recorder_pid;	/* 0 when not recorded; -1 imported */
 };
 

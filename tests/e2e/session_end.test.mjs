@@ -118,3 +118,30 @@ test('the host closes stdin and the server holds on: ended (with the reason) bef
     assert.equal(s.exit_signal, 9, 'the exit status is added once the server is reaped');
   });
 });
+
+test('show --follow of a stdio session ended early still prints what the server says after, then exits', { timeout: 30000 }, async () => {
+  await withCleanup(async ({ dir }) => {
+    const db = join(dir, 'follow.db');
+    const late = '{"jsonrpc":"2.0","method":"notifications/late"}';
+    const child = spawn(MCPREEL, ['record', '--db', db, '--', 'sh', '-c', `cat > /dev/null; sleep 1; echo '${late}'`], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const exited = new Promise((resolve) => child.on('close', resolve));
+    child.stdout.resume();
+    child.stderr.resume();
+    assert.ok(await until(() => session(db) !== undefined, 10000));
+    const follow = spawn(MCPREEL, ['show', '--db', db, '--follow', '--json', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    follow.stdout.on('data', (c) => { out += c; });
+    follow.stderr.resume();
+    const followed = new Promise((resolve) => follow.on('close', resolve));
+    await sleep(300);
+    child.stdin.end();
+    assert.ok(await until(() => session(db).ended_ns !== null, 1500), 'ended at once');
+    await exited;
+    const code = await Promise.race([followed, sleep(10000).then(() => 'still running')]);
+    if (code === 'still running') follow.kill('SIGKILL');
+    assert.equal(code, 0, 'show --follow exits once the recorder has');
+    assert.match(out, /notifications\/late/, 'the line the server wrote after the end was written');
+  });
+});
