@@ -237,17 +237,17 @@ store_fix_mode(const char *path)
 			continue;
 		}
 		if (sb.st_uid != geteuid())
-			log_warn("%s is readable by other users (mode %04o) "
+			log_warnx("%s is readable by other users (mode %04o) "
 			    "and not ours to change: ask its owner to run "
 			    "chmod 600 on it", file,
 			    (unsigned)(sb.st_mode & 07777));
 		else if (chmod(file, 0600) != 0)
-			log_warn("%s is readable by other users (mode %04o) "
+			log_warnx("%s is readable by other users (mode %04o) "
 			    "and cannot be made private: %s (run chmod 600 "
 			    "on it)", file, (unsigned)(sb.st_mode & 07777),
 			    strerror(errno));
 		else
-			log_warn("%s was readable by other users (mode %04o): "
+			log_warnx("%s was readable by other users (mode %04o): "
 			    "set to 0600", file,
 			    (unsigned)(sb.st_mode & 07777));
 		free(file);

@@ -86,7 +86,7 @@ test('a database readable by others is made 0600 (db, -wal, -shm) with a warning
     const { code } = await run.exited;
     assert.equal(code, 0);
     assert.deepEqual(modes, ['600', '600', '600']);
-    assert.match(run.stderr(), /open\.db was readable by other users \(mode 0666\): set to 0600/);
+    assert.match(run.stderr(), /open\.db was readable by other users \(mode 0666\): set to 0600$/m);
     // Fixed once: the next run says nothing.
     const again = await runMcpreel(['sessions', '--db', db]);
     assert.doesNotMatch(again.stderr.toString(), /readable by other users/);
@@ -94,7 +94,7 @@ test('a database readable by others is made 0600 (db, -wal, -shm) with a warning
     writeFileSync(`${db}-wal`, '');
     chmodSync(`${db}-wal`, 0o644);
     const third = await runMcpreel(['sessions', '--db', db]);
-    assert.match(third.stderr.toString(), /open\.db-wal was readable by other users \(mode 0644\): set to 0600/);
+    assert.match(third.stderr.toString(), /open\.db-wal was readable by other users \(mode 0644\): set to 0600$/m);
   });
 });
 
@@ -107,7 +107,7 @@ test('a readable database owned by another user: a warning that says what to do,
     chownSync(db, 65534, 65534);
     const r = await runMcpreel(['sessions', '--db', db]);
     assert.equal(r.code, 0, r.stderr.toString());
-    assert.match(r.stderr.toString(), /theirs\.db is readable by other users \(mode 0644\) and not ours to change: ask its owner to run chmod 600 on it/);
+    assert.match(r.stderr.toString(), /theirs\.db is readable by other users \(mode 0644\) and not ours to change: ask its owner to run chmod 600 on it$/m);
     assert.equal((statSync(db).mode & 0o777).toString(8), '644');
   });
 });
