@@ -25,8 +25,19 @@ async function until(cond, ms, step = 20) {
   return holds();
 }
 
+// Running: it exists and is not a zombie (a killed process stays one
+// until whoever inherited it reaps it).
 function alive(pid) {
-  try { process.kill(pid, 0); return true; } catch (e) { return e.code === 'EPERM'; }
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 /** Start a command with stdin open; returns {child, exited, stderr()}. */
