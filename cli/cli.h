@@ -46,6 +46,7 @@ void		 opterr_report(const char *, int, char **, const char *,
 void		 opterr_command(const char *);
 
 /* format.c */
+struct session_row;
 const char	*fmt_time(int64_t, char *, size_t);
 const char	*fmt_duration(int64_t, char *, size_t);
 void		 fmt_preview(FILE *, const void *, size_t, size_t);
@@ -54,6 +55,7 @@ void		 fmt_json_bytes(json_t *, const char *, const char *,
 		     const void *, size_t);
 void		 fmt_json_line(json_t *);
 char		*fmt_target(const char *);
+const char	*fmt_session_state(const struct session_row *);
 
 /* target.c */
 struct event_base;

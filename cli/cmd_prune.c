@@ -15,6 +15,12 @@
 #include "store.h"
 
 /*
+ * How long after its end a stdio session may still be recorded: the stop
+ * sequence (4 s), the drain (2 s) and the flush (10 s), with room.
+ */
+#define PRUNE_ENDING_NS	(60LL * 1000000000)
+
+/*
  * VACUUM rewrites the whole file, so by default it runs only when the
  * free pages are at least this fraction (1/N) of it: deleting a little of
  * a large database is not worth a rewrite of all of it.
@@ -138,7 +144,14 @@ prune_collect_cb(const struct session_row *r, void *arg)
 	s->messages = r->messages;
 	s->bytes = r->bytes;
 	s->pid = r->recorder_pid;
-	s->recording = r->ended_ns == 0 && prune_pid_alive(r->recorder_pid);
+	/*
+	 * A stdio recorder writes the end as soon as it is told to stop and
+	 * records the server's last words after, for at most a few seconds
+	 * (the stop sequence and the drain): recording until it exits.
+	 */
+	s->recording = (r->ended_ns == 0 || (strcmp(r->transport, "stdio") ==
+	    0 && clock_sub(clock_wall_ns(), r->ended_ns) <
+	    PRUNE_ENDING_NS)) && prune_pid_alive(r->recorder_pid);
 	return 0;
 }
 

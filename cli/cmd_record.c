@@ -95,7 +95,8 @@ cmd_record_usage(FILE *f)
 	    "                ~10 ms of being forwarded (see docs/reliability.md)\n"
 	    "  --max-record-size SIZE\n"
 	    "                record at most SIZE bytes of one message (default\n"
-	    "                128M; K, M, G suffixes; 0: no cap).  A longer one\n"
+	    "                128M; K, M, G suffixes; 0: no cap but SQLite's,\n"
+	    "                1 GB less 64K by default).  A longer one\n"
 	    "                is still forwarded whole, and streamed (memory\n"
 	    "                stays under SIZE, twice that with --durable, which\n"
 	    "                holds a message until it is committed); it is\n"
@@ -454,6 +455,7 @@ cmd_record(int argc, char **argv)
 		free(path);
 		goto usage;
 	}
+	record_set_store_max(store_max_message(st));
 	if (durable) {
 		record_set_durable(1);
 		http.durable = 1;

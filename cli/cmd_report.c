@@ -252,7 +252,7 @@ html_session_cb(const struct session_row *r, void *arg)
 	html_string_or_null(f, fmt_time(r->started_ns, when, sizeof when));
 	if (r->ended_ns != 0)
 		fprintf(f, ",\"duration_ns\":%lld",
-		    (long long)(r->ended_ns - r->started_ns));
+		    (long long)clock_sub(r->ended_ns, r->started_ns));
 	else
 		fputs(",\"duration_ns\":null", f);
 	fputs(",\"end_reason\":", f);
@@ -295,7 +295,7 @@ html_row_cb(const struct timeline_row *r, void *arg)
 	if (r->is_event) {
 		fputs("{\"k\":\"e\",\"kind\":", f);
 		html_string_or_null(f, r->e.kind);
-		fprintf(f, ",\"t\":%lld", (long long)(mono - rp->first_mono));
+		fprintf(f, ",\"t\":%lld", (long long)clock_sub(mono, rp->first_mono));
 		html_text(rp, r->e.text, r->e.len);
 		fputs("}", f);
 		rp->events++;
@@ -303,7 +303,7 @@ html_row_cb(const struct timeline_row *r, void *arg)
 	}
 	fprintf(f, "{\"k\":\"m\",\"seq\":%lld,\"dir\":\"%s\",\"t\":%lld,"
 	    "\"kind\":\"%s\",\"method\":", (long long)m->seq,
-	    dir_name(m->dir), (long long)(mono - rp->first_mono),
+	    dir_name(m->dir), (long long)clock_sub(mono, rp->first_mono),
 	    kind_name(m->kind));
 	html_string_or_null(f, m->method);
 	fputs(",\"id\":", f);

@@ -19,9 +19,12 @@ cmd_sessions_usage(FILE *f)
 	    "List the recorded sessions, oldest first: id, name, transport, when\n"
 	    "it started, how long it ran, messages, bytes, how the server ended,\n"
 	    "and the server command (the one replay or mock ran against, for\n"
-	    "their own sessions).  --json prints one JSON object a line, with\n"
-	    "\"origin\": what made the session (record, import, replay or\n"
-	    "mock).  A name longer than 40 characters is cut, with \"...\".\n");
+	    "their own sessions).  A session that never ended is \"open\" while\n"
+	    "its recorder runs, \"recorder gone\" once that process is gone (it\n"
+	    "was killed: the record stops there).  --json prints one JSON object\n"
+	    "a line, with \"origin\": what made the session (record, import,\n"
+	    "replay or mock) and \"state\": ended, open or recorder gone.  A\n"
+	    "name longer than 40 characters is cut, with \"...\".\n");
 }
 
 static json_t *
@@ -45,6 +48,7 @@ session_json(const struct session_row *r)
 	    json_integer(r->exit_signal) : json_null());
 	json_object_set_new(o, "end_reason", r->end_reason != NULL ?
 	    json_string(r->end_reason) : json_null());
+	json_object_set_new(o, "state", json_string(fmt_session_state(r)));
 	json_object_set_new(o, "messages", json_integer(r->messages));
 	json_object_set_new(o, "bytes", json_integer(r->bytes));
 	json_object_set_new(o, "messages_lost",
@@ -111,9 +115,9 @@ sessions_status(const struct session_row *r, char *status, size_t slen,
 	else if (r->ended_ns != 0)
 		snprintf(status, slen, "ended");
 	else
-		snprintf(status, slen, "open");
+		snprintf(status, slen, "%s", fmt_session_state(r));
 	if (r->ended_ns != 0)
-		fmt_duration(r->ended_ns - r->started_ns, dur, dlen);
+		fmt_duration(clock_sub(r->ended_ns, r->started_ns), dur, dlen);
 	else
 		snprintf(dur, dlen, "-");
 }

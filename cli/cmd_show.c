@@ -106,8 +106,11 @@ show_header(const struct session_row *r)
 	    r->name != NULL ? "\"" : "", r->transport,
 	    fmt_time(r->started_ns, when, sizeof when));
 	if (r->ended_ns != 0)
-		printf("  ran %s", fmt_duration(r->ended_ns - r->started_ns,
+		printf("  ran %s", fmt_duration(clock_sub(r->ended_ns,
+		    r->started_ns),
 		    dur, sizeof dur));
+	else if (strcmp(fmt_session_state(r), "recorder gone") == 0)
+		printf("  (not ended: recorder gone)");
 	else
 		printf("  (not ended)");
 	printf("  %lld messages\n", (long long)r->messages);
@@ -192,7 +195,7 @@ show_line(const struct show *sh, const struct timeline_row *r)
 	char	 lat[32];
 
 	if (r->is_event) {
-		printf("%5s %+10.6f  !  %-12s ", "", (double)(mono -
+		printf("%5s %+10.6f  !  %-12s ", "", (double)clock_sub(mono,
 		    sh->cur.start_mono) / 1e9, r->e.kind);
 		fmt_preview(stdout, r->e.text, r->e.len, SHOW_PREVIEW_COLS + 28);
 		printf("\n");
@@ -203,7 +206,7 @@ show_line(const struct show *sh, const struct timeline_row *r)
 	else
 		lat[0] = '\0';
 	printf("%5lld %+10.6f  %s %-12s %-30s %-6s %8s  ", (long long)r->m.seq,
-	    (double)(mono - sh->cur.start_mono) / 1e9,
+	    (double)clock_sub(mono, sh->cur.start_mono) / 1e9,
 	    r->m.dir == DIR_C2S ? "->" : "<-", kind_name(r->m.kind),
 	    r->m.method != NULL ? r->m.method : "",
 	    r->m.rpc_id != NULL ? r->m.rpc_id : "", lat);
@@ -282,7 +285,7 @@ show_follow(struct show *sh, struct store *st, int64_t id,
     const struct query_filter *f, char **cause)
 {
 	struct sigaction	 sa;
-	int			 last = 0;
+	int			 last = 0, final = 0;
 
 	if (sh->follow) {
 		memset(&sa, 0, sizeof sa);
@@ -297,8 +300,22 @@ show_follow(struct show *sh, struct store *st, int64_t id,
 			return -1;
 		if (fflush(stdout) != 0 || sh->out_closed)
 			break;
-		if (sh->cur.ended || !sh->follow || show_stop)
+		if (!sh->follow || show_stop)
 			break;
+		if (sh->cur.ended) {
+			/*
+			 * A stdio recorder writes the session's end as soon as
+			 * it is told to stop, then reads what the server still
+			 * says: follow until it has exited, and read once more.
+			 */
+			if (!sh->cur.stdio || sh->cur.recorder_pid <= 0 || final)
+				break;
+			if (!prune_pid_alive(sh->cur.recorder_pid))
+				final = 1;
+			else if (show_wait(SHOW_FOLLOW_POLL_MS) || show_stop)
+				break;
+			continue;
+		}
 		if (last) {
 			log_warnx("the recorder of session %lld (pid %lld) has "
 			    "exited without ending it: nothing more will come",
@@ -377,12 +394,17 @@ show_when(struct query_filter *f, int until, const char *arg, char **cause)
 			f->rel_min = v;
 		return 0;
 	}
-	if (clock_parse_iso(arg, &v) == 0) {
+	switch (clock_parse_iso(arg, &v)) {
+	case 0:
 		if (until)
 			f->wall_max = v;
 		else
 			f->wall_min = v;
 		return 0;
+	case CLOCK_ERANGE:
+		xasprintf(cause, "--%s '%s': " CLOCK_RANGE_TEXT ": give a time "
+		    "between 1678 and 2262", until ? "until" : "since", arg);
+		return -1;
 	}
 bad:
 	xasprintf(cause, "--%s '%s': give seconds since the session began "

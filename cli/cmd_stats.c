@@ -75,7 +75,8 @@ stats_session_cb(const struct session_row *r, void *arg)
 	char		 when[32], dur[32];
 	int64_t		 ran;
 
-	ran = (r->ended_ns != 0 ? r->ended_ns : sx->now) - r->started_ns;
+	ran = clock_sub(r->ended_ns != 0 ? r->ended_ns : sx->now,
+	    r->started_ns);
 	if (sx->json) {
 		o = json_object();
 		json_object_set_new(o, "id", json_integer(r->id));
@@ -87,6 +88,8 @@ stats_session_cb(const struct session_row *r, void *arg)
 		json_object_set_new(o, "ended_ns", r->ended_ns != 0 ?
 		    json_integer(r->ended_ns) : json_null());
 		json_object_set_new(o, "duration_ns", json_integer(ran));
+		json_object_set_new(o, "state",
+		    json_string(fmt_session_state(r)));
 		json_object_set_new(o, "messages", json_integer(r->messages));
 		json_object_set_new(o, "bytes", json_integer(r->bytes));
 		json_array_append_new(json_object_get(sx->out, "sessions"), o);
@@ -96,11 +99,12 @@ stats_session_cb(const struct session_row *r, void *arg)
 		printf("%5s  %-16s %-6s %-19s %10s %8s %12s\n", "ID", "NAME",
 		    "TRANS", "STARTED", "DURATION", "MSGS", "BYTES");
 	fmt_duration(ran, dur, sizeof dur);
-	printf("%5lld  %-16s %-6s %s %10s%s %7lld %12lld\n", (long long)r->id,
+	printf("%5lld  %-16s %-6s %s %10s%s %7lld %12lld%s\n", (long long)r->id,
 	    r->name != NULL ? r->name : "-", r->transport,
 	    fmt_time(r->started_ns, when, sizeof when), dur,
 	    r->ended_ns != 0 ? " " : "+", (long long)r->messages,
-	    (long long)r->bytes);
+	    (long long)r->bytes, strcmp(fmt_session_state(r),
+	    "recorder gone") == 0 ? "  (recorder gone)" : "");
 	return 0;
 }
 
@@ -148,7 +152,8 @@ stats_hung_cb(const struct hung_row *h, void *arg)
 	char		 age[32];
 	int64_t		 waited;
 
-	waited = (h->ended_ns != 0 ? h->ended_ns : sx->now) - h->ts_ns;
+	waited = clock_sub(h->ended_ns != 0 ? h->ended_ns : sx->now,
+	    h->ts_ns);
 	if (sx->rows++ >= (sx->json ? STATS_HUNG_JSON : STATS_HUNG_TEXT))
 		return 0;	/* counted, not listed */
 	if (sx->json) {

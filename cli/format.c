@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 
+#include "store.h"
+
 #include "cli.h"
 
 /* Wall-clock ns as local "YYYY-MM-DD HH:MM:SS" into buf. */
@@ -134,4 +136,20 @@ fmt_json_line(json_t *obj)
 {
 	json_dumpf(obj, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
+}
+
+/*
+ * Where a session stands: "ended", "open" (its recorder still runs) or
+ * "recorder gone" (never ended, and the process that recorded it is no
+ * more: killed, or its machine restarted; the record stops where it
+ * stopped).  An imported session without an end is "open".
+ */
+const char *
+fmt_session_state(const struct session_row *r)
+{
+	if (r->ended_ns != 0)
+		return "ended";
+	if (r->recorder_pid > 0 && !prune_pid_alive(r->recorder_pid))
+		return "recorder gone";
+	return "open";
 }

@@ -56,14 +56,16 @@ struct har {
 static void
 har_time(int64_t ns, char *buf, size_t len)
 {
-	time_t		t = (time_t)(ns / 1000000000);
+	/* Floor division: a time before 1970 keeps its milliseconds >= 0. */
+	int64_t		ms = ns / 1000000 - (ns % 1000000 < 0);
+	time_t		t = (time_t)(ms / 1000 - (ms % 1000 < 0));
 	struct tm	tm;
 	char		sec[32];
 
 	if (gmtime_r(&t, &tm) == NULL ||
 	    strftime(sec, sizeof sec, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
 		snprintf(sec, sizeof sec, "1970-01-01T00:00:00");
-	snprintf(buf, len, "%s.%03dZ", sec, (int)(ns / 1000000 % 1000));
+	snprintf(buf, len, "%s.%03dZ", sec, (int)(ms - (int64_t)t * 1000));
 }
 
 /* Milliseconds from microseconds (whole ones: sums stay exact). */
@@ -285,9 +287,10 @@ har_exchange_cb(const struct exchange_row *x, void *arg)
 	h->nxs++;
 
 	/* In microseconds; time is the sum of wait and receive (send: 0). */
-	total = x->has_ended ? (x->ended_ns - x->started_ns) / 1000 : 0;
-	wait = x->has_response_mono ? (x->response_mono_ns - x->mono_ns) /
-	    1000 : total;
+	total = x->has_ended ? clock_sub(x->ended_ns, x->started_ns) / 1000 :
+	    0;
+	wait = x->has_response_mono ? clock_sub(x->response_mono_ns,
+	    x->mono_ns) / 1000 : total;
 	if (wait < 0)
 		wait = 0;
 	if (total < wait)

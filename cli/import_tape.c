@@ -51,12 +51,19 @@ tape_time(struct import *imp, enum field k, const char *name, int64_t *ns)
 		return -1;
 	if (s == NULL)
 		return import_bad(imp, "no \"%s\"", name);
+	/*
+	 * A time nanoseconds cannot hold (year 9999, 1000) is refused, not
+	 * clamped: the trace's times would no longer say when things were.
+	 */
 	rc = tape_iso8601(s, ns);
-	if (rc != 0)
+	if (rc == CLOCK_ERANGE)
+		import_bad(imp, "\"%s\" is a " CLOCK_RANGE_TEXT ": '%s'",
+		    name, s);
+	else if (rc != 0)
 		import_bad(imp, "\"%s\" is not an ISO 8601 time like "
 		    "2026-05-12T23:00:00.123Z: '%s'", name, s);
 	free(s);
-	return rc;
+	return rc != 0 ? -1 : 0;
 }
 
 /* The session, from the meta line (NULL: there was none). */

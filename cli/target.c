@@ -80,9 +80,11 @@ cli_target_label(const struct cli_target *t)
 static int
 load_cb(const struct timeline_row *r, void *arg)
 {
-	if (!r->is_event)
-		plan_add(arg, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw,
-		    r->m.len);
+	if (r->is_event)
+		return 0;
+	plan_add(arg, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw, r->m.len);
+	if (r->m.truncated)
+		plan_set_truncated(arg, r->m.kind, r->m.method, r->m.rpc_id);
 	return 0;
 }
 

@@ -28,6 +28,49 @@ clock_mono_ns(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
+/*
+ * a - b and a + b on nanosecond values, held at the ends of the int64_t
+ * range instead of overflowing: a duration, gap or latency between times
+ * read from a database or an imported trace (which may hold any int64_t)
+ * is then at worst very long, never undefined or negative by wrap-around.
+ */
+int64_t
+clock_sub(int64_t a, int64_t b)
+{
+	int64_t	r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+int64_t
+clock_add(int64_t a, int64_t b)
+{
+	int64_t	r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/*
+ * Seconds and nanoseconds since the epoch as one count of nanoseconds,
+ * or CLOCK_ERANGE when that is outside int64_t (before 1677-09-21 or
+ * after 2262-04-11).
+ */
+static int
+clock_from_secs(int64_t secs, int64_t frac, int64_t *ns)
+{
+	int64_t	v;
+
+	if (__builtin_mul_overflow(secs, (int64_t)1000000000, &v) ||
+	    __builtin_add_overflow(v, frac, &v))
+		return CLOCK_ERANGE;
+	*ns = v;
+	return 0;
+}
+
 /* The units a span may be given in. */
 static const struct {
 	const char	*name;
@@ -117,7 +160,9 @@ clock_days(int y, int m, int d)
  * Parse an ISO 8601 time: "2026-01-05", "2026-01-05T10:00", with seconds
  * and a fraction ("10:00:30.25"), a space for the T, and Z or an offset
  * (+01:00, -0500) at the end.  Without a zone it is local time.  Returns 0
- * and nanoseconds since the epoch in *ns, or -1.
+ * and nanoseconds since the epoch in *ns, -1 when s is not such a time, or
+ * CLOCK_ERANGE for a time that nanoseconds in an int64_t cannot hold
+ * (CLOCK_RANGE_TEXT says which).
  */
 int
 clock_parse_iso(const char *s, int64_t *ns)
@@ -172,9 +217,8 @@ clock_parse_iso(const char *s, int64_t *ns)
 		tm.tm_isdst = -1;
 		/* (-1 is also 23:59:59 on 1969-12-31: not a time we need.) */
 		if ((t = mktime(&tm)) == (time_t)-1)
-			return -1;
-		*ns = (int64_t)t * 1000000000 + frac;
-		return 0;
+			return CLOCK_ERANGE;
+		return clock_from_secs((int64_t)t, frac, ns);
 	}
 	if (*p == 'Z' || *p == 'z') {
 		oh = 0;
@@ -196,6 +240,5 @@ clock_parse_iso(const char *s, int64_t *ns)
 		return -1;
 	secs = clock_days(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
 	    sign * (oh * 3600 + om * 60);
-	*ns = secs * 1000000000 + frac;
-	return 0;
+	return clock_from_secs(secs, frac, ns);
 }

@@ -65,6 +65,10 @@ struct msg {
 					   of them (truncated, redacted), else -1 */
 	char	       *sha256;		/* their SHA-256 in hex, or NULL */
 	int		flags;		/* MSG_TRUNCATED, MSG_REDACTED */
+	char	       *ident;		/* truncated: its kind, method and id as
+					   a small JSON-RPC object (ident.c),
+					   or NULL */
+	size_t		ident_len;
 	size_t		map_len;	/* a mapping of its own (a huge message),
 					   or 0 when it came from malloc */
 };
@@ -81,6 +85,11 @@ int64_t		 clock_wall_ns(void);
 int64_t		 clock_mono_ns(void);
 int		 clock_parse_span(const char *, int64_t *);
 int		 clock_parse_iso(const char *, int64_t *);
+int64_t		 clock_sub(int64_t, int64_t);
+int64_t		 clock_add(int64_t, int64_t);
+/* clock_parse_iso(): a real time, but not one int64_t ns can hold. */
+#define CLOCK_ERANGE		(-2)
+#define CLOCK_RANGE_TEXT	"time out of range (1678-2262)"
 
 /* dir names: "c2s" and "s2c" as stored; kind names as stored. */
 const char	*dir_name(enum dir);
@@ -96,6 +105,39 @@ struct scan_member {
 	size_t		val_len;
 };
 typedef int (*scan_member_cb)(const struct scan_member *, void *);
+
+/*
+ * The identity of a message too long to keep (ident.c): what the stream
+ * of its bytes said of its kind, method and id.  Bounded: a key or a kept
+ * value longer than these is not one we use (rows key ids by up to 256
+ * bytes; a method name is short; "method" spelt in \u escapes is 36).
+ */
+#define IDENT_KEY_MAX	64
+#define IDENT_VALUE_MAX	256
+struct ident {
+	int		state;
+	int		member;		/* of the value being read */
+	int		esc;		/* the last byte in a string was \ */
+	int		in_str;		/* in a string inside a nested value */
+	size_t		depth;		/* of the nested value */
+	char		key[IDENT_KEY_MAX];
+	size_t		key_len;
+	int		key_over;
+	char		val[IDENT_VALUE_MAX];
+	size_t		val_len;
+	int		val_over;
+	char		method[IDENT_VALUE_MAX];	/* as written, quoted */
+	size_t		method_len;
+	char		id[IDENT_VALUE_MAX];		/* as written */
+	size_t		id_len;
+	int		has_method, method_bad, has_id, id_bad;
+	int		has_result, has_error;
+};
+
+/* ident.c */
+void		 ident_init(struct ident *);
+void		 ident_feed(struct ident *, const void *, size_t);
+char		*ident_finish(struct ident *, size_t *);
 
 /* scan.c */
 void		 scan_message(const void *, size_t, struct scan *);

@@ -111,6 +111,8 @@ msg_alloc(enum dir d, size_t len)
 	m->wire_size = -1;
 	m->sha256 = NULL;
 	m->flags = 0;
+	m->ident = NULL;
+	m->ident_len = 0;
 	return m;
 }
 
@@ -133,6 +135,8 @@ msg_realloc(struct msg *m, enum dir d, size_t cap)
 		m->wire_size = -1;
 		m->sha256 = NULL;
 		m->flags = 0;
+		m->ident = NULL;
+		m->ident_len = 0;
 		m->len = 0;
 	} else if (cap > SIZE_MAX - sizeof *m - MSG_HUGE_ALIGN)
 		fatalx("a message of %zu bytes is too large to hold", cap);
@@ -188,6 +192,7 @@ msg_free(struct msg *m)
 		return;
 	free(m->sse_id);
 	free(m->sha256);
+	free(m->ident);
 	if (m->map_len != 0)
 		munmap(m, m->map_len);
 	else

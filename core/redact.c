@@ -638,6 +638,9 @@ redact_msg(const struct redact *r, struct msg *m)
 		n->sha256 = m->sha256;
 		m->sha256 = NULL;
 	}
+	n->ident = m->ident;
+	n->ident_len = m->ident_len;
+	m->ident = NULL;
 	msg_free(m);
 	return n;
 }

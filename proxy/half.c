@@ -59,10 +59,17 @@ half_truncated(struct half *h, const struct msg *m)
 {
 	char	*note;
 
-	xasprintf(&note, "a message of %lld bytes from %s is over the record "
-	    "size cap (--max-record-size %zu): forwarded whole, recorded as "
-	    "its first %zu bytes with its size and SHA-256",
-	    (long long)m->wire_size, h->src_name, line_cap(), m->len);
+	/* Cut by the database's limit: say so, not a cap nobody chose. */
+	if (line_cap_is_store())
+		xasprintf(&note, "a message from %s is longer than SQLite can "
+		    "store (%lld bytes): forwarded whole, recorded as its "
+		    "first %zu bytes with its size and SHA-256", h->src_name,
+		    (long long)m->wire_size, m->len);
+	else
+		xasprintf(&note, "a message of %lld bytes from %s is over the "
+		    "record size cap (--max-record-size %zu): forwarded whole, "
+		    "recorded as its first %zu bytes with its size and SHA-256",
+		    (long long)m->wire_size, h->src_name, line_cap(), m->len);
 	log_warnx("%s", note);
 	tap_event(h->r->tap, h->r->session, "note", note, strlen(note));
 	free(note);
@@ -165,6 +172,7 @@ half_close_out(struct half *h)
 	evbuffer_drain(h->backlog, half_backlog(h));
 	if (h->dir == DIR_C2S) {
 		close(h->out_fd);
+		relay_end_now(r, "the server's stdin was closed");
 		if (r->child != NULL)
 			child_stop(r->child);
 	} else {

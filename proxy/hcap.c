@@ -36,10 +36,14 @@ hcap_add_cb(void *dst, const void *p, size_t len)
 	evbuffer_add(dst, p, len);
 }
 
+/* Past the cap, every byte goes through the digest and the ident. */
 static void
-hcap_digest_cb(void *d, const void *p, size_t len)
+hcap_digest_cb(void *arg, const void *p, size_t len)
 {
-	digest_update(d, p, len);
+	struct hcap	*c = arg;
+
+	digest_update(c->digest, p, len);
+	ident_feed(c->ident, p, len);
 }
 
 /* Copy all of src to the end of dst, leaving src as it was. */
@@ -64,9 +68,11 @@ hcap_copy(struct hcap *c, struct evbuffer *dst, struct evbuffer *src)
 	}
 	if (c->digest == NULL) {
 		c->digest = digest_new();
-		hcap_each(dst, hcap_digest_cb, c->digest);
+		c->ident = xmalloc(sizeof *c->ident);
+		ident_init(c->ident);
+		hcap_each(dst, hcap_digest_cb, c);
 	}
-	hcap_each(src, hcap_digest_cb, c->digest);
+	hcap_each(src, hcap_digest_cb, c);
 	room = (have < max) ? max - have : 0;
 	if (room > 0) {
 		part = xmalloc(room);
@@ -90,6 +96,9 @@ hcap_finish(struct hcap *c, struct msg *m)
 		m->sha256 = digest_hex_free(c->digest);
 		m->flags |= MSG_TRUNCATED;
 		c->digest = NULL;
+		m->ident = ident_finish(c->ident, &m->ident_len);
+		free(c->ident);
+		c->ident = NULL;
 	}
 	c->wire = 0;
 	return over;
@@ -100,5 +109,7 @@ hcap_clear(struct hcap *c)
 {
 	digest_free(c->digest);
 	c->digest = NULL;
+	free(c->ident);
+	c->ident = NULL;
 	c->wire = 0;
 }

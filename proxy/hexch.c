@@ -23,7 +23,16 @@ hexch_tap_data(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
 	evbuffer_copyout(data, m->raw, len);
 	if (sse_id != NULL)
 		m->sse_id = xstrdup(sse_id);
-	if (cap != NULL && hcap_finish(cap, m)) {
+	if (cap != NULL && hcap_finish(cap, m) && line_cap_is_store()) {
+		log_warnx("a message (%s) is longer than SQLite can store "
+		    "(%lld bytes): forwarded whole, recorded as its first %zu "
+		    "bytes with its size and SHA-256", d == DIR_C2S ?
+		    "a request body" : "a response body",
+		    (long long)m->wire_size, len);
+		hexch_note(x, "a message longer than SQLite can store (%lld "
+		    "bytes): recorded as its first %zu bytes with its size and "
+		    "SHA-256", (long long)m->wire_size, len);
+	} else if (cap != NULL && (m->flags & MSG_TRUNCATED)) {
 		log_warnx("a message of %lld bytes (%s) is over the record size "
 		    "cap (--max-record-size %zu): forwarded whole, recorded as "
 		    "its first %zu bytes with its size and SHA-256",

@@ -39,6 +39,7 @@ enum pause_why {
 struct hcap {
 	uint64_t	 wire;		/* all of its bytes so far */
 	struct digest	*digest;	/* past the cap: of all of them */
+	struct ident	*ident;		/* past the cap: its kind, method, id */
 };
 void		 hcap_append(struct evbuffer *, struct evbuffer *);
 void		 hcap_copy(struct hcap *, struct evbuffer *, struct evbuffer *);

@@ -6,6 +6,7 @@
  * the size.  The stdio relay (record.c) keeps one per direction.
  */
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "proxy.h"
@@ -15,6 +16,8 @@
 
 /* The most of one line kept for the record (--max-record-size); 0: all. */
 static size_t	 line_max = RECORD_MAX_RECORD;
+/* The most the database takes in one row (store_max_message); 0: unknown. */
+static size_t	 line_store_max;
 
 void
 record_set_max_record(size_t max)
@@ -22,11 +25,31 @@ record_set_max_record(size_t max)
 	line_max = max;
 }
 
-/* The record size cap in force. */
+void
+record_set_store_max(size_t max)
+{
+	line_store_max = max;
+}
+
+/*
+ * The record size cap in force: --max-record-size, or less when the
+ * database cannot store that much in one row.  Never 0 ("all") once the
+ * database's limit is known.
+ */
 size_t
 line_cap(void)
 {
+	if (line_store_max != 0 && (line_max == 0 || line_max > line_store_max))
+		return line_store_max;
 	return line_max;
+}
+
+/* Whether the cap in force is the database's rather than the user's. */
+int
+line_cap_is_store(void)
+{
+	return line_store_max != 0 && (line_max == 0 ||
+	    line_max > line_store_max);
 }
 
 void
@@ -40,16 +63,21 @@ line_init(struct line *l, enum dir d)
 void
 line_add(struct line *l, const char *src, size_t n, int whole)
 {
-	size_t	cap, max = line_max;
+	size_t	cap, max = line_cap();
 
 	l->wire += n;
 	if (max != 0 && l->len + n > max) {
 		if (l->digest == NULL) {
 			l->digest = digest_new();
-			if (l->cur != NULL)
+			l->ident = xmalloc(sizeof *l->ident);
+			ident_init(l->ident);
+			if (l->cur != NULL) {
 				digest_update(l->digest, l->cur->raw, l->len);
+				ident_feed(l->ident, l->cur->raw, l->len);
+			}
 		}
 		digest_update(l->digest, src, n);
+		ident_feed(l->ident, src, n);
 		n = max - l->len;
 		whole = 0;
 		if (n == 0)
@@ -93,6 +121,8 @@ line_finish(struct line *l)
 		m->wire_size = (int64_t)l->wire;
 		m->sha256 = digest_hex_free(l->digest);
 		m->flags |= MSG_TRUNCATED;
+		m->ident = ident_finish(l->ident, &m->ident_len);
+		free(l->ident);
 	}
 	line_init(l, l->dir);
 	return m;
@@ -104,5 +134,6 @@ line_clear(struct line *l)
 {
 	msg_free(l->cur);
 	digest_free(l->digest);
+	free(l->ident);
 	line_init(l, l->dir);
 }

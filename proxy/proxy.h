@@ -30,6 +30,8 @@ int		 tap_paused(const struct tap *);
 void		 tap_sync(struct tap *);
 void		 tap_exchange_end(struct tap *, struct wexchange *,
 		     const char *, const void *, size_t);
+void		 tap_session_end(struct tap *, struct wsession *, int, int,
+		     const char *);
 void		 tap_set_redact(const struct redact *);
 int		 tap_redacts_key(const char *);
 char		*tap_redact_string(char *);
@@ -66,6 +68,7 @@ struct line {
 	size_t		 cap;
 	uint64_t	 wire;		/* all of them, kept or not */
 	struct digest	*digest;	/* past the cap: of all of them */
+	struct ident	*ident;		/* past the cap: its kind, method, id */
 };
 /*
  * --max-record-size: a line longer than this is forwarded whole but
@@ -75,7 +78,9 @@ struct line {
  */
 #define RECORD_MAX_RECORD	((size_t)128 * 1024 * 1024)
 void		 record_set_max_record(size_t);
+void		 record_set_store_max(size_t);
 size_t		 line_cap(void);
+int		 line_cap_is_store(void);
 void		 line_init(struct line *, enum dir);
 void		 line_add(struct line *, const char *, size_t, int);
 struct msg	*line_finish(struct line *);

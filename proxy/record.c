@@ -54,6 +54,27 @@ relay_reason(struct relay *r, const char *why)
 		r->reason = xstrdup(why);
 }
 
+/*
+ * Write the session's end now, with the reason so far (else why) and the
+ * server's exit status once it is reaped, before anything that may wait
+ * long (a grandchild holding the server's pipes, a host that does not
+ * read): a host that kills us 2 s after SIGTERM must still find the
+ * session ended.  Called on each way out; the end written last (at exit,
+ * after the drain) wins.
+ */
+void
+relay_end_now(struct relay *r, const char *why)
+{
+	int	status = -1, sig = 0;
+
+	if (r->child != NULL && child_get_state(r->child) == CHILD_EXITED) {
+		status = child_exit_code(r->child);
+		sig = child_exit_signal(r->child);
+	}
+	tap_session_end(r->tap, r->session, status, sig, r->reason != NULL ?
+	    r->reason : why);
+}
+
 /* The writer caught up: read again. */
 static void
 relay_resume_cb(void *arg)
@@ -234,6 +255,7 @@ relay_child_exit_cb(struct child *c, void *arg)
 		log_info("%s", text);
 	tap_event(r->tap, r->session, "exit", text, strlen(text));
 	relay_reason(r, text);
+	relay_end_now(r, text);
 	free(text);
 	relay_set_state(r, RELAY_DRAINING);
 	evtimer_add(r->grace, &tv);
@@ -250,9 +272,10 @@ relay_signal_cb(evutil_socket_t sig, short events, void *arg)
 	    strsignal((int)sig));
 	log_info("%s", note);
 	tap_event(r->tap, r->session, "note", note, strlen(note));
-	free(note);
 	r->signalled = 1;
 	child_signal(r->child, (int)sig);
+	relay_end_now(r, note);
+	free(note);
 }
 
 /*

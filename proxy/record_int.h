@@ -87,5 +87,6 @@ void		 half_close_out(struct half *);
 /* record.c */
 void		 relay_reason(struct relay *, const char *);
 void		 relay_check_done(struct relay *);
+void		 relay_end_now(struct relay *, const char *);
 
 #endif

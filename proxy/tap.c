@@ -138,6 +138,18 @@ tap_exchange_end(struct tap *t, struct wexchange *x, const char *outcome,
  * Redact what every tap records from now on with r (kept by the caller
  * until the taps are gone), or nothing when r is NULL.
  */
+/*
+ * End session s in the record now (again, if it was ended before: the
+ * latest end wins, an exit status once known is kept).  Queued as a
+ * session item, which wakes the writer at once and commits on its own.
+ */
+void
+tap_session_end(struct tap *t, struct wsession *s, int exit_status,
+    int exit_signal, const char *reason)
+{
+	writer_session_end(t->w, s, exit_status, exit_signal, reason);
+}
+
 void
 tap_set_redact(const struct redact *r)
 {

@@ -413,7 +413,7 @@ engine_step(struct engine *e)
 		}
 		now = clock_mono_ns();
 		if (e->opt->pace && e->next > 0 &&
-		    (due = e->last_send_ns + s->gap_ns) > now) {
+		    (due = clock_add(e->last_send_ns, s->gap_ns)) > now) {
 			tv.tv_sec = (due - now) / 1000000000;
 			tv.tv_usec = ((due - now) % 1000000000) / 1000;
 			evtimer_add(e->step_ev, &tv);
@@ -760,9 +760,10 @@ engine_results(struct engine *e)
 	size_t			 i;
 
 	for (i = 0; i < p->n; i++) {
-		if ((r = e->by_msg[i]) == NULL)
-			continue;
 		m = &p->m[i];
+		if ((r = e->by_msg[i]) == NULL && !(m->truncated &&
+		    m->dir == DIR_C2S && m->kind == KIND_REQUEST))
+			continue;
 		if (m->answer < 0)
 			continue;	/* unanswered in the recording */
 		a = &p->m[m->answer];
@@ -773,10 +774,12 @@ engine_results(struct engine *e)
 		res->method = m->method;
 		res->id = m->id;
 		res->params = short_params(m->json);
-		res->rec_latency_ns = a->mono_ns - m->mono_ns;
-		res->live_latency_ns = (r->state == RQ_ANSWERED) ?
-		    r->answered_ns - r->sent_ns : -1;
-		if (m->method != NULL && e->opt->rules != NULL &&
+		res->rec_latency_ns = clock_sub(a->mono_ns, m->mono_ns);
+		res->live_latency_ns = (r != NULL && r->state == RQ_ANSWERED) ?
+		    clock_sub(r->answered_ns, r->sent_ns) : -1;
+		if (m->truncated || a->truncated)
+			res->status = RSTATUS_TRUNCATED;
+		else if (m->method != NULL && e->opt->rules != NULL &&
 		    diff_rules_ignores_method(e->opt->rules, m->method))
 			res->status = RSTATUS_IGNORED;
 		else if (r->state != RQ_ANSWERED)

@@ -242,9 +242,10 @@ match_is_entry(const struct plan *p, size_t i)
 {
 	const struct rmsg	*r = &p->m[i];
 
+	/* An answer cut at the record cap is no answer to play. */
 	return r->dir == DIR_C2S && r->kind == KIND_REQUEST &&
 	    r->json != NULL && match_method(r->json) != NULL &&
-	    r->answer >= 0;
+	    r->answer >= 0 && !p->m[r->answer].truncated;
 }
 
 /*
@@ -326,14 +327,14 @@ match_attribute(struct matcher *m, const ssize_t *entry_of)
 			owner = match_owner(m, r, flight, nflight);
 			e = &m->e[owner];
 			match_item(&e->before, &e->nbefore, i,
-			    r->mono_ns - p->m[e->req].mono_ns);
+			    clock_sub(r->mono_ns, p->m[e->req].mono_ns));
 		} else if (last >= 0) {
 			e = &m->e[last];
 			match_item(&e->after, &e->nafter, i,
-			    r->mono_ns - p->m[e->req].mono_ns);
+			    clock_sub(r->mono_ns, p->m[e->req].mono_ns));
 		} else
 			match_item(&m->prelude, &m->nprelude, i,
-			    r->mono_ns - start);
+			    clock_sub(r->mono_ns, start));
 	}
 	free(flight);
 }
@@ -382,7 +383,8 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 		    m->nignore);
 		e->redacted = redacted_in(json_object_get(p->m[i].json,
 		    "params"));
-		e->latency_ns = p->m[e->resp].mono_ns - p->m[i].mono_ns;
+		e->latency_ns = clock_sub(p->m[e->resp].mono_ns,
+		    p->m[i].mono_ns);
 		entry_of[i] = (ssize_t)m->n++;
 	}
 	match_attribute(m, entry_of);
@@ -543,6 +545,28 @@ match_unanswered(const struct matcher *m, const char *method)
 	return 0;
 }
 
+/*
+ * Whether the recording holds a request of this method, or its answer,
+ * cut at the record cap: the mock cannot match or play it.
+ */
+static int
+match_truncated(const struct matcher *m, const char *method)
+{
+	const struct plan	*p = m->plan;
+	size_t			 i;
+
+	for (i = 0; i < p->n; i++) {
+		if (p->m[i].dir != DIR_C2S || p->m[i].kind != KIND_REQUEST ||
+		    p->m[i].method == NULL ||
+		    strcmp(p->m[i].method, method) != 0)
+			continue;
+		if (p->m[i].truncated || (p->m[i].answer >= 0 &&
+		    p->m[p->m[i].answer].truncated))
+			return 1;
+	}
+	return 0;
+}
+
 /* Order method names for the recorded_methods list. */
 static int
 match_cmp_method(const void *a, const void *b)
@@ -696,9 +720,16 @@ matcher_miss(const struct matcher *m, const json_t *msg)
 		    xstrdup("mcpreel mock: the request has no method"));
 
 	if (!match_has_method(m, method)) {
-		xasprintf(&text, "mcpreel mock: method '%s' was %s", method,
-		    match_unanswered(m, method) ?
-		    "recorded but never answered" : "never recorded");
+		if (match_truncated(m, method))
+			xasprintf(&text, "mcpreel mock: the recorded '%s' "
+			    "request or its answer was cut at "
+			    "--max-record-size, so it cannot be matched or "
+			    "played (record it again with a larger "
+			    "--max-record-size)", method);
+		else
+			xasprintf(&text, "mcpreel mock: method '%s' was %s",
+			    method, match_unanswered(m, method) ?
+			    "recorded but never answered" : "never recorded");
 		error = match_error(MATCH_NO_METHOD, text);
 		json_object_set_new(error, "data", json_pack("{ssso}",
 		    "method", method, "recorded_methods", match_methods(m)));

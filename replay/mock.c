@@ -175,7 +175,7 @@ play_wait(struct play *pl, int64_t offset_ns)
 
 	if (!pl->mk->opt->latency_recorded)
 		return 0;
-	due = pl->start_ns + offset_ns;
+	due = clock_add(pl->start_ns, offset_ns);
 	if ((now = clock_mono_ns()) >= due)
 		return 0;
 	tv.tv_sec = (due - now) / 1000000000;

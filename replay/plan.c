@@ -41,6 +41,27 @@ plan_add(struct plan *p, int64_t seq, enum dir d, int64_t mono_ns,
 	m->answer = m->request = -1;
 }
 
+/*
+ * The message just added was recorded cut at the record cap: its raw is
+ * a prefix, so what it is comes from its row (the writer classified the
+ * whole bytes).  It is never sent and never compared.
+ */
+void
+plan_set_truncated(struct plan *p, enum msg_kind kind, const char *method,
+    const char *id)
+{
+	struct rmsg	*m = &p->m[p->n - 1];
+
+	m->truncated = 1;
+	m->kind = kind;
+	free(m->method);
+	free(m->id);
+	m->method = method != NULL ? xstrdup(method) : NULL;
+	m->id = id != NULL ? xstrdup(id) : NULL;
+	json_decref(m->json);
+	m->json = NULL;
+}
+
 /* The pending-request key: the request's direction, then its id text. */
 static size_t
 plan_key(char *key, size_t size, enum dir d, const char *id)
@@ -84,7 +105,8 @@ plan_build(struct plan *p)
 				if (m->method == NULL && p->m[idx].method !=
 				    NULL)
 					m->method = xstrdup(p->m[idx].method);
-				if (m->dir == DIR_S2C) {
+				if (m->dir == DIR_S2C &&
+				    !p->m[idx].truncated) {
 					answered = xreallocarray(answered,
 					    nanswered + 1, sizeof *answered);
 					answered[nanswered++] = (size_t)idx;
@@ -94,14 +116,15 @@ plan_build(struct plan *p)
 
 		/* What the client sends of its own accord. */
 		if (m->dir != DIR_C2S || m->kind == KIND_RESPONSE ||
-		    m->kind == KIND_ERROR)
+		    m->kind == KIND_ERROR || m->truncated)
 			continue;
 		p->sends = xreallocarray(p->sends, p->nsends + 1,
 		    sizeof *p->sends);
 		s = &p->sends[p->nsends++];
 		memset(s, 0, sizeof *s);
 		s->msg = i;
-		s->gap_ns = (prev_mono < 0) ? 0 : m->mono_ns - prev_mono;
+		s->gap_ns = (prev_mono < 0) ? 0 : clock_sub(m->mono_ns,
+		    prev_mono);
 		prev_mono = m->mono_ns;
 		if (nanswered > done) {
 			s->nneeds = nanswered - done;

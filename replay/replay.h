@@ -139,6 +139,8 @@ struct rmsg {
 	char		*raw;
 	size_t		 len;
 	json_t		*json;		/* parsed, or NULL when not JSON */
+	int		 truncated;	/* raw is only a prefix (the record
+					   cap): never sent, never compared */
 	ssize_t		 answer;	/* requests: their response, or -1 */
 	ssize_t		 request;	/* responses: their request, or -1 */
 };
@@ -162,6 +164,8 @@ struct plan {
 
 void		 plan_add(struct plan *, int64_t, enum dir, int64_t,
 		     const void *, size_t);
+void		 plan_set_truncated(struct plan *, enum msg_kind,
+		     const char *, const char *);
 void		 plan_build(struct plan *);
 void		 plan_clear(struct plan *);
 
@@ -184,6 +188,8 @@ enum rstatus {
 	RSTATUS_DIFFERENT,
 	RSTATUS_MISSING,	/* no live response in time */
 	RSTATUS_IGNORED,	/* --ignore-method */
+	RSTATUS_TRUNCATED,	/* the request or its answer was recorded
+				   cut at --max-record-size: not replayed */
 	RSTATUS_MAX
 };
 

@@ -17,7 +17,7 @@
 #define REPORT_VALUE_MAX	80
 
 static const char *status_names[RSTATUS_MAX] = {
-	"same", "different", "missing", "ignored"
+	"same", "different", "missing", "ignored", "truncated"
 };
 
 static int
@@ -67,6 +67,9 @@ report_text(FILE *f, const struct replay_report *rep, int colour)
 	    rep->count[RSTATUS_MISSING]);
 	if (rep->count[RSTATUS_IGNORED] != 0)
 		fprintf(f, ", %zu ignored", rep->count[RSTATUS_IGNORED]);
+	if (rep->count[RSTATUS_TRUNCATED] != 0)
+		fprintf(f, ", %zu not replayed (recorded cut at "
+		    "--max-record-size)", rep->count[RSTATUS_TRUNCATED]);
 	fprintf(f, "%s\n", off);
 	fprintf(f, "server requests answered from the recording: %zu",
 	    rep->srv_answered);
@@ -152,6 +155,8 @@ report_json(FILE *f, const struct replay_report *rep)
 	    rep->count[RSTATUS_MISSING]));
 	json_object_set_new(o, "ignored", json_integer((json_int_t)
 	    rep->count[RSTATUS_IGNORED]));
+	json_object_set_new(o, "truncated", json_integer((json_int_t)
+	    rep->count[RSTATUS_TRUNCATED]));
 	for (i = 0; i < rep->n; i++) {
 		r = &rep->r[i];
 		for (j = 0; j < r->diff.n; j++) {
@@ -240,7 +245,8 @@ report_junit(FILE *f, const struct replay_report *rep)
 	    "  <testsuite name=\"mcpreel replay of session %lld\" tests=\"%zu\" "
 	    "failures=\"%zu\" skipped=\"%zu\">\n", (long long)rep->session,
 	    rep->n, rep->count[RSTATUS_DIFFERENT] +
-	    rep->count[RSTATUS_MISSING], rep->count[RSTATUS_IGNORED]);
+	    rep->count[RSTATUS_MISSING], rep->count[RSTATUS_IGNORED] +
+	    rep->count[RSTATUS_TRUNCATED]);
 	for (i = 0; i < rep->n; i++) {
 		r = &rep->r[i];
 		xasprintf(&name, "seq %lld %s %s", (long long)r->seq,
@@ -253,6 +259,9 @@ report_junit(FILE *f, const struct replay_report *rep)
 		free(name);
 		if (r->status == RSTATUS_IGNORED)
 			fprintf(f, "<skipped/>");
+		else if (r->status == RSTATUS_TRUNCATED)
+			fprintf(f, "<skipped message=\"recorded cut at "
+			    "--max-record-size: not replayed\"/>");
 		else if (r->status == RSTATUS_MISSING)
 			fprintf(f, "<failure message=\"no response\"/>");
 		else if (r->status == RSTATUS_DIFFERENT) {

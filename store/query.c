@@ -190,6 +190,7 @@ query_message_row(sqlite3_stmt *stmt, struct timeline_row *r)
 	r->m.reply_seq = sqlite3_column_int64(stmt, 8);
 	r->m.raw = sqlite3_column_blob(stmt, 9);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 9);
+	r->m.truncated = sqlite3_column_int(stmt, 10);
 }
 
 /* Fill r from a row of the event statement in query_timeline. */
@@ -262,9 +263,9 @@ query_timeline(struct store *st, int64_t session, int with_events,
 	    "WHERE session_id = ?1 ORDER BY mono_ns, seq", &order,
 	    cause) != 0 ||
 	    query_prepare(st, "SELECT m.seq, m.direction, m.ts_ns, m.mono_ns, "
-	    "m.kind, m.method, m.rpc_id, m.mono_ns - q.mono_ns, q.seq, m.raw "
-	    "FROM messages m LEFT JOIN messages q ON q.id = m.reply_to "
-	    "WHERE m.id = ?1", &one, cause) != 0 ||
+	    "m.kind, m.method, m.rpc_id, m.mono_ns - q.mono_ns, q.seq, m.raw, "
+	    "m.truncated FROM messages m LEFT JOIN messages q "
+	    "ON q.id = m.reply_to WHERE m.id = ?1", &one, cause) != 0 ||
 	    (with_events && query_prepare(st, "SELECT ts_ns, mono_ns, kind, "
 	    "text FROM events WHERE session_id = ?1 ORDER BY mono_ns, id",
 	    &ev, cause) != 0))
@@ -341,13 +342,16 @@ query_cursor_init(struct query_cursor *c)
  * Whether message m is an error: an error response, or a result that
  * says "isError": true (a tool call that failed).  The JSON is only
  * parsed when "isError" is in its bytes; json_valid first, as json_type
- * fails the whole statement on text it cannot parse (too deep).
+ * fails the whole statement on text it cannot parse (too deep, or a
+ * prefix cut at the record cap), and in a CASE: the planner may reorder
+ * the terms of an AND.
  */
 #define QUERY_IS_ERROR(m)						\
 	"(" m ".kind = 'error' OR (" m ".kind = 'response' AND "	\
-	"instr(" m ".raw, CAST('\"isError\"' AS BLOB)) > 0 AND "	\
-	"json_valid(CAST(" m ".raw AS TEXT)) AND "			\
-	"json_type(CAST(" m ".raw AS TEXT), '$.result.isError') = 'true'))"
+	"CASE WHEN instr(" m ".raw, CAST('\"isError\"' AS BLOB)) > 0 "	\
+	"AND json_valid(CAST(" m ".raw AS TEXT)) THEN "			\
+	"json_type(CAST(" m ".raw AS TEXT), '$.result.isError') = 'true' "	\
+	"ELSE 0 END))"
 
 /*
  * The filtered timeline.  Its first read finds a session's rows through
@@ -418,7 +422,8 @@ query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
 	    "CASE WHEN s.imported_from IS NULL THEN s.recorder_pid "
 	    "ELSE -1 END, "
 	    "(SELECT max(id) FROM messages), "
-	    "(SELECT max(id) FROM events) FROM sessions s WHERE s.id = ?1",
+	    "(SELECT max(id) FROM events), s.transport = 'stdio' "
+	    "FROM sessions s WHERE s.id = ?1",
 	    &stmt, cause) != 0)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, session);
@@ -435,6 +440,7 @@ query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
 	c->recorder_pid = sqlite3_column_int64(stmt, 1);
 	*hw_msg = sqlite3_column_int64(stmt, 2);
 	*hw_ev = sqlite3_column_int64(stmt, 3);
+	c->stdio = sqlite3_column_int(stmt, 4);
 	sqlite3_finalize(stmt);
 	if (c->started)
 		return 0;
@@ -481,7 +487,8 @@ query_rel_bound(const struct query_cursor *c, int64_t rel)
 {
 	if (rel == INT64_MIN || rel == INT64_MAX)
 		return rel;
-	return c->start_mono + rel;
+	/* A session that starts near the end of the range: held there. */
+	return clock_add(c->start_mono, rel);
 }
 
 /* Bind text, or NULL for a criterion not given. */

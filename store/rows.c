@@ -132,7 +132,8 @@ rows_init(struct writer *w, char **cause)
 	    " ts_ns, mono_ns, kind, text) VALUES (?, ?, ?, ?, ?)",
 	    cause) != 0 ||
 	    rows_prepare(w, &w->end_session, "UPDATE sessions SET ended_ns "
-	    "= ?, exit_status = ?, exit_signal = ?, end_reason = ?, "
+	    "= ?, exit_status = coalesce(?, exit_status), "
+	    "exit_signal = coalesce(?, exit_signal), end_reason = ?, "
 	    "messages_lost = ?, store_error = coalesce(?, store_error) "
 	    "WHERE id = ?", cause) != 0 ||
 	    rows_prepare(w, &w->upd_broken, "UPDATE sessions SET "
@@ -375,27 +376,36 @@ rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
 {
 	sqlite3_stmt	*st = w->ins_message;
 	struct scan	 sc;
-	const char	*mtext = NULL;
+	const char	*mtext = NULL, *src = m->raw;
 	char		*mown = NULL, key[256], mbuf[128];
 	int64_t		 reply_to = 0;
 	size_t		 klen = 0;
 	int		 mlen = -1;
 
 	s->seq++;
-	scan_message(m->raw, m->len, &sc);
+	/*
+	 * A message cut at the record cap is classified from what its whole
+	 * bytes said (line.c, hcap.c): the prefix may hold no id.
+	 */
+	if (m->ident != NULL)
+		scan_message(m->ident, m->ident_len, &sc);
+	else
+		scan_message(m->raw, m->len, &sc);
+	if (m->ident != NULL)
+		src = m->ident;
 	if (sc.has_id)
 		klen = rows_key(key, sizeof key, sc.kind == KIND_REQUEST ?
-		    m->dir : !m->dir, m->raw + sc.id_off, sc.id_len);
+		    m->dir : !m->dir, src + sc.id_off, sc.id_len);
 	if (sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) {
 		if (klen != 0 &&
 		    idmap_take(s->pending, key, klen, &reply_to, &mown) != 0)
 			reply_to = 0;
 		mtext = mown;
 	} else if (sc.has_method && sc.method_escaped)
-		mtext = mown = scan_method_dup(m->raw, &sc);
+		mtext = mown = scan_method_dup(src, &sc);
 	else if (sc.has_method) {
 		/* The common case: the method as written, no copy. */
-		mtext = m->raw + sc.method_off;
+		mtext = src + sc.method_off;
 		mlen = (int)sc.method_len;
 	}
 
@@ -413,7 +423,7 @@ rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
 	if (mtext != NULL)
 		sqlite3_bind_text(st, 7, mtext, mlen, SQLITE_STATIC);
 	if (sc.has_id)
-		sqlite3_bind_text(st, 8, m->raw + sc.id_off, (int)sc.id_len,
+		sqlite3_bind_text(st, 8, src + sc.id_off, (int)sc.id_len,
 		    SQLITE_STATIC);
 	if (reply_to != 0)
 		sqlite3_bind_int64(st, 9, reply_to);

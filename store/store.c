@@ -145,14 +145,27 @@ store_mkdirs(const char *path, char **cause)
 static int
 store_create_file(const char *path, char **cause)
 {
-	int	fd;
+	struct stat	sb;
+	int		fd;
 
 	if (store_mkdirs(path, cause) != 0)
 		return -1;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/*
+	 * O_EXCL: the file was missing a moment ago, so anything there now
+	 * (a dangling symlink planted in a shared directory, a racing
+	 * creator) is not ours to write through.
+	 */
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	/* Another recorder created it meanwhile: a plain file is fine. */
+	if (fd == -1 && errno == EEXIST && lstat(path, &sb) == 0 &&
+	    S_ISREG(sb.st_mode))
+		return 0;
 	if (fd == -1) {
-		xasprintf(cause, "cannot create database %s: %s", path,
-		    strerror(errno));
+		xasprintf(cause, "cannot create database %s: %s%s", path,
+		    strerror(errno), errno == EEXIST || errno == ELOOP ?
+		    " (a symlink or a file appeared at that name: remove it "
+		    "or give another --db)" : "");
 		return -1;
 	}
 	close(fd);
@@ -223,6 +236,80 @@ fail:
 }
 
 /*
+ * A database that others can read (or write) leaks every message recorded
+ * in it, and SQLite gives its -wal and -shm files the same mode.  Set the
+ * files we own to 0600 and say so; for one we do not own, say what to do.
+ */
+static void
+store_fix_mode(const char *path)
+{
+	static const char	*suffixes[] = { "", "-wal", "-shm" };
+	struct stat		 sb;
+	char			*file;
+	size_t			 i;
+
+	for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		xasprintf(&file, "%s%s", path, suffixes[i]);
+		if (stat(file, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+		    (sb.st_mode & 077) == 0) {
+			free(file);
+			continue;
+		}
+		if (sb.st_uid != geteuid())
+			log_warnx("%s is readable by other users (mode %04o) "
+			    "and not ours to change: ask its owner to run "
+			    "chmod 600 on it", file,
+			    (unsigned)(sb.st_mode & 07777));
+		else if (chmod(file, 0600) != 0)
+			log_warnx("%s is readable by other users (mode %04o) "
+			    "and cannot be made private: %s (run chmod 600 "
+			    "on it)", file, (unsigned)(sb.st_mode & 07777),
+			    strerror(errno));
+		else
+			log_warnx("%s was readable by other users (mode %04o): "
+			    "set to 0600", file,
+			    (unsigned)(sb.st_mode & 07777));
+		free(file);
+	}
+}
+
+/*
+ * MCPREEL_TEST_SQLITE_LENGTH (bytes): lower SQLite's limit on one string,
+ * blob or row on this connection, so that the tests can try a message
+ * longer than SQLite can store without pushing a gigabyte.  Not for use.
+ */
+static void
+store_test_limit(struct store *st)
+{
+	const char	*v = getenv("MCPREEL_TEST_SQLITE_LENGTH");
+	char		*end;
+	long long	 n;
+
+	if (v == NULL || *v == '\0')
+		return;
+	n = strtoll(v, &end, 10);
+	if (*end == '\0' && n > 0 && n <= INT32_MAX)
+		sqlite3_limit(st->db, SQLITE_LIMIT_LENGTH, (int)n);
+}
+
+/*
+ * The longest message this database can take in one row: SQLite refuses a
+ * blob (and a row) longer than its SQLITE_LIMIT_LENGTH (1 GB unless
+ * built otherwise), so the record keeps at most that, less room for the
+ * row's other columns.
+ */
+size_t
+store_max_message(struct store *st)
+{
+	size_t	limit = (size_t)sqlite3_limit(st->db, SQLITE_LIMIT_LENGTH, -1);
+	size_t	margin = STORE_ROW_MARGIN;
+
+	if (margin > limit / 4)
+		margin = limit / 4;
+	return limit - margin;
+}
+
+/*
  * Process-wide SQLite settings, before the first connection: no memory
  * statistics (they take a global mutex on every allocation SQLite makes,
  * a few per inserted row).
@@ -244,9 +331,10 @@ store_open(const char *path, int flags, char **cause)
 	struct stat	 sb;
 	int		 rc, fresh = 0;
 
-	if (stat(path, &sb) == 0)
+	if (stat(path, &sb) == 0) {
 		fresh = (sb.st_size == 0);
-	else {
+		store_fix_mode(path);
+	} else {
 		if (!(flags & STORE_CREATE)) {
 			xasprintf(cause, "no database at %s (record a session "
 			    "first, or give --db)", path);
@@ -269,6 +357,7 @@ store_open(const char *path, int flags, char **cause)
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
+	store_test_limit(st);
 	/*
 	 * A new file gets 16 KiB pages (set before WAL, which fixes it): rows
 	 * go in ~20% faster than with 4 KiB.  Foreign keys are checked once
@@ -349,17 +438,26 @@ store_reserve(struct store *st)
 	free(copy1);
 	free(copy2);
 
+	/*
+	 * The name is predictable and the directory may be shared: never
+	 * follow or reuse what is there (a planted symlink would get its
+	 * target truncated and filled).  A name already taken means no
+	 * reserve, which is only a debug line.
+	 */
 	xasprintf(&path, "%s-reserve.%ld", st->path, (long)getpid());
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd == -1)
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd == -1) {
 		log_debug("no reserve for %s: %s", st->path, strerror(errno));
-	else if ((rc = posix_fallocate(fd, 0, STORE_RESERVE)) != 0) {
+		free(path);
+		return;
+	}
+	if ((rc = posix_fallocate(fd, 0, STORE_RESERVE)) != 0) {
 		log_debug("no reserve for %s: %s", st->path, strerror(rc));
 		unlink(path);
 	} else
 		st->reserved = 1;
-	if (fd != -1)
-		close(fd);
+	close(fd);
 	free(path);
 }
 

@@ -57,11 +57,17 @@ struct wsession_meta {
 /* store.c */
 #define STORE_CREATE	0x1	/* create the file (mode 0600) and its dirs */
 struct store	*store_open(const char *, int, char **);
+size_t		 store_max_message(struct store *);
 void		 store_close(struct store *);
 const char	*store_path(const struct store *);
 int		 store_exec(struct store *, const char *, char **);
 /* The room store_reserve() keeps for the last words on a full disk. */
 #define STORE_RESERVE	(512 * 1024)
+/*
+ * Room in a message's row for its columns other than raw (method, id,
+ * digest, ...), kept below SQLite's length limit, which bounds a row too.
+ */
+#define STORE_ROW_MARGIN	(64 * 1024)
 void		 store_reserve(struct store *);
 void		 store_release(struct store *);
 
@@ -137,6 +143,7 @@ struct message_row {
 					   when unpaired */
 	const void	*raw;
 	size_t		 len;
+	int		 truncated;	/* raw is a prefix (the record cap) */
 };
 
 struct event_row {
@@ -184,6 +191,7 @@ struct query_cursor {
 	int64_t		 start_mono;	/* the session's first row (message or
 					   event): the timeline's time 0 */
 	int		 ended;		/* the session had ended (ended_ns) */
+	int		 stdio;		/* recorded over stdio */
 	int64_t		 recorder_pid;	/* 0 when not recorded; -1 imported */
 };
 

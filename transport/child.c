@@ -1,16 +1,16 @@
 /*
- * The server as a child process: spawned with posix_spawnp (argv, never a
- * shell) on three pipes, reaped on SIGCHLD, and stopped the way the MCP
+ * The server as a child process: forked and exec'd (argv, never a shell)
+ * on three pipes, killed with us if we die (PR_SET_PDEATHSIG), reaped on SIGCHLD, and stopped the way the MCP
  * SDKs stop a stdio server: close its stdin, wait, SIGTERM, wait, SIGKILL.
  */
 
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,6 +66,86 @@ close_pair(int p[2])
 		close(p[1]);
 }
 
+/* The signals we catch or ignore, which the server must start without. */
+static const int child_default_signals[] = {
+	SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD
+};
+
+/*
+ * In the forked child: become the server.  Only async-signal-safe calls
+ * (the parent may have other threads).  PR_SET_PDEATHSIG makes the kernel
+ * SIGKILL the server when we die, even by SIGKILL, so a server that
+ * ignores SIGTERM does not outlive a killed mcpreel; it survives the exec.
+ * If we died before it was set, getppid() is no longer us: exit at once.
+ * An exec failure goes back to the parent as errno on report.
+ */
+static void __attribute__((noreturn))
+child_exec(char *const argv[], pid_t parent, int in, int out, int err,
+    int report)
+{
+	struct sigaction	 sa;
+	sigset_t		 none;
+	size_t			 i;
+	int			 e;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(1);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof child_default_signals /
+	    sizeof child_default_signals[0]; i++)
+		sigaction(child_default_signals[i], &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
+	    dup2(err, STDERR_FILENO) == -1)
+		goto fail;
+	execvp(argv[0], argv);
+fail:
+	e = errno;
+	(void)!write(report, &e, sizeof e);
+	_exit(127);
+}
+
+/*
+ * Fork and exec argv with in, out and err as its stdin, stdout and
+ * stderr.  Return 0 with *pid set, or the errno of what failed (fork, or
+ * the exec, reported through a close-on-exec pipe: its EOF means the exec
+ * worked).
+ */
+static int
+child_fork_exec(char *const argv[], int in, int out, int err, pid_t *pid)
+{
+	pid_t	 parent = getpid(), p;
+	int	 report[2], e = 0, rc;
+	ssize_t	 n;
+
+	if (pipe2(report, O_CLOEXEC) != 0)
+		return errno;
+	if ((p = fork()) == -1) {
+		rc = errno;
+		close_pair(report);
+		return rc;
+	}
+	if (p == 0) {
+		close(report[0]);
+		child_exec(argv, parent, in, out, err, report[1]);
+	}
+	close(report[1]);
+	do
+		n = read(report[0], &e, sizeof e);
+	while (n == -1 && errno == EINTR);
+	close(report[0]);
+	if (n == (ssize_t)sizeof e) {
+		while (waitpid(p, NULL, 0) == -1 && errno == EINTR)
+			;
+		return e != 0 ? e : EINVAL;
+	}
+	*pid = p;
+	return 0;
+}
+
 /*
  * Spawn argv with its stdin, stdout and stderr on pipes to us (our ends
  * non-blocking).  exit_cb runs from the loop once it has exited and been
@@ -78,9 +158,6 @@ child_spawn(struct event_base *base, char *const argv[], child_exit_cb cb,
     void *arg, int *code, char **cause)
 {
 	struct child		*c;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t	 attr;
-	sigset_t		 none, defaults;
 	int			 in[2] = { -1, -1 }, out[2] = { -1, -1 };
 	int			 err[2] = { -1, -1 }, rc;
 	pid_t			 pid;
@@ -99,28 +176,7 @@ child_spawn(struct event_base *base, char *const argv[], child_exit_cb cb,
 	(void)fcntl(in[1], F_SETPIPE_SZ, CHILD_PIPE_SIZE);
 	(void)fcntl(out[0], F_SETPIPE_SZ, CHILD_PIPE_SIZE);
 
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
-
-	/* We ignore SIGPIPE; the server must start with defaults. */
-	posix_spawnattr_init(&attr);
-	sigemptyset(&none);
-	sigemptyset(&defaults);
-	sigaddset(&defaults, SIGPIPE);
-	sigaddset(&defaults, SIGINT);
-	sigaddset(&defaults, SIGTERM);
-	sigaddset(&defaults, SIGHUP);
-	sigaddset(&defaults, SIGCHLD);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &defaults);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
-	    POSIX_SPAWN_SETSIGDEF);
-
-	rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
+	rc = child_fork_exec(argv, in[0], out[1], err[1], &pid);
 	if (rc != 0) {
 		if (rc == ENOENT) {
 			*code = 127;

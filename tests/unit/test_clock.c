@@ -159,3 +159,52 @@ Test(clock, parse_iso_local, .timeout = UNIT_TIMEOUT)
 	unsetenv("TZ");
 	tzset();
 }
+
+/* Times that int64_t nanoseconds cannot hold: refused as out of range. */
+static const struct {
+	const char	*in;
+	int		 rc;
+	int64_t		 ns;
+} range_cases[] = {
+	{ "2262-04-11T23:47:16Z", 0, 9223372036 * S },
+	{ "2262-04-11T23:47:16.854775807Z", 0, INT64_MAX },
+	{ "2262-04-11T23:47:16.854775808Z", CLOCK_ERANGE, 0 },
+	{ "2262-04-12T00:00:00Z", CLOCK_ERANGE, 0 },
+	{ "2300-01-01T00:00:00Z", CLOCK_ERANGE, 0 },
+	{ "9999-12-31T23:59:59.999Z", CLOCK_ERANGE, 0 },
+	{ "9999-12-31", CLOCK_ERANGE, 0 },
+	{ "1677-09-21T00:12:44Z", 0, -9223372036 * S },
+	{ "1677-09-21T00:12:43Z", CLOCK_ERANGE, 0 },
+	{ "1000-01-01T00:00:00Z", CLOCK_ERANGE, 0 },
+	{ "0000-01-01T00:00:00+23:59", CLOCK_ERANGE, 0 },
+};
+
+Test(clock, parse_iso_range, .timeout = UNIT_TIMEOUT)
+{
+	size_t	i;
+	int64_t	ns;
+	int	rc;
+
+	for (i = 0; i < sizeof range_cases / sizeof range_cases[0]; i++) {
+		ns = 0;
+		rc = clock_parse_iso(range_cases[i].in, &ns);
+		cr_assert_eq(rc, range_cases[i].rc, "'%s': rc %d",
+		    range_cases[i].in, rc);
+		if (rc == 0)
+			cr_assert_eq(ns, range_cases[i].ns, "'%s': %lld",
+			    range_cases[i].in, (long long)ns);
+	}
+}
+
+/* Sums and differences of ns values stay at the ends of the range. */
+Test(clock, saturating, .timeout = UNIT_TIMEOUT)
+{
+	cr_assert_eq(clock_sub(INT64_MAX, INT64_MIN), INT64_MAX);
+	cr_assert_eq(clock_sub(INT64_MIN, INT64_MAX), INT64_MIN);
+	cr_assert_eq(clock_sub(INT64_MIN, 1), INT64_MIN);
+	cr_assert_eq(clock_sub(5, 7), -2);
+	cr_assert_eq(clock_add(INT64_MAX, 1), INT64_MAX);
+	cr_assert_eq(clock_add(INT64_MIN, -1), INT64_MIN);
+	cr_assert_eq(clock_add(INT64_MAX, INT64_MIN), -1);
+	cr_assert_eq(clock_add(3, 4), 7);
+}
