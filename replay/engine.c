@@ -642,8 +642,12 @@ engine_message_cb(const char *bytes, size_t len, void *arg)
 	scan_message(bytes, len, &sc);
 	if (sc.kind == KIND_INVALID ||
 	    (msg = json_loadb(bytes, len, JSON_DECODE_ANY, NULL)) == NULL) {
-		engine_note(e, "the server sent %zu bytes that are no "
-		    "JSON-RPC message", len);
+		if (len == 0)
+			engine_note(e, "the server sent an empty line (no "
+			    "JSON-RPC message)");
+		else
+			engine_note(e, "the server sent %zu bytes that are no "
+			    "JSON-RPC message", len);
 		return;
 	}
 	if (sc.kind == KIND_BATCH) {
