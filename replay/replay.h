@@ -214,6 +214,9 @@ struct replay_report {
 	json_t		*notes;		/* [text] */
 	int64_t		 replay_session;	/* recorded as, or 0 */
 	int		 could_not_run;
+	char		*lost;		/* why the server was lost (could not
+					   be reached, or went away) before
+					   the replay ended, or NULL */
 };
 
 int		 replay_run(struct plan *, struct xport *(*)(struct event_base *,
