@@ -31,6 +31,7 @@ struct cmd {
 /* main.c */
 extern const struct cmd	cmd_table[];
 int			cli_common_option(int, const char *);
+int			cli_fd_was_closed(int);
 
 /* format.c */
 const char	*fmt_time(int64_t, char *, size_t);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "replay.h"
@@ -149,6 +150,16 @@ cmd_mock(int argc, char **argv)
 	if (opt.listen != NULL &&
 	    cli_listen_check("mock", opt.listen, allow_remote) != 0)
 		goto out;
+	if (opt.listen == NULL && (cli_fd_was_closed(STDIN_FILENO) ||
+	    cli_fd_was_closed(STDOUT_FILENO))) {
+		fprintf(stderr, "mcpreel mock: %s is closed, so %s; over "
+		    "stdio mock needs both open (a pipe, a file or /dev/null), "
+		    "or serve HTTP with --listen\n",
+		    cli_fd_was_closed(STDIN_FILENO) ? "stdin" : "stdout",
+		    cli_fd_was_closed(STDIN_FILENO) ? "no request could come" :
+		    "no answer could reach the client");
+		goto out;
+	}
 	if (argc < 1) {
 		fprintf(stderr, "mcpreel mock: give one SESSION to serve (an "
 		    "id, a name or 'last')\n");
@@ -194,6 +205,14 @@ cmd_mock(int argc, char **argv)
 	    (long long)id, (unsigned long long)stats.missed,
 	    (unsigned long long)stats.forwarded);
 	rc = EXIT_OK;
+	if (stats.out_error != NULL) {
+		fprintf(stderr, "mcpreel mock: %s: %llu answer%s could not be "
+		    "written; the client did not get %s\n", stats.out_error,
+		    (unsigned long long)stats.unwritten, stats.unwritten == 1 ?
+		    "" : "s", stats.unwritten == 1 ? "it" : "them");
+		rc = EXIT_FAIL;
+	}
+	free(stats.out_error);
 	goto out;
 bad:
 	fprintf(stderr, "mcpreel mock: %s\n", cause);

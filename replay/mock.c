@@ -55,6 +55,12 @@ struct play {
 	TAILQ_ENTRY(play)	 entry;
 };
 
+/* An answer given to the endpoint, not yet written: counted once it is. */
+struct pending {
+	uint64_t		 mark;		/* bytes queued just after it */
+	uint64_t		*counter;	/* in mock_stats */
+};
+
 struct mock {
 	struct event_base	*base;
 	struct plan		*plan;
@@ -72,10 +78,55 @@ struct mock {
 	json_t			*fb_waiting;	/* our id text -> {er, id,
 						   deadline} */
 	char			*fb_why;	/* why it is gone, if it is */
+	struct pending		*pend;		/* answers not yet written, */
+	size_t			 npend, pend0;	/* pend[pend0..npend) */
 };
 
 static void	play_step(struct play *);
 static void	mock_maybe_exit(struct mock *);
+
+/* Count the answers the endpoint has written since we last looked. */
+static void
+mock_settle(struct mock *mk)
+{
+	uint64_t	queued, written;
+
+	endpoint_progress(mk->ep, &queued, &written);
+	while (mk->pend0 < mk->npend && mk->pend[mk->pend0].mark <= written) {
+		(*mk->pend[mk->pend0].counter)++;
+		mk->pend0++;
+	}
+	if (mk->pend0 == mk->npend)
+		mk->pend0 = mk->npend = 0;
+}
+
+/*
+ * An answer was just handed to the endpoint: count it in *counter once it
+ * is written (at once if it is, or the endpoint does not count).  Only
+ * answers not yet written are held, so this grows no faster than what
+ * the endpoint holds for a client that does not read.
+ */
+static void
+mock_count(struct mock *mk, uint64_t *counter)
+{
+	uint64_t	queued, written;
+
+	mock_settle(mk);
+	endpoint_progress(mk->ep, &queued, &written);
+	if (written >= queued) {
+		(*counter)++;
+		return;
+	}
+	if (mk->pend0 > 0 && mk->pend0 >= mk->npend / 2) {
+		memmove(mk->pend, mk->pend + mk->pend0, (mk->npend -
+		    mk->pend0) * sizeof *mk->pend);
+		mk->npend -= mk->pend0;
+		mk->pend0 = 0;
+	}
+	mk->pend = xreallocarray(mk->pend, mk->npend + 1, sizeof *mk->pend);
+	mk->pend[mk->npend].mark = queued;
+	mk->pend[mk->npend++].counter = counter;
+}
 
 /* The recorded message at plan index i, as JSON to send (caller frees). */
 static json_t *
@@ -218,7 +269,7 @@ play_step(struct play *pl)
 		pl->er = NULL;
 		free(s);
 		json_decref(resp);
-		mk->stats->answered++;
+		mock_count(mk, &mk->stats->answered);
 		pl->step++;
 	}
 	while ((i = pl->step - e->nbefore - 1) < e->nafter) {
@@ -416,7 +467,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 		ereq_end(mk->ep, er, s, strlen(s));
 		free(s);
 		json_decref(out);
-		mk->stats->missed++;
+		mock_count(mk, &mk->stats->missed);
 		log_info("mock: no recorded answer to a %s request",
 		    json_string_value(json_object_get(msg, "method")) ?
 		    json_string_value(json_object_get(msg, "method")) : "?");
@@ -569,6 +620,18 @@ mock_closed_cb(const char *why, void *arg)
 	mock_maybe_exit(mk);
 }
 
+/* Our output failed: the client cannot get answers any more; stop. */
+static void
+mock_failed_cb(const char *why, void *arg)
+{
+	struct mock	*mk = arg;
+
+	if (mk->stats->out_error == NULL)
+		mk->stats->out_error = xstrdup(why);
+	log_warnx("mock: %s; stopping", why);
+	event_base_loopbreak(mk->base);
+}
+
 static void
 mock_signal_cb(evutil_socket_t sig, short events, void *arg)
 {
@@ -588,7 +651,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
     struct mock_stats *stats, char **cause)
 {
 	struct mock		 mk;
-	struct endpoint_cbs	 cbs = { mock_message_cb, mock_closed_cb };
+	struct endpoint_cbs	 cbs = { mock_message_cb, mock_closed_cb,
+				    mock_failed_cb };
 	struct xport_cbs	 fcbs = { fallback_message_cb, fallback_event_cb,
 				    fallback_closed_cb };
 	struct event		*sigs[2];
@@ -604,7 +668,9 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 	mk.stats = stats;
 	TAILQ_INIT(&mk.plays);
 	evthread_use_pthreads();
-	if ((mk.base = event_base_new()) == NULL)
+	if (opt->listen == NULL)
+		mk.base = endpoint_stdio_base_new();
+	else if ((mk.base = event_base_new()) == NULL)
 		fatalx("cannot create an event loop");
 	mk.fb_waiting = json_object();
 	mk.exit_ev = evtimer_new(mk.base, mock_exit_cb, &mk);
@@ -659,6 +725,9 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		play_free(pl);
 	}
 	endpoint_flush(mk.ep);
+	mock_settle(&mk);
+	stats->unwritten = mk.npend - mk.pend0;
+	free(mk.pend);
 	if (mk.fb != NULL) {
 		/* Requests still with the fallback end unanswered. */
 		const char	*k;

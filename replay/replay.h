@@ -292,10 +292,18 @@ struct mock_options {
 	struct wsession	*ws;
 };
 
+/*
+ * Over stdio an answer counts once it is written (to a pipe, a file or
+ * /dev/null); one that could not be is in unwritten, and out_error says
+ * why (our stdout failed).
+ */
 struct mock_stats {
 	uint64_t	 answered;	/* requests answered from the record */
 	uint64_t	 missed;	/* requests answered with an error */
 	uint64_t	 forwarded;	/* requests sent to the fallback */
+	uint64_t	 unwritten;	/* answers made but never written */
+	char		*out_error;	/* why writing failed (caller frees),
+					   or NULL */
 };
 
 int		 mock_run(struct plan *, struct matcher *,

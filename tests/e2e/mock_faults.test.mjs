@@ -1,0 +1,170 @@
+// `mcpreel mock` over stdio when its stdin or stdout is not a pipe: a
+// regular file, /dev/null, closed, a pipe whose reader has gone, a full
+// disk.  Answers are written where stdout points and counted only when
+// written; a stdout that fails is an error (exit 1) that says so.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { MCPREEL, PEERS_DIR, runMcpreel, tempDir } from './lib/util.mjs';
+
+const SANITIZER = /runtime error|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer/;
+const ENV = { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' };
+const REQUESTS = [
+  { jsonrpc: '2.0', id: 1, method: 'ping' },
+  { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+  { jsonrpc: '2.0', id: 3, method: 'no/such' },
+];
+const INPUT = REQUESTS.map((m) => JSON.stringify(m) + '\n').join('');
+
+async function recorded(dir) {
+  const db = join(dir, 'm.db');
+  const r = await runMcpreel(['record', '--db', db, '--name', 's', '--', 'node', join(PEERS_DIR, 'emptypeer.mjs')],
+    { input: Buffer.from(INPUT.split('\n').slice(0, 2).join('\n') + '\n') });
+  assert.equal(r.code, 0, r.stderr.toString());
+  return db;
+}
+
+/* Run mock with the given stdio (fds or 'pipe'); resolve {code, stderr, ms}. */
+function runMock(args, stdio, { onSpawn, timeoutMs = 30000, command = MCPREEL } = {}) {
+  return new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const child = spawn(command, args, { stdio: [...stdio, 'pipe'], env: ENV });
+    const err = [];
+    child.stderr.on('data', (c) => err.push(c));
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`mock hung: ${Buffer.concat(err)}`)); }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const stderr = Buffer.concat(err).toString();
+      assert.doesNotMatch(stderr, SANITIZER, 'no sanitizer report');
+      resolve({ code, stderr, ms: Date.now() - t0 });
+    });
+    onSpawn?.(child);
+  });
+}
+
+const counted = (stderr) => {
+  const m = stderr.match(/mock: answered (\d+) requests from session \d+, (\d+) unmatched/);
+  assert.ok(m, `the summary line: ${stderr}`);
+  return { answered: Number(m[1]), missed: Number(m[2]) };
+};
+
+test('mock over stdio: stdin and stdout regular files, /dev/null, closed', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = await recorded(t.dir);
+    const args = ['-v', 'mock', '--db', db, 's'];
+    const inFile = join(t.dir, 'in.jsonl');
+    writeFileSync(inFile, INPUT);
+    const open = (p, flags) => openSync(p, flags);
+
+    // stdin a file, stdout a file: read to its end, answered, exit 0.
+    let fin = open(inFile, 'r');
+    const outFile = join(t.dir, 'out.jsonl');
+    let fout = open(outFile, 'w');
+    let r = await runMock(args, [fin, fout]);
+    closeSync(fin); closeSync(fout);
+    assert.equal(r.code, 0, r.stderr);
+    const out = readFileSync(outFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(out.map((m) => m.id), [1, 2, 3], 'every answer is in the file');
+    assert.equal(out[0].result.echo, 'ping');
+    assert.equal(out[2].error.code, -32601, 'the miss is explained');
+    assert.deepEqual(counted(r.stderr), { answered: 2, missed: 1 });
+
+    // stdin /dev/null: the client said nothing and is gone: exit at once.
+    fin = open('/dev/null', 'r');
+    fout = open(outFile, 'w');
+    r = await runMock(args, [fin, fout]);
+    closeSync(fin); closeSync(fout);
+    console.log(`stdin /dev/null: exit ${r.code} after ${r.ms} ms`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(readFileSync(outFile, 'utf8'), '', 'nothing written');
+    assert.deepEqual(counted(r.stderr), { answered: 0, missed: 0 });
+
+    // stdout /dev/null: written (and discarded), so counted.
+    fin = open(inFile, 'r');
+    fout = open('/dev/null', 'w');
+    r = await runMock(args, [fin, fout]);
+    closeSync(fin); closeSync(fout);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(counted(r.stderr), { answered: 2, missed: 1 });
+
+    // stdin a file, stdout a pipe (what a script does): answered, exit 0.
+    fin = open(inFile, 'r');
+    const chunks = [];
+    r = await runMock(args, [fin, 'pipe'], { onSpawn: (c) => c.stdout.on('data', (d) => chunks.push(d)) });
+    closeSync(fin);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(Buffer.concat(chunks).toString().trim().split('\n').length, 3);
+
+    // stdout or stdin closed: refused at start with why, exit 2 (and no
+    // answer lands in the database that would otherwise take fd 1).
+    for (const [redir, what] of [['>&-', /stdout is closed, so no answer could reach the client/], ['<&-', /stdin is closed, so no request could come/]]) {
+      fin = open(inFile, 'r');
+      r = await runMock(['-c', `exec "$0" "$@" ${redir}`, MCPREEL, ...args], [fin, 'pipe'], { command: 'sh' });
+      closeSync(fin);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, what);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('mock over stdio: a stdout that fails (the reader gone, a full disk) is an error, and unwritten answers are not counted', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = await recorded(t.dir);
+    const args = ['-v', 'mock', '--db', db, 's'];
+
+    // The client closes its end of our stdout, then sends its requests.
+    let r = await runMock(args, ['pipe', 'pipe'], {
+      onSpawn: (c) => {
+        c.stdout.destroy();
+        setTimeout(() => c.stdin.end(INPUT), 300);
+      },
+    });
+    console.log(`reader gone: exit ${r.code} after ${r.ms} ms`);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /mcpreel mock: cannot write to stdout: Broken pipe \(the client closed its end of the pipe\): \d answers? could not be written/);
+    const c = counted(r.stderr);
+    assert.equal(c.answered + c.missed, 0, `nothing counted as answered: ${r.stderr}`);
+
+    // It reads the first answers, then goes; mock is told by the next write.
+    let got = '';
+    r = await runMock(args, ['pipe', 'pipe'], {
+      onSpawn: (ch) => {
+        ch.stdin.write(JSON.stringify(REQUESTS[0]) + '\n');
+        ch.stdout.on('data', (d) => {
+          got += d;
+          if (!got.includes('\n')) return;
+          ch.stdout.destroy();
+          setTimeout(() => ch.stdin.end(REQUESTS.slice(1).map((m) => JSON.stringify(m) + '\n').join('')), 300);
+        });
+      },
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(JSON.parse(got.split('\n')[0]).id, 1);
+    assert.deepEqual(counted(r.stderr), { answered: 1, missed: 0 }, 'only the answer written counts');
+    assert.match(r.stderr, /2 answers could not be written/);
+
+    // stdout on a full disk.
+    if (existsSync('/dev/full')) {
+      const fin = openSync(join(t.dir, 'in'), 'w+');
+      writeFileSync(fin, INPUT);
+      closeSync(fin);
+      const f = openSync(join(t.dir, 'in'), 'r');
+      const full = openSync('/dev/full', 'w');
+      r = await runMock(args, [f, full]);
+      closeSync(f); closeSync(full);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /cannot write to stdout: No space left on device: 3 answers could not be written/);
+      assert.deepEqual(counted(r.stderr), { answered: 0, missed: 0 });
+    }
+  } finally {
+    t.cleanup();
+  }
+});
