@@ -46,7 +46,16 @@ cmd_mock_usage(FILE *f)
 	    "  --match strict     demand the recorded order of requests exactly\n"
 	    "  --ignore PATH      leave PATH of requests out of matching\n"
 	    "                     (repeatable; e.g. $.params.arguments.when)\n"
-	    "  --latency recorded answer after the recorded latency (default: at once)\n"
+	    "  --latency capped|none|recorded|scale:X\n"
+	    "                     the time between the messages of one exchange (the\n"
+	    "                     request, the progress and other messages the server\n"
+	    "                     sent while working on it, its answer, what it sent\n"
+	    "                     after): capped (default) keeps each recorded gap but\n"
+	    "                     1 s at most; none sends them all at once; recorded\n"
+	    "                     keeps the recorded gaps whole; scale:X multiplies\n"
+	    "                     them by X (0.1: ten times faster).  Some clients (the\n"
+	    "                     official TypeScript SDK) lose progress callbacks\n"
+	    "                     that arrive in one burst with the answer\n"
 	    "  --on-miss error|forward\n"
 	    "                     what an unmatched request gets: the explained\n"
 	    "                     error (default), or an answer from a live server,\n"
@@ -86,7 +95,7 @@ cmd_mock(int argc, char **argv)
 	int				 ch, strict = 0, rc = EXIT_USAGE;
 	int				 built = 0, allow_remote = 0;
 
-	memset(&opt, 0, sizeof opt);
+	mock_options_init(&opt);
 	memset(&target, 0, sizeof target);
 	memset(&plan, 0, sizeof plan);
 	memset(&m, 0, sizeof m);
@@ -114,12 +123,12 @@ cmd_mock(int argc, char **argv)
 			ignore[nignore++] = optarg;
 			break;
 		case 'T':
-			if (strcmp(optarg, "recorded") != 0) {
+			if (mock_parse_latency(&opt, optarg) != 0) {
 				fprintf(stderr, "mcpreel mock: --latency takes "
-				    "'recorded'\n");
+				    "capped, none, recorded or scale:X (X from 0 "
+				    "to 1000), not '%s'\n", optarg);
 				goto out;
 			}
-			opt.latency_recorded = 1;
 			break;
 		case 'O':
 			if (strcmp(optarg, "forward") == 0)

@@ -15,6 +15,7 @@
 
 #include <sys/queue.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,6 +35,20 @@
 #define MOCK_EXIT_WAIT_MS	5000
 /* How long the fallback server gets to finish at the end. */
 #define MOCK_FALLBACK_FINISH_MS	3000
+/*
+ * The default longest gap between two messages of one exchange.  A client
+ * sees the order and the separation the server gave them (the official
+ * TypeScript SDK dispatches notifications a tick later than the answer
+ * that arrived with them, so a burst loses progress callbacks), while a
+ * recording with long pauses (a slow tool, a person answering an
+ * elicitation) does not make a test wait for them: 1 s is longer than the
+ * pauses that matter to a client's event loop, short enough for a suite.
+ */
+#define MOCK_GAP_CAP_MS		1000
+/* No one wait longer than a day, whatever was recorded. */
+#define MOCK_WAIT_MAX_NS	(86400.0 * 1e9)
+/* --latency scale:X at most this (and X >= 0). */
+#define MOCK_SCALE_MAX		1000.0
 /* Protocol versions from this one on have no sessions. */
 #define MOCK_SESSIONLESS_FROM	"2026-07-28"
 
@@ -51,6 +66,8 @@ struct play {
 						   then after */
 	char			*waiting;	/* id text of our request */
 	int64_t			 start_ns;
+	int64_t			 last_ns;	/* the previous message went */
+	int64_t			 last_off_ns;	/* its recorded offset */
 	struct event		*timer;
 	TAILQ_ENTRY(play)	 entry;
 };
@@ -217,18 +234,33 @@ play_timer_cb(evutil_socket_t fd, short events, void *arg)
 	play_step(pl);
 }
 
-/* Wait until ns after the play began, if --latency recorded; 1 if waiting. */
+/*
+ * Before the message recorded offset_ns after the request: wait for the
+ * recorded gap since the previous one, scaled and capped (--latency).
+ * Returns 1 when waiting (the timer goes on with the play), 0 to send now.
+ */
 static int
 play_wait(struct play *pl, int64_t offset_ns)
 {
-	int64_t		due, now;
-	struct timeval	tv;
+	const struct mock_options *opt = pl->mk->opt;
+	int64_t		 due, now;
+	double		 gap, wait;
+	struct timeval	 tv;
 
-	if (!pl->mk->opt->latency_recorded)
+	/* In double: recorded times may be anything (an imported trace). */
+	now = clock_mono_ns();
+	gap = (double)offset_ns - (double)pl->last_off_ns;
+	wait = gap > 0 ? gap * opt->latency_scale : 0;
+	if (wait > (double)opt->latency_cap_ns)
+		wait = (double)opt->latency_cap_ns;
+	if (wait > MOCK_WAIT_MAX_NS)
+		wait = MOCK_WAIT_MAX_NS;
+	due = pl->last_ns + (int64_t)wait;
+	if (now >= due) {
+		pl->last_ns = now;
+		pl->last_off_ns = offset_ns;
 		return 0;
-	due = pl->start_ns + offset_ns;
-	if ((now = clock_mono_ns()) >= due)
-		return 0;
+	}
 	tv.tv_sec = (due - now) / 1000000000;
 	tv.tv_usec = ((due - now) % 1000000000) / 1000;
 	evtimer_add(pl->timer, &tv);
@@ -499,7 +531,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	pl->live_token = json_incref(progress_token(msg));
 	pl->rec_token = json_incref(progress_token(
 	    mk->plan->m[e->req].json));
-	pl->start_ns = clock_mono_ns();
+	pl->start_ns = pl->last_ns = clock_mono_ns();
 	pl->timer = evtimer_new(mk->base, play_timer_cb, pl);
 	TAILQ_INSERT_TAIL(&mk->plays, pl, entry);
 	play_step(pl);
@@ -639,6 +671,48 @@ mock_signal_cb(evutil_socket_t sig, short events, void *arg)
 
 	log_info("mock: stopping (%s)", strsignal((int)sig));
 	event_base_loopbreak(mk->base);
+}
+
+/* The default options: stdio, the recorded gaps capped at MOCK_GAP_CAP_MS. */
+void
+mock_options_init(struct mock_options *opt)
+{
+	memset(opt, 0, sizeof *opt);
+	opt->latency_scale = 1.0;
+	opt->latency_cap_ns = (int64_t)MOCK_GAP_CAP_MS * 1000000;
+}
+
+/*
+ * --latency: "capped" (the default), "none", "recorded" (the recorded
+ * gaps, uncapped) or "scale:X" (the recorded gaps times X, uncapped).
+ * Returns -1 for anything else.
+ */
+int
+mock_parse_latency(struct mock_options *opt, const char *s)
+{
+	char	*end;
+	double	 x;
+
+	if (strcmp(s, "capped") == 0) {
+		opt->latency_scale = 1.0;
+		opt->latency_cap_ns = (int64_t)MOCK_GAP_CAP_MS * 1000000;
+	} else if (strcmp(s, "none") == 0) {
+		opt->latency_scale = 0;
+		opt->latency_cap_ns = 0;
+	} else if (strcmp(s, "recorded") == 0) {
+		opt->latency_scale = 1.0;
+		opt->latency_cap_ns = INT64_MAX;
+	} else if (strncmp(s, "scale:", 6) == 0) {
+		errno = 0;
+		x = strtod(s + 6, &end);
+		if (errno != 0 || end == s + 6 || *end != '\0' || !(x >= 0) ||
+		    x > MOCK_SCALE_MAX)
+			return -1;
+		opt->latency_scale = x;
+		opt->latency_cap_ns = INT64_MAX;
+	} else
+		return -1;
+	return 0;
 }
 
 /*

@@ -280,7 +280,15 @@ void		 matcher_clear(struct matcher *);
 
 struct mock_options {
 	const char	*listen;	/* Streamable HTTP here; NULL: stdio */
-	int		 latency_recorded; /* answer after the recorded time */
+	/*
+	 * The time between the messages of one exchange (the request, what
+	 * the server sent while it was in flight, its answer, what followed
+	 * unasked): each recorded gap times latency_scale, at most
+	 * latency_cap_ns.  Scale 0: none (all at once); the default is the
+	 * recorded gaps capped (MOCK_GAP_CAP_MS, set by mock_options_init).
+	 */
+	double		 latency_scale;
+	int64_t		 latency_cap_ns;
 	/*
 	 * --on-miss forward: misses go to this live server (opened with
 	 * open_fn(base, cbs, cbarg, open_arg, cause)) and are recorded.
@@ -306,6 +314,8 @@ struct mock_stats {
 					   or NULL */
 };
 
+void		 mock_options_init(struct mock_options *);
+int		 mock_parse_latency(struct mock_options *, const char *);
 int		 mock_run(struct plan *, struct matcher *,
 		     const struct mock_options *, struct mock_stats *,
 		     char **);
