@@ -45,6 +45,15 @@
  * pauses that matter to a client's event loop, short enough for a suite.
  */
 #define MOCK_GAP_CAP_MS		1000
+/*
+ * Unless --latency none, two messages of one exchange are at least this
+ * far apart, so each goes in a write of its own and a client gets a turn
+ * of its event loop between them: a real server's back-to-back messages
+ * are often a fraction of a millisecond apart (server-everything's last
+ * progress and its answer: 0.3 ms), which reproduced, or scaled down, a
+ * busy client can read in one chunk and lose a callback.
+ */
+#define MOCK_GAP_MIN_NS		(5 * 1000000LL)
 /* No one wait longer than a day, whatever was recorded. */
 #define MOCK_WAIT_MAX_NS	(86400.0 * 1e9)
 /* --latency scale:X at most this (and X >= 0). */
@@ -88,6 +97,8 @@ struct mock {
 	TAILQ_HEAD(, play)	 plays;
 	struct mock_stats	*stats;
 	int			 stdin_closed;
+	int			 input_file;	/* stdin is a file: its end is
+					   not the client gone */
 	struct xport		*fb;		/* the fallback, if any */
 	int			 fb_finishing;
 	struct event		*exit_ev;	/* bounds the wait at the end */
@@ -253,6 +264,8 @@ play_wait(struct play *pl, int64_t offset_ns)
 	wait = gap > 0 ? gap * opt->latency_scale : 0;
 	if (wait > (double)opt->latency_cap_ns)
 		wait = (double)opt->latency_cap_ns;
+	if (opt->latency_scale > 0 && wait < (double)MOCK_GAP_MIN_NS)
+		wait = (double)MOCK_GAP_MIN_NS;
 	if (wait > MOCK_WAIT_MAX_NS)
 		wait = MOCK_WAIT_MAX_NS;
 	due = pl->last_ns + (int64_t)wait;
@@ -265,6 +278,21 @@ play_wait(struct play *pl, int64_t offset_ns)
 	tv.tv_usec = ((due - now) % 1000000000) / 1000;
 	evtimer_add(pl->timer, &tv);
 	return 1;
+}
+
+/*
+ * Once stdin has closed no client answer can come: a server request just
+ * played is not waited for.
+ */
+static void
+play_no_answer(struct play *pl)
+{
+	if (pl->waiting == NULL || !pl->mk->stdin_closed)
+		return;
+	log_debug("mock: stdin has closed: not waiting for the answer to "
+	    "%s", pl->waiting);
+	free(pl->waiting);
+	pl->waiting = NULL;
 }
 
 /* Play on until the end, a wait, or a server request awaiting its answer. */
@@ -285,6 +313,7 @@ play_step(struct play *pl)
 		if (play_wait(pl, e->before[pl->step].offset_ns))
 			return;
 		play_send_item(pl, &e->before[pl->step], 0);
+		play_no_answer(pl);
 		if (pl->waiting != NULL) {
 			evtimer_add(pl->timer, &tv);
 			return;
@@ -308,6 +337,7 @@ play_step(struct play *pl)
 		if (play_wait(pl, e->after[i].offset_ns))
 			return;
 		play_send_item(pl, &e->after[i], 1);
+		play_no_answer(pl);
 		if (pl->waiting != NULL) {
 			evtimer_add(pl->timer, &tv);
 			return;
@@ -396,17 +426,25 @@ fallback_sweep_cb(evutil_socket_t fd, short events, void *arg)
 	const char	*k;
 	json_t		*entry, *err;
 	void		*tmp;
+	char		*why;
 	int64_t		 now = clock_mono_ns();
 
 	json_object_foreach_safe(mk->fb_waiting, tmp, k, entry) {
-		if (json_integer_value(json_object_get(entry, "deadline")) >
-		    now)
+		/* Once the fallback is gone, nothing it had will come. */
+		if (mk->fb_why == NULL && json_integer_value(json_object_get(
+		    entry, "deadline")) > now)
 			continue;
 		json_incref(entry);
 		json_object_del(mk->fb_waiting, k);
+		if (mk->fb_why != NULL)
+			xasprintf(&why, "mcpreel mock: the fallback server is "
+			    "gone: %s", mk->fb_why);
+		else
+			why = xstrdup("mcpreel mock: the fallback server did "
+			    "not answer in time");
 		err = json_pack("{s:s, s:{s:i, s:s}}", "jsonrpc", "2.0",
-		    "error", "code", -32603, "message", "mcpreel mock: the "
-		    "fallback server did not answer in time");
+		    "error", "code", -32603, "message", why);
+		free(why);
 		fallback_answer(mk, entry, err);
 		json_decref(err);
 		json_decref(entry);
@@ -437,6 +475,8 @@ fallback_closed_cb(const char *why, void *arg)
 	mk->fb_why = xstrdup(why);
 	if (mk->fb_finishing)
 		event_base_loopbreak(mk->base);
+	else if (json_object_size(mk->fb_waiting) > 0)
+		event_active(mk->fb_sweep, EV_TIMEOUT, 0);
 }
 
 /*
@@ -624,7 +664,7 @@ mock_maybe_exit(struct mock *mk)
 		return;
 	if (TAILQ_EMPTY(&mk->plays) && json_object_size(mk->fb_waiting) == 0)
 		event_base_loopbreak(mk->base);
-	else if (!evtimer_pending(mk->exit_ev, NULL))
+	else if (!mk->input_file && !evtimer_pending(mk->exit_ev, NULL))
 		evtimer_add(mk->exit_ev, &tv);
 }
 
@@ -646,9 +686,21 @@ static void
 mock_closed_cb(const char *why, void *arg)
 {
 	struct mock	*mk = arg;
+	struct play	*pl, *next;
 
 	mk->stdin_closed = 1;
 	log_debug("mock: %s", why);
+	/* Plays waiting for a client answer go on without it. */
+	for (pl = TAILQ_FIRST(&mk->plays); pl != NULL; pl = next) {
+		next = TAILQ_NEXT(pl, entry);
+		if (pl->waiting == NULL)
+			continue;
+		free(pl->waiting);
+		pl->waiting = NULL;
+		evtimer_del(pl->timer);
+		pl->step++;
+		play_step(pl);
+	}
 	mock_maybe_exit(mk);
 }
 
@@ -773,6 +825,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		free(origin);
 	} else {
 		mk.ep = endpoint_stdio(mk.base, &cbs, &mk);
+		mk.input_file = endpoint_stdio_input_is_file();
 		/* What the server said before any request, it says first. */
 		for (i = 0; i < m->nprelude; i++) {
 			json_t	*msg = mock_copy(&mk, m->prelude[i].msg);

@@ -69,6 +69,18 @@ endpoint_stdio_base_new(void)
 	return base;
 }
 
+/*
+ * Whether our stdin is a regular file: its end is the end of what the
+ * client had to say, not the client going away.
+ */
+int
+endpoint_stdio_input_is_file(void)
+{
+	struct stat	sb;
+
+	return fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
 static void
 es_read_cb(struct bufferevent *bev, void *arg)
 {

@@ -294,6 +294,7 @@ void		 endpoint_set_session(struct endpoint *, const char *);
 void		 endpoint_flush(struct endpoint *);
 void		 endpoint_progress(struct endpoint *, uint64_t *, uint64_t *);
 struct event_base *endpoint_stdio_base_new(void);
+int		 endpoint_stdio_input_is_file(void);
 void		 endpoint_free(struct endpoint *);
 void		 ereq_send(struct endpoint *, struct ereq *, const char *,
 		     size_t);

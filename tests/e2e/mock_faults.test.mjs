@@ -7,8 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 
+import { runSession, serverEverythingCommand } from './lib/session.mjs';
 import { MCPREEL, PEERS_DIR, runMcpreel, tempDir } from './lib/util.mjs';
 
 const SANITIZER = /runtime error|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer/;
@@ -68,7 +70,8 @@ test('mock over stdio: stdin and stdout regular files, /dev/null, closed', { tim
     let r = await runMock(args, [fin, fout]);
     closeSync(fin); closeSync(fout);
     assert.equal(r.code, 0, r.stderr);
-    const out = readFileSync(outFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    // (A miss is answered at once, a match after its recorded gap.)
+    const out = readFileSync(outFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).sort((a, b) => a.id - b.id);
     assert.deepEqual(out.map((m) => m.id), [1, 2, 3], 'every answer is in the file');
     assert.equal(out[0].result.echo, 'ping');
     assert.equal(out[2].error.code, -32601, 'the miss is explained');
@@ -149,7 +152,7 @@ test('mock over stdio: a stdout that fails (the reader gone, a full disk) is an 
     assert.equal(r.code, 1, r.stderr);
     assert.equal(JSON.parse(got.split('\n')[0]).id, 1);
     assert.deepEqual(counted(r.stderr), { answered: 1, missed: 0 }, 'only the answer written counts');
-    assert.match(r.stderr, /2 answers could not be written/);
+    assert.match(r.stderr, /[12] answers? could not be written/);
 
     // stdout on a full disk.
     if (existsSync('/dev/full')) {
@@ -161,9 +164,72 @@ test('mock over stdio: a stdout that fails (the reader gone, a full disk) is an 
       r = await runMock(args, [f, full]);
       closeSync(f); closeSync(full);
       assert.equal(r.code, 1, r.stderr);
-      assert.match(r.stderr, /cannot write to stdout: No space left on device: 3 answers could not be written/);
+      assert.match(r.stderr, /cannot write to stdout: No space left on device: \d answers? could not be written/);
       assert.deepEqual(counted(r.stderr), { answered: 0, missed: 0 });
     }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('mock over stdio, stdin a file: plays that outlast the end of the file are answered in full; no client answer is awaited', { timeout: 180000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'sdk.db');
+    const { command, args } = serverEverythingCommand();
+    await runSession(MCPREEL, ['record', '--db', db, '--name', 'sdk', '--', command, ...args], { stderr: 'pipe' });
+    const lines = [
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { sampling: {} }, clientInfo: { name: 'file', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 4 }, _meta: { progressToken: 'tok' } } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'trigger-sampling-request', arguments: { prompt: 'Say hello to mcpreel', maxTokens: 32 } } },
+    ];
+    const inFile = join(t.dir, 'in.jsonl');
+    writeFileSync(inFile, lines.map((l) => JSON.stringify(l) + '\n').join(''));
+    const outFile = join(t.dir, 'out.jsonl');
+    // scale:8 makes the long-running operation's play last ~8 s, longer
+    // than mock waits for plays once a client has gone (5 s).
+    const fin = openSync(inFile, 'r');
+    const fout = openSync(outFile, 'w');
+    const r = await runMock(['-v', 'mock', '--db', db, 'sdk', '--latency', 'scale:8'], [fin, fout], { timeoutMs: 120000 });
+    closeSync(fin); closeSync(fout);
+    console.log(`stdin a file, --latency scale:8: exit ${r.code} after ${r.ms} ms`);
+    assert.equal(r.code, 0, r.stderr);
+    const out = readFileSync(outFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const answers = new Map(out.filter((m) => 'id' in m && !('method' in m)).map((m) => [m.id, m]));
+    assert.ok(answers.get(0)?.result?.serverInfo, 'initialize answered');
+    assert.match(answers.get(1)?.result?.content?.[0]?.text ?? '', /Long running operation completed/, 'the long-running operation answered');
+    assert.ok(answers.get(2)?.result, 'the sampling tool answered');
+    const progress = out.filter((m) => m.method === 'notifications/progress');
+    assert.equal(progress.length, 4);
+    assert.ok(progress.every((m) => m.params.progressToken === 'tok'));
+    assert.ok(out.some((m) => m.method === 'sampling/createMessage'), 'the server request is played');
+    assert.deepEqual(counted(r.stderr), { answered: 3, missed: 0 });
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('mock --on-miss forward to a fallback that cannot be reached: the miss gets an error at once, naming why', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = await recorded(t.dir);
+    const port = await new Promise((res) => {
+      const srv = net.createServer();
+      srv.listen(0, '127.0.0.1', () => { const p = srv.address().port; srv.close(() => res(p)); });
+    });
+    const t0 = Date.now();
+    const r = await runMcpreel(['mock', '--db', db, 's', '--latency', 'none', '--on-miss', 'forward', '--fallback', `http://127.0.0.1:${port}/mcp`],
+      { input: Buffer.from(INPUT) });
+    const ms = Date.now() - t0;
+    console.log(`fallback refused: exit ${r.code} after ${ms} ms`);
+    assert.doesNotMatch(r.stderr.toString(), SANITIZER);
+    assert.equal(r.code, 0, r.stderr.toString());
+    const out = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
+    const miss = out.find((m) => m.id === 3);
+    assert.match(miss?.error?.message ?? '', /the fallback server is gone: cannot reach http:\/\/127\.0\.0\.1:\d+: Connection refused/);
+    assert.ok(ms < 25000, `answered in ${ms} ms, not after the fallback's 30 s timeout`);
+    assert.equal(out.find((m) => m.id === 1)?.result?.echo, 'ping', 'matches still come from the recording');
   } finally {
     t.cleanup();
   }
