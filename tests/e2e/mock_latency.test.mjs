@@ -23,18 +23,28 @@ test('mock, default latency: the SDK client sees as many progress callbacks as f
     const stored = sql(db, "SELECT count(*) AS n FROM messages WHERE method = 'notifications/progress'")[0].n;
     console.log(`real server: ${real.onprogressCalls} onprogress callbacks, ${stored} progress notifications recorded`);
     assert.ok(real.onprogressCalls > 0, 'the real server gives progress callbacks');
+    assert.ok(stored > 0);
 
     const mocked = {};
     const t0 = Date.now();
     const got = await runSession(MCPREEL, ['mock', '--db', db, 'sdk'], { stderr: 'pipe', diagnostics: mocked });
     console.log(`mock (default, capped gaps): ${mocked.onprogressCalls} onprogress callbacks; session ${Date.now() - t0} ms`);
     assert.deepEqual(got, ref, 'the same results');
-    assert.equal(mocked.onprogressCalls, real.onprogressCalls, 'as many progress callbacks as from the real server');
+    // The real server's own count is racy: its last progress and its
+    // answer go 0.3 ms apart, and a busy client reads them in one chunk
+    // now and then (3 of 4 seen on a loaded machine).  The mock keeps
+    // every gap at least 5 ms: every recorded notification is a callback,
+    // never fewer than from the real server.
+    const asGood = (n, what) => {
+      assert.equal(n, stored, `${what}: a callback for every recorded progress notification`);
+      assert.ok(n >= real.onprogressCalls, `${what}: no fewer than from the real server (${real.onprogressCalls})`);
+    };
+    asGood(mocked.onprogressCalls, 'mock');
 
     const paced = {};
     await runSession(MCPREEL, ['mock', '--db', db, 'sdk', '--latency', 'scale:0.5'], { stderr: 'pipe', diagnostics: paced });
     console.log(`mock --latency scale:0.5: ${paced.onprogressCalls} onprogress callbacks`);
-    assert.equal(paced.onprogressCalls, real.onprogressCalls);
+    asGood(paced.onprogressCalls, 'mock --latency scale:0.5');
 
     const burst = {};
     const t1 = Date.now();
@@ -52,7 +62,7 @@ test('mock, default latency: the SDK client sees as many progress callbacks as f
       const overHttp = {};
       await runSessionWith(streamableHttpTransport(`${p.match[1]}/mcp`), { diagnostics: overHttp });
       console.log(`mock --listen (default): ${overHttp.onprogressCalls} onprogress callbacks`);
-      assert.equal(overHttp.onprogressCalls, real.onprogressCalls);
+      asGood(overHttp.onprogressCalls, 'mock --listen');
     } finally {
       await stopChild(p.child, p.exited);
     }
