@@ -259,6 +259,15 @@ xh_read_cb(struct bufferevent *bev, void *arg)
 		xh_req_free(r);
 }
 
+/* Whether a connection that ended left r without its answer. */
+static int
+xh_req_broken(const struct xh_req *r)
+{
+	if (r->complete)
+		return 0;
+	return !r->have_head || strcmp(r->method, "GET") != 0;
+}
+
 static void
 xh_event_cb(struct bufferevent *bev, short what, void *arg)
 {
@@ -280,11 +289,12 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 	/*
 	 * A connection that ends before its whole response (no head, or a
 	 * body cut short: a stream that ends properly has its last chunk) is
-	 * a server that went away, or is going.
+	 * a server that went away, or is going.  Only the GET stream, which
+	 * servers may end as they like, is let go once it has begun.
 	 */
 	if (what & BEV_EVENT_EOF) {
 		xh_req_read(r, 1);
-		if (!r->complete) {
+		if (xh_req_broken(r)) {
 			xasprintf(&why, "%s closed the connection of a %s "
 			    "before %s", r->xh->up.url.origin, r->method,
 			    r->have_head ? "the end of the response" :
@@ -296,7 +306,7 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	why = net_upstream_error(bev, &r->xh->up);
-	if (!r->complete)
+	if (xh_req_broken(r))
 		xh_lost(r->xh, why);
 	else
 		xh_note(r->xh, "%s to %s failed: %s", r->method,

@@ -151,3 +151,33 @@ test('replay against a server killed mid-replay, over HTTP and over stdio: exit 
     t.cleanup();
   }
 });
+
+test('replay report: a long answer that differs at character 500 shows where, not two equal cut strings', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'r.db');
+    // A server whose one answer is a 1000-character text; its 500th
+    // character comes from argv.
+    const peer = join(t.dir, 'longpeer.cjs');
+    writeFileSync(peer, `const c = process.argv[2];
+require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+  const m = JSON.parse(l);
+  if (m.id === undefined) return;
+  const text = 'a'.repeat(499) + c + 'b'.repeat(500);
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text }] } }) + '\\n');
+});`);
+    const input = lines({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'long', arguments: {} } });
+    let r = await runMcpreel(['record', '--db', db, '--name', 'long', '--', process.execPath, peer, 'X'], { input });
+    assert.equal(r.code, 0, r.stderr.toString());
+    r = await runMcpreel(['replay', '--db', db, 'long', '--no-record', '--', process.execPath, peer, 'Y']);
+    clean(r, 'replay');
+    const out = r.stdout.toString();
+    console.log(out.split('\n').filter((l) => /differ|recorded:|replayed:/.test(l)).join('\n'));
+    assert.equal(r.code, 1, out);
+    assert.match(out, /\$\.result\.content\[0\]\.text: strings differ at character 500 \(of 1000 and 1000\)/);
+    assert.match(out, /\n {4}recorded: \.\.\.a{30}\[X\]b{30}\.\.\.\n/);
+    assert.match(out, /\n {4}replayed: \.\.\.a{30}\[Y\]b{30}\.\.\.\n/);
+  } finally {
+    t.cleanup();
+  }
+});
