@@ -25,6 +25,16 @@
 
 #include "transport.h"
 
+/*
+ * A client that sends requests and does not read the answers: while this
+ * much waits for it on stdout, its requests are not read (they wait in the
+ * pipe, and it blocks writing them), so what mock holds stays near this
+ * plus the answers already being played.  Reading goes on once half of
+ * it is written.
+ */
+#define ES_OUT_HIGH		(16 * 1024 * 1024)
+#define ES_OUT_LOW		(ES_OUT_HIGH / 2)
+
 struct endpoint_stdio {
 	struct endpoint		 ep;	/* first: a struct endpoint * is one */
 	struct bufferevent	*in;
@@ -33,6 +43,7 @@ struct endpoint_stdio {
 	uint64_t		 queued;	/* bytes handed to out */
 	uint64_t		 written;	/* of them, written to fd 1 */
 	int			 failed;	/* stdout cannot be written */
+	int			 paused;	/* not reading: ES_OUT_HIGH waits */
 };
 
 /* Whether epoll can watch fd: pipes, sockets and terminals, not files. */
@@ -89,11 +100,34 @@ es_read_cb(struct bufferevent *bev, void *arg)
 	unsigned char		*line;
 	size_t			 len;
 
-	while (frame_next(&es->fr, src, &len)) {
+	while (!es->paused && frame_next(&es->fr, src, &len)) {
 		line = evbuffer_pullup(src, (ev_ssize_t)len + 1);
 		es->ep.cbs.message(NULL, (const char *)line, len, es->ep.arg);
 		evbuffer_drain(src, len + 1);
+		if (!es->failed && evbuffer_get_length(bufferevent_get_output(
+		    es->out)) >= ES_OUT_HIGH) {
+			es->paused = 1;
+			bufferevent_disable(es->in, EV_READ);
+			log_debug("mock endpoint: %d bytes wait for the client "
+			    "to read them: not reading its requests meanwhile",
+			    ES_OUT_HIGH);
+		}
 	}
+}
+
+/* Stdout has drained to ES_OUT_LOW: read requests again. */
+static void
+es_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct endpoint_stdio	*es = arg;
+
+	if (!es->paused)
+		return;
+	es->paused = 0;
+	/* What was read before the pause first: no read may come for it. */
+	es_read_cb(es->in, es);
+	if (!es->paused)
+		bufferevent_enable(es->in, EV_READ);
 }
 
 static void
@@ -245,7 +279,8 @@ endpoint_stdio(struct event_base *base, const struct endpoint_cbs *cbs,
 	es->in = bufferevent_socket_new(base, STDIN_FILENO, 0);
 	es->out = bufferevent_socket_new(base, STDOUT_FILENO, 0);
 	bufferevent_setcb(es->in, es_read_cb, NULL, es_event_cb, es);
-	bufferevent_setcb(es->out, NULL, NULL, es_out_event_cb, es);
+	bufferevent_setcb(es->out, NULL, es_write_cb, es_out_event_cb, es);
+	bufferevent_setwatermark(es->out, EV_WRITE, ES_OUT_LOW, 0);
 	evbuffer_add_cb(bufferevent_get_output(es->out), es_written_cb, es);
 	bufferevent_enable(es->in, EV_READ);
 	bufferevent_enable(es->out, EV_WRITE);

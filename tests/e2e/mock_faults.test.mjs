@@ -234,3 +234,79 @@ test('mock --on-miss forward to a fallback that cannot be reached: the miss gets
     t.cleanup();
   }
 });
+
+/** Poll a process's peak RSS (VmHWM) in bytes until stop(). */
+function watchPeak(pid) {
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peak = Math.max(peak, Number(m[1]) * 1024);
+    } catch { /* gone */ }
+  }, 10);
+  return () => { clearInterval(timer); return peak; };
+}
+
+const MB = 1024 * 1024;
+
+test('mock over stdio, a client that sends requests and does not read the answers: memory stays bounded, nothing is lost', { timeout: 300000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'big.db');
+    const peer = join(t.dir, 'bigpeer.cjs');
+    const SIZE = 256 * 1024;
+    writeFileSync(peer, `require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+  const m = JSON.parse(l);
+  if (m.id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { text: 'x'.repeat(${SIZE}) } }) + '\\n');
+});`);
+    const call = (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'big', arguments: {} } }) + '\n';
+    let r = await runMcpreel(['record', '--db', db, '--name', 'big', '--', process.execPath, peer], { input: Buffer.from(call(1)) });
+    assert.equal(r.code, 0, r.stderr.toString());
+
+    const N = 2000;	// 500 MiB of answers
+    const runs = [[MCPREEL, 'ASan', 128 * MB]];
+    if (process.env.MCPREEL_VALGRIND) runs.push([process.env.MCPREEL_VALGRIND, 'plain', 64 * MB]);
+    for (const [bin, name, bound] of runs) {
+      const res = await new Promise((resolve, reject) => {
+        // A small ASan quarantine, so RSS shows what is live.
+        const child = spawn(bin, ['mock', '--db', db, 'big', '--latency', 'none'], {
+          stdio: ['pipe', 'pipe', 'pipe'],
+          env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1:quarantine_size_mb=16' },
+        });
+        const stopPeak = watchPeak(child.pid);
+        const err = [];
+        let answers = 0;
+        let tail = '';
+        child.stderr.on('data', (c) => err.push(c));
+        child.stdout.pause();
+        child.stdin.on('error', () => {});
+        const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`mock did not finish: ${Buffer.concat(err)}`)); }, 240000);
+        child.on('close', (code) => {
+          clearTimeout(timer);
+          resolve({ code, stderr: Buffer.concat(err).toString(), rss: stopPeak(), answers });
+        });
+        let all = '';
+        for (let i = 0; i < N; i++) all += call(i + 10);
+        child.stdin.write(all);
+        // Read nothing for 3 s, then everything.
+        setTimeout(() => {
+          child.stdout.on('data', (c) => {
+            const s = tail + c.toString('latin1');
+            const parts = s.split('\n');
+            tail = parts.pop();
+            answers += parts.length;
+          });
+          child.stdout.resume();
+          child.stdin.end();
+        }, 3000);
+      });
+      console.log(`${name}: ${N} answers of ${SIZE / 1024} KiB to a client that read none for 3 s: peak RSS ${(res.rss / MB).toFixed(1)} MiB (bound ${bound / MB} MiB), ${res.answers} answers read`);
+      assert.doesNotMatch(res.stderr, SANITIZER);
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.answers, N, 'every answer arrives');
+      assert.ok(res.rss <= bound, `peak RSS ${(res.rss / MB).toFixed(1)} MiB is over ${bound / MB} MiB`);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
