@@ -38,6 +38,7 @@ struct cmd {
 extern const struct cmd	cmd_table[];
 int			cli_common_option(int, const char *);
 void			cli_stdio_notice(const char *);
+int			cli_fd_was_closed(int);
 
 /* opterr.c */
 struct option;

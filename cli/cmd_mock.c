@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "replay.h"
@@ -47,9 +48,17 @@ cmd_mock_usage(FILE *f)
 	    "  --match strict     demand the recorded order of requests exactly\n"
 	    "  --ignore PATH      leave PATH of requests out of matching\n"
 	    "                     (repeatable; e.g. $.params.arguments.when)\n"
-	    "  --latency recorded\n"
-	    "                     answer after the recorded latency (default:\n"
-	    "                     at once)\n"
+	    "  --latency capped|none|recorded|scale:X\n"
+	    "                     the time between the messages of one exchange (the\n"
+	    "                     request, the progress and other messages the server\n"
+	    "                     sent while working on it, its answer, what it sent\n"
+	    "                     after): capped (default) keeps each recorded gap but\n"
+	    "                     1 s at most; none sends them all at once; recorded\n"
+	    "                     keeps the recorded gaps whole; scale:X multiplies\n"
+	    "                     them by X (0.1: ten times faster).  But for none, a\n"
+	    "                     gap is 5 ms at least: some clients (the official\n"
+	    "                     TypeScript SDK) lose progress callbacks that arrive\n"
+	    "                     in one read with the answer\n"
 	    "  --on-miss error|forward\n"
 	    "                     what an unmatched request gets: the explained\n"
 	    "                     error (default), or an answer from a live server,\n"
@@ -89,7 +98,7 @@ cmd_mock(int argc, char **argv)
 	int				 ch, strict = 0, rc = EXIT_USAGE;
 	int				 built = 0, allow_remote = 0;
 
-	memset(&opt, 0, sizeof opt);
+	mock_options_init(&opt);
 	memset(&target, 0, sizeof target);
 	memset(&plan, 0, sizeof plan);
 	memset(&m, 0, sizeof m);
@@ -117,12 +126,12 @@ cmd_mock(int argc, char **argv)
 			ignore[nignore++] = optarg;
 			break;
 		case 'T':
-			if (strcmp(optarg, "recorded") != 0) {
+			if (mock_parse_latency(&opt, optarg) != 0) {
 				fprintf(stderr, "mcpreel mock: --latency takes "
-				    "'recorded'\n");
+				    "capped, none, recorded or scale:X (X from 0 "
+				    "to 1000), not '%s'\n", optarg);
 				goto out;
 			}
-			opt.latency_recorded = 1;
 			break;
 		case 'O':
 			if (strcmp(optarg, "forward") == 0)
@@ -154,6 +163,16 @@ cmd_mock(int argc, char **argv)
 	if (opt.listen != NULL &&
 	    cli_listen_check("mock", opt.listen, allow_remote) != 0)
 		goto out;
+	if (opt.listen == NULL && (cli_fd_was_closed(STDIN_FILENO) ||
+	    cli_fd_was_closed(STDOUT_FILENO))) {
+		fprintf(stderr, "mcpreel mock: %s is closed, so %s; over "
+		    "stdio mock needs both open (a pipe, a file or /dev/null), "
+		    "or serve HTTP with --listen\n",
+		    cli_fd_was_closed(STDIN_FILENO) ? "stdin" : "stdout",
+		    cli_fd_was_closed(STDIN_FILENO) ? "no request could come" :
+		    "no answer could reach the client");
+		goto out;
+	}
 	if (argc < 1) {
 		fprintf(stderr, "mcpreel mock: give one SESSION to serve (an "
 		    "id, a name or 'last')\n");
@@ -202,6 +221,14 @@ cmd_mock(int argc, char **argv)
 	    (long long)id, (unsigned long long)stats.missed,
 	    (unsigned long long)stats.forwarded);
 	rc = EXIT_OK;
+	if (stats.out_error != NULL) {
+		fprintf(stderr, "mcpreel mock: %s: %llu answer%s could not be "
+		    "written; the client did not get %s\n", stats.out_error,
+		    (unsigned long long)stats.unwritten, stats.unwritten == 1 ?
+		    "" : "s", stats.unwritten == 1 ? "it" : "them");
+		rc = EXIT_FAIL;
+	}
+	free(stats.out_error);
 	goto out;
 bad:
 	fprintf(stderr, "mcpreel mock: %s\n", cause);

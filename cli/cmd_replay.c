@@ -57,7 +57,9 @@ cmd_replay_usage(FILE *f)
 	    "  --cacert FILE, --insecure   for an https:// upstream\n"
 	    "\n"
 	    "Exit status: 0 all the same, 1 differences or missing responses, 2 could\n"
-	    "not run.\n");
+	    "not run, or stopped early: the server could not be reached, or went\n"
+	    "away (exited, refused or dropped a connection) before the replay\n"
+	    "ended.  A request is never sent twice.\n");
 }
 
 struct session_name {
@@ -249,8 +251,9 @@ cmd_replay(int argc, char **argv)
 	target.argv = argv + 1;
 	rc = replay_run(&plan, cli_target_open, &target, &opt, &rep, &cause);
 	if (w != NULL) {
-		writer_session_end(w, opt.ws, -1, 0, rc == 0 ? "replay "
-		    "finished" : "replay could not run");
+		writer_session_end(w, opt.ws, -1, 0, rc != 0 ? "replay could "
+		    "not run" : rep.lost != NULL ? "replay stopped early: the "
+		    "server went away" : "replay finished");
 		writer_stop(w);
 		rep.replay_session = writer_session_id(opt.ws);
 		writer_session_free(opt.ws);
@@ -277,6 +280,11 @@ cmd_replay(int argc, char **argv)
 		report_text(out, &rep, out == stdout && isatty(STDOUT_FILENO));
 	if (out != stdout && out_path != NULL && strcmp(report, "text") != 0)
 		report_text(stdout, &rep, isatty(STDOUT_FILENO));
+	if (rep.lost != NULL)
+		fprintf(stderr, "mcpreel replay: the replay stopped early: %s.  "
+		    "Requests not answered by then are counted missing and "
+		    "later ones were not sent; replay again once the server "
+		    "is up\n", rep.lost);
 	rc = replay_exit_status(&rep);
 	goto out;
 

@@ -3,6 +3,8 @@
  * main() picks the subcommand from a table and hands over.
  */
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +37,35 @@ const struct cmd cmd_table[] = {
 	    cmd_import, cmd_import_usage },
 	{ NULL, NULL, NULL, NULL }
 };
+
+/* Which of fds 0, 1 and 2 were closed when we started (bit fd). */
+static int	closed_at_start;
+
+/*
+ * Put /dev/null on any of fds 0-2 that is closed, so nothing we open
+ * (the database, a log file, a socket) lands there and gets what is
+ * meant for stdout; a command that needs one asks cli_fd_was_closed().
+ */
+static void
+reserve_stdio(void)
+{
+	int	fd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+			continue;
+		closed_at_start |= 1 << fd;
+		if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+			_exit(EXIT_USAGE);	/* nowhere to say it */
+	}
+}
+
+/* Whether fd (0, 1 or 2) was closed when mcpreel started. */
+int
+cli_fd_was_closed(int fd)
+{
+	return fd >= 0 && fd <= 2 && (closed_at_start & (1 << fd)) != 0;
+}
 
 static void
 usage(FILE *f)
@@ -138,6 +169,7 @@ main(int argc, char **argv)
 	const struct cmd		*c;
 	int				 ch;
 
+	reserve_stdio();
 	/* A reader that went away must be an error we see, not our death. */
 	signal(SIGPIPE, SIG_IGN);
 	log_init(level, NULL);

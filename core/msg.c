@@ -181,7 +181,8 @@ msg_new(enum dir d, const void *bytes, size_t len)
 {
 	struct msg	*m = msg_alloc(d, len);
 
-	memcpy(m->raw, bytes, len);
+	if (len > 0)		/* an empty message may come as NULL */
+		memcpy(m->raw, bytes, len);
 	return m;
 }
 

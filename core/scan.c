@@ -430,11 +430,14 @@ scan_object(const unsigned char *base, const unsigned char *p,
 void
 scan_message(const void *buf, size_t len, struct scan *s)
 {
-	const unsigned char	*base = buf, *end = base + len, *p;
+	const unsigned char	*base = buf, *end, *p;
 	int			 method_bad = 0, has_result = 0, has_error = 0;
 
 	memset(s, 0, sizeof *s);
 	s->kind = KIND_INVALID;
+	if (len == 0)		/* buf may be NULL then: no arithmetic on it */
+		return;
+	end = base + len;
 	p = skip_ws(base, end);
 	if (p >= end)
 		return;

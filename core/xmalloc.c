@@ -58,7 +58,8 @@ xstrndup(const char *s, size_t n)
 {
 	char	*p = xmalloc(n + 1);
 
-	memcpy(p, s, n);
+	if (n > 0)		/* s may be NULL when n is 0 */
+		memcpy(p, s, n);
 	p[n] = '\0';
 	return p;
 }

@@ -404,7 +404,7 @@ engine_step(struct engine *e)
 
 	if (e->closed || e->finishing)
 		return;
-	while (e->next < p->nsends) {
+	while (e->next < p->nsends && !e->closed) {
 		s = &p->sends[e->next];
 		for (i = 0; i < s->nneeds; i++) {
 			r = e->by_msg[s->needs[i]];
@@ -653,8 +653,12 @@ engine_message_cb(const char *bytes, size_t len, void *arg)
 	scan_message(bytes, len, &sc);
 	if (sc.kind == KIND_INVALID ||
 	    (msg = json_loadb(bytes, len, JSON_DECODE_ANY, NULL)) == NULL) {
-		engine_note(e, "the server sent %zu bytes that are no "
-		    "JSON-RPC message", len);
+		if (len == 0)
+			engine_note(e, "the server sent an empty line (no "
+			    "JSON-RPC message)");
+		else
+			engine_note(e, "the server sent %zu bytes that are no "
+			    "JSON-RPC message", len);
 		return;
 	}
 	if (sc.kind == KIND_BATCH) {
@@ -691,12 +695,20 @@ engine_closed_cb(const char *why, void *arg)
 
 	e->closed = 1;
 	e->closed_why = xstrdup(why);
-	if (!e->finishing) {
+	/*
+	 * Gone with sends left or answers awaited: the replay cannot run to
+	 * its end, so it stops now (waiting out --timeout for each request
+	 * a server that is not there cannot answer tells nobody anything).
+	 */
+	if (!e->finishing && (e->next < e->plan->nsends ||
+	    engine_outstanding(e))) {
 		engine_note(e, "the server went away before the replay "
 		    "ended: %s", why);
-		event_base_loopbreak(e->base);
-		return;
-	}
+		free(e->rep->lost);
+		e->rep->lost = xstrdup(why);
+	} else if (!e->finishing)
+		engine_note(e, "the server went away after its last answer: "
+		    "%s", why);
 	event_base_loopbreak(e->base);
 }
 
@@ -909,7 +921,7 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 int
 replay_exit_status(const struct replay_report *rep)
 {
-	if (rep->could_not_run)
+	if (rep->could_not_run || rep->lost != NULL)
 		return 2;
 	if (rep->count[RSTATUS_DIFFERENT] != 0 ||
 	    rep->count[RSTATUS_MISSING] != 0 ||
@@ -931,6 +943,7 @@ replay_report_clear(struct replay_report *rep)
 	free(rep->r);
 	free(rep->session_name);
 	free(rep->target);
+	free(rep->lost);
 	json_decref(rep->notifications);
 	json_decref(rep->srv_unmatched);
 	json_decref(rep->notes);

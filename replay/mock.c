@@ -15,6 +15,7 @@
 
 #include <sys/queue.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,6 +35,29 @@
 #define MOCK_EXIT_WAIT_MS	5000
 /* How long the fallback server gets to finish at the end. */
 #define MOCK_FALLBACK_FINISH_MS	3000
+/*
+ * The default longest gap between two messages of one exchange.  A client
+ * sees the order and the separation the server gave them (the official
+ * TypeScript SDK dispatches notifications a tick later than the answer
+ * that arrived with them, so a burst loses progress callbacks), while a
+ * recording with long pauses (a slow tool, a person answering an
+ * elicitation) does not make a test wait for them: 1 s is longer than the
+ * pauses that matter to a client's event loop, short enough for a suite.
+ */
+#define MOCK_GAP_CAP_MS		1000
+/*
+ * Unless --latency none, two messages of one exchange are at least this
+ * far apart, so each goes in a write of its own and a client gets a turn
+ * of its event loop between them: a real server's back-to-back messages
+ * are often a fraction of a millisecond apart (server-everything's last
+ * progress and its answer: 0.3 ms), which reproduced, or scaled down, a
+ * busy client can read in one chunk and lose a callback.
+ */
+#define MOCK_GAP_MIN_NS		(5 * 1000000LL)
+/* No one wait longer than a day, whatever was recorded. */
+#define MOCK_WAIT_MAX_NS	(86400.0 * 1e9)
+/* --latency scale:X at most this (and X >= 0). */
+#define MOCK_SCALE_MAX		1000.0
 /* Protocol versions from this one on have no sessions. */
 #define MOCK_SESSIONLESS_FROM	"2026-07-28"
 
@@ -51,8 +75,16 @@ struct play {
 						   then after */
 	char			*waiting;	/* id text of our request */
 	int64_t			 start_ns;
+	int64_t			 last_ns;	/* the previous message went */
+	int64_t			 last_off_ns;	/* its recorded offset */
 	struct event		*timer;
 	TAILQ_ENTRY(play)	 entry;
+};
+
+/* An answer given to the endpoint, not yet written: counted once it is. */
+struct pending {
+	uint64_t		 mark;		/* bytes queued just after it */
+	uint64_t		*counter;	/* in mock_stats */
 };
 
 struct mock {
@@ -65,6 +97,8 @@ struct mock {
 	TAILQ_HEAD(, play)	 plays;
 	struct mock_stats	*stats;
 	int			 stdin_closed;
+	int			 input_file;	/* stdin is a file: its end is
+					   not the client gone */
 	struct xport		*fb;		/* the fallback, if any */
 	int			 fb_finishing;
 	struct event		*exit_ev;	/* bounds the wait at the end */
@@ -72,10 +106,55 @@ struct mock {
 	json_t			*fb_waiting;	/* our id text -> {er, id,
 						   deadline} */
 	char			*fb_why;	/* why it is gone, if it is */
+	struct pending		*pend;		/* answers not yet written, */
+	size_t			 npend, pend0;	/* pend[pend0..npend) */
 };
 
 static void	play_step(struct play *);
 static void	mock_maybe_exit(struct mock *);
+
+/* Count the answers the endpoint has written since we last looked. */
+static void
+mock_settle(struct mock *mk)
+{
+	uint64_t	queued, written;
+
+	endpoint_progress(mk->ep, &queued, &written);
+	while (mk->pend0 < mk->npend && mk->pend[mk->pend0].mark <= written) {
+		(*mk->pend[mk->pend0].counter)++;
+		mk->pend0++;
+	}
+	if (mk->pend0 == mk->npend)
+		mk->pend0 = mk->npend = 0;
+}
+
+/*
+ * An answer was just handed to the endpoint: count it in *counter once it
+ * is written (at once if it is, or the endpoint does not count).  Only
+ * answers not yet written are held, so this grows no faster than what
+ * the endpoint holds for a client that does not read.
+ */
+static void
+mock_count(struct mock *mk, uint64_t *counter)
+{
+	uint64_t	queued, written;
+
+	mock_settle(mk);
+	endpoint_progress(mk->ep, &queued, &written);
+	if (written >= queued) {
+		(*counter)++;
+		return;
+	}
+	if (mk->pend0 > 0 && mk->pend0 >= mk->npend / 2) {
+		memmove(mk->pend, mk->pend + mk->pend0, (mk->npend -
+		    mk->pend0) * sizeof *mk->pend);
+		mk->npend -= mk->pend0;
+		mk->pend0 = 0;
+	}
+	mk->pend = xreallocarray(mk->pend, mk->npend + 1, sizeof *mk->pend);
+	mk->pend[mk->npend].mark = queued;
+	mk->pend[mk->npend++].counter = counter;
+}
 
 /* The recorded message at plan index i, as JSON to send (caller frees). */
 static json_t *
@@ -166,22 +245,54 @@ play_timer_cb(evutil_socket_t fd, short events, void *arg)
 	play_step(pl);
 }
 
-/* Wait until ns after the play began, if --latency recorded; 1 if waiting. */
+/*
+ * Before the message recorded offset_ns after the request: wait for the
+ * recorded gap since the previous one, scaled and capped (--latency).
+ * Returns 1 when waiting (the timer goes on with the play), 0 to send now.
+ */
 static int
 play_wait(struct play *pl, int64_t offset_ns)
 {
-	int64_t		due, now;
-	struct timeval	tv;
+	const struct mock_options *opt = pl->mk->opt;
+	int64_t		 due, now;
+	double		 gap, wait;
+	struct timeval	 tv;
 
-	if (!pl->mk->opt->latency_recorded)
+	/* In double: recorded times may be anything (an imported trace). */
+	now = clock_mono_ns();
+	gap = (double)offset_ns - (double)pl->last_off_ns;
+	wait = gap > 0 ? gap * opt->latency_scale : 0;
+	if (wait > (double)opt->latency_cap_ns)
+		wait = (double)opt->latency_cap_ns;
+	if (opt->latency_scale > 0 && wait < (double)MOCK_GAP_MIN_NS)
+		wait = (double)MOCK_GAP_MIN_NS;
+	if (wait > MOCK_WAIT_MAX_NS)
+		wait = MOCK_WAIT_MAX_NS;
+	due = pl->last_ns + (int64_t)wait;
+	if (now >= due) {
+		pl->last_ns = now;
+		pl->last_off_ns = offset_ns;
 		return 0;
-	due = clock_add(pl->start_ns, offset_ns);
-	if ((now = clock_mono_ns()) >= due)
-		return 0;
+	}
 	tv.tv_sec = (due - now) / 1000000000;
 	tv.tv_usec = ((due - now) % 1000000000) / 1000;
 	evtimer_add(pl->timer, &tv);
 	return 1;
+}
+
+/*
+ * Once stdin has closed no client answer can come: a server request just
+ * played is not waited for.
+ */
+static void
+play_no_answer(struct play *pl)
+{
+	if (pl->waiting == NULL || !pl->mk->stdin_closed)
+		return;
+	log_debug("mock: stdin has closed: not waiting for the answer to "
+	    "%s", pl->waiting);
+	free(pl->waiting);
+	pl->waiting = NULL;
 }
 
 /* Play on until the end, a wait, or a server request awaiting its answer. */
@@ -202,6 +313,7 @@ play_step(struct play *pl)
 		if (play_wait(pl, e->before[pl->step].offset_ns))
 			return;
 		play_send_item(pl, &e->before[pl->step], 0);
+		play_no_answer(pl);
 		if (pl->waiting != NULL) {
 			evtimer_add(pl->timer, &tv);
 			return;
@@ -218,13 +330,14 @@ play_step(struct play *pl)
 		pl->er = NULL;
 		free(s);
 		json_decref(resp);
-		mk->stats->answered++;
+		mock_count(mk, &mk->stats->answered);
 		pl->step++;
 	}
 	while ((i = pl->step - e->nbefore - 1) < e->nafter) {
 		if (play_wait(pl, e->after[i].offset_ns))
 			return;
 		play_send_item(pl, &e->after[i], 1);
+		play_no_answer(pl);
 		if (pl->waiting != NULL) {
 			evtimer_add(pl->timer, &tv);
 			return;
@@ -313,17 +426,25 @@ fallback_sweep_cb(evutil_socket_t fd, short events, void *arg)
 	const char	*k;
 	json_t		*entry, *err;
 	void		*tmp;
+	char		*why;
 	int64_t		 now = clock_mono_ns();
 
 	json_object_foreach_safe(mk->fb_waiting, tmp, k, entry) {
-		if (json_integer_value(json_object_get(entry, "deadline")) >
-		    now)
+		/* Once the fallback is gone, nothing it had will come. */
+		if (mk->fb_why == NULL && json_integer_value(json_object_get(
+		    entry, "deadline")) > now)
 			continue;
 		json_incref(entry);
 		json_object_del(mk->fb_waiting, k);
+		if (mk->fb_why != NULL)
+			xasprintf(&why, "mcpreel mock: the fallback server is "
+			    "gone: %s", mk->fb_why);
+		else
+			why = xstrdup("mcpreel mock: the fallback server did "
+			    "not answer in time");
 		err = json_pack("{s:s, s:{s:i, s:s}}", "jsonrpc", "2.0",
-		    "error", "code", -32603, "message", "mcpreel mock: the "
-		    "fallback server did not answer in time");
+		    "error", "code", -32603, "message", why);
+		free(why);
 		fallback_answer(mk, entry, err);
 		json_decref(err);
 		json_decref(entry);
@@ -354,6 +475,8 @@ fallback_closed_cb(const char *why, void *arg)
 	mk->fb_why = xstrdup(why);
 	if (mk->fb_finishing)
 		event_base_loopbreak(mk->base);
+	else if (json_object_size(mk->fb_waiting) > 0)
+		event_active(mk->fb_sweep, EV_TIMEOUT, 0);
 }
 
 /*
@@ -416,7 +539,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 		ereq_end(mk->ep, er, s, strlen(s));
 		free(s);
 		json_decref(out);
-		mk->stats->missed++;
+		mock_count(mk, &mk->stats->missed);
 		log_info("mock: no recorded answer to a %s request",
 		    json_string_value(json_object_get(msg, "method")) ?
 		    json_string_value(json_object_get(msg, "method")) : "?");
@@ -448,7 +571,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	pl->live_token = json_incref(progress_token(msg));
 	pl->rec_token = json_incref(progress_token(
 	    mk->plan->m[e->req].json));
-	pl->start_ns = clock_mono_ns();
+	pl->start_ns = pl->last_ns = clock_mono_ns();
 	pl->timer = evtimer_new(mk->base, play_timer_cb, pl);
 	TAILQ_INSERT_TAIL(&mk->plays, pl, entry);
 	play_step(pl);
@@ -541,7 +664,7 @@ mock_maybe_exit(struct mock *mk)
 		return;
 	if (TAILQ_EMPTY(&mk->plays) && json_object_size(mk->fb_waiting) == 0)
 		event_base_loopbreak(mk->base);
-	else if (!evtimer_pending(mk->exit_ev, NULL))
+	else if (!mk->input_file && !evtimer_pending(mk->exit_ev, NULL))
 		evtimer_add(mk->exit_ev, &tv);
 }
 
@@ -563,10 +686,34 @@ static void
 mock_closed_cb(const char *why, void *arg)
 {
 	struct mock	*mk = arg;
+	struct play	*pl, *next;
 
 	mk->stdin_closed = 1;
 	log_debug("mock: %s", why);
+	/* Plays waiting for a client answer go on without it. */
+	for (pl = TAILQ_FIRST(&mk->plays); pl != NULL; pl = next) {
+		next = TAILQ_NEXT(pl, entry);
+		if (pl->waiting == NULL)
+			continue;
+		free(pl->waiting);
+		pl->waiting = NULL;
+		evtimer_del(pl->timer);
+		pl->step++;
+		play_step(pl);
+	}
 	mock_maybe_exit(mk);
+}
+
+/* Our output failed: the client cannot get answers any more; stop. */
+static void
+mock_failed_cb(const char *why, void *arg)
+{
+	struct mock	*mk = arg;
+
+	if (mk->stats->out_error == NULL)
+		mk->stats->out_error = xstrdup(why);
+	log_warnx("mock: %s; stopping", why);
+	event_base_loopbreak(mk->base);
 }
 
 static void
@@ -576,6 +723,48 @@ mock_signal_cb(evutil_socket_t sig, short events, void *arg)
 
 	log_info("mock: stopping (%s)", strsignal((int)sig));
 	event_base_loopbreak(mk->base);
+}
+
+/* The default options: stdio, the recorded gaps capped at MOCK_GAP_CAP_MS. */
+void
+mock_options_init(struct mock_options *opt)
+{
+	memset(opt, 0, sizeof *opt);
+	opt->latency_scale = 1.0;
+	opt->latency_cap_ns = (int64_t)MOCK_GAP_CAP_MS * 1000000;
+}
+
+/*
+ * --latency: "capped" (the default), "none", "recorded" (the recorded
+ * gaps, uncapped) or "scale:X" (the recorded gaps times X, uncapped).
+ * Returns -1 for anything else.
+ */
+int
+mock_parse_latency(struct mock_options *opt, const char *s)
+{
+	char	*end;
+	double	 x;
+
+	if (strcmp(s, "capped") == 0) {
+		opt->latency_scale = 1.0;
+		opt->latency_cap_ns = (int64_t)MOCK_GAP_CAP_MS * 1000000;
+	} else if (strcmp(s, "none") == 0) {
+		opt->latency_scale = 0;
+		opt->latency_cap_ns = 0;
+	} else if (strcmp(s, "recorded") == 0) {
+		opt->latency_scale = 1.0;
+		opt->latency_cap_ns = INT64_MAX;
+	} else if (strncmp(s, "scale:", 6) == 0) {
+		errno = 0;
+		x = strtod(s + 6, &end);
+		if (errno != 0 || end == s + 6 || *end != '\0' || !(x >= 0) ||
+		    x > MOCK_SCALE_MAX)
+			return -1;
+		opt->latency_scale = x;
+		opt->latency_cap_ns = INT64_MAX;
+	} else
+		return -1;
+	return 0;
 }
 
 /*
@@ -588,7 +777,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
     struct mock_stats *stats, char **cause)
 {
 	struct mock		 mk;
-	struct endpoint_cbs	 cbs = { mock_message_cb, mock_closed_cb };
+	struct endpoint_cbs	 cbs = { mock_message_cb, mock_closed_cb,
+				    mock_failed_cb };
 	struct xport_cbs	 fcbs = { fallback_message_cb, fallback_event_cb,
 				    fallback_closed_cb };
 	struct event		*sigs[2];
@@ -604,7 +794,9 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 	mk.stats = stats;
 	TAILQ_INIT(&mk.plays);
 	evthread_use_pthreads();
-	if ((mk.base = event_base_new()) == NULL)
+	if (opt->listen == NULL)
+		mk.base = endpoint_stdio_base_new();
+	else if ((mk.base = event_base_new()) == NULL)
 		fatalx("cannot create an event loop");
 	mk.fb_waiting = json_object();
 	mk.exit_ev = evtimer_new(mk.base, mock_exit_cb, &mk);
@@ -633,6 +825,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		free(origin);
 	} else {
 		mk.ep = endpoint_stdio(mk.base, &cbs, &mk);
+		mk.input_file = endpoint_stdio_input_is_file();
 		/* What the server said before any request, it says first. */
 		for (i = 0; i < m->nprelude; i++) {
 			json_t	*msg = mock_copy(&mk, m->prelude[i].msg);
@@ -659,6 +852,9 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		play_free(pl);
 	}
 	endpoint_flush(mk.ep);
+	mock_settle(&mk);
+	stats->unwritten = mk.npend - mk.pend0;
+	free(mk.pend);
 	if (mk.fb != NULL) {
 		/* Requests still with the fallback end unanswered. */
 		const char	*k;

@@ -28,15 +28,16 @@ plan_add(struct plan *p, int64_t seq, enum dir d, int64_t mono_ns,
 	m->dir = d;
 	m->mono_ns = mono_ns;
 	m->raw = xmalloc(len + 1);
-	memcpy(m->raw, raw, len);
+	if (len > 0)		/* an empty message may come as NULL */
+		memcpy(m->raw, raw, len);
 	m->raw[len] = '\0';
 	m->len = len;
-	scan_message(raw, len, &sc);
+	scan_message(m->raw, len, &sc);
 	m->kind = sc.kind;
-	m->method = scan_method_dup(raw, &sc);
-	m->id = scan_id_dup(raw, &sc);
+	m->method = scan_method_dup(m->raw, &sc);
+	m->id = scan_id_dup(m->raw, &sc);
 	if (sc.kind != KIND_INVALID)
-		m->json = json_loadb(raw, len, JSON_DECODE_ANY |
+		m->json = json_loadb(m->raw, len, JSON_DECODE_ANY |
 		    JSON_ALLOW_NUL, NULL);
 	m->answer = m->request = -1;
 }

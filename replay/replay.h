@@ -220,6 +220,9 @@ struct replay_report {
 	json_t		*notes;		/* [text] */
 	int64_t		 replay_session;	/* recorded as, or 0 */
 	int		 could_not_run;
+	char		*lost;		/* why the server was lost (could not
+					   be reached, or went away) before
+					   the replay ended, or NULL */
 };
 
 int		 replay_run(struct plan *, struct xport *(*)(struct event_base *,
@@ -283,7 +286,15 @@ void		 matcher_clear(struct matcher *);
 
 struct mock_options {
 	const char	*listen;	/* Streamable HTTP here; NULL: stdio */
-	int		 latency_recorded; /* answer after the recorded time */
+	/*
+	 * The time between the messages of one exchange (the request, what
+	 * the server sent while it was in flight, its answer, what followed
+	 * unasked): each recorded gap times latency_scale, at most
+	 * latency_cap_ns.  Scale 0: none (all at once); the default is the
+	 * recorded gaps capped (MOCK_GAP_CAP_MS, set by mock_options_init).
+	 */
+	double		 latency_scale;
+	int64_t		 latency_cap_ns;
 	/*
 	 * --on-miss forward: misses go to this live server (opened with
 	 * open_fn(base, cbs, cbarg, open_arg, cause)) and are recorded.
@@ -295,12 +306,22 @@ struct mock_options {
 	struct wsession	*ws;
 };
 
+/*
+ * Over stdio an answer counts once it is written (to a pipe, a file or
+ * /dev/null); one that could not be is in unwritten, and out_error says
+ * why (our stdout failed).
+ */
 struct mock_stats {
 	uint64_t	 answered;	/* requests answered from the record */
 	uint64_t	 missed;	/* requests answered with an error */
 	uint64_t	 forwarded;	/* requests sent to the fallback */
+	uint64_t	 unwritten;	/* answers made but never written */
+	char		*out_error;	/* why writing failed (caller frees),
+					   or NULL */
 };
 
+void		 mock_options_init(struct mock_options *);
+int		 mock_parse_latency(struct mock_options *, const char *);
 int		 mock_run(struct plan *, struct matcher *,
 		     const struct mock_options *, struct mock_stats *,
 		     char **);

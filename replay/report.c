@@ -3,6 +3,7 @@
  * coloured on a terminal), JSON for tools, JUnit XML for CI.
  */
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,16 @@
 #define REPORT_SLOW_FACTOR	5
 /* ... unless both are this quick: noise. */
 #define REPORT_SLOW_MIN_NS	(5 * 1000000LL)
-/* Values longer than this are cut in the text report. */
+/*
+ * Values longer than this (as JSON text) are not shown whole in the text
+ * report: the neighbourhood of their first difference is, this many
+ * characters either side, so a difference late in a long value shows.
+ */
 #define REPORT_VALUE_MAX	80
+#define REPORT_CONTEXT		30
+/* The same for JUnit (read in CI logs, where more fits). */
+#define REPORT_JUNIT_MAX	4096
+#define REPORT_JUNIT_CONTEXT	400
 
 static const char *status_names[RSTATUS_MAX] = {
 	"same", "different", "missing", "ignored", "truncated"
@@ -46,6 +55,142 @@ value_text(const json_t *v, size_t max)
 	return out;
 }
 
+/* Whether byte c continues a UTF-8 sequence. */
+static int
+utf8_cont(unsigned char c)
+{
+	return (c & 0xc0) == 0x80;
+}
+
+/* Characters (UTF-8 sequences) in the first n bytes of s. */
+static size_t
+utf8_chars(const char *s, size_t n)
+{
+	size_t	i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += !utf8_cont((unsigned char)s[i]);
+	return k;
+}
+
+/*
+ * s[from..to): escaped as in a JSON string, without the quotes, when
+ * escape is set (a string's characters); else as it is (JSON text).
+ */
+static char *
+report_escaped(const char *s, size_t from, size_t to, int escape)
+{
+	json_t	*v;
+	char	*d, *out;
+	size_t	 n;
+
+	if (!escape)
+		return xstrndup(s + from, to - from);
+	v = json_stringn_nocheck(s + from, to - from);
+	d = json_dumps(v, JSON_ENCODE_ANY);
+	json_decref(v);
+	if (d == NULL || (n = strlen(d)) < 2) {
+		free(d);
+		return xstrdup("?");
+	}
+	out = xstrndup(d + 1, n - 2);
+	free(d);
+	return out;
+}
+
+/*
+ * One side of a difference around byte off (the first that differs):
+ * up to ctx characters before it, the differing character in brackets
+ * ("[end]" if the text ends there), up to ctx after, "..." where cut.
+ */
+static char *
+report_around(const char *s, size_t len, size_t off, size_t ctx, int escape)
+{
+	size_t	 from = off, at_end = off, to, k;
+	char	*before, *at, *after, *out;
+
+	for (k = 0; k < ctx && from > 0; k++) {
+		from--;
+		while (from > 0 && utf8_cont((unsigned char)s[from]))
+			from--;
+	}
+	if (off < len) {
+		at_end = off + 1;
+		while (at_end < len && utf8_cont((unsigned char)s[at_end]))
+			at_end++;
+	}
+	for (to = at_end, k = 0; k < ctx && to < len; k++) {
+		to++;
+		while (to < len && utf8_cont((unsigned char)s[to]))
+			to++;
+	}
+	before = report_escaped(s, from, off, escape);
+	at = off < len ? report_escaped(s, off, at_end, escape) :
+	    xstrdup("end");
+	after = report_escaped(s, at_end, to, escape);
+	xasprintf(&out, "%s%s[%s]%s%s", from > 0 ? "..." : "", before, at,
+	    after, to < len ? "..." : "");
+	free(before);
+	free(at);
+	free(after);
+	return out;
+}
+
+/*
+ * How a difference reads: when both values are short, *line gets them as
+ * "A -> B" (a and b set, what NULL).  Otherwise the first place where
+ * they differ: strings by their characters, anything else by its JSON
+ * text; what says where ("strings differ at character 500 of 1200 and
+ * 1210"), a and b are the neighbourhood on each side.  The caller frees
+ * what it gets.
+ */
+static void
+report_pair(const json_t *ra, const json_t *rb, size_t max, size_t ctx,
+    char **what, char **a, char **b)
+{
+	const char	*sa, *sb;
+	char		*da, *db;
+	size_t		 la, lb, off;
+	int		 strings;
+
+	*what = NULL;
+	da = value_text(ra, SIZE_MAX);
+	db = value_text(rb, SIZE_MAX);
+	if ((strlen(da) <= max && strlen(db) <= max) || ra == NULL ||
+	    rb == NULL) {
+		/* Short, or one side absent: the values, cut to max. */
+		free(da);
+		free(db);
+		*a = value_text(ra, max);
+		*b = value_text(rb, max);
+		return;
+	}
+	strings = json_is_string(ra) && json_is_string(rb);
+	if (strings) {
+		sa = json_string_value(ra);
+		la = json_string_length(ra);
+		sb = json_string_value(rb);
+		lb = json_string_length(rb);
+	} else {
+		sa = da;
+		la = strlen(da);
+		sb = db;
+		lb = strlen(db);
+	}
+	for (off = 0; off < la && off < lb && sa[off] == sb[off]; off++)
+		;
+	/* At the start of the character the difference is in. */
+	while (off > 0 && utf8_cont((unsigned char)sa[off]))
+		off--;
+	xasprintf(what, "%s differ at character %zu (of %zu and %zu)",
+	    strings ? "strings" : "values (as JSON text)",
+	    utf8_chars(sa, off) + 1, utf8_chars(sa, la), utf8_chars(sb, lb));
+	*a = report_around(sa, la, off, ctx, strings);
+	*b = report_around(sb, lb, off, ctx, strings);
+	free(da);
+	free(db);
+}
+
 /* The text report; colour when writing to a terminal. */
 void
 report_text(FILE *f, const struct replay_report *rep, int colour)
@@ -55,7 +200,7 @@ report_text(FILE *f, const struct replay_report *rep, int colour)
 			    *off = colour ? "\033[0m" : "", *k;
 	const struct rresult *r;
 	json_t		*v;
-	char		*a, *b;
+	char		*a, *b, *what;
 	size_t		 i, j;
 
 	fprintf(f, "%sreplay of session %lld%s%s%s against %s: %zu requests, "
@@ -91,6 +236,9 @@ report_text(FILE *f, const struct replay_report *rep, int colour)
 		}
 		fprintf(f, "\n");
 	}
+	if (rep->lost != NULL)
+		fprintf(f, "%sthe replay stopped early: %s%s\n", red,
+		    rep->lost, off);
 	if (rep->replay_session != 0)
 		fprintf(f, "the replay is recorded as session %lld\n",
 		    (long long)rep->replay_session);
@@ -102,15 +250,27 @@ report_text(FILE *f, const struct replay_report *rep, int colour)
 			    (long long)r->seq, r->method ? r->method : "?",
 			    r->params, off);
 		for (j = 0; j < r->diff.n; j++) {
-			a = value_text(r->diff.v[j].recorded, REPORT_VALUE_MAX);
-			b = value_text(r->diff.v[j].replayed,
-			    REPORT_VALUE_MAX);
-			fprintf(f, "%sseq %lld %s %s  %s: %s%s%s -> %s%s%s%s\n",
-			    j == 0 ? "\n" : "", (long long)r->seq,
-			    r->method ? r->method : "?", r->params,
-			    r->diff.v[j].path, red, a, off, green, b, off,
-			    r->diff.v[j].redacted ? "  (redacted when "
-			    "recorded)" : "");
+			report_pair(r->diff.v[j].recorded,
+			    r->diff.v[j].replayed, REPORT_VALUE_MAX,
+			    REPORT_CONTEXT, &what, &a, &b);
+			if (what == NULL)
+				fprintf(f, "%sseq %lld %s %s  %s: %s%s%s -> "
+				    "%s%s%s%s\n", j == 0 ? "\n" : "",
+				    (long long)r->seq, r->method ? r->method :
+				    "?", r->params, r->diff.v[j].path, red, a,
+				    off, green, b, off, r->diff.v[j].redacted ?
+				    "  (redacted when recorded)" : "");
+			else
+				fprintf(f, "%sseq %lld %s %s  %s: %s%s\n"
+				    "    recorded: %s%s%s\n"
+				    "    replayed: %s%s%s\n",
+				    j == 0 ? "\n" : "", (long long)r->seq,
+				    r->method ? r->method : "?", r->params,
+				    r->diff.v[j].path, what,
+				    r->diff.v[j].redacted ? "  (redacted when "
+				    "recorded)" : "", red, a, off, green, b,
+				    off);
+			free(what);
 			free(a);
 			free(b);
 		}
@@ -205,6 +365,8 @@ report_json(FILE *f, const struct replay_report *rep)
 	    "answered", (json_int_t)rep->srv_answered, "unmatched",
 	    rep->srv_unmatched));
 	json_object_set(o, "notes", rep->notes);
+	json_object_set_new(o, "stopped_early", rep->lost != NULL ?
+	    json_string(rep->lost) : json_null());
 	json_object_set_new(o, "replay_session", rep->replay_session ?
 	    json_integer(rep->replay_session) : json_null());
 	json_object_set_new(o, "exit_status",
@@ -238,7 +400,7 @@ void
 report_junit(FILE *f, const struct replay_report *rep)
 {
 	const struct rresult *r;
-	char		*name, *a, *b;
+	char		*name, *a, *b, *what;
 	size_t		 i, j;
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
@@ -268,13 +430,19 @@ report_junit(FILE *f, const struct replay_report *rep)
 			fprintf(f, "<failure message=\"%zu difference%s\">",
 			    r->diff.n, r->diff.n == 1 ? "" : "s");
 			for (j = 0; j < r->diff.n; j++) {
-				a = value_text(r->diff.v[j].recorded, 4096);
-				b = value_text(r->diff.v[j].replayed, 4096);
+				report_pair(r->diff.v[j].recorded,
+				    r->diff.v[j].replayed, REPORT_JUNIT_MAX,
+				    REPORT_JUNIT_CONTEXT, &what, &a, &b);
 				xml_escape(f, r->diff.v[j].path);
 				fputs(": ", f);
+				if (what != NULL) {
+					xml_escape(f, what);
+					fputs(": ", f);
+				}
 				xml_escape(f, a);
 				fputs(" -&gt; ", f);
 				xml_escape(f, b);
+				free(what);
 				if (r->diff.v[j].redacted)
 					fputs(" (redacted when recorded)", f);
 				fputc('\n', f);

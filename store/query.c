@@ -114,6 +114,19 @@ column_text(sqlite3_stmt *stmt, int i)
 	return (const char *)sqlite3_column_text(stmt, i);
 }
 
+/*
+ * A blob column's bytes: never NULL, so a zero-length message (an empty
+ * line recorded as it came) is "" and not a null pointer that memcpy and
+ * the scanners would be handed (SQLite returns NULL for an empty blob).
+ */
+static const void *
+column_blob(sqlite3_stmt *stmt, int i)
+{
+	const void	*p = sqlite3_column_blob(stmt, i);
+
+	return p != NULL ? p : "";
+}
+
 /* A stored direction ('c2s' or 's2c') as enum dir. */
 static enum dir
 column_dir(sqlite3_stmt *stmt, int i)
@@ -188,7 +201,7 @@ query_message_row(sqlite3_stmt *stmt, struct timeline_row *r)
 	r->m.latency_ns = (sqlite3_column_type(stmt, 7) == SQLITE_NULL) ? -1 :
 	    sqlite3_column_int64(stmt, 7);
 	r->m.reply_seq = sqlite3_column_int64(stmt, 8);
-	r->m.raw = sqlite3_column_blob(stmt, 9);
+	r->m.raw = column_blob(stmt, 9);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 9);
 	r->m.truncated = sqlite3_column_int(stmt, 10);
 }
@@ -202,7 +215,7 @@ query_event_row(sqlite3_stmt *stmt, struct timeline_row *r)
 	r->e.ts_ns = sqlite3_column_int64(stmt, 0);
 	r->e.mono_ns = sqlite3_column_int64(stmt, 1);
 	r->e.kind = column_text(stmt, 2);
-	r->e.text = sqlite3_column_blob(stmt, 3);
+	r->e.text = column_blob(stmt, 3);
 	r->e.len = (size_t)sqlite3_column_bytes(stmt, 3);
 }
 
@@ -222,7 +235,7 @@ query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
 		r->e.ts_ns = sqlite3_column_int64(stmt, 3);
 		r->e.mono_ns = sqlite3_column_int64(stmt, 4);
 		r->e.kind = column_text(stmt, 5);
-		r->e.text = sqlite3_column_blob(stmt, 9);
+		r->e.text = column_blob(stmt, 9);
 		r->e.len = (size_t)sqlite3_column_bytes(stmt, 9);
 		return;
 	}
@@ -236,7 +249,7 @@ query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
 	r->m.rpc_id = column_text(stmt, 7);
 	r->m.latency_ns = (sqlite3_column_type(stmt, 8) == SQLITE_NULL) ? -1 :
 	    sqlite3_column_int64(stmt, 8);
-	r->m.raw = sqlite3_column_blob(stmt, 9);
+	r->m.raw = column_blob(stmt, 9);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 9);
 }
 
@@ -757,7 +770,7 @@ query_exchanges(struct store *st, int64_t session, exchange_cb cb,
 		r.ended_ns = sqlite3_column_int64(stmt, 10);
 		r.outcome = column_text(stmt, 11);
 		r.has_body = sqlite3_column_type(stmt, 12) != SQLITE_NULL;
-		r.body = sqlite3_column_blob(stmt, 12);
+		r.body = column_blob(stmt, 12);
 		r.body_len = (size_t)sqlite3_column_bytes(stmt, 12);
 		r.request_trailers = column_text(stmt, 13);
 		r.response_trailers = column_text(stmt, 14);
@@ -794,7 +807,7 @@ query_export_message(sqlite3_stmt *stmt, struct export_row *r)
 	r->sha256 = column_text(stmt, 11);
 	r->truncated = sqlite3_column_int(stmt, 12);
 	r->redacted = sqlite3_column_int(stmt, 13);
-	r->m.raw = sqlite3_column_blob(stmt, 14);
+	r->m.raw = column_blob(stmt, 14);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 14);
 }
 
@@ -807,7 +820,7 @@ query_export_event(sqlite3_stmt *stmt, struct export_row *r)
 	r->e.ts_ns = sqlite3_column_int64(stmt, 0);
 	r->e.mono_ns = sqlite3_column_int64(stmt, 1);
 	r->e.kind = column_text(stmt, 2);
-	r->e.text = sqlite3_column_blob(stmt, 3);
+	r->e.text = column_blob(stmt, 3);
 	r->e.len = (size_t)sqlite3_column_bytes(stmt, 3);
 }
 

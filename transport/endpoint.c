@@ -41,6 +41,19 @@ endpoint_flush(struct endpoint *ep)
 		ep->ops->flush(ep);
 }
 
+/*
+ * Bytes handed to the endpoint so far, and how many of them are written:
+ * a message is delivered once written reaches what queued was just after
+ * it.  HTTP does not count (both 0): its messages count as delivered.
+ */
+void
+endpoint_progress(struct endpoint *ep, uint64_t *queued, uint64_t *written)
+{
+	*queued = *written = 0;
+	if (ep->ops->progress != NULL)
+		ep->ops->progress(ep, queued, written);
+}
+
 void
 endpoint_free(struct endpoint *ep)
 {

@@ -406,7 +406,7 @@ eh_free(struct endpoint *ep)
 }
 
 static const struct endpoint_ops eh_ops = {
-	eh_send, eh_req_send, eh_req_end, eh_set_session, NULL, eh_free
+	eh_send, eh_req_send, eh_req_end, eh_set_session, NULL, NULL, eh_free
 };
 
 /*

@@ -2,7 +2,16 @@
  * The server side of stdio, for mock: client messages are lines on our
  * stdin, everything we say is a line on our stdout.  There is one channel,
  * so a request's reply channel is NULL.
+ *
+ * Either may be a pipe, a socket, a terminal, a regular file or /dev/null
+ * (a person trying the mock by hand): the loop then is one epoll cannot
+ * serve (endpoint_stdio_base_new), a file read to its end is the client's
+ * end, and what we write is counted as written only once write(2) took it,
+ * so a stdout that fails (the client closed it, a broken pipe, a full
+ * disk) is said at once and no answer counts as given that was not.
  */
+
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,12 +25,72 @@
 
 #include "transport.h"
 
+/*
+ * A client that sends requests and does not read the answers: while this
+ * much waits for it on stdout, its requests are not read (they wait in the
+ * pipe, and it blocks writing them), so what mock holds stays near this
+ * plus the answers already being played.  Reading goes on once half of
+ * it is written.
+ */
+#define ES_OUT_HIGH		(16 * 1024 * 1024)
+#define ES_OUT_LOW		(ES_OUT_HIGH / 2)
+
 struct endpoint_stdio {
 	struct endpoint		 ep;	/* first: a struct endpoint * is one */
 	struct bufferevent	*in;
 	struct bufferevent	*out;
 	struct framer		 fr;
+	uint64_t		 queued;	/* bytes handed to out */
+	uint64_t		 written;	/* of them, written to fd 1 */
+	int			 failed;	/* stdout cannot be written */
+	int			 paused;	/* not reading: ES_OUT_HIGH waits */
 };
+
+/* Whether epoll can watch fd: pipes, sockets and terminals, not files. */
+static int
+es_pollable(int fd)
+{
+	struct stat	sb;
+
+	if (fstat(fd, &sb) != 0)
+		return 0;
+	return S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) || isatty(fd);
+}
+
+/*
+ * An event loop that can watch our stdin and stdout: epoll refuses
+ * regular files and /dev/null (EPERM), and a bufferevent it cannot watch
+ * never reads or writes, so then poll(2), for which a file is always
+ * ready (reads to its end, writes go through).
+ */
+struct event_base *
+endpoint_stdio_base_new(void)
+{
+	struct event_config	*cfg = event_config_new();
+	struct event_base	*base;
+
+	if (cfg == NULL)
+		fatalx("cannot create an event loop");
+	if (!es_pollable(STDIN_FILENO) || !es_pollable(STDOUT_FILENO))
+		event_config_avoid_method(cfg, "epoll");
+	base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	if (base == NULL)
+		fatalx("cannot create an event loop");
+	return base;
+}
+
+/*
+ * Whether our stdin is a regular file: its end is the end of what the
+ * client had to say, not the client going away.
+ */
+int
+endpoint_stdio_input_is_file(void)
+{
+	struct stat	sb;
+
+	return fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode);
+}
 
 static void
 es_read_cb(struct bufferevent *bev, void *arg)
@@ -31,11 +100,34 @@ es_read_cb(struct bufferevent *bev, void *arg)
 	unsigned char		*line;
 	size_t			 len;
 
-	while (frame_next(&es->fr, src, &len)) {
+	while (!es->paused && frame_next(&es->fr, src, &len)) {
 		line = evbuffer_pullup(src, (ev_ssize_t)len + 1);
 		es->ep.cbs.message(NULL, (const char *)line, len, es->ep.arg);
 		evbuffer_drain(src, len + 1);
+		if (!es->failed && evbuffer_get_length(bufferevent_get_output(
+		    es->out)) >= ES_OUT_HIGH) {
+			es->paused = 1;
+			bufferevent_disable(es->in, EV_READ);
+			log_debug("mock endpoint: %d bytes wait for the client "
+			    "to read them: not reading its requests meanwhile",
+			    ES_OUT_HIGH);
+		}
 	}
+}
+
+/* Stdout has drained to ES_OUT_LOW: read requests again. */
+static void
+es_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct endpoint_stdio	*es = arg;
+
+	if (!es->paused)
+		return;
+	es->paused = 0;
+	/* What was read before the pause first: no read may come for it. */
+	es_read_cb(es->in, es);
+	if (!es->paused)
+		bufferevent_enable(es->in, EV_READ);
 }
 
 static void
@@ -56,13 +148,55 @@ es_event_cb(struct bufferevent *bev, short what, void *arg)
 		    "stdin" : "reading stdin failed", es->ep.arg);
 }
 
+/* Count what leaves the output buffer: it was written. */
+static void
+es_written_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct endpoint_stdio	*es = arg;
+
+	es->written += info->n_deleted;
+}
+
+/* Writing stdout failed: nothing more is written; say why, once. */
+static void
+es_fail(struct endpoint_stdio *es, int err)
+{
+	char	*why;
+
+	if (es->failed)
+		return;
+	es->failed = 1;
+	bufferevent_disable(es->out, EV_WRITE);
+	xasprintf(&why, "cannot write to stdout: %s%s", err != 0 ?
+	    strerror(err) : "it was closed", err == EPIPE ? " (the client "
+	    "closed its end of the pipe)" : "");
+	log_debug("mock endpoint: %s", why);
+	if (es->ep.cbs.failed != NULL)
+		es->ep.cbs.failed(why, es->ep.arg);
+	free(why);
+}
+
+static void
+es_out_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	int	err = errno;
+
+	es_fail(arg, (what & BEV_EVENT_ERROR) ? err : 0);
+}
+
 static void
 es_send(struct endpoint *ep, const char *bytes, size_t len)
 {
 	struct endpoint_stdio	*es = (struct endpoint_stdio *)ep;
+	struct evbuffer		*out = bufferevent_get_output(es->out);
 
-	evbuffer_add(bufferevent_get_output(es->out), bytes, len);
-	evbuffer_add(bufferevent_get_output(es->out), "\n", 1);
+	if (es->failed)
+		return;
+	if (len > 0)
+		evbuffer_add(out, bytes, len);
+	evbuffer_add(out, "\n", 1);
+	es->queued += len + 1;
 }
 
 static void
@@ -88,12 +222,30 @@ es_flush(struct endpoint *ep)
 	struct evbuffer		*out = bufferevent_get_output(es->out);
 	int			 fl = fcntl(STDOUT_FILENO, F_GETFL);
 
+	if (es->failed)
+		return;
 	if (fl != -1)
 		fcntl(STDOUT_FILENO, F_SETFL, fl & ~O_NONBLOCK);
+	/* The bufferevent keeps its output's start frozen: we write here. */
+	bufferevent_disable(es->out, EV_WRITE);
+	evbuffer_unfreeze(out, 1);
 	while (evbuffer_get_length(out) > 0) {
-		if (evbuffer_write(out, STDOUT_FILENO) <= 0 && errno != EINTR)
-			break;
+		if (evbuffer_write(out, STDOUT_FILENO) > 0)
+			continue;
+		if (errno == EINTR)
+			continue;
+		es_fail(es, errno);
+		break;
 	}
+}
+
+static void
+es_progress(struct endpoint *ep, uint64_t *queued, uint64_t *written)
+{
+	struct endpoint_stdio	*es = (struct endpoint_stdio *)ep;
+
+	*queued = es->queued;
+	*written = es->written;
 }
 
 static void
@@ -107,10 +259,10 @@ es_free(struct endpoint *ep)
 }
 
 static const struct endpoint_ops es_ops = {
-	es_send, es_req_send, es_req_end, NULL, es_flush, es_free
+	es_send, es_req_send, es_req_end, NULL, es_flush, es_progress, es_free
 };
 
-/* Serve over our own stdin and stdout. */
+/* Serve over our own stdin and stdout (base from endpoint_stdio_base_new). */
 struct endpoint *
 endpoint_stdio(struct event_base *base, const struct endpoint_cbs *cbs,
     void *arg)
@@ -127,6 +279,9 @@ endpoint_stdio(struct event_base *base, const struct endpoint_cbs *cbs,
 	es->in = bufferevent_socket_new(base, STDIN_FILENO, 0);
 	es->out = bufferevent_socket_new(base, STDOUT_FILENO, 0);
 	bufferevent_setcb(es->in, es_read_cb, NULL, es_event_cb, es);
+	bufferevent_setcb(es->out, NULL, es_write_cb, es_out_event_cb, es);
+	bufferevent_setwatermark(es->out, EV_WRITE, ES_OUT_LOW, 0);
+	evbuffer_add_cb(bufferevent_get_output(es->out), es_written_cb, es);
 	bufferevent_enable(es->in, EV_READ);
 	bufferevent_enable(es->out, EV_WRITE);
 	return &es->ep;

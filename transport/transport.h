@@ -288,6 +288,11 @@ struct endpoint_cbs {
 	void	(*message)(struct ereq *, const char *, size_t, void *);
 	/* No more client messages will come (stdio: stdin closed). */
 	void	(*closed)(const char *, void *);
+	/*
+	 * What we send can no longer be written (stdio: the client closed
+	 * our stdout, a broken pipe, a full disk); NULL: not asked.
+	 */
+	void	(*failed)(const char *, void *);
 };
 
 struct endpoint_ops {
@@ -298,6 +303,7 @@ struct endpoint_ops {
 		    size_t);
 	void	(*set_session)(struct endpoint *, const char *);
 	void	(*flush)(struct endpoint *);
+	void	(*progress)(struct endpoint *, uint64_t *, uint64_t *);
 	void	(*free)(struct endpoint *);
 };
 
@@ -315,6 +321,9 @@ struct endpoint	*endpoint_http(struct event_base *, const char *,
 void		 endpoint_send(struct endpoint *, const char *, size_t);
 void		 endpoint_set_session(struct endpoint *, const char *);
 void		 endpoint_flush(struct endpoint *);
+void		 endpoint_progress(struct endpoint *, uint64_t *, uint64_t *);
+struct event_base *endpoint_stdio_base_new(void);
+int		 endpoint_stdio_input_is_file(void);
 void		 endpoint_free(struct endpoint *);
 void		 ereq_send(struct endpoint *, struct ereq *, const char *,
 		     size_t);

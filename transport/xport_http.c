@@ -21,6 +21,12 @@
 
 #include "transport.h"
 
+/*
+ * How long connecting (and the TLS handshake) may take: a server that
+ * does not accept within this is taken as unreachable.
+ */
+#define XH_CONNECT_TIMEOUT_S	10
+
 struct xport_http;
 
 /* One request in flight. */
@@ -30,6 +36,7 @@ struct xh_req {
 	char			*method;
 	struct http_head	 resp;
 	int			 have_head;
+	int			 complete;	/* the whole response came */
 	size_t			 scanned;
 	struct http_body	 body;
 	int			 sse;
@@ -78,6 +85,26 @@ xh_done_cb(evutil_socket_t fd, short events, void *arg)
 	xh->closed = 1;
 	if (xh->x.cbs.closed != NULL)
 		xh->x.cbs.closed("finished", xh->x.arg);
+}
+
+/*
+ * The server cannot be reached (refused, unreachable, the connect timed
+ * out, the TLS handshake failed) or dropped a request before any answer:
+ * the transport is closed with why, so the user of it stops at once
+ * instead of waiting out its timeouts.  No request is retried: one that
+ * was dropped may have been acted on, and a server that refuses once is
+ * not there to replay against.  While finishing it is only a note.
+ */
+static void
+xh_lost(struct xport_http *xh, const char *why)
+{
+	if (xh->closed || xh->finishing) {
+		xh_note(xh, "%s", why);
+		return;
+	}
+	xh->closed = 1;
+	if (xh->x.cbs.closed != NULL)
+		xh->x.cbs.closed(why, xh->x.arg);
 }
 
 /* After xport_finish, the transport is done when nothing is in flight. */
@@ -216,6 +243,8 @@ xh_req_read(struct xh_req *r, int eof)
 	}
 	if (r->sse)
 		xh_req_events(r);
+	if (rc == 1)
+		r->complete = 1;
 	if (rc == 1 && !r->sse)
 		xh_req_body_done(r);
 	return rc == 1 || eof;
@@ -230,24 +259,58 @@ xh_read_cb(struct bufferevent *bev, void *arg)
 		xh_req_free(r);
 }
 
+/* Whether a connection that ended left r without its answer. */
+static int
+xh_req_broken(const struct xh_req *r)
+{
+	if (r->complete)
+		return 0;
+	return !r->have_head || strcmp(r->method, "GET") != 0;
+}
+
 static void
 xh_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct xh_req	*r = arg;
 	char		*why;
 
+	if ((what & BEV_EVENT_TIMEOUT) && !r->have_head) {
+		xasprintf(&why, "cannot reach %s: no connection within %d s",
+		    r->xh->up.url.origin, XH_CONNECT_TIMEOUT_S);
+		xh_lost(r->xh, why);
+		free(why);
+		xh_req_free(r);
+		return;
+	}
 	if (what & BEV_EVENT_CONNECTED) {
 		bufferevent_set_timeouts(bev, NULL, NULL);
 		return;
 	}
+	/*
+	 * A connection that ends before its whole response (no head, or a
+	 * body cut short: a stream that ends properly has its last chunk) is
+	 * a server that went away, or is going.  Only the GET stream, which
+	 * servers may end as they like, is let go once it has begun.
+	 */
 	if (what & BEV_EVENT_EOF) {
 		xh_req_read(r, 1);
+		if (xh_req_broken(r)) {
+			xasprintf(&why, "%s closed the connection of a %s "
+			    "before %s", r->xh->up.url.origin, r->method,
+			    r->have_head ? "the end of the response" :
+			    "any response");
+			xh_lost(r->xh, why);
+			free(why);
+		}
 		xh_req_free(r);
 		return;
 	}
 	why = net_upstream_error(bev, &r->xh->up);
-	xh_note(r->xh, "%s to %s failed: %s", r->method,
-	    r->xh->up.url.origin, why);
+	if (xh_req_broken(r))
+		xh_lost(r->xh, why);
+	else
+		xh_note(r->xh, "%s to %s failed: %s", r->method,
+		    r->xh->up.url.origin, why);
 	free(why);
 	xh_req_free(r);
 }
@@ -259,7 +322,7 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 {
 	struct xh_req	*r = xcalloc(1, sizeof *r);
 	struct evbuffer	*out;
-	struct timeval	 tv = { 10, 0 };
+	struct timeval	 tv = { XH_CONNECT_TIMEOUT_S, 0 };
 	char		*cause = NULL;
 
 	r->xh = xh;
@@ -268,9 +331,9 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 	TAILQ_INSERT_TAIL(&xh->reqs, r, entry);
 	if ((r->bev = net_upstream_connect(xh->x.base, &xh->up, &cause)) ==
 	    NULL) {
-		xh_note(xh, "%s: %s", method, cause);
-		free(cause);
 		xh_req_free(r);
+		xh_lost(xh, cause);
+		free(cause);
 		return;
 	}
 	bufferevent_setcb(r->bev, xh_read_cb, NULL, xh_event_cb, r);

@@ -65,7 +65,9 @@ test('mock: a request with a string id gets its own id back; misses are explaine
       { jsonrpc: '2.0', id: null, method: 'frobnicate/everything' },
       { jsonrpc: '2.0', method: 'notifications/whatever' },
     ];
-    const r = await runMcpreel(['mock', '--db', db, 'sdk'], { input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')) });
+    // --latency none: the answers in the order asked (by default a match
+    // comes after its recorded latency, a miss at once).
+    const r = await runMcpreel(['mock', '--db', db, 'sdk', '--latency', 'none'], { input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')) });
     assert.equal(r.code, 0, r.stderr.toString());
     const out = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(out.length, 4, 'one answer per request, none for the notification');

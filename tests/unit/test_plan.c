@@ -148,3 +148,28 @@ Test(plan, params_key_ignores_meta_and_key_order, .timeout = UNIT_TIMEOUT)
 	json_decref(a);
 	json_decref(b);
 }
+
+/*
+ * An empty line as stored comes as a NULL pointer and length 0 (SQLite's
+ * empty blob): it is an invalid message, sent as it came, and pairing
+ * around it is unchanged.
+ */
+Test(plan, empty_message_from_null, .timeout = UNIT_TIMEOUT)
+{
+	struct plan	p;
+
+	memset(&p, 0, sizeof p);
+	plan_add(&p, 1, DIR_C2S, 100, REQ(1, "a"), strlen(REQ(1, "a")));
+	plan_add(&p, 2, DIR_C2S, 110, NULL, 0);
+	plan_add(&p, 3, DIR_S2C, 150, NULL, 0);
+	plan_add(&p, 4, DIR_S2C, 200, RESP(1), strlen(RESP(1)));
+	plan_build(&p);
+	cr_assert_eq(p.n, 4);
+	cr_assert_eq(p.m[1].kind, KIND_INVALID);
+	cr_assert_eq(p.m[1].len, 0);
+	cr_assert_str_eq(p.m[1].raw, "");
+	cr_assert_null(p.m[1].json);
+	cr_assert_eq(p.m[0].answer, 3, "the request still pairs");
+	cr_assert_eq(p.nsends, 2, "the empty client line is sent as it came");
+	plan_clear(&p);
+}

@@ -852,3 +852,14 @@ Test(scan, differential_jansson, .timeout = UNIT_TIMEOUT)
 		    "only %zu accepted inputs of kind %s", st.kinds[k],
 		    kind_name(k));
 }
+
+/* A zero-length message may come as NULL (an empty blob): invalid, safely. */
+Test(scan, empty_message_from_null, .timeout = UNIT_TIMEOUT)
+{
+	struct scan	sc;
+
+	scan_message(NULL, 0, &sc);
+	cr_assert_eq(sc.kind, KIND_INVALID);
+	cr_assert_null(scan_method_dup(NULL, &sc));
+	cr_assert_null(scan_id_dup(NULL, &sc));
+}
