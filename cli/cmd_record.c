@@ -173,13 +173,15 @@ static char *
 record_target(char **argv)
 {
 	json_t	*a = json_array(), *v;
-	char	*s, *p;
+	char	*s, *p, **shown;
 	int	 i;
 
-	for (i = 0; argv[i] != NULL; i++) {
-		if ((v = json_string(argv[i])) == NULL) {
+	/* Secrets in it (--api-key X, TOKEN=X, a URL's password) redacted. */
+	shown = tap_redact_argv(argv);
+	for (i = 0; shown[i] != NULL; i++) {
+		if ((v = json_string(shown[i])) == NULL) {
 			/* Not UTF-8: keep its shape, lose its odd bytes. */
-			s = xstrdup(argv[i]);
+			s = xstrdup(shown[i]);
 			for (p = s; *p != '\0'; p++) {
 				if ((unsigned char)*p >= 0x80)
 					*p = '?';
@@ -189,9 +191,10 @@ record_target(char **argv)
 		}
 		json_array_append_new(a, v);
 	}
+	redact_argv_free(shown);
 	s = json_dumps(a, JSON_COMPACT);
 	json_decref(a);
-	return s != NULL ? s : xstrdup("[]");
+	return s != NULL ? tap_redact_string(s) : xstrdup("[]");
 }
 
 /* A size in bytes, with an optional K, M or G (binary) suffix. */
@@ -239,6 +242,8 @@ record_check_http(const struct http_options *http)
 	char			*cause = NULL;
 
 	if (net_parse_url(http->upstream, &u, &cause) != 0) {
+		/* It names the URL, which may hold a password or a key. */
+		cause = tap_redact_text(cause);
 		fprintf(stderr, "mcpreel record: %s\n", cause);
 		free(cause);
 		return -1;
@@ -462,11 +467,11 @@ cmd_record(int argc, char **argv)
 	if (http.upstream != NULL && http.listen == NULL)
 		http.listen = RECORD_DEFAULT_LISTEN;
 	http.name = name;
-	if (http.upstream != NULL && record_check_http(&http) != 0)
-		goto usage;
 	if (!no_default_redaction)
 		redact_add_defaults(rules);
 	tap_set_redact(rules);
+	if (http.upstream != NULL && record_check_http(&http) != 0)
+		goto usage;
 
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
 	    (st = store_open(path, STORE_CREATE, &cause)) == NULL) {
@@ -501,7 +506,7 @@ cmd_record(int argc, char **argv)
 	}
 
 	/* The argv may hold a key (--api-key sk-...): stored redacted. */
-	target = tap_redact_string(record_target(argv));
+	target = record_target(argv);
 	s = writer_session_begin(w, name, "stdio", target);
 	free(target);
 

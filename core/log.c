@@ -14,6 +14,34 @@
 
 static enum log_level	 log_level = LOG_LEVEL_WARN;
 static FILE		*log_file;
+/* What every line is redacted with (set before threads start), or NULL. */
+static const struct redact	*log_rules;
+
+/*
+ * Redact every line logged from now on with r (the caller keeps it until
+ * it sets NULL): a line may name a URL, a target, an argument or a header
+ * value, and whatever the call site, none is printed with a secret.
+ */
+void
+log_set_redact(const struct redact *r)
+{
+	log_rules = r;
+}
+
+/* Print "mcpreel: TEXT\n" to f, the text redacted. */
+static void
+log_put(FILE *f, const char *text)
+{
+	char	*red;
+	size_t	 rlen;
+
+	if (log_rules != NULL && redact_text(log_rules, text, strlen(text),
+	    &red, &rlen) != 0) {
+		fprintf(f, "mcpreel: %s\n", red);
+		free(red);
+	} else
+		fprintf(f, "mcpreel: %s\n", text);
+}
 
 /* Log at level and below to path, or to stderr when path is NULL. */
 void
@@ -45,20 +73,20 @@ log_vwrite(enum log_level level, const char *fmt, va_list ap)
 	if (level > log_level)
 		return;
 	vsnprintf(line, sizeof line, fmt, ap);
-	fprintf(f, "mcpreel: %s\n", line);
+	log_put(f, line);
 	fflush(f);
 }
 
 static void
 log_with_errno(enum log_level level, int saved, const char *fmt, va_list ap)
 {
-	char	msg[900];
+	char	msg[900], line[1024];
 
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	if (level > log_level)
 		return;
-	fprintf(log_file != NULL ? log_file : stderr, "mcpreel: %s: %s\n",
-	    msg, strerror(saved));
+	snprintf(line, sizeof line, "%s: %s", msg, strerror(saved));
+	log_put(log_file != NULL ? log_file : stderr, line);
 }
 
 /* A warning with the current errno's text. */

@@ -37,6 +37,10 @@ const char *const redact_default_keys[] = {
 	"authorization", "proxyauthorization",
 	"cookie", "setcookie",
 	"privatekey",
+	/* OAuth's request and registration members (RFC 6749, 7523, 7591,
+	   7636, 8628, 8693); "code" is not here: JSON-RPC errors have one. */
+	"clientassertion", "assertion", "codeverifier", "devicecode",
+	"subjecttoken", "actortoken", "registrationaccesstoken",
 	NULL
 };
 
@@ -130,6 +134,7 @@ redact_add_defaults(struct redact *r)
 	char	*cause = NULL;
 
 	r->patterns = 1;
+	r->shapes = 1;
 	for (i = 0; redact_default_keys[i] != NULL; i++) {
 		if (redact_add_key(r, redact_default_keys[i], &cause) != 0)
 			fatalx("%s", cause);
@@ -203,7 +208,8 @@ redact_add_regex(struct redact *r, const char *re, char **cause)
 int
 redact_is_empty(const struct redact *r)
 {
-	return r == NULL || (r->nkeys == 0 && r->nres == 0 && !r->patterns);
+	return r == NULL || (r->nkeys == 0 && r->nres == 0 &&
+	    !r->patterns && !r->shapes);
 }
 
 static void

@@ -65,6 +65,7 @@ struct relay {
 	struct bufferevent	*err_in;	/* the server's stderr */
 	struct framer		 err_fr;
 	int			 err_eof;
+	int			 err_pem;	/* inside a private key block */
 	struct event		*sigs[3];
 	struct event		*grace;
 	struct event		*stdout_check;	/* RECORD_STDOUT_CHECK_MS */
