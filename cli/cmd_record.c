@@ -52,11 +52,20 @@ record_usage_redaction(FILE *f)
 	    "    xoxa- xoxb- xoxp- xoxr- (10+); AIza (35+); AKIA or ASIA and\n"
 	    "    exactly 16 of [A-Z0-9]; a JWT (eyJ... three base64url parts);\n"
 	    "    the token after \"Bearer \" (16+ of [A-Za-z0-9._~+/=-], or 8+ with\n"
-	    "    a digit); the body of a PEM PRIVATE KEY; the password in\n"
-	    "    scheme://user:password@host.\n"
-	    "The server's stderr lines, stored HTTP headers (a header named like a\n"
-	    "member above, too), kept error bodies and the session's target get\n"
-	    "the same rules.\n");
+	    "    a digit); the credentials after \"Basic \" (base64 of user:pass);\n"
+	    "    the body of a PEM PRIVATE KEY; the password in\n"
+	    "    scheme://user:password@host; JSON held in a string, as JSON.\n"
+	    "  Outside JSON members, names by shape: a header, query or form\n"
+	    "  field, flag (--token X, --api-key=X), assignment (API_KEY=X) or\n"
+	    "  name in text (password=X, token: X) whose name holds token, secret,\n"
+	    "  password, passwd, passphrase, key, auth, cookie, session,\n"
+	    "  credential, signature, assertion, bearer or jwt, or is code,\n"
+	    "  code_verifier, device_code, user_code, pass, pwd, pin, otp, sig or\n"
+	    "  sid, has its value redacted (WWW-Authenticate and progressToken\n"
+	    "  stay).  Form-encoded bodies are redacted by field.\n"
+	    "The server's stderr lines, its command line, stored HTTP headers,\n"
+	    "paths and URLs, kept error bodies, events and mcpreel's own log\n"
+	    "lines get the same rules (README \"Redaction\" has them all).\n");
 }
 
 void
@@ -106,7 +115,9 @@ cmd_record_usage(FILE *f)
 	    "  --redact-key NAME\n"
 	    "                store the value of every JSON member named NAME, at\n"
 	    "                any depth and of any type, as \"[REDACTED]\"; names\n"
-	    "                compare without case, '_' and '-' (repeatable)\n"
+	    "                compare without case, '_' and '-' (repeatable).\n"
+	    "                Headers, query and form fields, flags and names in\n"
+	    "                text so named are redacted too\n"
 	    "  --redact-regex RE\n"
 	    "                store what the POSIX extended regular expression RE\n"
 	    "                matches as [REDACTED]: inside each JSON string, keys\n"
@@ -153,7 +164,8 @@ cmd_record_usage(FILE *f)
 	    "  --redact-header NAME   store NAME's value as [REDACTED] (repeatable;\n"
 	    "                         Authorization, Cookie, Set-Cookie,\n"
 	    "                         Proxy-Authorization, Mcp-Session-Id and\n"
-	    "                         Mcp-Param-* always are)\n"
+	    "                         Mcp-Param-* always are, and by default\n"
+	    "                         every header named like a secret: below)\n"
 	    "\n", RECORD_SPIN_US, HTTP_UPSTREAM_TIMEOUT, HTTP_HEAD_TIMEOUT,
 	    HTTP_IDLE_TIMEOUT);
 	record_usage_redaction(f);
@@ -512,6 +524,9 @@ cmd_record(int argc, char **argv)
 
 	record_stdio(w, s, argv, &res);
 
+	/* A reason may name the command ("cannot run 'TOKEN=X'"). */
+	if (res.reason != NULL)
+		res.reason = tap_redact_text(res.reason);
 	writer_session_end(w, s, res.exit_status, res.exit_signal,
 	    res.reason);
 	writer_stop(w);

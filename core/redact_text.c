@@ -150,6 +150,9 @@ text_in(const char *const *list, const unsigned char *k, size_t n)
 	return 0;
 }
 
+static int	text_name_secret(const struct redact *, const char *, size_t,
+		    int);
+
 /*
  * Whether a name (a header, a form field, a query parameter, a flag, a
  * variable, a word before '=' or ':' in text) is a secret's: by its shape
@@ -158,6 +161,17 @@ text_in(const char *const *list, const unsigned char *k, size_t n)
  */
 int
 redact_name_secret(const struct redact *r, const char *name, size_t len)
+{
+	return text_name_secret(r, name, len, 1);
+}
+
+/*
+ * As redact_name_secret(); whole: the short names of redact_name_whole
+ * count too (not in free text, where "exit code: 3" is no secret's).
+ */
+static int
+text_name_secret(const struct redact *r, const char *name, size_t len,
+    int whole)
 {
 	unsigned char	k[TEXT_NAME_MAX];
 	size_t		n = 0, i, pl;
@@ -177,11 +191,13 @@ redact_name_secret(const struct redact *r, const char *name, size_t len)
 		return 1;
 	if (r == NULL)
 		return 0;
-	if (r->nkeys > 0 && secrets_key_listed(r, k, n))
+	if (r->nkeys > 0 && n >= r->key_min && n <= r->key_max &&
+	    secrets_key_listed(r, k, n))
 		return 1;
-	if (!r->shapes || text_in(redact_name_kept, k, n))
+	/* The shortest word of ours has three letters. */
+	if (!r->shapes || n < 3 || text_in(redact_name_kept, k, n))
 		return 0;
-	if (text_in(redact_name_whole, k, n))
+	if (whole && text_in(redact_name_whole, k, n))
 		return 1;
 	for (i = 0; redact_name_parts[i] != NULL; i++) {
 		pl = strlen(redact_name_parts[i]);
@@ -306,7 +322,9 @@ text_pair(const struct redact *r, const unsigned char *s, size_t i,
 		return i + 1;
 	if (q != 0 && (b == 0 || s[b - 1] != q))
 		return i + 1;
-	if (!redact_name_secret(r, (const char *)s + b, e - b))
+	/* The short names only as a query's or a form's ("?code=", "&pin="). */
+	if (!text_name_secret(r, (const char *)s + b, e - b, s[i] == '=' &&
+	    b > 0 && strchr("?&;#", s[b - 1]) != NULL))
 		return i + 1;
 	for (v = i + 1; v < n && v - i <= TEXT_GAP_MAX && text_blank(s[v]); v++)
 		;

@@ -63,6 +63,10 @@ static const struct text_case text_cases[] = {
 	{ "PEM", K_TEXT, "-----BEGIN PRIVATE KEY-----\nMIIEv\n"
 	  "-----END PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----" R
 	  "-----END PRIVATE KEY-----" },
+	{ "short names in text: no", K_TEXT, "exit code: 3, pwd: /x, pin=4",
+	  NULL },
+	{ "short names in a query in text", K_TEXT, "GET /cb?x=1&code=c0de",
+	  "GET /cb?x=1&code=" R },
 	{ "time is no pair", K_TEXT, "at 12:30:45 key", NULL },
 	{ "comparison", K_TEXT, "if token == x", NULL },
 	{ "content type", K_TEXT, "Content-Type: application/json", NULL },
