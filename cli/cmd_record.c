@@ -292,8 +292,13 @@ record_over_http(struct writer *w, struct http_options *http, char *path)
 
 	rc = record_http(w, http, &res);
 	writer_stop(w);
-	if (rc != 0)
-		fprintf(stderr, "mcpreel record: %s\n", res.reason);
+	if (rc != 0) {
+		/* It may name the upstream: redacted as every log line is. */
+		if (res.reason != NULL)
+			res.reason = tap_redact_text(res.reason);
+		fprintf(stderr, "mcpreel record: %s\n", res.reason != NULL ?
+		    res.reason : "recording failed");
+	}
 	else
 		log_info("recorded to %s", path);
 	record_http_free(&res);

@@ -26,7 +26,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { request, spawnUntilLine, startServerEverything, stopChild } from './lib/servers.mjs';
-import { MCPREEL, PEERS_DIR, runMcpreel, tempDir } from './lib/util.mjs';
+import { MCPREEL, PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
 
 const hex = (n) => randomBytes(n).toString('hex');
 const alnum = (n) => randomBytes(n * 2).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, n);
@@ -238,6 +238,9 @@ async function stdioPart(table, dir) {
   for (const l of stderrLines) assert.ok(errText.includes(`${l}\n`), `stderr line forwarded unchanged: ${l}`);
 
   assertNoneInDb(table, db, 'after the stdio recorder exited');
+  const target = JSON.parse(sql(db, 'SELECT target FROM sessions')[0].target);
+  assert.deepEqual(target.slice(0, 3), ['env', 'API_KEY=[REDACTED]', 'GITHUB_TOKEN=[REDACTED]'], 'assignments keep their names');
+  assert.deepEqual(target.slice(-3), ['-p', '8080', '--verbose'], 'other arguments are kept');
   // mcpreel's own lines: its log file, and any "mcpreel:" line on stderr.
   assert.ok(existsSync(log), 'the log file was written');
   const own = readFileSync(log, 'utf8');
@@ -405,6 +408,24 @@ async function httpPart(table, dir) {
   }
   assertNoneInDb(table, db, 'after the HTTP recorder exited');
   noLeak(table, "mcpreel's stderr (HTTP, -vv)", mc.stderr());
+
+  // Only the values went: names, other fields, other headers stay.
+  const ex = sql(db, 'SELECT method, path, request_headers, response_headers, CAST(body AS TEXT) AS body FROM http_exchanges ORDER BY id');
+  const R = '[REDACTED]';
+  assert.ok(ex.some((e) => e.path === `/mcp?page=2&api_key=${R}&access_token=${R}&sig=${R}&sessionId=${R}&api%5Fkey=${R}`), `the query's names and other values are kept: ${ex.map((e) => e.path).join(' ')}`);
+  const post = ex.find((e) => e.method === 'POST' && e.path === '/mcp');
+  const h = Object.fromEntries(JSON.parse(post.request_headers));
+  assert.equal(h['Content-Type'], 'application/json', 'Content-Type is kept');
+  assert.equal(h['X-Auth-Token'], R);
+  assert.equal(h['X-Note'], `forwarded Bearer ${R}`, 'an unlisted header keeps all but the credential');
+  const redirect = ex.find((e) => e.path.startsWith('/authorize'));
+  const rh = Object.fromEntries(JSON.parse(redirect.response_headers));
+  assert.equal(rh.Location, `http://127.0.0.1:1/callback?code=${R}&state=st1`, 'Location keeps its URL');
+  const fail = ex.find((e) => e.path === '/fail');
+  assert.equal(fail.body, `invalid request: password=${R}`, 'the error page is kept, the secret not');
+  assert.equal(Object.fromEntries(JSON.parse(fail.response_headers))['WWW-Authenticate'], 'Bearer realm="mcp", error="invalid_token"', 'WWW-Authenticate is kept');
+  const form = sql(db, "SELECT CAST(raw AS TEXT) AS raw FROM messages WHERE CAST(raw AS TEXT) LIKE 'grant_type=authorization_code%'")[0].raw;
+  assert.equal(form, `grant_type=authorization_code&code=${R}&code_verifier=${R}&refresh_token=${R}&client_secret=${R}&password=${R}&client_assertion=${R}&device_code=${R}&subject_token=${R}&client_id=public-id`, 'the form keeps its names and other fields');
   return db;
 }
 
