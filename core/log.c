@@ -14,13 +14,18 @@
 
 static enum log_level	 log_level = LOG_LEVEL_WARN;
 static FILE		*log_file;
-/* What every line is redacted with (set before threads start), or NULL. */
+/*
+ * What every line is redacted with (set before threads start): a
+ * recorder's rules, else the built-in ones (made by log_init).
+ */
 static const struct redact	*log_rules;
+static struct redact		*log_default;
 
 /*
  * Redact every line logged from now on with r (the caller keeps it until
- * it sets NULL): a line may name a URL, a target, an argument or a header
- * value, and whatever the call site, none is printed with a secret.
+ * it sets NULL; then the built-in rules again): a line may name a URL, a
+ * target, an argument or a header value, and whatever the call site, none
+ * is printed with a secret.
  */
 void
 log_set_redact(const struct redact *r)
@@ -32,11 +37,11 @@ log_set_redact(const struct redact *r)
 static void
 log_put(FILE *f, const char *text)
 {
-	char	*red;
-	size_t	 rlen;
+	char			*red;
+	size_t			 rlen;
+	const struct redact	*r = log_rules != NULL ? log_rules : log_default;
 
-	if (log_rules != NULL && redact_text(log_rules, text, strlen(text),
-	    &red, &rlen) != 0) {
+	if (r != NULL && redact_text(r, text, strlen(text), &red, &rlen) != 0) {
 		fprintf(f, "mcpreel: %s\n", red);
 		free(red);
 	} else
@@ -48,6 +53,8 @@ void
 log_init(enum log_level level, const char *path)
 {
 	log_level = level;
+	if (log_default == NULL)
+		log_default = redact_new(1);
 	if (path != NULL) {
 		log_file = fopen(path, "a");
 		if (log_file == NULL)

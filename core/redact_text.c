@@ -322,6 +322,9 @@ text_pair(const struct redact *r, const unsigned char *s, size_t i,
 		return i + 1;
 	if (q != 0 && (b == 0 || s[b - 1] != q))
 		return i + 1;
+	/* "$.params.password: ..." names a place (a JSONPath), not a value. */
+	if (q == 0 && b > 0 && s[b - 1] == '$')
+		return i + 1;
 	/* The short names only as a query's or a form's ("?code=", "&pin="). */
 	if (!text_name_secret(r, (const char *)s + b, e - b, s[i] == '=' &&
 	    b > 0 && strchr("?&;#", s[b - 1]) != NULL))

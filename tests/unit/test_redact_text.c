@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -67,6 +68,8 @@ static const struct text_case text_cases[] = {
 	  NULL },
 	{ "short names in a query in text", K_TEXT, "GET /cb?x=1&code=c0de",
 	  "GET /cb?x=1&code=" R },
+	{ "a JSONPath is no name", K_TEXT, "sent at $.params.password: the "
+	  "value", NULL },
 	{ "time is no pair", K_TEXT, "at 12:30:45 key", NULL },
 	{ "comparison", K_TEXT, "if token == x", NULL },
 	{ "content type", K_TEXT, "Content-Type: application/json", NULL },
@@ -258,4 +261,29 @@ Test(redact_text, hostile, .timeout = UNIT_TIMEOUT)
 	}
 	free(buf);
 	redact_free(r);
+}
+
+/* mcpreel's own log lines are redacted, whatever the call site prints. */
+Test(redact_text, log_lines, .timeout = UNIT_TIMEOUT)
+{
+	char	 path[] = "/tmp/mcpreel-unit-log-XXXXXX", buf[4096];
+	int	 fd = mkstemp(path);
+	FILE	*f;
+	size_t	 n;
+
+	cr_assert_neq(fd, -1);
+	close(fd);
+	log_init(LOG_LEVEL_INFO, path);
+	log_info("forwarding to %s", "http://u:pw1@h/mcp?api_key=k2");
+	log_warnx("spawn failed: %s", "API_KEY=k3 --token k4");
+	log_close();
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	unlink(path);
+	cr_expect_str_eq(buf, "mcpreel: forwarding to http://u:" R
+	    "@h/mcp?api_key=" R "\nmcpreel: spawn failed: API_KEY=" R
+	    " --token " R "\n");
 }
