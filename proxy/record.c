@@ -78,17 +78,18 @@ record_set_durable(int on)
  * Record one line of the server's stderr, redacted (by tap_event).  A
  * private key printed over several lines is one block the credential
  * shapes cannot see whole in any one line: the lines between its BEGIN
- * and its END are recorded as [REDACTED].
+ * and its END are recorded as [REDACTED] (RECORD_PEM_LINES_MAX at most).
  */
 static void
 relay_stderr_record(struct relay *r, const char *line, size_t len)
 {
 	const char	*b;
 
-	if (r->err_pem) {
+	if (r->err_pem > 0) {
 		if (memmem(line, len, "-----END", 8) != NULL)
 			r->err_pem = 0;
 		else {
+			r->err_pem--;
 			tap_event(r->tap, r->session, "stderr", REDACTED,
 			    sizeof REDACTED - 1);
 			return;
@@ -96,7 +97,7 @@ relay_stderr_record(struct relay *r, const char *line, size_t len)
 	} else if ((b = memmem(line, len, "-----BEGIN ", 11)) != NULL &&
 	    memmem(b, len - (size_t)(b - line), "PRIVATE KEY-----", 16) !=
 	    NULL && memmem(b, len - (size_t)(b - line), "-----END", 8) == NULL)
-		r->err_pem = 1;
+		r->err_pem = RECORD_PEM_LINES_MAX;
 	tap_event(r->tap, r->session, "stderr", line, len);
 }
 
