@@ -52,11 +52,20 @@ record_usage_redaction(FILE *f)
 	    "    xoxa- xoxb- xoxp- xoxr- (10+); AIza (35+); AKIA or ASIA and\n"
 	    "    exactly 16 of [A-Z0-9]; a JWT (eyJ... three base64url parts);\n"
 	    "    the token after \"Bearer \" (16+ of [A-Za-z0-9._~+/=-], or 8+ with\n"
-	    "    a digit); the body of a PEM PRIVATE KEY; the password in\n"
-	    "    scheme://user:password@host.\n"
-	    "The server's stderr lines, stored HTTP headers (a header named like a\n"
-	    "member above, too), kept error bodies and the session's target get\n"
-	    "the same rules.\n");
+	    "    a digit); the credentials after \"Basic \" (base64 of user:pass);\n"
+	    "    the body of a PEM PRIVATE KEY; the password in\n"
+	    "    scheme://user:password@host; JSON held in a string, as JSON.\n"
+	    "  Outside JSON members, names by shape: a header, query or form\n"
+	    "  field, flag (--token X, --api-key=X), assignment (API_KEY=X) or\n"
+	    "  name in text (password=X, token: X) whose name holds token, secret,\n"
+	    "  password, passwd, passphrase, key, auth, cookie, session,\n"
+	    "  credential, signature, assertion, bearer or jwt, or is code,\n"
+	    "  code_verifier, device_code, user_code, pass, pwd, pin, otp, sig or\n"
+	    "  sid, has its value redacted (WWW-Authenticate and progressToken\n"
+	    "  stay).  Form-encoded bodies are redacted by field.\n"
+	    "The server's stderr lines, its command line, stored HTTP headers,\n"
+	    "paths and URLs, kept error bodies, events and mcpreel's own log\n"
+	    "lines get the same rules (README \"Redaction\" has them all).\n");
 }
 
 void
@@ -107,7 +116,9 @@ cmd_record_usage(FILE *f)
 	    "  --redact-key NAME\n"
 	    "                store the value of every JSON member named NAME, at\n"
 	    "                any depth and of any type, as \"[REDACTED]\"; names\n"
-	    "                compare without case, '_' and '-' (repeatable)\n"
+	    "                compare without case, '_' and '-' (repeatable).\n"
+	    "                Headers, query and form fields, flags and names in\n"
+	    "                text so named are redacted too\n"
 	    "  --redact-regex RE\n"
 	    "                store what the POSIX extended regular expression RE\n"
 	    "                matches as [REDACTED]: inside each JSON string, keys\n"
@@ -158,7 +169,8 @@ cmd_record_usage(FILE *f)
 	    "  --redact-header NAME   store NAME's value as [REDACTED] (repeatable;\n"
 	    "                         Authorization, Cookie, Set-Cookie,\n"
 	    "                         Proxy-Authorization, Mcp-Session-Id and\n"
-	    "                         Mcp-Param-* always are)\n"
+	    "                         Mcp-Param-* always are, and by default\n"
+	    "                         every header named like a secret: below)\n"
 	    "\n", RECORD_SPIN_US, HTTP_UPSTREAM_TIMEOUT, HTTP_HEAD_TIMEOUT,
 	    HTTP_IDLE_TIMEOUT);
 	record_usage_redaction(f);
@@ -218,6 +230,8 @@ record_check_http(const struct http_options *http)
 	char			*cause = NULL;
 
 	if (net_parse_url(http->upstream, &u, &cause) != 0) {
+		/* It names the URL, which may hold a password or a key. */
+		cause = tap_redact_text(cause);
 		fprintf(stderr, "mcpreel record: %s\n", cause);
 		free(cause);
 		return -1;
@@ -254,8 +268,13 @@ record_over_http(struct writer *w, struct http_options *http, char *path)
 
 	rc = record_http(w, http, &res);
 	writer_stop(w);
-	if (rc != 0)
-		fprintf(stderr, "mcpreel record: %s\n", res.reason);
+	if (rc != 0) {
+		/* It may name the upstream: redacted as every log line is. */
+		if (res.reason != NULL)
+			res.reason = tap_redact_text(res.reason);
+		fprintf(stderr, "mcpreel record: %s\n", res.reason != NULL ?
+		    res.reason : "recording failed");
+	}
 	else
 		log_info("recorded to %s", path);
 	record_http_free(&res);
@@ -297,7 +316,7 @@ cmd_record(int argc, char **argv)
 	struct writer			*w;
 	struct wsession			*s;
 	const char			*db = NULL, *name = NULL;
-	char				*path, *cause = NULL, *target, *end;
+	char				*path, *cause = NULL, *target, *end, **shown;
 	struct redact			*rules = NULL;
 	int				 ch, rc, durable = 0, http_only = 0;
 	int				 no_default_redaction = 0;
@@ -442,11 +461,11 @@ cmd_record(int argc, char **argv)
 	if (http.upstream != NULL && http.listen == NULL)
 		http.listen = RECORD_DEFAULT_LISTEN;
 	http.name = name;
-	if (http.upstream != NULL && record_check_http(&http) != 0)
-		goto usage;
 	if (!no_default_redaction)
 		redact_add_defaults(rules);
 	tap_set_redact(rules);
+	if (http.upstream != NULL && record_check_http(&http) != 0)
+		goto usage;
 
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
 	    (st = store_open(path, STORE_CREATE, &cause)) == NULL) {
@@ -483,12 +502,17 @@ cmd_record(int argc, char **argv)
 
 	cli_stdio_notice("record");
 	/* The argv may hold a key (--api-key sk-...): stored redacted. */
-	target = tap_redact_string(cli_target_json(argv));
+	shown = tap_redact_argv(argv);
+	target = tap_redact_string(cli_target_json(shown));
+	redact_argv_free(shown);
 	s = writer_session_begin(w, name, "stdio", target);
 	free(target);
 
 	record_stdio(w, s, argv, &res);
 
+	/* A reason may name the command ("cannot run 'TOKEN=X'"). */
+	if (res.reason != NULL)
+		res.reason = tap_redact_text(res.reason);
 	writer_session_end(w, s, res.exit_status, res.exit_signal,
 	    res.reason);
 	writer_stop(w);

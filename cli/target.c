@@ -64,10 +64,16 @@ char *
 cli_target_label(const struct cli_target *t)
 {
 	struct redact	*rules = redact_new(1);
-	char		*s, *red;
+	char		*s, *red, **shown;
 	size_t		 rlen;
 
-	s = (t->url != NULL) ? xstrdup(t->url) : cli_target_json(t->argv);
+	if (t->url != NULL)
+		s = redact_url(rules, t->url);
+	else {
+		shown = redact_argv(rules, t->argv);
+		s = cli_target_json(shown);
+		redact_argv_free(shown);
+	}
 	if (redact_buf(rules, s, strlen(s), &red, &rlen) != 0) {
 		free(s);
 		s = xstrndup(red, rlen);

@@ -195,6 +195,8 @@ void		 log_warn(const char *, ...) PRINTFLIKE(1, 2);
 void		 log_warnx(const char *, ...) PRINTFLIKE(1, 2);
 void		 log_info(const char *, ...) PRINTFLIKE(1, 2);
 void		 log_debug(const char *, ...) PRINTFLIKE(1, 2);
+struct redact;
+void		 log_set_redact(const struct redact *);
 void		 log_vwrite(enum log_level, const char *, va_list)
 		     PRINTFLIKE(2, 0);
 __dead void	 fatal(const char *, ...) PRINTFLIKE(1, 2);
@@ -219,6 +221,20 @@ int		 redact_key_matches(const struct redact *, const char *,
 size_t		 redact_buf(const struct redact *, const void *, size_t,
 		     char **, size_t *);
 struct msg	*redact_msg(const struct redact *, struct msg *);
+
+/*
+ * redact_text.c: secrets outside JSON members, by the shape of their
+ * names (README "Redaction"): in text, URLs, form bodies, command lines.
+ */
+int		 redact_name_secret(const struct redact *, const char *,
+		     size_t);
+size_t		 redact_text(const struct redact *, const void *, size_t,
+		     char **, size_t *);
+char		*redact_url(const struct redact *, const char *);
+size_t		 redact_form(const struct redact *, const void *, size_t,
+		     char **, size_t *);
+char		**redact_argv(const struct redact *, char *const *);
+void		 redact_argv_free(char **);
 
 /* xmalloc.c */
 void		*xmalloc(size_t);

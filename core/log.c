@@ -14,12 +14,47 @@
 
 static enum log_level	 log_level = LOG_LEVEL_WARN;
 static FILE		*log_file;
+/*
+ * What every line is redacted with (set before threads start): a
+ * recorder's rules, else the built-in ones (made by log_init).
+ */
+static const struct redact	*log_rules;
+static struct redact		*log_default;
+
+/*
+ * Redact every line logged from now on with r (the caller keeps it until
+ * it sets NULL; then the built-in rules again): a line may name a URL, a
+ * target, an argument or a header value, and whatever the call site, none
+ * is printed with a secret.
+ */
+void
+log_set_redact(const struct redact *r)
+{
+	log_rules = r;
+}
+
+/* Print "mcpreel: TEXT\n" to f, the text redacted. */
+static void
+log_put(FILE *f, const char *text)
+{
+	char			*red;
+	size_t			 rlen;
+	const struct redact	*r = log_rules != NULL ? log_rules : log_default;
+
+	if (r != NULL && redact_text(r, text, strlen(text), &red, &rlen) != 0) {
+		fprintf(f, "mcpreel: %s\n", red);
+		free(red);
+	} else
+		fprintf(f, "mcpreel: %s\n", text);
+}
 
 /* Log at level and below to path, or to stderr when path is NULL. */
 void
 log_init(enum log_level level, const char *path)
 {
 	log_level = level;
+	if (log_default == NULL)
+		log_default = redact_new(1);
 	if (path != NULL) {
 		log_file = fopen(path, "a");
 		if (log_file == NULL)
@@ -45,20 +80,20 @@ log_vwrite(enum log_level level, const char *fmt, va_list ap)
 	if (level > log_level)
 		return;
 	vsnprintf(line, sizeof line, fmt, ap);
-	fprintf(f, "mcpreel: %s\n", line);
+	log_put(f, line);
 	fflush(f);
 }
 
 static void
 log_with_errno(enum log_level level, int saved, const char *fmt, va_list ap)
 {
-	char	msg[900];
+	char	msg[900], line[1024];
 
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	if (level > log_level)
 		return;
-	fprintf(log_file != NULL ? log_file : stderr, "mcpreel: %s: %s\n",
-	    msg, strerror(saved));
+	snprintf(line, sizeof line, "%s: %s", msg, strerror(saved));
+	log_put(log_file != NULL ? log_file : stderr, line);
 }
 
 /* A warning with the current errno's text. */

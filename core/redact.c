@@ -37,6 +37,10 @@ const char *const redact_default_keys[] = {
 	"authorization", "proxyauthorization",
 	"cookie", "setcookie",
 	"privatekey",
+	/* OAuth's request and registration members (RFC 6749, 7523, 7591,
+	   7636, 8628, 8693); "code" is not here: JSON-RPC errors have one. */
+	"clientassertion", "assertion", "codeverifier", "devicecode",
+	"subjecttoken", "actortoken", "registrationaccesstoken",
 	NULL
 };
 
@@ -55,6 +59,12 @@ static const char *const redact_schema_keys[] = {
 
 /* Frames of nesting the walk keeps without allocating. */
 #define REDACT_STACK_LOCAL	64
+/*
+ * How deep JSON held in a string (a tool's result as text) is walked as
+ * JSON: a string in a string in a string...  Each level costs a decoded
+ * copy of the string, so the bound keeps a message's cost linear.
+ */
+#define REDACT_JSON_IN_STRING_MAX	4
 
 /* A run of input bytes and what replaces them. */
 struct span {
@@ -78,7 +88,11 @@ struct walk {
 	unsigned char		*stack;
 	size_t			 depth;
 	size_t			 stack_cap;
+	int			 level;	/* JSON in strings: how deep */
 };
+
+static size_t	redact_buf_level(const struct redact *, const void *, size_t,
+		    char **, size_t *, int);
 
 #define REDACT_F_OBJECT	0x1	/* an object, not an array */
 #define REDACT_F_SCHEMA	0x2	/* its members name schema properties */
@@ -130,6 +144,7 @@ redact_add_defaults(struct redact *r)
 	char	*cause = NULL;
 
 	r->patterns = 1;
+	r->shapes = 1;
 	for (i = 0; redact_default_keys[i] != NULL; i++) {
 		if (redact_add_key(r, redact_default_keys[i], &cause) != 0)
 			fatalx("%s", cause);
@@ -203,7 +218,8 @@ redact_add_regex(struct redact *r, const char *re, char **cause)
 int
 redact_is_empty(const struct redact *r)
 {
-	return r == NULL || (r->nkeys == 0 && r->nres == 0 && !r->patterns);
+	return r == NULL || (r->nkeys == 0 && r->nres == 0 &&
+	    !r->patterns && !r->shapes);
 }
 
 static void
@@ -271,20 +287,34 @@ json_escape(const unsigned char *s, size_t n, char *out, size_t *o)
 	}
 }
 
+/* Whether decoded string contents look like JSON text (an object, array). */
+static int
+string_holds_json(const unsigned char *s, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n && (secrets_cls[s[i]] & C_WS); i++)
+		;
+	return i < n && (s[i] == '{' || s[i] == '[');
+}
+
 /*
  * The patterns over a string's contents, raw bytes [off, off + n) with
  * \-escapes when escaped: matched in the decoded text, and then the
- * whole of the contents is written anew.
+ * whole of the contents is written anew.  A string holding JSON (a tool's
+ * result as text) is redacted as JSON first, members and all.
  */
 static void
 walk_string(struct walk *wk, size_t off, size_t n, int escaped)
 {
 	struct range	*rg;
 	unsigned char	*dec;
-	char		*out;
-	size_t		 dn, nr, i, o, at;
+	char		*out, *inner;
+	size_t		 dn, nr, i, o, at, innerlen;
+	int		 changed = 0;
 
-	if (wk->r->nres == 0 && !wk->r->patterns)
+	if (wk->r->nres == 0 && !wk->r->patterns && (!escaped ||
+	    wk->r->nkeys == 0))
 		return;
 	if (!escaped) {
 		walk_text(wk, off, n);
@@ -298,8 +328,19 @@ walk_string(struct walk *wk, size_t off, size_t n, int escaped)
 		walk_text(wk, off, n);
 		return;
 	}
-	rg = secrets_matches(wk->r, dec, dn, &nr);
-	if (nr == 0) {
+	if (wk->level < REDACT_JSON_IN_STRING_MAX && string_holds_json(dec,
+	    dn) && redact_buf_level(wk->r, dec, dn, &inner, &innerlen,
+	    wk->level + 1) != 0) {
+		free(dec);
+		dec = (unsigned char *)inner;
+		dn = innerlen;
+		changed = 1;
+	}
+	rg = NULL;
+	nr = 0;
+	if (wk->r->nres > 0 || wk->r->patterns)
+		rg = secrets_matches(wk->r, dec, dn, &nr);
+	if (nr == 0 && !changed) {
 		free(dec);
 		return;
 	}
@@ -560,6 +601,14 @@ size_t
 redact_buf(const struct redact *r, const void *buf, size_t len, char **out,
     size_t *outlen)
 {
+	return redact_buf_level(r, buf, len, out, outlen, 0);
+}
+
+/* redact_buf() of JSON held in strings level deep. */
+static size_t
+redact_buf_level(const struct redact *r, const void *buf, size_t len,
+    char **out, size_t *outlen, int level)
+{
 	struct walk	 wk;
 	const char	*in = buf;
 	size_t		 i, at, o, total, count;
@@ -574,6 +623,7 @@ redact_buf(const struct redact *r, const void *buf, size_t len, char **out,
 	wk.end = wk.base + len;
 	wk.stack = wk.local;
 	wk.stack_cap = sizeof wk.local;
+	wk.level = level;
 	walk_json(&wk);
 	/* Not JSON: the patterns see every byte, quoted or not. */
 	if ((r->nres > 0 || r->patterns) && !scan_is_json(buf, len))

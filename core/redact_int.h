@@ -26,6 +26,7 @@ struct redact {
 	regex_t		*res;
 	size_t		 nres;
 	int		 patterns;	/* the built-in token shapes */
+	int		 shapes;	/* names by shape (redact_text.c) */
 };
 
 /* A match found in a piece of text, [s, e) relative to the text. */

@@ -27,6 +27,9 @@
 #define SECRETS_BEARER_MIN	16	/* a Bearer token, or 8 with a digit */
 #define SECRETS_BEARER_DIGIT_MIN	8
 #define SECRETS_JWT_MIN		10	/* a JWT's first part */
+/* A Basic credential: base64 of at least "u:p", decoded this far at most. */
+#define SECRETS_BASIC_MIN	4
+#define SECRETS_BASIC_MAX	4096
 /* How far "-----BEGIN " may be from its closing "-----". */
 #define SECRETS_PEM_LABEL_MAX	64
 /* The longest user:password part of a URL looked at (a bound per "://"). */
@@ -256,6 +259,53 @@ starts(const unsigned char *s, size_t i, size_t n, const char *p)
 	return n - i >= len && memcmp(s + i, p, len) == 0;
 }
 
+/* The value of a base64 digit (standard alphabet), or -1. */
+static int
+b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/*
+ * The end of the credentials of "Basic " at k: base64 (with its padding)
+ * that decodes to something with a ':' in it (user:password), as Basic
+ * credentials always do; or k when there are none.  Prose ("Basic
+ * functionality") seldom decodes to a colon.
+ */
+static size_t
+basic_end(const unsigned char *s, size_t k, size_t n)
+{
+	size_t		t, e;
+	unsigned int	acc = 0;
+	int		bits = 0, v, colon = 0;
+
+	for (t = k; t < n && t - k < SECRETS_BASIC_MAX &&
+	    (v = b64_value(s[t])) >= 0; t++) {
+		acc = (acc << 6 | (unsigned int)v) & 0xffffff;
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			if (((acc >> bits) & 0xff) == ':')
+				colon = 1;
+		}
+	}
+	for (e = t; e < n && e - t < 2 && s[e] == '='; e++)
+		;
+	if (!colon || t - k < SECRETS_BASIC_MIN ||
+	    (e < n && (secrets_cls[s[e]] & C_TOKEN)))
+		return k;
+	return e;
+}
+
 /*
  * A credential shape at a token's start i (the run [i, j) of token
  * bytes; nothing of ours starts inside one).  Sets the match [*ms, *me)
@@ -325,13 +375,22 @@ pattern_at(const unsigned char *s, size_t i, size_t j, size_t n, size_t *ms,
 		return 1;
 	case 'b':
 	case 'B':
-		/* "Bearer TOKEN": the token goes, the word stays. */
-		if (len != 6 || !word_is(s + i, "bearer", 6))
+		/* "Basic CREDENTIALS", "Bearer TOKEN": the word stays. */
+		if (len != 6 && len != 5)
+			return 0;
+		if (!word_is(s + i, len == 6 ? "bearer" : "basic", len))
 			return 0;
 		for (k = j; k < n && (s[k] == ' ' || s[k] == '\t'); k++)
 			;
 		if (k == j)
 			return 0;
+		if (len == 5) {
+			if ((t = basic_end(s, k, n)) == k)
+				return 0;
+			*ms = k;
+			*me = t;
+			return 1;
+		}
 		t = run(s, k, n, C_BEARER);
 		for (digit = 0, e = k; e < t && !digit; e++)
 			digit = (s[e] >= '0' && s[e] <= '9');

@@ -13,6 +13,23 @@
 
 #include "http_int.h"
 
+/*
+ * Whether a head says its body is a form (application/x-www-form-urlencoded,
+ * any case, any parameters): its fields are redacted by name.
+ */
+int
+hexch_is_form(const struct http_head *h)
+{
+	static const char	 form[] = "application/x-www-form-urlencoded";
+	const char		*ct = http_head_get(h, "Content-Type");
+
+	if (ct == NULL)
+		return 0;
+	ct += strspn(ct, " \t");
+	return strncasecmp(ct, form, sizeof form - 1) == 0 &&
+	    strchr("; \t", ct[sizeof form - 1]) != NULL;
+}
+
 /* Record a message of exchange x, pausing everything if the writer lags. */
 void
 hexch_tap_data(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
@@ -42,6 +59,9 @@ hexch_tap_data(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
 		    "cap: recorded as its first %zu bytes with its size and "
 		    "SHA-256", (long long)m->wire_size, len);
 	}
+	/* Only a form's body is parsed as one: the rest costs nothing. */
+	if (hexch_is_form(d == DIR_C2S ? &x->req : &x->resp))
+		m = tap_redact_form(m);
 	hexch_tap(x, m);
 	x->dirty = 1;
 	if (tap_paused(x->c->p->tap))
@@ -121,7 +141,8 @@ hexch_finish_record(struct hexch *x, const char *outcome)
 		body = evbuffer_pullup(x->respdata, (ev_ssize_t)keep);
 	}
 	hexch_record_trailers(x);
-	tap_exchange_end(p->tap, x->wx, x->outcome, body, keep);
+	tap_exchange_end(p->tap, x->wx, x->outcome, body, keep,
+	    x->have_resp && hexch_is_form(&x->resp));
 	x->wx = NULL;
 }
 

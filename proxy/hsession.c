@@ -30,7 +30,7 @@ hsession_new(struct hproxy *p, const char *key, int legacy, int pending,
 	hs->key = (key != NULL) ? xstrdup(key) : NULL;
 	hs->legacy = legacy;
 	hs->pending = pending;
-	target = tap_redact_string(xstrdup(p->opt->upstream));
+	target = tap_redact_url(p->opt->upstream);
 	hs->ws = writer_session_begin_at(p->w, p->opt->name, legacy ? "sse" :
 	    "http", target, started_ns);
 	free(target);
@@ -224,19 +224,14 @@ hsession_query_id(const char *target)
 	return xstrndup(v, len);
 }
 
-/* A target with its sessionId value redacted (caller frees). */
+/*
+ * A target or URL as stored and logged (caller frees): its sessionId and
+ * the other secrets a URL can hold redacted (redact_url).
+ */
 char *
 hsession_redact_path(const char *target)
 {
-	const char	*v;
-	size_t		 len;
-	char		*s;
-
-	if ((v = query_param(target, &len)) == NULL)
-		return xstrdup(target);
-	xasprintf(&s, "%.*s%s%s", (int)(v - target), target, HTTP_REDACTED,
-	    v + len);
-	return s;
+	return tap_redact_url(target);
 }
 
 static int
@@ -254,14 +249,14 @@ header_redacted(struct hproxy *p, const char *name)
 		if (strcasecmp(name, p->opt->redact[i]) == 0)
 			return 1;
 	}
-	/* Named like a secret member (X-Api-Key): --redact-key, defaults. */
+	/* Named like a secret (X-Api-Key, Private-Token): by shape. */
 	return tap_redacts_key(name);
 }
 
 /*
  * A head's fields as stored: a JSON array of [name, value], credentials
- * as "[REDACTED]", and the parts of values the payload rules redact
- * (caller frees).
+ * as "[REDACTED]", and each other value redacted as text (a Location
+ * with ?code=, a token in a custom header) (caller frees).
  */
 char *
 hsession_headers_json(struct hproxy *p, const struct http_head *h)
@@ -271,12 +266,15 @@ hsession_headers_json(struct hproxy *p, const struct http_head *h)
 	size_t	 i;
 
 	for (i = 0; i < h->nheaders; i++) {
-		const char	*val = h->headers[i].value;
+		char	*val;
 
 		if (header_redacted(p, h->headers[i].name))
-			val = HTTP_REDACTED;
+			val = xstrdup(HTTP_REDACTED);
+		else
+			val = tap_redact_text(xstrdup(h->headers[i].value));
 		if ((v = json_string(val)) == NULL)
 			v = json_string("(not UTF-8)");
+		free(val);
 		pair = json_array();
 		/* Names are tokens: ASCII, so always a valid string. */
 		json_array_append_new(pair, json_string(h->headers[i].name));
@@ -328,7 +326,7 @@ hexch_assign(struct hexch *x, struct hsession *hs)
 		return;
 	x->hs = hs;
 	x->wait_endpoint = 0;
-	path = tap_redact_string(hsession_redact_path(x->req.target));
+	path = hsession_redact_path(x->req.target);
 	reqh = hsession_headers_json(p, &x->req);
 	memset(&info, 0, sizeof info);
 	info.conn = x->c->id;

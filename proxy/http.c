@@ -584,7 +584,12 @@ record_http(struct writer *w, const struct http_options *opt,
 	}
 	/* Said at any log level, alone on its line: scripts wait for it. */
 	log_warnx("listening on %s", p.origin);
-	log_info("forwarding to %s", opt->upstream);
+	{
+		char	*shown = hsession_redact_path(opt->upstream);
+
+		log_info("forwarding to %s", shown);
+		free(shown);
+	}
 	memset(&ups, 0, sizeof ups);
 	memcpy(&ups, p.up.ai->ai_addr, p.up.ai->ai_addrlen);
 	if (!opt->rewrite_host && !net_addr_is_loopback(&ups))

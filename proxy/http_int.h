@@ -189,6 +189,7 @@ void		 conn_reply_error(struct hconn *, int, const char *,
 void		 conn_process_requests(struct hconn *);
 
 /* hexch.c */
+int		 hexch_is_form(const struct http_head *);
 void		 hexch_tap_data(struct hexch *, enum dir, struct evbuffer *,
 		     size_t, const char *, struct hcap *);
 int		 hexch_wants_close(const struct http_head *);

@@ -29,12 +29,16 @@ void		 tap_event(struct tap *, struct wsession *, const char *,
 int		 tap_paused(const struct tap *);
 void		 tap_sync(struct tap *);
 void		 tap_exchange_end(struct tap *, struct wexchange *,
-		     const char *, const void *, size_t);
+		     const char *, const void *, size_t, int);
 void		 tap_session_end(struct tap *, struct wsession *, int, int,
 		     const char *);
 void		 tap_set_redact(const struct redact *);
 int		 tap_redacts_key(const char *);
 char		*tap_redact_string(char *);
+char		*tap_redact_url(const char *);
+char		*tap_redact_text(char *);
+char		**tap_redact_argv(char *const *);
+struct msg	*tap_redact_form(struct msg *);
 
 /* record.c */
 struct hsession;

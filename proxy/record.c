@@ -95,6 +95,33 @@ record_set_durable(int on)
 	relay_durable = on;
 }
 
+/*
+ * Record one line of the server's stderr, redacted (by tap_event).  A
+ * private key printed over several lines is one block the credential
+ * shapes cannot see whole in any one line: the lines between its BEGIN
+ * and its END are recorded as [REDACTED] (RECORD_PEM_LINES_MAX at most).
+ */
+static void
+relay_stderr_record(struct relay *r, const char *line, size_t len)
+{
+	const char	*b;
+
+	if (r->err_pem > 0) {
+		if (memmem(line, len, "-----END", 8) != NULL)
+			r->err_pem = 0;
+		else {
+			r->err_pem--;
+			tap_event(r->tap, r->session, "stderr", REDACTED,
+			    sizeof REDACTED - 1);
+			return;
+		}
+	} else if ((b = memmem(line, len, "-----BEGIN ", 11)) != NULL &&
+	    memmem(b, len - (size_t)(b - line), "PRIVATE KEY-----", 16) !=
+	    NULL && memmem(b, len - (size_t)(b - line), "-----END", 8) == NULL)
+		r->err_pem = RECORD_PEM_LINES_MAX;
+	tap_event(r->tap, r->session, "stderr", line, len);
+}
+
 /* One line of the server's stderr: pass it on, and record it. */
 static void
 relay_stderr_line(struct relay *r, struct evbuffer *src, size_t len, int nl)
@@ -119,7 +146,7 @@ relay_stderr_line(struct relay *r, struct evbuffer *src, size_t len, int nl)
 			break;
 		off += (size_t)n;
 	}
-	tap_event(r->tap, r->session, "stderr", line, len);
+	relay_stderr_record(r, line, len);
 	free(line);
 }
 
@@ -316,14 +343,17 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	fl_out = fcntl(STDOUT_FILENO, F_GETFL);
 
 	{
-		char	*spawned = NULL, *tmp;
+		char	*spawned = NULL, *tmp, **shown;
 
-		for (i = 0; argv[i] != NULL; i++) {
+		/* The command line may hold a key: stored redacted. */
+		shown = tap_redact_argv(argv);
+		for (i = 0; shown[i] != NULL; i++) {
 			xasprintf(&tmp, "%s%s%s", spawned ? spawned : "",
-			    spawned ? " " : "", argv[i]);
+			    spawned ? " " : "", shown[i]);
 			free(spawned);
 			spawned = tmp;
 		}
+		redact_argv_free(shown);
 		xasprintf(&tmp, "pid %ld: %s", (long)child_pid(r.child),
 		    spawned);
 		tap_event(r.tap, r.session, "spawn", tmp, strlen(tmp));

@@ -15,6 +15,12 @@
  * often ends just before we learn that it exited.
  */
 #define RECORD_STDOUT_CHECK_MS	500
+/*
+ * The most stderr lines taken for a private key's body after its BEGIN
+ * line (an 8192-bit RSA key in PEM is ~100): a stray BEGIN without an
+ * END hides no more of the server's stderr than that.
+ */
+#define RECORD_PEM_LINES_MAX	200
 
 enum pause_why {
 	PAUSE_PEER = 0x1,	/* the destination is backed up */
@@ -65,6 +71,7 @@ struct relay {
 	struct bufferevent	*err_in;	/* the server's stderr */
 	struct framer		 err_fr;
 	int			 err_eof;
+	int			 err_pem;	/* lines left of a private key */
 	struct event		*sigs[3];
 	struct event		*grace;
 	struct event		*stdout_check;	/* RECORD_STDOUT_CHECK_MS */

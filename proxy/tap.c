@@ -108,7 +108,7 @@ tap_event(struct tap *t, struct wsession *s, const char *kind,
 	char	*red;
 	size_t	 rlen;
 
-	if (tap_rules != NULL && redact_buf(tap_rules, text, len, &red,
+	if (tap_rules != NULL && redact_text(tap_rules, text, len, &red,
 	    &rlen) != 0) {
 		writer_event(t->w, s, kind, red, rlen);
 		free(red);
@@ -117,15 +117,29 @@ tap_event(struct tap *t, struct wsession *s, const char *kind,
 	writer_event(t->w, s, kind, text, len);
 }
 
-/* End an HTTP exchange's record, with a body kept for people, redacted. */
+/*
+ * End an HTTP exchange's record, with a body kept for people, redacted:
+ * as a form when form is set (its Content-Type says so), else as text.
+ */
 void
 tap_exchange_end(struct tap *t, struct wexchange *x, const char *outcome,
-    const void *body, size_t len)
+    const void *body, size_t len, int form)
 {
-	char	*red;
-	size_t	 rlen;
+	char	*red, *red2;
+	size_t	 rlen, rlen2;
 
-	if (tap_rules != NULL && len > 0 && redact_buf(tap_rules, body, len,
+	if (tap_rules != NULL && len > 0 && form && redact_form(tap_rules,
+	    body, len, &red, &rlen) != 0) {
+		if (redact_text(tap_rules, red, rlen, &red2, &rlen2) != 0) {
+			free(red);
+			red = red2;
+			rlen = rlen2;
+		}
+		writer_exchange_end(t->w, x, outcome, red, rlen);
+		free(red);
+		return;
+	}
+	if (tap_rules != NULL && len > 0 && redact_text(tap_rules, body, len,
 	    &red, &rlen) != 0) {
 		writer_exchange_end(t->w, x, outcome, red, rlen);
 		free(red);
@@ -154,14 +168,78 @@ void
 tap_set_redact(const struct redact *r)
 {
 	tap_rules = redact_is_empty(r) ? NULL : r;
+	log_set_redact(tap_rules);
 }
 
-/* Whether a header (or member) of this name has its value redacted. */
+/*
+ * Whether a header of this name has its value redacted: named like a
+ * secret (redact_name_secret: by shape, or --redact-key).
+ */
 int
 tap_redacts_key(const char *name)
 {
-	return tap_rules != NULL && redact_key_matches(tap_rules, name,
+	return tap_rules != NULL && redact_name_secret(tap_rules, name,
 	    strlen(name));
+}
+
+/* A URL or request target to store or log, redacted (a new string). */
+char *
+tap_redact_url(const char *url)
+{
+	return redact_url(tap_rules, url);
+}
+
+/* A piece of text to store, redacted as text (s taken; s or a new one). */
+char *
+tap_redact_text(char *s)
+{
+	char	*red;
+	size_t	 rlen;
+
+	if (tap_rules == NULL || redact_text(tap_rules, s, strlen(s), &red,
+	    &rlen) == 0)
+		return s;
+	free(s);
+	return red;
+}
+
+/* A command line to store or log (redact_argv; free with redact_argv_free). */
+char **
+tap_redact_argv(char *const *argv)
+{
+	return redact_argv(tap_rules, argv);
+}
+
+/*
+ * A form-encoded body's message (m taken): m, or a new message with the
+ * values of its secret fields redacted.  The tap's payload rules run on
+ * it after, as on every message.
+ */
+struct msg *
+tap_redact_form(struct msg *m)
+{
+	struct msg	*n;
+	char		*out;
+	size_t		 outlen;
+
+	if (tap_rules == NULL || redact_form(tap_rules, m->raw, m->len, &out,
+	    &outlen) == 0)
+		return m;
+	n = msg_alloc(m->dir, outlen);
+	memcpy(n->raw, out, outlen);
+	free(out);
+	n->ts_ns = m->ts_ns;
+	n->mono_ns = m->mono_ns;
+	n->sse_id = m->sse_id;
+	m->sse_id = NULL;
+	n->wire_size = m->wire_size >= 0 ? m->wire_size : (int64_t)m->len;
+	n->flags = m->flags | MSG_REDACTED;
+	if (m->flags & MSG_TRUNCATED) {
+		n->sha256 = m->sha256;
+		m->sha256 = NULL;
+	}
+	msg_free(m);
+	return n;
 }
 
 /*

@@ -9,9 +9,13 @@
  * copy that is the input unchanged (a value already "[REDACTED]" is left
  * alone).
  *
+ * The same bytes go through the redaction of text, form bodies, URLs and
+ * command lines (core/redact_text.c): each must survive them, and a copy
+ * said to be redacted must differ from its input.
+ *
  * Input: byte 0, bit 0 set adds a --redact-regex ("[0-9]{6}"), bit 1
  * drops the built-in rules, bit 2 adds --redact-key "name"; the rest is
- * the message.
+ * the message (for a command line: its arguments split at NUL bytes).
  */
 
 #include <stdlib.h>
@@ -42,6 +46,49 @@ fuzz_redact_rules(unsigned int head)
 	return fuzz_rules[head];
 }
 
+/* The redaction of text, form bodies, URLs and command lines. */
+static void
+fuzz_redact_text(const struct redact *r, const uint8_t *data, size_t size,
+    const uint8_t *msg, size_t len)
+{
+	char	*out, *z, **argv, **red;
+	size_t	 n, outlen, i, argc;
+
+	if ((n = redact_text(r, msg, len, &out, &outlen)) != 0) {
+		if (outlen == len && memcmp(out, msg, len) == 0)
+			fuzz_fail(data, size, "redact_text: %zu replaced, copy "
+			    "unchanged", n);
+		free(out);
+	}
+	if ((n = redact_form(r, msg, len, &out, &outlen)) != 0) {
+		if (outlen == len && memcmp(out, msg, len) == 0)
+			fuzz_fail(data, size, "redact_form: %zu replaced, copy "
+			    "unchanged", n);
+		free(out);
+	}
+	/* A URL and argv are C strings: NUL bytes end or split them. */
+	z = xmalloc(len + 1);
+	memcpy(z, msg, len);
+	z[len] = '\0';
+	free(redact_url(r, z));
+	for (argc = 1, i = 0; i < len; i++)
+		argc += z[i] == '\0';
+	argv = xcalloc(argc + 1, sizeof *argv);
+	for (argv[0] = z, argc = 1, i = 0; i < len; i++) {
+		if (z[i] == '\0')
+			argv[argc++] = z + i + 1;
+	}
+	red = redact_argv(r, argv);
+	for (i = 0; i < argc; i++) {
+		if (red[i] == NULL)
+			fuzz_fail(data, size, "redact_argv: argument %zu lost",
+			    i);
+	}
+	redact_argv_free(red);
+	free(argv);
+	free(z);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -55,6 +102,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = fuzz_redact_rules(data[0]);
 	msg = data + 1;
 	len = size - 1;
+	fuzz_redact_text(r, data, size, msg, len);
 	if ((n = redact_buf(r, msg, len, &out, &outlen)) == 0)
 		return 0;
 	if (outlen == len && memcmp(out, msg, len) == 0)

@@ -166,6 +166,16 @@ static const struct redact_case cases[] = {
 	  "abcDEF0123456789xyz\",\"g\":\"bearer  Zm9vYmFy1A==\"}"), 0, {0},
 	  {0}, W("{\"h\":\"Authorization: Bearer " R "\",\"g\":\"bearer  " R
 	  "\"}"), 2 },
+	{ "Basic credentials, word kept", RAW("{\"h\":\"Authorization: Basic "
+	  "YWxpY2U6czNjcmV0\",\"p\":\"Basic functionality\"}"), 0, {0}, {0},
+	  W("{\"h\":\"Authorization: Basic " R "\",\"p\":\"Basic "
+	  "functionality\"}"), 1 },
+	{ "JSON in a string: its members too", RAW("{\"text\":\"{\\\"api_key"
+	  "\\\": \\\"k1\\\", \\\"n\\\": 1}\"}"), 0, {0}, {0},
+	  W("{\"text\":\"{\\\"api_key\\\": \\\"[REDACTED]\\\", \\\"n\\\": 1}\"}"),
+	  1 },
+	{ "JSON in a string, no secret: untouched", RAW("{\"text\":\"{\\\"a"
+	  "\\\": 1}\"}"), 0, {0}, {0}, NOWANT, 0 },
 	{ "URL password", RAW("{\"url\":\"postgres://admin:s3cr3t@db:5432/x"
 	  "\"}"), 0, {0}, {0}, W("{\"url\":\"postgres://admin:" R
 	  "@db:5432/x\"}"), 1 },
