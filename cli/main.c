@@ -175,7 +175,7 @@ main(int argc, char **argv)
 	log_init(level, NULL);
 	opterr = 0;	/* opterr_report() says what was wrong, once */
 
-	while ((ch = getopt_long(argc, argv, "+vqh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+vqhV", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
 		switch (ch) {
@@ -186,7 +186,7 @@ main(int argc, char **argv)
 			printf("mcpreel %s\n", MCPREEL_VERSION);
 			return EXIT_OK;
 		default:
-			opterr_report(NULL, argc, argv, "+vqh", longopts);
+			opterr_report(NULL, argc, argv, "+vqhV", longopts);
 			return EXIT_USAGE;
 		}
 	}
@@ -201,7 +201,8 @@ main(int argc, char **argv)
 			c->usage(stdout);
 			return EXIT_OK;
 		}
-		if (argc > 1) {
+		if (argc > 1 && strcmp(argv[1], "help") != 0 &&
+		    argv[1][0] != '-') {
 			opterr_command(argv[1]);
 			return EXIT_USAGE;
 		}

@@ -179,10 +179,13 @@ opterr_report(const char *cmd, int argc, char **argv, const char *shortopts,
 	 * end of its cluster, so a refused letter inside -xv leaves optind
 	 * on the cluster.
 	 */
-	if (optopt != 0 && optind < argc) {
+	if (optopt != 0 && optind < argc &&
+	    !(el != NULL && strncmp(el, "--", 2) == 0 && strchr(el, '=') !=
+	    NULL)) {
 		cur = argv[optind];
-		if (cur[0] == '-' && cur[1] != '-' &&
-		    strchr(cur + 1, optopt) != NULL)
+		/* Not its last letter: getopt would have moved past that. */
+		if (cur[0] == '-' && cur[1] != '-' && cur[1] != '\0' &&
+		    memchr(cur + 1, optopt, strlen(cur + 1) - 1) != NULL)
 			el = cur;
 	}
 	if (el != NULL && strncmp(el, "--", 2) == 0 && el[2] != '\0')

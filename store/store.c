@@ -104,11 +104,12 @@ static const char *migrations[] = {
 	"  DEFAULT 'record';"
 	"UPDATE sessions SET origin = 'import'"
 	"  WHERE imported_from IS NOT NULL;"
-	"UPDATE sessions SET origin = 'replay' WHERE target = '(replay)'"
-	"  OR end_reason = 'replay finished'"
-	"  OR end_reason = 'replay could not run';"
-	"UPDATE sessions SET origin = 'mock' WHERE end_reason = 'mock stopped'"
-	"  AND name LIKE 'mock fallback of %';",
+	"UPDATE sessions SET origin = 'replay' WHERE imported_from IS NULL"
+	"  AND (target = '(replay)' OR end_reason = 'replay finished'"
+	"  OR end_reason = 'replay could not run');"
+	"UPDATE sessions SET origin = 'mock' WHERE imported_from IS NULL"
+	"  AND name LIKE 'mock fallback of %' AND (end_reason = 'mock stopped'"
+	"  OR (transport = 'stdio' AND target NOT LIKE '[%'));",
 
 	/* 4 -> 5: the trailer fields of chunked HTTP bodies. */
 	"ALTER TABLE http_exchanges ADD COLUMN request_trailers TEXT;"

@@ -45,6 +45,8 @@ const TYPOS = [
   [['frobnicate'], "mcpreel: unknown command 'frobnicate'"],
   [['help', 'recrod'], "mcpreel: unknown command 'recrod'; did you mean 'record'?"],
   [['record', '-é'], "mcpreel record: unknown option '-é'"],
+  [['sessions', '--verbose=2', '-v'], "mcpreel sessions: option '--verbose' takes no value"],
+  [['sessions', '-xv'], "mcpreel sessions: unknown option '-x' in '-xv'"],
   [['x'.repeat(300)], `mcpreel: unknown command '${'x'.repeat(80)}'`],
 ];
 
@@ -230,6 +232,17 @@ test("replay --ignore takes the path forms its help lists: ..key and .a without 
     assert.match(x.stderr.toString(), /bad JSONPath 'when': must start with \$ \(or with \. or \[ for a step from it\)/);
   } finally {
     t.cleanup();
+  }
+});
+
+test('-V is the version; help help and help -v are the help', async () => {
+  const v = await runMcpreel(['-V'], { input: '' });
+  assert.equal(v.code, 0, v.stderr.toString());
+  assert.match(v.stdout.toString(), /^mcpreel \d+\.\d+/);
+  for (const args of [['help', 'help'], ['help', '-v'], ['help']]) {
+    const r = await runMcpreel(args, { input: '' });
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stdout.toString(), /^usage: mcpreel /, args.join(' '));
   }
 });
 

@@ -218,6 +218,8 @@ static const char store_v2_sql[] =
     " 'replay finished'), (3, 'mock fallback of 1', 'stdio', 'node', 3,"
     " 'mock stopped'), (4, 'mine', 'http', 'http://x/', 4,"
     " 'replay could not run');"
+    "INSERT INTO sessions (id, name, transport, target, started_ns)"
+    " VALUES (5, 'mock fallback of 1', 'stdio', 'node', 5);"
     "INSERT INTO messages VALUES (7, 1, 1, 'c2s', 10, 100, 'request',"
     " 'ping', '1', NULL, 5, X'7265713a31', NULL, NULL);"
     "INSERT INTO messages VALUES (9, 1, 2, 's2c', 11, 142, 'response',"
@@ -262,11 +264,11 @@ Test(store, migrate_v2, .timeout = UNIT_TIMEOUT)
 	    42);
 	/* What made each session, from what older files said in words. */
 	cr_assert_eq(store_test_int(db, "SELECT group_concat(origin, ' ') "
-	    "= 'record replay mock replay' FROM (SELECT origin FROM sessions "
-	    "ORDER BY id)"), 1);
+	    "= 'record replay mock replay mock' FROM (SELECT origin FROM "
+	    "sessions ORDER BY id)"), 1);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sqlite_master "
 	    "WHERE name IN ('messages_v3')"), 0);
-	/* 3 -> 4: trailer columns, empty. */
+	/* 4 -> 5: trailer columns, empty. */
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
 	    "pragma_table_info('http_exchanges') WHERE name IN "
 	    "('request_trailers', 'response_trailers')"), 2);
