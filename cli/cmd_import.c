@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "import.h"
+#include "proxy.h"
 
 /*
  * The longest line read: a message of several hundred MiB still fits, as
@@ -59,7 +60,8 @@ cmd_import_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: mcpreel import [--db PATH] [--name NAME] "
-	    "[--format jsonl|mcp-tape] FILE\n"
+	    "[--format jsonl|mcp-tape]\n"
+	    "                      [--max-record-size SIZE] FILE\n"
 	    "\n"
 	    "Record a session from FILE ('-' for stdin) into the database, as\n"
 	    "if it had been recorded here: each message is classified and paired\n"
@@ -75,6 +77,13 @@ cmd_import_usage(FILE *f)
 	    "                     as the file has it; both clocks are \"t\".\n"
 	    "  (neither)          told from the first line\n"
 	    "  --name NAME        the session's name (else the file's, if any)\n"
+	    "  --max-record-size SIZE\n"
+	    "                     store at most SIZE bytes of one message, as\n"
+	    "                     record does (default 128M; K, M, G suffixes;\n"
+	    "                     0: no cap): a longer one is stored as its first\n"
+	    "                     SIZE bytes with its full size and SHA-256,\n"
+	    "                     marked truncated, with a warning.  A line is at\n"
+	    "                     most 1 GiB and is held in memory while read\n"
 	    "\n"
 	    "A line that cannot be read stops the import with its line number,\n"
 	    "and nothing of the file stays in the database.  Exit status: 0\n"
@@ -243,6 +252,31 @@ import_str(struct import *imp, enum field k, char **out)
 }
 
 /*
+ * A message of the len bytes at bytes, kept whole up to --max-record-size;
+ * past it, as record keeps one: its first bytes, its size and SHA-256,
+ * truncated, with a warning.
+ */
+struct msg *
+import_msg(struct import *imp, enum dir d, const char *bytes, size_t len)
+{
+	struct msg	*m;
+	struct digest	*dg;
+
+	if (imp->max_record == 0 || len <= imp->max_record)
+		return msg_new(d, bytes, len);
+	m = msg_new(d, bytes, imp->max_record);
+	dg = digest_new();
+	digest_update(dg, bytes, len);
+	m->sha256 = digest_hex_free(dg);
+	m->wire_size = (int64_t)len;
+	m->flags |= MSG_TRUNCATED;
+	log_warnx("%s line %zu: a message of %zu bytes, over "
+	    "--max-record-size: stored as its first %zu bytes, its size and "
+	    "SHA-256", imp->path, imp->lineno, len, imp->max_record);
+	return m;
+}
+
+/*
  * Bytes from a text member (a string) or a base64 member, into a new
  * message of direction d; NULL with an error when neither is readable.
  */
@@ -268,7 +302,8 @@ import_bytes(struct import *imp, enum field text, enum field b64,
 		return NULL;
 	}
 	if (import_has(imp, text)) {
-		m = msg_new(d, json_string_value(j), json_string_length(j));
+		m = import_msg(imp, d, json_string_value(j),
+		    json_string_length(j));
 		json_decref(j);
 		return m;
 	}
@@ -278,7 +313,7 @@ import_bytes(struct import *imp, enum field text, enum field b64,
 		import_bad(imp, "\"%s\" is not base64", field_names[b64]);
 		return NULL;
 	}
-	m = msg_new(d, bytes, len);
+	m = import_msg(imp, d, bytes, len);
 	free(bytes);
 	return m;
 }
@@ -505,6 +540,7 @@ cmd_import(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "max-record-size", required_argument, NULL, 'M' },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -518,6 +554,7 @@ cmd_import(int argc, char **argv)
 	int				 ch, rc;
 
 	memset(&imp, 0, sizeof imp);
+	imp.max_record = RECORD_MAX_RECORD;
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
@@ -530,6 +567,14 @@ cmd_import(int argc, char **argv)
 			break;
 		case 'n':
 			imp.name = optarg;
+			break;
+		case 'M':
+			if (limits_parse_size(optarg, &imp.max_record) != 0) {
+				fprintf(stderr, "mcpreel import: --max-record-size "
+				    "takes bytes, with K, M or G for KiB, MiB, "
+				    "GiB (0: no cap): %s\n", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			cmd_import_usage(stdout);

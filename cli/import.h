@@ -53,6 +53,7 @@ struct import_x {
 
 struct import {
 	const char		*path;		/* as given; "-" is stdin */
+	size_t			 max_record;	/* --max-record-size, 0: none */
 	enum import_format	 format;
 	const char		*name;		/* --name, or NULL */
 	char			*from;		/* sessions.imported_from */
@@ -95,6 +96,8 @@ int		 import_has(const struct import *, enum field);
 int		 import_int(struct import *, enum field, int, int64_t *);
 int		 import_str(struct import *, enum field, char **);
 json_t		*import_json(struct import *, enum field);
+struct msg	*import_msg(struct import *, enum dir, const char *,
+		     size_t);
 struct msg	*import_bytes(struct import *, enum field, enum field,
 		     enum dir);
 int		 import_begin(struct import *, const char *, const char *,

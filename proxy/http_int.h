@@ -151,7 +151,7 @@ TAILQ_HEAD(hconns, hconn);
 
 struct hproxy {
 	struct event_base	*base;
-	struct evconnlistener	*listener;
+	struct listener		*listener;
 	struct upstream		 up;
 	char			*origin;	/* where we listen */
 	struct tap		*tap;
@@ -180,6 +180,7 @@ void		 conn_close_after_output(struct hconn *);
 void		 conn_reply_error(struct hconn *, int, const char *,
 		     const char *);
 void		 conn_process_requests(struct hconn *);
+void		 conn_watch_output(struct hconn *);
 
 /* hexch.c */
 void		 hexch_tap_data(struct hexch *, enum dir, struct evbuffer *,

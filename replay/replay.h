@@ -277,6 +277,7 @@ void		 matcher_clear(struct matcher *);
 
 struct mock_options {
 	const char	*listen;	/* Streamable HTTP here; NULL: stdio */
+	struct listen_limits lim;	/* what its clients may take */
 	int		 latency_recorded; /* answer after the recorded time */
 	/*
 	 * --on-miss forward: misses go to this live server (opened with
