@@ -23,7 +23,8 @@ cli_target_open(struct event_base *base, const struct xport_cbs *cbs,
 	if (t->url != NULL)
 		return xport_http(base, t->url, t->cacert, t->insecure,
 		    t->max_body, cbs, arg, cause);
-	return xport_stdio(base, t->argv, cbs, arg, &t->code, cause);
+	return xport_stdio(base, t->argv, t->max_body, cbs, arg, &t->code,
+	    cause);
 }
 
 static int

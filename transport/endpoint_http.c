@@ -28,6 +28,13 @@
  * (a client opens it just after initializing); past this they are dropped.
  */
 #define ENDPOINT_UNSENT_MAX	256
+/*
+ * What a client may leave unread: past this, its connection's next request
+ * is not read until it takes what it has (down to half), and messages for
+ * an event stream it does not read are dropped, so a client that never
+ * reads holds this much of our memory at most.
+ */
+#define ENDPOINT_OUTPUT_MAX	(4u * 1024 * 1024)
 
 struct econn;
 
@@ -60,6 +67,7 @@ struct econn {
 	int			 close_after;
 	struct event		*timer;
 	enum ec_wait		 wait;
+	int			 out_full;	/* over ENDPOINT_OUTPUT_MAX */
 	TAILQ_ENTRY(econn)	 entry;
 };
 
@@ -236,6 +244,8 @@ ec_wait_set(struct econn *c)
 
 	if (c->er != NULL || c->stream || c->close_after)
 		w = EC_WAIT_NONE;
+	else if (c->out_full)
+		w = EC_WAIT_IDLE;	/* for the client to read */
 	else if (c->in_body)
 		w = EC_WAIT_BODY;
 	else if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
@@ -328,6 +338,14 @@ ec_process_requests(struct econn *c)
 		bufferevent_disable(c->bev, EV_READ);
 		return;
 	}
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) >=
+	    ENDPOINT_OUTPUT_MAX) {
+		c->out_full = 1;
+		bufferevent_disable(c->bev, EV_READ);
+		bufferevent_setwatermark(c->bev, EV_WRITE,
+		    ENDPOINT_OUTPUT_MAX / 2, 0);
+		return;
+	}
 	while (c->er == NULL && !c->stream) {
 		if (!c->in_body) {
 			http_head_clear(&c->head);
@@ -402,8 +420,17 @@ ec_write_cb(struct bufferevent *bev, void *arg)
 	struct econn	*c = arg;
 
 	if (c->close_after && c->er == NULL && !c->stream &&
-	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
 		ec_free(c);
+		return;
+	}
+	if (c->out_full) {
+		/* The client read: its next request may come. */
+		c->out_full = 0;
+		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+		bufferevent_enable(bev, EV_READ);
+		ec_process(c);
+	}
 }
 
 static void
@@ -442,7 +469,12 @@ eh_send(struct endpoint *ep, const char *bytes, size_t len)
 {
 	struct endpoint_http	*eh = (struct endpoint_http *)ep;
 
-	if (eh->stream != NULL)
+	if (eh->stream != NULL && evbuffer_get_length(bufferevent_get_output(
+	    eh->stream->bev)) >= ENDPOINT_OUTPUT_MAX)
+		log_warnx("mock: the client does not read its event stream "
+		    "(%u bytes unread): dropping a message",
+		    ENDPOINT_OUTPUT_MAX);
+	else if (eh->stream != NULL)
 		ec_sse_event(eh->stream, bytes, len);
 	else if (eh->nunsent < ENDPOINT_UNSENT_MAX) {
 		/* Kept for the stream the client has not opened yet. */

@@ -281,7 +281,7 @@ struct xport {
 	int			 exit_code;	/* stdio: the server's, or -1 */
 };
 
-struct xport	*xport_stdio(struct event_base *, char *const [],
+struct xport	*xport_stdio(struct event_base *, char *const [], size_t,
 		     const struct xport_cbs *, void *, int *, char **);
 struct xport	*xport_http(struct event_base *, const char *, const char *,
 		     int, size_t, const struct xport_cbs *, void *, char **);

@@ -348,6 +348,35 @@ test('mock --listen: a half-sent head gets 408 at --head-timeout; an idle keep-a
   }
 });
 
+for (const b of builds(40 * MB, 384 * MB)) {
+  test(`mock --listen: a client that sends requests without end and never reads holds bounded memory (${b.name})`, { timeout: 60000 }, async () => {
+    const t = tempDir();
+    const m = await startMock(b.bin, t.dir, []);
+    const peak = watchPeak(m.pid);
+    const s = net.connect(m.port, '127.0.0.1');
+    s.on('error', () => {});
+    try {
+      const req = `POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ${INITIALIZE.length}\r\n\r\n${INITIALIZE}`.repeat(64);
+      let sent = 0;
+      s.on('connect', () => {
+        s.pause();
+        const go = () => { while (!s.destroyed) { sent += 64; if (!s.write(req)) { s.once('drain', go); return; } } };
+        go();
+      });
+      await sleep(8000);
+      const rss = peak.stop();
+      console.log(`${b.name}: ${sent} requests written, none read: peak RSS ${(rss / MB).toFixed(1)} MiB (bound ${b.bound / MB} MiB)`);
+      assert.ok(sent > 1000, 'the client got requests in');
+      assert.ok(rss < b.bound, `peak RSS ${rss} over ${b.bound}`);
+    } finally {
+      peak.stop();
+      s.destroy();
+      await m.stop();
+      t.cleanup();
+    }
+  });
+}
+
 // ---------------------------------------------------------------------------
 // 4. replay against an HTTP server whose answer never ends.
 
@@ -403,6 +432,23 @@ for (const path of ['json-forever', 'length-forever', 'sse-event-forever']) {
       }
     });
   }
+}
+
+for (const b of builds(96 * MB, 512 * MB)) {
+  test(`replay -- CMD: a stdio server writing one endless line is cut at --max-record-size, memory bounded (${b.name})`, { timeout: 180000 }, async () => {
+    const t = tempDir();
+    try {
+      const db = await replayDb(t.dir);
+      const r = await runWatched(b.bin, ['replay', '--db', db, 'r', '--no-record', '--timeout', '5',
+        '--max-record-size', '16M', '--', 'sh', '-c', "yes x | tr -d '\\n'"]);
+      console.log(`${b.name} stdio endless line: exit ${r.code}, peak RSS ${(r.rss / MB).toFixed(1)} MiB (bound ${b.bound / MB} MiB)`);
+      assert.equal(r.code, 1, `a failed replay:\n${r.stdout}\n${r.stderr}`);
+      assert.match(r.stdout, /a line on the server's stdout over 16777216 bytes \(--max-record-size\): dropped/);
+      assert.ok(r.rss < b.bound, `peak RSS ${r.rss} over ${b.bound}`);
+    } finally {
+      t.cleanup();
+    }
+  });
 }
 
 // ---------------------------------------------------------------------------
