@@ -65,7 +65,11 @@ async function startLimited(bin, args, nofile) {
     port: Number(p.match[1]),
     pid: p.child.pid,
     stderr: p.stderr,
-    stop: () => stopChild(p.child, p.exited, { graceMs: 10000 }),
+    stop: async () => {
+      const r = await stopChild(p.child, p.exited, { graceMs: 10000 });
+      assert.doesNotMatch(p.stderr(), /Sanitizer|runtime error/, 'no sanitizer report');
+      return r;
+    },
   };
 }
 
@@ -408,7 +412,9 @@ function runWatched(bin, args, { timeoutMs = 120000 } = {}) {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${args.join(' ')}: still running after ${timeoutMs} ms`)); }, timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString(), rss: peak.stop() });
+      const stderr = Buffer.concat(err).toString();
+      if (/Sanitizer|runtime error/.test(stderr)) reject(new Error(`a sanitizer report:\n${stderr.slice(0, 4000)}`));
+      resolve({ code, stdout: Buffer.concat(out).toString(), stderr, rss: peak.stop() });
     });
   });
 }
