@@ -51,7 +51,7 @@ struct cli_target {
 	const char	 *url;		/* a Streamable HTTP endpoint */
 	const char	 *cacert;
 	int		  insecure;
-	size_t		  max_body;	/* of one response held, 0: none */
+	size_t		  max_body;	/* held of one answer; 0: none */
 	int		  code;		/* the command's start failure status */
 };
 struct xport	*cli_target_open(struct event_base *,
@@ -72,7 +72,8 @@ int		 cli_listen_check(const char *, const char *, int);
 	{ "idle-timeout", required_argument, NULL, LIMITS_OPT_IDLE }, \
 	{ "max-connections", required_argument, NULL, LIMITS_OPT_CONNS }
 int		 limits_parse_size(const char *, size_t *);
-int		 limits_seconds(const char *, const char *, const char *, int *);
+int		 limits_seconds(const char *, const char *, const char *,
+		     int *);
 int		 limits_listen_option(const char *, int, const char *,
 		     struct listen_limits *);
 void		 limits_listen_defaults(struct listen_limits *);

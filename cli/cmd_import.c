@@ -570,9 +570,10 @@ cmd_import(int argc, char **argv)
 			break;
 		case 'M':
 			if (limits_parse_size(optarg, &imp.max_record) != 0) {
-				fprintf(stderr, "mcpreel import: --max-record-size "
-				    "takes bytes, with K, M or G for KiB, MiB, "
-				    "GiB (0: no cap): %s\n", optarg);
+				fprintf(stderr, "mcpreel import: "
+				    "--max-record-size takes bytes, with K, M "
+				    "or G for KiB, MiB, GiB (0: no cap): %s\n",
+				    optarg);
 				return EXIT_USAGE;
 			}
 			break;

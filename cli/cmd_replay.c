@@ -200,9 +200,10 @@ cmd_replay(int argc, char **argv)
 			break;
 		case 'M':
 			if (limits_parse_size(optarg, &target.max_body) != 0) {
-				fprintf(stderr, "mcpreel replay: --max-record-size "
-				    "takes bytes, with K, M or G for KiB, MiB, "
-				    "GiB (0: no cap): %s\n", optarg);
+				fprintf(stderr, "mcpreel replay: "
+				    "--max-record-size takes bytes, with K, M "
+				    "or G for KiB, MiB, GiB (0: no cap): %s\n",
+				    optarg);
 				goto out;
 			}
 			break;

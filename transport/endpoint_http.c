@@ -363,7 +363,8 @@ ec_process_requests(struct econn *c)
 				return;
 			}
 			evbuffer_drain(in, c->head.len);
-			if (kind == HTTP_BODY_LENGTH && c->eh->lim.max_body != 0 &&
+			if (kind == HTTP_BODY_LENGTH &&
+			    c->eh->lim.max_body != 0 &&
 			    length > c->eh->lim.max_body) {
 				ec_too_big(c, length);
 				return;

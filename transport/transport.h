@@ -214,9 +214,10 @@ char		*net_upstream_error(struct bufferevent *,
 
 /*
  * The defaults of the time limits of record --listen and mock --listen,
- * in seconds (0 in an option: no limit).  A client gets this long to send a whole request
- * head (a real client sends it in one go; a trickle is a slow-loris that
- * would hold the connection and its upstream connection forever).
+ * in seconds (0 in an option: no limit).  A client gets this long to
+ * send a whole request head (a real client sends it in one go; a trickle
+ * is a slow-loris that would hold the connection, and for record its
+ * upstream connection, forever).
  */
 #define HTTP_HEAD_TIMEOUT	30
 /*
