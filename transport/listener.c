@@ -97,7 +97,7 @@ listener_may_warn(time_t *when)
 }
 
 static void
-listener_accept_cb_(struct evconnlistener *lev, evutil_socket_t fd,
+listener_conn_cb(struct evconnlistener *lev, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
 	struct listener	*l = arg;
@@ -123,8 +123,10 @@ listener_resume_cb(evutil_socket_t fd, short events, void *arg)
 }
 
 /*
- * accept() failed for a reason libevent does not retry itself.  Out of
- * descriptors or memory: stop, and try again a little later.
+ * accept() failed for a reason libevent does not retry itself: out of
+ * descriptors or memory, or something stranger.  Stop, and try again a
+ * little later (an error that lasts costs a try every LISTENER_RESUME_MS,
+ * not a busy loop).
  */
 static void
 listener_error_cb(struct evconnlistener *lev, void *arg)
@@ -133,14 +135,17 @@ listener_error_cb(struct evconnlistener *lev, void *arg)
 	int		 err = EVUTIL_SOCKET_ERROR();
 	struct timeval	 tv = { 0, LISTENER_RESUME_MS * 1000 };
 
-	if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM) {
-		log_warnx("accepting a connection failed: %s", strerror(err));
-		return;
+	if (listener_may_warn(&l->warned_starved)) {
+		if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
+		    err == ENOMEM)
+			log_warnx("cannot accept a connection with %u open: "
+			    "%s; not accepting until one closes (raise ulimit "
+			    "-n, or lower --max-connections)", l->nopen,
+			    strerror(err));
+		else
+			log_warnx("accepting a connection failed with %u open: "
+			    "%s; trying again", l->nopen, strerror(err));
 	}
-	if (listener_may_warn(&l->warned_starved))
-		log_warnx("cannot accept a connection with %u open: %s; not "
-		    "accepting until one closes (raise ulimit -n, or lower "
-		    "--max-connections)", l->nopen, strerror(err));
 	l->starved = 1;
 	listener_update(l);
 	evtimer_add(l->resume, &tv);
@@ -162,7 +167,7 @@ listener_new(struct event_base *base, const struct sockaddr_storage *ss,
 	l->cb = cb;
 	l->arg = arg;
 	l->max = max != 0 ? max : listener_default_max(1);
-	l->lev = net_listen(base, ss, len, listener_accept_cb_, l, origin,
+	l->lev = net_listen(base, ss, len, listener_conn_cb, l, origin,
 	    cause);
 	if (l->lev == NULL) {
 		free(l);
