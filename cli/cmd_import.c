@@ -27,6 +27,12 @@
 #define IMPORT_LINE_MAX		((size_t)1 << 30)
 /* How much of the file is read at once. */
 #define IMPORT_READ_CHUNK	(64 * 1024)
+/*
+ * A line that passes --max-record-size by this much is read in bounded
+ * memory (import_long.c) rather than held whole: the slack is for the
+ * members around the message.
+ */
+#define IMPORT_LONG_SLACK	(1024 * 1024)
 
 static const char *field_names[F_MAX] = {
 	"format", "version", "type", "name", "transport", "target",
@@ -53,7 +59,46 @@ struct lreader {
 	size_t	 end;		/* bytes read end here */
 	size_t	 scanned;	/* from start: no newline before this */
 	int	 eof;
+	struct import_long *ll;	/* the last line, when it was long */
 };
+
+/*
+ * The rest of a line that has passed the cap (its start is at the front
+ * of lr), through import_long.c: what it hands on, or NULL on an error.
+ */
+static const char *
+lreader_long(struct import *imp, struct lreader *lr, size_t *len)
+{
+	size_t	used, n;
+	int	rc;
+
+	lr->ll = imp->long_line = import_long_new(imp);
+	imp->lineno++;		/* for errors: the line being read */
+	for (;;) {
+		rc = import_long_feed(lr->ll, lr->buf + lr->start, lr->end -
+		    lr->start, &used);
+		lr->start += used;
+		if (rc != 0)
+			break;
+		lr->start = lr->end = 0;
+		n = fread(lr->buf, 1, lr->cap, lr->f);
+		if (n == 0) {
+			if (ferror(lr->f)) {
+				import_bad(imp, "cannot read: %s",
+				    strerror(errno));
+				return NULL;
+			}
+			lr->eof = 1;
+			break;
+		}
+		lr->end = n;
+	}
+	lr->scanned = 0;
+	if (rc == -1)
+		return NULL;
+	imp->lineno--;		/* import_read() counts it */
+	return import_long_line(lr->ll, len);
+}
 
 void
 cmd_import_usage(FILE *f)
@@ -82,8 +127,9 @@ cmd_import_usage(FILE *f)
 	    "                     record does (default 128M; K, M, G suffixes;\n"
 	    "                     0: no cap): a longer one is stored as its first\n"
 	    "                     SIZE bytes with its full size and SHA-256,\n"
-	    "                     marked truncated, with a warning.  A line is at\n"
-	    "                     most 1 GiB and is held in memory while read\n"
+	    "                     marked truncated, with a warning; such a line\n"
+	    "                     is read in memory about SIZE, not held whole\n"
+	    "                     (its message must be JSON, not a \"raw\" string)\n"
 	    "\n"
 	    "A line that cannot be read stops the import with its line number,\n"
 	    "and nothing of the file stays in the database.  Exit status: 0\n"
@@ -119,6 +165,8 @@ lreader_next(struct import *imp, struct lreader *lr, size_t *len)
 	char	*nl, *line;
 	size_t	 n;
 
+	import_long_free(lr->ll);
+	lr->ll = imp->long_line = NULL;
 	for (;;) {
 		nl = (lr->buf == NULL) ? NULL : memchr(lr->buf + lr->start +
 		    lr->scanned, '\n', lr->end - lr->start - lr->scanned);
@@ -133,6 +181,9 @@ lreader_next(struct import *imp, struct lreader *lr, size_t *len)
 		if (lr->eof)
 			return NULL;
 		lr->scanned = lr->end - lr->start;
+		if (imp->max_record != 0 && lr->scanned > imp->max_record +
+		    IMPORT_LONG_SLACK)
+			return lreader_long(imp, lr, len);
 		if (lr->scanned > IMPORT_LINE_MAX) {
 			imp->lineno++;
 			import_bad(imp, "a line longer than %zu bytes: this is "
@@ -162,6 +213,27 @@ lreader_next(struct import *imp, struct lreader *lr, size_t *len)
 			lr->eof = 1;
 		}
 	}
+}
+
+/*
+ * A member of a long line that was cut (import_long.c) where no message
+ * is: F_MAX when there is none.
+ */
+static enum field
+import_cut_member(const struct import *imp)
+{
+	int	k;
+
+	for (k = 0; imp->long_line != NULL && k < F_MAX; k++) {
+		if (k == F_MESSAGE || k == F_RAW || k == F_RAW_B64 ||
+		    k == F_BODY || k == F_BODY_B64 || k == F_TEXT ||
+		    k == F_TEXT_B64)
+			continue;
+		if (imp->f[k].set && import_long_cut(imp->long_line,
+		    imp->f[k].off))
+			return k;
+	}
+	return F_MAX;
 }
 
 static int
@@ -277,6 +349,21 @@ import_msg(struct import *imp, enum dir d, const char *bytes, size_t len)
 }
 
 /*
+ * The message member k as the line has it, byte for byte: from
+ * import_long.c when the line was over the cap and k was cut there.
+ */
+struct msg *
+import_msg_member(struct import *imp, enum field k, enum dir d)
+{
+	struct msg	*m;
+
+	if (imp->long_line != NULL && (m = import_long_msg(imp->long_line,
+	    imp->f[k].off, d)) != NULL)
+		return m;
+	return import_msg(imp, d, imp->line + imp->f[k].off, imp->f[k].len);
+}
+
+/*
  * Bytes from a text member (a string) or a base64 member, into a new
  * message of direction d; NULL with an error when neither is readable.
  */
@@ -289,6 +376,15 @@ import_bytes(struct import *imp, enum field text, enum field b64,
 	void		*bytes;
 	size_t		 len;
 
+	if ((imp->f[text].set && import_long_cut(imp->long_line,
+	    imp->f[text].off)) || (imp->f[b64].set &&
+	    import_long_cut(imp->long_line, imp->f[b64].off))) {
+		import_bad(imp, "\"%s\" is over --max-record-size: a message "
+		    "that long is imported only as JSON (\"message\"), or "
+		    "give a larger --max-record-size", imp->f[text].set ?
+		    field_names[text] : field_names[b64]);
+		return NULL;
+	}
 	if ((j = import_json(imp, import_has(imp, text) ? text : b64)) ==
 	    NULL) {
 		import_bad(imp, "no \"%s\" or \"%s\"", field_names[text],
@@ -414,6 +510,7 @@ import_read(struct import *imp, FILE *f)
 	struct lreader	 lr;
 	const char	*line;
 	size_t		 len;
+	enum field	 k;
 	int		 rc = 0;
 
 	memset(&lr, 0, sizeof lr);
@@ -430,6 +527,11 @@ import_read(struct import *imp, FILE *f)
 			rc = import_bad(imp, "not a JSON object");
 			break;
 		}
+		if ((k = import_cut_member(imp)) != F_MAX) {
+			rc = import_bad(imp, "\"%s\" is over --max-record-size: "
+			    "only a message may be", field_names[k]);
+			break;
+		}
 		if (imp->format == IMPORT_AUTO &&
 		    (imp->format = import_detect(imp)) == IMPORT_AUTO) {
 			rc = import_bad(imp, "cannot tell the file's format "
@@ -440,6 +542,8 @@ import_read(struct import *imp, FILE *f)
 		rc = (imp->format == IMPORT_TAPE) ? import_tape_line(imp) :
 		    import_jsonl_line(imp);
 	}
+	import_long_free(lr.ll);
+	imp->long_line = NULL;
 	free(lr.buf);
 	if (imp->cause != NULL)
 		return -1;

@@ -255,8 +255,7 @@ jsonl_message(struct import *imp)
 		goto bad;
 	/* "message": the JSON as the line has it, byte for byte. */
 	if (imp->f[F_MESSAGE].set)
-		m = import_msg(imp, d, imp->line + imp->f[F_MESSAGE].off,
-		    imp->f[F_MESSAGE].len);
+		m = import_msg_member(imp, F_MESSAGE, d);
 	else if ((m = import_bytes(imp, F_RAW, F_RAW_B64, d)) == NULL)
 		goto bad;
 	if (imp->s == NULL && jsonl_default_session(imp, "stdio", ts) != 0) {

@@ -460,8 +460,8 @@ for (const b of builds(96 * MB, 512 * MB)) {
 // ---------------------------------------------------------------------------
 // 5. import of one huge line: the record size cap.
 
-for (const b of builds(420 * MB, 1400 * MB)) {
-  test(`import of a 300 MiB message line under an 8 MiB cap stores a prefix, its size and SHA-256 (${b.name})`, { timeout: 300000 }, async () => {
+for (const b of builds(96 * MB, 400 * MB)) {
+  test(`import of a 300 MiB message line (mcp-tape) under an 8 MiB cap stores a prefix, its size and SHA-256, in bounded memory (${b.name})`, { timeout: 300000 }, async () => {
     const t = tempDir();
     try {
       const file = join(t.dir, 'big.jsonl');
@@ -490,6 +490,49 @@ for (const b of builds(420 * MB, 1400 * MB)) {
       assert.equal(rows[0].sha256, sha);
       assert.equal(rows[0].head, msg.slice(0, 40));
       assert.ok(r.rss < b.bound, `peak RSS ${r.rss} over ${b.bound}`);
+    } finally {
+      t.cleanup();
+    }
+  });
+}
+
+/** The first line of an export (the session), for a hand-made JSONL. */
+const JSONL_HEAD = JSON.stringify({ format: 'mcpreel-jsonl', version: 1, session: 1, name: 'big', transport: 'stdio', target: 'x', started_ns: 1778626800000000000 });
+const jsonlMessage = (seq, direction, member) => `{"type":"message","seq":${seq},"direction":"${direction}","ts_ns":${1778626800100000000 + seq},"mono_ns":${1778626800100000000 + seq},${member}}`;
+
+for (const { name, bin, bound } of builds(96 * MB, 400 * MB)) {
+  test(`import of a 300 MiB "message" line (JSONL) under an 8 MiB cap: bounded memory, the row as record makes it (${name})`, { timeout: 300000 }, async () => {
+    const t = tempDir();
+    try {
+      const file = join(t.dir, 'big.jsonl');
+      const msg = `{"jsonrpc":"2.0","id":1,"result":{"pad":"${'y'.repeat(300 * MB)}"}}`;
+      const fd = openSync(file, 'w');
+      writeSync(fd, `${JSONL_HEAD}\n${jsonlMessage(1, 'c2s', '"message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big"}}')}\n`);
+      // The message member in the middle, members after it: all are kept.
+      writeSync(fd, '{"type":"message","seq":2,"direction":"s2c","message":');
+      writeSync(fd, msg);
+      writeSync(fd, `,"ts_ns":1778626800200000000,"mono_ns":1778626800200000000,"sse_event_id":"e1"}\n`);
+      closeSync(fd);
+      const sha = createHash('sha256').update(msg).digest('hex');
+      const db = join(t.dir, 'i.db');
+      const r = await runWatched(bin, ['import', '--db', db, '--max-record-size', '8M', file]);
+      console.log(`${name}: JSONL import of a ${(msg.length / MB).toFixed(0)} MiB "message": exit ${r.code}, peak RSS ${(r.rss / MB).toFixed(1)} MiB (bound ${bound / MB} MiB)`);
+      assert.equal(r.code, 0, r.stderr);
+      const rows = sql(db, "select length(raw) len, wire_size, truncated, sha256, sse_event_id, ts_ns from messages where direction = 's2c'");
+      assert.equal(rows.length, 1);
+      assert.deepEqual([rows[0].len, rows[0].wire_size, rows[0].truncated, rows[0].sha256, rows[0].sse_event_id],
+        [8 * MB, Buffer.byteLength(msg), 1, sha, 'e1']);
+      assert.ok(r.rss < bound, `peak RSS ${r.rss} over ${bound}`);
+
+      // The same message as a JSON string ("raw") cannot be cut in bounded
+      // memory: refused with a reason, nothing kept.
+      const raw = join(t.dir, 'raw.jsonl');
+      const fd2 = openSync(raw, 'w');
+      writeSync(fd2, `${JSONL_HEAD}\n${jsonlMessage(1, 's2c', `"raw":"${'z'.repeat(20 * MB)}"`)}\n`);
+      closeSync(fd2);
+      const r2 = await runWatched(bin, ['import', '--db', join(t.dir, 'j.db'), '--max-record-size', '8M', raw]);
+      assert.equal(r2.code, 1, r2.stderr);
+      assert.match(r2.stderr, /line 2: "raw" is over --max-record-size: a message that long is imported only as JSON/);
     } finally {
       t.cleanup();
     }
