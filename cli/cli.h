@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "core.h"
+#include "transport.h"
 
 /* Exit statuses of our own (record exits with the server's). */
 #define EXIT_OK		0
@@ -66,6 +67,7 @@ struct cli_target {
 	const char	 *url;		/* a Streamable HTTP endpoint */
 	const char	 *cacert;
 	int		  insecure;
+	size_t		  max_body;	/* held of one answer; 0: none */
 	int		  code;		/* the command's start failure status */
 };
 char		*cli_target_json(char **);
@@ -77,6 +79,22 @@ struct plan;
 int		 cli_load_plan(struct store *, int64_t, struct plan *,
 		     char **);
 int		 cli_listen_check(const char *, const char *, int);
+
+/* limits.c */
+/* The listener options' getopt codes, for LIMITS_LONGOPTS. */
+#define LIMITS_OPT_HEAD		0x100
+#define LIMITS_OPT_IDLE		0x101
+#define LIMITS_OPT_CONNS	0x102
+#define LIMITS_LONGOPTS \
+	{ "head-timeout", required_argument, NULL, LIMITS_OPT_HEAD }, \
+	{ "idle-timeout", required_argument, NULL, LIMITS_OPT_IDLE }, \
+	{ "max-connections", required_argument, NULL, LIMITS_OPT_CONNS }
+int		 limits_parse_size(const char *, size_t *);
+int		 limits_seconds(const char *, const char *, const char *,
+		     int *);
+int		 limits_listen_option(const char *, int, const char *,
+		     struct listen_limits *);
+void		 limits_listen_defaults(struct listen_limits *);
 
 /* dbpath.c */
 char		*dbpath_default(char **);

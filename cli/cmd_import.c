@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "import.h"
+#include "proxy.h"
 
 /*
  * The longest line read: a message of several hundred MiB still fits, as
@@ -26,6 +27,12 @@
 #define IMPORT_LINE_MAX		((size_t)1 << 30)
 /* How much of the file is read at once. */
 #define IMPORT_READ_CHUNK	(64 * 1024)
+/*
+ * A line that passes --max-record-size by this much is read in bounded
+ * memory (import_long.c) rather than held whole: the slack is for the
+ * members around the message.
+ */
+#define IMPORT_LONG_SLACK	(1024 * 1024)
 
 static const char *field_names[F_MAX] = {
 	"format", "version", "type", "name", "transport", "target",
@@ -53,14 +60,54 @@ struct lreader {
 	size_t	 end;		/* bytes read end here */
 	size_t	 scanned;	/* from start: no newline before this */
 	int	 eof;
+	struct import_long *ll;	/* the last line, when it was long */
 };
+
+/*
+ * The rest of a line that has passed the cap (its start is at the front
+ * of lr), through import_long.c: what it hands on, or NULL on an error.
+ */
+static const char *
+lreader_long(struct import *imp, struct lreader *lr, size_t *len)
+{
+	size_t	used, n;
+	int	rc;
+
+	lr->ll = imp->long_line = import_long_new(imp);
+	imp->lineno++;		/* for errors: the line being read */
+	for (;;) {
+		rc = import_long_feed(lr->ll, lr->buf + lr->start, lr->end -
+		    lr->start, &used);
+		lr->start += used;
+		if (rc != 0)
+			break;
+		lr->start = lr->end = 0;
+		n = fread(lr->buf, 1, lr->cap, lr->f);
+		if (n == 0) {
+			if (ferror(lr->f)) {
+				import_bad(imp, "cannot read: %s",
+				    strerror(errno));
+				return NULL;
+			}
+			lr->eof = 1;
+			break;
+		}
+		lr->end = n;
+	}
+	lr->scanned = 0;
+	if (rc == -1)
+		return NULL;
+	imp->lineno--;		/* import_read() counts it */
+	return import_long_line(lr->ll, len);
+}
 
 void
 cmd_import_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: mcpreel import [--db PATH] [--name NAME] "
-	    "[--format jsonl|mcp-tape] FILE\n"
+	    "[--format jsonl|mcp-tape]\n"
+	    "                      [--max-record-size SIZE] FILE\n"
 	    "\n"
 	    "Record a session from FILE ('-' for stdin) into the database, as\n"
 	    "if it had been recorded here: each message is classified and paired\n"
@@ -76,6 +123,14 @@ cmd_import_usage(FILE *f)
 	    "                     as the file has it; both clocks are \"t\".\n"
 	    "  (neither)          told from the first line\n"
 	    "  --name NAME        the session's name (else the file's, if any)\n"
+	    "  --max-record-size SIZE\n"
+	    "                     store at most SIZE bytes of one message, as\n"
+	    "                     record does (default 128M; K, M, G suffixes;\n"
+	    "                     0: no cap): a longer one is stored as its first\n"
+	    "                     SIZE bytes with its full size and SHA-256,\n"
+	    "                     marked truncated, with a warning; such a line\n"
+	    "                     is read in memory about SIZE, not held whole\n"
+	    "                     (its message must be JSON, not a \"raw\" string)\n"
 	    "\n"
 	    "A line that cannot be read stops the import with its line number,\n"
 	    "and nothing of the file stays in the database.  Exit status: 0\n"
@@ -111,6 +166,8 @@ lreader_next(struct import *imp, struct lreader *lr, size_t *len)
 	char	*nl, *line;
 	size_t	 n;
 
+	import_long_free(lr->ll);
+	lr->ll = imp->long_line = NULL;
 	for (;;) {
 		nl = (lr->buf == NULL) ? NULL : memchr(lr->buf + lr->start +
 		    lr->scanned, '\n', lr->end - lr->start - lr->scanned);
@@ -125,6 +182,9 @@ lreader_next(struct import *imp, struct lreader *lr, size_t *len)
 		if (lr->eof)
 			return NULL;
 		lr->scanned = lr->end - lr->start;
+		if (imp->max_record != 0 && lr->scanned > imp->max_record +
+		    IMPORT_LONG_SLACK)
+			return lreader_long(imp, lr, len);
 		if (lr->scanned > IMPORT_LINE_MAX) {
 			imp->lineno++;
 			import_bad(imp, "a line longer than %zu bytes: this is "
@@ -154,6 +214,27 @@ lreader_next(struct import *imp, struct lreader *lr, size_t *len)
 			lr->eof = 1;
 		}
 	}
+}
+
+/*
+ * A member of a long line that was cut (import_long.c) where no message
+ * is: F_MAX when there is none.
+ */
+static enum field
+import_cut_member(const struct import *imp)
+{
+	int	k;
+
+	for (k = 0; imp->long_line != NULL && k < F_MAX; k++) {
+		if (k == F_MESSAGE || k == F_RAW || k == F_RAW_B64 ||
+		    k == F_BODY || k == F_BODY_B64 || k == F_TEXT ||
+		    k == F_TEXT_B64)
+			continue;
+		if (imp->f[k].set && import_long_cut(imp->long_line,
+		    imp->f[k].off))
+			return k;
+	}
+	return F_MAX;
 }
 
 static int
@@ -244,6 +325,46 @@ import_str(struct import *imp, enum field k, char **out)
 }
 
 /*
+ * A message of the len bytes at bytes, kept whole up to --max-record-size;
+ * past it, as record keeps one: its first bytes, its size and SHA-256,
+ * truncated, with a warning.
+ */
+struct msg *
+import_msg(struct import *imp, enum dir d, const char *bytes, size_t len)
+{
+	struct msg	*m;
+	struct digest	*dg;
+
+	if (imp->max_record == 0 || len <= imp->max_record)
+		return msg_new(d, bytes, len);
+	m = msg_new(d, bytes, imp->max_record);
+	dg = digest_new();
+	digest_update(dg, bytes, len);
+	m->sha256 = digest_hex_free(dg);
+	m->wire_size = (int64_t)len;
+	m->flags |= MSG_TRUNCATED;
+	log_warnx("%s line %zu: a message of %zu bytes, over "
+	    "--max-record-size: stored as its first %zu bytes, its size and "
+	    "SHA-256", imp->path, imp->lineno, len, imp->max_record);
+	return m;
+}
+
+/*
+ * The message member k as the line has it, byte for byte: from
+ * import_long.c when the line was over the cap and k was cut there.
+ */
+struct msg *
+import_msg_member(struct import *imp, enum field k, enum dir d)
+{
+	struct msg	*m;
+
+	if (imp->long_line != NULL && (m = import_long_msg(imp->long_line,
+	    imp->f[k].off, d)) != NULL)
+		return m;
+	return import_msg(imp, d, imp->line + imp->f[k].off, imp->f[k].len);
+}
+
+/*
  * Bytes from a text member (a string) or a base64 member, into a new
  * message of direction d; NULL with an error when neither is readable.
  */
@@ -256,6 +377,15 @@ import_bytes(struct import *imp, enum field text, enum field b64,
 	void		*bytes;
 	size_t		 len;
 
+	if ((imp->f[text].set && import_long_cut(imp->long_line,
+	    imp->f[text].off)) || (imp->f[b64].set &&
+	    import_long_cut(imp->long_line, imp->f[b64].off))) {
+		import_bad(imp, "\"%s\" is over --max-record-size: a message "
+		    "that long is imported only as JSON (\"message\"), or "
+		    "give a larger --max-record-size", imp->f[text].set ?
+		    field_names[text] : field_names[b64]);
+		return NULL;
+	}
 	if ((j = import_json(imp, import_has(imp, text) ? text : b64)) ==
 	    NULL) {
 		import_bad(imp, "no \"%s\" or \"%s\"", field_names[text],
@@ -269,7 +399,8 @@ import_bytes(struct import *imp, enum field text, enum field b64,
 		return NULL;
 	}
 	if (import_has(imp, text)) {
-		m = msg_new(d, json_string_value(j), json_string_length(j));
+		m = import_msg(imp, d, json_string_value(j),
+		    json_string_length(j));
 		json_decref(j);
 		return m;
 	}
@@ -279,7 +410,7 @@ import_bytes(struct import *imp, enum field text, enum field b64,
 		import_bad(imp, "\"%s\" is not base64", field_names[b64]);
 		return NULL;
 	}
-	m = msg_new(d, bytes, len);
+	m = import_msg(imp, d, bytes, len);
 	free(bytes);
 	return m;
 }
@@ -380,6 +511,7 @@ import_read(struct import *imp, FILE *f)
 	struct lreader	 lr;
 	const char	*line;
 	size_t		 len;
+	enum field	 k;
 	int		 rc = 0;
 
 	memset(&lr, 0, sizeof lr);
@@ -396,6 +528,11 @@ import_read(struct import *imp, FILE *f)
 			rc = import_bad(imp, "not a JSON object");
 			break;
 		}
+		if ((k = import_cut_member(imp)) != F_MAX) {
+			rc = import_bad(imp, "\"%s\" is over --max-record-size: "
+			    "only a message may be", field_names[k]);
+			break;
+		}
 		if (imp->format == IMPORT_AUTO &&
 		    (imp->format = import_detect(imp)) == IMPORT_AUTO) {
 			rc = import_bad(imp, "cannot tell the file's format "
@@ -406,6 +543,8 @@ import_read(struct import *imp, FILE *f)
 		rc = (imp->format == IMPORT_TAPE) ? import_tape_line(imp) :
 		    import_jsonl_line(imp);
 	}
+	import_long_free(lr.ll);
+	imp->long_line = NULL;
 	free(lr.buf);
 	if (imp->cause != NULL)
 		return -1;
@@ -506,6 +645,7 @@ cmd_import(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "max-record-size", required_argument, NULL, 'M' },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -519,6 +659,7 @@ cmd_import(int argc, char **argv)
 	int				 ch, rc;
 
 	memset(&imp, 0, sizeof imp);
+	imp.max_record = RECORD_MAX_RECORD;
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
@@ -531,6 +672,15 @@ cmd_import(int argc, char **argv)
 			break;
 		case 'n':
 			imp.name = optarg;
+			break;
+		case 'M':
+			if (limits_parse_size(optarg, &imp.max_record) != 0) {
+				fprintf(stderr, "mcpreel import: "
+				    "--max-record-size takes bytes, with K, M "
+				    "or G for KiB, MiB, GiB (0: no cap): %s\n",
+				    optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			cmd_import_usage(stdout);

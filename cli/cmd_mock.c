@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "proxy.h"
 #include "replay.h"
 #include "store.h"
 
@@ -63,7 +64,23 @@ cmd_mock_usage(FILE *f)
 	    "                     what an unmatched request gets: the explained\n"
 	    "                     error (default), or an answer from a live server,\n"
 	    "                     --fallback URL (Streamable HTTP) or -- CMD (stdio),\n"
-	    "                     the new exchange recorded as a session of its own\n");
+	    "                     the new exchange recorded as a session of its own\n"
+	    "\n"
+	    "limits of --listen (as record --listen has them):\n"
+	    "  --max-connections N  serve at most N clients at once; the next\n"
+	    "                     waits to be accepted until one closes (default:\n"
+	    "                     what ulimit -n allows, less %d, at most %d)\n"
+	    "  --head-timeout S   answer 408 to a client that has not sent a whole\n"
+	    "                     request head S seconds after its first byte\n"
+	    "                     (default %d; 0: no limit)\n"
+	    "  --idle-timeout S   close a connection silent for S seconds between\n"
+	    "                     requests (in the middle of a body: 408) (default\n"
+	    "                     %d; 0: no limit)\n"
+	    "  --max-record-size SIZE\n"
+	    "                     refuse a request body over SIZE bytes with 413\n"
+	    "                     and close (default 128M; K, M, G suffixes;\n"
+	    "                     0: no cap)\n", LISTENER_FD_RESERVE,
+	    LISTENER_MAX_DEFAULT, HTTP_HEAD_TIMEOUT, HTTP_IDLE_TIMEOUT);
 }
 
 int
@@ -78,6 +95,8 @@ cmd_mock(int argc, char **argv)
 		{ "on-miss", required_argument, NULL, 'O' },
 		{ "fallback", required_argument, NULL, 'F' },
 		{ "allow-remote", no_argument, NULL, 'A' },
+		{ "max-record-size", required_argument, NULL, 'S' },
+		LIMITS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -99,12 +118,20 @@ cmd_mock(int argc, char **argv)
 	int				 built = 0, allow_remote = 0;
 
 	mock_options_init(&opt);
+	limits_listen_defaults(&opt.lim);
+	opt.lim.max_body = RECORD_MAX_RECORD;
 	memset(&target, 0, sizeof target);
 	memset(&plan, 0, sizeof plan);
 	memset(&m, 0, sizeof m);
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
+		switch (limits_listen_option("mock", ch, optarg, &opt.lim)) {
+		case 1:
+			continue;
+		case -1:
+			goto out;
+		}
 		switch (ch) {
 		case 'd':
 			db = optarg;
@@ -147,6 +174,14 @@ cmd_mock(int argc, char **argv)
 			break;
 		case 'A':
 			allow_remote = 1;
+			break;
+		case 'S':
+			if (limits_parse_size(optarg, &opt.lim.max_body) != 0) {
+				fprintf(stderr, "mcpreel mock: --max-record-size "
+				    "takes bytes, with K, M or G for KiB, MiB, "
+				    "GiB (0: no cap): %s\n", optarg);
+				goto out;
+			}
 			break;
 		case 'h':
 			cmd_mock_usage(stdout);
@@ -198,6 +233,7 @@ cmd_mock(int argc, char **argv)
 		xasprintf(&label, "mock fallback of %lld", (long long)id);
 		opt.w = w;
 		target.url = fallback_url;
+		target.max_body = RECORD_MAX_RECORD;
 		target.argv = argv + 1;
 		tlabel = cli_target_label(&target);
 		opt.ws = writer_session_as(w, label, fallback_url != NULL ?

@@ -16,8 +16,6 @@
 
 /* Where --upstream listens without --listen. */
 #define RECORD_DEFAULT_LISTEN "127.0.0.1:8808"
-/* The most a --*-timeout takes, in seconds: a day. */
-#define RECORD_TIMEOUT_MAX	86400
 
 /* The help's section on redaction, with the built-in names listed. */
 static void
@@ -166,13 +164,17 @@ cmd_record_usage(FILE *f)
 	    "  --idle-timeout S       close a client connection silent for S\n"
 	    "                         seconds between requests (in the middle of a\n"
 	    "                         request body: 408) (default %d; 0: no limit)\n"
+	    "  --max-connections N    serve at most N clients at once; the next\n"
+	    "                         waits to be accepted until one closes\n"
+	    "                         (default: what ulimit -n allows at two\n"
+	    "                         descriptors a client, less %d, at most %d)\n"
 	    "  --redact-header NAME   store NAME's value as [REDACTED] (repeatable;\n"
 	    "                         Authorization, Cookie, Set-Cookie,\n"
 	    "                         Proxy-Authorization, Mcp-Session-Id and\n"
 	    "                         Mcp-Param-* always are, and by default\n"
 	    "                         every header named like a secret: below)\n"
 	    "\n", RECORD_SPIN_US, HTTP_UPSTREAM_TIMEOUT, HTTP_HEAD_TIMEOUT,
-	    HTTP_IDLE_TIMEOUT);
+	    HTTP_IDLE_TIMEOUT, LISTENER_FD_RESERVE, LISTENER_MAX_DEFAULT);
 	record_usage_redaction(f);
 	fprintf(f,
 	    "\n"
@@ -183,43 +185,6 @@ cmd_record_usage(FILE *f)
 	    "http://127.0.0.1:3001\n"
 	    "  mcpreel record --redact-key ssn --redact-regex "
 	    "'[0-9]{4}-[0-9]{4}-[0-9]{4}' -- ./server\n");
-}
-
-/* A size in bytes, with an optional K, M or G (binary) suffix. */
-static int
-record_parse_size(const char *arg, size_t *size)
-{
-	unsigned long long	 n;
-	char			*end;
-	int			 shift = 0;
-
-	errno = 0;
-	n = strtoull(arg, &end, 10);
-	/* A digit first: strtoull takes " -1" and wraps it. */
-	if (errno != 0 || end == arg || *arg < '0' || *arg > '9')
-		return -1;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'k': case 'K':
-		shift = 10;
-		break;
-	case 'm': case 'M':
-		shift = 20;
-		break;
-	case 'g': case 'G':
-		shift = 30;
-		break;
-	default:
-		return -1;
-	}
-	if (*end != '\0' && end[1] != '\0' && strcmp(end + 1, "iB") != 0 &&
-	    strcmp(end + 1, "B") != 0)
-		return -1;
-	if (n > (SIZE_MAX >> shift))
-		return -1;
-	*size = (size_t)n << shift;
-	return 0;
 }
 
 /* Say what is wrong with --listen or --upstream before anything starts. */
@@ -238,25 +203,6 @@ record_check_http(const struct http_options *http)
 	}
 	net_url_clear(&u);
 	return cli_listen_check("record", http->listen, http->allow_remote);
-}
-
-/* A --*-timeout argument: whole seconds, 0 for no limit. */
-static int
-record_seconds(const char *name, const char *arg, int *out)
-{
-	char	*end;
-	long	 n;
-
-	errno = 0;
-	n = strtol(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0' || n < 0 ||
-	    n > RECORD_TIMEOUT_MAX) {
-		fprintf(stderr, "mcpreel record: --%s takes whole seconds, "
-		    "0 (no limit) to %d: %s\n", name, RECORD_TIMEOUT_MAX, arg);
-		return -1;
-	}
-	*out = (int)n;
-	return 0;
 }
 
 /* Record an HTTP server until a signal; its sessions were many or none. */
@@ -297,8 +243,6 @@ cmd_record(int argc, char **argv)
 		{ "keep-host", no_argument, NULL, 'K' },
 		{ "rewrite-host", no_argument, NULL, 'R' },
 		{ "allow-remote", no_argument, NULL, 'A' },
-		{ "head-timeout", required_argument, NULL, 'H' },
-		{ "idle-timeout", required_argument, NULL, 'I' },
 		{ "upstream-timeout", required_argument, NULL, 'T' },
 		{ "redact-header", required_argument, NULL, 'r' },
 		{ "spin-us", required_argument, NULL, 'S' },
@@ -307,6 +251,7 @@ cmd_record(int argc, char **argv)
 		{ "redact-key", required_argument, NULL, 'y' },
 		{ "redact-regex", required_argument, NULL, 'e' },
 		{ "no-default-redaction", no_argument, NULL, 'N' },
+		LIMITS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -327,12 +272,18 @@ cmd_record(int argc, char **argv)
 	memset(&http, 0, sizeof http);
 	/* The rules are built as options come; the defaults go in last. */
 	rules = redact_new(0);
-	http.head_timeout = HTTP_HEAD_TIMEOUT;
-	http.idle_timeout = HTTP_IDLE_TIMEOUT;
+	limits_listen_defaults(&http.lim);
 	http.upstream_timeout = HTTP_UPSTREAM_TIMEOUT;
 	while ((ch = getopt_long(argc, argv, "+hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
+		switch (limits_listen_option("record", ch, optarg, &http.lim)) {
+		case 1:
+			http_only = 1;
+			continue;
+		case -1:
+			goto usage;
+		}
 		switch (ch) {
 		case 'd':
 			db = optarg;
@@ -366,21 +317,9 @@ cmd_record(int argc, char **argv)
 			http.allow_remote = 1;
 			http_only = 1;
 			break;
-		case 'H':
-			if (record_seconds("head-timeout", optarg,
-			    &http.head_timeout) != 0)
-				goto usage;
-			http_only = 1;
-			break;
-		case 'I':
-			if (record_seconds("idle-timeout", optarg,
-			    &http.idle_timeout) != 0)
-				goto usage;
-			http_only = 1;
-			break;
 		case 'T':
-			if (record_seconds("upstream-timeout", optarg,
-			    &http.upstream_timeout) != 0)
+			if (limits_seconds("record", "upstream-timeout",
+			    optarg, &http.upstream_timeout) != 0)
 				goto usage;
 			http_only = 1;
 			break;
@@ -406,7 +345,7 @@ cmd_record(int argc, char **argv)
 			durable = 1;
 			break;
 		case 'M':
-			if (record_parse_size(optarg, &max_record) != 0) {
+			if (limits_parse_size(optarg, &max_record) != 0) {
 				fprintf(stderr, "mcpreel record: "
 				    "--max-record-size takes bytes, with K, M "
 				    "or G for KiB, MiB, GiB (0: no cap): %s\n",
@@ -448,8 +387,9 @@ cmd_record(int argc, char **argv)
 	}
 	if (http.upstream == NULL && http_only) {
 		fprintf(stderr, "mcpreel record: --listen, --allow-remote, "
-		    "--cacert, --insecure, --rewrite-host, --redact-header "
-		    "and the --*-timeout options need --upstream URL\n");
+		    "--cacert, --insecure, --rewrite-host, --redact-header, "
+		    "--max-connections and the --*-timeout options need "
+		    "--upstream URL\n");
 		goto usage;
 	}
 	if (http.upstream == NULL && argc == 0) {

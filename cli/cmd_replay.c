@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "proxy.h"
 #include "replay.h"
 #include "store.h"
 
@@ -55,6 +56,12 @@ cmd_replay_usage(FILE *f)
 	    "  --no-record            do not record the replay as a new session\n"
 	    "  --name NAME            name the recorded replay (default: replay of N)\n"
 	    "  --cacert FILE, --insecure   for an https:// upstream\n"
+	    "  --max-record-size SIZE the most of one answer held: an HTTP body,\n"
+	    "                         one SSE event, one line of a stdio server\n"
+	    "                         (default 128M; K, M, G suffixes; 0: no cap).\n"
+	    "                         A longer one is given up (over HTTP its\n"
+	    "                         connection closed) and the report says so;\n"
+	    "                         its request counts as unanswered\n"
 	    "\n"
 	    "Exit status: 0 all the same, 1 differences or missing responses, 2 could\n"
 	    "not run, or stopped early: the server could not be reached, or went\n"
@@ -94,6 +101,7 @@ cmd_replay(int argc, char **argv)
 		{ "upstream", required_argument, NULL, 'u' },
 		{ "cacert", required_argument, NULL, 'c' },
 		{ "insecure", no_argument, NULL, 'k' },
+		{ "max-record-size", required_argument, NULL, 'M' },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -118,6 +126,7 @@ cmd_replay(int argc, char **argv)
 	memset(&rep, 0, sizeof rep);
 	memset(&plan, 0, sizeof plan);
 	memset(&target, 0, sizeof target);
+	target.max_body = RECORD_MAX_RECORD;
 	diff_rules_init(&rules);
 	opt.timeout_ms = REPLAY_DEFAULT_TIMEOUT * 1000;
 	opt.rules = &rules;
@@ -192,6 +201,15 @@ cmd_replay(int argc, char **argv)
 			break;
 		case 'c':
 			target.cacert = optarg;
+			break;
+		case 'M':
+			if (limits_parse_size(optarg, &target.max_body) != 0) {
+				fprintf(stderr, "mcpreel replay: "
+				    "--max-record-size takes bytes, with K, M "
+				    "or G for KiB, MiB, GiB (0: no cap): %s\n",
+				    optarg);
+				goto out;
+			}
 			break;
 		case 'k':
 			target.insecure = 1;

@@ -54,6 +54,8 @@ struct import_x {
 
 struct import {
 	const char		*path;		/* as given; "-" is stdin */
+	size_t			 max_record;	/* --max-record-size, 0: none */
+	struct import_long	*long_line;	/* the line, when over it */
 	enum import_format	 format;
 	const char		*name;		/* --name, or NULL */
 	char			*from;		/* sessions.imported_from */
@@ -96,6 +98,9 @@ int		 import_has(const struct import *, enum field);
 int		 import_int(struct import *, enum field, int, int64_t *);
 int		 import_str(struct import *, enum field, char **);
 json_t		*import_json(struct import *, enum field);
+struct msg	*import_msg(struct import *, enum dir, const char *,
+		     size_t);
+struct msg	*import_msg_member(struct import *, enum field, enum dir);
 struct msg	*import_bytes(struct import *, enum field, enum field,
 		     enum dir);
 int		 import_begin(struct import *, const char *, const char *,
@@ -105,6 +110,15 @@ void		 import_message(struct import *, struct msg *,
 
 /* import_jsonl.c */
 int		 import_jsonl_line(struct import *);
+
+/* import_long.c: a line longer than --max-record-size, read in bounded memory. */
+struct import_long *import_long_new(struct import *);
+void		 import_long_free(struct import_long *);
+int		 import_long_feed(struct import_long *, const char *, size_t,
+		     size_t *);
+const char	*import_long_line(struct import_long *, size_t *);
+struct msg	*import_long_msg(struct import_long *, size_t, enum dir);
+int		 import_long_cut(const struct import_long *, size_t);
 
 /* import_tape.c */
 int		 import_tape_line(struct import *);

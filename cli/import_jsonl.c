@@ -267,8 +267,7 @@ jsonl_message(struct import *imp)
 		goto bad;
 	/* "message": the JSON as the line has it, byte for byte. */
 	if (imp->f[F_MESSAGE].set)
-		m = msg_new(d, imp->line + imp->f[F_MESSAGE].off,
-		    imp->f[F_MESSAGE].len);
+		m = import_msg_member(imp, F_MESSAGE, d);
 	else if ((m = import_bytes(imp, F_RAW, F_RAW_B64, d)) == NULL)
 		goto bad;
 	if (imp->s == NULL && jsonl_default_session(imp, "stdio", ts) != 0) {
@@ -278,9 +277,17 @@ jsonl_message(struct import *imp)
 	m->ts_ns = ts;
 	m->mono_ns = mono;
 	m->sse_id = sse;
-	m->sha256 = sha;
-	m->wire_size = wire;
-	m->flags = (trunc ? MSG_TRUNCATED : 0) | (red ? MSG_REDACTED : 0);
+	/*
+	 * Cut here, the size and hash are of the file's bytes, unless the
+	 * file's were cut already: then its own are of the original.
+	 */
+	if (!(m->flags & MSG_TRUNCATED) || trunc) {
+		free(m->sha256);
+		m->sha256 = sha;
+		m->wire_size = wire;
+	} else
+		free(sha);
+	m->flags |= (trunc ? MSG_TRUNCATED : 0) | (red ? MSG_REDACTED : 0);
 	import_message(imp, m, x != NULL ? x->wx : NULL);
 	return 0;
 bad:

@@ -174,7 +174,7 @@ tape_message(struct import *imp)
 		return import_bad(imp, "no \"raw\"");
 	if (imp->s == NULL && tape_begin(imp, ts, NULL, NULL) != 0)
 		return -1;
-	m = msg_new(d, imp->line + imp->f[F_RAW].off, imp->f[F_RAW].len);
+	m = import_msg_member(imp, F_RAW, d);
 	m->ts_ns = ts;
 	m->mono_ns = ts;
 	import_message(imp, m, NULL);

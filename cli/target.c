@@ -24,9 +24,10 @@ cli_target_open(struct event_base *base, const struct xport_cbs *cbs,
 	struct cli_target	*t = target;
 
 	if (t->url != NULL)
-		return xport_http(base, t->url, t->cacert, t->insecure, cbs,
-		    arg, cause);
-	return xport_stdio(base, t->argv, cbs, arg, &t->code, cause);
+		return xport_http(base, t->url, t->cacert, t->insecure,
+		    t->max_body, cbs, arg, cause);
+	return xport_stdio(base, t->argv, t->max_body, cbs, arg, &t->code,
+	    cause);
 }
 
 /* The server's argv as a JSON array, for sessions.target. */

@@ -423,10 +423,6 @@ hexch_request_body(struct hconn *c)
 	/* Forwarded first when not durable: the record can wait. */
 	if (rc == 1 && !x->req_done)
 		hexch_request_done(x);
-	if (evbuffer_get_length(out) >= HTTP_MAX_OUTPUT) {
-		conn_pause(c->cbev, &c->cpause, PAUSE_PEER, 1);
-		bufferevent_setwatermark(c->ubev, EV_WRITE, HTTP_MAX_OUTPUT / 2,
-		    0);
-	}
+	conn_watch_output(c);
 	return 0;
 }

@@ -476,10 +476,6 @@ hresp_body(struct hconn *c, int eof)
 			http_chunk_end_trailers(out, x->resptrailers);
 		x->resp_done = 1;
 	}
-	if (evbuffer_get_length(out) >= HTTP_MAX_OUTPUT) {
-		conn_pause(c->ubev, &c->upause, PAUSE_PEER, 1);
-		bufferevent_setwatermark(c->cbev, EV_WRITE, HTTP_MAX_OUTPUT / 2,
-		    0);
-	}
+	conn_watch_output(c);
 	return rc;
 }

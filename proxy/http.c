@@ -39,7 +39,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 #include <event2/thread.h>
 
 #include <jansson.h>
@@ -189,6 +188,7 @@ conn_close(struct hconn *c, const char *why)
 		bufferevent_free(c->ubev);
 	bufferevent_free(c->cbev);
 	c->ubev = c->cbev = NULL;
+	listener_closed(p->listener);
 	TAILQ_REMOVE(&p->conns, c, entry);
 	if (event_base_once(p->base, -1, EV_TIMEOUT, conn_free_cb, c,
 	    NULL) != 0)
@@ -287,11 +287,40 @@ conn_read_requests(struct hconn *c)
 	}
 }
 
+/*
+ * Backpressure after anything was written toward either side: a side's
+ * output over HTTP_MAX_OUTPUT stops reading from the other side until it
+ * drains to half (the write callbacks resume).  Every path that writes
+ * (heads, interim heads, bodies, SSE, what --durable held) ends here, so
+ * no peer can make us hold more than that for one that does not read.
+ */
+void
+conn_watch_output(struct hconn *c)
+{
+	if (c->dead)
+		return;
+	if (c->ubev != NULL && !(c->upause & PAUSE_PEER) &&
+	    evbuffer_get_length(bufferevent_get_output(c->cbev)) >=
+	    HTTP_MAX_OUTPUT) {
+		conn_pause(c->ubev, &c->upause, PAUSE_PEER, 1);
+		bufferevent_setwatermark(c->cbev, EV_WRITE, HTTP_MAX_OUTPUT / 2,
+		    0);
+	}
+	if (c->ubev != NULL && !(c->cpause & PAUSE_PEER) &&
+	    evbuffer_get_length(bufferevent_get_output(c->ubev)) >=
+	    HTTP_MAX_OUTPUT) {
+		conn_pause(c->cbev, &c->cpause, PAUSE_PEER, 1);
+		bufferevent_setwatermark(c->ubev, EV_WRITE, HTTP_MAX_OUTPUT / 2,
+		    0);
+	}
+}
+
 /* Take what the client sent, then start the time limit that now runs. */
 void
 conn_process_requests(struct hconn *c)
 {
 	conn_read_requests(c);
+	conn_watch_output(c);
 	hwait_set(c);
 }
 
@@ -356,9 +385,18 @@ conn_up_write_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+static void	conn_up_read_1(struct hconn *, int);
+
 /* Response bytes from the upstream; eof when it has closed. */
 static void
 conn_up_read(struct hconn *c, int eof)
+{
+	conn_up_read_1(c, eof);
+	conn_watch_output(c);
+}
+
+static void
+conn_up_read_1(struct hconn *c, int eof)
 {
 	struct evbuffer		*in = bufferevent_get_input(c->ubev);
 	struct http_head	 h;
@@ -388,6 +426,10 @@ conn_up_read(struct hconn *c, int eof)
 			evbuffer_remove_buffer(in,
 			    bufferevent_get_output(c->cbev), h.len);
 			http_head_clear(&h);
+			/* A client that does not read stops the upstream. */
+			if (evbuffer_get_length(bufferevent_get_output(
+			    c->cbev)) >= HTTP_MAX_OUTPUT)
+				return;
 			continue;
 		}
 		hresp_head(c, &h);
@@ -481,9 +523,9 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	free(why);
 }
 
-static void
-proxy_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
-    struct sockaddr *sa, int salen, void *arg)
+/* A client connected: a connection of its own (0), or closed (-1). */
+static int
+proxy_accept_cb(int fd, void *arg)
 {
 	struct hproxy	*p = arg;
 	struct hconn	*c;
@@ -491,7 +533,7 @@ proxy_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 
 	if (p->stop_reason != NULL) {
 		evutil_closesocket(fd);
-		return;
+		return -1;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	c = xcalloc(1, sizeof *c);
@@ -501,7 +543,7 @@ proxy_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	if (c->cbev == NULL) {
 		evutil_closesocket(fd);
 		free(c);
-		return;
+		return -1;
 	}
 	bufferevent_setcb(c->cbev, conn_client_read_cb, conn_client_write_cb,
 	    conn_client_event_cb, c);
@@ -513,12 +555,7 @@ proxy_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	if (c->cpause == 0)
 		bufferevent_enable(c->cbev, EV_READ);
 	log_debug("connection %llu accepted", (unsigned long long)c->id);
-}
-
-static void
-proxy_accept_error_cb(struct evconnlistener *l, void *arg)
-{
-	log_warn("accepting a connection failed");
+	return 0;
 }
 
 /* SIGINT or SIGTERM: stop recording, closing what is in flight. */
@@ -567,8 +604,10 @@ record_http(struct writer *w, const struct http_options *opt,
 	evthread_use_pthreads();
 	if ((p.base = event_base_new()) == NULL)
 		fatalx("cannot create an event loop");
-	p.listener = net_listen(p.base, &ss, sslen, proxy_accept_cb, &p,
-	    &p.origin, &cause);
+	/* A client takes two descriptors: its own and the upstream's. */
+	p.listener = listener_new(p.base, &ss, sslen,
+	    opt->lim.max_connections != 0 ? opt->lim.max_connections :
+	    listener_default_max(2), proxy_accept_cb, &p, &p.origin, &cause);
 	if (p.listener == NULL) {
 		res->exit_code = 2;
 		res->reason = cause;
@@ -576,7 +615,6 @@ record_http(struct writer *w, const struct http_options *opt,
 		event_base_free(p.base);
 		return -1;
 	}
-	evconnlistener_set_error_cb(p.listener, proxy_accept_error_cb);
 	p.tap = tap_new(p.base, w, proxy_resume_cb, &p);
 	for (i = 0; i < 2; i++) {
 		p.sigs[i] = evsignal_new(p.base, sigs[i], proxy_signal_cb, &p);
@@ -602,10 +640,12 @@ record_http(struct writer *w, const struct http_options *opt,
 
 	event_base_dispatch(p.base);
 
-	evconnlistener_free(p.listener);
+	listener_stop(p.listener);
 	while ((c = TAILQ_FIRST(&p.conns)) != NULL)
 		conn_close(c, p.stop_reason != NULL ? p.stop_reason :
 		    "recording stopped");
+	listener_free(p.listener);
+	p.listener = NULL;
 	/* One more pass frees what the closes deferred. */
 	event_base_loop(p.base, EVLOOP_NONBLOCK);
 	hsession_end_all(&p, p.stop_reason != NULL ? p.stop_reason :

@@ -158,7 +158,7 @@ TAILQ_HEAD(hconns, hconn);
 
 struct hproxy {
 	struct event_base	*base;
-	struct evconnlistener	*listener;
+	struct listener		*listener;
 	struct upstream		 up;
 	char			*origin;	/* where we listen */
 	struct tap		*tap;
@@ -187,6 +187,7 @@ void		 conn_close_after_output(struct hconn *);
 void		 conn_reply_error(struct hconn *, int, const char *,
 		     const char *);
 void		 conn_process_requests(struct hconn *);
+void		 conn_watch_output(struct hconn *);
 
 /* hexch.c */
 int		 hexch_is_form(const struct http_head *);

@@ -26,13 +26,13 @@ hwait_limit(const struct hconn *c, enum conn_wait w)
 
 	switch (w) {
 	case CONN_WAIT_HEAD:
-		return o->head_timeout;
+		return o->lim.head_timeout;
 	case CONN_WAIT_UPSTREAM:
 		return o->upstream_timeout;
 	case CONN_WAIT_IDLE:
 	case CONN_WAIT_BODY:
 	case CONN_WAIT_OUTPUT:
-		return o->idle_timeout;
+		return o->lim.idle_timeout;
 	default:
 		return 0;
 	}

@@ -97,19 +97,7 @@ int		 record_loop_is_pipe(int);
 
 /* http.c */
 
-/*
- * The defaults of the time limits of record --listen, in seconds (0 in an
- * option: no limit).  A client gets this long to send a whole request
- * head (a real client sends it in one go; a trickle is a slow-loris that
- * would hold the connection and its upstream connection forever).
- */
-#define HTTP_HEAD_TIMEOUT	30
-/*
- * A client connection silent this long between requests, or in the middle
- * of a request body, is closed: longer than clients keep idle connections
- * themselves (a few seconds), so they close first and never race us.
- */
-#define HTTP_IDLE_TIMEOUT	120
+/* HTTP_HEAD_TIMEOUT, HTTP_IDLE_TIMEOUT: transport.h */
 /*
  * The wait for the upstream's response head once the request is sent:
  * past the request timeouts MCP clients use by default, so only a stuck
@@ -128,9 +116,8 @@ struct http_options {
 	int		  allow_remote;	/* --allow-remote */
 	int		  durable;	/* --durable: each message committed
 					   before it is forwarded */
-	int		  head_timeout;	/* seconds, 0: none (HTTP_*_TIMEOUT) */
-	int		  idle_timeout;
-	int		  upstream_timeout;
+	struct listen_limits lim;	/* --max-connections, --*-timeout */
+	int		  upstream_timeout; /* seconds, 0: none */
 	char		**redact;	/* --redact-header NAME ... */
 	size_t		  nredact;
 };

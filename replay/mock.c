@@ -810,8 +810,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		return -1;
 	}
 	if (opt->listen != NULL) {
-		mk.ep = endpoint_http(mk.base, opt->listen, &cbs, &mk, &origin,
-		    cause);
+		mk.ep = endpoint_http(mk.base, opt->listen, &opt->lim, &cbs,
+		    &mk, &origin, cause);
 		if (mk.ep == NULL) {
 			xport_free(mk.fb);
 			json_decref(mk.fb_waiting);

@@ -295,6 +295,7 @@ struct mock_options {
 	 */
 	double		 latency_scale;
 	int64_t		 latency_cap_ns;
+	struct listen_limits lim;	/* what its clients may take */
 	/*
 	 * --on-miss forward: misses go to this live server (opened with
 	 * open_fn(base, cbs, cbarg, open_arg, cause)) and are recorded.

@@ -20,7 +20,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 
 #include "transport.h"
 
@@ -29,8 +28,24 @@
  * (a client opens it just after initializing); past this they are dropped.
  */
 #define ENDPOINT_UNSENT_MAX	256
+/*
+ * What a client may leave unread: past this, its connection's next request
+ * is not read until it takes what it has (down to half), and messages for
+ * an event stream it does not read are dropped, so a client that never
+ * reads holds this much of our memory at most.
+ */
+#define ENDPOINT_OUTPUT_MAX	(4u * 1024 * 1024)
 
 struct econn;
+
+/* What a connection's one timer waits for, and so which limit runs. */
+enum ec_wait {
+	EC_WAIT_NONE,		/* an answer or the event stream: no limit */
+	EC_WAIT_IDLE,		/* the next request (--idle-timeout) */
+	EC_WAIT_HEAD,		/* the rest of a head (--head-timeout) */
+	EC_WAIT_BODY,		/* more of a body (--idle-timeout) */
+	EC_WAIT_MAX
+};
 
 /* A request's reply channel: the POST it came in. */
 struct ereq {
@@ -50,12 +65,16 @@ struct econn {
 	struct event		*next_ev;	/* read on after an answer */
 	int			 stream;	/* this is the GET stream */
 	int			 close_after;
+	struct event		*timer;
+	enum ec_wait		 wait;
+	int			 out_full;	/* over ENDPOINT_OUTPUT_MAX */
 	TAILQ_ENTRY(econn)	 entry;
 };
 
 struct endpoint_http {
 	struct endpoint		 ep;	/* first: a struct endpoint * is one */
-	struct evconnlistener	*listener;
+	struct listener		*listener;
+	struct listen_limits	 lim;
 	char			*session;
 	struct econn		*stream;	/* the open GET stream */
 	struct evbuffer		*unsent;	/* for the stream, until open */
@@ -77,7 +96,9 @@ ec_free(struct econn *c)
 		eh->stream = NULL;
 	TAILQ_REMOVE(&eh->conns, c, entry);
 	event_free(c->next_ev);
+	event_free(c->timer);
 	bufferevent_free(c->bev);
+	listener_closed(eh->listener);
 	http_head_clear(&c->head);
 	evbuffer_free(c->data);
 	free(c);
@@ -210,9 +231,97 @@ ec_request(struct econn *c)
 	}
 }
 
-/* Read requests, one at a time. */
+/*
+ * Work out what c waits for and start that wait's limit when it changed;
+ * a body's limit starts again with each read (a head's does not: a
+ * trickle does not hold it open).
+ */
+static void
+ec_wait_set(struct econn *c)
+{
+	struct timeval	tv = { 0, 0 };
+	enum ec_wait	w;
+
+	if (c->er != NULL || c->stream || c->close_after)
+		w = EC_WAIT_NONE;
+	else if (c->out_full)
+		w = EC_WAIT_IDLE;	/* for the client to read */
+	else if (c->in_body)
+		w = EC_WAIT_BODY;
+	else if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		w = EC_WAIT_HEAD;
+	else
+		w = EC_WAIT_IDLE;
+	if (w == c->wait && w != EC_WAIT_BODY)
+		return;
+	c->wait = w;
+	if (w == EC_WAIT_HEAD)
+		tv.tv_sec = c->eh->lim.head_timeout;
+	else if (w != EC_WAIT_NONE)
+		tv.tv_sec = c->eh->lim.idle_timeout;
+	if (tv.tv_sec == 0)
+		evtimer_del(c->timer);
+	else
+		evtimer_add(c->timer, &tv);
+}
+
+/* A wait's limit ran out: 408 for a request cut short, else close. */
+static void
+ec_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct econn	*c = arg;
+	char		*why;
+
+	if (c->wait == EC_WAIT_IDLE) {
+		log_debug("mock: closing a connection idle for %d s",
+		    c->eh->lim.idle_timeout);
+		ec_free(c);
+		return;
+	}
+	if (c->wait == EC_WAIT_HEAD)
+		xasprintf(&why, "no complete request head within %d s "
+		    "(--head-timeout)\n", c->eh->lim.head_timeout);
+	else
+		xasprintf(&why, "the request body stopped: nothing for %d s "
+		    "(--idle-timeout)\n", c->eh->lim.idle_timeout);
+	log_info("mock: %.*s", (int)strlen(why) - 1, why);
+	c->close_after = 1;
+	c->wait = EC_WAIT_NONE;
+	bufferevent_disable(c->bev, EV_READ);
+	ec_reply_text(c, 408, "Request Timeout", "text/plain", why);
+	free(why);
+}
+
+/* Refuse a request body over --max-record-size, and close. */
+static void
+ec_too_big(struct econn *c, uint64_t size)
+{
+	char	*why;
+
+	xasprintf(&why, "the request body is over %zu bytes "
+	    "(--max-record-size)%s\n", c->eh->lim.max_body,
+	    size != 0 ? " by its Content-Length" : "");
+	log_warnx("mock: %.*s: refused with 413", (int)strlen(why) - 1, why);
+	c->close_after = 1;
+	c->in_body = 0;
+	evbuffer_drain(c->data, evbuffer_get_length(c->data));
+	bufferevent_disable(c->bev, EV_READ);
+	ec_reply_text(c, 413, "Content Too Large", "text/plain", why);
+	free(why);
+}
+
+static void	ec_process_requests(struct econn *);
+
+/* Read requests, one at a time, then see what the connection waits for. */
 static void
 ec_process(struct econn *c)
+{
+	ec_process_requests(c);
+	ec_wait_set(c);
+}
+
+static void
+ec_process_requests(struct econn *c)
 {
 	struct evbuffer		*in = bufferevent_get_input(c->bev);
 	enum http_body_kind	 kind;
@@ -227,6 +336,14 @@ ec_process(struct econn *c)
 	 */
 	if (c->er != NULL || c->stream) {
 		bufferevent_disable(c->bev, EV_READ);
+		return;
+	}
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) >=
+	    ENDPOINT_OUTPUT_MAX) {
+		c->out_full = 1;
+		bufferevent_disable(c->bev, EV_READ);
+		bufferevent_setwatermark(c->bev, EV_WRITE,
+		    ENDPOINT_OUTPUT_MAX / 2, 0);
 		return;
 	}
 	while (c->er == NULL && !c->stream) {
@@ -246,11 +363,22 @@ ec_process(struct econn *c)
 				return;
 			}
 			evbuffer_drain(in, c->head.len);
+			if (kind == HTTP_BODY_LENGTH &&
+			    c->eh->lim.max_body != 0 &&
+			    length > c->eh->lim.max_body) {
+				ec_too_big(c, length);
+				return;
+			}
 			http_body_init(&c->body, kind, length);
 			evbuffer_drain(c->data, evbuffer_get_length(c->data));
 			c->in_body = 1;
 		}
 		rc = http_body_decode(&c->body, in, c->data, 0, &cause);
+		if (rc != -1 && c->eh->lim.max_body != 0 &&
+		    evbuffer_get_length(c->data) > c->eh->lim.max_body) {
+			ec_too_big(c, 0);
+			return;
+		}
 		if (rc == 0)
 			return;
 		if (rc == -1) {
@@ -293,8 +421,17 @@ ec_write_cb(struct bufferevent *bev, void *arg)
 	struct econn	*c = arg;
 
 	if (c->close_after && c->er == NULL && !c->stream &&
-	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
 		ec_free(c);
+		return;
+	}
+	if (c->out_full) {
+		/* The client read: its next request may come. */
+		c->out_full = 0;
+		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+		bufferevent_enable(bev, EV_READ);
+		ec_process(c);
+	}
 }
 
 static void
@@ -303,9 +440,9 @@ ec_event_cb(struct bufferevent *bev, short what, void *arg)
 	ec_free(arg);
 }
 
-static void
-eh_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
-    struct sockaddr *sa, int salen, void *arg)
+/* A client connected: a connection of its own, waiting for a request. */
+static int
+eh_accept_cb(int fd, void *arg)
 {
 	struct endpoint_http	*eh = arg;
 	struct econn		*c = xcalloc(1, sizeof *c);
@@ -317,9 +454,15 @@ eh_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	c->bev = bufferevent_socket_new(eh->ep.base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
 	c->next_ev = event_new(eh->ep.base, -1, 0, ec_next_cb, c);
+	c->timer = evtimer_new(eh->ep.base, ec_timer_cb, c);
+	if (c->data == NULL || c->bev == NULL || c->next_ev == NULL ||
+	    c->timer == NULL)
+		fatalx("cannot set up a connection");
 	bufferevent_setcb(c->bev, ec_read_cb, ec_write_cb, ec_event_cb, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	TAILQ_INSERT_TAIL(&eh->conns, c, entry);
+	ec_wait_set(c);
+	return 0;
 }
 
 static void
@@ -327,7 +470,12 @@ eh_send(struct endpoint *ep, const char *bytes, size_t len)
 {
 	struct endpoint_http	*eh = (struct endpoint_http *)ep;
 
-	if (eh->stream != NULL)
+	if (eh->stream != NULL && evbuffer_get_length(bufferevent_get_output(
+	    eh->stream->bev)) >= ENDPOINT_OUTPUT_MAX)
+		log_warnx("mock: the client does not read its event stream "
+		    "(%u bytes unread): dropping a message",
+		    ENDPOINT_OUTPUT_MAX);
+	else if (eh->stream != NULL)
 		ec_sse_event(eh->stream, bytes, len);
 	else if (eh->nunsent < ENDPOINT_UNSENT_MAX) {
 		/* Kept for the stream the client has not opened yet. */
@@ -397,9 +545,11 @@ eh_free(struct endpoint *ep)
 	struct endpoint_http	*eh = (struct endpoint_http *)ep;
 	struct econn		*c;
 
+	listener_stop(eh->listener);
 	while ((c = TAILQ_FIRST(&eh->conns)) != NULL)
 		ec_free(c);
-	evconnlistener_free(eh->listener);
+	listener_free(eh->listener);
+	eh->listener = NULL;
 	evbuffer_free(eh->unsent);
 	free(eh->session);
 	free(eh);
@@ -410,12 +560,13 @@ static const struct endpoint_ops eh_ops = {
 };
 
 /*
- * Serve Streamable HTTP on listen ("127.0.0.1:PORT"...); *origin gets the
- * address bound.
+ * Serve Streamable HTTP on listen ("127.0.0.1:PORT"...) within lim; *origin
+ * gets the address bound.
  */
 struct endpoint *
 endpoint_http(struct event_base *base, const char *listen,
-    const struct endpoint_cbs *cbs, void *arg, char **origin, char **cause)
+    const struct listen_limits *lim, const struct endpoint_cbs *cbs,
+    void *arg, char **origin, char **cause)
 {
 	struct endpoint_http	*eh = xcalloc(1, sizeof *eh);
 	struct sockaddr_storage	 ss;
@@ -427,9 +578,10 @@ endpoint_http(struct event_base *base, const char *listen,
 	eh->ep.arg = arg;
 	TAILQ_INIT(&eh->conns);
 	eh->unsent = evbuffer_new();
+	eh->lim = *lim;
 	if (net_parse_listen(listen, &ss, &len, cause) != 0 ||
-	    (eh->listener = net_listen(base, &ss, len, eh_accept_cb, eh,
-	    origin, cause)) == NULL) {
+	    (eh->listener = listener_new(base, &ss, len,
+	    lim->max_connections, eh_accept_cb, eh, origin, cause)) == NULL) {
 		evbuffer_free(eh->unsent);
 		free(eh);
 		return NULL;

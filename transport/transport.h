@@ -226,6 +226,56 @@ struct bufferevent *net_upstream_connect(struct event_base *,
 char		*net_upstream_error(struct bufferevent *,
 		     const struct upstream *);
 
+/* listener.c: the listener of record --listen and mock --listen. */
+
+/*
+ * Descriptors kept aside from --max-connections' default: the database,
+ * its -wal and -shm, the reserve file, logs, the server child's pipes, the
+ * event loop's own, with room to spare.
+ */
+#define LISTENER_FD_RESERVE	32
+/*
+ * The most connections the default lets in at once, however high the
+ * descriptor limit: far more than MCP clients open (one or two each), and
+ * few enough that slow clients cannot hold every descriptor.
+ */
+#define LISTENER_MAX_DEFAULT	1024
+
+/*
+ * The defaults of the time limits of record --listen and mock --listen,
+ * in seconds (0 in an option: no limit).  A client gets this long to
+ * send a whole request head (a real client sends it in one go; a trickle
+ * is a slow-loris that would hold the connection, and for record its
+ * upstream connection, forever).
+ */
+#define HTTP_HEAD_TIMEOUT	30
+/*
+ * A client connection silent this long between requests, or in the middle
+ * of a request body, is closed: longer than clients keep idle connections
+ * themselves (a few seconds), so they close first and never race us.
+ */
+#define HTTP_IDLE_TIMEOUT	120
+
+/* What a listener's clients may take: the options of both listeners. */
+struct listen_limits {
+	unsigned	 max_connections; /* at once; 0: listener_default_max */
+	int		 head_timeout;	/* seconds, 0: none */
+	int		 idle_timeout;	/* seconds, 0: none */
+	size_t		 max_body;	/* a request body held whole; 0: none */
+};
+
+struct listener;
+/* A connection came in: 0 if kept (listener_closed() later), -1 if not. */
+typedef int	(*listener_accept_cb)(int, void *);
+
+unsigned	 listener_default_max(unsigned);
+struct listener	*listener_new(struct event_base *,
+		     const struct sockaddr_storage *, socklen_t, unsigned,
+		     listener_accept_cb, void *, char **, char **);
+void		 listener_closed(struct listener *);
+void		 listener_stop(struct listener *);
+void		 listener_free(struct listener *);
+
 /*
  * xport.c, xport_stdio.c, xport_http.c: the client side of an MCP
  * transport, for replay.  A server run as a child over stdio, or a
@@ -261,10 +311,10 @@ struct xport {
 	int			 exit_code;	/* stdio: the server's, or -1 */
 };
 
-struct xport	*xport_stdio(struct event_base *, char *const [],
+struct xport	*xport_stdio(struct event_base *, char *const [], size_t,
 		     const struct xport_cbs *, void *, int *, char **);
 struct xport	*xport_http(struct event_base *, const char *, const char *,
-		     int, const struct xport_cbs *, void *, char **);
+		     int, size_t, const struct xport_cbs *, void *, char **);
 void		 xport_send(struct xport *, const char *, size_t,
 		     const char *const *);
 void		 xport_set_protocol_version(struct xport *, const char *);
@@ -317,7 +367,8 @@ struct endpoint {
 struct endpoint	*endpoint_stdio(struct event_base *,
 		     const struct endpoint_cbs *, void *);
 struct endpoint	*endpoint_http(struct event_base *, const char *,
-		     const struct endpoint_cbs *, void *, char **, char **);
+		     const struct listen_limits *, const struct endpoint_cbs *,
+		     void *, char **, char **);
 void		 endpoint_send(struct endpoint *, const char *, size_t);
 void		 endpoint_set_session(struct endpoint *, const char *);
 void		 endpoint_flush(struct endpoint *);

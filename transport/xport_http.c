@@ -53,6 +53,7 @@ struct xport_http {
 	int			 finishing;
 	int			 closed;
 	struct event		*done_ev;
+	size_t			 max_body;	/* of one response; 0: none */
 	TAILQ_HEAD(, xh_req)	 reqs;
 };
 
@@ -243,6 +244,20 @@ xh_req_read(struct xh_req *r, int eof)
 	}
 	if (r->sse)
 		xh_req_events(r);
+	/*
+	 * What one response may make us hold: a body not yet whole, or the
+	 * event an SSE stream is in the middle of.  Past it the response is
+	 * given up and its connection closed (an endless body, an endless
+	 * event), which the replay reports with this note.
+	 */
+	if (r->xh->max_body != 0 && evbuffer_get_length(r->data) +
+	    (r->sse ? evbuffer_get_length(r->sp.data) : 0) > r->xh->max_body) {
+		xh_note(r->xh, "the response to %s is over %zu bytes%s "
+		    "(--max-record-size): given up, its connection closed",
+		    r->method, r->xh->max_body, r->sse ? " in one SSE event" :
+		    "");
+		return 1;
+	}
 	if (rc == 1)
 		r->complete = 1;
 	if (rc == 1 && !r->sse)
@@ -407,9 +422,12 @@ static const struct xport_ops xh_ops = { xh_send, xh_finish, xh_free };
 /* A Streamable HTTP endpoint (its full URL, path included). */
 struct xport *
 xport_http(struct event_base *base, const char *url, const char *cacert,
-    int insecure, const struct xport_cbs *cbs, void *arg, char **cause)
+    int insecure, size_t max_body, const struct xport_cbs *cbs, void *arg,
+    char **cause)
 {
 	struct xport_http	*xh = xcalloc(1, sizeof *xh);
+
+	xh->max_body = max_body;
 
 	xport_init(&xh->x, &xh_ops, base, cbs, arg);
 	if (net_upstream_init(&xh->up, url, cacert, insecure, cause) != 0) {

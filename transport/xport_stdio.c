@@ -25,7 +25,57 @@ struct xport_stdio {
 	int			 out_eof;
 	int			 exited;
 	int			 closed;
+	size_t			 max_line;	/* held of one line; 0: none */
+	int			 skip_out;	/* dropping an overlong line */
+	int			 skip_err;
 };
+
+/*
+ * Before framing: while a line over max_line is being dropped, drop what
+ * comes of it, up to and including its newline.  Returns 1 while it goes
+ * on past everything src holds.
+ */
+static int
+xs_skip(struct evbuffer *src, struct framer *f, int *skip)
+{
+	struct evbuffer_ptr	pos;
+
+	if (!*skip)
+		return 0;
+	pos = evbuffer_search(src, "\n", 1, NULL);
+	frame_init(f);
+	if (pos.pos < 0) {
+		evbuffer_drain(src, evbuffer_get_length(src));
+		return 1;
+	}
+	evbuffer_drain(src, (size_t)pos.pos + 1);
+	*skip = 0;
+	return 0;
+}
+
+/*
+ * After framing (src holds no newline): a line over max_line is not held
+ * further but dropped, with a note, so a server that writes one endless
+ * line cannot take our memory.
+ */
+static void
+xs_cap(struct xport_stdio *xs, struct evbuffer *src, struct framer *f,
+    int *skip, const char *what)
+{
+	char	*s;
+
+	if (xs->max_line == 0 || evbuffer_get_length(src) <= xs->max_line)
+		return;
+	xasprintf(&s, "a line on the server's %s over %zu bytes "
+	    "(--max-record-size): dropped", what, xs->max_line);
+	log_warnx("%s", s);
+	if (xs->x.cbs.event != NULL)
+		xs->x.cbs.event("note", s, strlen(s), xs->x.arg);
+	free(s);
+	evbuffer_drain(src, evbuffer_get_length(src));
+	frame_init(f);
+	*skip = 1;
+}
 
 static void
 xs_check_closed(struct xport_stdio *xs)
@@ -49,11 +99,14 @@ xs_read_cb(struct bufferevent *bev, void *arg)
 	unsigned char		*line;
 	size_t			 len;
 
+	if (xs_skip(src, &xs->fout, &xs->skip_out))
+		return;
 	while (frame_next(&xs->fout, src, &len)) {
 		line = evbuffer_pullup(src, (ev_ssize_t)len + 1);
 		xs->x.cbs.message((const char *)line, len, xs->x.arg);
 		evbuffer_drain(src, len + 1);
 	}
+	xs_cap(xs, src, &xs->fout, &xs->skip_out, "stdout");
 }
 
 static void
@@ -61,8 +114,11 @@ xs_out_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct xport_stdio	*xs = arg;
 	struct evbuffer		*src = bufferevent_get_input(bev);
-	size_t			 len = evbuffer_get_length(src);
+	size_t			 len;
 
+	if (xs->skip_out)
+		evbuffer_drain(src, evbuffer_get_length(src));
+	len = evbuffer_get_length(src);
 	if (len > 0) {
 		xs->x.cbs.message((const char *)evbuffer_pullup(src, -1), len,
 		    xs->x.arg);
@@ -80,6 +136,8 @@ xs_err_read_cb(struct bufferevent *bev, void *arg)
 	struct evbuffer		*src = bufferevent_get_input(bev);
 	size_t			 len;
 
+	if (xs_skip(src, &xs->ferr, &xs->skip_err))
+		return;
 	while (frame_next(&xs->ferr, src, &len)) {
 		if (xs->x.cbs.event != NULL)
 			xs->x.cbs.event("stderr", len == 0 ? "" :
@@ -87,6 +145,7 @@ xs_err_read_cb(struct bufferevent *bev, void *arg)
 			    (ev_ssize_t)len), len, xs->x.arg);
 		evbuffer_drain(src, len + 1);
 	}
+	xs_cap(xs, src, &xs->ferr, &xs->skip_err, "stderr");
 }
 
 static void
@@ -179,17 +238,19 @@ xs_free(struct xport *x)
 static const struct xport_ops xs_ops = { xs_send, xs_finish, xs_free };
 
 /*
- * Run argv as a server over stdio.  On failure NULL, with cause and the
+ * Run argv as a server over stdio, holding at most max_line bytes of one
+ * line (0: no cap).  On failure NULL, with cause and the
  * shell's exit status for it in *code (127: not found).
  */
 struct xport *
-xport_stdio(struct event_base *base, char *const argv[],
+xport_stdio(struct event_base *base, char *const argv[], size_t max_line,
     const struct xport_cbs *cbs, void *arg, int *code, char **cause)
 {
 	struct xport_stdio	*xs = xcalloc(1, sizeof *xs);
 	char			*tmp;
 	int			 i;
 
+	xs->max_line = max_line;
 	xport_init(&xs->x, &xs_ops, base, cbs, arg);
 	xs->child = child_spawn(base, argv, xs_exit_cb, xs, code, cause);
 	if (xs->child == NULL) {

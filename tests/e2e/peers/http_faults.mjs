@@ -15,6 +15,14 @@
 //                 later, then keeps the stream open
 //   /sse-forever  an SSE head, then an event every 100 ms until the
 //                 client goes
+// and these, as fast as the connection takes them, until the client goes:
+//   /interim-forever  interim heads: 100 Continue, 103 Early Hints (with
+//                 Link headers), for ever, never a final response
+//   /json-forever a chunked 200 application/json body that never ends
+//                 (one JSON-RPC result whose string never closes)
+//   /length-forever  the same with a Content-Length of 1 TiB
+//   /sse-event-forever  an SSE head, then one event whose data line never
+//                 ends
 import net from 'node:net';
 
 const RESULT = '{"jsonrpc":"2.0","id":1,"result":{}}';
@@ -22,6 +30,26 @@ const SSE_HEAD = 'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer
 const CHUNKED_HEAD = 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
 const chunk = (s) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
 const event = (n) => chunk(`id: ${n}\ndata: {"jsonrpc":"2.0","method":"notifications/tick","params":{"n":${n}}}\n\n`);
+
+// Write what next() gives for as long as the socket takes it, waiting for
+// 'drain' when it does not, until the client goes.
+function pump(sock, first, next) {
+  sock.write(first);
+  const go = () => {
+    while (!sock.destroyed) {
+      if (!sock.write(next())) {
+        sock.once('drain', go);
+        return;
+      }
+    }
+  };
+  go();
+}
+
+const INTERIM = 'HTTP/1.1 100 Continue\r\n\r\n' +
+  'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\n' +
+  'Link: </script.js>; rel=preload; as=script\r\n\r\n';
+const PAD = 'x'.repeat(64 * 1024);
 
 function respond(sock, path) {
   const timers = [];
@@ -62,6 +90,19 @@ function respond(sock, path) {
       tick();
       break;
     }
+    case 'interim-forever':
+      pump(sock, INTERIM, () => INTERIM.repeat(64));
+      break;
+    case 'json-forever':
+      pump(sock, CHUNKED_HEAD + chunk('{"jsonrpc":"2.0","id":1,"result":{"pad":"'), () => chunk(PAD));
+      break;
+    case 'length-forever':
+      pump(sock, `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${2 ** 40}\r\n\r\n` +
+        '{"jsonrpc":"2.0","id":1,"result":{"pad":"', () => PAD);
+      break;
+    case 'sse-event-forever':
+      pump(sock, SSE_HEAD + chunk('data: {"jsonrpc":"2.0","id":1,"result":{"pad":"'), () => chunk(PAD));
+      break;
     default:
       sock.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   }
