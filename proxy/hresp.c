@@ -40,8 +40,8 @@ endpoint_rewrite(struct hproxy *p, const char *data)
 	tail = rest + strcspn(rest, "?#");
 	if (tail == rest)
 		path = xstrdup("/");
-	else if (http_target_remove_dots(rest, tail - rest, &path, &why) !=
-	    0) {
+	else if (http_target_remove_dots(rest, tail - rest, 0, &path,
+	    &why) != 0) {
 		free(why);
 		return NULL;
 	}

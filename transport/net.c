@@ -88,12 +88,14 @@ net_parse_url(const char *s, struct url *u, char **cause)
 	 * request, in front of the client's own.
 	 */
 	query = strchr(path, '?');
-	if (query != NULL)
+	/* An empty query is none: "/mcp?" must not add '?' or "&". */
+	if (query != NULL && query[1] != '\0')
 		u->query = xstrdup(query + 1);
 	if (path == query || *path == '\0')
 		u->prefix = xstrdup("");
 	else if (http_target_remove_dots(path, query != NULL ?
-	    (size_t)(query - path) : strlen(path), &u->prefix, &why) != 0) {
+	    (size_t)(query - path) : strlen(path), 0, &u->prefix,
+	    &why) != 0) {
 		xasprintf(cause, "bad upstream URL: %s", why);
 		free(why);
 		net_url_clear(u);

@@ -144,7 +144,7 @@ int		 http_target_parse(const char *, const char *,
 void		 http_target_clear(struct http_target *);
 char		*http_target_join(const char *, const char *,
 		     const struct http_target *);
-int		 http_target_remove_dots(const char *, size_t, char **,
+int		 http_target_remove_dots(const char *, size_t, int, char **,
 		     char **);
 
 /* sse.c: text/event-stream parsing (the WHATWG rules), incremental. */

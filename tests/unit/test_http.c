@@ -528,6 +528,34 @@ static const struct kind_case kind_cases[] = {
 	{ "POST /mcp HTTP/1.1\r\nContent-Length: 0012\r\n\r\n", 1, NULL, 0,
 	  HTTP_BODY_LENGTH, 12 },
 	{ "GET /mcp HTTP/1.1\r\n\r\n", 1, NULL, 0, HTTP_BODY_NONE, 0 },
+	/*
+	 * Lengths that wrap a 64-bit number if it is multiplied before it
+	 * is checked (2^64 to 0, 2^64 + 5 to 5), and the limit itself.
+	 */
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: 18446744073709551616\r\n"
+	  "\r\n", 1, NULL, -1, HTTP_BODY_NONE, 0 },
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: 18446744073709551621\r\n"
+	  "\r\n", 1, NULL, -1, HTTP_BODY_NONE, 0 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551616\r\n\r\n",
+	  0, "GET", -1, HTTP_BODY_NONE, 0 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 36893488147419103237\r\n\r\n",
+	  0, "GET", -1, HTTP_BODY_NONE, 0 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 4611686018427387904\r\n\r\n",
+	  0, "GET", 0, HTTP_BODY_LENGTH, (uint64_t)1 << 62 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 4611686018427387905\r\n\r\n",
+	  0, "GET", -1, HTTP_BODY_NONE, 0 },
+	/* A request's is one run of digits: no empty list elements. */
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5,\r\n\r\n", 1, NULL, -1,
+	  HTTP_BODY_NONE, 0 },
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: , 5\r\n\r\n", 1, NULL, -1,
+	  HTTP_BODY_NONE, 0 },
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5 ,\r\n\r\n", 1, NULL, -1,
+	  HTTP_BODY_NONE, 0 },
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: \t5 \r\n\r\n", 1, NULL, 0,
+	  HTTP_BODY_LENGTH, 5 },
+	/* A response's may still be a list of equal values. */
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5,\r\n\r\n", 0, "GET", 0,
+	  HTTP_BODY_LENGTH, 5 },
 };
 
 /* Body framing follows RFC 9112 6.3, requests more strictly. */
