@@ -398,6 +398,7 @@ hresp_body(struct hconn *c, int eof)
 	struct hexch	*x = c->x;
 	struct evbuffer	*in = bufferevent_get_input(c->ubev);
 	struct evbuffer	*out = bufferevent_get_output(c->cbev);
+	char		*dropped;
 	struct evbuffer	*tmp;
 	struct sse_event ev;
 	char		*cause = NULL;
@@ -472,8 +473,10 @@ hresp_body(struct hconn *c, int eof)
 
 	if (rc == 1) {
 		hresp_release_hold(x, out);
-		if (x->rechunk)
-			http_chunk_end_trailers(out, x->resptrailers);
+		if (x->rechunk) {
+			http_chunk_end_trailers(out, x->resptrailers, &dropped);
+			hexch_trailers_note(x, "response", dropped);
+		}
 		x->resp_done = 1;
 	}
 	if (evbuffer_get_length(out) >= HTTP_MAX_OUTPUT) {

@@ -1082,7 +1082,7 @@ Test(http_body, trailers_kept, .timeout = UNIT_TIMEOUT)
 	http_head_clear(&h);
 
 	out = evbuffer_new();
-	http_chunk_end_trailers(out, tr);
+	http_chunk_end_trailers(out, tr, NULL);
 	n = evbuffer_copyout(out, got, sizeof got - 1);
 	got[n] = '\0';
 	cr_assert_str_eq(got, "0\r\nExpires: never\r\nX-Sum:  1 \r\n"
@@ -1092,4 +1092,41 @@ Test(http_body, trailers_kept, .timeout = UNIT_TIMEOUT)
 	evbuffer_free(src);
 	evbuffer_free(dst);
 	evbuffer_free(tr);
+}
+
+/*
+ * Framing, routing and hop-by-hop fields are never passed on in trailers
+ * (RFC 9110 6.5.1), and are named to be noted; the rest go byte for byte.
+ */
+Test(http_chunk, trailers_forbidden, .timeout = UNIT_TIMEOUT)
+{
+	static const char	 in[] = "X-A:  1 \r\nContent-Length: 5\r\n"
+	    "transfer-encoding: chunked\r\nHost: evil\r\nX-B: 2\r\n"
+	    "Connection: close\r\nTE: trailers\r\nTrailer: X-A\r\n"
+	    "Keep-Alive: 1\r\nUpgrade: h2c\r\nContent-Type: x/y\r\n";
+	struct evbuffer		*tr, *out;
+	char			 got[512], *dropped;
+	size_t			 n;
+
+	tr = evbuffer_new();
+	out = evbuffer_new();
+	evbuffer_add(tr, in, sizeof in - 1);
+	http_chunk_end_trailers(out, tr, &dropped);
+	n = evbuffer_copyout(out, got, sizeof got - 1);
+	got[n] = '\0';
+	cr_assert_str_eq(got, "0\r\nX-A:  1 \r\nX-B: 2\r\n\r\n");
+	cr_assert_not_null(dropped);
+	cr_assert_str_eq(dropped, "Content-Length, transfer-encoding, Host, "
+	    "Connection, TE, Trailer, Keep-Alive, Upgrade, Content-Type");
+	free(dropped);
+
+	/* Nothing dropped: nothing to note. */
+	evbuffer_drain(out, evbuffer_get_length(out));
+	evbuffer_drain(tr, evbuffer_get_length(tr));
+	evbuffer_add(tr, "X-A: 1\r\n", 8);
+	http_chunk_end_trailers(out, tr, &dropped);
+	cr_assert_null(dropped);
+	cr_assert_eq(evbuffer_get_length(out), 3 + 8 + 2);
+	evbuffer_free(tr);
+	evbuffer_free(out);
 }
