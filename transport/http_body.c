@@ -360,11 +360,11 @@ void
 http_chunk_end_trailers(struct evbuffer *out, struct evbuffer *trailers,
     char **dropped)
 {
-	size_t		 len = trailers != NULL ? evbuffer_get_length(trailers) : 0;
-	size_t		 linelen, namelen;
+	size_t		 len, linelen, namelen;
 	const char	*p, *end, *eol, *colon;
 	char		*names = NULL, *s;
 
+	len = trailers != NULL ? evbuffer_get_length(trailers) : 0;
 	if (dropped != NULL)
 		*dropped = NULL;
 	if (evbuffer_add(out, "0\r\n", 3) != 0)

@@ -125,8 +125,8 @@ int		 http_body_decode(struct http_body *, struct evbuffer *,
 		     struct evbuffer *, int, char **);
 void		 http_chunk_add(struct evbuffer *, struct evbuffer *);
 void		 http_chunk_end(struct evbuffer *);
-void		 http_chunk_end_trailers(struct evbuffer *, struct evbuffer *,
-		     char **);
+void		 http_chunk_end_trailers(struct evbuffer *,
+		     struct evbuffer *, char **);
 int		 http_fields_parse(struct evbuffer *, struct http_head *,
 		     char **);
 

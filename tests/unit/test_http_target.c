@@ -164,7 +164,8 @@ static const struct url_case url_cases[] = {
 	{ "http://h?", 0, "", NULL },
 	/* The operator's encoded '/' is part of a name, not a separator. */
 	{ "http://h/v1/org%2Fname/mcp", 0, "/v1/org%2Fname/mcp", NULL },
-	{ "http://h/a%5cb/mcp?k=v", 0, "/a%5cb/mcp", "k=v" },	/* A port is digits only (no sign or space), up to 65535. */
+	{ "http://h/a%5cb/mcp?k=v", 0, "/a%5cb/mcp", "k=v" },
+	/* A port is digits only (no sign or space), up to 65535. */
 	{ "http://h:+80/mcp", -1, NULL, NULL },
 	{ "http://h: 80/mcp", -1, NULL, NULL },
 	{ "http://h:99999999999999999999/mcp", -1, NULL, NULL },
