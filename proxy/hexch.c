@@ -103,6 +103,20 @@ hexch_new(struct hconn *c, struct http_head *req)
 	return x;
 }
 
+/*
+ * Note the trailer fields of a request or response (what) that were not
+ * passed on (http_chunk_end_trailers), and free their names.
+ */
+void
+hexch_trailers_note(struct hexch *x, const char *what, char *dropped)
+{
+	if (dropped == NULL)
+		return;
+	hexch_note(x, "%s trailer fields not passed on, since no trailer "
+	    "may carry them (RFC 9110 6.5.1): %s", what, dropped);
+	free(dropped);
+}
+
 /* Record the trailer fields that came with the bodies, if any did. */
 static void
 hexch_record_trailers(struct hexch *x)
@@ -390,6 +404,7 @@ hexch_request_body(struct hconn *c)
 {
 	struct hexch	*x = c->x;
 	struct evbuffer	*in = bufferevent_get_input(c->cbev);
+	char		*dropped;
 	struct evbuffer	*out = bufferevent_get_output(c->ubev);
 	struct evbuffer	*tmp = evbuffer_new();
 	char		*cause = NULL;
@@ -415,8 +430,10 @@ hexch_request_body(struct hconn *c)
 	}
 	if (x->reqbody.kind == HTTP_BODY_CHUNKED) {
 		http_chunk_add(out, tmp);
-		if (rc == 1)
-			http_chunk_end_trailers(out, x->reqtrailers);
+		if (rc == 1) {
+			http_chunk_end_trailers(out, x->reqtrailers, &dropped);
+			hexch_trailers_note(x, "request", dropped);
+		}
 	} else
 		evbuffer_add_buffer(out, tmp);
 	evbuffer_free(tmp);

@@ -40,8 +40,8 @@ endpoint_rewrite(struct hproxy *p, const char *data)
 	tail = rest + strcspn(rest, "?#");
 	if (tail == rest)
 		path = xstrdup("/");
-	else if (http_target_remove_dots(rest, tail - rest, &path, &why) !=
-	    0) {
+	else if (http_target_remove_dots(rest, tail - rest, 0, &path,
+	    &why) != 0) {
 		free(why);
 		return NULL;
 	}
@@ -398,6 +398,7 @@ hresp_body(struct hconn *c, int eof)
 	struct hexch	*x = c->x;
 	struct evbuffer	*in = bufferevent_get_input(c->ubev);
 	struct evbuffer	*out = bufferevent_get_output(c->cbev);
+	char		*dropped;
 	struct evbuffer	*tmp;
 	struct sse_event ev;
 	char		*cause = NULL;
@@ -472,8 +473,10 @@ hresp_body(struct hconn *c, int eof)
 
 	if (rc == 1) {
 		hresp_release_hold(x, out);
-		if (x->rechunk)
-			http_chunk_end_trailers(out, x->resptrailers);
+		if (x->rechunk) {
+			http_chunk_end_trailers(out, x->resptrailers, &dropped);
+			hexch_trailers_note(x, "response", dropped);
+		}
 		x->resp_done = 1;
 	}
 	conn_watch_output(c);

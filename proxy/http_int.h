@@ -229,5 +229,6 @@ void		 hexch_record_response(struct hexch *);
 void		 hexch_tap(struct hexch *, struct msg *);
 void		 hexch_note(struct hexch *, const char *, ...)
 		     PRINTFLIKE(2, 3);
+void		 hexch_trailers_note(struct hexch *, const char *, char *);
 
 #endif

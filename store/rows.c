@@ -85,6 +85,7 @@ rows_finalize(struct writer *w)
 	sqlite3_finalize(w->ins_event);
 	sqlite3_finalize(w->end_session);
 	sqlite3_finalize(w->upd_broken);
+	sqlite3_finalize(w->upd_session_start);
 	sqlite3_finalize(w->ins_exchange);
 	sqlite3_finalize(w->upd_exchange_resp);
 	sqlite3_finalize(w->upd_exchange_end);
@@ -136,6 +137,8 @@ rows_init(struct writer *w, char **cause)
 	    "exit_signal = coalesce(?, exit_signal), end_reason = ?, "
 	    "messages_lost = ?, store_error = coalesce(?, store_error) "
 	    "WHERE id = ?", cause) != 0 ||
+	    rows_prepare(w, &w->upd_session_start, "UPDATE sessions SET "
+	    "started_ns = ? WHERE id = ?", cause) != 0 ||
 	    rows_prepare(w, &w->upd_broken, "UPDATE sessions SET "
 	    "messages_lost = ?, store_error = ? WHERE id = ?", cause) != 0 ||
 	    rows_prepare(w, &w->ins_exchange, "INSERT INTO http_exchanges "
@@ -327,6 +330,28 @@ rows_ready(struct writer *w, struct wsession *s, int at_end)
 }
 
 /*
+ * Move a session's start back to ts_ns if something of it (an exchange, a
+ * message) began earlier.  Over HTTP a session is made by whichever
+ * exchange first learns it, and an earlier one still under way may join
+ * it after; a session never starts after its own traffic.  A session
+ * recorded elsewhere keeps the start it came with.
+ */
+static void
+rows_session_earlier(struct writer *w, struct wsession *s, int64_t ts_ns)
+{
+	sqlite3_stmt	*st = w->upd_session_start;
+
+	if (s->imp != NULL || s->id == 0 || ts_ns <= 0 ||
+	    ts_ns >= s->started_ns)
+		return;
+	s->started_ns = ts_ns;
+	sqlite3_bind_int64(st, 1, ts_ns);
+	sqlite3_bind_int64(st, 2, s->id);
+	if (rows_step(w, st) != 0)
+		rows_failed(w, "a session's start");
+}
+
+/*
  * Build the pending-request key: the request's direction, then its id
  * text.  A response travelling the other way looks up the same key.
  */
@@ -448,6 +473,7 @@ rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
 		rows_failed(w, "a message");
 	} else {
 		w->failing = 0;
+		rows_session_earlier(w, s, m->ts_ns);
 		if (s->uncommitted++ == 0) {
 			s->touched_next = w->touched;
 			w->touched = s;
@@ -535,8 +561,10 @@ rows_exchange(struct writer *w, struct item *it)
 		sqlite3_bind_int64(st, 7, it->info.mono_ns);
 		if (rows_step(w, st) != 0)
 			rows_failed(w, "an HTTP exchange");
-		else
+		else {
 			x->id = sqlite3_last_insert_rowid(w->st->db);
+			rows_session_earlier(w, it->session, it->info.ts_ns);
+		}
 		break;
 	case ITEM_EXCHANGE_RESPONSE:
 		if (x->id == 0)

@@ -110,6 +110,7 @@ struct writer {
 	sqlite3_stmt	*ins_event;
 	sqlite3_stmt	*end_session;
 	sqlite3_stmt	*upd_broken;
+	sqlite3_stmt	*upd_session_start;
 	sqlite3_stmt	*ins_exchange;
 	sqlite3_stmt	*upd_exchange_resp;
 	sqlite3_stmt	*upd_exchange_end;

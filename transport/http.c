@@ -599,7 +599,7 @@ http_content_length(const struct http_head *head, uint64_t *length,
 {
 	const char	*p, *elem;
 	size_t		 i, j, len, nelem;
-	uint64_t	 n;
+	uint64_t	 n, d;
 	int		 seen = 0;
 	char		 q[HTTP_QUOTE_SIZE];
 
@@ -607,6 +607,14 @@ http_content_length(const struct http_head *head, uint64_t *length,
 		if (strcasecmp(head->headers[i].name, "Content-Length") != 0)
 			continue;
 		p = head->headers[i].value;
+		/*
+		 * A request's is exactly one run of digits: "5," or ", 5"
+		 * is one value to us but may be none to the upstream, which
+		 * would then read the body as the next request.
+		 */
+		if (head->is_request && (*p == '\0' ||
+		    p[strspn(p, "0123456789")] != '\0'))
+			goto bad;
 		nelem = 0;
 		while (http_list_next(&p, &elem, &len)) {
 			nelem++;
@@ -614,12 +622,14 @@ http_content_length(const struct http_head *head, uint64_t *length,
 			for (j = 0; j < len; j++) {
 				if (elem[j] < '0' || elem[j] > '9')
 					goto bad;
-				n = n * 10 + (elem[j] - '0');
-				if (n > HTTP_LENGTH_MAX) {
+				d = elem[j] - '0';
+				/* Checked before it is computed: no wrap. */
+				if (n > (HTTP_LENGTH_MAX - d) / 10) {
 					xasprintf(cause, "HTTP Content-Length "
-					    "is too large");
+					    "is larger than 2^62 bytes");
 					return -1;
 				}
+				n = n * 10 + d;
 			}
 			if (seen && n != *length) {
 				xasprintf(cause, "HTTP message has differing "
@@ -639,7 +649,8 @@ http_content_length(const struct http_head *head, uint64_t *length,
 bad:
 	http_excerpt(q, sizeof q, head->headers[i].value,
 	    strlen(head->headers[i].value));
-	xasprintf(cause, "HTTP Content-Length \"%s\" is not a number", q);
+	xasprintf(cause, "HTTP Content-Length \"%s\" is not a number%s", q,
+	    head->is_request ? " (a request's must be digits alone)" : "");
 	return -1;
 }
 

@@ -311,22 +311,90 @@ http_chunk_add(struct evbuffer *out, struct evbuffer *data)
 void
 http_chunk_end(struct evbuffer *out)
 {
-	http_chunk_end_trailers(out, NULL);
+	http_chunk_end_trailers(out, NULL, NULL);
+}
+
+/*
+ * Fields a sender must not put in a trailer section (RFC 9110 6.5.1):
+ * framing, routing, hop-by-hop ones (RFC 9110 7.6.1), request modifiers,
+ * authentication, and what says how to process the content.  A recipient
+ * that merged them into the head would take them for the real thing.
+ * Response control data (Expires, Retry-After, ...) is passed on: it
+ * decides nothing about this message or its connection.
+ */
+static const char *const http_trailer_forbidden[] = {
+	"Content-Length", "Transfer-Encoding", "Trailer", "Host",
+	"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Upgrade",
+	"Content-Type", "Content-Encoding", "Content-Range",
+	"Authorization", "Proxy-Authorization", "WWW-Authenticate",
+	"Proxy-Authenticate", "Authentication-Info",
+	"Proxy-Authentication-Info", "Cookie", "Set-Cookie",
+	"Expect", "Max-Forwards", "Range", "If-Match", "If-None-Match",
+	"If-Modified-Since", "If-Unmodified-Since", "If-Range",
+};
+
+/* Whether the field line at line (name ":" ...) may be a trailer. */
+static int
+http_trailer_allowed(const char *line, size_t namelen)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof http_trailer_forbidden /
+	    sizeof http_trailer_forbidden[0]; i++) {
+		if (strlen(http_trailer_forbidden[i]) == namelen &&
+		    strncasecmp(line, http_trailer_forbidden[i], namelen) == 0)
+			return 0;
+	}
+	return 1;
 }
 
 /*
  * Add the last chunk, the trailer fields (lines each ending in CRLF, as
  * http_body_decode keeps them; NULL or empty for none) and the blank line
- * that end a body.  The trailers are copied, not taken.
+ * that end a body.  The trailers are copied, not taken, each byte for
+ * byte, except those no trailer may be (see http_trailer_forbidden),
+ * which are left out: if dropped is not NULL, *dropped is then their
+ * names, ", " between (caller frees), else NULL.
  */
 void
-http_chunk_end_trailers(struct evbuffer *out, struct evbuffer *trailers)
+http_chunk_end_trailers(struct evbuffer *out, struct evbuffer *trailers,
+    char **dropped)
 {
-	size_t	len = trailers != NULL ? evbuffer_get_length(trailers) : 0;
+	size_t		 len, linelen, namelen;
+	const char	*p, *end, *eol, *colon;
+	char		*names = NULL, *s;
 
-	if (evbuffer_add(out, "0\r\n", 3) != 0 ||
-	    (len > 0 && evbuffer_add(out, evbuffer_pullup(trailers,
-	    (ev_ssize_t)len), len) != 0) ||
-	    evbuffer_add(out, "\r\n", 2) != 0)
+	len = trailers != NULL ? evbuffer_get_length(trailers) : 0;
+	if (dropped != NULL)
+		*dropped = NULL;
+	if (evbuffer_add(out, "0\r\n", 3) != 0)
 		fatalx("out of memory ending an HTTP chunked body");
+	p = len > 0 ? (const char *)evbuffer_pullup(trailers,
+	    (ev_ssize_t)len) : NULL;
+	end = p + len;
+	for (; p != NULL && p < end; p = eol + 1) {
+		if ((eol = memchr(p, '\n', end - p)) == NULL)
+			eol = end - 1;
+		linelen = eol + 1 - p;
+		colon = memchr(p, ':', linelen);
+		namelen = colon != NULL ? (size_t)(colon - p) : 0;
+		if (colon == NULL || http_trailer_allowed(p, namelen)) {
+			if (evbuffer_add(out, p, linelen) != 0)
+				fatalx("out of memory adding HTTP trailers");
+			continue;
+		}
+		if (names == NULL)
+			names = xstrndup(p, namelen);
+		else {
+			xasprintf(&s, "%s, %.*s", names, (int)namelen, p);
+			free(names);
+			names = s;
+		}
+	}
+	if (evbuffer_add(out, "\r\n", 2) != 0)
+		fatalx("out of memory ending an HTTP chunked body");
+	if (dropped != NULL)
+		*dropped = names;
+	else
+		free(names);
 }

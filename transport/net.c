@@ -74,7 +74,9 @@ net_parse_url(const char *s, struct url *u, char **cause)
 		char	*end;
 		long	 port = strtol(hend + 1, &end, 10);
 
-		if (hend[1] == '\0' || *end != '\0' || port < 1 ||
+		/* Digits only: strtol would take " 80", "+80" and "-0". */
+		if (hend[1] == '\0' || hend[1 + strspn(hend + 1,
+		    "0123456789")] != '\0' || *end != '\0' || port < 1 ||
 		    port > 65535)
 			goto bad;
 		u->port = xstrdup(hend + 1);
@@ -88,12 +90,14 @@ net_parse_url(const char *s, struct url *u, char **cause)
 	 * request, in front of the client's own.
 	 */
 	query = strchr(path, '?');
-	if (query != NULL)
+	/* An empty query is none: "/mcp?" must not add '?' or "&". */
+	if (query != NULL && query[1] != '\0')
 		u->query = xstrdup(query + 1);
 	if (path == query || *path == '\0')
 		u->prefix = xstrdup("");
 	else if (http_target_remove_dots(path, query != NULL ?
-	    (size_t)(query - path) : strlen(path), &u->prefix, &why) != 0) {
+	    (size_t)(query - path) : strlen(path), 0, &u->prefix,
+	    &why) != 0) {
 		xasprintf(cause, "bad upstream URL: %s", why);
 		free(why);
 		net_url_clear(u);
@@ -151,7 +155,8 @@ net_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len,
 		port = copy;
 	}
 	n = strtol(port, &end, 10);
-	if (*port == '\0' || *end != '\0' || n < 0 || n > 65535)
+	if (*port == '\0' || port[strspn(port, "0123456789")] != '\0' ||
+	    *end != '\0' || n < 0 || n > 65535)
 		goto bad;
 	if (strcmp(host, "localhost") == 0)
 		host = "127.0.0.1";

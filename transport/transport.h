@@ -125,7 +125,8 @@ int		 http_body_decode(struct http_body *, struct evbuffer *,
 		     struct evbuffer *, int, char **);
 void		 http_chunk_add(struct evbuffer *, struct evbuffer *);
 void		 http_chunk_end(struct evbuffer *);
-void		 http_chunk_end_trailers(struct evbuffer *, struct evbuffer *);
+void		 http_chunk_end_trailers(struct evbuffer *,
+		     struct evbuffer *, char **);
 int		 http_fields_parse(struct evbuffer *, struct http_head *,
 		     char **);
 
@@ -144,7 +145,7 @@ int		 http_target_parse(const char *, const char *,
 void		 http_target_clear(struct http_target *);
 char		*http_target_join(const char *, const char *,
 		     const struct http_target *);
-int		 http_target_remove_dots(const char *, size_t, char **,
+int		 http_target_remove_dots(const char *, size_t, int, char **,
 		     char **);
 
 /* sse.c: text/event-stream parsing (the WHATWG rules), incremental. */

@@ -20,6 +20,10 @@ const RESULT = '{"jsonrpc":"2.0","id":1,"result":{}}';
 const chunk = (s) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
 const TRAILERS = 'X-Checksum: sha256=abc\r\nServer-Timing: db;dur=53\r\nX-Api-Key: trailer-secret-0123456789\r\n';
 
+// Fields no trailer may carry (RFC 9110 6.5.1) between two that may.
+const FORBIDDEN_TRAILERS = 'X-Before: 1\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\nHost: evil.example\r\nConnection: close\r\nKeep-Alive: timeout=1\r\nTE: trailers\r\nTrailer: X-After\r\nUpgrade: h2c\r\nX-After:  2 \r\n';
+const ALLOWED_TRAILERS = 'X-Before: 1\r\nX-After:  2 \r\n';
+
 /** The upstream's answers, by the last segment of the path. */
 function answer(req) {
   const last = req.target.replace(/\?.*$/, '').split('/').pop();
@@ -39,6 +43,16 @@ function answer(req) {
       return `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: gzip\r\nContent-Length: 3\r\n\r\nNOT-REALLY-GZIP-BUT-UNTIL-CLOSE`;
     case 'trailers':
       return `HTTP/1.1 200 OK\r\n${json}Trailer: X-Checksum, Server-Timing, X-Api-Key\r\nTransfer-Encoding: chunked\r\n\r\n${chunk(RESULT)}0\r\n${TRAILERS}\r\n`;
+    case 'cl-wrap': // 2^64: wraps to 0 where it is multiplied before it is checked
+      return `HTTP/1.1 200 OK\r\n${json}Content-Length: 18446744073709551616\r\n\r\n${RESULT}`;
+    case 'cl-wrap5': // 2^64 + 5: wraps to 5
+      return `HTTP/1.1 200 OK\r\n${json}Content-Length: 18446744073709551621\r\n\r\n${RESULT}`;
+    case 'chunk-wrap': // a chunk size of 2^64 + 5 in hex
+      return `HTTP/1.1 200 OK\r\n${json}Transfer-Encoding: chunked\r\n\r\n10000000000000005\r\nhello\r\n0\r\n\r\n`;
+    case 'trailers-forbidden':
+      return `HTTP/1.1 200 OK\r\n${json}Transfer-Encoding: chunked\r\n\r\n${chunk(RESULT)}0\r\n${FORBIDDEN_TRAILERS}\r\n`;
+    case 'slow':
+      return new Promise((r) => setTimeout(() => r(`HTTP/1.1 200 OK\r\n${json}Content-Length: ${RESULT.length}\r\n\r\n${RESULT}`), 2000));
     case 'sse-endpoint': { // a legacy stream naming its endpoint by the query's path
       const data = new URL(req.target, 'http://x').searchParams.get('ep');
       return `HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n${chunk(`event: endpoint\ndata: ${data}\n\n`)}0\r\n\r\n`;
@@ -106,6 +120,23 @@ const TARGETS = [
   ['GET', '/a\\..\\..\\admin', 400, null],
   ['GET', '/mcp#frag', 400, null],
   ['GET', '/mcp?next=/../../admin', 200, '/base/mcp?k=v&next=/../../admin'],
+  // What an upstream that decodes before it removes dot segments may read
+  // as '.', '/' or the end of the path.
+  ['GET', '/..%00/x', 400, null],
+  ['GET', '/a%00', 400, null],
+  ['GET', '/a/..%3b/..%3b/x', 400, null],
+  ['GET', '/a/..%3Bx/x', 400, null],
+  ['GET', '/a/..;x/b', 400, null],
+  ['GET', '/%u002e%u002e/', 400, null],
+  ['GET', '/%c0%ae%c0%ae/', 400, null],
+  ['GET', '/%e0%80%ae%e0%80%ae/', 400, null],
+  ['GET', '/a;v=1/b', 200, '/base/a;v=1/b?k=v'],
+  ['GET', '/caf%c3%a9', 200, '/base/caf%c3%a9?k=v'],
+  // An absolute-form's host becomes Host: host[:port] only.
+  ['GET', 'http://h,evil/x', 400, null],
+  ['GET', 'http://h%2cevil/x', 400, null],
+  ['GET', 'http://h:8o/x', 400, null],
+  ['GET', 'http://[::1]:8080/mcp', 200, '/base/mcp?k=v'],
 ];
 
 test('request targets of every form stay under the upstream prefix, with its query, or are refused', { skip: needsHttp, timeout: 120000 }, async () => {
@@ -198,6 +229,20 @@ test('responses with ambiguous framing: Content-Length removed beside Transfer-E
     assert.equal(conflict.status, 502, 'conflicting Content-Length values: 502');
     assert.match(conflict.rest, /differing Content-Length values/);
 
+    // A length past 2^62 (2^64 wraps to 0 and 2^64 + 5 to 5 if it is
+    // multiplied before it is checked): 502, nothing of it passed on.
+    for (const path of ['/cl-wrap', '/cl-wrap5']) {
+      const r = await fetchRaw(path);
+      assert.equal(r.status, 502, `${path}: 502`);
+      assert.match(r.rest, /Content-Length is larger than 2\^62 bytes/, path);
+      assert.ok(!r.rest.includes('"result"'), `${path}: no body passed on`);
+    }
+    // A chunk size past it: the head has gone, so the body is cut short.
+    const cw = await fetchRaw('/chunk-wrap');
+    assert.equal(cw.status, 200);
+    const cwd = dechunk(Buffer.from(cw.rest, 'latin1'));
+    assert.ok(!cwd.done && !cw.rest.includes('hello'), `chunk size 2^64 + 5: the body is not passed on as 5 bytes: ${cw.rest}`);
+
     const gz = await fetchRaw('/gzip-cl');
     assert.equal(gz.status, 200);
     assert.deepEqual(cl(gz), [], 'not chunked last: Content-Length removed');
@@ -226,6 +271,16 @@ const BAD_REQUESTS = [
   ['conflicting Content-Length', 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 30\r\n\r\n{}', /more than one Content-Length/],
   ['two Host fields', 'GET /mcp HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n', /more than one Host/],
   ['Content-Length not a number', 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: +2\r\n\r\n{}', /not a number/],
+  // Lengths that wrap a 64-bit number where it is multiplied before it
+  // is checked: 2^64 to 0 (the body read as the next request), 2^64 + 5
+  // to 5.
+  ['Content-Length 2^64', 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551616\r\n\r\n', /larger than 2\^62/],
+  ['Content-Length 2^64 + 5', 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551621\r\n\r\n{"a":', /larger than 2\^62/],
+  ['chunk size 2^64 + 5', 'POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000005\r\nhello\r\n0\r\n\r\n', /chunk size is larger than 2\^62/],
+  // An empty list element: one value to us, none to an upstream that
+  // then reads the body as the next request.
+  ['Content-Length with a trailing comma', 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2,\r\n\r\n{}', /not a number \(a request's must be digits alone\)/],
+  ['Content-Length with a leading comma', 'POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: , 2\r\n\r\n{}', /not a number/],
 ];
 
 test('requests with ambiguous framing: 400, the connection closed, nothing reaches the upstream', { skip: needsHttp, timeout: 60000 }, async () => {
@@ -309,4 +364,83 @@ test('replay --upstream with a query sends it with every request', { skip: needs
     await up.close();
     t.cleanup();
   }
+});
+
+test('trailer fields no trailer may carry (framing, routing, hop-by-hop) are not passed on, and are noted', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withProxy('', async ({ db, mp, up }) => {
+    const r = parseResponse(await rawClient(mp.url, [get('GET', '/trailers-forbidden')]));
+    assert.equal(r.status, 200);
+    const d = dechunk(Buffer.from(r.rest, 'latin1'));
+    assert.ok(d.done);
+    assert.equal(d.body.toString(), RESULT);
+    assert.equal(d.trailers, ALLOWED_TRAILERS, 'the client gets the allowed response trailers, byte for byte');
+
+    const ping = '{"jsonrpc":"2.0","id":7,"method":"ping"}';
+    const post = `POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunk(ping)}0\r\n${FORBIDDEN_TRAILERS}\r\n`;
+    const p = parseResponse(await rawClient(mp.url, [post]));
+    assert.equal(p.status, 200);
+    const q = up.requests.find((x) => x.method === 'POST');
+    assert.equal(q.body, ping);
+    assert.equal(q.trailers, ALLOWED_TRAILERS, 'the upstream gets the allowed request trailers, byte for byte');
+
+    await mp.stop();
+    const notes = sql(db, "SELECT text FROM events WHERE kind = 'note'").map((e) => e.text);
+    const dropped = 'Content-Length, Transfer-Encoding, Host, Connection, Keep-Alive, TE, Trailer, Upgrade';
+    assert.ok(notes.some((n) => n.includes(`response trailer fields not passed on`) && n.includes(dropped)), notes.join('\n'));
+    assert.ok(notes.some((n) => n.includes(`request trailer fields not passed on`) && n.includes(dropped)), notes.join('\n'));
+    // The record keeps what the peer sent.
+    const x = sql(db, 'SELECT request_trailers, response_trailers FROM http_exchanges ORDER BY id');
+    assert.equal(JSON.parse(x[0].response_trailers).length, 10, 'all ten response trailers recorded');
+    assert.equal(JSON.parse(x[1].request_trailers).length, 10, 'all ten request trailers recorded');
+  });
+});
+
+test('an --upstream path with an encoded \'/\' is the operator\'s to give: taken, and its endpoint events rewritten', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withProxy('/v1/org%2Fname/mcp', async ({ mp, up }) => {
+    const r = parseResponse(await rawClient(mp.url, [get('GET', '/x?a=1')]));
+    assert.equal(r.status, 200);
+    assert.equal(up.requests.at(-1).target, '/v1/org%2Fname/mcp/x?a=1');
+    // The endpoint event names the upstream's own path: rewritten to ours.
+    const ep = '/v1/org%2Fname/mcp/messages?sessionId=1';
+    const raw = await rawClient(mp.url, [get('GET', `/sse-endpoint?ep=${encodeURIComponent(ep)}`, 'Accept: text/event-stream\r\n')]);
+    const d = dechunk(Buffer.from(parseResponse(raw).rest, 'latin1'));
+    assert.equal(d.body.toString(), 'event: endpoint\ndata: /messages?sessionId=1\n\n', 'the client is sent to mcpreel, not around it');
+    // A client's own encoded '/' is still refused.
+    const bad = parseResponse(await rawClient(mp.url, [get('GET', '/a%2f..%2fx')]));
+    assert.equal(bad.status, 400);
+  });
+});
+
+test('an --upstream URL with an empty query adds no \'?\' or \'&\'', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withProxy('/mcp?', async ({ mp, up }) => {
+    for (const [target, want] of [['/x', '/mcp/x'], ['/x?a=1', '/mcp/x?a=1'], ['/x?', '/mcp/x?']]) {
+      const r = parseResponse(await rawClient(mp.url, [get('GET', target)]));
+      assert.equal(r.status, 200);
+      assert.equal(up.requests.at(-1).target, want, `${target}: the client's own query, as sent`);
+    }
+  });
+});
+
+test('a session made by a later exchange starts no later than an earlier one that joins it', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withProxy('', async ({ db, mp }) => {
+    const body = (id) => `{"jsonrpc":"2.0","id":${id},"method":"ping"}`;
+    const post = (path, id) => `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body(id).length}\r\nConnection: close\r\n\r\n${body(id)}`;
+    // The upstream has no sessions; /slow answers after 2 s, /fast at once.
+    const slow = rawClient(mp.url, [post('/slow', 1)]);
+    await new Promise((r) => setTimeout(r, 500));
+    const fast = parseResponse(await rawClient(mp.url, [post('/fast', 2)]));
+    assert.equal(fast.status, 200);
+    assert.equal(parseResponse(await slow).status, 200);
+    await mp.stop();
+    const s = sql(db, 'SELECT id, started_ns FROM sessions');
+    assert.equal(s.length, 1, JSON.stringify(s));
+    const x = sql(db, 'SELECT path, started_ns FROM http_exchanges ORDER BY started_ns');
+    assert.deepEqual(x.map((e) => e.path), ['/slow', '/fast']);
+    // In SQL: nanosecond times are past a double's exact integers.
+    const d = sql(db, `SELECT (SELECT min(started_ns) FROM http_exchanges) - s.started_ns AS x_ns,
+      (SELECT min(ts_ns) FROM messages) - s.started_ns AS m_ns FROM sessions s`)[0];
+    console.log(`# first exchange ${d.x_ns} ns and first message ${d.m_ns} ns after the session's start`);
+    assert.ok(d.x_ns >= 0, 'the session starts no later than its first exchange');
+    assert.ok(d.m_ns >= 0, 'nor than its first message');
+  });
 });

@@ -528,6 +528,34 @@ static const struct kind_case kind_cases[] = {
 	{ "POST /mcp HTTP/1.1\r\nContent-Length: 0012\r\n\r\n", 1, NULL, 0,
 	  HTTP_BODY_LENGTH, 12 },
 	{ "GET /mcp HTTP/1.1\r\n\r\n", 1, NULL, 0, HTTP_BODY_NONE, 0 },
+	/*
+	 * Lengths that wrap a 64-bit number if it is multiplied before it
+	 * is checked (2^64 to 0, 2^64 + 5 to 5), and the limit itself.
+	 */
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: 18446744073709551616\r\n"
+	  "\r\n", 1, NULL, -1, HTTP_BODY_NONE, 0 },
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: 18446744073709551621\r\n"
+	  "\r\n", 1, NULL, -1, HTTP_BODY_NONE, 0 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551616\r\n\r\n",
+	  0, "GET", -1, HTTP_BODY_NONE, 0 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 36893488147419103237\r\n\r\n",
+	  0, "GET", -1, HTTP_BODY_NONE, 0 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 4611686018427387904\r\n\r\n",
+	  0, "GET", 0, HTTP_BODY_LENGTH, (uint64_t)1 << 62 },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 4611686018427387905\r\n\r\n",
+	  0, "GET", -1, HTTP_BODY_NONE, 0 },
+	/* A request's is one run of digits: no empty list elements. */
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5,\r\n\r\n", 1, NULL, -1,
+	  HTTP_BODY_NONE, 0 },
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: , 5\r\n\r\n", 1, NULL, -1,
+	  HTTP_BODY_NONE, 0 },
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: 5 ,\r\n\r\n", 1, NULL, -1,
+	  HTTP_BODY_NONE, 0 },
+	{ "POST /mcp HTTP/1.1\r\nContent-Length: \t5 \r\n\r\n", 1, NULL, 0,
+	  HTTP_BODY_LENGTH, 5 },
+	/* A response's may still be a list of equal values. */
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 5,\r\n\r\n", 0, "GET", 0,
+	  HTTP_BODY_LENGTH, 5 },
 };
 
 /* Body framing follows RFC 9112 6.3, requests more strictly. */
@@ -1054,7 +1082,7 @@ Test(http_body, trailers_kept, .timeout = UNIT_TIMEOUT)
 	http_head_clear(&h);
 
 	out = evbuffer_new();
-	http_chunk_end_trailers(out, tr);
+	http_chunk_end_trailers(out, tr, NULL);
 	n = evbuffer_copyout(out, got, sizeof got - 1);
 	got[n] = '\0';
 	cr_assert_str_eq(got, "0\r\nExpires: never\r\nX-Sum:  1 \r\n"
@@ -1064,4 +1092,41 @@ Test(http_body, trailers_kept, .timeout = UNIT_TIMEOUT)
 	evbuffer_free(src);
 	evbuffer_free(dst);
 	evbuffer_free(tr);
+}
+
+/*
+ * Framing, routing and hop-by-hop fields are never passed on in trailers
+ * (RFC 9110 6.5.1), and are named to be noted; the rest go byte for byte.
+ */
+Test(http_chunk, trailers_forbidden, .timeout = UNIT_TIMEOUT)
+{
+	static const char	 in[] = "X-A:  1 \r\nContent-Length: 5\r\n"
+	    "transfer-encoding: chunked\r\nHost: evil\r\nX-B: 2\r\n"
+	    "Connection: close\r\nTE: trailers\r\nTrailer: X-A\r\n"
+	    "Keep-Alive: 1\r\nUpgrade: h2c\r\nContent-Type: x/y\r\n";
+	struct evbuffer		*tr, *out;
+	char			 got[512], *dropped;
+	size_t			 n;
+
+	tr = evbuffer_new();
+	out = evbuffer_new();
+	evbuffer_add(tr, in, sizeof in - 1);
+	http_chunk_end_trailers(out, tr, &dropped);
+	n = evbuffer_copyout(out, got, sizeof got - 1);
+	got[n] = '\0';
+	cr_assert_str_eq(got, "0\r\nX-A:  1 \r\nX-B: 2\r\n\r\n");
+	cr_assert_not_null(dropped);
+	cr_assert_str_eq(dropped, "Content-Length, transfer-encoding, Host, "
+	    "Connection, TE, Trailer, Keep-Alive, Upgrade, Content-Type");
+	free(dropped);
+
+	/* Nothing dropped: nothing to note. */
+	evbuffer_drain(out, evbuffer_get_length(out));
+	evbuffer_drain(tr, evbuffer_get_length(tr));
+	evbuffer_add(tr, "X-A: 1\r\n", 8);
+	http_chunk_end_trailers(out, tr, &dropped);
+	cr_assert_null(dropped);
+	cr_assert_eq(evbuffer_get_length(out), 3 + 8 + 2);
+	evbuffer_free(tr);
+	evbuffer_free(out);
 }

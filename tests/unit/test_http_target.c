@@ -71,6 +71,38 @@ static const struct target_case target_cases[] = {
 	{ "GET", "/a\\..\\..", "/base", NULL, 400, NULL },
 	{ "GET", "/mcp#frag", "/base", NULL, 400, NULL },
 	{ "GET", "/mcp?a=../../x", "/base", NULL, 0, "/base/mcp?a=../../x" },
+	/* What an upstream that decodes first may read as '.' or '/'. */
+	{ "GET", "/..%00/x", "/base", NULL, 400, NULL },
+	{ "GET", "/a%00b", "/base", NULL, 400, NULL },
+	{ "GET", "/a/..%3b/..%3b/x", "/base", NULL, 400, NULL },
+	{ "GET", "/a/..%3B/x", "/base", NULL, 400, NULL },
+	{ "GET", "/a/..;x/b", "/base", NULL, 400, NULL },
+	{ "GET", "/a/.;x/b", "/base", NULL, 400, NULL },
+	{ "GET", "/a/%2e%2e%3bx/b", "/base", NULL, 400, NULL },
+	{ "GET", "/%u002e%u002e/x", "/base", NULL, 400, NULL },
+	{ "GET", "/a%U002fb", "/base", NULL, 400, NULL },
+	{ "GET", "/%c0%ae%c0%ae/x", "/base", NULL, 400, NULL },
+	{ "GET", "/%C1%9C", "/base", NULL, 400, NULL },
+	{ "GET", "/%e0%80%ae", "/base", NULL, 400, NULL },
+	{ "GET", "/%f0%80%80%ae", "/base", NULL, 400, NULL },
+	{ "GET", "/%f8%80%80%80%ae", "/base", NULL, 400, NULL },
+	{ "GET", "/a;v=1/b", "/base", NULL, 0, "/base/a;v=1/b" },
+	{ "GET", "/%e2%82%ac", "/base", NULL, 0, "/base/%e2%82%ac" },
+	{ "GET", "/%e0%a4%85", "/base", NULL, 0, "/base/%e0%a4%85" },
+	{ "GET", "/%25", "/base", NULL, 0, "/base/%25" },
+	/* An absolute-form's host becomes Host: host[:port] only. */
+	{ "GET", "http://h,evil/x", "/base", NULL, 400, NULL },
+	{ "GET", "http://h;x/x", "/base", NULL, 400, NULL },
+	{ "GET", "http://h%2cx/x", "/base", NULL, 400, NULL },
+	{ "GET", "http://h:80x/x", "/base", NULL, 400, NULL },
+	{ "GET", "http://h:123456/x", "/base", NULL, 400, NULL },
+	{ "GET", "http://:80/x", "/base", NULL, 400, NULL },
+	{ "GET", "http://[::1/x", "/base", NULL, 400, NULL },
+	{ "GET", "http://[]/x", "/base", NULL, 400, NULL },
+	{ "GET", "http://[::1]x/x", "/base", NULL, 400, NULL },
+	{ "GET", "http://h.example-1:8080/x", "/base", NULL, 0, "/base/x" },
+	{ "GET", "http://10.0.0.1/x", "/base", NULL, 0, "/base/x" },
+	{ "GET", "http://[::1]:8080/x", "/base", NULL, 0, "/base/x" },
 };
 
 /* Every form of request target stays under the prefix, or is refused. */
@@ -127,6 +159,17 @@ static const struct url_case url_cases[] = {
 	{ "http://h/mcp#x", -1, NULL, NULL },
 	{ "http://h/mcp?k=v#x", -1, NULL, NULL },
 	{ "http://h/../mcp", -1, NULL, NULL },
+	/* An empty query is none: no "?" or "&" is added for it. */
+	{ "http://h/mcp?", 0, "/mcp", NULL },
+	{ "http://h?", 0, "", NULL },
+	/* The operator's encoded '/' is part of a name, not a separator. */
+	{ "http://h/v1/org%2Fname/mcp", 0, "/v1/org%2Fname/mcp", NULL },
+	{ "http://h/a%5cb/mcp?k=v", 0, "/a%5cb/mcp", "k=v" },
+	/* A port is digits only (no sign or space), up to 65535. */
+	{ "http://h:+80/mcp", -1, NULL, NULL },
+	{ "http://h: 80/mcp", -1, NULL, NULL },
+	{ "http://h:99999999999999999999/mcp", -1, NULL, NULL },
+	{ "http://h:8080/mcp", 0, "/mcp", NULL },
 };
 
 /* --upstream: the path is the prefix, the query goes with every request. */

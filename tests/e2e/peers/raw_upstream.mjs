@@ -7,8 +7,9 @@
 //   const up = await startRawUpstream(answer);   // answer(req) -> bytes
 //   up.origin, up.requests (what came), await up.close()
 //
-// answer(req) gets {method, target, head, body, trailers} and returns the
-// whole response as a string; the connection is closed after it (FIN),
+// answer(req) gets {method, target, head, body, trailers} and returns (or
+// resolves, for a slow upstream) the whole response as a string; the
+// connection is closed after it (FIN),
 // so close-delimited bodies end.  One request per connection is read.
 import net from 'node:net';
 
@@ -65,7 +66,8 @@ export function startRawUpstream(answer) {
       done = true;
       const req = { method, target, head, body: body.toString('utf8'), trailers };
       requests.push(req);
-      sock.end(answer(req));
+      // An answer may be a promise: a slow upstream.
+      Promise.resolve(answer(req)).then((bytes) => { if (!sock.destroyed) sock.end(bytes); });
     });
   });
   return new Promise((resolve) => {
