@@ -52,6 +52,14 @@ static const char *const redact_auth_schemes[] = {
 	NULL
 };
 
+/*
+ * Names whose value is a list or has parameters ("a=1; sid=2", "Digest
+ * username=\"u\", response=\"r\""): the value runs to the line's end.
+ */
+static const char *const redact_name_line[] = {
+	"cookie", "setcookie", "authorization", "proxyauthorization", NULL
+};
+
 /* A growing list of byte ranges to replace. */
 struct ranges {
 	struct range	*v;
@@ -207,6 +215,25 @@ text_name_secret(const struct redact *r, const char *name, size_t len,
 	return 0;
 }
 
+/* Whether a name's value runs to the end of its line (redact_name_line). */
+static int
+text_name_line(const char *name, size_t len)
+{
+	unsigned char	k[TEXT_NAME_MAX];
+	size_t		n = 0, i;
+	int		c;
+
+	if (len > TEXT_NAME_MAX)
+		return 0;
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)name[i];
+		if (c == '_' || c == '-' || c == '.' || c == ' ' || c == '\t')
+			continue;
+		k[n++] = (unsigned char)text_lower(c);
+	}
+	return text_in(redact_name_line, k, n);
+}
+
 /* [A-Za-z0-9_.-]: the bytes of a name in text. */
 static int
 text_name_byte(unsigned char c)
@@ -239,9 +266,16 @@ text_bare_end(const unsigned char *s, size_t v, size_t n)
 	if (n - v >= sizeof REDACTED - 1 && memcmp(s + v, REDACTED,
 	    sizeof REDACTED - 1) == 0)
 		return v + sizeof REDACTED - 1;
+	/* An escape is the value's (never its end: "abc\\\"def" is one). */
 	for (e = v; e < n && e - v < TEXT_VALUE_MAX && !text_value_stop(s[e]);
-	    e++)
-		;
+	    e++) {
+		if (s[e] == '\\' && e + 1 < n && !text_value_stop(s[e + 1]))
+			e++;
+		else if (s[e] == '\\' && e + 1 < n && s[e + 1] == '"')
+			e++;
+	}
+	if (e > n)
+		e = n;
 	return e;
 }
 
@@ -294,6 +328,47 @@ text_value(const unsigned char *s, size_t v, size_t n, size_t *vs,
 }
 
 /*
+ * The value at v of a name in redact_name_line: after its scheme word if
+ * it has one, to the end of the line or to the quote that opened the
+ * text around it (quote, not 0; an escaped one does not end it), blanks
+ * at its end left out.  Returns where the scan goes on.
+ */
+static size_t
+text_line_value(const unsigned char *s, size_t v, size_t n,
+    unsigned char quote, size_t *vs, size_t *ve)
+{
+	unsigned char	lw[16];
+	size_t		e, w, i;
+
+	for (e = v; e < n && e - v < sizeof lw && (secrets_cls[s[e]] &
+	    C_ALNUM); e++)
+		lw[e - v] = (unsigned char)text_lower(s[e]);
+	if (e > v && e - v < sizeof lw && e < n && text_blank(s[e]) &&
+	    text_in(redact_auth_schemes, lw, e - v)) {
+		for (w = e; w < n && w - e < TEXT_GAP_MAX && text_blank(s[w]);
+		    w++)
+			;
+		v = w;
+	}
+	for (e = v; e < n && e - v < TEXT_VALUE_MAX && s[e] != '\n' &&
+	    s[e] != '\r'; e++) {
+		if (s[e] == '\\' && e + 1 < n && s[e + 1] != '\n') {
+			e++;
+			continue;
+		}
+		if (quote != 0 && s[e] == quote)
+			break;
+	}
+	if (e > n)
+		e = n;
+	for (i = e; i > v && text_blank(s[i - 1]); i--)
+		;
+	*vs = v;
+	*ve = i;
+	return e;
+}
+
+/*
  * name=value or name: value with the separator at i: the value's range
  * when the name is a secret's.  Returns where the scan goes on.
  */
@@ -331,7 +406,13 @@ text_pair(const struct redact *r, const unsigned char *s, size_t i,
 		return i + 1;
 	for (v = i + 1; v < n && v - i <= TEXT_GAP_MAX && text_blank(s[v]); v++)
 		;
-	next = text_value(s, v, n, &vs, &ve);
+	if (v < n && s[v] != '"' && s[v] != '\'' &&
+	    text_name_line((const char *)s + b, e - b))
+		next = text_line_value(s, v, n, q == 0 && b > 0 &&
+		    (s[b - 1] == '"' || s[b - 1] == '\'') ? s[b - 1] : 0,
+		    &vs, &ve);
+	else
+		next = text_value(s, v, n, &vs, &ve);
 	ranges_add(rs, vs, ve);
 	return next > i + 1 ? next : i + 1;
 }
@@ -535,30 +616,40 @@ redact_url(const struct redact *r, const char *url)
 {
 	const unsigned char	*s = (const unsigned char *)url;
 	struct ranges		 rs;
-	size_t			 n = strlen(url), i, a, e, at, colon, q, h;
+	const unsigned char	*sep;
+	size_t			 n = strlen(url), i, a, e, q, h, us, ue;
 	size_t			 outlen;
 	char			*out;
 
 	memset(&rs, 0, sizeof rs);
-	/* scheme "://" authority */
-	for (i = 0; i < n && ((secrets_cls[s[i]] & C_ALNUM) || s[i] == '+' ||
-	    s[i] == '.' || s[i] == '-'); i++)
-		;
+	/*
+	 * scheme "://" authority, the scheme anywhere ("--repo=https://..."),
+	 * or a leading "//" authority: the password of its userinfo, or all
+	 * of one without a ':' (whatever the rules).
+	 */
 	a = 0;
-	if (i > 0 && n - i >= 3 && memcmp(s + i, "://", 3) == 0) {
-		a = i + 3;
-		for (e = a; e < n && strchr("/?#", s[e]) == NULL; e++)
+	sep = memmem(s, n, "://", 3);
+	if (sep != NULL)
+		i = (size_t)(sep - s) + 3;
+	else if (n >= 2 && s[0] == '/' && s[1] == '/')
+		i = 2;
+	else
+		i = 0;
+	if (i > 0) {
+		if (secrets_userinfo(s, i - 2, n, &us, &ue))
+			ranges_add(&rs, us, ue);
+		for (e = i; e < n && strchr("/?#", s[e]) == NULL; e++)
 			;
-		for (at = e; at > a && s[at - 1] != '@'; at--)
-			;
-		if (at > a) {
-			for (colon = a; colon < at - 1 && s[colon] != ':';
-			    colon++)
-				;
-			ranges_add(&rs, colon < at - 1 ? colon + 1 : a,
-			    at - 1);
-		}
 		a = e;
+	}
+	/* Path parameters: "/app;jsessionid=X" is a field too. */
+	for (q = a; q < n && s[q] != '?' && s[q] != '#'; q++) {
+		if (s[q] != ';')
+			continue;
+		for (e = q + 1; e < n && strchr("/?#", s[e]) == NULL; e++)
+			;
+		text_fields(r, s, q + 1, e, ";", &rs);
+		q = e - 1;
 	}
 	for (q = a; q < n && s[q] != '?' && s[q] != '#'; q++)
 		;
@@ -623,12 +714,53 @@ argv_with_value(const char *a, size_t len)
 }
 
 /*
+ * An argument (or the value of "--flag=" or "NAME=" in one) with no
+ * blank that is user:password@host with no scheme ("--dsn
+ * user:pw@tcp(db:3306)/app"): a copy with the password [REDACTED], or
+ * NULL.  The password runs to the last '@' before the first '/' after
+ * the ':' (one may hold an '@').  An image digest (name:tag@sha256:...)
+ * is no password.
+ */
+static char *
+argv_userinfo(const char *a)
+{
+	const char	*v = a, *colon, *slash, *at, *p;
+	size_t		 nl;
+	char		*out;
+
+	if (a[0] == '-' && (p = strchr(a, '=')) != NULL)
+		v = p + 1;
+	else if ((nl = argv_assign(a)) > 0)
+		v = a + nl + 1;
+	if (strpbrk(v, " \t\r\n") != NULL || strstr(v, "//") != NULL)
+		return NULL;
+	if ((colon = strchr(v, ':')) == NULL || colon == v ||
+	    memchr(v, '/', (size_t)(colon - v)) != NULL ||
+	    memchr(v, '@', (size_t)(colon - v)) != NULL)
+		return NULL;
+	slash = strchr(colon, '/');
+	if (slash == NULL)
+		slash = colon + strlen(colon);
+	for (at = NULL, p = colon + 1; p < slash; p++) {
+		if (*p == '@')
+			at = p;
+	}
+	if (at == NULL || at == colon + 1 || at[1] == '\0' ||
+	    strncmp(at + 1, "sha256:", 7) == 0 ||
+	    strncmp(at + 1, "sha512:", 7) == 0)
+		return NULL;
+	xasprintf(&out, "%.*s%s%s", (int)(colon + 1 - a), a, REDACTED, at);
+	return out;
+}
+
+/*
  * A command line as it may be stored or logged (a new NULL-terminated
  * array; free with redact_argv_free): after a flag named like a secret
  * ("--token X", "-api-key X") the next argument unless it is a flag
  * itself, the value of "--flag=X" and of an assignment "NAME=X" with a
- * secret's name, whole; then every argument as text (redact_text) and,
- * when it holds "://", as a URL (redact_url).  A one-letter flag ("-p")
+ * secret's name, whole; the password of user:password@host with no
+ * scheme; then every argument as text (redact_text) and, when it holds
+ * "://", as a URL (redact_url).  A one-letter flag ("-p")
  * is not taken for a name: its meaning differs from program to program.
  */
 char **
@@ -666,6 +798,8 @@ redact_argv(const struct redact *r, char *const *argv)
 		} else if (r != NULL && (nl = argv_assign(a)) > 0 &&
 		    redact_name_secret(r, a, nl))
 			cur = argv_with_value(a, nl);
+		if (cur == NULL && (r == NULL || r->shapes))
+			cur = argv_userinfo(a);
 		if (cur == NULL)
 			cur = xstrdup(a);
 		if (redact_text(r, cur, strlen(cur), &t, &tl) != 0) {

@@ -74,6 +74,7 @@ secrets_init(void)
 	secrets_cls['"'] |= C_MAYBE;
 	secrets_cls['\\'] |= C_MAYBE;
 	secrets_cls[':'] |= C_MAYBE;
+	secrets_cls['/'] |= C_MAYBE;
 	secrets_cls[','] |= C_STOP;
 	secrets_cls['}'] |= C_STOP;
 	secrets_cls[']'] |= C_STOP;
@@ -432,12 +433,16 @@ whole:
 }
 
 /*
- * The password of a URL's user:password@ at i ("://" is at i - 3), as
- * [*ms, *me).  Looks at most SECRETS_USERINFO_MAX bytes on.
+ * The secret of a URL's userinfo at i ("://" or a leading "//" just
+ * before it), as [*ms, *me): the password of user:password@, or all of a
+ * userinfo without a ':' (a token as the user: https://TOKEN@host).
+ * need_colon: only user:password (after a "//" with no scheme, where a
+ * word@host may be anything).  Looks at most SECRETS_USERINFO_MAX bytes
+ * on.
  */
 static int
-userinfo_at(const unsigned char *s, size_t i, size_t n, size_t *ms,
-    size_t *me)
+userinfo_at(const unsigned char *s, size_t i, size_t n, int need_colon,
+    size_t *ms, size_t *me)
 {
 	size_t	k, colon = 0;
 
@@ -449,11 +454,37 @@ userinfo_at(const unsigned char *s, size_t i, size_t n, size_t *ms,
 		if (s[k] == ':' && colon == 0)
 			colon = k;
 	}
-	if (k >= n || s[k] != '@' || colon == 0 || colon + 1 >= k)
+	if (k >= n || s[k] != '@' || k == i || k + 1 >= n ||
+	    strchr("/?#\"'<>\\ \t\r\n", s[k + 1]) != NULL)
 		return 0;
-	*ms = colon + 1;
+	if (colon == 0) {
+		if (need_colon)
+			return 0;
+		*ms = i;
+	} else if (colon + 1 >= k)
+		return 0;
+	else
+		*ms = colon + 1;
 	*me = k;
 	return 1;
+}
+
+/*
+ * A userinfo after the "//" at i: "scheme://" anywhere, or "//" with no
+ * scheme at a word's start ("//user:pass@host/path").
+ */
+int
+secrets_userinfo(const unsigned char *s, size_t i, size_t n, size_t *ms,
+    size_t *me)
+{
+	if (n - i < 3 || s[i] != '/' || s[i + 1] != '/')
+		return 0;
+	if (i > 0 && s[i - 1] == ':')
+		return userinfo_at(s, i + 2, n, 0, ms, me);
+	if (i == 0 || (secrets_cls[s[i - 1]] & C_WS) || strchr("\"'=(<",
+	    s[i - 1]) != NULL)
+		return userinfo_at(s, i + 2, n, 1, ms, me);
+	return 0;
 }
 
 /*
@@ -477,8 +508,7 @@ secrets_next(const unsigned char *s, size_t n, size_t from, size_t *ms,
 			i = j;
 			continue;
 		}
-		if (s[i] == ':' && n - i >= 3 && s[i + 1] == '/' &&
-		    s[i + 2] == '/' && userinfo_at(s, i + 3, n, ms, me))
+		if (s[i] == '/' && secrets_userinfo(s, i, n, ms, me))
 			return 1;
 		i++;
 	}
@@ -573,9 +603,8 @@ secrets_maybe(const struct redact *r, const unsigned char *s, size_t n)
 			in_string = !in_string;
 		} else if (c == '\\')
 			return 1;
-		else if (c == ':' && patterns && n - i >= 3 &&
-		    s[i + 1] == '/' && s[i + 2] == '/' &&
-		    userinfo_at(s, i + 3, n, &ms, &me))
+		else if (c == '/' && patterns &&
+		    secrets_userinfo(s, i, n, &ms, &me))
 			return 1;
 		i++;
 	}
