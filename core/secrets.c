@@ -27,8 +27,11 @@
 #define SECRETS_BEARER_MIN	16	/* a Bearer token, or 8 with a digit */
 #define SECRETS_BEARER_DIGIT_MIN	8
 #define SECRETS_JWT_MIN		10	/* a JWT's first part */
-/* A Basic credential: base64 of at least "u:p", decoded this far at most. */
-#define SECRETS_BASIC_MIN	4
+/*
+ * A Basic credential: base64 of at least "u:pw" and padding (8 digits),
+ * decoded this far at most.
+ */
+#define SECRETS_BASIC_MIN	8
 #define SECRETS_BASIC_MAX	4096
 /* How far "-----BEGIN " may be from its closing "-----". */
 #define SECRETS_PEM_LABEL_MAX	64
@@ -278,16 +281,17 @@ b64_value(unsigned char c)
 }
 
 /*
- * The end of the credentials of "Basic " at k: base64 (with its padding)
- * that decodes to something with a ':' in it (user:password), as Basic
- * credentials always do; or k when there are none.  Prose ("Basic
- * functionality") seldom decodes to a colon.
+ * The end of the credentials of "Basic " at k: base64 whose length (with
+ * its padding) is a multiple of 4 and at least SECRETS_BASIC_MIN, that
+ * decodes to printable ASCII with a ':' after a user of one byte or more
+ * (user:password), as Basic credentials are; or k when there are none.
+ * Prose ("Basic Overview", "Basic Operations") does not decode so.
  */
 static size_t
 basic_end(const unsigned char *s, size_t k, size_t n)
 {
-	size_t		t, e;
-	unsigned int	acc = 0;
+	size_t		t, e, out = 0;
+	unsigned int	acc = 0, b;
 	int		bits = 0, v, colon = 0;
 
 	for (t = k; t < n && t - k < SECRETS_BASIC_MAX &&
@@ -295,13 +299,20 @@ basic_end(const unsigned char *s, size_t k, size_t n)
 		acc = (acc << 6 | (unsigned int)v) & 0xffffff;
 		if ((bits += 6) >= 8) {
 			bits -= 8;
-			if (((acc >> bits) & 0xff) == ':')
+			b = (acc >> bits) & 0xff;
+			if (b < 0x20 || b > 0x7e)
+				return k;
+			if (b == ':' && !colon) {
+				if (out == 0)
+					return k;
 				colon = 1;
+			}
+			out++;
 		}
 	}
 	for (e = t; e < n && e - t < 2 && s[e] == '='; e++)
 		;
-	if (!colon || t - k < SECRETS_BASIC_MIN ||
+	if (!colon || e - k < SECRETS_BASIC_MIN || (e - k) % 4 != 0 ||
 	    (e < n && (secrets_cls[s[e]] & C_TOKEN)))
 		return k;
 	return e;

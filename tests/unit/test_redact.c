@@ -170,6 +170,9 @@ static const struct redact_case cases[] = {
 	  "YWxpY2U6czNjcmV0\",\"p\":\"Basic functionality\"}"), 0, {0}, {0},
 	  W("{\"h\":\"Authorization: Basic " R "\",\"p\":\"Basic "
 	  "functionality\"}"), 1 },
+	{ "Basic prose in a message stays", RAW("{\"t\":\"Basic Overview, "
+	  "Basic Operations, basic dXNlcg==, Basic OnBhc3M=\"}"), 0, {0},
+	  {0}, NOWANT, 0 },
 	{ "JSON in a string: its members too", RAW("{\"text\":\"{\\\"api_key"
 	  "\\\": \\\"k1\\\", \\\"n\\\": 1}\"}"), 0, {0}, {0},
 	  W("{\"text\":\"{\\\"api_key\\\": \\\"[REDACTED]\\\", \\\"n\\\": 1}\"}"),

@@ -48,6 +48,10 @@ static const struct text_case text_cases[] = {
 	{ "Basic anywhere", K_TEXT, "sent basic " BASIC " to it",
 	  "sent basic " R " to it" },
 	{ "Basic prose", K_TEXT, "Basic functionality works", NULL },
+	{ "Basic prose decoding to a ':'", K_TEXT, "Basic Overview; Basic "
+	  "Operations; basic Settings", NULL },
+	{ "Basic: no user, no colon, short", K_TEXT, "Basic OnBhc3M= basic "
+	  "dXNlcg== basic YTpi", NULL },
 	{ "Bearer", K_TEXT, "using Bearer abcdefgh12345678",
 	  "using Bearer " R },
 	{ "X-Auth-Token header line", K_TEXT, "X-Auth-Token: t0k",
