@@ -25,25 +25,69 @@
 #define TEXT_GAP_MAX	4
 
 /*
- * Names of secrets by shape, compared in lower case without '_', '-', '.'
- * and blanks: a name holding one of these words...
+ * Names of secrets by shape.  A name is cut into segments at '_', '-',
+ * '.', blanks and camelCase ("nextPageToken": next, page, token;
+ * "APIKey": api, key), in lower case.  It is a secret's when its whole
+ * (the segments joined) holds one of these words...
  */
 static const char *const redact_name_parts[] = {
-	"token", "secret", "password", "passwd", "passphrase", "key",
-	"auth", "cookie", "session", "credential", "signature", "assertion",
-	"bearer", "jwt", NULL
+	"secret", "password", "passwd", "passphrase", "credential",
+	"cookie", "signature", "assertion", "bearer", "jwt", NULL
 };
 
-/* ...or that is one of these (short ones, too common inside words)... */
+/* ...or its whole or one of its segments is one of these... */
+static const char *const redact_name_segs[] = {
+	"token", "key", "auth", "authorization", "authentication", "authn",
+	"oauth", "apikey", "apitoken", "accesstoken", "refreshtoken",
+	"idtoken", "authtoken", "accesskey", "privatekey", "secretkey",
+	"authkey", "sessionid", "sessionkey", "sessiontoken", "phpsessid",
+	"jsessionid", "sessid", "connectsid", "csrftoken", "xsrftoken",
+	"bearertoken", NULL
+};
+
+/*
+ * ...but not "key" before one of these: "key_file", "api_key_path" name
+ * a file, not a key...
+ */
+static const char *const redact_name_key_kept_next[] = {
+	"file", "path", "dir", "name", "size", "type", "length", "len",
+	"count", "format", "alias", NULL
+};
+
+/*
+ * ...or it ends a segment in "token" ("ghtoken"), or is "session" as
+ * the last segment or before one of these ("session_id"; "X-Session-Name"
+ * is no secret)...
+ */
+static const char *const redact_name_session_next[] = {
+	"id", "token", "key", "secret", "cookie", NULL
+};
+
+/*
+ * ...or the whole is one of these (short ones, too common inside words;
+ * only where they cannot be prose: a query's, a form's, a header's)...
+ */
 static const char *const redact_name_whole[] = {
 	"code", "codeverifier", "devicecode", "usercode", "pass", "pwd",
 	"pin", "otp", "sig", "sid", NULL
 };
 
-/* ...unless it is one of these: they hold none, and are worth reading. */
+/* ...unless the whole is one of these: they hold none, and are worth
+ * reading. */
 static const char *const redact_name_kept[] = {
 	"wwwauthenticate", "proxyauthenticate", "author", "authors",
-	"keyword", "keywords", "progresstoken", "maxtokens", NULL
+	"authority", "keyword", "keywords", "keyboard", "progresstoken",
+	"maxtokens", "pagetoken", "nextpagetoken", "nexttoken",
+	"prevpagetoken", "tokenizer", "sortkey", "primarykey", "foreignkey",
+	"partitionkey", "accesscontrolallowcredentials", NULL
+};
+
+/*
+ * A value of digits only after a name with one of these segments is a
+ * count, not a secret ("token_count: 12", "max_token=4096").
+ */
+static const char *const redact_name_counts[] = {
+	"tokens", "count", "max", "limit", "remaining", "used", "total", NULL
 };
 
 /* Scheme words after which the credentials follow ("Basic abc=="). */
@@ -173,6 +217,66 @@ redact_name_secret(const struct redact *r, const char *name, size_t len)
 	return text_name_secret(r, name, len, 1);
 }
 
+/* The segments of a name (see redact_name_parts), at most this many. */
+#define TEXT_SEG_MAX	16
+
+struct segs {
+	unsigned char	 buf[TEXT_NAME_MAX];	/* segments, back to back */
+	size_t		 off[TEXT_SEG_MAX];
+	size_t		 len[TEXT_SEG_MAX];
+	size_t		 n;
+	size_t		 total;			/* bytes in buf */
+};
+
+static int
+text_upper(int c)
+{
+	return c >= 'A' && c <= 'Z';
+}
+
+/*
+ * Cut name into segments (lower case) at separators and camelCase.
+ * Returns 0 when it is longer than TEXT_NAME_MAX.  Segments past
+ * TEXT_SEG_MAX join the last one.
+ */
+static int
+text_segments(const char *name, size_t len, struct segs *sg)
+{
+	size_t	i;
+	int	c, prev = 0, next, cut;
+
+	memset(sg, 0, sizeof *sg);
+	if (len > TEXT_NAME_MAX)
+		return 0;
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)name[i];
+		if (c == '_' || c == '-' || c == '.' || c == ' ' ||
+		    c == '\t') {
+			prev = 0;
+			continue;
+		}
+		next = i + 1 < len ? (unsigned char)name[i + 1] : 0;
+		/* aB, 9B, and the B of ABc ("APIKey": api, key) */
+		cut = prev == 0 || (text_upper(c) && ((prev >= 'a' &&
+		    prev <= 'z') || (prev >= '0' && prev <= '9') ||
+		    (text_upper(prev) && next >= 'a' && next <= 'z')));
+		if (cut && (sg->n < TEXT_SEG_MAX)) {
+			sg->off[sg->n] = sg->total;
+			sg->n++;
+		}
+		sg->buf[sg->total++] = (unsigned char)text_lower(c);
+		sg->len[sg->n - 1] = sg->total - sg->off[sg->n - 1];
+		prev = c;
+	}
+	return 1;
+}
+
+static int
+seg_is(const struct segs *sg, size_t i, const char *const *list)
+{
+	return i < sg->n && text_in(list, sg->buf + sg->off[i], sg->len[i]);
+}
+
 /*
  * As redact_name_secret(); whole: the short names of redact_name_whole
  * count too (not in free text, where "exit code: 3" is no secret's).
@@ -181,20 +285,14 @@ static int
 text_name_secret(const struct redact *r, const char *name, size_t len,
     int whole)
 {
-	unsigned char	k[TEXT_NAME_MAX];
-	size_t		n = 0, i, pl;
-	int		c;
+	struct segs	 sg;
+	const unsigned char *k, *g;
+	size_t		 n, i, pl, gl;
 
-	if (len > TEXT_NAME_MAX)
+	if (!text_segments(name, len, &sg) || sg.total == 0)
 		return 0;
-	for (i = 0; i < len; i++) {
-		c = (unsigned char)name[i];
-		if (c == '_' || c == '-' || c == '.' || c == ' ' || c == '\t')
-			continue;
-		k[n++] = (unsigned char)text_lower(c);
-	}
-	if (n == 0)
-		return 0;
+	k = sg.buf;
+	n = sg.total;
 	if (n == 9 && memcmp(k, "sessionid", 9) == 0)
 		return 1;
 	if (r == NULL)
@@ -205,11 +303,56 @@ text_name_secret(const struct redact *r, const char *name, size_t len,
 	/* The shortest word of ours has three letters. */
 	if (!r->shapes || n < 3 || text_in(redact_name_kept, k, n))
 		return 0;
-	if (whole && text_in(redact_name_whole, k, n))
+	if ((whole && text_in(redact_name_whole, k, n)) ||
+	    text_in(redact_name_segs, k, n))
 		return 1;
 	for (i = 0; redact_name_parts[i] != NULL; i++) {
 		pl = strlen(redact_name_parts[i]);
 		if (pl <= n && memmem(k, n, redact_name_parts[i], pl) != NULL)
+			return 1;
+	}
+	for (i = 0; i < sg.n; i++) {
+		g = sg.buf + sg.off[i];
+		gl = sg.len[i];
+		if (gl == 3 && memcmp(g, "key", 3) == 0) {
+			if (!seg_is(&sg, i + 1, redact_name_key_kept_next))
+				return 1;
+			continue;
+		}
+		if (text_in(redact_name_segs, g, gl))
+			return 1;
+		if (gl > 5 && memcmp(g + gl - 5, "token", 5) == 0 &&
+		    !text_in(redact_name_kept, g, gl))
+			return 1;
+		if (gl == 7 && memcmp(g, "session", 7) == 0 &&
+		    (i + 1 == sg.n || seg_is(&sg, i + 1,
+		    redact_name_session_next)))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Whether a name's value of vlen bytes at v is a count to keep: digits
+ * only, after a name with a segment of redact_name_counts.
+ */
+static int
+text_count_value(const char *name, size_t len, const unsigned char *v,
+    size_t vlen)
+{
+	struct segs	sg;
+	size_t		i;
+
+	if (vlen == 0)
+		return 0;
+	for (i = 0; i < vlen; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return 0;
+	}
+	if (!text_segments(name, len, &sg))
+		return 0;
+	for (i = 0; i < sg.n; i++) {
+		if (seg_is(&sg, i, redact_name_counts))
 			return 1;
 	}
 	return 0;
@@ -413,7 +556,8 @@ text_pair(const struct redact *r, const unsigned char *s, size_t i,
 		    &vs, &ve);
 	else
 		next = text_value(s, v, n, &vs, &ve);
-	ranges_add(rs, vs, ve);
+	if (!text_count_value((const char *)s + b, e - b, s + vs, ve - vs))
+		ranges_add(rs, vs, ve);
 	return next > i + 1 ? next : i + 1;
 }
 
@@ -442,7 +586,8 @@ text_flag(const struct redact *r, const unsigned char *s, size_t i, size_t n,
 	    !redact_name_secret(r, (const char *)s + f, g - f))
 		return g;
 	e = text_bare_end(s, v, n);
-	ranges_add(rs, v, e);
+	if (!text_count_value((const char *)s + f, g - f, s + v, e - v))
+		ranges_add(rs, v, e);
 	return e;
 }
 
@@ -584,7 +729,8 @@ text_fields(const struct redact *r, const unsigned char *s, size_t from,
 			if (eq - p <= TEXT_NAME_MAX) {
 				nl = text_unpct(s + p, eq - p, name);
 				if (redact_name_secret(r, (const char *)name,
-				    nl)) {
+				    nl) && !text_count_value((const char *)name,
+				    nl, s + eq + 1, e - eq - 1)) {
 					ranges_add(rs, eq + 1, e);
 					p = e + 1;
 					continue;
@@ -768,8 +914,8 @@ redact_argv(const struct redact *r, char *const *argv)
 {
 	char		**out;
 	char		 *cur, *t;
-	const char	 *a, *f;
-	size_t		  argc, i, nl, tl;
+	const char	 *a, *f, *pf = NULL;
+	size_t		  argc, i, nl, tl, pl = 0;
 	int		  pending = 0;
 
 	for (argc = 0; argv[argc] != NULL; argc++)
@@ -777,7 +923,9 @@ redact_argv(const struct redact *r, char *const *argv)
 	out = xcalloc(argc + 1, sizeof *out);
 	for (i = 0; i < argc; i++) {
 		a = argv[i];
-		if (pending && !(a[0] == '-' && a[1] == '-')) {
+		if (pending && !(a[0] == '-' && a[1] == '-') &&
+		    !text_count_value(pf, pl, (const unsigned char *)a,
+		    strlen(a))) {
 			out[i] = xstrdup(REDACTED);
 			pending = 0;
 			continue;
@@ -789,11 +937,16 @@ redact_argv(const struct redact *r, char *const *argv)
 			f = a + (a[1] == '-' ? 2 : 1);
 			nl = strcspn(f, "=");
 			if (nl >= 2 && redact_name_secret(r, f, nl)) {
-				if (f[nl] == '=')
+				if (f[nl] == '=' && !text_count_value(f, nl,
+				    (const unsigned char *)f + nl + 1,
+				    strlen(f + nl + 1)))
 					cur = argv_with_value(a,
 					    (size_t)(f - a) + nl);
-				else
+				else if (f[nl] != '=') {
 					pending = 1;
+					pf = f;
+					pl = nl;
+				}
 			}
 		} else if (r != NULL && (nl = argv_assign(a)) > 0 &&
 		    redact_name_secret(r, a, nl))

@@ -80,6 +80,15 @@ static const struct text_case text_cases[] = {
 	{ "content type", K_TEXT, "Content-Type: application/json", NULL },
 	{ "progressToken kept", K_TEXT, "progressToken: 5", NULL },
 	{ "redacted already", K_TEXT, "password=" R, NULL },
+	{ "kept: counts and words", K_TEXT, "max_output_tokens: 4096, "
+	  "total_tokens=5000 tokens: 1234 sort_key=name monkey=1 hotkey=F5 "
+	  "primaryKey: id keyboard: us nextPageToken: c2 page_token=c3 "
+	  "tokenizer: bpe authorName: Ann author_id=7 Authority: x "
+	  "X-Session-Name: s1 token_count: 12", NULL },
+	{ "kept header lines", K_TEXT, "Access-Control-Allow-Credentials: "
+	  "true\nx-ratelimit-remaining-tokens: 99", NULL },
+	{ "a count name with a word value", K_TEXT, "token_count: abc",
+	  "token_count: " R },
 	{ "Cookie: to the line's end", K_TEXT, "Cookie: theme=dark; "
 	  "connect.sid=s%3Aabc; PHPSESSID=abc123\nnext line",
 	  "Cookie: " R "\nnext line" },
@@ -198,13 +207,23 @@ Test(redact_text, names, .timeout = UNIT_TIMEOUT)
 		"X-Amz-Security-Token", "X-Hub-Signature-256",
 		"Mcp-Session-Id", "client_secret", "code", "code_verifier",
 		"refresh_token", "id_token", "PASSWORD", "db.passwd",
-		"X-Credential", "apiKey", "sessionId", NULL
+		"X-Credential", "apiKey", "sessionId", "APIKey", "GITHUB_TOKEN",
+		"ghtoken", "AWS_ACCESS_KEY_ID", "api_key_id", "x-api-key",
+		"session", "session_token", "PHPSESSID", "connect.sid",
+		"JSESSIONID", "accessToken", "dbPassword", "key", "secretKey",
+		"X-OAuth-Token", "Authentication", "csrftoken", NULL
 	};
 	static const char *const plain[] = {
 		"Content-Type", "Accept", "Host", "Origin", "Mcp-Method",
 		"MCP-Protocol-Version", "Last-Event-ID", "WWW-Authenticate",
 		"Keep-Alive", "User-Agent", "error_code", "grant_type",
-		"state", "progressToken", "author", "Content-Length", NULL
+		"state", "progressToken", "author", "Content-Length",
+		"max_output_tokens", "total_tokens", "tokens",
+		"x-ratelimit-remaining-tokens", "sort_key", "monkey", "hotkey",
+		"primaryKey", "keyboard", "nextPageToken", "page_token",
+		"tokenizer", "authorName", "author_id", "Authority",
+		"Access-Control-Allow-Credentials", "X-Session-Name", "keyfile",
+		"key_file", "session_count", NULL
 	};
 	struct redact	*r = redact_new(1), *none = redact_new(0);
 	size_t		 i;
@@ -240,7 +259,10 @@ Test(redact_text, argv, .timeout = UNIT_TIMEOUT)
 		"--repo=https://TOKEN1@github.com/o/r",
 		"--dsn", "user:hunter2@tcp(db:3306)/app",
 		"--dsn=u:p@ss@tcp(db:3306)/app", "DSN=u:pw9@h/db",
-		"node:20@sha256:abcdef", "12:30", NULL
+		"node:20@sha256:abcdef", "12:30",
+		"--max-output-tokens", "4096", "--keyfile", "/etc/k.pem",
+		"--key", "k9", "--session-name", "foo", "--token-count", "12",
+		"--token-count", "abc", NULL
 	};
 	static const char *const want[] = {
 		"env", "API_KEY=" R, "GITHUB_TOKEN=" R, "PATH=/bin", "node",
@@ -248,12 +270,15 @@ Test(redact_text, argv, .timeout = UNIT_TIMEOUT)
 		"-token", R, "-p", "8080", "--verbose",
 		"--header", "Authorization: Bearer " R,
 		"--url", "https://u:" R "@h/mcp?access_token=" R,
-		"--no-auth", "--port", "1", "--key-file=" R,
+		"--no-auth", "--port", "1", "--key-file=/etc/k",
 		"--header", "Cookie: " R,
 		"--repo=https://" R "@github.com/o/r",
 		"--dsn", "user:" R "@tcp(db:3306)/app",
 		"--dsn=u:" R "@tcp(db:3306)/app", "DSN=u:" R "@h/db",
-		"node:20@sha256:abcdef", "12:30", NULL
+		"node:20@sha256:abcdef", "12:30",
+		"--max-output-tokens", "4096", "--keyfile", "/etc/k.pem",
+		"--key", R, "--session-name", "foo", "--token-count", "12",
+		"--token-count", R, NULL
 	};
 	struct redact	*r = redact_new(1);
 	char		**out = redact_argv(r, in);
