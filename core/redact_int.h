@@ -61,4 +61,14 @@ int		 secrets_userinfo(const unsigned char *, size_t, size_t,
 struct range	*secrets_matches(const struct redact *, const unsigned char *,
 		     size_t, size_t *);
 
+/* redact.c */
+size_t		 redact_buf_text(const struct redact *, const void *, size_t,
+		     char **, size_t *);
+
+/* redact_text.c */
+size_t		 redact_text_plain(const struct redact *, const void *,
+		     size_t, char **, size_t *);
+int		 redact_text_member(const struct redact *, const char *,
+		     size_t, const unsigned char *, size_t);
+
 #endif

@@ -641,8 +641,10 @@ text_shapes(const struct redact *r, const unsigned char *s, size_t n,
  * element): members as in a message (redact_buf), the credential shapes,
  * and the value after every name of a secret ("password=X", "token: X",
  * "api_key=\"X\"", "\"secret\": \"X\"", "--token X", "Authorization:
- * Basic X").  Returns how many ranges were replaced; when not 0, *out is a
- * new allocation of *outlen bytes (NUL-terminated).
+ * Basic X").  Text that is JSON (a server logging JSON lines, an error
+ * body) is redacted as JSON (redact_buf_text) and stays JSON.  Returns
+ * how many ranges were replaced; when not 0, *out is a new allocation of
+ * *outlen bytes (NUL-terminated).
  */
 size_t
 redact_text(const struct redact *r, const void *buf, size_t len, char **out,
@@ -655,14 +657,26 @@ redact_text(const struct redact *r, const void *buf, size_t len, char **out,
 
 	if (r == NULL || len == 0)
 		return 0;
+	if (scan_is_json(buf, len)) {
+		count = redact_buf_text(r, buf, len, &first, &flen);
+		if (count == 0)
+			return 0;
+		/* NUL-terminated, as the text path's. */
+		res = xmalloc(flen + 1);
+		memcpy(res, first, flen);
+		res[flen] = '\0';
+		free(first);
+		*out = res;
+		*outlen = flen;
+		return count;
+	}
+	/* The shapes run there (walk_text) when any can be in the text. */
 	if (redact_buf(r, buf, len, &first, &flen) != 0) {
 		s = first;
 		n = flen;
 	}
 	memset(&rs, 0, sizeof rs);
 	text_pairs(r, s, n, &rs);
-	if (first == NULL)
-		text_shapes(r, s, n, &rs);
 	count = rs.n;
 	res = ranges_splice(&rs, s, n, outlen);
 	if (res == NULL) {
@@ -675,6 +689,43 @@ redact_text(const struct redact *r, const void *buf, size_t len, char **out,
 	free(first);
 	*out = res;
 	return count > 0 ? count : 1;
+}
+
+/*
+ * The text rule over s (the decoded contents of a JSON string): the
+ * values after names of secrets and the credential shapes, nothing
+ * parsed as JSON.  Returns as redact_text() does.
+ */
+size_t
+redact_text_plain(const struct redact *r, const void *buf, size_t len,
+    char **out, size_t *outlen)
+{
+	struct ranges	 rs;
+	size_t		 count;
+
+	if (r == NULL || len == 0)
+		return 0;
+	memset(&rs, 0, sizeof rs);
+	text_pairs(r, buf, len, &rs);
+	text_shapes(r, buf, len, &rs);
+	count = rs.n;
+	if ((*out = ranges_splice(&rs, buf, len, outlen)) == NULL)
+		return 0;
+	return count;
+}
+
+/*
+ * Whether a member of JSON met as text, named name (the bytes between
+ * its quotes) with the scalar value v (as written), is a secret's: by
+ * names by shape (the short names not: JSON-RPC errors have a "code"),
+ * unless v is a count (digits after a name such as "total_tokens").
+ */
+int
+redact_text_member(const struct redact *r, const char *name, size_t len,
+    const unsigned char *v, size_t vlen)
+{
+	return text_name_secret(r, name, len, 0) &&
+	    !text_count_value(name, len, v, vlen);
 }
 
 /* A byte of %XX at p (n bytes left), or -1. */

@@ -110,8 +110,22 @@ static const struct text_case text_cases[] = {
 	  "see https://h/x@y and //comment@foo", NULL },
 	{ "path parameter in text", K_TEXT, "GET /app;jsessionid=ABC123 200",
 	  "GET /app;jsessionid=" R " 200" },
-	{ "escaped quote in a value", K_TEXT, "{\"note\":\"token: abc\\\"def\"}",
-	  "{\"note\":\"token: " R "\"}" },
+	{ "escaped quote in a value, JSON", K_TEXT,
+	  "{\"note\":\"token: abc\\\"def\"}",
+	  "{\"note\":\"token: " R "\\\"def\"}" },
+	{ "escaped quote in a value, text", K_TEXT,
+	  "note token: abc\\\"def end", "note token: " R " end" },
+	{ "JSON text stays JSON", K_TEXT,
+	  "{\"session\":{\"id\":1},\"usage\":{\"input_tokens\":12},"
+	  "\"x\":2}", NULL },
+	{ "JSON text: members by shape", K_TEXT,
+	  "{\"level\":\"info\",\"X-Auth-Token\":\"t1\",\"auth\":{\"key\":"
+	  "42},\"msg\":\"login password=p1 ok\",\"code\":-32600}",
+	  "{\"level\":\"info\",\"X-Auth-Token\":\"" R "\",\"auth\":{\"key\":"
+	  "\"" R "\"},\"msg\":\"login password=" R " ok\",\"code\":-32600}" },
+	{ "JSON text: a string holding JSON", K_TEXT,
+	  "[\"{\\\"api_token\\\": \\\"t2\\\"}\"]",
+	  "[\"{\\\"api_token\\\": \\\"" R "\\\"}\"]" },
 	/* URLs and targets */
 	{ "query by name", K_URL, "/mcp?api_key=k1&x=1",
 	  "/mcp?api_key=" R "&x=1" },
@@ -182,6 +196,11 @@ check_case(struct redact *r, const struct text_case *c)
 		    out != NULL ? out : "?");
 	} else {
 		cr_expect_neq(n, 0, "%s: untouched", c->name);
+		/* JSON met as text is stored as JSON still. */
+		if (n != 0 && c->kind == K_TEXT && scan_is_json(c->in,
+		    strlen(c->in)))
+			cr_expect(scan_is_json(out, outlen), "%s: not JSON: %s",
+			    c->name, out);
 		if (n != 0)
 			cr_expect_str_eq(out, c->want, "%s: %s", c->name,
 			    out);
