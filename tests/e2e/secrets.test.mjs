@@ -235,6 +235,8 @@ async function stdioPart(table, dir) {
   const msgBasicPw = mk();
   const msgBasic = add('Basic in a JSON string', 'message', basicOf('carol', msgBasicPw), msgBasicPw);
   args.auth_line = `Authorization: Basic ${msgBasic}`;
+  args.prose = 'see Basic Overview and Basic Operations';
+  args.repo = `cloning https://${add('userinfo without a password in a JSON string', 'message', mk())}@github.com/o/r`;
   args.dsn = `https://svc:${add('URL userinfo in a JSON string', 'message', mk())}@h.example/`;
 
   const transport = new StdioClientTransport({
@@ -271,8 +273,10 @@ async function stdioPart(table, dir) {
   assert.deepEqual(target.slice(-3), ['-p', '8080', '--verbose'], 'other arguments are kept');
   assert.deepEqual(target.slice(-3 - ARGV_KEPT.length, -3), ARGV_KEPT, 'counts, key files and names that only look like secrets are kept');
   // Lines whose names only look like a secret's are stored as they were.
-  const stored = sql(db, 'SELECT CAST(raw AS TEXT) AS raw FROM messages').map((m) => m.raw).join('\n');
+  const stored = sql(db, 'SELECT CAST(text AS TEXT) AS raw FROM events').map((m) => m.raw).join('\n');
   for (const l of STDERR_KEPT) assert.ok(stored.includes(l), `stderr line kept whole: ${l}`);
+  const storedMsgs = sql(db, 'SELECT CAST(raw AS TEXT) AS raw FROM messages').map((m) => m.raw).join('\n');
+  assert.ok(storedMsgs.includes(args.prose), 'prose after "Basic" is kept in messages');
   // mcpreel's own lines: its log file, and any "mcpreel:" line on stderr.
   assert.ok(existsSync(log), 'the log file was written');
   const own = readFileSync(log, 'utf8');
