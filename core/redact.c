@@ -305,6 +305,40 @@ string_holds_json(const unsigned char *s, size_t n)
 }
 
 /*
+ * Whether the raw contents of an escaped string may be JSON text: blanks
+ * (or their escapes) and then '{' or '['.
+ */
+static int
+raw_may_hold_json(const unsigned char *s, size_t n)
+{
+	size_t	i = 0;
+
+	while (i < n) {
+		if (secrets_cls[s[i]] & C_WS)
+			i++;
+		else if (s[i] == '\\' && i + 1 < n && strchr("nrt", s[i + 1]) !=
+		    NULL)
+			i += 2;
+		else
+			break;
+	}
+	return i < n && (s[i] == '{' || s[i] == '[');
+}
+
+/* Whether s holds a byte the text rule acts at ('=', ':', '-'). */
+static int
+string_has_sep(const unsigned char *s, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '=' || s[i] == ':' || s[i] == '-')
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * The patterns over a string's contents, raw bytes [off, off + n) with
  * \-escapes when escaped: matched in the decoded text, and then the
  * whole of the contents is written anew.  A string holding JSON (a tool's
@@ -319,9 +353,21 @@ walk_string(struct walk *wk, size_t off, size_t n, int escaped)
 	size_t		 dn, nr, i, o, at, innerlen;
 	int		 changed = 0, json;
 
+	/*
+	 * As text, a string with no escape, no separator of the text rule
+	 * and nothing the quick pass finds has nothing to redact.
+	 */
+	if (wk->text && !escaped && !string_has_sep(wk->base + off, n) &&
+	    !secrets_maybe(wk->r, wk->base + off, n))
+		return;
 	if (!wk->text) {
+		/*
+		 * Keys only: an escaped string can hold a member only when
+		 * it holds JSON, which starts as JSON does.
+		 */
 		if (wk->r->nres == 0 && !wk->r->patterns && (!escaped ||
-		    wk->r->nkeys == 0))
+		    wk->r->nkeys == 0 || wk->level >= REDACT_JSON_IN_STRING_MAX ||
+		    !raw_may_hold_json(wk->base + off, n)))
 			return;
 		if (!escaped) {
 			walk_text(wk, off, n);
@@ -357,8 +403,12 @@ walk_string(struct walk *wk, size_t off, size_t n, int escaped)
 	}
 	rg = NULL;
 	nr = 0;
-	/* (As text, the shapes ran with the text rule or the inner walk.) */
-	if ((wk->r->nres > 0 || wk->r->patterns) && !wk->text)
+	/*
+	 * As text, the shapes ran with the text rule or the inner walk;
+	 * JSON in the string had them over each of its strings (or, not
+	 * JSON after all, over all of it), a regex aside.
+	 */
+	if ((wk->r->nres > 0 || (wk->r->patterns && !json)) && !wk->text)
 		rg = secrets_matches(wk->r, dec, dn, &nr);
 	if (nr == 0 && !changed) {
 		free(dec);

@@ -195,9 +195,30 @@ text_in(const char *const *list, const unsigned char *k, size_t n)
 {
 	size_t	i;
 
+	if (n == 0)
+		return 0;
 	for (i = 0; list[i] != NULL; i++) {
-		if (strlen(list[i]) == n && memcmp(list[i], k, n) == 0)
+		if ((unsigned char)list[i][0] == k[0] &&
+		    strlen(list[i]) == n && memcmp(list[i], k, n) == 0)
 			return 1;
+	}
+	return 0;
+}
+
+/* Whether k holds one of the words of list (in one pass over k). */
+static int
+text_holds(const char *const *list, const unsigned char *k, size_t n)
+{
+	size_t	j, i, l;
+
+	for (j = 0; j < n; j++) {
+		for (i = 0; list[i] != NULL; i++) {
+			if ((unsigned char)list[i][0] != k[j])
+				continue;
+			l = strlen(list[i]);
+			if (l <= n - j && memcmp(list[i], k + j, l) == 0)
+				return 1;
+		}
 	}
 	return 0;
 }
@@ -245,7 +266,7 @@ text_segments(const char *name, size_t len, struct segs *sg)
 	size_t	i;
 	int	c, prev = 0, next, cut;
 
-	memset(sg, 0, sizeof *sg);
+	sg->n = sg->total = 0;
 	if (len > TEXT_NAME_MAX)
 		return 0;
 	for (i = 0; i < len; i++) {
@@ -287,7 +308,7 @@ text_name_secret(const struct redact *r, const char *name, size_t len,
 {
 	struct segs	 sg;
 	const unsigned char *k, *g;
-	size_t		 n, i, pl, gl;
+	size_t		 n, i, gl;
 
 	if (!text_segments(name, len, &sg) || sg.total == 0)
 		return 0;
@@ -306,11 +327,8 @@ text_name_secret(const struct redact *r, const char *name, size_t len,
 	if ((whole && text_in(redact_name_whole, k, n)) ||
 	    text_in(redact_name_segs, k, n))
 		return 1;
-	for (i = 0; redact_name_parts[i] != NULL; i++) {
-		pl = strlen(redact_name_parts[i]);
-		if (pl <= n && memmem(k, n, redact_name_parts[i], pl) != NULL)
-			return 1;
-	}
+	if (text_holds(redact_name_parts, k, n))
+		return 1;
 	for (i = 0; i < sg.n; i++) {
 		g = sg.buf + sg.off[i];
 		gl = sg.len[i];
