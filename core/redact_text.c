@@ -655,6 +655,20 @@ text_shapes(const struct redact *r, const unsigned char *s, size_t n,
 }
 
 /*
+ * Whether text is a JSON object or array (a JSON log line, an error
+ * body): a bare number or string is text like any other.
+ */
+static int
+text_json(const unsigned char *s, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n && (secrets_cls[s[i]] & C_WS); i++)
+		;
+	return i < n && (s[i] == '{' || s[i] == '[') && scan_is_json(s, n);
+}
+
+/*
  * Redact free text (a stderr line, an event, a header's value, an argv
  * element): members as in a message (redact_buf), the credential shapes,
  * and the value after every name of a secret ("password=X", "token: X",
@@ -675,7 +689,7 @@ redact_text(const struct redact *r, const void *buf, size_t len, char **out,
 
 	if (r == NULL || len == 0)
 		return 0;
-	if (scan_is_json(buf, len)) {
+	if (text_json(buf, len)) {
 		count = redact_buf_text(r, buf, len, &first, &flen);
 		if (count == 0)
 			return 0;
