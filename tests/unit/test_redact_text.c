@@ -328,7 +328,8 @@ Test(redact_text, hostile, .timeout = UNIT_TIMEOUT)
 {
 	static const char *const units[] = {
 		"token:", "password=\"", "a=", "--token ", "basic ", "&",
-		"-----BEGIN ", "://a:", "key", ":=", "'", NULL
+		"-----BEGIN ", "://a:", "key", ":=", "'", "Cookie: ", "//u:",
+		"a:b@", "\\\"", "{\"token\":", "[\"x=", ";sid=", NULL
 	};
 	struct redact	*r = redact_new(1);
 	char		*buf = xmalloc(HOSTILE_SIZE + 1), *out, *u;
