@@ -12,7 +12,19 @@
 
 #include "core.h"
 
+/*
+ * The most of a line printed, counted after redaction: a secret that
+ * crosses it has been replaced already, so no part of one is printed.
+ * (A line is one message; the longest of ours is a path or a URL.)
+ */
+#define LOG_LINE_MAX	1024
+
 static enum log_level	 log_level = LOG_LEVEL_WARN;
+/*
+ * Set while this thread redacts a line: a failure inside redaction (out
+ * of memory: xmalloc -> fatalx -> here) must not redact again.
+ */
+static __thread int	 log_busy;
 static FILE		*log_file;
 /*
  * What every line is redacted with (set before threads start): a
@@ -33,19 +45,40 @@ log_set_redact(const struct redact *r)
 	log_rules = r;
 }
 
-/* Print "mcpreel: TEXT\n" to f, the text redacted. */
+/*
+ * Print "mcpreel: TEXT\n" to f, TEXT (fmt with ap, then suffix when not
+ * NULL) redacted whole and only then cut at LOG_LINE_MAX.  When it cannot
+ * be redacted (no memory, or a failure while redacting) only fmt itself
+ * is printed: the format has no variable part, so no secret.
+ */
 static void
-log_put(FILE *f, const char *text)
+log_put(FILE *f, const char *suffix, const char *fmt, va_list ap)
 {
-	char			*red;
+	char			*text = NULL, *full = NULL, *red;
 	size_t			 rlen;
 	const struct redact	*r = log_rules != NULL ? log_rules : log_default;
 
+	if (log_busy || vasprintf(&text, fmt, ap) < 0) {
+		fprintf(f, "mcpreel: %s (details withheld)\n", fmt);
+		return;
+	}
+	if (suffix != NULL) {
+		if (asprintf(&full, "%s: %s", text, suffix) < 0) {
+			free(text);
+			fprintf(f, "mcpreel: %s (details withheld)\n", fmt);
+			return;
+		}
+		free(text);
+		text = full;
+	}
+	log_busy = 1;
 	if (r != NULL && redact_text(r, text, strlen(text), &red, &rlen) != 0) {
-		fprintf(f, "mcpreel: %s\n", red);
-		free(red);
-	} else
-		fprintf(f, "mcpreel: %s\n", text);
+		free(text);
+		text = red;
+	}
+	log_busy = 0;
+	fprintf(f, "mcpreel: %.*s\n", LOG_LINE_MAX, text);
+	free(text);
 }
 
 /* Log at level and below to path, or to stderr when path is NULL. */
@@ -75,25 +108,20 @@ void
 log_vwrite(enum log_level level, const char *fmt, va_list ap)
 {
 	FILE	*f = (log_file != NULL) ? log_file : stderr;
-	char	 line[1024];
 
 	if (level > log_level)
 		return;
-	vsnprintf(line, sizeof line, fmt, ap);
-	log_put(f, line);
+	log_put(f, NULL, fmt, ap);
 	fflush(f);
 }
 
 static void
 log_with_errno(enum log_level level, int saved, const char *fmt, va_list ap)
 {
-	char	msg[900], line[1024];
-
-	vsnprintf(msg, sizeof msg, fmt, ap);
 	if (level > log_level)
 		return;
-	snprintf(line, sizeof line, "%s: %s", msg, strerror(saved));
-	log_put(log_file != NULL ? log_file : stderr, line);
+	log_put(log_file != NULL ? log_file : stderr, strerror(saved), fmt,
+	    ap);
 }
 
 /* A warning with the current errno's text. */

@@ -89,10 +89,16 @@ struct walk {
 	size_t			 depth;
 	size_t			 stack_cap;
 	int			 level;	/* JSON in strings: how deep */
+	/*
+	 * JSON text that is free text (a stderr line, an error body): the
+	 * names-by-shape rule for members with a scalar value, and the text
+	 * rule inside strings (redact_text.c), the result still JSON.
+	 */
+	int			 text;
 };
 
 static size_t	redact_buf_level(const struct redact *, const void *, size_t,
-		    char **, size_t *, int);
+		    char **, size_t *, int, int);
 
 #define REDACT_F_OBJECT	0x1	/* an object, not an array */
 #define REDACT_F_SCHEMA	0x2	/* its members name schema properties */
@@ -299,6 +305,40 @@ string_holds_json(const unsigned char *s, size_t n)
 }
 
 /*
+ * Whether the raw contents of an escaped string may be JSON text: blanks
+ * (or their escapes) and then '{' or '['.
+ */
+static int
+raw_may_hold_json(const unsigned char *s, size_t n)
+{
+	size_t	i = 0;
+
+	while (i < n) {
+		if (secrets_cls[s[i]] & C_WS)
+			i++;
+		else if (s[i] == '\\' && i + 1 < n && strchr("nrt", s[i + 1]) !=
+		    NULL)
+			i += 2;
+		else
+			break;
+	}
+	return i < n && (s[i] == '{' || s[i] == '[');
+}
+
+/* Whether s holds a byte the text rule acts at ('=', ':', '-'). */
+static int
+string_has_sep(const unsigned char *s, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '=' || s[i] == ':' || s[i] == '-')
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * The patterns over a string's contents, raw bytes [off, off + n) with
  * \-escapes when escaped: matched in the decoded text, and then the
  * whole of the contents is written anew.  A string holding JSON (a tool's
@@ -311,26 +351,51 @@ walk_string(struct walk *wk, size_t off, size_t n, int escaped)
 	unsigned char	*dec;
 	char		*out, *inner;
 	size_t		 dn, nr, i, o, at, innerlen;
-	int		 changed = 0;
+	int		 changed = 0, json;
 
-	if (wk->r->nres == 0 && !wk->r->patterns && (!escaped ||
-	    wk->r->nkeys == 0))
+	/*
+	 * As text, a string with no escape, no separator of the text rule
+	 * and nothing the quick pass finds has nothing to redact.
+	 */
+	if (wk->text && !escaped && !string_has_sep(wk->base + off, n) &&
+	    !secrets_maybe(wk->r, wk->base + off, n))
 		return;
-	if (!escaped) {
-		walk_text(wk, off, n);
-		return;
+	if (!wk->text) {
+		/*
+		 * Keys only: an escaped string can hold a member only when
+		 * it holds JSON, which starts as JSON does.
+		 */
+		if (wk->r->nres == 0 && !wk->r->patterns && (!escaped ||
+		    wk->r->nkeys == 0 || wk->level >= REDACT_JSON_IN_STRING_MAX ||
+		    !raw_may_hold_json(wk->base + off, n)))
+			return;
+		if (!escaped) {
+			walk_text(wk, off, n);
+			return;
+		}
 	}
 	dec = xmalloc(n + 1);
-	if (scan_string_decode((const char *)wk->base + off, n, (char *)dec,
-	    &dn) != 0) {
+	if (!escaped) {
+		memcpy(dec, wk->base + off, n);
+		dn = n;
+	} else if (scan_string_decode((const char *)wk->base + off, n,
+	    (char *)dec, &dn) != 0) {
 		/* A bad escape (not JSON): the patterns see the raw bytes. */
 		free(dec);
 		walk_text(wk, off, n);
 		return;
 	}
-	if (wk->level < REDACT_JSON_IN_STRING_MAX && string_holds_json(dec,
-	    dn) && redact_buf_level(wk->r, dec, dn, &inner, &innerlen,
-	    wk->level + 1) != 0) {
+	json = wk->level < REDACT_JSON_IN_STRING_MAX &&
+	    string_holds_json(dec, dn) && (!wk->text || scan_is_json(dec, dn));
+	if (json && redact_buf_level(wk->r, dec, dn, &inner, &innerlen,
+	    wk->level + 1, wk->text) != 0) {
+		free(dec);
+		dec = (unsigned char *)inner;
+		dn = innerlen;
+		changed = 1;
+	} else if (wk->text && !json && redact_text_plain(wk->r, dec, dn,
+	    &inner, &innerlen) != 0) {
+		/* The text rule over the contents (the shapes included). */
 		free(dec);
 		dec = (unsigned char *)inner;
 		dn = innerlen;
@@ -338,7 +403,12 @@ walk_string(struct walk *wk, size_t off, size_t n, int escaped)
 	}
 	rg = NULL;
 	nr = 0;
-	if (wk->r->nres > 0 || wk->r->patterns)
+	/*
+	 * As text, the shapes ran with the text rule or the inner walk;
+	 * JSON in the string had them over each of its strings (or, not
+	 * JSON after all, over all of it), a regex aside.
+	 */
+	if ((wk->r->nres > 0 || (wk->r->patterns && !json)) && !wk->text)
 		rg = secrets_matches(wk->r, dec, dn, &nr);
 	if (nr == 0 && !changed) {
 		free(dec);
@@ -526,6 +596,11 @@ walk_json(struct walk *wk)
 		kl = secrets_key_norm(p + 1, clen, kn, kcap);
 		listed = kl <= kcap && r->nkeys > 0 && secrets_key_listed(r, kn, kl);
 		v = skip_ws(v + 1, end);
+		if (!listed && wk->text && v < end && *v != '{' && *v != '[') {
+			ve = value_end(v, end);
+			listed = redact_text_member(r, (const char *)p + 1,
+			    clen, v, (size_t)(ve - v));
+		}
 		if (listed && !((walk_top(wk) & REDACT_F_SCHEMA) && v < end &&
 		    *v == '{')) {
 			ve = value_end(v, end);
@@ -601,20 +676,35 @@ size_t
 redact_buf(const struct redact *r, const void *buf, size_t len, char **out,
     size_t *outlen)
 {
-	return redact_buf_level(r, buf, len, out, outlen, 0);
+	return redact_buf_level(r, buf, len, out, outlen, 0, 0);
+}
+
+/*
+ * redact_buf() for JSON text met as free text (redact_text): also the
+ * members named like a secret (names by shape) with a scalar value, and
+ * the text rule inside every string; the result is JSON still.
+ */
+size_t
+redact_buf_text(const struct redact *r, const void *buf, size_t len,
+    char **out, size_t *outlen)
+{
+	return redact_buf_level(r, buf, len, out, outlen, 0, 1);
 }
 
 /* redact_buf() of JSON held in strings level deep. */
 static size_t
 redact_buf_level(const struct redact *r, const void *buf, size_t len,
-    char **out, size_t *outlen, int level)
+    char **out, size_t *outlen, int level, int text)
 {
 	struct walk	 wk;
 	const char	*in = buf;
 	size_t		 i, at, o, total, count;
 	char		*res;
 
-	if (redact_is_empty(r) || len == 0 ||
+	if (redact_is_empty(r) || len == 0)
+		return 0;
+	/* The quick pass knows the keys and shapes, not names by shape. */
+	if (!(text && (r->shapes || r->nkeys > 0)) &&
 	    !secrets_maybe(r, (const unsigned char *)buf, len))
 		return 0;
 	memset(&wk, 0, sizeof wk);
@@ -624,6 +714,7 @@ redact_buf_level(const struct redact *r, const void *buf, size_t len,
 	wk.stack = wk.local;
 	wk.stack_cap = sizeof wk.local;
 	wk.level = level;
+	wk.text = text;
 	walk_json(&wk);
 	/* Not JSON: the patterns see every byte, quoted or not. */
 	if ((r->nres > 0 || r->patterns) && !scan_is_json(buf, len))

@@ -43,7 +43,7 @@ struct range {
 #define C_STOP		0x10	/* ends a bare scalar: , } ] and space */
 #define C_WS		0x20
 #define C_PSTART	0x40	/* can start a credential shape (secrets.c) */
-#define C_MAYBE		0x80	/* '"', '\\' and ':', for secrets_maybe() */
+#define C_MAYBE		0x80	/* '"', '\\', ':' and '/', for secrets_maybe() */
 extern unsigned char	 secrets_cls[256];
 
 /* secrets.c */
@@ -56,7 +56,19 @@ int		 secrets_maybe(const struct redact *, const unsigned char *,
 		     size_t);
 int		 secrets_next(const unsigned char *, size_t, size_t, size_t *,
 		     size_t *);
+int		 secrets_userinfo(const unsigned char *, size_t, size_t,
+		     size_t *, size_t *);
 struct range	*secrets_matches(const struct redact *, const unsigned char *,
 		     size_t, size_t *);
+
+/* redact.c */
+size_t		 redact_buf_text(const struct redact *, const void *, size_t,
+		     char **, size_t *);
+
+/* redact_text.c */
+size_t		 redact_text_plain(const struct redact *, const void *,
+		     size_t, char **, size_t *);
+int		 redact_text_member(const struct redact *, const char *,
+		     size_t, const unsigned char *, size_t);
 
 #endif

@@ -25,31 +25,83 @@
 #define TEXT_GAP_MAX	4
 
 /*
- * Names of secrets by shape, compared in lower case without '_', '-', '.'
- * and blanks: a name holding one of these words...
+ * Names of secrets by shape.  A name is cut into segments at '_', '-',
+ * '.', blanks and camelCase ("nextPageToken": next, page, token;
+ * "APIKey": api, key), in lower case.  It is a secret's when its whole
+ * (the segments joined) holds one of these words...
  */
 static const char *const redact_name_parts[] = {
-	"token", "secret", "password", "passwd", "passphrase", "key",
-	"auth", "cookie", "session", "credential", "signature", "assertion",
-	"bearer", "jwt", NULL
+	"secret", "password", "passwd", "passphrase", "credential",
+	"cookie", "signature", "assertion", "bearer", "jwt", NULL
 };
 
-/* ...or that is one of these (short ones, too common inside words)... */
+/* ...or its whole or one of its segments is one of these... */
+static const char *const redact_name_segs[] = {
+	"token", "key", "auth", "authorization", "authentication", "authn",
+	"oauth", "apikey", "apitoken", "accesstoken", "refreshtoken",
+	"idtoken", "authtoken", "accesskey", "privatekey", "secretkey",
+	"authkey", "sessionid", "sessionkey", "sessiontoken", "phpsessid",
+	"jsessionid", "sessid", "connectsid", "csrftoken", "xsrftoken",
+	"bearertoken", NULL
+};
+
+/*
+ * ...but not "key" before one of these: "key_file", "api_key_path" name
+ * a file, not a key...
+ */
+static const char *const redact_name_key_kept_next[] = {
+	"file", "path", "dir", "name", "size", "type", "length", "len",
+	"count", "format", "alias", NULL
+};
+
+/*
+ * ...or it ends a segment in "token" ("ghtoken"), or is "session" as
+ * the last segment or before one of these ("session_id"; "X-Session-Name"
+ * is no secret)...
+ */
+static const char *const redact_name_session_next[] = {
+	"id", "token", "key", "secret", "cookie", NULL
+};
+
+/*
+ * ...or the whole is one of these (short ones, too common inside words;
+ * only where they cannot be prose: a query's, a form's, a header's)...
+ */
 static const char *const redact_name_whole[] = {
 	"code", "codeverifier", "devicecode", "usercode", "pass", "pwd",
 	"pin", "otp", "sig", "sid", NULL
 };
 
-/* ...unless it is one of these: they hold none, and are worth reading. */
+/* ...unless the whole is one of these: they hold none, and are worth
+ * reading. */
 static const char *const redact_name_kept[] = {
 	"wwwauthenticate", "proxyauthenticate", "author", "authors",
-	"keyword", "keywords", "progresstoken", "maxtokens", NULL
+	"authority", "keyword", "keywords", "keyboard", "progresstoken",
+	"maxtokens", "pagetoken", "nextpagetoken", "nexttoken",
+	"prevpagetoken", "tokenizer", "sortkey", "primarykey", "foreignkey",
+	"partitionkey", "accesscontrolallowcredentials", NULL
+};
+
+/*
+ * A value of digits only after a name with one of these segments is a
+ * count, not a secret ("token_count: 12", "max_token=4096").
+ */
+static const char *const redact_name_counts[] = {
+	"tokens", "count", "max", "limit", "remaining", "used", "total", NULL
 };
 
 /* Scheme words after which the credentials follow ("Basic abc=="). */
 static const char *const redact_auth_schemes[] = {
 	"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey",
 	NULL
+};
+
+/*
+ * Names whose value is a list or has parameters ("a=1; sid=2", "Digest
+ * username=\"u\", response=\"r\""): the value runs to the line's end.
+ */
+static const char *const redact_name_line[] = {
+	"cookie", "setcookie", "authorization", "proxyauthorization", NULL
 };
 
 /* A growing list of byte ranges to replace. */
@@ -143,9 +195,30 @@ text_in(const char *const *list, const unsigned char *k, size_t n)
 {
 	size_t	i;
 
+	if (n == 0)
+		return 0;
 	for (i = 0; list[i] != NULL; i++) {
-		if (strlen(list[i]) == n && memcmp(list[i], k, n) == 0)
+		if ((unsigned char)list[i][0] == k[0] &&
+		    strlen(list[i]) == n && memcmp(list[i], k, n) == 0)
 			return 1;
+	}
+	return 0;
+}
+
+/* Whether k holds one of the words of list (in one pass over k). */
+static int
+text_holds(const char *const *list, const unsigned char *k, size_t n)
+{
+	size_t	j, i, l;
+
+	for (j = 0; j < n; j++) {
+		for (i = 0; list[i] != NULL; i++) {
+			if ((unsigned char)list[i][0] != k[j])
+				continue;
+			l = strlen(list[i]);
+			if (l <= n - j && memcmp(list[i], k + j, l) == 0)
+				return 1;
+		}
 	}
 	return 0;
 }
@@ -165,6 +238,66 @@ redact_name_secret(const struct redact *r, const char *name, size_t len)
 	return text_name_secret(r, name, len, 1);
 }
 
+/* The segments of a name (see redact_name_parts), at most this many. */
+#define TEXT_SEG_MAX	16
+
+struct segs {
+	unsigned char	 buf[TEXT_NAME_MAX];	/* segments, back to back */
+	size_t		 off[TEXT_SEG_MAX];
+	size_t		 len[TEXT_SEG_MAX];
+	size_t		 n;
+	size_t		 total;			/* bytes in buf */
+};
+
+static int
+text_upper(int c)
+{
+	return c >= 'A' && c <= 'Z';
+}
+
+/*
+ * Cut name into segments (lower case) at separators and camelCase.
+ * Returns 0 when it is longer than TEXT_NAME_MAX.  Segments past
+ * TEXT_SEG_MAX join the last one.
+ */
+static int
+text_segments(const char *name, size_t len, struct segs *sg)
+{
+	size_t	i;
+	int	c, prev = 0, next, cut;
+
+	sg->n = sg->total = 0;
+	if (len > TEXT_NAME_MAX)
+		return 0;
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)name[i];
+		if (c == '_' || c == '-' || c == '.' || c == ' ' ||
+		    c == '\t') {
+			prev = 0;
+			continue;
+		}
+		next = i + 1 < len ? (unsigned char)name[i + 1] : 0;
+		/* aB, 9B, and the B of ABc ("APIKey": api, key) */
+		cut = prev == 0 || (text_upper(c) && ((prev >= 'a' &&
+		    prev <= 'z') || (prev >= '0' && prev <= '9') ||
+		    (text_upper(prev) && next >= 'a' && next <= 'z')));
+		if (cut && (sg->n < TEXT_SEG_MAX)) {
+			sg->off[sg->n] = sg->total;
+			sg->n++;
+		}
+		sg->buf[sg->total++] = (unsigned char)text_lower(c);
+		sg->len[sg->n - 1] = sg->total - sg->off[sg->n - 1];
+		prev = c;
+	}
+	return 1;
+}
+
+static int
+seg_is(const struct segs *sg, size_t i, const char *const *list)
+{
+	return i < sg->n && text_in(list, sg->buf + sg->off[i], sg->len[i]);
+}
+
 /*
  * As redact_name_secret(); whole: the short names of redact_name_whole
  * count too (not in free text, where "exit code: 3" is no secret's).
@@ -173,20 +306,14 @@ static int
 text_name_secret(const struct redact *r, const char *name, size_t len,
     int whole)
 {
-	unsigned char	k[TEXT_NAME_MAX];
-	size_t		n = 0, i, pl;
-	int		c;
+	struct segs	 sg;
+	const unsigned char *k, *g;
+	size_t		 n, i, gl;
 
-	if (len > TEXT_NAME_MAX)
+	if (!text_segments(name, len, &sg) || sg.total == 0)
 		return 0;
-	for (i = 0; i < len; i++) {
-		c = (unsigned char)name[i];
-		if (c == '_' || c == '-' || c == '.' || c == ' ' || c == '\t')
-			continue;
-		k[n++] = (unsigned char)text_lower(c);
-	}
-	if (n == 0)
-		return 0;
+	k = sg.buf;
+	n = sg.total;
 	if (n == 9 && memcmp(k, "sessionid", 9) == 0)
 		return 1;
 	if (r == NULL)
@@ -197,14 +324,75 @@ text_name_secret(const struct redact *r, const char *name, size_t len,
 	/* The shortest word of ours has three letters. */
 	if (!r->shapes || n < 3 || text_in(redact_name_kept, k, n))
 		return 0;
-	if (whole && text_in(redact_name_whole, k, n))
+	if ((whole && text_in(redact_name_whole, k, n)) ||
+	    text_in(redact_name_segs, k, n))
 		return 1;
-	for (i = 0; redact_name_parts[i] != NULL; i++) {
-		pl = strlen(redact_name_parts[i]);
-		if (pl <= n && memmem(k, n, redact_name_parts[i], pl) != NULL)
+	if (text_holds(redact_name_parts, k, n))
+		return 1;
+	for (i = 0; i < sg.n; i++) {
+		g = sg.buf + sg.off[i];
+		gl = sg.len[i];
+		if (gl == 3 && memcmp(g, "key", 3) == 0) {
+			if (!seg_is(&sg, i + 1, redact_name_key_kept_next))
+				return 1;
+			continue;
+		}
+		if (text_in(redact_name_segs, g, gl))
+			return 1;
+		if (gl > 5 && memcmp(g + gl - 5, "token", 5) == 0 &&
+		    !text_in(redact_name_kept, g, gl))
+			return 1;
+		if (gl == 7 && memcmp(g, "session", 7) == 0 &&
+		    (i + 1 == sg.n || seg_is(&sg, i + 1,
+		    redact_name_session_next)))
 			return 1;
 	}
 	return 0;
+}
+
+/*
+ * Whether a name's value of vlen bytes at v is a count to keep: digits
+ * only, after a name with a segment of redact_name_counts.
+ */
+static int
+text_count_value(const char *name, size_t len, const unsigned char *v,
+    size_t vlen)
+{
+	struct segs	sg;
+	size_t		i;
+
+	if (vlen == 0)
+		return 0;
+	for (i = 0; i < vlen; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return 0;
+	}
+	if (!text_segments(name, len, &sg))
+		return 0;
+	for (i = 0; i < sg.n; i++) {
+		if (seg_is(&sg, i, redact_name_counts))
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether a name's value runs to the end of its line (redact_name_line). */
+static int
+text_name_line(const char *name, size_t len)
+{
+	unsigned char	k[TEXT_NAME_MAX];
+	size_t		n = 0, i;
+	int		c;
+
+	if (len > TEXT_NAME_MAX)
+		return 0;
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)name[i];
+		if (c == '_' || c == '-' || c == '.' || c == ' ' || c == '\t')
+			continue;
+		k[n++] = (unsigned char)text_lower(c);
+	}
+	return text_in(redact_name_line, k, n);
 }
 
 /* [A-Za-z0-9_.-]: the bytes of a name in text. */
@@ -239,9 +427,16 @@ text_bare_end(const unsigned char *s, size_t v, size_t n)
 	if (n - v >= sizeof REDACTED - 1 && memcmp(s + v, REDACTED,
 	    sizeof REDACTED - 1) == 0)
 		return v + sizeof REDACTED - 1;
+	/* An escape is the value's (never its end: "abc\\\"def" is one). */
 	for (e = v; e < n && e - v < TEXT_VALUE_MAX && !text_value_stop(s[e]);
-	    e++)
-		;
+	    e++) {
+		if (s[e] == '\\' && e + 1 < n && !text_value_stop(s[e + 1]))
+			e++;
+		else if (s[e] == '\\' && e + 1 < n && s[e + 1] == '"')
+			e++;
+	}
+	if (e > n)
+		e = n;
 	return e;
 }
 
@@ -294,6 +489,47 @@ text_value(const unsigned char *s, size_t v, size_t n, size_t *vs,
 }
 
 /*
+ * The value at v of a name in redact_name_line: after its scheme word if
+ * it has one, to the end of the line or to the quote that opened the
+ * text around it (quote, not 0; an escaped one does not end it), blanks
+ * at its end left out.  Returns where the scan goes on.
+ */
+static size_t
+text_line_value(const unsigned char *s, size_t v, size_t n,
+    unsigned char quote, size_t *vs, size_t *ve)
+{
+	unsigned char	lw[16];
+	size_t		e, w, i;
+
+	for (e = v; e < n && e - v < sizeof lw && (secrets_cls[s[e]] &
+	    C_ALNUM); e++)
+		lw[e - v] = (unsigned char)text_lower(s[e]);
+	if (e > v && e - v < sizeof lw && e < n && text_blank(s[e]) &&
+	    text_in(redact_auth_schemes, lw, e - v)) {
+		for (w = e; w < n && w - e < TEXT_GAP_MAX && text_blank(s[w]);
+		    w++)
+			;
+		v = w;
+	}
+	for (e = v; e < n && e - v < TEXT_VALUE_MAX && s[e] != '\n' &&
+	    s[e] != '\r'; e++) {
+		if (s[e] == '\\' && e + 1 < n && s[e + 1] != '\n') {
+			e++;
+			continue;
+		}
+		if (quote != 0 && s[e] == quote)
+			break;
+	}
+	if (e > n)
+		e = n;
+	for (i = e; i > v && text_blank(s[i - 1]); i--)
+		;
+	*vs = v;
+	*ve = i;
+	return e;
+}
+
+/*
  * name=value or name: value with the separator at i: the value's range
  * when the name is a secret's.  Returns where the scan goes on.
  */
@@ -331,8 +567,15 @@ text_pair(const struct redact *r, const unsigned char *s, size_t i,
 		return i + 1;
 	for (v = i + 1; v < n && v - i <= TEXT_GAP_MAX && text_blank(s[v]); v++)
 		;
-	next = text_value(s, v, n, &vs, &ve);
-	ranges_add(rs, vs, ve);
+	if (v < n && s[v] != '"' && s[v] != '\'' &&
+	    text_name_line((const char *)s + b, e - b))
+		next = text_line_value(s, v, n, q == 0 && b > 0 &&
+		    (s[b - 1] == '"' || s[b - 1] == '\'') ? s[b - 1] : 0,
+		    &vs, &ve);
+	else
+		next = text_value(s, v, n, &vs, &ve);
+	if (!text_count_value((const char *)s + b, e - b, s + vs, ve - vs))
+		ranges_add(rs, vs, ve);
 	return next > i + 1 ? next : i + 1;
 }
 
@@ -361,7 +604,8 @@ text_flag(const struct redact *r, const unsigned char *s, size_t i, size_t n,
 	    !redact_name_secret(r, (const char *)s + f, g - f))
 		return g;
 	e = text_bare_end(s, v, n);
-	ranges_add(rs, v, e);
+	if (!text_count_value((const char *)s + f, g - f, s + v, e - v))
+		ranges_add(rs, v, e);
 	return e;
 }
 
@@ -411,12 +655,28 @@ text_shapes(const struct redact *r, const unsigned char *s, size_t n,
 }
 
 /*
+ * Whether text is a JSON object or array (a JSON log line, an error
+ * body): a bare number or string is text like any other.
+ */
+static int
+text_json(const unsigned char *s, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n && (secrets_cls[s[i]] & C_WS); i++)
+		;
+	return i < n && (s[i] == '{' || s[i] == '[') && scan_is_json(s, n);
+}
+
+/*
  * Redact free text (a stderr line, an event, a header's value, an argv
  * element): members as in a message (redact_buf), the credential shapes,
  * and the value after every name of a secret ("password=X", "token: X",
  * "api_key=\"X\"", "\"secret\": \"X\"", "--token X", "Authorization:
- * Basic X").  Returns how many ranges were replaced; when not 0, *out is a
- * new allocation of *outlen bytes (NUL-terminated).
+ * Basic X").  Text that is JSON (a server logging JSON lines, an error
+ * body) is redacted as JSON (redact_buf_text) and stays JSON.  Returns
+ * how many ranges were replaced; when not 0, *out is a new allocation of
+ * *outlen bytes (NUL-terminated).
  */
 size_t
 redact_text(const struct redact *r, const void *buf, size_t len, char **out,
@@ -429,14 +689,26 @@ redact_text(const struct redact *r, const void *buf, size_t len, char **out,
 
 	if (r == NULL || len == 0)
 		return 0;
+	if (text_json(buf, len)) {
+		count = redact_buf_text(r, buf, len, &first, &flen);
+		if (count == 0)
+			return 0;
+		/* NUL-terminated, as the text path's. */
+		res = xmalloc(flen + 1);
+		memcpy(res, first, flen);
+		res[flen] = '\0';
+		free(first);
+		*out = res;
+		*outlen = flen;
+		return count;
+	}
+	/* The shapes run there (walk_text) when any can be in the text. */
 	if (redact_buf(r, buf, len, &first, &flen) != 0) {
 		s = first;
 		n = flen;
 	}
 	memset(&rs, 0, sizeof rs);
 	text_pairs(r, s, n, &rs);
-	if (first == NULL)
-		text_shapes(r, s, n, &rs);
 	count = rs.n;
 	res = ranges_splice(&rs, s, n, outlen);
 	if (res == NULL) {
@@ -449,6 +721,43 @@ redact_text(const struct redact *r, const void *buf, size_t len, char **out,
 	free(first);
 	*out = res;
 	return count > 0 ? count : 1;
+}
+
+/*
+ * The text rule over s (the decoded contents of a JSON string): the
+ * values after names of secrets and the credential shapes, nothing
+ * parsed as JSON.  Returns as redact_text() does.
+ */
+size_t
+redact_text_plain(const struct redact *r, const void *buf, size_t len,
+    char **out, size_t *outlen)
+{
+	struct ranges	 rs;
+	size_t		 count;
+
+	if (r == NULL || len == 0)
+		return 0;
+	memset(&rs, 0, sizeof rs);
+	text_pairs(r, buf, len, &rs);
+	text_shapes(r, buf, len, &rs);
+	count = rs.n;
+	if ((*out = ranges_splice(&rs, buf, len, outlen)) == NULL)
+		return 0;
+	return count;
+}
+
+/*
+ * Whether a member of JSON met as text, named name (the bytes between
+ * its quotes) with the scalar value v (as written), is a secret's: by
+ * names by shape (the short names not: JSON-RPC errors have a "code"),
+ * unless v is a count (digits after a name such as "total_tokens").
+ */
+int
+redact_text_member(const struct redact *r, const char *name, size_t len,
+    const unsigned char *v, size_t vlen)
+{
+	return text_name_secret(r, name, len, 0) &&
+	    !text_count_value(name, len, v, vlen);
 }
 
 /* A byte of %XX at p (n bytes left), or -1. */
@@ -503,7 +812,8 @@ text_fields(const struct redact *r, const unsigned char *s, size_t from,
 			if (eq - p <= TEXT_NAME_MAX) {
 				nl = text_unpct(s + p, eq - p, name);
 				if (redact_name_secret(r, (const char *)name,
-				    nl)) {
+				    nl) && !text_count_value((const char *)name,
+				    nl, s + eq + 1, e - eq - 1)) {
 					ranges_add(rs, eq + 1, e);
 					p = e + 1;
 					continue;
@@ -535,30 +845,40 @@ redact_url(const struct redact *r, const char *url)
 {
 	const unsigned char	*s = (const unsigned char *)url;
 	struct ranges		 rs;
-	size_t			 n = strlen(url), i, a, e, at, colon, q, h;
+	const unsigned char	*sep;
+	size_t			 n = strlen(url), i, a, e, q, h, us, ue;
 	size_t			 outlen;
 	char			*out;
 
 	memset(&rs, 0, sizeof rs);
-	/* scheme "://" authority */
-	for (i = 0; i < n && ((secrets_cls[s[i]] & C_ALNUM) || s[i] == '+' ||
-	    s[i] == '.' || s[i] == '-'); i++)
-		;
+	/*
+	 * scheme "://" authority, the scheme anywhere ("--repo=https://..."),
+	 * or a leading "//" authority: the password of its userinfo, or all
+	 * of one without a ':' (whatever the rules).
+	 */
 	a = 0;
-	if (i > 0 && n - i >= 3 && memcmp(s + i, "://", 3) == 0) {
-		a = i + 3;
-		for (e = a; e < n && strchr("/?#", s[e]) == NULL; e++)
+	sep = memmem(s, n, "://", 3);
+	if (sep != NULL)
+		i = (size_t)(sep - s) + 3;
+	else if (n >= 2 && s[0] == '/' && s[1] == '/')
+		i = 2;
+	else
+		i = 0;
+	if (i > 0) {
+		if (secrets_userinfo(s, i - 2, n, &us, &ue))
+			ranges_add(&rs, us, ue);
+		for (e = i; e < n && strchr("/?#", s[e]) == NULL; e++)
 			;
-		for (at = e; at > a && s[at - 1] != '@'; at--)
-			;
-		if (at > a) {
-			for (colon = a; colon < at - 1 && s[colon] != ':';
-			    colon++)
-				;
-			ranges_add(&rs, colon < at - 1 ? colon + 1 : a,
-			    at - 1);
-		}
 		a = e;
+	}
+	/* Path parameters: "/app;jsessionid=X" is a field too. */
+	for (q = a; q < n && s[q] != '?' && s[q] != '#'; q++) {
+		if (s[q] != ';')
+			continue;
+		for (e = q + 1; e < n && strchr("/?#", s[e]) == NULL; e++)
+			;
+		text_fields(r, s, q + 1, e, ";", &rs);
+		q = e - 1;
 	}
 	for (q = a; q < n && s[q] != '?' && s[q] != '#'; q++)
 		;
@@ -623,12 +943,53 @@ argv_with_value(const char *a, size_t len)
 }
 
 /*
+ * An argument (or the value of "--flag=" or "NAME=" in one) with no
+ * blank that is user:password@host with no scheme ("--dsn
+ * user:pw@tcp(db:3306)/app"): a copy with the password [REDACTED], or
+ * NULL.  The password runs to the last '@' before the first '/' after
+ * the ':' (one may hold an '@').  An image digest (name:tag@sha256:...)
+ * is no password.
+ */
+static char *
+argv_userinfo(const char *a)
+{
+	const char	*v = a, *colon, *slash, *at, *p;
+	size_t		 nl;
+	char		*out;
+
+	if (a[0] == '-' && (p = strchr(a, '=')) != NULL)
+		v = p + 1;
+	else if ((nl = argv_assign(a)) > 0)
+		v = a + nl + 1;
+	if (strpbrk(v, " \t\r\n") != NULL || strstr(v, "//") != NULL)
+		return NULL;
+	if ((colon = strchr(v, ':')) == NULL || colon == v ||
+	    memchr(v, '/', (size_t)(colon - v)) != NULL ||
+	    memchr(v, '@', (size_t)(colon - v)) != NULL)
+		return NULL;
+	slash = strchr(colon, '/');
+	if (slash == NULL)
+		slash = colon + strlen(colon);
+	for (at = NULL, p = colon + 1; p < slash; p++) {
+		if (*p == '@')
+			at = p;
+	}
+	if (at == NULL || at == colon + 1 || at[1] == '\0' ||
+	    strncmp(at + 1, "sha256:", 7) == 0 ||
+	    strncmp(at + 1, "sha512:", 7) == 0)
+		return NULL;
+	xasprintf(&out, "%.*s%s%s", (int)(colon + 1 - a), a, REDACTED, at);
+	return out;
+}
+
+/*
  * A command line as it may be stored or logged (a new NULL-terminated
  * array; free with redact_argv_free): after a flag named like a secret
  * ("--token X", "-api-key X") the next argument unless it is a flag
  * itself, the value of "--flag=X" and of an assignment "NAME=X" with a
- * secret's name, whole; then every argument as text (redact_text) and,
- * when it holds "://", as a URL (redact_url).  A one-letter flag ("-p")
+ * secret's name, whole; the password of user:password@host with no
+ * scheme; then every argument as text (redact_text) and, when it holds
+ * "://", as a URL (redact_url).  A one-letter flag ("-p")
  * is not taken for a name: its meaning differs from program to program.
  */
 char **
@@ -636,8 +997,8 @@ redact_argv(const struct redact *r, char *const *argv)
 {
 	char		**out;
 	char		 *cur, *t;
-	const char	 *a, *f;
-	size_t		  argc, i, nl, tl;
+	const char	 *a, *f, *pf = NULL;
+	size_t		  argc, i, nl, tl, pl = 0;
 	int		  pending = 0;
 
 	for (argc = 0; argv[argc] != NULL; argc++)
@@ -645,7 +1006,9 @@ redact_argv(const struct redact *r, char *const *argv)
 	out = xcalloc(argc + 1, sizeof *out);
 	for (i = 0; i < argc; i++) {
 		a = argv[i];
-		if (pending && !(a[0] == '-' && a[1] == '-')) {
+		if (pending && !(a[0] == '-' && a[1] == '-') &&
+		    !text_count_value(pf, pl, (const unsigned char *)a,
+		    strlen(a))) {
 			out[i] = xstrdup(REDACTED);
 			pending = 0;
 			continue;
@@ -657,15 +1020,22 @@ redact_argv(const struct redact *r, char *const *argv)
 			f = a + (a[1] == '-' ? 2 : 1);
 			nl = strcspn(f, "=");
 			if (nl >= 2 && redact_name_secret(r, f, nl)) {
-				if (f[nl] == '=')
+				if (f[nl] == '=' && !text_count_value(f, nl,
+				    (const unsigned char *)f + nl + 1,
+				    strlen(f + nl + 1)))
 					cur = argv_with_value(a,
 					    (size_t)(f - a) + nl);
-				else
+				else if (f[nl] != '=') {
 					pending = 1;
+					pf = f;
+					pl = nl;
+				}
 			}
 		} else if (r != NULL && (nl = argv_assign(a)) > 0 &&
 		    redact_name_secret(r, a, nl))
 			cur = argv_with_value(a, nl);
+		if (cur == NULL && (r == NULL || r->shapes))
+			cur = argv_userinfo(a);
 		if (cur == NULL)
 			cur = xstrdup(a);
 		if (redact_text(r, cur, strlen(cur), &t, &tl) != 0) {

@@ -27,8 +27,11 @@
 #define SECRETS_BEARER_MIN	16	/* a Bearer token, or 8 with a digit */
 #define SECRETS_BEARER_DIGIT_MIN	8
 #define SECRETS_JWT_MIN		10	/* a JWT's first part */
-/* A Basic credential: base64 of at least "u:p", decoded this far at most. */
-#define SECRETS_BASIC_MIN	4
+/*
+ * A Basic credential: base64 of at least "u:pw" and padding (8 digits),
+ * decoded this far at most.
+ */
+#define SECRETS_BASIC_MIN	8
 #define SECRETS_BASIC_MAX	4096
 /* How far "-----BEGIN " may be from its closing "-----". */
 #define SECRETS_PEM_LABEL_MAX	64
@@ -74,6 +77,7 @@ secrets_init(void)
 	secrets_cls['"'] |= C_MAYBE;
 	secrets_cls['\\'] |= C_MAYBE;
 	secrets_cls[':'] |= C_MAYBE;
+	secrets_cls['/'] |= C_MAYBE;
 	secrets_cls[','] |= C_STOP;
 	secrets_cls['}'] |= C_STOP;
 	secrets_cls[']'] |= C_STOP;
@@ -277,16 +281,17 @@ b64_value(unsigned char c)
 }
 
 /*
- * The end of the credentials of "Basic " at k: base64 (with its padding)
- * that decodes to something with a ':' in it (user:password), as Basic
- * credentials always do; or k when there are none.  Prose ("Basic
- * functionality") seldom decodes to a colon.
+ * The end of the credentials of "Basic " at k: base64 whose length (with
+ * its padding) is a multiple of 4 and at least SECRETS_BASIC_MIN, that
+ * decodes to printable ASCII with a ':' after a user of one byte or more
+ * (user:password), as Basic credentials are; or k when there are none.
+ * Prose ("Basic Overview", "Basic Operations") does not decode so.
  */
 static size_t
 basic_end(const unsigned char *s, size_t k, size_t n)
 {
-	size_t		t, e;
-	unsigned int	acc = 0;
+	size_t		t, e, out = 0;
+	unsigned int	acc = 0, b;
 	int		bits = 0, v, colon = 0;
 
 	for (t = k; t < n && t - k < SECRETS_BASIC_MAX &&
@@ -294,13 +299,20 @@ basic_end(const unsigned char *s, size_t k, size_t n)
 		acc = (acc << 6 | (unsigned int)v) & 0xffffff;
 		if ((bits += 6) >= 8) {
 			bits -= 8;
-			if (((acc >> bits) & 0xff) == ':')
+			b = (acc >> bits) & 0xff;
+			if (b < 0x20 || b > 0x7e)
+				return k;
+			if (b == ':' && !colon) {
+				if (out == 0)
+					return k;
 				colon = 1;
+			}
+			out++;
 		}
 	}
 	for (e = t; e < n && e - t < 2 && s[e] == '='; e++)
 		;
-	if (!colon || t - k < SECRETS_BASIC_MIN ||
+	if (!colon || e - k < SECRETS_BASIC_MIN || (e - k) % 4 != 0 ||
 	    (e < n && (secrets_cls[s[e]] & C_TOKEN)))
 		return k;
 	return e;
@@ -432,12 +444,16 @@ whole:
 }
 
 /*
- * The password of a URL's user:password@ at i ("://" is at i - 3), as
- * [*ms, *me).  Looks at most SECRETS_USERINFO_MAX bytes on.
+ * The secret of a URL's userinfo at i ("://" or a leading "//" just
+ * before it), as [*ms, *me): the password of user:password@, or all of a
+ * userinfo without a ':' (a token as the user: https://TOKEN@host).
+ * need_colon: only user:password (after a "//" with no scheme, where a
+ * word@host may be anything).  Looks at most SECRETS_USERINFO_MAX bytes
+ * on.
  */
 static int
-userinfo_at(const unsigned char *s, size_t i, size_t n, size_t *ms,
-    size_t *me)
+userinfo_at(const unsigned char *s, size_t i, size_t n, int need_colon,
+    size_t *ms, size_t *me)
 {
 	size_t	k, colon = 0;
 
@@ -449,11 +465,37 @@ userinfo_at(const unsigned char *s, size_t i, size_t n, size_t *ms,
 		if (s[k] == ':' && colon == 0)
 			colon = k;
 	}
-	if (k >= n || s[k] != '@' || colon == 0 || colon + 1 >= k)
+	if (k >= n || s[k] != '@' || k == i || k + 1 >= n ||
+	    strchr("/?#\"'<>\\ \t\r\n", s[k + 1]) != NULL)
 		return 0;
-	*ms = colon + 1;
+	if (colon == 0) {
+		if (need_colon)
+			return 0;
+		*ms = i;
+	} else if (colon + 1 >= k)
+		return 0;
+	else
+		*ms = colon + 1;
 	*me = k;
 	return 1;
+}
+
+/*
+ * A userinfo after the "//" at i: "scheme://" anywhere, or "//" with no
+ * scheme at a word's start ("//user:pass@host/path").
+ */
+int
+secrets_userinfo(const unsigned char *s, size_t i, size_t n, size_t *ms,
+    size_t *me)
+{
+	if (n - i < 3 || s[i] != '/' || s[i + 1] != '/')
+		return 0;
+	if (i > 0 && s[i - 1] == ':')
+		return userinfo_at(s, i + 2, n, 0, ms, me);
+	if (i == 0 || (secrets_cls[s[i - 1]] & C_WS) || strchr("\"'=(<",
+	    s[i - 1]) != NULL)
+		return userinfo_at(s, i + 2, n, 1, ms, me);
+	return 0;
 }
 
 /*
@@ -477,8 +519,7 @@ secrets_next(const unsigned char *s, size_t n, size_t from, size_t *ms,
 			i = j;
 			continue;
 		}
-		if (s[i] == ':' && n - i >= 3 && s[i + 1] == '/' &&
-		    s[i + 2] == '/' && userinfo_at(s, i + 3, n, ms, me))
+		if (s[i] == '/' && secrets_userinfo(s, i, n, ms, me))
 			return 1;
 		i++;
 	}
@@ -573,9 +614,8 @@ secrets_maybe(const struct redact *r, const unsigned char *s, size_t n)
 			in_string = !in_string;
 		} else if (c == '\\')
 			return 1;
-		else if (c == ':' && patterns && n - i >= 3 &&
-		    s[i + 1] == '/' && s[i + 2] == '/' &&
-		    userinfo_at(s, i + 3, n, &ms, &me))
+		else if (c == '/' && patterns &&
+		    secrets_userinfo(s, i, n, &ms, &me))
 			return 1;
 		i++;
 	}

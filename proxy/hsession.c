@@ -283,8 +283,8 @@ hsession_headers_json(struct hproxy *p, const struct http_head *h)
 	}
 	s = json_dumps(a, JSON_COMPACT);
 	json_decref(a);
-	/* Values that look like credentials (a token in a custom header). */
-	return s != NULL ? tap_redact_string(s) : xstrdup("[]");
+	/* (Each value had the credential shapes as text: not again here.) */
+	return s != NULL ? s : xstrdup("[]");
 }
 
 /*

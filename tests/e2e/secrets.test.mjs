@@ -56,6 +56,22 @@ function newTable() {
 
 const ASAN_ENV = { ASAN_OPTIONS: 'detect_leaks=1' };
 
+// Arguments and stderr lines with names that only look like a secret's
+// (counts, pagination cursors, words holding "key" or "auth", a key
+// file's path, prose after "Basic"): they must be stored unchanged.
+const ARGV_KEPT = ['--max-output-tokens', '4096', '--keyfile', '/etc/k.pem', '--session-name', 'foo'];
+const STDERR_KEPT = [
+  'usage max_output_tokens: 4096 total_tokens=5000 tokens: 1234 token_count: 7',
+  'x-ratelimit-remaining-tokens: 99',
+  'sort_key=name monkey=1 hotkey=F5 primaryKey: id keyboard: us',
+  'nextPageToken: c2 page_token=c3 tokenizer: bpe',
+  'authorName: Ann author_id=7 Authority: example',
+  'Access-Control-Allow-Credentials: true',
+  'X-Session-Name: s1',
+  'see Basic Overview and Basic Operations',
+  '{"session":{"id":1},"x":2}',
+];
+
 // ---------------------------------------------------------------------------
 // Where secrets could end up.
 
@@ -153,6 +169,11 @@ async function stdioPart(table, dir) {
     `DB_PASSWORD=${assign}`, '--db-url', `postgres://app:${urlPw}@db.example:5432/app`,
     '--endpoint', `https://api.example/v1?access_token=${urlQ}&x=1`,
     '--header', `Authorization: Bearer ${hdr}`, ghp, '--header', `Authorization: Basic ${basicArg}`,
+    '--header', `Cookie: theme=dark; connect.sid=s%3A${add('--header "Cookie: a=1; connect.sid=X"', 'argv', mk())}; PHPSESSID=${add('--header "Cookie: ...; PHPSESSID=X" (a later cookie)', 'argv', mk())}`,
+    `--repo=https://${add('--repo=https://TOKEN@host (userinfo without a password)', 'argv', mk())}@github.com/o/r`,
+    '--dsn', `user:${add('--dsn user:X@tcp(db:3306)/app (no scheme)', 'argv', mk())}@tcp(db:3306)/app`,
+    '--app-url', `https://h.example/app;jsessionid=${add('path parameter ;jsessionid=X in argv', 'argv', mk())}?x=1`,
+    ...ARGV_KEPT,
     '-p', '8080', '--verbose',
   ];
 
@@ -188,6 +209,13 @@ async function stdioPart(table, dir) {
     `level=info client_secret=${logfmt} ok=1`,
     `X-Auth-Token: ${xauth}`,
     `exec: server --password ${flagLine} --port 1`,
+    `Cookie: theme=dark; connect.sid=s%3A${add('stderr Cookie: a=1; connect.sid=X', 'stderr', mk())}; PHPSESSID=${add('stderr Cookie: ...; PHPSESSID=X (a later cookie)', 'stderr', mk())}`,
+    `Authorization: Digest username="u", response="${add('stderr Authorization: Digest response="X"', 'stderr', mk())}", nonce="n1"`,
+    `cloning https://${add('stderr https://TOKEN@github.com (userinfo without a password)', 'stderr', mk())}@github.com/o/r into w`,
+    `connecting //user:${add('stderr //user:X@host (no scheme)', 'stderr', mk())}@db.example/path`,
+    `GET /app;jsessionid=${add('stderr path parameter ;jsessionid=X', 'stderr', mk())}?x=1 200`,
+    `{"note":"token: ${add('stderr JSON text "token: X\\"def"', 'stderr', mk())}\\"def"}`,
+    ...STDERR_KEPT,
   ];
   writeFileSync(stderrFile, JSON.stringify(stderrLines));
 
@@ -207,6 +235,8 @@ async function stdioPart(table, dir) {
   const msgBasicPw = mk();
   const msgBasic = add('Basic in a JSON string', 'message', basicOf('carol', msgBasicPw), msgBasicPw);
   args.auth_line = `Authorization: Basic ${msgBasic}`;
+  args.prose = 'see Basic Overview and Basic Operations';
+  args.repo = `cloning https://${add('userinfo without a password in a JSON string', 'message', mk())}@github.com/o/r`;
   args.dsn = `https://svc:${add('URL userinfo in a JSON string', 'message', mk())}@h.example/`;
 
   const transport = new StdioClientTransport({
@@ -241,6 +271,12 @@ async function stdioPart(table, dir) {
   const target = JSON.parse(sql(db, 'SELECT target FROM sessions')[0].target);
   assert.deepEqual(target.slice(0, 3), ['env', 'API_KEY=[REDACTED]', 'GITHUB_TOKEN=[REDACTED]'], 'assignments keep their names');
   assert.deepEqual(target.slice(-3), ['-p', '8080', '--verbose'], 'other arguments are kept');
+  assert.deepEqual(target.slice(-3 - ARGV_KEPT.length, -3), ARGV_KEPT, 'counts, key files and names that only look like secrets are kept');
+  // Lines whose names only look like a secret's are stored as they were.
+  const stored = sql(db, 'SELECT CAST(text AS TEXT) AS raw FROM events').map((m) => m.raw).join('\n');
+  for (const l of STDERR_KEPT) assert.ok(stored.includes(l), `stderr line kept whole: ${l}`);
+  const storedMsgs = sql(db, 'SELECT CAST(raw AS TEXT) AS raw FROM messages').map((m) => m.raw).join('\n');
+  assert.ok(storedMsgs.includes(args.prose), 'prose after "Basic" is kept in messages');
   // mcpreel's own lines: its log file, and any "mcpreel:" line on stderr.
   assert.ok(existsSync(log), 'the log file was written');
   const own = readFileSync(log, 'utf8');

@@ -58,6 +58,10 @@ fuzz_redact_text(const struct redact *r, const uint8_t *data, size_t size,
 		if (outlen == len && memcmp(out, msg, len) == 0)
 			fuzz_fail(data, size, "redact_text: %zu replaced, copy "
 			    "unchanged", n);
+		/* JSON met as text is stored as JSON still. */
+		if (scan_is_json(msg, len) && !scan_is_json(out, outlen))
+			fuzz_fail(data, size, "redact_text: JSON in, not JSON "
+			    "out");
 		free(out);
 	}
 	if ((n = redact_form(r, msg, len, &out, &outlen)) != 0) {

@@ -170,6 +170,14 @@ static const struct redact_case cases[] = {
 	  "YWxpY2U6czNjcmV0\",\"p\":\"Basic functionality\"}"), 0, {0}, {0},
 	  W("{\"h\":\"Authorization: Basic " R "\",\"p\":\"Basic "
 	  "functionality\"}"), 1 },
+	{ "keys only: JSON in an escaped string", RAW("{\"text\":\"\\n "
+	  "{\\\"ssn\\\": \\\"1\\\"}\"}"), 1, {"ssn"}, {0},
+	  W("{\"text\":\"\\n {\\\"ssn\\\": \\\"[REDACTED]\\\"}\"}"), 1 },
+	{ "keys only: an escaped string that is no JSON", RAW("{\"text\":\""
+	  "a\\n{\\\"ssn\\\": 1}\"}"), 1, {"ssn"}, {0}, NOWANT, 0 },
+	{ "Basic prose in a message stays", RAW("{\"t\":\"Basic Overview, "
+	  "Basic Operations, basic dXNlcg==, Basic OnBhc3M=\"}"), 0, {0},
+	  {0}, NOWANT, 0 },
 	{ "JSON in a string: its members too", RAW("{\"text\":\"{\\\"api_key"
 	  "\\\": \\\"k1\\\", \\\"n\\\": 1}\"}"), 0, {0}, {0},
 	  W("{\"text\":\"{\\\"api_key\\\": \\\"[REDACTED]\\\", \\\"n\\\": 1}\"}"),

@@ -4,6 +4,7 @@
  * what must be stored.  Then names by shape, and hostile inputs.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,10 @@ static const struct text_case text_cases[] = {
 	{ "Basic anywhere", K_TEXT, "sent basic " BASIC " to it",
 	  "sent basic " R " to it" },
 	{ "Basic prose", K_TEXT, "Basic functionality works", NULL },
+	{ "Basic prose decoding to a ':'", K_TEXT, "Basic Overview; Basic "
+	  "Operations; basic Settings", NULL },
+	{ "Basic: no user, no colon, short", K_TEXT, "Basic OnBhc3M= basic "
+	  "dXNlcg== basic YTpi", NULL },
 	{ "Bearer", K_TEXT, "using Bearer abcdefgh12345678",
 	  "using Bearer " R },
 	{ "X-Auth-Token header line", K_TEXT, "X-Auth-Token: t0k",
@@ -75,6 +80,52 @@ static const struct text_case text_cases[] = {
 	{ "content type", K_TEXT, "Content-Type: application/json", NULL },
 	{ "progressToken kept", K_TEXT, "progressToken: 5", NULL },
 	{ "redacted already", K_TEXT, "password=" R, NULL },
+	{ "kept: counts and words", K_TEXT, "max_output_tokens: 4096, "
+	  "total_tokens=5000 tokens: 1234 sort_key=name monkey=1 hotkey=F5 "
+	  "primaryKey: id keyboard: us nextPageToken: c2 page_token=c3 "
+	  "tokenizer: bpe authorName: Ann author_id=7 Authority: x "
+	  "X-Session-Name: s1 token_count: 12", NULL },
+	{ "kept header lines", K_TEXT, "Access-Control-Allow-Credentials: "
+	  "true\nx-ratelimit-remaining-tokens: 99", NULL },
+	{ "a count name with a word value", K_TEXT, "token_count: abc",
+	  "token_count: " R },
+	{ "Cookie: to the line's end", K_TEXT, "Cookie: theme=dark; "
+	  "connect.sid=s%3Aabc; PHPSESSID=abc123\nnext line",
+	  "Cookie: " R "\nnext line" },
+	{ "Set-Cookie: attributes", K_TEXT, "set-cookie: sid=abc; Path=/; "
+	  "HttpOnly", "set-cookie: " R },
+	{ "Cookie in a quoted header", K_TEXT, "curl -H \"Cookie: a=1; "
+	  "sid=abc\" https://h/x", "curl -H \"Cookie: " R "\" https://h/x" },
+	{ "Authorization Digest", K_TEXT, "Authorization: Digest "
+	  "username=\"u\", response=\"6629fae4\", nonce=\"n\"",
+	  "Authorization: Digest " R },
+	{ "Proxy-Authorization list", K_TEXT, "Proxy-Authorization: "
+	  "Negotiate a, b", "Proxy-Authorization: Negotiate " R },
+	{ "userinfo without a password in text", K_TEXT,
+	  "cloning https://ghtok1234@github.com/o/r into x",
+	  "cloning https://" R "@github.com/o/r into x" },
+	{ "userinfo no scheme", K_TEXT, "dsn //user:pass1@host/path",
+	  "dsn //user:" R "@host/path" },
+	{ "an @ in a path is no userinfo", K_TEXT,
+	  "see https://h/x@y and //comment@foo", NULL },
+	{ "path parameter in text", K_TEXT, "GET /app;jsessionid=ABC123 200",
+	  "GET /app;jsessionid=" R " 200" },
+	{ "escaped quote in a value, JSON", K_TEXT,
+	  "{\"note\":\"token: abc\\\"def\"}",
+	  "{\"note\":\"token: " R "\\\"def\"}" },
+	{ "escaped quote in a value, text", K_TEXT,
+	  "note token: abc\\\"def end", "note token: " R " end" },
+	{ "JSON text stays JSON", K_TEXT,
+	  "{\"session\":{\"id\":1},\"usage\":{\"input_tokens\":12},"
+	  "\"x\":2}", NULL },
+	{ "JSON text: members by shape", K_TEXT,
+	  "{\"level\":\"info\",\"X-Auth-Token\":\"t1\",\"auth\":{\"key\":"
+	  "42},\"msg\":\"login password=p1 ok\",\"code\":-32600}",
+	  "{\"level\":\"info\",\"X-Auth-Token\":\"" R "\",\"auth\":{\"key\":"
+	  "\"" R "\"},\"msg\":\"login password=" R " ok\",\"code\":-32600}" },
+	{ "JSON text: a string holding JSON", K_TEXT,
+	  "[\"{\\\"api_token\\\": \\\"t2\\\"}\"]",
+	  "[\"{\\\"api_token\\\": \\\"" R "\\\"}\"]" },
 	/* URLs and targets */
 	{ "query by name", K_URL, "/mcp?api_key=k1&x=1",
 	  "/mcp?api_key=" R "&x=1" },
@@ -88,6 +139,16 @@ static const struct text_case text_cases[] = {
 	{ "userinfo", K_URL, "http://u:p4ss@h:1/mcp?token=t",
 	  "http://u:" R "@h:1/mcp?token=" R },
 	{ "user only", K_URL, "https://ghtoken@h/", "https://" R "@h/" },
+	{ "scheme not first", K_URL, "--repo=https://TOKEN1@github.com/o/r",
+	  "--repo=https://" R "@github.com/o/r" },
+	{ "no scheme", K_URL, "//user:pass1@host/path",
+	  "//user:" R "@host/path" },
+	{ "path parameter", K_URL, "/app;jsessionid=ABC123?x=1",
+	  "/app;jsessionid=" R "?x=1" },
+	{ "path parameter mid-path", K_URL,
+	  "http://h/a;sid=s1;v=2/b;token=t2/c", "http://h/a;sid=" R
+	  ";v=2/b;token=" R "/c" },
+	{ "path parameter plain", K_URL, "/a;v=2/b", NULL },
 	{ "value shape", K_URL, "/x?q=" JWT, "/x?q=" R },
 	{ "plain", K_URL, "/mcp", NULL },
 	{ "no secret", K_URL, "http://h/mcp?page=2", NULL },
@@ -135,6 +196,11 @@ check_case(struct redact *r, const struct text_case *c)
 		    out != NULL ? out : "?");
 	} else {
 		cr_expect_neq(n, 0, "%s: untouched", c->name);
+		/* JSON met as text is stored as JSON still. */
+		if (n != 0 && c->kind == K_TEXT && scan_is_json(c->in,
+		    strlen(c->in)))
+			cr_expect(scan_is_json(out, outlen), "%s: not JSON: %s",
+			    c->name, out);
 		if (n != 0)
 			cr_expect_str_eq(out, c->want, "%s: %s", c->name,
 			    out);
@@ -160,13 +226,23 @@ Test(redact_text, names, .timeout = UNIT_TIMEOUT)
 		"X-Amz-Security-Token", "X-Hub-Signature-256",
 		"Mcp-Session-Id", "client_secret", "code", "code_verifier",
 		"refresh_token", "id_token", "PASSWORD", "db.passwd",
-		"X-Credential", "apiKey", "sessionId", NULL
+		"X-Credential", "apiKey", "sessionId", "APIKey", "GITHUB_TOKEN",
+		"ghtoken", "AWS_ACCESS_KEY_ID", "api_key_id", "x-api-key",
+		"session", "session_token", "PHPSESSID", "connect.sid",
+		"JSESSIONID", "accessToken", "dbPassword", "key", "secretKey",
+		"X-OAuth-Token", "Authentication", "csrftoken", NULL
 	};
 	static const char *const plain[] = {
 		"Content-Type", "Accept", "Host", "Origin", "Mcp-Method",
 		"MCP-Protocol-Version", "Last-Event-ID", "WWW-Authenticate",
 		"Keep-Alive", "User-Agent", "error_code", "grant_type",
-		"state", "progressToken", "author", "Content-Length", NULL
+		"state", "progressToken", "author", "Content-Length",
+		"max_output_tokens", "total_tokens", "tokens",
+		"x-ratelimit-remaining-tokens", "sort_key", "monkey", "hotkey",
+		"primaryKey", "keyboard", "nextPageToken", "page_token",
+		"tokenizer", "authorName", "author_id", "Authority",
+		"Access-Control-Allow-Credentials", "X-Session-Name", "keyfile",
+		"key_file", "session_count", NULL
 	};
 	struct redact	*r = redact_new(1), *none = redact_new(0);
 	size_t		 i;
@@ -197,7 +273,15 @@ Test(redact_text, argv, .timeout = UNIT_TIMEOUT)
 		"-starts-with-dash", "-token", "k6", "-p", "8080", "--verbose",
 		"--header", "Authorization: Bearer abcdefgh12345678",
 		"--url", "https://u:k7@h/mcp?access_token=k8",
-		"--no-auth", "--port", "1", "--key-file=/etc/k", NULL
+		"--no-auth", "--port", "1", "--key-file=/etc/k",
+		"--header", "Cookie: a=1; sid=abc",
+		"--repo=https://TOKEN1@github.com/o/r",
+		"--dsn", "user:hunter2@tcp(db:3306)/app",
+		"--dsn=u:p@ss@tcp(db:3306)/app", "DSN=u:pw9@h/db",
+		"node:20@sha256:abcdef", "12:30",
+		"--max-output-tokens", "4096", "--keyfile", "/etc/k.pem",
+		"--key", "k9", "--session-name", "foo", "--token-count", "12",
+		"--token-count", "abc", NULL
 	};
 	static const char *const want[] = {
 		"env", "API_KEY=" R, "GITHUB_TOKEN=" R, "PATH=/bin", "node",
@@ -205,7 +289,15 @@ Test(redact_text, argv, .timeout = UNIT_TIMEOUT)
 		"-token", R, "-p", "8080", "--verbose",
 		"--header", "Authorization: Bearer " R,
 		"--url", "https://u:" R "@h/mcp?access_token=" R,
-		"--no-auth", "--port", "1", "--key-file=" R, NULL
+		"--no-auth", "--port", "1", "--key-file=/etc/k",
+		"--header", "Cookie: " R,
+		"--repo=https://" R "@github.com/o/r",
+		"--dsn", "user:" R "@tcp(db:3306)/app",
+		"--dsn=u:" R "@tcp(db:3306)/app", "DSN=u:" R "@h/db",
+		"node:20@sha256:abcdef", "12:30",
+		"--max-output-tokens", "4096", "--keyfile", "/etc/k.pem",
+		"--key", R, "--session-name", "foo", "--token-count", "12",
+		"--token-count", R, NULL
 	};
 	struct redact	*r = redact_new(1);
 	char		**out = redact_argv(r, in);
@@ -236,7 +328,8 @@ Test(redact_text, hostile, .timeout = UNIT_TIMEOUT)
 {
 	static const char *const units[] = {
 		"token:", "password=\"", "a=", "--token ", "basic ", "&",
-		"-----BEGIN ", "://a:", "key", ":=", "'", NULL
+		"-----BEGIN ", "://a:", "key", ":=", "'", "Cookie: ", "//u:",
+		"a:b@", "\\\"", "{\"token\":", "[\"x=", ";sid=", NULL
 	};
 	struct redact	*r = redact_new(1);
 	char		*buf = xmalloc(HOSTILE_SIZE + 1), *out, *u;
@@ -286,4 +379,33 @@ Test(redact_text, log_lines, .timeout = UNIT_TIMEOUT)
 	cr_expect_str_eq(buf, "mcpreel: forwarding to http://u:" R
 	    "@h/mcp?api_key=" R "\nmcpreel: spawn failed: API_KEY=" R
 	    " --token " R "\n");
+}
+
+/*
+ * A line longer than a log line is redacted before it is cut: a secret
+ * across the cut is not printed in part.
+ */
+Test(redact_text, log_long_line, .timeout = UNIT_TIMEOUT)
+{
+	char	 path[] = "/tmp/mcpreel-unit-log-XXXXXX", buf[8192];
+	int	 fd = mkstemp(path);
+	FILE	*f;
+	size_t	 n;
+
+	cr_assert_neq(fd, -1);
+	close(fd);
+	log_init(LOG_LEVEL_INFO, path);
+	log_warnx("%0990d https://user:supersecretpassword@db/x", 0);
+	errno = ENOENT;
+	log_warn("%01000d password=hunter2hunter2", 0);
+	log_close();
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	unlink(path);
+	cr_expect_null(strstr(buf, "supersec"), "%s", buf);
+	cr_expect_null(strstr(buf, "hunter"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "https://user:[RED"), "%s", buf);
 }
