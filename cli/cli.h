@@ -144,6 +144,6 @@ int		 cmd_prune(int, char **);
 void		 cmd_prune_usage(FILE *);
 int		 cmd_rm(int, char **);
 void		 cmd_rm_usage(FILE *);
-int		 prune_pid_alive(int64_t);
+int		 prune_recorder_alive(int64_t, int64_t);
 
 #endif

@@ -715,7 +715,8 @@ cmd_import(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, STORE_CREATE, &cause)) == NULL ||
+	    (st = store_open(path, STORE_CREATE | STORE_PRIVATE,
+	    &cause)) == NULL ||
 	    (imp.w = writer_start(st, &cause)) == NULL) {
 		fprintf(stderr, "mcpreel import: %s\n", cause);
 		free(cause);

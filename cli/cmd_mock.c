@@ -221,7 +221,7 @@ cmd_mock(int argc, char **argv)
 		goto out;
 	}
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, 0, &cause)) == NULL ||
+	    (st = store_open(path, STORE_PRIVATE, &cause)) == NULL ||
 	    query_find_session(st, argv[0], &id, &cause) != 0 ||
 	    cli_load_plan(st, id, &plan, &cause) != 0)
 		goto bad;

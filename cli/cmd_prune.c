@@ -10,15 +10,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "store.h"
 
 /*
- * How long after its end a stdio session may still be recorded: the stop
- * sequence (4 s), the drain (2 s) and the flush (10 s), with room.
+ * How much later than the session's start its recorder may seem to have
+ * started: the boot time in /proc/stat is whole seconds, and a process
+ * starts before it writes its session's row.
  */
-#define PRUNE_ENDING_NS	(60LL * 1000000000)
+#define PRUNE_START_SLACK_NS	(2LL * 1000000000)
+
+/* The longest /proc/PID/stat read: the name is at most 16 bytes. */
+#define PRUNE_STAT_MAX		1024
 
 /*
  * VACUUM rewrites the whole file, so by default it runs only when the
@@ -75,10 +80,11 @@ cmd_prune_usage(FILE *f)
 	    "one of the N newest.\n"
 	    "\n"
 	    "  --dry-run     say what would be deleted, delete nothing\n"
-	    "  --force       delete sessions still being recorded too (not ended,\n"
-	    "                and the mcpreel recording them still running; what\n"
-	    "                it records after belongs to no session); they are\n"
-	    "                kept otherwise\n"
+	    "  --force       delete sessions still being recorded too (the\n"
+	    "                mcpreel recording them still running, and the\n"
+	    "                session not ended, or over stdio, whose end is\n"
+	    "                written early; what it records after belongs to no\n"
+	    "                session); they are kept otherwise\n"
 	    "  --vacuum      always rewrite the database afterwards (VACUUM), so\n"
 	    "                the file shrinks; by default only when a quarter of\n"
 	    "                it or more is free.  Alone, it only does that\n"
@@ -103,15 +109,75 @@ cmd_rm_usage(FILE *f)
 }
 
 /*
- * Whether process pid exists (a recorder still running).  EPERM: it
- * exists, as another user's.
+ * When process pid started, in ns since the epoch, from /proc: its start
+ * in clock ticks since boot (field 22 of /proc/PID/stat) and the boot
+ * time (btime in /proc/stat).  -1 when it cannot be told.
+ */
+static int64_t
+prune_pid_start_ns(pid_t pid)
+{
+	char		 path[64], buf[PRUNE_STAT_MAX], *p, *end;
+	FILE		*f;
+	size_t		 n;
+	long long	 btime = -1, ticks;
+	long		 hz = sysconf(_SC_CLK_TCK);
+	int		 field;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if (hz <= 0 || (f = fopen(path, "re")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The name (field 2) may hold spaces and ')': skip to the last. */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return -1;
+	for (field = 2; field < 22 && p != NULL; field++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL)
+		return -1;
+	errno = 0;
+	ticks = strtoll(p + 1, &end, 10);
+	if (errno != 0 || end == p + 1 || ticks < 0)
+		return -1;
+
+	if ((f = fopen("/proc/stat", "re")) == NULL)
+		return -1;
+	while (fgets(buf, sizeof buf, f) != NULL) {
+		if (sscanf(buf, "btime %lld", &btime) == 1)
+			break;
+	}
+	fclose(f);
+	if (btime < 0 || btime > INT64_MAX / 1000000000 - 1 ||
+	    ticks / hz > INT64_MAX / 1000000000 - btime - 1)
+		return -1;
+	return btime * 1000000000 + ticks / hz * 1000000000 +
+	    ticks % hz * 1000000000 / hz;
+}
+
+/*
+ * Whether the recorder (process pid) of the session that started at
+ * started_ns (ns since the epoch) still runs: a process of that pid
+ * exists (EPERM: as another user's) and started no later than the
+ * session did.  One that started after it has only been given the same
+ * pid (a recorder killed, its pid reused: soon, in a container, where
+ * mcpreel always has the same pid).  Where /proc cannot tell when it
+ * started, a process that exists is taken for the recorder.  sessions,
+ * stats and show ("recorder gone"), show --follow, prune and rm ask this.
  */
 int
-prune_pid_alive(int64_t pid)
+prune_recorder_alive(int64_t pid, int64_t started_ns)
 {
+	int64_t	start;
+
 	if (pid <= 0 || (int64_t)(pid_t)pid != pid)
 		return 0;
-	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	if (kill((pid_t)pid, 0) != 0 && errno != EPERM)
+		return 0;
+	if ((start = prune_pid_start_ns((pid_t)pid)) < 0)
+		return 1;
+	return started_ns > INT64_MAX - PRUNE_START_SLACK_NS ||
+	    start <= started_ns + PRUNE_START_SLACK_NS;
 }
 
 /* Bytes as people read them: 950 B, 12.3 KB, 4.5 MB, 1.2 GB. */
@@ -145,13 +211,15 @@ prune_collect_cb(const struct session_row *r, void *arg)
 	s->bytes = r->bytes;
 	s->pid = r->recorder_pid;
 	/*
-	 * A stdio recorder writes the end as soon as it is told to stop and
-	 * records the server's last words after, for at most a few seconds
-	 * (the stop sequence and the drain): recording until it exits.
+	 * A stdio recorder writes the end as soon as it is told to stop
+	 * (SIGINT, SIGTERM, its stdin closed) and records what the server
+	 * still says after, for as long as the server goes on (one that
+	 * ignores SIGTERM, a grandchild holding its pipes): recording until
+	 * it exits, however long ago that end was written.  An HTTP
+	 * recorder records many sessions, each over at its end.
 	 */
-	s->recording = (r->ended_ns == 0 || (strcmp(r->transport, "stdio") ==
-	    0 && clock_sub(clock_wall_ns(), r->ended_ns) <
-	    PRUNE_ENDING_NS)) && prune_pid_alive(r->recorder_pid);
+	s->recording = (r->ended_ns == 0 || strcmp(r->transport, "stdio") ==
+	    0) && prune_recorder_alive(r->recorder_pid, r->started_ns);
 	return 0;
 }
 

@@ -408,7 +408,8 @@ cmd_record(int argc, char **argv)
 		goto usage;
 
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, STORE_CREATE, &cause)) == NULL) {
+	    (st = store_open(path, STORE_CREATE | STORE_PRIVATE,
+	    &cause)) == NULL) {
 		fprintf(stderr, "mcpreel record: %s\n", cause);
 		free(cause);
 		free(path);

@@ -239,7 +239,7 @@ cmd_replay(int argc, char **argv)
 	}
 
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, 0, &cause)) == NULL ||
+	    (st = store_open(path, STORE_PRIVATE, &cause)) == NULL ||
 	    query_find_session(st, argv[0], &id, &cause) != 0 ||
 	    query_sessions(st, id, name_cb, &sn, &cause) != 0)
 		goto bad;

@@ -310,7 +310,8 @@ show_follow(struct show *sh, struct store *st, int64_t id,
 			 */
 			if (!sh->cur.stdio || sh->cur.recorder_pid <= 0 || final)
 				break;
-			if (!prune_pid_alive(sh->cur.recorder_pid))
+			if (!prune_recorder_alive(sh->cur.recorder_pid,
+			    sh->cur.started_ns))
 				final = 1;
 			else if (show_wait(SHOW_FOLLOW_POLL_MS) || show_stop)
 				break;
@@ -332,7 +333,8 @@ show_follow(struct show *sh, struct store *st, int64_t id,
 			break;
 		}
 		if (sh->cur.recorder_pid > 0 &&
-		    !prune_pid_alive(sh->cur.recorder_pid))
+		    !prune_recorder_alive(sh->cur.recorder_pid,
+		    sh->cur.started_ns))
 			last = 1;
 		if (show_wait(SHOW_FOLLOW_POLL_MS) || show_stop)
 			break;

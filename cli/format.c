@@ -149,7 +149,8 @@ fmt_session_state(const struct session_row *r)
 {
 	if (r->ended_ns != 0)
 		return "ended";
-	if (r->recorder_pid > 0 && !prune_pid_alive(r->recorder_pid))
+	if (r->recorder_pid > 0 &&
+	    !prune_recorder_alive(r->recorder_pid, r->started_ns))
 		return "recorder gone";
 	return "open";
 }

@@ -226,10 +226,18 @@ ident_byte(struct ident *id, int c)
 	}
 }
 
+/* Whether the value being read is copied (method or id). */
+static int
+ident_kept(const struct ident *id)
+{
+	return id->member == IDENT_METHOD || id->member == IDENT_ID;
+}
+
 /*
- * Feed the next n bytes of the message.  Inside a nested value that is
- * not kept, only quotes, backslashes and brackets matter: the bytes
- * between them are skipped a run at a time.
+ * Feed the next n bytes of the message.  Inside a value that is not kept
+ * (any member but method and id: a huge result or error too, the usual
+ * reason a message is cut), only quotes, backslashes and brackets
+ * matter: the bytes between them are skipped a run at a time.
  */
 void
 ident_feed(struct ident *id, const void *buf, size_t n)
@@ -239,7 +247,7 @@ ident_feed(struct ident *id, const void *buf, size_t n)
 	while (p < end) {
 		if (id->state == IDENT_ARRAY || id->state == IDENT_BAD)
 			return;
-		if (id->state == IDENT_NESTED && id->member == IDENT_OTHER &&
+		if (id->state == IDENT_NESTED && !ident_kept(id) &&
 		    !id->esc) {
 			while (p < end && *p != '"' && *p != '\\' &&
 			    (id->in_str || (*p != '{' && *p != '[' &&
@@ -247,8 +255,8 @@ ident_feed(struct ident *id, const void *buf, size_t n)
 				p++;
 			if (p == end)
 				return;
-		} else if (id->state == IDENT_STRING &&
-		    id->member == IDENT_OTHER && !id->esc) {
+		} else if (id->state == IDENT_STRING && !ident_kept(id) &&
+		    !id->esc) {
 			while (p < end && *p != '"' && *p != '\\')
 				p++;
 			if (p == end)

@@ -301,7 +301,14 @@ relay_signal_cb(evutil_socket_t sig, short events, void *arg)
 	tap_event(r->tap, r->session, "note", note, strlen(note));
 	r->signalled = 1;
 	child_signal(r->child, (int)sig);
-	relay_end_now(r, note);
+	/*
+	 * SIGINT and SIGTERM ask to stop, and the host may kill us soon
+	 * after: the end is written now (and again when the server has
+	 * really exited).  SIGHUP mostly asks a server to reload, and it
+	 * carries on: the session is not over.
+	 */
+	if (sig != SIGHUP)
+		relay_end_now(r, note);
 	free(note);
 }
 

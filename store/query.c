@@ -435,8 +435,8 @@ query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
 	    "CASE WHEN s.imported_from IS NULL THEN s.recorder_pid "
 	    "ELSE -1 END, "
 	    "(SELECT max(id) FROM messages), "
-	    "(SELECT max(id) FROM events), s.transport = 'stdio' "
-	    "FROM sessions s WHERE s.id = ?1",
+	    "(SELECT max(id) FROM events), s.transport = 'stdio', "
+	    "s.started_ns FROM sessions s WHERE s.id = ?1",
 	    &stmt, cause) != 0)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, session);
@@ -454,6 +454,7 @@ query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
 	*hw_msg = sqlite3_column_int64(stmt, 2);
 	*hw_ev = sqlite3_column_int64(stmt, 3);
 	c->stdio = sqlite3_column_int(stmt, 4);
+	c->started_ns = sqlite3_column_int64(stmt, 5);
 	sqlite3_finalize(stmt);
 	if (c->started)
 		return 0;

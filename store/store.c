@@ -25,6 +25,8 @@ extern const char store_schema_sql[];
 
 static pthread_once_t store_once = PTHREAD_ONCE_INIT;
 
+static void	store_fix_mode(const char *, int);
+
 /*
  * Migrations: migrations[N] takes a file from version N + 1 to N + 2.
  * schema.sql is always the newest schema whole, for new files.
@@ -158,10 +160,32 @@ store_create_file(const char *path, char **cause)
 	 */
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 	    0600);
-	/* Another recorder created it meanwhile: a plain file is fine. */
-	if (fd == -1 && errno == EEXIST && lstat(path, &sb) == 0 &&
-	    S_ISREG(sb.st_mode))
+	/*
+	 * Another process created it meanwhile (another recorder, or someone
+	 * racing us in a shared directory): a plain file of our own is fine,
+	 * its mode fixed as for any file we write; one of another user would
+	 * get all we record, so it is refused.
+	 */
+	if (fd == -1 && errno == EEXIST && (fd = open(path, O_RDONLY |
+	    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) != -1) {
+		if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+			xasprintf(cause, "cannot create database %s: something "
+			    "other than a file appeared at that name (remove "
+			    "it or give another --db)", path);
+			close(fd);
+			return -1;
+		}
+		close(fd);
+		if (sb.st_uid != geteuid()) {
+			xasprintf(cause, "cannot create database %s: a file "
+			    "of another user (uid %lu) appeared at that name "
+			    "while it was being created (remove it or give "
+			    "another --db)", path, (unsigned long)sb.st_uid);
+			return -1;
+		}
+		store_fix_mode(path, 1);
 		return 0;
+	}
 	if (fd == -1) {
 		xasprintf(cause, "cannot create database %s: %s%s", path,
 		    strerror(errno), errno == EEXIST || errno == ELOOP ?
@@ -238,38 +262,55 @@ fail:
 
 /*
  * A database that others can read (or write) leaks every message recorded
- * in it, and SQLite gives its -wal and -shm files the same mode.  Set the
- * files we own to 0600 and say so; for one we do not own, say what to do.
+ * in it, and SQLite gives its -wal and -shm files the same mode.  A writer
+ * (private: record, import, replay and mock, which record sessions) sets
+ * the files it owns that others or the group can use to 0600 and says so;
+ * for one it does not own, it says what to do.  A reader changes nothing
+ * (a file shared with a group on purpose stays shared) and warns only of
+ * one that every user can read.  Each file is opened without following a
+ * symlink and changed through its descriptor: a symlink planted at
+ * <db>-wal does not get its target's mode changed, and what is changed is
+ * what was looked at.
  */
 static void
-store_fix_mode(const char *path)
+store_fix_mode(const char *path, int private)
 {
 	static const char	*suffixes[] = { "", "-wal", "-shm" };
 	struct stat		 sb;
 	char			*file;
+	unsigned		 mode;
 	size_t			 i;
+	int			 fd;
 
 	for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
 		xasprintf(&file, "%s%s", path, suffixes[i]);
-		if (stat(file, &sb) != 0 || !S_ISREG(sb.st_mode) ||
-		    (sb.st_mode & 077) == 0) {
+		/* O_NONBLOCK: a FIFO planted there does not hang us. */
+		fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+		if (fd == -1 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+		    (sb.st_mode & (private ? 077 : 004)) == 0) {
+			if (fd != -1)
+				close(fd);
 			free(file);
 			continue;
 		}
-		if (sb.st_uid != geteuid())
+		mode = (unsigned)(sb.st_mode & 07777);
+		if (!private)
+			log_warnx("%s is readable by every user (mode %04o): "
+			    "%s chmod 600 on it", file, mode, sb.st_uid ==
+			    geteuid() ? "run" : "ask its owner to run");
+		else if (sb.st_uid != geteuid())
 			log_warnx("%s is readable by other users (mode %04o) "
 			    "and not ours to change: ask its owner to run "
-			    "chmod 600 on it", file,
-			    (unsigned)(sb.st_mode & 07777));
-		else if (chmod(file, 0600) != 0)
+			    "chmod 600 on it", file, mode);
+		else if (fchmod(fd, 0600) != 0)
 			log_warnx("%s is readable by other users (mode %04o) "
 			    "and cannot be made private: %s (run chmod 600 "
-			    "on it)", file, (unsigned)(sb.st_mode & 07777),
-			    strerror(errno));
+			    "on it)", file, mode, strerror(errno));
 		else
 			log_warnx("%s was readable by other users (mode %04o): "
-			    "set to 0600", file,
-			    (unsigned)(sb.st_mode & 07777));
+			    "set to 0600", file, mode);
+		close(fd);
 		free(file);
 	}
 }
@@ -334,7 +375,7 @@ store_open(const char *path, int flags, char **cause)
 
 	if (stat(path, &sb) == 0) {
 		fresh = (sb.st_size == 0);
-		store_fix_mode(path);
+		store_fix_mode(path, (flags & STORE_PRIVATE) != 0);
 	} else {
 		if (!(flags & STORE_CREATE)) {
 			xasprintf(cause, "no database at %s (record a session "
@@ -443,9 +484,13 @@ store_reserve(struct store *st)
 	 * The name is predictable and the directory may be shared: never
 	 * follow or reuse what is there (a planted symlink would get its
 	 * target truncated and filled).  A name already taken means no
-	 * reserve, which is only a debug line.
+	 * reserve, which is only a debug line.  Whatever has our name is
+	 * left by an earlier process with our pid (killed, its pid reused:
+	 * usual in a container) or planted: unlink removes the name, never
+	 * a symlink's target.
 	 */
 	xasprintf(&path, "%s-reserve.%ld", st->path, (long)getpid());
+	unlink(path);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 	    0600);
 	if (fd == -1) {

@@ -56,6 +56,7 @@ struct wsession_meta {
 
 /* store.c */
 #define STORE_CREATE	0x1	/* create the file (mode 0600) and its dirs */
+#define STORE_PRIVATE	0x2	/* a writer: files others can use set 0600 */
 struct store	*store_open(const char *, int, char **);
 size_t		 store_max_message(struct store *);
 void		 store_close(struct store *);
@@ -193,6 +194,7 @@ struct query_cursor {
 	int		 ended;		/* the session had ended (ended_ns) */
 	int		 stdio;		/* recorded over stdio */
 	int64_t		 recorder_pid;	/* 0 when not recorded; -1 imported */
+	int64_t		 started_ns;	/* the session's start (wall clock) */
 };
 
 int		 query_find_session(struct store *, const char *, int64_t *,

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -80,16 +81,17 @@ static const int child_default_signals[] = {
  * An exec failure goes back to the parent as errno on report.
  */
 static void __attribute__((noreturn))
-child_exec(char *const argv[], pid_t parent, int in, int out, int err,
-    int report)
+child_exec(char *const argv[], char *const paths[], pid_t parent, int in,
+    int out, int err, int report)
 {
 	struct sigaction	 sa;
 	sigset_t		 none;
 	size_t			 i;
-	int			 e;
+	int			 e = ENOENT, denied = 0;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 		_exit(1);
+	/* Every signal is blocked (child_fork_exec): no handler of ours runs. */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_DFL;
 	sigemptyset(&sa.sa_mask);
@@ -101,11 +103,63 @@ child_exec(char *const argv[], pid_t parent, int in, int out, int err,
 	if (dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
 	    dup2(err, STDERR_FILENO) == -1)
 		goto fail;
-	execvp(argv[0], argv);
+	/*
+	 * As execvp searches, but a file that is no executable format
+	 * (ENOEXEC: no #! line) is an error, not a shell script.
+	 */
+	for (i = 0; paths[i] != NULL; i++) {
+		execve(paths[i], argv, environ);
+		if (errno == EACCES)
+			denied = 1;
+		else if (errno != ENOENT && errno != ENOTDIR)
+			break;
+	}
+	e = paths[i] == NULL && denied ? EACCES : paths[i] == NULL ? ENOENT :
+	    errno;
+	goto report;
 fail:
 	e = errno;
+report:
 	(void)!write(report, &e, sizeof e);
 	_exit(127);
+}
+
+/*
+ * Where to look for argv0, as execvp would: itself when it has a '/',
+ * else each directory of PATH ("/bin:/usr/bin" when unset; an empty
+ * entry is the current directory).  Built before the fork: the child may
+ * only make async-signal-safe calls.  NULL-terminated, allocated.
+ */
+static char **
+child_paths(const char *argv0)
+{
+	const char	*path = getenv("PATH"), *p, *colon;
+	char		**out;
+	size_t		 n = 1, i = 0;
+	int		 len;
+
+	if (strchr(argv0, '/') != NULL) {
+		out = xcalloc(2, sizeof *out);
+		out[0] = xstrdup(argv0);
+		return out;
+	}
+	if (path == NULL)
+		path = "/bin:/usr/bin";
+	for (p = path; *p != '\0'; p++)
+		n += *p == ':';
+	out = xcalloc(n + 1, sizeof *out);
+	for (p = path; i < n; p = colon + 1) {
+		if ((colon = strchr(p, ':')) == NULL)
+			colon = p + strlen(p);
+		len = (int)(colon - p);
+		if (len == 0)
+			out[i++] = xstrdup(argv0);
+		else
+			xasprintf(&out[i++], "%.*s/%s", len, p, argv0);
+		if (*colon == '\0')
+			break;
+	}
+	return out;
 }
 
 /*
@@ -118,19 +172,35 @@ static int
 child_fork_exec(char *const argv[], int in, int out, int err, pid_t *pid)
 {
 	pid_t	 parent = getpid(), p;
+	sigset_t all, old;
+	char	**paths;
+	size_t	 i;
 	int	 report[2], e = 0, rc;
 	ssize_t	 n;
 
 	if (pipe2(report, O_CLOEXEC) != 0)
 		return errno;
-	if ((p = fork()) == -1) {
-		rc = errno;
-		close_pair(report);
-		return rc;
-	}
+	paths = child_paths(argv[0]);
+	/*
+	 * As posix_spawn does: every signal blocked across the fork, so that
+	 * our handlers (libevent's, writing to its socketpair shared with
+	 * us) never run in the child before it resets them.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	p = fork();
 	if (p == 0) {
 		close(report[0]);
-		child_exec(argv, parent, in, out, err, report[1]);
+		child_exec(argv, paths, parent, in, out, err, report[1]);
+	}
+	rc = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	for (i = 0; paths[i] != NULL; i++)
+		free(paths[i]);
+	free(paths);
+	if (p == -1) {
+		close_pair(report);
+		return rc;
 	}
 	close(report[1]);
 	do

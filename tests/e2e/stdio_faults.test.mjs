@@ -7,7 +7,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
@@ -243,6 +243,28 @@ test('no shell ever runs the server: metacharacters in argv arrive literally and
     assert.equal(r2.code, 127, r2.stderr.toString());
     assert.match(r2.stderr.toString(), /cannot run 'true; touch .*': command not found/);
     assert.ok(!existsSync(marker), 'nothing ran the command name\'s metacharacters');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('an executable file that is no program (no #! line) is not run through a shell: exit 126, whether named by path or found on PATH', { timeout: 30000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'x.db');
+    const marker = join(t.dir, 'ran');
+    const file = join(t.dir, 'noshebang');
+    writeFileSync(file, `touch ${marker}\n`);
+    chmodSync(file, 0o755);
+    for (const [cmd, env] of [[file, undefined], ['noshebang', { ...process.env, PATH: `${t.dir}:${process.env.PATH}` }]]) {
+      const r = await runMcpreel(['record', '--db', db, '--', cmd], { env });
+      assert.equal(r.code, 126, `${cmd}: ${r.stderr}`);
+      assert.match(r.stderr.toString(), /cannot run '(.*\/)?noshebang': Exec format error/);
+      assert.ok(!existsSync(marker), `${cmd}: the file was not run by a shell`);
+    }
+    // A program on PATH still runs.
+    const r = await runMcpreel(['record', '--db', db, '--', 'true']);
+    assert.equal(r.code, 0, r.stderr.toString());
   } finally {
     t.cleanup();
   }

@@ -101,11 +101,84 @@ test('a database readable by others is made 0600 (db, -wal, -shm) with a warning
     // Fixed once: the next run says nothing.
     const again = await runMcpreel(['sessions', '--db', db]);
     assert.doesNotMatch(again.stderr.toString(), /readable by other users/);
-    // A WAL left readable (an older mcpreel, a copy) is fixed too.
+    // A WAL left readable (an older mcpreel, a copy) is fixed too, by
+    // the next command that writes.
     writeFileSync(`${db}-wal`, '');
     chmodSync(`${db}-wal`, 0o644);
-    const third = await runMcpreel(['sessions', '--db', db]);
+    const third = await runMcpreel(['record', '--db', db, '--', 'true']);
     assert.match(third.stderr.toString(), /open\.db-wal was readable by other users \(mode 0644\): set to 0600$/m);
+  });
+});
+
+test('read-only commands change no mode: a database shared with a group stays so, one every user can read is warned about', { timeout: 30000 }, async () => {
+  await withCleanup(async ({ dir }) => {
+    const db = join(dir, 'shared.db');
+    const rec = await runMcpreel(['record', '--db', db, '--', 'true']);
+    assert.equal(rec.code, 0, rec.stderr.toString());
+    chmodSync(db, 0o640);
+    for (const args of [['sessions'], ['show', '1'], ['stats'], ['export', '1']]) {
+      const r = await runMcpreel([...args, '--db', db]);
+      assert.equal(r.code, 0, `${args[0]}: ${r.stderr}`);
+      assert.doesNotMatch(r.stderr.toString(), /readable/, args[0]);
+      assert.equal((statSync(db).mode & 0o777).toString(8), '640', `${args[0]} left the mode alone`);
+    }
+    chmodSync(db, 0o644);
+    const r = await runMcpreel(['sessions', '--db', db]);
+    assert.match(r.stderr.toString(), /shared\.db is readable by every user \(mode 0644\): run chmod 600 on it$/m);
+    assert.equal((statSync(db).mode & 0o777).toString(8), '644', 'warned, not changed');
+    // A command that records into it makes it private.
+    const w = await runMcpreel(['record', '--db', db, '--', 'true']);
+    assert.match(w.stderr.toString(), /shared\.db was readable by other users \(mode 0644\): set to 0600$/m);
+    assert.equal((statSync(db).mode & 0o777).toString(8), '600');
+  });
+});
+
+test('a symlink planted at <db>-wal: its target keeps its mode', { timeout: 30000 }, async () => {
+  await withCleanup(async ({ dir }) => {
+    const db = join(dir, 'w.db');
+    const rec = await runMcpreel(['record', '--db', db, '--', 'true']);
+    assert.equal(rec.code, 0, rec.stderr.toString());
+    assert.ok(!existsSync(`${db}-wal`), 'no WAL left after a clean close');
+    const victim = join(dir, 'victim.txt');
+    writeFileSync(victim, '');
+    chmodSync(victim, 0o644);
+    symlinkSync(victim, `${db}-wal`);
+    await runMcpreel(['record', '--db', db, '--', 'true']);
+    assert.equal((statSync(victim).mode & 0o777).toString(8), '644', 'the target of the link was not chmod-ed');
+  });
+});
+
+test('a live process that only has the recorder\'s pid (it started after the session) is not its recorder', { timeout: 30000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const db = join(dir, 'reuse.db');
+    const rec = await runMcpreel(['record', '--db', db, '--', 'true']);
+    assert.equal(rec.code, 0, rec.stderr.toString());
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    defer(async () => { other.kill('SIGKILL'); });
+    await sleep(100);
+    assert.ok(alive(other.pid));
+    const now = BigInt(Date.now()) * 1000000n;
+    const hourAgo = now - 3600n * 1000000000n;
+    // Sessions an hour old whose recorder pid is now that of the sleep:
+    // one never ended (its recorder was killed), one ended early (stdio);
+    // and one that started after the sleep: the sleep could be its recorder.
+    sql(db, `INSERT INTO sessions (name, transport, target, started_ns, ended_ns, recorder_pid) VALUES
+      ('killed', 'stdio', '["cat"]', ${hourAgo}, NULL, ${other.pid}),
+      ('ended', 'stdio', '["cat"]', ${hourAgo}, ${hourAgo + 1000000000n}, ${other.pid}),
+      ('fresh', 'stdio', '["cat"]', ${now + 1000000000n}, NULL, ${other.pid})`);
+    const states = Object.fromEntries((await runMcpreel(['sessions', '--db', db, '--json'])).stdout.toString()
+      .trim().split('\n').map((l) => JSON.parse(l)).map((j) => [j.name ?? j.id, j.state]));
+    assert.equal(states.killed, 'recorder gone');
+    assert.equal(states.fresh, 'open');
+    for (const name of ['ended', 'killed']) {
+      const t0 = performance.now();
+      const f = await runMcpreel(['show', '--db', db, '--follow', name], { timeoutMs: 15000 }).catch((e) => ({ code: String(e) }));
+      assert.equal(f.code, 0, `show --follow ${name} exits (${Math.round(performance.now() - t0)} ms)`);
+    }
+    const pr = await runMcpreel(['prune', '--db', db, '--keep', '0']);
+    assert.equal(pr.code, 0, pr.stderr.toString());
+    assert.match(pr.stdout.toString(), /^keeping session 4: it is being recorded/m);
+    assert.deepEqual(sql(db, 'SELECT name FROM sessions').map((r) => r.name), ['fresh'], 'the others were deleted');
   });
 });
 
@@ -116,10 +189,13 @@ test('a readable database owned by another user: a warning that says what to do,
     assert.equal(rec.code, 0);
     chmodSync(db, 0o644);
     chownSync(db, 65534, 65534);
-    const r = await runMcpreel(['sessions', '--db', db]);
+    const r = await runMcpreel(['record', '--db', db, '--', 'true']);
     assert.equal(r.code, 0, r.stderr.toString());
     assert.match(r.stderr.toString(), /theirs\.db is readable by other users \(mode 0644\) and not ours to change: ask its owner to run chmod 600 on it$/m);
     assert.equal((statSync(db).mode & 0o777).toString(8), '644');
+    const v = await runMcpreel(['sessions', '--db', db]);
+    assert.equal(v.code, 0, v.stderr.toString());
+    assert.match(v.stderr.toString(), /theirs\.db is readable by every user \(mode 0644\): ask its owner to run chmod 600 on it$/m);
   });
 });
 

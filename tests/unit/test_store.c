@@ -149,6 +149,55 @@ Test(store, create_mode_and_dirs, .timeout = UNIT_TIMEOUT)
 	free(path);
 }
 
+/*
+ * A reserve left at this process's name (an earlier process of the same
+ * pid, killed: pid reuse, usual in a container) is replaced, not taken
+ * for a name that cannot be had; a symlink there is removed, its target
+ * left alone.
+ */
+Test(store, reserve_over_leftover, .timeout = UNIT_TIMEOUT)
+{
+	struct store	*st;
+	struct stat	 sb;
+	char		*path, *reserve, *victim, *cause = NULL;
+	int		 fd;
+
+	path = store_test_path("res.db");
+	victim = store_test_path("victim");
+	xasprintf(&reserve, "%s-reserve.%ld", path, (long)getpid());
+	st = store_open(path, STORE_CREATE, &cause);
+	cr_assert_not_null(st, "store_open: %s", cause);
+
+	fd = open(reserve, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "x", 1), 1);
+	close(fd);
+	store_reserve(st);
+	cr_assert_eq(stat(reserve, &sb), 0, "no reserve");
+	cr_assert_eq(sb.st_size, STORE_RESERVE, "a leftover of %lld bytes "
+	    "was kept", (long long)sb.st_size);
+	store_release(st);
+	cr_assert_neq(stat(reserve, &sb), 0, "released");
+
+	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "precious", 8), 8);
+	close(fd);
+	cr_assert_eq(symlink(victim, reserve), 0);
+	store_reserve(st);
+	cr_assert_eq(lstat(reserve, &sb), 0);
+	cr_assert(S_ISREG(sb.st_mode), "the link was replaced by a file");
+	cr_assert_eq(sb.st_size, STORE_RESERVE);
+	cr_assert_eq(stat(victim, &sb), 0);
+	cr_assert_eq(sb.st_size, 8, "the link's target is untouched");
+	cr_assert_eq(sb.st_mode & 07777, 0644);
+	store_release(st);
+	store_close(st);
+	free(reserve);
+	free(victim);
+	free(path);
+}
+
 /* A new file carries the current schema version and its tables. */
 Test(store, schema_version, .timeout = UNIT_TIMEOUT)
 {
