@@ -36,7 +36,17 @@ async function recordStaged(db, name) {
   const r = await runMcpreel(['record', '--db', db, '--name', name, '--', 'cat'], {
     keepStdinOpen: true,
     onSpawn: async (child) => {
+      // The gap starts once the first half is back: a slow start (a loaded
+      // machine, the ASan build) must not let both halves arrive together.
+      let echoed = 0;
+      const back = new Promise((resolve) => {
+        child.stdout.on('data', (c) => {
+          echoed += c.toString().split('\n').length - 1;
+          if (echoed >= FIRST.length) resolve();
+        });
+      });
       child.stdin.write(FIRST.join('\n') + '\n');
+      await back;
       await sleep(GAP_MS);
       child.stdin.write(SECOND.join('\n') + '\n');
       await sleep(100);
