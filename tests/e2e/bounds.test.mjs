@@ -381,6 +381,86 @@ for (const b of builds(40 * MB, 384 * MB)) {
   });
 }
 
+/**
+ * A session whose tools/call answer is followed by `n` notifications/message
+ * of `size` bytes each (server-sent, unasked), imported as `burst`.
+ */
+async function burstDb(dir, n, size) {
+  const tape = join(dir, 'burst.jsonl');
+  const at = (ms) => new Date(Date.UTC(2026, 4, 12, 23, 0, 0, ms)).toISOString();
+  const lines = [
+    { v: 1, type: 'meta', startedAt: at(0), label: 'b', command: ['x'], mcpTapVersion: '0.4.0' },
+    { t: at(1), dir: 'in', raw: JSON.parse(INITIALIZE) },
+    { t: at(2), dir: 'out', raw: { jsonrpc: '2.0', id: 1, result: { protocolVersion: '2025-06-18', capabilities: { tools: {}, logging: {} }, serverInfo: { name: 's', version: '1' } } } },
+    { t: at(3), dir: 'in', raw: { jsonrpc: '2.0', method: 'notifications/initialized' } },
+    { t: at(4), dir: 'in', raw: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'burst', arguments: {} } } },
+    { t: at(5), dir: 'out', raw: { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'ok' }] } } },
+  ];
+  for (let i = 0; i < n; i++)
+    lines.push({ t: at(6 + i), dir: 'out', raw: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `${i}:${'x'.repeat(size)}` } } });
+  lines.push({ t: at(100), type: 'end', exitCode: 0 });
+  writeFileSync(tape, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  const db = join(dir, 'b.db');
+  const r = await runMcpreel(['import', '--db', db, '--name', 'burst', tape]);
+  assert.equal(r.code, 0, r.stderr.toString());
+  return db;
+}
+
+test('mock --listen: a burst of ten 1 MiB notifications after an answer all reach a reading SDK client (output waits, nothing dropped)', { timeout: 120000 }, async () => {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { LoggingMessageNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const t = tempDir();
+  const db = await burstDb(t.dir, 10, MB);
+  const m = await startLimited(MCPREEL, ['mock', '--db', db, 'burst', '--listen', '127.0.0.1:0', '--latency', 'none'], 1024);
+  const client = new Client({ name: 'host', version: '1.0' });
+  try {
+    const got = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { got.push(Number(String(n.params.data).split(':')[0])); });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${m.port}/mcp`)));
+    await sleep(1000); // the client opens its event stream
+    const r = await client.callTool({ name: 'burst', arguments: {} });
+    assert.equal(r.content[0].text, 'ok');
+    for (let i = 0; i < 600 && got.length < 10; i++) await sleep(100);
+    console.log(`notifications received: ${got.length} of 10`);
+    assert.deepEqual(got, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.doesNotMatch(m.stderr(), /dropping|does not read/);
+  } finally {
+    await client.close().catch(() => {});
+    await m.stop();
+    t.cleanup();
+  }
+});
+
+for (const b of builds(48 * MB, 384 * MB)) {
+  test(`mock --listen --on-miss forward: a fallback that streams without end to an event stream never read waits; the stream closes at --idle-timeout (${b.name})`, { timeout: 120000 }, async () => {
+    const t = tempDir();
+    const db = await mockDb(t.dir);
+    const m = await startLimited(b.bin, ['mock', '--db', db, 's', '--listen', '127.0.0.1:0', '--idle-timeout', '6',
+      '--on-miss', 'forward', '--', process.execPath, join(PEERS_DIR, 'flood.mjs'), '1000000', String(64 * 1024)], 1024);
+    const peak = watchPeak(m.pid);
+    const s = net.connect(m.port, '127.0.0.1');
+    s.on('error', () => {});
+    try {
+      assert.match(await post(m.port, '/mcp', INITIALIZE), /^HTTP\/1\.1 200 /);
+      s.write('GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n');
+      s.pause();
+      for (let i = 0; i < 300 && !/read none of the \d+ bytes/.test(m.stderr()); i++) await sleep(100);
+      const rss = peak.stop();
+      console.log(`${b.name}: the event stream never read: peak RSS ${(rss / MB).toFixed(1)} MiB (bound ${b.bound / MB} MiB)`);
+      assert.match(m.stderr(), /a client read none of the \d+ bytes waiting for it in 6 s \(--idle-timeout\): closing its connection/);
+      assert.ok(rss < b.bound, `peak RSS ${rss} over ${b.bound}`);
+      // Mock goes on serving.
+      assert.match(await post(m.port, '/mcp', INITIALIZE), /^HTTP\/1\.1 200 /);
+    } finally {
+      peak.stop();
+      s.destroy();
+      await m.stop();
+      t.cleanup();
+    }
+  });
+}
+
 // ---------------------------------------------------------------------------
 // 4. replay against an HTTP server whose answer never ends.
 
