@@ -576,9 +576,57 @@ for (const b of builds(96 * MB, 400 * MB)) {
   });
 }
 
+for (const b of builds(48 * MB, 384 * MB)) {
+  test(`import: a tape line over --max-record-size whose other members are 200 MiB of spaces is refused in bounded memory (${b.name})`, { timeout: 300000 }, async () => {
+    const t = tempDir();
+    try {
+      const file = join(t.dir, 'spaces.jsonl');
+      const fd = openSync(file, 'w');
+      writeSync(fd, `${JSON.stringify({ v: 1, type: 'meta', startedAt: '2026-05-12T23:00:00.000Z', label: 'sp', command: ['x'], mcpTapVersion: '0.4.0' })}\n`);
+      writeSync(fd, '{"t":"2026-05-12T23:00:00.100Z","dir":"in","raw":{"jsonrpc":"2.0","id":1,"method":"ping"}');
+      const spaces = Buffer.alloc(8 * MB, 0x20);
+      for (let i = 0; i < 25; i++) writeSync(fd, spaces);
+      writeSync(fd, '}\n');
+      closeSync(fd);
+      const r = await runWatched(b.bin, ['import', '--db', join(t.dir, 'i.db'), '--max-record-size', '1K', file]);
+      console.log(`${b.name}: import of a line with 200 MiB of spaces: exit ${r.code}, peak RSS ${(r.rss / MB).toFixed(1)} MiB (bound ${b.bound / MB} MiB)`);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /line 2: a line over --max-record-size whose other members are over 1048576 bytes/);
+      assert.ok(r.rss < b.bound, `peak RSS ${r.rss} over ${b.bound}`);
+    } finally {
+      t.cleanup();
+    }
+  });
+}
+
 /** The first line of an export (the session), for a hand-made JSONL. */
 const JSONL_HEAD = JSON.stringify({ format: 'mcpreel-jsonl', version: 1, session: 1, name: 'big', transport: 'stdio', target: 'x', started_ns: 1778626800000000000 });
 const jsonlMessage = (seq, direction, member) => `{"type":"message","seq":${seq},"direction":"${direction}","ts_ns":${1778626800100000000 + seq},"mono_ns":${1778626800100000000 + seq},${member}}`;
+
+test('import: an http_exchange "body" over --max-record-size is never lost in silence: a prefix with a warning, or past the slack an error', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const head = JSONL_HEAD.replace('"transport":"stdio"', '"transport":"http"');
+    const exchange = (body) => JSON.stringify({ type: 'http_exchange', exchange: 1, connection: 1, method: 'POST', path: '/mcp', started_ns: 1778626800100000000, mono_ns: 1778626800100000000, status: 200, body });
+    const run = async (size) => {
+      const file = join(t.dir, `b${size}.jsonl`);
+      writeFileSync(file, `${head}\n${exchange('y'.repeat(size))}\n`);
+      const db = join(t.dir, `b${size}.db`);
+      const r = await runWatched(MCPREEL, ['import', '--db', db, '--max-record-size', '1K', file]);
+      return { ...r, db };
+    };
+    const small = await run(600 * 1024);
+    assert.equal(small.code, 0, small.stderr);
+    assert.match(small.stderr, /over --max-record-size/);
+    assert.equal(sql(small.db, 'select length(body) n from http_exchanges')[0].n, 1024);
+    const big = await run(3 * MB);
+    console.log(`600 KiB body: exit ${small.code}; 3 MiB body: exit ${big.code}: ${big.stderr.trim()}`);
+    assert.notEqual(big.code, 0, 'not imported without its body');
+    assert.match(big.stderr, /line 2: "body" is over --max-record-size by more than 1048576 bytes.*give a larger --max-record-size/);
+  } finally {
+    t.cleanup();
+  }
+});
 
 for (const { name, bin, bound } of builds(96 * MB, 400 * MB)) {
   test(`import of a 300 MiB "message" line (JSONL) under an 8 MiB cap: bounded memory, the row as record makes it (${name})`, { timeout: 300000 }, async () => {
