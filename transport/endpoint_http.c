@@ -39,6 +39,15 @@
  */
 #define ENDPOINT_OUTPUT_MAX	(4u * 1024 * 1024)
 
+/*
+ * Closing on a request not read to its end (413, 400, 408): our side is
+ * shut for writing and what the client still sends is read and dropped,
+ * up to this much or for this long, so the answer is not lost to a reset
+ * (a close with unread input resets the connection).
+ */
+#define ENDPOINT_LINGER_MAX	(1024 * 1024)
+#define ENDPOINT_LINGER_S	2
+
 struct econn;
 
 /* What a connection's one timer waits for, and so which limit runs. */
@@ -72,6 +81,9 @@ struct econn {
 	enum ec_wait		 wait;
 	int			 out_full;	/* over ENDPOINT_OUTPUT_MAX */
 	int			 blocked;	/* a sender waits for it */
+	int			 linger;	/* unread input: linger at close */
+	int			 lingering;
+	size_t			 lingered;	/* bytes dropped meanwhile */
 	TAILQ_ENTRY(econn)	 entry;
 };
 
@@ -283,6 +295,10 @@ ec_timer_cb(evutil_socket_t fd, short events, void *arg)
 	struct econn	*c = arg;
 	char		*why;
 
+	if (c->lingering) {
+		ec_free(c);
+		return;
+	}
 	if (c->wait == EC_WAIT_IDLE) {
 		log_debug("mock: closing a connection idle for %d s",
 		    c->eh->lim.idle_timeout);
@@ -297,6 +313,7 @@ ec_timer_cb(evutil_socket_t fd, short events, void *arg)
 		    "(--idle-timeout)\n", c->eh->lim.idle_timeout);
 	log_info("mock: %.*s", (int)strlen(why) - 1, why);
 	c->close_after = 1;
+	c->linger = 1;
 	c->wait = EC_WAIT_NONE;
 	bufferevent_disable(c->bev, EV_READ);
 	ec_reply_text(c, 408, "Request Timeout", "text/plain", why);
@@ -314,6 +331,7 @@ ec_too_big(struct econn *c, uint64_t size)
 	    size != 0 ? " by its Content-Length" : "");
 	log_warnx("mock: %.*s: refused with 413", (int)strlen(why) - 1, why);
 	c->close_after = 1;
+	c->linger = 1;
 	c->in_body = 0;
 	evbuffer_drain(c->data, evbuffer_get_length(c->data));
 	bufferevent_disable(c->bev, EV_READ);
@@ -367,6 +385,7 @@ ec_process_requests(struct econn *c)
 			if (rc == -1 || http_body_kind(&c->head, NULL, &kind,
 			    &length, &cause) != 0) {
 				c->close_after = 1;
+				c->linger = 1;
 				ec_reply_text(c, 400, "Bad Request",
 				    "text/plain", cause);
 				free(cause);
@@ -394,6 +413,7 @@ ec_process_requests(struct econn *c)
 			return;
 		if (rc == -1) {
 			c->close_after = 1;
+			c->linger = 1;
 			ec_reply_text(c, 400, "Bad Request", "text/plain",
 			    cause);
 			free(cause);
@@ -420,10 +440,36 @@ ec_next_cb(evutil_socket_t fd, short events, void *arg)
 	ec_process(c);
 }
 
+/* The answer is out: shut our side, and drop what still comes, a while. */
+static void
+ec_linger(struct econn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+	struct timeval	 tv = { ENDPOINT_LINGER_S, 0 };
+
+	c->lingering = 1;
+	c->lingered = evbuffer_get_length(in);
+	evbuffer_drain(in, c->lingered);
+	shutdown(bufferevent_getfd(c->bev), SHUT_WR);
+	c->wait = EC_WAIT_NONE;
+	evtimer_add(c->timer, &tv);
+	bufferevent_enable(c->bev, EV_READ);
+}
+
 static void
 ec_read_cb(struct bufferevent *bev, void *arg)
 {
-	ec_process(arg);
+	struct econn	*c = arg;
+	struct evbuffer	*in = bufferevent_get_input(bev);
+
+	if (c->lingering) {
+		c->lingered += evbuffer_get_length(in);
+		evbuffer_drain(in, evbuffer_get_length(in));
+		if (c->lingered > ENDPOINT_LINGER_MAX)
+			ec_free(c);
+		return;
+	}
+	ec_process(c);
 }
 
 static void
@@ -440,7 +486,10 @@ ec_write_cb(struct bufferevent *bev, void *arg)
 	}
 	if (c->close_after && c->er == NULL && !c->stream &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
-		ec_free(c);
+		if (c->linger && !c->lingering)
+			ec_linger(c);
+		else if (!c->lingering)
+			ec_free(c);
 		return;
 	}
 	if (c->out_full) {

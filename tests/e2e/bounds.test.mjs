@@ -313,6 +313,26 @@ test('mock --listen: a Content-Length over --max-record-size is refused at once'
   }
 });
 
+test('mock --listen: a 413 with the body already sent reaches the client (lingering close, not a reset)', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const m = await startMock(MCPREEL, t.dir, ['--max-record-size', '1K']);
+  try {
+    for (let i = 0; i < 5; i++) {
+      const s = net.connect(m.port, '127.0.0.1');
+      const body = Buffer.alloc(256 * 1024, 0x20);
+      s.write(Buffer.concat([Buffer.from(`POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n`), body]));
+      let got = '';
+      let error = null;
+      await new Promise((res) => { s.on('data', (d) => { got += d; }); s.on('close', res); s.on('error', (e) => { error = e.code; }); });
+      assert.equal(error, null, `round ${i}: ${error} instead of the answer (got ${JSON.stringify(got.slice(0, 40))})`);
+      assert.match(got, /^HTTP\/1\.1 413 Content Too Large\r\n/);
+    }
+  } finally {
+    await m.stop();
+    t.cleanup();
+  }
+});
+
 test('mock --listen: a half-sent head gets 408 at --head-timeout; an idle keep-alive connection is closed at --idle-timeout', { timeout: 60000 }, async () => {
   const t = tempDir();
   const m = await startMock(MCPREEL, t.dir, ['--head-timeout', '2', '--idle-timeout', '3']);
