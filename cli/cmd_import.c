@@ -379,11 +379,19 @@ import_bytes(struct import *imp, enum field text, enum field b64,
 	if ((imp->f[text].set && import_long_cut(imp->long_line,
 	    imp->f[text].off)) || (imp->f[b64].set &&
 	    import_long_cut(imp->long_line, imp->f[b64].off))) {
-		import_bad(imp, "\"%s\" is over --max-record-size by more "
-		    "than %d bytes: such bytes are imported only as JSON "
-		    "(\"message\"); give a larger --max-record-size",
-		    imp->f[text].set ? field_names[text] : field_names[b64],
-		    IMPORT_LONG_SLACK);
+		if (text == F_BODY) {
+			/* Its line was too long to hold the body's prefix. */
+			import_bad(imp, "\"%s\" is over --max-record-size by "
+			    "more than %d bytes: it cannot be stored as its "
+			    "first bytes; give a larger --max-record-size",
+			    imp->f[text].set ? field_names[text] :
+			    field_names[b64], IMPORT_LONG_SLACK);
+			return NULL;
+		}
+		import_bad(imp, "\"%s\" is over --max-record-size: a message "
+		    "that long is imported only as JSON (\"message\"), or "
+		    "give a larger --max-record-size", imp->f[text].set ?
+		    field_names[text] : field_names[b64]);
 		return NULL;
 	}
 	if ((j = import_json(imp, import_has(imp, text) ? text : b64)) ==
