@@ -27,12 +27,6 @@
 #define IMPORT_LINE_MAX		((size_t)1 << 30)
 /* How much of the file is read at once. */
 #define IMPORT_READ_CHUNK	(64 * 1024)
-/*
- * A line that passes --max-record-size by this much is read in bounded
- * memory (import_long.c) rather than held whole: the slack is for the
- * members around the message.
- */
-#define IMPORT_LONG_SLACK	(1024 * 1024)
 
 static const char *field_names[F_MAX] = {
 	"format", "version", "type", "name", "transport", "target",
@@ -255,10 +249,15 @@ import_member_cb(const struct scan_member *mb, void *arg)
 	return 0;
 }
 
-/* Whether the line has the member, other than null. */
+/*
+ * Whether the line has the member, other than null (a member cut by
+ * import_long.c, "null" in the line handed on, counts: it was there).
+ */
 int
 import_has(const struct import *imp, enum field k)
 {
+	if (imp->f[k].set && import_long_cut(imp->long_line, imp->f[k].off))
+		return 1;
 	return imp->f[k].set && !(imp->f[k].len == 4 &&
 	    memcmp(imp->line + imp->f[k].off, "null", 4) == 0);
 }
@@ -380,6 +379,15 @@ import_bytes(struct import *imp, enum field text, enum field b64,
 	if ((imp->f[text].set && import_long_cut(imp->long_line,
 	    imp->f[text].off)) || (imp->f[b64].set &&
 	    import_long_cut(imp->long_line, imp->f[b64].off))) {
+		if (text == F_BODY) {
+			/* Its line was too long to hold the body's prefix. */
+			import_bad(imp, "\"%s\" is over --max-record-size by "
+			    "more than %d bytes: it cannot be stored as its "
+			    "first bytes; give a larger --max-record-size",
+			    imp->f[text].set ? field_names[text] :
+			    field_names[b64], IMPORT_LONG_SLACK);
+			return NULL;
+		}
 		import_bad(imp, "\"%s\" is over --max-record-size: a message "
 		    "that long is imported only as JSON (\"message\"), or "
 		    "give a larger --max-record-size", imp->f[text].set ?

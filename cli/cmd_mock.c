@@ -66,7 +66,8 @@ cmd_mock_usage(FILE *f)
 	    "                     --fallback URL (Streamable HTTP) or -- CMD (stdio),\n"
 	    "                     the new exchange recorded as a session of its own\n"
 	    "\n"
-	    "limits of --listen (as record --listen has them):\n"
+	    "limits of --listen (as record --listen has them; the first three\n"
+	    "are refused without --listen):\n"
 	    "  --max-connections N  serve at most N clients at once; the next\n"
 	    "                     waits to be accepted until one closes (default:\n"
 	    "                     what ulimit -n allows, less %d, at most %d)\n"
@@ -74,11 +75,13 @@ cmd_mock_usage(FILE *f)
 	    "                     request head S seconds after its first byte\n"
 	    "                     (default %d; 0: no limit)\n"
 	    "  --idle-timeout S   close a connection silent for S seconds between\n"
-	    "                     requests (in the middle of a body: 408) (default\n"
-	    "                     %d; 0: no limit)\n"
+	    "                     requests (in the middle of a body: 408), or\n"
+	    "                     whose client reads nothing of what waits for\n"
+	    "                     it for S seconds (default %d; 0: no limit)\n"
 	    "  --max-record-size SIZE\n"
 	    "                     refuse a request body over SIZE bytes with 413\n"
-	    "                     and close (default 128M; K, M, G suffixes;\n"
+	    "                     and close; a fallback's answer or line over it\n"
+	    "                     is given up (default 128M; K, M, G suffixes;\n"
 	    "                     0: no cap)\n", LISTENER_FD_RESERVE,
 	    LISTENER_MAX_DEFAULT, HTTP_HEAD_TIMEOUT, HTTP_IDLE_TIMEOUT);
 }
@@ -116,6 +119,7 @@ cmd_mock(int argc, char **argv)
 	int64_t				 id;
 	int				 ch, strict = 0, rc = EXIT_USAGE;
 	int				 built = 0, allow_remote = 0;
+	const char			*listen_only = NULL;
 
 	mock_options_init(&opt);
 	limits_listen_defaults(&opt.lim);
@@ -128,6 +132,9 @@ cmd_mock(int argc, char **argv)
 			continue;
 		switch (limits_listen_option("mock", ch, optarg, &opt.lim)) {
 		case 1:
+			listen_only = ch == LIMITS_OPT_HEAD ? "--head-timeout" :
+			    ch == LIMITS_OPT_IDLE ? "--idle-timeout" :
+			    "--max-connections";
 			continue;
 		case -1:
 			goto out;
@@ -195,6 +202,12 @@ cmd_mock(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (opt.listen == NULL && listen_only != NULL) {
+		fprintf(stderr, "mcpreel mock: %s limits a --listen server; "
+		    "over stdio there is no connection to limit: add --listen "
+		    "ADDR or leave it out\n", listen_only);
+		goto out;
+	}
 	if (opt.listen != NULL &&
 	    cli_listen_check("mock", opt.listen, allow_remote) != 0)
 		goto out;
@@ -233,7 +246,8 @@ cmd_mock(int argc, char **argv)
 		xasprintf(&label, "mock fallback of %lld", (long long)id);
 		opt.w = w;
 		target.url = fallback_url;
-		target.max_body = RECORD_MAX_RECORD;
+		/* --max-record-size bounds the fallback's answers too. */
+		target.max_body = opt.lim.max_body;
 		target.argv = argv + 1;
 		tlabel = cli_target_label(&target);
 		opt.ws = writer_session_as(w, label, fallback_url != NULL ?

@@ -111,6 +111,13 @@ void		 import_message(struct import *, struct msg *,
 /* import_jsonl.c */
 int		 import_jsonl_line(struct import *);
 
+/*
+ * A line that passes --max-record-size by this much is read in bounded
+ * memory (import_long.c) rather than held whole: the slack is for the
+ * members around the message, and what they may add up to in that line.
+ */
+#define IMPORT_LONG_SLACK	(1024 * 1024)
+
 /* import_long.c: a line longer than --max-record-size, read in bounded memory. */
 struct import_long *import_long_new(struct import *);
 void		 import_long_free(struct import_long *);

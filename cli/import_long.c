@@ -56,15 +56,26 @@ struct import_long {
 	size_t		 nbig;
 };
 
-static void
+/*
+ * Keep n bytes of the line handed on: -1 (import_bad) once they pass the
+ * cap and the slack for the other members, whatever they are (keys,
+ * spaces, many small values), so memory stays bounded by the line's
+ * length being no concern.
+ */
+static int
 long_put(struct import_long *l, const char *p, size_t n)
 {
+	if (l->len + n > l->cap + IMPORT_LONG_SLACK)
+		return import_bad(l->imp, "a line over --max-record-size "
+		    "whose other members are over %d bytes: this is no file "
+		    "mcpreel wrote", IMPORT_LONG_SLACK);
 	if (l->len + n > l->size) {
 		l->size = l->size * 2 + n + 256;
 		l->out = xreallocarray(l->out, l->size, 1);
 	}
 	memcpy(l->out + l->len, p, n);
 	l->len += n;
+	return 0;
 }
 
 /* Start a line that has passed imp's cap. */
@@ -105,7 +116,8 @@ long_value_byte(struct import_long *l, char c)
 		digest_update(l->dg, &c, 1);
 		return 0;
 	}
-	long_put(l, &c, 1);
+	if (long_put(l, &c, 1) != 0)
+		return -1;
 	if (l->val_len <= l->cap)
 		return 0;
 	/* Past the cap: keep its first bytes, put "null" in its place. */
@@ -117,8 +129,7 @@ long_value_byte(struct import_long *l, char c)
 	l->dg = digest_new();
 	digest_update(l->dg, l->out + l->val_off, l->len - l->val_off);
 	l->len = l->val_off;
-	long_put(l, "null", 4);
-	return 0;
+	return long_put(l, "null", 4);
 }
 
 /* The value ended. */
@@ -221,8 +232,7 @@ long_byte(struct import_long *l, char c)
 		break;
 	}
 	/* Outside values every byte is kept as it is. */
-	long_put(l, &c, 1);
-	return 0;
+	return long_put(l, &c, 1);
 }
 
 /*

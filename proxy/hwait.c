@@ -84,10 +84,15 @@ hwait_timer_cb(evutil_socket_t fd, short events, void *arg)
 	struct timeval	 tv = { secs, 0 };
 	char		*why = NULL;
 
-	/* We stopped reading (the writer or the other side lags): wait on. */
+	/*
+	 * We stopped reading (the writer or the other side lags): wait on.
+	 * Not when each side waits for the other to read (both outputs
+	 * full): nothing would ever move, so the limit runs.
+	 */
 	if ((c->wait == CONN_WAIT_UPSTREAM && (c->upause & PAUSE_STORE)) ||
 	    (c->wait != CONN_WAIT_UPSTREAM && c->wait != CONN_WAIT_OUTPUT &&
-	    (c->cpause & (PAUSE_STORE | PAUSE_PEER)))) {
+	    ((c->cpause & PAUSE_STORE) || ((c->cpause & PAUSE_PEER) &&
+	    !(c->upause & PAUSE_PEER))))) {
 		evtimer_add(c->timer, &tv);
 		return;
 	}

@@ -78,6 +78,7 @@ struct play {
 	int64_t			 last_ns;	/* the previous message went */
 	int64_t			 last_off_ns;	/* its recorded offset */
 	struct event		*timer;
+	int			 blocked;	/* the client's output is full */
 	TAILQ_ENTRY(play)	 entry;
 };
 
@@ -295,7 +296,24 @@ play_no_answer(struct play *pl)
 	pl->waiting = NULL;
 }
 
-/* Play on until the end, a wait, or a server request awaiting its answer. */
+/*
+ * Whether the channel the play's next message takes (er; NULL: the event
+ * stream) is full: then the play waits for the endpoint to drain, as the
+ * recorded server would have blocked on its socket.
+ */
+static int
+play_blocked(struct play *pl, struct ereq *er)
+{
+	if (!endpoint_full(pl->mk->ep, er))
+		return 0;
+	pl->blocked = 1;
+	return 1;
+}
+
+/*
+ * Play on until the end, a wait, a full output, or a server request
+ * awaiting its answer.
+ */
 static void
 play_step(struct play *pl)
 {
@@ -310,7 +328,8 @@ play_step(struct play *pl)
 	if (pl->waiting != NULL)
 		return;
 	while (pl->step < e->nbefore) {
-		if (play_wait(pl, e->before[pl->step].offset_ns))
+		if (play_blocked(pl, pl->er) ||
+		    play_wait(pl, e->before[pl->step].offset_ns))
 			return;
 		play_send_item(pl, &e->before[pl->step], 0);
 		play_no_answer(pl);
@@ -321,7 +340,7 @@ play_step(struct play *pl)
 		pl->step++;
 	}
 	if (pl->step == e->nbefore) {
-		if (play_wait(pl, e->latency_ns))
+		if (play_blocked(pl, pl->er) || play_wait(pl, e->latency_ns))
 			return;
 		resp = mock_copy(mk, e->resp);
 		json_object_set(resp, "id", pl->live_id);
@@ -334,7 +353,8 @@ play_step(struct play *pl)
 		pl->step++;
 	}
 	while ((i = pl->step - e->nbefore - 1) < e->nafter) {
-		if (play_wait(pl, e->after[i].offset_ns))
+		if (play_blocked(pl, NULL) ||
+		    play_wait(pl, e->after[i].offset_ns))
 			return;
 		play_send_item(pl, &e->after[i], 1);
 		play_no_answer(pl);
@@ -394,6 +414,7 @@ fallback_message_cb(const char *bytes, size_t len, void *arg)
 	struct scan	 sc;
 	json_t		*entry, *answer;
 	char		*idtext;
+	const char	*note;
 
 	fallback_record(mk, DIR_S2C, bytes, len);
 	scan_message(bytes, len, &sc);
@@ -414,7 +435,22 @@ fallback_message_cb(const char *bytes, size_t len, void *arg)
 		free(idtext);
 		return;
 	}
+	if (endpoint_full(mk->ep, NULL) == 2 && mk->opt->w != NULL) {
+		/* Recorded as sent, so say it did not reach the client. */
+		note = "mcpreel mock: the client had not opened its event "
+		    "stream and enough waited for it: this message was not "
+		    "delivered";
+		writer_event(mk->opt->w, mk->opt->ws, "note", note,
+		    strlen(note));
+	}
 	endpoint_send(mk->ep, bytes, len);
+	/*
+	 * A client that does not keep up with its event stream: the fallback
+	 * waits (its socket or pipe fills, as it would writing to the client
+	 * itself) until the stream drains or closes.
+	 */
+	if (endpoint_full(mk->ep, NULL) == 1)
+		xport_pause(mk->fb, 1);
 }
 
 /* Forwarded requests the fallback did not answer in time get an error. */
@@ -705,6 +741,25 @@ mock_closed_cb(const char *why, void *arg)
 }
 
 /* Our output failed: the client cannot get answers any more; stop. */
+/* The client's output drained: the plays that waited for it go on. */
+static void
+mock_drained_cb(void *arg)
+{
+	struct mock	*mk = arg;
+	struct play	*pl, *next;
+
+	if (mk->fb != NULL && mk->fb->paused && endpoint_full(mk->ep, NULL) !=
+	    1)
+		xport_pause(mk->fb, 0);
+	for (pl = TAILQ_FIRST(&mk->plays); pl != NULL; pl = next) {
+		next = TAILQ_NEXT(pl, entry);
+		if (!pl->blocked)
+			continue;
+		pl->blocked = 0;
+		play_step(pl);
+	}
+}
+
 static void
 mock_failed_cb(const char *why, void *arg)
 {
@@ -778,7 +833,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 {
 	struct mock		 mk;
 	struct endpoint_cbs	 cbs = { mock_message_cb, mock_closed_cb,
-				    mock_failed_cb };
+				    mock_failed_cb, mock_drained_cb };
 	struct xport_cbs	 fcbs = { fallback_message_cb, fallback_event_cb,
 				    fallback_closed_cb };
 	struct event		*sigs[2];

@@ -54,6 +54,22 @@ endpoint_progress(struct endpoint *ep, uint64_t *queued, uint64_t *written)
 		ep->ops->progress(ep, queued, written);
 }
 
+/*
+ * Whether the channel a message for er would take (er NULL: the one for
+ * messages nobody asked for) holds all the client may leave unread: then
+ * the sender waits for cbs.drained, as a server blocks on a full socket,
+ * rather than queue more or lose it.  1: a connection's output is full;
+ * 2: what is kept for an event stream the client has not opened is (sent
+ * anyway, it is dropped, with a warning).
+ */
+int
+endpoint_full(struct endpoint *ep, struct ereq *er)
+{
+	if (ep->ops->full == NULL)
+		return 0;
+	return ep->ops->full(ep, er);
+}
+
 void
 endpoint_free(struct endpoint *ep)
 {

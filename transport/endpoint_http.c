@@ -30,11 +30,23 @@
 #define ENDPOINT_UNSENT_MAX	256
 /*
  * What a client may leave unread: past this, its connection's next request
- * is not read until it takes what it has (down to half), and messages for
- * an event stream it does not read are dropped, so a client that never
- * reads holds this much of our memory at most.
+ * is not read, and what the mock sends on that connection waits (as a
+ * server blocks on a full socket), until it takes what it has (down to
+ * half); so a client that never reads holds this much of our memory (and
+ * one message) at most, and for --idle-timeout: a connection whose output
+ * makes no progress for that long is closed.  Messages kept for an event
+ * stream not yet open are bounded by it too.
  */
 #define ENDPOINT_OUTPUT_MAX	(4u * 1024 * 1024)
+
+/*
+ * Closing on a request not read to its end (413, 400, 408): our side is
+ * shut for writing and what the client still sends is read and dropped,
+ * up to this much or for this long, so the answer is not lost to a reset
+ * (a close with unread input resets the connection).
+ */
+#define ENDPOINT_LINGER_MAX	(1024 * 1024)
+#define ENDPOINT_LINGER_S	2
 
 struct econn;
 
@@ -68,6 +80,10 @@ struct econn {
 	struct event		*timer;
 	enum ec_wait		 wait;
 	int			 out_full;	/* over ENDPOINT_OUTPUT_MAX */
+	int			 blocked;	/* a sender waits for it */
+	int			 linger;	/* unread input: linger at close */
+	int			 lingering;
+	size_t			 lingered;	/* bytes dropped meanwhile */
 	TAILQ_ENTRY(econn)	 entry;
 };
 
@@ -79,6 +95,9 @@ struct endpoint_http {
 	struct econn		*stream;	/* the open GET stream */
 	struct evbuffer		*unsent;	/* for the stream, until open */
 	size_t			 nunsent;
+	int			 unsent_warned;
+	int			 slow_warned;	/* one warning, then debug */
+	struct event		*drain_ev;	/* cbs.drained, from the loop */
 	TAILQ_HEAD(, econn)	 conns;
 };
 
@@ -92,6 +111,8 @@ ec_free(struct econn *c)
 
 	if (c->er != NULL)
 		c->er->c = NULL;
+	if (c->blocked)
+		event_active(eh->drain_ev, EV_TIMEOUT, 0);
 	if (eh->stream == c)
 		eh->stream = NULL;
 	TAILQ_REMOVE(&eh->conns, c, entry);
@@ -197,6 +218,8 @@ ec_request(struct econn *c)
 			http_chunk_add(bufferevent_get_output(c->bev),
 			    eh->unsent);
 		eh->nunsent = 0;
+		eh->unsent_warned = 0;
+		event_active(eh->drain_ev, EV_TIMEOUT, 0);
 		return;
 	}
 	if (strcmp(c->head.method, "DELETE") == 0) {
@@ -272,6 +295,10 @@ ec_timer_cb(evutil_socket_t fd, short events, void *arg)
 	struct econn	*c = arg;
 	char		*why;
 
+	if (c->lingering) {
+		ec_free(c);
+		return;
+	}
 	if (c->wait == EC_WAIT_IDLE) {
 		log_debug("mock: closing a connection idle for %d s",
 		    c->eh->lim.idle_timeout);
@@ -286,6 +313,7 @@ ec_timer_cb(evutil_socket_t fd, short events, void *arg)
 		    "(--idle-timeout)\n", c->eh->lim.idle_timeout);
 	log_info("mock: %.*s", (int)strlen(why) - 1, why);
 	c->close_after = 1;
+	c->linger = 1;
 	c->wait = EC_WAIT_NONE;
 	bufferevent_disable(c->bev, EV_READ);
 	ec_reply_text(c, 408, "Request Timeout", "text/plain", why);
@@ -303,6 +331,7 @@ ec_too_big(struct econn *c, uint64_t size)
 	    size != 0 ? " by its Content-Length" : "");
 	log_warnx("mock: %.*s: refused with 413", (int)strlen(why) - 1, why);
 	c->close_after = 1;
+	c->linger = 1;
 	c->in_body = 0;
 	evbuffer_drain(c->data, evbuffer_get_length(c->data));
 	bufferevent_disable(c->bev, EV_READ);
@@ -356,6 +385,7 @@ ec_process_requests(struct econn *c)
 			if (rc == -1 || http_body_kind(&c->head, NULL, &kind,
 			    &length, &cause) != 0) {
 				c->close_after = 1;
+				c->linger = 1;
 				ec_reply_text(c, 400, "Bad Request",
 				    "text/plain", cause);
 				free(cause);
@@ -383,6 +413,7 @@ ec_process_requests(struct econn *c)
 			return;
 		if (rc == -1) {
 			c->close_after = 1;
+			c->linger = 1;
 			ec_reply_text(c, 400, "Bad Request", "text/plain",
 			    cause);
 			free(cause);
@@ -409,10 +440,36 @@ ec_next_cb(evutil_socket_t fd, short events, void *arg)
 	ec_process(c);
 }
 
+/* The answer is out: shut our side, and drop what still comes, a while. */
+static void
+ec_linger(struct econn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+	struct timeval	 tv = { ENDPOINT_LINGER_S, 0 };
+
+	c->lingering = 1;
+	c->lingered = evbuffer_get_length(in);
+	evbuffer_drain(in, c->lingered);
+	shutdown(bufferevent_getfd(c->bev), SHUT_WR);
+	c->wait = EC_WAIT_NONE;
+	evtimer_add(c->timer, &tv);
+	bufferevent_enable(c->bev, EV_READ);
+}
+
 static void
 ec_read_cb(struct bufferevent *bev, void *arg)
 {
-	ec_process(arg);
+	struct econn	*c = arg;
+	struct evbuffer	*in = bufferevent_get_input(bev);
+
+	if (c->lingering) {
+		c->lingered += evbuffer_get_length(in);
+		evbuffer_drain(in, evbuffer_get_length(in));
+		if (c->lingered > ENDPOINT_LINGER_MAX)
+			ec_free(c);
+		return;
+	}
+	ec_process(c);
 }
 
 static void
@@ -420,9 +477,19 @@ ec_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct econn	*c = arg;
 
+	if (c->blocked) {
+		/* Down to the low watermark: what waited may go on. */
+		c->blocked = 0;
+		if (!c->out_full)
+			bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+		event_active(c->eh->drain_ev, EV_TIMEOUT, 0);
+	}
 	if (c->close_after && c->er == NULL && !c->stream &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
-		ec_free(c);
+		if (c->linger && !c->lingering)
+			ec_linger(c);
+		else if (!c->lingering)
+			ec_free(c);
 		return;
 	}
 	if (c->out_full) {
@@ -437,7 +504,19 @@ ec_write_cb(struct bufferevent *bev, void *arg)
 static void
 ec_event_cb(struct bufferevent *bev, short what, void *arg)
 {
-	ec_free(arg);
+	struct econn	*c = arg;
+	size_t		 unread = evbuffer_get_length(
+			    bufferevent_get_output(bev));
+
+	if ((what & BEV_EVENT_TIMEOUT) && !c->eh->slow_warned) {
+		c->eh->slow_warned = 1;
+		log_warnx("mock: a client read none of the %zu bytes waiting "
+		    "for it in %d s (--idle-timeout): closing its connection",
+		    unread, c->eh->lim.idle_timeout);
+	} else if (what & BEV_EVENT_TIMEOUT)
+		log_debug("mock: closing a connection with %zu bytes unread "
+		    "for %d s", unread, c->eh->lim.idle_timeout);
+	ec_free(c);
 }
 
 /* A client connected: a connection of its own, waiting for a request. */
@@ -459,6 +538,17 @@ eh_accept_cb(int fd, void *arg)
 	    c->timer == NULL)
 		fatalx("cannot set up a connection");
 	bufferevent_setcb(c->bev, ec_read_cb, ec_write_cb, ec_event_cb, c);
+	/*
+	 * Output that makes no progress for --idle-timeout (a client that
+	 * stopped reading an answer, an event stream, or what comes before
+	 * a close) ends the connection: a write timeout runs only while
+	 * output is pending and restarts with each write.
+	 */
+	if (eh->lim.idle_timeout > 0) {
+		struct timeval	wtv = { eh->lim.idle_timeout, 0 };
+
+		bufferevent_set_timeouts(c->bev, NULL, &wtv);
+	}
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	TAILQ_INSERT_TAIL(&eh->conns, c, entry);
 	ec_wait_set(c);
@@ -470,22 +560,61 @@ eh_send(struct endpoint *ep, const char *bytes, size_t len)
 {
 	struct endpoint_http	*eh = (struct endpoint_http *)ep;
 
-	if (eh->stream != NULL && evbuffer_get_length(bufferevent_get_output(
-	    eh->stream->bev)) >= ENDPOINT_OUTPUT_MAX)
-		log_warnx("mock: the client does not read its event stream "
-		    "(%u bytes unread): dropping a message",
-		    ENDPOINT_OUTPUT_MAX);
-	else if (eh->stream != NULL)
+	/* A full stream is waited for by the sender (eh_full). */
+	if (eh->stream != NULL)
 		ec_sse_event(eh->stream, bytes, len);
-	else if (eh->nunsent < ENDPOINT_UNSENT_MAX) {
+	else if (eh->nunsent < ENDPOINT_UNSENT_MAX &&
+	    evbuffer_get_length(eh->unsent) < ENDPOINT_OUTPUT_MAX) {
 		/* Kept for the stream the client has not opened yet. */
 		evbuffer_add(eh->unsent, "event: message\ndata: ", 21);
 		evbuffer_add(eh->unsent, bytes, len);
 		evbuffer_add(eh->unsent, "\n\n", 2);
 		eh->nunsent++;
-	} else
-		log_warnx("mock: %d messages wait for the client to open its "
-		    "event stream: dropping one", ENDPOINT_UNSENT_MAX);
+	} else if (!eh->unsent_warned) {
+		eh->unsent_warned = 1;
+		log_warnx("mock: %zu messages (%zu bytes) wait for the client "
+		    "to open its event stream: dropping what comes until it "
+		    "does", eh->nunsent, evbuffer_get_length(eh->unsent));
+	}
+}
+
+/*
+ * Whether the channel for er (NULL or gone: the event stream, or what is
+ * kept until it opens) holds all a client may leave unread; the caller
+ * then waits for cbs.drained.
+ */
+static int
+eh_full(struct endpoint *ep, struct ereq *er)
+{
+	struct endpoint_http	*eh = (struct endpoint_http *)ep;
+	struct econn		*c = (er != NULL && er->c != NULL) ? er->c :
+				    eh->stream;
+
+	if (c == NULL)
+		return (eh->nunsent >= ENDPOINT_UNSENT_MAX ||
+		    evbuffer_get_length(eh->unsent) >= ENDPOINT_OUTPUT_MAX) ?
+		    2 : 0;
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) <
+	    ENDPOINT_OUTPUT_MAX)
+		return 0;
+	if (!c->blocked) {
+		c->blocked = 1;
+		bufferevent_setwatermark(c->bev, EV_WRITE,
+		    ENDPOINT_OUTPUT_MAX / 2, 0);
+		log_debug("mock: %zu bytes wait for the client: holding what "
+		    "comes next", evbuffer_get_length(bufferevent_get_output(
+		    c->bev)));
+	}
+	return 1;
+}
+
+static void
+eh_drain_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct endpoint_http	*eh = arg;
+
+	if (eh->ep.cbs.drained != NULL)
+		eh->ep.cbs.drained(eh->ep.arg);
 }
 
 static void
@@ -550,13 +679,15 @@ eh_free(struct endpoint *ep)
 		ec_free(c);
 	listener_free(eh->listener);
 	eh->listener = NULL;
+	event_free(eh->drain_ev);
 	evbuffer_free(eh->unsent);
 	free(eh->session);
 	free(eh);
 }
 
 static const struct endpoint_ops eh_ops = {
-	eh_send, eh_req_send, eh_req_end, eh_set_session, NULL, NULL, eh_free
+	eh_send, eh_req_send, eh_req_end, eh_set_session, NULL, NULL, eh_full,
+	eh_free
 };
 
 /*
@@ -579,9 +710,12 @@ endpoint_http(struct event_base *base, const char *listen,
 	TAILQ_INIT(&eh->conns);
 	eh->unsent = evbuffer_new();
 	eh->lim = *lim;
+	if ((eh->drain_ev = event_new(base, -1, 0, eh_drain_cb, eh)) == NULL)
+		fatalx("cannot set up an event");
 	if (net_parse_listen(listen, &ss, &len, cause) != 0 ||
 	    (eh->listener = listener_new(base, &ss, len,
 	    lim->max_connections, eh_accept_cb, eh, origin, cause)) == NULL) {
+		event_free(eh->drain_ev);
 		evbuffer_free(eh->unsent);
 		free(eh);
 		return NULL;

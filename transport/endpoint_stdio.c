@@ -259,7 +259,8 @@ es_free(struct endpoint *ep)
 }
 
 static const struct endpoint_ops es_ops = {
-	es_send, es_req_send, es_req_end, NULL, es_flush, es_progress, es_free
+	es_send, es_req_send, es_req_end, NULL, es_flush, es_progress,
+	NULL, es_free
 };
 
 /* Serve over our own stdin and stdout (base from endpoint_stdio_base_new). */

@@ -298,6 +298,7 @@ struct xport_ops {
 	void	(*send)(struct xport *, const char *, size_t,
 		    const char *const *);
 	void	(*finish)(struct xport *);
+	void	(*pause)(struct xport *, int);
 	void	(*free)(struct xport *);
 };
 
@@ -310,6 +311,7 @@ struct xport {
 	char			*protocol_version;	/* HTTP: sent as
 							   MCP-Protocol-Version */
 	int			 exit_code;	/* stdio: the server's, or -1 */
+	int			 paused;	/* xport_pause */
 };
 
 struct xport	*xport_stdio(struct event_base *, char *const [], size_t,
@@ -319,6 +321,7 @@ struct xport	*xport_http(struct event_base *, const char *, const char *,
 void		 xport_send(struct xport *, const char *, size_t,
 		     const char *const *);
 void		 xport_set_protocol_version(struct xport *, const char *);
+void		 xport_pause(struct xport *, int);
 void		 xport_finish(struct xport *);
 void		 xport_free(struct xport *);
 void		 xport_init(struct xport *, const struct xport_ops *,
@@ -344,6 +347,11 @@ struct endpoint_cbs {
 	 * our stdout, a broken pipe, a full disk); NULL: not asked.
 	 */
 	void	(*failed)(const char *, void *);
+	/*
+	 * Output that was full (endpoint_full) has drained: what waited
+	 * may go on; NULL: not asked.
+	 */
+	void	(*drained)(void *);
 };
 
 struct endpoint_ops {
@@ -355,6 +363,7 @@ struct endpoint_ops {
 	void	(*set_session)(struct endpoint *, const char *);
 	void	(*flush)(struct endpoint *);
 	void	(*progress)(struct endpoint *, uint64_t *, uint64_t *);
+	int	(*full)(struct endpoint *, struct ereq *);
 	void	(*free)(struct endpoint *);
 };
 
@@ -374,6 +383,7 @@ void		 endpoint_send(struct endpoint *, const char *, size_t);
 void		 endpoint_set_session(struct endpoint *, const char *);
 void		 endpoint_flush(struct endpoint *);
 void		 endpoint_progress(struct endpoint *, uint64_t *, uint64_t *);
+int		 endpoint_full(struct endpoint *, struct ereq *);
 struct event_base *endpoint_stdio_base_new(void);
 int		 endpoint_stdio_input_is_file(void);
 void		 endpoint_free(struct endpoint *);

@@ -37,6 +37,20 @@ xport_set_protocol_version(struct xport *x, const char *version)
 	x->protocol_version = (version != NULL) ? xstrdup(version) : NULL;
 }
 
+/*
+ * Stop (on) or resume reading from the server: what the caller cannot
+ * pass on yet then waits in the server's socket or pipe, not in memory.
+ * What one read already brought is still delivered.
+ */
+void
+xport_pause(struct xport *x, int on)
+{
+	if (x->paused == on)
+		return;
+	x->paused = on;
+	x->ops->pause(x, on);
+}
+
 /* End politely: the closed callback says when it is over. */
 void
 xport_finish(struct xport *x)

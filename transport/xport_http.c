@@ -375,7 +375,8 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 	evbuffer_add_printf(out, "Connection: close\r\n\r\n");
 	if (len > 0)
 		evbuffer_add(out, body, len);
-	bufferevent_enable(r->bev, EV_READ | EV_WRITE);
+	bufferevent_enable(r->bev, xh->x.paused ? EV_WRITE : EV_READ |
+	    EV_WRITE);
 }
 
 static void
@@ -417,7 +418,22 @@ xh_free(struct xport *x)
 	free(xh);
 }
 
-static const struct xport_ops xh_ops = { xh_send, xh_finish, xh_free };
+static void
+xh_pause(struct xport *x, int on)
+{
+	struct xport_http	*xh = (struct xport_http *)x;
+	struct xh_req		*r;
+
+	TAILQ_FOREACH(r, &xh->reqs, entry) {
+		if (on)
+			bufferevent_disable(r->bev, EV_READ);
+		else
+			bufferevent_enable(r->bev, EV_READ);
+	}
+}
+
+static const struct xport_ops xh_ops = { xh_send, xh_finish, xh_pause,
+	xh_free };
 
 /* A Streamable HTTP endpoint (its full URL, path included). */
 struct xport *

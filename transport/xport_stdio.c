@@ -235,7 +235,21 @@ xs_free(struct xport *x)
 	free(xs);
 }
 
-static const struct xport_ops xs_ops = { xs_send, xs_finish, xs_free };
+static void
+xs_pause(struct xport *x, int on)
+{
+	struct xport_stdio	*xs = (struct xport_stdio *)x;
+
+	if (xs->out_eof)
+		return;
+	if (on)
+		bufferevent_disable(xs->out, EV_READ);
+	else
+		bufferevent_enable(xs->out, EV_READ);
+}
+
+static const struct xport_ops xs_ops = { xs_send, xs_finish, xs_pause,
+	xs_free };
 
 /*
  * Run argv as a server over stdio, holding at most max_line bytes of one

@@ -313,6 +313,26 @@ test('mock --listen: a Content-Length over --max-record-size is refused at once'
   }
 });
 
+test('mock --listen: a 413 with the body already sent reaches the client (lingering close, not a reset)', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const m = await startMock(MCPREEL, t.dir, ['--max-record-size', '1K']);
+  try {
+    for (let i = 0; i < 5; i++) {
+      const s = net.connect(m.port, '127.0.0.1');
+      const body = Buffer.alloc(256 * 1024, 0x20);
+      s.write(Buffer.concat([Buffer.from(`POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n`), body]));
+      let got = '';
+      let error = null;
+      await new Promise((res) => { s.on('data', (d) => { got += d; }); s.on('close', res); s.on('error', (e) => { error = e.code; }); });
+      assert.equal(error, null, `round ${i}: ${error} instead of the answer (got ${JSON.stringify(got.slice(0, 40))})`);
+      assert.match(got, /^HTTP\/1\.1 413 Content Too Large\r\n/);
+    }
+  } finally {
+    await m.stop();
+    t.cleanup();
+  }
+});
+
 test('mock --listen: a half-sent head gets 408 at --head-timeout; an idle keep-alive connection is closed at --idle-timeout', { timeout: 60000 }, async () => {
   const t = tempDir();
   const m = await startMock(MCPREEL, t.dir, ['--head-timeout', '2', '--idle-timeout', '3']);
@@ -372,6 +392,86 @@ for (const b of builds(40 * MB, 384 * MB)) {
       console.log(`${b.name}: ${sent} requests written, none read: peak RSS ${(rss / MB).toFixed(1)} MiB (bound ${b.bound / MB} MiB)`);
       assert.ok(sent > 1000, 'the client got requests in');
       assert.ok(rss < b.bound, `peak RSS ${rss} over ${b.bound}`);
+    } finally {
+      peak.stop();
+      s.destroy();
+      await m.stop();
+      t.cleanup();
+    }
+  });
+}
+
+/**
+ * A session whose tools/call answer is followed by `n` notifications/message
+ * of `size` bytes each (server-sent, unasked), imported as `burst`.
+ */
+async function burstDb(dir, n, size) {
+  const tape = join(dir, 'burst.jsonl');
+  const at = (ms) => new Date(Date.UTC(2026, 4, 12, 23, 0, 0, ms)).toISOString();
+  const lines = [
+    { v: 1, type: 'meta', startedAt: at(0), label: 'b', command: ['x'], mcpTapVersion: '0.4.0' },
+    { t: at(1), dir: 'in', raw: JSON.parse(INITIALIZE) },
+    { t: at(2), dir: 'out', raw: { jsonrpc: '2.0', id: 1, result: { protocolVersion: '2025-06-18', capabilities: { tools: {}, logging: {} }, serverInfo: { name: 's', version: '1' } } } },
+    { t: at(3), dir: 'in', raw: { jsonrpc: '2.0', method: 'notifications/initialized' } },
+    { t: at(4), dir: 'in', raw: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'burst', arguments: {} } } },
+    { t: at(5), dir: 'out', raw: { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'ok' }] } } },
+  ];
+  for (let i = 0; i < n; i++)
+    lines.push({ t: at(6 + i), dir: 'out', raw: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `${i}:${'x'.repeat(size)}` } } });
+  lines.push({ t: at(100), type: 'end', exitCode: 0 });
+  writeFileSync(tape, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  const db = join(dir, 'b.db');
+  const r = await runMcpreel(['import', '--db', db, '--name', 'burst', tape]);
+  assert.equal(r.code, 0, r.stderr.toString());
+  return db;
+}
+
+test('mock --listen: a burst of ten 1 MiB notifications after an answer all reach a reading SDK client (output waits, nothing dropped)', { timeout: 120000 }, async () => {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { LoggingMessageNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const t = tempDir();
+  const db = await burstDb(t.dir, 10, MB);
+  const m = await startLimited(MCPREEL, ['mock', '--db', db, 'burst', '--listen', '127.0.0.1:0', '--latency', 'none'], 1024);
+  const client = new Client({ name: 'host', version: '1.0' });
+  try {
+    const got = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { got.push(Number(String(n.params.data).split(':')[0])); });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${m.port}/mcp`)));
+    await sleep(1000); // the client opens its event stream
+    const r = await client.callTool({ name: 'burst', arguments: {} });
+    assert.equal(r.content[0].text, 'ok');
+    for (let i = 0; i < 600 && got.length < 10; i++) await sleep(100);
+    console.log(`notifications received: ${got.length} of 10`);
+    assert.deepEqual(got, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.doesNotMatch(m.stderr(), /dropping|does not read/);
+  } finally {
+    await client.close().catch(() => {});
+    await m.stop();
+    t.cleanup();
+  }
+});
+
+for (const b of builds(48 * MB, 384 * MB)) {
+  test(`mock --listen --on-miss forward: a fallback that streams without end to an event stream never read waits; the stream closes at --idle-timeout (${b.name})`, { timeout: 120000 }, async () => {
+    const t = tempDir();
+    const db = await mockDb(t.dir);
+    const m = await startLimited(b.bin, ['mock', '--db', db, 's', '--listen', '127.0.0.1:0', '--idle-timeout', '6',
+      '--on-miss', 'forward', '--', process.execPath, join(PEERS_DIR, 'flood.mjs'), '1000000', String(64 * 1024)], 1024);
+    const peak = watchPeak(m.pid);
+    const s = net.connect(m.port, '127.0.0.1');
+    s.on('error', () => {});
+    try {
+      assert.match(await post(m.port, '/mcp', INITIALIZE), /^HTTP\/1\.1 200 /);
+      s.write('GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n');
+      s.pause();
+      for (let i = 0; i < 300 && !/read none of the \d+ bytes/.test(m.stderr()); i++) await sleep(100);
+      const rss = peak.stop();
+      console.log(`${b.name}: the event stream never read: peak RSS ${(rss / MB).toFixed(1)} MiB (bound ${b.bound / MB} MiB)`);
+      assert.match(m.stderr(), /a client read none of the \d+ bytes waiting for it in 6 s \(--idle-timeout\): closing its connection/);
+      assert.ok(rss < b.bound, `peak RSS ${rss} over ${b.bound}`);
+      // Mock goes on serving.
+      assert.match(await post(m.port, '/mcp', INITIALIZE), /^HTTP\/1\.1 200 /);
     } finally {
       peak.stop();
       s.destroy();
@@ -496,9 +596,57 @@ for (const b of builds(96 * MB, 400 * MB)) {
   });
 }
 
+for (const b of builds(48 * MB, 384 * MB)) {
+  test(`import: a tape line over --max-record-size whose other members are 200 MiB of spaces is refused in bounded memory (${b.name})`, { timeout: 300000 }, async () => {
+    const t = tempDir();
+    try {
+      const file = join(t.dir, 'spaces.jsonl');
+      const fd = openSync(file, 'w');
+      writeSync(fd, `${JSON.stringify({ v: 1, type: 'meta', startedAt: '2026-05-12T23:00:00.000Z', label: 'sp', command: ['x'], mcpTapVersion: '0.4.0' })}\n`);
+      writeSync(fd, '{"t":"2026-05-12T23:00:00.100Z","dir":"in","raw":{"jsonrpc":"2.0","id":1,"method":"ping"}');
+      const spaces = Buffer.alloc(8 * MB, 0x20);
+      for (let i = 0; i < 25; i++) writeSync(fd, spaces);
+      writeSync(fd, '}\n');
+      closeSync(fd);
+      const r = await runWatched(b.bin, ['import', '--db', join(t.dir, 'i.db'), '--max-record-size', '1K', file]);
+      console.log(`${b.name}: import of a line with 200 MiB of spaces: exit ${r.code}, peak RSS ${(r.rss / MB).toFixed(1)} MiB (bound ${b.bound / MB} MiB)`);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /line 2: a line over --max-record-size whose other members are over 1048576 bytes/);
+      assert.ok(r.rss < b.bound, `peak RSS ${r.rss} over ${b.bound}`);
+    } finally {
+      t.cleanup();
+    }
+  });
+}
+
 /** The first line of an export (the session), for a hand-made JSONL. */
 const JSONL_HEAD = JSON.stringify({ format: 'mcpreel-jsonl', version: 1, session: 1, name: 'big', transport: 'stdio', target: 'x', started_ns: 1778626800000000000 });
 const jsonlMessage = (seq, direction, member) => `{"type":"message","seq":${seq},"direction":"${direction}","ts_ns":${1778626800100000000 + seq},"mono_ns":${1778626800100000000 + seq},${member}}`;
+
+test('import: an http_exchange "body" over --max-record-size is never lost in silence: a prefix with a warning, or past the slack an error', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const head = JSONL_HEAD.replace('"transport":"stdio"', '"transport":"http"');
+    const exchange = (body) => JSON.stringify({ type: 'http_exchange', exchange: 1, connection: 1, method: 'POST', path: '/mcp', started_ns: 1778626800100000000, mono_ns: 1778626800100000000, status: 200, body });
+    const run = async (size) => {
+      const file = join(t.dir, `b${size}.jsonl`);
+      writeFileSync(file, `${head}\n${exchange('y'.repeat(size))}\n`);
+      const db = join(t.dir, `b${size}.db`);
+      const r = await runWatched(MCPREEL, ['import', '--db', db, '--max-record-size', '1K', file]);
+      return { ...r, db };
+    };
+    const small = await run(600 * 1024);
+    assert.equal(small.code, 0, small.stderr);
+    assert.match(small.stderr, /over --max-record-size/);
+    assert.equal(sql(small.db, 'select length(body) n from http_exchanges')[0].n, 1024);
+    const big = await run(3 * MB);
+    console.log(`600 KiB body: exit ${small.code}; 3 MiB body: exit ${big.code}: ${big.stderr.trim()}`);
+    assert.notEqual(big.code, 0, 'not imported without its body');
+    assert.match(big.stderr, /line 2: "body" is over --max-record-size by more than 1048576 bytes: it cannot be stored as its first bytes; give a larger --max-record-size/);
+  } finally {
+    t.cleanup();
+  }
+});
 
 for (const { name, bin, bound } of builds(96 * MB, 400 * MB)) {
   test(`import of a 300 MiB "message" line (JSONL) under an 8 MiB cap: bounded memory, the row as record makes it (${name})`, { timeout: 300000 }, async () => {

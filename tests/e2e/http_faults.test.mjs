@@ -204,3 +204,44 @@ test('clients that trickle a head, stall a body or sit idle: 408 or a close, eac
     assert.ok(x.some((e) => e.status === null && /^408 from mcpreel: the request body stopped/.test(e.outcome)), JSON.stringify(x));
   }, ['--head-timeout', '1', '--idle-timeout', '1']);
 });
+
+test('a client and an upstream that each send without end and never read: the connection is closed at --idle-timeout, not held', { skip: needsHttp, timeout: 90000 }, async () => {
+  const t = tempDir();
+  // An upstream that answers at once with an endless chunked body and never reads the request.
+  const chunk = Buffer.concat([Buffer.from('10000\r\n'), Buffer.alloc(0x10000, 0x61), Buffer.from('\r\n')]);
+  const upSocks = [];
+  const up = net.createServer((s) => {
+    upSocks.push(s);
+    s.pause();
+    s.on('error', () => {});
+    s.write('HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n');
+    const go = () => { while (!s.destroyed) { if (!s.write(chunk)) { s.once('drain', go); return; } } };
+    go();
+  });
+  await new Promise((r) => up.listen(0, '127.0.0.1', r));
+  const mp = await startMcpreelHttp({ db: join(t.dir, 'd.db'), upstream: `http://127.0.0.1:${up.address().port}`, name: 'dead', args: ['--idle-timeout', '2'] });
+  try {
+    const s = net.connect(mp.port, '127.0.0.1');
+    s.pause();
+    const t0 = Date.now();
+    const closed = new Promise((res) => { s.on('close', res); s.on('error', () => {}); });
+    const body = Buffer.alloc(MiB(1), 0x20);
+    s.on('connect', () => {
+      s.write(`POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1024 * MiB(1)}\r\n\r\n`);
+      const go = () => { while (!s.destroyed) { if (!s.write(body)) { s.once('drain', go); return; } } };
+      go();
+    });
+    const r = await Promise.race([closed.then(() => 'closed'), sleep(45000).then(() => 'held')]);
+    console.log(`both sides full: ${r} after ${Date.now() - t0} ms`);
+    s.destroy();
+    assert.equal(r, 'closed', 'the connection is not held forever');
+  } finally {
+    const stopped = await mp.stop();
+    assert.doesNotMatch(stopped.stderr, /Sanitizer|runtime error/);
+    upSocks.forEach((x) => x.destroy());
+    up.close();
+    t.cleanup();
+  }
+});
+
+function MiB(n) { return n * 1024 * 1024; }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 import { runSession, runSessionWith, serverEverythingCommand, streamableHttpTransport } from './lib/session.mjs';
 import { request, spawnUntilLine, stopChild } from './lib/servers.mjs';
-import { MCPREEL, runMcpreel, sql, tempDir } from './lib/util.mjs';
+import { E2E_DIR, MCPREEL, PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
 
 async function recordReference(dir) {
   const db = join(dir, 'm.db');
@@ -161,4 +161,28 @@ test('mock --listen refuses a non-loopback address unless --allow-remote', { tim
   assert.equal(ok.code, 2);
   assert.doesNotMatch(ok.stderr.toString(), /loopback/);
   assert.match(ok.stderr.toString(), /no database at \/nonexistent\/x\.db/);
+});
+
+test('mock: listener limits without --listen are refused; --max-record-size bounds the fallback too', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  try {
+    for (const opt of [['--max-connections', '3'], ['--head-timeout', '5'], ['--idle-timeout=5']]) {
+      const r = await runMcpreel(['mock', '--db', join(t.dir, 'none.db'), 'last', ...opt]);
+      assert.equal(r.code, 2, `${opt}: ${r.stderr}`);
+      assert.match(r.stderr.toString(), /mcpreel mock: --[a-z-]+ limits a --listen server; over stdio there is no connection to limit: add --listen ADDR/);
+    }
+    const db = join(t.dir, 'm.db');
+    const imp = await runMcpreel(['import', '--db', db, '--name', 's', join(E2E_DIR, 'fixtures', 'mcp-tape', 'trace.jsonl')]);
+    assert.equal(imp.code, 0, imp.stderr.toString());
+    const lines = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'h', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'no-such-tool-recorded', arguments: {} } },
+    ].map((l) => JSON.stringify(l)).join('\n') + '\n';
+    const r = await runMcpreel(['mock', '--db', db, 's', '--max-record-size', '64K', '--on-miss', 'forward', '--',
+      process.execPath, join(PEERS_DIR, 'flood.mjs'), '3', '100000'], { input: lines, timeoutMs: 30000 });
+    assert.match(r.stderr.toString(), /a line on the server's stdout over 65536 bytes \(--max-record-size\): dropped/);
+  } finally {
+    t.cleanup();
+  }
 });
