@@ -310,3 +310,38 @@ test('mock over stdio, a client that sends requests and does not read the answer
     t.cleanup();
   }
 });
+
+test('mock over stdio, a client that never reads what is left at the end: mock stops within its bound (and on SIGTERM), saying what was not written', { timeout: 180000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'big.db');
+    const peer = join(t.dir, 'bigpeer.cjs');
+    writeFileSync(peer, `require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+  const m = JSON.parse(l);
+  if (m.id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { text: 'x'.repeat(256 * 1024) } }) + '\\n');
+});`);
+    const call = (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'big', arguments: {} } }) + '\n';
+    let r = await runMcpreel(['record', '--db', db, '--name', 'big', '--', process.execPath, peer], { input: Buffer.from(call(1)) });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const inFile = join(t.dir, 'in.jsonl');
+    writeFileSync(inFile, call(1) + call(2));
+    for (const signal of [null, 'SIGTERM']) {
+      const fin = openSync(inFile, 'r');
+      // stdout a pipe nobody reads: 512 KiB of answers cannot all go.
+      const res = await runMock(['mock', '--db', db, 'big', '--latency', 'none'], [fin, 'pipe'], {
+        timeoutMs: 60000,
+        onSpawn: (child) => {
+          child.stdout.pause();
+          if (signal) setTimeout(() => child.kill(signal), 1500);
+        },
+      });
+      closeSync(fin);
+      console.log(`stdout never read, ${signal ?? 'no signal'}: exit ${res.code} after ${res.ms} ms`);
+      assert.equal(res.code, 1, res.stderr);
+      assert.match(res.stderr, signal ? /a signal stopped the wait/ : /did not read what was left for it within \d+ ms/);
+      assert.match(res.stderr, /[12] answers? could not be written/);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
