@@ -46,12 +46,20 @@
  */
 #define MOCK_GAP_CAP_MS		1000
 /*
- * Unless --latency none, two messages of one exchange are at least this
- * far apart, so each goes in a write of its own and a client gets a turn
- * of its event loop between them: a real server's back-to-back messages
- * are often a fraction of a millisecond apart (server-everything's last
- * progress and its answer: 0.3 ms), which reproduced, or scaled down, a
- * busy client can read in one chunk and lose a callback.
+ * With --latency scale:X, the longest gap: a scaled imported trace with
+ * an hour's pause must not make a test wait half of it (recorded alone
+ * keeps every gap whole, for who wants exactly that).
+ */
+#define MOCK_SCALED_CAP_MS	10000
+/*
+ * Unless --latency none, what follows a notification of an exchange (a
+ * progress, a log message) is at least this far after it, so each goes
+ * in a write of its own and a client gets a turn of its event loop
+ * between them: a real server's last progress and its answer are often a
+ * fraction of a millisecond apart (server-everything: 0.3 ms), which
+ * reproduced, or scaled down, a busy client can read in one chunk and
+ * lose a callback.  Other gaps (a request and its answer) are kept as
+ * recorded, so ordinary exchanges are not slowed.
  */
 #define MOCK_GAP_MIN_NS		(5 * 1000000LL)
 /* No one wait longer than a day, whatever was recorded. */
@@ -77,6 +85,7 @@ struct play {
 	int64_t			 start_ns;
 	int64_t			 last_ns;	/* the previous message went */
 	int64_t			 last_off_ns;	/* its recorded offset */
+	int			 after_note;	/* it was a notification */
 	struct event		*timer;
 	TAILQ_ENTRY(play)	 entry;
 };
@@ -221,6 +230,7 @@ play_send_item(struct play *pl, const struct mitem *it, int after)
 		xasprintf(&pl->waiting, "\"%s\"", id);
 		free(id);
 	}
+	pl->after_note = json_object_get(msg, "id") == NULL;
 	s = mock_dump(msg);
 	if (after)
 		endpoint_send(mk->ep, s, strlen(s));
@@ -264,8 +274,16 @@ play_wait(struct play *pl, int64_t offset_ns)
 	wait = gap > 0 ? gap * opt->latency_scale : 0;
 	if (wait > (double)opt->latency_cap_ns)
 		wait = (double)opt->latency_cap_ns;
-	if (opt->latency_scale > 0 && wait < (double)MOCK_GAP_MIN_NS)
+	if (opt->latency_scale > 0 && pl->after_note &&
+	    wait < (double)MOCK_GAP_MIN_NS)
 		wait = (double)MOCK_GAP_MIN_NS;
+	/*
+	 * The client has closed stdin (not a file's end): it may be gone
+	 * any moment, so what was begun is sent now, whole, not cut off
+	 * by the end of the exit wait.
+	 */
+	if (pl->mk->stdin_closed && !pl->mk->input_file)
+		wait = 0;
 	if (wait > MOCK_WAIT_MAX_NS)
 		wait = MOCK_WAIT_MAX_NS;
 	due = pl->last_ns + (int64_t)wait;
@@ -331,6 +349,7 @@ play_step(struct play *pl)
 		free(s);
 		json_decref(resp);
 		mock_count(mk, &mk->stats->answered);
+		pl->after_note = 0;
 		pl->step++;
 	}
 	while ((i = pl->step - e->nbefore - 1) < e->nafter) {
@@ -736,7 +755,8 @@ mock_options_init(struct mock_options *opt)
 
 /*
  * --latency: "capped" (the default), "none", "recorded" (the recorded
- * gaps, uncapped) or "scale:X" (the recorded gaps times X, uncapped).
+ * gaps, uncapped) or "scale:X" (the recorded gaps times X, capped at
+ * MOCK_SCALED_CAP_MS).
  * Returns -1 for anything else.
  */
 int
@@ -761,7 +781,7 @@ mock_parse_latency(struct mock_options *opt, const char *s)
 		    x > MOCK_SCALE_MAX)
 			return -1;
 		opt->latency_scale = x;
-		opt->latency_cap_ns = INT64_MAX;
+		opt->latency_cap_ns = (int64_t)MOCK_SCALED_CAP_MS * 1000000;
 	} else
 		return -1;
 	return 0;
@@ -847,6 +867,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 
 	/* Plays still waiting (on latency or an answer) end unanswered. */
 	while ((pl = TAILQ_FIRST(&mk.plays)) != NULL) {
+		if (pl->step <= pl->e->nbefore)
+			stats->dropped++;
 		if (pl->er != NULL)
 			ereq_end(mk.ep, pl->er, NULL, 0);
 		play_free(pl);
@@ -863,6 +885,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		struct timeval	 tv = { MOCK_FALLBACK_FINISH_MS / 1000,
 				    (MOCK_FALLBACK_FINISH_MS % 1000) * 1000 };
 
+		stats->dropped += json_object_size(mk.fb_waiting);
 		json_object_foreach(mk.fb_waiting, k, v)
 			ereq_end(mk.ep, (struct ereq *)(intptr_t)
 			    json_integer_value(json_object_get(v, "er")), NULL,
