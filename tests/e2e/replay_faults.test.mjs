@@ -181,3 +181,46 @@ require('readline').createInterface({ input: process.stdin }).on('line', (l) => 
     t.cleanup();
   }
 });
+
+test('replay against a server that exits when nothing answered is left: not "stopped early" (a trailing notification, a request unanswered when recorded too)', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'x.db');
+    const peer = join(t.dir, 'exitpeer.cjs');
+    // stay: answers all; exit-after: exits after answering tools/list;
+    // noanswer: exits on tools/list without answering it.
+    writeFileSync(peer, `const mode = process.argv[2];
+require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+  const m = JSON.parse(l);
+  if (m.id === undefined) return;
+  if (mode === 'noanswer' && m.method === 'tools/list') process.exit(0);
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { echo: m.method } }) + '\\n', () => {
+    if (mode === 'exit-after' && m.method === 'tools/list') process.exit(0);
+  });
+});`);
+    const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    const note = { jsonrpc: '2.0', method: 'notifications/roots/list_changed' };
+    // (a) A notification 1.5 s after the last answer, then the end.
+    let r = await runMcpreel(['record', '--db', db, '--name', 'trail', '--', process.execPath, peer, 'stay'], {
+      input: lines(ping, list), keepStdinOpen: true,
+      onSpawn: (child) => setTimeout(() => { child.stdin.write(lines(note)); setTimeout(() => child.stdin.end(), 300); }, 1500),
+    });
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.equal(sql(db, "SELECT count(*) AS n FROM messages WHERE method = 'notifications/roots/list_changed'")[0].n, 1);
+    r = await runMcpreel(['replay', '--db', db, 'trail', '--pace', 'recorded', '--', process.execPath, peer, 'exit-after']);
+    clean(r, 'replay trail');
+    console.log(`trailing notification, server gone after its last answer: exit ${r.code}`);
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout.toString(), /2 requests, 2 same/);
+    // (b) The last request unanswered when recorded: the server exited.
+    r = await runMcpreel(['record', '--db', db, '--name', 'gone', '--', process.execPath, peer, 'noanswer'], { input: lines(ping, list) });
+    r = await runMcpreel(['replay', '--db', db, 'gone', '--', process.execPath, peer, 'noanswer']);
+    clean(r, 'replay gone');
+    console.log(`last request unanswered, recorded and replayed: exit ${r.code}`);
+    assert.notEqual(r.code, 2, `${r.stdout}\n${r.stderr}`);
+    assert.doesNotMatch(r.stderr.toString() + r.stdout.toString(), /stopped early/);
+  } finally {
+    t.cleanup();
+  }
+});
