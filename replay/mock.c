@@ -66,6 +66,16 @@
 #define MOCK_WAIT_MAX_NS	(86400.0 * 1e9)
 /* --latency scale:X at most this (and X >= 0). */
 #define MOCK_SCALE_MAX		1000.0
+/*
+ * Over stdio, while this much waits for the client to read it, plays send
+ * nothing more, and look again every MOCK_FULL_RETRY_MS: answers are made
+ * after their request is read (the recorded gaps), so the endpoint's
+ * pause on reading (at the same size) alone does not bound what a client
+ * that does not read makes mock hold.  20 ms: a client that reads again
+ * waits no longer than a frame for the rest.
+ */
+#define MOCK_HELD_MAX		(16 * 1024 * 1024)
+#define MOCK_FULL_RETRY_MS	20
 /* Protocol versions from this one on have no sessions. */
 #define MOCK_SESSIONLESS_FROM	"2026-07-28"
 
@@ -313,7 +323,27 @@ play_no_answer(struct play *pl)
 	pl->waiting = NULL;
 }
 
-/* Play on until the end, a wait, or a server request awaiting its answer. */
+/*
+ * Whether MOCK_HELD_MAX waits for the client: then the play waits (its
+ * timer looks again), as a server blocks on a full pipe.
+ */
+static int
+play_full(struct play *pl)
+{
+	struct timeval	tv = { 0, MOCK_FULL_RETRY_MS * 1000 };
+	uint64_t	queued, written;
+
+	endpoint_progress(pl->mk->ep, &queued, &written);
+	if (queued - written < MOCK_HELD_MAX)
+		return 0;
+	evtimer_add(pl->timer, &tv);
+	return 1;
+}
+
+/*
+ * Play on until the end, a wait, a full output, or a server request
+ * awaiting its answer.
+ */
 static void
 play_step(struct play *pl)
 {
@@ -328,7 +358,8 @@ play_step(struct play *pl)
 	if (pl->waiting != NULL)
 		return;
 	while (pl->step < e->nbefore) {
-		if (play_wait(pl, e->before[pl->step].offset_ns))
+		if (play_full(pl) ||
+		    play_wait(pl, e->before[pl->step].offset_ns))
 			return;
 		play_send_item(pl, &e->before[pl->step], 0);
 		play_no_answer(pl);
@@ -339,7 +370,7 @@ play_step(struct play *pl)
 		pl->step++;
 	}
 	if (pl->step == e->nbefore) {
-		if (play_wait(pl, e->latency_ns))
+		if (play_full(pl) || play_wait(pl, e->latency_ns))
 			return;
 		resp = mock_copy(mk, e->resp);
 		json_object_set(resp, "id", pl->live_id);
@@ -353,7 +384,7 @@ play_step(struct play *pl)
 		pl->step++;
 	}
 	while ((i = pl->step - e->nbefore - 1) < e->nafter) {
-		if (play_wait(pl, e->after[i].offset_ns))
+		if (play_full(pl) || play_wait(pl, e->after[i].offset_ns))
 			return;
 		play_send_item(pl, &e->after[i], 1);
 		play_no_answer(pl);

@@ -99,6 +99,23 @@ endpoint_stdio_input_is_file(void)
 	return fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/*
+ * ES_OUT_HIGH waits for the client: stop reading its requests.  Checked
+ * as each request is read and as each message is queued, since answers
+ * may be made later than their request is read (the recorded gaps).
+ */
+static void
+es_check_pause(struct endpoint_stdio *es)
+{
+	if (es->paused || es->failed || evbuffer_get_length(
+	    bufferevent_get_output(es->out)) < ES_OUT_HIGH)
+		return;
+	es->paused = 1;
+	bufferevent_disable(es->in, EV_READ);
+	log_debug("mock endpoint: %d bytes wait for the client to read "
+	    "them: not reading its requests meanwhile", ES_OUT_HIGH);
+}
+
 static void
 es_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -111,14 +128,7 @@ es_read_cb(struct bufferevent *bev, void *arg)
 		line = evbuffer_pullup(src, (ev_ssize_t)len + 1);
 		es->ep.cbs.message(NULL, (const char *)line, len, es->ep.arg);
 		evbuffer_drain(src, len + 1);
-		if (!es->failed && evbuffer_get_length(bufferevent_get_output(
-		    es->out)) >= ES_OUT_HIGH) {
-			es->paused = 1;
-			bufferevent_disable(es->in, EV_READ);
-			log_debug("mock endpoint: %d bytes wait for the client "
-			    "to read them: not reading its requests meanwhile",
-			    ES_OUT_HIGH);
-		}
+		es_check_pause(es);
 	}
 }
 
@@ -214,6 +224,7 @@ es_send(struct endpoint *ep, const char *bytes, size_t len)
 		evbuffer_add(out, bytes, len);
 	evbuffer_add(out, "\n", 1);
 	es->queued += len + 1;
+	es_check_pause(es);
 }
 
 static void

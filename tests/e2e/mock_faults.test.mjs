@@ -266,10 +266,10 @@ test('mock over stdio, a client that sends requests and does not read the answer
     const N = 2000;	// 500 MiB of answers
     const runs = [[MCPREEL, 'ASan', 128 * MB]];
     if (process.env.MCPREEL_VALGRIND) runs.push([process.env.MCPREEL_VALGRIND, 'plain', 64 * MB]);
-    for (const [bin, name, bound] of runs) {
+    for (const [bin, name, bound] of runs) for (const latency of ['none', 'capped']) {
       const res = await new Promise((resolve, reject) => {
         // A small ASan quarantine, so RSS shows what is live.
-        const child = spawn(bin, ['mock', '--db', db, 'big', '--latency', 'none'], {
+        const child = spawn(bin, ['mock', '--db', db, 'big', '--latency', latency], {
           stdio: ['pipe', 'pipe', 'pipe'],
           env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1:quarantine_size_mb=16' },
         });
@@ -300,7 +300,7 @@ test('mock over stdio, a client that sends requests and does not read the answer
           child.stdin.end();
         }, 3000);
       });
-      console.log(`${name}: ${N} answers of ${SIZE / 1024} KiB to a client that read none for 3 s: peak RSS ${(res.rss / MB).toFixed(1)} MiB (bound ${bound / MB} MiB), ${res.answers} answers read`);
+      console.log(`${name}, --latency ${latency}: ${N} answers of ${SIZE / 1024} KiB to a client that read none for 3 s: peak RSS ${(res.rss / MB).toFixed(1)} MiB (bound ${bound / MB} MiB), ${res.answers} answers read`);
       assert.doesNotMatch(res.stderr, SANITIZER);
       assert.equal(res.code, 0, res.stderr);
       assert.equal(res.answers, N, 'every answer arrives');
