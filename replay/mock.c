@@ -93,9 +93,12 @@ struct play {
 						   then after */
 	char			*waiting;	/* id text of our request */
 	int64_t			 start_ns;
+	uint64_t		 start_seq;	/* the order plays began */
 	int64_t			 last_ns;	/* the previous message went */
 	int64_t			 last_off_ns;	/* its recorded offset */
 	int			 after_note;	/* it was a notification */
+	int			 held;		/* its answer waits for one
+						   recorded before it */
 	struct event		*timer;
 	TAILQ_ENTRY(play)	 entry;
 };
@@ -113,6 +116,7 @@ struct mock {
 	struct endpoint		*ep;
 	const struct mock_options *opt;
 	uint64_t		 next_id;	/* our server requests' ids */
+	uint64_t		 nplays;	/* plays begun */
 	TAILQ_HEAD(, play)	 plays;
 	struct mock_stats	*stats;
 	int			 stdin_closed;
@@ -121,6 +125,7 @@ struct mock {
 	struct xport		*fb;		/* the fallback, if any */
 	int			 fb_finishing;
 	struct event		*exit_ev;	/* bounds the wait at the end */
+	struct event		*kick_ev;	/* held answers may go */
 	struct event		*fb_sweep;	/* times out forwarded requests */
 	json_t			*fb_waiting;	/* our id text -> {er, id,
 						   deadline} */
@@ -324,6 +329,50 @@ play_no_answer(struct play *pl)
 }
 
 /*
+ * Whether another play's answer, not yet sent, came before this one's in
+ * the recording (or, for the same recorded answer, its request came
+ * first): then this answer waits (held), so answers never go out in an
+ * order the recording did not have.  What precedes the answer in its
+ * exchange is still played, at its pace.
+ */
+static int
+play_answer_held(struct play *pl)
+{
+	struct play	*o;
+
+	TAILQ_FOREACH(o, &pl->mk->plays, entry) {
+		if (o == pl)
+			continue;
+		if (o->step > o->e->nbefore)
+			continue;	/* answered */
+		if (o->e->resp < pl->e->resp)
+			return pl->held = 1;
+		if (o->e->resp == pl->e->resp && o->start_seq < pl->start_seq)
+			return pl->held = 1;
+	}
+	return 0;
+}
+
+/* An answer went: the held ones it was holding go on. */
+static void
+mock_kick_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct mock	*mk = arg;
+	struct play	*pl;
+
+	for (;;) {
+		TAILQ_FOREACH(pl, &mk->plays, entry) {
+			if (pl->held && !play_answer_held(pl))
+				break;
+		}
+		if (pl == NULL)
+			return;
+		pl->held = 0;
+		play_step(pl);
+	}
+}
+
+/*
  * Whether MOCK_HELD_MAX waits for the client: then the play waits (its
  * timer looks again), as a server blocks on a full pipe.
  */
@@ -370,7 +419,8 @@ play_step(struct play *pl)
 		pl->step++;
 	}
 	if (pl->step == e->nbefore) {
-		if (play_full(pl) || play_wait(pl, e->latency_ns))
+		if (play_answer_held(pl) || play_full(pl) ||
+		    play_wait(pl, e->latency_ns))
 			return;
 		resp = mock_copy(mk, e->resp);
 		json_object_set(resp, "id", pl->live_id);
@@ -382,6 +432,7 @@ play_step(struct play *pl)
 		mock_count(mk, &mk->stats->answered);
 		pl->after_note = 0;
 		pl->step++;
+		event_active(mk->kick_ev, EV_TIMEOUT, 0);
 	}
 	while ((i = pl->step - e->nbefore - 1) < e->nafter) {
 		if (play_full(pl) || play_wait(pl, e->after[i].offset_ns))
@@ -622,6 +673,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	pl->rec_token = json_incref(progress_token(
 	    mk->plan->m[e->req].json));
 	pl->start_ns = pl->last_ns = clock_mono_ns();
+	pl->start_seq = mk->nplays++;
 	pl->timer = evtimer_new(mk->base, play_timer_cb, pl);
 	TAILQ_INSERT_TAIL(&mk->plays, pl, entry);
 	play_step(pl);
@@ -851,11 +903,13 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		fatalx("cannot create an event loop");
 	mk.fb_waiting = json_object();
 	mk.exit_ev = evtimer_new(mk.base, mock_exit_cb, &mk);
+	mk.kick_ev = evtimer_new(mk.base, mock_kick_cb, &mk);
 	mk.fb_sweep = evtimer_new(mk.base, fallback_sweep_cb, &mk);
 	if (opt->fallback != NULL && (mk.fb = opt->fallback(mk.base, &fcbs,
 	    &mk, opt->fallback_arg, cause)) == NULL) {
 		json_decref(mk.fb_waiting);
 		event_free(mk.exit_ev);
+		event_free(mk.kick_ev);
 		event_free(mk.fb_sweep);
 		event_base_free(mk.base);
 		return -1;
@@ -867,6 +921,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 			xport_free(mk.fb);
 			json_decref(mk.fb_waiting);
 			event_free(mk.exit_ev);
+			event_free(mk.kick_ev);
 			event_free(mk.fb_sweep);
 			event_base_free(mk.base);
 			return -1;
@@ -935,6 +990,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 	json_decref(mk.fb_waiting);
 	free(mk.fb_why);
 	event_free(mk.exit_ev);
+	event_free(mk.kick_ev);
 	event_free(mk.fb_sweep);
 	event_free(sigs[0]);
 	event_free(sigs[1]);

@@ -113,3 +113,44 @@ test('mock, default latency, stdin a pipe the client closes at once: an exchange
     t.cleanup();
   }
 });
+
+test('mock, default latency: answers to pipelined requests go out in the recorded order, not by their gaps', { timeout: 120000 }, async () => {
+  const { runMcpreel } = await import('./lib/util.mjs');
+  const { writeFileSync } = await import('node:fs');
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'order.db');
+    const peer = join(t.dir, 'orderpeer.cjs');
+    // "slow" is answered after 800 ms, "fast" at once.
+    writeFileSync(peer, `require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+  const m = JSON.parse(l);
+  if (m.id === undefined) return;
+  const answer = () => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { echo: m.method } }) + '\\n');
+  if (m.method === 'slow') setTimeout(answer, 800); else answer();
+});`);
+    const slow = { jsonrpc: '2.0', id: 1, method: 'slow' };
+    const fast = { jsonrpc: '2.0', id: 2, method: 'fast' };
+    const line = (m) => JSON.stringify(m) + '\n';
+    // Recorded one after the other: slow's answer, then fast's.
+    let r = await runMcpreel(['record', '--db', db, '--name', 'order', '--', process.execPath, peer], {
+      input: line(slow), keepStdinOpen: true,
+      onSpawn: (child) => {
+        let n = 0;
+        child.stdout.on('data', (c) => {
+          n += c.toString().split('\n').length - 1;
+          if (n === 1) child.stdin.write(line(fast));
+          if (n === 2) child.stdin.end();
+        });
+      },
+    });
+    assert.equal(r.code, 0, r.stderr.toString());
+    // Pipelined to the mock: fast's recorded gap is far shorter.
+    r = await runMcpreel(['mock', '--db', db, 'order'], { input: line(slow) + line(fast), timeoutMs: 60000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const ids = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l).id);
+    console.log(`pipelined slow, fast: answers in the order ${ids.join(', ')}`);
+    assert.deepEqual(ids, [1, 2]);
+  } finally {
+    t.cleanup();
+  }
+});
