@@ -333,12 +333,17 @@ play_no_answer(struct play *pl)
  * the recording (or, for the same recorded answer, its request came
  * first): then this answer waits (held), so answers never go out in an
  * order the recording did not have.  What precedes the answer in its
- * exchange is still played, at its pace.
+ * exchange is still played, at its pace.  Over stdio only: over HTTP each
+ * answer has a response of its own, and one client's slow exchange must
+ * not hold another's.
  */
 static int
 play_answer_held(struct play *pl)
 {
 	struct play	*o;
+
+	if (pl->mk->opt->listen != NULL)
+		return 0;
 
 	TAILQ_FOREACH(o, &pl->mk->plays, entry) {
 		if (o == pl)
