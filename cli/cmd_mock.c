@@ -55,11 +55,13 @@ cmd_mock_usage(FILE *f)
 	    "                     sent while working on it, its answer, what it sent\n"
 	    "                     after): capped (default) keeps each recorded gap but\n"
 	    "                     1 s at most; none sends them all at once; recorded\n"
-	    "                     keeps the recorded gaps whole; scale:X multiplies\n"
-	    "                     them by X (0.1: ten times faster).  But for none, a\n"
-	    "                     gap is 5 ms at least: some clients (the official\n"
-	    "                     TypeScript SDK) lose progress callbacks that arrive\n"
-	    "                     in one read with the answer\n"
+	    "                     keeps the recorded gaps whole, however long;\n"
+	    "                     scale:X multiplies them by X (0.1: ten times\n"
+	    "                     faster), each 10 s at most.  But for none, what\n"
+	    "                     follows a notification is 5 ms after it at least:\n"
+	    "                     some clients (the official TypeScript SDK) lose\n"
+	    "                     progress callbacks that arrive in one read with\n"
+	    "                     the answer\n"
 	    "  --on-miss error|forward\n"
 	    "                     what an unmatched request gets: the explained\n"
 	    "                     error (default), or an answer from a live server,\n"
@@ -276,6 +278,14 @@ cmd_mock(int argc, char **argv)
 		    "written; the client did not get %s\n", stats.out_error,
 		    (unsigned long long)stats.unwritten, stats.unwritten == 1 ?
 		    "" : "s", stats.unwritten == 1 ? "it" : "them");
+		rc = EXIT_FAIL;
+	}
+	if (stats.dropped > 0) {
+		fprintf(stderr, "mcpreel mock: stopped with %llu request%s "
+		    "not answered yet; the client did not get %s\n",
+		    (unsigned long long)stats.dropped, stats.dropped == 1 ?
+		    "" : "s", stats.dropped == 1 ? "its answer" : "their "
+		    "answers");
 		rc = EXIT_FAIL;
 	}
 	free(stats.out_error);

@@ -44,7 +44,9 @@ static int	closed_at_start;
 /*
  * Put /dev/null on any of fds 0-2 that is closed, so nothing we open
  * (the database, a log file, a socket) lands there and gets what is
- * meant for stdout; a command that needs one asks cli_fd_was_closed().
+ * meant for stdout.  Read-only, so writing a closed stdout or stderr
+ * still fails (EBADF) and is said as it was; a command that needs to
+ * know asks cli_fd_was_closed().
  */
 static void
 reserve_stdio(void)
@@ -55,7 +57,7 @@ reserve_stdio(void)
 		if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
 			continue;
 		closed_at_start |= 1 << fd;
-		if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+		if (open("/dev/null", O_RDONLY) != fd)
 			_exit(EXIT_USAGE);	/* nowhere to say it */
 	}
 }

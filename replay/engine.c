@@ -366,6 +366,30 @@ engine_outstanding(const struct engine *e)
 	return idmap_count(e->live_ids) != 0;
 }
 
+/*
+ * Whether a request the recorded server answered is still unsent or
+ * unanswered: what a server gone now takes from the replay.  Notifications
+ * left to send and requests that went unanswered when recorded too are
+ * not: nothing to compare is lost with them.
+ */
+static int
+engine_loses_answers(const struct engine *e)
+{
+	const struct rmsg	*m;
+	const struct rreq	*r;
+	size_t			 i;
+
+	for (i = 0; i < e->plan->nsends; i++) {
+		m = &e->plan->m[e->plan->sends[i].msg];
+		if (m->kind != KIND_REQUEST || m->answer < 0 || m->truncated)
+			continue;
+		r = e->by_msg[e->plan->sends[i].msg];
+		if (i >= e->next || (r != NULL && r->state == RQ_SENT))
+			return 1;
+	}
+	return 0;
+}
+
 static void
 engine_end_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -700,13 +724,16 @@ engine_closed_cb(const char *why, void *arg)
 	 * its end, so it stops now (waiting out --timeout for each request
 	 * a server that is not there cannot answer tells nobody anything).
 	 */
-	if (!e->finishing && (e->next < e->plan->nsends ||
-	    engine_outstanding(e))) {
+	if (!e->finishing && engine_loses_answers(e)) {
 		engine_note(e, "the server went away before the replay "
 		    "ended: %s", why);
 		free(e->rep->lost);
 		e->rep->lost = xstrdup(why);
-	} else if (!e->finishing)
+	} else if (!e->finishing && (e->next < e->plan->nsends ||
+	    engine_outstanding(e)))
+		engine_note(e, "the server went away with only what it did "
+		    "not answer when recorded either left: %s", why);
+	else if (!e->finishing)
 		engine_note(e, "the server went away after its last answer: "
 		    "%s", why);
 	event_base_loopbreak(e->base);

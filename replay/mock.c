@@ -46,18 +46,36 @@
  */
 #define MOCK_GAP_CAP_MS		1000
 /*
- * Unless --latency none, two messages of one exchange are at least this
- * far apart, so each goes in a write of its own and a client gets a turn
- * of its event loop between them: a real server's back-to-back messages
- * are often a fraction of a millisecond apart (server-everything's last
- * progress and its answer: 0.3 ms), which reproduced, or scaled down, a
- * busy client can read in one chunk and lose a callback.
+ * With --latency scale:X, the longest gap: a scaled imported trace with
+ * an hour's pause must not make a test wait half of it (recorded alone
+ * keeps every gap whole, for who wants exactly that).
+ */
+#define MOCK_SCALED_CAP_MS	10000
+/*
+ * Unless --latency none, what follows a notification of an exchange (a
+ * progress, a log message) is at least this far after it, so each goes
+ * in a write of its own and a client gets a turn of its event loop
+ * between them: a real server's last progress and its answer are often a
+ * fraction of a millisecond apart (server-everything: 0.3 ms), which
+ * reproduced, or scaled down, a busy client can read in one chunk and
+ * lose a callback.  Other gaps (a request and its answer) are kept as
+ * recorded, so ordinary exchanges are not slowed.
  */
 #define MOCK_GAP_MIN_NS		(5 * 1000000LL)
 /* No one wait longer than a day, whatever was recorded. */
 #define MOCK_WAIT_MAX_NS	(86400.0 * 1e9)
 /* --latency scale:X at most this (and X >= 0). */
 #define MOCK_SCALE_MAX		1000.0
+/*
+ * Over stdio, while this much waits for the client to read it, plays send
+ * nothing more, and look again every MOCK_FULL_RETRY_MS: answers are made
+ * after their request is read (the recorded gaps), so the endpoint's
+ * pause on reading (at the same size) alone does not bound what a client
+ * that does not read makes mock hold.  20 ms: a client that reads again
+ * waits no longer than a frame for the rest.
+ */
+#define MOCK_HELD_MAX		(16 * 1024 * 1024)
+#define MOCK_FULL_RETRY_MS	20
 /* Protocol versions from this one on have no sessions. */
 #define MOCK_SESSIONLESS_FROM	"2026-07-28"
 
@@ -75,8 +93,12 @@ struct play {
 						   then after */
 	char			*waiting;	/* id text of our request */
 	int64_t			 start_ns;
+	uint64_t		 start_seq;	/* the order plays began */
 	int64_t			 last_ns;	/* the previous message went */
 	int64_t			 last_off_ns;	/* its recorded offset */
+	int			 after_note;	/* it was a notification */
+	int			 held;		/* its answer waits for one
+						   recorded before it */
 	struct event		*timer;
 	int			 blocked;	/* the client's output is full */
 	TAILQ_ENTRY(play)	 entry;
@@ -95,6 +117,7 @@ struct mock {
 	struct endpoint		*ep;
 	const struct mock_options *opt;
 	uint64_t		 next_id;	/* our server requests' ids */
+	uint64_t		 nplays;	/* plays begun */
 	TAILQ_HEAD(, play)	 plays;
 	struct mock_stats	*stats;
 	int			 stdin_closed;
@@ -103,6 +126,7 @@ struct mock {
 	struct xport		*fb;		/* the fallback, if any */
 	int			 fb_finishing;
 	struct event		*exit_ev;	/* bounds the wait at the end */
+	struct event		*kick_ev;	/* held answers may go */
 	struct event		*fb_sweep;	/* times out forwarded requests */
 	json_t			*fb_waiting;	/* our id text -> {er, id,
 						   deadline} */
@@ -222,6 +246,7 @@ play_send_item(struct play *pl, const struct mitem *it, int after)
 		xasprintf(&pl->waiting, "\"%s\"", id);
 		free(id);
 	}
+	pl->after_note = json_object_get(msg, "id") == NULL;
 	s = mock_dump(msg);
 	if (after)
 		endpoint_send(mk->ep, s, strlen(s));
@@ -265,8 +290,16 @@ play_wait(struct play *pl, int64_t offset_ns)
 	wait = gap > 0 ? gap * opt->latency_scale : 0;
 	if (wait > (double)opt->latency_cap_ns)
 		wait = (double)opt->latency_cap_ns;
-	if (opt->latency_scale > 0 && wait < (double)MOCK_GAP_MIN_NS)
+	if (opt->latency_scale > 0 && pl->after_note &&
+	    wait < (double)MOCK_GAP_MIN_NS)
 		wait = (double)MOCK_GAP_MIN_NS;
+	/*
+	 * The client has closed stdin (not a file's end): it may be gone
+	 * any moment, so what was begun is sent now, whole, not cut off
+	 * by the end of the exit wait.
+	 */
+	if (pl->mk->stdin_closed && !pl->mk->input_file)
+		wait = 0;
 	if (wait > MOCK_WAIT_MAX_NS)
 		wait = MOCK_WAIT_MAX_NS;
 	due = pl->last_ns + (int64_t)wait;
@@ -311,6 +344,72 @@ play_blocked(struct play *pl, struct ereq *er)
 }
 
 /*
+ * Whether another play's answer, not yet sent, came before this one's in
+ * the recording (or, for the same recorded answer, its request came
+ * first): then this answer waits (held), so answers never go out in an
+ * order the recording did not have.  What precedes the answer in its
+ * exchange is still played, at its pace.  Over stdio only: over HTTP each
+ * answer has a response of its own, and one client's slow exchange must
+ * not hold another's.
+ */
+static int
+play_answer_held(struct play *pl)
+{
+	struct play	*o;
+
+	if (pl->mk->opt->listen != NULL)
+		return 0;
+
+	TAILQ_FOREACH(o, &pl->mk->plays, entry) {
+		if (o == pl)
+			continue;
+		if (o->step > o->e->nbefore)
+			continue;	/* answered */
+		if (o->e->resp < pl->e->resp)
+			return pl->held = 1;
+		if (o->e->resp == pl->e->resp && o->start_seq < pl->start_seq)
+			return pl->held = 1;
+	}
+	return 0;
+}
+
+/* An answer went: the held ones it was holding go on. */
+static void
+mock_kick_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct mock	*mk = arg;
+	struct play	*pl;
+
+	for (;;) {
+		TAILQ_FOREACH(pl, &mk->plays, entry) {
+			if (pl->held && !play_answer_held(pl))
+				break;
+		}
+		if (pl == NULL)
+			return;
+		pl->held = 0;
+		play_step(pl);
+	}
+}
+
+/*
+ * Whether MOCK_HELD_MAX waits for the client: then the play waits (its
+ * timer looks again), as a server blocks on a full pipe.
+ */
+static int
+play_full(struct play *pl)
+{
+	struct timeval	tv = { 0, MOCK_FULL_RETRY_MS * 1000 };
+	uint64_t	queued, written;
+
+	endpoint_progress(pl->mk->ep, &queued, &written);
+	if (queued - written < MOCK_HELD_MAX)
+		return 0;
+	evtimer_add(pl->timer, &tv);
+	return 1;
+}
+
+/*
  * Play on until the end, a wait, a full output, or a server request
  * awaiting its answer.
  */
@@ -328,7 +427,7 @@ play_step(struct play *pl)
 	if (pl->waiting != NULL)
 		return;
 	while (pl->step < e->nbefore) {
-		if (play_blocked(pl, pl->er) ||
+		if (play_blocked(pl, pl->er) || play_full(pl) ||
 		    play_wait(pl, e->before[pl->step].offset_ns))
 			return;
 		play_send_item(pl, &e->before[pl->step], 0);
@@ -340,7 +439,8 @@ play_step(struct play *pl)
 		pl->step++;
 	}
 	if (pl->step == e->nbefore) {
-		if (play_blocked(pl, pl->er) || play_wait(pl, e->latency_ns))
+		if (play_answer_held(pl) || play_blocked(pl, pl->er) ||
+		    play_full(pl) || play_wait(pl, e->latency_ns))
 			return;
 		resp = mock_copy(mk, e->resp);
 		json_object_set(resp, "id", pl->live_id);
@@ -350,10 +450,12 @@ play_step(struct play *pl)
 		free(s);
 		json_decref(resp);
 		mock_count(mk, &mk->stats->answered);
+		pl->after_note = 0;
 		pl->step++;
+		event_active(mk->kick_ev, EV_TIMEOUT, 0);
 	}
 	while ((i = pl->step - e->nbefore - 1) < e->nafter) {
-		if (play_blocked(pl, NULL) ||
+		if (play_blocked(pl, NULL) || play_full(pl) ||
 		    play_wait(pl, e->after[i].offset_ns))
 			return;
 		play_send_item(pl, &e->after[i], 1);
@@ -608,6 +710,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	pl->rec_token = json_incref(progress_token(
 	    mk->plan->m[e->req].json));
 	pl->start_ns = pl->last_ns = clock_mono_ns();
+	pl->start_seq = mk->nplays++;
 	pl->timer = evtimer_new(mk->base, play_timer_cb, pl);
 	TAILQ_INSERT_TAIL(&mk->plays, pl, entry);
 	play_step(pl);
@@ -791,7 +894,8 @@ mock_options_init(struct mock_options *opt)
 
 /*
  * --latency: "capped" (the default), "none", "recorded" (the recorded
- * gaps, uncapped) or "scale:X" (the recorded gaps times X, uncapped).
+ * gaps, uncapped) or "scale:X" (the recorded gaps times X, capped at
+ * MOCK_SCALED_CAP_MS).
  * Returns -1 for anything else.
  */
 int
@@ -816,7 +920,7 @@ mock_parse_latency(struct mock_options *opt, const char *s)
 		    x > MOCK_SCALE_MAX)
 			return -1;
 		opt->latency_scale = x;
-		opt->latency_cap_ns = INT64_MAX;
+		opt->latency_cap_ns = (int64_t)MOCK_SCALED_CAP_MS * 1000000;
 	} else
 		return -1;
 	return 0;
@@ -855,11 +959,13 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		fatalx("cannot create an event loop");
 	mk.fb_waiting = json_object();
 	mk.exit_ev = evtimer_new(mk.base, mock_exit_cb, &mk);
+	mk.kick_ev = evtimer_new(mk.base, mock_kick_cb, &mk);
 	mk.fb_sweep = evtimer_new(mk.base, fallback_sweep_cb, &mk);
 	if (opt->fallback != NULL && (mk.fb = opt->fallback(mk.base, &fcbs,
 	    &mk, opt->fallback_arg, cause)) == NULL) {
 		json_decref(mk.fb_waiting);
 		event_free(mk.exit_ev);
+		event_free(mk.kick_ev);
 		event_free(mk.fb_sweep);
 		event_base_free(mk.base);
 		return -1;
@@ -871,6 +977,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 			xport_free(mk.fb);
 			json_decref(mk.fb_waiting);
 			event_free(mk.exit_ev);
+			event_free(mk.kick_ev);
 			event_free(mk.fb_sweep);
 			event_base_free(mk.base);
 			return -1;
@@ -902,6 +1009,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 
 	/* Plays still waiting (on latency or an answer) end unanswered. */
 	while ((pl = TAILQ_FIRST(&mk.plays)) != NULL) {
+		if (pl->step <= pl->e->nbefore)
+			stats->dropped++;
 		if (pl->er != NULL)
 			ereq_end(mk.ep, pl->er, NULL, 0);
 		play_free(pl);
@@ -918,6 +1027,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		struct timeval	 tv = { MOCK_FALLBACK_FINISH_MS / 1000,
 				    (MOCK_FALLBACK_FINISH_MS % 1000) * 1000 };
 
+		stats->dropped += json_object_size(mk.fb_waiting);
 		json_object_foreach(mk.fb_waiting, k, v)
 			ereq_end(mk.ep, (struct ereq *)(intptr_t)
 			    json_integer_value(json_object_get(v, "er")), NULL,
@@ -936,6 +1046,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 	json_decref(mk.fb_waiting);
 	free(mk.fb_why);
 	event_free(mk.exit_ev);
+	event_free(mk.kick_ev);
 	event_free(mk.fb_sweep);
 	event_free(sigs[0]);
 	event_free(sigs[1]);

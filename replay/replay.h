@@ -317,6 +317,8 @@ struct mock_stats {
 	uint64_t	 missed;	/* requests answered with an error */
 	uint64_t	 forwarded;	/* requests sent to the fallback */
 	uint64_t	 unwritten;	/* answers made but never written */
+	uint64_t	 dropped;	/* requests whose answer was never made
+					   (mock stopped first) */
 	char		*out_error;	/* why writing failed (caller frees),
 					   or NULL */
 };

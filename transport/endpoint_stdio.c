@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,12 @@
  */
 #define ES_OUT_HIGH		(16 * 1024 * 1024)
 #define ES_OUT_LOW		(ES_OUT_HIGH / 2)
+/*
+ * At exit, how long what is left for stdout may take to be written: a
+ * client that does not read (or reads slower than this allows) must not
+ * keep mock alive; what is then left counts as not written, and is said.
+ */
+#define ES_EXIT_WAIT_MS		5000
 
 struct endpoint_stdio {
 	struct endpoint		 ep;	/* first: a struct endpoint * is one */
@@ -92,6 +99,23 @@ endpoint_stdio_input_is_file(void)
 	return fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/*
+ * ES_OUT_HIGH waits for the client: stop reading its requests.  Checked
+ * as each request is read and as each message is queued, since answers
+ * may be made later than their request is read (the recorded gaps).
+ */
+static void
+es_check_pause(struct endpoint_stdio *es)
+{
+	if (es->paused || es->failed || evbuffer_get_length(
+	    bufferevent_get_output(es->out)) < ES_OUT_HIGH)
+		return;
+	es->paused = 1;
+	bufferevent_disable(es->in, EV_READ);
+	log_debug("mock endpoint: %d bytes wait for the client to read "
+	    "them: not reading its requests meanwhile", ES_OUT_HIGH);
+}
+
 static void
 es_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -104,14 +128,7 @@ es_read_cb(struct bufferevent *bev, void *arg)
 		line = evbuffer_pullup(src, (ev_ssize_t)len + 1);
 		es->ep.cbs.message(NULL, (const char *)line, len, es->ep.arg);
 		evbuffer_drain(src, len + 1);
-		if (!es->failed && evbuffer_get_length(bufferevent_get_output(
-		    es->out)) >= ES_OUT_HIGH) {
-			es->paused = 1;
-			bufferevent_disable(es->in, EV_READ);
-			log_debug("mock endpoint: %d bytes wait for the client "
-			    "to read them: not reading its requests meanwhile",
-			    ES_OUT_HIGH);
-		}
+		es_check_pause(es);
 	}
 }
 
@@ -158,22 +175,32 @@ es_written_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	es->written += info->n_deleted;
 }
 
-/* Writing stdout failed: nothing more is written; say why, once. */
+/* Writing stdout failed (why): nothing more is written; say it, once. */
 static void
-es_fail(struct endpoint_stdio *es, int err)
+es_fail_why(struct endpoint_stdio *es, const char *why)
 {
-	char	*why;
+	char	*msg;
 
 	if (es->failed)
 		return;
 	es->failed = 1;
 	bufferevent_disable(es->out, EV_WRITE);
-	xasprintf(&why, "cannot write to stdout: %s%s", err != 0 ?
-	    strerror(err) : "it was closed", err == EPIPE ? " (the client "
-	    "closed its end of the pipe)" : "");
-	log_debug("mock endpoint: %s", why);
+	xasprintf(&msg, "cannot write to stdout: %s", why);
+	log_debug("mock endpoint: %s", msg);
 	if (es->ep.cbs.failed != NULL)
-		es->ep.cbs.failed(why, es->ep.arg);
+		es->ep.cbs.failed(msg, es->ep.arg);
+	free(msg);
+}
+
+/* Writing stdout failed with err (0: it was closed). */
+static void
+es_fail(struct endpoint_stdio *es, int err)
+{
+	char	*why;
+
+	xasprintf(&why, "%s%s", err != 0 ? strerror(err) : "it was closed",
+	    err == EPIPE ? " (the client closed its end of the pipe)" : "");
+	es_fail_why(es, why);
 	free(why);
 }
 
@@ -197,6 +224,7 @@ es_send(struct endpoint *ep, const char *bytes, size_t len)
 		evbuffer_add(out, bytes, len);
 	evbuffer_add(out, "\n", 1);
 	es->queued += len + 1;
+	es_check_pause(es);
 }
 
 static void
@@ -214,28 +242,47 @@ es_req_end(struct endpoint *ep, struct ereq *er, const char *bytes,
 		es_send(ep, bytes, len);
 }
 
-/* Block until what we hold for stdout is written (we are about to exit). */
+/*
+ * We are about to exit: write what we hold for stdout, ES_EXIT_WAIT_MS at
+ * most in all, and stop at once on a signal (poll(2) is never restarted,
+ * so a SIGTERM caught by the event loop's handler ends the wait).  What is
+ * left then is not written, and the failure says why.
+ */
 static void
 es_flush(struct endpoint *ep)
 {
 	struct endpoint_stdio	*es = (struct endpoint_stdio *)ep;
 	struct evbuffer		*out = bufferevent_get_output(es->out);
-	int			 fl = fcntl(STDOUT_FILENO, F_GETFL);
+	struct pollfd		 pfd = { STDOUT_FILENO, POLLOUT, 0 };
+	int64_t			 deadline, left;
+	char			*why;
 
 	if (es->failed)
 		return;
-	if (fl != -1)
-		fcntl(STDOUT_FILENO, F_SETFL, fl & ~O_NONBLOCK);
+	deadline = clock_mono_ns() + (int64_t)ES_EXIT_WAIT_MS * 1000000;
 	/* The bufferevent keeps its output's start frozen: we write here. */
 	bufferevent_disable(es->out, EV_WRITE);
 	evbuffer_unfreeze(out, 1);
 	while (evbuffer_get_length(out) > 0) {
 		if (evbuffer_write(out, STDOUT_FILENO) > 0)
 			continue;
-		if (errno == EINTR)
-			continue;
-		es_fail(es, errno);
-		break;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			es_fail(es, errno);
+			return;
+		}
+		if ((left = deadline - clock_mono_ns()) <= 0) {
+			xasprintf(&why, "the client did not read what was left "
+			    "for it within %d ms of the end", ES_EXIT_WAIT_MS);
+			es_fail_why(es, why);
+			free(why);
+			return;
+		}
+		if (poll(&pfd, 1, (int)((left + 999999) / 1000000)) == -1 &&
+		    errno == EINTR) {
+			es_fail_why(es, "a signal stopped the wait for the "
+			    "client to read what was left for it");
+			return;
+		}
 	}
 }
 

@@ -359,6 +359,13 @@ net_upstream_connect(struct event_base *base, struct upstream *up,
 		bev = bufferevent_openssl_socket_new(base, -1, ssl,
 		    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE |
 		    BEV_OPT_DEFER_CALLBACKS);
+		/*
+		 * Many servers close without a TLS close_notify: that is the
+		 * end of the stream (a close-delimited body is then whole),
+		 * not an error.
+		 */
+		if (bev != NULL)
+			bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
 	}
 	if (bev == NULL) {
 		xasprintf(cause, "cannot create a connection to %s",

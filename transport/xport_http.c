@@ -274,13 +274,22 @@ xh_read_cb(struct bufferevent *bev, void *arg)
 		xh_req_free(r);
 }
 
-/* Whether a connection that ended left r without its answer. */
+/* Whether r is the optional GET stream (servers may refuse or end it). */
+static int
+xh_req_is_get(const struct xh_req *r)
+{
+	return strcmp(r->method, "GET") == 0;
+}
+
+/*
+ * Whether a connection that ended left r without its answer: the server
+ * is lost.  Never the GET stream: it is optional, so its end, at any
+ * point, is only noted.
+ */
 static int
 xh_req_broken(const struct xh_req *r)
 {
-	if (r->complete)
-		return 0;
-	return !r->have_head || strcmp(r->method, "GET") != 0;
+	return !r->complete && !xh_req_is_get(r);
 }
 
 static void
@@ -292,7 +301,11 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 	if ((what & BEV_EVENT_TIMEOUT) && !r->have_head) {
 		xasprintf(&why, "cannot reach %s: no connection within %d s",
 		    r->xh->up.url.origin, XH_CONNECT_TIMEOUT_S);
-		xh_lost(r->xh, why);
+		if (xh_req_is_get(r))
+			xh_note(r->xh, "the GET stream: %s; going on without "
+			    "it", why);
+		else
+			xh_lost(r->xh, why);
 		free(why);
 		xh_req_free(r);
 		return;
@@ -309,17 +322,23 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 	 */
 	if (what & BEV_EVENT_EOF) {
 		xh_req_read(r, 1);
-		if (xh_req_broken(r)) {
+		if (!r->complete) {
 			xasprintf(&why, "%s closed the connection of a %s "
 			    "before %s", r->xh->up.url.origin, r->method,
 			    r->have_head ? "the end of the response" :
 			    "any response");
-			xh_lost(r->xh, why);
+			if (xh_req_broken(r))
+				xh_lost(r->xh, why);
+			else if (!r->have_head)
+				xh_note(r->xh, "the GET stream: %s; going on "
+				    "without it", why);
 			free(why);
 		}
 		xh_req_free(r);
 		return;
 	}
+	/* What came before the error may be a whole, close-ended body. */
+	xh_req_read(r, 1);
 	why = net_upstream_error(bev, &r->xh->up);
 	if (xh_req_broken(r))
 		xh_lost(r->xh, why);
@@ -347,7 +366,11 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 	if ((r->bev = net_upstream_connect(xh->x.base, &xh->up, &cause)) ==
 	    NULL) {
 		xh_req_free(r);
-		xh_lost(xh, cause);
+		if (strcmp(method, "GET") == 0)
+			xh_note(xh, "the GET stream: %s; going on without it",
+			    cause);
+		else
+			xh_lost(xh, cause);
 		free(cause);
 		return;
 	}

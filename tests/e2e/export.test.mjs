@@ -505,3 +505,28 @@ test('an imported session that never ended is not taken for one being recorded h
     assert.deepEqual(sql(db, "SELECT count(*) AS c FROM sessions WHERE name = 'imported'"), [{ c: 0 }]);
   });
 });
+
+test('a closed stdout is an error the command sees: export exits 2 saying so, record notes it on the session', { timeout: 60000 }, async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { MCPREEL } = await import('./lib/util.mjs');
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'c.db');
+    const env = { ...process.env, ASAN_OPTIONS: 'detect_leaks=1', M: MCPREEL, DB: db };
+    // record with its stdout (the host's end) closed.
+    const rec = spawnSync('/bin/sh', ['-c', `printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"ping"}' | exec "$M" record --db "$DB" -- cat >&-`], { env });
+    const recErr = rec.stderr.toString();
+    console.log(`record >&-: exit ${rec.status}; ${recErr.split('\n')[0]}`);
+    assert.doesNotMatch(recErr, /AddressSanitizer|runtime error/);
+    assert.match(recErr, /cannot write to the host \(stdout\) \(Bad file descriptor\)/);
+    const notes = sql(db, "SELECT count(*) AS n FROM events WHERE kind = 'note' AND CAST(text AS TEXT) LIKE '%cannot write to the host%'");
+    assert.equal(notes[0].n, 1, 'the note is on the session');
+    // export with its stdout closed.
+    const exp = spawnSync('/bin/sh', ['-c', 'exec "$M" export --db "$DB" 1 >&-'], { env });
+    console.log(`export >&-: exit ${exp.status}; ${exp.stderr.toString().trim()}`);
+    assert.equal(exp.status, 2);
+    assert.match(exp.stderr.toString(), /cannot write to stdout/);
+  } finally {
+    t.cleanup();
+  }
+});

@@ -266,10 +266,10 @@ test('mock over stdio, a client that sends requests and does not read the answer
     const N = 2000;	// 500 MiB of answers
     const runs = [[MCPREEL, 'ASan', 128 * MB]];
     if (process.env.MCPREEL_VALGRIND) runs.push([process.env.MCPREEL_VALGRIND, 'plain', 64 * MB]);
-    for (const [bin, name, bound] of runs) {
+    for (const [bin, name, bound] of runs) for (const latency of ['none', 'capped']) {
       const res = await new Promise((resolve, reject) => {
         // A small ASan quarantine, so RSS shows what is live.
-        const child = spawn(bin, ['mock', '--db', db, 'big', '--latency', 'none'], {
+        const child = spawn(bin, ['mock', '--db', db, 'big', '--latency', latency], {
           stdio: ['pipe', 'pipe', 'pipe'],
           env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1:quarantine_size_mb=16' },
         });
@@ -300,11 +300,46 @@ test('mock over stdio, a client that sends requests and does not read the answer
           child.stdin.end();
         }, 3000);
       });
-      console.log(`${name}: ${N} answers of ${SIZE / 1024} KiB to a client that read none for 3 s: peak RSS ${(res.rss / MB).toFixed(1)} MiB (bound ${bound / MB} MiB), ${res.answers} answers read`);
+      console.log(`${name}, --latency ${latency}: ${N} answers of ${SIZE / 1024} KiB to a client that read none for 3 s: peak RSS ${(res.rss / MB).toFixed(1)} MiB (bound ${bound / MB} MiB), ${res.answers} answers read`);
       assert.doesNotMatch(res.stderr, SANITIZER);
       assert.equal(res.code, 0, res.stderr);
       assert.equal(res.answers, N, 'every answer arrives');
       assert.ok(res.rss <= bound, `peak RSS ${(res.rss / MB).toFixed(1)} MiB is over ${bound / MB} MiB`);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('mock over stdio, a client that never reads what is left at the end: mock stops within its bound (and on SIGTERM), saying what was not written', { timeout: 180000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'big.db');
+    const peer = join(t.dir, 'bigpeer.cjs');
+    writeFileSync(peer, `require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+  const m = JSON.parse(l);
+  if (m.id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { text: 'x'.repeat(256 * 1024) } }) + '\\n');
+});`);
+    const call = (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'big', arguments: {} } }) + '\n';
+    let r = await runMcpreel(['record', '--db', db, '--name', 'big', '--', process.execPath, peer], { input: Buffer.from(call(1)) });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const inFile = join(t.dir, 'in.jsonl');
+    writeFileSync(inFile, call(1) + call(2));
+    for (const signal of [null, 'SIGTERM']) {
+      const fin = openSync(inFile, 'r');
+      // stdout a pipe nobody reads: 512 KiB of answers cannot all go.
+      const res = await runMock(['mock', '--db', db, 'big', '--latency', 'none'], [fin, 'pipe'], {
+        timeoutMs: 60000,
+        onSpawn: (child) => {
+          child.stdout.pause();
+          if (signal) setTimeout(() => child.kill(signal), 1500);
+        },
+      });
+      closeSync(fin);
+      console.log(`stdout never read, ${signal ?? 'no signal'}: exit ${res.code} after ${res.ms} ms`);
+      assert.equal(res.code, 1, res.stderr);
+      assert.match(res.stderr, signal ? /a signal stopped the wait/ : /did not read what was left for it within \d+ ms/);
+      assert.match(res.stderr, /[12] answers? could not be written/);
     }
   } finally {
     t.cleanup();

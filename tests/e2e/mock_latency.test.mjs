@@ -70,3 +70,87 @@ test('mock, default latency: the SDK client sees as many progress callbacks as f
     t.cleanup();
   }
 });
+
+test('mock, default latency, stdin a pipe the client closes at once: an exchange with 8 s of gaps is played whole, nothing dropped', { timeout: 120000 }, async () => {
+  const { runMcpreel } = await import('./lib/util.mjs');
+  const { writeFileSync } = await import('node:fs');
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'slow.db');
+    const peer = join(t.dir, 'slowpeer.cjs');
+    // A tool that sends 8 progress notifications 1 s apart, then answers.
+    writeFileSync(peer, `require('readline').createInterface({ input: process.stdin }).on('line', async (l) => {
+  const m = JSON.parse(l);
+  if (m.id === undefined) return;
+  const out = (x) => process.stdout.write(JSON.stringify(x) + '\\n');
+  if (m.method === 'initialize') return out({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'slow', version: '1' } } });
+  for (let i = 1; i <= 8; i++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    out({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: m.params._meta.progressToken, progress: i, total: 8 } });
+  }
+  out({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'slow done' }] } });
+});`);
+    const lines = [
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { progressToken: 'p' } } },
+    ];
+    const input = Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join(''));
+    // The recording's client waits for the answer before closing stdin.
+    let r = await runMcpreel(['record', '--db', db, '--name', 'slow', '--', process.execPath, peer], {
+      input, timeoutMs: 60000, keepStdinOpen: true,
+      onSpawn: (child) => child.stdout.on('data', (c) => { if (c.toString().includes('slow done')) child.stdin.end(); }),
+    });
+    assert.equal(r.code, 0, r.stderr.toString());
+    r = await runMcpreel(['mock', '--db', db, 'slow'], { input, timeoutMs: 60000 });
+    const out = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
+    const progress = out.filter((m) => m.method === 'notifications/progress');
+    console.log(`stdin closed at once: exit ${r.code}, ${progress.length} progress, answer ${out.some((m) => m.id === 1)}`);
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.equal(progress.length, 8);
+    assert.equal(out.find((m) => m.id === 1)?.result?.content?.[0]?.text, 'slow done');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('mock, default latency: answers to pipelined requests go out in the recorded order, not by their gaps', { timeout: 120000 }, async () => {
+  const { runMcpreel } = await import('./lib/util.mjs');
+  const { writeFileSync } = await import('node:fs');
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'order.db');
+    const peer = join(t.dir, 'orderpeer.cjs');
+    // "slow" is answered after 800 ms, "fast" at once.
+    writeFileSync(peer, `require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+  const m = JSON.parse(l);
+  if (m.id === undefined) return;
+  const answer = () => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { echo: m.method } }) + '\\n');
+  if (m.method === 'slow') setTimeout(answer, 800); else answer();
+});`);
+    const slow = { jsonrpc: '2.0', id: 1, method: 'slow' };
+    const fast = { jsonrpc: '2.0', id: 2, method: 'fast' };
+    const line = (m) => JSON.stringify(m) + '\n';
+    // Recorded one after the other: slow's answer, then fast's.
+    let r = await runMcpreel(['record', '--db', db, '--name', 'order', '--', process.execPath, peer], {
+      input: line(slow), keepStdinOpen: true,
+      onSpawn: (child) => {
+        let n = 0;
+        child.stdout.on('data', (c) => {
+          n += c.toString().split('\n').length - 1;
+          if (n === 1) child.stdin.write(line(fast));
+          if (n === 2) child.stdin.end();
+        });
+      },
+    });
+    assert.equal(r.code, 0, r.stderr.toString());
+    // Pipelined to the mock: fast's recorded gap is far shorter.
+    r = await runMcpreel(['mock', '--db', db, 'order'], { input: line(slow) + line(fast), timeoutMs: 60000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const ids = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l).id);
+    console.log(`pipelined slow, fast: answers in the order ${ids.join(', ')}`);
+    assert.deepEqual(ids, [1, 2]);
+  } finally {
+    t.cleanup();
+  }
+});

@@ -181,3 +181,90 @@ require('readline').createInterface({ input: process.stdin }).on('line', (l) => 
     t.cleanup();
   }
 });
+
+test('replay against a server that exits when nothing answered is left: not "stopped early" (a trailing notification, a request unanswered when recorded too)', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'x.db');
+    const peer = join(t.dir, 'exitpeer.cjs');
+    // stay: answers all; exit-after: exits after answering tools/list;
+    // noanswer: exits on tools/list without answering it.
+    writeFileSync(peer, `const mode = process.argv[2];
+require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+  const m = JSON.parse(l);
+  if (m.id === undefined) return;
+  if (mode === 'noanswer' && m.method === 'tools/list') process.exit(0);
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { echo: m.method } }) + '\\n', () => {
+    if (mode === 'exit-after' && m.method === 'tools/list') process.exit(0);
+  });
+});`);
+    const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    const note = { jsonrpc: '2.0', method: 'notifications/roots/list_changed' };
+    // (a) A notification 1.5 s after the last answer, then the end.
+    let r = await runMcpreel(['record', '--db', db, '--name', 'trail', '--', process.execPath, peer, 'stay'], {
+      input: lines(ping, list), keepStdinOpen: true,
+      onSpawn: (child) => setTimeout(() => { child.stdin.write(lines(note)); setTimeout(() => child.stdin.end(), 300); }, 1500),
+    });
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.equal(sql(db, "SELECT count(*) AS n FROM messages WHERE method = 'notifications/roots/list_changed'")[0].n, 1);
+    r = await runMcpreel(['replay', '--db', db, 'trail', '--pace', 'recorded', '--', process.execPath, peer, 'exit-after']);
+    clean(r, 'replay trail');
+    console.log(`trailing notification, server gone after its last answer: exit ${r.code}`);
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout.toString(), /2 requests, 2 same/);
+    // (b) The last request unanswered when recorded: the server exited.
+    r = await runMcpreel(['record', '--db', db, '--name', 'gone', '--', process.execPath, peer, 'noanswer'], { input: lines(ping, list) });
+    r = await runMcpreel(['replay', '--db', db, 'gone', '--', process.execPath, peer, 'noanswer']);
+    clean(r, 'replay gone');
+    console.log(`last request unanswered, recorded and replayed: exit ${r.code}`);
+    assert.notEqual(r.code, 2, `${r.stdout}\n${r.stderr}`);
+    assert.doesNotMatch(r.stderr.toString() + r.stdout.toString(), /stopped early/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('replay --upstream: a GET stream the server closes before any head is noted, the replay goes on', { timeout: 120000 }, async () => {
+  const http = await import('node:http');
+  const t = tempDir();
+  let server;
+  try {
+    const db = join(t.dir, 'g.db');
+    const peer = join(t.dir, 'echopeer.cjs');
+    writeFileSync(peer, `require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+  const m = JSON.parse(l);
+  if (m.id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { echo: m.method } }) + '\\n');
+});`);
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'g', version: '1' } } };
+    const initd = { jsonrpc: '2.0', method: 'notifications/initialized' };
+    const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
+    let r = await runMcpreel(['record', '--db', db, '--name', 'g', '--', process.execPath, peer], { input: lines(init, initd, ping) });
+    assert.equal(r.code, 0, r.stderr.toString());
+    let gets = 0;
+    server = http.createServer((req, res) => {
+      if (req.method === 'GET') { gets++; req.socket.destroy(); return; }
+      const body = [];
+      req.on('data', (c) => body.push(c));
+      req.on('end', () => {
+        if (req.method !== 'POST') { res.writeHead(200); res.end(); return; }
+        const m = JSON.parse(Buffer.concat(body).toString());
+        if (m.id === undefined) { res.writeHead(202, { 'Mcp-Session-Id': 'abc' }); res.end(); return; }
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Mcp-Session-Id': 'abc' });
+        // Slow enough that the GET has been refused before the last answer.
+        setTimeout(() => res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { echo: m.method } })), 300);
+      });
+    });
+    await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+    const url = `http://127.0.0.1:${server.address().port}/mcp`;
+    r = await runMcpreel(['replay', '--db', db, 'g', '--upstream', url]);
+    clean(r, 'replay with the GET refused');
+    console.log(`GET closed before its head (${gets} GET): exit ${r.code}`);
+    assert.ok(gets >= 1, 'the GET stream was tried');
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout.toString(), /2 requests, 2 same/);
+  } finally {
+    server?.close();
+    t.cleanup();
+  }
+});
