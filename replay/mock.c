@@ -110,6 +110,17 @@ struct pending {
 	uint64_t		*counter;	/* in mock_stats */
 };
 
+/*
+ * The error a miss gets, held (over stdio) until the plays begun before
+ * it have answered: answers go out in the order of their requests.
+ */
+struct missed {
+	struct ereq		*er;
+	char			*text;
+	uint64_t		 seq;		/* plays begun before it */
+	TAILQ_ENTRY(missed)	 entry;
+};
+
 struct mock {
 	struct event_base	*base;
 	struct plan		*plan;
@@ -119,6 +130,7 @@ struct mock {
 	uint64_t		 next_id;	/* our server requests' ids */
 	uint64_t		 nplays;	/* plays begun */
 	TAILQ_HEAD(, play)	 plays;
+	TAILQ_HEAD(, missed)	 misses;	/* held miss errors */
 	struct mock_stats	*stats;
 	int			 stdin_closed;
 	int			 input_file;	/* stdin is a file: its end is
@@ -126,6 +138,7 @@ struct mock {
 	struct xport		*fb;		/* the fallback, if any */
 	int			 fb_finishing;
 	struct event		*exit_ev;	/* bounds the wait at the end */
+	uint64_t		 exit_written;	/* written when it was set */
 	struct event		*kick_ev;	/* held answers may go */
 	struct event		*fb_sweep;	/* times out forwarded requests */
 	json_t			*fb_waiting;	/* our id text -> {er, id,
@@ -209,6 +222,8 @@ play_free(struct play *pl)
 	free(pl->waiting);
 	event_free(pl->timer);
 	free(pl);
+	if (!TAILQ_EMPTY(&mk->misses))
+		event_active(mk->kick_ev, EV_TIMEOUT, 0);
 	mock_maybe_exit(mk);
 }
 
@@ -373,6 +388,35 @@ play_answer_held(struct play *pl)
 	return 0;
 }
 
+/* Whether a play begun before the seq'th is still to answer. */
+static int
+mock_miss_waits(struct mock *mk, uint64_t seq)
+{
+	struct play	*o;
+
+	TAILQ_FOREACH(o, &mk->plays, entry) {
+		if (o->start_seq < seq && o->step <= o->e->nbefore)
+			return 1;
+	}
+	return 0;
+}
+
+/* Send the held miss errors whose earlier plays have all answered. */
+static void
+mock_misses_flush(struct mock *mk)
+{
+	struct missed	*ms;
+
+	while ((ms = TAILQ_FIRST(&mk->misses)) != NULL &&
+	    !mock_miss_waits(mk, ms->seq)) {
+		TAILQ_REMOVE(&mk->misses, ms, entry);
+		ereq_end(mk->ep, ms->er, ms->text, strlen(ms->text));
+		mock_count(mk, &mk->stats->missed);
+		free(ms->text);
+		free(ms);
+	}
+}
+
 /* An answer went: the held ones it was holding go on. */
 static void
 mock_kick_cb(evutil_socket_t fd, short events, void *arg)
@@ -381,6 +425,7 @@ mock_kick_cb(evutil_socket_t fd, short events, void *arg)
 	struct play	*pl;
 
 	for (;;) {
+		mock_misses_flush(mk);
 		TAILQ_FOREACH(pl, &mk->plays, entry) {
 			if (pl->held && !play_answer_held(pl))
 				break;
@@ -658,6 +703,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	const struct mentry	*e;
 	const char		*pv;
 	struct play		*pl;
+	struct missed		*ms;
 	json_t			*err, *out;
 	char			*s, sid[33];
 	size_t			 i;
@@ -674,10 +720,19 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 		out = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
 		    json_object_get(msg, "id"), "error", err);
 		s = mock_dump(out);
-		ereq_end(mk->ep, er, s, strlen(s));
-		free(s);
+		if (mk->opt->listen == NULL && (!TAILQ_EMPTY(&mk->misses) ||
+		    mock_miss_waits(mk, mk->nplays))) {
+			ms = xcalloc(1, sizeof *ms);
+			ms->er = er;
+			ms->text = s;
+			ms->seq = mk->nplays;
+			TAILQ_INSERT_TAIL(&mk->misses, ms, entry);
+		} else {
+			ereq_end(mk->ep, er, s, strlen(s));
+			free(s);
+			mock_count(mk, &mk->stats->missed);
+		}
 		json_decref(out);
-		mock_count(mk, &mk->stats->missed);
 		log_info("mock: no recorded answer to a %s request",
 		    json_string_value(json_object_get(msg, "method")) ?
 		    json_string_value(json_object_get(msg, "method")) : "?");
@@ -791,27 +846,43 @@ mock_message_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
 
 /*
  * Once the client has gone (stdin closed), stop when nothing is still
- * being played or waiting on the fallback; MOCK_EXIT_WAIT_MS at most.
+ * being played or waiting on the fallback; MOCK_EXIT_WAIT_MS at most
+ * without the client reading anything.
  */
 static void
 mock_maybe_exit(struct mock *mk)
 {
 	struct timeval	tv = { MOCK_EXIT_WAIT_MS / 1000,
 			    (MOCK_EXIT_WAIT_MS % 1000) * 1000 };
+	uint64_t	queued;
 
 	if (!mk->stdin_closed)
 		return;
 	if (TAILQ_EMPTY(&mk->plays) && json_object_size(mk->fb_waiting) == 0)
 		event_base_loopbreak(mk->base);
-	else if (!mk->input_file && !evtimer_pending(mk->exit_ev, NULL))
+	else if (!mk->input_file && !evtimer_pending(mk->exit_ev, NULL)) {
+		endpoint_progress(mk->ep, &queued, &mk->exit_written);
 		evtimer_add(mk->exit_ev, &tv);
+	}
 }
 
 static void
 mock_exit_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct mock	*mk = arg;
+	struct timeval	 tv = { MOCK_EXIT_WAIT_MS / 1000,
+			    (MOCK_EXIT_WAIT_MS % 1000) * 1000 };
+	uint64_t	 queued, written;
 
+	/* A client still reading what is played gets another while. */
+	if (!mk->fb_finishing) {
+		endpoint_progress(mk->ep, &queued, &written);
+		if (written > mk->exit_written) {
+			mk->exit_written = written;
+			evtimer_add(mk->exit_ev, &tv);
+			return;
+		}
+	}
 	if (mk->fb_finishing)
 		log_warnx("mock: the fallback server did not stop within %d "
 		    "ms", MOCK_FALLBACK_FINISH_MS);
@@ -952,6 +1023,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 	mk.opt = opt;
 	mk.stats = stats;
 	TAILQ_INIT(&mk.plays);
+	TAILQ_INIT(&mk.misses);
 	evthread_use_pthreads();
 	if (opt->listen == NULL)
 		mk.base = endpoint_stdio_base_new();
@@ -1015,6 +1087,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 			ereq_end(mk.ep, pl->er, NULL, 0);
 		play_free(pl);
 	}
+	/* With no play left before them, the held miss errors go. */
+	mock_misses_flush(&mk);
 	endpoint_flush(mk.ep);
 	mock_settle(&mk);
 	stats->unwritten = mk.npend - mk.pend0;
