@@ -40,9 +40,9 @@ b64_encode(const void *in, size_t len, size_t *outlen)
 	return out;
 }
 
-/* The value of a base64 digit, or -1. */
-static int
-b64_value(unsigned char c)
+/* The value of a base64 digit (standard alphabet), or -1. */
+int
+b64_digit(unsigned char c)
 {
 	if (c >= 'A' && c <= 'Z')
 		return c - 'A';
@@ -79,7 +79,7 @@ b64_decode(const char *in, size_t len, size_t *outlen)
 		for (j = 0; j < 4; j++) {
 			if (i + 4 == len && j >= 4 - (int)pad)
 				v[j] = 0;
-			else if ((v[j] = b64_value(p[i + j])) < 0)
+			else if ((v[j] = b64_digit(p[i + j])) < 0)
 				goto bad;
 		}
 		out[o++] = (unsigned char)(v[0] << 2 | v[1] >> 4);

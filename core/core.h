@@ -79,6 +79,7 @@ struct msg {
 /* b64.c */
 char		*b64_encode(const void *, size_t, size_t *);
 void		*b64_decode(const char *, size_t, size_t *);
+int		 b64_digit(unsigned char);
 
 /* clock.c */
 int64_t		 clock_wall_ns(void);
@@ -221,6 +222,7 @@ int		 redact_key_matches(const struct redact *, const char *,
 size_t		 redact_buf(const struct redact *, const void *, size_t,
 		     char **, size_t *);
 struct msg	*redact_msg(const struct redact *, struct msg *);
+struct msg	*redact_msg_replace(struct msg *, char *, size_t);
 
 /*
  * redact_text.c: secrets outside JSON members, by the shape of their

@@ -760,12 +760,24 @@ redact_buf_level(const struct redact *r, const void *buf, size_t len,
 struct msg *
 redact_msg(const struct redact *r, struct msg *m)
 {
-	struct msg	*n;
 	char		*out;
 	size_t		 outlen;
 
 	if (redact_buf(r, m->raw, m->len, &out, &outlen) == 0)
 		return m;
+	return redact_msg_replace(m, out, outlen);
+}
+
+/*
+ * A new message holding out (taken: outlen bytes) in place of m's bytes,
+ * with m's times, size on the wire, digest and identity, marked redacted;
+ * m is freed.
+ */
+struct msg *
+redact_msg_replace(struct msg *m, char *out, size_t outlen)
+{
+	struct msg	*n;
+
 	n = msg_alloc(m->dir, outlen);
 	memcpy(n->raw, out, outlen);
 	free(out);

@@ -263,23 +263,6 @@ starts(const unsigned char *s, size_t i, size_t n, const char *p)
 	return n - i >= len && memcmp(s + i, p, len) == 0;
 }
 
-/* The value of a base64 digit (standard alphabet), or -1. */
-static int
-b64_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 /*
  * The end of the credentials of "Basic " at k: base64 whose length (with
  * its padding) is a multiple of 4 and at least SECRETS_BASIC_MIN, that
@@ -295,7 +278,7 @@ basic_end(const unsigned char *s, size_t k, size_t n)
 	int		bits = 0, v, colon = 0;
 
 	for (t = k; t < n && t - k < SECRETS_BASIC_MAX &&
-	    (v = b64_value(s[t])) >= 0; t++) {
+	    (v = b64_digit(s[t])) >= 0; t++) {
 		acc = (acc << 6 | (unsigned int)v) & 0xffffff;
 		if ((bits += 6) >= 8) {
 			bits -= 8;

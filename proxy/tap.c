@@ -218,28 +218,13 @@ tap_redact_argv(char *const *argv)
 struct msg *
 tap_redact_form(struct msg *m)
 {
-	struct msg	*n;
 	char		*out;
 	size_t		 outlen;
 
 	if (tap_rules == NULL || redact_form(tap_rules, m->raw, m->len, &out,
 	    &outlen) == 0)
 		return m;
-	n = msg_alloc(m->dir, outlen);
-	memcpy(n->raw, out, outlen);
-	free(out);
-	n->ts_ns = m->ts_ns;
-	n->mono_ns = m->mono_ns;
-	n->sse_id = m->sse_id;
-	m->sse_id = NULL;
-	n->wire_size = m->wire_size >= 0 ? m->wire_size : (int64_t)m->len;
-	n->flags = m->flags | MSG_REDACTED;
-	if (m->flags & MSG_TRUNCATED) {
-		n->sha256 = m->sha256;
-		m->sha256 = NULL;
-	}
-	msg_free(m);
-	return n;
+	return redact_msg_replace(m, out, outlen);
 }
 
 /*
