@@ -29,8 +29,10 @@
  * The methods.  Rows of one name are next to each other and their
  * revisions never overlap.  The capability is the one the specification
  * names for the method: a request needs the receiver to have declared it,
- * a change notification needs its sender to have.  params and result name
- * shapes of ours (see docs/protocol.md); pages are under
+ * a change notification needs its sender to have.  params and result are
+ * types in the notation of mcp.def (docs/protocol.md): a result "Answer"
+ * is every result the request may get (a task, an input_required);
+ * pages are under
  * docs/specification/<revision>/.
  */
 static const struct proto_method method_table[] = {
@@ -53,7 +55,7 @@ static const struct proto_method method_table[] = {
 	  "CancelledNotificationParams", NULL, "basic/patterns/cancellation" },
 	{ "notifications/progress", LEGACY, NOTE, BOTH, 0, NULL,
 	  "ProgressNotificationParams", NULL, "basic/utilities/progress" },
-	{ "notifications/progress", V5, NOTE, BOTH, 0, NULL,
+	{ "notifications/progress", V5, NOTE, S, 0, NULL,
 	  "ProgressNotificationParams", NULL, "basic/patterns/progress" },
 
 	/* Resources. */
@@ -63,7 +65,7 @@ static const struct proto_method method_table[] = {
 	  "PaginatedRequestParams", "ListResourceTemplatesResult",
 	  "server/resources" },
 	{ "resources/read", ALL, REQ, C, S, "resources",
-	  "ReadResourceRequestParams", "ReadResourceResult",
+	  "ReadResourceRequestParams", "ReadResourceAnswer",
 	  "server/resources" },
 	{ "resources/subscribe", LEGACY, REQ, C, S, "resources.subscribe",
 	  "SubscribeRequestParams", "EmptyResult", "server/resources" },
@@ -86,7 +88,7 @@ static const struct proto_method method_table[] = {
 	{ "prompts/list", ALL, REQ, C, S, "prompts",
 	  "PaginatedRequestParams", "ListPromptsResult", "server/prompts" },
 	{ "prompts/get", ALL, REQ, C, S, "prompts",
-	  "GetPromptRequestParams", "GetPromptResult", "server/prompts" },
+	  "GetPromptRequestParams", "GetPromptAnswer", "server/prompts" },
 	{ "notifications/prompts/list_changed", ALL, NOTE, S, S,
 	  "prompts.listChanged", "NotificationParams", NULL,
 	  "server/prompts" },
@@ -95,7 +97,7 @@ static const struct proto_method method_table[] = {
 	{ "tools/list", ALL, REQ, C, S, "tools",
 	  "PaginatedRequestParams", "ListToolsResult", "server/tools" },
 	{ "tools/call", ALL, REQ, C, S, "tools",
-	  "CallToolRequestParams", "CallToolResult", "server/tools" },
+	  "CallToolRequestParams", "CallToolAnswer", "server/tools" },
 	{ "notifications/tools/list_changed", ALL, NOTE, S, S,
 	  "tools.listChanged", "NotificationParams", NULL, "server/tools" },
 
@@ -119,7 +121,7 @@ static const struct proto_method method_table[] = {
 	   revisions, input requests of an input_required result in
 	   2026-07-28. */
 	{ "sampling/createMessage", LEGACY, REQ, S, C, "sampling",
-	  "CreateMessageRequestParams", "CreateMessageResult",
+	  "CreateMessageRequestParams", "CreateMessageAnswer",
 	  "client/sampling" },
 	{ "sampling/createMessage", V5, INPUT, S, C, "sampling",
 	  "CreateMessageRequestParams", "CreateMessageResult",
@@ -127,11 +129,11 @@ static const struct proto_method method_table[] = {
 	{ "roots/list", LEGACY, REQ, S, C, "roots",
 	  "RequestParams", "ListRootsResult", "client/roots" },
 	{ "roots/list", V5, INPUT, S, C, "roots",
-	  "RequestParams", "ListRootsResult", "client/roots" },
+	  "ListRootsRequest.params", "ListRootsResult", "client/roots" },
 	{ "notifications/roots/list_changed", LEGACY, NOTE, C, C,
 	  "roots.listChanged", "NotificationParams", NULL, "client/roots" },
 	{ "elicitation/create", V3 | V4, REQ, S, C, "elicitation",
-	  "ElicitRequestParams", "ElicitResult", "client/elicitation" },
+	  "ElicitRequestParams", "ElicitAnswer", "client/elicitation" },
 	{ "elicitation/create", V5, INPUT, S, C, "elicitation",
 	  "ElicitRequestParams", "ElicitResult", "client/elicitation" },
 	{ "notifications/elicitation/complete", V4, NOTE, S, C,

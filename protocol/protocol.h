@@ -129,6 +129,10 @@ const char	*proto_kind_name(enum proto_kind);
 const char	*proto_side_name(int);
 int		 proto_caps_has(const json_t *, const char *);
 
+/* message.c */
+size_t		 proto_check_message(enum proto_version, const json_t *,
+		    const char *, proto_finding_cb *, void *);
+
 /* finding.c */
 const char	*proto_severity_name(int);
 void		 proto_report(proto_finding_cb *, void *, const char *, int,

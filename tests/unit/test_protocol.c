@@ -62,14 +62,14 @@ static const struct {
 	const char		*spec;
 } method_cases[] = {
 	{ "tools/call", PROTO_V_2025_06_18, PROTO_REQUEST, PROTO_CLIENT,
-	  PROTO_SERVER, "tools", "CallToolResult", "2025-06-18 server/tools" },
+	  PROTO_SERVER, "tools", "CallToolAnswer", "2025-06-18 server/tools" },
 	{ "resources/subscribe", PROTO_V_2024_11_05, PROTO_REQUEST,
 	  PROTO_CLIENT, PROTO_SERVER, "resources.subscribe", "EmptyResult",
 	  "2024-11-05 server/resources" },
 	{ "resources/subscribe", PROTO_V_2026_07_28, NONE, 0, 0, NULL, NULL,
 	  NULL },
 	{ "sampling/createMessage", PROTO_V_2025_03_26, PROTO_REQUEST,
-	  PROTO_SERVER, PROTO_CLIENT, "sampling", "CreateMessageResult",
+	  PROTO_SERVER, PROTO_CLIENT, "sampling", "CreateMessageAnswer",
 	  "2025-03-26 client/sampling" },
 	{ "sampling/createMessage", PROTO_V_2026_07_28, PROTO_INPUT,
 	  PROTO_SERVER, PROTO_CLIENT, "sampling", "CreateMessageResult",
@@ -87,7 +87,7 @@ static const struct {
 	{ "elicitation/create", PROTO_V_2025_03_26, NONE, 0, 0, NULL, NULL,
 	  NULL },
 	{ "elicitation/create", PROTO_V_2025_06_18, PROTO_REQUEST,
-	  PROTO_SERVER, PROTO_CLIENT, "elicitation", "ElicitResult",
+	  PROTO_SERVER, PROTO_CLIENT, "elicitation", "ElicitAnswer",
 	  "2025-06-18 client/elicitation" },
 	{ "completion/complete", PROTO_V_2024_11_05, PROTO_REQUEST,
 	  PROTO_CLIENT, 0, NULL, "CompleteResult",
@@ -244,4 +244,301 @@ Test(protocol, findings_list, .timeout = UNIT_TIMEOUT)
 	cr_expect_str_eq(l.v[1].path, "$");
 	proto_findings_clear(&l);
 	cr_expect_eq(l.n, 0);
+}
+
+/*
+ * Messages checked under a revision: each either checks clean (rule NULL)
+ * or gets exactly one finding, with this rule at this path.
+ */
+#define V1	PROTO_V_2024_11_05
+#define V2	PROTO_V_2025_03_26
+#define V3	PROTO_V_2025_06_18
+#define V4	PROTO_V_2025_11_25
+#define V5	PROTO_V_2026_07_28
+#define VU	PROTO_V_UNKNOWN
+
+/* The _meta every 2026-07-28 request carries. */
+#define META5	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":" \
+		"\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+static const struct {
+	enum proto_version	 v;
+	const char		*msg;
+	const char		*request;	/* for a response */
+	const char		*rule;		/* NULL: clean */
+	const char		*path;
+} message_cases[] = {
+	/* jsonrpc.version */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", NULL,
+	  NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", NULL,
+	  "jsonrpc.version", "$.jsonrpc" },
+	{ V3, "{\"id\":1,\"method\":\"ping\"}", NULL, "jsonrpc.version", "$" },
+	{ VU, "{\"jsonrpc\":2,\"id\":1,\"method\":\"x\"}", NULL,
+	  "jsonrpc.version", "$.jsonrpc" },
+	/* jsonrpc.invalid */
+	{ V3, "\"ping\"", NULL, "jsonrpc.invalid", "$" },
+	/* jsonrpc.method */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", NULL,
+	  "jsonrpc.method", "$.method" },
+	/* jsonrpc.id */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"ping\"}", NULL,
+	  NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", NULL,
+	  "jsonrpc.id", "$.id" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", NULL,
+	  "jsonrpc.id", "$.id" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}", NULL,
+	  "jsonrpc.id", "$.id" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{}}", NULL,
+	  "jsonrpc.id", "$.id" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"result\":{}}", NULL, "jsonrpc.id", "$" },
+	/* an error without id: allowed from 2025-11-25 on */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":"
+	  "\"x\"}}", NULL, "jsonrpc.id", "$" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":"
+	  "\"x\"}}", NULL, NULL, NULL },
+	/* jsonrpc.result-xor-error */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":"
+	  "{\"code\":1,\"message\":\"x\"}}", NULL, "jsonrpc.result-xor-error",
+	  "$" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1}", NULL,
+	  "jsonrpc.result-xor-error", "$" },
+	/* jsonrpc.error, error-code, error-message */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,"
+	  "\"message\":\"no\",\"data\":[1]}}", NULL, NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":\"bad\"}", NULL,
+	  "jsonrpc.error", "$.error" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":\"-1\","
+	  "\"message\":\"no\"}}", NULL, "jsonrpc.error-code", "$.error.code" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-1.5,"
+	  "\"message\":\"no\"}}", NULL, "jsonrpc.error-code", "$.error.code" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-1}}", NULL,
+	  "jsonrpc.error-message", "$.error.message" },
+	/* jsonrpc.members */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"result\":"
+	  "{}}", NULL, "jsonrpc.members", "$" },
+	/* jsonrpc.kind */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	  "\"notifications/initialized\"}", NULL, "jsonrpc.kind", "$.id" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/list\"}", NULL,
+	  "jsonrpc.kind", "$" },
+	/* jsonrpc.batch: only 2025-03-26 */
+	{ V2, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+	  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}]",
+	  NULL, NULL, NULL },
+	{ V1, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", NULL,
+	  "jsonrpc.batch", "$" },
+	{ V3, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", NULL,
+	  "jsonrpc.batch", "$" },
+	{ V2, "[]", NULL, "jsonrpc.batch", "$" },
+	{ V2, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},3]", NULL,
+	  "jsonrpc.invalid", "$[1]" },
+	/* shape.unknown-method, per revision */
+	{ V2, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{}}", NULL, "shape.unknown-method", "$.method" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":"
+	  "\"object\",\"properties\":{}}}}", NULL, NULL, NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", NULL,
+	  "shape.unknown-method", "$.method" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"roots/list\"}",
+	  NULL, "shape.unknown-method", "$.method" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/cal\"}", NULL,
+	  "shape.unknown-method", "$.method" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/list\"}", NULL,
+	  NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/list\"}", NULL,
+	  "shape.unknown-method", "$.method" },
+	/* shape.required */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	  "\"params\":{\"name\":\"echo\",\"arguments\":{\"a\":1}}}", NULL,
+	  NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	  "\"params\":{\"arguments\":{}}}", NULL, "shape.required",
+	  "$.params" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}", NULL,
+	  "shape.required", "$" },
+	{ V1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}",
+	  "tools/call", NULL, NULL },
+	{ V1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", "tools/call",
+	  "shape.required", "$.result" },
+	{ V1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", NULL, NULL,
+	  NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":"
+	  "\"a\",\"inputSchema\":{\"type\":\"object\"}},{\"inputSchema\":"
+	  "{\"type\":\"object\"}}]}}", "tools/list", "shape.required",
+	  "$.result.tools[1]" },
+	/* resultType: required in 2026-07-28 */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}",
+	  "tools/call", "shape.required", "$.result" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"content\":[]}}", "tools/call", NULL, NULL },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}",
+	  "tools/call", NULL, NULL },
+	/* 2026-07-28: _meta with the revision and capabilities */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+	  "\"params\":{" META5 "}}", NULL, NULL, NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", NULL,
+	  "shape.required", "$" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+	  "\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	  "\"2026-07-28\"}}}", NULL, "shape.required", "$.params._meta" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", NULL,
+	  NULL, NULL },
+	/* input_required */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"input_required\",\"inputRequests\":{\"k\":{\"method\":"
+	  "\"elicitation/create\",\"params\":{\"mode\":\"form\",\"message\":"
+	  "\"m\",\"requestedSchema\":{\"type\":\"object\",\"properties\":"
+	  "{\"n\":{\"type\":\"string\"}}}}}},\"requestState\":\"s\"}}",
+	  "tools/call", NULL, NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"input_required\",\"inputRequests\":{\"k\":{\"method\":"
+	  "\"elicitation/create\",\"params\":{\"message\":\"m\"}}}}}",
+	  "tools/call", "shape.required", "$.result.inputRequests.k.params" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"input_required\",\"inputRequests\":{\"k\":{\"method\":"
+	  "\"ping\"}}}}", "tools/call", "shape.enum",
+	  "$.result.inputRequests.k.method" },
+	/* shape.type */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	  "\"params\":{\"name\":5}}", NULL, "shape.type", "$.params.name" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	  "\"params\":[]}", NULL, "shape.type", "$.params" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[]}", "tools/call",
+	  "shape.type", "$.result" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":{}}}",
+	  "tools/call", "shape.type", "$.result.content" },
+	/* structuredContent: an object until 2025-11-25, anything after */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[],"
+	  "\"structuredContent\":{\"a\":1}}}", "tools/call", NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[],"
+	  "\"structuredContent\":[1]}}", "tools/call", "shape.type",
+	  "$.result.structuredContent" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"content\":[],\"structuredContent\":[1]}}",
+	  "tools/call", NULL, NULL },
+	/* shape.enum: audio content from 2025-03-26 on */
+	{ V1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{"
+	  "\"type\":\"audio\",\"data\":\"AAAA\",\"mimeType\":\"audio/wav\"}]}}",
+	  "tools/call", "shape.enum", "$.result.content[0].type" },
+	{ V2, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{"
+	  "\"type\":\"audio\",\"data\":\"AAAA\",\"mimeType\":\"audio/wav\"}]}}",
+	  "tools/call", NULL, NULL },
+	{ V2, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{"
+	  "\"type\":\"resource_link\",\"uri\":\"file:///a\",\"name\":\"a\"}]}}",
+	  "tools/call", "shape.enum", "$.result.content[0].type" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{"
+	  "\"type\":\"resource_link\",\"uri\":\"file:///a\",\"name\":\"a\"}]}}",
+	  "tools/call", NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{"
+	  "\"text\":\"a\"}]}}", "tools/call", "shape.required",
+	  "$.result.content[0]" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{"
+	  "\"type\":\"text\"}]}}", "tools/call", "shape.required",
+	  "$.result.content[0]" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+	  "\"params\":{\"level\":\"loud\",\"data\":1}}", NULL, "shape.enum",
+	  "$.params.level" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"action\":"
+	  "\"maybe\"}}", "elicitation/create", "shape.enum",
+	  "$.result.action" },
+	/* shape.const */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":"
+	  "\"a\",\"inputSchema\":{\"type\":\"array\"}}]}}", "tools/list",
+	  "shape.const", "$.result.tools[0].inputSchema.type" },
+	/* 2026-07-28 dropped the type of outputSchema */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"ttlMs\":0,\"cacheScope\":\"public\",\"tools\":[{"
+	  "\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"},"
+	  "\"outputSchema\":{\"type\":\"array\"}}]}}", "tools/list", NULL,
+	  NULL },
+	/* shape.integer */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	  "\"sampling/createMessage\",\"params\":{\"messages\":[],"
+	  "\"maxTokens\":10.5}}", NULL, "shape.integer", "$.params.maxTokens" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	  "\"sampling/createMessage\",\"params\":{\"messages\":[],"
+	  "\"maxTokens\":100}}", NULL, NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	  "\"params\":{\"progressToken\":1,\"progress\":0.5}}", NULL, NULL,
+	  NULL },
+	/* shape.format (a warning) */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\","
+	  "\"params\":{\"uri\":\"not a uri\"}}", NULL, "shape.format",
+	  "$.params.uri" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{"
+	  "\"type\":\"image\",\"data\":\"a?b\",\"mimeType\":\"image/png\"}]}}",
+	  "tools/call", "shape.format", "$.result.content[0].data" },
+	/* 2025-11-25: a task instead of the result */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"taskId\":"
+	  "\"t\",\"status\":\"working\",\"createdAt\":\"x\",\"lastUpdatedAt\":"
+	  "\"x\",\"ttl\":null}}}", "tools/call", NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"taskId\":"
+	  "\"t\",\"status\":\"working\",\"createdAt\":\"x\",\"lastUpdatedAt\":"
+	  "\"x\",\"ttl\":null}}}", "tools/call", "shape.required",
+	  "$.result" },
+	/* cancelled: requestId optional only in 2025-11-25 */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+	  "\"params\":{}}", NULL, NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+	  "\"params\":{}}", NULL, "shape.required", "$.params" },
+	/* Names: title from 2025-06-18, required name from BaseMetadata */
+	{ V1, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+	  "\"params\":{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},"
+	  "\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}", NULL, NULL,
+	  NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+	  "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+	  "\"clientInfo\":{\"version\":\"1\"}}}", NULL, "shape.required",
+	  "$.params.clientInfo" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+	  "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":"
+	  "{\"roots\":{\"listChanged\":\"yes\"}},\"clientInfo\":{\"name\":"
+	  "\"c\",\"version\":\"1\"}}}", NULL, "shape.type",
+	  "$.params.capabilities.roots.listChanged" },
+	/* member names that are no identifiers */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+	  "\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	  "3,\"io.modelcontextprotocol/clientCapabilities\":{}}}}", NULL,
+	  "shape.type",
+	  "$.params._meta['io.modelcontextprotocol/protocolVersion']" },
+};
+
+/* Collect findings. */
+Test(protocol, messages, .timeout = UNIT_TIMEOUT)
+{
+	struct proto_findings	 l;
+	json_error_t		 err;
+	json_t			*msg;
+	size_t			 i, j, n;
+
+	for (i = 0; i < sizeof message_cases / sizeof message_cases[0]; i++) {
+		msg = json_loads(message_cases[i].msg, JSON_DECODE_ANY, &err);
+		cr_assert_not_null(msg, "case %zu: %s", i, err.text);
+		proto_findings_init(&l);
+		n = proto_check_message(message_cases[i].v, msg,
+		    message_cases[i].request, proto_findings_add_cb, &l);
+		cr_expect_eq(n, l.n);
+		if (message_cases[i].rule == NULL) {
+			for (j = 0; j < l.n; j++)
+				cr_expect_fail("case %zu (%s): unexpected %s at "
+				    "%s: %s", i, proto_version_name(
+				    message_cases[i].v), l.v[j].rule,
+				    l.v[j].path, l.v[j].text);
+		} else if (l.n != 1 || strcmp(l.v[0].rule,
+		    message_cases[i].rule) != 0 || strcmp(l.v[0].path,
+		    message_cases[i].path) != 0) {
+			cr_expect_fail("case %zu (%s): expected one %s at %s, "
+			    "got %zu", i, proto_version_name(
+			    message_cases[i].v), message_cases[i].rule,
+			    message_cases[i].path, l.n);
+			for (j = 0; j < l.n; j++)
+				cr_log_info("  %s at %s: %s (%s)", l.v[j].rule,
+				    l.v[j].path, l.v[j].text, l.v[j].spec);
+		}
+		proto_findings_clear(&l);
+		json_decref(msg);
+	}
 }
