@@ -1,0 +1,144 @@
+/* check_int.h: what the files of check/ share, not for outside. */
+#ifndef MCPREEL_CHECK_INT_H
+#define MCPREEL_CHECK_INT_H
+
+#include "check_session.h"
+
+/* A request awaiting its answer. */
+struct pend {
+	char			*key;		/* the id as JSON text; NULL: free */
+	int64_t			 seq;
+	char			*method;	/* may be NULL (cut message) */
+	enum proto_version	 v;		/* the revision it was sent under */
+	char			*token;		/* its progressToken (JSON), or NULL */
+	int			 has_progress;
+	double			 progress;	/* the last progress value */
+	int			 cancelled;
+	char			*cursor;	/* its params.cursor, or NULL */
+	char			*target;	/* params.name, else params.uri */
+};
+
+/* A bounded set of keys that forgets its oldest first. */
+struct recent {
+	struct idmap		*map;
+	char			**ring;
+	size_t			 cap;
+	size_t			 head;		/* the oldest */
+	size_t			 n;
+};
+
+/* What one sender has asked and not yet had answered. */
+struct side {
+	struct pend		*pend;		/* slots */
+	size_t			 alloc;
+	size_t			*freeidx;	/* free slots, a stack */
+	size_t			 nfree;
+	size_t			 used;		/* slots ever handed out */
+	struct idmap		*ids;		/* id key -> slot */
+	struct idmap		*tokens;	/* progress token -> slot */
+	struct recent		 answered;	/* ids answered lately */
+	struct recent		 finished;	/* progress tokens of them */
+	int			 overflow;	/* the limit note was given */
+	json_t			*caps;		/* its declared capabilities */
+	int			 caps_known;
+};
+
+/* The message being checked. */
+struct cmsg {
+	const struct check_msg	*in;
+	const json_t		*j;		/* one message (a batch member) */
+	const char		*method;	/* its own, or its request's */
+	char			*id;		/* JSON text of its id, or NULL */
+	enum proto_version	 v;
+	const char		*prefix;	/* "$" or "$[2]" */
+	int			 is_request;
+	int			 is_notification;
+	int			 is_response;
+	struct pend		*req;		/* a response: its request, while
+						   the response is checked */
+};
+
+/* Where the lifecycle has got to (legacy revisions). */
+enum life_state {
+	LIFE_NONE,		/* nothing seen yet */
+	LIFE_INITIALIZING,	/* initialize sent, not answered */
+	LIFE_INITIALIZED,	/* answered, notifications/initialized not
+				   yet sent */
+	LIFE_OPERATING,		/* initialized sent */
+	LIFE_MODERN,		/* 2026-07-28: no handshake */
+	LIFE_STATE_MAX
+};
+
+struct check {
+	check_finding_cb	*cb;
+	void			*arg;
+	check_schema_fn		*schema;
+	void			*schema_arg;
+	size_t			 counts[PROTO_SEVERITY_MAX];
+
+	enum life_state		 life;
+	enum proto_version	 v;		/* negotiated (or last seen) */
+	enum proto_version	 asked;		/* initialize's request */
+	char			*init_id;	/* initialize's id (JSON) */
+	struct side		 side[DIR_MAX];	/* by sender's direction */
+	int			 before_init_noted;
+
+	/* Tools of the last tools/list, name -> tool object. */
+	json_t			*tools;
+	int			 tools_known;
+	/* Cursors seen per paginated method in the current walk. */
+	json_t			*cursors;	/* method -> {cursor: true} */
+
+	/* HTTP. */
+	char			*session_id;	/* Mcp-Session-Id given */
+	int64_t			 session_id_seq;
+	char			*expired_id;	/* a session id answered 404 */
+	struct recent		 exchanges;	/* exchanges already checked */
+
+	/* 2026-07-28: input_required results awaiting their retry. */
+	json_t			*input_wait;	/* method\nname -> result */
+
+	struct cmsg		*cur;		/* the message being checked */
+};
+
+/* session.c */
+void		 check_report(struct check *, const char *, int, const char *,
+		     const char *, const char *, ...) PRINTFLIKE(6, 7);
+void		 check_report_at(struct check *, int64_t, enum dir,
+		     const char *, const char *, const char *, int,
+		     const char *, const char *, const char *, ...)
+		     PRINTFLIKE(10, 11);
+const char	*check_spec(enum proto_version, const char *, char *, size_t);
+char		*check_id_text(const json_t *);
+const json_t	*check_meta(const json_t *, const char *);
+const char	*check_path(struct check *, const char *, char *, size_t);
+
+/* rpc.c */
+void		 rpc_init(struct side *);
+void		 rpc_free(struct side *);
+struct pend	*rpc_request(struct check *, enum dir, const char *, int64_t,
+		     const char *, enum proto_version, const json_t *);
+struct pend	*rpc_find(struct side *, const char *);
+struct pend	*rpc_response(struct check *, enum dir, const char *);
+void		 rpc_done(struct check *, enum dir, struct pend *);
+void		 rpc_end(struct check *, enum check_end);
+void		 recent_init(struct recent *, size_t);
+void		 recent_free(struct recent *);
+void		 recent_add(struct recent *, const char *);
+int		 recent_has(struct recent *, const char *);
+
+/* lifecycle.c */
+void		 life_message(struct check *, struct cmsg *);
+void		 life_answered(struct check *, struct cmsg *);
+
+/* caps.c */
+void		 caps_message(struct check *, struct cmsg *);
+
+/* http.c */
+void		 http_message(struct check *, struct cmsg *);
+
+/* semantics.c */
+void		 sem_message(struct check *, struct cmsg *);
+void		 sem_answered(struct check *, struct cmsg *);
+
+#endif

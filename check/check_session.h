@@ -1,0 +1,111 @@
+/*
+ * check: the rules that read a whole session, message by message: ids
+ * across messages, the lifecycle, capabilities, HTTP headers, progress,
+ * cancellation, tools and pagination.  Each message is also checked on
+ * its own by protocol/ (proto_check_message) under the revision the
+ * session negotiated.  Findings go out through a callback.
+ *
+ * Knows nothing of how a session is stored or moved: the caller feeds
+ * each message (its bytes and, over HTTP, the exchange it came in).
+ * Everything kept per session is bounded by the CHECK_*_MAX constants.
+ */
+#ifndef MCPREEL_CHECK_SESSION_H
+#define MCPREEL_CHECK_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core.h"
+#include "protocol.h"
+
+/* The HTTP exchange a message came in (all strings may be NULL). */
+struct check_http {
+	int64_t		 exchange;	/* the exchange's id; 0: none */
+	const char	*method;	/* "POST", "GET", "DELETE" */
+	const char	*path;
+	const char	*request_headers;	/* JSON array of [name, value] */
+	const char	*response_headers;	/* likewise; NULL: no response */
+	int		 status;	/* 0 when no response came */
+};
+
+/* One recorded message. */
+struct check_msg {
+	int64_t			 seq;
+	enum dir		 dir;
+	int64_t			 ts_ns;
+	const void		*raw;
+	size_t			 len;
+	int			 truncated;	/* raw is a prefix (record cap) */
+	const char		*method;	/* the recorder's identity of a */
+	const char		*rpc_id;	/* cut message, or NULL */
+	const struct check_http	*http;		/* NULL: not over HTTP */
+};
+
+/*
+ * A finding about one message.  method is the message's method (for a
+ * response, its request's), id its id as JSON text; both may be NULL.
+ * Everything is only valid during the callback.
+ */
+struct check_finding {
+	int64_t				 seq;
+	enum dir			 dir;
+	const char			*method;
+	const char			*id;
+	enum proto_version		 version;
+	const struct proto_finding	*f;
+};
+
+typedef void check_finding_cb(const struct check_finding *, void *);
+
+/*
+ * The hook for tool schemas: validate value against schema (a tool's
+ * inputSchema or outputSchema) and report each fault to cb with a path
+ * under path.  None is set by default: then tool arguments and
+ * structured results are not checked against schemas.
+ */
+typedef void check_schema_fn(const json_t *schema, const json_t *value,
+		    const char *path, proto_finding_cb *cb, void *cbarg,
+		    void *arg);
+
+/* How the session ended, for requests never answered. */
+enum check_end {
+	CHECK_END_CLEAN,	/* it ended: unanswered requests are warnings */
+	CHECK_END_OPEN,		/* it did not end (still recording, or the
+				   recorder died): unanswered ones are notes */
+	CHECK_END_MAX
+};
+
+/*
+ * Requests awaiting an answer tracked per sender.  A client may have
+ * many in flight, but thousands means a hostile or broken peer; past
+ * this, later requests are not tracked (one note says so), so memory
+ * stays bounded in a session of a million unanswered requests.
+ */
+#define CHECK_PENDING_MAX	10000
+
+/*
+ * Answered request ids remembered per sender, to tell "answered twice"
+ * from "never sent"; the oldest are forgotten first.
+ */
+#define CHECK_ANSWERED_MAX	4096
+
+/* Tools of the last tools/list remembered (a list may be paginated). */
+#define CHECK_TOOLS_MAX		10000
+
+/* Cursors remembered per paginated method, to see one repeat. */
+#define CHECK_CURSORS_MAX	1000
+
+struct check;
+
+/* session.c */
+struct check	*check_new(check_finding_cb *, void *);
+void		 check_free(struct check *);
+void		 check_set_schema(struct check *, check_schema_fn *, void *);
+void		 check_message(struct check *, const struct check_msg *);
+void		 check_end(struct check *, enum check_end);
+enum proto_version check_version(const struct check *);
+size_t		 check_count(const struct check *, int);
+
+#endif

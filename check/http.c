@@ -1,0 +1,283 @@
+/*
+ * http.c: the Streamable HTTP rules on the exchange each message came in:
+ * MCP-Protocol-Version against the revision in force, Mcp-Session-Id on
+ * every request once the server gave one (and never again after a 404),
+ * 2026-07-28's Mcp-Method and Mcp-Name against the body, the status of a
+ * POST (202 for notifications and responses), Content-Type and Accept.
+ * Each exchange is checked once, on its first message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "check_int.h"
+
+#define HTTP_PAGE	"basic/transports"
+
+/* The value of a header in a JSON array of [name, value], or NULL. */
+static const char *
+http_header(const json_t *heads, const char *name)
+{
+	const json_t	*h;
+	size_t		 i;
+
+	json_array_foreach(heads, i, h) {
+		if (json_is_string(json_array_get(h, 0)) &&
+		    strcasecmp(json_string_value(json_array_get(h, 0)), name) ==
+		    0 && json_is_string(json_array_get(h, 1)))
+			return (json_string_value(json_array_get(h, 1)));
+	}
+	return (NULL);
+}
+
+/* Whether a comma-separated header value lists a media type. */
+static int
+http_lists(const char *value, const char *type)
+{
+	const char	*p;
+	size_t		 n = strlen(type);
+
+	for (p = value; p != NULL && *p != '\0'; ) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (strncasecmp(p, type, n) == 0 && (p[n] == '\0' ||
+		    p[n] == ',' || p[n] == ';' || p[n] == ' '))
+			return (1);
+		if (strncasecmp(p, "*/*", 3) == 0)
+			return (1);
+		p = strchr(p, ',');
+	}
+	return (0);
+}
+
+/* Mcp-Name as sent: plain, or "=?base64?...?=" decoded. */
+static char *
+http_name_value(const char *v)
+{
+	size_t	 n = strlen(v), out;
+	char	*d, *s;
+
+	if (n < 12 || strncmp(v, "=?base64?", 9) != 0 ||
+	    strcmp(v + n - 2, "?=") != 0)
+		return (xstrdup(v));
+	if ((d = b64_decode(v + 9, n - 11, &out)) == NULL)
+		return (xstrdup(v));
+	s = xmalloc(out + 1);
+	memcpy(s, d, out);
+	s[out] = '\0';
+	free(d);
+	return (s);
+}
+
+/* Whether every message of the body is a notification or a response. */
+static int
+http_no_request(const json_t *j)
+{
+	const json_t	*e;
+	size_t		 i;
+
+	if (!json_is_array(j))
+		return (json_object_get(j, "method") == NULL ||
+		    json_object_get(j, "id") == NULL);
+	json_array_foreach(j, i, e) {
+		if (json_object_get(e, "method") != NULL &&
+		    json_object_get(e, "id") != NULL)
+			return (0);
+	}
+	return (1);
+}
+
+/* 2026-07-28: Mcp-Method and Mcp-Name against the body. */
+static void
+http_modern(struct check *c, struct cmsg *m, const json_t *req,
+    const char *spec)
+{
+	const char	*hv;
+	const json_t	*name;
+	char		*got, path[64];
+
+	hv = http_header(req, "Mcp-Method");
+	if (hv == NULL)
+		check_report(c, "http.mcp-method", PROTO_ERROR,
+		    check_path(c, "method", path, sizeof path), spec,
+		    "no Mcp-Method header; 2026-07-28 requires it on every "
+		    "request, equal to the body's method (%s)", m->method);
+	else if (strcmp(hv, m->method) != 0)
+		check_report(c, "http.mcp-method", PROTO_ERROR,
+		    check_path(c, "method", path, sizeof path), spec,
+		    "the Mcp-Method header says \"%s\" but the body's method "
+		    "is \"%s\"; they must be equal", hv, m->method);
+	if (strcmp(m->method, "tools/call") == 0 ||
+	    strcmp(m->method, "prompts/get") == 0)
+		name = json_object_get(json_object_get(m->j, "params"),
+		    "name");
+	else if (strcmp(m->method, "resources/read") == 0)
+		name = json_object_get(json_object_get(m->j, "params"), "uri");
+	else
+		return;
+	if (!json_is_string(name))
+		return;		/* a shape finding already */
+	check_path(c, strcmp(m->method, "resources/read") == 0 ?
+	    "params.uri" : "params.name", path, sizeof path);
+	if ((hv = http_header(req, "Mcp-Name")) == NULL) {
+		check_report(c, "http.mcp-name", PROTO_ERROR, path, spec,
+		    "no Mcp-Name header; 2026-07-28 requires it on %s, equal "
+		    "to %s", m->method, path + 2);
+		return;
+	}
+	got = http_name_value(hv);
+	if (strcmp(got, json_string_value(name)) != 0)
+		check_report(c, "http.mcp-name", PROTO_ERROR, path, spec,
+		    "the Mcp-Name header says \"%s\" but %s is \"%s\"", got,
+		    path + 2, json_string_value(name));
+	free(got);
+}
+
+/* A client POST: the request's headers and the response's status. */
+static void
+http_post(struct check *c, struct cmsg *m, const json_t *req,
+    const json_t *resp, const char *spec)
+{
+	const struct check_http	*h = m->in->http;
+	enum proto_version	 v = m->v;
+	const char		*hv, *sid;
+	char			 path[8] = "$";
+	int			 init, legacy_sse;
+
+	init = m->method != NULL && strcmp(m->method, "initialize") == 0;
+	legacy_sse = v == PROTO_V_2024_11_05;
+	if (!legacy_sse && v != PROTO_V_UNKNOWN && ((hv = http_header(req,
+	    "Accept")) == NULL || !http_lists(hv, "application/json") ||
+	    !http_lists(hv, "text/event-stream")))
+		check_report(c, "http.accept", PROTO_ERROR, path, spec,
+		    "%s; a client's POST must accept both application/json "
+		    "and text/event-stream", hv == NULL ? "no Accept header" :
+		    "the Accept header does not list both media types");
+	hv = http_header(req, "MCP-Protocol-Version");
+	if (v == PROTO_V_2026_07_28 && m->is_request) {
+		if (hv == NULL || strcmp(hv, proto_version_name(v)) != 0)
+			check_report(c, "http.protocol-version", PROTO_ERROR,
+			    path, spec, "%s%s%s; in 2026-07-28 it must equal "
+			    "params._meta's protocolVersion (%s)", hv == NULL ?
+			    "no MCP-Protocol-Version header" :
+			    "the MCP-Protocol-Version header is \"", hv == NULL
+			    ? "" : hv, hv == NULL ? "" : "\"",
+			    proto_version_name(v));
+		http_modern(c, m, req, spec);
+	} else if (!init && (c->life == LIFE_INITIALIZED ||
+	    c->life == LIFE_OPERATING) && v >= PROTO_V_2025_06_18) {
+		if (hv == NULL)
+			check_report(c, "http.protocol-version", PROTO_ERROR,
+			    path, spec, "no MCP-Protocol-Version header; from "
+			    "2025-06-18 every request after initialize "
+			    "carries the negotiated version (%s)",
+			    proto_version_name(v));
+		else if (strcmp(hv, proto_version_name(c->v)) != 0)
+			check_report(c, "http.protocol-version", PROTO_ERROR,
+			    path, spec, "the MCP-Protocol-Version header is "
+			    "\"%s\" but the session negotiated %s", hv,
+			    proto_version_name(c->v));
+	}
+	sid = http_header(req, "Mcp-Session-Id");
+	if (c->expired_id != NULL && sid != NULL &&
+	    strcmp(sid, c->expired_id) == 0)
+		check_report(c, "http.expired-session", PROTO_ERROR, path, spec,
+		    "the client sent session id \"%s\" again after the server "
+		    "answered 404 for it; it must start a new session with "
+		    "initialize, without the header", sid);
+	else if (c->session_id != NULL && !init && v != PROTO_V_2026_07_28) {
+		if (sid == NULL)
+			check_report(c, "http.session-id", PROTO_ERROR, path,
+			    spec, "no Mcp-Session-Id header; the server gave "
+			    "one at seq %lld, and every later request must "
+			    "carry it", (long long)c->session_id_seq);
+		else if (strcmp(sid, c->session_id) != 0)
+			check_report(c, "http.session-id", PROTO_ERROR, path,
+			    spec, "Mcp-Session-Id \"%s\" is not the one the "
+			    "server gave (\"%s\")", sid, c->session_id);
+	}
+	if (h->status == 404 && sid != NULL) {
+		free(c->expired_id);
+		c->expired_id = xstrdup(sid);
+	}
+	if (h->status < 200 || h->status > 299 || legacy_sse)
+		return;
+	if (http_no_request(m->j)) {
+		if (h->status != 202)
+			check_report(c, "http.status", PROTO_ERROR, path, spec,
+			    "the server accepted a POST of %s with status %d; "
+			    "it must answer 202 Accepted with no body",
+			    json_is_array(m->j) ? "notifications and "
+			    "responses" : m->is_response ? "a response" :
+			    "a notification", h->status);
+		return;
+	}
+	if (h->status == 202) {
+		check_report(c, "http.status", PROTO_ERROR, path, spec,
+		    "the server answered a POST holding a request with 202; "
+		    "a request gets 200 with the response, as JSON or an SSE "
+		    "stream");
+		return;
+	}
+	hv = http_header(resp, "Content-Type");
+	if (hv == NULL || (!http_lists(hv, "application/json") &&
+	    !http_lists(hv, "text/event-stream")))
+		check_report(c, "http.content-type", PROTO_ERROR, path, spec,
+		    "the response to a request has %s%s%s; it must be "
+		    "application/json or text/event-stream", hv == NULL ?
+		    "no Content-Type" : "Content-Type \"", hv == NULL ? "" :
+		    hv, hv == NULL ? "" : "\"");
+}
+
+/* The HTTP side of one message (its exchange checked once). */
+void
+http_message(struct check *c, struct cmsg *m)
+{
+	const struct check_http	*h = m->in->http;
+	json_t			*req, *resp;
+	const char		*sid;
+	char			 key[32], spec[64];
+
+	if (h == NULL || h->exchange == 0 || h->method == NULL)
+		return;
+	/* The initialize response names the session. */
+	if (m->is_response && m->method != NULL &&
+	    strcmp(m->method, "initialize") == 0 &&
+	    json_is_object(json_object_get(m->j, "result")) &&
+	    h->response_headers != NULL) {
+		resp = json_loads(h->response_headers, 0, NULL);
+		if ((sid = http_header(resp, "Mcp-Session-Id")) != NULL) {
+			free(c->session_id);
+			c->session_id = xstrdup(sid);
+			c->session_id_seq = m->in->seq;
+		}
+		json_decref(resp);
+	}
+	snprintf(key, sizeof key, "%lld", (long long)h->exchange);
+	if (recent_has(&c->exchanges, key))
+		return;
+	recent_add(&c->exchanges, key);
+	req = h->request_headers != NULL ? json_loads(h->request_headers, 0,
+	    NULL) : NULL;
+	resp = h->response_headers != NULL ? json_loads(h->response_headers,
+	    0, NULL) : NULL;
+	check_spec(m->v, HTTP_PAGE, spec, sizeof spec);
+	if (strcmp(h->method, "POST") == 0 && m->in->dir == DIR_C2S)
+		http_post(c, m, req, resp, spec);
+	else if (strcmp(h->method, "GET") == 0 && c->v ==
+	    PROTO_V_2026_07_28)
+		check_report(c, "http.get", PROTO_ERROR, "$", spec, "a "
+		    "message on a GET stream; 2026-07-28 has no GET stream "
+		    "(a server answers GET with 405)");
+	else if (strcmp(h->method, "GET") == 0 && c->v != PROTO_V_2024_11_05 &&
+	    c->v != PROTO_V_UNKNOWN) {
+		sid = http_header(req, "Accept");
+		if (sid == NULL || !http_lists(sid, "text/event-stream"))
+			check_report(c, "http.accept", PROTO_ERROR, "$", spec,
+			    "the GET that opened this stream does not accept "
+			    "text/event-stream");
+	}
+	json_decref(req);
+	json_decref(resp);
+}

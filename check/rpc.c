@@ -1,0 +1,304 @@
+/*
+ * rpc.c: JSON-RPC across messages: each sender's requests awaiting an
+ * answer (ids unique among them), responses to ids never sent or already
+ * answered, requests never answered by the end.  Bounded: at most
+ * CHECK_PENDING_MAX requests are tracked per sender, CHECK_ANSWERED_MAX
+ * answered ids remembered.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_int.h"
+
+/* Where each revision says ids are unique and every request answered. */
+#define RPC_PAGE	"basic/index"
+
+/*
+ * Requests left unanswered that are each reported at the end; past this
+ * the rest are counted in one finding, so a flood of a million does not
+ * make a million lines.
+ */
+#define RPC_UNANSWERED_LISTED	100
+
+/* An empty set remembering at most cap keys. */
+void
+recent_init(struct recent *r, size_t cap)
+{
+	r->map = idmap_new();
+	r->ring = xcalloc(cap, sizeof *r->ring);
+	r->cap = cap;
+	r->head = r->n = 0;
+}
+
+void
+recent_free(struct recent *r)
+{
+	size_t	i;
+
+	for (i = 0; i < r->n; i++)
+		free(r->ring[(r->head + i) % r->cap]);
+	free(r->ring);
+	idmap_free(r->map);
+	memset(r, 0, sizeof *r);
+}
+
+/* Remember key, forgetting the oldest when full. */
+void
+recent_add(struct recent *r, const char *key)
+{
+	int64_t	 v;
+	char	*old;
+
+	if (recent_has(r, key))
+		return;
+	if (r->n == r->cap) {
+		old = r->ring[r->head];
+		(void)idmap_take(r->map, old, strlen(old), &v, NULL);
+		free(old);
+		r->head = (r->head + 1) % r->cap;
+		r->n--;
+	}
+	r->ring[(r->head + r->n) % r->cap] = xstrdup(key);
+	r->n++;
+	idmap_put(r->map, key, strlen(key), 1, NULL);
+}
+
+/* Whether key is remembered. */
+int
+recent_has(struct recent *r, const char *key)
+{
+	int64_t	v;
+
+	if (idmap_take(r->map, key, strlen(key), &v, NULL) != 0)
+		return (0);
+	idmap_put(r->map, key, strlen(key), v, NULL);
+	return (1);
+}
+
+/* An empty side. */
+void
+rpc_init(struct side *s)
+{
+	memset(s, 0, sizeof *s);
+	s->ids = idmap_new();
+	s->tokens = idmap_new();
+	recent_init(&s->answered, CHECK_ANSWERED_MAX);
+	recent_init(&s->finished, CHECK_ANSWERED_MAX);
+}
+
+static void
+rpc_pend_clear(struct pend *p)
+{
+	free(p->key);
+	free(p->method);
+	free(p->token);
+	free(p->cursor);
+	free(p->target);
+	memset(p, 0, sizeof *p);
+}
+
+void
+rpc_free(struct side *s)
+{
+	size_t	i;
+
+	for (i = 0; i < s->used; i++)
+		rpc_pend_clear(&s->pend[i]);
+	free(s->pend);
+	free(s->freeidx);
+	idmap_free(s->ids);
+	idmap_free(s->tokens);
+	recent_free(&s->answered);
+	recent_free(&s->finished);
+	json_decref(s->caps);
+	memset(s, 0, sizeof *s);
+}
+
+/* Look a key up in a map without taking it out. */
+static int
+rpc_lookup(struct idmap *map, const char *key, int64_t *slot)
+{
+	if (idmap_take(map, key, strlen(key), slot, NULL) != 0)
+		return (-1);
+	idmap_put(map, key, strlen(key), *slot, NULL);
+	return (0);
+}
+
+/* The request a sender has pending under id, or NULL. */
+struct pend *
+rpc_find(struct side *s, const char *id)
+{
+	int64_t	slot;
+
+	if (rpc_lookup(s->ids, id, &slot) != 0)
+		return (NULL);
+	return (&s->pend[slot]);
+}
+
+/* A free slot, or NULL when CHECK_PENDING_MAX are in use. */
+static struct pend *
+rpc_slot(struct side *s)
+{
+	if (s->nfree > 0)
+		return (&s->pend[s->freeidx[--s->nfree]]);
+	if (s->used == CHECK_PENDING_MAX)
+		return (NULL);
+	if (s->used == s->alloc) {
+		s->alloc = s->alloc == 0 ? 16 : s->alloc * 2;
+		if (s->alloc > CHECK_PENDING_MAX)
+			s->alloc = CHECK_PENDING_MAX;
+		s->pend = xreallocarray(s->pend, s->alloc, sizeof *s->pend);
+		s->freeidx = xreallocarray(s->freeidx, s->alloc,
+		    sizeof *s->freeidx);
+	}
+	memset(&s->pend[s->used], 0, sizeof s->pend[s->used]);
+	return (&s->pend[s->used++]);
+}
+
+/*
+ * A request sent by dir with id: report an id already pending, else
+ * track it (its progress token and cursor too).  j may be NULL (a cut
+ * message).  Returns the new entry, or NULL when not tracked.
+ */
+struct pend *
+rpc_request(struct check *c, enum dir dir, const char *id, int64_t seq,
+    const char *method, enum proto_version v, const json_t *j)
+{
+	struct side	*s = &c->side[dir];
+	struct pend	*p;
+	const json_t	*token, *cursor, *name;
+	char		 spec[64], path[64];
+
+	if ((p = rpc_find(s, id)) != NULL) {
+		check_report(c, "jsonrpc.duplicate-id", PROTO_ERROR,
+		    check_path(c, "id", path, sizeof path),
+		    check_spec(v, RPC_PAGE, spec, sizeof spec), "id %s is "
+		    "already pending (sent at seq %lld, %s); a sender's "
+		    "request ids must be unique among its unanswered "
+		    "requests", id, (long long)p->seq, p->method != NULL ?
+		    p->method : "a request");
+		return (NULL);
+	}
+	if ((p = rpc_slot(s)) == NULL) {
+		if (!s->overflow)
+			check_report(c, "check.pending-limit", PROTO_NOTE, "$",
+			    "mcpreel check", "too many pending requests "
+			    "from the %s (%d); later ids are not tracked",
+			    dir == DIR_C2S ? "client" : "server",
+			    CHECK_PENDING_MAX);
+		s->overflow = 1;
+		return (NULL);
+	}
+	p->key = xstrdup(id);
+	p->seq = seq;
+	p->method = method != NULL ? xstrdup(method) : NULL;
+	p->v = v;
+	idmap_put(s->ids, id, strlen(id), p - s->pend, NULL);
+	if (j == NULL)
+		return (p);
+	token = check_meta(j, "progressToken");
+	if (token != NULL && (json_is_string(token) ||
+	    json_is_integer(token))) {
+		p->token = check_id_text(token);
+		idmap_put(s->tokens, p->token, strlen(p->token),
+		    p - s->pend, NULL);
+	}
+	cursor = json_object_get(json_object_get(j, "params"), "cursor");
+	if (json_is_string(cursor))
+		p->cursor = xstrdup(json_string_value(cursor));
+	name = json_object_get(json_object_get(j, "params"), "name");
+	if (!json_is_string(name))
+		name = json_object_get(json_object_get(j, "params"), "uri");
+	if (json_is_string(name))
+		p->target = xstrdup(json_string_value(name));
+	return (p);
+}
+
+/*
+ * A response sent by dir with id: the request of the other side it
+ * answers, or NULL after reporting an id never sent or already answered.
+ */
+struct pend *
+rpc_response(struct check *c, enum dir dir, const char *id)
+{
+	struct side	*s = &c->side[!dir];
+	struct pend	*p;
+	char		 spec[64], path[64];
+
+	if ((p = rpc_find(s, id)) != NULL)
+		return (p);
+	if (s->overflow)
+		return (NULL);	/* maybe one of those not tracked */
+	check_path(c, "id", path, sizeof path);
+	check_spec(c->cur->v, RPC_PAGE, spec, sizeof spec);
+	if (recent_has(&s->answered, id))
+		check_report(c, "jsonrpc.answered-twice", PROTO_ERROR, path,
+		    spec, "id %s was already answered; a request gets "
+		    "exactly one response", id);
+	else
+		check_report(c, "jsonrpc.unknown-id", PROTO_ERROR, path, spec,
+		    "no request with id %s was sent by the %s; a response "
+		    "answers a request of the other side", id,
+		    dir == DIR_C2S ? "server" : "client");
+	return (NULL);
+}
+
+/* Retire an answered request of the sender dir. */
+void
+rpc_done(struct check *c, enum dir dir, struct pend *p)
+{
+	struct side	*s = &c->side[dir];
+	int64_t		 slot;
+
+	recent_add(&s->answered, p->key);
+	(void)idmap_take(s->ids, p->key, strlen(p->key), &slot, NULL);
+	if (p->token != NULL) {
+		(void)idmap_take(s->tokens, p->token, strlen(p->token), &slot,
+		    NULL);
+		recent_add(&s->finished, p->token);
+	}
+	rpc_pend_clear(p);
+	s->freeidx[s->nfree++] = (size_t)(p - s->pend);
+}
+
+/*
+ * The end: requests never answered.  A warning when the session ended
+ * (every request should have had its answer by then), a note when it did
+ * not (the answer may still come, or the recording stopped first).  A
+ * request its sender cancelled needs no answer.
+ */
+void
+rpc_end(struct check *c, enum check_end how)
+{
+	struct side	*s;
+	struct pend	*p;
+	size_t		 i, listed = 0, more = 0;
+	char		 spec[64];
+	int		 d, sev;
+
+	sev = how == CHECK_END_CLEAN ? PROTO_WARNING : PROTO_NOTE;
+	for (d = 0; d < DIR_MAX; d++) {
+		s = &c->side[d];
+		for (i = 0; i < s->used; i++) {
+			p = &s->pend[i];
+			if (p->key == NULL || p->cancelled)
+				continue;
+			if (listed++ >= RPC_UNANSWERED_LISTED) {
+				more++;
+				continue;
+			}
+			check_report_at(c, p->seq, (enum dir)d, p->method,
+			    p->key, "jsonrpc.unanswered", sev, "$",
+			    check_spec(p->v, RPC_PAGE, spec, sizeof spec),
+			    "%s %s was never answered%s", p->method != NULL ?
+			    p->method : "the request", p->key,
+			    how == CHECK_END_CLEAN ? " before the session "
+			    "ended" : " (the session has not ended)");
+		}
+	}
+	if (more > 0)
+		check_report_at(c, 0, DIR_C2S, NULL, NULL,
+		    "jsonrpc.unanswered", sev, "$", check_spec(c->v, RPC_PAGE,
+		    spec, sizeof spec), "%zu more requests were never "
+		    "answered", more);
+}

@@ -1,0 +1,405 @@
+/*
+ * session.c: a session checked message by message.  Each message is
+ * parsed once, checked on its own by protocol/ under the revision in
+ * force, then handed to the rule families (rpc.c, lifecycle.c, caps.c,
+ * http.c, semantics.c) in the order that keeps their state right: a
+ * request is registered after its rules ran, a response's request is
+ * retired after its rules ran.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_int.h"
+
+/* Where check/'s own notes about a recording point to. */
+#define SESSION_SPEC_JSON	"RFC 8259 (JSON)"
+
+/* A new checker that reports to cb. */
+struct check *
+check_new(check_finding_cb *cb, void *arg)
+{
+	struct check	*c;
+	int		 d;
+
+	c = xcalloc(1, sizeof *c);
+	c->cb = cb;
+	c->arg = arg;
+	c->life = LIFE_NONE;
+	c->v = PROTO_V_UNKNOWN;
+	c->asked = PROTO_V_UNKNOWN;
+	for (d = 0; d < DIR_MAX; d++)
+		rpc_init(&c->side[d]);
+	c->tools = json_object();
+	c->cursors = json_object();
+	c->input_wait = json_object();
+	recent_init(&c->exchanges, CHECK_ANSWERED_MAX);
+	return (c);
+}
+
+/* Free a checker and all it holds. */
+void
+check_free(struct check *c)
+{
+	int	d;
+
+	if (c == NULL)
+		return;
+	for (d = 0; d < DIR_MAX; d++)
+		rpc_free(&c->side[d]);
+	json_decref(c->tools);
+	json_decref(c->cursors);
+	json_decref(c->input_wait);
+	recent_free(&c->exchanges);
+	free(c->init_id);
+	free(c->session_id);
+	free(c->expired_id);
+	free(c);
+}
+
+/* Set the validator used for tools' inputSchema and outputSchema. */
+void
+check_set_schema(struct check *c, check_schema_fn *fn, void *arg)
+{
+	c->schema = fn;
+	c->schema_arg = arg;
+}
+
+/* The revision the session negotiated (or the last one seen). */
+enum proto_version
+check_version(const struct check *c)
+{
+	return (c->v);
+}
+
+/* How many findings of a severity were reported. */
+size_t
+check_count(const struct check *c, int severity)
+{
+	if (severity < 0 || severity >= PROTO_SEVERITY_MAX)
+		return (0);
+	return (c->counts[severity]);
+}
+
+/* "2025-06-18 basic/lifecycle", or the page alone when no revision. */
+const char *
+check_spec(enum proto_version v, const char *page, char *buf, size_t size)
+{
+	if (v == PROTO_V_UNKNOWN)
+		v = proto_version_latest();
+	snprintf(buf, size, "%s %s", proto_version_name(v), page);
+	return (buf);
+}
+
+/* A JSON value as compact text (an id, a token), or NULL. */
+char *
+check_id_text(const json_t *id)
+{
+	if (id == NULL)
+		return (NULL);
+	return (json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT));
+}
+
+/* params._meta[key] of a message, or NULL. */
+const json_t *
+check_meta(const json_t *msg, const char *key)
+{
+	return (json_object_get(json_object_get(json_object_get(msg,
+	    "params"), "_meta"), key));
+}
+
+/* The JSON path of a member of the current message. */
+const char *
+check_path(struct check *c, const char *member, char *buf, size_t size)
+{
+	const char	*prefix = c->cur != NULL ? c->cur->prefix : "$";
+
+	snprintf(buf, size, "%s%s%s", prefix, member != NULL ? "." : "",
+	    member != NULL ? member : "");
+	return (buf);
+}
+
+/* Pass a finding on, counted, as about (seq, dir, method, id). */
+static void
+session_emit(struct check *c, int64_t seq, enum dir dir, const char *method,
+    const char *id, enum proto_version v, const struct proto_finding *f)
+{
+	struct check_finding	cf;
+
+	if (f->severity >= 0 && f->severity < PROTO_SEVERITY_MAX)
+		c->counts[f->severity]++;
+	cf.seq = seq;
+	cf.dir = dir;
+	cf.method = method;
+	cf.id = id;
+	cf.version = v;
+	cf.f = f;
+	c->cb(&cf, c->arg);
+}
+
+/* A proto_finding_cb reporting about the current message. */
+static void
+session_cur_cb(const struct proto_finding *f, void *arg)
+{
+	struct check	*c = arg;
+	struct cmsg	*m = c->cur;
+
+	session_emit(c, m->in->seq, m->in->dir, m->method, m->id, m->v, f);
+}
+
+/* Report a finding about the current message. */
+void
+check_report(struct check *c, const char *rule, int severity,
+    const char *path, const char *spec, const char *fmt, ...)
+{
+	char	*text;
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) == -1)
+		fatalx("out of memory formatting a finding");
+	va_end(ap);
+	proto_report(session_cur_cb, c, rule, severity, path, spec, "%s",
+	    text);
+	free(text);
+}
+
+struct session_at {
+	struct check		*c;
+	int64_t			 seq;
+	enum dir		 dir;
+	const char		*method;
+	const char		*id;
+};
+
+static void
+session_at_cb(const struct proto_finding *f, void *arg)
+{
+	struct session_at	*a = arg;
+
+	session_emit(a->c, a->seq, a->dir, a->method, a->id, a->c->v, f);
+}
+
+/* Report a finding about an earlier message (seq, dir, method, id). */
+void
+check_report_at(struct check *c, int64_t seq, enum dir dir,
+    const char *method, const char *id, const char *rule, int severity,
+    const char *path, const char *spec, const char *fmt, ...)
+{
+	struct session_at	 a = { c, seq, dir, method, id };
+	char			*text;
+	va_list			 ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) == -1)
+		fatalx("out of memory formatting a finding");
+	va_end(ap);
+	proto_report(session_at_cb, &a, rule, severity, path, spec, "%s",
+	    text);
+	free(text);
+}
+
+/* The revision a request names in params._meta (2026-07-28 on). */
+static enum proto_version
+session_meta_version(const json_t *j)
+{
+	const json_t	*pv;
+
+	pv = check_meta(j, "io.modelcontextprotocol/protocolVersion");
+	if (!json_is_string(pv))
+		return (PROTO_V_UNKNOWN);
+	return (proto_version_parse(json_string_value(pv)));
+}
+
+/*
+ * Work out what one message (a top-level one or a batch member) is, its
+ * id, its method (a response's from its request) and the revision it is
+ * read under.
+ */
+static void
+session_classify(struct check *c, struct cmsg *m)
+{
+	const json_t	*method, *id;
+	struct pend	*p;
+	enum proto_version v;
+
+	method = json_object_get(m->j, "method");
+	id = json_object_get(m->j, "id");
+	m->id = check_id_text(id);
+	m->v = c->v;
+	if (json_is_string(method)) {
+		m->method = json_string_value(method);
+		m->is_request = id != NULL;
+		m->is_notification = id == NULL;
+		if (m->is_request && strcmp(m->method, "initialize") == 0 &&
+		    (v = proto_version_parse(json_string_value(json_object_get(
+		    json_object_get(m->j, "params"), "protocolVersion")))) !=
+		    PROTO_V_UNKNOWN)
+			m->v = v;
+		else if ((v = session_meta_version(m->j)) != PROTO_V_UNKNOWN)
+			m->v = v;
+		return;
+	}
+	if (method != NULL || !json_is_object(m->j))
+		return;
+	if (json_object_get(m->j, "result") == NULL &&
+	    json_object_get(m->j, "error") == NULL)
+		return;
+	m->is_response = 1;
+	if (m->id != NULL && (p = rpc_find(&c->side[!m->in->dir], m->id)) !=
+	    NULL) {
+		m->method = p->method;
+		m->v = p->v;
+	}
+}
+
+/* Run the rule families over one classified message. */
+static void
+session_rules(struct check *c, struct cmsg *m)
+{
+	struct pend	*p;
+
+	if (m->is_request || m->is_notification) {
+		life_message(c, m);
+		caps_message(c, m);
+		sem_message(c, m);
+		if (m->is_request && m->id != NULL)
+			rpc_request(c, m->in->dir, m->id, m->in->seq,
+			    m->method, m->v, m->j);
+		return;
+	}
+	if (!m->is_response || m->id == NULL)
+		return;
+	if ((p = rpc_response(c, m->in->dir, m->id)) == NULL)
+		return;
+	m->req = p;
+	life_answered(c, m);
+	sem_answered(c, m);
+	m->req = NULL;
+	rpc_done(c, !m->in->dir, p);
+}
+
+/* A message cut at the record cap: only its identity can be checked. */
+static void
+session_truncated(struct check *c, const struct check_msg *in)
+{
+	struct cmsg	 m;
+	struct pend	*p;
+
+	memset(&m, 0, sizeof m);
+	m.in = in;
+	m.prefix = "$";
+	m.method = in->method;
+	m.id = in->rpc_id != NULL ? xstrdup(in->rpc_id) : NULL;
+	m.v = c->v;
+	c->cur = &m;
+	check_report(c, "check.truncated", PROTO_NOTE, "$", "mcpreel record "
+	    "--max-message", "the message was cut at the record size cap; "
+	    "only its method and id were checked");
+	if (in->method != NULL && in->rpc_id != NULL)
+		rpc_request(c, in->dir, in->rpc_id, in->seq, in->method, c->v,
+		    NULL);
+	else if (in->method == NULL && in->rpc_id != NULL &&
+	    (p = rpc_response(c, in->dir, in->rpc_id)) != NULL)
+		rpc_done(c, !in->dir, p);
+	c->cur = NULL;
+	free(m.id);
+}
+
+/* Parse a message; report why not when it is not JSON. */
+static json_t *
+session_parse(struct check *c, const struct check_msg *in)
+{
+	struct cmsg	 m;
+	json_error_t	 err;
+	json_t		*j;
+
+	j = json_loadb(in->raw, in->len, JSON_DECODE_ANY |
+	    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+	if (j != NULL)
+		return (j);
+	memset(&m, 0, sizeof m);
+	m.in = in;
+	m.prefix = "$";
+	m.v = c->v;
+	c->cur = &m;
+	j = json_loadb(in->raw, in->len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
+	    NULL);
+	if (j != NULL)
+		check_report(c, "json.duplicate-member", PROTO_ERROR, "$",
+		    SESSION_SPEC_JSON, "%s; readers disagree on which value "
+		    "counts", err.text);
+	else
+		check_report(c, "json.parse", PROTO_ERROR, "$",
+		    SESSION_SPEC_JSON, "not JSON: %s (at byte %d); a message "
+		    "is one JSON-RPC object", err.text, err.position);
+	c->cur = NULL;
+	return (j);
+}
+
+/* Check one recorded message. */
+void
+check_message(struct check *c, const struct check_msg *in)
+{
+	struct cmsg	 m, *ms;
+	json_t		*j;
+	size_t		 i, n;
+	char		 prefix[32];
+
+	if (in->dir != DIR_C2S && in->dir != DIR_S2C)
+		return;
+	if (in->truncated) {
+		session_truncated(c, in);
+		return;
+	}
+	if ((j = session_parse(c, in)) == NULL)
+		return;
+	memset(&m, 0, sizeof m);
+	m.in = in;
+	m.j = j;
+	m.prefix = "$";
+	if (!json_is_array(j)) {
+		session_classify(c, &m);
+		c->cur = &m;
+		proto_check_message(m.v, j, m.is_response ? m.method : NULL,
+		    session_cur_cb, c);
+		http_message(c, &m);
+		session_rules(c, &m);
+		c->cur = NULL;
+		free(m.id);
+		json_decref(j);
+		return;
+	}
+	/* A batch: checked whole by protocol/, then member by member. */
+	m.v = c->v;
+	c->cur = &m;
+	proto_check_message(m.v, j, NULL, session_cur_cb, c);
+	http_message(c, &m);
+	c->cur = NULL;
+	n = json_array_size(j);
+	ms = xcalloc(1, sizeof *ms);
+	for (i = 0; i < n; i++) {
+		memset(ms, 0, sizeof *ms);
+		snprintf(prefix, sizeof prefix, "$[%zu]", i);
+		ms->in = in;
+		ms->j = json_array_get(j, i);
+		ms->prefix = prefix;
+		if (!json_is_object(ms->j))
+			continue;
+		session_classify(c, ms);
+		c->cur = ms;
+		session_rules(c, ms);
+		c->cur = NULL;
+		free(ms->id);
+	}
+	free(ms);
+	json_decref(j);
+}
+
+/* The session is over: report what was left unanswered. */
+void
+check_end(struct check *c, enum check_end how)
+{
+	rpc_end(c, how);
+}
