@@ -146,4 +146,55 @@ int		 cmd_rm(int, char **);
 void		 cmd_rm_usage(FILE *);
 int		 prune_recorder_alive(int64_t, int64_t);
 
+/* cmd_check.c, check_out.c */
+/* One finding as kept for the output (strings owned). */
+struct check_item {
+	int64_t		 session;
+	int64_t		 seq;
+	int		 dir;		/* enum dir */
+	char		*method;	/* may be NULL */
+	char		*id;		/* JSON text, may be NULL */
+	const char	*version;	/* a revision name, or NULL */
+	const char	*rule;		/* static */
+	int		 severity;
+	char		*path;
+	char		*text;
+	const char	*spec;		/* static */
+	size_t		 order;		/* as reported: keeps sorting stable */
+};
+
+/* A session checked. */
+struct check_sess {
+	int64_t		 id;
+	char		*name;		/* may be NULL */
+	const char	*version;	/* negotiated, or NULL */
+	int64_t		 messages;
+	size_t		 first, n;	/* its items in check_out.items */
+};
+
+/*
+ * Findings kept for output in one run, at most: past this they are only
+ * counted (a flood of a million broken messages would otherwise need
+ * memory in proportion; the counts stay exact).
+ */
+#define CHECK_OUT_MAX	200000
+
+struct check_out {
+	struct check_item	*items;
+	size_t			 n, alloc;
+	size_t			 dropped;
+	size_t			 counts[3];	/* by severity, kept or not */
+	struct check_sess	*sess;
+	size_t			 nsess, sessalloc;
+};
+
+void		 check_out_text(FILE *, struct check_out *);
+void		 check_out_json(FILE *, struct check_out *);
+void		 check_out_sarif(FILE *, struct check_out *);
+void		 check_out_junit(FILE *, struct check_out *);
+void		 check_out_sort(struct check_out *);
+void		 check_out_free(struct check_out *);
+int		 cmd_check(int, char **);
+void		 cmd_check_usage(FILE *);
+
 #endif

@@ -22,6 +22,8 @@ const struct cmd cmd_table[] = {
 	{ "show", "print a recorded session", cmd_show, cmd_show_usage },
 	{ "stats", "latency and errors per method, hung requests",
 	    cmd_stats, cmd_stats_usage },
+	{ "check", "say what breaks the protocol in a session, message by "
+	    "message", cmd_check, cmd_check_usage },
 	{ "prune", "delete old sessions and reclaim their space",
 	    cmd_prune, cmd_prune_usage },
 	{ "rm", "delete sessions", cmd_rm, cmd_rm_usage },

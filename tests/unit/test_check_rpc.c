@@ -1,0 +1,146 @@
+/* check/: JSON-RPC across messages, a passing and a failing session per
+   rule, per revision where the rule differs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "check_util.h"
+
+#define V3 "2025-06-18"
+#define V2 "2025-03-26"
+
+static const struct check_case rpc_cases[] = {
+	{ "distinct ids, all answered", "", 1, {
+	    T_HS(V3, "{}", "{\"tools\":{}}"),
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_REQ("C", "2", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", T_TOOLS), NULL },
+	    { T_RES("S", "2", T_TOOLS), NULL } } },
+	{ "an id reused while pending", "jsonrpc.duplicate-id", 0, {
+	    T_HS(V3, "{}", "{\"tools\":{}}"),
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL } } },
+	{ "an id reused once answered", "", 1, {
+	    T_HS(V3, "{}", "{\"tools\":{}}"),
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", T_TOOLS), NULL },
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", T_TOOLS), NULL } } },
+	{ "the same id from each side", "", 1, {
+	    T_HS(V3, "{\"roots\":{}}", "{\"tools\":{}}"),
+	    { T_REQ("C", "7", "tools/list", "{}"), NULL },
+	    { T_REQ("S", "7", "roots/list", "{}"), NULL },
+	    { T_RES("C", "7", "{\"roots\":[]}"), NULL },
+	    { T_RES("S", "7", T_TOOLS), NULL } } },
+	{ "a response to an id never sent", "jsonrpc.unknown-id", 0, {
+	    T_HS(V3, "{}", "{}"),
+	    { T_RES("S", "9", "{}"), NULL } } },
+	{ "a response to a string id never sent", "jsonrpc.unknown-id", 0, {
+	    T_HS(V3, "{}", "{}"),
+	    { T_REQ("C", "1", "ping", "{}"), NULL },
+	    { T_RES("S", "\"1\"", "{}"), NULL } } },
+	{ "a request answered twice", "jsonrpc.answered-twice", 0, {
+	    T_HS(V3, "{}", "{}"),
+	    { T_REQ("C", "1", "ping", "{}"), NULL },
+	    { T_RES("S", "1", "{}"), NULL },
+	    { T_RES("S", "1", "{}"), NULL } } },
+	{ "a request never answered", "jsonrpc.unanswered", 1, {
+	    T_HS(V3, "{}", "{}"),
+	    { T_REQ("C", "1", "ping", "{}"), NULL } } },
+	{ "a cancelled request needs no answer", "", 1, {
+	    T_HS(V3, "{}", "{}"),
+	    { T_REQ("C", "1", "ping", "{}"), NULL },
+	    { T_NOTE("C", "notifications/cancelled",
+	      "{\"requestId\":1}"), NULL } } },
+	{ "an error answers as well as a result", "", 1, {
+	    T_HS(V3, "{}", "{}"),
+	    { T_REQ("C", "1", "ping", "{}"), NULL },
+	    { "S:{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,"
+	      "\"message\":\"no\"}}", NULL } } },
+	{ "a batch in 2025-03-26", "", 1, {
+	    T_HS(V2, "{}", "{\"tools\":{}}"),
+	    { "C:[" T_REQB("1", "tools/list", "{}") ","
+	      T_REQB("2", "ping", "{}") "]", NULL },
+	    { "S:[" T_RESB("2", "{}") "," T_RESB("1", T_TOOLS) "]", NULL } } },
+	{ "a batch in 2025-06-18", "jsonrpc.batch", 0, {
+	    T_HS(V3, "{}", "{}"),
+	    { "C:[" T_REQB("2", "ping", "{}") "]", NULL },
+	    { T_RES("S", "2", "{}"), NULL } } },
+	{ "a duplicate id inside a batch", "jsonrpc.duplicate-id", 0, {
+	    T_HS(V2, "{}", "{}"),
+	    { "C:[" T_REQB("2", "ping", "{}") ","
+	      T_REQB("2", "ping", "{}") "]", NULL } } },
+	{ "not JSON", "json.parse", 0, {
+	    T_HS(V3, "{}", "{}"),
+	    { "C:{\"jsonrpc\":\"2.0\",", NULL } } },
+	{ "a member twice", "json.duplicate-member", 0, {
+	    T_HS(V3, "{}", "{}"),
+	    { "C:{\"jsonrpc\":\"2.0\",\"id\":5,\"id\":5,\"method\":"
+	      "\"ping\"}", NULL } } },
+	{ "a result checked against its request's method", "shape.required",
+	  0, {
+	    T_HS(V3, "{}", "{\"tools\":{}}"),
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", "{}"), NULL } } },
+};
+
+Test(check_rpc, table)
+{
+	check_run_table(rpc_cases, sizeof rpc_cases / sizeof rpc_cases[0]);
+}
+
+struct count {
+	size_t	limit, unanswered, other;
+};
+
+static void
+count_cb(const struct check_finding *cf, void *arg)
+{
+	struct count	*c = arg;
+
+	if (strcmp(cf->f->rule, "check.pending-limit") == 0)
+		c->limit++;
+	else if (strcmp(cf->f->rule, "jsonrpc.unanswered") == 0)
+		c->unanswered++;
+	else
+		c->other++;
+}
+
+/* A flood of requests never answered: tracked up to the limit, one note,
+   and the end lists a bounded number. */
+Test(check_rpc, pending_bounded)
+{
+	struct count		 cnt = { 0, 0, 0 };
+	struct check		*chk;
+	struct check_msg	 m;
+	char			 buf[128];
+	const char		*hs[] = { T_INIT(V3, "{}") + 2,
+				    T_INITR(V3, "{}") + 2, T_INITD + 2 };
+	int			 i;
+
+	chk = check_new(count_cb, &cnt);
+	for (i = 0; i < 3; i++) {
+		memset(&m, 0, sizeof m);
+		m.seq = i + 1;
+		m.dir = i == 1 ? DIR_S2C : DIR_C2S;
+		m.raw = hs[i];
+		m.len = strlen(hs[i]);
+		check_message(chk, &m);
+	}
+	for (i = 0; i < CHECK_PENDING_MAX + 500; i++) {
+		memset(&m, 0, sizeof m);
+		m.seq = i + 4;
+		m.dir = DIR_C2S;
+		m.len = (size_t)snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\","
+		    "\"id\":%d,\"method\":\"ping\"}", i + 1);
+		m.raw = buf;
+		check_message(chk, &m);
+	}
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	cr_assert_eq(cnt.limit, 1);
+	cr_assert_eq(cnt.other, 0);
+	/* 100 listed and one line for the rest. */
+	cr_assert_eq(cnt.unanswered, 101);
+}
