@@ -63,6 +63,7 @@ caps_message(struct check *c, struct cmsg *m)
 	    PROTO_ERROR, path, spec, "%s needs the %s capability \"%s\", "
 	    "which the %s did not declare%s", m->method,
 	    proto_side_name(owner), pm->cap, proto_side_name(owner),
-	    m->v == PROTO_V_2026_07_28 && owner == PROTO_CLIENT ?
-	    " in this request's _meta" : " in initialize");
+	    m->v != PROTO_V_2026_07_28 ? " in initialize" :
+	    owner == PROTO_CLIENT ? " in this request's _meta" :
+	    " in its server/discover result");
 }

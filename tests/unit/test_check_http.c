@@ -1,0 +1,115 @@
+/* check/: the Streamable HTTP rules, a passing and a failing session per
+   rule, per revision where the rule differs. */
+#include <criterion/criterion.h>
+
+#include "check_util.h"
+
+#define V2 "2025-03-26"
+#define V3 "2025-06-18"
+#define ACCEPT "[\"Accept\",\"application/json, text/event-stream\"]"
+#define JSONCT "[[\"Content-Type\",\"application/json\"]]"
+#define SID "[\"Mcp-Session-Id\",\"s-1\"]"
+#define PV3 "[\"MCP-Protocol-Version\",\"2025-06-18\"]"
+
+/* Exchanges: id, method, path, request headers, response headers, status. */
+#define X(n, req, resp, status) \
+	static const struct check_http n = { __LINE__, "POST", "/mcp", req, \
+	    resp, status }
+
+X(x_init, "[" ACCEPT "]", "[[\"Content-Type\",\"application/json\"]," SID "]",
+    200);
+X(x_init_nosid, "[" ACCEPT "]", JSONCT, 200);
+X(x_done, "[" ACCEPT "," SID "," PV3 "]", "[]", 202);
+X(x_done_v2, "[" ACCEPT "," SID "]", "[]", 202);
+X(x_done_nosid, "[" ACCEPT "," PV3 "]", "[]", 202);
+X(x_done_200, "[" ACCEPT "," SID "," PV3 "]", JSONCT, 200);
+X(x_list, "[" ACCEPT "," SID "," PV3 "]", JSONCT, 200);
+X(x_list_v2, "[" ACCEPT "," SID "]", JSONCT, 200);
+X(x_list_nopv, "[" ACCEPT "," SID "]", JSONCT, 200);
+X(x_list_badpv, "[" ACCEPT "," SID ",[\"MCP-Protocol-Version\","
+    "\"2025-03-26\"]]", JSONCT, 200);
+X(x_list_nosid, "[" ACCEPT "," PV3 "]", JSONCT, 200);
+X(x_list_othersid, "[" ACCEPT ",[\"Mcp-Session-Id\",\"s-2\"]," PV3 "]",
+    JSONCT, 200);
+X(x_list_202, "[" ACCEPT "," SID "," PV3 "]", "[]", 202);
+X(x_list_html, "[" ACCEPT "," SID "," PV3 "]",
+    "[[\"Content-Type\",\"text/html\"]]", 200);
+X(x_list_noaccept, "[" SID "," PV3 "]", JSONCT, 200);
+X(x_list_404, "[" ACCEPT "," SID "," PV3 "]", JSONCT, 404);
+X(x_list_again, "[" ACCEPT "," SID "," PV3 "]", JSONCT, 200);
+
+#define M_ACCEPT "[\"Accept\",\"application/json, text/event-stream\"]"
+#define M_PV "[\"MCP-Protocol-Version\",\"2026-07-28\"]"
+X(m_ok, "[" M_ACCEPT "," M_PV ",[\"Mcp-Method\",\"tools/call\"],"
+    "[\"Mcp-Name\",\"echo\"]]", JSONCT, 200);
+X(m_b64, "[" M_ACCEPT "," M_PV ",[\"Mcp-Method\",\"tools/call\"],"
+    "[\"Mcp-Name\",\"=?base64?ZWNobw==?=\"]]", JSONCT, 200);
+X(m_nomethod, "[" M_ACCEPT "," M_PV ",[\"Mcp-Name\",\"echo\"]]", JSONCT, 200);
+X(m_othermethod, "[" M_ACCEPT "," M_PV ",[\"Mcp-Method\",\"tools/list\"],"
+    "[\"Mcp-Name\",\"echo\"]]", JSONCT, 200);
+X(m_noname, "[" M_ACCEPT "," M_PV ",[\"Mcp-Method\",\"tools/call\"]]",
+    JSONCT, 200);
+X(m_othername, "[" M_ACCEPT "," M_PV ",[\"Mcp-Method\",\"tools/call\"],"
+    "[\"Mcp-Name\",\"other\"]]", JSONCT, 200);
+X(m_nopv, "[" M_ACCEPT ",[\"Mcp-Method\",\"tools/call\"],"
+    "[\"Mcp-Name\",\"echo\"]]", JSONCT, 200);
+
+#define INIT(v) { T_INIT(v, "{}"), &x_init }, \
+	{ T_INITR(v, "{\"tools\":{}}"), &x_init }
+#define LIST(x) { T_REQ("C", "1", "tools/list", "{}"), &x }, \
+	{ T_RES("S", "1", T_TOOLS), &x }
+#define MCALL(x) { T_REQ("C", "1", "tools/call", "{\"name\":\"echo\"," \
+	"\"arguments\":{}," T_META "}"), &x }, \
+	{ T_RES("S", "1", "{\"resultType\":\"complete\",\"content\":[]}"), &x }
+
+static const struct check_case http_cases[] = {
+	{ "2025-06-18: every header right", "", 1, {
+	    INIT(V3), { T_INITD, &x_done }, LIST(x_list) } },
+	{ "2025-03-26: no MCP-Protocol-Version needed", "", 1, {
+	    INIT(V2), { T_INITD, &x_done_v2 }, LIST(x_list_v2) } },
+	{ "2025-06-18: MCP-Protocol-Version missing",
+	  "http.protocol-version", 1, {
+	    INIT(V3), { T_INITD, &x_done }, LIST(x_list_nopv) } },
+	{ "2025-06-18: MCP-Protocol-Version not negotiated",
+	  "http.protocol-version", 1, {
+	    INIT(V3), { T_INITD, &x_done }, LIST(x_list_badpv) } },
+	{ "Mcp-Session-Id missing", "http.session-id", 1, {
+	    INIT(V3), { T_INITD, &x_done }, LIST(x_list_nosid) } },
+	{ "Mcp-Session-Id of another session", "http.session-id", 1, {
+	    INIT(V3), { T_INITD, &x_done }, LIST(x_list_othersid) } },
+	{ "no session id given, none needed", "", 1, {
+	    { T_INIT(V3, "{}"), &x_init_nosid },
+	    { T_INITR(V3, "{\"tools\":{}}"), &x_init_nosid },
+	    { T_INITD, &x_done_nosid }, LIST(x_list_nosid) } },
+	{ "a notification answered 200", "http.status", 1, {
+	    INIT(V3), { T_INITD, &x_done_200 }, LIST(x_list) } },
+	{ "a request answered 202", "http.status", 0, {
+	    INIT(V3), { T_INITD, &x_done },
+	    { T_REQ("C", "1", "tools/list", "{}"), &x_list_202 } } },
+	{ "a request answered as text/html", "http.content-type", 1, {
+	    INIT(V3), { T_INITD, &x_done }, LIST(x_list_html) } },
+	{ "a POST without Accept", "http.accept", 1, {
+	    INIT(V3), { T_INITD, &x_done }, LIST(x_list_noaccept) } },
+	{ "a session id sent again after 404", "http.expired-session", 0, {
+	    INIT(V3), { T_INITD, &x_done },
+	    { T_REQ("C", "1", "tools/list", "{}"), &x_list_404 },
+	    { T_REQ("C", "2", "tools/list", "{}"), &x_list_again } } },
+	{ "2026-07-28: Mcp-Method and Mcp-Name right", "", 1, {
+	    MCALL(m_ok) } },
+	{ "2026-07-28: Mcp-Name in base64", "", 1, { MCALL(m_b64) } },
+	{ "2026-07-28: Mcp-Method missing", "http.mcp-method", 1, {
+	    MCALL(m_nomethod) } },
+	{ "2026-07-28: Mcp-Method not the body's", "http.mcp-method", 1, {
+	    MCALL(m_othermethod) } },
+	{ "2026-07-28: Mcp-Name missing", "http.mcp-name", 1, {
+	    MCALL(m_noname) } },
+	{ "2026-07-28: Mcp-Name not the body's", "http.mcp-name", 1, {
+	    MCALL(m_othername) } },
+	{ "2026-07-28: MCP-Protocol-Version missing", "http.protocol-version",
+	  1, { MCALL(m_nopv) } },
+};
+
+Test(check_http, table)
+{
+	check_run_table(http_cases, sizeof http_cases / sizeof http_cases[0]);
+}
