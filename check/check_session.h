@@ -28,6 +28,11 @@ struct check_http {
 	const char	*request_headers;	/* JSON array of [name, value] */
 	const char	*response_headers;	/* likewise; NULL: no response */
 	int		 status;	/* 0 when no response came */
+	int		 legacy_sse;	/* the HTTP+SSE transport of 2024-11-05
+					   (GET stream + POST endpoint), which
+					   later revisions keep for
+					   compatibility: none of the Streamable
+					   HTTP header and status rules apply */
 };
 
 /* One recorded message. */

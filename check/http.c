@@ -146,7 +146,7 @@ http_post(struct check *c, struct cmsg *m, const json_t *req,
 	int			 init, legacy_sse;
 
 	init = m->method != NULL && strcmp(m->method, "initialize") == 0;
-	legacy_sse = v == PROTO_V_2024_11_05;
+	legacy_sse = v == PROTO_V_2024_11_05 || h->legacy_sse;
 	if (!legacy_sse && v != PROTO_V_UNKNOWN && ((hv = http_header(req,
 	    "Accept")) == NULL || !http_lists(hv, "application/json") ||
 	    !http_lists(hv, "text/event-stream")))
@@ -239,7 +239,8 @@ http_message(struct check *c, struct cmsg *m)
 	const char		*sid;
 	char			 key[32], spec[64];
 
-	if (h == NULL || h->exchange == 0 || h->method == NULL)
+	if (h == NULL || h->exchange == 0 || h->method == NULL ||
+	    h->legacy_sse)
 		return;
 	/* The initialize response names the session. */
 	if (m->is_response && m->method != NULL &&

@@ -46,6 +46,7 @@ check_out_free(struct check_out *o)
 		free(o->items[i].id);
 		free(o->items[i].path);
 		free(o->items[i].text);
+		free(o->items[i].spec);
 	}
 	for (i = 0; i < o->nsess; i++)
 		free(o->sess[i].name);

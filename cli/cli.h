@@ -159,7 +159,7 @@ struct check_item {
 	int		 severity;
 	char		*path;
 	char		*text;
-	const char	*spec;		/* static */
+	char		*spec;
 	size_t		 order;		/* as reported: keeps sorting stable */
 };
 

@@ -35,6 +35,7 @@ struct run {
 	size_t			 nxch, xalloc;
 	int64_t			 messages;
 	size_t			 order;
+	int			 legacy_sse;	/* recorded as HTTP+SSE */
 };
 
 void
@@ -114,7 +115,7 @@ check_finding_keep_cb(const struct check_finding *cf, void *arg)
 	it->severity = cf->f->severity;
 	it->path = xstrdup(cf->f->path);
 	it->text = xstrdup(cf->f->text);
-	it->spec = cf->f->spec;
+	it->spec = xstrdup(cf->f->spec);
 	it->order = r->order++;
 }
 
@@ -139,6 +140,7 @@ check_exchange_cb(const struct exchange_row *e, void *arg)
 	x->h.response_headers = e->response_headers != NULL ?
 	    xstrdup(e->response_headers) : NULL;
 	x->h.status = e->has_status ? e->status : 0;
+	x->h.legacy_sse = r->legacy_sse;
 	return 0;
 }
 
@@ -188,6 +190,7 @@ check_export_cb(const struct export_row *e, void *arg)
 struct sessinfo {
 	char	*name;
 	int	 ended;
+	int	 sse;
 };
 
 static int
@@ -197,6 +200,7 @@ check_info_cb(const struct session_row *s, void *arg)
 
 	si->name = s->name != NULL ? xstrdup(s->name) : NULL;
 	si->ended = strcmp(fmt_session_state(s), "ended") == 0;
+	si->sse = s->transport != NULL && strcmp(s->transport, "sse") == 0;
 	return 0;
 }
 
@@ -206,7 +210,7 @@ check_session(struct store *st, int64_t id, struct check_out *out,
     char **cause)
 {
 	struct run		 r;
-	struct sessinfo		 si = { NULL, 0 };
+	struct sessinfo		 si = { NULL, 0, 0 };
 	struct check_sess	*s;
 	enum proto_version	 v;
 	size_t			 i;
@@ -225,10 +229,13 @@ check_session(struct store *st, int64_t id, struct check_out *out,
 	memset(s, 0, sizeof *s);
 	s->id = id;
 	s->first = out->n;
-	if (query_sessions(st, id, check_info_cb, &si, cause) != 0 ||
-	    query_exchanges(st, id, check_exchange_cb, &r, cause) != 0)
+	if (query_sessions(st, id, check_info_cb, &si, cause) != 0)
 		goto done;
-	qsort(r.xch, r.nxch, sizeof *r.xch, check_xch_cmp);
+	r.legacy_sse = si.sse;
+	if (query_exchanges(st, id, check_exchange_cb, &r, cause) != 0)
+		goto done;
+	if (r.nxch > 0)
+		qsort(r.xch, r.nxch, sizeof *r.xch, check_xch_cmp);
 	if (query_export(st, id, check_export_cb, &r, cause) != 0)
 		goto done;
 	check_end(r.chk, si.ended ? CHECK_END_CLEAN : CHECK_END_OPEN);

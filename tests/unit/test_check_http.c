@@ -14,7 +14,7 @@
 /* Exchanges: id, method, path, request headers, response headers, status. */
 #define X(n, req, resp, status) \
 	static const struct check_http n = { __LINE__, "POST", "/mcp", req, \
-	    resp, status }
+	    resp, status, 0 }
 
 X(x_init, "[" ACCEPT "]", "[[\"Content-Type\",\"application/json\"]," SID "]",
     200);
@@ -36,6 +36,8 @@ X(x_list_html, "[" ACCEPT "," SID "," PV3 "]",
     "[[\"Content-Type\",\"text/html\"]]", 200);
 X(x_list_noaccept, "[" SID "," PV3 "]", JSONCT, 200);
 X(x_list_404, "[" ACCEPT "," SID "," PV3 "]", JSONCT, 404);
+static const struct check_http x_sse_post = { 900, "POST",
+    "/message?sessionId=a", "[]", "[]", 202, 1 };
 X(x_list_again, "[" ACCEPT "," SID "," PV3 "]", JSONCT, 200);
 
 #define M_ACCEPT "[\"Accept\",\"application/json, text/event-stream\"]"
@@ -86,6 +88,12 @@ static const struct check_case http_cases[] = {
 	{ "a request answered 202", "http.status", 0, {
 	    INIT(V3), { T_INITD, &x_done },
 	    { T_REQ("C", "1", "tools/list", "{}"), &x_list_202 } } },
+	{ "HTTP+SSE: every POST answered 202, no headers needed", "", 1, {
+	    { T_INIT(V3, "{}"), &x_sse_post },
+	    { T_INITR(V3, "{\"tools\":{}}"), NULL },
+	    { T_INITD, &x_sse_post },
+	    { T_REQ("C", "1", "tools/list", "{}"), &x_sse_post },
+	    { T_RES("S", "1", T_TOOLS), NULL } } },
 	{ "a request answered as text/html", "http.content-type", 1, {
 	    INIT(V3), { T_INITD, &x_done }, LIST(x_list_html) } },
 	{ "a POST without Accept", "http.accept", 1, {
