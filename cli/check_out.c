@@ -32,8 +32,9 @@ check_out_sort(struct check_out *o)
 	size_t	i;
 
 	for (i = 0; i < o->nsess; i++)
-		qsort(o->items + o->sess[i].first, o->sess[i].n,
-		    sizeof *o->items, out_item_cmp);
+		if (o->sess[i].n > 1)
+			qsort(o->items + o->sess[i].first,
+			    o->sess[i].n, sizeof *o->items, out_item_cmp);
 }
 
 void

@@ -1,0 +1,200 @@
+// mcpreel check on recordings: real sessions (the SDK client against
+// server-everything over stdio, Streamable HTTP and HTTP+SSE) check clean
+// but for the faults named here; a server of ours breaking one rule gives
+// exactly that finding; the four output forms carry the same findings;
+// exit codes 0, 1 and 2.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+import { runSession, runSessionWith, serverEverythingCommand, sseTransport, streamableHttpTransport } from './lib/session.mjs';
+import { mcpreelHttpSupport, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
+import { MCPREEL, PEERS_DIR, runMcpreel, tempDir } from './lib/util.mjs';
+
+/** runMcpreel with stdout and stderr as text. */
+async function run(args) {
+  const r = await runMcpreel(args);
+  return { code: r.code, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+/** `mcpreel check ARGS --json`: the exit code and the parsed report. */
+async function checkJson(db, args = ['last']) {
+  const r = await run(['check', '--db', db, '--json', ...args]);
+  return { code: r.code, report: r.code === 2 ? null : JSON.parse(r.stdout), stderr: r.stderr };
+}
+
+/*
+ * What the session script of lib/session.mjs does that the specification
+ * does not want: it calls a tool named "no-such-tool" to see the error, and
+ * the tools/list it just had does not name it (2025-11-25 server/tools:
+ * "Clients ... call tools listed by tools/list"; the server's error is
+ * right, the call is the fault).  Nothing else is a finding.
+ */
+function assertOnlyNoSuchTool(report, label) {
+  const got = report.findings.map((f) => `${f.rule} ${f.method}`);
+  assert.deepEqual(got, ['tools.unknown tools/call'], `${label}: ${JSON.stringify(report.findings, null, 1)}`);
+  assert.match(report.findings[0].message, /no-such-tool/);
+  assert.equal(report.findings[0].severity, 'warning');
+  assert.equal(report.findings[0].spec, '2025-11-25 server/tools');
+}
+
+test('a real stdio session (SDK client, server-everything) checks clean but for its call of an unlisted tool; the four forms agree', { timeout: 180000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    const { command, args } = serverEverythingCommand();
+    await runSession(MCPREEL, ['record', '--db', db, '--name', 'sdk', '--', command, ...args], { stderr: 'pipe' });
+
+    const { code, report } = await checkJson(db, ['sdk']);
+    assert.equal(code, 0, 'a warning is no error: exit 0');
+    assert.equal(report.sessions[0].version, '2025-11-25');
+    assert.ok(report.sessions[0].messages > 50);
+    assertOnlyNoSuchTool(report, 'stdio');
+    const f = report.findings[0];
+
+    const text = await run(['check', '--db', db, 'sdk']);
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, new RegExp(`^seq ${f.seq} c2s tools/call id ${f.id}$`, 'm'));
+    assert.match(text.stdout, /^ {2}warning +tools\.unknown +tool "no-such-tool" is not in the last tools\/list \u2014 \$\.params\.name {2}\[2025-11-25 server\/tools\]$/m);
+    assert.match(text.stdout, /^0 errors, 1 warning, 0 notes in 1 session \(\d+ messages checked\)$/m);
+
+    const sarifFile = join(t.dir, 'out.sarif');
+    const sarif = await run(['check', '--db', db, '--sarif', '-o', sarifFile, 'sdk']);
+    assert.equal(sarif.code, 0);
+    assert.equal(sarif.stdout, '', '-o writes the file, not stdout');
+    const s = JSON.parse(readFileSync(sarifFile, 'utf8'));
+    assert.equal(s.version, '2.1.0');
+    assert.deepEqual(s.runs[0].tool.driver.rules.map((r) => r.id), ['tools.unknown']);
+    assert.equal(s.runs[0].results.length, 1);
+    const res = s.runs[0].results[0];
+    assert.equal(res.ruleId, 'tools.unknown');
+    assert.equal(res.level, 'warning');
+    assert.equal(res.message.text, f.message);
+    assert.equal(res.locations[0].logicalLocations[0].fullyQualifiedName, `session ${f.session}/seq ${f.seq} c2s tools/call id ${f.id}`);
+
+    const junit = await run(['check', '--db', db, '--junit', 'sdk']);
+    assert.equal(junit.code, 0);
+    assert.match(junit.stdout, /^<\?xml version="1.0"/);
+    const cases = [...junit.stdout.matchAll(/<testcase [^>]*name="([^"]*)"/g)].map((m) => m[1]);
+    assert.deepEqual(cases, [`seq ${f.seq} c2s tools/call id ${f.id}`]);
+    assert.doesNotMatch(junit.stdout, /<failure/, 'a warning does not fail the case');
+    assert.match(junit.stdout, /tools\.unknown: tool &quot;no-such-tool&quot;/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+for (const mode of ['streamableHttp', 'sse']) {
+  test(`a real ${mode} session through record --listen checks clean but for its call of an unlisted tool`, { timeout: 180000 }, async (ctx) => {
+    const support = mcpreelHttpSupport();
+    if (!support.ok) { ctx.skip(support.reason); return; }
+    const t = tempDir();
+    const se = await startServerEverything(mode);
+    try {
+      const db = join(t.dir, 'rec.db');
+      const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: mode });
+      const url = `${proxy.url}${new URL(se.url).pathname}`;
+      try {
+        await runSessionWith(mode === 'sse' ? sseTransport(url) : streamableHttpTransport(url), {});
+      } finally {
+        await proxy.stop();
+      }
+      const { code, report } = await checkJson(db, [mode]);
+      assert.equal(code, 0);
+      assertOnlyNoSuchTool(report, mode);
+    } finally {
+      await se.stop();
+      t.cleanup();
+    }
+  });
+}
+
+/*
+ * Our server breaking one rule per mode (peers/checkpeer.mjs), driven by the
+ * SDK client: list the tools, call echo with a progress callback (so the
+ * request carries a progressToken).  Each must give exactly its rule.
+ */
+const FAULTS = [
+  ['ok', [], 0],
+  ['answer-twice', ['jsonrpc.answered-twice'], 1],
+  ['unknown-id', ['jsonrpc.unknown-id'], 1],
+  ['list-changed', ['caps.server'], 1],
+  ['sampling', ['caps.client'], 1],
+  ['progress-down', ['progress.not-increasing'], 1],
+  ['progress-late', ['progress.after-response'], 0],
+  ['version', ['lifecycle.version-unknown'], 1],
+  ['shape', ['shape.required'], 1],
+  // The SDK does not take an error with a string code as a response, so
+  // it cancels the request when it closes: on the wire that cancel comes
+  // after the (broken) answer, which is the note cancel.finished.
+  ['error-code', ['cancel.finished', 'jsonrpc.error-code'], 1],
+];
+
+async function drive(db, mode) {
+  const transport = new StdioClientTransport({
+    command: MCPREEL,
+    args: ['record', '--db', db, '--name', mode, '--', process.execPath, join(PEERS_DIR, 'checkpeer.mjs'), mode],
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'check-e2e', version: '1.0.0' }, { capabilities: {} });
+  client.onerror = () => {};
+  try {
+    await client.connect(transport);
+    await client.listTools().catch(() => {});
+    await client.callTool({ name: 'echo', arguments: { text: 'hi' } }, undefined, { onprogress: () => {} }).catch(() => {});
+    // Give a late notification time to arrive before the end.
+    await new Promise((r) => setTimeout(r, 300));
+  } catch {
+    // version: the SDK refuses the answer and gives up, as it should.
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+test('a server breaking one rule gives exactly that finding, no other', { timeout: 240000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    for (const [mode, rules, exit] of FAULTS) {
+      await drive(db, mode);
+      const { code, report } = await checkJson(db, [mode]);
+      const got = [...new Set(report.findings.map((f) => f.rule))].sort();
+      assert.deepEqual(got, rules, `${mode}: ${JSON.stringify(report.findings, null, 1)}`);
+      assert.equal(code, exit, `${mode}: exit ${exit}`);
+    }
+    // --all checks every session: the findings of all of them together.
+    const all = await checkJson(db, ['--all']);
+    assert.equal(all.code, 1);
+    assert.equal(all.report.sessions.length, FAULTS.length);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('check: bad usage and an unreadable session exit 2 with a reason', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    let r = await run(['check', '--db', db, '--jsonn']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--json/, 'the nearest option is named');
+    r = await run(['check', '--db', db, '--json', '--sarif']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /one of --json, --sarif and --junit/);
+    r = await run(['check', '--db', db, 'a', 'b']);
+    assert.equal(r.code, 2);
+    r = await run(['check', '--db', join(t.dir, 'none', 'x.db'), 'last']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^mcpreel check: /);
+    r = await run(['check', '--help']);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /usage: mcpreel check/);
+  } finally {
+    t.cleanup();
+  }
+});
