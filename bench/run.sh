@@ -33,7 +33,7 @@ mitm_throughput_n=${BENCH_MITM_THROUGHPUT_N:-10000}
 # How long a server gets to say it is listening.
 ready_timeout=${BENCH_READY_TIMEOUT:-15}
 
-for f in "$mcpreel" "$load" "$echo_server" "$http_echo" "$http_load"; do
+for f in "$mcpreel" "$load" "$echo_server" "$http_echo" "$http_load" "$build/bench/check_bench"; do
 	if [ ! -x "$f" ]; then
 		echo "bench: $f is missing: build first (make bench, or cmake" \
 		    "-S . -B $build -DCMAKE_BUILD_TYPE=Release && cmake --build $build)" >&2
@@ -474,6 +474,24 @@ if [ "$first_cost" != - ] && [ "$last_cost" != - ] && [ -n "$first_cost" ]; then
 fi
 echo
 
+# --- check ---------------------------------------------------------------
+
+# mcpreel check's rules over a session built in memory (bench/check_bench):
+# messages per second of wall clock and of CPU time, and the peak RSS.
+check_n=${BENCH_CHECK_N:-1000000}
+echo "check: $check_n messages through check/ ..."
+chk_rate=-; chk_cpu=-; chk_rss=-
+if chk_out=$("$build/bench/check_bench" "$check_n"); then
+	echo "$chk_out"
+	chk_rate=$(echo "$chk_out" | sed -n 's/.*: \([0-9]*\) messages\/s.*/\1/p')
+	chk_cpu=$(echo "$chk_out" | sed -n 's/.*(\([0-9]*\) per CPU second).*/\1/p')
+	chk_rss=$(echo "$chk_out" | sed -n 's/.*peak RSS \([0-9]*\) KiB.*/\1/p')
+else
+	echo "FAIL: check_bench: $chk_out"
+	broken=1
+fi
+echo
+
 # --- targets -------------------------------------------------------------
 
 # Whether any of the figures is missing.
@@ -506,6 +524,9 @@ report "peak RSS <= 64 MiB in latency and throughput" \
     "$lat_rss <= 65536 && $tp_rss <= 65536" "$lat_rss" "$tp_rss"
 report "$large_size message >= 500 MB/s and RSS <= 3x its size" "$lg_m MB/s, $lg_rss_x" \
     "$lg_m >= 500 && $lg_rss * 1024 <= 3 * $large_bytes" "$lg_m" "$lg_rss"
+report "check: >= 200000 messages/s (1 M messages)" \
+    "$chk_rate msgs/s ($chk_cpu per CPU s), $(mib "${chk_rss/-/}")" \
+    "$chk_rate >= 200000" "$chk_rate"
 if [ $mitm = 1 ]; then
 	report "HTTP: lower added p50 latency than mitmdump" \
 	    "$(added "$hl_p50_d" "$hl_p50_m" us) vs $(added "$hl_p50_d" "$hl_p50_x" us)" \

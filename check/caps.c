@@ -43,8 +43,8 @@ caps_message(struct check *c, struct cmsg *m)
 		return;		/* protocol/ reports an unknown method */
 	spec = proto_method_spec(pm, m->v);
 	sender = m->in->dir == DIR_C2S ? PROTO_CLIENT : PROTO_SERVER;
-	check_path(c, "method", path, sizeof path);
 	if ((pm->senders & sender) == 0) {
+		check_path(c, "method", path, sizeof path);
 		check_report(c, "jsonrpc.wrong-side", PROTO_ERROR, path, spec,
 		    "the %s sent %s, which only the %s sends",
 		    proto_side_name(sender), m->method,
@@ -59,6 +59,7 @@ caps_message(struct check *c, struct cmsg *m)
 		return;		/* not declared anywhere we saw */
 	if (proto_caps_has(caps, pm->cap))
 		return;
+	check_path(c, "method", path, sizeof path);
 	check_report(c, owner == PROTO_CLIENT ? "caps.client" : "caps.server",
 	    PROTO_ERROR, path, spec, "%s needs the %s capability \"%s\", "
 	    "which the %s did not declare%s", m->method,

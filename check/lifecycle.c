@@ -98,6 +98,10 @@ life_message(struct check *c, struct cmsg *m)
 		life_initialize(c, m);
 		return;
 	}
+	/* Operating, only a second initialized is a finding (a hot path). */
+	if (c->life == LIFE_OPERATING && (server || strcmp(m->method,
+	    "notifications/initialized") != 0))
+		return;
 	check_path(c, "method", path, sizeof path);
 	check_spec(c->v, LIFE_PAGE, spec, sizeof spec);
 	switch (c->life) {

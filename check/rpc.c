@@ -69,10 +69,7 @@ recent_has(struct recent *r, const char *key)
 {
 	int64_t	v;
 
-	if (idmap_take(r->map, key, strlen(key), &v, NULL) != 0)
-		return (0);
-	idmap_put(r->map, key, strlen(key), v, NULL);
-	return (1);
+	return (idmap_get(r->map, key, strlen(key), &v) == 0);
 }
 
 /* An empty side. */
@@ -118,10 +115,7 @@ rpc_free(struct side *s)
 static int
 rpc_lookup(struct idmap *map, const char *key, int64_t *slot)
 {
-	if (idmap_take(map, key, strlen(key), slot, NULL) != 0)
-		return (-1);
-	idmap_put(map, key, strlen(key), *slot, NULL);
-	return (0);
+	return (idmap_get(map, key, strlen(key), slot));
 }
 
 /* The request a sender has pending under id, or NULL. */

@@ -73,11 +73,11 @@ sem_progress(struct check *c, struct cmsg *m)
 	value = json_object_get(params, "progress");
 	if (token == NULL || (key = check_id_text(token)) == NULL)
 		return;
-	check_path(c, "params.progressToken", path, sizeof path);
 	check_spec(m->v, m->v == PROTO_V_2026_07_28 ?
 	    "basic/patterns/progress" : "basic/utilities/progress", spec,
 	    sizeof spec);
-	if (idmap_take(s->tokens, key, strlen(key), &slot, NULL) != 0) {
+	if (idmap_get(s->tokens, key, strlen(key), &slot) != 0) {
+		check_path(c, "params.progressToken", path, sizeof path);
 		if (recent_has(&s->finished, key))
 			check_report(c, "progress.after-response",
 			    PROTO_WARNING, path, spec, "progress for token %s "
@@ -91,7 +91,6 @@ sem_progress(struct check *c, struct cmsg *m)
 		free(key);
 		return;
 	}
-	idmap_put(s->tokens, key, strlen(key), slot, NULL);
 	p = &s->pend[slot];
 	if (json_is_number(value)) {
 		d = json_number_value(value);

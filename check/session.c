@@ -96,9 +96,24 @@ check_spec(enum proto_version v, const char *page, char *buf, size_t size)
 char *
 check_id_text(const json_t *id)
 {
+	char		 buf[24], *p = buf + sizeof buf;
+	json_int_t	 v;
+	uint64_t	 u;
+
 	if (id == NULL)
 		return (NULL);
-	return (json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT));
+	if (!json_is_integer(id))
+		return (json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT));
+	/* The usual id, written without a format string (a hot path). */
+	v = json_integer_value(id);
+	u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+	*--p = '\0';
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--p = '-';
+	return (xstrdup(p));
 }
 
 /* params._meta[key] of a message, or NULL. */

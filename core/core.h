@@ -181,6 +181,7 @@ void		 idmap_put(struct idmap *, const void *, size_t, int64_t,
 		     const char *);
 int		 idmap_take(struct idmap *, const void *, size_t, int64_t *,
 		     char **);
+int		 idmap_get(struct idmap *, const void *, size_t, int64_t *);
 size_t		 idmap_count(const struct idmap *);
 
 /* log.c */

@@ -176,6 +176,18 @@ idmap_take(struct idmap *m, const void *key, size_t len, int64_t *value,
 	return 0;
 }
 
+/* Look key up without taking it out: 0 and its value, or -1. */
+int
+idmap_get(struct idmap *m, const void *key, size_t len, int64_t *value)
+{
+	struct idmap_slot	*s;
+
+	if ((s = idmap_find(m, key, len, idmap_hash(key, len))) == NULL)
+		return -1;
+	*value = s->value;
+	return 0;
+}
+
 size_t
 idmap_count(const struct idmap *m)
 {
