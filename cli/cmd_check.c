@@ -67,7 +67,7 @@ cmd_check_usage(FILE *f)
 	    "request never answered is a warning when the session ended, a note\n"
 	    "when it has not; a cancelled request needs no answer.\n"
 	    "\n"
-	    "Output (to stdout, or FILE with -o):\n"
+	    "Output (to stdout; -o, --output FILE writes FILE instead):\n"
 	    "  (default)  text: each message with findings, in seq order, then\n"
 	    "             its findings: severity, rule, sentence, JSON path and\n"
 	    "             the specification page; a line of counts at the end;\n"
