@@ -6,12 +6,14 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { run2026 } from './lib/client2026.mjs';
 import { runSession, runSessionWith, serverEverythingCommand, sseTransport, streamableHttpTransport } from './lib/session.mjs';
 import { mcpreelHttpSupport, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
 import { MCPREEL, PEERS_DIR, runMcpreel, tempDir } from './lib/util.mjs';
@@ -113,6 +115,71 @@ for (const mode of ['streamableHttp', 'sse']) {
     }
   });
 }
+
+test('a real 2026-07-28 session (peer2026 over stdio: discover, tools, an input_required round trip, a subscription) checks clean', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    const out = await run2026(MCPREEL, ['record', '--db', db, '--name', 's2026', '--', process.execPath, join(PEERS_DIR, 'peer2026.mjs')]);
+    assert.equal(out.confirm, 'confirmed: deploy', 'the input_required round trip completed');
+    const { code, report } = await checkJson(db, ['s2026']);
+    assert.equal(code, 0);
+    assert.equal(report.sessions[0].version, '2026-07-28');
+    assert.deepEqual(report.findings, []);
+  } finally {
+    t.cleanup();
+  }
+});
+
+/*
+ * A flood of requests nobody answers (checkpeer deaf answers initialize
+ * only).  check tracks 10 000 (one note says so), lists 100 unanswered and
+ * counts the rest; its peak RSS (plain build, VmHWM read while it runs)
+ * stays under 64 MiB, a bound that does not grow with the session.
+ */
+test('check: a session of 200 000 unanswered requests, in bounded memory', { timeout: 300000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    const N = 200000;
+    const head = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}\n'
+      + '{"jsonrpc":"2.0","method":"notifications/initialized"}\n';
+    let input = head;
+    for (let i = 1; i <= N; i++) input += `{"jsonrpc":"2.0","id":${i},"method":"ping"}\n`;
+    const rec = await runMcpreel(['record', '--db', db, '--name', 'flood', '--', process.execPath, join(PEERS_DIR, 'checkpeer.mjs'), 'deaf'],
+      { input, timeoutMs: 240000 });
+    assert.equal(rec.code, 0, rec.stderr.toString());
+
+    const bin = process.env.MCPREEL_VALGRIND ?? MCPREEL;
+    const child = spawn(bin, ['check', '--db', db, '--json', 'flood'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let peak = 0;
+    const timer = setInterval(() => {
+      try {
+        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        if (m) peak = Math.max(peak, Number(m[1]) * 1024);
+      } catch { /* gone */ }
+    }, 5);
+    const out = [];
+    child.stdout.on('data', (c) => out.push(c));
+    const code = await new Promise((r) => child.on('close', r));
+    clearInterval(timer);
+    console.log(`# check of ${N + 3} messages: peak RSS ${(peak / 1048576).toFixed(1)} MiB (${bin === MCPREEL ? 'ASan' : 'plain'} build)`);
+    const report = JSON.parse(Buffer.concat(out).toString());
+    const rules = report.findings.map((f) => f.rule);
+    assert.equal(rules.filter((r) => r === 'check.pending-limit').length, 1, 'one note');
+    assert.equal(rules.filter((r) => r === 'jsonrpc.unanswered').length, 101, '100 listed, the rest in one');
+    // The pings were sent all at once, so some went before initialize was
+    // answered or initialized sent: lifecycle warnings, nothing else.
+    assert.deepEqual([...new Set(rules)].sort().filter((r) => r !== 'lifecycle.before-initialized' && r !== 'lifecycle.initialized-early'),
+      ['check.pending-limit', 'jsonrpc.unanswered']);
+    assert.equal(report.sessions[0].messages, N + 3);
+    assert.ok(peak > 0, 'the peak RSS was read');
+    assert.ok(peak <= (bin === MCPREEL ? 256 : 64) * 1048576, `peak RSS ${peak}`);
+    assert.ok(code === 0 || code === 1);
+  } finally {
+    t.cleanup();
+  }
+});
 
 /*
  * Our server breaking one rule per mode (peers/checkpeer.mjs), driven by the

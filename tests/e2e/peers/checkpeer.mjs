@@ -15,6 +15,8 @@
 //   version          initialize answered "2099-01-01"    lifecycle.version-unknown
 //   shape            a tools/list result without tools   shape.required
 //   error-code       an error whose code is a string     jsonrpc.error-code
+//   deaf             answers initialize, then nothing (a flood of
+//                    requests never answered)
 import { createInterface } from 'node:readline';
 
 const mode = process.argv[2] ?? 'ok';
@@ -31,6 +33,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       serverInfo: { name: 'checkpeer', version: '1.0.0' } } });
     return;
   }
+  if (mode === 'deaf') return;
   if (m.method === 'notifications/initialized') {
     if (mode === 'list-changed') send({ method: 'notifications/tools/list_changed' });
     if (mode === 'sampling') send({ id: 'srv-1', method: 'sampling/createMessage', params: { messages: [], maxTokens: 5 } });
