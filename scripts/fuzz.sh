@@ -15,7 +15,7 @@ usage="usage: scripts/fuzz.sh BUILD_DIR SECONDS [scan|frame|sse|http|redact|iden
 build=${1:?$usage}
 secs=${2:?$usage}
 shift 2
-targets=${*:-scan frame sse http redact ident}
+targets=${*:-scan frame sse http redact ident check}
 src=$(cd "$(dirname "$0")/.." && pwd)
 # A single input taking this long is a hang, even on a busy machine.
 unit_timeout=10
