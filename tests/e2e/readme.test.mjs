@@ -1,8 +1,9 @@
 // Every command the README shows is run by a test.  This file reads
-// README.md, takes each fenced block of commands (```sh: a command a line,
+// README.md and the docs/ pages that hold its detail, takes each fenced block of commands (```sh: a command a line,
 // `\` continuing one; ```console: the lines after "$ ", the lines below
 // each its output), and either
-//   - runs it, block after block in document order, in a sandbox: a
+//   - runs it, block after block in document order (the README, then the
+//     pages, whose examples use the README's sessions), in one sandbox: a
 //     temporary directory as the working directory and HOME, the binary
 //     under test as build/mcpreel and on PATH, tests/e2e and examples/
 //     from this checkout, and an offline npx that starts the pinned
@@ -28,6 +29,8 @@ import { E2E_DIR, MCPREEL, tempDir } from './lib/util.mjs';
 
 const TOP = resolve(E2E_DIR, '..', '..');
 const README = join(TOP, 'README.md');
+// The pages whose commands are run too, after the README's.
+const PAGES = ['README.md', 'docs/recording.md', 'docs/looking.md', 'docs/redaction.md', 'docs/replay-mock.md'];
 // One block runs at most this long: the longest records and replays the
 // demo client's whole session (about 20 s under ASan on a loaded machine).
 const BLOCK_TIMEOUT_MS = 180000;
@@ -62,16 +65,46 @@ function blocksOf(text) {
   return blocks;
 }
 
-/** A sh block's commands: comment and blank lines left out, `\` joined. */
+/** Whether shell text leaves a quote open (comments aside). */
+function openQuote(text) {
+  let q = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (q === "'") { if (c === "'") q = null; } else if (c === '\\') i++;
+    else if (q === '"') { if (c === '"') q = null; } else if (c === "'" || c === '"') q = c;
+    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1]))) {
+      // A comment runs to the line's end; its quotes are words.
+      const nl = text.indexOf('\n', i);
+      if (nl < 0) break;
+      i = nl;
+    }
+  }
+  return q !== null;
+}
+
+/** A command without its trailing `# comment`. */
+function withoutComment(cmd) {
+  for (let i = 0; i < cmd.length; i++) {
+    if (cmd[i] === '#' && (i === 0 || /\s/.test(cmd[i - 1])) && !openQuote(cmd.slice(0, i))) return cmd.slice(0, i).trim();
+  }
+  return cmd;
+}
+
+/**
+ * A sh block's commands: comment and blank lines left out, a line ending
+ * in `\` or inside quotes joined to the next.
+ */
 function shCommands(lines) {
   const cmds = [];
   let cur = '';
   for (const l of lines) {
     if (!cur && (l.trim() === '' || l.trim().startsWith('#'))) continue;
     if (l.endsWith('\\')) { cur += `${l.slice(0, -1)} `; continue; }
+    if (openQuote(cur + l)) { cur += `${l}\n`; continue; }
     cmds.push(cur + l);
     cur = '';
   }
+  assert.equal(cur, '', `a command left open at the block's end: ${cur}`);
   return cmds.map((c) => ({ cmd: c.trim(), expect: null }));
 }
 
@@ -129,7 +162,7 @@ function matches(shown, got) {
  */
 function wordsOf(cmd) {
   const words = [];
-  for (const part of cmd.split(/&&|\|/)) {
+  for (const part of withoutComment(cmd).split(/&&|\|/)) {
     const w = part.trim().split(/\s+/).filter((x) => x !== 'sudo');
     const m = w.indexOf('mcpreel');
     if (m >= 0) {
@@ -138,8 +171,10 @@ function wordsOf(cmd) {
       const own = end >= 0 ? sub.slice(0, end) : sub;
       words.push(own[0], ...own.filter((x) => x.startsWith('-')));
     } else if (w.length) {
-      words.push(w[0].split('/').pop(), ...w.slice(1).filter((x) => x.startsWith('-') || /^[A-Z]+=/.test(x))
-        .map((x) => x.replace(/=.*$/, '=')));
+      // Options, NAME= of assignments, and words such as make's targets;
+      // not paths or values (a '/', a '$', a quote).
+      words.push(w[0].split('/').pop(), ...w.slice(1).map((x) => (/^[A-Z_]+=/.test(x) ? x.replace(/=.*$/, '=') : x))
+        .filter((x) => x !== '#' && !/^#/.test(x)).filter((x) => x.startsWith('-') || !/[/$'"]/.test(x)));
     }
   }
   return [...new Set(words.filter(Boolean))];
@@ -187,18 +222,19 @@ exit 127
 function runBlock(b, cmds, dir, env) {
   const errs = join(dir, '.stderr');
   mkdirSync(errs, { recursive: true });
-  const script = 'set -o pipefail\n' + cmds.map((c, i) => `printf '${SEP}%d\\n' ${i}\n{ ${c.cmd}\n} 2>'${errs}/${b.line}.${i}'\nprintf '${SEP}rc %d\\n' $?\n`).join('');
+  const tag = `${b.page.replace(/\W/g, '_')}.${b.line}`;
+  const script = 'set -o pipefail\n' + cmds.map((c, i) => `printf '${SEP}%d\\n' ${i}\n{ ${c.cmd}\n} 2>'${errs}/${tag}.${i}'\nprintf '${SEP}rc %d\\n' $?\n`).join('');
   const r = spawnSync('bash', ['-c', script], {
     cwd: dir, env, encoding: 'utf8', timeout: BLOCK_TIMEOUT_MS, maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (r.error) throw r.error;
   const parts = r.stdout.split(`${SEP}`).slice(1);
   cmds.forEach((c, i) => {
-    const what = `README.md:${b.line} "${c.cmd}"`;
+    const what = `${b.page}:${b.line} "${c.cmd}"`;
     const out = parts[2 * i];
     const rc = parts[2 * i + 1];
     assert.ok(out !== undefined && rc !== undefined, `${what} did not run to its end (block status ${r.status}, signal ${r.signal}):\n${r.stdout}\n${r.stderr}`);
-    const err = readFileSync(join(errs, `${b.line}.${i}`), 'utf8');
+    const err = readFileSync(join(errs, `${tag}.${i}`), 'utf8');
     assert.equal(rc.trim(), 'rc 0', `${what} exited ${rc.trim()}:\n${out}\n${err}`);
     const got = out.slice(out.indexOf('\n') + 1).replace(/\n+$/, '');
     if (c.expect) {
@@ -209,41 +245,43 @@ function runBlock(b, cmds, dir, env) {
   });
 }
 
-test('README: every command shown is run here or by the test named beside it', { timeout: TEST_TIMEOUT_MS }, (t) => {
-  const blocks = blocksOf(readFileSync(README, 'utf8'));
+test('README and its docs pages: every command shown is run here or by the test named beside it', { timeout: TEST_TIMEOUT_MS }, (t) => {
   const run = [];
   let mirrored = 0;
-  for (const b of blocks) {
-    const cmds = commandsOf(b);
-    if (!cmds.length) continue;
-    if (b.mirror) {
-      const ms = mirrorsOf(b.mirror);
-      const texts = ms.map(({ file, name }) => {
-        const path = join(TOP, file);
-        assert.ok(existsSync(path), `README.md:${b.line}: the mirror ${file} does not exist`);
-        const src = readFileSync(path, 'utf8');
-        if (name) {
-          const plain = src.replace(/\\'/g, "'").replace(/\\"/g, '"');
-          assert.ok(["'", '"', '`'].some((q) => plain.includes(`test(${q}${name}${q}`)),
-            `README.md:${b.line}: ${file} has no test "${name}"`);
+  for (const page of PAGES) {
+    for (const b of blocksOf(readFileSync(join(TOP, page), 'utf8'))) {
+      b.page = page;
+      const at = `${page}:${b.line}`;
+      const cmds = commandsOf(b);
+      if (!cmds.length) continue;
+      if (b.mirror) {
+        const texts = mirrorsOf(b.mirror).map(({ file, name }) => {
+          const path = join(TOP, file);
+          assert.ok(existsSync(path), `${at}: the mirror ${file} does not exist`);
+          const src = readFileSync(path, 'utf8');
+          if (name) {
+            const plain = src.replace(/\\'/g, "'").replace(/\\"/g, '"');
+            assert.ok(["'", '"', '`'].some((q) => plain.includes(`test(${q}${name}${q}`)),
+              `${at}: ${file} has no test "${name}"`);
+          }
+          return src;
+        });
+        for (const c of cmds) {
+          for (const w of wordsOf(c.cmd)) {
+            assert.ok(texts.some((x) => x.includes(w)),
+              `${at} "${c.cmd}": "${w}" appears in none of its mirrors (${b.mirror})`);
+          }
+          mirrored++;
         }
-        return src;
-      });
-      for (const c of cmds) {
-        for (const w of wordsOf(c.cmd)) {
-          assert.ok(texts.some((s) => s.includes(w)),
-            `README.md:${b.line} "${c.cmd}": "${w}" appears in none of its mirrors (${b.mirror})`);
-        }
-        mirrored++;
+        continue;
       }
-      continue;
+      assert.ok(b.lang === 'sh' || b.lang === 'console',
+        `${at}: a \`\`\`${b.lang || '(plain)'} block holds commands nothing runs:\n${cmds.map((c) => c.cmd).join('\n')}\n` +
+        'show them in a ```sh or ```console block, or mark the block as mirrored in a test');
+      run.push([b, cmds]);
     }
-    assert.ok(b.lang === 'sh' || b.lang === 'console',
-      `README.md:${b.line}: a \`\`\`${b.lang || '(plain)'} block holds commands nothing runs:\n${cmds.map((c) => c.cmd).join('\n')}\n` +
-      'show them in a ```sh or ```console block, or mark the block as mirrored in a test');
-    run.push([b, cmds]);
   }
-  assert.ok(run.length >= 3, 'the README shows commands to run');
+  assert.ok(run.filter(([b]) => b.page === 'README.md').length >= 3, 'the README shows commands to run');
 
   const { dir, cleanup } = tempDir('mcpreel-readme-');
   t.after(cleanup);
@@ -253,9 +291,9 @@ test('README: every command shown is run here or by the test named beside it', {
     const t0 = Date.now();
     runBlock(b, cmds, dir, env);
     n += cmds.length;
-    console.log(`README.md:${b.line}: ${cmds.length} command(s) in ${Date.now() - t0} ms`);
+    console.log(`${b.page}:${b.line}: ${cmds.length} command(s) in ${Date.now() - t0} ms`);
   }
-  console.log(`README: ${n} commands run, ${mirrored} mirrored`);
+  console.log(`${PAGES.join(', ')}: ${n} commands run, ${mirrored} mirrored`);
 });
 
 test('README: its first 40 lines take a new user to a recorded session', () => {
@@ -285,7 +323,8 @@ test('README check: the matcher and the extraction fail on what they should', ()
   const mk = blocksOf('<!-- test: mirrored in a.mjs "t" -->\n\n```sh\nmake x\n```\n');
   assert.equal(mk[0].mirror, 'a.mjs "t"');
   assert.deepEqual(mirrorsOf('a.mjs "t" and .ci/run'), [{ file: 'a.mjs', name: 't' }, { file: '.ci/run', name: null }]);
-  assert.deepEqual(wordsOf('sudo make install PREFIX=$HOME/.local'), ['make', 'PREFIX=']);
+  assert.deepEqual(wordsOf('sudo make install PREFIX=$HOME/.local  # for all'), ['make', 'install', 'PREFIX=']);
+  assert.deepEqual(shCommands(['sqlite3 db \\', '  "SELECT a', '   FROM b"', 'make x']).map((c) => c.cmd), ['sqlite3 db    "SELECT a\n   FROM b"', 'make x']);
   assert.deepEqual(wordsOf('node x.mjs --quiet -- mcpreel mock s --listen 1:2 -- cmd --flag'), ['mock', '--listen']);
   // Output: digits and blank runs do not count, text does; "…" is a gap.
   assert.ok(matches(['  1  first   12.5s'], ['    7  first 1.25s']));
