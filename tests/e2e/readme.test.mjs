@@ -305,6 +305,24 @@ test('README: its first 40 lines take a new user to a recorded session', () => {
   assert.match(head, /^\$ mcpreel (sessions|show)/m, 'and a look at it');
 });
 
+test("README: each option its reference table gives a command is in that command's --help", () => {
+  const rows = readFileSync(README, 'utf8').split('\n').filter((l) => /^\| `[a-z]+[ `]/.test(l));
+  assert.ok(rows.length >= 10, `the reference table lists the commands (${rows.length} rows)`);
+  const global = spawnSync(MCPREEL, ['--help'], { encoding: 'utf8' }).stdout;
+  const commands = global.split('\ncommands:\n')[1].split('\n\n')[0].split('\n').map((l) => l.trim().split(/\s+/)[0]);
+  const listed = new Set();
+  for (const row of rows) {
+    const cmd = /^\| `([a-z]+)/.exec(row)[1];
+    listed.add(cmd);
+    const r = spawnSync(MCPREEL, [cmd, '--help'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `mcpreel ${cmd} --help: ${r.stderr}`);
+    for (const [opt] of row.matchAll(/--[a-z][a-z0-9-]*/g)) {
+      assert.ok(r.stdout.includes(opt) || global.includes(opt), `README's ${cmd} row names ${opt}, which 'mcpreel ${cmd} --help' does not`);
+    }
+  }
+  assert.deepEqual([...listed].sort(), [...commands].sort(), 'a row for each command, and no other');
+});
+
 test("README: the schema version it gives is schema.sql's", () => {
   const readme = readFileSync(README, 'utf8');
   const schema = readFileSync(join(TOP, 'schema.sql'), 'utf8');
