@@ -162,7 +162,8 @@ function matches(shown, got) {
  */
 function wordsOf(cmd) {
   const words = [];
-  for (const part of withoutComment(cmd).split(/&&|\|/)) {
+  // A quoted word is a value: it need not appear.
+  for (const part of withoutComment(cmd).replace(/'[^']*'|"[^"]*"/g, "''").split(/&&|\|/)) {
     const w = part.trim().split(/\s+/).filter((x) => x !== 'sudo');
     const m = w.indexOf('mcpreel');
     if (m >= 0) {
@@ -342,6 +343,7 @@ test('README check: the matcher and the extraction fail on what they should', ()
   assert.equal(mk[0].mirror, 'a.mjs "t"');
   assert.deepEqual(mirrorsOf('a.mjs "t" and .ci/run'), [{ file: 'a.mjs', name: 't' }, { file: '.ci/run', name: null }]);
   assert.deepEqual(wordsOf('sudo make install PREFIX=$HOME/.local  # for all'), ['make', 'install', 'PREFIX=']);
+  assert.deepEqual(wordsOf('cmp a.json b.json && echo "the same, with no server"'), ['cmp', 'a.json', 'b.json', 'echo']);
   assert.deepEqual(shCommands(['sqlite3 db \\', '  "SELECT a', '   FROM b"', 'make x']).map((c) => c.cmd), ['sqlite3 db    "SELECT a\n   FROM b"', 'make x']);
   assert.deepEqual(wordsOf('node x.mjs --quiet -- mcpreel mock s --listen 1:2 -- cmd --flag'), ['mock', '--listen']);
   // Output: digits and blank runs do not count, text does; "…" is a gap.
