@@ -1,36 +1,46 @@
 // Every command the README shows is run by a test.  This file reads
-// README.md and the docs/ pages that hold its detail, takes each fenced block of commands (```sh: a command a line,
-// `\` continuing one; ```console: the lines after "$ ", the lines below
-// each its output), and either
+// README.md and every docs/ page, takes each fenced block of commands
+// (```sh: a command a line, `\` or an open quote continuing one;
+// ```console: the lines after "$ ", the lines below each its output), and
+// either
 //   - runs it, block after block in document order (the README, then the
 //     pages, whose examples use the README's sessions), in one sandbox: a
 //     temporary directory as the working directory and HOME, the binary
 //     under test as build/mcpreel and on PATH, tests/e2e and examples/
 //     from this checkout, and an offline npx that starts the pinned
-//     server-everything; each command must exit 0, and a console block's
-//     output must match what the README shows (digits masked, blanks
-//     collapsed, "…" for lines or line ends the README leaves out); or
-//   - for a block the README marks
+//     server-everything; each command must exit 0 (pipelines too), and a
+//     console block's output must match what the page shows (durations
+//     and digits masked, blanks collapsed, "…" for lines or line ends the
+//     page leaves out); or
+//   - for a block the page marks
 //       <!-- test: mirrored in FILE "TEST NAME" and FILE ... -->
-//     (commands that need root, a long build, a listening server), checks
-//     that each FILE exists, holds a test of that name, and mentions the
-//     command's program or subcommand and each of its options: the test
-//     that does what the README says.
+//     (commands that need root, a long build, a listening server, or that
+//     another test runs already), checks that each FILE exists, holds a
+//     test of that name, and mentions the command's program or subcommand
+//     and each of its options and plain words: the test that does what
+//     the page says.
 // A fence of another kind (JSON, YAML, output) that holds an `mcpreel
 // COMMAND` line fails the test unless it is marked: a command nothing runs.
+// And the README's reference table: a row for each command, each option
+// in it one that command's --help gives.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { E2E_DIR, MCPREEL, tempDir } from './lib/util.mjs';
 
 const TOP = resolve(E2E_DIR, '..', '..');
 const README = join(TOP, 'README.md');
-// The pages whose commands are run too, after the README's.
-const PAGES = ['README.md', 'docs/recording.md', 'docs/looking.md', 'docs/redaction.md', 'docs/replay-mock.md'];
+// The pages whose commands are run too, after the README's: these first
+// (their examples use the README's sessions), then any other docs/ page.
+const FIRST = ['README.md', 'docs/recording.md', 'docs/looking.md', 'docs/redaction.md', 'docs/replay-mock.md'];
+const PAGES = [...FIRST, ...readdirSync(join(TOP, 'docs')).filter((f) => f.endsWith('.md')).sort()
+  .map((f) => `docs/${f}`).filter((f) => !FIRST.includes(f))];
+// mcpreel's commands, for telling a command in a JSON or YAML fence.
+const SUBCOMMANDS = ['record', 'sessions', 'show', 'stats', 'prune', 'rm', 'report', 'replay', 'mock', 'export', 'import'];
 // One block runs at most this long: the longest records and replays the
 // demo client's whole session (about 20 s under ASan on a loaded machine).
 const BLOCK_TIMEOUT_MS = 180000;
@@ -124,7 +134,8 @@ function commandsOf(b) {
   if (b.lang === 'sh') return shCommands(b.lines);
   if (b.lang === 'console') return consoleCommands(b.lines);
   // Another fence: a line that runs mcpreel is a command all the same.
-  return b.lines.filter((l) => /(^|[\s:$])mcpreel\s+[a-z]/.test(l)).map((l) => ({ cmd: l.trim(), expect: null }));
+  const re = new RegExp(`(^|[\\s:$])mcpreel\\s+(${SUBCOMMANDS.join('|')})\\b`);
+  return b.lines.filter((l) => re.test(l)).map((l) => ({ cmd: l.trim(), expect: null }));
 }
 
 /** A line as compared: durations and digits masked, runs of blanks as one. */
@@ -322,6 +333,7 @@ test("README: each option its reference table gives a command is in that command
     }
   }
   assert.deepEqual([...listed].sort(), [...commands].sort(), 'a row for each command, and no other');
+  assert.deepEqual([...SUBCOMMANDS].sort(), [...commands].sort(), "this test's list of commands is mcpreel's");
 });
 
 test("README: the schema version it gives is schema.sql's", () => {
@@ -337,6 +349,7 @@ test('README check: the matcher and the extraction fail on what they should', ()
   // A command no test runs, in a JSON or YAML fence, is found.
   const bs = blocksOf('x\n```yaml\n- run: mcpreel replay --db g.db s -- ./server\n```\n');
   assert.equal(commandsOf(bs[0]).length, 1);
+  assert.equal(commandsOf(blocksOf('```\nscenario | through mcpreel | mcpreel peak RSS\n```\n')[0]).length, 0);
   assert.equal(bs[0].mirror, null);
   // A marker is the line just before the fence.
   const mk = blocksOf('<!-- test: mirrored in a.mjs "t" -->\n\n```sh\nmake x\n```\n');
