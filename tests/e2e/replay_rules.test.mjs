@@ -151,6 +151,35 @@ test('normalize runs on the values inside JSON text, not on the JSON text; a rul
   assert.match(readFileSync(xml, 'utf8'), /<property name="unused_rule" value="[^"]*no-such-prompt"\/>/);
 });
 
+test('mock: an ignore scoped to one tool leaves that tool\'s arguments out of matching, not another tool\'s', { timeout: 120000 }, async () => {
+  const connect = async (extra) => {
+    const client = new Client({ name: 'mcpreel-e2e-mock', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({
+      command: MCPREEL,
+      args: ['mock', '--db', db, 'sdk', '--ignore', '$.params.arguments', ...extra],
+      stderr: 'pipe',
+    }));
+    return client;
+  };
+  let client = await connect(['--for', 'tool=echo']);
+  try {
+    const echo = await client.callTool({ name: 'echo', arguments: { message: 'not what was recorded' } });
+    assert.equal(echo.content[0].text, 'Echo: hello', 'echo matched with other arguments');
+    await assert.rejects(client.callTool({ name: 'get-sum', arguments: { a: 1, b: 1 } }),
+      /no recorded tools\/call request matches these params/, 'get-sum\'s arguments still count');
+  } finally {
+    await client.close();
+  }
+  // Unscoped, the same ignore lets get-sum match too: the scope is what made the difference.
+  client = await connect([]);
+  try {
+    const sum = await client.callTool({ name: 'get-sum', arguments: { a: 1, b: 1 } });
+    assert.equal(sum.content[0].text, 'The sum of 2 and 3 is 5.');
+  } finally {
+    await client.close();
+  }
+});
+
 // An SDK client session against server-memory through mcpreel record.
 async function recordMemory(memDb, memFile) {
   const transport = new StdioClientTransport({
