@@ -199,17 +199,22 @@ cmd_replay(int argc, char **argv)
 				goto bad;
 			break;
 		case 'm':
-			diff_rules_add_method(&rules, optarg);
-			break;
 		case 'T':
 		case 'P':
 		case 'U':
-			if (diff_rules_add_skip(&rules, ch == 'T' ? "tool" :
-			    ch == 'P' ? "prompt" : "resource", optarg,
+			if (diff_rules_add_skip(&rules, ch == 'm' ? "method" :
+			    ch == 'T' ? "tool" : ch == 'P' ? "prompt" :
+			    "resource", optarg, ch == 'm' ? "--ignore-method" :
 			    ch == 'T' ? "--ignore-tool" : ch == 'P' ?
-			    "--ignore-prompt" : "--ignore-resource",
-			    &cause) != 0)
+			    "--ignore-prompt" : "--ignore-resource", &why) != 0) {
+				xasprintf(&cause, "%s %s: %s", ch == 'm' ?
+				    "--ignore-method" : ch == 'T' ?
+				    "--ignore-tool" : ch == 'P' ?
+				    "--ignore-prompt" : "--ignore-resource",
+				    optarg, why);
+				free(why);
 				goto bad;
+			}
 			break;
 		case 'f':
 			if (!scopable) {

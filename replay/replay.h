@@ -139,7 +139,6 @@ int		 diff_rules_scope_last(struct diff_rules *, const char *,
 		     char **);
 int		 diff_rules_add_skip(struct diff_rules *, const char *,
 		     const char *, const char *, char **);
-void		 diff_rules_add_method(struct diff_rules *, const char *);
 int		 diff_rules_add_subst(struct diff_rules *, const char *,
 		     const char *, char **);
 int		 diff_rules_load(struct diff_rules *, const char *, char **);

@@ -142,17 +142,6 @@ diff_rules_add_skip(struct diff_rules *rules, const char *key,
 	return 0;
 }
 
-/* Add a method (a glob) whose answers are not compared. */
-void
-diff_rules_add_method(struct diff_rules *rules, const char *method)
-{
-	char	*cause;
-
-	if (diff_rules_add_skip(rules, "method", method, "--ignore-method",
-	    &cause) != 0)
-		fatalx("method rule: %s", cause);
-}
-
 /*
  * Check that a replacement's \N references name groups the regex has;
  * -1 with *cause if not.
@@ -242,6 +231,22 @@ rules_move(struct diff_rules *dst, struct diff_rules *src)
 	diff_rules_init(src);
 }
 
+/* Whether key is one of own, a list like "regex, replace". */
+static int
+rules_own_key(const char *own, const char *key)
+{
+	size_t	klen = strlen(key), n;
+
+	while (*own != '\0') {
+		n = strcspn(own, ",");
+		if (n == klen && strncmp(own, key, n) == 0)
+			return 1;
+		own += n;
+		own += strspn(own, ", ");
+	}
+	return 0;
+}
+
 /*
  * Read the scope keys of a rules file object o (at where) into s; its
  * other keys must be the own ones ("path", or "regex, replace"), else -1
@@ -251,19 +256,12 @@ static int
 rules_load_scope(struct rscope *s, const char *file, const char *where,
     json_t *o, const char *own, char **cause)
 {
-	const char	*k, *p;
+	const char	*k;
 	json_t		*v;
 	char		*why;
-	size_t		 klen;
 
 	json_object_foreach(o, k, v) {
-		klen = strlen(k);
-		for (p = strstr(own, k); p != NULL; p = strstr(p + 1, k)) {
-			if ((p == own || p[-1] == ' ') &&
-			    (p[klen] == ',' || p[klen] == '\0'))
-				break;
-		}
-		if (p != NULL)
+		if (rules_own_key(own, k))
 			continue;
 		if (!rscope_is_key(k)) {
 			xasprintf(cause, "rules file %s: unknown key \"%s\" in "

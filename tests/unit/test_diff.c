@@ -662,12 +662,16 @@ Test(diff, ignore_errors, .timeout = UNIT_TIMEOUT)
 Test(diff, methods, .timeout = UNIT_TIMEOUT)
 {
 	struct diff_rules	rules;
+	char			*cause = NULL;
 
 	diff_rules_init(&rules);
 	cr_expect(!diff_rules_skips(&rules, diff_test_req("ping", NULL)));
-	diff_rules_add_method(&rules, "ping");
-	diff_rules_add_method(&rules, "tools/list");
-	diff_rules_add_method(&rules, "resources/templates/*");
+	cr_assert_eq(diff_rules_add_skip(&rules, "method", "ping",
+	    "--ignore-method", &cause), 0);
+	cr_assert_eq(diff_rules_add_skip(&rules, "method", "tools/list",
+	    "--ignore-method", &cause), 0);
+	cr_assert_eq(diff_rules_add_skip(&rules, "method",
+	    "resources/templates/*", "--ignore-method", &cause), 0);
 	cr_expect(diff_rules_skips(&rules, diff_test_req("ping", NULL)));
 	cr_expect(diff_rules_skips(&rules, diff_test_req("tools/list",
 	    NULL)));
@@ -815,6 +819,10 @@ static const struct diff_bad_file diff_bad_files[] = {
 	{ "{\"ignore\": [{\"tool\": \"a\"}]}",
 	    "\"ignore\"[0] must be a path or an object with \"path\"" },
 	{ "{\"ignore_tools\": [\"\"]}", "scope tool= needs a value" },
+	{ "{\"ignore\": [{\"path\": \"$.a\", \"\": \"x\"}]}",
+	    "unknown key \"\" in \"ignore\"[0]" },
+	{ "{\"normalize\": [{\"regex\": \"a\", \"replac\": \"x\"}]}",
+	    "unknown key \"replac\" in \"normalize\"[0]" },
 	{ "{\"ignore_prompts\": \"a\"}",
 	    "\"ignore_prompts\" must be an array of strings" },
 	{ "{\"normalize\": [{\"regex\": \"a\", \"uri\": \"b\"}]}",
