@@ -359,3 +359,44 @@ Test(rules, load_scoped, .timeout = UNIT_TIMEOUT)
 	json_decref(u);
 	diff_rules_clear(&rules);
 }
+
+/*
+ * The use check steps into JSON text as deep as the diff does and no
+ * deeper: a path one {json} step past DIFF_MAX_JSON_NEST stays unused.
+ */
+Test(rules, use_nest_bound, .timeout = UNIT_TIMEOUT)
+{
+	struct diff_rules	 rules;
+	json_t			*v, *req;
+	char			*cause = NULL, *text, path[256];
+	size_t			 i, j, len;
+
+	/* {"x": "{\"x\": ... {\"x\": 1}"}, DIFF_MAX_JSON_NEST + 1 levels in. */
+	v = json_pack("{s:i}", "x", 1);
+	for (i = 0; i < DIFF_MAX_JSON_NEST + 1; i++) {
+		text = json_dumps(v, JSON_COMPACT);
+		json_decref(v);
+		v = json_pack("{s:s}", "x", text);
+		free(text);
+	}
+	diff_rules_init(&rules);
+	for (i = 1; i <= DIFF_MAX_JSON_NEST + 1; i++) {
+		len = (size_t)snprintf(path, sizeof path, "$");
+		for (j = 0; j < i; j++)
+			len += (size_t)snprintf(path + len, sizeof path - len,
+			    ".x{json}");
+		snprintf(path + len, sizeof path - len, ".x");
+		cr_assert_eq(diff_rules_add_ignore(&rules, path, &cause), 0,
+		    "%s: %s", path, cause);
+	}
+	req = json_pack("{s:s}", "method", "tools/call");
+	diff_rules_note_use(&rules, req, v, NULL);
+	for (i = 0; i < DIFF_MAX_JSON_NEST; i++)
+		cr_expect_eq(rules.ignore[i].r.used, 1, "%zu {json} steps in",
+		    i + 1);
+	cr_expect_eq(rules.ignore[DIFF_MAX_JSON_NEST].r.used, 0,
+	    "past the bound the text is a string");
+	json_decref(req);
+	json_decref(v);
+	diff_rules_clear(&rules);
+}
