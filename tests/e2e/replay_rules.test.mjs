@@ -152,13 +152,17 @@ test('normalize runs on the values inside JSON text, not on the JSON text; a rul
 });
 
 test('mock: an ignore scoped to one tool leaves that tool\'s arguments out of matching, not another tool\'s', { timeout: 120000 }, async () => {
+  const stderr = [];
   const connect = async (extra) => {
     const client = new Client({ name: 'mcpreel-e2e-mock', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({
+    const transport = new StdioClientTransport({
       command: MCPREEL,
       args: ['mock', '--db', db, 'sdk', '--ignore', '$.params.arguments', ...extra],
+      env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
       stderr: 'pipe',
-    }));
+    });
+    transport.stderr?.on('data', (c) => stderr.push(c));
+    await client.connect(transport);
     return client;
   };
   let client = await connect(['--for', 'tool=echo']);
@@ -178,6 +182,8 @@ test('mock: an ignore scoped to one tool leaves that tool\'s arguments out of ma
   } finally {
     await client.close();
   }
+  await new Promise((res) => setTimeout(res, 1000));
+  assert.doesNotMatch(Buffer.concat(stderr).toString(), /Sanitizer/, 'no sanitizer report from mock');
 });
 
 // An SDK client session against server-memory through mcpreel record.
