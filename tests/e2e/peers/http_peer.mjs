@@ -17,6 +17,11 @@
 //                        response {id, result: {echo: method}} on the stream
 //                        (method endpoint-again: an endpoint event first)
 //   .../slow             200 application/json after 300 ms
+//   .../priming          POST a JSON-RPC request: 200 text/event-stream,
+//                        chunked: priming events (an id and empty data,
+//                        one with retry, one with "data: " and CRLF), then
+//                        the answer {id, result: {primed: true}} as event
+//                        p-3; the stream ends ?hold=MS after it (0)
 //   .../sse-raw          200 text/event-stream, chunked, written in pieces
 //                        10 ms apart: comments, retry, ids, multi-line
 //                        data, CRLF and CR line ends (SSE_RAW below)
@@ -82,6 +87,17 @@ const server = http.createServer((req, res) => {
         return setTimeout(next, 10);
       };
       next();
+      return undefined;
+    }
+    if (p.endsWith('/priming') && req.method === 'POST') {
+      const m = JSON.parse(body);
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      res.write('id: p-1\nretry: 2000\ndata:\n\n');
+      res.write('id: p-2\r\ndata: \r\n\r\n');
+      setTimeout(() => {
+        res.write(`event: message\nid: p-3\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { primed: true } })}\n\n`);
+        setTimeout(() => res.end(), Number(u.searchParams.get('hold') ?? 0));
+      }, 20);
       return undefined;
     }
     if (p.includes('/slow')) {
