@@ -51,8 +51,10 @@ hexch_count_owed(struct hexch *x, const struct msg *m)
 		x->owed = 1;
 	else if (sc.kind == KIND_BATCH)
 		x->owed = HEXCH_OWED_BATCH;
-	if (x->hs != NULL && x->hs->legacy)
+	if (x->hs != NULL && x->hs->legacy && x->owed > 0) {
 		x->hs->owed += x->owed;
+		x->owed_legacy = 1;
+	}
 }
 
 /*
@@ -251,7 +253,7 @@ hexch_finish_record(struct hexch *x, const char *outcome)
 	if (x->outcome == NULL)
 		x->outcome = xstrdup(outcome);
 	/* A legacy POST refused: its answers will not come on the stream. */
-	if (x->hs->legacy && x->owed > 0 && (!x->have_resp ||
+	if (x->owed_legacy && (!x->have_resp ||
 	    x->resp.status < 200 || x->resp.status > 299))
 		x->hs->owed -= x->owed;
 	if (!x->sse && evbuffer_get_length(x->respdata) > 0) {

@@ -130,6 +130,7 @@ struct hexch {
 						   for a batch) */
 	int			 answered;	/* answers to them its SSE
 						   stream carried */
+	int			 owed_legacy;	/* owed counted in hs->owed */
 	char			*outcome;
 };
 

@@ -77,7 +77,7 @@ const messagesIn = (db) => sql(db, 'SELECT direction, kind, method, sse_event_id
  * standalone stream: GET over Streamable HTTP, the event stream over
  * legacy SSE, so that stream is open), then client.close().
  */
-async function sdkSession(transport) {
+async function sdkSession(transport, { standalone = true } = {}) {
   const client = new Client({ name: 'e2e-normal', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
   let asked;
   const rootsAsked = new Promise((r) => {
@@ -93,14 +93,14 @@ async function sdkSession(transport) {
   const echo = await client.callTool({ name: 'echo', arguments: { message: 'normal traffic' } });
   assert.deepEqual(echo.content, [{ type: 'text', text: 'Echo: normal traffic' }]);
   await client.sendRootsListChanged();
-  await within(rootsAsked, 15000, 'the server asks for the roots on its standalone stream');
+  if (standalone) await within(rootsAsked, 15000, 'the server asks for the roots on its standalone stream');
   // The answer to roots/list goes out before close() ends the streams.
   await sleep(300);
   await client.close();
 }
 
 /** What the session must have recorded: every message of it. */
-function assertSessionRecorded(db) {
+function assertSessionRecorded(db, { standalone = true } = {}) {
   const rows = messagesIn(db);
   const has = (dir, kind, method) => rows.some((r) => r.direction === dir && r.kind === kind && r.method === method);
   for (const method of ['initialize', 'tools/list', 'tools/call']) {
@@ -110,6 +110,7 @@ function assertSessionRecorded(db) {
   for (const method of ['notifications/initialized', 'notifications/roots/list_changed']) {
     assert.ok(has('c2s', 'notification', method), `the ${method} notification is recorded`);
   }
+  if (!standalone) return rows;
   assert.ok(has('s2c', 'request', 'roots/list'), 'the server request on the standalone stream is recorded');
   assert.ok(has('c2s', 'response', 'roots/list'), "the client's answer to it is recorded");
   return rows;
@@ -140,6 +141,28 @@ test('an SDK client session over Streamable HTTP, its GET stream open, then clos
     assert.ok(xs.filter((x) => x.method === 'POST').every((x) => x.outcome === 'complete'), 'every POST is complete');
     assert.deepEqual(notesOf(db), [], 'no note: priming events and a closed stream are not trouble');
     assertSessionRecorded(db);
+  });
+});
+
+test('an SDK client session over Streamable HTTP with no GET stream (a stateless SDK server answers GET 405): nothing on stderr, nothing cancelled, nothing noted', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const peer = await spawnUntilLine(process.execPath, [join(PEERS_DIR, 'sdk_stateless.mjs')], {
+      stream: 'stdout', pattern: /^sdk_stateless: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'sdk_stateless',
+    });
+    defer(() => stopChild(peer.child, peer.exited));
+    const db = join(dir, 'stateless.db');
+    const proxy = await startMcpreelHttp({ db, upstream: peer.match[1], name: 'normal-stateless' });
+    defer(() => proxy.stop());
+    await sdkSession(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`)), { standalone: false });
+    const stopped = await proxy.stop();
+    assert.equal(stopped.code, 0, stopped.stderr);
+    assert.deepEqual(trafficLines(stopped.stderr), [], `nothing but the start and stop lines on stderr:\n${stopped.stderr}`);
+    const xs = exchangesOf(db);
+    console.log(`# exchanges: ${xs.map((x) => `${x.method} ${x.status} ${x.outcome}`).join('; ')}`);
+    assert.ok(xs.some((x) => x.method === 'GET' && x.status === 405), 'the SDK client tried a GET stream and was refused');
+    assert.deepEqual(xs.filter((x) => x.outcome !== 'complete'), [], 'every exchange is complete');
+    assert.deepEqual(notesOf(db), [], 'no note');
+    assertSessionRecorded(db, { standalone: false });
   });
 });
 
@@ -311,12 +334,21 @@ test('priming SSE events (an id and empty data, with retry, with CRLF) reach the
     const rows = messagesIn(db);
     assert.deepEqual(rows.map((r) => [r.direction, r.kind, r.sse_event_id]), [['c2s', 'request', null], ['s2c', 'response', 'p-3']],
       'the request and its answer are the messages; the priming events are none');
+
+    // With -v they are said, as what they are.
+    const verbose = await startMcpreelHttp({ db: join(ctx.dir, 'verbose.db'), upstream, name: 'priming-v', args: ['-v'] });
+    ctx.defer(() => verbose.stop());
+    const again = await request(`${verbose.url}/priming`, { method: 'POST', headers: postHeaders(), body: PRIMING_CALL });
+    assert.ok(again.body.equals(direct.body));
+    const vstopped = await verbose.stop();
+    assert.match(vstopped.stderr, /^mcpreel: connection 1: a priming SSE event \(no data\), id p-1, with a retry time$/m);
+    assert.match(vstopped.stderr, /^mcpreel: connection 1: a priming SSE event \(no data\), id p-2$/m);
   });
 });
 
 test('a client that leaves a POST stream once its answer came is an ordinary end, not a cancellation', { skip: needsHttp, timeout: 60000 }, async () => {
   await withCleanup(async (ctx) => {
-    const { db, proxy } = await withPeer(ctx, 'answered');
+    const { db, proxy, upstream } = await withPeer(ctx, 'answered');
     // The peer keeps the stream open 10 s after the answer: the client
     // does not wait for its end.
     const r = await readEventStream(`${proxy.url}/priming?hold=10000`, {
@@ -329,5 +361,15 @@ test('a client that leaves a POST stream once its answer came is an ordinary end
     assert.deepEqual(trafficLines(stopped.stderr), [], 'nothing but the start and stop lines on stderr');
     assert.deepEqual(exchangesOf(db).map((x) => x.outcome), [ENDED]);
     assert.deepEqual(notesOf(db), [], 'no note');
+
+    // With -v the end is said, as what it is.
+    const verbose = await startMcpreelHttp({ db: join(ctx.dir, 'verbose.db'), upstream, name: 'answered-v', args: ['-v'] });
+    ctx.defer(() => verbose.stop());
+    await readEventStream(`${verbose.url}/priming?hold=10000`, {
+      method: 'POST', headers: postHeaders(), body: PRIMING_CALL, timeoutMs: 15000,
+      onEvent: (ev) => (/"primed":true/.test(ev.data ?? '') ? 'stop' : undefined),
+    });
+    await waitFor(() => /the client ended the stream/.test(verbose.stderr()), 10000, 'mcpreel -v says the client ended the stream');
+    await verbose.stop();
   });
 });
