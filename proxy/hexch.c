@@ -120,6 +120,7 @@ void
 hexch_client_left(struct hexch *x)
 {
 	free(x->outcome);
+	x->client_left = 1;
 	if (hexch_owes_nothing(x)) {
 		log_debug("connection %llu: the client ended the stream",
 		    (unsigned long long)x->c->id);
@@ -309,11 +310,17 @@ hexch_end(struct hconn *c, const char *outcome)
 
 	if (x == NULL)
 		return;
-	/* A legacy session lives as long as its event stream. */
+	/*
+	 * A legacy session lives as long as its event stream, and ends for
+	 * the reason the stream did: its server or its client ended it, or
+	 * the run stopped, or it broke (the outcome says how).
+	 */
 	if (x->sse && x->hs != NULL && x->hs->legacy &&
 	    strcmp(x->req.method, "GET") == 0)
 		hsession_end(c->p, x->hs, x->resp_done ? "the server ended "
-		    "the SSE stream" : "the client closed the SSE stream");
+		    "the SSE stream" : x->client_left ? "the client closed "
+		    "the SSE stream" : x->outcome != NULL ? x->outcome :
+		    outcome);
 	hexch_finish_record(x, outcome);
 	c->x = NULL;
 	hexch_free(x);

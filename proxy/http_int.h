@@ -131,6 +131,8 @@ struct hexch {
 	int			 answered;	/* answers to them its SSE
 						   stream carried */
 	int			 owed_legacy;	/* owed counted in hs->owed */
+	int			 client_left;	/* ended by the client closing
+						   its connection */
 	char			*outcome;
 };
 

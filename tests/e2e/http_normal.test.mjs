@@ -193,6 +193,45 @@ test('an SDK client session over legacy HTTP+SSE, then close(): nothing on stder
   });
 });
 
+test('recording stopped while the SDK client holds its streams open: no warning, nothing cancelled, the sessions end as the run did', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    for (const mode of ['streamableHttp', 'sse']) {
+      const se = await startServerEverything(mode);
+      defer(se.stop);
+      const db = join(dir, `stop-${mode}.db`);
+      const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: `stop-${mode}` });
+      defer(() => proxy.stop());
+      const client = new Client({ name: 'e2e-stop', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
+      let asked;
+      const rootsAsked = new Promise((r) => {
+        asked = r;
+      });
+      client.setRequestHandler(ListRootsRequestSchema, async () => {
+        asked();
+        return { roots: [] };
+      });
+      client.onerror = () => {};
+      const path = new URL(se.url).pathname;
+      await client.connect(mode === 'sse' ? new SSEClientTransport(new URL(`${proxy.url}${path}`)) : new StreamableHTTPClientTransport(new URL(`${proxy.url}${path}`)));
+      await client.listTools();
+      await within(rootsAsked, 15000, `${mode}: the standalone stream is open`);
+      await sleep(300);
+      const stopped = await proxy.stop();
+      await client.close().catch(() => {});
+      assert.equal(stopped.code, 0, stopped.stderr);
+      assert.deepEqual(trafficLines(stopped.stderr), [], `${mode}: nothing but the start and stop lines on stderr`);
+      const xs = exchangesOf(db);
+      assert.deepEqual(xs.filter((x) => /^cancelled/.test(x.outcome ?? '')), [], `${mode}: nothing cancelled`);
+      const get = xs.find((x) => x.method === 'GET');
+      assert.match(get.outcome, /^recording stopped \(Terminated\)$/, `${mode}: the stream ended as the run did`);
+      const sessions = sql(db, 'SELECT end_reason FROM sessions');
+      assert.equal(sessions.length, 1);
+      assert.match(sessions[0].end_reason, /^recording stopped \(Terminated\)$/, `${mode}: the session ended as the run did`);
+      assert.deepEqual(notesOf(db).filter((t) => !/legacy SSE endpoint event/.test(t)), [], `${mode}: no note`);
+    }
+  });
+});
+
 /** Headers for a JSON-RPC POST of Streamable HTTP. */
 function postHeaders(sid) {
   const h = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
