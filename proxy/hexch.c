@@ -86,13 +86,26 @@ hexch_answer_seen(struct hexch *x, const char *data, size_t len)
 }
 
 /*
+ * Whether every byte of x's response read so far has gone to the client's
+ * socket: an answer counted as it was read may still wait in what
+ * --durable or the legacy endpoint holds back, or in the client's output.
+ */
+static int
+hexch_delivered(const struct hexch *x)
+{
+	return (x->hold == NULL || evbuffer_get_length(x->hold) == 0) &&
+	    evbuffer_get_length(bufferevent_get_output(x->c->cbev)) == 0;
+}
+
+/*
  * Whether the client, closing its connection now, leaves x owing it
  * nothing: the normal end of a stream.  That is a stream it opened with
- * GET (the standalone stream of Streamable HTTP, or a legacy event stream
- * whose session awaits no answer), begun or not; or a POST's event stream
- * that has carried the answers to the requests it was opened for.
- * Anything else was cut off: a response not yet begun, a JSON body not
- * yet whole, a stream still owing an answer.
+ * GET (the standalone stream of Streamable HTTP, begun or not), or one
+ * that has delivered the answers it carries: a legacy event stream whose
+ * session awaits no answer, a POST's event stream that has carried the
+ * answers to the requests it was opened for.  Anything else was cut off:
+ * a response not yet begun, a JSON body not yet whole, a stream still
+ * owing an answer.
  */
 static int
 hexch_owes_nothing(const struct hexch *x)
@@ -100,14 +113,19 @@ hexch_owes_nothing(const struct hexch *x)
 	const char	*accept;
 
 	if (strcmp(x->req.method, "GET") == 0) {
-		if (x->have_resp)
-			return x->sse && !hexch_awaits_answer(x);
-		accept = http_head_get(&x->req, "Accept");
-		return accept != NULL && strcasestr(accept,
-		    "text/event-stream") != NULL;
+		if (!x->have_resp) {
+			accept = http_head_get(&x->req, "Accept");
+			return accept != NULL && strcasestr(accept,
+			    "text/event-stream") != NULL;
+		}
+		if (!x->sse)
+			return 0;
+		if (x->hs == NULL || !x->hs->legacy)
+			return 1;
+		return !hexch_awaits_answer(x) && hexch_delivered(x);
 	}
 	return x->have_resp && x->sse && x->owed != HEXCH_OWED_BATCH &&
-	    !hexch_awaits_answer(x);
+	    !hexch_awaits_answer(x) && hexch_delivered(x);
 }
 
 /*

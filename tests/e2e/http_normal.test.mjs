@@ -15,6 +15,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -258,7 +259,7 @@ function assertLeft(db, stderr, method, path) {
   assert.equal(x.length, 1, `the ${method} ${path} exchange is stored as cancelled: ${JSON.stringify(exchangesOf(db))}`);
   const notes = notesOf(db).filter((t) => t.startsWith(`${method} ${path}: the client closed the connection before the response ended`));
   assert.equal(notes.length, 1, `the note row: ${JSON.stringify(notesOf(db))}`);
-  assert.deepEqual(notesOf(db).filter((t) => /no data|priming/.test(t)), [], 'no note about priming events');
+  assert.deepEqual(notesOf(db).filter((t) => /SSE event with no data|priming SSE event/.test(t)), [], 'no note about priming events');
 }
 
 test('a client that leaves a POST stream still owing its answer (a slow tools/call of server-everything) is warned about, noted and cancelled', { skip: needsHttp, timeout: 120000 }, async () => {
@@ -410,5 +411,27 @@ test('a client that leaves a POST stream once its answer came is an ordinary end
     });
     await waitFor(() => /the client ended the stream/.test(verbose.stderr()), 10000, 'mcpreel -v says the client ended the stream');
     await verbose.stop();
+  });
+});
+
+test('a client that leaves a POST stream before its answer, read by mcpreel, reached it is warned about, noted and cancelled', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { db, proxy } = await withPeer(ctx, 'undelivered');
+    // An answer of 3.5 MiB to a client that reads nothing: mcpreel reads
+    // and records it whole (under the 4 MiB it holds for a client), but
+    // the client's socket takes only part of it.
+    const { port } = new URL(proxy.url);
+    const sock = net.connect(Number(port), '127.0.0.1');
+    sock.pause();
+    sock.on('error', () => {});
+    await new Promise((r) => sock.once('connect', r));
+    sock.write(`POST /priming?big=${3.5 * 1024 * 1024}&hold=10000 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n`
+      + `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(PRIMING_CALL)}\r\n\r\n${PRIMING_CALL}`);
+    await waitFor(() => sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 's2c' AND kind = 'response'")[0].n === 1, 20000,
+      'mcpreel has read and recorded the answer');
+    sock.destroy();
+    await waitFor(() => exchangesOf(db).some((x) => x.outcome !== null), 10000, 'mcpreel sees the client leave');
+    const stopped = await proxy.stop();
+    assertLeft(db, stopped.stderr, 'POST', '/priming?big=3670016&hold=10000');
   });
 });

@@ -21,7 +21,8 @@
 //                        chunked: priming events (an id and empty data,
 //                        one with retry, one with "data: " and CRLF), then
 //                        the answer {id, result: {primed: true}} as event
-//                        p-3; the stream ends ?hold=MS after it (0)
+//                        p-3 (with ?big=N, and a string of N bytes in
+//                        it); the stream ends ?hold=MS after it (0)
 //   .../sse-raw          200 text/event-stream, chunked, written in pieces
 //                        10 ms apart: comments, retry, ids, multi-line
 //                        data, CRLF and CR line ends (SSE_RAW below)
@@ -95,7 +96,9 @@ const server = http.createServer((req, res) => {
       res.write('id: p-1\nretry: 2000\ndata:\n\n');
       res.write('id: p-2\r\ndata: \r\n\r\n');
       setTimeout(() => {
-        res.write(`event: message\nid: p-3\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { primed: true } })}\n\n`);
+        const big = Number(u.searchParams.get('big') ?? 0);
+        const result = big > 0 ? { primed: true, pad: 'x'.repeat(big) } : { primed: true };
+        res.write(`event: message\nid: p-3\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result })}\n\n`);
         setTimeout(() => res.end(), Number(u.searchParams.get('hold') ?? 0));
       }, 20);
       return undefined;

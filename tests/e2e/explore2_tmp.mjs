@@ -1,0 +1,14 @@
+import { startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
+import { runSessionWith, sseTransport, streamableHttpTransport } from './lib/session.mjs';
+import { rmSync } from 'node:fs';
+const mode = process.argv[2];
+const db = `/tmp/getclose/ex2-${mode}.db`;
+for (const s of ['', '-wal', '-shm']) rmSync(db + s, { force: true });
+const se = await startServerEverything(mode);
+const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'x' });
+const path = new URL(se.url).pathname;
+await runSessionWith(mode === 'sse' ? sseTransport(proxy.url + path) : streamableHttpTransport(proxy.url + path), {});
+await new Promise((r) => setTimeout(r, 500));
+const st = await proxy.stop();
+await se.stop();
+console.log('STDERR:\n' + st.stderr);
