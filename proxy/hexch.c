@@ -274,7 +274,8 @@ hexch_finish_record(struct hexch *x, const char *outcome)
 	/* A legacy POST refused: its answers will not come on the stream. */
 	if (x->owed_legacy && (!x->have_resp ||
 	    x->resp.status < 200 || x->resp.status > 299))
-		x->hs->owed -= x->owed;
+		x->hs->owed = x->hs->owed > x->owed ? x->hs->owed - x->owed :
+		    0;
 	if (!x->sse && evbuffer_get_length(x->respdata) > 0) {
 		keep = evbuffer_get_length(x->respdata);
 		if (keep > HTTP_KEEP_BODY_MAX)

@@ -414,7 +414,7 @@ test('a client that leaves a POST stream once its answer came is an ordinary end
   });
 });
 
-test('a client that leaves a POST stream before its answer, read by mcpreel, reached it is warned about, noted and cancelled', { skip: needsHttp, timeout: 60000 }, async () => {
+test('a client that leaves a POST stream whose answer mcpreel read but the client never took is warned about, noted and cancelled', { skip: needsHttp, timeout: 60000 }, async () => {
   await withCleanup(async (ctx) => {
     const { db, proxy } = await withPeer(ctx, 'undelivered');
     // An answer of 3.5 MiB to a client that reads nothing: mcpreel reads
@@ -433,5 +433,38 @@ test('a client that leaves a POST stream before its answer, read by mcpreel, rea
     await waitFor(() => exchangesOf(db).some((x) => x.outcome !== null), 10000, 'mcpreel sees the client leave');
     const stopped = await proxy.stop();
     assertLeft(db, stopped.stderr, 'POST', '/priming?big=3670016&hold=10000');
+  });
+});
+
+test('a legacy event stream: answered requests and a refused POST leave nothing owed, so the client ending it is an ordinary end', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { db, proxy } = await withPeer(ctx, 'legacy-owed');
+    let endpoint;
+    const answers = [];
+    let stop = false;
+    const stream = readEventStream(`${proxy.url}/legacy/sse`, {
+      timeoutMs: 15000,
+      onEvent: (ev) => {
+        if (ev.event === 'endpoint') endpoint = ev.data;
+        else answers.push(ev.data);
+        return stop ? 'stop' : undefined;
+      },
+    });
+    await waitFor(() => endpoint, 10000, 'the endpoint event');
+    const post = (m) => request(new URL(endpoint, proxy.url).href, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(m) });
+    assert.equal((await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).status, 202);
+    await waitFor(() => answers.length === 1, 10000, 'the answer on the stream');
+    // Refused with 400: its answer will never come on the stream.
+    assert.equal((await post({ jsonrpc: '2.0', id: 2, method: 'refuse' })).status, 400);
+    // The client ends the stream at the next answer, once it has it.
+    stop = true;
+    assert.equal((await post({ jsonrpc: '2.0', id: 3, method: 'ping' })).status, 202);
+    const r = await stream;
+    assert.ok(r.abortedAtMs, 'the client ended the stream');
+    await waitFor(() => exchangesOf(db).some((x) => x.method === 'GET' && x.outcome !== null), 10000, 'mcpreel sees it');
+    const stopped = await proxy.stop();
+    assert.deepEqual(trafficLines(stopped.stderr), [], 'nothing but the start and stop lines on stderr');
+    assert.equal(exchangesOf(db).find((x) => x.method === 'GET').outcome, ENDED);
+    assert.deepEqual(notesOf(db).filter((t) => /closed the connection/.test(t)), [], 'no note of a client leaving');
   });
 });

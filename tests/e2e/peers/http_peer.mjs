@@ -15,7 +15,8 @@
 //                        responses to POSTs there arrive as message events
 //   .../legacy/message   POST ?sessionId=abc123: 202, and the JSON-RPC
 //                        response {id, result: {echo: method}} on the stream
-//                        (method endpoint-again: an endpoint event first)
+//                        (method endpoint-again: an endpoint event first;
+//                        method refuse: 400, and no response at all)
 //   .../slow             200 application/json after 300 ms
 //   .../priming          POST a JSON-RPC request: 200 text/event-stream,
 //                        chunked: priming events (an id and empty data,
@@ -72,8 +73,9 @@ const server = http.createServer((req, res) => {
     if (p.endsWith('/legacy/message') && req.method === 'POST') {
       const stream = streams.get(u.searchParams.get('sessionId'));
       if (!stream) return send(res, 404, 'text/plain', 'no such session');
-      send(res, 202, 'text/plain', 'Accepted');
       const m = JSON.parse(body);
+      if (m.method === 'refuse') return send(res, 400, 'text/plain', 'refused');
+      send(res, 202, 'text/plain', 'Accepted');
       // A server that names its endpoint again, mid-stream.
       if (m.method === 'endpoint-again') stream.write(`event: endpoint\ndata: ${origin}/legacy/message?sessionId=abc123\n\n`);
       if ('id' in m) stream.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { echo: m.method } })}\n\n`);
