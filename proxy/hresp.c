@@ -99,6 +99,9 @@ evbuffer_replace_first(struct evbuffer *buf, const char *from, const char *to)
 	evbuffer_free(tail);
 }
 
+/* The most of an SSE event id a log line shows (an id has no length cap). */
+#define HRESP_ID_SHOWN	128
+
 /* One complete SSE event from the upstream. */
 static void
 hresp_sse_event(struct hexch *x, struct sse_event *ev)
@@ -146,10 +149,12 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 		 * time), as the transport recommends.  It passed through; it
 		 * is no one's concern, so it is not noted.
 		 */
-		log_debug("connection %llu: a priming SSE event (no data)%s%s%s",
-		    (unsigned long long)x->c->id, ev->id != NULL ? ", id " : "",
-		    ev->id != NULL ? ev->id : "", ev->retry >= 0 ?
-		    ", with a retry time" : "");
+		log_debug("connection %llu: %s%s%.*s%s",
+		    (unsigned long long)x->c->id, ev->id != NULL ||
+		    ev->retry >= 0 ? "a priming SSE event (no data)" :
+		    "an SSE event with no data", ev->id != NULL ? ", id " :
+		    "", HRESP_ID_SHOWN, ev->id != NULL ? ev->id : "",
+		    ev->retry >= 0 ? ", with a retry time" : "");
 		return;
 	}
 	if (hexch_awaits_answer(x))
