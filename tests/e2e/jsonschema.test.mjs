@@ -8,8 +8,8 @@
 // added, an item repeated), the two must agree on valid or invalid for
 // every case, except the disagreements listed below, each with its reason.
 //
-// The C side runs through tests/unit/jschema_check (built with the unit
-// tests next to the mcpreel binary under test), once over all the cases.
+// The C side runs through jschema_check (tests/unit/jschema_check.c, built
+// next to the mcpreel binary under test), once over all the cases.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,8 +25,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { serverEverythingCommand } from './lib/session.mjs';
 import { MCPREEL, tempDir } from './lib/util.mjs';
 
-const CHECKER = process.env.MCPREEL_JSCHEMA_CHECK ??
-  join(dirname(MCPREEL), 'tests', 'unit', 'jschema_check');
+const CHECKER = join(dirname(MCPREEL), 'jschema_check');
+// The plain build's, for its memory figure (MCPREEL_VALGRIND's directory).
+const PLAIN_CHECKER = process.env.MCPREEL_VALGRIND ?
+  join(dirname(process.env.MCPREEL_VALGRIND), 'jschema_check') : null;
 
 const D7 = 'http://json-schema.org/draft-07/schema#';
 const D2020 = 'https://json-schema.org/draft/2020-12/schema';
@@ -227,7 +229,7 @@ async function everythingSchemas() {
 }
 
 test('JSON Schema: check agrees with ajv (draft-07 and 2020-12) on every case but the listed ones', { timeout: 300000 }, async () => {
-  assert.ok(existsSync(CHECKER), `${CHECKER} is missing: build the unit tests (MCPREEL_TESTS=ON)`);
+  assert.ok(existsSync(CHECKER), `${CHECKER} is missing: build the jschema_check target`);
   const tools = await everythingSchemas();
   assert.ok(tools.length >= 10, `server-everything lists ${tools.length} tool schemas`);
 
@@ -305,4 +307,70 @@ test('JSON Schema: check agrees with ajv (draft-07 and 2020-12) on every case bu
   assert.deepEqual(disagree.slice(0, 20), [], `${disagree.length} unlisted disagreements`);
   // The listed ones occur: each stays true of the code.
   for (const [why, n] of known) assert.ok(n > 0, `listed but never seen: ${why}`);
+});
+
+// Peak RSS of jschema_check over the hostile cases: mostly the values'
+// JSON (a 1 MiB string, 100 001 items) as jansson holds them; under ASan
+// its shadow memory and quarantine add the rest.  Measured 9.8 MiB plain
+// and 167 MiB under ASan.
+const HOSTILE_RSS_PLAIN_MIB = 64;
+const HOSTILE_RSS_ASAN_MIB = 384;
+
+// Run a jschema_check over the hostile cases: its lines and peak RSS.
+function runHostile(checker, file) {
+  const r = spawnSync(checker, ['-m', file], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  assert.equal(r.status, 0, `${checker}: ${r.stderr}`);
+  const kib = Number(/peak_rss_kib (\d+)/.exec(r.stderr)?.[1]);
+  assert.ok(kib > 0, `no peak RSS in ${r.stderr}`);
+  return { out: r.stdout.trim().split('\n').map((l) => JSON.parse(l)), mib: kib / 1024 };
+}
+
+test('JSON Schema: hostile schemas and values stop at the bounds, with one error saying why, in bounded memory', { timeout: 300000 }, () => {
+  assert.ok(existsSync(CHECKER), `${CHECKER} is missing: build the jschema_check target`);
+  const defs = {};
+  for (let i = 0; i < 40; i++) defs[`d${i}`] = { anyOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+  defs.d40 = { type: 'string' };
+  let deep = 0;
+  for (let i = 0; i < 2000; i++) deep = [deep];
+  const hostile = [
+    // 2^40 paths through anyOf by $ref: the step budget.
+    { schema: { $ref: '#/$defs/d0', $defs: defs }, instance: 1, want: /too costly/ },
+    // A $ref loop that never goes into the value: the depth bound.
+    { schema: { anyOf: [{ $ref: '#' }] }, instance: 1, want: /nests deeper than 512/ },
+    // A value nested deeper than the bound.
+    { schema: { items: { $ref: '#' } }, instance: deep, want: /nests deeper than 512/ },
+    // A pattern with many ways to match, over 1 MiB: the step budget.
+    { schema: { pattern: '(a|aa|aaa|aaaa)*(b|c)$' }, instance: 'a'.repeat(1 << 20), want: /too costly/ },
+    // uniqueItems over 100 001 items, the last a repeat: hashed, so found.
+    { schema: { uniqueItems: true }, instance: [...Array(100000).keys(), 99999], want: /items 99999 and 100000 are equal/ },
+    // A count expanded past the matcher's size: left out with a note.
+    { schema: { pattern: '((a{30}){30}){30}' }, instance: 'b', want: null },
+  ];
+  const t = tempDir();
+  try {
+    const file = join(t.dir, 'hostile.jsonl');
+    writeFileSync(file, hostile.map((h) => JSON.stringify({ schema: h.schema, instance: h.instance })).join('\n') + '\n');
+    const { out, mib } = runHostile(CHECKER, file);
+    hostile.forEach((h, i) => {
+      if (h.want === null) {
+        assert.equal(out[i].valid, true, `case ${i}`);
+        assert.match(out[i].notes[0], /too large once its counts are expanded/);
+        return;
+      }
+      assert.equal(out[i].valid, false, `case ${i}`);
+      assert.equal(out[i].errors.length, 1, `case ${i}: ${JSON.stringify(out[i].errors)}`);
+      assert.match(out[i].errors[0].text, h.want, `case ${i}`);
+    });
+    console.log(`jsonschema hostile: peak RSS ${mib.toFixed(1)} MiB (ASan build)`);
+    assert.ok(mib < HOSTILE_RSS_ASAN_MIB, `peak RSS ${mib.toFixed(1)} MiB over ${HOSTILE_RSS_ASAN_MIB} MiB (ASan)`);
+    if (PLAIN_CHECKER !== null) {
+      assert.ok(existsSync(PLAIN_CHECKER), `${PLAIN_CHECKER} is missing: build the jschema_check target`);
+      const plain = runHostile(PLAIN_CHECKER, file);
+      assert.deepEqual(plain.out.map((o) => o.errors), out.map((o) => o.errors), 'the same errors plain and under ASan');
+      console.log(`jsonschema hostile: peak RSS ${plain.mib.toFixed(1)} MiB (plain build)`);
+      assert.ok(plain.mib < HOSTILE_RSS_PLAIN_MIB, `peak RSS ${plain.mib.toFixed(1)} MiB over ${HOSTILE_RSS_PLAIN_MIB} MiB (plain)`);
+    }
+  } finally {
+    t.cleanup();
+  }
 });

@@ -2,13 +2,14 @@
  * jschema_check: the JSON Schema validator (check/jsonschema.c) from the
  * command line, for the differential test against ajv.
  *
- *	jschema_check [-7] [-f] FILE
+ *	jschema_check [-7] [-f] [-m] FILE
  *
  * FILE holds one case per line: {"schema": S, "instance": I}.  For each,
  * one line of JSON on stdout: {"valid": true|false, "errors": [...],
  * "notes": [...]}, or {"unusable": "why"} when the schema is refused.
  * -7 reads a schema without "$schema" as draft-07 (else 2020-12), -f
- * makes "format" an assertion.
+ * makes "format" an assertion, -m prints the peak RSS (VmHWM) on stderr
+ * at the end as "peak_rss_kib N".
  */
 
 #include <stdio.h>
@@ -38,15 +39,18 @@ main(int argc, char **argv)
 	char		*buf = NULL, *cause = NULL, *text;
 	size_t		 cap = 0, i;
 	ssize_t		 n;
-	int		 ch, flags = 0, errc;
+	int		 ch, flags = 0, errc, rss = 0;
 
-	while ((ch = getopt(argc, argv, "7f")) != -1) {
+	while ((ch = getopt(argc, argv, "7fm")) != -1) {
 		switch (ch) {
 		case '7':
 			flags |= JSCHEMA_DRAFT07;
 			break;
 		case 'f':
 			flags |= JSCHEMA_FORMAT_ASSERT;
+			break;
+		case 'm':
+			rss = 1;
 			break;
 		default:
 			goto usage;
@@ -90,10 +94,21 @@ main(int argc, char **argv)
 		json_decref(line);
 	}
 	free(buf);
+	buf = NULL;
+	cap = 0;
 	fclose(f);
+	if (rss && (f = fopen("/proc/self/status", "r")) != NULL) {
+		while ((n = getline(&buf, &cap, f)) > 0) {
+			if (strncmp(buf, "VmHWM:", 6) == 0)
+				fprintf(stderr, "peak_rss_kib %ld\n",
+				    strtol(buf + 6, NULL, 10));
+		}
+		free(buf);
+		fclose(f);
+	}
 	return 0;
 usage:
-	fprintf(stderr, "usage: jschema_check [-7] [-f] FILE (one "
+	fprintf(stderr, "usage: jschema_check [-7] [-f] [-m] FILE (one "
 	    "{\"schema\": ..., \"instance\": ...} per line)\n");
 	return 2;
 }
