@@ -30,12 +30,19 @@
 #define JSCHEMA_MAX_DEPTH	512
 /*
  * The most work one validation may do (a subschema applied, a property
- * or item visited, a regex step, a value compared): beyond it the value
+ * or item visited, 16 regex steps, a value compared): beyond it the value
  * is reported as too costly to check, so a schema built to be
  * exponential (anyOf within anyOf) or a huge value cannot hang check.
  * A real tool call needs a few thousand.
  */
 #define JSCHEMA_MAX_STEPS	1000000
+/*
+ * Regex thread steps per step of JSCHEMA_MAX_STEPS: one is a few
+ * instructions, far cheaper than applying a subschema, and a plain
+ * pattern over a 1 MiB argument (base64 data: two threads a character)
+ * must not be "too costly".
+ */
+#define JSRE_STEPS_PER_UNIT	16
 /*
  * The largest matcher a "pattern" may compile to (instructions, after
  * counted repetitions are expanded); a larger one is unsupported, so

@@ -830,7 +830,8 @@ jsre_add(const struct jsre *re, struct jsre_list *l, uint32_t *mark,
 
 /*
  * Whether the pattern matches anywhere in s (len bytes of UTF-8): 1 or 0,
- * or -1 when *steps would pass max (each thread advanced is a step).
+ * or -1 when *steps would pass max (JSRE_STEPS_PER_UNIT threads advanced
+ * are a step).
  */
 int
 jsre_match(const struct jsre *re, const char *s, size_t len,
@@ -842,6 +843,7 @@ jsre_match(const struct jsre *re, const char *s, size_t len,
 	uint32_t		*mark, *stack, gen = 1;
 	int64_t			 prev = -1, cur, next;
 	size_t			 i;
+	uint64_t		 sub = 0;
 	int			 matched = 0, ok, rc = 0;
 
 	a.pc = xcalloc(re->ninsn, sizeof *a.pc);
@@ -858,7 +860,9 @@ jsre_match(const struct jsre *re, const char *s, size_t len,
 			rc = 1;
 			break;
 		}
-		*steps += a.n + 1;
+		sub += a.n + 1;
+		*steps += sub / JSRE_STEPS_PER_UNIT;
+		sub %= JSRE_STEPS_PER_UNIT;
 		if (*steps > max) {
 			rc = -1;
 			break;
