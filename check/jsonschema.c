@@ -829,6 +829,11 @@ jschema_compile(const json_t *doc, int flags, char **cause)
 	struct jscomp	 c;
 	struct jschema	*s;
 
+	if (doc == NULL) {
+		if (cause != NULL)
+			*cause = xstrdup("#: there is no schema");
+		return NULL;
+	}
 	s = xcalloc(1, sizeof *s);
 	s->flags = flags;
 	s->doc = json_incref((json_t *)doc);
@@ -901,11 +906,17 @@ jschema_free(struct jschema *s)
 /*
  * Check a value against a compiled schema, calling cb (if not NULL) once
  * per error.  Returns the number of errors: 0 when the value is valid.
+ * No value at all (NULL) is one error.
  */
 int
 jschema_validate(const struct jschema *s, const json_t *v,
     jschema_error_cb cb, void *arg)
 {
+	if (v == NULL) {
+		if (cb != NULL)
+			cb(arg, "$", "#", "there is no value to check");
+		return 1;
+	}
 	return jsvalid_run(s, v, cb, arg);
 }
 

@@ -455,9 +455,13 @@ jsre_atom(struct jsre_parse *ps)
 					return jsre_fail(ps, "a group name "
 					    "without its '>'");
 				ps->p++;
-			} else
+			} else if (ps->end - ps->p >= 2 && (ps->p[1] == '=' ||
+			    ps->p[1] == '!' || ps->p[1] == '<'))
 				return jsre_fail(ps, "a lookahead or "
 				    "lookbehind");
+			else
+				return jsre_fail(ps, "a group kind ECMA-262 "
+				    "does not have ((?i), (?P...)...)");
 		}
 		if (++ps->depth > JSRE_MAX_NEST)
 			return jsre_fail(ps, "groups nested too deep");

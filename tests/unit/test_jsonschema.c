@@ -449,6 +449,7 @@ static const struct {
 	{ "\\q", "q", -1 },
 	{ "((a{30}){30}){30}", "a", -1 },	/* too large expanded */
 	{ "^*", "a", -1 },
+	{ "(?i)a", "A", -1 },
 };
 
 Test(jsonschema, regex, .timeout = UNIT_TIMEOUT)
@@ -578,6 +579,27 @@ Test(jsonschema, notes, .timeout = UNIT_TIMEOUT)
 		json_decref(sj);
 		json_decref(vj);
 	}
+}
+
+/* No schema, no value: a reason, an error, never a crash. */
+Test(jsonschema, nothing, .timeout = UNIT_TIMEOUT)
+{
+	struct jschema	*s;
+	struct js_errs	 e;
+	json_t		*sj;
+	char		*cause = NULL;
+
+	cr_expect_null(jschema_compile(NULL, 0, &cause));
+	cr_expect_str_eq(cause, "#: there is no schema");
+	free(cause);
+	sj = js_load("{}");
+	s = jschema_compile(sj, 0, NULL);
+	memset(&e, 0, sizeof e);
+	cr_expect_eq(jschema_validate(s, NULL, js_err_cb, &e), 1);
+	cr_expect_str_eq(e.text, "there is no value to check");
+	js_errs_free(&e);
+	jschema_free(s);
+	json_decref(sj);
 }
 
 Test(jsonschema, drafts, .timeout = UNIT_TIMEOUT)
