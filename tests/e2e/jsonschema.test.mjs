@@ -112,6 +112,25 @@ const SCHEMAS = [
   { maximum: 9007199254740992 },
 ];
 
+// The regex matcher against JS's RegExp with the u flag (what ajv uses):
+// each pattern over each subject.
+const PATTERNS = [
+  'a', '^a', 'a$', '^$', '^.*$', '^.+$', '^[a-z]*$', '^[^a-z]*$', '^\\d{2,4}$',
+  '^\\w+\\s\\w+$', '\\S', '^\\D+$', '^\\W', '[\\s\\S]{3}', '^(a|b)*c',
+  '(ab|a)(bc|c)', '^(?:x|y)?z+$', 'a{2}', 'a{2,}', '^a{0,2}$', '^a*?$', 'b+?',
+  '^[\\u00e0-\\u00ff]+$', '\\u{1F600}', '^.{1}$', '^.{2}$', '\\bb', 'b\\B',
+  '^[-a]+$', '^[a-]+$', '^[\\-.]+$', '^\\.+$', '^\\$', '\\n', '^\\t?$',
+  '^(?<n>[0-9]+)-\\k<n>$', '^[A-Z]{2}-\\d{3}$', '^(\\d+\\.){3}\\d+$',
+  '^https?://[^\\s/$.?#].[^\\s]*$', '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$',
+];
+const SUBJECTS = [
+  '', 'a', 'aa', 'aaa', 'aaaa', 'b', 'ab', 'abc', 'ba', 'c', 'abbc', 'xz', 'zz',
+  'xyz', '12', '123', '12345', 'ab cd', 'ab  cd', 'a\n', '\n', '\t', 'é', 'éà',
+  '😀', 'a😀', '😀😀', '-', 'a-', '...', '$', 'AB-123', '1.2.3.4', '1.2.3',
+  'https://example.com/x', 'http://', 'a@b.co', 'a@b', '12-12', '12-13', 'A',
+  ' ', '\u00a0', '\u2028',
+];
+
 // Values one schema is about (beyond the pool).  BIG stands for the
 // integer 2^53 + 1, which a JS number cannot hold: written as that integer
 // for check, given to ajv as the nearest double.
@@ -238,6 +257,9 @@ test('JSON Schema: check agrees with ajv (draft-07 and 2020-12) on every case bu
     ...tools,
   ];
   const cases = [];
+  for (const pattern of PATTERNS) {
+    for (const v of SUBJECTS) cases.push({ name: `pattern ${pattern}`, schema: { pattern }, instance: v });
+  }
   for (const { name, schema } of named) {
     const ex = example(schema);
     const values = [...POOL, ex, ...mutations(ex), ...(EXTRA.get(JSON.stringify(schema)) ?? [])];
@@ -299,7 +321,7 @@ test('JSON Schema: check agrees with ajv (draft-07 and 2020-12) on every case bu
     }
     disagree.push(`${c.name} ${key} on ${JSON.stringify(c.instance)}: ajv ${ajvValid}, check ${r.valid} ${JSON.stringify(r.errors)}`);
   });
-  console.log(`jsonschema differential: ${cases.length} cases over ${named.length} schemas ` +
+  console.log(`jsonschema differential: ${cases.length} cases over ${named.length + PATTERNS.length} schemas ` +
     `(${tools.length} from server-everything): ${agreed} agree (${valid} valid, ${agreed - valid} invalid), ` +
     `${disagree.length} disagree, ${refused.length} refused by one side only`);
   for (const [why, n] of known) console.log(`  known disagreement x${n}: ${why}`);
