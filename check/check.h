@@ -5,9 +5,10 @@
  *
  * A JSON Schema validator (draft-07 and 2020-12, the keywords tool
  * schemas use; docs/jsonschema.md lists them) for a tool's inputSchema and
- * outputSchema: jsonschema.c compiles a schema, jsvalid.c applies it to a
- * value, jsre.c is its regex matcher, jsfmt.c its "format" checks; they
- * share jsonschema_int.h.
+ * outputSchema: jsonschema.c compiles a schema (jskeyword.c reads its
+ * keywords), jsvalid.c applies it to a value (jsvalue.c compares and
+ * quotes values), jsre.c is its regex matcher (jsparse.c reads patterns),
+ * jsfmt.c its "format" checks; they share jsonschema_int.h.
  */
 #ifndef MCPREEL_CHECK_H
 #define MCPREEL_CHECK_H

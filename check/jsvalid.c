@@ -15,8 +15,6 @@
 
 #include "jsonschema_int.h"
 
-/* Values quoted in a sentence are cut to this many bytes. */
-#define JSVALID_QUOTE_MAX	40
 /* The enum values a sentence lists before "...". */
 #define JSVALID_ENUM_SHOWN	5
 /*
@@ -146,252 +144,29 @@ jsvalid_pop(struct jsctx *c, size_t old)
 	c->ipath[old] = '\0';
 }
 
-/* A value, short, for a sentence: JSON text cut at a UTF-8 boundary. */
-static char *
-jsvalid_quote(const json_t *v)
-{
-	json_t	*cut = NULL;
-	char	*s, *out;
-	size_t	 n;
-
-	if (json_is_string(v) && json_string_length(v) > JSVALID_QUOTE_MAX) {
-		n = JSVALID_QUOTE_MAX;
-		while (n > 0 && (json_string_value(v)[n] & 0xc0) == 0x80)
-			n--;
-		cut = json_stringn(json_string_value(v), n);
-		v = cut;
-	}
-	s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-	json_decref(cut);
-	if (s == NULL)
-		return xstrdup("?");
-	if (cut != NULL) {
-		xasprintf(&out, "%s...", s);
-		free(s);
-		return out;
-	}
-	if (strlen(s) > JSVALID_QUOTE_MAX) {
-		n = JSVALID_QUOTE_MAX;
-		while (n > 0 && (s[n] & 0xc0) == 0x80)
-			n--;
-		xasprintf(&out, "%.*s...", (int)n, s);
-		free(s);
-		return out;
-	}
-	return s;
-}
-
-/* "the string \"3\"", "the number 1.5", "an object", ... */
-static char *
-jsvalid_describe(const json_t *v)
-{
-	char	*q, *out;
-
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return xstrdup("an object");
-	case JSON_ARRAY:
-		return xstrdup("an array");
-	case JSON_TRUE:
-	case JSON_FALSE:
-	case JSON_NULL:
-		return jsvalid_quote(v);
-	default:
-		break;
-	}
-	q = jsvalid_quote(v);
-	xasprintf(&out, "the %s %s", json_is_string(v) ? "string" :
-	    json_is_integer(v) ? "integer" : "number", q);
-	free(q);
-	return out;
-}
-
-static int
-jsvalid_is_integer(const json_t *v)
-{
-	double	d;
-
-	if (json_is_integer(v))
-		return 1;
-	if (!json_is_real(v))
-		return 0;
-	d = json_real_value(v);
-	return isfinite(d) && floor(d) == d;
-}
-
-static long double
-jsvalid_ld(const json_t *v)
-{
-	return json_is_integer(v) ? (long double)json_integer_value(v) :
-	    (long double)json_real_value(v);
-}
-
-/* Compare two numbers exactly (an int64 is exact in a long double). */
-static int
-jsvalid_cmp(const json_t *a, const json_t *b)
-{
-	long double	x, y;
-
-	if (json_is_integer(a) && json_is_integer(b))
-		return json_integer_value(a) < json_integer_value(b) ? -1 :
-		    json_integer_value(a) > json_integer_value(b);
-	x = jsvalid_ld(a);
-	y = jsvalid_ld(b);
-	return x < y ? -1 : x > y;
-}
-
-/* JSON equality, 1 and 1.0 equal; each node compared is a step. */
+/* jsvalue_equal() on the validation's budget. */
 static int
 jsvalid_equal(struct jsctx *c, const json_t *a, const json_t *b)
 {
-	const char	*k;
-	const json_t	*va, *vb;
-	size_t		 i;
+	int	r;
 
-	if (jsvalid_step(c, 1))
+	if (c->stopped)
 		return 0;
-	if (json_is_number(a) && json_is_number(b))
-		return jsvalid_cmp(a, b) == 0;
-	if (json_typeof(a) != json_typeof(b))
-		return 0;
-	switch (json_typeof(a)) {
-	case JSON_STRING:
-		return json_string_length(a) == json_string_length(b) &&
-		    memcmp(json_string_value(a), json_string_value(b),
-		    json_string_length(a)) == 0;
-	case JSON_ARRAY:
-		if (json_array_size(a) != json_array_size(b))
-			return 0;
-		for (i = 0; i < json_array_size(a); i++) {
-			if (!jsvalid_equal(c, json_array_get(a, i),
-			    json_array_get(b, i)))
-				return 0;
-		}
-		return 1;
-	case JSON_OBJECT:
-		if (json_object_size(a) != json_object_size(b))
-			return 0;
-		json_object_foreach((json_t *)a, k, va) {
-			if ((vb = json_object_get(b, k)) == NULL ||
-			    !jsvalid_equal(c, va, vb))
-				return 0;
-		}
-		return 1;
-	default:
-		return 1;	/* true, false, null */
-	}
+	r = jsvalue_equal(&c->steps, a, b);
+	if (c->steps > JSCHEMA_MAX_STEPS)
+		c->stopped = 1;
+	return r;
 }
 
-static uint64_t
-jsvalid_mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
-/* A hash equal values share (1 and 1.0 too); each node is a step. */
+/* jsvalue_hash() on the validation's budget. */
 static uint64_t
 jsvalid_hash(struct jsctx *c, const json_t *v)
 {
-	const char	*k;
-	const json_t	*e;
-	uint64_t	 h;
-	size_t		 i;
-	double		 d;
+	uint64_t	h = jsvalue_hash(&c->steps, v);
 
-	(void)jsvalid_step(c, 1);
-	switch (json_typeof(v)) {
-	case JSON_INTEGER:
-		return jsvalid_mix((uint64_t)json_integer_value(v));
-	case JSON_REAL:
-		d = json_real_value(v);
-		if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18)
-			return jsvalid_mix((uint64_t)(int64_t)d);
-		if (d == 0)
-			d = 0;
-		memcpy(&h, &d, sizeof h);
-		return jsvalid_mix(h ^ 0x5555);
-	case JSON_STRING:
-		h = 1469598103934665603ULL;
-		for (i = 0; i < json_string_length(v); i++)
-			h = (h ^ (unsigned char)json_string_value(v)[i]) *
-			    1099511628211ULL;
-		return jsvalid_mix(h ^ 1);
-	case JSON_ARRAY:
-		h = 2;
-		for (i = 0; i < json_array_size(v) && !c->stopped; i++)
-			h = jsvalid_mix(h * 31 + jsvalid_hash(c,
-			    json_array_get(v, i)));
-		return h;
-	case JSON_OBJECT:
-		/* Key order must not matter: a sum of the members' hashes. */
-		h = 3;
-		json_object_foreach((json_t *)v, k, e) {
-			uint64_t	kh = 1469598103934665603ULL;
-
-			for (i = 0; k[i] != '\0'; i++)
-				kh = (kh ^ (unsigned char)k[i]) *
-				    1099511628211ULL;
-			h += jsvalid_mix(kh ^ jsvalid_hash(c, e));
-			if (c->stopped)
-				break;
-		}
-		return jsvalid_mix(h);
-	case JSON_TRUE:
-		return 4;
-	case JSON_FALSE:
-		return 5;
-	default:
-		return 6;
-	}
-}
-
-/* The type names for a sentence: "a string or null". */
-static void
-jsvalid_types(unsigned int types, char *buf, size_t len)
-{
-	static const struct {
-		unsigned int	 bit;
-		const char	*name;
-	} names[] = {
-		{ JST_OBJECT, "an object" }, { JST_ARRAY, "an array" },
-		{ JST_STRING, "a string" }, { JST_NUMBER, "a number" },
-		{ JST_INTEGER, "an integer" }, { JST_BOOLEAN, "a boolean" },
-		{ JST_NULL, "null" },
-	};
-	size_t	i, n = 0, total = 0, k;
-
-	for (i = 0; i < sizeof names / sizeof names[0]; i++)
-		total += (types & names[i].bit) != 0;
-	buf[0] = '\0';
-	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-		if (!(types & names[i].bit))
-			continue;
-		k = strlen(buf);
-		snprintf(buf + k, len - k, "%s%s", n == 0 ? "" : n + 1 == total ?
-		    " or " : ", ", names[i].name);
-		n++;
-	}
-}
-
-static int
-jsvalid_type_ok(unsigned int t, const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return (t & JST_OBJECT) != 0;
-	case JSON_ARRAY: return (t & JST_ARRAY) != 0;
-	case JSON_STRING: return (t & JST_STRING) != 0;
-	case JSON_TRUE:
-	case JSON_FALSE: return (t & JST_BOOLEAN) != 0;
-	case JSON_NULL: return (t & JST_NULL) != 0;
-	default:
-		return (t & JST_NUMBER) || ((t & JST_INTEGER) &&
-		    jsvalid_is_integer(v));
-	}
+	if (c->steps > JSCHEMA_MAX_STEPS)
+		c->stopped = 1;
+	return h;
 }
 
 /* type, enum, const. */
@@ -402,9 +177,9 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	size_t	 i;
 	int	 errs = 0;
 
-	if (n->types && !jsvalid_type_ok(n->types, v)) {
-		jsvalid_types(n->types, want, sizeof want);
-		got = jsvalid_describe(v);
+	if (n->types && !jsvalue_type_ok(n->types, v)) {
+		jsvalue_types(n->types, want, sizeof want);
+		got = jsvalue_describe(v);
 		jsvalid_err(c, n, "type", "expected %s, got %s", want, got);
 		free(got);
 		if (c->quiet)
@@ -412,8 +187,8 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		errs++;
 	}
 	if (n->has_const && !jsvalid_equal(c, n->constv, v)) {
-		q = jsvalid_quote(n->constv);
-		got = jsvalid_describe(v);
+		q = jsvalue_quote(n->constv);
+		got = jsvalue_describe(v);
 		jsvalid_err(c, n, "const", "expected %s, got %s", q, got);
 		free(q);
 		free(got);
@@ -431,13 +206,13 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		list = xstrdup("");
 		for (i = 0; i < json_array_size(n->enumv) &&
 		    i < JSVALID_ENUM_SHOWN; i++) {
-			q = jsvalid_quote(json_array_get(n->enumv, i));
+			q = jsvalue_quote(json_array_get(n->enumv, i));
 			xasprintf(&tmp, "%s%s%s", list, i ? ", " : "", q);
 			free(q);
 			free(list);
 			list = tmp;
 		}
-		got = jsvalid_describe(v);
+		got = jsvalue_describe(v);
 		jsvalid_err(c, n, "enum", "expected %s%s%s, got %s",
 		    json_array_size(n->enumv) == 1 ? "" : "one of ", list,
 		    json_array_size(n->enumv) > JSVALID_ENUM_SHOWN ? ", ..." :
@@ -483,7 +258,7 @@ jsvalid_string(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		if (rc < 0)
 			c->stopped = 1;
 		if (rc == 0) {
-			q = jsvalid_quote(v);
+			q = jsvalue_quote(v);
 			jsvalid_err(c, n, "pattern", "the string %s does not "
 			    "match the pattern \"%s\"", q, n->pattern_src);
 			free(q);
@@ -495,7 +270,7 @@ jsvalid_string(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		}
 	}
 	if (n->format != NULL && !jsfmt_check(n->format, s, len)) {
-		q = jsvalid_quote(v);
+		q = jsvalue_quote(v);
 		jsvalid_err(c, n, "format", "the string %s is no valid %s", q,
 		    n->format);
 		free(q);
@@ -510,12 +285,12 @@ jsvalid_bound(struct jsctx *c, const struct jsnode *n, const json_t *v,
     const json_t *b, const char *kw, int sign, int exclusive)
 {
 	char	*got, *bq;
-	int	 r = jsvalid_cmp(v, b) * sign;
+	int	 r = jsvalue_cmp(v, b) * sign;
 
 	if (r > 0 || (r == 0 && !exclusive))
 		return 0;
-	got = jsvalid_describe(v);
-	bq = jsvalid_quote(b);
+	got = jsvalue_describe(v);
+	bq = jsvalue_quote(b);
 	jsvalid_err(c, n, kw, "expected a number %s %s, got %s", sign > 0 ?
 	    (exclusive ? "greater than" : "at least") : (exclusive ?
 	    "less than" : "at most"), bq, got);
@@ -559,13 +334,13 @@ jsvalid_number(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		bad = json_integer_value(v) % json_integer_value(n->multiple)
 		    != 0;
 	else {
-		q = jsvalid_ld(v) / jsvalid_ld(n->multiple);
+		q = jsvalue_ld(v) / jsvalue_ld(n->multiple);
 		bad = isfinite(q) && fabsl(q - nearbyintl(q)) >
 		    JSVALID_MULTIPLE_EPS;
 	}
 	if (bad) {
-		got = jsvalid_describe(v);
-		mq = jsvalid_quote(n->multiple);
+		got = jsvalue_describe(v);
+		mq = jsvalue_quote(n->multiple);
 		jsvalid_err(c, n, "multipleOf", "expected a multiple of %s, "
 		    "got %s", mq, got);
 		free(got);
