@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <string.h>
+#include <strings.h>
 
 #include "check.h"
 
@@ -64,11 +65,14 @@ jsfmt_date(const char *s, size_t n)
 	return !(m == 2 && d == 29 && !leap);
 }
 
-/* full-time: HH:MM:SS[.frac](Z|+HH:MM|-HH:MM); a leap second allowed. */
+/*
+ * full-time: HH:MM:SS[.frac](Z|+HH:MM|-HH:MM).  A leap second (:60) only
+ * where there can be one: at 23:59 UTC once the offset is taken off.
+ */
 static int
 jsfmt_time(const char *s, size_t n)
 {
-	int	h, m, sec, oh, om;
+	int	h, m, sec, oh = 0, om = 0, utc;
 	size_t	i;
 
 	if (n < 9 || s[2] != ':' || s[5] != ':' || !jsfmt_digits(s, 2, &h) ||
@@ -83,19 +87,25 @@ jsfmt_time(const char *s, size_t n)
 		while (i < n && s[i] >= '0' && s[i] <= '9')
 			i++;
 	}
-	if (i < n && (s[i] == 'Z' || s[i] == 'z'))
-		return i + 1 == n;
-	if (i + 6 != n || (s[i] != '+' && s[i] != '-') || s[i + 3] != ':' ||
-	    !jsfmt_digits(s + i + 1, 2, &oh) || !jsfmt_digits(s + i + 4, 2,
-	    &om))
+	if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
+		if (i + 1 != n)
+			return 0;
+	} else if (i + 6 != n || (s[i] != '+' && s[i] != '-') ||
+	    s[i + 3] != ':' || !jsfmt_digits(s + i + 1, 2, &oh) ||
+	    !jsfmt_digits(s + i + 4, 2, &om) || oh > 23 || om > 59)
 		return 0;
-	return oh <= 23 && om <= 59;
+	if (sec < 60)
+		return 1;
+	utc = h * 60 + m - (s[i] == '-' ? -1 : 1) * (oh * 60 + om);
+	utc = ((utc % 1440) + 1440) % 1440;
+	return utc == 23 * 60 + 59;
 }
 
+/* full-date "T" full-time; RFC 3339 lets a space stand for the T. */
 static int
 jsfmt_date_time(const char *s, size_t n)
 {
-	if (n < 20 || (s[10] != 'T' && s[10] != 't'))
+	if (n < 20 || (s[10] != 'T' && s[10] != 't' && s[10] != ' '))
 		return 0;
 	return jsfmt_date(s, 10) && jsfmt_time(s + 11, n - 11);
 }
@@ -177,11 +187,16 @@ jsfmt_uri(const char *s, size_t n)
 	return 1;
 }
 
-/* 8-4-4-4-12 hex digits. */
+/* 8-4-4-4-12 hex digits, with or without RFC 4122's "urn:uuid:". */
 static int
 jsfmt_uuid(const char *s, size_t n)
 {
 	size_t	i;
+
+	if (n == 45 && strncasecmp(s, "urn:uuid:", 9) == 0) {
+		s += 9;
+		n -= 9;
+	}
 
 	if (n != 36)
 		return 0;

@@ -19,6 +19,7 @@ import { dirname, join } from 'node:path';
 
 import Ajv from 'ajv';
 import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -401,4 +402,63 @@ test('JSON Schema: hostile schemas and values stop at the bounds, with one error
   } finally {
     t.cleanup();
   }
+});
+
+// Formats as assertions (jschema_check -f) against ajv-formats ("full"
+// mode), on values at the edges of each format.
+const FORMATS = {
+  'date-time': ['2024-02-29T10:00:00Z', '2025-02-29T10:00:00Z', '2024-01-01t10:00:00z', '2024-01-01 10:00:00Z',
+    '2024-01-01T10:00:00+01:00', '2024-01-01T10:00:00+0100', '2024-01-01T10:00:00', '2024-01-01T24:00:00Z',
+    '2024-01-01T23:59:60Z', '2024-01-01T10:00:00.123456Z', '2024-13-01T10:00:00Z', '2024-1-01T10:00:00Z', 'x', '',
+    '2024-01-01T10:00Z', '2024-01-01T10:00:00.Z', '2024-12-31T23:59:60-23:59', '2024-06-30T22:59:60-01:00',
+    '2024-06-30T23:59:60+01:00', '1998-12-31T15:59:60.123-08:00', '1998-12-31T22:59:60Z'],
+  date: ['2024-02-29', '2023-02-29', '2024-04-31', '2024-4-1', '20240101', '2024-00-10', '2024-12-31', '0000-01-01', 'x'],
+  time: ['10:00:00Z', '10:00:00', '10:00:00+01:00', '23:59:60Z', '24:00:00Z', '10:00:00.5z', '10:00Z', '1:00:00Z',
+    '10:60:00Z', '23:59:60+01:00', '00:59:60+01:00'],
+  email: ['a@b.co', 'a.b@example.com', 'a..b@example.com', '.a@b.co', 'a@b', 'a@-b.com', 'a@b-.com', 'a b@c.com',
+    'a@b..com', '@b.com', 'a@', 'a+tag@example.org', "o'hara@x.ie", 'a@xn--e1afmkfd.xn--p1ai'],
+  uri: ['https://example.com', 'http://a/b?c#d', 'urn:isbn:0451450523', 'mailto:a@b.co', '/relative', 'x',
+    'http://exa mple.com', 'http://a/%zz', 'http://a/%20', 'a:b', '1a:b', 'http://[::1]:80/', 'file:///tmp/x'],
+  uuid: ['123e4567-e89b-12d3-a456-426614174000', '123E4567-E89B-12D3-A456-426614174000',
+    '123e4567e89b12d3a456426614174000', 'urn:uuid:123e4567-e89b-12d3-a456-426614174000',
+    '123e4567-e89b-12d3-a456-42661417400g', '00000000-0000-0000-0000-000000000000'],
+  ipv4: ['192.168.0.1', '256.0.0.1', '1.2.3', '01.2.3.4', '1.2.3.4.5', '0.0.0.0', ' 1.2.3.4', '1.2.3.04'],
+  ipv6: ['::1', '::', '1::2::3', '2001:db8::1', '::ffff:1.2.3.4', '1:2:3:4:5:6:7:8', '1:2:3:4:5:6:7:8:9', 'g::1', '12345::1'],
+};
+
+// Where check reads the RFC more strictly or more loosely than ajv-formats.
+const FORMAT_KNOWN = [
+  { format: 'date-time', value: '2024-01-01T10:00:00+0100', why: 'RFC 3339\'s time-numoffset is "+" time-hour ":" time-minute: no colon, no date-time' },
+  { format: 'email', value: 'a@b', why: 'RFC 5321 allows a domain of one label; ajv-formats wants a dot, check never gives a false error' },
+];
+
+test('JSON Schema: formats as assertions agree with ajv-formats but for the listed readings of the RFCs', { timeout: 120000 }, () => {
+  const ajv = new Ajv2020({ strict: false });
+  addFormats(ajv);
+  const cases = [];
+  for (const [format, values] of Object.entries(FORMATS)) for (const v of values) cases.push({ schema: { format }, instance: v });
+  const t = tempDir();
+  let out;
+  try {
+    const file = join(t.dir, 'formats.jsonl');
+    writeFileSync(file, cases.map((c) => JSON.stringify(c)).join('\n') + '\n');
+    const r = spawnSync(CHECKER, ['-f', file], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `jschema_check: ${r.stderr}`);
+    out = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  } finally {
+    t.cleanup();
+  }
+  const disagree = [];
+  let known = 0;
+  cases.forEach((c, i) => {
+    if (ajv.compile(c.schema)(c.instance) === out[i].valid) return;
+    if (FORMAT_KNOWN.some((k) => k.format === c.schema.format && k.value === c.instance)) {
+      known++;
+      return;
+    }
+    disagree.push(`${c.schema.format} ${JSON.stringify(c.instance)}: check ${out[i].valid}`);
+  });
+  console.log(`jsonschema formats: ${cases.length} cases, ${cases.length - known - disagree.length} agree, ${known} listed`);
+  assert.deepEqual(disagree, []);
+  assert.equal(known, FORMAT_KNOWN.length, 'each listed disagreement occurs');
 });
