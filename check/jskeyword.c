@@ -119,6 +119,11 @@ jskeyword_type(struct jscomp *c, struct jsnode *n, const json_t *v)
 	size_t		 i, j, n_;
 
 	n_ = json_is_array(v) ? json_array_size(v) : 1;
+	if (n_ == 0) {
+		jschema_fail(c, "%s/type: \"type\" must name at least one "
+		    "type, not be an empty array", n->path);
+		return;
+	}
 	for (i = 0; i < n_; i++) {
 		e = json_is_array(v) ? json_array_get(v, i) : v;
 		if (!json_is_string(e)) {

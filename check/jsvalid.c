@@ -202,7 +202,10 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		if (jsvalid_equal(c, json_array_get(n->enumv, i), v))
 			return errs;
 	}
-	if (!c->quiet && !c->stopped) {
+	if (json_array_size(n->enumv) == 0)
+		jsvalid_err(c, n, "enum", "no value is allowed here (the enum "
+		    "is empty)");
+	else if (!c->quiet && !c->stopped) {
 		list = xstrdup("");
 		for (i = 0; i < json_array_size(n->enumv) &&
 		    i < JSVALID_ENUM_SHOWN; i++) {
