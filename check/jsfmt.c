@@ -33,6 +33,7 @@ jsfmt_known(const char *name)
 	return 0;
 }
 
+/* n decimal digits at s, their value in *v; 0 if any is not a digit. */
 static int
 jsfmt_digits(const char *s, size_t n, int *v)
 {
@@ -110,6 +111,7 @@ jsfmt_date_time(const char *s, size_t n)
 	return jsfmt_date(s, 10) && jsfmt_time(s + 11, n - 11);
 }
 
+/* An ASCII letter or digit. */
 static int
 jsfmt_alnum(int c)
 {
@@ -211,6 +213,7 @@ jsfmt_uuid(const char *s, size_t n)
 	return 1;
 }
 
+/* An IPv4 or IPv6 address as inet_pton() reads it (dotted quad, no leading zeros). */
 static int
 jsfmt_ip(const char *s, size_t n, int af)
 {

@@ -146,6 +146,7 @@ jskeyword_type(struct jscomp *c, struct jsnode *n, const json_t *v)
 	}
 }
 
+/* qsort() order of named subschemas: by name. */
 static int
 jskeyword_named_cmp(const void *a, const void *b)
 {

@@ -16,6 +16,7 @@
 
 #include "jsonschema_int.h"
 
+/* A JSON value's kind for a sentence: "an integer", "an object"... */
 const char *
 jschema_json_kind(const json_t *v)
 {
@@ -90,6 +91,7 @@ jschema_path(const char *parent, const char *key)
 	return out;
 }
 
+/* parent + "/" + key + "/" + i: an item of an array keyword. */
 char *
 jschema_path_index(const char *parent, const char *key, size_t i)
 {
@@ -115,6 +117,7 @@ jschema_memo_slot(const struct jscomp *c, const json_t *k)
 	return h;
 }
 
+/* Remember the node compiled from a schema object (the table grows at half full). */
 static void
 jschema_memo_put(struct jscomp *c, const json_t *k, struct jsnode *n)
 {
@@ -142,6 +145,7 @@ jschema_memo_put(struct jscomp *c, const json_t *k, struct jsnode *n)
 	c->mn++;
 }
 
+/* The node already compiled from a schema object, or NULL. */
 static struct jsnode *
 jschema_memo_get(struct jscomp *c, const json_t *k)
 {
@@ -153,6 +157,7 @@ jschema_memo_get(struct jscomp *c, const json_t *k)
 	return c->mkeys[h] == k ? c->mvals[h] : NULL;
 }
 
+/* A new node at path, owned by the schema; boolean -1 for an object schema. */
 static struct jsnode *
 jschema_node_new(struct jscomp *c, const char *path, int boolean)
 {
@@ -461,6 +466,7 @@ jschema_compile(const json_t *doc, int flags, char **cause)
 	return s;
 }
 
+/* Free one node and what it owns (its regexes too). */
 static void
 jschema_node_free(struct jsnode *n)
 {
@@ -484,6 +490,7 @@ jschema_node_free(struct jsnode *n)
 	free(n);
 }
 
+/* Free a compiled schema, its nodes and notes, and drop our reference. */
 void
 jschema_free(struct jschema *s)
 {
@@ -518,6 +525,7 @@ jschema_validate(const struct jschema *s, const json_t *v,
 	return jsvalid_run(s, v, cb, arg);
 }
 
+/* The dialect the schema was read as. */
 enum jschema_draft
 jschema_draft(const struct jschema *s)
 {
@@ -531,6 +539,7 @@ jschema_nnotes(const struct jschema *s)
 	return s->nnotes;
 }
 
+/* Note i (0 to jschema_nnotes() - 1), or NULL. */
 const char *
 jschema_note(const struct jschema *s, size_t i)
 {

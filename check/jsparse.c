@@ -33,6 +33,7 @@ jsparse_fail(struct jsre_parse *ps, const char *why)
 	return -1;
 }
 
+/* A new parse-tree node of a kind, its index. */
 static int
 jsparse_node_new(struct jsre_parse *ps, enum jsre_kind kind)
 {
@@ -49,6 +50,7 @@ jsparse_node_new(struct jsre_parse *ps, enum jsre_kind kind)
 	return (int)ps->nnodes++;
 }
 
+/* Add one range of code points to the pattern's class ranges. */
 static int
 jsparse_range_add(struct jsre *re, uint32_t lo, uint32_t hi)
 {
@@ -85,6 +87,7 @@ jsparse_ranges_add(struct jsre *re, const struct jsre_range *r, size_t n,
 		jsparse_range_add(re, next, JSRE_CP_MAX);
 }
 
+/* A hex digit's value, or -1. */
 static int
 jsparse_hex(uint32_t c)
 {

@@ -207,6 +207,7 @@ jsre_compile(const char *pat, size_t len, char **cause)
 	return re;
 }
 
+/* Free a compiled pattern. */
 void
 jsre_free(struct jsre *re)
 {
@@ -217,6 +218,7 @@ jsre_free(struct jsre *re)
 	free(re);
 }
 
+/* Whether a code point is in \w (-1, no code point, is not). */
 static int
 jsre_is_word(int64_t c)
 {
@@ -224,6 +226,7 @@ jsre_is_word(int64_t c)
 	    (c >= 'A' && c <= 'Z') || c == '_';
 }
 
+/* Whether code point c is in a class instruction's ranges (or not, inverted). */
 static int
 jsre_in_class(const struct jsre *re, const struct jsre_insn *in, uint32_t c)
 {

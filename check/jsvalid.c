@@ -81,6 +81,7 @@ jsvalid_err(struct jsctx *c, const struct jsnode *n, const char *kw,
 	free(text);
 }
 
+/* Append n bytes to the value's JSONPath. */
 static void
 jsvalid_path_add(struct jsctx *c, const char *s, size_t n)
 {
@@ -125,6 +126,7 @@ jsvalid_push_key(struct jsctx *c, const char *key, size_t klen)
 	return old;
 }
 
+/* Append [i] to the value's JSONPath; the length to pop back to. */
 static size_t
 jsvalid_push_index(struct jsctx *c, size_t i)
 {
@@ -137,6 +139,7 @@ jsvalid_push_index(struct jsctx *c, size_t i)
 	return old;
 }
 
+/* Cut the value's JSONPath back to what it was before a push. */
 static void
 jsvalid_pop(struct jsctx *c, size_t old)
 {
@@ -353,6 +356,7 @@ jsvalid_number(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	return errs;
 }
 
+/* bsearch() of a name among the sorted properties. */
 static int
 jsvalid_named_cmp(const void *key, const void *e)
 {
@@ -509,6 +513,7 @@ struct jsvalid_hashed {
 	size_t		i;
 };
 
+/* qsort() order of hashed items: by hash, then by index. */
 static int
 jsvalid_hashed_cmp(const void *a, const void *b)
 {

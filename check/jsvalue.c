@@ -74,6 +74,7 @@ jsvalue_describe(const json_t *v)
 	return out;
 }
 
+/* Whether a number has no fraction (1.0 is an integer, as JSON Schema says). */
 int
 jsvalue_is_integer(const json_t *v)
 {
@@ -87,6 +88,7 @@ jsvalue_is_integer(const json_t *v)
 	return isfinite(d) && floor(d) == d;
 }
 
+/* A number as a long double (exact for every int64). */
 long double
 jsvalue_ld(const json_t *v)
 {
@@ -153,14 +155,16 @@ jsvalue_equal(uint64_t *steps, const json_t *a, const json_t *b)
 	}
 }
 
+/* Mix 64 bits so that nearby values (1, 2, 3) spread over the hash. */
 static uint64_t
 jsvalue_mix(uint64_t h)
 {
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
+	/* 2^64 divided by the golden ratio: odd, its bits without pattern. */
+	h ^= h >> 31;
+	h *= 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 29;
+	h *= 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 32;
 	return h;
 }
 

@@ -8,6 +8,9 @@
 // added, an item repeated), the two must agree on valid or invalid for
 // every case, except the disagreements listed below, each with its reason.
 //
+// ajv and ajv-formats are the SDK's own dependencies (pinned in
+// package-lock.json), so the test needs nothing the suite does not have.
+//
 // The C side runs through jschema_check (tests/unit/jschema_check.c, built
 // next to the mcpreel binary under test), once over all the cases.
 
