@@ -388,6 +388,22 @@ walk_union_names(const struct walk *w, const struct stype *u, char *buf,
 	}
 }
 
+/* Add a const's string to a list of them, once. */
+static void
+walk_list_add(char *list, size_t size, size_t *o, const char *s)
+{
+	char	quoted[128];
+	int	n;
+
+	snprintf(quoted, sizeof quoted, "\"%s\"", s);
+	if (strstr(list, quoted) != NULL || *o >= size)
+		return;
+	n = snprintf(list + *o, size - *o, "%s%s", *o == 0 ? "" : ", ",
+	    quoted);
+	if (n > 0)
+		*o += (size_t)n;
+}
+
 /*
  * Nothing in a union fits: say why in the words of its discriminating
  * member when the alternatives are objects told apart by one ("type").
@@ -397,10 +413,11 @@ walk_union_none(struct walk *w, const struct stype *u, const json_t *j)
 {
 	const struct sdef	*d;
 	const struct smember	*m;
+	const struct stype	*mt;
 	const char		*key = NULL;
 	const json_t		*val;
-	char			 list[SHAPE_TEXT_MAX / 2], one[128];
-	size_t			 i, k, o = 0, saved;
+	char			 list[SHAPE_TEXT_MAX / 2];
+	size_t			 i, k, c, o = 0, saved;
 
 	list[0] = '\0';
 	for (i = 0; json_is_object(j) && i < u->nleaves[w->v]; i++) {
@@ -411,15 +428,21 @@ walk_union_none(struct walk *w, const struct stype *u, const json_t *j)
 		d = &defs_get()->defs[l->ref[w->v]];
 		for (k = 0; k < d->nmembers; k++) {
 			m = &d->members[k];
+			mt = m->type;
 			if ((m->versions & PROTO_VBIT(w->v)) == 0 ||
-			    m->type->kind != ST_CONST || m->optional)
+			    m->optional || !walk_const_member(w, mt))
 				continue;
 			if (key == NULL)
 				key = m->name;
-			if (strcmp(key, m->name) == 0 && o < sizeof list)
-				o += (size_t)snprintf(list + o, sizeof list -
-				    o, "%s\"%s\"", o == 0 ? "" : ", ",
-				    m->type->text);
+			if (strcmp(key, m->name) != 0)
+				continue;
+			if (mt->kind == ST_CONST)
+				walk_list_add(list, sizeof list, &o, mt->text);
+			else {
+				for (c = 0; c < mt->nleaves[w->v]; c++)
+					walk_list_add(list, sizeof list, &o,
+					    mt->leaves[w->v][c]->text);
+			}
 			break;
 		}
 	}
@@ -455,7 +478,6 @@ walk_union_none(struct walk *w, const struct stype *u, const json_t *j)
 		}
 	}
 	walk_union_names(w, u, list, sizeof list);
-	(void)one;
 	walk_report(w, "shape.type", "expected %s, got %s", list,
 	    walk_json_type(j));
 }

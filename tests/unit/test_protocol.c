@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "protocol.h"
+#include "shape_int.h"
 #include "unit.h"
 
 static const struct {
@@ -541,4 +542,65 @@ Test(protocol, messages, .timeout = UNIT_TIMEOUT)
 		proto_findings_clear(&l);
 		json_decref(msg);
 	}
+}
+
+/*
+ * No silent gaps: every method of every revision has its params and (for
+ * a request) its result shape, and every name they use means something
+ * in that revision.  (Loading the shapes checks the same and stops the
+ * program naming the line; this says it as a test.)
+ */
+Test(protocol, every_method_has_shapes, .timeout = UNIT_TIMEOUT)
+{
+	const struct shapes		*sh = defs_get();
+	const struct proto_method	*t;
+	size_t				 n, i, rows = 0;
+	int				 v;
+
+	t = proto_methods(&n);
+	for (i = 0; i < n; i++) {
+		for (v = 1; v < PROTO_V_MAX; v++) {
+			if ((t[i].versions & PROTO_VBIT(v)) == 0)
+				continue;
+			rows++;
+			cr_assert_not_null(sh->params[i], "%s", t[i].name);
+			if (sh->params[i]->kind == ST_REF)
+				cr_expect_neq(sh->params[i]->ref[v], -1,
+				    "%s params in %s", t[i].name,
+				    proto_version_name((enum proto_version)v));
+			if (t[i].kind == PROTO_NOTIFICATION)
+				continue;
+			cr_assert_not_null(sh->result[i], "%s", t[i].name);
+			if (sh->result[i]->kind == ST_REF)
+				cr_expect_neq(sh->result[i]->ref[v], -1,
+				    "%s result in %s", t[i].name,
+				    proto_version_name((enum proto_version)v));
+		}
+	}
+	/* 24 + 24 + 25 + 31 + 21 methods in the five revisions. */
+	cr_expect_eq(rows, 125, "%zu", rows);
+}
+
+/* A shape that does not fit: each alternative of a union is tried. */
+Test(protocol, shape_fits, .timeout = UNIT_TIMEOUT)
+{
+	const struct shapes	*sh = defs_get();
+	const struct sdef	*d;
+	json_t			*ok, *bad;
+	struct stype		 ref;
+	int			 v;
+
+	d = defs_find(sh, "ContentBlock", PROTO_V_2025_06_18);
+	cr_assert_not_null(d);
+	cr_assert_null(defs_find(sh, "AudioContent", PROTO_V_2024_11_05));
+	memset(&ref, 0, sizeof ref);
+	ref.kind = ST_REF;
+	for (v = 0; v < PROTO_V_MAX; v++)
+		ref.ref[v] = (int)(d - sh->defs);
+	ok = json_pack("{s:s, s:s}", "type", "text", "text", "hi");
+	bad = json_pack("{s:s}", "type", "text");
+	cr_expect(shape_fits(PROTO_V_2025_06_18, &ref, ok));
+	cr_expect(!shape_fits(PROTO_V_2025_06_18, &ref, bad));
+	json_decref(ok);
+	json_decref(bad);
 }

@@ -1,0 +1,163 @@
+/*
+ * proto_check: the protocol module's verdict on a recorded session, and
+ * its speed.  Reads a session exported with `mcpreel export --format
+ * jsonl`, takes the revision from the initialize exchange (or a 2026-07-28
+ * request's _meta), checks every message with proto_check_message() and
+ * prints each finding; with --repeat N it checks the whole file N times
+ * more, parsing each message again each time, and prints messages/s.
+ *
+ *   proto_check [--repeat N] [--version V] FILE.jsonl
+ *
+ * Exit status: 0 no finding, 1 findings, 2 bad usage or input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "bench.h"
+#include "protocol.h"
+
+/* Messages kept from the file: their text and what the export says. */
+struct rec {
+	char		*text;		/* the message as JSON text */
+	char		*method;	/* a response's: its request's method */
+	int		 seq;
+	char		 dir[4];
+};
+
+static void
+print_cb(const struct proto_finding *f, void *arg)
+{
+	const struct rec *r = arg;
+
+	printf("seq %d %s %s: %s %s at %s: %s [%s]\n", r->seq, r->dir,
+	    r->method != NULL ? r->method : "-", proto_severity_name(f->severity),
+	    f->rule, f->path, f->text, f->spec);
+}
+
+static void
+count_cb(const struct proto_finding *f, void *arg)
+{
+	(void)f;
+	(*(size_t *)arg)++;
+}
+
+/* The revision a message names, if it is an initialize exchange or has it
+   in its _meta. */
+static enum proto_version
+version_of(const json_t *msg)
+{
+	const json_t	*v;
+
+	v = json_object_get(json_object_get(msg, "result"),
+	    "protocolVersion");
+	if (json_is_string(v))
+		return (proto_version_parse(json_string_value(v)));
+	v = json_object_get(json_object_get(json_object_get(msg, "params"),
+	    "_meta"), "io.modelcontextprotocol/protocolVersion");
+	if (json_is_string(v))
+		return (proto_version_parse(json_string_value(v)));
+	return (PROTO_V_UNKNOWN);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct rec		*recs = NULL;
+	enum proto_version	 v = PROTO_V_UNKNOWN;
+	FILE			*f;
+	json_t			*line, *msg;
+	json_error_t		 err;
+	char			*buf = NULL;
+	size_t			 cap = 0, n = 0, i, findings = 0, dummy;
+	long			 repeat = 0, r;
+	ssize_t			 len;
+	int64_t			 t0, t1;
+	int			 c;
+
+	while (argc > 2 && argv[1][0] == '-') {
+		if (strcmp(argv[1], "--repeat") == 0)
+			repeat = strtol(argv[2], NULL, 10);
+		else if (strcmp(argv[1], "--version") == 0)
+			v = proto_version_parse(argv[2]);
+		else
+			break;
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc != 2) {
+		fprintf(stderr, "usage: proto_check [--repeat N] [--version V] "
+		    "FILE.jsonl\n");
+		return (2);
+	}
+	if ((f = fopen(argv[1], "r")) == NULL) {
+		perror(argv[1]);
+		return (2);
+	}
+	while ((len = getline(&buf, &cap, f)) != -1) {
+		line = json_loadb(buf, (size_t)len, 0, &err);
+		if (line == NULL) {
+			fprintf(stderr, "%s: %s\n", argv[1], err.text);
+			return (2);
+		}
+		msg = json_object_get(line, "message");
+		if (json_object_get(line, "type") != NULL &&
+		    strcmp(json_string_value(json_object_get(line, "type")),
+		    "message") == 0 && msg != NULL && !json_is_null(msg)) {
+			recs = realloc(recs, (n + 1) * sizeof *recs);
+			recs[n].text = json_dumps(msg, JSON_COMPACT |
+			    JSON_ENCODE_ANY);
+			recs[n].method = json_is_string(json_object_get(line,
+			    "method")) ? strdup(json_string_value(
+			    json_object_get(line, "method"))) : NULL;
+			recs[n].seq = (int)json_integer_value(json_object_get(
+			    line, "seq"));
+			snprintf(recs[n].dir, sizeof recs[n].dir, "%s",
+			    json_string_value(json_object_get(line,
+			    "direction")));
+			if (v == PROTO_V_UNKNOWN)
+				v = version_of(msg);
+			n++;
+		}
+		json_decref(line);
+	}
+	fclose(f);
+	printf("%zu messages, revision %s\n", n, proto_version_name(v));
+	for (i = 0; i < n; i++) {
+		msg = json_loads(recs[i].text, JSON_DECODE_ANY, NULL);
+		findings += proto_check_message(v, msg, json_object_get(msg,
+		    "method") == NULL ? recs[i].method : NULL, print_cb,
+		    &recs[i]);
+		json_decref(msg);
+	}
+	printf("%zu findings\n", findings);
+	if (repeat > 0) {
+		dummy = 0;
+		t0 = util_now_ns();
+		for (r = 0; r < repeat; r++) {
+			for (i = 0; i < n; i++) {
+				msg = json_loads(recs[i].text,
+				    JSON_DECODE_ANY, NULL);
+				proto_check_message(v, msg, json_object_get(msg,
+				    "method") == NULL ? recs[i].method : NULL,
+				    count_cb, &dummy);
+				json_decref(msg);
+			}
+		}
+		t1 = util_now_ns();
+		printf("checked %zu messages in %.3f s: %.0f messages/s "
+		    "(parse included)\n", n * (size_t)repeat,
+		    (double)(t1 - t0) / 1e9, (double)(n * (size_t)repeat) /
+		    ((double)(t1 - t0) / 1e9));
+	}
+	for (i = 0; i < n; i++) {
+		free(recs[i].text);
+		free(recs[i].method);
+	}
+	free(recs);
+	free(buf);
+	c = findings != 0;
+	return (c);
+}
