@@ -78,12 +78,22 @@ message_report(struct msgcheck *c, const char *rule, int severity,
 	    text);
 }
 
-/* Join a prefix ("$" or "$[3]") and a member. */
+/* Join a prefix ("$" or "$[3]") and a member; plain copies (hot path). */
 static const char *
 message_path(char *buf, size_t size, const char *prefix, const char *member)
 {
-	snprintf(buf, size, "%s%s%s", prefix, member != NULL ? "." : "",
-	    member != NULL ? member : "");
+	size_t	plen = strlen(prefix), mlen = member != NULL ?
+		    strlen(member) : 0;
+
+	if (plen + mlen + 2 > size)
+		plen = mlen = 0;
+	memcpy(buf, prefix, plen);
+	if (member != NULL) {
+		buf[plen++] = '.';
+		memcpy(buf + plen, member, mlen);
+		plen += mlen;
+	}
+	buf[plen] = '\0';
 	return (buf);
 }
 

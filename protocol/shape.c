@@ -74,27 +74,43 @@ walk_done(const struct walk *w)
 	return (*w->budget == 0);
 }
 
-/* Append to the path; returns the length to go back to. */
+/*
+ * Append bytes to the path; returns the length to go back to.  A path
+ * that would pass SHAPE_PATH_MAX ends in "..." instead.  Plain copies, no
+ * printf: this runs for every member walked.
+ */
 static size_t
-walk_push(struct walk *w, const char *fmt, ...)
+walk_append(struct walk *w, const char *s, size_t len)
 {
 	size_t	saved = w->plen;
-	va_list	ap;
-	int	n;
 
 	if (w->plen + 4 >= sizeof w->path)
 		return (saved);		/* already cut */
-	va_start(ap, fmt);
-	n = vsnprintf(w->path + w->plen, sizeof w->path - w->plen, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof w->path - w->plen - 4) {
+	if (len >= sizeof w->path - w->plen - 4) {
 		w->plen = sizeof w->path - 4;
 		memcpy(w->path + w->plen, "...", 4);
 		w->plen += 3;
 		return (saved);
 	}
-	w->plen += (size_t)n;
+	memcpy(w->path + w->plen, s, len);
+	w->plen += len;
+	w->path[w->plen] = '\0';
 	return (saved);
+}
+
+/* Append an array index: [i]. */
+static size_t
+walk_push_index(struct walk *w, size_t i)
+{
+	char	buf[24], *p = buf + sizeof buf;
+
+	*--p = ']';
+	do {
+		*--p = (char)('0' + i % 10);
+		i /= 10;
+	} while (i != 0);
+	*--p = '[';
+	return (walk_append(w, p, (size_t)(buf + sizeof buf - p)));
 }
 
 static void
@@ -117,15 +133,24 @@ walk_push_key(struct walk *w, const char *key)
 		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '$')
 			plain = 0;
 	}
-	if (plain)
-		return (walk_push(w, ".%s", key));
-	for (p = key; *p != '\0' && o + 2 < sizeof buf; p++) {
-		if (*p == '\'' || *p == '\\')
+	if (plain) {
+		buf[0] = '.';
+		o = 1;
+	} else {
+		buf[0] = '[';
+		buf[1] = '\'';
+		o = 2;
+	}
+	for (p = key; *p != '\0' && o + 4 < sizeof buf; p++) {
+		if (!plain && (*p == '\'' || *p == '\\'))
 			buf[o++] = '\\';
 		buf[o++] = *p;
 	}
-	buf[o] = '\0';
-	return (walk_push(w, "['%s']", buf));
+	if (!plain) {
+		buf[o++] = '\'';
+		buf[o++] = ']';
+	}
+	return (walk_append(w, buf, o));
 }
 
 /* "a string", "an object": what a JSON value is, for sentences. */
@@ -581,7 +606,7 @@ walk_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
 		break;
 	case ST_ARRAYOF:
 		for (i = 0; i < json_array_size(j) && !walk_done(w); i++) {
-			saved = walk_push(w, "[%zu]", i);
+			saved = walk_push_index(w, i);
 			walk_type(w, t->sub, json_array_get(j, i), depth + 1);
 			walk_pop(w, saved);
 		}
@@ -620,13 +645,16 @@ shape_check(enum proto_version v, const struct stype *t, const json_t *j,
 {
 	struct walk	w;
 
-	memset(&w, 0, sizeof w);
 	w.v = v;
 	w.cb = cb;
 	w.arg = arg;
 	w.budget = budget;
+	w.dry = 0;
+	w.found = 0;
 	w.spec = spec;
-	walk_push(&w, "%s", path);
+	w.plen = 0;
+	w.path[0] = '\0';
+	walk_append(&w, path, strlen(path));
 	walk_type(&w, t, j, 0);
 }
 
@@ -637,11 +665,15 @@ shape_fits(enum proto_version v, const struct stype *t, const json_t *j)
 	struct walk	w;
 	size_t		budget = 0;
 
-	memset(&w, 0, sizeof w);
 	w.v = v;
+	w.cb = NULL;
+	w.arg = NULL;
 	w.budget = &budget;
 	w.dry = 1;
+	w.found = 0;
 	w.spec = "";
+	w.plen = 0;
+	w.path[0] = '\0';
 	walk_type(&w, t, j, 0);
 	return (w.found == 0);
 }
