@@ -37,6 +37,32 @@ print_cb(const struct proto_finding *f, void *arg)
 	    f->rule, f->path, f->text, f->spec);
 }
 
+/*
+ * For raw message lines: remember each request's method by its id, and
+ * put the method of the request a response answers into the line.
+ */
+static json_t *
+raw_method(json_t *line, json_t **ids)
+{
+	json_t	*id = json_object_get(line, "id"), *m;
+	char	*key;
+
+	if (*ids == NULL)
+		*ids = json_object();
+	if (id == NULL || !json_is_object(line))
+		return (json_object_get(line, "method"));
+	key = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+	if (key == NULL)
+		return (NULL);
+	m = json_object_get(line, "method");
+	if (json_is_string(m))
+		json_object_set(*ids, key, m);
+	else
+		m = json_object_get(*ids, key);
+	free(key);
+	return (m);
+}
+
 static void
 count_cb(const struct proto_finding *f, void *arg)
 {
@@ -68,7 +94,8 @@ main(int argc, char **argv)
 	struct rec		*recs = NULL;
 	enum proto_version	 v = PROTO_V_UNKNOWN;
 	FILE			*f;
-	json_t			*line, *msg, **parsed;
+	json_t			*line, *msg, **parsed, *ids = NULL, *mj;
+	int			 raw;
 	json_error_t		 err;
 	char			*buf = NULL;
 	size_t			 cap = 0, n = 0, i, findings = 0, dummy;
@@ -97,25 +124,34 @@ main(int argc, char **argv)
 		return (2);
 	}
 	while ((len = getline(&buf, &cap, f)) != -1) {
-		line = json_loadb(buf, (size_t)len, 0, &err);
+		line = json_loadb(buf, (size_t)len, JSON_ALLOW_NUL, &err);
 		if (line == NULL) {
-			fprintf(stderr, "%s: %s\n", argv[1], err.text);
-			return (2);
+			/* Not JSON: nothing a protocol check can read. */
+			fprintf(stderr, "%s: line skipped: %s\n", argv[1],
+			    err.text);
+			continue;
 		}
-		msg = json_object_get(line, "message");
-		if (json_object_get(line, "type") != NULL &&
+		/* A raw message line (not an export): the line is the
+		   message, and a response's method is that of the last
+		   request seen with its id. */
+		raw = json_object_get(line, "type") == NULL &&
+		    json_object_get(line, "format") == NULL;
+		msg = raw ? line : json_object_get(line, "message");
+		if (raw || (json_object_get(line, "type") != NULL &&
 		    strcmp(json_string_value(json_object_get(line, "type")),
-		    "message") == 0 && msg != NULL && !json_is_null(msg)) {
+		    "message") == 0 && msg != NULL && !json_is_null(msg) &&
+		    !json_is_string(msg))) {
 			recs = realloc(recs, (n + 1) * sizeof *recs);
 			recs[n].text = json_dumps(msg, JSON_COMPACT |
 			    JSON_ENCODE_ANY);
-			recs[n].method = json_is_string(json_object_get(line,
-			    "method")) ? strdup(json_string_value(
-			    json_object_get(line, "method"))) : NULL;
-			recs[n].seq = (int)json_integer_value(json_object_get(
-			    line, "seq"));
-			snprintf(recs[n].dir, sizeof recs[n].dir, "%s",
-			    json_string_value(json_object_get(line,
+			mj = raw ? raw_method(line, &ids) :
+			    json_object_get(line, "method");
+			recs[n].method = json_is_string(mj) ?
+			    strdup(json_string_value(mj)) : NULL;
+			recs[n].seq = raw ? (int)n + 1 : (int)json_integer_value(
+			    json_object_get(line, "seq"));
+			snprintf(recs[n].dir, sizeof recs[n].dir, "%s", raw ?
+			    "-" : json_string_value(json_object_get(line,
 			    "direction")));
 			if (v == PROTO_V_UNKNOWN)
 				v = version_of(msg);
@@ -124,9 +160,11 @@ main(int argc, char **argv)
 		json_decref(line);
 	}
 	fclose(f);
+	json_decref(ids);
 	printf("%zu messages, revision %s\n", n, proto_version_name(v));
 	for (i = 0; i < n; i++) {
-		msg = json_loads(recs[i].text, JSON_DECODE_ANY, NULL);
+		msg = json_loads(recs[i].text, JSON_DECODE_ANY |
+		    JSON_ALLOW_NUL, NULL);
 		findings += proto_check_message(v, msg, json_object_get(msg,
 		    "method") == NULL ? recs[i].method : NULL, print_cb,
 		    &recs[i]);

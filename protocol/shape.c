@@ -205,6 +205,9 @@ walk_type_name(const struct walk *w, const struct stype *t, char *buf,
 		snprintf(buf, size, "\"%s\"", t->text);
 		return (buf);
 	case ST_REF:
+		if (defs_get()->defs[t->ref[w->v]].alias != NULL)
+			return (walk_type_name(w,
+			    defs_get()->defs[t->ref[w->v]].alias, buf, size));
 		snprintf(buf, size, "an object (%s)",
 		    defs_get()->defs[t->ref[w->v]].spec_name);
 		return (buf);
@@ -455,7 +458,7 @@ walk_union_none(struct walk *w, const struct stype *u, const json_t *j)
 			m = &d->members[k];
 			mt = m->type;
 			if ((m->versions & PROTO_VBIT(w->v)) == 0 ||
-			    m->optional || !walk_const_member(w, mt))
+			    !walk_const_member(w, mt))
 				continue;
 			if (key == NULL)
 				key = m->name;
@@ -507,6 +510,25 @@ walk_union_none(struct walk *w, const struct stype *u, const json_t *j)
 	    walk_json_type(j));
 }
 
+/* How many of an object def's required members a value has. */
+static size_t
+walk_present(const struct walk *w, const struct stype *t, const json_t *j)
+{
+	const struct sdef	*d;
+	size_t			 i, n = 0;
+
+	if (t->kind != ST_REF || !json_is_object(j))
+		return (0);
+	d = &defs_get()->defs[t->ref[w->v]];
+	for (i = 0; i < d->nmembers; i++) {
+		if ((d->members[i].versions & PROTO_VBIT(w->v)) != 0 &&
+		    !d->members[i].optional &&
+		    json_object_get(j, d->members[i].name) != NULL)
+			n++;
+	}
+	return (n);
+}
+
 /*
  * A union: the alternatives whose JSON kind and discriminating members
  * fit, most specific first; the first that fits whole wins, else the
@@ -517,7 +539,7 @@ walk_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
 {
 	const struct stype	*cand[SHAPE_UNION_MAX], *l;
 	int			 rank[SHAPE_UNION_MAX], r;
-	size_t			 i, k, n = 0, found;
+	size_t			 i, k, n = 0, found, best;
 	int			 dry;
 
 	for (i = 0; i < u->nleaves[w->v]; i++) {
@@ -559,6 +581,17 @@ walk_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
 		w->found = found;
 		if (i < n)
 			return;
+		/* None fits: report the faults of the one most of whose
+		   required members are there (a task answered where a
+		   result could be is a task missing a member). */
+		best = 0;
+		for (i = 1; i < n && rank[i] == rank[0]; i++) {
+			if (walk_present(w, cand[i], j) >
+			    walk_present(w, cand[best], j))
+				best = i;
+		}
+		walk_type(w, cand[best], j, depth + 1);
+		return;
 	}
 	walk_type(w, cand[0], j, depth + 1);
 }

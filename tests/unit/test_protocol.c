@@ -505,6 +505,111 @@ static const struct {
 	  "3,\"io.modelcontextprotocol/clientCapabilities\":{}}}}", NULL,
 	  "shape.type",
 	  "$.params._meta['io.modelcontextprotocol/protocolVersion']" },
+	/* shape.format passes */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\","
+	  "\"params\":{\"uri\":\"test://static/resource/1\"}}", NULL, NULL,
+	  NULL },
+	/* progress message: from 2025-03-26 (an open object before: fine) */
+	{ V1, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	  "\"params\":{\"progressToken\":\"t\",\"progress\":1,\"message\":"
+	  "\"x\"}}", NULL, NULL, NULL },
+	{ V2, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	  "\"params\":{\"progressToken\":\"t\",\"progress\":1,\"message\":"
+	  "2}}", NULL, "shape.type", "$.params.message" },
+	{ V2, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	  "\"params\":{\"progressToken\":true,\"progress\":1}}", NULL,
+	  "shape.type", "$.params.progressToken" },
+	/* tool annotations: from 2025-03-26 */
+	{ V1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":"
+	  "\"a\",\"inputSchema\":{\"type\":\"object\"},\"annotations\":"
+	  "{\"readOnlyHint\":\"yes\"}}]}}", "tools/list", NULL, NULL },
+	{ V2, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":"
+	  "\"a\",\"inputSchema\":{\"type\":\"object\"},\"annotations\":"
+	  "{\"readOnlyHint\":\"yes\"}}]}}", "tools/list", "shape.type",
+	  "$.result.tools[0].annotations.readOnlyHint" },
+	/* URL-mode elicitation: 2025-11-25 on, with elicitationId there */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"mode\":\"url\",\"message\":\"m\",\"elicitationId\":"
+	  "\"e\",\"url\":\"https://x.example/a\"}}", NULL, NULL, NULL },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"mode\":\"url\",\"message\":\"m\",\"url\":"
+	  "\"https://x.example/a\"}}", NULL, "shape.required", "$.params" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"mode\":\"url\",\"message\":\"m\",\"elicitationId\":"
+	  "\"e\",\"url\":\"https://x.example/a\"}}", NULL, "shape.required",
+	  "$.params" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"mode\":\"popup\",\"message\":\"m\"}}", NULL,
+	  "shape.enum", "$.params.mode" },
+	/* multi-select enums: 2025-11-25 on */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":"
+	  "\"object\",\"properties\":{\"c\":{\"type\":\"array\",\"items\":"
+	  "{\"type\":\"string\",\"enum\":[\"a\"]}}}}}}", NULL, NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":"
+	  "\"object\",\"properties\":{\"c\":{\"type\":\"array\",\"items\":"
+	  "{\"type\":\"string\",\"enum\":[\"a\"]}}}}}}", NULL, "shape.enum",
+	  "$.params.requestedSchema.properties.c.type" },
+	/* task integers */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"taskId\":\"t\","
+	  "\"status\":\"working\",\"createdAt\":\"x\",\"lastUpdatedAt\":\"x\","
+	  "\"ttl\":60000,\"pollInterval\":0.5}}", "tasks/get", "shape.integer",
+	  "$.result.pollInterval" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"taskId\":\"t\","
+	  "\"status\":\"paused\",\"createdAt\":\"x\",\"lastUpdatedAt\":\"x\","
+	  "\"ttl\":null}}", "tasks/get", "shape.enum", "$.result.status" },
+	/* 2026-07-28: cacheable results, discover, listen */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"cacheScope\":\"public\",\"tools\":[]}}", "tools/list",
+	  "shape.required", "$.result" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"ttlMs\":1.5,\"cacheScope\":\"public\",\"tools\":[]}}",
+	  "tools/list", "shape.integer", "$.result.ttlMs" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"ttlMs\":0,\"cacheScope\":\"shared\",\"tools\":[]}}",
+	  "tools/list", "shape.enum", "$.result.cacheScope" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"ttlMs\":0,\"cacheScope\":\"private\","
+	  "\"supportedVersions\":[\"2026-07-28\"],\"capabilities\":{}}}",
+	  "server/discover", NULL, NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"_meta\":{}}}", "subscriptions/listen",
+	  "shape.required", "$.result._meta" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"method\":"
+	  "\"notifications/subscriptions/acknowledged\",\"params\":{\"_meta\":"
+	  "{\"io.modelcontextprotocol/subscriptionId\":\"l\"},"
+	  "\"notifications\":{\"toolsListChanged\":true}}}", NULL, NULL, NULL },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"method\":"
+	  "\"notifications/subscriptions/acknowledged\",\"params\":{}}", NULL,
+	  "shape.unknown-method", "$.method" },
+	/* 2026-07-28 retry with inputResponses */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	  "\"params\":{" META5 ",\"name\":\"c\",\"inputResponses\":{\"k\":"
+	  "{\"action\":\"accept\",\"content\":{\"ok\":true}}},\"requestState\":"
+	  "\"s\"}}", NULL, NULL, NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	  "\"params\":{" META5 ",\"name\":\"c\",\"requestState\":7}}", NULL,
+	  "shape.type", "$.params.requestState" },
+	/* sampling content: one block until 2025-06-18, also an array after */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"role\":"
+	  "\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],"
+	  "\"model\":\"m\"}}", "sampling/createMessage", "shape.type",
+	  "$.result.content" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"role\":"
+	  "\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],"
+	  "\"model\":\"m\"}}", "sampling/createMessage", NULL, NULL },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"role\":"
+	  "\"robot\",\"content\":{\"type\":\"text\",\"text\":\"a\"},"
+	  "\"model\":\"m\"}}", "sampling/createMessage", "shape.enum",
+	  "$.result.role" },
+	/* an error answers any method; the unknown revision: envelope only */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,"
+	  "\"message\":\"unsupported\"}}", "tools/call", NULL, NULL },
+	{ VU, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}", NULL,
+	  NULL, NULL },
+	{ VU, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", "tools/call",
+	  NULL, NULL },
 };
 
 /* Collect findings. */
