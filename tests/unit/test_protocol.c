@@ -709,3 +709,14 @@ Test(protocol, shape_fits, .timeout = UNIT_TIMEOUT)
 	json_decref(ok);
 	json_decref(bad);
 }
+
+/* A name with a NUL inside is no method (found by fuzz_protocol). */
+Test(protocol, method_name_with_nul, .timeout = UNIT_TIMEOUT)
+{
+	static const char name[] = "tools/call\0tools/call";
+
+	cr_expect_null(proto_method_n(name, sizeof name - 1,
+	    PROTO_V_2025_06_18));
+	cr_expect_null(proto_method_n(name, sizeof name - 1, PROTO_V_UNKNOWN));
+	cr_expect_not_null(proto_method_n(name, 10, PROTO_V_2025_06_18));
+}
