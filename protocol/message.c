@@ -158,10 +158,11 @@ message_call(struct msgcheck *c, const json_t *msg, const char *prefix)
 	const json_t			*params, *id;
 	const char			*name, *spec;
 	char				 path[64], where[128];
-	size_t				 n;
+	size_t				 n, name_len;
 	int				 has_id;
 
 	name = json_string_value(json_object_get(msg, "method"));
+	name_len = json_string_length(json_object_get(msg, "method"));
 	id = json_object_get(msg, "id");
 	has_id = id != NULL;
 	if (has_id)
@@ -177,7 +178,7 @@ message_call(struct msgcheck *c, const json_t *msg, const char *prefix)
 		    "error");
 	if (c->v == PROTO_V_UNKNOWN)
 		return;
-	m = proto_method(name, c->v);
+	m = proto_method_n(name, name_len, c->v);
 	if (m == NULL || m->kind == PROTO_INPUT) {
 		message_method_versions(name, where, sizeof where);
 		message_report(c, "shape.unknown-method", PROTO_WARNING,
@@ -316,7 +317,8 @@ message_one(struct msgcheck *c, const json_t *msg, const char *prefix,
 		    message_path(path, sizeof path, prefix, NULL),
 		    c->rpc_spec, "\"jsonrpc\": \"2.0\" is missing");
 	else if (!json_is_string(jsonrpc) ||
-	    strcmp(json_string_value(jsonrpc), "2.0") != 0)
+	    json_string_length(jsonrpc) != 3 ||
+	    memcmp(json_string_value(jsonrpc), "2.0", 3) != 0)
 		message_report(c, "jsonrpc.version", PROTO_ERROR,
 		    message_path(path, sizeof path, prefix, "jsonrpc"),
 		    c->rpc_spec, "\"jsonrpc\" must be the string \"2.0\"");

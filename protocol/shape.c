@@ -293,7 +293,20 @@ walk_base64(const char *s, size_t len)
 	return (1);
 }
 
-/* The string a const-valued member must have, or NULL. */
+/*
+ * Whether a JSON string is exactly s: by length too, since a JSON string
+ * may hold a NUL ("text\u0000" is not "text").
+ */
+static int
+walk_str_eq(const json_t *j, const char *s)
+{
+	size_t	len = strlen(s);
+
+	return (json_string_length(j) == len &&
+	    memcmp(json_string_value(j), s, len) == 0);
+}
+
+/* Whether a member's type is one string or a choice of strings. */
 static int
 walk_const_member(const struct walk *w, const struct stype *t)
 {
@@ -310,16 +323,16 @@ walk_const_member(const struct walk *w, const struct stype *t)
 	return (1);
 }
 
-/* Whether a string is one of a const-valued type's strings. */
+/* Whether a JSON string is one of a const-valued type's strings. */
 static int
-walk_const_has(const struct walk *w, const struct stype *t, const char *s)
+walk_const_has(const struct walk *w, const struct stype *t, const json_t *j)
 {
 	size_t	i;
 
 	if (t->kind == ST_CONST)
-		return (strcmp(t->text, s) == 0);
+		return (walk_str_eq(j, t->text));
 	for (i = 0; i < t->nleaves[w->v]; i++) {
-		if (strcmp(t->leaves[w->v][i]->text, s) == 0)
+		if (walk_str_eq(j, t->leaves[w->v][i]->text))
 			return (1);
 	}
 	return (0);
@@ -349,8 +362,7 @@ walk_discriminate(const struct walk *w, const struct sdef *d, const json_t *j)
 				return (-1);
 			continue;
 		}
-		if (!json_is_string(val) || !walk_const_has(w, m->type,
-		    json_string_value(val)))
+		if (!json_is_string(val) || !walk_const_has(w, m->type, val))
 			return (-1);
 		matched = 1;
 	}
@@ -548,7 +560,7 @@ walk_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
 			continue;
 		r = 0;
 		if (l->kind == ST_CONST)
-			r = strcmp(l->text, json_string_value(j)) == 0 ? 1 : -1;
+			r = walk_str_eq(j, l->text) ? 1 : -1;
 		else if (l->kind == ST_REF && json_is_object(j))
 			r = walk_discriminate(w,
 			    &defs_get()->defs[l->ref[w->v]], j);
@@ -615,7 +627,8 @@ walk_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
 	}
 	switch (t->kind) {
 	case ST_STRING:
-		if (t->format == FMT_URI && !walk_uri(json_string_value(j)))
+		if (t->format == FMT_URI && (!walk_uri(json_string_value(j)) ||
+		    strlen(json_string_value(j)) != json_string_length(j)))
 			walk_report(w, "shape.format", "\"%.60s\" is not an "
 			    "absolute URI (the schema gives this member format "
 			    "uri)", json_string_value(j));
@@ -633,7 +646,7 @@ walk_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
 		}
 		break;
 	case ST_CONST:
-		if (strcmp(json_string_value(j), t->text) != 0)
+		if (!walk_str_eq(j, t->text))
 			walk_report(w, "shape.const", "must be \"%s\", not "
 			    "\"%.60s\"", t->text, json_string_value(j));
 		break;

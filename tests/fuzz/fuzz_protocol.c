@@ -57,8 +57,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		method = table[(data[1] - 1) % n].name;
 	/* Methods by length, as the scanner hands them over. */
 	(void)proto_method_n((const char *)data + 2, len - 2, v);
-	msg = json_loadb((const char *)data + 2, len - 2, JSON_DECODE_ANY,
-	    NULL);
+	/* NULs inside strings allowed: "text\u0000" must not pass for
+	   "text". */
+	msg = json_loadb((const char *)data + 2, len - 2, JSON_DECODE_ANY |
+	    JSON_ALLOW_NUL, NULL);
 	if (msg == NULL)
 		return (0);
 	got = proto_check_message(v, msg, method, fuzz_protocol_cb, &count);

@@ -603,6 +603,17 @@ static const struct {
 	  "\"robot\",\"content\":{\"type\":\"text\",\"text\":\"a\"},"
 	  "\"model\":\"m\"}}", "sampling/createMessage", "shape.enum",
 	  "$.result.role" },
+	/* strings compared by length: a NUL inside is not the end */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{"
+	  "\"type\":\"text\\u0000x\",\"text\":\"a\"}]}}", "tools/call",
+	  "shape.enum", "$.result.content[0].type" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\\u0000\"}", NULL,
+	  "shape.unknown-method", "$.method" },
+	{ V3, "{\"jsonrpc\":\"2.0\\u0000\",\"id\":1,\"method\":\"ping\"}", NULL,
+	  "jsonrpc.version", "$.jsonrpc" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":"
+	  "\"a\",\"inputSchema\":{\"type\":\"object\\u0000\"}}]}}",
+	  "tools/list", "shape.const", "$.result.tools[0].inputSchema.type" },
 	/* an error answers any method; the unknown revision: envelope only */
 	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,"
 	  "\"message\":\"unsupported\"}}", "tools/call", NULL, NULL },
@@ -621,7 +632,8 @@ Test(protocol, messages, .timeout = UNIT_TIMEOUT)
 	size_t			 i, j, n;
 
 	for (i = 0; i < sizeof message_cases / sizeof message_cases[0]; i++) {
-		msg = json_loads(message_cases[i].msg, JSON_DECODE_ANY, &err);
+		msg = json_loads(message_cases[i].msg, JSON_DECODE_ANY |
+		    JSON_ALLOW_NUL, &err);
 		cr_assert_not_null(msg, "case %zu: %s", i, err.text);
 		proto_findings_init(&l);
 		n = proto_check_message(message_cases[i].v, msg,
