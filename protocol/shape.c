@@ -49,6 +49,10 @@ walk_report(struct walk *w, const char *rule, const char *fmt, ...)
 	char	text[SHAPE_TEXT_MAX];
 	va_list	ap;
 
+	/* A format is a warning: it never decides which alternative of a
+	   union a value is. */
+	if (w->dry && strcmp(rule, "shape.format") == 0)
+		return;
 	w->found++;
 	if (w->dry)
 		return;
@@ -591,8 +595,13 @@ walk_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
 		}
 		w->dry = dry;
 		w->found = found;
-		if (i < n)
+		if (i < n) {
+			/* It fits; walked again for real for its warnings
+			   (formats), which a dry walk does not count. */
+			if (!w->dry)
+				walk_type(w, cand[i], j, depth + 1);
 			return;
+		}
 		/* None fits: report the faults of the one most of whose
 		   required members are there (a task answered where a
 		   result could be is a task missing a member). */

@@ -614,6 +614,19 @@ static const struct {
 	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":"
 	  "\"a\",\"inputSchema\":{\"type\":\"object\\u0000\"}}]}}",
 	  "tools/list", "shape.const", "$.result.tools[0].inputSchema.type" },
+	/* a format fault inside a union: reported, and it does not decide
+	   the alternative (found by the differential run against the SDK) */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"contents\":[{"
+	  "\"uri\":\"a:b\",\"blob\":\"zz-not-base64\"}]}}", "resources/read",
+	  "shape.format", "$.result.contents[0].blob" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"contents\":[{"
+	  "\"uri\":\"nope\",\"text\":\"t\"}]}}", "resources/read",
+	  "shape.format", "$.result.contents[0].uri" },
+	/* the tasks capabilities' inner objects */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":"
+	  "\"2025-11-25\",\"capabilities\":{\"tasks\":{\"requests\":{\"tools\":"
+	  "7}}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}",
+	  "initialize", "shape.type", "$.result.capabilities.tasks.requests.tools" },
 	/* an error answers any method; the unknown revision: envelope only */
 	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,"
 	  "\"message\":\"unsupported\"}}", "tools/call", NULL, NULL },
