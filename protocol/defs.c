@@ -360,6 +360,44 @@ defs_read_type(char *rest)
 		defs_bad(cause, eq + 3);
 }
 
+/* "error CODE [@tag] = expr": the shape of error.data for a code. */
+static void
+defs_read_error(char *rest)
+{
+	struct shapes	*sh = &defs_shapes;
+	struct serror	*e;
+	char		*eq, *end, *cause;
+
+	eq = strstr(rest, " = ");
+	if (eq == NULL)
+		defs_bad("'=' expected", rest);
+	*eq = '\0';
+	sh->errors = xreallocarray(sh->errors, sh->nerrors + 1,
+	    sizeof *sh->errors);
+	e = &sh->errors[sh->nerrors++];
+	e->line = defs_line;
+	e->versions = defs_cut_tag(rest);
+	e->code = strtoll(defs_skip(rest), &end, 10);
+	if (end == defs_skip(rest) || *defs_skip(end) != '\0')
+		defs_bad("an error code expected", rest);
+	if (defs_parse_type(eq + 3, &e->data, &cause) == -1)
+		defs_bad(cause, eq + 3);
+}
+
+/* The data shape of an error code in a revision, or NULL. */
+const struct serror *
+defs_error(const struct shapes *sh, long long code, enum proto_version v)
+{
+	size_t	i;
+
+	for (i = 0; i < sh->nerrors; i++) {
+		if (sh->errors[i].code == code &&
+		    (sh->errors[i].versions & PROTO_VBIT(v)))
+			return (&sh->errors[i]);
+	}
+	return (NULL);
+}
+
 /* "  name[?] expr [@tag]", a member of the last def. */
 static void
 defs_read_member(char *line)
@@ -419,6 +457,8 @@ defs_read(void)
 			defs_read_def(line + 4);
 		else if (strncmp(line, "type ", 5) == 0)
 			defs_read_type(line + 5);
+		else if (strncmp(line, "error ", 6) == 0)
+			defs_read_error(line + 6);
 		else if (line[0] == ' ' || line[0] == '\t')
 			defs_read_member(line);
 		else
@@ -747,6 +787,16 @@ defs_init(void)
 					defs_check(d->members[k].type,
 					    (enum proto_version)v, where);
 			}
+		}
+	}
+	for (i = 0; i < sh->nerrors; i++) {
+		for (v = 1; v < PROTO_V_MAX; v++) {
+			if ((sh->errors[i].versions & PROTO_VBIT(v)) == 0)
+				continue;
+			snprintf(where, sizeof where, "line %d (error %lld)",
+			    sh->errors[i].line, sh->errors[i].code);
+			defs_check(sh->errors[i].data, (enum proto_version)v,
+			    where);
 		}
 	}
 	defs_methods();

@@ -218,6 +218,37 @@ message_call(struct msgcheck *c, const json_t *msg, const char *prefix)
 	    message_count_cb, c, &c->budget);
 }
 
+/* The data of an error whose code the revision gives a data shape. */
+static void
+message_error_data(struct msgcheck *c, const json_t *error, long long code,
+    const char *prefix)
+{
+	const struct shapes	*sh = defs_get();
+	const struct serror	*e;
+	const struct sdef	*d;
+	const json_t		*data;
+	const char		*spec;
+	char			 path[64];
+
+	if ((e = defs_error(sh, code, c->v)) == NULL)
+		return;
+	spec = c->rpc_spec;
+	if (e->data->kind == ST_REF && e->data->ref[c->v] != -1) {
+		d = &sh->defs[e->data->ref[c->v]];
+		spec = d->spec[c->v];
+	}
+	data = json_object_get(error, "data");
+	if (data == NULL) {
+		message_report(c, "shape.required", PROTO_ERROR,
+		    message_path(path, sizeof path, prefix, "error"), spec,
+		    "\"data\" is required in an error of code %lld (%s)", code,
+		    proto_version_name(c->v));
+		return;
+	}
+	shape_check(c->v, e->data, data, message_path(path, sizeof path,
+	    prefix, "error.data"), spec, message_count_cb, c, &c->budget);
+}
+
 /* A response: result xor error, the error's members, the result's shape. */
 static void
 message_response(struct msgcheck *c, const json_t *msg, const char *prefix,
@@ -278,6 +309,9 @@ message_response(struct msgcheck *c, const json_t *msg, const char *prefix,
 			    "error.message"), c->rpc_spec, "%s", text == NULL ?
 			    "the error has no \"message\"; it needs a string" :
 			    "the error message must be a string");
+		if (c->v != PROTO_V_UNKNOWN && json_is_integer(code))
+			message_error_data(c, error, json_integer_value(code),
+			    prefix);
 		return;
 	}
 	message_path(path, sizeof path, prefix, "result");

@@ -76,6 +76,14 @@ struct sdef {
 	int		 next;		/* the next def of the same name, -1 */
 };
 
+/* An error code whose data has a set shape. */
+struct serror {
+	long long	 code;
+	unsigned	 versions;
+	struct stype	*data;
+	int		 line;
+};
+
 struct shapes {
 	struct sdef	*defs;
 	size_t		 ndefs;
@@ -83,6 +91,8 @@ struct shapes {
 	size_t		 hash_size;
 	struct stype   **params;	/* per method row: its params type */
 	struct stype   **result;	/* per method row: its result, or NULL */
+	struct serror	*errors;
+	size_t		 nerrors;
 };
 
 /* defs.c */
@@ -90,6 +100,8 @@ const struct shapes *defs_get(void);
 const struct sdef *defs_find(const struct shapes *, const char *,
 		    enum proto_version);
 int		 defs_parse_type(const char *, struct stype **, char **);
+const struct serror *defs_error(const struct shapes *, long long,
+		    enum proto_version);
 
 /* shape.c */
 void		 shape_check(enum proto_version, const struct stype *,

@@ -628,8 +628,34 @@ static const struct {
 	  "7}}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}",
 	  "initialize", "shape.type", "$.result.capabilities.tasks.requests.tools" },
 	/* an error answers any method; the unknown revision: envelope only */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,"
+	  "\"message\":\"no\"}}", "tools/call", NULL, NULL },
+	/* errors whose data has a shape: -32022 and -32021 in 2026-07-28,
+	   -32042 in 2025-11-25 */
 	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,"
-	  "\"message\":\"unsupported\"}}", "tools/call", NULL, NULL },
+	  "\"message\":\"unsupported\",\"data\":{\"supported\":"
+	  "[\"2026-07-28\"],\"requested\":\"1.0\"}}}", "tools/call", NULL,
+	  NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,"
+	  "\"message\":\"unsupported\"}}", "tools/call", "shape.required",
+	  "$.error" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,"
+	  "\"message\":\"unsupported\",\"data\":{\"supported\":\"2026-07-28\","
+	  "\"requested\":\"1.0\"}}}", NULL, "shape.type",
+	  "$.error.data.supported" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,"
+	  "\"message\":\"unsupported\"}}", NULL, NULL, NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32021,"
+	  "\"message\":\"missing\",\"data\":{}}}", NULL, "shape.required",
+	  "$.error.data" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32042,"
+	  "\"message\":\"go to a URL\",\"data\":{\"elicitations\":[{\"mode\":"
+	  "\"url\",\"message\":\"m\",\"elicitationId\":\"e\",\"url\":"
+	  "\"https://a.example/\"}]}}}", NULL, NULL, NULL },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32042,"
+	  "\"message\":\"go to a URL\",\"data\":{\"elicitations\":[{\"mode\":"
+	  "\"url\",\"message\":\"m\",\"url\":\"https://a.example/\"}]}}}", NULL,
+	  "shape.required", "$.error.data.elicitations[0]" },
 	{ VU, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}", NULL,
 	  NULL, NULL },
 	{ VU, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", "tools/call",
