@@ -91,6 +91,8 @@ walk_append(struct walk *w, const char *s, size_t len)
 	if (w->plen + 4 >= sizeof w->path)
 		return (saved);		/* already cut */
 	if (len >= sizeof w->path - w->plen - 4) {
+		/* What fits, then "...". */
+		memcpy(w->path + w->plen, s, sizeof w->path - 4 - w->plen);
 		w->plen = sizeof w->path - 4;
 		memcpy(w->path + w->plen, "...", 4);
 		w->plen += 3;

@@ -4,6 +4,7 @@
  */
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -770,4 +771,51 @@ Test(protocol, method_name_with_nul, .timeout = UNIT_TIMEOUT)
 	    PROTO_V_2025_06_18));
 	cr_expect_null(proto_method_n(name, sizeof name - 1, PROTO_V_UNKNOWN));
 	cr_expect_not_null(proto_method_n(name, 10, PROTO_V_2025_06_18));
+}
+
+/*
+ * A hostile message: 1000 broken tools get 100 findings (the cap), and a
+ * key of 10 000 bytes a path cut to its bound.
+ */
+Test(protocol, hostile_bounds, .timeout = UNIT_TIMEOUT)
+{
+	struct proto_findings	 l;
+	json_t			*msg, *tools, *args;
+	char			*key;
+	size_t			 i, n;
+
+	tools = json_array();
+	for (i = 0; i < 1000; i++)
+		json_array_append_new(tools, json_pack("{s:{s:s}}",
+		    "inputSchema", "type", "object"));
+	msg = json_pack("{s:s, s:i, s:{s:o}}", "jsonrpc", "2.0", "id", 1,
+	    "result", "tools", tools);
+	proto_findings_init(&l);
+	n = proto_check_message(PROTO_V_2025_06_18, msg, "tools/list",
+	    proto_findings_add_cb, &l);
+	cr_expect_eq(n, 100);
+	cr_expect_eq(l.n, 100);
+	cr_expect_str_eq(l.v[99].path, "$.result.tools[99]");
+	proto_findings_clear(&l);
+	json_decref(msg);
+
+	key = malloc(10001);
+	cr_assert_not_null(key);
+	memset(key, 'k', 10000);
+	key[10000] = '\0';
+	args = json_object();
+	json_object_set_new(args, key, json_integer(1));
+	msg = json_pack("{s:s, s:i, s:s, s:{s:s, s:o}}", "jsonrpc", "2.0",
+	    "id", 1, "method", "prompts/get", "params", "name", "p",
+	    "arguments", args);
+	n = proto_check_message(PROTO_V_2025_06_18, msg, NULL,
+	    proto_findings_add_cb, &l);
+	cr_assert_eq(n, 1);
+	cr_expect_str_eq(l.v[0].rule, "shape.type");
+	cr_expect_lt(strlen(l.v[0].path), 512);
+	cr_expect(strlen(l.v[0].path) > 3 && strcmp(l.v[0].path +
+	    strlen(l.v[0].path) - 3, "...") == 0, "%s", l.v[0].path);
+	proto_findings_clear(&l);
+	json_decref(msg);
+	free(key);
 }
