@@ -143,6 +143,8 @@ defs_postfix(const char **pp, struct stype **out, char **cause, int depth)
 				t->format = FMT_URI;
 			else if (strncmp(p, "(byte)", 6) == 0)
 				t->format = FMT_BYTE;
+			else if (strncmp(p, "(file-uri)", 10) == 0)
+				t->format = FMT_FILE_URI;
 			else {
 				xasprintf(cause, "unknown string format");
 				return (-1);

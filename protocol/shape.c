@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "shape_int.h"
 
@@ -643,6 +644,12 @@ walk_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
 			walk_report(w, "shape.format", "\"%.60s\" is not an "
 			    "absolute URI (the schema gives this member format "
 			    "uri)", json_string_value(j));
+		else if (t->format == FMT_FILE_URI &&
+		    (json_string_length(j) < 7 ||
+		    strncasecmp(json_string_value(j), "file://", 7) != 0))
+			walk_report(w, "shape.file-uri", "\"%.60s\" is no file:// "
+			    "URI (the schema: a root \"must start with file://\")",
+			    json_string_value(j));
 		else if (t->format == FMT_BYTE &&
 		    !walk_base64(json_string_value(j), json_string_length(j)))
 			walk_report(w, "shape.format", "this is not base64 "

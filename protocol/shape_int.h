@@ -30,6 +30,7 @@ enum st_format {
 	FMT_NONE,
 	FMT_URI,	/* an absolute URI: a scheme, then ':' */
 	FMT_BYTE,	/* base64 */
+	FMT_FILE_URI,	/* a file: URI (roots: "must start with file://") */
 };
 
 /*

@@ -628,6 +628,15 @@ static const struct {
 	  "\"2025-11-25\",\"capabilities\":{\"tasks\":{\"requests\":{\"tools\":"
 	  "7}}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}",
 	  "initialize", "shape.type", "$.result.capabilities.tasks.requests.tools" },
+	/* shape.file-uri: a root must start with file:// (every revision) */
+	{ V1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"roots\":[{\"uri\":"
+	  "\"file:///home/a\"}]}}", "roots/list", NULL, NULL },
+	{ V1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"roots\":[{\"uri\":"
+	  "\"https://a.example/\"}]}}", "roots/list", "shape.file-uri",
+	  "$.result.roots[0].uri" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"input_required\",\"inputRequests\":{}}}", "tools/call", NULL,
+	  NULL },
 	/* an error answers any method; the unknown revision: envelope only */
 	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,"
 	  "\"message\":\"no\"}}", "tools/call", NULL, NULL },
