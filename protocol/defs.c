@@ -31,6 +31,7 @@ static size_t		  defs_ntypes, defs_types_alloc;
 /* The line being read, for messages about the data. */
 static int		  defs_line;
 
+/* Stop on a mistake in mcp.def, naming its line. */
 __dead static void
 defs_bad(const char *what, const char *near)
 {
@@ -38,6 +39,7 @@ defs_bad(const char *what, const char *near)
 	    near);
 }
 
+/* A new type node, kept for resolving its references later. */
 static struct stype *
 defs_type_new(enum st_kind kind)
 {
@@ -287,6 +289,7 @@ defs_rtrim(char *s)
 		s[--len] = '\0';
 }
 
+/* A new def (or named type) at the end of the table. */
 static struct sdef *
 defs_add(const char *name)
 {
@@ -469,6 +472,7 @@ defs_read(void)
 	}
 }
 
+/* FNV-1a of a name. */
 static uint32_t
 defs_fnv(const char *s)
 {
@@ -623,6 +627,7 @@ defs_leaf(struct stype *u, struct stype *alt, enum proto_version v,
 	u->leaves[v][u->nleaves[v]++] = alt;
 }
 
+/* Add every alternative of from to union u's leaves in revision v. */
 static void
 defs_leaves(struct stype *u, struct stype *from, enum proto_version v,
     int depth)

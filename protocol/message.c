@@ -43,6 +43,7 @@ struct msgcheck {
 static json_t		*message_empty;
 static pthread_once_t	 message_once = PTHREAD_ONCE_INIT;
 
+/* What every check needs, once: the empty object, the shapes. */
 static void
 message_init(void)
 {

@@ -36,7 +36,8 @@
  * docs/specification/<revision>/.
  */
 static const struct proto_method method_table[] = {
-	/* name, revisions, kind, senders, cap side, cap, params, result, page */
+	/* name, revisions, kind, senders, cap side, cap, params, result,
+	   page */
 
 	/* Lifecycle: the handshake of the legacy revisions. */
 	{ "initialize", LEGACY, REQ, C, 0, NULL,
