@@ -100,9 +100,12 @@ struct shapes {
 const struct shapes *defs_get(void);
 const struct sdef *defs_find(const struct shapes *, const char *,
 		    enum proto_version);
-int		 defs_parse_type(const char *, struct stype **, char **);
+struct stype	*defs_type_new(enum st_kind);
 const struct serror *defs_error(const struct shapes *, long long,
 		    enum proto_version);
+
+/* typexpr.c */
+int		 typexpr_parse(const char *, struct stype **, char **);
 
 /* shape.c */
 void		 shape_check(enum proto_version, const struct stype *,
