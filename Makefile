@@ -98,7 +98,7 @@ soak:
 	    node --test --test-concurrency=1 tests/e2e/huge.test.mjs \
 	    tests/e2e/store_faults.test.mjs
 
-# The benchmark of issue 6 (bench/run.sh); the unit tests are left out of
+# The benchmark (bench/run.sh); the unit tests are left out of
 # this build so that it needs no criterion.
 bench:
 	scripts/deps.sh bench

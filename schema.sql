@@ -135,7 +135,9 @@ CREATE TABLE http_exchanges (
   response_headers TEXT,               -- JSON array of [name, value]
   response_mono_ns INTEGER,            -- when the response head came
   ended_ns         INTEGER,
-  outcome          TEXT,               -- 'complete', or what went wrong
+  outcome          TEXT,               -- 'complete'; 'the client ended the
+                                       -- stream' (one that owed it no
+                                       -- answer); or what went wrong
   body             BLOB,               -- a response body that held no
                                        -- JSON-RPC (an error page), at most
                                        -- 64 KiB of it

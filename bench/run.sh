@@ -184,7 +184,7 @@ verdict() {
 }
 
 # The machine, so figures are read against it.
-echo "mcpreel benchmark (issue 6)"
+echo "mcpreel benchmark"
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
     "$(uname -sr), $(date '+%Y-%m-%d %H:%M:%S %Z')"
 echo "mcpreel: $mcpreel ($(grep -m 1 '^CMAKE_BUILD_TYPE' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2 || echo '?') build)"

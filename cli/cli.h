@@ -96,6 +96,9 @@ int		 limits_listen_option(const char *, int, const char *,
 		     struct listen_limits *);
 void		 limits_listen_defaults(struct listen_limits *);
 
+/* before.c */
+int		 before_run(const char *, char **);
+
 /* dbpath.c */
 char		*dbpath_default(char **);
 char		*dbpath_resolve(const char *, char **);

@@ -49,6 +49,11 @@ cmd_mock_usage(FILE *f)
 	    "  --match strict     demand the recorded order of requests exactly\n"
 	    "  --ignore PATH      leave PATH of requests out of matching\n"
 	    "                     (repeatable; e.g. $.params.arguments.when)\n"
+	    "  --for KEY=GLOB     after --ignore: only for the requests of a\n"
+	    "                     tool, prompt, resource (URI) or method, e.g.\n"
+	    "                     --ignore $.params.arguments.when --for\n"
+	    "                     tool=get_weather (repeatable: method=, and one\n"
+	    "                     of tool=, prompt=, resource=)\n"
 	    "  --latency capped|none|recorded|scale:X\n"
 	    "                     the time between the messages of one exchange (the\n"
 	    "                     request, the progress and other messages the server\n"
@@ -96,6 +101,7 @@ cmd_mock(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "match", required_argument, NULL, 'M' },
 		{ "ignore", required_argument, NULL, 'i' },
+		{ "for", required_argument, NULL, 'f' },
 		{ "latency", required_argument, NULL, 'T' },
 		{ "on-miss", required_argument, NULL, 'O' },
 		{ "fallback", required_argument, NULL, 'F' },
@@ -112,15 +118,17 @@ cmd_mock(int argc, char **argv)
 	struct store			*st = NULL;
 	struct writer			*w = NULL;
 	struct cli_target		 target;
-	const char			*db = NULL, **ignore = NULL;
+	struct diff_rules		 ignore;
+	const char			*db = NULL;
 	const char			*fallback_url = NULL;
 	char				*label = NULL, *tlabel;
 	int				 forward = 0;
 	char				*path = NULL, *cause = NULL;
-	size_t				 nignore = 0;
+	char				*why;
 	int64_t				 id;
 	int				 ch, strict = 0, rc = EXIT_USAGE;
 	int				 built = 0, allow_remote = 0;
+	int				 scopable = 0;
 	const char			*listen_only = NULL;
 
 	mock_options_init(&opt);
@@ -129,6 +137,7 @@ cmd_mock(int argc, char **argv)
 	memset(&target, 0, sizeof target);
 	memset(&plan, 0, sizeof plan);
 	memset(&m, 0, sizeof m);
+	diff_rules_init(&ignore);
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
@@ -141,6 +150,9 @@ cmd_mock(int argc, char **argv)
 		case -1:
 			goto out;
 		}
+		/* --for narrows the --ignore (and --for) just before it. */
+		if (ch != 'f')
+			scopable = ch == 'i';
 		switch (ch) {
 		case 'd':
 			db = optarg;
@@ -157,9 +169,27 @@ cmd_mock(int argc, char **argv)
 			strict = 1;
 			break;
 		case 'i':
-			ignore = xreallocarray(ignore, nignore + 1,
-			    sizeof *ignore);
-			ignore[nignore++] = optarg;
+			if (diff_rules_add_ignore(&ignore, optarg, &why) != 0) {
+				xasprintf(&cause, "--ignore: %s (write a place "
+				    "in the request, as "
+				    "$.params.arguments.when)", why);
+				free(why);
+				goto bad;
+			}
+			break;
+		case 'f':
+			if (!scopable) {
+				xasprintf(&cause, "--for narrows the --ignore "
+				    "just before it: give --ignore PATH "
+				    "first");
+				goto bad;
+			}
+			if (diff_rules_scope_last(&ignore, optarg, &why) !=
+			    0) {
+				xasprintf(&cause, "--for %s: %s", optarg, why);
+				free(why);
+				goto bad;
+			}
 			break;
 		case 'T':
 			if (mock_parse_latency(&opt, optarg) != 0) {
@@ -261,8 +291,7 @@ cmd_mock(int argc, char **argv)
 		store_close(st);
 		st = NULL;
 	}
-	if (matcher_build(&m, &plan, strict, ignore, nignore, &cause) != 0)
-		goto bad;
+	matcher_build(&m, &plan, strict, &ignore);
 	built = 1;
 	if (opt.listen == NULL)
 		cli_stdio_notice("mock");
@@ -303,7 +332,7 @@ out:
 	if (built)
 		matcher_clear(&m);
 	plan_clear(&plan);
-	free(ignore);
+	diff_rules_clear(&ignore);
 	free(cause);
 	free(path);
 	return rc;

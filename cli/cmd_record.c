@@ -63,7 +63,7 @@ record_usage_redaction(FILE *f)
 	    "  stay).  Form-encoded bodies are redacted by field.\n"
 	    "The server's stderr lines, its command line, stored HTTP headers,\n"
 	    "paths and URLs, kept error bodies, events and mcpreel's own log\n"
-	    "lines get the same rules (README \"Redaction\" has them all).\n");
+	    "lines get the same rules (docs/redaction.md has them all).\n");
 }
 
 void

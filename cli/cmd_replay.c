@@ -33,23 +33,41 @@ cmd_replay_usage(FILE *f)
 	    "are answered from the recording.  Ids, progress tokens and opaque\n"
 	    "values the server issues are remapped, not compared.\n"
 	    "\n"
-	    "What record redacted is not in the database: a message holding\n"
-	    "\"[REDACTED]\" is sent so, with a warning naming the places.  In\n"
-	    "answers, a recorded \"[REDACTED]\" stands for any value and a\n"
-	    "string with [REDACTED] in it for the same text with anything in the\n"
-	    "gaps: places that fit are not compared (a note lists them), and a\n"
-	    "difference there is marked (redacted when recorded).\n"
+	    "Values that were redacted when recorded are not in the database: a\n"
+	    "message holding \"[REDACTED]\" is sent so, with a warning naming the\n"
+	    "places.  In answers, a recorded \"[REDACTED]\" stands for any value\n"
+	    "and a string with [REDACTED] in it for the same text with anything\n"
+	    "in the gaps: places that fit are not compared (a note lists them),\n"
+	    "and a difference there is marked (redacted when recorded).\n"
 	    "\n"
 	    "options:\n"
 	    "  --timeout SEC          wait this long for each response (default 30)\n"
 	    "  --pace recorded        also keep the recorded gaps between messages\n"
 	    "  --ignore PATH          do not compare PATH (repeatable); a JSONPath\n"
 	    "                         subset: $.a.b, [n], [*], .*, ..key (at any\n"
-	    "                         depth); the leading $ may be left out\n"
+	    "                         depth), {json} (into a string holding\n"
+	    "                         JSON); the leading $ may be left out\n"
+	    "  --for KEY=GLOB         after --ignore: only in the answers of a\n"
+	    "                         tool, prompt, resource (URI) or method:\n"
+	    "                         --ignore $.result --for tool=get_weather\n"
+	    "                         (repeatable: method=, and one of tool=,\n"
+	    "                         prompt=, resource=; * ? [ ] globs)\n"
 	    "  --ignore-method M      do not compare the answers to method M\n"
-	    "  --rules FILE           the same in a JSON file: {\"ignore\": [...],\n"
-	    "                         \"ignore_methods\": [...], \"normalize\":\n"
-	    "                         [{\"regex\": \"...\", \"replace\": \"...\"}]}\n"
+	    "  --ignore-tool NAME     ... to tools/call of tool NAME\n"
+	    "  --ignore-prompt NAME   ... to prompts/get of prompt NAME\n"
+	    "  --ignore-resource URI  ... to resources/read of URI (all globs)\n"
+	    "  --rules FILE           the same in a JSON file: {\"ignore\": [PATH or\n"
+	    "                         {\"path\": PATH, \"tool\": NAME}],\n"
+	    "                         \"ignore_methods\": [M], \"ignore_tools\",\n"
+	    "                         \"ignore_prompts\", \"ignore_resources\",\n"
+	    "                         \"normalize\": [{\"regex\": RE, \"replace\": S}]};\n"
+	    "                         an ignore or normalize object may carry a\n"
+	    "                         scope: \"method\", \"tool\", \"prompt\", \"resource\"\n"
+	    "  --before CMD           run CMD with /bin/sh -c before the replay (and\n"
+	    "                         before the server starts), e.g. to restore a\n"
+	    "                         stateful server's files; repeatable, in order;\n"
+	    "                         its output goes to stderr; a failure stops the\n"
+	    "                         replay (exit status 2)\n"
 	    "  --notifications strict  also compare notification counts per method\n"
 	    "  --report text|json|junit   the report's form (default text)\n"
 	    "  -o FILE                write the report to FILE, not stdout\n"
@@ -62,6 +80,13 @@ cmd_replay_usage(FILE *f)
 	    "                         A longer one is given up (over HTTP its\n"
 	    "                         connection closed) and the report says so;\n"
 	    "                         its request counts as unanswered\n"
+	    "\n"
+	    "A normalize regex runs on every string value, and on the strings\n"
+	    "inside a string that holds JSON, decoded, never on that JSON text:\n"
+	    "for {\"id\":\"a1\"} in a tool's text, write \"^a[0-9]+$\", not\n"
+	    "\"\\\"id\\\":\\\"a[0-9]+\\\"\" (or --ignore '$..text{json}.id').  A rule\n"
+	    "that matched nothing in the whole run is reported (rule ... matched\n"
+	    "nothing); it does not change the exit status.\n"
 	    "\n"
 	    "Exit status: 0 all the same, 1 differences or missing responses, 2 could\n"
 	    "not run, or stopped early: the server could not be reached, or went\n"
@@ -93,6 +118,11 @@ cmd_replay(int argc, char **argv)
 		{ "pace", required_argument, NULL, 'p' },
 		{ "ignore", required_argument, NULL, 'i' },
 		{ "ignore-method", required_argument, NULL, 'm' },
+		{ "for", required_argument, NULL, 'f' },
+		{ "ignore-tool", required_argument, NULL, 'T' },
+		{ "ignore-prompt", required_argument, NULL, 'P' },
+		{ "ignore-resource", required_argument, NULL, 'U' },
+		{ "before", required_argument, NULL, 'b' },
 		{ "rules", required_argument, NULL, 'R' },
 		{ "notifications", required_argument, NULL, 'N' },
 		{ "report", required_argument, NULL, 'r' },
@@ -116,10 +146,13 @@ cmd_replay(int argc, char **argv)
 	const char			*db = NULL, *report = "text";
 	const char			*out_path = NULL, *name = NULL;
 	char				*path = NULL, *cause = NULL, *end;
-	char				*label = NULL, *tlabel;
+	char				*label = NULL, *tlabel, *why;
+	const char			**before = NULL;
+	size_t				 nbefore = 0, i;
 	int64_t				 id;
 	long				 n;
 	int				 ch, record = 1, rc = EXIT_USAGE;
+	int				 scopable = 0;
 	FILE				*out = stdout;
 
 	memset(&opt, 0, sizeof opt);
@@ -135,6 +168,9 @@ cmd_replay(int argc, char **argv)
 	    -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
+		/* --for narrows the --ignore (and --for) just before it. */
+		if (ch != 'f')
+			scopable = ch == 'i';
 		switch (ch) {
 		case 'd':
 			db = optarg;
@@ -163,7 +199,40 @@ cmd_replay(int argc, char **argv)
 				goto bad;
 			break;
 		case 'm':
-			diff_rules_add_method(&rules, optarg);
+		case 'T':
+		case 'P':
+		case 'U':
+			if (diff_rules_add_skip(&rules, ch == 'm' ? "method" :
+			    ch == 'T' ? "tool" : ch == 'P' ? "prompt" :
+			    "resource", optarg, ch == 'm' ? "--ignore-method" :
+			    ch == 'T' ? "--ignore-tool" : ch == 'P' ?
+			    "--ignore-prompt" : "--ignore-resource", &why) != 0) {
+				xasprintf(&cause, "%s %s: %s", ch == 'm' ?
+				    "--ignore-method" : ch == 'T' ?
+				    "--ignore-tool" : ch == 'P' ?
+				    "--ignore-prompt" : "--ignore-resource",
+				    optarg, why);
+				free(why);
+				goto bad;
+			}
+			break;
+		case 'f':
+			if (!scopable) {
+				xasprintf(&cause, "--for narrows the --ignore "
+				    "just before it: give --ignore PATH "
+				    "first");
+				goto bad;
+			}
+			if (diff_rules_scope_last(&rules, optarg, &why) != 0) {
+				xasprintf(&cause, "--for %s: %s", optarg, why);
+				free(why);
+				goto bad;
+			}
+			break;
+		case 'b':
+			before = xreallocarray(before, nbefore + 1,
+			    sizeof *before);
+			before[nbefore++] = optarg;
 			break;
 		case 'R':
 			if (diff_rules_load(&rules, optarg, &cause) != 0)
@@ -248,6 +317,12 @@ cmd_replay(int argc, char **argv)
 	rep.session = id;
 	rep.session_name = sn.name != NULL ? xstrdup(sn.name) : NULL;
 
+	/* The server is not started yet: --before may reset its state. */
+	for (i = 0; i < nbefore; i++) {
+		if (before_run(before[i], &cause) != 0)
+			goto bad;
+	}
+
 	if (record) {
 		if ((w = writer_start(st, &cause)) == NULL)
 			goto bad;
@@ -321,6 +396,7 @@ out:
 	free(sn.name);
 	free(sn.transport);
 	free(label);
+	free(before);
 	free(cause);
 	free(path);
 	return rc;

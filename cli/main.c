@@ -88,7 +88,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "\n"
 	    "options (before or after the command):\n"
-	    "  -v, --verbose     say more on stderr (twice: debug)\n"
+	    "  -v, --verbose     say more on stderr: the normal course too\n"
 	    "  -q, --quiet       only warnings and errors\n"
 	    "      --log-file F  write mcpreel's own messages to F, not stderr\n"
 	    "  -h, --help        this help; 'mcpreel COMMAND --help' for one\n"

@@ -206,7 +206,7 @@ __dead void	 fatalx(const char *, ...) PRINTFLIKE(1, 2);
 
 /*
  * redact.c: secrets in a recorded message replaced by "[REDACTED]" in the
- * stored copy (README "Redaction" says which).  A struct redact is built
+ * stored copy (docs/redaction.md says which).  A struct redact is built
  * before recording starts and only read after, so threads may share it.
  */
 #define REDACTED	"[REDACTED]"
@@ -227,7 +227,7 @@ struct msg	*redact_msg_replace(struct msg *, char *, size_t);
 
 /*
  * redact_text.c: secrets outside JSON members, by the shape of their
- * names (README "Redaction"): in text, URLs, form bodies, command lines.
+ * names (docs/redaction.md): in text, URLs, form bodies, command lines.
  */
 int		 redact_name_secret(const struct redact *, const char *,
 		     size_t);

@@ -3,7 +3,7 @@
  * values), in URLs and request targets, in form-encoded bodies and in a
  * server's command line.  What they share is the rule for names: a field,
  * parameter, header, flag or variable is a secret by the shape of its name
- * (README "Redaction" lists the words), and its value is replaced by
+ * (docs/redaction.md lists the words), and its value is replaced by
  * [REDACTED]; the names stay.  The credential shapes of secrets.c run over
  * all of it too.
  *

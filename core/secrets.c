@@ -1,6 +1,6 @@
 /*
- * What a credential looks like: the built-in token shapes (README
- * "Redaction" lists them), --redact-regex, and key names as they are
+ * What a credential looks like: the built-in token shapes
+ * (docs/redaction.md lists them), --redact-regex, and key names as they are
  * compared.  Every scan here is one pass over its text: a token is looked
  * at once, from its first byte, and what a shape looks past it is bounded.
  */

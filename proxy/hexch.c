@@ -30,6 +30,127 @@ hexch_is_form(const struct http_head *h)
 	    strchr("; \t", ct[sizeof form - 1]) != NULL;
 }
 
+/*
+ * The answers a request body asks for (x->owed): one for a JSON-RPC
+ * request, HEXCH_OWED_BATCH for a batch, none for anything else.  A body
+ * cut at the record cap is classified from its identity.  Over legacy
+ * HTTP+SSE they come on the session's event stream, which is owed them.
+ */
+static void
+hexch_count_owed(struct hexch *x, const struct msg *m)
+{
+	struct scan	sc;
+
+	if (m->flags & MSG_TRUNCATED) {
+		if (m->ident == NULL)
+			return;
+		scan_message(m->ident, m->ident_len, &sc);
+	} else
+		scan_message(m->raw, m->len, &sc);
+	if (sc.kind == KIND_REQUEST)
+		x->owed = 1;
+	else if (sc.kind == KIND_BATCH)
+		x->owed = HEXCH_OWED_BATCH;
+	if (x->hs != NULL && x->hs->legacy && x->owed > 0) {
+		x->hs->owed += x->owed;
+		x->owed_legacy = 1;
+	}
+}
+
+/*
+ * Whether an SSE event of x's response may answer a request the client is
+ * waiting for: on a POST stream, one its body carried; on a legacy event
+ * stream, one POSTed in its session.  Only then are events scanned.
+ */
+int
+hexch_awaits_answer(const struct hexch *x)
+{
+	if (strcmp(x->req.method, "GET") == 0)
+		return x->hs != NULL && x->hs->legacy && x->hs->owed > 0;
+	return x->answered < x->owed;
+}
+
+/* An SSE event's data of x's response: count it if it is an answer. */
+void
+hexch_answer_seen(struct hexch *x, const char *data, size_t len)
+{
+	struct scan	sc;
+
+	scan_message(data, len, &sc);
+	if (sc.kind != KIND_RESPONSE && sc.kind != KIND_ERROR)
+		return;
+	if (strcmp(x->req.method, "GET") == 0)
+		x->hs->owed--;
+	else
+		x->answered++;
+}
+
+/*
+ * Whether every byte of x's response read so far has gone to the client's
+ * socket: an answer counted as it was read may still wait in what
+ * --durable or the legacy endpoint holds back, or in the client's output.
+ */
+static int
+hexch_delivered(const struct hexch *x)
+{
+	return (x->hold == NULL || evbuffer_get_length(x->hold) == 0) &&
+	    evbuffer_get_length(bufferevent_get_output(x->c->cbev)) == 0;
+}
+
+/*
+ * Whether the client, closing its connection now, leaves x owing it
+ * nothing: the normal end of a stream.  That is a stream it opened with
+ * GET (the standalone stream of Streamable HTTP, begun or not), or one
+ * that has delivered the answers it carries: a legacy event stream whose
+ * session awaits no answer, a POST's event stream that has carried the
+ * answers to the requests it was opened for.  Anything else was cut off:
+ * a response not yet begun, a JSON body not yet whole, a stream still
+ * owing an answer.
+ */
+static int
+hexch_owes_nothing(const struct hexch *x)
+{
+	const char	*accept;
+
+	if (strcmp(x->req.method, "GET") == 0) {
+		if (!x->have_resp) {
+			accept = http_head_get(&x->req, "Accept");
+			return accept != NULL && strcasestr(accept,
+			    "text/event-stream") != NULL;
+		}
+		if (!x->sse)
+			return 0;
+		if (x->hs == NULL || !x->hs->legacy)
+			return 1;
+		return !hexch_awaits_answer(x) && hexch_delivered(x);
+	}
+	return x->have_resp && x->sse && x->owed != HEXCH_OWED_BATCH &&
+	    !hexch_awaits_answer(x) && hexch_delivered(x);
+}
+
+/*
+ * The client closed its connection while x was in flight.  Ending a
+ * stream that owes it nothing is how clients end streams: an ordinary end,
+ * logged with -v only.  Otherwise it left mid-response: noted, and the
+ * exchange is cancelled.  Either way the upstream request closes with it.
+ */
+void
+hexch_client_left(struct hexch *x)
+{
+	free(x->outcome);
+	x->client_left = 1;
+	if (hexch_owes_nothing(x)) {
+		log_debug("connection %llu: the client ended the stream",
+		    (unsigned long long)x->c->id);
+		x->outcome = xstrdup(HEXCH_CLIENT_ENDED);
+		return;
+	}
+	hexch_note(x, "the client closed the connection before the "
+	    "response ended: the upstream request was closed too "
+	    "(cancelled)");
+	x->outcome = xstrdup("cancelled: the client closed the connection");
+}
+
 /* Record a message of exchange x, pausing everything if the writer lags. */
 void
 hexch_tap_data(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
@@ -59,6 +180,8 @@ hexch_tap_data(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
 		    "cap: recorded as its first %zu bytes with its size and "
 		    "SHA-256", (long long)m->wire_size, len);
 	}
+	if (d == DIR_C2S)
+		hexch_count_owed(x, m);
 	/* Only a form's body is parsed as one: the rest costs nothing. */
 	if (hexch_is_form(d == DIR_C2S ? &x->req : &x->resp))
 		m = tap_redact_form(m);
@@ -148,6 +271,11 @@ hexch_finish_record(struct hexch *x, const char *outcome)
 	hsession_settle(p, x->hs, NULL, 0);
 	if (x->outcome == NULL)
 		x->outcome = xstrdup(outcome);
+	/* A legacy POST refused: its answers will not come on the stream. */
+	if (x->owed_legacy && (!x->have_resp ||
+	    x->resp.status < 200 || x->resp.status > 299))
+		x->hs->owed = x->hs->owed > x->owed ? x->hs->owed - x->owed :
+		    0;
 	if (!x->sse && evbuffer_get_length(x->respdata) > 0) {
 		keep = evbuffer_get_length(x->respdata);
 		if (keep > HTTP_KEEP_BODY_MAX)
@@ -201,11 +329,17 @@ hexch_end(struct hconn *c, const char *outcome)
 
 	if (x == NULL)
 		return;
-	/* A legacy session lives as long as its event stream. */
+	/*
+	 * A legacy session lives as long as its event stream, and ends for
+	 * the reason the stream did: its server or its client ended it, or
+	 * the run stopped, or it broke (the outcome says how).
+	 */
 	if (x->sse && x->hs != NULL && x->hs->legacy &&
 	    strcmp(x->req.method, "GET") == 0)
 		hsession_end(c->p, x->hs, x->resp_done ? "the server ended "
-		    "the SSE stream" : "the client closed the SSE stream");
+		    "the SSE stream" : x->client_left ? "the client closed "
+		    "the SSE stream" : x->outcome != NULL ? x->outcome :
+		    outcome);
 	hexch_finish_record(x, outcome);
 	c->x = NULL;
 	hexch_free(x);

@@ -99,6 +99,9 @@ evbuffer_replace_first(struct evbuffer *buf, const char *from, const char *to)
 	evbuffer_free(tail);
 }
 
+/* The most of an SSE event id a log line shows (an id has no length cap). */
+#define HRESP_ID_SHOWN	128
+
 /* One complete SSE event from the upstream. */
 static void
 hresp_sse_event(struct hexch *x, struct sse_event *ev)
@@ -120,8 +123,9 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 			evbuffer_replace_first(x->hold, ev->data, to);
 			free(shown);
 			shown = hsession_redact_path(to);
-			hexch_note(x, "legacy SSE endpoint event: rewrote "
-			    "the message URL to %s", shown);
+			hexch_note_at(x, LOG_LEVEL_DEBUG, "legacy SSE "
+			    "endpoint event: rewrote the message URL to %s",
+			    shown);
 		} else if (to != NULL)
 			hexch_note(x, "legacy SSE endpoint event: %s names "
 			    "the upstream, but %s, so it was passed on "
@@ -130,7 +134,8 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 			    "Content-Length" : "the stream was no longer held "
 			    "back for it");
 		else
-			hexch_note(x, "legacy SSE endpoint event: %s", shown);
+			hexch_note_at(x, LOG_LEVEL_DEBUG, "legacy SSE "
+			    "endpoint event: %s", shown);
 		free(to);
 		free(shown);
 		return;
@@ -139,13 +144,21 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 		hexch_assign(x, hsession_default(p, x->ts_ns));
 	if (ev->data_len == 0) {
 		/*
-		 * No message in it: servers send these to prime a stream
-		 * with an event id to resume from.  It passed through.
+		 * No message in it: a priming event, which servers send to
+		 * give a stream an event id to resume from (and a retry
+		 * time), as the transport recommends.  It passed through; it
+		 * is no one's concern, so it is not noted.
 		 */
-		hexch_note(x, "an SSE event with no data%s%s",
-		    ev->id != NULL ? ", id " : "", ev->id != NULL ? ev->id : "");
+		log_debug("connection %llu: %s%s%.*s%s",
+		    (unsigned long long)x->c->id, ev->id != NULL ||
+		    ev->retry >= 0 ? "a priming SSE event (no data)" :
+		    "an SSE event with no data", ev->id != NULL ? ", id " :
+		    "", HRESP_ID_SHOWN, ev->id != NULL ? ev->id : "",
+		    ev->retry >= 0 ? ", with a retry time" : "");
 		return;
 	}
+	if (hexch_awaits_answer(x))
+		hexch_answer_seen(x, ev->data, ev->data_len);
 	data = evbuffer_new();
 	evbuffer_add(data, ev->data, ev->data_len);
 	hexch_tap_data(x, DIR_S2C, data, ev->data_len, ev->id, NULL);

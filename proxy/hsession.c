@@ -36,7 +36,8 @@ hsession_new(struct hproxy *p, const char *key, int legacy, int pending,
 	free(target);
 	hs->next = p->sessions;
 	p->sessions = hs;
-	log_info("new %s session%s", legacy ? "legacy HTTP+SSE" :
+	/* The normal course of traffic: shown with -v. */
+	log_debug("new %s session%s", legacy ? "legacy HTTP+SSE" :
 	    "Streamable HTTP", key != NULL ? "" : pending ? " (its id comes "
 	    "with the initialize response)" : " (no session id)");
 	return hs;
@@ -375,26 +376,62 @@ hexch_tap(struct hexch *x, struct msg *m)
 	x->held[x->nheld++] = m;
 }
 
-/* Note something about an exchange in its session's events, and the log. */
-void
-hexch_note(struct hexch *x, const char *fmt, ...)
+/* Log one line at level (log_vwrite's variadic form). */
+static void
+hsession_log(enum log_level level, const char *fmt, ...)
 {
-	struct hsession	*hs;
-	va_list		 ap;
-	char		*text, *path, *full;
+	va_list	ap;
 
 	va_start(ap, fmt);
+	log_vwrite(level, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Note something about an exchange in its session's events, and log it
+ * at level: LOG_LEVEL_INFO (shown by default) for what went wrong,
+ * LOG_LEVEL_DEBUG for what is kept for people but is no one's concern.
+ */
+static void
+hexch_vnote(struct hexch *x, enum log_level level, const char *fmt,
+    va_list ap)
+{
+	struct hsession	*hs;
+	char		*text, *path, *full;
+
 	if (vasprintf(&text, fmt, ap) == -1)
 		fatalx("out of memory");
-	va_end(ap);
 	path = hsession_redact_path(x->req.target != NULL ? x->req.target :
 	    "?");
 	xasprintf(&full, "%s %s: %s", x->req.method != NULL ?
 	    x->req.method : "?", path, text);
-	log_info("connection %llu: %s", (unsigned long long)x->c->id, full);
+	hsession_log(level, "connection %llu: %s", (unsigned long long)x->c->id,
+	    full);
 	hs = (x->hs != NULL) ? x->hs : hsession_default(x->c->p, x->ts_ns);
 	tap_event(x->c->p->tap, hs->ws, "note", full, strlen(full));
 	free(full);
 	free(path);
 	free(text);
+}
+
+/* Note something that went wrong with an exchange: events and the log. */
+void
+hexch_note(struct hexch *x, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	hexch_vnote(x, LOG_LEVEL_INFO, fmt, ap);
+	va_end(ap);
+}
+
+/* Note something about an exchange, logged at level. */
+void
+hexch_note_at(struct hexch *x, enum log_level level, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	hexch_vnote(x, level, fmt, ap);
+	va_end(ap);
 }

@@ -351,9 +351,10 @@ conn_client_write_cb(struct bufferevent *bev, void *arg)
 }
 
 /*
- * The client closed its connection (or it broke).  An exchange still in
- * flight is cancelled: the upstream connection closes at once, as the
- * client's did.
+ * The client closed its connection (or it broke).  The upstream connection
+ * closes at once, as the client's did; an exchange still in flight either
+ * ended normally (a stream that owed the client nothing) or is cancelled
+ * (hexch_client_left).
  */
 static void
 conn_client_event_cb(struct bufferevent *bev, short what, void *arg)
@@ -361,14 +362,8 @@ conn_client_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct hconn	*c = arg;
 	struct hexch	*x = c->x;
 
-	if (x != NULL && !x->resp_done) {
-		hexch_note(x, "the client closed the connection before the "
-		    "response ended: the upstream request was closed too "
-		    "(cancelled)");
-		free(x->outcome);
-		x->outcome = xstrdup("cancelled: the client closed the "
-		    "connection");
-	}
+	if (x != NULL && !x->resp_done)
+		hexch_client_left(x);
 	conn_close(c, (what & BEV_EVENT_EOF) ? "client closed" :
 	    "client connection failed");
 }

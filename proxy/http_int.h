@@ -32,6 +32,14 @@ enum pause_why {
  * the run's default session.
  */
 #define HTTP_SESSIONS_MAX	1024
+/*
+ * What a JSON-RPC batch in a request body counts for in the answers owed
+ * (struct hexch owed): its requests are not counted one by one, so it is
+ * owed until its stream ends (batches left MCP in 2025-06-18).
+ */
+#define HEXCH_OWED_BATCH	(1 << 20)
+/* The outcome of a stream the client ended with nothing owed to it. */
+#define HEXCH_CLIENT_ENDED	"the client ended the stream"
 /* What credentials are stored as. */
 #define HTTP_REDACTED		"[REDACTED]"
 
@@ -54,6 +62,9 @@ struct hsession {
 	int		 ended;		/* DELETE succeeded */
 	int		 pending;	/* --durable: begun by an initialize
 					   request, its id still to come */
+	int64_t		 owed;		/* legacy: answers to the client's
+					   POSTed requests its event stream
+					   has still to carry */
 	struct wsession	*ws;
 	struct hsession	*next;
 };
@@ -114,6 +125,14 @@ struct hexch {
 	int			 close_after;	/* Connection: close either way */
 	char			*rpc_id;	/* a JSON-RPC request's id, as
 						   written, for an error reply */
+	int			 owed;		/* JSON-RPC requests its body
+						   carried (HEXCH_OWED_BATCH
+						   for a batch) */
+	int			 answered;	/* answers to them its SSE
+						   stream carried */
+	int			 owed_legacy;	/* owed counted in hs->owed */
+	int			 client_left;	/* ended by the client closing
+						   its connection */
 	char			*outcome;
 };
 
@@ -198,6 +217,9 @@ int		 hexch_start(struct hconn *, struct http_head *);
 int		 hexch_request_body(struct hconn *);
 void		 hexch_commit(struct hexch *);
 void		 hexch_end(struct hconn *, const char *);
+void		 hexch_client_left(struct hexch *);
+int		 hexch_awaits_answer(const struct hexch *);
+void		 hexch_answer_seen(struct hexch *, const char *, size_t);
 
 /* hresp.c */
 void		 hresp_head(struct hconn *, struct http_head *);
@@ -229,6 +251,8 @@ void		 hexch_record_response(struct hexch *);
 void		 hexch_tap(struct hexch *, struct msg *);
 void		 hexch_note(struct hexch *, const char *, ...)
 		     PRINTFLIKE(2, 3);
+void		 hexch_note_at(struct hexch *, enum log_level, const char *,
+		     ...) PRINTFLIKE(3, 4);
 void		 hexch_trailers_note(struct hexch *, const char *, char *);
 
 #endif

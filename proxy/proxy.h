@@ -91,7 +91,6 @@ struct msg	*line_finish(struct line *);
 void		 line_clear(struct line *);
 
 /* record_loop.c: the stdio relay's event loop. */
-struct event_base *record_loop_base_new(void);
 void		 record_loop_run(struct event_base *, const unsigned long *);
 int		 record_loop_is_pipe(int);
 

@@ -331,7 +331,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	memset(&r, 0, sizeof r);
 
 	evthread_use_pthreads();
-	r.base = record_loop_base_new();
+	r.base = endpoint_stdio_base_new();
 	r.session = s;
 	r.tap = tap_new(r.base, w, relay_resume_cb, &r);
 

@@ -73,31 +73,3 @@ record_loop_is_pipe(int fd)
 	return fstat(fd, &sb) == 0 && S_ISFIFO(sb.st_mode);
 }
 
-/* Whether epoll can watch fd: pipes, sockets and terminals, not files. */
-static int
-record_loop_pollable(int fd)
-{
-	struct stat	sb;
-
-	if (fstat(fd, &sb) != 0)
-		return 0;
-	return S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) || isatty(fd);
-}
-
-/* The relay's loop: epoll, unless stdin or stdout is a file. */
-struct event_base *
-record_loop_base_new(void)
-{
-	struct event_config	*cfg = event_config_new();
-	struct event_base	*base;
-
-	/* Hosts give us pipes; a person may redirect a file or /dev/null. */
-	if (!record_loop_pollable(STDIN_FILENO) ||
-	    !record_loop_pollable(STDOUT_FILENO))
-		event_config_avoid_method(cfg, "epoll");
-	base = event_base_new_with_config(cfg);
-	event_config_free(cfg);
-	if (base == NULL)
-		fatalx("cannot create an event loop");
-	return base;
-}

@@ -18,20 +18,12 @@
 
 #include <sys/types.h>
 
-#include <errno.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "replay.h"
-
-/*
- * How many strings-holding-JSON deep the diff steps in; deeper strings are
- * compared as strings.  Each level may nest as deep as jansson allows, so
- * this bounds the recursion.
- */
-#define DIFF_MAX_JSON_NEST	4
 
 /*
  * The places ignored unless rules say no_defaults: values that differ
@@ -54,12 +46,11 @@ static const char *const diff_default_ignores[] = {
 #define DIFF_NDEFAULTS \
 	(sizeof diff_default_ignores / sizeof diff_default_ignores[0])
 
-/* The keys a rules file may hold, for the unknown-key message. */
-#define DIFF_RULES_KEYS	"ignore, ignore_methods, normalize, defaults"
-
 /* What one diff_messages call carries down the tree. */
 struct diff_walk {
 	const struct diff_rules	 *rules;
+	unsigned char		 *ign;		/* rules->ignore in scope */
+	unsigned char		 *sub;		/* rules->subst in scope */
 	struct jpath		 *defaults[DIFF_NDEFAULTS];
 	size_t			  ndefaults;
 	struct diff		 *out;
@@ -68,336 +59,6 @@ struct diff_walk {
 	size_t			  path_size;
 	int			  nest;		/* {json} steps in */
 };
-
-/* Empty rules: nothing ignored but the defaults, nothing rewritten. */
-void
-diff_rules_init(struct diff_rules *rules)
-{
-	memset(rules, 0, sizeof *rules);
-}
-
-/* Free everything rules hold and leave them empty. */
-void
-diff_rules_clear(struct diff_rules *rules)
-{
-	size_t	i;
-
-	for (i = 0; i < rules->nignore; i++)
-		jpath_free(rules->ignore[i]);
-	free(rules->ignore);
-	for (i = 0; i < rules->nignore_methods; i++)
-		free(rules->ignore_methods[i]);
-	free(rules->ignore_methods);
-	for (i = 0; i < rules->nsubst; i++) {
-		free(rules->subst[i].regex);
-		free(rules->subst[i].with);
-		if (rules->subst[i].compiled != NULL)
-			regfree(rules->subst[i].compiled);
-		free(rules->subst[i].compiled);
-	}
-	free(rules->subst);
-	diff_rules_init(rules);
-}
-
-/* Add a place never to compare; -1 with *cause if the pattern is bad. */
-int
-diff_rules_add_ignore(struct diff_rules *rules, const char *pattern,
-    char **cause)
-{
-	struct jpath	*jp;
-
-	if ((jp = jpath_compile(pattern, cause)) == NULL)
-		return -1;
-	rules->ignore = xreallocarray(rules->ignore, rules->nignore + 1,
-	    sizeof *rules->ignore);
-	rules->ignore[rules->nignore++] = jp;
-	return 0;
-}
-
-/* Add a method whose answers are not compared. */
-void
-diff_rules_add_method(struct diff_rules *rules, const char *method)
-{
-	rules->ignore_methods = xreallocarray(rules->ignore_methods,
-	    rules->nignore_methods + 1, sizeof *rules->ignore_methods);
-	rules->ignore_methods[rules->nignore_methods++] = xstrdup(method);
-}
-
-/*
- * Check that a replacement's \N references name groups the regex has;
- * -1 with *cause if not.
- */
-static int
-diff_check_with(const char *regex, const char *with, size_t nsub,
-    char **cause)
-{
-	const char	*p;
-
-	for (p = with; *p != '\0'; p++) {
-		if (*p != '\\')
-			continue;
-		p++;
-		if (*p >= '0' && *p <= '9') {
-			if ((size_t)(*p - '0') > nsub) {
-				xasprintf(cause, "bad replacement '%s' for "
-				    "regex '%s': \\%c but the regex has %zu "
-				    "group%s", with, regex, *p, nsub,
-				    nsub == 1 ? "" : "s");
-				return -1;
-			}
-		} else if (*p != '\\') {
-			xasprintf(cause, "bad replacement '%s' for regex "
-			    "'%s': a \\ must be followed by a digit or \\ "
-			    "(write \\\\ for a backslash)", with, regex);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Add a normalisation of strings; -1 with *cause if the regex is bad. */
-int
-diff_rules_add_subst(struct diff_rules *rules, const char *regex,
-    const char *with, char **cause)
-{
-	struct diff_subst	*ds;
-	regex_t			*re;
-	char			 err[256];
-	int			 r;
-
-	re = xcalloc(1, sizeof *re);
-	if ((r = regcomp(re, regex, REG_EXTENDED)) != 0) {
-		regerror(r, re, err, sizeof err);
-		xasprintf(cause, "bad regex '%s': %s", regex, err);
-		free(re);
-		return -1;
-	}
-	if (diff_check_with(regex, with, re->re_nsub, cause) != 0) {
-		regfree(re);
-		free(re);
-		return -1;
-	}
-	rules->subst = xreallocarray(rules->subst, rules->nsubst + 1,
-	    sizeof *rules->subst);
-	ds = &rules->subst[rules->nsubst++];
-	ds->regex = xstrdup(regex);
-	ds->with = xstrdup(with);
-	ds->compiled = re;
-	return 0;
-}
-
-/* Move everything from src to the end of dst, leaving src empty. */
-static void
-diff_rules_move(struct diff_rules *dst, struct diff_rules *src)
-{
-	size_t	i;
-
-	dst->ignore = xreallocarray(dst->ignore, dst->nignore + src->nignore,
-	    sizeof *dst->ignore);
-	for (i = 0; i < src->nignore; i++)
-		dst->ignore[dst->nignore++] = src->ignore[i];
-	dst->ignore_methods = xreallocarray(dst->ignore_methods,
-	    dst->nignore_methods + src->nignore_methods,
-	    sizeof *dst->ignore_methods);
-	for (i = 0; i < src->nignore_methods; i++)
-		dst->ignore_methods[dst->nignore_methods++] =
-		    src->ignore_methods[i];
-	dst->subst = xreallocarray(dst->subst, dst->nsubst + src->nsubst,
-	    sizeof *dst->subst);
-	for (i = 0; i < src->nsubst; i++)
-		dst->subst[dst->nsubst++] = src->subst[i];
-	free(src->ignore);
-	free(src->ignore_methods);
-	free(src->subst);
-	diff_rules_init(src);
-}
-
-/* Check that v is an array of strings; -1 with *cause naming key if not. */
-static int
-diff_rules_strings(const char *file, const char *key, json_t *v,
-    char **cause)
-{
-	json_t	*e;
-	size_t	 i;
-
-	if (!json_is_array(v))
-		goto fail;
-	json_array_foreach(v, i, e) {
-		if (!json_is_string(e))
-			goto fail;
-	}
-	return 0;
-
-fail:
-	xasprintf(cause, "rules file %s: \"%s\" must be an array of strings",
-	    file, key);
-	return -1;
-}
-
-/* Add one "normalize" entry ({"regex": ..., "replace": ...}) to rules. */
-static int
-diff_rules_load_subst(struct diff_rules *rules, const char *file, size_t i,
-    json_t *o, char **cause)
-{
-	const char	*k, *regex = NULL, *with = "";
-	json_t		*v;
-	char		*why;
-
-	if (!json_is_object(o)) {
-		xasprintf(cause, "rules file %s: \"normalize\"[%zu] must be an "
-		    "object with \"regex\" and \"replace\"", file, i);
-		return -1;
-	}
-	json_object_foreach(o, k, v) {
-		if (strcmp(k, "regex") != 0 && strcmp(k, "replace") != 0) {
-			xasprintf(cause, "rules file %s: unknown key \"%s\" in "
-			    "\"normalize\"[%zu] (expected regex, replace)",
-			    file, k, i);
-			return -1;
-		}
-		if (!json_is_string(v)) {
-			xasprintf(cause, "rules file %s: \"normalize\"[%zu]."
-			    "%s must be a string", file, i, k);
-			return -1;
-		}
-		if (strcmp(k, "regex") == 0)
-			regex = json_string_value(v);
-		else
-			with = json_string_value(v);
-	}
-	if (regex == NULL) {
-		xasprintf(cause, "rules file %s: \"normalize\"[%zu] has no "
-		    "\"regex\"", file, i);
-		return -1;
-	}
-	if (diff_rules_add_subst(rules, regex, with, &why) != 0) {
-		xasprintf(cause, "rules file %s: \"normalize\"[%zu]: %s", file,
-		    i, why);
-		free(why);
-		return -1;
-	}
-	return 0;
-}
-
-/* Add what one rules file key holds to rules. */
-static int
-diff_rules_load_key(struct diff_rules *rules, const char *file,
-    const char *key, json_t *v, char **cause)
-{
-	json_t	*e;
-	size_t	 i;
-	char	*why;
-
-	if (strcmp(key, "ignore") == 0) {
-		if (diff_rules_strings(file, key, v, cause) != 0)
-			return -1;
-		json_array_foreach(v, i, e) {
-			if (diff_rules_add_ignore(rules, json_string_value(e),
-			    &why) != 0) {
-				xasprintf(cause, "rules file %s: \"ignore\""
-				    "[%zu]: %s", file, i, why);
-				free(why);
-				return -1;
-			}
-		}
-	} else if (strcmp(key, "ignore_methods") == 0) {
-		if (diff_rules_strings(file, key, v, cause) != 0)
-			return -1;
-		json_array_foreach(v, i, e)
-			diff_rules_add_method(rules, json_string_value(e));
-	} else if (strcmp(key, "normalize") == 0) {
-		if (!json_is_array(v)) {
-			xasprintf(cause, "rules file %s: \"normalize\" must be "
-			    "an array of {\"regex\", \"replace\"} objects",
-			    file);
-			return -1;
-		}
-		json_array_foreach(v, i, e) {
-			if (diff_rules_load_subst(rules, file, i, e,
-			    cause) != 0)
-				return -1;
-		}
-	} else if (strcmp(key, "defaults") == 0) {
-		if (!json_is_boolean(v)) {
-			xasprintf(cause, "rules file %s: \"defaults\" must be "
-			    "true or false", file);
-			return -1;
-		}
-		rules->no_defaults = !json_is_true(v);
-	} else {
-		xasprintf(cause, "rules file %s: unknown key \"%s\" (expected "
-		    DIFF_RULES_KEYS ")", file, key);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Add the rules in a JSON file to rules: {"ignore": [pattern],
- * "ignore_methods": [method], "normalize": [{"regex", "replace"}],
- * "defaults": bool}, every key optional.  All or nothing: on error rules
- * are unchanged and *cause names the file and what is wrong.
- */
-int
-diff_rules_load(struct diff_rules *rules, const char *file, char **cause)
-{
-	struct diff_rules	 tmp;
-	json_error_t		 err;
-	json_t			*root, *v;
-	const char		*key;
-	FILE			*f;
-	int			 no_defaults;
-
-	if ((f = fopen(file, "r")) == NULL) {
-		xasprintf(cause, "cannot open rules file %s: %s", file,
-		    strerror(errno));
-		return -1;
-	}
-	root = json_loadf(f, 0, &err);
-	fclose(f);
-	if (root == NULL) {
-		xasprintf(cause, "rules file %s is not valid JSON: %s (line "
-		    "%d, column %d)", file, err.text, err.line, err.column);
-		return -1;
-	}
-	if (!json_is_object(root)) {
-		xasprintf(cause, "rules file %s: expected a JSON object with "
-		    DIFF_RULES_KEYS, file);
-		json_decref(root);
-		return -1;
-	}
-
-	diff_rules_init(&tmp);
-	tmp.no_defaults = rules->no_defaults;
-	json_object_foreach(root, key, v) {
-		if (diff_rules_load_key(&tmp, file, key, v, cause) != 0) {
-			diff_rules_clear(&tmp);
-			json_decref(root);
-			return -1;
-		}
-	}
-	json_decref(root);
-
-	no_defaults = tmp.no_defaults;
-	diff_rules_move(rules, &tmp);
-	rules->no_defaults = no_defaults;
-	return 0;
-}
-
-/* Whether answers to this method are not to be compared. */
-int
-diff_rules_ignores_method(const struct diff_rules *rules, const char *method)
-{
-	size_t	i;
-
-	if (rules == NULL || method == NULL)
-		return 0;
-	for (i = 0; i < rules->nignore_methods; i++) {
-		if (strcmp(rules->ignore_methods[i], method) == 0)
-			return 1;
-	}
-	return 0;
-}
 
 /* Free every entry of a diff and leave it empty. */
 void
@@ -450,7 +111,8 @@ diff_ignored(const struct diff_walk *w)
 	if (w->rules == NULL)
 		return 0;
 	for (i = 0; i < w->rules->nignore; i++) {
-		if (jpath_match(w->rules->ignore[i], w->path, w->npath))
+		if (w->ign[i] && jpath_match(w->rules->ignore[i].path,
+		    w->path, w->npath))
 			return 1;
 	}
 	return 0;
@@ -569,13 +231,18 @@ diff_normalise(const struct diff_walk *w, const json_t *v)
 
 	if (w->rules == NULL)
 		return out;
-	for (i = 0; i < w->rules->nsubst; i++)
-		out = diff_subst_one(&w->rules->subst[i], out);
+	for (i = 0; i < w->rules->nsubst; i++) {
+		if (w->sub[i])
+			out = diff_subst_one(&w->rules->subst[i], out);
+	}
 	return out;
 }
 
-/* The JSON object or array a string holds, or NULL if it holds none. */
-static json_t *
+/*
+ * The JSON object or array a string holds (the caller's reference), or
+ * NULL if it holds none.
+ */
+json_t *
 diff_string_json(const json_t *v)
 {
 	const char	*s = json_string_value(v);
@@ -719,11 +386,23 @@ diff_walk(struct diff_walk *w, const json_t *a, const json_t *b)
 /*
  * Compare a recorded message with its replayed twin by rules (NULL: the
  * defaults only), appending each difference to out; returns how many
- * were added.  Either message may be NULL (absent).
+ * were added.  Either message may be NULL (absent).  Only the rules with
+ * no scope apply; diff_messages_for() knows the request.
  */
 size_t
 diff_messages(const json_t *recorded, const json_t *replayed,
     const struct diff_rules *rules, struct diff *out)
+{
+	return diff_messages_for(NULL, recorded, replayed, rules, out);
+}
+
+/*
+ * As diff_messages(), for the answers to request req: the rules whose
+ * scope holds req apply, and those with none (req NULL: only those).
+ */
+size_t
+diff_messages_for(const json_t *req, const json_t *recorded,
+    const json_t *replayed, const struct diff_rules *rules, struct diff *out)
 {
 	struct diff_walk	 w;
 	size_t			 before = out->n, i;
@@ -732,6 +411,15 @@ diff_messages(const json_t *recorded, const json_t *replayed,
 	memset(&w, 0, sizeof w);
 	w.rules = rules;
 	w.out = out;
+	if (rules != NULL) {
+		w.ign = xcalloc(rules->nignore + 1, 1);
+		w.sub = xcalloc(rules->nsubst + 1, 1);
+		for (i = 0; i < rules->nignore; i++)
+			w.ign[i] = rscope_match(&rules->ignore[i].r.scope,
+			    req);
+		for (i = 0; i < rules->nsubst; i++)
+			w.sub[i] = rscope_match(&rules->subst[i].r.scope, req);
+	}
 	if (rules == NULL || !rules->no_defaults) {
 		for (i = 0; i < DIFF_NDEFAULTS; i++) {
 			w.defaults[i] = jpath_compile(diff_default_ignores[i],
@@ -746,6 +434,8 @@ diff_messages(const json_t *recorded, const json_t *replayed,
 
 	for (i = 0; i < w.ndefaults; i++)
 		jpath_free(w.defaults[i]);
+	free(w.ign);
+	free(w.sub);
 	free(w.path);
 	return out->n - before;
 }

@@ -518,7 +518,7 @@ engine_index_server_requests(struct engine *e)
 		    m->answer < 0 || m->json == NULL ||
 		    p->m[m->answer].json == NULL)
 			continue;
-		key = match_request_key(m->json, NULL, 0);
+		key = match_request_key(m->json, NULL);
 		engine_index_answer(e, key, m->answer);
 		free(key);
 		/* By method alone too, for when params carry per-run values. */
@@ -559,7 +559,7 @@ engine_server_request(struct engine *e, const json_t *msg)
 	json_t		*out, *u;
 	char		*key, *bytes;
 
-	key = match_request_key(msg, NULL, 0);
+	key = match_request_key(msg, NULL);
 	answer = engine_find_answer(e, key);
 	free(key);
 	if (answer == NULL) {
@@ -818,17 +818,20 @@ engine_results(struct engine *e)
 		    clock_sub(r->answered_ns, r->sent_ns) : -1;
 		if (m->truncated || a->truncated)
 			res->status = RSTATUS_TRUNCATED;
-		else if (m->method != NULL && e->opt->rules != NULL &&
-		    diff_rules_ignores_method(e->opt->rules, m->method))
+		else if (diff_rules_skips(e->opt->rules, m->json))
 			res->status = RSTATUS_IGNORED;
 		else if (r->state != RQ_ANSWERED)
 			res->status = RSTATUS_MISSING;
 		else if (a->json == NULL ||
-		    diff_messages(a->json, r->live, e->opt->rules,
-		    &res->diff) > 0)
+		    diff_messages_for(m->json, a->json, r->live,
+		    e->opt->rules, &res->diff) > 0)
 			res->status = RSTATUS_DIFFERENT;
 		else
 			res->status = RSTATUS_SAME;
+		if (res->status == RSTATUS_DIFFERENT ||
+		    res->status == RSTATUS_SAME)
+			diff_rules_note_use(e->opt->rules, m->json, a->json,
+			    r->live);
 		rep->count[res->status]++;
 		if (res->diff.nredacted > 0)
 			engine_note_unchecked(e, res);
@@ -861,6 +864,7 @@ engine_results(struct engine *e)
 			rep->notif_differ++;
 	}
 	json_decref(rec);
+	rep->unused_rules = diff_rules_unused(e->opt->rules);
 }
 
 /*
@@ -974,5 +978,6 @@ replay_report_clear(struct replay_report *rep)
 	json_decref(rep->notifications);
 	json_decref(rep->srv_unmatched);
 	json_decref(rep->notes);
+	json_decref(rep->unused_rules);
 	memset(rep, 0, sizeof *rep);
 }

@@ -15,6 +15,8 @@
  * Ignore paths are written from the whole request message, as the
  * diff's are: "$.params.arguments.when".  Paths outside $.params never
  * match anything here, so one --ignore list can serve replay and mock.
+ * An ignore with a scope (rules.c) applies to the requests in it only:
+ * the recorded ones when they are keyed, the live ones when matched.
  *
  * The server's own messages (notifications and requests) are attributed
  * to the request they were sent for, so the mock can play them around
@@ -147,21 +149,31 @@ match_canon(struct match_walk *w, const json_t *v)
  * worth keying (absent, null, ignored, or an object left empty).
  */
 static json_t *
-match_params(struct jpath *const *ignore, size_t nignore, const json_t *msg)
+match_params(const struct diff_rules *rules, const json_t *msg)
 {
 	struct match_walk	 w;
+	struct jpath		**ignore = NULL;
 	json_t			*params, *out = NULL;
+	size_t			 i, n = 0;
 
 	params = json_object_get(msg, "params");
 	if (params == NULL || json_is_null(params))
 		return NULL;
+	if (rules != NULL && rules->nignore > 0) {
+		ignore = xcalloc(rules->nignore, sizeof *ignore);
+		for (i = 0; i < rules->nignore; i++) {
+			if (rscope_match(&rules->ignore[i].r.scope, msg))
+				ignore[n++] = rules->ignore[i].path;
+		}
+	}
 	memset(&w, 0, sizeof w);
 	w.ignore = ignore;
-	w.nignore = nignore;
+	w.nignore = n;
 	match_push(&w, "params", 0);
 	if (!match_ignored(&w))
 		out = match_canon(&w, params);
 	free(w.path);
+	free(ignore);
 	if (json_is_object(out) && json_object_size(out) == 0) {
 		json_decref(out);
 		out = NULL;
@@ -197,8 +209,7 @@ match_lifecycle_method(const char *method)
  * The caller frees it; NULL when the message has no method.
  */
 char *
-match_request_key(const json_t *msg, struct jpath *const *ignore,
-    size_t nignore)
+match_request_key(const json_t *msg, const struct diff_rules *rules)
 {
 	const char	*method = match_method(msg);
 	json_t		*params;
@@ -207,7 +218,7 @@ match_request_key(const json_t *msg, struct jpath *const *ignore,
 	if (method == NULL)
 		return NULL;
 	if (!match_lifecycle_method(method) &&
-	    (params = match_params(ignore, nignore, msg)) != NULL) {
+	    (params = match_params(rules, msg)) != NULL) {
 		text = json_dumps(params, JSON_SORT_KEYS | JSON_COMPACT |
 		    JSON_ENCODE_ANY);
 		json_decref(params);
@@ -341,32 +352,27 @@ match_attribute(struct matcher *m, const ssize_t *entry_of)
 
 /*
  * Build the matcher for a plan (which must outlive it): its entries in
- * recorded order, each with what the server did around it.  Ignore paths
- * name places in the request ("$.params.arguments.when") left out of the
- * keys.  Returns -1 with *cause for a bad ignore path.
+ * recorded order, each with what the server did around it.  The ignores
+ * of rules (NULL: none) name places in the request
+ * ("$.params.arguments.when") left out of the keys; the matcher takes
+ * them over and leaves rules empty.
  */
-int
+void
 matcher_build(struct matcher *m, const struct plan *p, int strict,
-    const char *const *ignore, size_t nignore, char **cause)
+    struct diff_rules *rules)
 {
 	struct mentry	*e;
 	ssize_t		*entry_of = NULL;
 	size_t		 i;
-	char		*why;
 
 	memset(m, 0, sizeof *m);
 	m->plan = p;
 	m->strict = strict;
 	m->used = json_object();
-	m->ignore = xcalloc(nignore, sizeof *m->ignore);
-	for (i = 0; i < nignore; i++) {
-		if ((m->ignore[i] = jpath_compile(ignore[i], &why)) == NULL) {
-			xasprintf(cause, "mock ignore path: %s (write a place "
-			    "in the request, as $.params.arguments.when)", why);
-			free(why);
-			goto fail;
-		}
-		m->nignore++;
+	diff_rules_init(&m->rules);
+	if (rules != NULL) {
+		m->rules = *rules;
+		diff_rules_init(rules);
 	}
 
 	entry_of = xreallocarray(NULL, p->n + 1, sizeof *entry_of);
@@ -379,8 +385,7 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 		memset(e, 0, sizeof *e);
 		e->req = i;
 		e->resp = (size_t)p->m[i].answer;
-		e->key = match_request_key(p->m[i].json, m->ignore,
-		    m->nignore);
+		e->key = match_request_key(p->m[i].json, &m->rules);
 		e->redacted = redacted_in(json_object_get(p->m[i].json,
 		    "params"));
 		e->latency_ns = clock_sub(p->m[e->resp].mono_ns,
@@ -389,11 +394,6 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 	}
 	match_attribute(m, entry_of);
 	free(entry_of);
-	return 0;
-
-fail:
-	matcher_clear(m);
-	return -1;
 }
 
 /*
@@ -412,7 +412,7 @@ match_redacted(const struct matcher *m, const struct mentry *e,
 	if (!e->redacted || strcmp(match_method(rec), match_method(msg)) != 0)
 		return 0;
 	filled = redacted_fill(rec, msg);
-	key = match_request_key(filled, m->ignore, m->nignore);
+	key = match_request_key(filled, &m->rules);
 	same = key != NULL && strcmp(key, e->key) == 0;
 	free(key);
 	json_decref(filled);
@@ -473,7 +473,7 @@ matcher_find(struct matcher *m, const json_t *msg)
 	size_t			 i, seen = 0;
 	int			 wild = 0;
 
-	if ((key = match_request_key(msg, m->ignore, m->nignore)) == NULL)
+	if ((key = match_request_key(msg, &m->rules)) == NULL)
 		return NULL;
 	used = json_integer_value(json_object_get(m->used, key));
 	if (m->strict) {
@@ -598,7 +598,7 @@ match_methods(const struct matcher *m)
 static json_t *
 match_wrap(const struct matcher *m, const json_t *msg)
 {
-	json_t	*params = match_params(m->ignore, m->nignore, msg);
+	json_t	*params = match_params(&m->rules, msg);
 
 	/* No params compares as {}, so differences name the keys. */
 	if (params == NULL)
@@ -754,7 +754,7 @@ matcher_miss(const struct matcher *m, const json_t *msg)
 		 */
 		e = &m->e[m->next];
 		want = match_method(match_request(m, e));
-		key = match_request_key(msg, m->ignore, m->nignore);
+		key = match_request_key(msg, &m->rules);
 		for (i = 0; i < m->n && !elsewhere; i++)
 			elsewhere = strcmp(m->e[i].key, key) == 0;
 		free(key);
@@ -783,9 +783,7 @@ matcher_clear(struct matcher *m)
 	}
 	free(m->e);
 	free(m->prelude);
-	for (i = 0; i < m->nignore; i++)
-		jpath_free(m->ignore[i]);
-	free(m->ignore);
+	diff_rules_clear(&m->rules);
 	json_decref(m->used);
 	memset(m, 0, sizeof *m);
 }

@@ -49,16 +49,60 @@ const char	*jpath_text(const struct jpath *);
 int		 jpath_match(const struct jpath *, const struct jseg *, size_t);
 char		*jpath_format(const struct jseg *, size_t);
 
-/* diff.c: structural comparison of two JSON-RPC messages. */
+/* rscope.c and rules.c: what replay compares by, each rule scoped. */
+
+/*
+ * Which requests a rule is for: a method (a glob), and one of a tool
+ * (tools/call's params.name), a prompt (prompts/get's params.name) or a
+ * resource (resources/read's params.uri), a glob too.  Empty (all NULL,
+ * RSCOPE_ANY): every request.
+ */
+enum rscope_kind {
+	RSCOPE_ANY,
+	RSCOPE_TOOL,
+	RSCOPE_PROMPT,
+	RSCOPE_RESOURCE,
+	RSCOPE_MAX
+};
+
+/* The scope keys, for messages. */
+#define RSCOPE_KEYS	"method, tool, prompt, resource"
+
+struct rscope {
+	char		*method;	/* a glob, or NULL */
+	enum rscope_kind kind;
+	char		*name;		/* the tool, prompt or URI glob */
+};
+
+/* What every rule has: its scope, where it was written, its use. */
+struct diff_rule {
+	struct rscope	 scope;
+	char		*origin;	/* "--ignore", or the file and key:
+					   rules.json "ignore"[2] */
+	size_t		 used;		/* times it matched in this run */
+};
+
+/* A place never compared. */
+struct diff_ignore {
+	struct diff_rule r;
+	struct jpath	*path;
+};
 
 /*
  * A string normalisation: every match of regex is replaced by with, in
  * which \0 to \9 stand for the match and its groups and \\ for "\".
  */
 struct diff_subst {
+	struct diff_rule r;
 	char		*regex;		/* POSIX extended */
 	char		*with;
 	void		*compiled;	/* regex_t, owned */
+};
+
+/* Answers not compared at all: those of the requests in r.scope. */
+struct diff_skip {
+	struct diff_rule r;
+	char		*value;		/* the method, tool, ... as written */
 };
 
 /*
@@ -67,14 +111,50 @@ struct diff_subst {
  * and trace context) apply on top of ignore.
  */
 struct diff_rules {
-	struct jpath	**ignore;	/* places never compared */
+	struct diff_ignore *ignore;	/* places never compared */
 	size_t		  nignore;
-	char		**ignore_methods; /* methods whose answers are skipped */
-	size_t		  nignore_methods;
+	struct diff_skip *skip;		/* answers never compared */
+	size_t		  nskip;
 	struct diff_subst *subst;	/* applied to strings before comparing */
 	size_t		  nsubst;
 	int		  no_defaults;	/* drop the default ignores */
 };
+
+void		 rscope_clear(struct rscope *);
+int		 rscope_empty(const struct rscope *);
+int		 rscope_set(struct rscope *, const char *, const char *,
+		     char **);
+int		 rscope_parse(struct rscope *, const char *, char **);
+int		 rscope_match(const struct rscope *, const json_t *);
+char		*rscope_text(const struct rscope *);
+json_t		*rscope_json(const struct rscope *);
+int		 rscope_is_key(const char *);
+void		 diff_rules_init(struct diff_rules *);
+void		 diff_rules_clear(struct diff_rules *);
+int		 diff_rules_add_ignore(struct diff_rules *, const char *,
+		     char **);
+int		 diff_rules_add_ignore_from(struct diff_rules *, const char *,
+		     const char *, char **);
+int		 diff_rules_scope_last(struct diff_rules *, const char *,
+		     char **);
+int		 diff_rules_add_skip(struct diff_rules *, const char *,
+		     const char *, const char *, char **);
+int		 diff_rules_add_subst(struct diff_rules *, const char *,
+		     const char *, char **);
+int		 diff_rules_load(struct diff_rules *, const char *, char **);
+int		 diff_rules_skips(struct diff_rules *, const json_t *);
+void		 diff_rules_note_use(struct diff_rules *, const json_t *,
+		     const json_t *, const json_t *);
+json_t		*diff_rules_unused(const struct diff_rules *);
+
+/* diff.c: structural comparison of two JSON-RPC messages. */
+
+/*
+ * How many strings-holding-JSON deep the diff steps in; deeper strings are
+ * compared as strings.  Each level may nest as deep as jansson allows, so
+ * this bounds the recursion.
+ */
+#define DIFF_MAX_JSON_NEST	4
 
 /*
  * One difference: where, and the values on each side (NULL: absent).  The
@@ -100,18 +180,12 @@ struct diff {
 	size_t		   nredacted;
 };
 
-void		 diff_rules_init(struct diff_rules *);
-void		 diff_rules_clear(struct diff_rules *);
-int		 diff_rules_add_ignore(struct diff_rules *, const char *,
-		     char **);
-void		 diff_rules_add_method(struct diff_rules *, const char *);
-int		 diff_rules_add_subst(struct diff_rules *, const char *,
-		     const char *, char **);
-int		 diff_rules_load(struct diff_rules *, const char *, char **);
-int		 diff_rules_ignores_method(const struct diff_rules *,
-		     const char *);
+json_t		*diff_string_json(const json_t *);
 size_t		 diff_messages(const json_t *, const json_t *,
 		     const struct diff_rules *, struct diff *);
+size_t		 diff_messages_for(const json_t *, const json_t *,
+		     const json_t *, const struct diff_rules *,
+		     struct diff *);
 void		 diff_clear(struct diff *);
 
 /*
@@ -178,7 +252,7 @@ struct replay_options {
 	int		 timeout_ms;	/* per request */
 	int		 pace;		/* keep the recorded gaps too */
 	int		 notifications_strict;
-	const struct diff_rules *rules;
+	struct diff_rules *rules;	/* counts what each rule matched */
 	struct writer	*w;		/* record the replay here, or NULL */
 	struct wsession	*ws;
 };
@@ -187,7 +261,7 @@ enum rstatus {
 	RSTATUS_SAME,
 	RSTATUS_DIFFERENT,
 	RSTATUS_MISSING,	/* no live response in time */
-	RSTATUS_IGNORED,	/* --ignore-method */
+	RSTATUS_IGNORED,	/* --ignore-method, --ignore-tool, ... */
 	RSTATUS_TRUNCATED,	/* the request or its answer was recorded
 				   cut at --max-record-size: not replayed */
 	RSTATUS_MAX
@@ -219,6 +293,7 @@ struct replay_report {
 	json_t		*srv_unmatched;	/* [{method, params}] */
 	json_t		*notes;		/* [text] */
 	int64_t		 replay_session;	/* recorded as, or 0 */
+	json_t		*unused_rules;	/* diff_rules_unused() at the end */
 	int		 could_not_run;
 	char		*lost;		/* why the server was lost (could not
 					   be reached, or went away) before
@@ -269,16 +344,15 @@ struct matcher {
 	size_t		 nprelude;
 	int		 strict;	/* demand the recorded order */
 	size_t		 next;		/* strict: the next entry */
-	struct jpath	**ignore;	/* params paths left out of keys */
-	size_t		 nignore;
+	struct diff_rules rules;	/* its ignores: params paths left
+					   out of keys (owned) */
 	json_t		*used;		/* key -> times matched */
 };
 
-int		 matcher_build(struct matcher *, const struct plan *, int,
-		     const char *const *, size_t, char **);
+void		 matcher_build(struct matcher *, const struct plan *, int,
+		     struct diff_rules *);
 const struct mentry *matcher_find(struct matcher *, const json_t *);
-char		*match_request_key(const json_t *, struct jpath *const *,
-		     size_t);
+char		*match_request_key(const json_t *, const struct diff_rules *);
 json_t		*matcher_miss(const struct matcher *, const json_t *);
 void		 matcher_clear(struct matcher *);
 

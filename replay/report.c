@@ -284,6 +284,11 @@ report_text(FILE *f, const struct replay_report *rep, int colour)
 	for (i = 0; i < json_array_size(rep->notes); i++)
 		fprintf(f, "%snote: %s\n", i == 0 ? "\n" : "",
 		    json_string_value(json_array_get(rep->notes, i)));
+	/* A rule that never matched is likely mistyped: say so, not fail. */
+	for (i = 0; i < json_array_size(rep->unused_rules); i++)
+		fprintf(f, "%srule %s matched nothing\n", i == 0 ? "\n" : "",
+		    json_string_value(json_object_get(json_array_get(
+		    rep->unused_rules, i), "rule")));
 }
 
 static json_t *
@@ -365,6 +370,8 @@ report_json(FILE *f, const struct replay_report *rep)
 	    "answered", (json_int_t)rep->srv_answered, "unmatched",
 	    rep->srv_unmatched));
 	json_object_set(o, "notes", rep->notes);
+	json_object_set_new(o, "unused_rules", rep->unused_rules != NULL ?
+	    json_incref(rep->unused_rules) : json_array());
 	json_object_set_new(o, "stopped_early", rep->lost != NULL ?
 	    json_string(rep->lost) : json_null());
 	json_object_set_new(o, "replay_session", rep->replay_session ?
@@ -409,6 +416,17 @@ report_junit(FILE *f, const struct replay_report *rep)
 	    rep->n, rep->count[RSTATUS_DIFFERENT] +
 	    rep->count[RSTATUS_MISSING], rep->count[RSTATUS_IGNORED] +
 	    rep->count[RSTATUS_TRUNCATED]);
+	if (json_array_size(rep->unused_rules) != 0) {
+		fprintf(f, "    <properties>\n");
+		for (i = 0; i < json_array_size(rep->unused_rules); i++) {
+			fprintf(f, "      <property name=\"unused_rule\" "
+			    "value=\"");
+			xml_escape(f, json_string_value(json_object_get(
+			    json_array_get(rep->unused_rules, i), "rule")));
+			fprintf(f, "\"/>\n");
+		}
+		fprintf(f, "    </properties>\n");
+	}
 	for (i = 0; i < rep->n; i++) {
 		r = &rep->r[i];
 		xasprintf(&name, "seq %lld %s %s", (long long)r->seq,

@@ -54,6 +54,36 @@ diff_test_json(const char *text)
 	return v;
 }
 
+/*
+ * A request message of method with params (JSON text, or NULL), freed
+ * by diff_test_reqs_free(); each test runs in its own process.
+ */
+#define DIFF_TEST_MAX_REQS	8
+static json_t	*diff_reqs[DIFF_TEST_MAX_REQS];
+static size_t	 diff_nreqs;
+
+static json_t *
+diff_test_req(const char *method, const char *params)
+{
+	json_t	*req;
+
+	cr_assert_lt(diff_nreqs, DIFF_TEST_MAX_REQS);
+	req = json_pack("{s:s, s:i, s:s}", "jsonrpc", "2.0", "id", 1,
+	    "method", method);
+	if (params != NULL)
+		json_object_set_new(req, "params", diff_test_json(params));
+	diff_reqs[diff_nreqs++] = req;
+	return req;
+}
+
+/* Free what diff_test_req made. */
+static void
+diff_test_reqs_free(void)
+{
+	while (diff_nreqs > 0)
+		json_decref(diff_reqs[--diff_nreqs]);
+}
+
 /* Check one entry's value against JSON text (NULL: absent). */
 static void
 diff_test_value(const char *what, const char *ctx, json_t *got,
@@ -628,23 +658,36 @@ Test(diff, ignore_errors, .timeout = UNIT_TIMEOUT)
 	cr_expect_null(rules.ignore);
 }
 
-/* Methods named in the rules are the ones ignored. */
+/* Methods named in the rules (globs) are the ones skipped. */
 Test(diff, methods, .timeout = UNIT_TIMEOUT)
 {
 	struct diff_rules	rules;
+	char			*cause = NULL;
 
 	diff_rules_init(&rules);
-	cr_expect(!diff_rules_ignores_method(&rules, "ping"));
-	diff_rules_add_method(&rules, "ping");
-	diff_rules_add_method(&rules, "tools/list");
-	cr_expect(diff_rules_ignores_method(&rules, "ping"));
-	cr_expect(diff_rules_ignores_method(&rules, "tools/list"));
-	cr_expect(!diff_rules_ignores_method(&rules, "tools/call"));
-	cr_expect(!diff_rules_ignores_method(&rules, "pin"));
-	cr_expect(!diff_rules_ignores_method(&rules, NULL));
-	cr_expect(!diff_rules_ignores_method(NULL, "ping"));
+	cr_expect(!diff_rules_skips(&rules, diff_test_req("ping", NULL)));
+	cr_assert_eq(diff_rules_add_skip(&rules, "method", "ping",
+	    "--ignore-method", &cause), 0);
+	cr_assert_eq(diff_rules_add_skip(&rules, "method", "tools/list",
+	    "--ignore-method", &cause), 0);
+	cr_assert_eq(diff_rules_add_skip(&rules, "method",
+	    "resources/templates/*", "--ignore-method", &cause), 0);
+	cr_expect(diff_rules_skips(&rules, diff_test_req("ping", NULL)));
+	cr_expect(diff_rules_skips(&rules, diff_test_req("tools/list",
+	    NULL)));
+	cr_expect(diff_rules_skips(&rules, diff_test_req(
+	    "resources/templates/list", NULL)));
+	cr_expect(!diff_rules_skips(&rules, diff_test_req("tools/call",
+	    "{\"name\":\"ping\"}")));
+	cr_expect(!diff_rules_skips(&rules, diff_test_req("pin", NULL)));
+	cr_expect(!diff_rules_skips(&rules, NULL));
+	cr_expect(!diff_rules_skips(NULL, diff_test_req("ping", NULL)));
+	cr_expect_eq(rules.skip[0].r.used, 1, "a skipped answer is a use");
+	cr_expect_eq(rules.skip[1].r.used, 1);
+	cr_expect_eq(rules.skip[2].r.used, 1);
 	diff_rules_clear(&rules);
-	cr_expect(!diff_rules_ignores_method(&rules, "ping"));
+	cr_expect(!diff_rules_skips(&rules, diff_test_req("ping", NULL)));
+	diff_test_reqs_free();
 }
 
 /* The directory of a rules-file test, removed after it. */
@@ -707,9 +750,9 @@ Test(diff, load_good, .init = diff_dir_setup, .fini = diff_dir_teardown,
 	diff_rules_init(&rules);
 	cr_assert_eq(diff_rules_load(&rules, path, &cause), 0, "%s", cause);
 	cr_expect_eq(rules.nignore, 2);
-	cr_expect_str_eq(jpath_text(rules.ignore[1]), "$..nonce");
-	cr_expect_eq(rules.nignore_methods, 1);
-	cr_expect(diff_rules_ignores_method(&rules, "ping"));
+	cr_expect_str_eq(jpath_text(rules.ignore[1].path), "$..nonce");
+	cr_expect_eq(rules.nskip, 1);
+	cr_expect(diff_rules_skips(&rules, diff_test_req("ping", NULL)));
 	cr_assert_eq(rules.nsubst, 2);
 	cr_expect_str_eq(rules.subst[0].regex, "[0-9]+");
 	cr_expect_str_eq(rules.subst[0].with, "N");
@@ -744,6 +787,7 @@ Test(diff, load_good, .init = diff_dir_setup, .fini = diff_dir_teardown,
 	cr_expect_eq(rules.no_defaults, 0);
 
 	diff_rules_clear(&rules);
+	diff_test_reqs_free();
 	free(path);
 	free(path2);
 }
@@ -757,10 +801,33 @@ static const struct diff_bad_file diff_bad_files[] = {
 	{ "{\"ignores\": []}", "unknown key \"ignores\"" },
 	{ "{\"ignore\": [\"$.a\"], \"defaults\": true, \"extra\": 1}",
 	    "unknown key \"extra\" (expected ignore, ignore_methods, "
-	    "normalize, defaults)" },
-	{ "{\"ignore\": \"$.a\"}", "\"ignore\" must be an array of strings" },
+	    "ignore_tools, ignore_prompts, ignore_resources, normalize, "
+	    "defaults)" },
+	{ "{\"ignore\": \"$.a\"}", "\"ignore\" must be an array" },
 	{ "{\"ignore\": [\"$.a\", 1]}",
-	    "\"ignore\" must be an array of strings" },
+	    "\"ignore\"[1] must be a path or an object with \"path\"" },
+	{ "{\"ignore\": [{\"path\": \"$.a\", \"tol\": \"x\"}]}",
+	    "unknown key \"tol\" in \"ignore\"[0] (expected path, method, "
+	    "tool, prompt, resource)" },
+	{ "{\"ignore\": [{\"path\": \"$.a\", \"tool\": 1}]}",
+	    "\"ignore\"[0].tool must be a string" },
+	{ "{\"ignore\": [{\"path\": \"$.a\", \"tool\": \"a\", "
+	    "\"prompt\": \"b\"}]}", "cannot go with" },
+	{ "{\"ignore\": [{\"path\": \"$.a\", \"method\": \"prompts/*\", "
+	    "\"tool\": \"a\"}]}",
+	    "method=prompts/* cannot go with tool= (which is for tools/call" },
+	{ "{\"ignore\": [{\"tool\": \"a\"}]}",
+	    "\"ignore\"[0] must be a path or an object with \"path\"" },
+	{ "{\"ignore_tools\": [\"\"]}", "scope tool= needs a value" },
+	{ "{\"ignore\": [{\"path\": \"$.a\", \"\": \"x\"}]}",
+	    "unknown key \"\" in \"ignore\"[0]" },
+	{ "{\"normalize\": [{\"regex\": \"a\", \"replac\": \"x\"}]}",
+	    "unknown key \"replac\" in \"normalize\"[0]" },
+	{ "{\"ignore_prompts\": \"a\"}",
+	    "\"ignore_prompts\" must be an array of strings" },
+	{ "{\"normalize\": [{\"regex\": \"a\", \"uri\": \"b\"}]}",
+	    "unknown key \"uri\" in \"normalize\"[0] (expected regex, "
+	    "replace, method" },
 	{ "{\"ignore_methods\": {}}",
 	    "\"ignore_methods\" must be an array of strings" },
 	{ "{\"ignore_methods\": [null]}",
@@ -816,7 +883,7 @@ Test(diff, load_errors, .init = diff_dir_setup, .fini = diff_dir_teardown,
 		free(cause);
 		free(path);
 		cr_expect_eq(rules.nignore, 0, "case %zu", i);
-		cr_expect_eq(rules.nignore_methods, 0, "case %zu", i);
+		cr_expect_eq(rules.nskip, 0, "case %zu", i);
 		cr_expect_eq(rules.nsubst, 0, "case %zu", i);
 		cr_expect_eq(rules.no_defaults, 0, "case %zu", i);
 	}

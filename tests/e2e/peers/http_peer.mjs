@@ -15,8 +15,15 @@
 //                        responses to POSTs there arrive as message events
 //   .../legacy/message   POST ?sessionId=abc123: 202, and the JSON-RPC
 //                        response {id, result: {echo: method}} on the stream
-//                        (method endpoint-again: an endpoint event first)
+//                        (method endpoint-again: an endpoint event first;
+//                        method refuse: 400, and no response at all)
 //   .../slow             200 application/json after 300 ms
+//   .../priming          POST a JSON-RPC request: 200 text/event-stream,
+//                        chunked: priming events (an id and empty data,
+//                        one with retry, one with "data: " and CRLF), then
+//                        the answer {id, result: {primed: true}} as event
+//                        p-3 (with ?big=N, and a string of N bytes in
+//                        it); the stream ends ?hold=MS after it (0)
 //   .../sse-raw          200 text/event-stream, chunked, written in pieces
 //                        10 ms apart: comments, retry, ids, multi-line
 //                        data, CRLF and CR line ends (SSE_RAW below)
@@ -66,8 +73,9 @@ const server = http.createServer((req, res) => {
     if (p.endsWith('/legacy/message') && req.method === 'POST') {
       const stream = streams.get(u.searchParams.get('sessionId'));
       if (!stream) return send(res, 404, 'text/plain', 'no such session');
-      send(res, 202, 'text/plain', 'Accepted');
       const m = JSON.parse(body);
+      if (m.method === 'refuse') return send(res, 400, 'text/plain', 'refused');
+      send(res, 202, 'text/plain', 'Accepted');
       // A server that names its endpoint again, mid-stream.
       if (m.method === 'endpoint-again') stream.write(`event: endpoint\ndata: ${origin}/legacy/message?sessionId=abc123\n\n`);
       if ('id' in m) stream.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { echo: m.method } })}\n\n`);
@@ -82,6 +90,19 @@ const server = http.createServer((req, res) => {
         return setTimeout(next, 10);
       };
       next();
+      return undefined;
+    }
+    if (p.endsWith('/priming') && req.method === 'POST') {
+      const m = JSON.parse(body);
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      res.write('id: p-1\nretry: 2000\ndata:\n\n');
+      res.write('id: p-2\r\ndata: \r\n\r\n');
+      setTimeout(() => {
+        const big = Number(u.searchParams.get('big') ?? 0);
+        const result = big > 0 ? { primed: true, pad: 'x'.repeat(big) } : { primed: true };
+        res.write(`event: message\nid: p-3\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: m.id, result })}\n\n`);
+        setTimeout(() => res.end(), Number(u.searchParams.get('hold') ?? 0));
+      }, 20);
       return undefined;
     }
     if (p.includes('/slow')) {
