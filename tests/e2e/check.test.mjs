@@ -12,10 +12,11 @@ import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { run2026 } from './lib/client2026.mjs';
 import { runSession, runSessionWith, serverEverythingCommand, sseTransport, streamableHttpTransport } from './lib/session.mjs';
-import { mcpreelHttpSupport, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
+import { mcpreelHttpSupport, spawnUntilLine, startMcpreelHttp, startServerEverything, stopChild } from './lib/servers.mjs';
 import { MCPREEL, PEERS_DIR, runMcpreel, tempDir } from './lib/util.mjs';
 
 /** runMcpreel with stdout and stderr as text. */
@@ -247,6 +248,52 @@ test('a server breaking one rule gives exactly that finding, no other', { timeou
     const all = await checkJson(db, ['--all']);
     assert.equal(all.code, 1);
     assert.equal(all.report.sessions.length, FAULTS.length);
+  } finally {
+    t.cleanup();
+  }
+});
+
+/*
+ * Over Streamable HTTP: our server (peers/checkhttp.mjs) breaking one rule
+ * of the transport, the SDK client through record --listen.
+ */
+const HTTP_FAULTS = [
+  ['ok', [], 0],
+  ['notify-200', ['http.status'], 1],
+  ['get-json', ['http.get'], 1],
+];
+
+test('over Streamable HTTP, a server breaking one transport rule gives exactly that finding', { timeout: 240000 }, async (ctx) => {
+  const support = mcpreelHttpSupport();
+  if (!support.ok) { ctx.skip(support.reason); return; }
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    for (const [mode, rules, exit] of HTTP_FAULTS) {
+      const peer = await spawnUntilLine(process.execPath, [join(PEERS_DIR, 'checkhttp.mjs'), mode], {
+        stream: 'stdout', pattern: /^checkhttp: listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp$/, name: `checkhttp ${mode}`,
+      });
+      try {
+        const proxy = await startMcpreelHttp({ db, upstream: peer.match[1], name: mode });
+        const client = new Client({ name: 'check-e2e', version: '1.0.0' }, { capabilities: {} });
+        client.onerror = () => {};
+        try {
+          await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`)));
+          await client.listTools().catch(() => {});
+          await client.callTool({ name: 'echo', arguments: {} }).catch(() => {});
+          await new Promise((r) => setTimeout(r, 300));
+        } finally {
+          await client.close().catch(() => {});
+          await proxy.stop();
+        }
+      } finally {
+        await stopChild(peer.child, peer.exited);
+      }
+      const { code, report } = await checkJson(db, [mode]);
+      const got = [...new Set(report.findings.map((f) => f.rule))].sort();
+      assert.deepEqual(got, rules, `${mode}: ${JSON.stringify(report.findings, null, 1)}`);
+      assert.equal(code, exit, `${mode}: exit ${exit}`);
+    }
   } finally {
     t.cleanup();
   }
