@@ -5,7 +5,6 @@
  * data is a broken invariant (fatalx, naming the line), caught by the
  * unit tests the moment it is made.
  */
-#include <ctype.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@ static size_t		  defs_ntypes, defs_types_alloc;
 /* The line being read, for messages about the data. */
 static int		  defs_line;
 
+/* Stop on a mistake in mcp.def, naming its line. */
 __dead static void
 defs_bad(const char *what, const char *near)
 {
@@ -38,7 +38,8 @@ defs_bad(const char *what, const char *near)
 	    near);
 }
 
-static struct stype *
+/* A new type node, kept for resolving its references later. */
+struct stype *
 defs_type_new(enum st_kind kind)
 {
 	struct stype	*t;
@@ -65,152 +66,6 @@ defs_skip(const char *p)
 	while (*p == ' ' || *p == '\t')
 		p++;
 	return (p);
-}
-
-static int	defs_expr(const char **, struct stype **, char **, int);
-
-/* One word, const, (expr) or {expr}, then any number of []. */
-static int
-defs_postfix(const char **pp, struct stype **out, char **cause, int depth)
-{
-	static const struct {
-		const char	*word;
-		enum st_kind	 kind;
-	} plain[] = {
-		{ "any", ST_ANY }, { "string", ST_STRING },
-		{ "number", ST_NUMBER }, { "integer", ST_INTEGER },
-		{ "boolean", ST_BOOLEAN }, { "null", ST_NULL },
-		{ "object", ST_OBJECT }, { "array", ST_ARRAY },
-	};
-	const char	*p = defs_skip(*pp), *start;
-	struct stype	*t = NULL, *arr;
-	size_t		 i, len;
-	char		 close;
-
-	if (depth > DEFS_NEST_MAX) {
-		xasprintf(cause, "type nested too deep");
-		return (-1);
-	}
-	if (*p == '(' || *p == '{') {
-		close = *p == '(' ? ')' : '}';
-		if (*p == '{')
-			t = defs_type_new(ST_MAP);
-		p++;
-		if (defs_expr(&p, t != NULL ? &t->sub : &t, cause,
-		    depth + 1) == -1)
-			return (-1);
-		p = defs_skip(p);
-		if (*p != close) {
-			xasprintf(cause, "'%c' expected", close);
-			return (-1);
-		}
-		p++;
-	} else if (*p == '"') {
-		start = ++p;
-		while (*p != '"' && *p != '\0')
-			p++;
-		if (*p != '"') {
-			xasprintf(cause, "unterminated string");
-			return (-1);
-		}
-		t = defs_type_new(ST_CONST);
-		t->text = xmalloc((size_t)(p - start) + 1);
-		memcpy(t->text, start, (size_t)(p - start));
-		t->text[p - start] = '\0';
-		p++;
-	} else {
-		start = p;
-		while (isalnum((unsigned char)*p) || *p == '_' || *p == '.' ||
-		    *p == '$')
-			p++;
-		len = (size_t)(p - start);
-		if (len == 0) {
-			xasprintf(cause, "a type expected");
-			return (-1);
-		}
-		for (i = 0; i < sizeof plain / sizeof plain[0]; i++) {
-			if (strlen(plain[i].word) == len &&
-			    memcmp(plain[i].word, start, len) == 0)
-				t = defs_type_new(plain[i].kind);
-		}
-		if (t == NULL) {
-			t = defs_type_new(ST_REF);
-			t->text = xmalloc(len + 1);
-			memcpy(t->text, start, len);
-			t->text[len] = '\0';
-		} else if (t->kind == ST_STRING && *p == '(') {
-			if (strncmp(p, "(uri)", 5) == 0)
-				t->format = FMT_URI;
-			else if (strncmp(p, "(byte)", 6) == 0)
-				t->format = FMT_BYTE;
-			else {
-				xasprintf(cause, "unknown string format");
-				return (-1);
-			}
-			p = strchr(p, ')') + 1;
-		}
-	}
-	while (p[0] == '[' && p[1] == ']') {
-		arr = defs_type_new(ST_ARRAYOF);
-		arr->sub = t;
-		t = arr;
-		p += 2;
-	}
-	*out = t;
-	*pp = p;
-	return (0);
-}
-
-/* postfix ('|' postfix)* */
-static int
-defs_expr(const char **pp, struct stype **out, char **cause, int depth)
-{
-	struct stype	*first, *u, *alt;
-	const char	*p = *pp;
-
-	if (defs_postfix(&p, &first, cause, depth) == -1)
-		return (-1);
-	p = defs_skip(p);
-	if (*p != '|') {
-		*out = first;
-		*pp = p;
-		return (0);
-	}
-	u = defs_type_new(ST_UNION);
-	u->alts = xreallocarray(NULL, 1, sizeof *u->alts);
-	u->alts[u->nalts++] = first;
-	while (*p == '|') {
-		p++;
-		if (defs_postfix(&p, &alt, cause, depth) == -1)
-			return (-1);
-		u->alts = xreallocarray(u->alts, u->nalts + 1,
-		    sizeof *u->alts);
-		u->alts[u->nalts++] = alt;
-		p = defs_skip(p);
-	}
-	*out = u;
-	*pp = p;
-	return (0);
-}
-
-/*
- * Parse a type expression in mcp.def's notation ("CallToolAnswer",
- * "(A | B)[]").  References are resolved by defs_get() for types made
- * before it finishes; the method table's are made during it.
- */
-int
-defs_parse_type(const char *s, struct stype **out, char **cause)
-{
-	const char	*p = s;
-
-	if (defs_expr(&p, out, cause, 0) == -1)
-		return (-1);
-	p = defs_skip(p);
-	if (*p != '\0') {
-		xasprintf(cause, "unexpected \"%s\"", p);
-		return (-1);
-	}
-	return (0);
 }
 
 /* A revision named in a version tag. */
@@ -285,6 +140,7 @@ defs_rtrim(char *s)
 		s[--len] = '\0';
 }
 
+/* A new def (or named type) at the end of the table. */
 static struct sdef *
 defs_add(const char *name)
 {
@@ -356,8 +212,46 @@ defs_read_type(char *rest)
 	free(d->name);
 	d->name = xstrdup(defs_skip(rest));
 	d->spec_name = xstrdup(d->name);
-	if (defs_parse_type(eq + 3, &d->alias, &cause) == -1)
+	if (typexpr_parse(eq + 3, &d->alias, &cause) == -1)
 		defs_bad(cause, eq + 3);
+}
+
+/* "error CODE [@tag] = expr": the shape of error.data for a code. */
+static void
+defs_read_error(char *rest)
+{
+	struct shapes	*sh = &defs_shapes;
+	struct serror	*e;
+	char		*eq, *end, *cause;
+
+	eq = strstr(rest, " = ");
+	if (eq == NULL)
+		defs_bad("'=' expected", rest);
+	*eq = '\0';
+	sh->errors = xreallocarray(sh->errors, sh->nerrors + 1,
+	    sizeof *sh->errors);
+	e = &sh->errors[sh->nerrors++];
+	e->line = defs_line;
+	e->versions = defs_cut_tag(rest);
+	e->code = strtoll(defs_skip(rest), &end, 10);
+	if (end == defs_skip(rest) || *defs_skip(end) != '\0')
+		defs_bad("an error code expected", rest);
+	if (typexpr_parse(eq + 3, &e->data, &cause) == -1)
+		defs_bad(cause, eq + 3);
+}
+
+/* The data shape of an error code in a revision, or NULL. */
+const struct serror *
+defs_error(const struct shapes *sh, long long code, enum proto_version v)
+{
+	size_t	i;
+
+	for (i = 0; i < sh->nerrors; i++) {
+		if (sh->errors[i].code == code &&
+		    (sh->errors[i].versions & PROTO_VBIT(v)))
+			return (&sh->errors[i]);
+	}
+	return (NULL);
 }
 
 /* "  name[?] expr [@tag]", a member of the last def. */
@@ -389,7 +283,7 @@ defs_read_member(char *line)
 		m->optional = 1;
 	}
 	m->name = xstrdup(name);
-	if (defs_parse_type(end, &m->type, &cause) == -1)
+	if (typexpr_parse(end, &m->type, &cause) == -1)
 		defs_bad(cause, end);
 }
 
@@ -419,6 +313,8 @@ defs_read(void)
 			defs_read_def(line + 4);
 		else if (strncmp(line, "type ", 5) == 0)
 			defs_read_type(line + 5);
+		else if (strncmp(line, "error ", 6) == 0)
+			defs_read_error(line + 6);
 		else if (line[0] == ' ' || line[0] == '\t')
 			defs_read_member(line);
 		else
@@ -427,6 +323,7 @@ defs_read(void)
 	}
 }
 
+/* FNV-1a of a name. */
 static uint32_t
 defs_fnv(const char *s)
 {
@@ -581,6 +478,7 @@ defs_leaf(struct stype *u, struct stype *alt, enum proto_version v,
 	u->leaves[v][u->nleaves[v]++] = alt;
 }
 
+/* Add every alternative of from to union u's leaves in revision v. */
 static void
 defs_leaves(struct stype *u, struct stype *from, enum proto_version v,
     int depth)
@@ -672,10 +570,10 @@ defs_methods(void)
 	sh->params = xcalloc(n, sizeof *sh->params);
 	sh->result = xcalloc(n, sizeof *sh->result);
 	for (i = 0; i < n; i++) {
-		if (defs_parse_type(t[i].params, &sh->params[i], &cause) ==
+		if (typexpr_parse(t[i].params, &sh->params[i], &cause) ==
 		    -1)
 			fatalx("method %s: params: %s", t[i].name, cause);
-		if (t[i].result != NULL && defs_parse_type(t[i].result,
+		if (t[i].result != NULL && typexpr_parse(t[i].result,
 		    &sh->result[i], &cause) == -1)
 			fatalx("method %s: result: %s", t[i].name, cause);
 	}
@@ -747,6 +645,16 @@ defs_init(void)
 					defs_check(d->members[k].type,
 					    (enum proto_version)v, where);
 			}
+		}
+	}
+	for (i = 0; i < sh->nerrors; i++) {
+		for (v = 1; v < PROTO_V_MAX; v++) {
+			if ((sh->errors[i].versions & PROTO_VBIT(v)) == 0)
+				continue;
+			snprintf(where, sizeof where, "line %d (error %lld)",
+			    sh->errors[i].line, sh->errors[i].code);
+			defs_check(sh->errors[i].data, (enum proto_version)v,
+			    where);
 		}
 	}
 	defs_methods();

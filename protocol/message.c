@@ -43,6 +43,7 @@ struct msgcheck {
 static json_t		*message_empty;
 static pthread_once_t	 message_once = PTHREAD_ONCE_INIT;
 
+/* What every check needs, once: the empty object, the shapes. */
 static void
 message_init(void)
 {
@@ -78,12 +79,22 @@ message_report(struct msgcheck *c, const char *rule, int severity,
 	    text);
 }
 
-/* Join a prefix ("$" or "$[3]") and a member. */
+/* Join a prefix ("$" or "$[3]") and a member; plain copies (hot path). */
 static const char *
 message_path(char *buf, size_t size, const char *prefix, const char *member)
 {
-	snprintf(buf, size, "%s%s%s", prefix, member != NULL ? "." : "",
-	    member != NULL ? member : "");
+	size_t	plen = strlen(prefix), mlen = member != NULL ?
+		    strlen(member) : 0;
+
+	if (plen + mlen + 2 > size)
+		plen = mlen = 0;
+	memcpy(buf, prefix, plen);
+	if (member != NULL) {
+		buf[plen++] = '.';
+		memcpy(buf + plen, member, mlen);
+		plen += mlen;
+	}
+	buf[plen] = '\0';
 	return (buf);
 }
 
@@ -148,10 +159,11 @@ message_call(struct msgcheck *c, const json_t *msg, const char *prefix)
 	const json_t			*params, *id;
 	const char			*name, *spec;
 	char				 path[64], where[128];
-	size_t				 n;
+	size_t				 n, name_len;
 	int				 has_id;
 
 	name = json_string_value(json_object_get(msg, "method"));
+	name_len = json_string_length(json_object_get(msg, "method"));
 	id = json_object_get(msg, "id");
 	has_id = id != NULL;
 	if (has_id)
@@ -167,7 +179,7 @@ message_call(struct msgcheck *c, const json_t *msg, const char *prefix)
 		    "error");
 	if (c->v == PROTO_V_UNKNOWN)
 		return;
-	m = proto_method(name, c->v);
+	m = proto_method_n(name, name_len, c->v);
 	if (m == NULL || m->kind == PROTO_INPUT) {
 		message_method_versions(name, where, sizeof where);
 		message_report(c, "shape.unknown-method", PROTO_WARNING,
@@ -205,6 +217,37 @@ message_call(struct msgcheck *c, const json_t *msg, const char *prefix)
 	}
 	shape_check(c->v, sh->params[m - table], params, path, spec,
 	    message_count_cb, c, &c->budget);
+}
+
+/* The data of an error whose code the revision gives a data shape. */
+static void
+message_error_data(struct msgcheck *c, const json_t *error, long long code,
+    const char *prefix)
+{
+	const struct shapes	*sh = defs_get();
+	const struct serror	*e;
+	const struct sdef	*d;
+	const json_t		*data;
+	const char		*spec;
+	char			 path[64];
+
+	if ((e = defs_error(sh, code, c->v)) == NULL)
+		return;
+	spec = c->rpc_spec;
+	if (e->data->kind == ST_REF && e->data->ref[c->v] != -1) {
+		d = &sh->defs[e->data->ref[c->v]];
+		spec = d->spec[c->v];
+	}
+	data = json_object_get(error, "data");
+	if (data == NULL) {
+		message_report(c, "shape.required", PROTO_ERROR,
+		    message_path(path, sizeof path, prefix, "error"), spec,
+		    "\"data\" is required in an error of code %lld (%s)", code,
+		    proto_version_name(c->v));
+		return;
+	}
+	shape_check(c->v, e->data, data, message_path(path, sizeof path,
+	    prefix, "error.data"), spec, message_count_cb, c, &c->budget);
 }
 
 /* A response: result xor error, the error's members, the result's shape. */
@@ -267,6 +310,9 @@ message_response(struct msgcheck *c, const json_t *msg, const char *prefix,
 			    "error.message"), c->rpc_spec, "%s", text == NULL ?
 			    "the error has no \"message\"; it needs a string" :
 			    "the error message must be a string");
+		if (c->v != PROTO_V_UNKNOWN && json_is_integer(code))
+			message_error_data(c, error, json_integer_value(code),
+			    prefix);
 		return;
 	}
 	message_path(path, sizeof path, prefix, "result");
@@ -306,7 +352,8 @@ message_one(struct msgcheck *c, const json_t *msg, const char *prefix,
 		    message_path(path, sizeof path, prefix, NULL),
 		    c->rpc_spec, "\"jsonrpc\": \"2.0\" is missing");
 	else if (!json_is_string(jsonrpc) ||
-	    strcmp(json_string_value(jsonrpc), "2.0") != 0)
+	    json_string_length(jsonrpc) != 3 ||
+	    memcmp(json_string_value(jsonrpc), "2.0", 3) != 0)
 		message_report(c, "jsonrpc.version", PROTO_ERROR,
 		    message_path(path, sizeof path, prefix, "jsonrpc"),
 		    c->rpc_spec, "\"jsonrpc\" must be the string \"2.0\"");

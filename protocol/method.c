@@ -36,7 +36,8 @@
  * docs/specification/<revision>/.
  */
 static const struct proto_method method_table[] = {
-	/* name, revisions, kind, senders, cap side, cap, params, result, page */
+	/* name, revisions, kind, senders, cap side, cap, params, result,
+	   page */
 
 	/* Lifecycle: the handshake of the legacy revisions. */
 	{ "initialize", LEGACY, REQ, C, 0, NULL,
@@ -230,7 +231,8 @@ proto_method_n(const char *name, size_t len, enum proto_version v)
 	for (; method_hash[slot] != 0; slot = (slot + 1) &
 	    (METHOD_HASH_SIZE - 1)) {
 		m = &method_table[method_hash[slot] - 1];
-		if (strncmp(m->name, name, len) == 0 && m->name[len] == '\0')
+		/* By length first: name may hold a NUL (a \u0000 decoded). */
+		if (strlen(m->name) == len && memcmp(m->name, name, len) == 0)
 			break;
 	}
 	if (method_hash[slot] == 0)

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "shape_int.h"
 
@@ -39,16 +40,20 @@ struct walk {
 	char			 path[SHAPE_PATH_MAX];
 };
 
-static void	walk_type(struct walk *, const struct stype *, const json_t *,
+static void	shape_type(struct walk *, const struct stype *, const json_t *,
 		    int);
 
 /* Report a fault at the current path (or only count it when dry). */
 static void PRINTFLIKE(3, 4)
-walk_report(struct walk *w, const char *rule, const char *fmt, ...)
+shape_report(struct walk *w, const char *rule, const char *fmt, ...)
 {
 	char	text[SHAPE_TEXT_MAX];
 	va_list	ap;
 
+	/* A format is a warning: it never decides which alternative of a
+	   union a value is. */
+	if (w->dry && strcmp(rule, "shape.format") == 0)
+		return;
 	w->found++;
 	if (w->dry)
 		return;
@@ -67,38 +72,57 @@ walk_report(struct walk *w, const char *rule, const char *fmt, ...)
  * real one stops when nothing more may be reported.
  */
 static int
-walk_done(const struct walk *w)
+shape_done(const struct walk *w)
 {
 	if (w->dry)
 		return (w->found != 0);
 	return (*w->budget == 0);
 }
 
-/* Append to the path; returns the length to go back to. */
+/*
+ * Append bytes to the path; returns the length to go back to.  A path
+ * that would pass SHAPE_PATH_MAX ends in "..." instead.  Plain copies, no
+ * printf: this runs for every member walked.
+ */
 static size_t
-walk_push(struct walk *w, const char *fmt, ...)
+shape_append(struct walk *w, const char *s, size_t len)
 {
 	size_t	saved = w->plen;
-	va_list	ap;
-	int	n;
 
 	if (w->plen + 4 >= sizeof w->path)
 		return (saved);		/* already cut */
-	va_start(ap, fmt);
-	n = vsnprintf(w->path + w->plen, sizeof w->path - w->plen, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof w->path - w->plen - 4) {
+	if (len >= sizeof w->path - w->plen - 4) {
+		/* What fits, then "...". */
+		memcpy(w->path + w->plen, s, sizeof w->path - 4 - w->plen);
 		w->plen = sizeof w->path - 4;
 		memcpy(w->path + w->plen, "...", 4);
 		w->plen += 3;
 		return (saved);
 	}
-	w->plen += (size_t)n;
+	memcpy(w->path + w->plen, s, len);
+	w->plen += len;
+	w->path[w->plen] = '\0';
 	return (saved);
 }
 
+/* Append an array index: [i]. */
+static size_t
+shape_push_index(struct walk *w, size_t i)
+{
+	char	buf[24], *p = buf + sizeof buf;
+
+	*--p = ']';
+	do {
+		*--p = (char)('0' + i % 10);
+		i /= 10;
+	} while (i != 0);
+	*--p = '[';
+	return (shape_append(w, p, (size_t)(buf + sizeof buf - p)));
+}
+
+/* Go back to a length shape_append() returned. */
 static void
-walk_pop(struct walk *w, size_t saved)
+shape_pop(struct walk *w, size_t saved)
 {
 	w->plen = saved;
 	w->path[saved] = '\0';
@@ -106,7 +130,7 @@ walk_pop(struct walk *w, size_t saved)
 
 /* Append a member name: .name, or ['na me'] when it is no identifier. */
 static size_t
-walk_push_key(struct walk *w, const char *key)
+shape_push_key(struct walk *w, const char *key)
 {
 	char		 buf[SHAPE_PATH_MAX];
 	const char	*p;
@@ -117,20 +141,29 @@ walk_push_key(struct walk *w, const char *key)
 		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '$')
 			plain = 0;
 	}
-	if (plain)
-		return (walk_push(w, ".%s", key));
-	for (p = key; *p != '\0' && o + 2 < sizeof buf; p++) {
-		if (*p == '\'' || *p == '\\')
+	if (plain) {
+		buf[0] = '.';
+		o = 1;
+	} else {
+		buf[0] = '[';
+		buf[1] = '\'';
+		o = 2;
+	}
+	for (p = key; *p != '\0' && o + 4 < sizeof buf; p++) {
+		if (!plain && (*p == '\'' || *p == '\\'))
 			buf[o++] = '\\';
 		buf[o++] = *p;
 	}
-	buf[o] = '\0';
-	return (walk_push(w, "['%s']", buf));
+	if (!plain) {
+		buf[o++] = '\'';
+		buf[o++] = ']';
+	}
+	return (shape_append(w, buf, o));
 }
 
 /* "a string", "an object": what a JSON value is, for sentences. */
 static const char *
-walk_json_type(const json_t *j)
+shape_json_type(const json_t *j)
 {
 	switch (json_typeof(j)) {
 	case JSON_OBJECT:
@@ -154,7 +187,7 @@ walk_json_type(const json_t *j)
 
 /* What a type expects, for sentences: "a string", "TextContent". */
 static const char *
-walk_type_name(const struct walk *w, const struct stype *t, char *buf,
+shape_type_name(const struct walk *w, const struct stype *t, char *buf,
     size_t size)
 {
 	switch (t->kind) {
@@ -180,6 +213,9 @@ walk_type_name(const struct walk *w, const struct stype *t, char *buf,
 		snprintf(buf, size, "\"%s\"", t->text);
 		return (buf);
 	case ST_REF:
+		if (defs_get()->defs[t->ref[w->v]].alias != NULL)
+			return (shape_type_name(w,
+			    defs_get()->defs[t->ref[w->v]].alias, buf, size));
 		snprintf(buf, size, "an object (%s)",
 		    defs_get()->defs[t->ref[w->v]].spec_name);
 		return (buf);
@@ -190,7 +226,7 @@ walk_type_name(const struct walk *w, const struct stype *t, char *buf,
 
 /* Whether a JSON value is of the kind a (non-union) type takes. */
 static int
-walk_fits(const struct walk *w, const struct stype *t, const json_t *j)
+shape_kind_fits(const struct walk *w, const struct stype *t, const json_t *j)
 {
 	const struct sdef	*d;
 
@@ -216,7 +252,7 @@ walk_fits(const struct walk *w, const struct stype *t, const json_t *j)
 	case ST_REF:
 		d = &defs_get()->defs[t->ref[w->v]];
 		if (d->alias != NULL)
-			return (walk_fits(w, d->alias, j));
+			return (shape_kind_fits(w, d->alias, j));
 		return (json_is_object(j));
 	default:
 		return (1);
@@ -225,7 +261,7 @@ walk_fits(const struct walk *w, const struct stype *t, const json_t *j)
 
 /* Whether a string is an absolute URI: a scheme, ':', no blanks. */
 static int
-walk_uri(const char *s)
+shape_uri(const char *s)
 {
 	const char	*p = s;
 
@@ -245,7 +281,7 @@ walk_uri(const char *s)
 
 /* Whether a string is base64 (RFC 4648 section 4), padded. */
 static int
-walk_base64(const char *s, size_t len)
+shape_base64(const char *s, size_t len)
 {
 	size_t	i, pad = 0;
 
@@ -265,9 +301,22 @@ walk_base64(const char *s, size_t len)
 	return (1);
 }
 
-/* The string a const-valued member must have, or NULL. */
+/*
+ * Whether a JSON string is exactly s: by length too, since a JSON string
+ * may hold a NUL ("text\u0000" is not "text").
+ */
 static int
-walk_const_member(const struct walk *w, const struct stype *t)
+shape_str_eq(const json_t *j, const char *s)
+{
+	size_t	len = strlen(s);
+
+	return (json_string_length(j) == len &&
+	    memcmp(json_string_value(j), s, len) == 0);
+}
+
+/* Whether a member's type is one string or a choice of strings. */
+static int
+shape_const_member(const struct walk *w, const struct stype *t)
 {
 	size_t	i;
 
@@ -282,16 +331,16 @@ walk_const_member(const struct walk *w, const struct stype *t)
 	return (1);
 }
 
-/* Whether a string is one of a const-valued type's strings. */
+/* Whether a JSON string is one of a const-valued type's strings. */
 static int
-walk_const_has(const struct walk *w, const struct stype *t, const char *s)
+shape_const_has(const struct walk *w, const struct stype *t, const json_t *j)
 {
 	size_t	i;
 
 	if (t->kind == ST_CONST)
-		return (strcmp(t->text, s) == 0);
+		return (shape_str_eq(j, t->text));
 	for (i = 0; i < t->nleaves[w->v]; i++) {
-		if (strcmp(t->leaves[w->v][i]->text, s) == 0)
+		if (shape_str_eq(j, t->leaves[w->v][i]->text))
 			return (1);
 	}
 	return (0);
@@ -303,7 +352,7 @@ walk_const_has(const struct walk *w, const struct stype *t, const char *s)
  * 0 none present to tell.
  */
 static int
-walk_discriminate(const struct walk *w, const struct sdef *d, const json_t *j)
+shape_discriminate(const struct walk *w, const struct sdef *d, const json_t *j)
 {
 	const struct smember	*m;
 	const json_t		*val;
@@ -313,7 +362,7 @@ walk_discriminate(const struct walk *w, const struct sdef *d, const json_t *j)
 	for (i = 0; i < d->nmembers; i++) {
 		m = &d->members[i];
 		if ((m->versions & PROTO_VBIT(w->v)) == 0 ||
-		    !walk_const_member(w, m->type))
+		    !shape_const_member(w, m->type))
 			continue;
 		val = json_object_get(j, m->name);
 		if (val == NULL) {
@@ -321,8 +370,7 @@ walk_discriminate(const struct walk *w, const struct sdef *d, const json_t *j)
 				return (-1);
 			continue;
 		}
-		if (!json_is_string(val) || !walk_const_has(w, m->type,
-		    json_string_value(val)))
+		if (!json_is_string(val) || !shape_const_has(w, m->type, val))
 			return (-1);
 		matched = 1;
 	}
@@ -331,7 +379,7 @@ walk_discriminate(const struct walk *w, const struct sdef *d, const json_t *j)
 
 /* An object against a def: required members, then each member's type. */
 static void
-walk_def(struct walk *w, const struct sdef *d, const json_t *j, int depth)
+shape_def(struct walk *w, const struct sdef *d, const json_t *j, int depth)
 {
 	const struct smember	*m;
 	const json_t		*val;
@@ -339,38 +387,38 @@ walk_def(struct walk *w, const struct sdef *d, const json_t *j, int depth)
 	size_t			 i, saved;
 
 	if (d->alias != NULL) {
-		walk_type(w, d->alias, j, depth + 1);
+		shape_type(w, d->alias, j, depth + 1);
 		return;
 	}
 	w->spec = d->spec[w->v];
 	if (!json_is_object(j)) {
-		walk_report(w, "shape.type", "expected an object (%s), got %s",
-		    d->spec_name, walk_json_type(j));
+		shape_report(w, "shape.type", "expected an object (%s), got %s",
+		    d->spec_name, shape_json_type(j));
 		w->spec = spec;
 		return;
 	}
-	for (i = 0; i < d->nmembers && !walk_done(w); i++) {
+	for (i = 0; i < d->nmembers && !shape_done(w); i++) {
 		m = &d->members[i];
 		if ((m->versions & PROTO_VBIT(w->v)) == 0)
 			continue;
 		val = json_object_get(j, m->name);
 		if (val == NULL) {
 			if (!m->optional)
-				walk_report(w, "shape.required", "\"%s\" is "
+				shape_report(w, "shape.required", "\"%s\" is "
 				    "required in %s (%s)", m->name,
 				    d->spec_name, proto_version_name(w->v));
 			continue;
 		}
-		saved = walk_push_key(w, m->name);
-		walk_type(w, m->type, val, depth + 1);
-		walk_pop(w, saved);
+		saved = shape_push_key(w, m->name);
+		shape_type(w, m->type, val, depth + 1);
+		shape_pop(w, saved);
 	}
 	w->spec = spec;
 }
 
 /* A sentence listing a union's alternatives by what they take. */
 static void
-walk_union_names(const struct walk *w, const struct stype *u, char *buf,
+shape_union_names(const struct walk *w, const struct stype *u, char *buf,
     size_t size)
 {
 	char	one[128];
@@ -381,11 +429,27 @@ walk_union_names(const struct walk *w, const struct stype *u, char *buf,
 	for (i = 0; i < u->nleaves[w->v] && o < size; i++) {
 		n = snprintf(buf + o, size - o, "%s%s", i == 0 ? "" :
 		    i + 1 == u->nleaves[w->v] ? " or " : ", ",
-		    walk_type_name(w, u->leaves[w->v][i], one, sizeof one));
+		    shape_type_name(w, u->leaves[w->v][i], one, sizeof one));
 		if (n < 0)
 			break;
 		o += (size_t)n;
 	}
+}
+
+/* Add a const's string to a list of them, once. */
+static void
+shape_list_add(char *list, size_t size, size_t *o, const char *s)
+{
+	char	quoted[128];
+	int	n;
+
+	snprintf(quoted, sizeof quoted, "\"%s\"", s);
+	if (strstr(list, quoted) != NULL || *o >= size)
+		return;
+	n = snprintf(list + *o, size - *o, "%s%s", *o == 0 ? "" : ", ",
+	    quoted);
+	if (n > 0)
+		*o += (size_t)n;
 }
 
 /*
@@ -393,14 +457,15 @@ walk_union_names(const struct walk *w, const struct stype *u, char *buf,
  * member when the alternatives are objects told apart by one ("type").
  */
 static void
-walk_union_none(struct walk *w, const struct stype *u, const json_t *j)
+shape_union_none(struct walk *w, const struct stype *u, const json_t *j)
 {
 	const struct sdef	*d;
 	const struct smember	*m;
+	const struct stype	*mt;
 	const char		*key = NULL;
 	const json_t		*val;
-	char			 list[SHAPE_TEXT_MAX / 2], one[128];
-	size_t			 i, k, o = 0, saved;
+	char			 list[SHAPE_TEXT_MAX / 2];
+	size_t			 i, k, c, o = 0, saved;
 
 	list[0] = '\0';
 	for (i = 0; json_is_object(j) && i < u->nleaves[w->v]; i++) {
@@ -411,35 +476,41 @@ walk_union_none(struct walk *w, const struct stype *u, const json_t *j)
 		d = &defs_get()->defs[l->ref[w->v]];
 		for (k = 0; k < d->nmembers; k++) {
 			m = &d->members[k];
+			mt = m->type;
 			if ((m->versions & PROTO_VBIT(w->v)) == 0 ||
-			    m->type->kind != ST_CONST || m->optional)
+			    !shape_const_member(w, mt))
 				continue;
 			if (key == NULL)
 				key = m->name;
-			if (strcmp(key, m->name) == 0 && o < sizeof list)
-				o += (size_t)snprintf(list + o, sizeof list -
-				    o, "%s\"%s\"", o == 0 ? "" : ", ",
-				    m->type->text);
+			if (strcmp(key, m->name) != 0)
+				continue;
+			if (mt->kind == ST_CONST)
+				shape_list_add(list, sizeof list, &o, mt->text);
+			else {
+				for (c = 0; c < mt->nleaves[w->v]; c++)
+					shape_list_add(list, sizeof list, &o,
+					    mt->leaves[w->v][c]->text);
+			}
 			break;
 		}
 	}
 	if (key != NULL) {
 		val = json_object_get(j, key);
 		if (val == NULL) {
-			walk_report(w, "shape.required", "\"%s\" is required "
+			shape_report(w, "shape.required", "\"%s\" is required "
 			    "here: one of %s (%s)", key, list,
 			    proto_version_name(w->v));
 			return;
 		}
-		saved = walk_push_key(w, key);
+		saved = shape_push_key(w, key);
 		if (json_is_string(val))
-			walk_report(w, "shape.enum", "\"%.60s\" is not a %s "
+			shape_report(w, "shape.enum", "\"%.60s\" is not a %s "
 			    "%s knows here: one of %s", json_string_value(val),
 			    key, proto_version_name(w->v), list);
 		else
-			walk_report(w, "shape.type", "expected a string (one "
-			    "of %s), got %s", list, walk_json_type(val));
-		walk_pop(w, saved);
+			shape_report(w, "shape.type", "expected a string (one "
+			    "of %s), got %s", list, shape_json_type(val));
+		shape_pop(w, saved);
 		return;
 	}
 	if (json_is_string(j)) {
@@ -448,16 +519,34 @@ walk_union_none(struct walk *w, const struct stype *u, const json_t *j)
 				break;
 		}
 		if (i == u->nleaves[w->v] && i > 0) {
-			walk_union_names(w, u, list, sizeof list);
-			walk_report(w, "shape.enum", "\"%.60s\" is not one of "
+			shape_union_names(w, u, list, sizeof list);
+			shape_report(w, "shape.enum", "\"%.60s\" is not one of "
 			    "%s", json_string_value(j), list);
 			return;
 		}
 	}
-	walk_union_names(w, u, list, sizeof list);
-	(void)one;
-	walk_report(w, "shape.type", "expected %s, got %s", list,
-	    walk_json_type(j));
+	shape_union_names(w, u, list, sizeof list);
+	shape_report(w, "shape.type", "expected %s, got %s", list,
+	    shape_json_type(j));
+}
+
+/* How many of an object def's required members a value has. */
+static size_t
+shape_present(const struct walk *w, const struct stype *t, const json_t *j)
+{
+	const struct sdef	*d;
+	size_t			 i, n = 0;
+
+	if (t->kind != ST_REF || !json_is_object(j))
+		return (0);
+	d = &defs_get()->defs[t->ref[w->v]];
+	for (i = 0; i < d->nmembers; i++) {
+		if ((d->members[i].versions & PROTO_VBIT(w->v)) != 0 &&
+		    !d->members[i].optional &&
+		    json_object_get(j, d->members[i].name) != NULL)
+			n++;
+	}
+	return (n);
 }
 
 /*
@@ -466,22 +555,22 @@ walk_union_none(struct walk *w, const struct stype *u, const json_t *j)
  * faults of the most specific one are reported.
  */
 static void
-walk_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
+shape_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
 {
 	const struct stype	*cand[SHAPE_UNION_MAX], *l;
 	int			 rank[SHAPE_UNION_MAX], r;
-	size_t			 i, k, n = 0, found;
+	size_t			 i, k, n = 0, found, best;
 	int			 dry;
 
 	for (i = 0; i < u->nleaves[w->v]; i++) {
 		l = u->leaves[w->v][i];
-		if (!walk_fits(w, l, j))
+		if (!shape_kind_fits(w, l, j))
 			continue;
 		r = 0;
 		if (l->kind == ST_CONST)
-			r = strcmp(l->text, json_string_value(j)) == 0 ? 1 : -1;
+			r = shape_str_eq(j, l->text) ? 1 : -1;
 		else if (l->kind == ST_REF && json_is_object(j))
-			r = walk_discriminate(w,
+			r = shape_discriminate(w,
 			    &defs_get()->defs[l->ref[w->v]], j);
 		if (r < 0)
 			continue;
@@ -495,7 +584,7 @@ walk_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
 		n++;
 	}
 	if (n == 0) {
-		walk_union_none(w, u, j);
+		shape_union_none(w, u, j);
 		return;
 	}
 	if (n > 1) {
@@ -504,21 +593,37 @@ walk_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
 		for (i = 0; i < n; i++) {
 			w->dry = 1;
 			w->found = 0;
-			walk_type(w, cand[i], j, depth + 1);
+			shape_type(w, cand[i], j, depth + 1);
 			if (w->found == 0)
 				break;
 		}
 		w->dry = dry;
 		w->found = found;
-		if (i < n)
+		if (i < n) {
+			/* It fits; walked again for real for its warnings
+			   (formats), which a dry walk does not count. */
+			if (!w->dry)
+				shape_type(w, cand[i], j, depth + 1);
 			return;
+		}
+		/* None fits: report the faults of the one most of whose
+		   required members are there (a task answered where a
+		   result could be is a task missing a member). */
+		best = 0;
+		for (i = 1; i < n && rank[i] == rank[0]; i++) {
+			if (shape_present(w, cand[i], j) >
+			    shape_present(w, cand[best], j))
+				best = i;
+		}
+		shape_type(w, cand[best], j, depth + 1);
+		return;
 	}
-	walk_type(w, cand[0], j, depth + 1);
+	shape_type(w, cand[0], j, depth + 1);
 }
 
 /* A value against a type. */
 static void
-walk_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
+shape_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
 {
 	const char	*key;
 	json_t		*val;
@@ -526,58 +631,65 @@ walk_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
 	double		 d;
 	char		 buf[128];
 
-	if (depth > SHAPE_DEPTH_MAX || walk_done(w))
+	if (depth > SHAPE_DEPTH_MAX || shape_done(w))
 		return;
-	if (t->kind != ST_UNION && !walk_fits(w, t, j)) {
-		walk_report(w, "shape.type", "expected %s, got %s",
-		    walk_type_name(w, t, buf, sizeof buf), walk_json_type(j));
+	if (t->kind != ST_UNION && !shape_kind_fits(w, t, j)) {
+		shape_report(w, "shape.type", "expected %s, got %s",
+		    shape_type_name(w, t, buf, sizeof buf), shape_json_type(j));
 		return;
 	}
 	switch (t->kind) {
 	case ST_STRING:
-		if (t->format == FMT_URI && !walk_uri(json_string_value(j)))
-			walk_report(w, "shape.format", "\"%.60s\" is not an "
+		if (t->format == FMT_URI && (!shape_uri(json_string_value(j)) ||
+		    strlen(json_string_value(j)) != json_string_length(j)))
+			shape_report(w, "shape.format", "\"%.60s\" is not an "
 			    "absolute URI (the schema gives this member format "
 			    "uri)", json_string_value(j));
+		else if (t->format == FMT_FILE_URI &&
+		    (json_string_length(j) < 7 ||
+		    strncasecmp(json_string_value(j), "file://", 7) != 0))
+			shape_report(w, "shape.file-uri", "\"%.60s\" is no "
+			    "file:// URI (the schema: a root \"must start with "
+			    "file://\")", json_string_value(j));
 		else if (t->format == FMT_BYTE &&
-		    !walk_base64(json_string_value(j), json_string_length(j)))
-			walk_report(w, "shape.format", "this is not base64 "
+		    !shape_base64(json_string_value(j), json_string_length(j)))
+			shape_report(w, "shape.format", "this is not base64 "
 			    "(the schema gives this member format byte)");
 		break;
 	case ST_INTEGER:
 		if (json_is_real(j)) {
 			d = json_real_value(j);
 			if (d != floor(d) || !isfinite(d))
-				walk_report(w, "shape.integer", "expected an "
+				shape_report(w, "shape.integer", "expected an "
 				    "integer, got %g", d);
 		}
 		break;
 	case ST_CONST:
-		if (strcmp(json_string_value(j), t->text) != 0)
-			walk_report(w, "shape.const", "must be \"%s\", not "
+		if (!shape_str_eq(j, t->text))
+			shape_report(w, "shape.const", "must be \"%s\", not "
 			    "\"%.60s\"", t->text, json_string_value(j));
 		break;
 	case ST_ARRAYOF:
-		for (i = 0; i < json_array_size(j) && !walk_done(w); i++) {
-			saved = walk_push(w, "[%zu]", i);
-			walk_type(w, t->sub, json_array_get(j, i), depth + 1);
-			walk_pop(w, saved);
+		for (i = 0; i < json_array_size(j) && !shape_done(w); i++) {
+			saved = shape_push_index(w, i);
+			shape_type(w, t->sub, json_array_get(j, i), depth + 1);
+			shape_pop(w, saved);
 		}
 		break;
 	case ST_MAP:
 		json_object_foreach((json_t *)j, key, val) {
-			if (walk_done(w))
+			if (shape_done(w))
 				break;
-			saved = walk_push_key(w, key);
-			walk_type(w, t->sub, val, depth + 1);
-			walk_pop(w, saved);
+			saved = shape_push_key(w, key);
+			shape_type(w, t->sub, val, depth + 1);
+			shape_pop(w, saved);
 		}
 		break;
 	case ST_REF:
-		walk_def(w, &defs_get()->defs[t->ref[w->v]], j, depth);
+		shape_def(w, &defs_get()->defs[t->ref[w->v]], j, depth);
 		break;
 	case ST_UNION:
-		walk_union(w, t, j, depth);
+		shape_union(w, t, j, depth);
 		break;
 	default:
 		break;
@@ -598,14 +710,17 @@ shape_check(enum proto_version v, const struct stype *t, const json_t *j,
 {
 	struct walk	w;
 
-	memset(&w, 0, sizeof w);
 	w.v = v;
 	w.cb = cb;
 	w.arg = arg;
 	w.budget = budget;
+	w.dry = 0;
+	w.found = 0;
 	w.spec = spec;
-	walk_push(&w, "%s", path);
-	walk_type(&w, t, j, 0);
+	w.plen = 0;
+	w.path[0] = '\0';
+	shape_append(&w, path, strlen(path));
+	shape_type(&w, t, j, 0);
 }
 
 /* Whether a value fits a type in revision v, reporting nothing. */
@@ -615,11 +730,15 @@ shape_fits(enum proto_version v, const struct stype *t, const json_t *j)
 	struct walk	w;
 	size_t		budget = 0;
 
-	memset(&w, 0, sizeof w);
 	w.v = v;
+	w.cb = NULL;
+	w.arg = NULL;
 	w.budget = &budget;
 	w.dry = 1;
+	w.found = 0;
 	w.spec = "";
-	walk_type(&w, t, j, 0);
+	w.plen = 0;
+	w.path[0] = '\0';
+	shape_type(&w, t, j, 0);
 	return (w.found == 0);
 }

@@ -30,6 +30,7 @@ enum st_format {
 	FMT_NONE,
 	FMT_URI,	/* an absolute URI: a scheme, then ':' */
 	FMT_BYTE,	/* base64 */
+	FMT_FILE_URI,	/* a file: URI (roots: "must start with file://") */
 };
 
 /*
@@ -76,6 +77,14 @@ struct sdef {
 	int		 next;		/* the next def of the same name, -1 */
 };
 
+/* An error code whose data has a set shape. */
+struct serror {
+	long long	 code;
+	unsigned	 versions;
+	struct stype	*data;
+	int		 line;
+};
+
 struct shapes {
 	struct sdef	*defs;
 	size_t		 ndefs;
@@ -83,13 +92,20 @@ struct shapes {
 	size_t		 hash_size;
 	struct stype   **params;	/* per method row: its params type */
 	struct stype   **result;	/* per method row: its result, or NULL */
+	struct serror	*errors;
+	size_t		 nerrors;
 };
 
 /* defs.c */
 const struct shapes *defs_get(void);
 const struct sdef *defs_find(const struct shapes *, const char *,
 		    enum proto_version);
-int		 defs_parse_type(const char *, struct stype **, char **);
+struct stype	*defs_type_new(enum st_kind);
+const struct serror *defs_error(const struct shapes *, long long,
+		    enum proto_version);
+
+/* typexpr.c */
+int		 typexpr_parse(const char *, struct stype **, char **);
 
 /* shape.c */
 void		 shape_check(enum proto_version, const struct stype *,

@@ -4,12 +4,14 @@
  */
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 #include <jansson.h>
 
 #include "protocol.h"
+#include "shape_int.h"
 #include "unit.h"
 
 static const struct {
@@ -504,6 +506,170 @@ static const struct {
 	  "3,\"io.modelcontextprotocol/clientCapabilities\":{}}}}", NULL,
 	  "shape.type",
 	  "$.params._meta['io.modelcontextprotocol/protocolVersion']" },
+	/* shape.format passes */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\","
+	  "\"params\":{\"uri\":\"test://static/resource/1\"}}", NULL, NULL,
+	  NULL },
+	/* progress message: from 2025-03-26 (an open object before: fine) */
+	{ V1, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	  "\"params\":{\"progressToken\":\"t\",\"progress\":1,\"message\":"
+	  "\"x\"}}", NULL, NULL, NULL },
+	{ V2, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	  "\"params\":{\"progressToken\":\"t\",\"progress\":1,\"message\":"
+	  "2}}", NULL, "shape.type", "$.params.message" },
+	{ V2, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	  "\"params\":{\"progressToken\":true,\"progress\":1}}", NULL,
+	  "shape.type", "$.params.progressToken" },
+	/* tool annotations: from 2025-03-26 */
+	{ V1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":"
+	  "\"a\",\"inputSchema\":{\"type\":\"object\"},\"annotations\":"
+	  "{\"readOnlyHint\":\"yes\"}}]}}", "tools/list", NULL, NULL },
+	{ V2, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":"
+	  "\"a\",\"inputSchema\":{\"type\":\"object\"},\"annotations\":"
+	  "{\"readOnlyHint\":\"yes\"}}]}}", "tools/list", "shape.type",
+	  "$.result.tools[0].annotations.readOnlyHint" },
+	/* URL-mode elicitation: 2025-11-25 on, with elicitationId there */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"mode\":\"url\",\"message\":\"m\",\"elicitationId\":"
+	  "\"e\",\"url\":\"https://x.example/a\"}}", NULL, NULL, NULL },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"mode\":\"url\",\"message\":\"m\",\"url\":"
+	  "\"https://x.example/a\"}}", NULL, "shape.required", "$.params" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"mode\":\"url\",\"message\":\"m\",\"elicitationId\":"
+	  "\"e\",\"url\":\"https://x.example/a\"}}", NULL, "shape.required",
+	  "$.params" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"mode\":\"popup\",\"message\":\"m\"}}", NULL,
+	  "shape.enum", "$.params.mode" },
+	/* multi-select enums: 2025-11-25 on */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":"
+	  "\"object\",\"properties\":{\"c\":{\"type\":\"array\",\"items\":"
+	  "{\"type\":\"string\",\"enum\":[\"a\"]}}}}}}", NULL, NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":"
+	  "\"object\",\"properties\":{\"c\":{\"type\":\"array\",\"items\":"
+	  "{\"type\":\"string\",\"enum\":[\"a\"]}}}}}}", NULL, "shape.enum",
+	  "$.params.requestedSchema.properties.c.type" },
+	/* task integers */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"taskId\":\"t\","
+	  "\"status\":\"working\",\"createdAt\":\"x\",\"lastUpdatedAt\":\"x\","
+	  "\"ttl\":60000,\"pollInterval\":0.5}}", "tasks/get", "shape.integer",
+	  "$.result.pollInterval" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"taskId\":\"t\","
+	  "\"status\":\"paused\",\"createdAt\":\"x\",\"lastUpdatedAt\":\"x\","
+	  "\"ttl\":null}}", "tasks/get", "shape.enum", "$.result.status" },
+	/* 2026-07-28: cacheable results, discover, listen */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"cacheScope\":\"public\",\"tools\":[]}}", "tools/list",
+	  "shape.required", "$.result" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"ttlMs\":1.5,\"cacheScope\":\"public\",\"tools\":[]}}",
+	  "tools/list", "shape.integer", "$.result.ttlMs" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"ttlMs\":0,\"cacheScope\":\"shared\",\"tools\":[]}}",
+	  "tools/list", "shape.enum", "$.result.cacheScope" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"ttlMs\":0,\"cacheScope\":\"private\","
+	  "\"supportedVersions\":[\"2026-07-28\"],\"capabilities\":{}}}",
+	  "server/discover", NULL, NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"_meta\":{}}}", "subscriptions/listen",
+	  "shape.required", "$.result._meta" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"method\":"
+	  "\"notifications/subscriptions/acknowledged\",\"params\":{\"_meta\":"
+	  "{\"io.modelcontextprotocol/subscriptionId\":\"l\"},"
+	  "\"notifications\":{\"toolsListChanged\":true}}}", NULL, NULL, NULL },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"method\":"
+	  "\"notifications/subscriptions/acknowledged\",\"params\":{}}", NULL,
+	  "shape.unknown-method", "$.method" },
+	/* 2026-07-28 retry with inputResponses */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	  "\"params\":{" META5 ",\"name\":\"c\",\"inputResponses\":{\"k\":"
+	  "{\"action\":\"accept\",\"content\":{\"ok\":true}}},\"requestState\":"
+	  "\"s\"}}", NULL, NULL, NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	  "\"params\":{" META5 ",\"name\":\"c\",\"requestState\":7}}", NULL,
+	  "shape.type", "$.params.requestState" },
+	/* sampling content: one block until 2025-06-18, also an array after */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"role\":"
+	  "\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],"
+	  "\"model\":\"m\"}}", "sampling/createMessage", "shape.type",
+	  "$.result.content" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"role\":"
+	  "\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],"
+	  "\"model\":\"m\"}}", "sampling/createMessage", NULL, NULL },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"role\":"
+	  "\"robot\",\"content\":{\"type\":\"text\",\"text\":\"a\"},"
+	  "\"model\":\"m\"}}", "sampling/createMessage", "shape.enum",
+	  "$.result.role" },
+	/* strings compared by length: a NUL inside is not the end */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{"
+	  "\"type\":\"text\\u0000x\",\"text\":\"a\"}]}}", "tools/call",
+	  "shape.enum", "$.result.content[0].type" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\\u0000\"}", NULL,
+	  "shape.unknown-method", "$.method" },
+	{ V3, "{\"jsonrpc\":\"2.0\\u0000\",\"id\":1,\"method\":\"ping\"}", NULL,
+	  "jsonrpc.version", "$.jsonrpc" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":"
+	  "\"a\",\"inputSchema\":{\"type\":\"object\\u0000\"}}]}}",
+	  "tools/list", "shape.const", "$.result.tools[0].inputSchema.type" },
+	/* a format fault inside a union: reported, and it does not decide
+	   the alternative (found by the differential run against the SDK) */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"contents\":[{"
+	  "\"uri\":\"a:b\",\"blob\":\"zz-not-base64\"}]}}", "resources/read",
+	  "shape.format", "$.result.contents[0].blob" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"contents\":[{"
+	  "\"uri\":\"nope\",\"text\":\"t\"}]}}", "resources/read",
+	  "shape.format", "$.result.contents[0].uri" },
+	/* the tasks capabilities' inner objects */
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":"
+	  "\"2025-11-25\",\"capabilities\":{\"tasks\":{\"requests\":{\"tools\":"
+	  "7}}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}",
+	  "initialize", "shape.type", "$.result.capabilities.tasks.requests.tools" },
+	/* shape.file-uri: a root must start with file:// (every revision) */
+	{ V1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"roots\":[{\"uri\":"
+	  "\"file:///home/a\"}]}}", "roots/list", NULL, NULL },
+	{ V1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"roots\":[{\"uri\":"
+	  "\"https://a.example/\"}]}}", "roots/list", "shape.file-uri",
+	  "$.result.roots[0].uri" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"input_required\",\"inputRequests\":{}}}", "tools/call", NULL,
+	  NULL },
+	/* an error answers any method; the unknown revision: envelope only */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,"
+	  "\"message\":\"no\"}}", "tools/call", NULL, NULL },
+	/* errors whose data has a shape: -32022 and -32021 in 2026-07-28,
+	   -32042 in 2025-11-25 */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,"
+	  "\"message\":\"unsupported\",\"data\":{\"supported\":"
+	  "[\"2026-07-28\"],\"requested\":\"1.0\"}}}", "tools/call", NULL,
+	  NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,"
+	  "\"message\":\"unsupported\"}}", "tools/call", "shape.required",
+	  "$.error" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,"
+	  "\"message\":\"unsupported\",\"data\":{\"supported\":\"2026-07-28\","
+	  "\"requested\":\"1.0\"}}}", NULL, "shape.type",
+	  "$.error.data.supported" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,"
+	  "\"message\":\"unsupported\"}}", NULL, NULL, NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32021,"
+	  "\"message\":\"missing\",\"data\":{}}}", NULL, "shape.required",
+	  "$.error.data" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32042,"
+	  "\"message\":\"go to a URL\",\"data\":{\"elicitations\":[{\"mode\":"
+	  "\"url\",\"message\":\"m\",\"elicitationId\":\"e\",\"url\":"
+	  "\"https://a.example/\"}]}}}", NULL, NULL, NULL },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32042,"
+	  "\"message\":\"go to a URL\",\"data\":{\"elicitations\":[{\"mode\":"
+	  "\"url\",\"message\":\"m\",\"url\":\"https://a.example/\"}]}}}", NULL,
+	  "shape.required", "$.error.data.elicitations[0]" },
+	{ VU, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}", NULL,
+	  NULL, NULL },
+	{ VU, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", "tools/call",
+	  NULL, NULL },
 };
 
 /* Collect findings. */
@@ -515,7 +681,8 @@ Test(protocol, messages, .timeout = UNIT_TIMEOUT)
 	size_t			 i, j, n;
 
 	for (i = 0; i < sizeof message_cases / sizeof message_cases[0]; i++) {
-		msg = json_loads(message_cases[i].msg, JSON_DECODE_ANY, &err);
+		msg = json_loads(message_cases[i].msg, JSON_DECODE_ANY |
+		    JSON_ALLOW_NUL, &err);
 		cr_assert_not_null(msg, "case %zu: %s", i, err.text);
 		proto_findings_init(&l);
 		n = proto_check_message(message_cases[i].v, msg,
@@ -541,4 +708,123 @@ Test(protocol, messages, .timeout = UNIT_TIMEOUT)
 		proto_findings_clear(&l);
 		json_decref(msg);
 	}
+}
+
+/*
+ * No silent gaps: every method of every revision has its params and (for
+ * a request) its result shape, and every name they use means something
+ * in that revision.  (Loading the shapes checks the same and stops the
+ * program naming the line; this says it as a test.)
+ */
+Test(protocol, every_method_has_shapes, .timeout = UNIT_TIMEOUT)
+{
+	const struct shapes		*sh = defs_get();
+	const struct proto_method	*t;
+	size_t				 n, i, rows = 0;
+	int				 v;
+
+	t = proto_methods(&n);
+	for (i = 0; i < n; i++) {
+		for (v = 1; v < PROTO_V_MAX; v++) {
+			if ((t[i].versions & PROTO_VBIT(v)) == 0)
+				continue;
+			rows++;
+			cr_assert_not_null(sh->params[i], "%s", t[i].name);
+			if (sh->params[i]->kind == ST_REF)
+				cr_expect_neq(sh->params[i]->ref[v], -1,
+				    "%s params in %s", t[i].name,
+				    proto_version_name((enum proto_version)v));
+			if (t[i].kind == PROTO_NOTIFICATION)
+				continue;
+			cr_assert_not_null(sh->result[i], "%s", t[i].name);
+			if (sh->result[i]->kind == ST_REF)
+				cr_expect_neq(sh->result[i]->ref[v], -1,
+				    "%s result in %s", t[i].name,
+				    proto_version_name((enum proto_version)v));
+		}
+	}
+	/* 24 + 24 + 25 + 31 + 21 methods in the five revisions. */
+	cr_expect_eq(rows, 125, "%zu", rows);
+}
+
+/* A shape that does not fit: each alternative of a union is tried. */
+Test(protocol, shape_fits, .timeout = UNIT_TIMEOUT)
+{
+	const struct shapes	*sh = defs_get();
+	const struct sdef	*d;
+	json_t			*ok, *bad;
+	struct stype		 ref;
+	int			 v;
+
+	d = defs_find(sh, "ContentBlock", PROTO_V_2025_06_18);
+	cr_assert_not_null(d);
+	cr_assert_null(defs_find(sh, "AudioContent", PROTO_V_2024_11_05));
+	memset(&ref, 0, sizeof ref);
+	ref.kind = ST_REF;
+	for (v = 0; v < PROTO_V_MAX; v++)
+		ref.ref[v] = (int)(d - sh->defs);
+	ok = json_pack("{s:s, s:s}", "type", "text", "text", "hi");
+	bad = json_pack("{s:s}", "type", "text");
+	cr_expect(shape_fits(PROTO_V_2025_06_18, &ref, ok));
+	cr_expect(!shape_fits(PROTO_V_2025_06_18, &ref, bad));
+	json_decref(ok);
+	json_decref(bad);
+}
+
+/* A name with a NUL inside is no method (found by fuzz_protocol). */
+Test(protocol, method_name_with_nul, .timeout = UNIT_TIMEOUT)
+{
+	static const char name[] = "tools/call\0tools/call";
+
+	cr_expect_null(proto_method_n(name, sizeof name - 1,
+	    PROTO_V_2025_06_18));
+	cr_expect_null(proto_method_n(name, sizeof name - 1, PROTO_V_UNKNOWN));
+	cr_expect_not_null(proto_method_n(name, 10, PROTO_V_2025_06_18));
+}
+
+/*
+ * A hostile message: 1000 broken tools get 100 findings (the cap), and a
+ * key of 10 000 bytes a path cut to its bound.
+ */
+Test(protocol, hostile_bounds, .timeout = UNIT_TIMEOUT)
+{
+	struct proto_findings	 l;
+	json_t			*msg, *tools, *args;
+	char			*key;
+	size_t			 i, n;
+
+	tools = json_array();
+	for (i = 0; i < 1000; i++)
+		json_array_append_new(tools, json_pack("{s:{s:s}}",
+		    "inputSchema", "type", "object"));
+	msg = json_pack("{s:s, s:i, s:{s:o}}", "jsonrpc", "2.0", "id", 1,
+	    "result", "tools", tools);
+	proto_findings_init(&l);
+	n = proto_check_message(PROTO_V_2025_06_18, msg, "tools/list",
+	    proto_findings_add_cb, &l);
+	cr_expect_eq(n, 100);
+	cr_expect_eq(l.n, 100);
+	cr_expect_str_eq(l.v[99].path, "$.result.tools[99]");
+	proto_findings_clear(&l);
+	json_decref(msg);
+
+	key = malloc(10001);
+	cr_assert_not_null(key);
+	memset(key, 'k', 10000);
+	key[10000] = '\0';
+	args = json_object();
+	json_object_set_new(args, key, json_integer(1));
+	msg = json_pack("{s:s, s:i, s:s, s:{s:s, s:o}}", "jsonrpc", "2.0",
+	    "id", 1, "method", "prompts/get", "params", "name", "p",
+	    "arguments", args);
+	n = proto_check_message(PROTO_V_2025_06_18, msg, NULL,
+	    proto_findings_add_cb, &l);
+	cr_assert_eq(n, 1);
+	cr_expect_str_eq(l.v[0].rule, "shape.type");
+	cr_expect_lt(strlen(l.v[0].path), 512);
+	cr_expect(strlen(l.v[0].path) > 3 && strcmp(l.v[0].path +
+	    strlen(l.v[0].path) - 3, "...") == 0, "%s", l.v[0].path);
+	proto_findings_clear(&l);
+	json_decref(msg);
+	free(key);
 }
