@@ -110,6 +110,9 @@ void		 check_free(struct check *);
 void		 check_set_schema(struct check *, check_schema_fn *, void *);
 void		 check_message(struct check *, const struct check_msg *);
 void		 check_end(struct check *, enum check_end);
+
+/* http.c */
+void		 check_exchange(struct check *, const struct check_http *);
 enum proto_version check_version(const struct check *);
 size_t		 check_count(const struct check *, int);
 

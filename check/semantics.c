@@ -261,7 +261,7 @@ void
 sem_answered(struct check *c, struct cmsg *m)
 {
 	const json_t	*result, *tool, *schema, *sc, *rt;
-	char		 key[512], path[64];
+	char		 key[512], path[64], spec[64];
 	const char	*method = m->req->method;
 
 	result = json_object_get(m->j, "result");
@@ -287,10 +287,20 @@ sem_answered(struct check *c, struct cmsg *m)
 		json_object_set(c->input_wait, key, (json_t *)result);
 		return;
 	}
-	if (strcmp(method, "tools/call") != 0 || c->schema == NULL ||
-	    m->req->target == NULL)
+	if (strcmp(method, "tools/call") != 0 || m->req->target == NULL)
 		return;
 	tool = json_object_get(c->tools, m->req->target);
+	if (tool == NULL && c->tools_known &&
+	    json_is_true(json_object_get(result, "isError")))
+		check_report(c, "tools.unknown-as-result", PROTO_WARNING,
+		    check_path(c, "result.isError", path, sizeof path),
+		    check_spec(m->v, "server/tools", spec, sizeof spec),
+		    "tool \"%s\" is unknown (not in the last tools/list), and "
+		    "the server answered with a result and \"isError\": true; "
+		    "an unknown tool is a protocol error (a JSON-RPC error, "
+		    "-32602)", m->req->target);
+	if (c->schema == NULL)
+		return;
 	schema = json_object_get(tool, "outputSchema");
 	sc = json_object_get(result, "structuredContent");
 	if (json_is_object(schema) && sc != NULL)

@@ -310,7 +310,7 @@ session_truncated(struct check *c, const struct check_msg *in)
 	m.v = c->v;
 	c->cur = &m;
 	check_report(c, "check.truncated", PROTO_NOTE, "$", "mcpreel record "
-	    "--max-message", "the message was cut at the record size cap; "
+	    "--max-record-size", "the message was cut at the record size cap; "
 	    "only its method and id were checked");
 	if (in->method != NULL && in->rpc_id != NULL)
 		rpc_request(c, in->dir, in->rpc_id, in->seq, in->method, c->v,

@@ -24,6 +24,7 @@ enum check_form {
 struct xch {
 	int64_t			 id;
 	struct check_http	 h;
+	int			 used;		/* a message came in it */
 };
 
 /* Reading one session into the checker. */
@@ -161,7 +162,10 @@ check_xch_find(struct run *r, int64_t id)
 		return NULL;
 	key.id = id;
 	x = bsearch(&key, r->xch, r->nxch, sizeof *r->xch, check_xch_cmp);
-	return x != NULL ? &x->h : NULL;
+	if (x == NULL)
+		return NULL;
+	x->used = 1;
+	return &x->h;
 }
 
 static int
@@ -238,6 +242,9 @@ check_session(struct store *st, int64_t id, struct check_out *out,
 		qsort(r.xch, r.nxch, sizeof *r.xch, check_xch_cmp);
 	if (query_export(st, id, check_export_cb, &r, cause) != 0)
 		goto done;
+	for (i = 0; i < r.nxch; i++)
+		if (!r.xch[i].used)
+			check_exchange(r.chk, &r.xch[i].h);
 	check_end(r.chk, si.ended ? CHECK_END_CLEAN : CHECK_END_OPEN);
 	v = check_version(r.chk);
 	s = &out->sess[out->nsess++];

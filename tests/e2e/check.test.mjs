@@ -12,10 +12,11 @@ import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { run2026 } from './lib/client2026.mjs';
 import { runSession, runSessionWith, serverEverythingCommand, sseTransport, streamableHttpTransport } from './lib/session.mjs';
-import { mcpreelHttpSupport, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
+import { mcpreelHttpSupport, spawnUntilLine, startMcpreelHttp, startServerEverything, stopChild } from './lib/servers.mjs';
 import { MCPREEL, PEERS_DIR, runMcpreel, tempDir } from './lib/util.mjs';
 
 /** runMcpreel with stdout and stderr as text. */
@@ -31,21 +32,29 @@ async function checkJson(db, args = ['last']) {
 }
 
 /*
- * What the session script of lib/session.mjs does that the specification
- * does not want: it calls a tool named "no-such-tool" to see the error, and
- * the tools/list it just had does not name it (2025-11-25 server/tools:
- * "Clients ... call tools listed by tools/list"; the server's error is
- * right, the call is the fault).  Nothing else is a finding.
+ * The two real deviations of these sessions, both about one call:
+ *  - the session script of lib/session.mjs calls a tool named
+ *    "no-such-tool" to see the error, and the tools/list it just had does
+ *    not name it (tools.unknown, on the request);
+ *  - server-everything (the SDK's server) answers it with a result and
+ *    "isError": true, where 2025-11-25 server/tools, "Error Handling",
+ *    says: "Protocol Errors: Standard JSON-RPC errors for issues like:
+ *    - Unknown tools" (tools.unknown-as-result, on the response).
+ * Nothing else is a finding.
  */
 function assertOnlyNoSuchTool(report, label) {
-  const got = report.findings.map((f) => `${f.rule} ${f.method}`);
-  assert.deepEqual(got, ['tools.unknown tools/call'], `${label}: ${JSON.stringify(report.findings, null, 1)}`);
-  assert.match(report.findings[0].message, /no-such-tool/);
-  assert.equal(report.findings[0].severity, 'warning');
-  assert.equal(report.findings[0].spec, '2025-11-25 server/tools');
+  const got = report.findings.map((f) => `${f.rule} ${f.direction} ${f.method}`);
+  assert.deepEqual(got, ['tools.unknown c2s tools/call', 'tools.unknown-as-result s2c tools/call'],
+    `${label}: ${JSON.stringify(report.findings, null, 1)}`);
+  for (const f of report.findings) {
+    assert.match(f.message, /no-such-tool/);
+    assert.equal(f.severity, 'warning');
+    assert.equal(f.spec, '2025-11-25 server/tools');
+  }
+  assert.equal(report.findings[1].id, report.findings[0].id, 'the response to that call');
 }
 
-test('a real stdio session (SDK client, server-everything) checks clean but for its call of an unlisted tool; the four forms agree', { timeout: 180000 }, async () => {
+test('a real stdio session (SDK client, server-everything) checks clean but for its call of an unlisted tool and the isError answer to it; the four forms agree', { timeout: 180000 }, async () => {
   const t = tempDir();
   try {
     const db = join(t.dir, 'rec.db');
@@ -63,7 +72,7 @@ test('a real stdio session (SDK client, server-everything) checks clean but for 
     assert.equal(text.code, 0);
     assert.match(text.stdout, new RegExp(`^seq ${f.seq} c2s tools/call id ${f.id}$`, 'm'));
     assert.match(text.stdout, /^ {2}warning +tools\.unknown +tool "no-such-tool" is not in the last tools\/list \u2014 \$\.params\.name {2}\[2025-11-25 server\/tools\]$/m);
-    assert.match(text.stdout, /^0 errors, 1 warning, 0 notes in 1 session \(\d+ messages checked\)$/m);
+    assert.match(text.stdout, /^0 errors, 2 warnings, 0 notes in 1 session \(\d+ messages checked\)$/m);
 
     const sarifFile = join(t.dir, 'out.sarif');
     const sarif = await run(['check', '--db', db, '--sarif', '-o', sarifFile, 'sdk']);
@@ -71,8 +80,9 @@ test('a real stdio session (SDK client, server-everything) checks clean but for 
     assert.equal(sarif.stdout, '', '-o writes the file, not stdout');
     const s = JSON.parse(readFileSync(sarifFile, 'utf8'));
     assert.equal(s.version, '2.1.0');
-    assert.deepEqual(s.runs[0].tool.driver.rules.map((r) => r.id), ['tools.unknown']);
-    assert.equal(s.runs[0].results.length, 1);
+    assert.deepEqual(s.runs[0].tool.driver.rules.map((r) => r.id), ['tools.unknown', 'tools.unknown-as-result']);
+    assert.equal(s.runs[0].results.length, 2);
+    assert.deepEqual(s.runs[0].results.map((x) => x.message.text), report.findings.map((x) => x.message));
     const res = s.runs[0].results[0];
     assert.equal(res.ruleId, 'tools.unknown');
     assert.equal(res.level, 'warning');
@@ -83,7 +93,7 @@ test('a real stdio session (SDK client, server-everything) checks clean but for 
     assert.equal(junit.code, 0);
     assert.match(junit.stdout, /^<\?xml version="1.0"/);
     const cases = [...junit.stdout.matchAll(/<testcase [^>]*name="([^"]*)"/g)].map((m) => m[1]);
-    assert.deepEqual(cases, [`seq ${f.seq} c2s tools/call id ${f.id}`]);
+    assert.deepEqual(cases, [`seq ${f.seq} c2s tools/call id ${f.id}`, `seq ${report.findings[1].seq} s2c tools/call id ${f.id}`]);
     assert.doesNotMatch(junit.stdout, /<failure/, 'a warning does not fail the case');
     assert.match(junit.stdout, /tools\.unknown: tool &quot;no-such-tool&quot;/);
   } finally {
@@ -92,7 +102,7 @@ test('a real stdio session (SDK client, server-everything) checks clean but for 
 });
 
 for (const mode of ['streamableHttp', 'sse']) {
-  test(`a real ${mode} session through record --listen checks clean but for its call of an unlisted tool`, { timeout: 180000 }, async (ctx) => {
+  test(`a real ${mode} session through record --listen checks clean but for its call of an unlisted tool and the isError answer to it`, { timeout: 180000 }, async (ctx) => {
     const support = mcpreelHttpSupport();
     if (!support.ok) { ctx.skip(support.reason); return; }
     const t = tempDir();
@@ -238,6 +248,52 @@ test('a server breaking one rule gives exactly that finding, no other', { timeou
     const all = await checkJson(db, ['--all']);
     assert.equal(all.code, 1);
     assert.equal(all.report.sessions.length, FAULTS.length);
+  } finally {
+    t.cleanup();
+  }
+});
+
+/*
+ * Over Streamable HTTP: our server (peers/checkhttp.mjs) breaking one rule
+ * of the transport, the SDK client through record --listen.
+ */
+const HTTP_FAULTS = [
+  ['ok', [], 0],
+  ['notify-200', ['http.status'], 1],
+  ['get-json', ['http.get'], 1],
+];
+
+test('over Streamable HTTP, a server breaking one transport rule gives exactly that finding', { timeout: 240000 }, async (ctx) => {
+  const support = mcpreelHttpSupport();
+  if (!support.ok) { ctx.skip(support.reason); return; }
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    for (const [mode, rules, exit] of HTTP_FAULTS) {
+      const peer = await spawnUntilLine(process.execPath, [join(PEERS_DIR, 'checkhttp.mjs'), mode], {
+        stream: 'stdout', pattern: /^checkhttp: listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp$/, name: `checkhttp ${mode}`,
+      });
+      try {
+        const proxy = await startMcpreelHttp({ db, upstream: peer.match[1], name: mode });
+        const client = new Client({ name: 'check-e2e', version: '1.0.0' }, { capabilities: {} });
+        client.onerror = () => {};
+        try {
+          await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`)));
+          await client.listTools().catch(() => {});
+          await client.callTool({ name: 'echo', arguments: {} }).catch(() => {});
+          await new Promise((r) => setTimeout(r, 300));
+        } finally {
+          await client.close().catch(() => {});
+          await proxy.stop();
+        }
+      } finally {
+        await stopChild(peer.child, peer.exited);
+      }
+      const { code, report } = await checkJson(db, [mode]);
+      const got = [...new Set(report.findings.map((f) => f.rule))].sort();
+      assert.deepEqual(got, rules, `${mode}: ${JSON.stringify(report.findings, null, 1)}`);
+      assert.equal(code, exit, `${mode}: exit ${exit}`);
+    }
   } finally {
     t.cleanup();
   }

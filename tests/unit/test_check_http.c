@@ -1,5 +1,7 @@
 /* check/: the Streamable HTTP rules, a passing and a failing session per
    rule, per revision where the rule differs. */
+#include <string.h>
+
 #include <criterion/criterion.h>
 
 #include "check_util.h"
@@ -120,4 +122,67 @@ static const struct check_case http_cases[] = {
 Test(check_http, table)
 {
 	check_run_table(http_cases, sizeof http_cases / sizeof http_cases[0]);
+}
+
+struct gets {
+	size_t	get, other;
+};
+
+static void
+gets_cb(const struct check_finding *cf, void *arg)
+{
+	struct gets	*g = arg;
+
+	if (strcmp(cf->f->rule, "http.get") == 0)
+		g->get++;
+	else
+		g->other++;
+}
+
+/* A GET with no message: SSE or 405 pass, a 200 of something else not. */
+Test(check_http, get_without_messages)
+{
+	static const struct {
+		const char	*resp;
+		int		 status;
+		size_t		 want;
+	} rows[] = {
+		{ "[[\"Content-Type\",\"text/event-stream\"]]", 200, 0 },
+		{ "[]", 405, 0 },
+		{ "[]", 400, 0 },
+		{ "[[\"Content-Type\",\"text/html\"]]", 200, 1 },
+		{ "[]", 200, 1 },
+	};
+	const char	*hs[] = { T_INIT(V3, "{}") + 2, T_INITR(V3, "{}") + 2 };
+	struct check_http h;
+	struct check_msg m;
+	struct check	*chk;
+	struct gets	 g;
+	size_t		 i;
+	int		 k;
+
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		memset(&g, 0, sizeof g);
+		chk = check_new(gets_cb, &g);
+		for (k = 0; k < 2; k++) {
+			memset(&m, 0, sizeof m);
+			m.seq = k + 1;
+			m.dir = k == 0 ? DIR_C2S : DIR_S2C;
+			m.raw = hs[k];
+			m.len = strlen(hs[k]);
+			check_message(chk, &m);
+		}
+		memset(&h, 0, sizeof h);
+		h.exchange = 77;
+		h.method = "GET";
+		h.path = "/mcp";
+		h.request_headers = "[[\"Accept\",\"text/event-stream\"]]";
+		h.response_headers = rows[i].resp;
+		h.status = rows[i].status;
+		check_exchange(chk, &h);
+		check_free(chk);
+		cr_expect_eq(g.get, rows[i].want, "row %zu: %zu http.get", i,
+		    g.get);
+		cr_expect_eq(g.other, 0, "row %zu", i);
+	}
 }

@@ -144,3 +144,63 @@ Test(check_rpc, pending_bounded)
 	/* 100 listed and one line for the rest. */
 	cr_assert_eq(cnt.unanswered, 101);
 }
+
+struct rules {
+	size_t	truncated, other;
+};
+
+static void
+rules_cb(const struct check_finding *cf, void *arg)
+{
+	struct rules	*r = arg;
+
+	if (strcmp(cf->f->rule, "check.truncated") == 0)
+		r->truncated++;
+	else
+		r->other++;
+}
+
+/* A request cut at the record cap: a note, and its response still pairs
+   by the recorder's identity (no unknown-id, nothing unanswered). */
+Test(check_rpc, truncated_pairs)
+{
+	const char		*hs[] = { T_INIT(V3, "{}") + 2,
+				    T_INITR(V3, "{\"tools\":{}}") + 2,
+				    T_INITD + 2 };
+	const char		*cut = "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+				    "\"tools/call\",\"params\":{\"name\":\"ec";
+	const char		*res = T_RESB("4", T_CALLR);
+	struct rules		 r = { 0, 0 };
+	struct check		*chk;
+	struct check_msg	 m;
+	int			 i;
+
+	chk = check_new(rules_cb, &r);
+	for (i = 0; i < 3; i++) {
+		memset(&m, 0, sizeof m);
+		m.seq = i + 1;
+		m.dir = i == 1 ? DIR_S2C : DIR_C2S;
+		m.raw = hs[i];
+		m.len = strlen(hs[i]);
+		check_message(chk, &m);
+	}
+	memset(&m, 0, sizeof m);
+	m.seq = 4;
+	m.dir = DIR_C2S;
+	m.raw = cut;
+	m.len = strlen(cut);
+	m.truncated = 1;
+	m.method = "tools/call";
+	m.rpc_id = "4";
+	check_message(chk, &m);
+	memset(&m, 0, sizeof m);
+	m.seq = 5;
+	m.dir = DIR_S2C;
+	m.raw = res;
+	m.len = strlen(res);
+	check_message(chk, &m);
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	cr_assert_eq(r.truncated, 1);
+	cr_assert_eq(r.other, 0);
+}
