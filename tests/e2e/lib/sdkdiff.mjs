@@ -67,6 +67,48 @@ export function sdkAccepts(msg, method) {
   return list.some((s) => s.safeParse(msg.result).success);
 }
 
+/*
+ * The revisions before 2025-11-25 the SDK also claims, and the results
+ * that read the same there as in 2025-11-25 (the closure of the result
+ * type in each schema.ts, compared by scripts/schema_same.mjs): only these
+ * are judged under those revisions.  Every request and notification type
+ * differs (the base RequestParams and NotificationParams gained members),
+ * and so do error responses (id optional in 2025-11-25).
+ */
+export const SAME_AS_LATEST = {
+  '2025-06-18': ['ping', 'resources/read', 'resources/subscribe', 'resources/unsubscribe', 'logging/setLevel', 'completion/complete', 'roots/list'],
+  '2025-03-26': ['ping', 'resources/subscribe', 'resources/unsubscribe', 'logging/setLevel', 'completion/complete'],
+  '2024-11-05': ['ping', 'resources/subscribe', 'resources/unsubscribe', 'logging/setLevel', 'completion/complete'],
+};
+
+/** A small seeded generator (mulberry32): the same corpus every run. */
+export function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/*
+ * Values of the protocol's enums and discriminating consts, in families:
+ * an "enum" mutation swaps one for another of its family (a text content
+ * block that says it is an image), which the schemas must tell apart.
+ */
+const ENUM_FAMILIES = [
+  ['text', 'image', 'audio', 'resource', 'resource_link', 'tool_use', 'tool_result'],
+  ['user', 'assistant'],
+  ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'],
+  ['accept', 'decline', 'cancel'],
+  ['form', 'url'],
+  ['ref/prompt', 'ref/resource'],
+  ['object', 'string', 'number', 'integer', 'boolean', 'array'],
+  ['working', 'input_required', 'completed', 'failed', 'cancelled'],
+];
+
 /** Every value under obj (objects' members, the first items of arrays), as [parent, key] pairs, depth first. */
 function places(obj, out = [], depth = 0) {
   if (depth > 8 || obj === null || typeof obj !== 'object') return out;
@@ -78,30 +120,50 @@ function places(obj, out = [], depth = 0) {
   return out;
 }
 
-/** Mutations of msg inside its params or result: a member removed, a type changed, null, an array, a string changed. */
-export function* mutations(msg) {
+/** What each kind of mutation does to a value; undefined: not for this value. */
+const CHANGES = {
+  remove: () => undefined,
+  retype: (v, rnd) => {
+    const others = ['a string', 12345, { zz: 1 }, ['x'], true].filter((x) => typeof x !== typeof v || Array.isArray(x) !== Array.isArray(v));
+    return others[Math.floor(rnd() * others.length)];
+  },
+  null: (v) => (v === null ? undefined : null),
+  array: (v) => (Array.isArray(v) ? undefined : []),
+  object: (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? undefined : {}),
+  restring: (v) => (typeof v === 'string' ? 'zz-not-a-known-value' : undefined),
+  enum: (v, rnd) => {
+    const family = ENUM_FAMILIES.find((f) => f.includes(v));
+    if (!family) return undefined;
+    const others = family.filter((x) => x !== v);
+    return others[Math.floor(rnd() * others.length)];
+  },
+  fraction: (v) => (Number.isInteger(v) ? v + 0.5 : undefined),
+  negative: (v) => (Number.isInteger(v) && v >= 0 ? -1 - v : undefined),
+};
+
+/**
+ * Mutations of msg inside its params or result, each kind of CHANGES at
+ * each place (a member removed, a value of another type, null, an empty
+ * array or object, a string or enum value changed, an integer made 1.5 or
+ * negative); the choices seeded by seed, so the corpus is the same every
+ * run.
+ */
+export function* mutations(msg, seed = 1) {
+  const rnd = seeded(seed);
   const body = 'params' in msg ? 'params' : 'result' in msg ? 'result' : null;
   if (!body) return;
   const n = places(msg[body]).length;
   for (let i = 0; i < n; i++) {
-    for (const kind of ['remove', 'retype', 'null', 'array', 'restring']) {
+    for (const [kind, change] of Object.entries(CHANGES)) {
       const copy = structuredClone(msg);
       const [parent, key] = places(copy[body])[i];
-      const v = parent[key];
       if (kind === 'remove') {
         if (Array.isArray(parent)) continue;
         delete parent[key];
-      } else if (kind === 'null') {
-        if (v === null) continue;
-        parent[key] = null;
-      } else if (kind === 'array') {
-        if (Array.isArray(v)) continue;
-        parent[key] = [];
-      } else if (kind === 'retype') {
-        parent[key] = typeof v === 'string' ? 12345 : typeof v === 'number' ? 'x' : v === null ? 'x' : typeof v === 'boolean' ? 'x' : Array.isArray(v) ? 'x' : 7;
       } else {
-        if (typeof v !== 'string') continue;
-        parent[key] = 'zz-not-a-known-value';
+        const w = change(parent[key], rnd);
+        if (w === undefined) continue;
+        parent[key] = w;
       }
       yield { kind, at: `${body}.${key}`, msg: copy };
     }
