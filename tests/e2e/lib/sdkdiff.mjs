@@ -109,27 +109,52 @@ const ENUM_FAMILIES = [
   ['working', 'input_required', 'completed', 'failed', 'cancelled'],
 ];
 
-/** Every value under obj (objects' members, the first items of arrays), as [parent, key] pairs, depth first. */
-function places(obj, out = [], depth = 0) {
-  if (depth > 8 || obj === null || typeof obj !== 'object') return out;
-  const keys = Array.isArray(obj) ? [...obj.keys()].slice(0, 3) : Object.keys(obj);
-  for (const k of keys) {
-    out.push([obj, k]);
-    places(obj[k], out, depth + 1);
+/** Every value under obj (objects' members, the first PLACES_ITEMS items of arrays), as key paths, depth first. */
+/* Items of an array mutated: the rest are mostly alike (a list's tools, a
+   result's content blocks). */
+const PLACES_ITEMS = 5;
+
+function places(obj, out = [], keys = []) {
+  if (keys.length > 8 || obj === null || typeof obj !== 'object') return out;
+  for (const k of Array.isArray(obj) ? [...obj.keys()].slice(0, PLACES_ITEMS) : Object.keys(obj)) {
+    out.push([...keys, k]);
+    places(obj[k], out, [...keys, k]);
   }
   return out;
 }
 
-/** What each kind of mutation does to a value; undefined: not for this value. */
+/** A key path written as a JSONPath tail: ".tools[0].name". */
+function pathText(keys) {
+  return keys.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
+}
+
+/** The JSON type of v, as the retype mutations name it. */
+function typeOf(v) {
+  return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
+}
+
+/** A value of type t other than v, chosen by rnd. */
+function valueOf(t, rnd) {
+  const pick = (xs) => xs[Math.floor(rnd() * xs.length)];
+  switch (t) {
+    case 'string': return pick(['x', '', 'zz-not-a-known-value', '1']);
+    case 'number': return pick([0, 1, 12345, -7]);
+    case 'boolean': return pick([true, false]);
+    case 'object': return pick([{}, { zz: 1 }]);
+    case 'array': return pick([[], ['x'], [{}]]);
+    default: return null;
+  }
+}
+
+/*
+ * What each kind of mutation does to a value; undefined: not for this
+ * value.  "to-T" puts a value of JSON type T where one of another type was
+ * (string, number, boolean, object, array, null: every retyping).
+ */
 const CHANGES = {
   remove: () => undefined,
-  retype: (v, rnd) => {
-    const others = ['a string', 12345, { zz: 1 }, ['x'], true].filter((x) => typeof x !== typeof v || Array.isArray(x) !== Array.isArray(v));
-    return others[Math.floor(rnd() * others.length)];
-  },
-  null: (v) => (v === null ? undefined : null),
-  array: (v) => (Array.isArray(v) ? undefined : []),
-  object: (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? undefined : {}),
+  ...Object.fromEntries(['string', 'number', 'boolean', 'object', 'array', 'null'].map((t) =>
+    [`to-${t}`, (v, rnd) => (typeOf(v) === t ? undefined : valueOf(t, rnd))])),
   restring: (v) => (typeof v === 'string' ? 'zz-not-a-known-value' : undefined),
   enum: (v, rnd) => {
     const family = ENUM_FAMILIES.find((f) => f.includes(v));
@@ -139,24 +164,26 @@ const CHANGES = {
   },
   fraction: (v) => (Number.isInteger(v) ? v + 0.5 : undefined),
   negative: (v) => (Number.isInteger(v) && v >= 0 ? -1 - v : undefined),
+  /* Objects are open in every revision: an unknown member changes nothing. */
+  extra: (v) => (typeOf(v) === 'object' ? { ...v, 'zz-unknown-member': 1 } : undefined),
 };
 
 /**
  * Mutations of msg inside its params or result, each kind of CHANGES at
- * each place (a member removed, a value of another type, null, an empty
- * array or object, a string or enum value changed, an integer made 1.5 or
- * negative); the choices seeded by seed, so the corpus is the same every
- * run.
+ * each place (a member removed, a value of each other JSON type, a string
+ * or enum value changed, an integer made 1.5 or negative, an unknown
+ * member added); the values chosen seeded by seed, so the corpus is the
+ * same every run.
  */
 export function* mutations(msg, seed = 1) {
   const rnd = seeded(seed);
   const body = 'params' in msg ? 'params' : 'result' in msg ? 'result' : null;
   if (!body) return;
-  const n = places(msg[body]).length;
-  for (let i = 0; i < n; i++) {
+  for (const keys of places(msg[body])) {
     for (const [kind, change] of Object.entries(CHANGES)) {
       const copy = structuredClone(msg);
-      const [parent, key] = places(copy[body])[i];
+      const parent = keys.slice(0, -1).reduce((o, k) => o[k], copy[body]);
+      const key = keys[keys.length - 1];
       if (kind === 'remove') {
         if (Array.isArray(parent)) continue;
         delete parent[key];
@@ -165,7 +192,7 @@ export function* mutations(msg, seed = 1) {
         if (w === undefined) continue;
         parent[key] = w;
       }
-      yield { kind, at: `${body}.${key}`, msg: copy };
+      yield { kind, at: `${body}${pathText(keys)}`, msg: copy };
     }
   }
 }
