@@ -55,16 +55,53 @@ export const RESULT_SCHEMAS = {
   'elicitation/create': [T.ElicitResultSchema, T.CreateTaskResultSchema],
 };
 
-/** Whether the SDK takes msg (a request, notification or result of method); undefined when it has no schema for it. */
+/** The SDK's envelope schema for msg: a request, a notification, a result or an error response. */
+function envelopeSchema(msg) {
+  /* By what the method is, not by whether the message has an id: a
+     tools/call without one is no notification. */
+  if ('method' in msg) return String(msg.method).startsWith('notifications/') ? T.JSONRPCNotificationSchema : T.JSONRPCRequestSchema;
+  return 'error' in msg ? T.JSONRPCErrorResponseSchema : T.JSONRPCResultResponseSchema;
+}
+
+/**
+ * Whether the SDK takes msg (a request, notification or result of method):
+ * its JSON-RPC envelope and the schema of its method; undefined when it
+ * has no schema for it.
+ */
 export function sdkAccepts(msg, method) {
+  if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return undefined;
+  let body;
   if ('method' in msg) {
     const s = CALL_SCHEMAS[msg.method];
-    return s ? s.safeParse(msg).success : undefined;
+    if (!s) return undefined;
+    body = s.safeParse(msg).success;
+  } else if ('error' in msg) {
+    body = true;
+  } else {
+    const list = RESULT_SCHEMAS[method];
+    if (!list || !('result' in msg)) return undefined;
+    body = list.some((s) => s.safeParse(msg.result).success);
   }
-  if ('error' in msg) return T.JSONRPCErrorResponseSchema.safeParse(msg).success;
-  const list = RESULT_SCHEMAS[method];
-  if (!list || !('result' in msg)) return undefined;
-  return list.some((s) => s.safeParse(msg.result).success);
+  return body && envelopeSchema(msg).safeParse(msg).success;
+}
+
+/*
+ * Mutations of msg's JSON-RPC envelope: its id of another type or a
+ * fraction, or gone; "jsonrpc" another version or gone; an unknown
+ * member beside them.
+ */
+export function* envelopeMutations(msg) {
+  const changes = [
+    ['jsonrpc', '1.0'], ['jsonrpc', undefined], ['jsonrpc', 2],
+    ...('id' in msg ? [['id', 1.5], ['id', null], ['id', { n: 1 }], ['id', [1]], ['id', true], ['id', undefined], ['id', 'x']] : [['id', 99]]),
+    ['zz-unknown-member', 1],
+  ];
+  for (const [key, value] of changes) {
+    const copy = structuredClone(msg);
+    if (value === undefined) delete copy[key];
+    else copy[key] = value;
+    yield { kind: 'envelope', at: `${key}=${JSON.stringify(value) ?? 'removed'}`, msg: copy };
+  }
 }
 
 /*
