@@ -137,7 +137,7 @@ cmd_mock(int argc, char **argv)
 	memset(&target, 0, sizeof target);
 	memset(&plan, 0, sizeof plan);
 	memset(&m, 0, sizeof m);
-	diff_rules_init(&ignore);
+	rules_init(&ignore);
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
@@ -169,7 +169,7 @@ cmd_mock(int argc, char **argv)
 			strict = 1;
 			break;
 		case 'i':
-			if (diff_rules_add_ignore(&ignore, optarg, &why) != 0) {
+			if (rules_add_ignore(&ignore, optarg, &why) != 0) {
 				xasprintf(&cause, "--ignore: %s (write a place "
 				    "in the request, as "
 				    "$.params.arguments.when)", why);
@@ -184,7 +184,7 @@ cmd_mock(int argc, char **argv)
 				    "first");
 				goto bad;
 			}
-			if (diff_rules_scope_last(&ignore, optarg, &why) !=
+			if (rules_scope_last(&ignore, optarg, &why) !=
 			    0) {
 				xasprintf(&cause, "--for %s: %s", optarg, why);
 				free(why);
@@ -332,7 +332,7 @@ out:
 	if (built)
 		matcher_clear(&m);
 	plan_clear(&plan);
-	diff_rules_clear(&ignore);
+	rules_clear(&ignore);
 	free(cause);
 	free(path);
 	return rc;

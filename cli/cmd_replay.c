@@ -160,7 +160,7 @@ cmd_replay(int argc, char **argv)
 	memset(&plan, 0, sizeof plan);
 	memset(&target, 0, sizeof target);
 	target.max_body = RECORD_MAX_RECORD;
-	diff_rules_init(&rules);
+	rules_init(&rules);
 	opt.timeout_ms = REPLAY_DEFAULT_TIMEOUT * 1000;
 	opt.rules = &rules;
 
@@ -194,7 +194,7 @@ cmd_replay(int argc, char **argv)
 			opt.pace = 1;
 			break;
 		case 'i':
-			if (diff_rules_add_ignore(&rules, optarg, &cause) !=
+			if (rules_add_ignore(&rules, optarg, &cause) !=
 			    0)
 				goto bad;
 			break;
@@ -202,7 +202,7 @@ cmd_replay(int argc, char **argv)
 		case 'T':
 		case 'P':
 		case 'U':
-			if (diff_rules_add_skip(&rules, ch == 'm' ? "method" :
+			if (rules_add_skip(&rules, ch == 'm' ? "method" :
 			    ch == 'T' ? "tool" : ch == 'P' ? "prompt" :
 			    "resource", optarg, ch == 'm' ? "--ignore-method" :
 			    ch == 'T' ? "--ignore-tool" : ch == 'P' ?
@@ -223,7 +223,7 @@ cmd_replay(int argc, char **argv)
 				    "first");
 				goto bad;
 			}
-			if (diff_rules_scope_last(&rules, optarg, &why) != 0) {
+			if (rules_scope_last(&rules, optarg, &why) != 0) {
 				xasprintf(&cause, "--for %s: %s", optarg, why);
 				free(why);
 				goto bad;
@@ -235,7 +235,7 @@ cmd_replay(int argc, char **argv)
 			before[nbefore++] = optarg;
 			break;
 		case 'R':
-			if (diff_rules_load(&rules, optarg, &cause) != 0)
+			if (rules_load(&rules, optarg, &cause) != 0)
 				goto bad;
 			break;
 		case 'N':
@@ -392,7 +392,7 @@ out:
 	store_close(st);
 	replay_report_clear(&rep);
 	plan_clear(&plan);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 	free(sn.name);
 	free(sn.transport);
 	free(label);
