@@ -358,7 +358,7 @@ cmd_replay(int argc, char **argv)
 		goto out;
 	}
 
-	if (out_path != NULL && (out = fopen(out_path, "w")) == NULL) {
+	if (out_path != NULL && (out = fopen(out_path, "we")) == NULL) {
 		fprintf(stderr, "mcpreel replay: cannot write %s: %m\n",
 		    out_path);
 		out = stdout;

@@ -476,7 +476,7 @@ rules_load(struct diff_rules *rules, const char *file, char **cause)
 	FILE			*f;
 	int			 no_defaults;
 
-	if ((f = fopen(file, "r")) == NULL) {
+	if ((f = fopen(file, "re")) == NULL) {
 		xasprintf(cause, "cannot open rules file %s: %s", file,
 		    strerror(errno));
 		return -1;
@@ -676,18 +676,28 @@ rules_unused_add(json_t *out, const char *kind, const char *value,
     const struct diff_rule *r)
 {
 	json_t	*o, *scope;
-	char	*text, *rule;
+	char	*text, *rule, *safe_rule, *safe_value;
 
 	scope = rscope_json(&r->scope);
 	/* A skipped answer's scope is its value: said once. */
 	text = strcmp(kind, "skip") != 0 ? rscope_text(&r->scope) : NULL;
 	xasprintf(&rule, "%s %s%s%s", r->origin, value, text ? " for " : "",
 	    text ? text : "");
-	o = json_pack("{s:s, s:s, s:s}", "rule", rule, "kind", kind, "value",
-	    value);
+	/*
+	 * An option or file name need not be UTF-8, and json_pack refuses
+	 * what is not: invalid bytes are shown as \xNN, never dropped.
+	 */
+	safe_rule = scan_utf8_escape(rule);
+	safe_value = scan_utf8_escape(value);
+	o = json_pack("{s:s, s:s, s:s}", "rule", safe_rule, "kind", kind,
+	    "value", safe_value);
+	if (o == NULL)
+		fatalx("unused rule %s: cannot make its JSON", safe_rule);
 	if (scope != NULL)
 		json_object_set_new(o, "scope", scope);
 	json_array_append_new(out, o);
+	free(safe_rule);
+	free(safe_value);
 	free(rule);
 	free(text);
 }

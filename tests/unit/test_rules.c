@@ -400,3 +400,35 @@ Test(rules, use_nest_bound, .timeout = UNIT_TIMEOUT)
 	json_decref(v);
 	rules_clear(&rules);
 }
+
+/*
+ * An unused rule whose value, scope or origin is not UTF-8 is still
+ * listed, its bad bytes written \xNN (jansson refuses such a string).
+ */
+Test(rules, unused_not_utf8, .timeout = UNIT_TIMEOUT)
+{
+	struct diff_rules	 rules;
+	json_t			*u, *e;
+	char			*cause = NULL;
+
+	rules_init(&rules);
+	cr_assert_eq(rules_add_skip(&rules, "tool", "zz\xff", "--ignore-tool",
+	    &cause), 0);
+	cr_assert_eq(rules_add_ignore_from(&rules, "$.result.a",
+	    "rules file r\xc3.json \"ignore\"[0]", &cause), 0);
+	cr_assert_eq(rules_scope_last(&rules, "tool=t\xfe", &cause), 0);
+	u = rules_unused(&rules);
+	cr_assert_eq(json_array_size(u), 2, "every unused rule is listed");
+	e = json_array_get(u, 0);
+	cr_expect_str_eq(json_string_value(json_object_get(e, "rule")),
+	    "rules file r\\xc3.json \"ignore\"[0] $.result.a for tool=t\\xfe");
+	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(e,
+	    "scope"), "tool")), "t\\xfe");
+	e = json_array_get(u, 1);
+	cr_expect_str_eq(json_string_value(json_object_get(e, "value")),
+	    "zz\\xff");
+	cr_expect_str_eq(json_string_value(json_object_get(e, "rule")),
+	    "--ignore-tool zz\\xff");
+	json_decref(u);
+	rules_clear(&rules);
+}
