@@ -178,18 +178,9 @@ cmd_mock(int argc, char **argv)
 			}
 			break;
 		case 'f':
-			if (!scopable) {
-				xasprintf(&cause, "--for narrows the --ignore "
-				    "just before it: give --ignore PATH "
-				    "first");
+			if (rules_opts_for(&ignore, scopable, optarg, &cause) !=
+			    0)
 				goto bad;
-			}
-			if (rules_scope_last(&ignore, optarg, &why) !=
-			    0) {
-				xasprintf(&cause, "--for %s: %s", optarg, why);
-				free(why);
-				goto bad;
-			}
 			break;
 		case 'T':
 			if (mock_parse_latency(&opt, optarg) != 0) {

@@ -67,7 +67,8 @@ cmd_replay_usage(FILE *f)
 	    "                         before the server starts), e.g. to restore a\n"
 	    "                         stateful server's files; repeatable, in order;\n"
 	    "                         its output goes to stderr; a failure stops the\n"
-	    "                         replay (exit status 2)\n"
+	    "                         replay (exit status 2); no timeout: interrupt\n"
+	    "                         mcpreel to stop a command that hangs\n"
 	    "  --notifications strict  also compare notification counts per method\n"
 	    "  --report text|json|junit   the report's form (default text)\n"
 	    "  -o FILE                write the report to FILE, not stdout\n"
@@ -146,7 +147,7 @@ cmd_replay(int argc, char **argv)
 	const char			*db = NULL, *report = "text";
 	const char			*out_path = NULL, *name = NULL;
 	char				*path = NULL, *cause = NULL, *end;
-	char				*label = NULL, *tlabel, *why;
+	char				*label = NULL, *tlabel;
 	const char			**before = NULL;
 	size_t				 nbefore = 0, i;
 	int64_t				 id;
@@ -202,32 +203,13 @@ cmd_replay(int argc, char **argv)
 		case 'T':
 		case 'P':
 		case 'U':
-			if (rules_add_skip(&rules, ch == 'm' ? "method" :
-			    ch == 'T' ? "tool" : ch == 'P' ? "prompt" :
-			    "resource", optarg, ch == 'm' ? "--ignore-method" :
-			    ch == 'T' ? "--ignore-tool" : ch == 'P' ?
-			    "--ignore-prompt" : "--ignore-resource", &why) != 0) {
-				xasprintf(&cause, "%s %s: %s", ch == 'm' ?
-				    "--ignore-method" : ch == 'T' ?
-				    "--ignore-tool" : ch == 'P' ?
-				    "--ignore-prompt" : "--ignore-resource",
-				    optarg, why);
-				free(why);
+			if (rules_opts_skip(&rules, ch, optarg, &cause) != 0)
 				goto bad;
-			}
 			break;
 		case 'f':
-			if (!scopable) {
-				xasprintf(&cause, "--for narrows the --ignore "
-				    "just before it: give --ignore PATH "
-				    "first");
+			if (rules_opts_for(&rules, scopable, optarg, &cause) !=
+			    0)
 				goto bad;
-			}
-			if (rules_scope_last(&rules, optarg, &why) != 0) {
-				xasprintf(&cause, "--for %s: %s", optarg, why);
-				free(why);
-				goto bad;
-			}
 			break;
 		case 'b':
 			before = xreallocarray(before, nbefore + 1,

@@ -394,23 +394,24 @@ rules_load_skips(struct diff_rules *rules, const char *file, size_t k,
 {
 	json_t	*e;
 	size_t	 i;
-	char	*where, *why;
+	char	*origin, *why;
 
 	if (!json_is_array(v))
 		goto fail;
 	json_array_foreach(v, i, e) {
 		if (!json_is_string(e))
 			goto fail;
-		xasprintf(&where, "%s \"%s\"[%zu]", file,
+		xasprintf(&origin, "%s \"%s\"[%zu]", file,
 		    rules_skip_keys[k].file_key, i);
 		if (rules_add_skip(rules, rules_skip_keys[k].scope_key,
-		    json_string_value(e), where, &why) != 0) {
-			xasprintf(cause, "rules file %s: %s", where, why);
+		    json_string_value(e), origin, &why) != 0) {
+			xasprintf(cause, "rules file %s: \"%s\"[%zu]: %s",
+			    file, rules_skip_keys[k].file_key, i, why);
 			free(why);
-			free(where);
+			free(origin);
 			return -1;
 		}
-		free(where);
+		free(origin);
 	}
 	return 0;
 

@@ -432,3 +432,26 @@ Test(rules, unused_not_utf8, .timeout = UNIT_TIMEOUT)
 	json_decref(u);
 	rules_clear(&rules);
 }
+
+/* A bad "ignore_*" entry is named as every rules file error is: "FILE: ". */
+Test(rules, load_skip_error_message, .timeout = UNIT_TIMEOUT)
+{
+	struct diff_rules	 rules;
+	char			 path[] = "/tmp/mcpreel-rules-XXXXXX";
+	char			*cause = NULL, *want;
+	FILE			*f;
+	int			 fd;
+
+	cr_assert_neq(fd = mkstemp(path), -1);
+	cr_assert_not_null(f = fdopen(fd, "w"));
+	fputs("{\"ignore_tools\": [\"ok\", \"\"]}\n", f);
+	fclose(f);
+	rules_init(&rules);
+	cr_assert_eq(rules_load(&rules, path, &cause), -1);
+	unlink(path);
+	xasprintf(&want, "rules file %s: \"ignore_tools\"[1]: ", path);
+	cr_expect(strncmp(cause, want, strlen(want)) == 0, "%s", cause);
+	free(want);
+	free(cause);
+	rules_clear(&rules);
+}
