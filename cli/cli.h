@@ -99,6 +99,13 @@ void		 limits_listen_defaults(struct listen_limits *);
 /* before.c */
 int		 before_run(const char *, char **);
 
+/* rules_opts.c */
+struct diff_rules;
+int		 rules_opts_skip(struct diff_rules *, int, const char *,
+		     char **);
+int		 rules_opts_for(struct diff_rules *, int, const char *,
+		     char **);
+
 /* dbpath.c */
 char		*dbpath_default(char **);
 char		*dbpath_resolve(const char *, char **);

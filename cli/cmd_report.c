@@ -352,7 +352,7 @@ html_open(const char *path, char **tmp, char **cause)
 	if (strcmp(path, "-") == 0)
 		return stdout;
 	xasprintf(tmp, "%s.XXXXXX", path);
-	if ((fd = mkstemp(*tmp)) == -1) {
+	if ((fd = mkostemp(*tmp, O_CLOEXEC)) == -1) {
 		xasprintf(cause, "cannot create %s: %s (is the directory there "
 		    "and writable?)", path, strerror(errno));
 		free(*tmp);

@@ -6,6 +6,7 @@
  * and never recurses: any depth is fine.
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -700,4 +701,33 @@ scan_id_dup(const void *buf, const struct scan *s)
 	if (!s->has_id)
 		return NULL;
 	return xstrndup((const char *)buf + s->id_off, s->id_len);
+}
+
+/*
+ * A copy of the C string s that is valid UTF-8, each byte that is not
+ * part of a well-formed sequence written as the four characters \xNN,
+ * for text put in JSON (jansson refuses a string that is not UTF-8);
+ * caller frees.
+ */
+char *
+scan_utf8_escape(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	const unsigned char	*end = p + strlen(s);
+	char			*out, *o;
+	size_t			 n;
+
+	/* At most four output bytes per input byte. */
+	out = o = xmalloc((size_t)(end - p) * 4 + 1);
+	while (p < end) {
+		if ((n = scan_utf8_len(p, end)) == 0) {
+			o += snprintf(o, 5, "\\x%02x", *p++);
+			continue;
+		}
+		memcpy(o, p, n);
+		o += n;
+		p += n;
+	}
+	*o = '\0';
+	return out;
 }
