@@ -45,6 +45,11 @@
  */
 #define JSRE_STEPS_PER_UNIT	16
 /*
+ * Errors reported per validation; the rest are counted in one last
+ * "and N more errors", so a huge wrong value cannot flood the caller.
+ */
+#define JSCHEMA_MAX_ERRORS	100
+/*
  * The largest matcher a "pattern" may compile to (instructions, after
  * counted repetitions are expanded); a larger one is unsupported, so
  * ignored with a note, which bounds the memory and the time per step.

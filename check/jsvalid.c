@@ -9,6 +9,7 @@
  * nothing found after the stop is reported, since it could be wrong.
  */
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,16 @@
 /* The enum values a sentence lists before "...". */
 #define JSVALID_ENUM_SHOWN	5
 /*
- * |q - round(q)| below which value / multipleOf counts as whole: decimal
- * fractions are not exact in binary (0.3 / 0.1 is 2.9999999999999996),
- * and a false error is worse than a missed one.
+ * |q - round(q)| below which q = value / multipleOf counts as whole:
+ * decimal fractions are not exact in binary (0.3 / 0.1 is
+ * 2.9999999999999996), and a false error is worse than a missed one.
+ * The error of q grows with q (999999.99 / 0.01 is off by 1e-8 in long
+ * double), so the bound is relative past the fixed one: a few units in
+ * the last place of a double, which is all the value and multipleOf
+ * carry.
  */
 #define JSVALID_MULTIPLE_EPS	1e-9
+#define JSVALID_MULTIPLE_ULPS	4
 
 struct jsctx {
 	const struct jschema	*s;
@@ -64,9 +70,11 @@ jsvalid_err(struct jsctx *c, const struct jsnode *n, const char *kw,
 
 	if (c->quiet > 0 || c->stopped)
 		return;
-	c->reported++;
-	if (c->cb == NULL)
+	/* Past JSCHEMA_MAX_ERRORS, counted for one last line; a step. */
+	if (++c->reported > JSCHEMA_MAX_ERRORS || c->cb == NULL) {
+		jsvalid_step(c, 1);
 		return;
+	}
 	va_start(ap, fmt);
 	if (vasprintf(&text, fmt, ap) == -1)
 		text = NULL;
@@ -79,6 +87,20 @@ jsvalid_err(struct jsctx *c, const struct jsnode *n, const char *kw,
 	    "the value does not match the schema");
 	free(spath);
 	free(text);
+}
+
+/*
+ * A key or pattern quoted for an error that will be said, else NULL
+ * (past JSCHEMA_MAX_ERRORS or quiet): quoting a million names that are
+ * only counted would cost more than finding them.
+ */
+static char *
+jsvalid_quote(const struct jsctx *c, const char *s, size_t len)
+{
+	if (c->quiet > 0 || c->stopped || c->cb == NULL ||
+	    c->reported >= JSCHEMA_MAX_ERRORS)
+		return NULL;
+	return jsvalue_quote_str(s, len);
 }
 
 /* Append n bytes to the value's JSONPath. */
@@ -235,7 +257,7 @@ jsvalid_string(struct jsctx *c, const struct jsnode *n, const json_t *v)
 {
 	const char	*s = json_string_value(v);
 	size_t		 len = json_string_length(v), cps = 0, i;
-	char		*q;
+	char		*q, *pq;
 	int		 errs = 0, rc;
 
 	if (n->min_len >= 0 || n->max_len >= 0) {
@@ -265,8 +287,11 @@ jsvalid_string(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			c->stopped = 1;
 		if (rc == 0) {
 			q = jsvalue_quote(v);
+			pq = jsvalid_quote(c, n->pattern_src,
+			    strlen(n->pattern_src));
 			jsvalid_err(c, n, "pattern", "the string %s does not "
-			    "match the pattern \"%s\"", q, n->pattern_src);
+			    "match the pattern %s", q, pq ? pq : "");
+			free(pq);
 			free(q);
 		}
 		if (rc <= 0) {
@@ -342,7 +367,8 @@ jsvalid_number(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	else {
 		q = jsvalue_ld(v) / jsvalue_ld(n->multiple);
 		bad = isfinite(q) && fabsl(q - nearbyintl(q)) >
-		    JSVALID_MULTIPLE_EPS;
+		    fmaxl(JSVALID_MULTIPLE_EPS, fabsl(q) *
+		    JSVALID_MULTIPLE_ULPS * DBL_EPSILON);
 	}
 	if (bad) {
 		got = jsvalue_describe(v);
@@ -382,6 +408,7 @@ jsvalid_members(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	const char	*k;
 	const json_t	*e;
 	json_t		*name;
+	char		*q;
 	size_t		 i, klen;
 	int		 errs = 0, matched, rc;
 
@@ -412,9 +439,11 @@ jsvalid_members(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		}
 		if (!matched && n->additional != NULL && !n->no_additional) {
 			if (n->additional->boolean == 0) {
+				q = jsvalid_quote(c, k, klen);
 				jsvalid_err(c, n, "additionalProperties",
-				    "unexpected property \"%s\" (the schema "
-				    "allows no others)", k);
+				    "unexpected property %s (the schema "
+				    "allows no others)", q ? q : "");
+				free(q);
 				errs++;
 			} else
 				errs += jsvalid_child(c, n->additional, e,
@@ -428,9 +457,11 @@ jsvalid_members(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			rc = jsvalid_node(c, n->propnames, name);
 			c->quiet--;
 			if (rc != 0) {
+				q = jsvalid_quote(c, k, klen);
 				jsvalid_err(c, n, "propertyNames", "the "
-				    "property name \"%s\" does not match "
-				    "propertyNames", k);
+				    "property name %s does not match "
+				    "propertyNames", q ? q : "");
+				free(q);
 				errs++;
 			}
 			json_decref(name);
@@ -446,14 +477,21 @@ static int
 jsvalid_object(struct jsctx *c, const struct jsnode *n, const json_t *v)
 {
 	const json_t	*e;
+	char		*q, *q2;
 	size_t		 i, j, size = json_object_size(v);
 	int		 errs = 0;
 
+	/* Each name looked up is a step, as each member visited. */
+	if (jsvalid_step(c, n->nrequired + n->nprops + n->ndepreq +
+	    n->ndepschema))
+		return 1;
 	for (i = 0; i < n->nrequired; i++) {
 		if (json_object_get(v, n->required[i]) != NULL)
 			continue;
-		jsvalid_err(c, n, "required", "missing required property "
-		    "\"%s\"", n->required[i]);
+		q = jsvalid_quote(c, n->required[i], strlen(n->required[i]));
+		jsvalid_err(c, n, "required", "missing required property %s",
+		    q ? q : "");
+		free(q);
 		if (c->quiet)
 			return 1;
 		errs++;
@@ -486,13 +524,21 @@ jsvalid_object(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	for (i = 0; i < n->ndepreq; i++) {
 		if (json_object_get(v, n->depreq[i].name) == NULL)
 			continue;
+		if (jsvalid_step(c, n->depreq[i].nreq))
+			return errs + 1;
 		for (j = 0; j < n->depreq[i].nreq; j++) {
 			if (json_object_get(v, n->depreq[i].req[j]) != NULL)
 				continue;
+			q = jsvalid_quote(c, n->depreq[i].name,
+			    strlen(n->depreq[i].name));
+			q2 = jsvalid_quote(c, n->depreq[i].req[j],
+			    strlen(n->depreq[i].req[j]));
 			jsvalid_err(c, n, c->s->draft == JSCHEMA_D07 ?
 			    "dependencies" : "dependentRequired", "property "
-			    "\"%s\" requires property \"%s\", which is "
-			    "missing", n->depreq[i].name, n->depreq[i].req[j]);
+			    "%s requires property %s, which is missing",
+			    q ? q : "", q2 ? q2 : "");
+			free(q);
+			free(q2);
 			if (c->quiet)
 				return 1;
 			errs++;
@@ -763,6 +809,13 @@ jsvalid_run(const struct jschema *s, const json_t *v, jschema_error_cb cb,
 	c.arg = arg;
 	jsvalid_path_add(&c, "$", 1);
 	errs = jsvalid_node(&c, s->root, v);
+	if (c.reported > JSCHEMA_MAX_ERRORS && cb != NULL) {
+		xasprintf(&text, "and %d more errors (only the first %d are "
+		    "said)", c.reported - JSCHEMA_MAX_ERRORS,
+		    JSCHEMA_MAX_ERRORS);
+		cb(arg, "$", "#", text);
+		free(text);
+	}
 	if (c.stopped) {
 		if (c.stopped == 1)
 			xasprintf(&text, "the schema is too costly to check "
@@ -779,6 +832,9 @@ jsvalid_run(const struct jschema *s, const json_t *v, jschema_error_cb cb,
 		c.reported++;
 	}
 	free(c.ipath);
-	/* What was said is the count; an error found but not said is one. */
+	/*
+	 * The count is of the errors found (said or only counted) and the
+	 * stop; an error found but not reported (quiet) is one.
+	 */
 	return c.reported > 0 ? c.reported : errs > 0;
 }

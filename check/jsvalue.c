@@ -49,6 +49,25 @@ jsvalue_quote(const json_t *v)
 	return s;
 }
 
+/* A string (len bytes), quoted and cut as jsvalue_quote() does. */
+char *
+jsvalue_quote_str(const char *s, size_t len)
+{
+	json_t	*v;
+	char	*out;
+
+	if (len > JSVALUE_QUOTE_MAX) {
+		len = JSVALUE_QUOTE_MAX + 1;
+		while (len > 0 && (s[len] & 0xc0) == 0x80)
+			len--;
+	}
+	if ((v = json_stringn(s, len)) == NULL)
+		return xstrdup("\"?\"");
+	out = jsvalue_quote(v);
+	json_decref(v);
+	return out;
+}
+
 /* "the string \"3\"", "the number 1.5", "an object", ... */
 char *
 jsvalue_describe(const json_t *v)
@@ -184,10 +203,9 @@ jsvalue_hash(uint64_t *steps, const json_t *v)
 		return jsvalue_mix((uint64_t)json_integer_value(v));
 	case JSON_REAL:
 		d = json_real_value(v);
-		if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18)
+		/* A whole number an int64 holds hashes as that integer. */
+		if (d == floor(d) && d >= -0x1p63 && d < 0x1p63)
 			return jsvalue_mix((uint64_t)(int64_t)d);
-		if (d == 0)
-			d = 0;
 		memcpy(&h, &d, sizeof h);
 		return jsvalue_mix(h ^ 0x5555);
 	case JSON_STRING:
