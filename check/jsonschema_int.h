@@ -122,7 +122,8 @@ struct jschema {
  * A node's place in the schema (a JSON Pointer) is kept at most this
  * long, each key in it at most JSCHEMA_PATH_KEY_MAX bytes: longer ones
  * are cut ("...") so that deep schemas with long keys cannot make every
- * node hold a huge path.  Enough to find the place by eye.
+ * node hold a huge path.  An error's place in the value is cut to the
+ * same length.  Enough to find the place by eye.
  */
 #define JSCHEMA_PATH_MAX	512
 #define JSCHEMA_PATH_KEY_MAX	64

@@ -60,13 +60,35 @@ jsvalid_step(struct jsctx *c, uint64_t n)
 	return 0;
 }
 
+/*
+ * The value's path cut for a sentence (NULL when short enough): its head
+ * and its tail, at UTF-8 boundaries, "..." between; deep values with long
+ * keys would otherwise give each error a path as long as the value.
+ */
+static char *
+jsvalid_path_cut(const char *p, size_t len)
+{
+	size_t	 h = JSCHEMA_PATH_MAX / 4, t;
+	char	*out;
+
+	if (len <= JSCHEMA_PATH_MAX)
+		return NULL;
+	while (h > 0 && (p[h] & 0xc0) == 0x80)
+		h--;
+	t = len - (JSCHEMA_PATH_MAX - h - 3);
+	while (t < len && (p[t] & 0xc0) == 0x80)
+		t++;
+	xasprintf(&out, "%.*s...%s", (int)h, p, p + t);
+	return out;
+}
+
 /* Report one error at node's keyword kw (unless quiet or stopped). */
 static void PRINTFLIKE(4, 5)
 jsvalid_err(struct jsctx *c, const struct jsnode *n, const char *kw,
     const char *fmt, ...)
 {
 	va_list	 ap;
-	char	*text, *spath;
+	char	*text, *spath, *ipath;
 
 	if (c->quiet > 0 || c->stopped)
 		return;
@@ -83,8 +105,10 @@ jsvalid_err(struct jsctx *c, const struct jsnode *n, const char *kw,
 		xasprintf(&spath, "%s/%s", n->path, kw);
 	else
 		spath = xstrdup(n->path);
-	c->cb(c->arg, c->ipath, spath, text != NULL ? text :
-	    "the value does not match the schema");
+	ipath = jsvalid_path_cut(c->ipath, c->ilen);
+	c->cb(c->arg, ipath != NULL ? ipath : c->ipath, spath, text != NULL ?
+	    text : "the value does not match the schema");
+	free(ipath);
 	free(spath);
 	free(text);
 }
