@@ -285,11 +285,12 @@ jsparse_range_cmp(const void *a, const void *b)
 static void
 jsparse_ranges_merge(struct jsre *re, size_t start)
 {
-	struct jsre_range	*r = re->ranges + start;
+	struct jsre_range	*r;
 	size_t			 n = re->nranges - start, i, o = 0;
 
 	if (n < 2)
 		return;
+	r = re->ranges + start;
 	qsort(r, n, sizeof *r, jsparse_range_cmp);
 	for (i = 1; i < n; i++) {
 		if (r[o].hi == JSRE_CP_MAX || r[i].lo <= r[o].hi + 1) {
