@@ -6,8 +6,8 @@
  * A JSON Schema validator (draft-07 and 2020-12, the keywords tool
  * schemas use; docs/jsonschema.md lists them) for a tool's inputSchema and
  * outputSchema: jsonschema.c compiles a schema (jskeyword.c reads its
- * keywords), jsvalid.c applies it to a value (jsvalue.c compares and
- * quotes values), jsre.c is its regex matcher (jsparse.c reads patterns),
+ * keywords), jsvalid.c applies it to a value (jsreport.c counts its work
+ * and says its errors, jsvalue.c compares and quotes values), jsre.c is its regex matcher (jsparse.c reads patterns),
  * jsfmt.c its "format" checks; they share jsonschema_int.h.
  */
 #ifndef MCPREEL_CHECK_H

@@ -280,6 +280,30 @@ uint64_t	 jsvalue_hash(uint64_t *, const json_t *);
 void		 jsvalue_types(unsigned int, char *, size_t);
 int		 jsvalue_type_ok(unsigned int, const json_t *);
 
+/* A validation's state (jsvalid.c walks, jsreport.c counts and says). */
+struct jsctx {
+	const struct jschema	*s;
+	jschema_error_cb	 cb;
+	void			*arg;
+	int			 quiet;		/* > 0: count, do not report */
+	uint64_t		 steps;
+	int			 stopped;	/* 1 too costly, 2 too deep */
+	int			 reported;	/* errors reported */
+	int			 depth;
+	char			*ipath;		/* the value's JSONPath */
+	size_t			 ilen, icap;
+};
+
+/* jsreport.c */
+int		 jsreport_step(struct jsctx *, uint64_t);
+void		 jsreport_err(struct jsctx *, const struct jsnode *, const char *,
+		     const char *, ...) PRINTFLIKE(4, 5);
+char		*jsreport_quote(const struct jsctx *, const char *, size_t);
+void		 jsreport_path_add(struct jsctx *, const char *, size_t);
+size_t		 jsreport_push_key(struct jsctx *, const char *, size_t);
+size_t		 jsreport_push_index(struct jsctx *, size_t);
+void		 jsreport_pop(struct jsctx *, size_t);
+
 /* jsvalid.c */
 int		 jsvalid_run(const struct jschema *, const json_t *,
 		     jschema_error_cb, void *);

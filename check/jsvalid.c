@@ -30,168 +30,9 @@
 #define JSVALID_MULTIPLE_EPS	1e-9
 #define JSVALID_MULTIPLE_ULPS	4
 
-struct jsctx {
-	const struct jschema	*s;
-	jschema_error_cb	 cb;
-	void			*arg;
-	int			 quiet;		/* > 0: count, do not report */
-	uint64_t		 steps;
-	int			 stopped;	/* 1 too costly, 2 too deep */
-	int			 reported;	/* errors reported */
-	int			 depth;
-	char			*ipath;		/* the value's JSONPath */
-	size_t			 ilen, icap;
-};
 
 static int	jsvalid_node(struct jsctx *, const struct jsnode *,
 		    const json_t *);
-
-/* Count n steps of work; 1 once the budget is spent. */
-static int
-jsvalid_step(struct jsctx *c, uint64_t n)
-{
-	if (c->stopped)
-		return 1;
-	c->steps += n;
-	if (c->steps > JSCHEMA_MAX_STEPS) {
-		c->stopped = 1;
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * The value's path cut for a sentence (NULL when short enough): its head
- * and its tail, at UTF-8 boundaries, "..." between; deep values with long
- * keys would otherwise give each error a path as long as the value.
- */
-static char *
-jsvalid_path_cut(const char *p, size_t len)
-{
-	size_t	 h = JSCHEMA_PATH_MAX / 4, t;
-	char	*out;
-
-	if (len <= JSCHEMA_PATH_MAX)
-		return NULL;
-	while (h > 0 && (p[h] & 0xc0) == 0x80)
-		h--;
-	t = len - (JSCHEMA_PATH_MAX - h - 3);
-	while (t < len && (p[t] & 0xc0) == 0x80)
-		t++;
-	xasprintf(&out, "%.*s...%s", (int)h, p, p + t);
-	return out;
-}
-
-/* Report one error at node's keyword kw (unless quiet or stopped). */
-static void PRINTFLIKE(4, 5)
-jsvalid_err(struct jsctx *c, const struct jsnode *n, const char *kw,
-    const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*text, *spath, *ipath;
-
-	if (c->quiet > 0 || c->stopped)
-		return;
-	/* Past JSCHEMA_MAX_ERRORS, counted for one last line; a step. */
-	if (++c->reported > JSCHEMA_MAX_ERRORS || c->cb == NULL) {
-		jsvalid_step(c, 1);
-		return;
-	}
-	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) == -1)
-		text = NULL;
-	va_end(ap);
-	if (kw != NULL)
-		xasprintf(&spath, "%s/%s", n->path, kw);
-	else
-		spath = xstrdup(n->path);
-	ipath = jsvalid_path_cut(c->ipath, c->ilen);
-	c->cb(c->arg, ipath != NULL ? ipath : c->ipath, spath, text != NULL ?
-	    text : "the value does not match the schema");
-	free(ipath);
-	free(spath);
-	free(text);
-}
-
-/*
- * A key or pattern quoted for an error that will be said, else NULL
- * (past JSCHEMA_MAX_ERRORS or quiet): quoting a million names that are
- * only counted would cost more than finding them.
- */
-static char *
-jsvalid_quote(const struct jsctx *c, const char *s, size_t len)
-{
-	if (c->quiet > 0 || c->stopped || c->cb == NULL ||
-	    c->reported >= JSCHEMA_MAX_ERRORS)
-		return NULL;
-	return jsvalue_quote_str(s, len);
-}
-
-/* Append n bytes to the value's JSONPath. */
-static void
-jsvalid_path_add(struct jsctx *c, const char *s, size_t n)
-{
-	if (c->ilen + n + 1 > c->icap) {
-		while (c->ilen + n + 1 > c->icap)
-			c->icap = c->icap ? c->icap * 2 : 64;
-		c->ipath = xreallocarray(c->ipath, c->icap, 1);
-	}
-	memcpy(c->ipath + c->ilen, s, n);
-	c->ilen += n;
-	c->ipath[c->ilen] = '\0';
-}
-
-/* Append .key, or ['key'] when the key is not a plain name. */
-static size_t
-jsvalid_push_key(struct jsctx *c, const char *key, size_t klen)
-{
-	size_t	old = c->ilen, i;
-	int	plain = klen > 0 && !(key[0] >= '0' && key[0] <= '9');
-
-	for (i = 0; i < klen && plain; i++) {
-		plain = (key[i] >= 'a' && key[i] <= 'z') ||
-		    (key[i] >= 'A' && key[i] <= 'Z') ||
-		    (key[i] >= '0' && key[i] <= '9') || key[i] == '_' ||
-		    key[i] == '$';
-	}
-	if (plain) {
-		jsvalid_path_add(c, ".", 1);
-		jsvalid_path_add(c, key, klen);
-		return old;
-	}
-	jsvalid_path_add(c, "['", 2);
-	for (i = 0; i < klen; i++) {
-		if (key[i] == '\'' || key[i] == '\\')
-			jsvalid_path_add(c, "\\", 1);
-		if (key[i] == '\0')
-			jsvalid_path_add(c, "\\u0000", 6);
-		else
-			jsvalid_path_add(c, key + i, 1);
-	}
-	jsvalid_path_add(c, "']", 2);
-	return old;
-}
-
-/* Append [i] to the value's JSONPath; the length to pop back to. */
-static size_t
-jsvalid_push_index(struct jsctx *c, size_t i)
-{
-	char	buf[32];
-	size_t	old = c->ilen;
-	int	n;
-
-	n = snprintf(buf, sizeof buf, "[%zu]", i);
-	jsvalid_path_add(c, buf, (size_t)n);
-	return old;
-}
-
-/* Cut the value's JSONPath back to what it was before a push. */
-static void
-jsvalid_pop(struct jsctx *c, size_t old)
-{
-	c->ilen = old;
-	c->ipath[old] = '\0';
-}
 
 /* jsvalue_equal() on the validation's budget. */
 static int
@@ -229,7 +70,7 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	if (n->types && !jsvalue_type_ok(n->types, v)) {
 		jsvalue_types(n->types, want, sizeof want);
 		got = jsvalue_describe(v);
-		jsvalid_err(c, n, "type", "expected %s, got %s", want, got);
+		jsreport_err(c, n, "type", "expected %s, got %s", want, got);
 		free(got);
 		if (c->quiet)
 			return 1;
@@ -238,7 +79,7 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	if (n->has_const && !jsvalid_equal(c, n->constv, v)) {
 		q = jsvalue_quote(n->constv);
 		got = jsvalue_describe(v);
-		jsvalid_err(c, n, "const", "expected %s, got %s", q, got);
+		jsreport_err(c, n, "const", "expected %s, got %s", q, got);
 		free(q);
 		free(got);
 		if (c->quiet)
@@ -252,7 +93,7 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			return errs;
 	}
 	if (json_array_size(n->enumv) == 0)
-		jsvalid_err(c, n, "enum", "no value is allowed here (the enum "
+		jsreport_err(c, n, "enum", "no value is allowed here (the enum "
 		    "is empty)");
 	else if (!c->quiet && !c->stopped) {
 		list = xstrdup("");
@@ -265,7 +106,7 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			list = tmp;
 		}
 		got = jsvalue_describe(v);
-		jsvalid_err(c, n, "enum", "expected %s%s%s, got %s",
+		jsreport_err(c, n, "enum", "expected %s%s%s, got %s",
 		    json_array_size(n->enumv) == 1 ? "" : "one of ", list,
 		    json_array_size(n->enumv) > JSVALID_ENUM_SHOWN ? ", ..." :
 		    "", got);
@@ -287,18 +128,18 @@ jsvalid_string(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	if (n->min_len >= 0 || n->max_len >= 0) {
 		for (i = 0; i < len; i++)
 			cps += ((unsigned char)s[i] & 0xc0) != 0x80;
-		if (jsvalid_step(c, len / 64))
+		if (jsreport_step(c, len / 64))
 			return 1;
 	}
 	if (n->min_len >= 0 && cps < (uint64_t)n->min_len) {
-		jsvalid_err(c, n, "minLength", "expected at least %lld "
+		jsreport_err(c, n, "minLength", "expected at least %lld "
 		    "characters, got %zu", (long long)n->min_len, cps);
 		if (c->quiet)
 			return 1;
 		errs++;
 	}
 	if (n->max_len >= 0 && cps > (uint64_t)n->max_len) {
-		jsvalid_err(c, n, "maxLength", "expected at most %lld "
+		jsreport_err(c, n, "maxLength", "expected at most %lld "
 		    "characters, got %zu", (long long)n->max_len, cps);
 		if (c->quiet)
 			return 1;
@@ -311,9 +152,9 @@ jsvalid_string(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			c->stopped = 1;
 		if (rc == 0) {
 			q = jsvalue_quote(v);
-			pq = jsvalid_quote(c, n->pattern_src,
+			pq = jsreport_quote(c, n->pattern_src,
 			    strlen(n->pattern_src));
-			jsvalid_err(c, n, "pattern", "the string %s does not "
+			jsreport_err(c, n, "pattern", "the string %s does not "
 			    "match the pattern %s", q, pq ? pq : "");
 			free(pq);
 			free(q);
@@ -326,7 +167,7 @@ jsvalid_string(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	}
 	if (n->format != NULL && !jsfmt_check(n->format, s, len)) {
 		q = jsvalue_quote(v);
-		jsvalid_err(c, n, "format", "the string %s is no valid %s", q,
+		jsreport_err(c, n, "format", "the string %s is no valid %s", q,
 		    n->format);
 		free(q);
 		errs++;
@@ -346,7 +187,7 @@ jsvalid_bound(struct jsctx *c, const struct jsnode *n, const json_t *v,
 		return 0;
 	got = jsvalue_describe(v);
 	bq = jsvalue_quote(b);
-	jsvalid_err(c, n, kw, "expected a number %s %s, got %s", sign > 0 ?
+	jsreport_err(c, n, kw, "expected a number %s %s, got %s", sign > 0 ?
 	    (exclusive ? "greater than" : "at least") : (exclusive ?
 	    "less than" : "at most"), bq, got);
 	free(got);
@@ -397,7 +238,7 @@ jsvalid_number(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	if (bad) {
 		got = jsvalue_describe(v);
 		mq = jsvalue_quote(n->multiple);
-		jsvalid_err(c, n, "multipleOf", "expected a multiple of %s, "
+		jsreport_err(c, n, "multipleOf", "expected a multiple of %s, "
 		    "got %s", mq, got);
 		free(got);
 		free(mq);
@@ -420,7 +261,7 @@ jsvalid_child(struct jsctx *c, const struct jsnode *n, const json_t *v,
 {
 	int	errs = jsvalid_node(c, n, v);
 
-	jsvalid_pop(c, old);
+	jsreport_pop(c, old);
 	return errs;
 }
 
@@ -437,7 +278,7 @@ jsvalid_members(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	int		 errs = 0, matched, rc;
 
 	json_object_foreach((json_t *)v, k, e) {
-		if (jsvalid_step(c, 1))
+		if (jsreport_step(c, 1))
 			return errs + 1;
 		klen = strlen(k);
 		matched = 0;
@@ -457,21 +298,21 @@ jsvalid_members(struct jsctx *c, const struct jsnode *n, const json_t *v)
 				continue;
 			matched = 1;
 			errs += jsvalid_child(c, n->patterns[i].node, e,
-			    jsvalid_push_key(c, k, klen));
+			    jsreport_push_key(c, k, klen));
 			if (errs && c->quiet)
 				return errs;
 		}
 		if (!matched && n->additional != NULL && !n->no_additional) {
 			if (n->additional->boolean == 0) {
-				q = jsvalid_quote(c, k, klen);
-				jsvalid_err(c, n, "additionalProperties",
+				q = jsreport_quote(c, k, klen);
+				jsreport_err(c, n, "additionalProperties",
 				    "unexpected property %s (the schema "
 				    "allows no others)", q ? q : "");
 				free(q);
 				errs++;
 			} else
 				errs += jsvalid_child(c, n->additional, e,
-				    jsvalid_push_key(c, k, klen));
+				    jsreport_push_key(c, k, klen));
 			if (errs && c->quiet)
 				return errs;
 		}
@@ -481,8 +322,8 @@ jsvalid_members(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			rc = jsvalid_node(c, n->propnames, name);
 			c->quiet--;
 			if (rc != 0) {
-				q = jsvalid_quote(c, k, klen);
-				jsvalid_err(c, n, "propertyNames", "the "
+				q = jsreport_quote(c, k, klen);
+				jsreport_err(c, n, "propertyNames", "the "
 				    "property name %s does not match "
 				    "propertyNames", q ? q : "");
 				free(q);
@@ -506,14 +347,14 @@ jsvalid_object(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	int		 errs = 0;
 
 	/* Each name looked up is a step, as each member visited. */
-	if (jsvalid_step(c, n->nrequired + n->nprops + n->ndepreq +
+	if (jsreport_step(c, n->nrequired + n->nprops + n->ndepreq +
 	    n->ndepschema))
 		return 1;
 	for (i = 0; i < n->nrequired; i++) {
 		if (json_object_get(v, n->required[i]) != NULL)
 			continue;
-		q = jsvalid_quote(c, n->required[i], strlen(n->required[i]));
-		jsvalid_err(c, n, "required", "missing required property %s",
+		q = jsreport_quote(c, n->required[i], strlen(n->required[i]));
+		jsreport_err(c, n, "required", "missing required property %s",
 		    q ? q : "");
 		free(q);
 		if (c->quiet)
@@ -521,12 +362,12 @@ jsvalid_object(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		errs++;
 	}
 	if (n->min_props >= 0 && size < (uint64_t)n->min_props) {
-		jsvalid_err(c, n, "minProperties", "expected at least %lld "
+		jsreport_err(c, n, "minProperties", "expected at least %lld "
 		    "properties, got %zu", (long long)n->min_props, size);
 		errs++;
 	}
 	if (n->max_props >= 0 && size > (uint64_t)n->max_props) {
-		jsvalid_err(c, n, "maxProperties", "expected at most %lld "
+		jsreport_err(c, n, "maxProperties", "expected at most %lld "
 		    "properties, got %zu", (long long)n->max_props, size);
 		errs++;
 	}
@@ -536,7 +377,7 @@ jsvalid_object(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		if ((e = json_object_get(v, n->props[i].name)) == NULL)
 			continue;
 		errs += jsvalid_child(c, n->props[i].node, e,
-		    jsvalid_push_key(c, n->props[i].name,
+		    jsreport_push_key(c, n->props[i].name,
 		    strlen(n->props[i].name)));
 		if (errs && c->quiet)
 			return errs;
@@ -548,16 +389,16 @@ jsvalid_object(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	for (i = 0; i < n->ndepreq; i++) {
 		if (json_object_get(v, n->depreq[i].name) == NULL)
 			continue;
-		if (jsvalid_step(c, n->depreq[i].nreq))
+		if (jsreport_step(c, n->depreq[i].nreq))
 			return errs + 1;
 		for (j = 0; j < n->depreq[i].nreq; j++) {
 			if (json_object_get(v, n->depreq[i].req[j]) != NULL)
 				continue;
-			q = jsvalid_quote(c, n->depreq[i].name,
+			q = jsreport_quote(c, n->depreq[i].name,
 			    strlen(n->depreq[i].name));
-			q2 = jsvalid_quote(c, n->depreq[i].req[j],
+			q2 = jsreport_quote(c, n->depreq[i].req[j],
 			    strlen(n->depreq[i].req[j]));
-			jsvalid_err(c, n, c->s->draft == JSCHEMA_D07 ?
+			jsreport_err(c, n, c->s->draft == JSCHEMA_D07 ?
 			    "dependencies" : "dependentRequired", "property "
 			    "%s requires property %s, which is missing",
 			    q ? q : "", q2 ? q2 : "");
@@ -615,7 +456,7 @@ jsvalid_unique(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		for (j = i + 1; j < len && hs[j].h == hs[i].h && !dup; j++) {
 			if (jsvalid_equal(c, json_array_get(v, hs[i].i),
 			    json_array_get(v, hs[j].i))) {
-				jsvalid_err(c, n, "uniqueItems", "items %zu and "
+				jsreport_err(c, n, "uniqueItems", "items %zu and "
 				    "%zu are equal, and the items must be "
 				    "unique", hs[i].i, hs[j].i);
 				dup = 1;
@@ -641,17 +482,17 @@ jsvalid_contains(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		return 1;
 	if (hits < (size_t)min) {
 		if (min == 1)
-			jsvalid_err(c, n, "contains", "no item matches the "
+			jsreport_err(c, n, "contains", "no item matches the "
 			    "schema of contains");
 		else
-			jsvalid_err(c, n, n->min_contains >= 0 ?
+			jsreport_err(c, n, n->min_contains >= 0 ?
 			    "minContains" : "contains", "%zu items match the "
 			    "schema of contains, at least %lld needed", hits,
 			    min);
 		return 1;
 	}
 	if (n->max_contains >= 0 && hits > (size_t)n->max_contains) {
-		jsvalid_err(c, n, "maxContains", "%zu items match the schema of "
+		jsreport_err(c, n, "maxContains", "%zu items match the schema of "
 		    "contains, at most %lld allowed", hits,
 		    (long long)n->max_contains);
 		return 1;
@@ -667,12 +508,12 @@ jsvalid_array(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	int	errs = 0;
 
 	if (n->min_items >= 0 && len < (uint64_t)n->min_items) {
-		jsvalid_err(c, n, "minItems", "expected at least %lld items, "
+		jsreport_err(c, n, "minItems", "expected at least %lld items, "
 		    "got %zu", (long long)n->min_items, len);
 		errs++;
 	}
 	if (n->max_items >= 0 && len > (uint64_t)n->max_items) {
-		jsvalid_err(c, n, "maxItems", "expected at most %lld items, "
+		jsreport_err(c, n, "maxItems", "expected at most %lld items, "
 		    "got %zu", (long long)n->max_items, len);
 		errs++;
 	}
@@ -681,7 +522,7 @@ jsvalid_array(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	if (n->has_prefix) {
 		for (i = 0; i < len && i < n->prefix.n; i++) {
 			errs += jsvalid_child(c, n->prefix.v[i],
-			    json_array_get(v, i), jsvalid_push_index(c, i));
+			    json_array_get(v, i), jsreport_push_index(c, i));
 			if ((errs && c->quiet) || c->stopped)
 				return errs + c->stopped;
 		}
@@ -690,7 +531,7 @@ jsvalid_array(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	if (n->items != NULL) {
 		for (i = start; i < len; i++) {
 			errs += jsvalid_child(c, n->items, json_array_get(v, i),
-			    jsvalid_push_index(c, i));
+			    jsreport_push_index(c, i));
 			if ((errs && c->quiet) || c->stopped)
 				return errs + c->stopped;
 		}
@@ -720,7 +561,7 @@ jsvalid_logic(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			ok = jsvalid_node(c, n->any.v[i], v) == 0;
 		c->quiet--;
 		if (!ok) {
-			jsvalid_err(c, n, "anyOf", "matches none of the %zu "
+			jsreport_err(c, n, "anyOf", "matches none of the %zu "
 			    "schemas of anyOf", n->any.n);
 			if (c->quiet)
 				return 1;
@@ -740,10 +581,10 @@ jsvalid_logic(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		c->quiet--;
 		if (hits != 1) {
 			if (hits == 0)
-				jsvalid_err(c, n, "oneOf", "matches none of the "
+				jsreport_err(c, n, "oneOf", "matches none of the "
 				    "%zu schemas of oneOf", n->one.n);
 			else
-				jsvalid_err(c, n, "oneOf", "matches schemas %zu "
+				jsreport_err(c, n, "oneOf", "matches schemas %zu "
 				    "and %zu of oneOf, and must match exactly "
 				    "one", first, i);
 			if (c->quiet)
@@ -756,7 +597,7 @@ jsvalid_logic(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		ok = jsvalid_node(c, n->not, v) == 0;
 		c->quiet--;
 		if (ok) {
-			jsvalid_err(c, n, "not", "matches the schema of not, "
+			jsreport_err(c, n, "not", "matches the schema of not, "
 			    "and must not");
 			if (c->quiet)
 				return 1;
@@ -781,12 +622,12 @@ jsvalid_node(struct jsctx *c, const struct jsnode *n, const json_t *v)
 {
 	int	errs = 0;
 
-	if (jsvalid_step(c, 1))
+	if (jsreport_step(c, 1))
 		return 1;
 	if (n->boolean == 1)
 		return 0;
 	if (n->boolean == 0) {
-		jsvalid_err(c, n, NULL, "no value is allowed here (the schema "
+		jsreport_err(c, n, NULL, "no value is allowed here (the schema "
 		    "is false)");
 		return 1;
 	}
@@ -831,7 +672,7 @@ jsvalid_run(const struct jschema *s, const json_t *v, jschema_error_cb cb,
 	c.s = s;
 	c.cb = cb;
 	c.arg = arg;
-	jsvalid_path_add(&c, "$", 1);
+	jsreport_path_add(&c, "$", 1);
 	errs = jsvalid_node(&c, s->root, v);
 	if (c.reported > JSCHEMA_MAX_ERRORS && cb != NULL) {
 		xasprintf(&text, "and %d more errors (only the first %d are "
