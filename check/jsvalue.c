@@ -49,22 +49,23 @@ jsvalue_quote(const json_t *v)
 	return s;
 }
 
-/* A string (len bytes), quoted and cut as jsvalue_quote() does. */
+/*
+ * A name or a pattern (len bytes) in double quotes for a sentence, as
+ * written (a pattern's backslashes not doubled), cut as jsvalue_quote()
+ * cuts a value: at JSVALUE_QUOTE_MAX bytes, a UTF-8 boundary, "...".
+ */
 char *
 jsvalue_quote_str(const char *s, size_t len)
 {
-	json_t	*v;
 	char	*out;
+	size_t	 n = len;
 
-	if (len > JSVALUE_QUOTE_MAX) {
-		len = JSVALUE_QUOTE_MAX + 1;
-		while (len > 0 && (s[len] & 0xc0) == 0x80)
-			len--;
+	if (n > JSVALUE_QUOTE_MAX) {
+		n = JSVALUE_QUOTE_MAX;
+		while (n > 0 && (s[n] & 0xc0) == 0x80)
+			n--;
 	}
-	if ((v = json_stringn(s, len)) == NULL)
-		return xstrdup("\"?\"");
-	out = jsvalue_quote(v);
-	json_decref(v);
+	xasprintf(&out, "\"%.*s\"%s", (int)n, s, n < len ? "..." : "");
 	return out;
 }
 

@@ -30,6 +30,7 @@ struct js_case {
 #define D7	JSCHEMA_DRAFT07
 #define FMT	JSCHEMA_FORMAT_ASSERT
 #define S7	"\"$schema\":\"http://json-schema.org/draft-07/schema#\","
+#define LONG60	"012345678901234567890123456789012345678901234567890123456789"
 #define S20	"\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
 
 static const struct js_case cases[] = {
@@ -174,6 +175,12 @@ static const struct js_case cases[] = {
 	{ "{\"pattern\":\"^[a-z]+$\"}", "\"abc\"", 0, 1, NULL, NULL, NULL },
 	{ "{\"pattern\":\"^[a-z]+$\"}", "\"abC\"", 0, 0, "$", "#/pattern",
 	    "does not match the pattern \"^[a-z]+$\"" },
+	/* patterns quoted as written, long names and patterns cut */
+	{ "{\"pattern\":\"^\\\\d+$\"}", "\"x\"", 0, 0, "$", "#/pattern",
+	    "does not match the pattern \"^\\d+$\"" },
+	{ "{\"additionalProperties\":false}", "{\"" LONG60 "\":1}", 0, 0, "$",
+	    "#/additionalProperties", "unexpected property \"0123456789012345"
+	    "678901234567890123456789\"... (the schema" },
 	{ "{\"pattern\":\"b\"}", "\"abc\"", 0, 1, NULL, NULL, NULL },
 	{ "{\"format\":\"email\"}", "\"nope\"", 0, 1, NULL, NULL, NULL },
 	{ "{\"format\":\"email\"}", "\"nope\"", FMT, 0, "$", "#/format",
