@@ -33,11 +33,13 @@ enum pause_why {
  */
 #define HTTP_SESSIONS_MAX	1024
 /*
- * What a JSON-RPC batch in a request body counts for in the answers owed
- * (struct hexch owed): its requests are not counted one by one, so it is
- * owed until its stream ends (batches left MCP in 2025-06-18).
+ * The ids of answers one stream keeps track of (struct howed): a POST's
+ * requests, or those POSTed in a legacy session and not yet answered.
+ * Clients wait on a few at a time; a batch of more (batches left MCP in
+ * 2025-06-18), or a session with more in flight, is owed until its
+ * stream ends, so a flood of ids cannot grow memory.
  */
-#define HEXCH_OWED_BATCH	(1 << 20)
+#define HOWED_IDS_MAX		64
 /* The outcome of a stream the client ended with nothing owed to it. */
 #define HEXCH_CLIENT_ENDED	"the client ended the stream"
 /* What credentials are stored as. */
@@ -54,6 +56,20 @@ void		 hcap_copy(struct hcap *, struct evbuffer *, struct evbuffer *);
 int		 hcap_finish(struct hcap *, struct msg *);
 void		 hcap_clear(struct hcap *);
 
+/* howed.c: the answers a stream owes its client, by request id. */
+struct howed {
+	char		**ids;		/* each id's JSON text as written */
+	size_t		  n;
+	int		  unknown;	/* owed but not known by id: until
+					   the stream ends */
+};
+void		 howed_add(struct howed *, const char *, size_t);
+int		 howed_settle(struct howed *, const char *, size_t);
+int		 howed_any(const struct howed *);
+void		 howed_clear(struct howed *);
+void		 howed_requests(struct howed *, const char *, size_t);
+int		 howed_answers(struct howed *, const char *, size_t);
+
 /* An MCP session seen on the wire, and the recording session for it. */
 struct hsession {
 	char		*key;		/* Mcp-Session-Id or legacy sessionId;
@@ -62,7 +78,10 @@ struct hsession {
 	int		 ended;		/* DELETE succeeded */
 	int		 pending;	/* --durable: begun by an initialize
 					   request, its id still to come */
-	int64_t		 owed;		/* legacy: answers to the client's
+	char		*endpoint;	/* legacy: the path and query its
+					   endpoint event told the client to
+					   POST to (hsession_endpoint_key) */
+	struct howed	 owed;		/* legacy: answers to the client's
 					   POSTed requests its event stream
 					   has still to carry */
 	struct wsession	*ws;
@@ -125,12 +144,14 @@ struct hexch {
 	int			 close_after;	/* Connection: close either way */
 	char			*rpc_id;	/* a JSON-RPC request's id, as
 						   written, for an error reply */
-	int			 owed;		/* JSON-RPC requests its body
-						   carried (HEXCH_OWED_BATCH
-						   for a batch) */
-	int			 answered;	/* answers to them its SSE
-						   stream carried */
-	int			 owed_legacy;	/* owed counted in hs->owed */
+	struct howed		 owed;		/* the answers its body asked
+						   for, by id */
+	int			 owed_counted;	/* owed is filled in */
+	int			 answered;	/* answers (any id but null)
+						   its SSE stream carried */
+	int			 owed_legacy;	/* owed added to hs->owed */
+	int			 resumed;	/* GET with Last-Event-ID */
+	int			 saw_endpoint;	/* a legacy endpoint event */
 	int			 client_left;	/* ended by the client closing
 						   its connection */
 	char			*outcome;
@@ -242,6 +263,8 @@ void		 hsession_end(struct hproxy *, struct hsession *,
 void		 hsession_end_all(struct hproxy *, const char *);
 void		 hsession_free_all(struct hsession *);
 char		*hsession_query_id(const char *);
+char		*hsession_endpoint_key(const char *);
+struct hsession	*hsession_legacy_find(struct hproxy *, const char *);
 char		*hsession_headers_json(struct hproxy *,
 		     const struct http_head *);
 char		*hsession_redact_path(const char *);
