@@ -108,22 +108,39 @@ hexch_awaits_answer(const struct hexch *x)
 void
 hexch_answer_seen(struct hexch *x, const char *data, size_t len)
 {
+	int	owing = hexch_awaits_answer(x);
+
 	if (strcmp(x->req.method, "GET") != 0)
 		howed_answers(&x->owed, data, len);
 	else if (x->hs != NULL && x->hs->legacy)
 		howed_answers(&x->hs->owed, data, len);
 	else
 		x->answered += howed_answers(NULL, data, len);
+	/*
+	 * The last answer owed on x's own stream: where it ends in the
+	 * client's output, once it is there (not held back), so that events
+	 * after it need not be taken too.  A legacy session's count changes
+	 * with other connections (a refused POST): its stream is done with
+	 * only once all it read has gone.
+	 */
+	if (owing && !hexch_awaits_answer(x) && x->hold == NULL &&
+	    (x->hs == NULL || !x->hs->legacy))
+		x->answer_end = x->c->out_sent +
+		    evbuffer_get_length(bufferevent_get_output(x->c->cbev));
 }
 
 /*
- * Whether every byte of x's response read so far has gone to the client's
- * socket: an answer counted as it was read may still wait in what
- * --durable or the legacy endpoint holds back, or in the client's output.
+ * Whether the answers x's stream owed have gone to the client's socket:
+ * up to where the last one ends when that is known (events after it may
+ * still wait), else every byte of the response read so far.  An answer
+ * counted as it was read may still wait in what --durable or the legacy
+ * endpoint holds back, or in the client's output.
  */
 static int
 hexch_delivered(const struct hexch *x)
 {
+	if (x->answer_end != 0)
+		return x->c->out_sent >= x->answer_end;
 	return (x->hold == NULL || evbuffer_get_length(x->hold) == 0) &&
 	    evbuffer_get_length(bufferevent_get_output(x->c->cbev)) == 0;
 }

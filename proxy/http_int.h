@@ -151,6 +151,10 @@ struct hexch {
 						   its SSE stream carried */
 	int			 owed_legacy;	/* owed added to hs->owed */
 	int			 resumed;	/* GET with Last-Event-ID */
+	uint64_t		 answer_end;	/* where in the client's output
+						   (c->out_sent) the answer
+						   that settled the last one
+						   owed ends; 0: not known */
 	int			 saw_endpoint;	/* a legacy endpoint event */
 	int			 client_left;	/* ended by the client closing
 						   its connection */
@@ -183,6 +187,8 @@ struct hconn {
 	struct bufferevent	*cbev;		/* the client */
 	struct bufferevent	*ubev;		/* the upstream, or NULL */
 	int			 connected;	/* ubev finished connecting */
+	uint64_t		 out_sent;	/* bytes of cbev's output
+						   written to the socket */
 	size_t			 scanned;	/* request head parse */
 	size_t			 uscanned;	/* response head parse */
 	struct hexch		*x;		/* the exchange in progress */

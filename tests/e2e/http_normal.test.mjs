@@ -679,3 +679,36 @@ test('a legacy session: an answer seen before its POST is cut, a batch of notifi
     await proxy.stop();
   });
 });
+
+test('a client that leaves a POST stream once its answer came, while a 3.5 MiB progress notification after it is still in mcpreel\'s output, is an ordinary end', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { db, proxy } = await withOwedPeer(ctx, 'after-answer');
+    // The answer, then a progress notification too big for the client's
+    // socket to take while it reads nothing.
+    const { port } = new URL(proxy.url);
+    const sock = net.connect(Number(port), '127.0.0.1');
+    sock.on('error', () => {});
+    await new Promise((r) => sock.once('connect', r));
+    const body = JSON.stringify(rpc(1));
+    const target = `/stream?send=${encodeURIComponent(JSON.stringify(texts(ok(1))))}&pad=${3.5 * 1024 * 1024}`;
+    let got = '';
+    const answered = new Promise((r) => sock.on('data', (d) => {
+      got += d;
+      if (got.includes('"id":1,"result"')) {
+        sock.pause();
+        r();
+      }
+    }));
+    sock.write(`POST ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n`
+      + `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    await within(answered, 15000, 'the answer reaches the client');
+    await waitFor(() => sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 's2c' AND method = 'notifications/progress'")[0].n === 1, 20000,
+      'mcpreel has read and recorded the progress notification');
+    sock.destroy();
+    await waitFor(() => exchangesOf(db).some((x) => x.outcome !== null), 10000, 'mcpreel sees the client leave');
+    const stopped = await proxy.stop();
+    assert.deepEqual(trafficLines(stopped.stderr), [], 'nothing but the start and stop lines on stderr');
+    assert.deepEqual(exchangesOf(db).map((x) => x.outcome), [ENDED]);
+    assert.deepEqual(notesOf(db), [], 'no note');
+  });
+});

@@ -9,7 +9,9 @@
 //   /stream?send=J       POST: 200 text/event-stream, a priming event (id
 //                        s-0, no data), then one message event per
 //                        element of the JSON array J (each a message's
-//                        JSON text), held open until the client leaves
+//                        JSON text), held open until the client leaves;
+//                        with &pad=N, then a progress notification with a
+//                        string of N bytes in it
 //   /resume?send=J       GET: the same, for a resumed stream
 //   /sse?param=P&id=S    GET: legacy HTTP+SSE stream whose endpoint event
 //                        is /msgs?P=S (with &style=path: /msgs/S)
@@ -55,6 +57,10 @@ const server = http.createServer((req, res) => {
     if ((u.pathname === '/stream' && req.method === 'POST') || (u.pathname === '/resume' && req.method === 'GET')) {
       sseHead(res);
       sendEach(res, JSON.parse(u.searchParams.get('send') ?? '[]'));
+      const pad = Number(u.searchParams.get('pad') ?? 0);
+      if (pad > 0) {
+        setTimeout(() => res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1, message: 'x'.repeat(pad) } })}\n\n`), 100);
+      }
       return;
     }
     if (u.pathname === '/sse' && req.method === 'GET') {
