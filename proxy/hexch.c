@@ -102,8 +102,8 @@ hexch_awaits_answer(const struct hexch *x)
 }
 
 /*
- * A message of x's response (an SSE event's data, or a JSON body): settle
- * the answers it carries to what x's stream owes.
+ * An SSE event's data of x's response: settle the answers it carries
+ * (one, or a batch of them) to what x's stream owes.
  */
 void
 hexch_answer_seen(struct hexch *x, const char *data, size_t len)
@@ -502,7 +502,7 @@ hexch_request_done(struct hexch *x)
 			if (sc.kind == KIND_REQUEST)
 				howed_add(&x->owed, p + sc.id_off, sc.id_len);
 			else if (sc.kind == KIND_BATCH)
-				howed_requests(&x->owed, p, len);
+				howed_batch(&x->owed, p, len);
 			x->owed_counted = 1;
 		}
 		init = sc.kind == KIND_REQUEST && !sc.method_escaped &&

@@ -98,9 +98,16 @@ howed_requests(struct howed *o, const char *p, size_t len)
 
 	scan_message(p, len, &sc);
 	if (sc.kind == KIND_BATCH)
-		scan_elements(p, len, howed_request_cb, o);
-	else
-		howed_request_cb(p, len, o);
+		howed_batch(o, p, len);
+	else if (sc.kind == KIND_REQUEST)
+		howed_add(o, p + sc.id_off, sc.id_len);
+}
+
+/* A batch (already scanned as one): owe the answers to its requests. */
+void
+howed_batch(struct howed *o, const char *p, size_t len)
+{
+	scan_elements(p, len, howed_request_cb, o);
 }
 
 /* What howed_answers counts for one message. */

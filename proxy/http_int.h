@@ -68,6 +68,7 @@ int		 howed_settle(struct howed *, const char *, size_t);
 int		 howed_any(const struct howed *);
 void		 howed_clear(struct howed *);
 void		 howed_requests(struct howed *, const char *, size_t);
+void		 howed_batch(struct howed *, const char *, size_t);
 int		 howed_answers(struct howed *, const char *, size_t);
 
 /* An MCP session seen on the wire, and the recording session for it. */
