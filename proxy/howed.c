@@ -23,12 +23,14 @@ howed_id_null(const char *id, size_t len)
 
 /*
  * Owe an answer to the request with this id (its JSON text).  Past
- * HOWED_IDS_MAX, or with an id null, it is owed until the stream ends.
+ * HOWED_IDS_MAX, with an id longer than HOWED_ID_MAX or an id null, it is
+ * owed until the stream ends.
  */
 void
 howed_add(struct howed *o, const char *id, size_t len)
 {
-	if (howed_id_null(id, len) || o->n >= HOWED_IDS_MAX) {
+	if (howed_id_null(id, len) || len > HOWED_ID_MAX ||
+	    o->n >= HOWED_IDS_MAX) {
 		o->unknown++;
 		return;
 	}

@@ -40,6 +40,12 @@ enum pause_why {
  * stream ends, so a flood of ids cannot grow memory.
  */
 #define HOWED_IDS_MAX		64
+/*
+ * The longest id (its JSON text) kept: ids are short (the record keys
+ * them by up to IDENT_VALUE_MAX bytes); a longer one is owed until its
+ * stream ends, so that what is kept stays small.
+ */
+#define HOWED_ID_MAX		IDENT_VALUE_MAX
 /* The outcome of a stream the client ended with nothing owed to it. */
 #define HEXCH_CLIENT_ENDED	"the client ended the stream"
 /* What credentials are stored as. */

@@ -505,6 +505,9 @@ const POST_OWED = [
   { name: 'a batch of notifications (owes nothing)', body: [note('notifications/initialized'), note('notifications/cancelled')], send: texts(note()), ended: true },
   { name: "a batch of the client's answers (owes nothing)", body: [ok(5), fail(6)], send: texts(note()), ended: true },
   { name: 'a request with id null, answered with id null', body: rpc(null), send: texts(ok(null)), ended: false },
+  // An id longer than HOWED_ID_MAX (256 bytes as JSON text) is not kept.
+  { name: 'an id of 254 characters (256 bytes), answered', body: rpc('i'.repeat(254)), send: texts(ok('i'.repeat(254))), ended: true },
+  { name: 'an id of 255 characters, answered', body: rpc('i'.repeat(255)), send: texts(ok('i'.repeat(255))), ended: false },
   // HOWED_IDS_MAX (64) ids are kept; past them, owed until the stream ends.
   { name: 'a batch of 64 requests, all answered', body: range(64).map((i) => rpc(i)), send: texts(range(64).map((i) => ok(i))), ended: true },
   { name: 'a batch of 65 requests, all answered', body: range(65).map((i) => rpc(i)), send: texts(range(65).map((i) => ok(i))), ended: false },
