@@ -547,6 +547,44 @@ scan_members(const void *buf, size_t len, scan_member_cb cb, void *arg)
 }
 
 /*
+ * Call cb for each element of the JSON array that is the whole of buf
+ * (white space around it allowed), in order, with where its JSON text is.
+ * Returns 0, or -1 when buf is not one valid JSON array or cb returned
+ * non-zero.  Like scan_members, values are validated, never built.
+ */
+int
+scan_elements(const void *buf, size_t len, scan_element_cb cb, void *arg)
+{
+	const unsigned char	*base = buf, *end = base + len, *p, *v;
+	int			 esc;
+
+	p = skip_ws(base, end);
+	if (p >= end || *p != '[')
+		return -1;
+	p = skip_ws(p + 1, end);
+	if (p < end && *p == ']')
+		return skip_ws(p + 1, end) == end ? 0 : -1;
+	for (;;) {
+		v = p;
+		if (v >= end)
+			return -1;
+		if ((p = (*v == '"') ? scan_string(v, end, &esc) :
+		    scan_value(v, end)) == NULL)
+			return -1;
+		if (cb((const char *)v, (size_t)(p - v), arg) != 0)
+			return -1;
+		p = skip_ws(p, end);
+		if (p >= end)
+			return -1;
+		if (*p == ']')
+			return skip_ws(p + 1, end) == end ? 0 : -1;
+		if (*p != ',')
+			return -1;
+		p = skip_ws(p + 1, end);
+	}
+}
+
+/*
  * Whether a member's key (as scan_members found it) is name: escaped keys
  * are decoded first, as jansson would read them.
  */
