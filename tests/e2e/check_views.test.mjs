@@ -156,6 +156,23 @@ test('record --check prints each error as it happens, warnings only with -v, and
   }
 });
 
+test('record --check: a message too big to check live is forwarded and recorded whole, and said at the end', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    // 5 MiB, over the 4 MiB the live checker takes; cat sends it back.
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(5 * 1024 * 1024) } } }) + '\n';
+    const r = await runMcpreel(['record', '--db', db, '--name', 'big', '--check', '--', 'cat'], { input: Buffer.from(big), timeoutMs: 60000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.equal(r.stdout.toString(), big, 'forwarded unchanged');
+    assert.match(r.stderr.toString(), /^mcpreel: check: 2 messages were not checked as they came \(the checker fell behind, or one was over 4 MiB or cut by --max-record-size\); they are recorded: 'mcpreel check' reads the whole session$/m);
+    const s = await run(['stats', '--db', db, '--json', 'big']);
+    assert.equal(JSON.parse(s.stdout).sessions[0].messages, 2, 'both recorded');
+  } finally {
+    t.cleanup();
+  }
+});
+
 test('record --listen --check: a real Streamable HTTP session prints no error, and with -v its one warning', { timeout: 180000 }, async (ctx) => {
   const support = mcpreelHttpSupport();
   if (!support.ok) { ctx.skip(support.reason); return; }
