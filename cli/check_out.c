@@ -86,6 +86,69 @@ out_counts(FILE *f, const struct check_out *o)
 		    "listed)\n", o->dropped, CHECK_OUT_MAX);
 }
 
+/*
+ * The findings about message seq of session: the index of the first in
+ * o->items, their number in *n (0: none).  o must be sorted.
+ */
+size_t
+check_out_find(const struct check_out *o, int64_t session, int64_t seq,
+    size_t *n)
+{
+	const struct check_sess	*s;
+	size_t			 i, lo, hi, mid;
+
+	*n = 0;
+	for (i = 0; i < o->nsess; i++) {
+		s = &o->sess[i];
+		if (s->id != session)
+			continue;
+		lo = s->first;
+		hi = s->first + s->n;
+		while (lo < hi) {	/* the first item with seq >= seq */
+			mid = lo + (hi - lo) / 2;
+			if (o->items[mid].seq < seq)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (i = lo; i < s->first + s->n && o->items[i].seq == seq;
+		    i++)
+			(*n)++;
+		return lo;
+	}
+	return 0;
+}
+
+/* The most severe of n findings from first: 'E', 'W', 'n', or ' '. */
+int
+check_out_mark(const struct check_out *o, size_t first, size_t n)
+{
+	int	sev = 3;
+	size_t	i;
+
+	for (i = first; i < first + n; i++)
+		if (o->items[i].severity < sev)
+			sev = o->items[i].severity;
+	switch (sev) {
+	case PROTO_ERROR:
+		return 'E';
+	case PROTO_WARNING:
+		return 'W';
+	case PROTO_NOTE:
+		return 'n';
+	}
+	return ' ';
+}
+
+/* One finding's line under its message. */
+void
+check_out_item_text(FILE *f, const struct check_item *it)
+{
+	fprintf(f, "  %-7s %-28s %s \xe2\x80\x94 %s  [%s]\n",
+	    proto_severity_name(it->severity), it->rule, it->text, it->path,
+	    it->spec);
+}
+
 /* Text: a header per session, a line per message, its findings under it. */
 void
 check_out_text(FILE *f, struct check_out *o)
@@ -113,9 +176,7 @@ check_out_text(FILE *f, struct check_out *o)
 				    where);
 				last = it->seq;
 			}
-			fprintf(f, "  %-7s %-28s %s \xe2\x80\x94 %s  [%s]\n",
-			    proto_severity_name(it->severity), it->rule,
-			    it->text, it->path, it->spec);
+			check_out_item_text(f, it);
 		}
 		if (s->n == 0)
 			fprintf(f, "no findings\n");
@@ -143,12 +204,34 @@ out_id(const char *id)
 	return (json_string(id));
 }
 
+/* One finding as a JSON object. */
+json_t *
+check_out_item_json(const struct check_item *it)
+{
+	json_t	*x = json_object();
+
+	json_object_set_new(x, "session", json_integer(it->session));
+	json_object_set_new(x, "seq", it->seq > 0 ?
+	    json_integer(it->seq) : json_null());
+	json_object_set_new(x, "direction",
+	    json_string(dir_name((enum dir)it->dir)));
+	json_object_set_new(x, "method", out_str(it->method));
+	json_object_set_new(x, "id", out_id(it->id));
+	json_object_set_new(x, "version", out_str(it->version));
+	json_object_set_new(x, "rule", json_string(it->rule));
+	json_object_set_new(x, "severity",
+	    json_string(proto_severity_name(it->severity)));
+	json_object_set_new(x, "message", json_string(it->text));
+	json_object_set_new(x, "path", json_string(it->path));
+	json_object_set_new(x, "spec", json_string(it->spec));
+	return x;
+}
+
 /* JSON: one object with the sessions, the findings and the counts. */
 void
 check_out_json(FILE *f, struct check_out *o)
 {
 	json_t			*root, *sa, *fa, *x, *counts;
-	const struct check_item	*it;
 	size_t			 i;
 
 	root = json_object();
@@ -166,23 +249,7 @@ check_out_json(FILE *f, struct check_out *o)
 	}
 	fa = json_array();
 	for (i = 0; i < o->n; i++) {
-		it = &o->items[i];
-		x = json_object();
-		json_object_set_new(x, "session", json_integer(it->session));
-		json_object_set_new(x, "seq", it->seq > 0 ?
-		    json_integer(it->seq) : json_null());
-		json_object_set_new(x, "direction",
-		    json_string(dir_name((enum dir)it->dir)));
-		json_object_set_new(x, "method", out_str(it->method));
-		json_object_set_new(x, "id", out_id(it->id));
-		json_object_set_new(x, "version", out_str(it->version));
-		json_object_set_new(x, "rule", json_string(it->rule));
-		json_object_set_new(x, "severity",
-		    json_string(proto_severity_name(it->severity)));
-		json_object_set_new(x, "message", json_string(it->text));
-		json_object_set_new(x, "path", json_string(it->path));
-		json_object_set_new(x, "spec", json_string(it->spec));
-		json_array_append_new(fa, x);
+		json_array_append_new(fa, check_out_item_json(&o->items[i]));
 	}
 	counts = json_object();
 	json_object_set_new(counts, "error",

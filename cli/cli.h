@@ -205,7 +205,15 @@ void		 check_out_sarif(FILE *, struct check_out *);
 void		 check_out_junit(FILE *, struct check_out *);
 void		 check_out_sort(struct check_out *);
 void		 check_out_free(struct check_out *);
+struct store;
 int		 cmd_check(int, char **);
 void		 cmd_check_usage(FILE *);
+int		 cmd_check_run(struct store *, int64_t, struct check_out *,
+		    char **);
+size_t		 check_out_find(const struct check_out *, int64_t, int64_t,
+		    size_t *);
+int		 check_out_mark(const struct check_out *, size_t, size_t);
+void		 check_out_item_text(FILE *, const struct check_item *);
+json_t		*check_out_item_json(const struct check_item *);
 
 #endif

@@ -285,6 +285,34 @@ check_all_cb(const struct session_row *s, void *arg)
 	return 0;
 }
 
+/*
+ * Check session id, or every session when id is 0, keeping the findings
+ * in out, each session's in seq order.  For the other views (show,
+ * stats, report) as for check.
+ */
+int
+cmd_check_run(struct store *st, int64_t id, struct check_out *out,
+    char **cause)
+{
+	struct idlist	ids = { NULL, 0, 0 };
+	size_t		i;
+	int		rc = -1;
+
+	if (id == 0) {
+		if (query_sessions(st, 0, check_all_cb, &ids, cause) != 0)
+			goto done;
+	} else
+		check_all_cb(&(struct session_row){ .id = id }, &ids);
+	for (i = 0; i < ids.n; i++)
+		if (check_session(st, ids.v[i], out, cause) != 0)
+			goto done;
+	check_out_sort(out);
+	rc = 0;
+done:
+	free(ids.v);
+	return rc;
+}
+
 /* Write the findings in the form asked for. */
 static void
 check_write(FILE *f, enum check_form form, struct check_out *out)
@@ -321,14 +349,12 @@ cmd_check(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct check_out		 out;
-	struct idlist			 ids = { NULL, 0, 0 };
 	struct store			*st = NULL;
 	enum check_form			 form = FORM_TEXT;
 	const char			*db = NULL, *spec = "last", *ofile = NULL;
 	char				*path = NULL, *cause = NULL;
 	FILE				*f = stdout;
 	int64_t				 id;
-	size_t				 i;
 	int				 ch, all = 0, forms = 0, rc = EXIT_USAGE;
 
 	memset(&out, 0, sizeof out);
@@ -381,18 +407,10 @@ cmd_check(int argc, char **argv)
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
 	    (st = store_open(path, 0, &cause)) == NULL)
 		goto fail;
-	if (all) {
-		if (query_sessions(st, 0, check_all_cb, &ids, &cause) != 0)
-			goto fail;
-	} else {
-		if (query_find_session(st, spec, &id, &cause) != 0)
-			goto fail;
-		check_all_cb(&(struct session_row){ .id = id }, &ids);
-	}
-	for (i = 0; i < ids.n; i++) {
-		if (check_session(st, ids.v[i], &out, &cause) != 0)
-			goto fail;
-	}
+	id = 0;
+	if ((!all && query_find_session(st, spec, &id, &cause) != 0) ||
+	    cmd_check_run(st, id, &out, &cause) != 0)
+		goto fail;
 	if (ofile != NULL && (f = fopen(ofile, "w")) == NULL) {
 		xasprintf(&cause, "cannot write %s: %s (give -o a path in a "
 		    "directory you can write)", ofile, strerror(errno));
@@ -414,7 +432,6 @@ fail:
 	rc = EXIT_USAGE;
 done:
 	check_out_free(&out);
-	free(ids.v);
 	if (st != NULL)
 		store_close(st);
 	free(path);

@@ -167,6 +167,7 @@ hsession_end(struct hproxy *p, struct hsession *hs, const char *why)
 		return;
 	hs->ended = 1;
 	writer_session_end(p->w, hs->ws, -1, 0, why);
+	tap_check_end(hs->ws);
 }
 
 void
