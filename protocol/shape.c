@@ -19,14 +19,20 @@
  */
 #define SHAPE_PATH_MAX		512
 /*
- * Nesting of shapes followed at most; the deepest MCP shape (a tool
- * result inside a sampling message inside an input request) is about 10.
- * The walk follows the shapes, not the JSON, so JSON nested deeper than
- * its shape is never walked at all.
+ * Nesting of shapes followed at most.  Each member, array item, union and
+ * named type is a level; the deepest MCP shape (a tool result's content
+ * inside a sampling message inside an input request inside a request's
+ * inputResponses, 2026-07-28) is about 23 levels.  48 leaves room for a
+ * revision to wrap that once or twice more before anything deeper goes
+ * unchecked, and costs only stack (a few hundred bytes a level).  The
+ * walk follows the shapes, not the JSON, so JSON nested deeper than its
+ * shape is never walked at all.
  */
-#define SHAPE_DEPTH_MAX		32
+#define SHAPE_DEPTH_MAX		48
 /* A finding's sentence is cut at this length. */
 #define SHAPE_TEXT_MAX		400
+/* A value quoted in a finding is cut at this many bytes. */
+#define SHAPE_QUOTE_MAX		60
 
 struct walk {
 	enum proto_version	 v;
@@ -37,11 +43,14 @@ struct walk {
 	size_t			 found;		/* faults found by this walk */
 	const char		*spec;		/* the def being walked */
 	size_t			 plen;
+	int			 cut;		/* the path ends in "..." */
 	char			 path[SHAPE_PATH_MAX];
 };
 
 static void	shape_type(struct walk *, const struct stype *, const json_t *,
 		    int);
+static size_t	shape_present(const struct walk *, const struct stype *,
+		    const json_t *);
 
 /* Report a fault at the current path (or only count it when dry). */
 static void PRINTFLIKE(3, 4)
@@ -61,7 +70,8 @@ shape_report(struct walk *w, const char *rule, const char *fmt, ...)
 		return;
 	(*w->budget)--;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
+	if (vsnprintf(text, sizeof text, fmt, ap) >= (int)sizeof text)
+		text[scan_utf8_trim(text, strlen(text))] = '\0';
 	va_end(ap);
 	proto_report(w->cb, w->arg, rule, strcmp(rule, "shape.format") == 0 ?
 	    PROTO_WARNING : PROTO_ERROR, w->path, w->spec, "%s", text);
@@ -89,14 +99,16 @@ shape_append(struct walk *w, const char *s, size_t len)
 {
 	size_t	saved = w->plen;
 
-	if (w->plen + 4 >= sizeof w->path)
+	if (w->cut)
 		return (saved);		/* already cut */
 	if (len >= sizeof w->path - w->plen - 4) {
-		/* What fits, then "...". */
-		memcpy(w->path + w->plen, s, sizeof w->path - 4 - w->plen);
-		w->plen = sizeof w->path - 4;
+		/* What fits (whole characters), then "...". */
+		len = scan_utf8_trim(s, sizeof w->path - 4 - w->plen);
+		memcpy(w->path + w->plen, s, len);
+		w->plen += len;
 		memcpy(w->path + w->plen, "...", 4);
 		w->plen += 3;
+		w->cut = 1;
 		return (saved);
 	}
 	memcpy(w->path + w->plen, s, len);
@@ -120,10 +132,20 @@ shape_push_index(struct walk *w, size_t i)
 	return (shape_append(w, p, (size_t)(buf + sizeof buf - p)));
 }
 
+/* How many bytes of a string to quote: at most SHAPE_QUOTE_MAX, ending on
+   a character boundary ("%.*s" with this never cuts a character). */
+static int
+shape_quote_len(const char *s)
+{
+	return ((int)scan_utf8_trim(s, strnlen(s, SHAPE_QUOTE_MAX)));
+}
+
 /* Go back to a length shape_append() returned. */
 static void
 shape_pop(struct walk *w, size_t saved)
 {
+	if (saved < w->plen)
+		w->cut = 0;	/* back to before the cut, if any */
 	w->plen = saved;
 	w->path[saved] = '\0';
 }
@@ -347,12 +369,18 @@ shape_const_has(const struct walk *w, const struct stype *t, const json_t *j)
 }
 
 /*
- * How an object def fits an object by its const-valued members ("type":
- * "text"): -1 one differs or a required one is missing, 1 one matched,
- * 0 none present to tell.
+ * How an object def fits an object by its const-valued members: -1 a
+ * one-string member ("type": "text"), or the union's key (which may take
+ * a choice: NumberSchema's "number" | "integer"), differs or is missing
+ * though required; 1 one matched; 0 none present to tell.  Any other
+ * member taking a choice of strings (cacheScope, action, format) tells
+ * alternatives apart when its value is one of them, but its wrong or
+ * missing value is a fault of that member, not a sign of another
+ * alternative: it counts 0.
  */
 static int
-shape_discriminate(const struct walk *w, const struct sdef *d, const json_t *j)
+shape_discriminate(const struct walk *w, const struct sdef *d, const json_t *j,
+    const char *key)
 {
 	const struct smember	*m;
 	const json_t		*val;
@@ -365,14 +393,13 @@ shape_discriminate(const struct walk *w, const struct sdef *d, const json_t *j)
 		    !shape_const_member(w, m->type))
 			continue;
 		val = json_object_get(j, m->name);
-		if (val == NULL) {
-			if (!m->optional)
-				return (-1);
-			continue;
-		}
-		if (!json_is_string(val) || !shape_const_has(w, m->type, val))
+		if (val != NULL && json_is_string(val) &&
+		    shape_const_has(w, m->type, val))
+			matched = 1;
+		else if ((m->type->kind == ST_CONST || (key != NULL &&
+		    strcmp(m->name, key) == 0)) && (val != NULL ||
+		    !m->optional))
 			return (-1);
-		matched = 1;
 	}
 	return (matched);
 }
@@ -452,46 +479,132 @@ shape_list_add(char *list, size_t size, size_t *o, const char *s)
 		*o += (size_t)n;
 }
 
+/* A def's member of a name in the walk's revision, or NULL. */
+static const struct smember *
+shape_member(const struct walk *w, const struct sdef *d, const char *name)
+{
+	size_t	k;
+
+	for (k = 0; k < d->nmembers; k++) {
+		if ((d->members[k].versions & PROTO_VBIT(w->v)) != 0 &&
+		    strcmp(d->members[k].name, name) == 0)
+			return (&d->members[k]);
+	}
+	return (NULL);
+}
+
 /*
- * Nothing in a union fits: say why in the words of its discriminating
- * member when the alternatives are objects told apart by one ("type").
+ * The member that tells a union's object alternatives apart ("type"):
+ * one every object alternative has as a string or a choice of strings,
+ * and at least one as a single string.  NULL if there is none (a member
+ * only some alternatives have, like "action", tells nothing).
+ */
+static const char *
+shape_union_key(const struct walk *w, const struct stype *u)
+{
+	const struct sdef	*first = NULL, *d;
+	const struct smember	*m, *o;
+	size_t			 i, k;
+
+	for (i = 0; i < u->nleaves[w->v] && first == NULL; i++) {
+		if (u->leaves[w->v][i]->kind == ST_REF)
+			first = &defs_get()->defs[u->leaves[w->v][i]->ref[w->v]];
+	}
+	if (first == NULL)
+		return (NULL);
+	for (k = 0; k < first->nmembers; k++) {
+		m = &first->members[k];
+		if ((m->versions & PROTO_VBIT(w->v)) == 0 ||
+		    !shape_const_member(w, m->type))
+			continue;
+		for (i = 0; i < u->nleaves[w->v]; i++) {
+			if (u->leaves[w->v][i]->kind != ST_REF)
+				continue;
+			d = &defs_get()->defs[u->leaves[w->v][i]->ref[w->v]];
+			o = shape_member(w, d, m->name);
+			if (o == NULL || !shape_const_member(w, o->type))
+				break;
+		}
+		if (i == u->nleaves[w->v])
+			return (m->name);
+	}
+	return (NULL);
+}
+
+/*
+ * The object alternative most of whose required members an object has,
+ * and, given key, whose key member takes the object's value of it; NULL
+ * if none.
+ */
+static const struct stype *
+shape_union_nearest(const struct walk *w, const struct stype *u,
+    const json_t *j, const char *key)
+{
+	const struct stype	*l, *best = NULL;
+	const struct smember	*m;
+	const json_t		*val = key != NULL ? json_object_get(j, key) :
+				    NULL;
+	size_t			 i;
+
+	for (i = 0; i < u->nleaves[w->v]; i++) {
+		l = u->leaves[w->v][i];
+		if (l->kind != ST_REF || !shape_kind_fits(w, l, j))
+			continue;
+		if (key != NULL) {
+			m = shape_member(w, &defs_get()->defs[l->ref[w->v]],
+			    key);
+			if (val == NULL || !json_is_string(val) || m == NULL ||
+			    !shape_const_has(w, m->type, val))
+				continue;
+		}
+		if (best == NULL || shape_present(w, l, j) >
+		    shape_present(w, best, j))
+			best = l;
+	}
+	return (best);
+}
+
+/*
+ * Nothing in a union fits.  Objects told apart by one member ("type"):
+ * the alternative its value names is walked for its faults, or the value
+ * is named as unknown.  Other objects: the nearest alternative is walked,
+ * so its own faults are reported.  Else what the alternatives take.
  */
 static void
-shape_union_none(struct walk *w, const struct stype *u, const json_t *j)
+shape_union_none(struct walk *w, const struct stype *u, const json_t *j,
+    int depth)
 {
 	const struct sdef	*d;
 	const struct smember	*m;
-	const struct stype	*mt;
+	const struct stype	*mt, *near;
 	const char		*key = NULL;
 	const json_t		*val;
 	char			 list[SHAPE_TEXT_MAX / 2];
-	size_t			 i, k, c, o = 0, saved;
+	size_t			 i, c, o = 0, saved;
 
 	list[0] = '\0';
-	for (i = 0; json_is_object(j) && i < u->nleaves[w->v]; i++) {
+	if (json_is_object(j))
+		key = shape_union_key(w, u);
+	if (key != NULL &&
+	    (near = shape_union_nearest(w, u, j, key)) != NULL) {
+		shape_type(w, near, j, depth + 1);
+		return;
+	}
+	for (i = 0; key != NULL && i < u->nleaves[w->v]; i++) {
 		const struct stype *l = u->leaves[w->v][i];
 
 		if (l->kind != ST_REF)
 			continue;
 		d = &defs_get()->defs[l->ref[w->v]];
-		for (k = 0; k < d->nmembers; k++) {
-			m = &d->members[k];
-			mt = m->type;
-			if ((m->versions & PROTO_VBIT(w->v)) == 0 ||
-			    !shape_const_member(w, mt))
-				continue;
-			if (key == NULL)
-				key = m->name;
-			if (strcmp(key, m->name) != 0)
-				continue;
-			if (mt->kind == ST_CONST)
-				shape_list_add(list, sizeof list, &o, mt->text);
-			else {
-				for (c = 0; c < mt->nleaves[w->v]; c++)
-					shape_list_add(list, sizeof list, &o,
-					    mt->leaves[w->v][c]->text);
-			}
-			break;
+		if ((m = shape_member(w, d, key)) == NULL)
+			continue;
+		mt = m->type;
+		if (mt->kind == ST_CONST)
+			shape_list_add(list, sizeof list, &o, mt->text);
+		else {
+			for (c = 0; c < mt->nleaves[w->v]; c++)
+				shape_list_add(list, sizeof list, &o,
+				    mt->leaves[w->v][c]->text);
 		}
 	}
 	if (key != NULL) {
@@ -504,13 +617,19 @@ shape_union_none(struct walk *w, const struct stype *u, const json_t *j)
 		}
 		saved = shape_push_key(w, key);
 		if (json_is_string(val))
-			shape_report(w, "shape.enum", "\"%.60s\" is not a %s "
-			    "%s knows here: one of %s", json_string_value(val),
+			shape_report(w, "shape.enum", "\"%.*s\" is not a %s "
+			    "%s knows here: one of %s", shape_quote_len(
+			    json_string_value(val)), json_string_value(val),
 			    key, proto_version_name(w->v), list);
 		else
 			shape_report(w, "shape.type", "expected a string (one "
 			    "of %s), got %s", list, shape_json_type(val));
 		shape_pop(w, saved);
+		return;
+	}
+	if (json_is_object(j) &&
+	    (near = shape_union_nearest(w, u, j, NULL)) != NULL) {
+		shape_type(w, near, j, depth + 1);
 		return;
 	}
 	if (json_is_string(j)) {
@@ -520,8 +639,9 @@ shape_union_none(struct walk *w, const struct stype *u, const json_t *j)
 		}
 		if (i == u->nleaves[w->v] && i > 0) {
 			shape_union_names(w, u, list, sizeof list);
-			shape_report(w, "shape.enum", "\"%.60s\" is not one of "
-			    "%s", json_string_value(j), list);
+			shape_report(w, "shape.enum", "\"%.*s\" is not one of "
+			    "%s", shape_quote_len(json_string_value(j)),
+			    json_string_value(j), list);
 			return;
 		}
 	}
@@ -558,10 +678,12 @@ static void
 shape_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
 {
 	const struct stype	*cand[SHAPE_UNION_MAX], *l;
+	const char		*key;
 	int			 rank[SHAPE_UNION_MAX], r;
 	size_t			 i, k, n = 0, found, best;
 	int			 dry;
 
+	key = json_is_object(j) ? shape_union_key(w, u) : NULL;
 	for (i = 0; i < u->nleaves[w->v]; i++) {
 		l = u->leaves[w->v][i];
 		if (!shape_kind_fits(w, l, j))
@@ -571,7 +693,7 @@ shape_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
 			r = shape_str_eq(j, l->text) ? 1 : -1;
 		else if (l->kind == ST_REF && json_is_object(j))
 			r = shape_discriminate(w,
-			    &defs_get()->defs[l->ref[w->v]], j);
+			    &defs_get()->defs[l->ref[w->v]], j, key);
 		if (r < 0)
 			continue;
 		/* Keep the order as written within a rank. */
@@ -584,7 +706,7 @@ shape_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
 		n++;
 	}
 	if (n == 0) {
-		shape_union_none(w, u, j);
+		shape_union_none(w, u, j, depth);
 		return;
 	}
 	if (n > 1) {
@@ -642,15 +764,17 @@ shape_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
 	case ST_STRING:
 		if (t->format == FMT_URI && (!shape_uri(json_string_value(j)) ||
 		    strlen(json_string_value(j)) != json_string_length(j)))
-			shape_report(w, "shape.format", "\"%.60s\" is not an "
+			shape_report(w, "shape.format", "\"%.*s\" is not an "
 			    "absolute URI (the schema gives this member format "
-			    "uri)", json_string_value(j));
+			    "uri)", shape_quote_len(json_string_value(j)),
+			    json_string_value(j));
 		else if (t->format == FMT_FILE_URI &&
 		    (json_string_length(j) < 7 ||
 		    strncasecmp(json_string_value(j), "file://", 7) != 0))
-			shape_report(w, "shape.file-uri", "\"%.60s\" is no "
+			shape_report(w, "shape.file-uri", "\"%.*s\" is no "
 			    "file:// URI (the schema: a root \"must start with "
-			    "file://\")", json_string_value(j));
+			    "file://\")", shape_quote_len(json_string_value(j)),
+			    json_string_value(j));
 		else if (t->format == FMT_BYTE &&
 		    !shape_base64(json_string_value(j), json_string_length(j)))
 			shape_report(w, "shape.format", "this is not base64 "
@@ -667,7 +791,8 @@ shape_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
 	case ST_CONST:
 		if (!shape_str_eq(j, t->text))
 			shape_report(w, "shape.const", "must be \"%s\", not "
-			    "\"%.60s\"", t->text, json_string_value(j));
+			    "\"%.*s\"", t->text, shape_quote_len(
+			    json_string_value(j)), json_string_value(j));
 		break;
 	case ST_ARRAYOF:
 		for (i = 0; i < json_array_size(j) && !shape_done(w); i++) {
@@ -718,6 +843,7 @@ shape_check(enum proto_version v, const struct stype *t, const json_t *j,
 	w.found = 0;
 	w.spec = spec;
 	w.plen = 0;
+	w.cut = 0;
 	w.path[0] = '\0';
 	shape_append(&w, path, strlen(path));
 	shape_type(&w, t, j, 0);
@@ -738,6 +864,7 @@ shape_fits(enum proto_version v, const struct stype *t, const json_t *j)
 	w.found = 0;
 	w.spec = "";
 	w.plen = 0;
+	w.cut = 0;
 	w.path[0] = '\0';
 	shape_type(&w, t, j, 0);
 	return (w.found == 0);

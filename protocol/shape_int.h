@@ -42,6 +42,7 @@ enum st_format {
 struct stype {
 	enum st_kind	 kind;
 	enum st_format	 format;
+	int		 line;		/* in mcp.def; 0 for the method table */
 	char		*text;		/* ST_CONST: the string; ST_REF: the name */
 	struct stype	*sub;		/* ST_ARRAYOF, ST_MAP: items, values */
 	struct stype   **alts;		/* ST_UNION: as written */
@@ -103,6 +104,7 @@ const struct sdef *defs_find(const struct shapes *, const char *,
 struct stype	*defs_type_new(enum st_kind);
 const struct serror *defs_error(const struct shapes *, long long,
 		    enum proto_version);
+void		 defs_load_text(const char *);
 
 /* typexpr.c */
 int		 typexpr_parse(const char *, struct stype **, char **);
