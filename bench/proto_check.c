@@ -96,6 +96,7 @@ main(int argc, char **argv)
 	enum proto_version	 v = PROTO_V_UNKNOWN;
 	FILE			*f;
 	json_t			*line, *msg, **parsed, *ids = NULL, *mj;
+	const json_t		*dir;
 	int			 raw;
 	json_error_t		 err;
 	char			*buf = NULL;
@@ -151,14 +152,14 @@ main(int argc, char **argv)
 				fatalx("out of memory");
 			mj = raw ? raw_method(line, &ids) :
 			    json_object_get(line, "method");
-			recs[n].method = json_is_string(mj) ?
-			    xstrdup(json_string_value(mj)) : NULL;
+			recs[n].method = !json_is_string(mj) ? NULL :
+			    xstrdup(json_string_value(mj));
 			recs[n].seq = raw ? (int)n + 1 : (int)json_integer_value(
 			    json_object_get(line, "seq"));
-			snprintf(recs[n].dir, sizeof recs[n].dir, "%s", raw ||
-			    !json_is_string(json_object_get(line, "direction")) ?
-			    "-" : json_string_value(json_object_get(line,
-			    "direction")));
+			dir = json_object_get(line, "direction");
+			snprintf(recs[n].dir, sizeof recs[n].dir, "%s",
+			    raw || !json_is_string(dir) ? "-" :
+			    json_string_value(dir));
 			if (v == PROTO_V_UNKNOWN)
 				v = version_of(msg);
 			n++;

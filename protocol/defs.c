@@ -440,8 +440,9 @@ defs_flatten(struct sdef *d)
 			for (k = 0; k < b->nmembers; k++) {
 				vers = b->members[k].versions & b->versions &
 				    d->versions;
-				/* Own members win, and a member reached through
-				   two bases (both from Result) is added once. */
+				/* Own members win, and a member reached
+				   through two bases (both from Result) is
+				   added once. */
 				mine = 0;
 				for (n = 0; n < d->nmembers; n++) {
 					if (strcmp(d->members[n].name,
