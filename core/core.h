@@ -156,6 +156,7 @@ int		 scan_hex_value(int);
 size_t		 scan_put_utf8(char *, unsigned int);
 size_t		 scan_utf8_len(const unsigned char *, const unsigned char *);
 char		*scan_utf8_escape(const char *);
+size_t		 scan_utf8_trim(const char *, size_t);
 
 /* nearest.c */
 #define NEAREST_FAR	((size_t)-1)	/* no distance: a word too long */

@@ -631,6 +631,29 @@ read_u4(const char *p)
 	return v;
 }
 
+/*
+ * The length of the first len bytes of s without a character cut at its
+ * end: where text is cut to a bound (a finding's quote, a path), the cut
+ * backs up to a UTF-8 character boundary, so what is kept stays valid
+ * UTF-8 if s was.  Bytes that are no UTF-8 are left as they are.
+ */
+size_t
+scan_utf8_trim(const char *s, size_t len)
+{
+	const unsigned char	*u = (const unsigned char *)s;
+	size_t			 k = len, need;
+
+	/* Back over at most 3 continuation bytes to a lead byte. */
+	while (k > 0 && len - k < 3 && (u[k - 1] & 0xc0) == 0x80)
+		k--;
+	if (k == 0 || u[k - 1] < 0xc0)
+		return (len);	/* ASCII or no lead byte: nothing cut */
+	need = u[k - 1] >= 0xf0 ? 4 : u[k - 1] >= 0xe0 ? 3 : 2;
+	if (len - (k - 1) < need)
+		return (k - 1);	/* the last character is incomplete */
+	return (len);
+}
+
 /* Write code point cp as UTF-8 at out (room for 4); returns its length. */
 size_t
 scan_put_utf8(char *out, unsigned int cp)
