@@ -151,8 +151,11 @@ test('record --check prints each error as it happens, warnings only with -v, and
     const diagV = {};
     await runSession(MCPREEL, ['record', '--db', db, '--name', 'sdk-v', '--check', '-v', '--', command, ...args], { stderr: 'pipe', diagnostics: diagV });
     const v = checkLines(diagV.stderr).filter((l) => / (error|warning) /.test(l));
-    assert.equal(v.length, 1, v.join('\n'));
+    // Its two warnings: the call of a tool tools/list did not name, and
+    // the isError answer to it (unknown tools are protocol errors).
+    assert.equal(v.length, 2, v.join('\n'));
     assert.match(v[0], /^mcpreel: check: seq \d+ c2s tools\/call: warning tools\.unknown: tool "no-such-tool" is not in the last tools\/list$/);
+    assert.match(v[1], /^mcpreel: check: seq \d+ s2c tools\/call: warning tools\.unknown-as-result: tool "no-such-tool" is unknown/);
   } finally {
     t.cleanup();
   }
@@ -245,8 +248,9 @@ test('record --listen --check: a real Streamable HTTP session prints no error, a
       if (!verbose) {
         assert.deepEqual(lines, [], stopped.stderr.slice(-4000));
       } else {
-        assert.equal(lines.length, 1, lines.join('\n'));
+        assert.equal(lines.length, 2, lines.join('\n'));
         assert.match(lines[0], /^mcpreel: check: seq \d+ c2s tools\/call: warning tools\.unknown: tool "no-such-tool"/);
+        assert.match(lines[1], /^mcpreel: check: seq \d+ s2c tools\/call: warning tools\.unknown-as-result: tool "no-such-tool"/);
       }
     }
   } finally {
