@@ -180,6 +180,8 @@ http_post(struct check *c, struct cmsg *m, const json_t *req,
 			    proto_version_name(c->v));
 	}
 	sid = http_header(req, "Mcp-Session-Id");
+	if (init && sid == NULL && c->lost)
+		check_restart(c);
 	if (c->expired_id != NULL && sid != NULL &&
 	    strcmp(sid, c->expired_id) == 0)
 		check_report(c, "http.expired-session", PROTO_ERROR, path, spec,
@@ -200,6 +202,7 @@ http_post(struct check *c, struct cmsg *m, const json_t *req,
 	if (h->status == 404 && sid != NULL) {
 		free(c->expired_id);
 		c->expired_id = xstrdup(sid);
+		c->lost = 1;
 	}
 	if (h->status < 200 || h->status > 299 || legacy_sse)
 		return;

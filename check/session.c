@@ -269,6 +269,63 @@ session_classify(struct check *c, struct cmsg *m)
 	}
 }
 
+/*
+ * Whether the HTTP layer refused the POST a client message came in (a
+ * status not 2xx: 401 before the OAuth retry, 400, 404): the server may
+ * never have read it, so it neither moves the lifecycle nor is its
+ * answer due, and the client may send it again.
+ */
+static int
+session_refused(const struct check_msg *in)
+{
+	const struct check_http	*h = in->http;
+
+	return (h != NULL && in->dir == DIR_C2S && h->method != NULL &&
+	    strcmp(h->method, "POST") == 0 && h->status != 0 &&
+	    (h->status < 200 || h->status > 299));
+}
+
+/* Track a request, marked when its POST was refused. */
+static void
+session_request(struct check *c, const struct check_msg *in, const char *id,
+    const char *method, enum proto_version v, const json_t *j)
+{
+	struct pend	*p;
+
+	p = rpc_request(c, in->dir, id, in->seq, method, v, j);
+	if (p != NULL)
+		p->refused = session_refused(in);
+}
+
+/*
+ * A new HTTP session after a 404 (the client must start one with
+ * initialize): forget the lifecycle, the requests of both sides and what
+ * the old session listed.  Ids may be used again from here.
+ */
+void
+check_restart(struct check *c)
+{
+	int	d;
+
+	log_debug("check: a new session after a 404");
+	for (d = 0; d < DIR_MAX; d++) {
+		rpc_free(&c->side[d]);
+		rpc_init(&c->side[d]);
+	}
+	c->life = LIFE_NONE;
+	c->asked = PROTO_V_UNKNOWN;
+	free(c->init_id);
+	c->init_id = NULL;
+	c->before_init_noted = 0;
+	c->lost = 0;
+	json_object_clear(c->tools);
+	c->tools_known = 0;
+	json_object_clear(c->cursors);
+	json_object_clear(c->input_wait);
+	free(c->session_id);
+	c->session_id = NULL;
+}
+
 /* Run the rule families over one classified message. */
 static void
 session_rules(struct check *c, struct cmsg *m)
@@ -276,12 +333,13 @@ session_rules(struct check *c, struct cmsg *m)
 	struct pend	*p;
 
 	if (m->is_request || m->is_notification) {
-		life_message(c, m);
+		if (!session_refused(m->in))
+			life_message(c, m);
 		caps_message(c, m);
 		sem_message(c, m);
 		if (m->is_request && m->id != NULL)
-			rpc_request(c, m->in->dir, m->id, m->in->seq,
-			    m->method, m->v, m->j);
+			session_request(c, m->in, m->id, m->method, m->v,
+			    m->j);
 		return;
 	}
 	if (!m->is_response || m->id == NULL)
@@ -313,8 +371,7 @@ session_truncated(struct check *c, const struct check_msg *in)
 	    "--max-record-size", "the message was cut at the record size cap; "
 	    "only its method and id were checked");
 	if (in->method != NULL && in->rpc_id != NULL)
-		rpc_request(c, in->dir, in->rpc_id, in->seq, in->method, c->v,
-		    NULL);
+		session_request(c, in, in->rpc_id, in->method, c->v, NULL);
 	else if (in->method == NULL && in->rpc_id != NULL &&
 	    (p = rpc_response(c, in->dir, in->rpc_id)) != NULL)
 		rpc_done(c, !in->dir, p);

@@ -40,6 +40,15 @@ X(x_list_noaccept, "[" SID "," PV3 "]", JSONCT, 200);
 X(x_list_404, "[" ACCEPT "," SID "," PV3 "]", JSONCT, 404);
 static const struct check_http x_sse_post = { 900, "POST",
     "/message?sessionId=a", "[]", "[]", 202, 1 };
+X(x_init_401, "[" ACCEPT "]", "[]", 401);
+X(x_init_401b, "[" ACCEPT "]", "[]", 401);
+X(x_list_400, "[" ACCEPT "," SID "," PV3 "]", "[]", 400);
+X(x_note_401, "[" ACCEPT "," SID "," PV3 "]", "[]", 401);
+#define SID2 "[\"Mcp-Session-Id\",\"s-2\"]"
+X(x_init2, "[" ACCEPT "]", "[[\"Content-Type\",\"application/json\"]," SID2
+    "]", 200);
+X(x_done2, "[" ACCEPT "," SID2 "," PV3 "]", "[]", 202);
+X(x_list2, "[" ACCEPT "," SID2 "," PV3 "]", JSONCT, 200);
 X(x_list_again, "[" ACCEPT "," SID "," PV3 "]", JSONCT, 200);
 
 #define M_ACCEPT "[\"Accept\",\"application/json, text/event-stream\"]"
@@ -104,6 +113,26 @@ static const struct check_case http_cases[] = {
 	    INIT(V3), { T_INITD, &x_done },
 	    { T_REQ("C", "1", "tools/list", "{}"), &x_list_404 },
 	    { T_REQ("C", "2", "tools/list", "{}"), &x_list_again } } },
+	{ "initialize refused 401, sent again with 200 (OAuth)", "", 1, {
+	    { T_INIT(V3, "{}"), &x_init_401 }, INIT(V3), { T_INITD, &x_done },
+	    LIST(x_list) } },
+	{ "initialize refused 401 twice, never sent again", "", 1, {
+	    { T_INIT(V3, "{}"), &x_init_401 },
+	    { T_INIT(V3, "{}"), &x_init_401b } } },
+	{ "initialized refused 401, sent again", "", 1, {
+	    INIT(V3), { T_INITD, &x_note_401 }, { T_INITD, &x_done },
+	    LIST(x_list) } },
+	{ "a request refused 400, never sent again", "", 1, {
+	    INIT(V3), { T_INITD, &x_done },
+	    { T_REQ("C", "1", "tools/list", "{}"), &x_list_400 } } },
+	{ "a new session after 404 with the same ids", "", 1, {
+	    INIT(V3), { T_INITD, &x_done }, LIST(x_list),
+	    { T_REQ("C", "2", "tools/list", "{}"), &x_list_404 },
+	    { T_INIT(V3, "{}"), &x_init2 },
+	    { T_INITR(V3, "{\"tools\":{}}"), &x_init2 },
+	    { T_INITD, &x_done2 },
+	    { T_REQ("C", "2", "tools/list", "{}"), &x_list2 },
+	    { T_RES("S", "2", T_TOOLS), &x_list2 } } },
 	{ "2026-07-28: Mcp-Method and Mcp-Name right", "", 1, {
 	    MCALL(m_ok) } },
 	{ "2026-07-28: Mcp-Name in base64", "", 1, { MCALL(m_b64) } },
