@@ -45,6 +45,10 @@ struct check_msg {
 	int			 truncated;	/* raw is a prefix (record cap) */
 	const char		*method;	/* the recorder's identity of a */
 	const char		*rpc_id;	/* cut message, or NULL */
+	enum msg_kind		 kind;		/* the recorder's kind of a cut
+						   message (a response row
+						   carries its request's method);
+						   KIND_INVALID: not known */
 	const struct check_http	*http;		/* NULL: not over HTTP */
 };
 

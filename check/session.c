@@ -370,11 +370,15 @@ session_truncated(struct check *c, const struct check_msg *in)
 	check_report(c, "check.truncated", PROTO_NOTE, "$", "mcpreel record "
 	    "--max-record-size", "the message was cut at the record size cap; "
 	    "only its method and id were checked");
-	if (in->method != NULL && in->rpc_id != NULL)
+	/* Without the kind, a method says request (as the scanner reads). */
+	if (in->kind == KIND_RESPONSE || in->kind == KIND_ERROR ||
+	    (in->kind == KIND_INVALID && in->method == NULL)) {
+		if (in->rpc_id != NULL &&
+		    (p = rpc_response(c, in->dir, in->rpc_id)) != NULL)
+			rpc_done(c, !in->dir, p);
+	} else if (in->kind != KIND_NOTIFICATION && in->method != NULL &&
+	    in->rpc_id != NULL)
 		session_request(c, in, in->rpc_id, in->method, c->v, NULL);
-	else if (in->method == NULL && in->rpc_id != NULL &&
-	    (p = rpc_response(c, in->dir, in->rpc_id)) != NULL)
-		rpc_done(c, !in->dir, p);
 	c->cur = NULL;
 	free(m.id);
 }

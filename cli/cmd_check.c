@@ -185,6 +185,7 @@ check_export_cb(const struct export_row *e, void *arg)
 	m.truncated = e->truncated || e->m.truncated;
 	m.method = e->m.method;
 	m.rpc_id = e->m.rpc_id;
+	m.kind = e->m.kind;
 	m.http = check_xch_find(r, e->exchange);
 	r->messages++;
 	check_message(r->chk, &m);
