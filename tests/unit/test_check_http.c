@@ -215,3 +215,51 @@ Test(check_http, get_without_messages)
 		cr_expect_eq(g.other, 0, "row %zu", i);
 	}
 }
+
+struct sevs {
+	int	sev[PROTO_SEVERITY_MAX];
+};
+
+static void
+sevs_cb(const struct check_finding *cf, void *arg)
+{
+	struct sevs	*s = arg;
+
+	if (strcmp(cf->f->rule, "http.protocol-version") == 0)
+		s->sev[cf->f->severity]++;
+}
+
+/* MCP-Protocol-Version: missing is an error (MUST), another value than
+   the negotiated one a warning (SHOULD), 2025-06-18 transports. */
+Test(check_http, protocol_version_severity)
+{
+	static const struct tmsg nopv[] = { INIT(V3), { T_INITD, &x_done },
+	    LIST(x_list_nopv) };
+	static const struct tmsg badpv[] = { INIT(V3), { T_INITD, &x_done },
+	    LIST(x_list_badpv) };
+	const struct tmsg	*rows[] = { nopv, badpv };
+	const int		 want[] = { PROTO_ERROR, PROTO_WARNING };
+	struct check_msg	 m;
+	struct check		*chk;
+	struct sevs		 s;
+	size_t			 i, k;
+
+	for (i = 0; i < 2; i++) {
+		memset(&s, 0, sizeof s);
+		chk = check_new(sevs_cb, &s);
+		for (k = 0; k < 5; k++) {
+			memset(&m, 0, sizeof m);
+			m.seq = (int64_t)k + 1;
+			m.dir = rows[i][k].text[0] == 'C' ? DIR_C2S : DIR_S2C;
+			m.raw = rows[i][k].text + 2;
+			m.len = strlen(rows[i][k].text + 2);
+			m.http = rows[i][k].http;
+			check_message(chk, &m);
+		}
+		check_free(chk);
+		cr_expect_eq(s.sev[want[i]], 1, "row %zu: no finding of "
+		    "severity %d", i, want[i]);
+		cr_expect_eq(s.sev[!want[i] ? PROTO_WARNING : PROTO_ERROR], 0,
+		    "row %zu", i);
+	}
+}
