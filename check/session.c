@@ -135,22 +135,76 @@ check_path(struct check *c, const char *member, char *buf, size_t size)
 	return (buf);
 }
 
-/* Pass a finding on, counted, as about (seq, dir, method, id). */
+/*
+ * A copy of s fit for any output (text, JSON, XML, a terminal): valid
+ * UTF-8, each byte not in a well-formed sequence written \xNN, each
+ * control character (C0, DEL, C1) \u00XX and each non-character (U+FFFE,
+ * U+FDD0 ...) \uXXXX.  Findings quote what peers sent (methods, ids,
+ * names), which may hold anything.  NULL stays NULL; caller frees.
+ */
+char *
+check_clean(const char *s)
+{
+	const unsigned char	*p, *end;
+	unsigned int		 cp;
+	size_t			 n, i;
+	char			*out, *o;
+
+	if (s == NULL)
+		return (NULL);
+	p = (const unsigned char *)s;
+	end = p + strlen(s);
+	/* At most six output bytes per input byte (\u00XX for one). */
+	out = o = xmalloc((size_t)(end - p) * 6 + 1);
+	while (p < end) {
+		if ((n = scan_utf8_len(p, end)) == 0) {
+			o += snprintf(o, 5, "\\x%02x", *p++);
+			continue;
+		}
+		cp = n == 1 ? p[0] : p[0] & (0xff >> (n + 1));
+		for (i = 1; i < n; i++)
+			cp = (cp << 6) | (p[i] & 0x3f);
+		if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||
+		    (cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) == 0xfffe)
+			o += snprintf(o, 9, "\\u%04X", cp);
+		else {
+			memcpy(o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	*o = '\0';
+	return (out);
+}
+
+/* Pass a finding on, counted, as about (seq, dir, method, id), each
+   string of it cleaned (check_clean). */
 static void
 session_emit(struct check *c, int64_t seq, enum dir dir, const char *method,
     const char *id, enum proto_version v, const struct proto_finding *f)
 {
 	struct check_finding	cf;
+	struct proto_finding	cl;
+	char			*cm, *ci;
 
 	if (f->severity >= 0 && f->severity < PROTO_SEVERITY_MAX)
 		c->counts[f->severity]++;
+	cl = *f;
+	cl.path = check_clean(f->path);
+	cl.text = check_clean(f->text);
+	cm = check_clean(method);
+	ci = check_clean(id);
 	cf.seq = seq;
 	cf.dir = dir;
-	cf.method = method;
-	cf.id = id;
+	cf.method = cm;
+	cf.id = ci;
 	cf.version = v;
-	cf.f = f;
+	cf.f = &cl;
 	c->cb(&cf, c->arg);
+	free(cl.path);
+	free(cl.text);
+	free(cm);
+	free(ci);
 }
 
 /* A proto_finding_cb reporting about the current message. */
