@@ -100,8 +100,8 @@ out_counts(FILE *f, const struct check_out *o)
 	    o->counts[PROTO_NOTE] == 1 ? "" : "s", o->nsess,
 	    o->nsess == 1 ? "" : "s", (long long)msgs);
 	if (o->dropped > 0)
-		fprintf(f, "(%zu findings past the first %d were counted, not "
-		    "listed)\n", o->dropped, CHECK_OUT_MAX);
+		fprintf(f, "(%zu findings past the first %d of a session were "
+		    "counted, not listed)\n", o->dropped, CHECK_OUT_MAX);
 }
 
 /* Text: a header per session, a line per message, its findings under it. */
@@ -138,6 +138,9 @@ check_out_text(FILE *f, struct check_out *o)
 			    proto_severity_name(it->severity), it->rule,
 			    it->text, it->path, it->spec);
 		}
+		if (s->dropped > 0)
+			fprintf(f, "(%zu more findings of this session were "
+			    "counted, not listed)\n", s->dropped);
 		if (s->n == 0)
 			fprintf(f, "no findings\n");
 		fprintf(f, "\n");
@@ -183,6 +186,8 @@ check_out_json(FILE *f, struct check_out *o)
 		    json_integer(o->sess[i].messages));
 		json_object_set_new(x, "findings",
 		    json_integer((json_int_t)o->sess[i].n));
+		json_object_set_new(x, "unlisted",
+		    json_integer((json_int_t)o->sess[i].dropped));
 		json_array_append_new(sa, x);
 	}
 	fa = json_array();

@@ -79,7 +79,8 @@ cmd_check_usage(FILE *f)
 	    "             one result per finding, located by session and seq;\n"
 	    "  --junit    JUnit XML: a suite per session, a testcase per message\n"
 	    "             with findings, failing when any is an error.\n"
-	    "At most %d findings are listed; past that they are only counted.\n"
+	    "At most %d findings are listed per session; past that they are only\n"
+	    "counted.\n"
 	    "\n"
 	    "Exit status: 0 when no finding is an error, 1 when one is, 2 on bad\n"
 	    "usage or when the database or session cannot be read.\n",
@@ -93,11 +94,15 @@ check_finding_keep_cb(const struct check_finding *cf, void *arg)
 	struct run		*r = arg;
 	struct check_out	*o = r->out;
 	struct check_item	*it;
+	struct check_sess	*s;
 
 	if (cf->f->severity >= 0 && cf->f->severity < 3)
 		o->counts[cf->f->severity]++;
-	if (o->n >= CHECK_OUT_MAX) {
+	/* The session being checked is the one past the last finished. */
+	s = &o->sess[o->nsess];
+	if (o->n - s->first >= CHECK_OUT_MAX || o->n >= CHECK_OUT_RUN_MAX) {
 		o->dropped++;
+		s->dropped++;
 		return;
 	}
 	if (o->n == o->alloc) {

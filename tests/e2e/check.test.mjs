@@ -391,3 +391,42 @@ test('check: hostile methods and header values give valid JSON, SARIF, JUnit and
     t.cleanup();
   }
 });
+
+/*
+ * The cap on listed findings is per session: with --all, a session of
+ * 20 005 messages that are not JSON lists its first 20 000 and counts
+ * the rest, and the session after it still lists its own finding.
+ */
+test('check --all: a flooded session does not hide the next session\'s findings', async () => {
+  const t = tempDir();
+  try {
+    const head = (session) => JSON.stringify({ format: 'mcpreel-jsonl', version: 1, session, name: null,
+      transport: 'stdio', target: 'x', started_ns: 1, ended_ns: 100, exit_status: 0, exit_signal: null,
+      end_reason: 'done', messages_lost: 0, store_error: null, imported_from: null, recorder_pid: 1,
+      mcpreel_version: '0.1.0' });
+    const raw = (seq, r) => JSON.stringify({ type: 'message', seq, direction: 'c2s', ts_ns: seq, mono_ns: seq, raw: r });
+    const flood = [head(1)];
+    for (let i = 1; i <= 20005; i++) flood.push(raw(i, 'x'));
+    const a = join(t.dir, 'a.jsonl');
+    const b = join(t.dir, 'b.jsonl');
+    writeFileSync(a, flood.join('\n') + '\n');
+    writeFileSync(b, [head(1), raw(1, 'y')].join('\n') + '\n');
+    const db = join(t.dir, 'f.db');
+    for (const f of [a, b]) {
+      const imp = await run(['import', '--db', db, f]);
+      assert.equal(imp.code, 0, imp.stderr);
+    }
+    const { code, report } = await checkJson(db, ['--all']);
+    assert.equal(code, 1);
+    assert.equal(report.sessions.length, 2);
+    assert.equal(report.sessions[0].findings, 20000);
+    assert.equal(report.sessions[0].unlisted, 5);
+    assert.equal(report.sessions[1].findings, 1, 'the second session still lists its finding');
+    assert.equal(report.sessions[1].unlisted, 0);
+    assert.equal(report.counts.error, 20006);
+    const text = await run(['check', '--db', db, '--all']);
+    assert.match(text.stdout, /\(5 more findings of this session were counted, not listed\)/);
+  } finally {
+    t.cleanup();
+  }
+});
