@@ -106,6 +106,14 @@ enum check_end {
 /* Cursors remembered per paginated method, to see one repeat. */
 #define CHECK_CURSORS_MAX	1000
 
+/*
+ * Methods whose cursors are tracked: the specification's paginated lists
+ * are a handful (tools, resources, resource templates, prompts, tasks);
+ * a peer answering every invented method with a nextCursor would
+ * otherwise grow a set per method.
+ */
+#define CHECK_CURSOR_METHODS_MAX	16
+
 struct check;
 
 /* session.c */
