@@ -45,6 +45,10 @@ struct check_msg {
 	int			 truncated;	/* raw is a prefix (record cap) */
 	const char		*method;	/* the recorder's identity of a */
 	const char		*rpc_id;	/* cut message, or NULL */
+	enum msg_kind		 kind;		/* the recorder's kind of a cut
+						   message (a response row
+						   carries its request's method);
+						   KIND_INVALID: not known */
 	const struct check_http	*http;		/* NULL: not over HTTP */
 };
 
@@ -102,6 +106,14 @@ enum check_end {
 /* Cursors remembered per paginated method, to see one repeat. */
 #define CHECK_CURSORS_MAX	1000
 
+/*
+ * Methods whose cursors are tracked: the specification's paginated lists
+ * are a handful (tools, resources, resource templates, prompts, tasks);
+ * a peer answering every invented method with a nextCursor would
+ * otherwise grow a set per method.
+ */
+#define CHECK_CURSOR_METHODS_MAX	16
+
 struct check;
 
 /* session.c */
@@ -110,6 +122,7 @@ void		 check_free(struct check *);
 void		 check_set_schema(struct check *, check_schema_fn *, void *);
 void		 check_message(struct check *, const struct check_msg *);
 void		 check_end(struct check *, enum check_end);
+char		*check_clean(const char *);
 
 /* http.c */
 void		 check_exchange(struct check *, const struct check_http *);

@@ -174,12 +174,17 @@ http_post(struct check *c, struct cmsg *m, const json_t *req,
 			    "carries the negotiated version (%s)",
 			    proto_version_name(v));
 		else if (strcmp(hv, proto_version_name(c->v)) != 0)
-			check_report(c, "http.protocol-version", PROTO_ERROR,
-			    path, spec, "the MCP-Protocol-Version header is "
-			    "\"%s\" but the session negotiated %s", hv,
-			    proto_version_name(c->v));
+			/* The header MUST be sent; its value SHOULD be the
+			   negotiated one (transports page, 2025-06-18 on). */
+			check_report(c, "http.protocol-version",
+			    PROTO_WARNING, path, spec, "the "
+			    "MCP-Protocol-Version header is \"%s\" but the "
+			    "session negotiated %s; it should be the "
+			    "negotiated one", hv, proto_version_name(c->v));
 	}
 	sid = http_header(req, "Mcp-Session-Id");
+	if (init && sid == NULL && c->lost)
+		check_restart(c);
 	if (c->expired_id != NULL && sid != NULL &&
 	    strcmp(sid, c->expired_id) == 0)
 		check_report(c, "http.expired-session", PROTO_ERROR, path, spec,
@@ -200,6 +205,7 @@ http_post(struct check *c, struct cmsg *m, const json_t *req,
 	if (h->status == 404 && sid != NULL) {
 		free(c->expired_id);
 		c->expired_id = xstrdup(sid);
+		c->lost = 1;
 	}
 	if (h->status < 200 || h->status > 299 || legacy_sse)
 		return;

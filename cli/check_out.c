@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "check_session.h"
 #include "protocol.h"
 
 /* Where SARIF's schema is published (its "$schema"). */
@@ -56,6 +57,22 @@ check_out_free(struct check_out *o)
 	memset(o, 0, sizeof *o);
 }
 
+/* Drop a UTF-8 sequence that snprintf's cut left incomplete at the end
+   of buf (JSON and XML take only whole characters). */
+static void
+out_cut(char *buf)
+{
+	size_t	len = strlen(buf), i = len;
+
+	while (i > 0 && ((unsigned char)buf[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0 || (unsigned char)buf[i - 1] < 0xc0)
+		return;
+	if (scan_utf8_len((const unsigned char *)buf + i - 1,
+	    (const unsigned char *)buf + len) == 0)
+		buf[i - 1] = '\0';
+}
+
 /* "seq 12 c2s tools/call id 4": which message a finding is about. */
 static void
 out_where(char *buf, size_t size, const struct check_item *it)
@@ -64,6 +81,7 @@ out_where(char *buf, size_t size, const struct check_item *it)
 	    dir_name((enum dir)it->dir), it->method != NULL ? " " : "",
 	    it->method != NULL ? it->method : "", it->id != NULL ? " id " : "",
 	    it->id != NULL ? it->id : "");
+	out_cut(buf);
 }
 
 /* The line of counts. */
@@ -82,8 +100,8 @@ out_counts(FILE *f, const struct check_out *o)
 	    o->counts[PROTO_NOTE] == 1 ? "" : "s", o->nsess,
 	    o->nsess == 1 ? "" : "s", (long long)msgs);
 	if (o->dropped > 0)
-		fprintf(f, "(%zu findings past the first %d were counted, not "
-		    "listed)\n", o->dropped, CHECK_OUT_MAX);
+		fprintf(f, "(%zu findings past the first %d of a session were "
+		    "counted, not listed)\n", o->dropped, CHECK_OUT_MAX);
 }
 
 /*
@@ -156,15 +174,18 @@ check_out_text(FILE *f, struct check_out *o)
 	const struct check_sess	*s;
 	const struct check_item	*it;
 	size_t			 i, j;
+	char			*name;
 	int64_t			 last;
 
 	for (i = 0; i < o->nsess; i++) {
 		s = &o->sess[i];
+		name = check_clean(s->name);	/* no raw terminal escapes */
 		fprintf(f, "session %lld%s%s%s: %s, %lld messages\n",
-		    (long long)s->id, s->name != NULL ? " (" : "",
-		    s->name != NULL ? s->name : "", s->name != NULL ? ")" : "",
+		    (long long)s->id, name != NULL ? " (" : "",
+		    name != NULL ? name : "", name != NULL ? ")" : "",
 		    s->version != NULL ? s->version : "no protocol version "
 		    "negotiated", (long long)s->messages);
+		free(name);
 		last = -1;
 		for (j = s->first; j < s->first + s->n; j++) {
 			char	where[256];
@@ -178,6 +199,9 @@ check_out_text(FILE *f, struct check_out *o)
 			}
 			check_out_item_text(f, it);
 		}
+		if (s->dropped > 0)
+			fprintf(f, "(%zu more findings of this session were "
+			    "counted, not listed)\n", s->dropped);
 		if (s->n == 0)
 			fprintf(f, "no findings\n");
 		fprintf(f, "\n");
@@ -245,6 +269,8 @@ check_out_json(FILE *f, struct check_out *o)
 		    json_integer(o->sess[i].messages));
 		json_object_set_new(x, "findings",
 		    json_integer((json_int_t)o->sess[i].n));
+		json_object_set_new(x, "unlisted",
+		    json_integer((json_int_t)o->sess[i].dropped));
 		json_array_append_new(sa, x);
 	}
 	fa = json_array();
@@ -299,6 +325,7 @@ check_out_sarif(FILE *f, struct check_out *o)
 		out_where(where, sizeof where, it);
 		snprintf(fq, sizeof fq, "session %lld/%s",
 		    (long long)it->session, it->seq == 0 ? "end" : where);
+		out_cut(fq);
 		ll = json_pack("{s:s, s:s, s:s}", "name", it->seq == 0 ?
 		    "end" : where, "fullyQualifiedName", fq, "kind",
 		    "object");
@@ -332,11 +359,14 @@ check_out_sarif(FILE *f, struct check_out *o)
 	json_decref(ruleix);
 }
 
-/* Write s with XML's special characters escaped, control bytes dropped. */
+/* Write s with XML's special characters escaped, and what XML 1.0 may
+   not hold (controls, U+FFFE, bytes not UTF-8) escaped by check_clean. */
 static void
-out_xml(FILE *f, const char *s)
+out_xml(FILE *f, const char *raw)
 {
-	for (; s != NULL && *s != '\0'; s++) {
+	char	*clean = check_clean(raw), *s;
+
+	for (s = clean; s != NULL && *s != '\0'; s++) {
 		switch (*s) {
 		case '<':
 			fputs("&lt;", f);
@@ -359,6 +389,7 @@ out_xml(FILE *f, const char *s)
 				fputc(*s, f);
 		}
 	}
+	free(clean);
 }
 
 /*

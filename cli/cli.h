@@ -180,15 +180,19 @@ struct check_sess {
 	const char	*version;	/* negotiated, or NULL */
 	int64_t		 messages;
 	size_t		 first, n;	/* its items in check_out.items */
+	size_t		 dropped;	/* its findings counted, not kept */
 };
 
 /*
- * Findings kept for output in one run, at most: past this they are only
+ * Findings kept for output per session, at most: past this they are only
  * counted (a flood of a million broken messages would otherwise need
  * memory in proportion, ~250 bytes a finding; the counts stay exact).
- * Twenty thousand is more than anyone reads and a few MiB.
+ * Twenty thousand is more than anyone reads and a few MiB.  Per session,
+ * so that with --all a flooded session does not hide the next ones'.
  */
 #define CHECK_OUT_MAX	20000
+/* And per run (--all over many flooded sessions): ~50 MiB at most. */
+#define CHECK_OUT_RUN_MAX	200000
 
 struct check_out {
 	struct check_item	*items;

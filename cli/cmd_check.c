@@ -80,7 +80,8 @@ cmd_check_usage(FILE *f)
 	    "  --junit    JUnit XML: a suite per session, a testcase per message\n"
 	    "             with findings, failing when any is an error.\n"
 	    "  -o, --output FILE  write it to FILE, not stdout\n"
-	    "At most %d findings are listed; past that they are only counted.\n"
+	    "At most %d findings are listed per session; past that they are only\n"
+	    "counted.\n"
 	    "\n"
 	    "Exit status: 0 when no finding is an error, 1 when one is, 2 on bad\n"
 	    "usage or when the database or session cannot be read.\n",
@@ -94,11 +95,15 @@ check_finding_keep_cb(const struct check_finding *cf, void *arg)
 	struct run		*r = arg;
 	struct check_out	*o = r->out;
 	struct check_item	*it;
+	struct check_sess	*s;
 
 	if (cf->f->severity >= 0 && cf->f->severity < 3)
 		o->counts[cf->f->severity]++;
-	if (o->n >= CHECK_OUT_MAX) {
+	/* The session being checked is the one past the last finished. */
+	s = &o->sess[o->nsess];
+	if (o->n - s->first >= CHECK_OUT_MAX || o->n >= CHECK_OUT_RUN_MAX) {
 		o->dropped++;
+		s->dropped++;
 		return;
 	}
 	if (o->n == o->alloc) {
@@ -186,6 +191,7 @@ check_export_cb(const struct export_row *e, void *arg)
 	m.truncated = e->truncated || e->m.truncated;
 	m.method = e->m.method;
 	m.rpc_id = e->m.rpc_id;
+	m.kind = e->m.kind;
 	m.http = check_xch_find(r, e->exchange);
 	r->messages++;
 	check_message(r->chk, &m);

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -317,6 +317,115 @@ test('check: bad usage and an unreadable session exit 2 with a reason', { timeou
     r = await run(['check', '--help']);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /usage: mcpreel check/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+/*
+ * Findings quote what peers sent: a method of 200 "é" (cut in the
+ * location's 256 bytes), one holding ESC and U+FFFE, an Mcp-Name that
+ * decodes to bytes that are not UTF-8.  Every output stays valid: JSON
+ * and SARIF parse and keep each message and location, JUnit is strict
+ * XML 1.0 characters in UTF-8, text has no raw control byte.
+ */
+test('check: hostile methods and header values give valid JSON, SARIF, JUnit and text', async () => {
+  const t = tempDir();
+  try {
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    let seq = 0;
+    const msg = (message, exchange) => JSON.stringify({
+      type: 'message', seq: ++seq, direction: 'c2s', ts_ns: seq * 10, mono_ns: seq * 10,
+      ...(exchange ? { exchange } : {}), message,
+    });
+    const lines = [
+      JSON.stringify({ format: 'mcpreel-jsonl', version: 1, session: 1, name: null, transport: 'http',
+        target: 'x', started_ns: 1, ended_ns: 100, exit_status: 0, exit_signal: null, end_reason: 'done',
+        messages_lost: 0, store_error: null, imported_from: null, recorder_pid: 1, mcpreel_version: '0.1.0' }),
+      JSON.stringify({ type: 'http_exchange', exchange: 1, connection: 1, method: 'POST', path: '/mcp',
+        started_ns: 5, mono_ns: 5, status: 200, response_mono_ns: 6,
+        request_headers: [['Accept', 'application/json, text/event-stream'],
+          ['MCP-Protocol-Version', '2026-07-28'], ['Mcp-Method', 'tools/call'],
+          ['Mcp-Name', '=?base64?//79G1s=?=']],
+        response_headers: [['Content-Type', 'application/json']] }),
+      msg({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: meta } }, 1),
+      msg({ jsonrpc: '2.0', id: 2, method: 'é'.repeat(200), params: { _meta: meta } }),
+      msg({ jsonrpc: '2.0', id: 3, method: 'a\u001b[31mb\ufffe\uffff', params: { _meta: meta } }),
+    ];
+    const jsonl = join(t.dir, 'h.jsonl');
+    writeFileSync(jsonl, lines.join('\n') + '\n');
+    const db = join(t.dir, 'h.db');
+    const imp = await run(['import', '--db', db, jsonl]);
+    assert.equal(imp.code, 0, imp.stderr);
+    const out = async (fmt) => {
+      const r = await runMcpreel(['check', '--db', db, ...fmt, 'last']);
+      assert.notEqual(r.code, 2, r.stderr.toString());
+      // Throws on any byte sequence that is not UTF-8.
+      return new TextDecoder('utf-8', { fatal: true }).decode(r.stdout);
+    };
+    const bad = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/u;
+    const json = JSON.parse(await out(['--json']));
+    const texts = JSON.stringify(json);
+    assert.ok(texts.includes('mcp-name'), 'the Mcp-Name finding is there');
+    assert.ok(texts.includes('\\u001B') && texts.includes('\\uFFFE'), 'ESC and U+FFFE are escaped');
+    const sarifText = await out(['--sarif']);
+    const sarif = JSON.parse(sarifText);
+    const results = sarif.runs[0].results;
+    assert.ok(results.length >= 3, `${results.length} results`);
+    for (const r of results) {
+      assert.equal(typeof r.message.text, 'string');
+      assert.ok(!bad.test(r.message.text), r.message.text);
+      assert.equal(typeof r.locations[0].logicalLocations[0].name, 'string', JSON.stringify(r));
+      assert.ok(!bad.test(r.locations[0].logicalLocations[0].name));
+    }
+    const junit = await out(['--junit']);
+    assert.ok(!bad.test(junit), 'JUnit holds only XML 1.0 characters');
+    assert.match(junit, /^<\?xml[^]*<\/testsuites>\s*$/);
+    const text = await out([]);
+    assert.ok(!text.includes('\u001b'), 'no raw ESC on a terminal');
+    assert.ok(!bad.test(text));
+  } finally {
+    t.cleanup();
+  }
+});
+
+/*
+ * The cap on listed findings is per session: with --all, a session of
+ * 20 005 messages that are not JSON lists its first 20 000 and counts
+ * the rest, and the session after it still lists its own finding.
+ */
+test('check --all: a flooded session does not hide the next session\'s findings', async () => {
+  const t = tempDir();
+  try {
+    const head = (session) => JSON.stringify({ format: 'mcpreel-jsonl', version: 1, session, name: null,
+      transport: 'stdio', target: 'x', started_ns: 1, ended_ns: 100, exit_status: 0, exit_signal: null,
+      end_reason: 'done', messages_lost: 0, store_error: null, imported_from: null, recorder_pid: 1,
+      mcpreel_version: '0.1.0' });
+    const raw = (seq, r) => JSON.stringify({ type: 'message', seq, direction: 'c2s', ts_ns: seq, mono_ns: seq, raw: r });
+    const flood = [head(1)];
+    for (let i = 1; i <= 20005; i++) flood.push(raw(i, 'x'));
+    const a = join(t.dir, 'a.jsonl');
+    const b = join(t.dir, 'b.jsonl');
+    writeFileSync(a, flood.join('\n') + '\n');
+    writeFileSync(b, [head(1), raw(1, 'y')].join('\n') + '\n');
+    const db = join(t.dir, 'f.db');
+    for (const f of [a, b]) {
+      const imp = await run(['import', '--db', db, f]);
+      assert.equal(imp.code, 0, imp.stderr);
+    }
+    const { code, report } = await checkJson(db, ['--all']);
+    assert.equal(code, 1);
+    assert.equal(report.sessions.length, 2);
+    assert.equal(report.sessions[0].findings, 20000);
+    assert.equal(report.sessions[0].unlisted, 5);
+    assert.equal(report.sessions[1].findings, 1, 'the second session still lists its finding');
+    assert.equal(report.sessions[1].unlisted, 0);
+    assert.equal(report.counts.error, 20006);
+    const text = await run(['check', '--db', db, '--all']);
+    assert.match(text.stdout, /\(5 more findings of this session were counted, not listed\)/);
   } finally {
     t.cleanup();
   }

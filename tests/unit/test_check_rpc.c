@@ -190,6 +190,7 @@ Test(check_rpc, truncated_pairs)
 	m.raw = cut;
 	m.len = strlen(cut);
 	m.truncated = 1;
+	m.kind = KIND_REQUEST;
 	m.method = "tools/call";
 	m.rpc_id = "4";
 	check_message(chk, &m);
@@ -203,4 +204,57 @@ Test(check_rpc, truncated_pairs)
 	check_free(chk);
 	cr_assert_eq(r.truncated, 1);
 	cr_assert_eq(r.other, 0);
+}
+
+/* A response cut at the record cap: the recorder gives it its request's
+   method, yet it is a response (its kind), so it pairs with the request
+   and is no request of the server's left unanswered. */
+Test(check_rpc, truncated_response_pairs)
+{
+	static const struct {
+		enum msg_kind	 kind;
+		const char	*cut;
+	} rows[] = {
+		{ KIND_RESPONSE, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":"
+		    "{\"contents\":[{\"text\":\"AAAA" },
+		{ KIND_ERROR, "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":"
+		    "{\"code\":-32603,\"message\":\"AAAA" },
+	};
+	const char		*hs[] = { T_INIT(V3, "{}") + 2,
+				    T_INITR(V3, "{\"resources\":{}}") + 2,
+				    T_INITD + 2, T_REQB("4", "resources/read",
+				    "{\"uri\":\"file:///a\"}") };
+	struct rules		 r;
+	struct check		*chk;
+	struct check_msg	 m;
+	size_t			 k;
+	int			 i;
+
+	for (k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+		memset(&r, 0, sizeof r);
+		chk = check_new(rules_cb, &r);
+		for (i = 0; i < 4; i++) {
+			memset(&m, 0, sizeof m);
+			m.seq = i + 1;
+			m.dir = i == 1 ? DIR_S2C : DIR_C2S;
+			m.raw = hs[i];
+			m.len = strlen(hs[i]);
+			check_message(chk, &m);
+		}
+		memset(&m, 0, sizeof m);
+		m.seq = 5;
+		m.dir = DIR_S2C;
+		m.raw = rows[k].cut;
+		m.len = strlen(rows[k].cut);
+		m.truncated = 1;
+		m.kind = rows[k].kind;
+		m.method = "resources/read";
+		m.rpc_id = "4";
+		check_message(chk, &m);
+		check_end(chk, CHECK_END_CLEAN);
+		check_free(chk);
+		cr_expect_eq(r.truncated, 1, "row %zu", k);
+		cr_expect_eq(r.other, 0, "row %zu: %zu other findings", k,
+		    r.other);
+	}
 }
