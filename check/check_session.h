@@ -113,6 +113,15 @@ enum check_end {
  * otherwise grow a set per method.
  */
 #define CHECK_CURSOR_METHODS_MAX	16
+/*
+ * The most values ('{', '[', ',' and ':' bytes) a message may hold to be
+ * parsed: a parsed value costs about 80 bytes, so a small message of
+ * nothing but empty objects would cost 80 times its size, and show,
+ * stats and report check every message of a session.  A message with
+ * more is checked by its identity only, as a cut one is (about 20 MiB of
+ * parse tree at most).
+ */
+#define CHECK_PARSE_VALUES_MAX	(256 * 1024)
 
 struct check;
 

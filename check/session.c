@@ -407,9 +407,25 @@ session_rules(struct check *c, struct cmsg *m)
 	rpc_done(c, !m->in->dir, p);
 }
 
-/* A message cut at the record cap: only its identity can be checked. */
+/* How many values raw holds at least (structural bytes), up to max. */
+static size_t
+session_values(const unsigned char *raw, size_t len, size_t max)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < len && n <= max; i++)
+		if (raw[i] == '{' || raw[i] == '[' || raw[i] == ',' ||
+		    raw[i] == ':')
+			n++;
+	return (n);
+}
+
+/*
+ * A message cut at the record cap, or too big to parse (big): only its
+ * identity can be checked.
+ */
 static void
-session_truncated(struct check *c, const struct check_msg *in)
+session_truncated(struct check *c, const struct check_msg *in, int big)
 {
 	struct cmsg	 m;
 	struct pend	*p;
@@ -421,9 +437,16 @@ session_truncated(struct check *c, const struct check_msg *in)
 	m.id = in->rpc_id != NULL ? xstrdup(in->rpc_id) : NULL;
 	m.v = c->v;
 	c->cur = &m;
-	check_report(c, "check.truncated", PROTO_NOTE, "$", "mcpreel record "
-	    "--max-record-size", "the message was cut at the record size cap; "
-	    "only its method and id were checked");
+	if (big)
+		check_report(c, "check.too-big", PROTO_NOTE, "$", "mcpreel "
+		    "check", "the message holds more than %d values, too many "
+		    "to parse for a check; only its method and id were checked",
+		    CHECK_PARSE_VALUES_MAX);
+	else
+		check_report(c, "check.truncated", PROTO_NOTE, "$",
+		    "mcpreel record --max-record-size", "the message was cut "
+		    "at the record size cap; only its method and id were "
+		    "checked");
 	/* Without the kind, a method says request (as the scanner reads). */
 	if (in->kind == KIND_RESPONSE || in->kind == KIND_ERROR ||
 	    (in->kind == KIND_INVALID && in->method == NULL)) {
@@ -480,7 +503,12 @@ check_message(struct check *c, const struct check_msg *in)
 	if (in->dir != DIR_C2S && in->dir != DIR_S2C)
 		return;
 	if (in->truncated) {
-		session_truncated(c, in);
+		session_truncated(c, in, 0);
+		return;
+	}
+	if (session_values(in->raw, in->len, CHECK_PARSE_VALUES_MAX) >
+	    CHECK_PARSE_VALUES_MAX) {
+		session_truncated(c, in, 1);
 		return;
 	}
 	if ((j = session_parse(c, in)) == NULL)

@@ -146,7 +146,7 @@ Test(check_rpc, pending_bounded)
 }
 
 struct rules {
-	size_t	truncated, other;
+	size_t	truncated, big, other;
 };
 
 static void
@@ -156,6 +156,8 @@ rules_cb(const struct check_finding *cf, void *arg)
 
 	if (strcmp(cf->f->rule, "check.truncated") == 0)
 		r->truncated++;
+	else if (strcmp(cf->f->rule, "check.too-big") == 0)
+		r->big++;
 	else
 		r->other++;
 }
@@ -170,7 +172,7 @@ Test(check_rpc, truncated_pairs)
 	const char		*cut = "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
 				    "\"tools/call\",\"params\":{\"name\":\"ec";
 	const char		*res = T_RESB("4", T_CALLR);
-	struct rules		 r = { 0, 0 };
+	struct rules		 r = { 0, 0, 0 };
 	struct check		*chk;
 	struct check_msg	 m;
 	int			 i;
@@ -257,4 +259,59 @@ Test(check_rpc, truncated_response_pairs)
 		cr_expect_eq(r.other, 0, "row %zu: %zu other findings", k,
 		    r.other);
 	}
+}
+
+/*
+ * A whole response holding more values than CHECK_PARSE_VALUES_MAX (a
+ * small message of empty objects would parse to 80 times its size): not
+ * parsed, one note, and it still answers its request by the recorder's
+ * identity.
+ */
+Test(check_rpc, too_many_values)
+{
+	const char		*hs[] = { T_INIT(V3, "{}") + 2,
+				    T_INITR(V3, "{\"resources\":{}}") + 2,
+				    T_INITD + 2, T_REQB("4", "resources/read",
+				    "{\"uri\":\"file:///a\"}") };
+	static const char	 head[] = "{\"jsonrpc\":\"2.0\",\"id\":4,"
+				    "\"result\":{\"contents\":[";
+	struct rules		 r;
+	struct check		*chk;
+	struct check_msg	 m;
+	char			*big, *p;
+	size_t			 i, n = CHECK_PARSE_VALUES_MAX / 2 + 1;
+
+	big = malloc(sizeof head + n * 3 + 8);
+	cr_assert_not_null(big);
+	p = big + strlen(strcpy(big, head));
+	for (i = 0; i < n; i++) {
+		memcpy(p, i ? ",{}" : "{} ", 3);
+		p += 3;
+	}
+	strcpy(p, "]}}");
+	memset(&r, 0, sizeof r);
+	chk = check_new(rules_cb, &r);
+	for (i = 0; i < 4; i++) {
+		memset(&m, 0, sizeof m);
+		m.seq = i + 1;
+		m.dir = i == 1 ? DIR_S2C : DIR_C2S;
+		m.raw = hs[i];
+		m.len = strlen(hs[i]);
+		check_message(chk, &m);
+	}
+	memset(&m, 0, sizeof m);
+	m.seq = 5;
+	m.dir = DIR_S2C;
+	m.raw = big;
+	m.len = strlen(big);
+	m.kind = KIND_RESPONSE;
+	m.method = "resources/read";
+	m.rpc_id = "4";
+	check_message(chk, &m);
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	free(big);
+	cr_expect_eq(r.big, 1);
+	cr_expect_eq(r.truncated, 0);
+	cr_expect_eq(r.other, 0, "%zu other findings", r.other);
 }
