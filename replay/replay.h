@@ -80,20 +80,7 @@ struct diff_rule {
 	char		*origin;	/* "--ignore", or the file and key:
 					   rules.json "ignore"[2] */
 	size_t		 used;		/* times it matched in this run */
-	size_t		 scanned;	/* normalize: bytes its regex ran on
-					   only to see whether it is used */
 };
-
-/*
- * What the check of whether a normalize rule is used may scan: the diff
- * runs a regex only on strings that differ, the use check on every string
- * in scope, so a slow regex (glibc's is quadratic on some) must not make
- * a replay cost more than the diff itself would.  A longer string is not
- * scanned, and past the total the rule counts as used (it is never
- * reported as unused without having been tried on everything).
- */
-#define RULES_USE_STRING_MAX	4096
-#define RULES_USE_SCAN_MAX	(256 * 1024)
 
 /* A place never compared. */
 struct diff_ignore {

@@ -8,9 +8,8 @@
  *
  * A rule is used when, in the answers of requests in its scope, its path
  * named a place in either message (ignore), its regex matched a string
- * it runs on (normalize; within RULES_USE_STRING_MAX and
- * RULES_USE_SCAN_MAX, past which it counts as used), or a request was in
- * its scope (a skipped answer).  The check walks both messages only while some rule in scope
+ * it runs on (normalize), or a request was in its scope (a skipped
+ * answer).  The check walks both messages only while some rule in scope
  * is still unused, so a run whose rules are all used pays nothing more.
  */
 
@@ -569,10 +568,9 @@ static void
 rules_use_here(struct rules_use *u, const json_t *v)
 {
 	struct diff_rules	*rules = u->rules;
-	struct diff_rule	*r;
 	regmatch_t		 m[1];
 	const char		*s;
-	size_t			 i, len;
+	size_t			 i;
 
 	for (i = 0; i < rules->nignore && u->left > 0; i++) {
 		if (u->ign[i] && jpath_match(rules->ignore[i].path, u->path,
@@ -587,22 +585,13 @@ rules_use_here(struct rules_use *u, const json_t *v)
 	s = json_string_value(v);
 	if (strlen(s) != json_string_length(v))
 		return;		/* never normalised: see diff_strings */
-	len = json_string_length(v);
 	for (i = 0; i < rules->nsubst && u->left > 0; i++) {
-		if (!u->sub[i])
-			continue;
-		r = &rules->subst[i].r;
-		if (len <= RULES_USE_STRING_MAX &&
-		    r->scanned + len <= RULES_USE_SCAN_MAX) {
-			r->scanned += len;
-			if (regexec(rules->subst[i].compiled, s, 1, m,
-			    0) != 0)
-				continue;
+		if (u->sub[i] && regexec(rules->subst[i].compiled, s, 1, m,
+		    0) == 0) {
+			rules->subst[i].r.used++;
+			u->sub[i] = 0;
+			u->left--;
 		}
-		/* Matched, or too costly to tell: not reported unused. */
-		r->used++;
-		u->sub[i] = 0;
-		u->left--;
 	}
 }
 
