@@ -5,6 +5,10 @@
  * tombstones build up in a long session.
  */
 
+#include <sys/random.h>
+
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,27 +28,86 @@ struct idmap {
 	struct idmap_slot	*slots;
 	size_t			 nslots;	/* a power of two */
 	size_t			 count;
+	uint64_t		 probes;	/* slots looked at, ever */
 };
 
+/*
+ * The hash key, drawn once per process: the keys come from peers and
+ * recordings, so an unkeyed hash would let a hostile one choose ids that
+ * all land in one probe run (each lookup then walks every id: quadratic
+ * CPU).  SipHash-1-3 keyed with it makes slots unpredictable from outside.
+ */
+static uint64_t		idmap_key[2];
+static pthread_once_t	idmap_keyed = PTHREAD_ONCE_INIT;	/* the writer
+							   and live check
+							   threads make
+							   maps too */
+
+/* Fill the hash key from the kernel's random source. */
+static void
+idmap_seed(void)
+{
+	unsigned char	buf[16];
+	size_t		off = 0;
+	ssize_t		n;
+
+	while (off < sizeof buf) {
+		n = getrandom(buf + off, sizeof buf - off, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			fatal("getrandom (seeding the id map's hash)");
+		off += (size_t)n;
+	}
+	memcpy(&idmap_key[0], buf, 8);
+	memcpy(&idmap_key[1], buf + 8, 8);
+}
+
+#define IDMAP_ROTL(x, b)	(((x) << (b)) | ((x) >> (64 - (b))))
+
+/* One SipHash round over the state v[4]. */
+static inline void
+idmap_sipround(uint64_t *v)
+{
+	v[0] += v[1]; v[1] = IDMAP_ROTL(v[1], 13); v[1] ^= v[0];
+	v[0] = IDMAP_ROTL(v[0], 32);
+	v[2] += v[3]; v[3] = IDMAP_ROTL(v[3], 16); v[3] ^= v[2];
+	v[0] += v[3]; v[3] = IDMAP_ROTL(v[3], 21); v[3] ^= v[0];
+	v[2] += v[1]; v[1] = IDMAP_ROTL(v[1], 17); v[1] ^= v[2];
+	v[2] = IDMAP_ROTL(v[2], 32);
+}
+
+/* SipHash-1-3 of key under idmap_key (written from the paper). */
 static uint64_t
 idmap_hash(const void *key, size_t len)
 {
 	const unsigned char	*p = key;
-	uint64_t		 h = 1469598103934665603ULL;	/* FNV-1a */
-	size_t			 i;
+	uint64_t		 v[4], m, b;
+	size_t			 i, tail;
 
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 1099511628211ULL;
+	v[0] = idmap_key[0] ^ 0x736f6d6570736575ULL;
+	v[1] = idmap_key[1] ^ 0x646f72616e646f6dULL;
+	v[2] = idmap_key[0] ^ 0x6c7967656e657261ULL;
+	v[3] = idmap_key[1] ^ 0x7465646279746573ULL;
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&m, p + i, 8);	/* host order: hashes never leave
+					   the process */
+		v[3] ^= m;
+		idmap_sipround(v);
+		v[0] ^= m;
 	}
-	/*
-	 * Ids differ in their last bytes ("41", "42"): mix the high bits
-	 * down, or the slot index (the low bits) clusters under probing.
-	 */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
+	b = (uint64_t)len << 56;
+	tail = len - i;
+	while (tail-- > 0)
+		b |= (uint64_t)p[i + tail] << (8 * tail);
+	v[3] ^= b;
+	idmap_sipround(v);
+	v[0] ^= b;
+	v[2] ^= 0xff;
+	idmap_sipround(v);
+	idmap_sipround(v);
+	idmap_sipround(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
 struct idmap *
@@ -52,6 +115,8 @@ idmap_new(void)
 {
 	struct idmap	*m = xcalloc(1, sizeof *m);
 
+	if (pthread_once(&idmap_keyed, idmap_seed) != 0)
+		fatalx("cannot seed the id map's hash");
 	m->nslots = IDMAP_MIN_SLOTS;
 	m->slots = xcalloc(m->nslots, sizeof *m->slots);
 	return m;
@@ -77,8 +142,10 @@ idmap_insert_slot(struct idmap *m, struct idmap_slot *src)
 {
 	size_t	mask = m->nslots - 1, i = src->hash & mask;
 
-	while (m->slots[i].key != NULL)
+	while (m->slots[i].key != NULL) {
 		i = (i + 1) & mask;
+		m->probes++;
+	}
 	m->slots[i] = *src;
 }
 
@@ -107,6 +174,7 @@ idmap_find(struct idmap *m, const void *key, size_t len, uint64_t h)
 		    memcmp(m->slots[i].key, key, len) == 0)
 			return &m->slots[i];
 		i = (i + 1) & mask;
+		m->probes++;
 	}
 	return NULL;
 }
@@ -192,4 +260,12 @@ size_t
 idmap_count(const struct idmap *m)
 {
 	return m->count;
+}
+
+/* How many slots past their first the map's lookups have looked at: the
+   cost of collisions, which a test can bound without timing anything. */
+uint64_t
+idmap_probes(const struct idmap *m)
+{
+	return m->probes;
 }

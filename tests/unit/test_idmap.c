@@ -233,3 +233,65 @@ Test(idmap, wrapped_runs, .timeout = UNIT_TIMEOUT)
 		idmap_free(m);
 	}
 }
+
+/* Keys chosen against an unkeyed hash: each collides in the low bits. */
+#define IDMAP_HOSTILE_KEYS	1500
+#define IDMAP_HOSTILE_BITS	11	/* 2048 slots hold 1500 keys */
+
+/* FNV-1a with a final mix: the unkeyed hash an attacker could aim at (the
+   map used it once). */
+static uint64_t
+idmap_test_fnv(const char *p, size_t len)
+{
+	uint64_t	h = 1469598103934665603ULL;
+	size_t		i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 1099511628211ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/*
+ * Ids that all share one slot under an unkeyed hash cost a few probes
+ * each, not one per id already in the map: the hash is keyed per process,
+ * so a recording cannot aim its ids at one probe run.  Counts probes, not
+ * time.
+ */
+Test(idmap, hostile_keys_bounded_probes, .timeout = UNIT_TIMEOUT)
+{
+	struct idmap	*m = idmap_new();
+	char		(*keys)[32];
+	uint64_t	 mask = (1ULL << IDMAP_HOSTILE_BITS) - 1, probes;
+	int64_t		 v;
+	size_t		 n = 0, len;
+	unsigned long	 c = 0;
+
+	keys = calloc(IDMAP_HOSTILE_KEYS, sizeof *keys);
+	cr_assert_not_null(keys);
+	while (n < IDMAP_HOSTILE_KEYS) {
+		len = (size_t)snprintf(keys[n], sizeof keys[n], "0%lu", c++);
+		if ((idmap_test_fnv(keys[n], len) & mask) == 0)
+			n++;
+	}
+	for (n = 0; n < IDMAP_HOSTILE_KEYS; n++)
+		idmap_put(m, keys[n], strlen(keys[n]), (int64_t)n, NULL);
+	for (n = 0; n < IDMAP_HOSTILE_KEYS; n++) {
+		cr_assert_eq(idmap_get(m, keys[n], strlen(keys[n]), &v), 0);
+		cr_assert_eq(v, (int64_t)n);
+	}
+	probes = idmap_probes(m);
+	printf("idmap: %d colliding keys put and found in %llu probes\n",
+	    IDMAP_HOSTILE_KEYS, (unsigned long long)probes);
+	/* Random slots cost a few probes per key at a load of 3/4 (about
+	   10 000 here); colliding, about n*n/2 each way (over two million). */
+	cr_assert_lt(probes, (uint64_t)IDMAP_HOSTILE_KEYS * 32,
+	    "%llu probes for %d keys", (unsigned long long)probes,
+	    IDMAP_HOSTILE_KEYS);
+	idmap_free(m);
+	free(keys);
+}
