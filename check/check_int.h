@@ -6,15 +6,18 @@
 
 /* A request awaiting its answer. */
 struct pend {
-	char			*key;		/* the id as JSON text; NULL: free */
+	char			*key;		/* rpc_key of the id's JSON text;
+						   NULL: free */
 	int64_t			 seq;
 	char			*method;	/* may be NULL (cut message) */
 	enum proto_version	 v;		/* the revision it was sent under */
-	char			*token;		/* its progressToken (JSON), or NULL */
+	char			*token;		/* rpc_key of its progressToken's
+						   JSON, or NULL */
 	int			 has_progress;
 	double			 progress;	/* the last progress value */
 	int			 cancelled;
-	char			*cursor;	/* its params.cursor, or NULL */
+	char			*cursor;	/* rpc_key of its params.cursor as
+						   JSON text, or NULL */
 	char			*target;	/* params.name, else params.uri */
 	int			 refused;	/* its HTTP exchange was refused (a
 						   status not 2xx): the server may
@@ -42,7 +45,12 @@ struct side {
 	struct idmap		*tokens;	/* progress token -> slot */
 	struct recent		 answered;	/* ids answered lately */
 	struct recent		 finished;	/* progress tokens of them */
-	int			 overflow;	/* the limit note was given */
+	size_t			 untracked;	/* requests sent while the slots
+						   were full, not yet (as far as
+						   can be told) answered: while
+						   any are, an unknown id or
+						   token may be one of theirs */
+	int			 limit_noted;	/* check.pending-limit given */
 	json_t			*caps;		/* its declared capabilities */
 	int			 caps_known;
 };
@@ -91,6 +99,10 @@ struct check {
 	/* Tools of the last tools/list, name -> tool object. */
 	json_t			*tools;
 	int			 tools_known;
+	int			 tools_full;	/* the last listing had more than
+						   CHECK_TOOLS_MAX: a name not
+						   kept may still be a tool */
+	unsigned int		 limits_noted;	/* CHECK_LIMIT_* bits given */
 	/* Cursors seen per paginated method in the current walk. */
 	json_t			*cursors;	/* method -> {cursor: true} */
 
@@ -106,7 +118,17 @@ struct check {
 	struct cmsg		*cur;		/* the message being checked */
 };
 
+/* Tables of check/ that can fill up, each noted once when it does. */
+enum check_limit {
+	CHECK_LIMIT_TOOLS,		/* CHECK_TOOLS_MAX */
+	CHECK_LIMIT_CURSORS,		/* CHECK_CURSORS_MAX */
+	CHECK_LIMIT_CURSOR_METHODS,	/* CHECK_CURSOR_METHODS_MAX */
+	CHECK_LIMIT_INPUT_WAIT,		/* SEM_INPUT_WAIT_MAX */
+	CHECK_LIMIT_MAX
+};
+
 /* session.c */
+void		 check_limit(struct check *, enum check_limit, size_t);
 void		 check_report(struct check *, const char *, int, const char *,
 		     const char *, const char *, ...) PRINTFLIKE(6, 7);
 void		 check_report_at(struct check *, int64_t, enum dir,
@@ -120,6 +142,8 @@ const char	*check_path(struct check *, const char *, char *, size_t);
 void		 check_restart(struct check *);
 
 /* rpc.c */
+char		*rpc_key(const char *);
+char		*rpc_key_free(char *);
 void		 rpc_init(struct side *);
 void		 rpc_free(struct side *);
 struct pend	*rpc_request(struct check *, enum dir, const char *, int64_t,

@@ -56,7 +56,7 @@ life_initialize(struct check *c, struct cmsg *m)
 	if (c->asked != PROTO_V_UNKNOWN)
 		c->v = c->asked;
 	free(c->init_id);
-	c->init_id = m->id != NULL ? xstrdup(m->id) : NULL;
+	c->init_id = m->id != NULL ? rpc_key(m->id) : NULL;
 	caps = json_object_get(params, "capabilities");
 	json_decref(c->side[DIR_C2S].caps);
 	c->side[DIR_C2S].caps = json_is_object(caps) ? json_deep_copy(caps) :

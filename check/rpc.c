@@ -14,11 +14,81 @@
 #define RPC_PAGE	"basic/index"
 
 /*
+ * The revisions that forbid a request id its sender used before in the
+ * session, answered or not, and where they say so ("The request ID MUST
+ * NOT have been previously used by the requestor within the same
+ * session").  2026-07-28 only forbids one still awaiting its answer
+ * (jsonrpc.duplicate-id), so it is not listed.  Used ids are remembered
+ * as far as CHECK_ANSWERED_MAX answered ones go back.
+ */
+static const struct {
+	enum proto_version	 v;
+	const char		*page;
+} rpc_no_reuse[] = {
+	{ PROTO_V_2024_11_05, "basic/messages" },
+	{ PROTO_V_2025_03_26, "basic/index" },
+	{ PROTO_V_2025_06_18, "basic/index" },
+	{ PROTO_V_2025_11_25, "basic/index" },
+};
+
+/*
  * Requests left unanswered that are each reported at the end; past this
  * the rest are counted in one finding, so a flood of a million does not
  * make a million lines.
  */
 #define RPC_UNANSWERED_LISTED	100
+
+/*
+ * The longest id, progress token or cursor kept as it is.  Real ones are
+ * short (a counter, a UUID, an opaque page token); a longer one is kept
+ * as a prefix and its SHA-256, so up to CHECK_PENDING_MAX pending requests
+ * cost a few hundred bytes each however long their ids are.
+ */
+#define RPC_KEY_MAX	256
+/* The bytes of a long key's text kept in front of its digest. */
+#define RPC_KEY_PREFIX	64
+
+/*
+ * What a map or a finding keeps for a JSON text (an id, a progress token,
+ * a cursor as a JSON string; caller frees): the text itself when at most
+ * RPC_KEY_MAX bytes, else its first RPC_KEY_PREFIX bytes, its length and
+ * its SHA-256.  Such a key ends in ')', which no JSON value does, so it
+ * never equals a short one, and two long texts share one only when their
+ * digests collide.
+ */
+char *
+rpc_key(const char *text)
+{
+	struct digest	*d;
+	size_t		 len = strlen(text), cut = RPC_KEY_PREFIX;
+	char		*hex, *key;
+
+	if (len <= RPC_KEY_MAX)
+		return (xstrdup(text));
+	while (cut > 0 && (text[cut] & 0xc0) == 0x80)
+		cut--;		/* not inside a UTF-8 sequence */
+	d = digest_new();
+	digest_update(d, text, len);
+	hex = digest_hex_free(d);
+	if (asprintf(&key, "%.*s... (%zu bytes, sha256 %s)", (int)cut, text,
+	    len, hex) == -1)
+		fatalx("out of memory keeping a long id");
+	free(hex);
+	return (key);
+}
+
+/* rpc_key() of text, freeing text; NULL stays NULL. */
+char *
+rpc_key_free(char *text)
+{
+	char	*key;
+
+	if (text == NULL || strlen(text) <= RPC_KEY_MAX)
+		return (text);
+	key = rpc_key(text);
+	free(text);
+	return (key);
+}
 
 /* An empty set remembering at most cap keys. */
 void
@@ -42,15 +112,18 @@ recent_free(struct recent *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* Remember key, forgetting the oldest when full. */
+/* Remember key (made an rpc_key), forgetting the oldest when full. */
 void
-recent_add(struct recent *r, const char *key)
+recent_add(struct recent *r, const char *text)
 {
 	int64_t	 v;
-	char	*old;
+	char	*old, *key;
 
-	if (recent_has(r, key))
+	key = rpc_key(text);
+	if (idmap_get(r->map, key, strlen(key), &v) == 0) {
+		free(key);
 		return;
+	}
 	if (r->n == r->cap) {
 		old = r->ring[r->head];
 		(void)idmap_take(r->map, old, strlen(old), &v, NULL);
@@ -58,18 +131,25 @@ recent_add(struct recent *r, const char *key)
 		r->head = (r->head + 1) % r->cap;
 		r->n--;
 	}
-	r->ring[(r->head + r->n) % r->cap] = xstrdup(key);
+	r->ring[(r->head + r->n) % r->cap] = key;
 	r->n++;
 	idmap_put(r->map, key, strlen(key), 1, NULL);
 }
 
-/* Whether key is remembered. */
+/* Whether text (as an rpc_key) is remembered. */
 int
-recent_has(struct recent *r, const char *key)
+recent_has(struct recent *r, const char *text)
 {
-	int64_t	v;
+	int64_t	 v;
+	char	*key;
+	int	 rc;
 
-	return (idmap_get(r->map, key, strlen(key), &v) == 0);
+	if (strlen(text) <= RPC_KEY_MAX)
+		return (idmap_get(r->map, text, strlen(text), &v) == 0);
+	key = rpc_key(text);
+	rc = idmap_get(r->map, key, strlen(key), &v);
+	free(key);
+	return (rc == 0);
 }
 
 /* An empty side. */
@@ -122,11 +202,18 @@ rpc_lookup(struct idmap *map, const char *key, int64_t *slot)
 struct pend *
 rpc_find(struct side *s, const char *id)
 {
-	int64_t	slot;
+	int64_t	 slot;
+	char	*key;
+	int	 rc;
 
-	if (rpc_lookup(s->ids, id, &slot) != 0)
-		return (NULL);
-	return (&s->pend[slot]);
+	if (strlen(id) <= RPC_KEY_MAX)
+		rc = rpc_lookup(s->ids, id, &slot);
+	else {
+		key = rpc_key(id);
+		rc = rpc_lookup(s->ids, key, &slot);
+		free(key);
+	}
+	return (rc == 0 ? &s->pend[slot] : NULL);
 }
 
 /* A free slot, or NULL when CHECK_PENDING_MAX are in use. */
@@ -147,6 +234,34 @@ rpc_slot(struct side *s)
 	}
 	memset(&s->pend[s->used], 0, sizeof s->pend[s->used]);
 	return (&s->pend[s->used++]);
+}
+
+/* A new request of dir reuses an answered id: report it where the
+   revision forbids that. */
+static void
+rpc_reused(struct check *c, enum dir dir, const char *id,
+    enum proto_version v)
+{
+	size_t	i;
+	char	spec[64], path[64];
+
+	for (i = 0; i < sizeof rpc_no_reuse / sizeof rpc_no_reuse[0]; i++)
+		if (rpc_no_reuse[i].v == v)
+			break;
+	if (i == sizeof rpc_no_reuse / sizeof rpc_no_reuse[0] ||
+	    !recent_has(&c->side[dir].answered, id))
+		return;
+	/* A refused initialize began no session: its retry starts one. */
+	if (c->life == LIFE_INITIALIZING && c->cur != NULL &&
+	    c->cur->method != NULL && strcmp(c->cur->method, "initialize") == 0)
+		return;
+	check_report(c, "jsonrpc.id-reused", PROTO_ERROR,
+	    check_path(c, "id", path, sizeof path),
+	    check_spec(v, rpc_no_reuse[i].page, spec, sizeof spec),
+	    "id %s was used by an earlier request of the %s, already "
+	    "answered; in %s a request id must not have been used before by "
+	    "its sender within the session", id, dir == DIR_C2S ? "client" :
+	    "server", proto_version_name(v));
 }
 
 /*
@@ -175,33 +290,39 @@ rpc_request(struct check *c, enum dir dir, const char *id, int64_t seq,
 		    p->method : "a request");
 		return (NULL);
 	}
+	rpc_reused(c, dir, id, v);
 	if ((p = rpc_slot(s)) == NULL) {
-		if (!s->overflow)
+		if (!s->limit_noted)
 			check_report(c, "check.pending-limit", PROTO_NOTE, "$",
 			    "mcpreel check", "too many pending requests "
-			    "from the %s (%d); later ids are not tracked",
+			    "from the %s (%d); requests past them are not "
+			    "tracked, and until as many unknown ids are "
+			    "answered no unknown id, progress token or cancel "
+			    "of the %s is reported",
 			    dir == DIR_C2S ? "client" : "server",
-			    CHECK_PENDING_MAX);
-		s->overflow = 1;
+			    CHECK_PENDING_MAX,
+			    dir == DIR_C2S ? "client" : "server");
+		s->limit_noted = 1;
+		s->untracked++;
 		return (NULL);
 	}
-	p->key = xstrdup(id);
+	p->key = rpc_key(id);
 	p->seq = seq;
 	p->method = method != NULL ? xstrdup(method) : NULL;
 	p->v = v;
-	idmap_put(s->ids, id, strlen(id), p - s->pend, NULL);
+	idmap_put(s->ids, p->key, strlen(p->key), p - s->pend, NULL);
 	if (j == NULL)
 		return (p);
 	token = check_meta(j, "progressToken");
 	if (token != NULL && (json_is_string(token) ||
 	    json_is_integer(token))) {
-		p->token = check_id_text(token);
+		p->token = rpc_key_free(check_id_text(token));
 		idmap_put(s->tokens, p->token, strlen(p->token),
 		    p - s->pend, NULL);
 	}
 	cursor = json_object_get(json_object_get(j, "params"), "cursor");
 	if (json_is_string(cursor))
-		p->cursor = xstrdup(json_string_value(cursor));
+		p->cursor = rpc_key_free(check_id_text(cursor));
 	name = json_object_get(json_object_get(j, "params"), "name");
 	if (!json_is_string(name))
 		name = json_object_get(json_object_get(j, "params"), "uri");
@@ -223,8 +344,10 @@ rpc_response(struct check *c, enum dir dir, const char *id)
 
 	if ((p = rpc_find(s, id)) != NULL)
 		return (p);
-	if (s->overflow)
-		return (NULL);	/* maybe one of those not tracked */
+	if (s->untracked > 0) {
+		s->untracked--;	/* taken as the answer of one not tracked */
+		return (NULL);
+	}
 	check_path(c, "id", path, sizeof path);
 	check_spec(c->cur->v, RPC_PAGE, spec, sizeof spec);
 	if (recent_has(&s->answered, id))
@@ -301,6 +424,8 @@ rpc_end(struct check *c, enum check_end how)
 			    "ended" : " (the session has not ended)");
 		}
 	}
+	for (d = 0; d < DIR_MAX; d++)
+		more += c->side[d].untracked;	/* never tracked, unanswered */
 	if (more > 0)
 		check_report_at(c, 0, DIR_C2S, NULL, NULL,
 		    "jsonrpc.unanswered", sev, "$", check_spec(c->v, RPC_PAGE,

@@ -38,6 +38,8 @@ sem_tools_call(struct check *c, struct cmsg *m)
 	if (!json_is_string(name) || !c->tools_known)
 		return;
 	tool = json_object_get(c->tools, json_string_value(name));
+	if (tool == NULL && c->tools_full)
+		return;		/* maybe one of those not kept */
 	if (tool == NULL) {
 		check_report(c, "tools.unknown", PROTO_WARNING,
 		    check_path(c, "params.name", path, sizeof path),
@@ -71,7 +73,8 @@ sem_progress(struct check *c, struct cmsg *m)
 	params = json_object_get(m->j, "params");
 	token = json_object_get(params, "progressToken");
 	value = json_object_get(params, "progress");
-	if (token == NULL || (key = check_id_text(token)) == NULL)
+	if (token == NULL || (key = rpc_key_free(check_id_text(token))) ==
+	    NULL)
 		return;
 	check_spec(m->v, m->v == PROTO_V_2026_07_28 ?
 	    "basic/patterns/progress" : "basic/utilities/progress", spec,
@@ -83,7 +86,7 @@ sem_progress(struct check *c, struct cmsg *m)
 			    PROTO_WARNING, path, spec, "progress for token %s "
 			    "after its request was answered; progress stops "
 			    "with the response", key);
-		else
+		else if (s->untracked == 0)	/* else maybe one of theirs */
 			check_report(c, "progress.unknown-token",
 			    PROTO_WARNING, path, spec, "progress for token %s, "
 			    "which no running request of the %s gave", key,
@@ -132,7 +135,7 @@ sem_cancelled(struct check *c, struct cmsg *m)
 		check_report(c, "cancel.finished", PROTO_NOTE, path, spec,
 		    "request %s was already answered; a cancel may cross "
 		    "the response, and the receiver ignores it", key);
-	else if (!s->overflow)
+	else if (s->untracked == 0)
 		check_report(c, "cancel.unknown", PROTO_WARNING, path, spec,
 		    "no request %s of the %s is known; a side cancels only "
 		    "requests it sent", key, m->in->dir == DIR_C2S ? "client" :
@@ -214,15 +217,22 @@ sem_tools_list(struct check *c, struct cmsg *m, const json_t *result)
 	tools = json_object_get(result, "tools");
 	if (!json_is_array(tools))
 		return;
-	if (m->req->cursor == NULL || !c->tools_known)
+	if (m->req->cursor == NULL || !c->tools_known) {
 		json_object_clear(c->tools);
+		c->tools_full = 0;
+	}
 	c->tools_known = 1;
 	json_array_foreach(tools, i, t) {
 		name = json_object_get(t, "name");
 		if (!json_is_string(name))
 			continue;
-		if (json_object_size(c->tools) >= CHECK_TOOLS_MAX)
+		if (json_object_size(c->tools) >= CHECK_TOOLS_MAX &&
+		    json_object_get(c->tools, json_string_value(name)) ==
+		    NULL) {
+			c->tools_full = 1;
+			check_limit(c, CHECK_LIMIT_TOOLS, CHECK_TOOLS_MAX);
 			break;
+		}
 		json_object_set(c->tools, json_string_value(name),
 		    (json_t *)t);
 	}
@@ -234,13 +244,18 @@ sem_cursor(struct check *c, struct cmsg *m, const json_t *result)
 {
 	const json_t	*next;
 	json_t		*seen;
-	char		 path[64], spec[64];
+	char		 path[64], spec[64], *key;
+	int		 repeat;
 
 	next = json_object_get(result, "nextCursor");
 	seen = json_object_get(c->cursors, m->req->method);
 	if (seen == NULL && json_object_size(c->cursors) >=
-	    CHECK_CURSOR_METHODS_MAX)
-		return;		/* a peer inventing methods: not tracked */
+	    CHECK_CURSOR_METHODS_MAX) {
+		/* a peer inventing methods: not tracked */
+		check_limit(c, CHECK_LIMIT_CURSOR_METHODS,
+		    CHECK_CURSOR_METHODS_MAX);
+		return;
+	}
 	if (m->req->cursor == NULL || seen == NULL) {
 		seen = json_object();
 		json_object_set_new(c->cursors, m->req->method, seen);
@@ -248,9 +263,15 @@ sem_cursor(struct check *c, struct cmsg *m, const json_t *result)
 	if (m->req->cursor != NULL && json_object_size(seen) <
 	    CHECK_CURSORS_MAX)
 		json_object_set_new(seen, m->req->cursor, json_true());
+	else if (m->req->cursor != NULL &&
+	    json_object_get(seen, m->req->cursor) == NULL)
+		check_limit(c, CHECK_LIMIT_CURSORS, CHECK_CURSORS_MAX);
 	if (!json_is_string(next))
 		return;
-	if (json_object_get(seen, json_string_value(next)) != NULL)
+	key = rpc_key_free(check_id_text(next));
+	repeat = json_object_get(seen, key) != NULL;
+	free(key);
+	if (repeat)
 		check_report(c, "pagination.cursor-repeat", PROTO_WARNING,
 		    check_path(c, "result.nextCursor", path, sizeof path),
 		    check_spec(m->v, "server/utilities/pagination", spec,
@@ -284,16 +305,20 @@ sem_answered(struct check *c, struct cmsg *m)
 	}
 	rt = json_object_get(result, "resultType");
 	if (m->v == PROTO_V_2026_07_28 && json_is_string(rt) &&
-	    strcmp(json_string_value(rt), "input_required") == 0 &&
-	    json_object_size(c->input_wait) < SEM_INPUT_WAIT_MAX) {
+	    strcmp(json_string_value(rt), "input_required") == 0) {
 		sem_input_key(key, sizeof key, method, m->req->target);
-		json_object_set(c->input_wait, key, (json_t *)result);
+		if (json_object_size(c->input_wait) < SEM_INPUT_WAIT_MAX ||
+		    json_object_get(c->input_wait, key) != NULL)
+			json_object_set(c->input_wait, key, (json_t *)result);
+		else
+			check_limit(c, CHECK_LIMIT_INPUT_WAIT,
+			    SEM_INPUT_WAIT_MAX);
 		return;
 	}
 	if (strcmp(method, "tools/call") != 0 || m->req->target == NULL)
 		return;
 	tool = json_object_get(c->tools, m->req->target);
-	if (tool == NULL && c->tools_known &&
+	if (tool == NULL && c->tools_known && !c->tools_full &&
 	    json_is_true(json_object_get(result, "isError")))
 		check_report(c, "tools.unknown-as-result", PROTO_WARNING,
 		    check_path(c, "result.isError", path, sizeof path),

@@ -269,6 +269,38 @@ check_report_at(struct check *c, int64_t seq, enum dir dir,
 	free(text);
 }
 
+/*
+ * A table is full: say so once per session, as a note on the message
+ * that found it full, with what is no longer checked.
+ */
+void
+check_limit(struct check *c, enum check_limit which, size_t max)
+{
+	static const struct {
+		const char	*rule;
+		const char	*what;
+	} limits[CHECK_LIMIT_MAX] = {
+		[CHECK_LIMIT_TOOLS] = { "check.tools-limit", "a tools/list "
+		    "names more tools than kept; the rest are not kept, so "
+		    "calls of unknown tools are not reported" },
+		[CHECK_LIMIT_CURSORS] = { "check.cursors-limit", "a listing "
+		    "used more cursors than kept; later ones are not kept, so "
+		    "a repeat of one of them is not reported" },
+		[CHECK_LIMIT_CURSOR_METHODS] = { "check.cursors-limit",
+		    "more methods were paginated than tracked; the cursors "
+		    "of others are not tracked" },
+		[CHECK_LIMIT_INPUT_WAIT] = { "check.input-wait-limit", "more "
+		    "input_required results await their retry than kept; "
+		    "later ones are not kept, so their retries are not checked" },
+	};
+
+	if (c->limits_noted & (1U << which))
+		return;
+	c->limits_noted |= 1U << which;
+	check_report(c, limits[which].rule, PROTO_NOTE, "$", "mcpreel check",
+	    "%s (at most %zu are kept)", limits[which].what, max);
+}
+
 /* The revision a request names in params._meta (2026-07-28 on). */
 static enum proto_version
 session_meta_version(const json_t *j)
@@ -374,6 +406,7 @@ check_restart(struct check *c)
 	c->lost = 0;
 	json_object_clear(c->tools);
 	c->tools_known = 0;
+	c->tools_full = 0;
 	json_object_clear(c->cursors);
 	json_object_clear(c->input_wait);
 	free(c->session_id);

@@ -10,6 +10,8 @@
 
 #define V3 "2025-06-18"
 #define V2 "2025-03-26"
+#define V1 "2024-11-05"
+#define V4 "2025-11-25"
 
 static const struct check_case rpc_cases[] = {
 	{ "distinct ids, all answered", "", 1, {
@@ -22,12 +24,48 @@ static const struct check_case rpc_cases[] = {
 	    T_HS(V3, "{}", "{\"tools\":{}}"),
 	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
 	    { T_REQ("C", "1", "tools/list", "{}"), NULL } } },
-	{ "an id reused once answered", "", 1, {
+	/* Each legacy revision forbids an id used before in the session;
+	   2026-07-28 only one still pending. */
+	{ "2024-11-05: an id reused once answered", "jsonrpc.id-reused", 1, {
+	    T_HS(V1, "{}", "{\"tools\":{}}"),
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", T_TOOLS), NULL },
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", T_TOOLS), NULL } } },
+	{ "2025-03-26: an id reused once answered", "jsonrpc.id-reused", 1, {
+	    T_HS(V2, "{}", "{\"tools\":{}}"),
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", T_TOOLS), NULL },
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", T_TOOLS), NULL } } },
+	{ "2025-06-18: an id reused once answered", "jsonrpc.id-reused", 1, {
 	    T_HS(V3, "{}", "{\"tools\":{}}"),
 	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
 	    { T_RES("S", "1", T_TOOLS), NULL },
 	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
 	    { T_RES("S", "1", T_TOOLS), NULL } } },
+	{ "2025-11-25: a server reuses its id once answered",
+	  "jsonrpc.id-reused", 1, {
+	    T_HS(V4, "{\"roots\":{}}", "{}"),
+	    { T_REQ("S", "\"r\"", "roots/list", "{}"), NULL },
+	    { T_RES("C", "\"r\"", "{\"roots\":[]}"), NULL },
+	    { T_REQ("S", "\"r\"", "roots/list", "{}"), NULL },
+	    { T_RES("C", "\"r\"", "{\"roots\":[]}"), NULL } } },
+	{ "2025-11-25: distinct ids after an answer", "", 1, {
+	    T_HS(V4, "{}", "{\"tools\":{}}"),
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", T_TOOLS), NULL },
+	    { T_REQ("C", "2", "tools/list", "{}"), NULL },
+	    { T_RES("S", "2", T_TOOLS), NULL } } },
+	{ "2026-07-28: an id reused once answered", "", 1, {
+	    { T_REQ("C", "1", "tools/list", "{" T_META "}"), NULL },
+	    { T_RES("S", "1", "{\"resultType\":\"complete\",\"ttlMs\":0,"
+	      "\"cacheScope\":\"private\",\"tools\":[]}"),
+	      NULL },
+	    { T_REQ("C", "1", "tools/list", "{" T_META "}"), NULL },
+	    { T_RES("S", "1", "{\"resultType\":\"complete\",\"ttlMs\":0,"
+	      "\"cacheScope\":\"private\",\"tools\":[]}"),
+	      NULL } } },
 	{ "the same id from each side", "", 1, {
 	    T_HS(V3, "{\"roots\":{}}", "{\"tools\":{}}"),
 	    { T_REQ("C", "7", "tools/list", "{}"), NULL },
@@ -311,4 +349,210 @@ Test(check_rpc, too_many_values)
 	cr_expect_eq(r.truncated, 0);
 	cr_expect_eq(r.other + r.limit + r.unanswered, 0,
 	    "%zu other findings", r.other);
+}
+
+/* Findings of a session fed piece by piece: rules counted, ids measured. */
+struct seen {
+	char	rules[4096];	/* "rule rule ...", in order */
+	size_t	unanswered_text;	/* the longest jsonrpc.unanswered */
+};
+
+static void
+seen_cb(const struct check_finding *cf, void *arg)
+{
+	struct seen	*s = arg;
+	size_t		 n = strlen(s->rules);
+
+	if (n + strlen(cf->f->rule) + 2 < sizeof s->rules)
+		snprintf(s->rules + n, sizeof s->rules - n, "%s ",
+		    cf->f->rule);
+	if (strcmp(cf->f->rule, "jsonrpc.unanswered") == 0 &&
+	    strlen(cf->f->text) > s->unanswered_text)
+		s->unanswered_text = strlen(cf->f->text);
+}
+
+/* Feed one message: dir 'C' or 'S', then its JSON. */
+static void
+feed(struct check *chk, int64_t seq, char dir, const char *json)
+{
+	struct check_msg	m;
+
+	memset(&m, 0, sizeof m);
+	m.seq = seq;
+	m.dir = dir == 'C' ? DIR_C2S : DIR_S2C;
+	m.raw = json;
+	m.len = strlen(json);
+	check_message(chk, &m);
+}
+
+/* The legacy handshake of V3. */
+static int64_t
+feed_hs(struct check *chk, const char *caps)
+{
+	feed(chk, 1, 'C', T_INIT(V3, "{}") + 2);
+	feed(chk, 2, 'S', caps);
+	feed(chk, 3, 'C', T_INITD + 2);
+	return (4);
+}
+
+#define LONG_ID_LEN	(256 * 1024)
+
+/* A request with ID (a string of LONG_ID_LEN 'x' then tail). */
+static char *
+long_req(const char *tail, int response)
+{
+	const char	*head = response ? "{\"jsonrpc\":\"2.0\",\"result\":{},"
+			    "\"id\":\"" : "{\"jsonrpc\":\"2.0\",\"method\":"
+			    "\"ping\",\"id\":\"";
+	char		*s;
+	size_t		 n = LONG_ID_LEN + 128, h = strlen(head);
+
+	s = malloc(n);
+	cr_assert_not_null(s);
+	memcpy(s, head, h);
+	memset(s + h, 'x', LONG_ID_LEN);
+	snprintf(s + h + LONG_ID_LEN, n - h - LONG_ID_LEN, "%s\"}", tail);
+	return (s);
+}
+
+/*
+ * Ids past 256 bytes are kept as a digest: the same long id still pairs
+ * and is still a duplicate, one differing only at its end does not pair,
+ * and what findings quote later (an unanswered id) is short.
+ */
+Test(check_rpc, long_ids_digested)
+{
+	struct seen	 s;
+	struct check	*chk;
+	char		*a = long_req("a", 0), *b = long_req("b", 0);
+	char		*ra = long_req("a", 1), *rc = long_req("c", 1);
+	int64_t		 seq;
+
+	memset(&s, 0, sizeof s);
+	chk = check_new(seen_cb, &s);
+	seq = feed_hs(chk, T_INITR(V3, "{}") + 2);
+	feed(chk, seq++, 'C', a);
+	feed(chk, seq++, 'C', b);
+	feed(chk, seq++, 'C', a);	/* duplicate, a pending */
+	feed(chk, seq++, 'S', ra);	/* answers a */
+	feed(chk, seq++, 'S', rc);	/* c was never sent */
+	feed(chk, seq++, 'S', ra);	/* a again: answered twice */
+	check_end(chk, CHECK_END_CLEAN);	/* b unanswered */
+	check_free(chk);
+	cr_assert_str_eq(s.rules, "jsonrpc.duplicate-id jsonrpc.unknown-id "
+	    "jsonrpc.answered-twice jsonrpc.unanswered ");
+	/* b's finding at the end quotes the kept key, not 256 KiB. */
+	printf("long ids: the unanswered finding is %zu bytes\n",
+	    s.unanswered_text);
+	cr_assert_lt(s.unanswered_text, 512);
+	free(a);
+	free(b);
+	free(ra);
+	free(rc);
+}
+
+/*
+ * While requests past the pending limit are untracked, an unknown id,
+ * token or cancel may be one of theirs and is not reported; once as many
+ * unknown ids were answered, reports resume.  One note in all.
+ */
+Test(check_rpc, pending_limit_drains)
+{
+	struct seen	 s;
+	struct check	*chk;
+	char		 buf[160];
+	int64_t		 seq;
+	int		 i, n = CHECK_PENDING_MAX + 5;
+
+	memset(&s, 0, sizeof s);
+	chk = check_new(seen_cb, &s);
+	seq = feed_hs(chk, T_INITR(V3, "{}") + 2);
+	for (i = 1; i <= n; i++) {
+		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"ping\",\"params\":{\"_meta\":"
+		    "{\"progressToken\":%d}}}", i, i);
+		feed(chk, seq++, 'C', buf);
+	}
+	/* Token of an untracked request: maybe running, not reported. */
+	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/progress\",\"params\":{\"progressToken\":"
+	    "10003,\"progress\":1}}");
+	for (i = 1; i <= n; i++) {
+		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"result\":{}}", i);
+		feed(chk, seq++, 'S', buf);
+	}
+	cr_assert_str_eq(s.rules, "check.pending-limit ");
+	/* Drained: an unknown id and an unknown token are reported again. */
+	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"id\":99999,"
+	    "\"result\":{}}");
+	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/progress\",\"params\":{\"progressToken\":"
+	    "99999,\"progress\":1}}");
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	cr_assert_str_eq(s.rules, "check.pending-limit jsonrpc.unknown-id "
+	    "progress.unknown-token ");
+}
+
+/* Untracked requests never answered are counted at the end. */
+Test(check_rpc, pending_limit_unanswered_counted)
+{
+	struct seen	 s;
+	struct check	*chk;
+	char		 buf[160];
+	int64_t		 seq;
+	int		 i;
+
+	memset(&s, 0, sizeof s);
+	chk = check_new(seen_cb, &s);
+	seq = feed_hs(chk, T_INITR(V3, "{}") + 2);
+	for (i = 1; i <= CHECK_PENDING_MAX + 5; i++) {
+		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"ping\"}", i);
+		feed(chk, seq++, 'C', buf);
+	}
+	for (i = 1; i <= CHECK_PENDING_MAX; i++) {
+		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"result\":{}}", i);
+		feed(chk, seq++, 'S', buf);
+	}
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	/* The 5 untracked ones make the one "more were never answered". */
+	cr_assert_str_eq(s.rules, "check.pending-limit jsonrpc.unanswered ");
+}
+
+/*
+ * A tools/list longer than the tools kept: a note once, and a call of a
+ * tool past the limit is not called unknown.
+ */
+Test(check_rpc, tools_limit_noted)
+{
+	struct seen	 s;
+	struct check	*chk;
+	char		*list, *p;
+	int64_t		 seq;
+	int		 i;
+
+	memset(&s, 0, sizeof s);
+	list = malloc((size_t)(CHECK_TOOLS_MAX + 10) * 64 + 128);
+	cr_assert_not_null(list);
+	p = list + sprintf(list, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
+	    "{\"tools\":[");
+	for (i = 0; i <= CHECK_TOOLS_MAX; i++)
+		p += sprintf(p, "%s{\"name\":\"t%d\",\"inputSchema\":"
+		    "{\"type\":\"object\"}}", i > 0 ? "," : "", i);
+	strcpy(p, "]}}");
+	chk = check_new(seen_cb, &s);
+	seq = feed_hs(chk, T_INITR(V3, "{\"tools\":{}}") + 2);
+	feed(chk, seq++, 'C', T_REQB("1", "tools/list", "{}"));
+	feed(chk, seq++, 'S', list);
+	feed(chk, seq++, 'C', "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"t10000\"}}");
+	feed(chk, seq++, 'S', T_RESB("2", "{\"content\":[]}"));
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	free(list);
+	cr_assert_str_eq(s.rules, "check.tools-limit ");
 }
