@@ -141,6 +141,9 @@ const json_t	*check_meta(const json_t *, const char *);
 const char	*check_path(struct check *, const char *, char *, size_t);
 void		 check_restart(struct check *);
 
+/* jload.c */
+json_t		*jload(const void *, size_t);
+
 /* rpc.c */
 char		*rpc_key(const char *);
 char		*rpc_key_free(char *);

@@ -1,6 +1,6 @@
 /*
  * session.c: a session checked message by message.  Each message is
- * parsed once, checked on its own by protocol/ under the revision in
+ * parsed once (jload.c, else jansson), checked on its own by protocol/ under the revision in
  * force, then handed to the rule families (rpc.c, lifecycle.c, caps.c,
  * http.c, semantics.c) in the order that keeps their state right: a
  * request is registered after its rules ran, a response's request is
@@ -501,6 +501,8 @@ session_parse(struct check *c, const struct check_msg *in)
 	json_error_t	 err;
 	json_t		*j;
 
+	if ((j = jload(in->raw, in->len)) != NULL)
+		return (j);	/* the plain case, read fast */
 	j = json_loadb(in->raw, in->len, JSON_DECODE_ANY |
 	    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
 	if (j != NULL)
