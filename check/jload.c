@@ -37,6 +37,7 @@ struct jload {
 
 static json_t	*jload_value(struct jload *);
 
+/* Skip JSON whitespace. */
 static void
 jload_ws(struct jload *l)
 {
@@ -268,6 +269,7 @@ jload_word(struct jload *l, const char *word, size_t len)
 	return (1);
 }
 
+/* One value, after any whitespace; NULL: give up. */
 static json_t *
 jload_value(struct jload *l)
 {
