@@ -18,7 +18,10 @@ struct pend {
 	int			 cancelled;
 	char			*cursor;	/* rpc_key of its params.cursor as
 						   JSON text, or NULL */
-	char			*target;	/* params.name, else params.uri */
+	char			*target;	/* rpc_key of params.name, else of
+						   params.uri */
+	int			 target_long;	/* target is a digest: no tool
+						   is looked up by it */
 	int			 refused;	/* its HTTP exchange was refused (a
 						   status not 2xx): the server may
 						   never have read it, so neither

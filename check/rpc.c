@@ -326,8 +326,10 @@ rpc_request(struct check *c, enum dir dir, const char *id, int64_t seq,
 	name = json_object_get(json_object_get(j, "params"), "name");
 	if (!json_is_string(name))
 		name = json_object_get(json_object_get(j, "params"), "uri");
-	if (json_is_string(name))
-		p->target = xstrdup(json_string_value(name));
+	if (json_is_string(name)) {
+		p->target = rpc_key(json_string_value(name));
+		p->target_long = strlen(json_string_value(name)) > RPC_KEY_MAX;
+	}
 	return (p);
 }
 

@@ -156,13 +156,16 @@ sem_input_retry(struct check *c, struct cmsg *m)
 {
 	const json_t	*params, *target, *wait, *reqs, *resps, *v;
 	const char	*k, *state;
-	char		 key[512], path[64], spec[64];
+	char		 key[512], path[64], spec[64], *tkey;
 
 	params = json_object_get(m->j, "params");
 	target = json_object_get(params, "name");
 	if (!json_is_string(target))
 		target = json_object_get(params, "uri");
-	sem_input_key(key, sizeof key, m->method, json_string_value(target));
+	tkey = json_is_string(target) ? rpc_key(json_string_value(target)) :
+	    NULL;	/* as the result's request keeps it */
+	sem_input_key(key, sizeof key, m->method, tkey);
+	free(tkey);
 	if ((wait = json_object_get(c->input_wait, key)) == NULL)
 		return;
 	check_spec(m->v, "basic/patterns/mrtr", spec, sizeof spec);
@@ -315,7 +318,8 @@ sem_answered(struct check *c, struct cmsg *m)
 			    SEM_INPUT_WAIT_MAX);
 		return;
 	}
-	if (strcmp(method, "tools/call") != 0 || m->req->target == NULL)
+	if (strcmp(method, "tools/call") != 0 || m->req->target == NULL ||
+	    m->req->target_long)
 		return;
 	tool = json_object_get(c->tools, m->req->target);
 	if (tool == NULL && c->tools_known && !c->tools_full &&

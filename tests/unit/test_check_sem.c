@@ -20,6 +20,12 @@
 #define INPUT_REQUIRED T_RES("S", "1", "{\"resultType\":\"input_required\"," \
 	"\"inputRequests\":{\"k\":{\"method\":\"roots/list\",\"params\":{}}}," \
 	"\"requestState\":\"s1\"}")
+/* A tool name past the 256 bytes kept whole (kept as a digest). */
+#define L10 "nnnnnnnnnn"
+#define L100 L10 L10 L10 L10 L10 L10 L10 L10 L10 L10
+#define LONGNAME L100 L100 L100
+#define MCALLN(id, name, extra) T_REQ("C", id, "tools/call", "{\"name\":\"" \
+	name "\",\"arguments\":{}" extra "," T_META "}")
 #define MDONE(id) T_RES("S", id, "{\"resultType\":\"complete\"," \
 	"\"content\":[]}")
 
@@ -141,6 +147,18 @@ static const struct check_case sem_cases[] = {
 	    { INPUT_REQUIRED, NULL },
 	    { MCALL("2", ",\"inputResponses\":{\"k\":{\"roots\":[]}},"
 	      "\"requestState\":\"s2\""), NULL },
+	    { MDONE("2"), NULL } } },
+	{ "2026-07-28: a long tool name's retry with another state",
+	  "mrtr.request-state", 1, {
+	    { MCALLN("1", LONGNAME "a", ""), NULL },
+	    { INPUT_REQUIRED, NULL },
+	    { MCALLN("2", LONGNAME "a", ",\"inputResponses\":{\"k\":"
+	      "{\"roots\":[]}},\"requestState\":\"s2\""), NULL },
+	    { MDONE("2"), NULL } } },
+	{ "2026-07-28: a retry of another long tool name is not it", "", 1, {
+	    { MCALLN("1", LONGNAME "a", ""), NULL },
+	    { INPUT_REQUIRED, NULL },
+	    { MCALLN("2", LONGNAME "b", ",\"requestState\":\"s2\""), NULL },
 	    { MDONE("2"), NULL } } },
 };
 
