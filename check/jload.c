@@ -26,6 +26,9 @@
 
 /* Longest number token converted here (digits of an int64 are 20). */
 #define JLOAD_NUMBER_MAX	40
+/* An integer token this long (a sign and 17 digits) cannot overflow an
+   int64, so it is summed directly; longer ones go through strtoll. */
+#define JLOAD_DIGITS_EXACT	18
 
 struct jload {
 	const unsigned char	*p;
@@ -161,6 +164,16 @@ jload_number(struct jload *l)
 	}
 	if ((n = (size_t)(q - l->p)) > JLOAD_NUMBER_MAX)
 		return (NULL);
+	if (!real && n <= JLOAD_DIGITS_EXACT) {
+		/* No overflow possible: what strtoll gives, without a copy. */
+		q = l->p + (*l->p == '-');
+		for (i = 0; q < l->p + n; q++)
+			i = i * 10 + (*q - '0');
+		if (*l->p == '-')
+			i = -i;
+		l->p += n;
+		return (json_integer(i));
+	}
 	memcpy(tok, l->p, n);
 	tok[n] = '\0';
 	errno = 0;

@@ -541,8 +541,9 @@ check_message(struct check *c, const struct check_msg *in)
 		session_truncated(c, in, 0);
 		return;
 	}
-	if (session_values(in->raw, in->len, CHECK_PARSE_VALUES_MAX) >
-	    CHECK_PARSE_VALUES_MAX) {
+	/* A value takes a byte at least: a short message needs no count. */
+	if (in->len > CHECK_PARSE_VALUES_MAX && session_values(in->raw,
+	    in->len, CHECK_PARSE_VALUES_MAX) > CHECK_PARSE_VALUES_MAX) {
 		session_truncated(c, in, 1);
 		return;
 	}
