@@ -484,8 +484,13 @@ cmd_record(int argc, char **argv)
 	    res.reason);
 	tap_check_end(s);
 	tap_set_check(NULL);
-	livecheck_stop(lc);
+	/*
+	 * The record first, as over HTTP: the checker's backlog must not
+	 * hold the recording (and the exit) back.  The checker only
+	 * compares session pointers, and s is freed below.
+	 */
 	writer_stop(w);
+	livecheck_stop(lc);
 	lost = writer_session_lost(s);
 	if (lost != 0)
 		log_warnx("session %lld in %s: %llu messages were forwarded "
