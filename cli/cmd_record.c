@@ -93,13 +93,21 @@ cmd_record_usage(FILE *f)
 	    "                within it and finds mcpreel awake: ~15 us less per\n"
 	    "                round trip, for a little CPU while traffic flows\n"
 	    "  --check       check the traffic against the MCP specification as\n"
-	    "                it is recorded (the rules of 'mcpreel check') and\n"
-	    "                print each error to stderr as it happens (warnings\n"
-	    "                too with -v): 'mcpreel: check: seq 12 c2s\n"
-	    "                tools/call: error RULE: what is wrong'.  It never\n"
-	    "                delays forwarding: a checker that falls behind\n"
-	    "                skips the rest of that session and says so at the\n"
-	    "                end ('mcpreel check' reads it all afterwards)\n"
+	    "                it is recorded (the message and session rules of\n"
+	    "                'mcpreel check'; the HTTP header and status rules\n"
+	    "                only afterwards, in 'mcpreel check') and print each\n"
+	    "                error to stderr as it happens (warnings too with\n"
+	    "                -v): 'mcpreel: check: seq 12 c2s tools/call: error\n"
+	    "                RULE: what is wrong' ('session 3 seq 12 ...' with\n"
+	    "                --listen).  It never delays forwarding: a session\n"
+	    "                whose messages the checker cannot keep up with, or\n"
+	    "                past 256 checked at once (the least recently active\n"
+	    "                one), is checked no further, and a line says so\n"
+	    "                ('mcpreel check' reads it all afterwards).  A message\n"
+	    "                over 4 MiB or 65536 values is checked by its method\n"
+	    "                and id only.  Memory: up to 16 MiB of queued copies\n"
+	    "                and one parse of ~5 MiB, plus each checked session's\n"
+	    "                state\n"
 	    "  --durable     commit each message to the database (and sync it\n"
 	    "                to disk) before forwarding it: for bug captures\n"
 	    "                where the machine itself may die.  Slower: a disk\n"
@@ -449,7 +457,9 @@ cmd_record(int argc, char **argv)
 		goto usage;
 	}
 	if (check) {
-		if ((lc = livecheck_start(&cause)) == NULL) {
+		/* Over HTTP, sessions are many: lines name theirs. */
+		lc = livecheck_start(http.upstream != NULL, &cause);
+		if (lc == NULL) {
 			fprintf(stderr, "mcpreel record: %s\n", cause);
 			writer_stop(w);	/* closes st */
 			free(cause);

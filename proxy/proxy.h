@@ -11,7 +11,7 @@
 
 /* livecheck.c (record --check) */
 struct livecheck;
-struct livecheck *livecheck_start(char **);
+struct livecheck *livecheck_start(int, char **);
 void		 livecheck_message(struct livecheck *, const struct wsession *,
 		    const struct msg *);
 void		 livecheck_end(struct livecheck *, const struct wsession *);

@@ -106,6 +106,7 @@ void		 writer_session_end(struct writer *, struct wsession *, int,
 void		 writer_session_end_at(struct writer *, struct wsession *,
 		     int64_t, int, int, const char *);
 int64_t		 writer_session_id(const struct wsession *);
+int64_t		 writer_session_id_now(const struct wsession *);
 uint64_t	 writer_session_lost(const struct wsession *);
 void		 writer_stop(struct writer *);
 void		 writer_session_free(struct wsession *);

@@ -11,10 +11,13 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
 import { driveCheckpeer } from './lib/checkpeer.mjs';
 import { runSession, runSessionWith, serverEverythingCommand, streamableHttpTransport } from './lib/session.mjs';
-import { mcpreelHttpSupport, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
-import { MCPREEL, runMcpreel, tempDir } from './lib/util.mjs';
+import { mcpreelHttpSupport, request, spawnUntilLine, startMcpreelHttp, startServerEverything, stopChild } from './lib/servers.mjs';
+import { MCPREEL, PEERS_DIR, runMcpreel, tempDir } from './lib/util.mjs';
 
 async function run(args) {
   const r = await runMcpreel(args, { timeoutMs: 60000 });
@@ -161,18 +164,65 @@ test('record --check prints each error as it happens, warnings only with -v, and
   }
 });
 
-test('record --check: a message too big to check live is forwarded and recorded whole, and said at the end', { timeout: 120000 }, async () => {
+/*
+ * A stdio server for what a real one would not do: it answers initialize,
+ * and the request with id 1 twice.  Node, so that a line of megabytes is
+ * read whole.
+ */
+const TWICE = `let buf = '';
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
+process.stdin.on('data', (c) => {
+  buf += c;
+  let i;
+  while ((i = buf.indexOf('\\n')) >= 0) {
+    const m = JSON.parse(buf.slice(0, i));
+    buf = buf.slice(i + 1);
+    if (m.method === 'initialize')
+      out({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'twice', version: '1.0.0' } } });
+    else if (m.id === 1)
+      for (let k = 0; k < 2; k++) out({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'ok' }] } });
+  }
+});
+process.stdin.on('end', () => process.exit(0));`;
+
+test('record --check: a message too big to parse live is checked by its identity, and the session after it still is', { timeout: 120000 }, async () => {
   const t = tempDir();
   try {
     const db = join(t.dir, 'rec.db');
-    // 5 MiB, over the 4 MiB the live checker takes; cat sends it back.
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(5 * 1024 * 1024) } } }) + '\n';
-    const r = await runMcpreel(['record', '--db', db, '--name', 'big', '--check', '--', 'cat'], { input: Buffer.from(big), timeoutMs: 60000 });
-    assert.equal(r.code, 0, r.stderr.toString());
-    assert.equal(r.stdout.toString(), big, 'forwarded unchanged');
-    assert.match(r.stderr.toString(), /^mcpreel: check: 2 messages were not checked as they came \(the checker fell behind, or one was over 4 MiB or cut by --max-record-size\); they are recorded: 'mcpreel check' reads the whole session$/m);
-    const s = await run(['stats', '--db', db, '--json', 'big']);
-    assert.equal(JSON.parse(s.stdout).sessions[0].messages, 2, 'both recorded');
+    // No notifications/initialized: it would come before the answer to
+    // initialize (the input is written at once).
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'e2e', version: '1.0.0' } } }) + '\n';
+    const bigs = [
+      // 5 MiB: over the 4 MiB the live checker copies.
+      ['long', { name: 'echo', arguments: { text: 'x'.repeat(5 * 1024 * 1024) } }],
+      // 200 000 values in 300 KiB: over the values the live checker parses.
+      ['values', { name: 'echo', arguments: { list: new Array(100000).fill({}) } }],
+    ];
+    for (const [name, params] of bigs) {
+      const input = init + JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }) + '\n';
+      // stdin stays open until the three answers are out: a loaded
+      // machine must not make the server miss its exit grace.
+      const r = await runMcpreel(['record', '--db', db, '--name', name, '--check', '--', process.execPath, '-e', TWICE], {
+        input: Buffer.from(input), timeoutMs: 60000, keepStdinOpen: true,
+        onSpawn: (child) => {
+          let lines = 0;
+          child.stdout.on('data', (c) => {
+            for (const b of c) if (b === 0x0a && ++lines === 3) child.stdin.end();
+          });
+        },
+      });
+      const stderr = r.stderr.toString();
+      assert.equal(r.code, 0, stderr);
+      // The big request was tracked by its id: the first answer pairs
+      // with it, the second is the one error, as check finds it.
+      const found = (await findingsOf(db, name)).filter((f) => f.severity === 'error');
+      assert.equal(found.length, 1, JSON.stringify(found));
+      const f = found[0];
+      assert.equal(f.rule, 'jsonrpc.answered-twice');
+      assert.deepEqual(checkLines(stderr), [`mcpreel: check: seq ${f.seq} ${f.direction}${f.method ? ' ' + f.method : ''}: error ${f.rule}: ${f.message}`], `${name}\n${stderr}`);
+      const s = await run(['stats', '--db', db, '--json', name]);
+      assert.equal(JSON.parse(s.stdout).sessions[0].messages, 5, 'all recorded');
+    }
   } finally {
     t.cleanup();
   }
@@ -228,6 +278,55 @@ test('record --check under a flood of large messages: forwarding whole, the chec
   }
 });
 
+/*
+ * Peak RSS of `mcpreel record --check -- cat` fed 20 requests of 250 000
+ * values each (375 KiB of empty objects, each a parsed value of ~80
+ * bytes): what the live checker parses is bounded by values, not bytes.
+ */
+async function valuesPeak(bin, db) {
+  const child = spawn(bin, ['record', '--db', db, '--check', '--', 'cat'], {
+    stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
+  });
+  let peak = 0, out = 0, stderr = '';
+  const timer = setInterval(() => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      if (m) peak = Math.max(peak, Number(m[1]) * 1024);
+    } catch { /* gone */ }
+  }, 10);
+  child.stdin.on('error', () => {});
+  child.stdout.on('data', (c) => { out += c.length; });
+  child.stderr.on('data', (c) => { stderr += c; });
+  const list = new Array(125000).fill({});
+  let sent = 0;
+  for (let i = 1; i <= 20; i++) {
+    const line = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { list } } }) + '\n';
+    sent += line.length;
+    if (!child.stdin.write(line)) await new Promise((r) => child.stdin.once('drain', r));
+  }
+  child.stdin.end();
+  const code = await new Promise((r) => child.on('close', r));
+  clearInterval(timer);
+  return { code, peak, out, sent, stderr };
+}
+
+test('record --check: messages of many small values cost the checker a bounded parse, not 80 times their size', { timeout: 300000 }, async () => {
+  const t = tempDir();
+  try {
+    const plain = process.env.MCPREEL_VALGRIND;
+    const MB = 1024 * 1024;
+    const r = await valuesPeak(plain || MCPREEL, join(t.dir, 'rec.db'));
+    console.log(`record --check, 20 x 250 000 values each way: peak RSS ${(r.peak / MB).toFixed(1)} MiB (${plain ? 'plain' : 'ASan'} build)`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.out, r.sent, 'every byte forwarded');
+    // ~15 MiB without --check on the plain build; parsing each whole
+    // (as before the live values bound) took ~52 MiB.  ASan doubles it.
+    assert.ok(r.peak < (plain ? 35 : 150) * MB, `peak RSS ${(r.peak / MB).toFixed(1)} MiB`);
+  } finally {
+    t.cleanup();
+  }
+});
+
 test('record --listen --check: a real Streamable HTTP session prints no error, and with -v its one warning', { timeout: 180000 }, async (ctx) => {
   const support = mcpreelHttpSupport();
   if (!support.ok) { ctx.skip(support.reason); return; }
@@ -249,12 +348,103 @@ test('record --listen --check: a real Streamable HTTP session prints no error, a
         assert.deepEqual(lines, [], stopped.stderr.slice(-4000));
       } else {
         assert.equal(lines.length, 2, lines.join('\n'));
-        assert.match(lines[0], /^mcpreel: check: seq \d+ c2s tools\/call: warning tools\.unknown: tool "no-such-tool"/);
-        assert.match(lines[1], /^mcpreel: check: seq \d+ s2c tools\/call: warning tools\.unknown-as-result: tool "no-such-tool"/);
+        assert.match(lines[0], /^mcpreel: check: session \d+ seq \d+ c2s tools\/call: warning tools\.unknown: tool "no-such-tool"/);
+        assert.match(lines[1], /^mcpreel: check: session \d+ seq \d+ s2c tools\/call: warning tools\.unknown-as-result: tool "no-such-tool"/);
       }
     }
   } finally {
     await se.stop();
+    t.cleanup();
+  }
+});
+
+/*
+ * Our Streamable HTTP server in mode 'sessions' (a new id per initialize,
+ * tools/list answered without "tools") behind record --listen --check.
+ */
+async function withSessionsProxy(db, fn) {
+  const peer = await spawnUntilLine(process.execPath, [join(PEERS_DIR, 'checkhttp.mjs'), 'sessions'], {
+    stream: 'stdout', pattern: /^checkhttp: listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp$/, name: 'checkhttp sessions',
+  });
+  let stopped;
+  try {
+    const proxy = await startMcpreelHttp({ db, upstream: peer.match[1], name: 'many', args: ['--check'] });
+    try {
+      await fn(`${proxy.url}/mcp`);
+      await new Promise((r) => setTimeout(r, 500));
+    } finally {
+      stopped = await proxy.stop();
+    }
+  } finally {
+    await stopChild(peer.child, peer.exited);
+  }
+  return stopped;
+}
+
+/** An SDK client session through url, initialized (never DELETEd). */
+async function sdkSession(url) {
+  const client = new Client({ name: 'check-views-e2e', version: '1.0.0' }, { capabilities: {} });
+  client.onerror = () => {};
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  await client.connect(transport);
+  return { client, transport };
+}
+
+test('record --listen --check: a session ended and then named again is not re-checked from seq 1', { timeout: 180000 }, async (ctx) => {
+  const support = mcpreelHttpSupport();
+  if (!support.ok) { ctx.skip(support.reason); return; }
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    const stopped = await withSessionsProxy(db, async (url) => {
+      // Session A, ended by a DELETE; then B; then one more POST in A.
+      const a = await sdkSession(url);
+      const aid = a.transport.sessionId;
+      await a.transport.terminateSession();
+      await a.client.close();
+      const b = await sdkSession(url);
+      const r = await request(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': aid, 'MCP-Protocol-Version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }),
+      });
+      assert.equal(r.status, 200);
+      await b.client.close();
+    });
+    const lines = checkLines(stopped.stderr);
+    // Nothing of A's late ping is judged as a first message of a session.
+    assert.deepEqual(lines.filter((l) => / seq 1 | lifecycle\.before-initialize/.test(l)), [], stopped.stderr.slice(-4000));
+    assert.deepEqual(lines.filter((l) => / error /.test(l)), [], stopped.stderr.slice(-4000));
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('record --listen --check: past 256 sessions never ended, the least active one goes unchecked (said), and new ones are still checked, each line naming its session', { timeout: 600000 }, async (ctx) => {
+  const support = mcpreelHttpSupport();
+  if (!support.ok) { ctx.skip(support.reason); return; }
+  const t = tempDir();
+  const N = 260;
+  try {
+    const db = join(t.dir, 'rec.db');
+    const stopped = await withSessionsProxy(db, async (url) => {
+      const all = [];
+      for (let i = 0; i < N; i++) all.push(await sdkSession(url));
+      // The last one lists tools: its answer lacks "tools".
+      await all[N - 1].client.listTools().catch(() => {});
+      for (const s of all) await s.client.close().catch(() => {});
+    });
+    const lines = checkLines(stopped.stderr);
+    const evicted = lines.filter((l) => /not checked as it comes from seq \d+ on: 256 sessions are checked at once/.test(l));
+    assert.equal(evicted.length, N - 256, lines.join('\n'));
+    assert.match(evicted[0], /^mcpreel: check: session \d+ not checked/);
+    // The error of the last session, live, as check finds it afterwards.
+    const found = (await findingsOf(db, 'last')).filter((f) => f.severity === 'error');
+    assert.equal(found.length, 1, JSON.stringify(found));
+    const f = found[0];
+    const want = `mcpreel: check: session ${f.session} seq ${f.seq} ${f.direction} ${f.method}: error ${f.rule}: ${f.message}`;
+    assert.deepEqual(lines.filter((l) => / error /.test(l)), [want], stopped.stderr.slice(-4000));
+  } finally {
     t.cleanup();
   }
 });
