@@ -448,3 +448,33 @@ test('record --listen --check: past 256 sessions never ended, the least active o
     t.cleanup();
   }
 });
+
+test('show --json and show --findings --json end with the findings about the session as a whole and the counts', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    // 102 pings never answered: past the 100 listed one by one, one
+    // finding about the session (seq 0) says the rest.
+    let input = '';
+    for (let i = 1; i <= 102; i++) input += JSON.stringify({ jsonrpc: '2.0', id: i, method: 'ping' }) + '\n';
+    const r = await runMcpreel(['record', '--db', db, '--name', 'mute', '--', 'sh', '-c', 'cat >/dev/null'], { input: Buffer.from(input), timeoutMs: 60000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const c = JSON.parse((await run(['check', '--db', db, '--json', 'mute'])).stdout);
+    const whole = c.findings.filter((f) => f.seq === null);
+    assert.ok(whole.length >= 1, JSON.stringify(c.findings.slice(-3)));
+    for (const args of [['--json'], ['--findings', '--json']]) {
+      const s = await run(['show', '--db', db, ...args, 'mute']);
+      assert.equal(s.code, 0, s.stderr);
+      const objs = s.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      const last = objs[objs.length - 1];
+      assert.equal(last.seq, undefined, `${args}: the last line is the session's`);
+      assert.deepEqual(objs.slice(0, -1).filter((o) => o.seq === undefined), [], `${args}: only the last`);
+      assert.equal(last.session, c.sessions[0].id);
+      assert.deepEqual(last.findings, whole, `${args}: the seq 0 findings, as check gives them`);
+      assert.deepEqual(last.counts, c.counts);
+      assert.equal(last.unlisted, c.unlisted);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
