@@ -94,6 +94,7 @@ struct lc_sess {
 struct lc_item {
 	struct lc_item	*next;
 	struct lc_chk	*c;
+	struct check_http *http;	/* its exchange's heads, or NULL */
 	int		 end;		/* the session ended: no message */
 	int		 gap;		/* with end: messages were dropped */
 	int		 ident;		/* raw is only the identity below */
@@ -103,6 +104,7 @@ struct lc_item {
 	int64_t		 seq;
 	enum dir	 dir;
 	int64_t		 ts_ns;
+	size_t		 cost;		/* bytes against LIVECHECK_QUEUE_BYTES */
 	size_t		 len;
 	char		 raw[];
 };
@@ -172,6 +174,27 @@ livecheck_finding_cb(const struct check_finding *cf, void *arg)
 		    cf->f->rule, cf->f->text);
 }
 
+static char *
+livecheck_dup(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+static void
+livecheck_item_free(struct lc_item *it)
+{
+	if (it == NULL)
+		return;
+	if (it->http != NULL) {
+		free((char *)it->http->method);
+		free((char *)it->http->path);
+		free((char *)it->http->request_headers);
+		free((char *)it->http->response_headers);
+		free(it->http);
+	}
+	free(it);
+}
+
 /*
  * Check one message item (on the checker thread, without the lock).  One
  * with too many values to parse here is checked by its identity, as a
@@ -193,6 +216,7 @@ livecheck_item(struct lc_chk *c, const struct lc_item *it)
 	m.raw = it->raw;
 	m.len = it->len;
 	m.kind = KIND_INVALID;
+	m.http = it->http;
 	if (it->ident) {
 		m.truncated = 1;
 		m.kind = it->kind;
@@ -241,13 +265,13 @@ livecheck_main(void *arg)
 		if ((lc->head = it->next) == NULL)
 			lc->tail = &lc->head;
 		lc->n--;
-		lc->bytes -= it->len;
+		lc->bytes -= it->cost;
 		pthread_mutex_unlock(&lc->mu);
 		if (it->end)
 			livecheck_item_end(it->c, it);
 		else
 			livecheck_item(it->c, it);
-		free(it);
+		livecheck_item_free(it);
 		pthread_mutex_lock(&lc->mu);
 	}
 	pthread_mutex_unlock(&lc->mu);
@@ -284,7 +308,7 @@ livecheck_queue(struct livecheck *lc, struct lc_item *it)
 	*lc->tail = it;
 	lc->tail = &it->next;
 	lc->n++;
-	lc->bytes += it->len;
+	lc->bytes += it->cost;
 	pthread_cond_signal(&lc->cv);
 }
 
@@ -398,7 +422,7 @@ livecheck_item_new(const struct msg *m)
 	if ((m->flags & MSG_TRUNCATED) == 0 && m->len <= LIVECHECK_MSG_MAX) {
 		it = xmalloc(sizeof *it + m->len);
 		memset(it, 0, sizeof *it);
-		it->len = m->len;
+		it->len = it->cost = m->len;
 		memcpy(it->raw, m->raw, m->len);
 		return it;
 	}
@@ -421,7 +445,7 @@ livecheck_item_new(const struct msg *m)
 	it->kind = sc.kind;
 	it->has_method = method != NULL;
 	it->has_id = id != NULL;
-	it->len = ml + il;
+	it->len = it->cost = ml + il;
 	if (method != NULL)
 		memcpy(it->raw, method, ml);
 	if (id != NULL)
@@ -438,18 +462,32 @@ livecheck_item_new(const struct msg *m)
  */
 void
 livecheck_message(struct livecheck *lc, const struct wsession *ws,
-    const struct msg *m)
+    const struct msg *m, const struct check_http *h)
 {
 	struct lc_sess	*s;
 	struct lc_item	*it;
 
-	it = livecheck_item_new(m);
+	if ((it = livecheck_item_new(m)) != NULL && h != NULL) {
+		it->http = xcalloc(1, sizeof *it->http);
+		*it->http = *h;
+		it->http->method = livecheck_dup(h->method);
+		it->http->path = livecheck_dup(h->path);
+		it->http->request_headers = livecheck_dup(
+		    h->request_headers);
+		it->http->response_headers = livecheck_dup(
+		    h->response_headers);
+		/* Heads count against the queue's bytes too. */
+		it->cost += (h->request_headers != NULL ?
+		    strlen(h->request_headers) : 0) +
+		    (h->response_headers != NULL ?
+		    strlen(h->response_headers) : 0);
+	}
 	pthread_mutex_lock(&lc->mu);
 	if ((s = livecheck_sess(lc, ws)) == NULL || s->state == LC_ENDED) {
 		/* After its end (HTTP traffic may still name it): not
 		   checked, as 'mcpreel check' would not either. */
 		pthread_mutex_unlock(&lc->mu);
-		free(it);
+		livecheck_item_free(it);
 		return;
 	}
 	s->seq++;
@@ -465,7 +503,7 @@ livecheck_message(struct livecheck *lc, const struct wsession *ws,
 		goto drop;
 	}
 	if (lc->n >= LIVECHECK_QUEUE_MAX ||
-	    lc->bytes + it->len > LIVECHECK_QUEUE_BYTES) {
+	    lc->bytes + it->cost > LIVECHECK_QUEUE_BYTES) {
 		livecheck_off(lc, s, "the checker fell behind");
 		goto drop;
 	}
@@ -479,7 +517,7 @@ livecheck_message(struct livecheck *lc, const struct wsession *ws,
 drop:
 	lc->dropped++;
 	pthread_mutex_unlock(&lc->mu);
-	free(it);
+	livecheck_item_free(it);
 }
 
 /* Session ws has ended: check what only its end shows (once). */

@@ -544,3 +544,42 @@ test('check, show and report of an HTTP session of 100 000 exchanges hold a few 
     t.cleanup();
   }
 });
+
+test('record --listen --check: the HTTP rules of a request\'s heads run live, as check finds them', { timeout: 180000 }, async (ctx) => {
+  const support = mcpreelHttpSupport();
+  if (!support.ok) { ctx.skip(support.reason); return; }
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    const peer = await spawnUntilLine(process.execPath, [join(PEERS_DIR, 'checkhttp.mjs'), 'ok'], {
+      stream: 'stdout', pattern: /^checkhttp: listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp$/, name: 'checkhttp ok',
+    });
+    let stopped;
+    try {
+      const proxy = await startMcpreelHttp({ db, upstream: peer.match[1], name: 'heads', args: ['--check'] });
+      try {
+        const s = await sdkSession(`${proxy.url}/mcp`);
+        // A POST in the session that accepts only JSON, without the
+        // negotiated MCP-Protocol-Version: what the SDK would not send.
+        const r = await request(`${proxy.url}/mcp`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'Mcp-Session-Id': s.transport.sessionId },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 77, method: 'ping' }),
+        });
+        assert.equal(r.status, 200);
+        await s.client.close();
+        await new Promise((res) => setTimeout(res, 300));
+      } finally {
+        stopped = await proxy.stop();
+      }
+    } finally {
+      await stopChild(peer.child, peer.exited);
+    }
+    const found = (await findingsOf(db, 'heads')).filter((f) => f.severity === 'error');
+    assert.ok(found.some((f) => f.rule === 'http.accept'), JSON.stringify(found));
+    const want = found.map((f) => `mcpreel: check: session ${f.session} seq ${f.seq} ${f.direction}${f.method ? ' ' + f.method : ''}: error ${f.rule}: ${f.message}`);
+    assert.deepEqual(checkLines(stopped.stderr).filter((l) => / error /.test(l)), want, stopped.stderr.slice(-4000));
+  } finally {
+    t.cleanup();
+  }
+});
