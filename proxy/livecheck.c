@@ -9,7 +9,9 @@
  * follows a gap.  What was dropped is said at the end.
  *
  * Seqs are counted here as the writer counts them: every message of a
- * session the tap sees, in order, dropped or not.
+ * session the tap sees, in order, dropped or not.  Each session seen has
+ * a record for the run (struct lc_sess); a bounded number have a checker
+ * (struct lc_chk), which the least recently active gives up first.
  */
 
 #include <pthread.h>
