@@ -132,6 +132,7 @@ void		 check_set_schema(struct check *, check_schema_fn *, void *);
 void		 check_message(struct check *, const struct check_msg *);
 void		 check_end(struct check *, enum check_end);
 char		*check_clean(const char *);
+size_t		 check_values(const void *, size_t, size_t);
 
 /* http.c */
 void		 check_exchange(struct check *, const struct check_http *);

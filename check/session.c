@@ -441,10 +441,11 @@ session_rules(struct check *c, struct cmsg *m)
 }
 
 /* How many values raw holds at least (structural bytes), up to max. */
-static size_t
-session_values(const unsigned char *raw, size_t len, size_t max)
+size_t
+check_values(const void *buf, size_t len, size_t max)
 {
-	size_t	i, n = 0;
+	const unsigned char	*raw = buf;
+	size_t			 i, n = 0;
 
 	for (i = 0; i < len && n <= max; i++)
 		if (raw[i] == '{' || raw[i] == '[' || raw[i] == ',' ||
@@ -542,7 +543,7 @@ check_message(struct check *c, const struct check_msg *in)
 		return;
 	}
 	/* A value takes a byte at least: a short message needs no count. */
-	if (in->len > CHECK_PARSE_VALUES_MAX && session_values(in->raw,
+	if (in->len > CHECK_PARSE_VALUES_MAX && check_values(in->raw,
 	    in->len, CHECK_PARSE_VALUES_MAX) > CHECK_PARSE_VALUES_MAX) {
 		session_truncated(c, in, 1);
 		return;

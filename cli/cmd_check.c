@@ -20,11 +20,19 @@ enum check_form {
 	FORM_MAX
 };
 
-/* An HTTP exchange of the session, kept while its messages are read. */
+/*
+ * HTTP exchanges whose heads are held at once: a message's exchange is
+ * nearly always one of the last few begun (SSE streams interleave with
+ * POSTs), and the others are read again when needed.  A session of a
+ * million exchanges then costs their ids (8 bytes each) and a flag, not
+ * their heads.
+ */
+#define CHECK_XCH_CACHE	16
+
+/* An HTTP exchange's heads, as the rules read them. */
 struct xch {
-	int64_t			 id;
+	int64_t			 id;		/* 0: the entry is empty */
 	struct check_http	 h;
-	int			 used;		/* a message came in it */
 };
 
 /* Reading one session into the checker. */
@@ -32,8 +40,13 @@ struct run {
 	struct check_out	*out;
 	struct check		*chk;
 	int64_t			 session;
-	struct xch		*xch;		/* sorted by id */
+	int64_t			*xid;		/* its exchanges' ids, sorted */
+	unsigned char		*used;		/* a message came in xid[i] */
 	size_t			 nxch, xalloc;
+	struct exchange_lookup	*lookup;
+	struct xch		 cache[CHECK_XCH_CACHE];
+	size_t			 cnext;		/* the entry to replace next */
+	char			*cause;		/* reading an exchange failed */
 	int64_t			 messages;
 	size_t			 order;
 	int			 legacy_sse;	/* recorded as HTTP+SSE */
@@ -127,17 +140,35 @@ check_finding_keep_cb(const struct check_finding *cf, void *arg)
 }
 
 static int
-check_exchange_cb(const struct exchange_row *e, void *arg)
+check_xid_cb(int64_t id, void *arg)
 {
 	struct run	*r = arg;
-	struct xch	*x;
 
 	if (r->nxch == r->xalloc) {
 		r->xalloc = r->xalloc == 0 ? 16 : r->xalloc * 2;
-		r->xch = xreallocarray(r->xch, r->xalloc, sizeof *r->xch);
+		r->xid = xreallocarray(r->xid, r->xalloc, sizeof *r->xid);
+		r->used = xreallocarray(r->used, r->xalloc, 1);
 	}
-	x = &r->xch[r->nxch++];
+	r->xid[r->nxch] = id;
+	r->used[r->nxch++] = 0;
+	return 0;
+}
+
+static void
+check_xch_clear(struct xch *x)
+{
+	free((char *)x->h.method);
+	free((char *)x->h.path);
+	free((char *)x->h.request_headers);
+	free((char *)x->h.response_headers);
 	memset(x, 0, sizeof *x);
+}
+
+static int
+check_exchange_cb(const struct exchange_row *e, void *arg)
+{
+	struct xch	*x = arg;
+
 	x->id = e->id;
 	x->h.exchange = e->id;
 	x->h.method = e->method != NULL ? xstrdup(e->method) : NULL;
@@ -147,30 +178,46 @@ check_exchange_cb(const struct exchange_row *e, void *arg)
 	x->h.response_headers = e->response_headers != NULL ?
 	    xstrdup(e->response_headers) : NULL;
 	x->h.status = e->has_status ? e->status : 0;
-	x->h.legacy_sse = r->legacy_sse;
 	return 0;
 }
 
 static int
-check_xch_cmp(const void *a, const void *b)
+check_xid_cmp(const void *a, const void *b)
 {
-	const struct xch	*x = a, *y = b;
+	const int64_t	*x = a, *y = b;
 
-	return (x->id > y->id) - (x->id < y->id);
+	return (*x > *y) - (*x < *y);
 }
 
+/*
+ * The heads of exchange id of the session (marked used when used), from
+ * the cache or read again; NULL when it is none of the session's, or
+ * cannot be read (r->cause).
+ */
 static const struct check_http *
-check_xch_find(struct run *r, int64_t id)
+check_xch_find(struct run *r, int64_t id, int used)
 {
-	struct xch	key, *x;
+	struct xch	*x;
+	int64_t		*at;
+	size_t		 i;
 
-	if (id == 0 || r->nxch == 0)
+	if (id == 0 || r->nxch == 0 || r->cause != NULL)
 		return NULL;
-	key.id = id;
-	x = bsearch(&key, r->xch, r->nxch, sizeof *r->xch, check_xch_cmp);
-	if (x == NULL)
+	at = bsearch(&id, r->xid, r->nxch, sizeof *r->xid, check_xid_cmp);
+	if (at == NULL)
 		return NULL;
-	x->used = 1;
+	if (used)
+		r->used[at - r->xid] = 1;
+	for (i = 0; i < CHECK_XCH_CACHE; i++)
+		if (r->cache[i].id == id)
+			return &r->cache[i].h;
+	x = &r->cache[r->cnext];
+	r->cnext = (r->cnext + 1) % CHECK_XCH_CACHE;
+	check_xch_clear(x);
+	if (query_exchange_get(r->lookup, id, check_exchange_cb, x,
+	    &r->cause) != 0 || x->id == 0)
+		return NULL;
+	x->h.legacy_sse = r->legacy_sse;
 	return &x->h;
 }
 
@@ -192,7 +239,9 @@ check_export_cb(const struct export_row *e, void *arg)
 	m.method = e->m.method;
 	m.rpc_id = e->m.rpc_id;
 	m.kind = e->m.kind;
-	m.http = check_xch_find(r, e->exchange);
+	m.http = check_xch_find(r, e->exchange, 1);
+	if (r->cause != NULL)
+		return 1;
 	r->messages++;
 	check_message(r->chk, &m);
 	return 0;
@@ -223,6 +272,7 @@ check_session(struct store *st, int64_t id, struct check_out *out,
 	struct run		 r;
 	struct sessinfo		 si = { NULL, 0, 0 };
 	struct check_sess	*s;
+	const struct check_http	*h;
 	enum proto_version	 v;
 	size_t			 i;
 	int			 rc = -1;
@@ -243,15 +293,24 @@ check_session(struct store *st, int64_t id, struct check_out *out,
 	if (query_sessions(st, id, check_info_cb, &si, cause) != 0)
 		goto done;
 	r.legacy_sse = si.sse;
-	if (query_exchanges(st, id, check_exchange_cb, &r, cause) != 0)
+	if (query_exchange_ids(st, id, check_xid_cb, &r, cause) != 0)
 		goto done;
-	if (r.nxch > 0)
-		qsort(r.xch, r.nxch, sizeof *r.xch, check_xch_cmp);
+	if (r.nxch > 0 && (r.lookup = query_exchange_open(st, cause)) == NULL)
+		goto done;
 	if (query_export(st, id, check_export_cb, &r, cause) != 0)
 		goto done;
-	for (i = 0; i < r.nxch; i++)
-		if (!r.xch[i].used)
-			check_exchange(r.chk, &r.xch[i].h);
+	/* Exchanges without a message (a GET refused, a DELETE). */
+	for (i = 0; i < r.nxch && r.cause == NULL; i++) {
+		if (r.used[i])
+			continue;
+		if ((h = check_xch_find(&r, r.xid[i], 0)) != NULL)
+			check_exchange(r.chk, h);
+	}
+	if (r.cause != NULL) {
+		*cause = r.cause;
+		r.cause = NULL;
+		goto done;
+	}
 	check_end(r.chk, si.ended ? CHECK_END_CLEAN : CHECK_END_OPEN);
 	v = check_version(r.chk);
 	s = &out->sess[out->nsess++];
@@ -263,13 +322,12 @@ check_session(struct store *st, int64_t id, struct check_out *out,
 	rc = 0;
 done:
 	free(si.name);
-	for (i = 0; i < r.nxch; i++) {
-		free((char *)r.xch[i].h.method);
-		free((char *)r.xch[i].h.path);
-		free((char *)r.xch[i].h.request_headers);
-		free((char *)r.xch[i].h.response_headers);
-	}
-	free(r.xch);
+	for (i = 0; i < CHECK_XCH_CACHE; i++)
+		check_xch_clear(&r.cache[i]);
+	free(r.xid);
+	free(r.used);
+	free(r.cause);
+	query_exchange_close(r.lookup);
 	check_free(r.chk);
 	return rc;
 }

@@ -93,13 +93,21 @@ cmd_record_usage(FILE *f)
 	    "                within it and finds mcpreel awake: ~15 us less per\n"
 	    "                round trip, for a little CPU while traffic flows\n"
 	    "  --check       check the traffic against the MCP specification as\n"
-	    "                it is recorded (the rules of 'mcpreel check') and\n"
-	    "                print each error to stderr as it happens (warnings\n"
-	    "                too with -v): 'mcpreel: check: seq 12 c2s\n"
-	    "                tools/call: error RULE: what is wrong'.  It never\n"
-	    "                delays forwarding: a checker that falls behind\n"
-	    "                skips the rest of that session and says so at the\n"
-	    "                end ('mcpreel check' reads it all afterwards)\n"
+	    "                it is recorded (the rules of 'mcpreel check', but\n"
+	    "                over HTTP those of the status a client's POST got\n"
+	    "                and of exchanges without a message only afterwards,\n"
+	    "                in 'mcpreel check') and print each error to stderr\n"
+	    "                as it happens (warnings too with -v): 'mcpreel:\n"
+	    "                check: seq 12 c2s tools/call: error RULE: what is\n"
+	    "                wrong' ('session 3 seq 12 ...' with --listen).  It\n"
+	    "                never delays forwarding: a session whose messages\n"
+	    "                the checker cannot keep up with, or past 256 checked\n"
+	    "                at once (the least recently active one), is checked\n"
+	    "                no further, and a line says so ('mcpreel check'\n"
+	    "                reads it all afterwards).  A message over 4 MiB or\n"
+	    "                65536 values is checked by its method and id only.\n"
+	    "                Memory: up to 16 MiB of queued copies and one parse\n"
+	    "                of ~5 MiB, plus each checked session's state\n"
 	    "  --durable     commit each message to the database (and sync it\n"
 	    "                to disk) before forwarding it: for bug captures\n"
 	    "                where the machine itself may die.  Slower: a disk\n"
@@ -449,7 +457,9 @@ cmd_record(int argc, char **argv)
 		goto usage;
 	}
 	if (check) {
-		if ((lc = livecheck_start(&cause)) == NULL) {
+		/* Over HTTP, sessions are many: lines name theirs. */
+		lc = livecheck_start(http.upstream != NULL, &cause);
+		if (lc == NULL) {
 			fprintf(stderr, "mcpreel record: %s\n", cause);
 			writer_stop(w);	/* closes st */
 			free(cause);
@@ -484,8 +494,13 @@ cmd_record(int argc, char **argv)
 	    res.reason);
 	tap_check_end(s);
 	tap_set_check(NULL);
-	livecheck_stop(lc);
+	/*
+	 * The record first, as over HTTP: the checker's backlog must not
+	 * hold the recording (and the exit) back.  The checker only
+	 * compares session pointers, and s is freed below.
+	 */
 	writer_stop(w);
+	livecheck_stop(lc);
 	lost = writer_session_lost(s);
 	if (lost != 0)
 		log_warnx("session %lld in %s: %llu messages were forwarded "

@@ -77,7 +77,11 @@ cmd_show_usage(FILE *f)
 	    "error), W (a warning) or n (a note), the most severe; with --json\n"
 	    "it has a \"findings\" array (check --json's objects).\n"
 	    "--findings shows only the messages with findings, each followed by\n"
-	    "its findings' lines as check prints them.\n"
+	    "its findings' lines as check prints them, then the findings about\n"
+	    "the session as a whole and the counts.  With --json these come as\n"
+	    "a last line without \"seq\": {\"session\", \"findings\", \"counts\",\n"
+	    "\"unlisted\"} (always with --findings, else when the session has\n"
+	    "such findings).\n"
 	    "\n"
 	    "--follow: print the session and then what is recorded after, as it\n"
 	    "is committed (tail -f), until the session ends, its recorder exits,\n"
@@ -281,6 +285,43 @@ show_row_cb(const struct timeline_row *r, void *arg)
 }
 
 /*
+ * --json's last line: the findings about the session as a whole (seq 0,
+ * no message to carry them), the counts and how many were only counted.
+ * Always after --findings; after the messages only when there are such
+ * findings (a line without "seq" is then the session's).
+ */
+static void
+show_findings_json(struct show *sh, int always)
+{
+	struct check_out	*o = &sh->chk;
+	json_t			*root, *fa, *counts;
+	size_t			 i, first, n;
+
+	first = check_out_find(o, sh->session, 0, &n);
+	if (n == 0 && !always)
+		return;
+	root = json_object();
+	json_object_set_new(root, "session", json_integer(sh->session));
+	fa = json_array();
+	for (i = first; i < first + n; i++)
+		json_array_append_new(fa, check_out_item_json(&o->items[i]));
+	json_object_set_new(root, "findings", fa);
+	counts = json_object();
+	json_object_set_new(counts, "error",
+	    json_integer((json_int_t)o->counts[PROTO_ERROR]));
+	json_object_set_new(counts, "warning",
+	    json_integer((json_int_t)o->counts[PROTO_WARNING]));
+	json_object_set_new(counts, "note",
+	    json_integer((json_int_t)o->counts[PROTO_NOTE]));
+	json_object_set_new(root, "counts", counts);
+	json_object_set_new(root, "unlisted",
+	    json_integer((json_int_t)o->dropped));
+	fmt_json_line(root);
+	json_decref(root);
+	fflush(stdout);
+}
+
+/*
  * After --findings' messages: the findings about the session as a whole
  * (seq 0), the line of counts, and how many were only counted.
  */
@@ -290,8 +331,10 @@ show_findings_end(struct show *sh)
 	struct check_out	*o = &sh->chk;
 	size_t			 i, first, n;
 
-	if (sh->format == SHOW_JSON)
+	if (sh->format == SHOW_JSON) {
+		show_findings_json(sh, 1);
 		return;
+	}
 	first = check_out_find(o, sh->session, 0, &n);
 	if (n > 0)
 		printf("session\n");
@@ -645,6 +688,8 @@ cmd_show(int argc, char **argv)
 		rc = EXIT_USAGE;
 	} else if (sh.findings && !sh.out_closed)
 		show_findings_end(&sh);
+	else if (sh.marks && sh.format == SHOW_JSON && !sh.out_closed)
+		show_findings_json(&sh, 0);
 	check_out_free(&sh.chk);
 	store_close(st);
 	free(path);

@@ -366,6 +366,7 @@ hexch_free(struct hexch *x)
 	for (i = 0; i < x->nheld; i++)
 		msg_free(x->held[i]);
 	free(x->held);
+	hexch_live_free(x);
 	http_head_clear(&x->req);
 	http_head_clear(&x->resp);
 	evbuffer_free(x->reqdata);

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "http_int.h"
+#include "check_session.h"
 
 /* Header fields whose values are credentials, always redacted. */
 static const char *redacted_headers[] = {
@@ -374,6 +375,8 @@ hsession_trailers_json(struct hproxy *p, struct evbuffer *lines)
 	return s;
 }
 
+static const struct check_http *hexch_live(struct hexch *);
+
 /*
  * The exchange's session is now known: write its request (and response
  * head, if it came) and the messages held until now.
@@ -405,7 +408,8 @@ hexch_assign(struct hexch *x, struct hsession *hs)
 	if (x->have_resp)
 		hexch_record_response(x);
 	for (i = 0; i < x->nheld; i++)
-		tap_message(p->tap, hs->ws, x->wx, x->held[i]);
+		tap_message_http(p->tap, hs->ws, x->wx, x->held[i],
+		    hexch_live(x));
 	free(x->held);
 	x->held = NULL;
 	x->nheld = 0;
@@ -427,12 +431,58 @@ hexch_record_response(struct hexch *x)
 	free(resph);
 }
 
+/*
+ * What record --check gets of the exchange a message came in: its method,
+ * path and request heads as stored, and its status and response heads
+ * once they came (a client's POST body comes before them: then the rules
+ * of its request heads run live, those of its status only in 'mcpreel
+ * check').  NULL when not checking.
+ */
+static const struct check_http *
+hexch_live(struct hexch *x)
+{
+	struct hproxy		*p = x->c->p;
+	struct check_http	*h;
+
+	if (!tap_checking() || x->hs == NULL)
+		return NULL;
+	if ((h = x->live) == NULL) {
+		h = x->live = xcalloc(1, sizeof *x->live);
+		h->exchange = ++p->nlive;
+		h->method = xstrdup(x->req.method != NULL ? x->req.method :
+		    "");
+		h->path = hsession_redact_path(x->req.target);
+		h->request_headers = hsession_headers_json(p, &x->req);
+		h->legacy_sse = x->hs->legacy;
+	}
+	if (x->have_resp && h->status == 0) {
+		h->status = x->resp.status;
+		h->response_headers = hsession_headers_json(p, &x->resp);
+	}
+	return h;
+}
+
+/* Free what hexch_live() made. */
+void
+hexch_live_free(struct hexch *x)
+{
+	if (x->live == NULL)
+		return;
+	free((char *)x->live->method);
+	free((char *)x->live->path);
+	free((char *)x->live->request_headers);
+	free((char *)x->live->response_headers);
+	free(x->live);
+	x->live = NULL;
+}
+
 /* Record a message of this exchange, or hold it until its session is known. */
 void
 hexch_tap(struct hexch *x, struct msg *m)
 {
 	if (x->hs != NULL) {
-		tap_message(x->c->p->tap, x->hs->ws, x->wx, m);
+		tap_message_http(x->c->p->tap, x->hs->ws, x->wx, m,
+		    hexch_live(x));
 		return;
 	}
 	x->held = xreallocarray(x->held, x->nheld + 1, sizeof *x->held);

@@ -122,6 +122,8 @@ struct hexch {
 
 	struct hsession		*hs;		/* NULL until known */
 	struct wexchange	*wx;
+	struct check_http	*live;		/* record --check: its heads
+						   (hexch_live) */
 	struct msg		**held;		/* tapped before hs was known */
 	size_t			 nheld;
 	int			 wait_endpoint;	/* hs waits for the first event */
@@ -218,6 +220,8 @@ struct hproxy {
 	struct writer		*w;
 	const struct http_options *opt;
 	uint64_t		 nconns;
+	int64_t			 nlive;		/* exchanges given to
+						   record --check */
 	struct hconns		 conns;
 	struct hsession		*sessions;
 	struct hsession		*dflt;		/* the run's default session */
@@ -285,6 +289,7 @@ char		*hsession_trailers_json(struct hproxy *, struct evbuffer *);
 void		 hexch_assign(struct hexch *, struct hsession *);
 void		 hexch_record_response(struct hexch *);
 void		 hexch_tap(struct hexch *, struct msg *);
+void		 hexch_live_free(struct hexch *);
 void		 hexch_note(struct hexch *, const char *, ...)
 		     PRINTFLIKE(2, 3);
 void		 hexch_note_at(struct hexch *, enum log_level, const char *,

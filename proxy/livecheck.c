@@ -9,7 +9,9 @@
  * follows a gap.  What was dropped is said at the end.
  *
  * Seqs are counted here as the writer counts them: every message of a
- * session the tap sees, in order, dropped or not.
+ * session the tap sees, in order, dropped or not.  Each session seen has
+ * a record for the run (struct lc_sess); a bounded number have a checker
+ * (struct lc_chk), which the least recently active gives up first.
  */
 
 #include <pthread.h>
@@ -21,44 +23,90 @@
 
 /*
  * Messages waiting for the checker, at most, and their bytes: a checker
- * behind by this much is behind for good; a few MiB of copies is what
- * --check may cost on top of recording.
+ * behind by this much is behind for good.  16 MiB of copies is what the
+ * queue may cost on top of recording.
  */
 #define LIVECHECK_QUEUE_MAX	4096
 #define LIVECHECK_QUEUE_BYTES	(16 * 1024 * 1024)
 
 /*
- * A message longer than this is not checked live (nor, after it, its
- * session): the checker parses it into a tree several times its size.
- * 'mcpreel check' reads such a session afterwards.
+ * A message longer than this is not copied for the checker: only its
+ * identity (kind, method, id, as the scanner reads them) is, and checked
+ * as a cut message's is.  'mcpreel check' reads it whole afterwards.
  */
 #define LIVECHECK_MSG_MAX	(4 * 1024 * 1024)
 
 /*
- * Sessions checked at once (record --listen may have many): a slot is
- * taken back when its session has ended and its messages are checked.
- * Past this, a new session is not checked, and that is counted.
+ * The most values ('{', '[', ',', ':') a message may hold to be parsed
+ * live: a parsed value costs about 80 bytes, so this bounds the one parse
+ * tree the checker holds at a time to ~5 MiB (plus the message's strings,
+ * at most LIVECHECK_MSG_MAX).  A message with more is checked by its
+ * identity only.  Lower than check's own CHECK_PARSE_VALUES_MAX: this
+ * runs beside the traffic, on every message a peer chooses to send.
+ */
+#define LIVECHECK_PARSE_VALUES_MAX	(64 * 1024)
+
+/*
+ * Sessions with a checker at once (record --listen may have many, and
+ * most clients never end theirs): each holds a checker's state (pending
+ * requests, tools, ...).  A new session past this takes the checker of
+ * the least recently active one, which is then checked no more (a gap:
+ * never restarted mid-stream), and a line says so.
  */
 #define LIVECHECK_SESSIONS_MAX	256
 
-struct lc_sess {
-	const struct wsession	*ws;		/* NULL: the slot is free */
-	int64_t			 seq;		/* messages seen (loop side) */
-	size_t			 queued;	/* items queued for it */
-	int			 ended;		/* its end is queued */
-	int			 off;		/* checked no more: a gap */
-	int			 done;		/* its end was checked */
+/*
+ * Sessions remembered in one run (a seq, whether checked, ended): twice
+ * the HTTP proxy's HTTP_SESSIONS_MAX, past which it records sessions in
+ * one default session.  Past this a new session is not checked live, and
+ * a line says so once.
+ */
+#define LIVECHECK_RECORDS_MAX	2048
+#define LIVECHECK_INDEX		4096	/* a power of two > RECORDS_MAX */
+
+/* What live checking does with a session's messages. */
+enum lc_state {
+	LC_CHECKED,		/* checked: c is its checker */
+	LC_OFF,			/* checked no more: a gap (dropped, evicted) */
+	LC_ENDED,		/* its end is queued: later messages ignored */
+	LC_STATE_MAX
+};
+
+/*
+ * A session's checker.  Made by the loop, freed by the checker thread
+ * with the session's end item (or at livecheck_stop).
+ */
+struct lc_chk {
 	struct check		*chk;		/* the checker thread's only */
+	int64_t			 sid;		/* the session's row id (atomic;
+						   0 until the writer has it) */
+	int			 named;		/* name the session in lines */
+};
+
+/* What the loop knows of a session for the whole run (under mu). */
+struct lc_sess {
+	const struct wsession	*ws;
+	int64_t			 seq;		/* messages seen */
+	enum lc_state		 state;
+	struct lc_chk		*c;		/* LC_CHECKED: its checker */
+	uint64_t		 active;	/* lc->tick at its last message */
+	int64_t			 sid;		/* its row id, once known */
 };
 
 struct lc_item {
 	struct lc_item	*next;
-	struct lc_sess	*sess;
+	struct lc_chk	*c;
+	struct check_http *http;	/* its exchange's heads, or NULL */
 	int		 end;		/* the session ended: no message */
 	int		 gap;		/* with end: messages were dropped */
+	int		 ident;		/* raw is only the identity below */
+	enum msg_kind	 kind;		/* ident: as scanned */
+	int		 has_method;	/* ident: raw starts with the method, */
+	int		 has_id;	/* then the id, each NUL-terminated */
 	int64_t		 seq;
 	enum dir	 dir;
 	int64_t		 ts_ns;
+	size_t		 cost;		/* bytes against LIVECHECK_QUEUE_BYTES */
 	size_t		 len;
 	char		 raw[];
 };
@@ -70,23 +118,50 @@ struct livecheck {
 	struct lc_item	*head, **tail;
 	size_t		 n, bytes;
 	int		 stopping;
-	struct lc_sess	 sess[LIVECHECK_SESSIONS_MAX];
+	int		 named;		/* sessions named in lines (--listen) */
+	struct lc_sess	 sess[LIVECHECK_RECORDS_MAX];
+	size_t		 nsess;
+	uint16_t	 index[LIVECHECK_INDEX];	/* sess + 1; 0: empty */
+	size_t		 live;		/* sessions LC_CHECKED */
+	uint64_t	 tick;		/* messages seen, all sessions */
 	uint64_t	 dropped;	/* messages not checked */
-	uint64_t	 unchecked;	/* sessions not checked (no slot) */
+	uint64_t	 unchecked;	/* messages past RECORDS_MAX sessions */
 };
+
+/* A session's name in a line: "session 12 " over --listen, else "". */
+static void
+livecheck_label(const struct lc_chk *c, char *buf, size_t size)
+{
+	int64_t	sid;
+
+	if (!c->named) {
+		buf[0] = '\0';
+		return;
+	}
+	sid = __atomic_load_n(&c->sid, __ATOMIC_ACQUIRE);
+	if (sid > 0)
+		snprintf(buf, size, "session %lld ", (long long)sid);
+	else
+		snprintf(buf, size, "a new session ");
+}
 
 /* Print a finding: errors always, warnings with -v, notes never. */
 static void
 livecheck_finding_cb(const struct check_finding *cf, void *arg)
 {
-	char	where[64];
+	struct lc_chk	*c = arg;
+	char		 label[64], where[128];
 
 	if (cf->f->severity != PROTO_ERROR && cf->f->severity !=
 	    PROTO_WARNING)
 		return;
+	livecheck_label(c, label, sizeof label);
 	if (cf->seq > 0)
-		snprintf(where, sizeof where, "seq %lld %s", (long long)cf->seq,
-		    dir_name(cf->dir));
+		snprintf(where, sizeof where, "%sseq %lld %s", label,
+		    (long long)cf->seq, dir_name(cf->dir));
+	else if (c->named)
+		snprintf(where, sizeof where, "%.*s", (int)strlen(label) - 1,
+		    label);
 	else
 		snprintf(where, sizeof where, "session");
 	if (cf->f->severity == PROTO_ERROR)
@@ -101,32 +176,80 @@ livecheck_finding_cb(const struct check_finding *cf, void *arg)
 		    cf->f->rule, cf->f->text);
 }
 
-/* Check one item (on the checker thread, without the lock). */
-static void
-livecheck_item(struct lc_sess *s, const struct lc_item *it)
+static char *
+livecheck_dup(const char *s)
 {
-	struct check_msg	m;
+	return s != NULL ? xstrdup(s) : NULL;
+}
 
-	if (it->end) {
-		if (s->chk != NULL) {
-			/* After a gap, its end would tell of requests (or
-			   answers) it never saw. */
-			if (!it->gap)
-				check_end(s->chk, CHECK_END_CLEAN);
-			check_free(s->chk);
-			s->chk = NULL;
-		}
+static void
+livecheck_item_free(struct lc_item *it)
+{
+	if (it == NULL)
 		return;
+	if (it->http != NULL) {
+		free((char *)it->http->method);
+		free((char *)it->http->path);
+		free((char *)it->http->request_headers);
+		free((char *)it->http->response_headers);
+		free(it->http);
 	}
-	if (s->chk == NULL)
-		s->chk = check_new(livecheck_finding_cb, NULL);
+	free(it);
+}
+
+/*
+ * Check one message item (on the checker thread, without the lock).  One
+ * with too many values to parse here is checked by its identity, as a
+ * cut one is.
+ */
+static void
+livecheck_item(struct lc_chk *c, const struct lc_item *it)
+{
+	struct check_msg	 m;
+	struct scan		 sc;
+	char			*method = NULL, *id = NULL;
+
+	if (c->chk == NULL)
+		c->chk = check_new(livecheck_finding_cb, c);
 	memset(&m, 0, sizeof m);
 	m.seq = it->seq;
 	m.dir = it->dir;
 	m.ts_ns = it->ts_ns;
 	m.raw = it->raw;
 	m.len = it->len;
-	check_message(s->chk, &m);
+	m.kind = KIND_INVALID;
+	m.http = it->http;
+	if (it->ident) {
+		m.truncated = 1;
+		m.kind = it->kind;
+		m.method = it->has_method ? it->raw : NULL;
+		m.rpc_id = it->has_id ? it->raw + (it->has_method ?
+		    strlen(it->raw) + 1 : 0) : NULL;
+	} else if (check_values(it->raw, it->len,
+	    LIVECHECK_PARSE_VALUES_MAX) > LIVECHECK_PARSE_VALUES_MAX) {
+		scan_message(it->raw, it->len, &sc);
+		m.truncated = 1;
+		m.kind = sc.kind;
+		m.method = method = scan_method_dup(it->raw, &sc);
+		m.rpc_id = id = scan_id_dup(it->raw, &sc);
+	}
+	check_message(c->chk, &m);
+	free(method);
+	free(id);
+}
+
+/* A session's end (on the checker thread): its checker goes. */
+static void
+livecheck_item_end(struct lc_chk *c, const struct lc_item *it)
+{
+	if (c->chk != NULL) {
+		/* After a gap, its end would tell of requests (or answers)
+		   it never saw. */
+		if (!it->gap)
+			check_end(c->chk, CHECK_END_CLEAN);
+		check_free(c->chk);
+	}
+	free(c);
 }
 
 static void *
@@ -144,28 +267,33 @@ livecheck_main(void *arg)
 		if ((lc->head = it->next) == NULL)
 			lc->tail = &lc->head;
 		lc->n--;
-		lc->bytes -= it->len;
+		lc->bytes -= it->cost;
 		pthread_mutex_unlock(&lc->mu);
-		livecheck_item(it->sess, it);
-		pthread_mutex_lock(&lc->mu);
-		it->sess->queued--;
 		if (it->end)
-			it->sess->done = 1;
-		free(it);
+			livecheck_item_end(it->c, it);
+		else
+			livecheck_item(it->c, it);
+		livecheck_item_free(it);
+		pthread_mutex_lock(&lc->mu);
 	}
 	pthread_mutex_unlock(&lc->mu);
 	return NULL;
 }
 
-/* Start the checker thread; NULL (and *cause) if it cannot start. */
+/*
+ * Start the checker thread; NULL (and *cause) if it cannot start.  named:
+ * more than one session may be recorded (--listen), so each line names
+ * its session.
+ */
 struct livecheck *
-livecheck_start(char **cause)
+livecheck_start(int named, char **cause)
 {
 	struct livecheck	*lc = xcalloc(1, sizeof *lc);
 
 	pthread_mutex_init(&lc->mu, NULL);
 	pthread_cond_init(&lc->cv, NULL);
 	lc->tail = &lc->head;
+	lc->named = named;
 	if (pthread_create(&lc->thread, NULL, livecheck_main, lc) != 0) {
 		xasprintf(cause, "cannot start the checker's thread (--check)");
 		pthread_mutex_destroy(&lc->mu);
@@ -176,40 +304,157 @@ livecheck_start(char **cause)
 	return lc;
 }
 
-/* The slot of session ws, taken if new; NULL when none is free. */
-static struct lc_sess *
-livecheck_sess(struct livecheck *lc, const struct wsession *ws)
-{
-	struct lc_sess	*s, *free_slot = NULL;
-	size_t		 i;
-
-	for (i = 0; i < LIVECHECK_SESSIONS_MAX; i++) {
-		s = &lc->sess[i];
-		if (s->ws == ws)
-			return s;
-		/* An ended session checked to its end frees its slot. */
-		if (free_slot == NULL && (s->ws == NULL || (s->done &&
-		    s->queued == 0)))
-			free_slot = s;
-	}
-	if (free_slot == NULL) {
-		lc->unchecked++;
-		return NULL;
-	}
-	memset(free_slot, 0, sizeof *free_slot);
-	free_slot->ws = ws;
-	return free_slot;
-}
-
 static void
 livecheck_queue(struct livecheck *lc, struct lc_item *it)
 {
-	it->sess->queued++;
 	*lc->tail = it;
 	lc->tail = &it->next;
 	lc->n++;
-	lc->bytes += it->len;
+	lc->bytes += it->cost;
 	pthread_cond_signal(&lc->cv);
+}
+
+/* Queue session s's end for its checker, which then goes (under mu). */
+static void
+livecheck_close(struct livecheck *lc, struct lc_sess *s, int gap)
+{
+	struct lc_item	*it;
+
+	if (s->state != LC_CHECKED)
+		return;
+	it = xcalloc(1, sizeof *it);
+	it->c = s->c;
+	it->end = 1;
+	it->gap = gap;
+	livecheck_queue(lc, it);
+	s->c = NULL;
+	lc->live--;
+}
+
+/*
+ * Check session s no more from its current message on (a gap), saying
+ * why once (under mu).
+ */
+static void
+livecheck_off(struct livecheck *lc, struct lc_sess *s, const char *why)
+{
+	char	label[64];
+
+	livecheck_label(s->c, label, sizeof label);
+	livecheck_close(lc, s, 1);
+	s->state = LC_OFF;
+	log_warnx("check: %snot checked as it comes from seq %lld on: %s; "
+	    "it is recorded: 'mcpreel check' reads the whole session", label,
+	    (long long)s->seq, why);
+}
+
+/* Where ws's record is or goes in the index. */
+static size_t
+livecheck_slot(const struct livecheck *lc, const struct wsession *ws)
+{
+	size_t	h;
+
+	h = (size_t)(((uintptr_t)ws >> 4) * 0x9E3779B97F4A7C15ULL);
+	h &= LIVECHECK_INDEX - 1;
+	while (lc->index[h] != 0 && lc->sess[lc->index[h] - 1].ws != ws)
+		h = (h + 1) & (LIVECHECK_INDEX - 1);
+	return h;
+}
+
+/*
+ * The record of session ws, made on its first message (with a checker,
+ * taken from the least recently active session when all are in use);
+ * NULL past LIVECHECK_RECORDS_MAX sessions (under mu).
+ */
+static struct lc_sess *
+livecheck_sess(struct livecheck *lc, const struct wsession *ws)
+{
+	struct lc_sess	*s, *lru;
+	size_t		 h, i;
+	char		 why[128];
+
+	h = livecheck_slot(lc, ws);
+	if (lc->index[h] != 0)
+		return &lc->sess[lc->index[h] - 1];
+	if (lc->nsess == LIVECHECK_RECORDS_MAX) {
+		if (lc->unchecked++ == 0)
+			log_warnx("check: more than %d sessions in this run: "
+			    "the rest are not checked as they come; they are "
+			    "recorded: 'mcpreel check' reads them",
+			    LIVECHECK_RECORDS_MAX);
+		return NULL;
+	}
+	if (lc->live == LIVECHECK_SESSIONS_MAX) {
+		for (i = 0, lru = NULL; i < lc->nsess; i++) {
+			s = &lc->sess[i];
+			if (s->state == LC_CHECKED && (lru == NULL ||
+			    s->active < lru->active))
+				lru = s;
+		}
+		snprintf(why, sizeof why, "%d sessions are checked at once, "
+		    "and it was the least recently active",
+		    LIVECHECK_SESSIONS_MAX);
+		livecheck_off(lc, lru, why);
+	}
+	s = &lc->sess[lc->nsess];
+	lc->index[h] = (uint16_t)++lc->nsess;
+	memset(s, 0, sizeof *s);
+	s->ws = ws;
+	s->state = LC_CHECKED;
+	s->c = xcalloc(1, sizeof *s->c);
+	s->c->named = lc->named;
+	lc->live++;
+	return s;
+}
+
+/*
+ * The item for message m: a copy, or only its identity when it is cut
+ * (its ident) or longer than LIVECHECK_MSG_MAX.  NULL when not even that
+ * is known.  Made before the lock is taken.
+ */
+static struct lc_item *
+livecheck_item_new(const struct msg *m)
+{
+	struct lc_item	*it;
+	struct scan	 sc;
+	const char	*buf;
+	char		*method, *id;
+	size_t		 len, ml, il;
+
+	if ((m->flags & MSG_TRUNCATED) == 0 && m->len <= LIVECHECK_MSG_MAX) {
+		it = xmalloc(sizeof *it + m->len);
+		memset(it, 0, sizeof *it);
+		it->len = it->cost = m->len;
+		memcpy(it->raw, m->raw, m->len);
+		return it;
+	}
+	if ((m->flags & MSG_TRUNCATED) != 0) {
+		if (m->ident == NULL)
+			return NULL;
+		buf = m->ident;
+		len = m->ident_len;
+	} else {
+		buf = m->raw;
+		len = m->len;
+	}
+	scan_message(buf, len, &sc);
+	method = scan_method_dup(buf, &sc);
+	id = scan_id_dup(buf, &sc);
+	ml = method != NULL ? strlen(method) + 1 : 0;
+	il = id != NULL ? strlen(id) + 1 : 0;
+	it = xcalloc(1, sizeof *it + ml + il);
+	it->ident = 1;
+	it->kind = sc.kind;
+	it->has_method = method != NULL;
+	it->has_id = id != NULL;
+	it->len = it->cost = ml + il;
+	if (method != NULL)
+		memcpy(it->raw, method, ml);
+	if (id != NULL)
+		memcpy(it->raw + ml, id, il);
+	free(method);
+	free(id);
+	return it;
 }
 
 /*
@@ -219,39 +464,62 @@ livecheck_queue(struct livecheck *lc, struct lc_item *it)
  */
 void
 livecheck_message(struct livecheck *lc, const struct wsession *ws,
-    const struct msg *m)
+    const struct msg *m, const struct check_http *h)
 {
 	struct lc_sess	*s;
 	struct lc_item	*it;
 
+	if ((it = livecheck_item_new(m)) != NULL && h != NULL) {
+		it->http = xcalloc(1, sizeof *it->http);
+		*it->http = *h;
+		it->http->method = livecheck_dup(h->method);
+		it->http->path = livecheck_dup(h->path);
+		it->http->request_headers = livecheck_dup(
+		    h->request_headers);
+		it->http->response_headers = livecheck_dup(
+		    h->response_headers);
+		/* Heads count against the queue's bytes too. */
+		it->cost += (h->request_headers != NULL ?
+		    strlen(h->request_headers) : 0) +
+		    (h->response_headers != NULL ?
+		    strlen(h->response_headers) : 0);
+	}
 	pthread_mutex_lock(&lc->mu);
-	if ((s = livecheck_sess(lc, ws)) == NULL || s->ended) {
+	if ((s = livecheck_sess(lc, ws)) == NULL || s->state == LC_ENDED) {
+		/* After its end (HTTP traffic may still name it): not
+		   checked, as 'mcpreel check' would not either. */
 		pthread_mutex_unlock(&lc->mu);
+		livecheck_item_free(it);
 		return;
 	}
 	s->seq++;
-	if (s->off)
+	s->active = ++lc->tick;
+	if (s->sid == 0 && (s->sid = writer_session_id_now(ws)) != 0 &&
+	    s->c != NULL)
+		__atomic_store_n(&s->c->sid, s->sid, __ATOMIC_RELEASE);
+	if (s->state == LC_OFF)
 		goto drop;
-	if ((m->flags & MSG_TRUNCATED) != 0 || m->len > LIVECHECK_MSG_MAX ||
-	    lc->n >= LIVECHECK_QUEUE_MAX ||
-	    lc->bytes + m->len > LIVECHECK_QUEUE_BYTES) {
-		s->off = 1;
+	if (it == NULL) {
+		livecheck_off(lc, s, "a message cut by --max-record-size "
+		    "without its identity");
 		goto drop;
 	}
-	it = xmalloc(sizeof *it + m->len);
-	memset(it, 0, sizeof *it);
-	it->sess = s;
+	if (lc->n >= LIVECHECK_QUEUE_MAX ||
+	    lc->bytes + it->cost > LIVECHECK_QUEUE_BYTES) {
+		livecheck_off(lc, s, "the checker fell behind");
+		goto drop;
+	}
+	it->c = s->c;
 	it->seq = s->seq;
 	it->dir = m->dir;
 	it->ts_ns = m->ts_ns;
-	it->len = m->len;
-	memcpy(it->raw, m->raw, m->len);
 	livecheck_queue(lc, it);
 	pthread_mutex_unlock(&lc->mu);
 	return;
 drop:
 	lc->dropped++;
 	pthread_mutex_unlock(&lc->mu);
+	livecheck_item_free(it);
 }
 
 /* Session ws has ended: check what only its end shows (once). */
@@ -259,20 +527,14 @@ void
 livecheck_end(struct livecheck *lc, const struct wsession *ws)
 {
 	struct lc_sess	*s;
-	struct lc_item	*it;
-	size_t		 i;
+	size_t		 h;
 
 	pthread_mutex_lock(&lc->mu);
-	for (i = 0, s = NULL; i < LIVECHECK_SESSIONS_MAX; i++)
-		if (lc->sess[i].ws == ws)
-			s = &lc->sess[i];
-	if (s != NULL && !s->ended) {
-		s->ended = 1;
-		it = xcalloc(1, sizeof *it);
-		it->sess = s;
-		it->end = 1;
-		it->gap = s->off;
-		livecheck_queue(lc, it);
+	h = livecheck_slot(lc, ws);
+	if (lc->index[h] != 0) {
+		s = &lc->sess[lc->index[h] - 1];
+		livecheck_close(lc, s, 0);
+		s->state = LC_ENDED;
 	}
 	pthread_mutex_unlock(&lc->mu);
 }
@@ -293,20 +555,22 @@ livecheck_stop(struct livecheck *lc)
 	pthread_cond_signal(&lc->cv);
 	pthread_mutex_unlock(&lc->mu);
 	pthread_join(lc->thread, NULL);
-	for (i = 0; i < LIVECHECK_SESSIONS_MAX; i++)
-		if (lc->sess[i].chk != NULL)
-			check_free(lc->sess[i].chk);	/* not ended */
+	for (i = 0; i < lc->nsess; i++) {
+		if (lc->sess[i].c == NULL)
+			continue;
+		if (lc->sess[i].c->chk != NULL)
+			check_free(lc->sess[i].c->chk);	/* not ended */
+		free(lc->sess[i].c);
+	}
 	if (lc->dropped > 0)
-		log_warnx("check: %llu messages were not checked as they came "
-		    "(the checker fell behind, or one was over %d MiB or cut "
-		    "by --max-record-size); they are recorded: 'mcpreel check' "
-		    "reads the whole session", (unsigned long long)lc->dropped,
-		    LIVECHECK_MSG_MAX / (1024 * 1024));
+		log_warnx("check: %llu messages were not checked as they came; "
+		    "they are recorded: 'mcpreel check' reads the whole "
+		    "session", (unsigned long long)lc->dropped);
 	if (lc->unchecked > 0)
 		log_warnx("check: %llu messages came in sessions past the %d "
-		    "checked at once, not checked as they came: 'mcpreel "
-		    "check' reads them", (unsigned long long)lc->unchecked,
-		    LIVECHECK_SESSIONS_MAX);
+		    "of one run, not checked as they came: 'mcpreel check' "
+		    "reads them", (unsigned long long)lc->unchecked,
+		    LIVECHECK_RECORDS_MAX);
 	pthread_mutex_destroy(&lc->mu);
 	pthread_cond_destroy(&lc->cv);
 	free(lc);

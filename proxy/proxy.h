@@ -11,9 +11,10 @@
 
 /* livecheck.c (record --check) */
 struct livecheck;
-struct livecheck *livecheck_start(char **);
+struct check_http;
+struct livecheck *livecheck_start(int, char **);
 void		 livecheck_message(struct livecheck *, const struct wsession *,
-		    const struct msg *);
+		    const struct msg *, const struct check_http *);
 void		 livecheck_end(struct livecheck *, const struct wsession *);
 void		 livecheck_stop(struct livecheck *);
 
@@ -32,6 +33,10 @@ struct tap	*tap_new(struct event_base *, struct writer *, tap_resume_cb,
 void		 tap_free(struct tap *);
 int		 tap_message(struct tap *, struct wsession *, struct wexchange *,
 		     struct msg *);
+int		 tap_message_http(struct tap *, struct wsession *,
+		     struct wexchange *, struct msg *,
+		     const struct check_http *);
+int		 tap_checking(void);
 void		 tap_event(struct tap *, struct wsession *, const char *,
 		     const void *, size_t);
 int		 tap_paused(const struct tap *);

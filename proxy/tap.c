@@ -90,10 +90,21 @@ int
 tap_message(struct tap *t, struct wsession *s, struct wexchange *x,
     struct msg *m)
 {
+	return tap_message_http(t, s, x, m, NULL);
+}
+
+/*
+ * tap_message() of a message that came in an HTTP exchange, h what
+ * record --check may know of it (its heads as stored), or NULL.
+ */
+int
+tap_message_http(struct tap *t, struct wsession *s, struct wexchange *x,
+    struct msg *m, const struct check_http *h)
+{
 	if (tap_rules != NULL)
 		m = redact_msg(tap_rules, m);
 	if (tap_check != NULL)
-		livecheck_message(tap_check, s, m);
+		livecheck_message(tap_check, s, m, h);
 	if (writer_message(t->w, s, x, m)) {
 		if (!t->paused)
 			log_debug("recording is behind: reading pauses");
@@ -181,6 +192,13 @@ void
 tap_set_check(struct livecheck *lc)
 {
 	tap_check = lc;
+}
+
+/* Whether record --check is on (what to hand tap_message_http). */
+int
+tap_checking(void)
+{
+	return tap_check != NULL;
 }
 
 /* Session s has ended, for record --check. */

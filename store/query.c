@@ -784,6 +784,97 @@ query_exchanges(struct store *st, int64_t session, exchange_cb cb,
 	return 0;
 }
 
+/* The ids of session's HTTP exchanges, in id order, to cb. */
+int
+query_exchange_ids(struct store *st, int64_t session,
+    int (*cb)(int64_t, void *), void *arg, char **cause)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	if (query_prepare(st, "SELECT id FROM http_exchanges "
+	    "WHERE session_id = ?1 ORDER BY id", &stmt, cause) != 0)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, session);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		if (cb(sqlite3_column_int64(stmt, 0), arg) != 0)
+			break;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return query_failed(st, stmt, cause);
+	sqlite3_finalize(stmt);
+	return 0;
+}
+
+/*
+ * Looking HTTP exchanges up one by one, by id, with one statement: what
+ * the check rules read of each (method, path, heads, status), so that a
+ * session's exchanges need not all be held at once.
+ */
+struct exchange_lookup {
+	struct store	*st;
+	sqlite3_stmt	*stmt;
+};
+
+struct exchange_lookup *
+query_exchange_open(struct store *st, char **cause)
+{
+	struct exchange_lookup	*l = xcalloc(1, sizeof *l);
+
+	l->st = st;
+	if (query_prepare(st, "SELECT id, method, path, request_headers, "
+	    "status, response_headers FROM http_exchanges WHERE id = ?1",
+	    &l->stmt, cause) != 0) {
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+/*
+ * Exchange id to cb (its method, path, heads and status only); 0 without
+ * a call when there is none, -1 (and *cause) when it cannot be read.
+ */
+int
+query_exchange_get(struct exchange_lookup *l, int64_t id, exchange_cb cb,
+    void *arg, char **cause)
+{
+	struct exchange_row	 r;
+	int			 rc;
+
+	sqlite3_reset(l->stmt);
+	sqlite3_bind_int64(l->stmt, 1, id);
+	if ((rc = sqlite3_step(l->stmt)) == SQLITE_ROW) {
+		memset(&r, 0, sizeof r);
+		r.id = sqlite3_column_int64(l->stmt, 0);
+		r.method = column_text(l->stmt, 1);
+		r.path = column_text(l->stmt, 2);
+		r.request_headers = column_text(l->stmt, 3);
+		r.has_status = sqlite3_column_type(l->stmt, 4) != SQLITE_NULL;
+		r.status = sqlite3_column_int(l->stmt, 4);
+		r.response_headers = column_text(l->stmt, 5);
+		(void)cb(&r, arg);
+		sqlite3_reset(l->stmt);
+		return 0;
+	}
+	if (rc != SQLITE_DONE) {
+		xasprintf(cause, "database %s: %s", l->st->path,
+		    sqlite3_errmsg(l->st->db));
+		sqlite3_reset(l->stmt);
+		return -1;
+	}
+	sqlite3_reset(l->stmt);
+	return 0;
+}
+
+void
+query_exchange_close(struct exchange_lookup *l)
+{
+	if (l == NULL)
+		return;
+	sqlite3_finalize(l->stmt);
+	free(l);
+}
+
 /* Fill r from the current row of the export's message statement. */
 static void
 query_export_message(sqlite3_stmt *stmt, struct export_row *r)

@@ -309,7 +309,9 @@ rows_begin(struct writer *w, struct wsession *s)
 		rows_failed(w, "a session");
 		return;
 	}
-	s->id = sqlite3_last_insert_rowid(w->st->db);
+	/* Read by other threads (writer_session_id_now). */
+	__atomic_store_n(&s->id, sqlite3_last_insert_rowid(w->st->db),
+	    __ATOMIC_RELEASE);
 	s->all_next = w->all;
 	w->all = s;
 }

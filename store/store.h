@@ -106,6 +106,7 @@ void		 writer_session_end(struct writer *, struct wsession *, int,
 void		 writer_session_end_at(struct writer *, struct wsession *,
 		     int64_t, int, int, const char *);
 int64_t		 writer_session_id(const struct wsession *);
+int64_t		 writer_session_id_now(const struct wsession *);
 uint64_t	 writer_session_lost(const struct wsession *);
 void		 writer_stop(struct writer *);
 void		 writer_session_free(struct wsession *);
@@ -314,6 +315,13 @@ int		 query_exchanges(struct store *, int64_t, exchange_cb, void *,
 		     char **);
 int		 query_export(struct store *, int64_t, export_cb, void *,
 		     char **);
+int		 query_exchange_ids(struct store *, int64_t,
+		     int (*)(int64_t, void *), void *, char **);
+struct exchange_lookup;
+struct exchange_lookup *query_exchange_open(struct store *, char **);
+int		 query_exchange_get(struct exchange_lookup *, int64_t,
+		     exchange_cb, void *, char **);
+void		 query_exchange_close(struct exchange_lookup *);
 int		 query_session_counts(struct store *, int64_t, int64_t *,
 		     int64_t *, int64_t *, char **);
 int		 query_drop_session(struct store *, int64_t, char **);

@@ -483,6 +483,17 @@ writer_session_id(const struct wsession *s)
 	return s->id;
 }
 
+/*
+ * The session's row id as far as the writer's thread has got: 0 until its
+ * row is written.  Safe from any thread while s lives (record --check
+ * names sessions by it as they are recorded).
+ */
+int64_t
+writer_session_id_now(const struct wsession *s)
+{
+	return __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+}
+
 /* Messages forwarded but not recorded; valid after writer_stop(). */
 uint64_t
 writer_session_lost(const struct wsession *s)

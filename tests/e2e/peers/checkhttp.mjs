@@ -7,16 +7,20 @@
 //   ok          every answer right: JSON, 202 for notifications, GET 405
 //   notify-200  a notification accepted with 200, not 202      http.status
 //   get-json    GET answered 200 application/json (empty)     http.get
+//   sessions    a new session id for each initialize (sess-N), DELETE
+//               answered 200; tools/list answered {} (no "tools")
+//                                                             shape.required
 import http from 'node:http';
 
 const mode = process.argv[2] ?? 'ok';
 const SESSION = 'sess-1';
+let sessions = 0;
 const TOOLS = [{ name: 'echo', inputSchema: { type: 'object' } }];
 
 function answer(m) {
   if (m.method === 'initialize')
     return { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'checkhttp', version: '1.0.0' } };
-  if (m.method === 'tools/list') return { tools: TOOLS };
+  if (m.method === 'tools/list') return mode === 'sessions' ? {} : { tools: TOOLS };
   if (m.method === 'tools/call') return { content: [{ type: 'text', text: 'ok' }] };
   return {};
 }
@@ -42,7 +46,10 @@ const server = http.createServer((req, res) => {
     }
     let m;
     try { m = JSON.parse(Buffer.concat(chunks).toString()); } catch { res.writeHead(400); res.end(); return; }
-    const headers = { 'Mcp-Session-Id': SESSION };
+    let sid = SESSION;
+    if (mode === 'sessions')
+      sid = m.method === 'initialize' ? `sess-${++sessions}` : (req.headers['mcp-session-id'] ?? 'none');
+    const headers = { 'Mcp-Session-Id': sid };
     if (m.id === undefined || m.method === undefined) {
       if (mode === 'notify-200') {
         res.writeHead(200, { ...headers, 'Content-Length': '0' });
