@@ -16,7 +16,12 @@ struct pend {
 	int			 cancelled;
 	char			*cursor;	/* its params.cursor, or NULL */
 	char			*target;	/* params.name, else params.uri */
+	int			 tool_flags;	/* TOOL_*, of a tools/call */
 };
+
+/* What a tools/call's request showed, for its answer. */
+#define TOOL_UNKNOWN	0x1	/* not in the last tools/list */
+#define TOOL_ARGS_BAD	0x2	/* arguments fail the inputSchema */
 
 /* A bounded set of keys that forgets its oldest first. */
 struct recent {
@@ -56,6 +61,7 @@ struct cmsg {
 	int			 is_response;
 	struct pend		*req;		/* a response: its request, while
 						   the response is checked */
+	int			 tool_flags;	/* TOOL_*, of a tools/call */
 };
 
 /* Where the lifecycle has got to (legacy revisions). */
@@ -72,8 +78,6 @@ enum life_state {
 struct check {
 	check_finding_cb	*cb;
 	void			*arg;
-	check_schema_fn		*schema;
-	void			*schema_arg;
 	size_t			 counts[PROTO_SEVERITY_MAX];
 
 	enum life_state		 life;
@@ -86,6 +90,7 @@ struct check {
 	/* Tools of the last tools/list, name -> tool object. */
 	json_t			*tools;
 	int			 tools_known;
+	struct tools		*toolc;		/* their compiled schemas */
 	/* Cursors seen per paginated method in the current walk. */
 	json_t			*cursors;	/* method -> {cursor: true} */
 
@@ -136,6 +141,15 @@ void		 caps_message(struct check *, struct cmsg *);
 
 /* http.c */
 void		 http_message(struct check *, struct cmsg *);
+
+/* tools.c */
+struct tools	*tools_new(void);
+void		 tools_free(struct tools *);
+void		 tools_list_begin(struct check *);
+void		 tools_listed(struct check *, struct cmsg *, const json_t *,
+		     size_t);
+void		 tools_call(struct check *, struct cmsg *, const char *);
+void		 tools_answered(struct check *, struct cmsg *);
 
 /* semantics.c */
 void		 sem_message(struct check *, struct cmsg *);

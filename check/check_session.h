@@ -64,16 +64,6 @@ struct check_finding {
 
 typedef void check_finding_cb(const struct check_finding *, void *);
 
-/*
- * The hook for tool schemas: validate value against schema (a tool's
- * inputSchema or outputSchema) and report each fault to cb with a path
- * under path.  None is set by default: then tool arguments and
- * structured results are not checked against schemas.
- */
-typedef void check_schema_fn(const json_t *schema, const json_t *value,
-		    const char *path, proto_finding_cb *cb, void *cbarg,
-		    void *arg);
-
 /* How the session ended, for requests never answered. */
 enum check_end {
 	CHECK_END_CLEAN,	/* it ended: unanswered requests are warnings */
@@ -99,6 +89,27 @@ enum check_end {
 /* Tools of the last tools/list remembered (a list may be paginated). */
 #define CHECK_TOOLS_MAX		10000
 
+/*
+ * Tools whose inputSchema and outputSchema are compiled, per listing (the
+ * current one and the one before are kept): a real server lists tens.
+ */
+#define CHECK_SCHEMA_TOOLS_MAX	1000
+
+/*
+ * Bytes of tool schemas (as compact JSON) compiled in one session, in
+ * all: a compiled schema takes a few times its text, and a tool listed
+ * again with the same schemas is not compiled again, so a real session
+ * stays far below while a hostile one cannot grow memory without end.
+ */
+#define CHECK_SCHEMA_BYTES_MAX	(4 * 1024 * 1024)
+
+/*
+ * Schema checks that may run out of steps (JSCHEMA_MAX_STEPS) in one
+ * session: each such tool is not checked again, and past this many none
+ * is, so a schema built to be exponential costs a bounded time.
+ */
+#define CHECK_SCHEMA_COSTLY_MAX	8
+
 /* Cursors remembered per paginated method, to see one repeat. */
 #define CHECK_CURSORS_MAX	1000
 
@@ -107,7 +118,6 @@ struct check;
 /* session.c */
 struct check	*check_new(check_finding_cb *, void *);
 void		 check_free(struct check *);
-void		 check_set_schema(struct check *, check_schema_fn *, void *);
 void		 check_message(struct check *, const struct check_msg *);
 void		 check_end(struct check *, enum check_end);
 enum proto_version check_version(const struct check *);

@@ -1,8 +1,8 @@
 /*
  * semantics.c: what a message means given the ones before it: tools/call
- * of a tool the last tools/list did not name (and, through the schema
- * hook, arguments against its inputSchema and structuredContent against
- * its outputSchema), progress for a request that is not running or not
+ * of a tool the last tools/list did not name (and through tools.c its
+ * arguments against its inputSchema, its answer against its
+ * outputSchema), progress for a request that is not running or not
  * increasing, cancellation of an unknown or finished request or of
  * initialize, pagination cursors that repeat, and 2026-07-28's
  * input_required round trips.
@@ -16,45 +16,26 @@
 /* input_required results kept awaiting their retry, at most. */
 #define SEM_INPUT_WAIT_MAX	1000
 
-/* Pass a schema finding from the hook on as about the current message. */
-static void
-sem_schema_cb(const struct proto_finding *f, void *arg)
-{
-	struct check	*c = arg;
-
-	check_report(c, f->rule, f->severity, f->path, f->spec, "%s",
-	    f->text);
-}
-
 /* tools/call: the tool must be known; its arguments fit its schema. */
 static void
 sem_tools_call(struct check *c, struct cmsg *m)
 {
-	const json_t	*name, *tool, *args, *schema;
-	json_t		*empty = NULL;
+	const json_t	*name;
 	char		 path[64], spec[64];
 
 	name = json_object_get(json_object_get(m->j, "params"), "name");
 	if (!json_is_string(name) || !c->tools_known)
 		return;
-	tool = json_object_get(c->tools, json_string_value(name));
-	if (tool == NULL) {
+	if (json_object_get(c->tools, json_string_value(name)) == NULL) {
 		check_report(c, "tools.unknown", PROTO_WARNING,
 		    check_path(c, "params.name", path, sizeof path),
 		    check_spec(m->v, "server/tools", spec, sizeof spec),
 		    "tool \"%s\" is not in the last tools/list",
 		    json_string_value(name));
+		m->tool_flags |= TOOL_UNKNOWN;
 		return;
 	}
-	schema = json_object_get(tool, "inputSchema");
-	if (c->schema == NULL || !json_is_object(schema))
-		return;
-	args = json_object_get(json_object_get(m->j, "params"), "arguments");
-	if (args == NULL)
-		args = empty = json_object();
-	c->schema(schema, args, check_path(c, "params.arguments", path,
-	    sizeof path), sem_schema_cb, c, c->schema_arg);
-	json_decref(empty);
+	tools_call(c, m, json_string_value(name));
 }
 
 /* notifications/progress: for a running request, increasing. */
@@ -214,8 +195,10 @@ sem_tools_list(struct check *c, struct cmsg *m, const json_t *result)
 	tools = json_object_get(result, "tools");
 	if (!json_is_array(tools))
 		return;
-	if (m->req->cursor == NULL || !c->tools_known)
+	if (m->req->cursor == NULL || !c->tools_known) {
 		json_object_clear(c->tools);
+		tools_list_begin(c);
+	}
 	c->tools_known = 1;
 	json_array_foreach(tools, i, t) {
 		name = json_object_get(t, "name");
@@ -225,6 +208,7 @@ sem_tools_list(struct check *c, struct cmsg *m, const json_t *result)
 			break;
 		json_object_set(c->tools, json_string_value(name),
 		    (json_t *)t);
+		tools_listed(c, m, t, i);
 	}
 }
 
@@ -260,11 +244,13 @@ sem_cursor(struct check *c, struct cmsg *m, const json_t *result)
 void
 sem_answered(struct check *c, struct cmsg *m)
 {
-	const json_t	*result, *tool, *schema, *sc, *rt;
-	char		 key[512], path[64];
+	const json_t	*result, *rt;
+	char		 key[512];
 	const char	*method = m->req->method;
 
 	result = json_object_get(m->j, "result");
+	if (method != NULL && strcmp(method, "tools/call") == 0)
+		tools_answered(c, m);
 	if (method == NULL || !json_is_object(result))
 		return;
 	if (strcmp(method, "tools/list") == 0)
@@ -287,13 +273,4 @@ sem_answered(struct check *c, struct cmsg *m)
 		json_object_set(c->input_wait, key, (json_t *)result);
 		return;
 	}
-	if (strcmp(method, "tools/call") != 0 || c->schema == NULL ||
-	    m->req->target == NULL)
-		return;
-	tool = json_object_get(c->tools, m->req->target);
-	schema = json_object_get(tool, "outputSchema");
-	sc = json_object_get(result, "structuredContent");
-	if (json_is_object(schema) && sc != NULL)
-		c->schema(schema, sc, check_path(c, "result.structuredContent",
-		    path, sizeof path), sem_schema_cb, c, c->schema_arg);
 }

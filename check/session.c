@@ -32,6 +32,7 @@ check_new(check_finding_cb *cb, void *arg)
 	for (d = 0; d < DIR_MAX; d++)
 		rpc_init(&c->side[d]);
 	c->tools = json_object();
+	c->toolc = tools_new();
 	c->cursors = json_object();
 	c->input_wait = json_object();
 	recent_init(&c->exchanges, CHECK_ANSWERED_MAX);
@@ -49,6 +50,7 @@ check_free(struct check *c)
 	for (d = 0; d < DIR_MAX; d++)
 		rpc_free(&c->side[d]);
 	json_decref(c->tools);
+	tools_free(c->toolc);
 	json_decref(c->cursors);
 	json_decref(c->input_wait);
 	recent_free(&c->exchanges);
@@ -56,14 +58,6 @@ check_free(struct check *c)
 	free(c->session_id);
 	free(c->expired_id);
 	free(c);
-}
-
-/* Set the validator used for tools' inputSchema and outputSchema. */
-void
-check_set_schema(struct check *c, check_schema_fn *fn, void *arg)
-{
-	c->schema = fn;
-	c->schema_arg = arg;
 }
 
 /* The revision the session negotiated (or the last one seen). */
@@ -279,9 +273,10 @@ session_rules(struct check *c, struct cmsg *m)
 		life_message(c, m);
 		caps_message(c, m);
 		sem_message(c, m);
-		if (m->is_request && m->id != NULL)
-			rpc_request(c, m->in->dir, m->id, m->in->seq,
-			    m->method, m->v, m->j);
+		if (m->is_request && m->id != NULL &&
+		    (p = rpc_request(c, m->in->dir, m->id, m->in->seq,
+		    m->method, m->v, m->j)) != NULL)
+			p->tool_flags = m->tool_flags;
 		return;
 	}
 	if (!m->is_response || m->id == NULL)

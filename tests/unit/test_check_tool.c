@@ -1,0 +1,174 @@
+/* check/tools.c: tools' inputSchema and outputSchema applied to calls,
+   the answer to an unknown tool or to bad arguments, per revision, a
+   passing and a failing session per rule. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "check_util.h"
+
+#define V1 "2025-03-26"
+#define V3 "2025-06-18"
+#define V4 "2025-11-25"
+#define SC "{\"tools\":{}}"
+#define LIST { T_REQ("C", "1", "tools/list", "{}"), NULL }
+/* weather(city: string, required) -> {temp: number}, required. */
+#define WTOOLS(extra) T_RES("S", "1", "{\"tools\":[{\"name\":\"weather\"," \
+	"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"city\":" \
+	"{\"type\":\"string\"}},\"required\":[\"city\"]},\"outputSchema\":" \
+	"{\"type\":\"object\",\"properties\":{\"temp\":" \
+	"{\"type\":\"number\"}},\"required\":[\"temp\"]}}" extra "]}")
+#define WCALL(id, args) T_REQ("C", id, "tools/call", \
+	"{\"name\":\"weather\",\"arguments\":" args "}")
+#define UCALL(id) T_REQ("C", id, "tools/call", \
+	"{\"name\":\"nope\",\"arguments\":{}}")
+#define GOOD(id) T_RES("S", id, "{\"content\":[],\"structuredContent\":" \
+	"{\"temp\":21.5}}")
+#define ISERR(id) T_RES("S", id, "{\"content\":[{\"type\":\"text\"," \
+	"\"text\":\"bad\"}],\"isError\":true}")
+#define RPCERR(id) "S:{\"jsonrpc\":\"2.0\",\"id\":" id ",\"error\":" \
+	"{\"code\":-32602,\"message\":\"Unknown tool\"}}"
+
+static const struct check_case tool_cases[] = {
+	{ "arguments and structuredContent fit", "", 1, {
+	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { WCALL("2", "{\"city\":\"Oslo\"}"), NULL },
+	    { GOOD("2"), NULL } } },
+	{ "a required argument missing", "tool.arguments", 1, {
+	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { WCALL("2", "{}"), NULL },
+	    { GOOD("2"), NULL } } },
+	{ "no arguments at all, one required", "tool.arguments", 1, {
+	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { T_REQ("C", "2", "tools/call", "{\"name\":\"weather\"}"), NULL },
+	    { GOOD("2"), NULL } } },
+	{ "an argument of the wrong type", "tool.arguments", 1, {
+	    T_HS(V4, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { WCALL("2", "{\"city\":5}"), NULL },
+	    { GOOD("2"), NULL } } },
+	{ "structuredContent against the outputSchema",
+	  "tool.structured-content", 1, {
+	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { WCALL("2", "{\"city\":\"Oslo\"}"), NULL },
+	    { T_RES("S", "2", "{\"content\":[],\"structuredContent\":"
+	    "{\"temp\":\"warm\"}}"), NULL } } },
+	{ "no structuredContent with an outputSchema",
+	  "tool.structured-content-missing", 1, {
+	    T_HS(V4, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { WCALL("2", "{\"city\":\"Oslo\"}"), NULL },
+	    { T_RES("S", "2", T_CALLR), NULL } } },
+	{ "isError without structuredContent is fine", "", 1, {
+	    T_HS(V4, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { WCALL("2", "{\"city\":\"Oslo\"}"), NULL },
+	    { ISERR("2"), NULL } } },
+	{ "an unknown tool answered with a JSON-RPC error", "tools.unknown",
+	  1, {
+	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { UCALL("2"), NULL },
+	    { RPCERR("2"), NULL } } },
+	{ "an unknown tool answered with isError",
+	  "tool.unknown-is-error,tools.unknown", 1, {
+	    T_HS(V4, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { UCALL("2"), NULL },
+	    { ISERR("2"), NULL } } },
+	{ "2025-06-18: bad arguments answered with a JSON-RPC error",
+	  "tool.arguments", 1, {
+	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { WCALL("2", "{}"), NULL },
+	    { RPCERR("2"), NULL } } },
+	{ "2025-06-18: bad arguments answered with isError",
+	  "tool.arguments,tool.invalid-arguments-answer", 1, {
+	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { WCALL("2", "{}"), NULL },
+	    { ISERR("2"), NULL } } },
+	{ "2025-11-25: bad arguments answered with isError",
+	  "tool.arguments", 1, {
+	    T_HS(V4, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { WCALL("2", "{}"), NULL },
+	    { ISERR("2"), NULL } } },
+	{ "2025-11-25: bad arguments answered with a JSON-RPC error",
+	  "tool.arguments,tool.invalid-arguments-answer", 1, {
+	    T_HS(V4, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { WCALL("2", "{}"), NULL },
+	    { RPCERR("2"), NULL } } },
+	{ "a schema that cannot be compiled", "tool.schema-invalid", 1, {
+	    T_HS(V3, "{}", SC), LIST,
+	    { T_RES("S", "1", "{\"tools\":[{\"name\":\"x\",\"inputSchema\":"
+	    "{\"type\":\"object\",\"properties\":{\"a\":"
+	    "{\"minLength\":-1}}}}]}"),
+	    NULL },
+	    { T_REQ("C", "2", "tools/call", "{\"name\":\"x\"}"), NULL },
+	    { T_RES("S", "2", T_CALLR), NULL } } },
+	{ "a schema checked in part", "tool.schema-note", 1, {
+	    T_HS(V3, "{}", SC), LIST,
+	    { T_RES("S", "1", "{\"tools\":[{\"name\":\"x\",\"inputSchema\":"
+	    "{\"type\":\"object\",\"unevaluatedProperties\":false}}]}"),
+	    NULL },
+	    { T_REQ("C", "2", "tools/call", "{\"name\":\"x\"}"), NULL },
+	    { T_RES("S", "2", T_CALLR), NULL } } },
+	/* draft-07 before 2025-11-25: array "items" is a tuple there and
+	   in 2020-12 alike, but "$defs" via $ref resolves in both; the
+	   dialect shows on dependentRequired, a 2020-12 keyword. */
+	{ "2025-06-18: dependentRequired ignored (draft-07)", "", 1, {
+	    T_HS(V3, "{}", SC), LIST,
+	    { T_RES("S", "1", "{\"tools\":[{\"name\":\"x\",\"inputSchema\":"
+	    "{\"type\":\"object\",\"dependentRequired\":{\"a\":[\"b\"]}}}]}"),
+	    NULL },
+	    { T_REQ("C", "2", "tools/call", "{\"name\":\"x\",\"arguments\":"
+	    "{\"a\":1}}"), NULL },
+	    { T_RES("S", "2", T_CALLR), NULL } } },
+	{ "2025-11-25: dependentRequired applied (2020-12)", "tool.arguments",
+	  1, {
+	    T_HS(V4, "{}", SC), LIST,
+	    { T_RES("S", "1", "{\"tools\":[{\"name\":\"x\",\"inputSchema\":"
+	    "{\"type\":\"object\",\"dependentRequired\":{\"a\":[\"b\"]}}}]}"),
+	    NULL },
+	    { T_REQ("C", "2", "tools/call", "{\"name\":\"x\",\"arguments\":"
+	    "{\"a\":1}}"), NULL },
+	    { T_RES("S", "2", T_CALLR), NULL } } },
+	{ "a second listing with the same schemas", "tool.arguments", 1, {
+	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { T_REQ("C", "3", "tools/list", "{}"), NULL },
+	    { T_RES("S", "3", "{\"tools\":[{\"name\":\"weather\","
+	    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"city\":"
+	    "{\"type\":\"string\"}},\"required\":[\"city\"]},\"outputSchema\":"
+	    "{\"type\":\"object\",\"properties\":{\"temp\":{\"type\":"
+	    "\"number\"}},\"required\":[\"temp\"]}}]}"), NULL },
+	    { WCALL("2", "{}"), NULL },
+	    { GOOD("2"), NULL } } },
+	{ "a second listing that changed the schema", "", 1, {
+	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { T_REQ("C", "3", "tools/list", "{}"), NULL },
+	    { T_RES("S", "3", "{\"tools\":[{\"name\":\"weather\","
+	    "\"inputSchema\":{\"type\":\"object\"}}]}"), NULL },
+	    { WCALL("2", "{}"), NULL },
+	    { T_RES("S", "2", T_CALLR), NULL } } },
+	{ "2024-11-05-style tools without outputSchema", "", 1, {
+	    T_HS(V1, "{}", SC), LIST,
+	    { T_RES("S", "1", T_TOOLS), NULL },
+	    { T_REQ("C", "2", "tools/call", "{\"name\":\"echo\"}"), NULL },
+	    { T_RES("S", "2", T_CALLR), NULL } } },
+};
+
+Test(check_tool, table)
+{
+	check_run_table(tool_cases, sizeof tool_cases / sizeof tool_cases[0]);
+}
+
+/* The finding's path is where in the message the bad argument is. */
+Test(check_tool, path)
+{
+	struct check_case	 c = { "path", "", 1, {
+	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
+	    { WCALL("2", "{\"city\":5}"), NULL },
+	    { GOOD("2"), NULL } } };
+	char			*rules, *detail = NULL;
+
+	rules = check_run_rules(&c, &detail);
+	cr_assert_str_eq(rules, "tool.arguments");
+	cr_assert(detail != NULL && strstr(detail,
+	    "$.params.arguments.city") != NULL, "%s", detail);
+	free(rules);
+	free(detail);
+}
