@@ -34,18 +34,35 @@ async function checkJson(db, args = ['last']) {
  * What the session script of lib/session.mjs does that the specification
  * does not want: it calls a tool named "no-such-tool" to see the error, and
  * the tools/list it just had does not name it (2025-11-25 server/tools:
- * "Clients ... call tools listed by tools/list"; the server's error is
- * right, the call is the fault).  Nothing else is a finding.
+ * "Clients ... call tools listed by tools/list": tools.unknown on the
+ * call), and the SDK's McpServer answers that call with a result with
+ * isError ("Tool no-such-tool not found": it throws the JSON-RPC error
+ * and then catches it into a tool result), where 2025-11-25
+ * server/tools "Error Handling" lists "Unknown tools" under "Protocol
+ * Errors: Standard JSON-RPC errors" (tool.unknown-is-error on the
+ * answer).  Then it calls get-sum with {a: "two"} to see the error: the
+ * arguments do not satisfy get-sum's inputSchema (a number "a" and "b"
+ * required: tool.arguments twice, $.params.arguments and
+ * $.params.arguments.a); the server answers with isError, as 2025-11-25
+ * wants for input validation errors.  Nothing else is a finding: every
+ * other call's arguments fit the tool's inputSchema, every
+ * structuredContent its outputSchema.
  */
 function assertOnlyNoSuchTool(report, label) {
-  const got = report.findings.map((f) => `${f.rule} ${f.method}`);
-  assert.deepEqual(got, ['tools.unknown tools/call'], `${label}: ${JSON.stringify(report.findings, null, 1)}`);
-  assert.match(report.findings[0].message, /no-such-tool/);
-  assert.equal(report.findings[0].severity, 'warning');
-  assert.equal(report.findings[0].spec, '2025-11-25 server/tools');
+  const got = report.findings.map((f) => `${f.rule} ${f.direction} ${f.method}`);
+  assert.deepEqual(got, ['tools.unknown c2s tools/call', 'tool.unknown-is-error s2c tools/call',
+    'tool.arguments c2s tools/call', 'tool.arguments c2s tools/call'],
+  `${label}: ${JSON.stringify(report.findings, null, 1)}`);
+  for (const f of report.findings) {
+    assert.match(f.message, f.rule === 'tool.arguments' ? /get-sum/ : /no-such-tool/);
+    assert.equal(f.severity, 'warning');
+    assert.equal(f.spec, '2025-11-25 server/tools');
+  }
+  assert.equal(report.findings[1].id, report.findings[0].id, 'the answer to that call');
+  assert.deepEqual(report.findings.slice(2).map((f) => f.path).sort(), ['$.params.arguments', '$.params.arguments.a']);
 }
 
-test('a real stdio session (SDK client, server-everything) checks clean but for its call of an unlisted tool; the four forms agree', { timeout: 180000 }, async () => {
+test('a real stdio session (SDK client, server-everything) checks clean but for its deliberate calls (an unlisted tool, bad arguments); the four forms agree', { timeout: 180000 }, async () => {
   const t = tempDir();
   try {
     const db = join(t.dir, 'rec.db');
@@ -63,7 +80,7 @@ test('a real stdio session (SDK client, server-everything) checks clean but for 
     assert.equal(text.code, 0);
     assert.match(text.stdout, new RegExp(`^seq ${f.seq} c2s tools/call id ${f.id}$`, 'm'));
     assert.match(text.stdout, /^ {2}warning +tools\.unknown +tool "no-such-tool" is not in the last tools\/list \u2014 \$\.params\.name {2}\[2025-11-25 server\/tools\]$/m);
-    assert.match(text.stdout, /^0 errors, 1 warning, 0 notes in 1 session \(\d+ messages checked\)$/m);
+    assert.match(text.stdout, /^0 errors, 4 warnings, 0 notes in 1 session \(\d+ messages checked\)$/m);
 
     const sarifFile = join(t.dir, 'out.sarif');
     const sarif = await run(['check', '--db', db, '--sarif', '-o', sarifFile, 'sdk']);
@@ -71,8 +88,8 @@ test('a real stdio session (SDK client, server-everything) checks clean but for 
     assert.equal(sarif.stdout, '', '-o writes the file, not stdout');
     const s = JSON.parse(readFileSync(sarifFile, 'utf8'));
     assert.equal(s.version, '2.1.0');
-    assert.deepEqual(s.runs[0].tool.driver.rules.map((r) => r.id), ['tools.unknown']);
-    assert.equal(s.runs[0].results.length, 1);
+    assert.deepEqual(s.runs[0].tool.driver.rules.map((r) => r.id).sort(), ['tool.arguments', 'tool.unknown-is-error', 'tools.unknown']);
+    assert.equal(s.runs[0].results.length, 4);
     const res = s.runs[0].results[0];
     assert.equal(res.ruleId, 'tools.unknown');
     assert.equal(res.level, 'warning');
@@ -83,7 +100,7 @@ test('a real stdio session (SDK client, server-everything) checks clean but for 
     assert.equal(junit.code, 0);
     assert.match(junit.stdout, /^<\?xml version="1.0"/);
     const cases = [...junit.stdout.matchAll(/<testcase [^>]*name="([^"]*)"/g)].map((m) => m[1]);
-    assert.deepEqual(cases, [`seq ${f.seq} c2s tools/call id ${f.id}`]);
+    assert.deepEqual(cases, [...new Set(report.findings.map((x) => `seq ${x.seq} ${x.direction} ${x.method} id ${x.id}`))]);
     assert.doesNotMatch(junit.stdout, /<failure/, 'a warning does not fail the case');
     assert.match(junit.stdout, /tools\.unknown: tool &quot;no-such-tool&quot;/);
   } finally {
@@ -92,7 +109,7 @@ test('a real stdio session (SDK client, server-everything) checks clean but for 
 });
 
 for (const mode of ['streamableHttp', 'sse']) {
-  test(`a real ${mode} session through record --listen checks clean but for its call of an unlisted tool`, { timeout: 180000 }, async (ctx) => {
+  test(`a real ${mode} session through record --listen checks clean but for its deliberate calls (an unlisted tool, bad arguments)`, { timeout: 180000 }, async (ctx) => {
     const support = mcpreelHttpSupport();
     if (!support.ok) { ctx.skip(support.reason); return; }
     const t = tempDir();
