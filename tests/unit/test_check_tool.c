@@ -1,11 +1,13 @@
 /* check/tools.c: tools' inputSchema and outputSchema applied to calls,
    the answer to an unknown tool or to bad arguments, per revision, a
    passing and a failing session per rule. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 
+#include "check.h"
 #include "check_util.h"
 
 #define V1 "2025-03-26"
@@ -171,4 +173,111 @@ Test(check_tool, path)
 	    "$.params.arguments.city") != NULL, "%s", detail);
 	free(rules);
 	free(detail);
+}
+
+struct tool_count {
+	size_t	limit, args, other;
+};
+
+static void
+tool_count_cb(const struct check_finding *cf, void *arg)
+{
+	struct tool_count	*n = arg;
+
+	if (strcmp(cf->f->rule, "tool.schema-limit") == 0)
+		n->limit++;
+	else if (strcmp(cf->f->rule, "tool.arguments") == 0)
+		n->args++;
+	else
+		n->other++;
+}
+
+static void
+tool_feed(struct check *chk, int64_t seq, enum dir dir, const char *text)
+{
+	struct check_msg	m;
+
+	memset(&m, 0, sizeof m);
+	m.seq = seq;
+	m.dir = dir;
+	m.raw = text;
+	m.len = strlen(text);
+	check_message(chk, &m);
+}
+
+/* More tools than CHECK_SCHEMA_TOOLS_MAX: one note, the rest unchecked. */
+Test(check_tool, tools_bounded)
+{
+	struct tool_count	 n = { 0, 0, 0 };
+	struct check		*chk;
+	json_t			*tools, *res;
+	char			*text, name[32];
+	int			 i;
+
+	chk = check_new(tool_count_cb, &n);
+	tool_feed(chk, 1, DIR_C2S, T_INIT(V4, "{}"));
+	tool_feed(chk, 2, DIR_S2C, T_INITR(V4, SC));
+	tool_feed(chk, 3, DIR_C2S, T_INITD);
+	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	tools = json_array();
+	for (i = 0; i < CHECK_SCHEMA_TOOLS_MAX + 5; i++) {
+		if (i == 0)
+			snprintf(name, sizeof name, "tfirst");
+		else if (i == CHECK_SCHEMA_TOOLS_MAX + 4)
+			snprintf(name, sizeof name, "tlast");
+		else
+			snprintf(name, sizeof name, "t%d", i);
+		json_array_append_new(tools, json_pack("{s:s, s:{s:s, s:[s]}}",
+		    "name", name, "inputSchema", "type", "object", "required",
+		    "a"));
+	}
+	res = json_pack("{s:s, s:i, s:{s:o}}", "jsonrpc", "2.0", "id", 1,
+	    "result", "tools", tools);
+	text = json_dumps(res, JSON_COMPACT);
+	tool_feed(chk, 5, DIR_S2C, text);
+	free(text);
+	json_decref(res);
+	tool_feed(chk, 6, DIR_C2S, T_REQB("2", "tools/call",
+	    "{\"name\":\"tfirst\",\"arguments\":{}}"));
+	tool_feed(chk, 7, DIR_C2S, T_REQB("3", "tools/call",
+	    "{\"name\":\"tlast\",\"arguments\":{}}"));
+	check_free(chk);
+	cr_assert_eq(n.limit, 1, "one note for the tools past the bound");
+	cr_assert_eq(n.args, 1, "the first tool checked, the last not");
+}
+
+/* A value that runs out of steps: one note, the tool's later calls not
+   checked again. */
+Test(check_tool, costly_once)
+{
+	struct tool_count	 n = { 0, 0, 0 };
+	struct check		*chk;
+	json_t			*arr, *req;
+	char			*text;
+	int			 i, k;
+
+	chk = check_new(tool_count_cb, &n);
+	tool_feed(chk, 1, DIR_C2S, T_INIT(V4, "{}"));
+	tool_feed(chk, 2, DIR_S2C, T_INITR(V4, SC));
+	tool_feed(chk, 3, DIR_C2S, T_INITD);
+	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	tool_feed(chk, 5, DIR_S2C, T_RESB("1", "{\"tools\":[{\"name\":\"n\","
+	    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"a\":"
+	    "{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}}}}]}"));
+	arr = json_array();
+	for (i = 0; i < JSCHEMA_MAX_STEPS + 10; i++)
+		json_array_append_new(arr, json_integer(i));
+	req = json_pack("{s:s, s:i, s:s, s:{s:s, s:{s:o}}}", "jsonrpc", "2.0",
+	    "id", 2, "method", "tools/call", "params", "name", "n",
+	    "arguments", "a", arr);
+	text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	for (k = 0; k < 2; k++)
+		tool_feed(chk, 6 + k, DIR_C2S, text);
+	free(text);
+	tool_feed(chk, 8, DIR_C2S, T_REQB("9", "tools/call",
+	    "{\"name\":\"n\",\"arguments\":{\"a\":\"x\"}}"));
+	check_free(chk);
+	cr_assert_eq(n.limit, 1, "one note: checking stopped");
+	cr_assert_eq(n.args, 0, "the tool is not checked after that");
 }
