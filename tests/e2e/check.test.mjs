@@ -12,6 +12,9 @@ import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { startCheckHttp } from './peers/checkhttp.mjs';
 
 import { run2026 } from './lib/client2026.mjs';
 import { runSession, runSessionWith, serverEverythingCommand, sseTransport, streamableHttpTransport } from './lib/session.mjs';
@@ -287,6 +290,108 @@ test('a server breaking one rule gives exactly that finding, no other', { timeou
     const all = await checkJson(db, ['--all']);
     assert.equal(all.code, 1);
     assert.equal(all.report.sessions.length, FAULTS.length);
+  } finally {
+    t.cleanup();
+  }
+});
+
+/*
+ * Our Streamable HTTP server breaking one HTTP rule per mode
+ * (peers/checkhttp.mjs), recorded through record --listen and driven by
+ * the SDK client (list the tools, call echo).  The spec lines are of
+ * 2025-11-25 basic/transports.
+ */
+const HTTP_FAULTS = [
+  ['ok', [], 0, 'nothing'],
+  ['status-200', ['http.status'], 1, '"If the input is a JSON-RPC response or notification: If the server accepts the input, the server MUST return HTTP status code 202 Accepted with no body"'],
+  ['content-type', ['http.content-type'], 1, '"If the input is a JSON-RPC request, the server MUST either return Content-Type: text/event-stream ... or Content-Type: application/json"'],
+];
+
+test('a Streamable HTTP server breaking one HTTP rule gives exactly that finding, no other', { timeout: 300000 }, async (ctx) => {
+  const support = mcpreelHttpSupport();
+  if (!support.ok) { ctx.skip(support.reason); return; }
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    for (const [mode, rules, exit, line] of HTTP_FAULTS) {
+      const peer = await startCheckHttp(mode);
+      const proxy = await startMcpreelHttp({ db, upstream: peer.origin, name: `http-${mode}` });
+      const client = new Client({ name: 'check-e2e', version: '1.0.0' }, { capabilities: {} });
+      client.onerror = () => {};
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`)));
+        await client.listTools(undefined, { timeout: 10000 }).catch(() => {});
+        await client.callTool({ name: 'echo', arguments: { text: 'hi' } }, undefined, { timeout: 10000 }).catch(() => {});
+      } finally {
+        await client.close().catch(() => {});
+        await proxy.stop();
+        await peer.close();
+      }
+      const { code, report } = await checkJson(db, [`http-${mode}`]);
+      const got = [...new Set(report.findings.map((f) => f.rule))].sort();
+      assert.deepEqual(got, rules, `${mode} (breaks ${line}): ${JSON.stringify(report.findings, null, 1)}`);
+      assert.equal(code, exit, `${mode}: exit ${exit}`);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+/*
+ * A small fetch-based client (the SDK client always gets these headers
+ * right) breaking one client HTTP rule per mode against checkhttp's ok
+ * server through record --listen: initialize, notifications/initialized,
+ * tools/list.  Spec lines of 2025-11-25 basic/transports.  (A request
+ * without Mcp-Session-Id is recorded by record --listen as the start of
+ * another session, so http.session-id is checked by the unit table, not
+ * here.)
+ */
+const CLIENT_FAULTS = [
+  ['ok', [], 0, 'nothing'],
+  ['no-version', ['http.protocol-version'], 1, '"the client MUST include the MCP-Protocol-Version: <protocol-version> HTTP header on all subsequent requests"'],
+  ['accept-json', ['http.accept'], 1, '"The client MUST include an Accept header, listing both application/json and text/event-stream"'],
+];
+
+async function rawClient(url, mode) {
+  const post = async (body, extra = {}) => {
+    const headers = {
+      'Content-Type': 'application/json',
+      Accept: mode === 'accept-json' ? 'application/json' : 'application/json, text/event-stream',
+      ...extra,
+    };
+    const r = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+    const text = await r.text();
+    return { sid: r.headers.get('mcp-session-id'), text };
+  };
+  const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {},
+    clientInfo: { name: 'raw', version: '1' } } });
+  const later = {};
+  later['Mcp-Session-Id'] = init.sid;
+  if (mode !== 'no-version') later['MCP-Protocol-Version'] = '2025-11-25';
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, later);
+  await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, later);
+}
+
+test('a client breaking one HTTP rule gives exactly that finding, no other', { timeout: 300000 }, async (ctx) => {
+  const support = mcpreelHttpSupport();
+  if (!support.ok) { ctx.skip(support.reason); return; }
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    for (const [mode, rules, exit, line] of CLIENT_FAULTS) {
+      const peer = await startCheckHttp('ok');
+      const proxy = await startMcpreelHttp({ db, upstream: peer.origin, name: `client-${mode}` });
+      try {
+        await rawClient(`${proxy.url}/mcp`, mode);
+      } finally {
+        await proxy.stop();
+        await peer.close();
+      }
+      const { code, report } = await checkJson(db, [`client-${mode}`]);
+      const got = [...new Set(report.findings.map((f) => f.rule))].sort();
+      assert.deepEqual(got, rules, `${mode} (breaks ${line}): ${JSON.stringify(report.findings, null, 1)}`);
+      assert.equal(code, exit, `${mode}: exit ${exit}`);
+    }
   } finally {
     t.cleanup();
   }

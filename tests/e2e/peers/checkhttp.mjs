@@ -1,0 +1,58 @@
+// A small Streamable HTTP MCP server (JSON responses, no SSE) that breaks
+// one HTTP rule of the transport on purpose, for `mcpreel check` over
+// `record --listen`.  Used in-process:
+//   const s = await startCheckHttp(MODE); ... s.url ... await s.close();
+// Modes:
+//   ok            every exchange right (the baseline: no finding)
+//   status-200    notifications/initialized answered 200, not 202
+//                                                     http.status
+//   content-type  tools/list answered as text/plain   http.content-type
+import { createServer } from 'node:http';
+
+const SESSION = 'check-http-session-1';
+
+export function startCheckHttp(mode) {
+  const server = createServer((req, res) => {
+    if (req.method !== 'POST') {
+      res.writeHead(405, { Allow: 'POST' }).end();
+      return;
+    }
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      let m;
+      try { m = JSON.parse(Buffer.concat(chunks).toString()); } catch {
+        res.writeHead(400).end();
+        return;
+      }
+      if (m.id === undefined || m.method === undefined) {
+        // A notification or a response: accepted, no body.
+        res.writeHead(mode === 'status-200' ? 200 : 202).end();
+        return;
+      }
+      let result;
+      let type = 'application/json';
+      if (m.method === 'initialize') {
+        result = { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} },
+          serverInfo: { name: 'checkhttp', version: '1.0.0' } };
+      } else if (m.method === 'tools/list') {
+        result = { tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }] };
+        if (mode === 'content-type') type = 'text/plain';
+      } else if (m.method === 'tools/call') {
+        result = { content: [{ type: 'text', text: String(m.params?.arguments?.text ?? '') }] };
+      }
+      const body = result !== undefined ? { jsonrpc: '2.0', id: m.id, result }
+        : { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `no method ${m.method}` } };
+      res.writeHead(200, { 'Content-Type': type, 'Mcp-Session-Id': SESSION }).end(JSON.stringify(body));
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}/mcp`,
+        origin: `http://127.0.0.1:${server.address().port}`,
+        close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
+      });
+    });
+  });
+}
