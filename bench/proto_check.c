@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "bench.h"
+#include "core.h"
 #include "protocol.h"
 
 /* Messages kept from the file: their text and what the export says. */
@@ -95,6 +96,7 @@ main(int argc, char **argv)
 	enum proto_version	 v = PROTO_V_UNKNOWN;
 	FILE			*f;
 	json_t			*line, *msg, **parsed, *ids = NULL, *mj;
+	const json_t		*dir;
 	int			 raw;
 	json_error_t		 err;
 	char			*buf = NULL;
@@ -137,22 +139,27 @@ main(int argc, char **argv)
 		raw = json_object_get(line, "type") == NULL &&
 		    json_object_get(line, "format") == NULL;
 		msg = raw ? line : json_object_get(line, "message");
-		if (raw || (json_object_get(line, "type") != NULL &&
+		/* An export line's "type" and "direction" may be anything
+		   in a hand-made file: only strings are read. */
+		if (raw || (json_is_string(json_object_get(line, "type")) &&
 		    strcmp(json_string_value(json_object_get(line, "type")),
 		    "message") == 0 && msg != NULL && !json_is_null(msg) &&
 		    !json_is_string(msg))) {
-			recs = realloc(recs, (n + 1) * sizeof *recs);
+			recs = xreallocarray(recs, n + 1, sizeof *recs);
 			recs[n].text = json_dumps(msg, JSON_COMPACT |
 			    JSON_ENCODE_ANY);
+			if (recs[n].text == NULL)
+				fatalx("out of memory");
 			mj = raw ? raw_method(line, &ids) :
 			    json_object_get(line, "method");
-			recs[n].method = json_is_string(mj) ?
-			    strdup(json_string_value(mj)) : NULL;
+			recs[n].method = !json_is_string(mj) ? NULL :
+			    xstrdup(json_string_value(mj));
 			recs[n].seq = raw ? (int)n + 1 : (int)json_integer_value(
 			    json_object_get(line, "seq"));
-			snprintf(recs[n].dir, sizeof recs[n].dir, "%s", raw ?
-			    "-" : json_string_value(json_object_get(line,
-			    "direction")));
+			dir = json_object_get(line, "direction");
+			snprintf(recs[n].dir, sizeof recs[n].dir, "%s",
+			    raw || !json_is_string(dir) ? "-" :
+			    json_string_value(dir));
 			if (v == PROTO_V_UNKNOWN)
 				v = version_of(msg);
 			n++;
@@ -177,7 +184,7 @@ main(int argc, char **argv)
 		for (r = 0; r < repeat; r++) {
 			for (i = 0; i < n; i++) {
 				msg = json_loads(recs[i].text,
-				    JSON_DECODE_ANY, NULL);
+				    JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 				proto_check_message(v, msg, json_object_get(msg,
 				    "method") == NULL ? recs[i].method : NULL,
 				    count_cb, &dummy);
@@ -190,10 +197,10 @@ main(int argc, char **argv)
 		    (double)(t1 - t0) / 1e9, (double)(n * (size_t)repeat) /
 		    ((double)(t1 - t0) / 1e9));
 		/* The check alone, on messages parsed once. */
-		parsed = calloc(n, sizeof *parsed);
+		parsed = xcalloc(n, sizeof *parsed);
 		for (i = 0; i < n; i++)
-			parsed[i] = json_loads(recs[i].text, JSON_DECODE_ANY,
-			    NULL);
+			parsed[i] = json_loads(recs[i].text, JSON_DECODE_ANY |
+			    JSON_ALLOW_NUL, NULL);
 		t0 = util_now_ns();
 		for (r = 0; r < repeat; r++) {
 			for (i = 0; i < n; i++)

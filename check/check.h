@@ -6,8 +6,8 @@
  * A JSON Schema validator (draft-07 and 2020-12, the keywords tool
  * schemas use; docs/jsonschema.md lists them) for a tool's inputSchema and
  * outputSchema: jsonschema.c compiles a schema (jskeyword.c reads its
- * keywords), jsvalid.c applies it to a value (jsvalue.c compares and
- * quotes values), jsre.c is its regex matcher (jsparse.c reads patterns),
+ * keywords), jsvalid.c applies it to a value (jsreport.c counts its work
+ * and says its errors, jsvalue.c compares and quotes values), jsre.c is its regex matcher (jsparse.c reads patterns),
  * jsfmt.c its "format" checks; they share jsonschema_int.h.
  */
 #ifndef MCPREEL_CHECK_H
@@ -44,6 +44,11 @@
  * must not be "too costly".
  */
 #define JSRE_STEPS_PER_UNIT	16
+/*
+ * Errors reported per validation; the rest are counted in one last
+ * "and N more errors", so a huge wrong value cannot flood the caller.
+ */
+#define JSCHEMA_MAX_ERRORS	100
 /*
  * The largest matcher a "pattern" may compile to (instructions, after
  * counted repetitions are expanded); a larger one is unsupported, so

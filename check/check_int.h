@@ -17,6 +17,10 @@ struct pend {
 	char			*cursor;	/* its params.cursor, or NULL */
 	char			*target;	/* params.name, else params.uri */
 	int			 tool_flags;	/* TOOL_*, of a tools/call */
+	int			 refused;	/* its HTTP exchange was refused (a
+						   status not 2xx): the server may
+						   never have read it, so neither
+						   its answer nor its id is due */
 };
 
 /* What a tools/call's request showed, for its answer. */
@@ -86,6 +90,7 @@ struct check {
 	char			*init_id;	/* initialize's id (JSON) */
 	struct side		 side[DIR_MAX];	/* by sender's direction */
 	int			 before_init_noted;
+	int			 lost;		/* a 404 ended the HTTP session */
 
 	/* Tools of the last tools/list, name -> tool object. */
 	json_t			*tools;
@@ -117,6 +122,7 @@ const char	*check_spec(enum proto_version, const char *, char *, size_t);
 char		*check_id_text(const json_t *);
 const json_t	*check_meta(const json_t *, const char *);
 const char	*check_path(struct check *, const char *, char *, size_t);
+void		 check_restart(struct check *);
 
 /* rpc.c */
 void		 rpc_init(struct side *);
@@ -126,6 +132,7 @@ struct pend	*rpc_request(struct check *, enum dir, const char *, int64_t,
 struct pend	*rpc_find(struct side *, const char *);
 struct pend	*rpc_response(struct check *, enum dir, const char *);
 void		 rpc_done(struct check *, enum dir, struct pend *);
+void		 rpc_drop(struct check *, enum dir, struct pend *);
 void		 rpc_end(struct check *, enum check_end);
 void		 recent_init(struct recent *, size_t);
 void		 recent_free(struct recent *);

@@ -45,6 +45,10 @@ struct check_msg {
 	int			 truncated;	/* raw is a prefix (record cap) */
 	const char		*method;	/* the recorder's identity of a */
 	const char		*rpc_id;	/* cut message, or NULL */
+	enum msg_kind		 kind;		/* the recorder's kind of a cut
+						   message (a response row
+						   carries its request's method);
+						   KIND_INVALID: not known */
 	const struct check_http	*http;		/* NULL: not over HTTP */
 };
 
@@ -113,6 +117,23 @@ enum check_end {
 /* Cursors remembered per paginated method, to see one repeat. */
 #define CHECK_CURSORS_MAX	1000
 
+/*
+ * Methods whose cursors are tracked: the specification's paginated lists
+ * are a handful (tools, resources, resource templates, prompts, tasks);
+ * a peer answering every invented method with a nextCursor would
+ * otherwise grow a set per method.
+ */
+#define CHECK_CURSOR_METHODS_MAX	16
+/*
+ * The most values ('{', '[', ',' and ':' bytes) a message may hold to be
+ * parsed: a parsed value costs about 80 bytes, so a small message of
+ * nothing but empty objects would cost 80 times its size, and show,
+ * stats and report check every message of a session.  A message with
+ * more is checked by its identity only, as a cut one is (about 20 MiB of
+ * parse tree at most).
+ */
+#define CHECK_PARSE_VALUES_MAX	(256 * 1024)
+
 struct check;
 
 /* session.c */
@@ -120,6 +141,10 @@ struct check	*check_new(check_finding_cb *, void *);
 void		 check_free(struct check *);
 void		 check_message(struct check *, const struct check_msg *);
 void		 check_end(struct check *, enum check_end);
+char		*check_clean(const char *);
+
+/* http.c */
+void		 check_exchange(struct check *, const struct check_http *);
 enum proto_version check_version(const struct check *);
 size_t		 check_count(const struct check *, int);
 

@@ -174,12 +174,17 @@ http_post(struct check *c, struct cmsg *m, const json_t *req,
 			    "carries the negotiated version (%s)",
 			    proto_version_name(v));
 		else if (strcmp(hv, proto_version_name(c->v)) != 0)
-			check_report(c, "http.protocol-version", PROTO_ERROR,
-			    path, spec, "the MCP-Protocol-Version header is "
-			    "\"%s\" but the session negotiated %s", hv,
-			    proto_version_name(c->v));
+			/* The header MUST be sent; its value SHOULD be the
+			   negotiated one (transports page, 2025-06-18 on). */
+			check_report(c, "http.protocol-version",
+			    PROTO_WARNING, path, spec, "the "
+			    "MCP-Protocol-Version header is \"%s\" but the "
+			    "session negotiated %s; it should be the "
+			    "negotiated one", hv, proto_version_name(c->v));
 	}
 	sid = http_header(req, "Mcp-Session-Id");
+	if (init && sid == NULL && c->lost)
+		check_restart(c);
 	if (c->expired_id != NULL && sid != NULL &&
 	    strcmp(sid, c->expired_id) == 0)
 		check_report(c, "http.expired-session", PROTO_ERROR, path, spec,
@@ -200,6 +205,7 @@ http_post(struct check *c, struct cmsg *m, const json_t *req,
 	if (h->status == 404 && sid != NULL) {
 		free(c->expired_id);
 		c->expired_id = xstrdup(sid);
+		c->lost = 1;
 	}
 	if (h->status < 200 || h->status > 299 || legacy_sse)
 		return;
@@ -228,6 +234,35 @@ http_post(struct check *c, struct cmsg *m, const json_t *req,
 		    "application/json or text/event-stream", hv == NULL ?
 		    "no Content-Type" : "Content-Type \"", hv == NULL ? "" :
 		    hv, hv == NULL ? "" : "\"");
+}
+
+/*
+ * A GET: a server answers it with an SSE stream or 405 (other 4xx say
+ * what was wrong with the request, which is allowed); 2026-07-28 has no
+ * GET stream.  msg is the first message on it, or NULL.
+ */
+static void
+http_get(struct check *c, const struct check_http *h, const json_t *resp,
+    const char *spec)
+{
+	const char	*ct;
+	char		 path[8] = "$";
+
+	if (h->status < 200 || h->status > 299)
+		return;
+	if (c->v == PROTO_V_2026_07_28) {
+		check_report(c, "http.get", PROTO_ERROR, path, spec, "a GET "
+		    "answered %d; 2026-07-28 has no GET stream (a server "
+		    "answers GET with 405)", h->status);
+		return;
+	}
+	ct = http_header(resp, "Content-Type");
+	if (ct == NULL || !http_lists(ct, "text/event-stream"))
+		check_report(c, "http.get", PROTO_ERROR, path, spec, "a GET "
+		    "answered %d with %s%s%s; the server must answer GET with "
+		    "text/event-stream or 405 Method Not Allowed", h->status,
+		    ct == NULL ? "no Content-Type" : "Content-Type \"",
+		    ct == NULL ? "" : ct, ct == NULL ? "" : "\"");
 }
 
 /* The HTTP side of one message (its exchange checked once). */
@@ -266,19 +301,53 @@ http_message(struct check *c, struct cmsg *m)
 	check_spec(m->v, HTTP_PAGE, spec, sizeof spec);
 	if (strcmp(h->method, "POST") == 0 && m->in->dir == DIR_C2S)
 		http_post(c, m, req, resp, spec);
-	else if (strcmp(h->method, "GET") == 0 && c->v ==
-	    PROTO_V_2026_07_28)
-		check_report(c, "http.get", PROTO_ERROR, "$", spec, "a "
-		    "message on a GET stream; 2026-07-28 has no GET stream "
-		    "(a server answers GET with 405)");
 	else if (strcmp(h->method, "GET") == 0 && c->v != PROTO_V_2024_11_05 &&
 	    c->v != PROTO_V_UNKNOWN) {
+		http_get(c, h, resp, spec);
 		sid = http_header(req, "Accept");
-		if (sid == NULL || !http_lists(sid, "text/event-stream"))
+		if (c->v != PROTO_V_2026_07_28 && (sid == NULL ||
+		    !http_lists(sid, "text/event-stream")))
 			check_report(c, "http.accept", PROTO_ERROR, "$", spec,
 			    "the GET that opened this stream does not accept "
 			    "text/event-stream");
 	}
 	json_decref(req);
 	json_decref(resp);
+}
+
+/*
+ * An exchange that carried no message (a GET refused or answered with
+ * nothing, a DELETE): what its status says.  Findings are about seq 0,
+ * the session.
+ */
+void
+check_exchange(struct check *c, const struct check_http *h)
+{
+	struct check_msg	 in;
+	struct cmsg		 m;
+	json_t			*resp;
+	char			 key[32], spec[64];
+
+	if (h == NULL || h->method == NULL || h->legacy_sse ||
+	    strcmp(h->method, "GET") != 0 || c->v == PROTO_V_UNKNOWN ||
+	    c->v == PROTO_V_2024_11_05)
+		return;
+	snprintf(key, sizeof key, "%lld", (long long)h->exchange);
+	if (recent_has(&c->exchanges, key))
+		return;
+	recent_add(&c->exchanges, key);
+	memset(&in, 0, sizeof in);
+	in.dir = DIR_S2C;
+	in.http = h;
+	memset(&m, 0, sizeof m);
+	m.in = &in;
+	m.prefix = "$";
+	m.v = c->v;
+	m.method = "GET";
+	c->cur = &m;
+	resp = h->response_headers != NULL ? json_loads(h->response_headers,
+	    0, NULL) : NULL;
+	http_get(c, h, resp, check_spec(c->v, HTTP_PAGE, spec, sizeof spec));
+	json_decref(resp);
+	c->cur = NULL;
 }

@@ -5,6 +5,7 @@
  * Which keywords exist depends on the draft (draft-07 or 2020-12).
  */
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,8 +25,9 @@ jskeyword_count(struct jscomp *c, const json_t *obj, const char *path,
 		return json_integer_value(v);
 	if (json_is_real(v)) {
 		d = json_real_value(v);
-		if (d >= 0 && d == (double)(int64_t)d && d < 9.2e18)
-			return (int64_t)d;
+		/* Whole; one past int64 (1e30) is as good as no bound. */
+		if (d >= 0 && d == floor(d))
+			return d < 0x1p63 ? (int64_t)d : INT64_MAX;
 	}
 	jschema_fail(c, "%s/%s: \"%s\" must be a non-negative integer, not "
 	    "%s", path, key, key, jschema_json_kind(v));
@@ -185,6 +187,33 @@ jskeyword_named(struct jscomp *c, const json_t *obj, const char *path,
 	return out;
 }
 
+/*
+ * A pattern compiled within the schema's budget (JSCHEMA_MAX_RE_SIZE for
+ * all its patterns), or NULL with *why saying what it uses that is not
+ * supported.
+ */
+static struct jsre *
+jskeyword_re(struct jscomp *c, const char *src, size_t len, char **why)
+{
+	struct jsre	*re;
+
+	*why = NULL;
+	if (c->re_size < JSCHEMA_MAX_RE_SIZE) {
+		if ((re = jsre_compile(src, len, why)) == NULL)
+			return NULL;
+		/* Counted even when refused: the budget is spent, so the
+		   patterns after it are not compiled at all. */
+		c->re_size += jsre_size(re);
+		if (c->re_size <= JSCHEMA_MAX_RE_SIZE)
+			return re;
+		jsre_free(re);
+	}
+	xasprintf(why, "more matcher space than is left of the %d "
+	    "instructions all of a schema's patterns may take",
+	    JSCHEMA_MAX_RE_SIZE);
+	return NULL;
+}
+
 /* patternProperties: each regex compiled; an unsupported one is noted. */
 void
 jskeyword_patterns(struct jscomp *c, struct jsnode *n, const json_t *obj,
@@ -192,7 +221,7 @@ jskeyword_patterns(struct jscomp *c, struct jsnode *n, const json_t *obj,
 {
 	const json_t	*v = json_object_get(obj, "patternProperties"), *sub;
 	const char	*name;
-	char		*why = NULL;
+	char		*why = NULL, *q;
 	size_t		 i = 0;
 
 	if (v == NULL)
@@ -207,12 +236,14 @@ jskeyword_patterns(struct jscomp *c, struct jsnode *n, const json_t *obj,
 		n->patterns[i].src = name;
 		n->patterns[i].node = jschema_sub(c, obj, n->path,
 		    "patternProperties", name, depth);
-		n->patterns[i].re = jsre_compile(name, strlen(name), &why);
+		n->patterns[i].re = jskeyword_re(c, name, strlen(name), &why);
 		if (n->patterns[i].re == NULL) {
+			q = jsvalue_quote_str(name, strlen(name));
 			jschema_notef(c->s, "%s/patternProperties: the pattern "
-			    "\"%s\" uses %s, which is not supported: its "
+			    "%s uses %s, which is not supported: its "
 			    "properties are not checked, nor is "
-			    "additionalProperties", n->path, name, why);
+			    "additionalProperties", n->path, q, why);
+			free(q);
 			free(why);
 			why = NULL;
 			n->no_additional = 1;
@@ -359,7 +390,7 @@ void
 jskeyword_strings_kw(struct jscomp *c, struct jsnode *n, const json_t *obj)
 {
 	const json_t	*v;
-	char		*why = NULL;
+	char		*why = NULL, *q;
 
 	n->min_len = jskeyword_count(c, obj, n->path, "minLength");
 	n->max_len = jskeyword_count(c, obj, n->path, "maxLength");
@@ -370,12 +401,14 @@ jskeyword_strings_kw(struct jscomp *c, struct jsnode *n, const json_t *obj)
 			return;
 		}
 		n->pattern_src = json_string_value(v);
-		n->pattern = jsre_compile(json_string_value(v),
+		n->pattern = jskeyword_re(c, json_string_value(v),
 		    json_string_length(v), &why);
 		if (n->pattern == NULL) {
-			jschema_notef(c->s, "%s/pattern: \"%s\" uses %s, which "
+			q = jsvalue_quote(v);
+			jschema_notef(c->s, "%s/pattern: %s uses %s, which "
 			    "is not supported: the pattern is not checked",
-			    n->path, json_string_value(v), why);
+			    n->path, q, why);
+			free(q);
 			free(why);
 		}
 	}

@@ -69,18 +69,58 @@ jschema_notef(struct jschema *s, const char *fmt, ...)
 	s->notes[s->nnotes++] = msg;
 }
 
-/* parent + "/" + key, the key escaped as JSON Pointer wants (~0 ~1). */
+/*
+ * A path cut to JSCHEMA_PATH_MAX bytes (p is taken, the result given):
+ * its head and its tail kept at '/' boundaries, "/..." between.
+ */
+char *
+jschema_path_fit(char *p)
+{
+	size_t	 len = strlen(p), h, t, keep;
+	char	*out;
+
+	if (len <= JSCHEMA_PATH_MAX)
+		return p;
+	for (h = JSCHEMA_PATH_MAX / 4; h > 1 && p[h] != '/'; h--)
+		;
+	keep = JSCHEMA_PATH_MAX - h - 4;
+	for (t = len - keep; t < len && p[t] != '/'; t++)
+		;
+	if (t == len) {
+		/* One long segment: cut it at a UTF-8 boundary. */
+		for (t = len - keep; t < len && (p[t] & 0xc0) == 0x80; t++)
+			;
+	}
+	xasprintf(&out, "%.*s/...%s", (int)h, p, p + t);
+	free(p);
+	return out;
+}
+
+/*
+ * parent + "/" + key, the key escaped as JSON Pointer wants (~0 ~1) and
+ * cut to JSCHEMA_PATH_KEY_MAX bytes, the whole cut by jschema_path_fit().
+ */
 char *
 jschema_path(const char *parent, const char *key)
 {
 	size_t	 plen = strlen(parent), i, o;
 	char	*out;
 
-	out = xmalloc(plen + 2 * strlen(key) + 2);
+	out = xmalloc(plen + JSCHEMA_PATH_KEY_MAX + 8);
 	memcpy(out, parent, plen);
 	o = plen;
 	out[o++] = '/';
 	for (i = 0; key[i] != '\0'; i++) {
+		if (o - plen - 1 + 2 > JSCHEMA_PATH_KEY_MAX) {
+			/* Not within a UTF-8 sequence: cut before its start. */
+			while ((key[i] & 0xc0) == 0x80) {
+				i--;
+				o--;
+			}
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
 		if (key[i] == '~' || key[i] == '/') {
 			out[o++] = '~';
 			out[o++] = key[i] == '~' ? '0' : '1';
@@ -88,7 +128,7 @@ jschema_path(const char *parent, const char *key)
 			out[o++] = key[i];
 	}
 	out[o] = '\0';
-	return out;
+	return jschema_path_fit(out);
 }
 
 /* parent + "/" + key + "/" + i: an item of an array keyword. */
@@ -100,7 +140,7 @@ jschema_path_index(const char *parent, const char *key, size_t i)
 	p = jschema_path(parent, key);
 	xasprintf(&q, "%s/%zu", p, i);
 	free(p);
-	return q;
+	return jschema_path_fit(q);
 }
 
 /* The memo's slot for a schema object. */
@@ -363,36 +403,43 @@ jschema_resolve(struct jscomp *c)
 	struct jsnode	*n;
 	const json_t	*t;
 	const char	*ref;
-	char		*frag, *path;
+	char		*frag, *path, *q;
 
 	while (c->npending > 0 && c->err == NULL) {
 		n = c->pending[--c->npending];
 		ref = n->ref_src;
+		q = jsvalue_quote_str(ref, strlen(ref));
 		if (ref[0] != '#') {
-			jschema_notef(c->s, "%s/$ref: \"%s\" is not in this "
+			jschema_notef(c->s, "%s/$ref: %s is not in this "
 			    "schema (only \"#...\" references are followed): "
-			    "it is not checked", n->path, ref);
+			    "it is not checked", n->path, q);
+			free(q);
 			continue;
 		}
 		if ((frag = jschema_unpercent(ref + 1)) == NULL) {
-			jschema_fail(c, "%s/$ref: \"%s\" has a bad %%-escape",
-			    n->path, ref);
+			jschema_fail(c, "%s/$ref: %s has a bad %%-escape",
+			    n->path, q);
+			free(q);
 			return;
 		}
 		if (frag[0] != '\0' && frag[0] != '/') {
-			jschema_notef(c->s, "%s/$ref: \"%s\" names an anchor, "
+			jschema_notef(c->s, "%s/$ref: %s names an anchor, "
 			    "which is not supported: it is not checked",
-			    n->path, ref);
+			    n->path, q);
 			free(frag);
+			free(q);
 			continue;
 		}
 		if ((t = jschema_pointer(c->s->doc, frag)) == NULL) {
-			jschema_fail(c, "%s/$ref: \"%s\" points at nothing in "
-			    "the schema", n->path, ref);
+			jschema_fail(c, "%s/$ref: %s points at nothing in "
+			    "the schema", n->path, q);
 			free(frag);
+			free(q);
 			return;
 		}
+		free(q);
 		xasprintf(&path, "#%s", frag);
+		path = jschema_path_fit(path);
 		free(frag);
 		n->ref = jschema_node(c, t, path, 0);
 		free(path);

@@ -110,6 +110,23 @@ struct jschema {
 
 /* Notes kept per schema; more are counted in one last note. */
 #define JSCHEMA_MAX_NOTES	64
+/*
+ * The matchers of all one schema's patterns together (jsre_size():
+ * instructions and class ranges, some 20 bytes each): one pattern is
+ * bounded by JSCHEMA_RE_MAX_INSNS, but a schema may hold thousands; past
+ * this, patterns are left out with a note.  Real schemas use a few
+ * hundred.
+ */
+#define JSCHEMA_MAX_RE_SIZE	(1024 * 1024)
+/*
+ * A node's place in the schema (a JSON Pointer) is kept at most this
+ * long, each key in it at most JSCHEMA_PATH_KEY_MAX bytes: longer ones
+ * are cut ("...") so that deep schemas with long keys cannot make every
+ * node hold a huge path.  An error's place in the value is cut to the
+ * same length.  Enough to find the place by eye.
+ */
+#define JSCHEMA_PATH_MAX	512
+#define JSCHEMA_PATH_KEY_MAX	64
 
 /* jsre.c and jsparse.c: the matcher's program and the parse tree. */
 
@@ -119,6 +136,12 @@ struct jschema {
 #define JSRE_MAX_COUNT		1000
 /* Ranges one class may hold (\W and \S inside a class add several). */
 #define JSRE_MAX_RANGES		1024
+/*
+ * Parse-tree nodes one pattern may make: every node but an empty group
+ * becomes at least one instruction, so a pattern over this is too large
+ * anyway; the bound keeps "(?:)(?:)..." from making a huge tree.
+ */
+#define JSRE_MAX_NODES		(4 * JSCHEMA_RE_MAX_INSNS)
 
 enum jsre_op {
 	JSRE_CHAR,	/* one code point */
@@ -158,13 +181,22 @@ enum jsre_kind {
 	JK_NWORDB, JK_CAT, JK_ALT, JK_REPEAT, JK_MAX
 };
 
+/*
+ * JK_CAT and JK_ALT hold a list of children (a the first, b the last,
+ * linked by next) rather than a chain of pairs, so that compiling
+ * "aaaa..." or "a|a|a..." is a loop: the generator recurses only into
+ * groups, which nest at most JSRE_MAX_NEST deep.
+ */
 struct jsre_node {
 	enum jsre_kind	kind;
 	uint32_t	c;
 	size_t		rlo, rhi;	/* JK_CLASS: ranges */
 	int		neg;
-	int		a, b;		/* children, -1 for none */
+	int		a, b;		/* JK_REPEAT: a the body; lists: above */
+	int		next;		/* the next in its list, or -1 */
 	int		min, max;	/* JK_REPEAT; max -1: unbounded */
+	size_t		size;		/* instructions it compiles to, at most
+					   JSCHEMA_RE_MAX_INSNS + 1 */
 };
 
 struct jsre_parse {
@@ -187,6 +219,7 @@ struct jscomp {
 	size_t		  mcap, mn;
 	struct jsnode	**pending;	/* nodes whose $ref is unresolved */
 	size_t		  npending, pendcap;
+	size_t		  re_size;	/* jsre_size() of its patterns so far */
 	char		 *err;
 };
 
@@ -197,6 +230,7 @@ void		 jschema_notef(struct jschema *, const char *, ...)
 		     PRINTFLIKE(2, 3);
 char		*jschema_path(const char *, const char *);
 char		*jschema_path_index(const char *, const char *, size_t);
+char		*jschema_path_fit(char *);
 struct jsnode	*jschema_sub(struct jscomp *, const json_t *, const char *,
 		     const char *, const char *, int);
 struct jsnode	*jschema_node(struct jscomp *, const json_t *, const char *,
@@ -228,6 +262,7 @@ void		 jskeyword_unsupported(struct jscomp *, struct jsnode *,
 
 /* jsre.c */
 uint32_t	 jsre_decode(const char **, const char *);
+size_t		 jsre_size(const struct jsre *);
 
 /* jsparse.c */
 int		 jsparse_fail(struct jsre_parse *, const char *);
@@ -235,6 +270,7 @@ int		 jsparse_alt(struct jsre_parse *);
 
 /* jsvalue.c */
 char		*jsvalue_quote(const json_t *);
+char		*jsvalue_quote_str(const char *, size_t);
 char		*jsvalue_describe(const json_t *);
 int		 jsvalue_is_integer(const json_t *);
 long double	 jsvalue_ld(const json_t *);
@@ -243,6 +279,30 @@ int		 jsvalue_equal(uint64_t *, const json_t *, const json_t *);
 uint64_t	 jsvalue_hash(uint64_t *, const json_t *);
 void		 jsvalue_types(unsigned int, char *, size_t);
 int		 jsvalue_type_ok(unsigned int, const json_t *);
+
+/* A validation's state (jsvalid.c walks, jsreport.c counts and says). */
+struct jsctx {
+	const struct jschema	*s;
+	jschema_error_cb	 cb;
+	void			*arg;
+	int			 quiet;		/* > 0: count, do not report */
+	uint64_t		 steps;
+	int			 stopped;	/* 1 too costly, 2 too deep */
+	int			 reported;	/* errors reported */
+	int			 depth;
+	char			*ipath;		/* the value's JSONPath */
+	size_t			 ilen, icap;
+};
+
+/* jsreport.c */
+int		 jsreport_step(struct jsctx *, uint64_t);
+void		 jsreport_err(struct jsctx *, const struct jsnode *, const char *,
+		     const char *, ...) PRINTFLIKE(4, 5);
+char		*jsreport_quote(const struct jsctx *, const char *, size_t);
+void		 jsreport_path_add(struct jsctx *, const char *, size_t);
+size_t		 jsreport_push_key(struct jsctx *, const char *, size_t);
+size_t		 jsreport_push_index(struct jsctx *, size_t);
+void		 jsreport_pop(struct jsctx *, size_t);
 
 /* jsvalid.c */
 int		 jsvalid_run(const struct jschema *, const json_t *,

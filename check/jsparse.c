@@ -33,12 +33,14 @@ jsparse_fail(struct jsre_parse *ps, const char *why)
 	return -1;
 }
 
-/* A new parse-tree node of a kind, its index. */
+/* A new parse-tree node of a kind, its index; -1 past JSRE_MAX_NODES. */
 static int
 jsparse_node_new(struct jsre_parse *ps, enum jsre_kind kind)
 {
 	struct jsre_node	*n;
 
+	if (ps->nnodes >= JSRE_MAX_NODES)
+		return jsparse_fail(ps, "a pattern too large");
 	if (ps->nnodes == ps->cap) {
 		ps->cap = ps->cap ? ps->cap * 2 : 16;
 		ps->nodes = xreallocarray(ps->nodes, ps->cap, sizeof *n);
@@ -46,8 +48,40 @@ jsparse_node_new(struct jsre_parse *ps, enum jsre_kind kind)
 	n = &ps->nodes[ps->nnodes];
 	memset(n, 0, sizeof *n);
 	n->kind = kind;
-	n->a = n->b = -1;
+	n->a = n->b = n->next = -1;
+	/* Every kind but these is one instruction. */
+	n->size = kind == JK_EMPTY || kind == JK_CAT || kind == JK_ALT ||
+	    kind == JK_REPEAT ? 0 : 1;
 	return (int)ps->nnodes++;
+}
+
+/*
+ * Set node id's program size (saturated just past the bound), failing
+ * when it is over JSCHEMA_RE_MAX_INSNS: checked before any code is
+ * generated, so that counted repeats within counted repeats are refused
+ * without being expanded.
+ */
+static int
+jsparse_size(struct jsre_parse *ps, int id, uint64_t size)
+{
+	if (size > JSCHEMA_RE_MAX_INSNS) {
+		ps->nodes[id].size = JSCHEMA_RE_MAX_INSNS + 1;
+		return jsparse_fail(ps, "a pattern too large once its counts "
+		    "are expanded");
+	}
+	ps->nodes[id].size = (size_t)size;
+	return id;
+}
+
+/* Append child to list node id (JK_CAT or JK_ALT). */
+static void
+jsparse_list_add(struct jsre_parse *ps, int id, int child)
+{
+	if (ps->nodes[id].a < 0)
+		ps->nodes[id].a = child;
+	else
+		ps->nodes[ps->nodes[id].b].next = child;
+	ps->nodes[id].b = child;
 }
 
 /* Add one range of code points to the pattern's class ranges. */
@@ -235,6 +269,39 @@ jsparse_escape(struct jsre_parse *ps, int in_class, uint32_t *cp, int *cls)
 	return jsparse_fail(ps, "an escape ECMA-262 does not define");
 }
 
+/* qsort() order of ranges: by their first code point. */
+static int
+jsparse_range_cmp(const void *a, const void *b)
+{
+	const struct jsre_range	*x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * Sort the ranges from start on and merge those that overlap or touch,
+ * so that the matcher can binary-search a class (jsre_in_class()).
+ */
+static void
+jsparse_ranges_merge(struct jsre *re, size_t start)
+{
+	struct jsre_range	*r;
+	size_t			 n = re->nranges - start, i, o = 0;
+
+	if (n < 2)
+		return;
+	r = re->ranges + start;
+	qsort(r, n, sizeof *r, jsparse_range_cmp);
+	for (i = 1; i < n; i++) {
+		if (r[o].hi == JSRE_CP_MAX || r[i].lo <= r[o].hi + 1) {
+			if (r[i].hi > r[o].hi)
+				r[o].hi = r[i].hi;
+		} else
+			r[++o] = r[i];
+	}
+	re->nranges = start + o + 1;
+}
+
 /* A class after its '['; one JK_CLASS node. */
 static int
 jsparse_class(struct jsre_parse *ps)
@@ -284,7 +351,9 @@ check:
 			return jsparse_fail(ps, "a class too large");
 	}
 	ps->p++;
-	id = jsparse_node_new(ps, JK_CLASS);
+	jsparse_ranges_merge(ps->re, start);
+	if ((id = jsparse_node_new(ps, JK_CLASS)) < 0)
+		return -1;
 	n = &ps->nodes[id];
 	n->rlo = start;
 	n->rhi = ps->re->nranges;
@@ -378,7 +447,8 @@ jsparse_atom(struct jsre_parse *ps)
 			if (jsparse_escape(ps, 0, &c, &cls) != 0)
 				return -1;
 			if (cls) {
-				id = jsparse_node_new(ps, JK_CLASS);
+				if ((id = jsparse_node_new(ps, JK_CLASS)) < 0)
+					return -1;
 				ps->nodes[id].rlo = start;
 				ps->nodes[id].rhi = ps->re->nranges;
 				return id;
@@ -389,7 +459,8 @@ jsparse_atom(struct jsre_parse *ps)
 		c = jsre_decode(&ps->p, ps->end);
 		break;
 	}
-	id = jsparse_node_new(ps, JK_CHAR);
+	if ((id = jsparse_node_new(ps, JK_CHAR)) < 0)
+		return -1;
 	ps->nodes[id].c = c;
 	return id;
 }
@@ -399,6 +470,7 @@ static int
 jsparse_piece(struct jsre_parse *ps)
 {
 	const char	*save;
+	uint64_t	 body, size;
 	int		 a, id, min, max;
 	enum jsre_kind	 k;
 
@@ -440,50 +512,76 @@ jsparse_piece(struct jsre_parse *ps)
 	k = ps->nodes[a].kind;
 	if (k == JK_BOL || k == JK_EOL || k == JK_WORDB || k == JK_NWORDB)
 		return jsparse_fail(ps, "a quantifier on an assertion");
-	id = jsparse_node_new(ps, JK_REPEAT);
+	/* Nothing repeated, or nothing to repeat, is nothing: (?:){1000}. */
+	body = ps->nodes[a].size;
+	if (body == 0 || max == 0)
+		return jsparse_node_new(ps, JK_EMPTY);
+	if ((id = jsparse_node_new(ps, JK_REPEAT)) < 0)
+		return -1;
 	ps->nodes[id].a = a;
 	ps->nodes[id].min = min;
 	ps->nodes[id].max = max;
-	return id;
+	/* min copies, then a loop (split, body, jmp) or optional copies. */
+	size = (uint64_t)min * body + (max < 0 ? body + 2 :
+	    (uint64_t)(max - min) * (body + 1));
+	return jsparse_size(ps, id, size);
 }
 
-/* A sequence of pieces. */
+/* A sequence of pieces: one JK_CAT of those that are not empty. */
 static int
 jsparse_seq(struct jsre_parse *ps)
 {
-	int	cur = -1, p, id;
+	int		cur = -1, cat = -1, p;
+	uint64_t	size = 0;
 
 	while ((p = jsparse_piece(ps)) >= 0) {
+		if (ps->nodes[p].size == 0)
+			continue;
+		size += ps->nodes[p].size;
 		if (cur < 0) {
 			cur = p;
 			continue;
 		}
-		id = jsparse_node_new(ps, JK_CAT);
-		ps->nodes[id].a = cur;
-		ps->nodes[id].b = p;
-		cur = id;
+		if (cat < 0) {
+			if ((cat = jsparse_node_new(ps, JK_CAT)) < 0)
+				return -1;
+			jsparse_list_add(ps, cat, cur);
+			cur = cat;
+		}
+		jsparse_list_add(ps, cat, p);
+		if (jsparse_size(ps, cat, size) < 0)
+			return -1;
 	}
 	if (p == -1)
 		return -1;
 	return cur < 0 ? jsparse_node_new(ps, JK_EMPTY) : cur;
 }
 
-/* Alternatives. */
+/* Alternatives: one JK_ALT of the sequences, or the only one. */
 int
 jsparse_alt(struct jsre_parse *ps)
 {
-	int	a, b, id;
+	int		a, b, alt = -1;
+	uint64_t	size;
 
 	if ((a = jsparse_seq(ps)) < 0)
 		return -1;
+	size = ps->nodes[a].size;
 	while (ps->p < ps->end && ps->p[0] == '|') {
 		ps->p++;
 		if ((b = jsparse_seq(ps)) < 0)
 			return -1;
-		id = jsparse_node_new(ps, JK_ALT);
-		ps->nodes[id].a = a;
-		ps->nodes[id].b = b;
-		a = id;
+		if (alt < 0) {
+			if ((alt = jsparse_node_new(ps, JK_ALT)) < 0)
+				return -1;
+			jsparse_list_add(ps, alt, a);
+			a = alt;
+		}
+		jsparse_list_add(ps, alt, b);
+		/* A split and a jump per alternative but the last. */
+		size += ps->nodes[b].size + 2;
+		if (jsparse_size(ps, alt, size) < 0)
+			return -1;
 	}
 	return a;
 }

@@ -77,13 +77,21 @@ jsre_emit(struct jsre_parse *ps, size_t *cap, enum jsre_op op)
 	return (int)re->ninsn++;
 }
 
-/* Compile node id into the program (recursion bounded by the nesting). */
+/*
+ * Compile node id into the program.  Lists (sequences, alternatives) are
+ * loops; the recursion is into a repeat's body and a list's members, so
+ * it is bounded by the groups' nesting (JSRE_MAX_NEST); every call but
+ * an empty alternative's emits code (the parser drops empty pieces), so
+ * the work is bounded by the program's size, checked before
+ * (jsparse_size()).
+ */
 static int
 jsre_gen(struct jsre_parse *ps, size_t *cap, int id)
 {
-	struct jsre_node	*n = &ps->nodes[id];
+	const struct jsre_node	*n = &ps->nodes[id];
 	struct jsre_insn	*in;
-	int			 i, s, j, k, nopt, *splits;
+	int			 i, s, j, k, ch, nopt, *splits;
+	uint32_t		 jmps, next;
 
 	switch (n->kind) {
 	case JK_EMPTY:
@@ -112,20 +120,39 @@ jsre_gen(struct jsre_parse *ps, size_t *cap, int id)
 	case JK_NWORDB:
 		return jsre_emit(ps, cap, JSRE_NWORDB) < 0 ? -1 : 0;
 	case JK_CAT:
-		if (jsre_gen(ps, cap, n->a) != 0)
-			return -1;
-		return jsre_gen(ps, cap, ps->nodes[id].b);
+		for (ch = n->a; ch >= 0; ch = ps->nodes[ch].next) {
+			if (jsre_gen(ps, cap, ch) != 0)
+				return -1;
+		}
+		return 0;
 	case JK_ALT:
-		if ((s = jsre_emit(ps, cap, JSRE_SPLIT)) < 0)
-			return -1;
-		ps->re->insn[s].x = (uint32_t)s + 1;
-		if (jsre_gen(ps, cap, ps->nodes[id].a) != 0 ||
-		    (j = jsre_emit(ps, cap, JSRE_JMP)) < 0)
-			return -1;
-		ps->re->insn[s].y = (uint32_t)j + 1;
-		if (jsre_gen(ps, cap, ps->nodes[id].b) != 0)
-			return -1;
-		ps->re->insn[j].x = (uint32_t)ps->re->ninsn;
+		/*
+		 * Per alternative but the last: split to it or on; it; a
+		 * jump to the end.  The jumps wait in a chain through
+		 * their x (UINT32_MAX ends it) until the end is known.
+		 */
+		jmps = UINT32_MAX;
+		for (ch = n->a; ch >= 0; ch = ps->nodes[ch].next) {
+			if (ps->nodes[ch].next < 0) {
+				if (jsre_gen(ps, cap, ch) != 0)
+					return -1;
+				break;
+			}
+			if ((s = jsre_emit(ps, cap, JSRE_SPLIT)) < 0)
+				return -1;
+			ps->re->insn[s].x = (uint32_t)s + 1;
+			if (jsre_gen(ps, cap, ch) != 0 ||
+			    (j = jsre_emit(ps, cap, JSRE_JMP)) < 0)
+				return -1;
+			ps->re->insn[j].x = jmps;
+			jmps = (uint32_t)j;
+			ps->re->insn[s].y = (uint32_t)j + 1;
+		}
+		while (jmps != UINT32_MAX) {
+			next = ps->re->insn[jmps].x;
+			ps->re->insn[jmps].x = (uint32_t)ps->re->ninsn;
+			jmps = next;
+		}
 		return 0;
 	case JK_REPEAT:
 		break;
@@ -133,16 +160,15 @@ jsre_gen(struct jsre_parse *ps, size_t *cap, int id)
 		return jsparse_fail(ps, "an internal error");
 	}
 	for (k = 0; k < n->min; k++) {
-		if (jsre_gen(ps, cap, ps->nodes[id].a) != 0)
+		if (jsre_gen(ps, cap, n->a) != 0)
 			return -1;
-		n = &ps->nodes[id];
 	}
 	if (n->max < 0) {
 		/* L: split body, out; body; jmp L */
 		if ((s = jsre_emit(ps, cap, JSRE_SPLIT)) < 0)
 			return -1;
 		ps->re->insn[s].x = (uint32_t)s + 1;
-		if (jsre_gen(ps, cap, ps->nodes[id].a) != 0 ||
+		if (jsre_gen(ps, cap, n->a) != 0 ||
 		    (j = jsre_emit(ps, cap, JSRE_JMP)) < 0)
 			return -1;
 		ps->re->insn[j].x = (uint32_t)s;
@@ -159,7 +185,7 @@ jsre_gen(struct jsre_parse *ps, size_t *cap, int id)
 			goto fail;
 		splits[k] = s;
 		ps->re->insn[s].x = (uint32_t)s + 1;
-		if (jsre_gen(ps, cap, ps->nodes[id].a) != 0)
+		if (jsre_gen(ps, cap, n->a) != 0)
 			goto fail;
 	}
 	for (k = 0; k < nopt; k++)
@@ -226,18 +252,32 @@ jsre_is_word(int64_t c)
 	    (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-/* Whether code point c is in a class instruction's ranges (or not, inverted). */
+/*
+ * Whether code point c is in a class instruction's ranges (or not,
+ * inverted): a binary search, the ranges being sorted and disjoint
+ * (jsparse_ranges_merge()).  *probes counts the ranges looked at.
+ */
 static int
-jsre_in_class(const struct jsre *re, const struct jsre_insn *in, uint32_t c)
+jsre_in_class(const struct jsre *re, const struct jsre_insn *in, uint32_t c,
+    uint64_t *probes)
 {
-	uint32_t	i;
+	uint32_t	lo = in->x, hi = in->y, mid;
 
-	for (i = in->x; i < in->y; i++) {
-		if (c >= re->ranges[i].lo && c <= re->ranges[i].hi)
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		++*probes;
+		if (c < re->ranges[mid].lo)
+			hi = mid;
+		else if (c > re->ranges[mid].hi)
+			lo = mid + 1;
+		else
 			return !in->neg;
 	}
 	return in->neg;
 }
+
+/* jsre_match()'s scratch words kept on the stack (a 60-instruction program). */
+#define JSRE_SMALL_WORDS	302
 
 /* A list of threads: program counters, each at most once per step. */
 struct jsre_list {
@@ -300,7 +340,7 @@ jsre_add(const struct jsre *re, struct jsre_list *l, uint32_t *mark,
 /*
  * Whether the pattern matches anywhere in s (len bytes of UTF-8): 1 or 0,
  * or -1 when *steps would pass max (JSRE_STEPS_PER_UNIT threads advanced
- * are a step).
+ * or class ranges looked at are a step, and a call at least one).
  */
 int
 jsre_match(const struct jsre *re, const char *s, size_t len,
@@ -309,18 +349,32 @@ jsre_match(const struct jsre *re, const char *s, size_t len,
 	struct jsre_list	 a, b, t;
 	const struct jsre_insn	*in;
 	const char		*end = s + len, *q;
-	uint32_t		*mark, *stack, gen = 1;
+	uint32_t		*mark, *stack, *block, gen = 1;
+	uint32_t		 small[JSRE_SMALL_WORDS];
 	int64_t			 prev = -1, cur, next;
-	size_t			 i;
+	size_t			 i, words;
 	uint64_t		 sub = 0;
 	int			 matched = 0, ok, rc = 0;
 
-	a.pc = xcalloc(re->ninsn, sizeof *a.pc);
-	b.pc = xcalloc(re->ninsn, sizeof *b.pc);
-	mark = xcalloc(re->ninsn, sizeof *mark);
-	/* Each pc pushes its successors once per closure: at most 2 each. */
-	stack = xcalloc(2 * re->ninsn + 2, sizeof *stack);
+	/*
+	 * The threads (a, b), the marks and the stack (each pc pushes its
+	 * successors once per closure: at most 2 each) in one block, on
+	 * the stack for a small program: the common pattern over a
+	 * property name must not cost four allocations.
+	 */
+	words = 5 * re->ninsn + 2;
+	if (words <= JSRE_SMALL_WORDS) {
+		memset(small, 0, words * sizeof *small);
+		block = small;
+	} else
+		block = xcalloc(words, sizeof *block);
+	a.pc = block;
+	b.pc = block + re->ninsn;
+	mark = block + 2 * re->ninsn;
+	stack = block + 3 * re->ninsn;
 	a.n = b.n = 0;
+	/* A call is a step at least, and setting it up touches each pc. */
+	*steps += 1 + re->ninsn / JSRE_STEPS_PER_UNIT;
 	q = s;
 	cur = q < end ? (int64_t)jsre_decode(&q, end) : -1;
 	jsre_add(re, &a, mark, gen, stack, 0, prev, cur, &matched);
@@ -353,7 +407,8 @@ jsre_match(const struct jsre *re, const char *s, size_t len,
 				    cur != 0x2028 && cur != 0x2029;
 				break;
 			case JSRE_CLASS:
-				ok = jsre_in_class(re, in, (uint32_t)cur);
+				ok = jsre_in_class(re, in, (uint32_t)cur,
+				    &sub);
 				break;
 			default:
 				ok = 0;
@@ -373,9 +428,14 @@ jsre_match(const struct jsre *re, const char *s, size_t len,
 		prev = cur;
 		cur = next;
 	}
-	free(a.pc);
-	free(b.pc);
-	free(mark);
-	free(stack);
+	if (block != small)
+		free(block);
 	return rc;
+}
+
+/* The memory a compiled pattern holds, in instructions and ranges. */
+size_t
+jsre_size(const struct jsre *re)
+{
+	return re->ninsn + re->nranges;
 }

@@ -9,6 +9,7 @@
  * nothing found after the stop is reported, since it could be wrong.
  */
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,134 +19,20 @@
 /* The enum values a sentence lists before "...". */
 #define JSVALID_ENUM_SHOWN	5
 /*
- * |q - round(q)| below which value / multipleOf counts as whole: decimal
- * fractions are not exact in binary (0.3 / 0.1 is 2.9999999999999996),
- * and a false error is worse than a missed one.
+ * |q - round(q)| below which q = value / multipleOf counts as whole:
+ * decimal fractions are not exact in binary (0.3 / 0.1 is
+ * 2.9999999999999996), and a false error is worse than a missed one.
+ * The error of q grows with q (999999.99 / 0.01 is off by 1e-8 in long
+ * double), so the bound is relative past the fixed one: a few units in
+ * the last place of a double, which is all the value and multipleOf
+ * carry.
  */
 #define JSVALID_MULTIPLE_EPS	1e-9
+#define JSVALID_MULTIPLE_ULPS	4
 
-struct jsctx {
-	const struct jschema	*s;
-	jschema_error_cb	 cb;
-	void			*arg;
-	int			 quiet;		/* > 0: count, do not report */
-	uint64_t		 steps;
-	int			 stopped;	/* 1 too costly, 2 too deep */
-	int			 reported;	/* errors reported */
-	int			 depth;
-	char			*ipath;		/* the value's JSONPath */
-	size_t			 ilen, icap;
-};
 
 static int	jsvalid_node(struct jsctx *, const struct jsnode *,
 		    const json_t *);
-
-/* Count n steps of work; 1 once the budget is spent. */
-static int
-jsvalid_step(struct jsctx *c, uint64_t n)
-{
-	if (c->stopped)
-		return 1;
-	c->steps += n;
-	if (c->steps > JSCHEMA_MAX_STEPS) {
-		c->stopped = 1;
-		return 1;
-	}
-	return 0;
-}
-
-/* Report one error at node's keyword kw (unless quiet or stopped). */
-static void PRINTFLIKE(4, 5)
-jsvalid_err(struct jsctx *c, const struct jsnode *n, const char *kw,
-    const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*text, *spath;
-
-	if (c->quiet > 0 || c->stopped)
-		return;
-	c->reported++;
-	if (c->cb == NULL)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) == -1)
-		text = NULL;
-	va_end(ap);
-	if (kw != NULL)
-		xasprintf(&spath, "%s/%s", n->path, kw);
-	else
-		spath = xstrdup(n->path);
-	c->cb(c->arg, c->ipath, spath, text != NULL ? text :
-	    "the value does not match the schema");
-	free(spath);
-	free(text);
-}
-
-/* Append n bytes to the value's JSONPath. */
-static void
-jsvalid_path_add(struct jsctx *c, const char *s, size_t n)
-{
-	if (c->ilen + n + 1 > c->icap) {
-		while (c->ilen + n + 1 > c->icap)
-			c->icap = c->icap ? c->icap * 2 : 64;
-		c->ipath = xreallocarray(c->ipath, c->icap, 1);
-	}
-	memcpy(c->ipath + c->ilen, s, n);
-	c->ilen += n;
-	c->ipath[c->ilen] = '\0';
-}
-
-/* Append .key, or ['key'] when the key is not a plain name. */
-static size_t
-jsvalid_push_key(struct jsctx *c, const char *key, size_t klen)
-{
-	size_t	old = c->ilen, i;
-	int	plain = klen > 0 && !(key[0] >= '0' && key[0] <= '9');
-
-	for (i = 0; i < klen && plain; i++) {
-		plain = (key[i] >= 'a' && key[i] <= 'z') ||
-		    (key[i] >= 'A' && key[i] <= 'Z') ||
-		    (key[i] >= '0' && key[i] <= '9') || key[i] == '_' ||
-		    key[i] == '$';
-	}
-	if (plain) {
-		jsvalid_path_add(c, ".", 1);
-		jsvalid_path_add(c, key, klen);
-		return old;
-	}
-	jsvalid_path_add(c, "['", 2);
-	for (i = 0; i < klen; i++) {
-		if (key[i] == '\'' || key[i] == '\\')
-			jsvalid_path_add(c, "\\", 1);
-		if (key[i] == '\0')
-			jsvalid_path_add(c, "\\u0000", 6);
-		else
-			jsvalid_path_add(c, key + i, 1);
-	}
-	jsvalid_path_add(c, "']", 2);
-	return old;
-}
-
-/* Append [i] to the value's JSONPath; the length to pop back to. */
-static size_t
-jsvalid_push_index(struct jsctx *c, size_t i)
-{
-	char	buf[32];
-	size_t	old = c->ilen;
-	int	n;
-
-	n = snprintf(buf, sizeof buf, "[%zu]", i);
-	jsvalid_path_add(c, buf, (size_t)n);
-	return old;
-}
-
-/* Cut the value's JSONPath back to what it was before a push. */
-static void
-jsvalid_pop(struct jsctx *c, size_t old)
-{
-	c->ilen = old;
-	c->ipath[old] = '\0';
-}
 
 /* jsvalue_equal() on the validation's budget. */
 static int
@@ -183,7 +70,7 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	if (n->types && !jsvalue_type_ok(n->types, v)) {
 		jsvalue_types(n->types, want, sizeof want);
 		got = jsvalue_describe(v);
-		jsvalid_err(c, n, "type", "expected %s, got %s", want, got);
+		jsreport_err(c, n, "type", "expected %s, got %s", want, got);
 		free(got);
 		if (c->quiet)
 			return 1;
@@ -192,7 +79,7 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	if (n->has_const && !jsvalid_equal(c, n->constv, v)) {
 		q = jsvalue_quote(n->constv);
 		got = jsvalue_describe(v);
-		jsvalid_err(c, n, "const", "expected %s, got %s", q, got);
+		jsreport_err(c, n, "const", "expected %s, got %s", q, got);
 		free(q);
 		free(got);
 		if (c->quiet)
@@ -206,7 +93,7 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			return errs;
 	}
 	if (json_array_size(n->enumv) == 0)
-		jsvalid_err(c, n, "enum", "no value is allowed here (the enum "
+		jsreport_err(c, n, "enum", "no value is allowed here (the enum "
 		    "is empty)");
 	else if (!c->quiet && !c->stopped) {
 		list = xstrdup("");
@@ -219,7 +106,7 @@ jsvalid_any(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			list = tmp;
 		}
 		got = jsvalue_describe(v);
-		jsvalid_err(c, n, "enum", "expected %s%s%s, got %s",
+		jsreport_err(c, n, "enum", "expected %s%s%s, got %s",
 		    json_array_size(n->enumv) == 1 ? "" : "one of ", list,
 		    json_array_size(n->enumv) > JSVALID_ENUM_SHOWN ? ", ..." :
 		    "", got);
@@ -235,24 +122,24 @@ jsvalid_string(struct jsctx *c, const struct jsnode *n, const json_t *v)
 {
 	const char	*s = json_string_value(v);
 	size_t		 len = json_string_length(v), cps = 0, i;
-	char		*q;
+	char		*q, *pq;
 	int		 errs = 0, rc;
 
 	if (n->min_len >= 0 || n->max_len >= 0) {
 		for (i = 0; i < len; i++)
 			cps += ((unsigned char)s[i] & 0xc0) != 0x80;
-		if (jsvalid_step(c, len / 64))
+		if (jsreport_step(c, len / 64))
 			return 1;
 	}
 	if (n->min_len >= 0 && cps < (uint64_t)n->min_len) {
-		jsvalid_err(c, n, "minLength", "expected at least %lld "
+		jsreport_err(c, n, "minLength", "expected at least %lld "
 		    "characters, got %zu", (long long)n->min_len, cps);
 		if (c->quiet)
 			return 1;
 		errs++;
 	}
 	if (n->max_len >= 0 && cps > (uint64_t)n->max_len) {
-		jsvalid_err(c, n, "maxLength", "expected at most %lld "
+		jsreport_err(c, n, "maxLength", "expected at most %lld "
 		    "characters, got %zu", (long long)n->max_len, cps);
 		if (c->quiet)
 			return 1;
@@ -265,8 +152,11 @@ jsvalid_string(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			c->stopped = 1;
 		if (rc == 0) {
 			q = jsvalue_quote(v);
-			jsvalid_err(c, n, "pattern", "the string %s does not "
-			    "match the pattern \"%s\"", q, n->pattern_src);
+			pq = jsreport_quote(c, n->pattern_src,
+			    strlen(n->pattern_src));
+			jsreport_err(c, n, "pattern", "the string %s does not "
+			    "match the pattern %s", q, pq ? pq : "");
+			free(pq);
 			free(q);
 		}
 		if (rc <= 0) {
@@ -277,7 +167,7 @@ jsvalid_string(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	}
 	if (n->format != NULL && !jsfmt_check(n->format, s, len)) {
 		q = jsvalue_quote(v);
-		jsvalid_err(c, n, "format", "the string %s is no valid %s", q,
+		jsreport_err(c, n, "format", "the string %s is no valid %s", q,
 		    n->format);
 		free(q);
 		errs++;
@@ -297,7 +187,7 @@ jsvalid_bound(struct jsctx *c, const struct jsnode *n, const json_t *v,
 		return 0;
 	got = jsvalue_describe(v);
 	bq = jsvalue_quote(b);
-	jsvalid_err(c, n, kw, "expected a number %s %s, got %s", sign > 0 ?
+	jsreport_err(c, n, kw, "expected a number %s %s, got %s", sign > 0 ?
 	    (exclusive ? "greater than" : "at least") : (exclusive ?
 	    "less than" : "at most"), bq, got);
 	free(got);
@@ -342,12 +232,13 @@ jsvalid_number(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	else {
 		q = jsvalue_ld(v) / jsvalue_ld(n->multiple);
 		bad = isfinite(q) && fabsl(q - nearbyintl(q)) >
-		    JSVALID_MULTIPLE_EPS;
+		    fmaxl(JSVALID_MULTIPLE_EPS, fabsl(q) *
+		    JSVALID_MULTIPLE_ULPS * DBL_EPSILON);
 	}
 	if (bad) {
 		got = jsvalue_describe(v);
 		mq = jsvalue_quote(n->multiple);
-		jsvalid_err(c, n, "multipleOf", "expected a multiple of %s, "
+		jsreport_err(c, n, "multipleOf", "expected a multiple of %s, "
 		    "got %s", mq, got);
 		free(got);
 		free(mq);
@@ -370,7 +261,7 @@ jsvalid_child(struct jsctx *c, const struct jsnode *n, const json_t *v,
 {
 	int	errs = jsvalid_node(c, n, v);
 
-	jsvalid_pop(c, old);
+	jsreport_pop(c, old);
 	return errs;
 }
 
@@ -382,11 +273,12 @@ jsvalid_members(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	const char	*k;
 	const json_t	*e;
 	json_t		*name;
+	char		*q;
 	size_t		 i, klen;
 	int		 errs = 0, matched, rc;
 
 	json_object_foreach((json_t *)v, k, e) {
-		if (jsvalid_step(c, 1))
+		if (jsreport_step(c, 1))
 			return errs + 1;
 		klen = strlen(k);
 		matched = 0;
@@ -406,19 +298,21 @@ jsvalid_members(struct jsctx *c, const struct jsnode *n, const json_t *v)
 				continue;
 			matched = 1;
 			errs += jsvalid_child(c, n->patterns[i].node, e,
-			    jsvalid_push_key(c, k, klen));
+			    jsreport_push_key(c, k, klen));
 			if (errs && c->quiet)
 				return errs;
 		}
 		if (!matched && n->additional != NULL && !n->no_additional) {
 			if (n->additional->boolean == 0) {
-				jsvalid_err(c, n, "additionalProperties",
-				    "unexpected property \"%s\" (the schema "
-				    "allows no others)", k);
+				q = jsreport_quote(c, k, klen);
+				jsreport_err(c, n, "additionalProperties",
+				    "unexpected property %s (the schema "
+				    "allows no others)", q ? q : "");
+				free(q);
 				errs++;
 			} else
 				errs += jsvalid_child(c, n->additional, e,
-				    jsvalid_push_key(c, k, klen));
+				    jsreport_push_key(c, k, klen));
 			if (errs && c->quiet)
 				return errs;
 		}
@@ -428,9 +322,11 @@ jsvalid_members(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			rc = jsvalid_node(c, n->propnames, name);
 			c->quiet--;
 			if (rc != 0) {
-				jsvalid_err(c, n, "propertyNames", "the "
-				    "property name \"%s\" does not match "
-				    "propertyNames", k);
+				q = jsreport_quote(c, k, klen);
+				jsreport_err(c, n, "propertyNames", "the "
+				    "property name %s does not match "
+				    "propertyNames", q ? q : "");
+				free(q);
 				errs++;
 			}
 			json_decref(name);
@@ -446,25 +342,32 @@ static int
 jsvalid_object(struct jsctx *c, const struct jsnode *n, const json_t *v)
 {
 	const json_t	*e;
+	char		*q, *q2;
 	size_t		 i, j, size = json_object_size(v);
 	int		 errs = 0;
 
+	/* Each name looked up is a step, as each member visited. */
+	if (jsreport_step(c, n->nrequired + n->nprops + n->ndepreq +
+	    n->ndepschema))
+		return 1;
 	for (i = 0; i < n->nrequired; i++) {
 		if (json_object_get(v, n->required[i]) != NULL)
 			continue;
-		jsvalid_err(c, n, "required", "missing required property "
-		    "\"%s\"", n->required[i]);
+		q = jsreport_quote(c, n->required[i], strlen(n->required[i]));
+		jsreport_err(c, n, "required", "missing required property %s",
+		    q ? q : "");
+		free(q);
 		if (c->quiet)
 			return 1;
 		errs++;
 	}
 	if (n->min_props >= 0 && size < (uint64_t)n->min_props) {
-		jsvalid_err(c, n, "minProperties", "expected at least %lld "
+		jsreport_err(c, n, "minProperties", "expected at least %lld "
 		    "properties, got %zu", (long long)n->min_props, size);
 		errs++;
 	}
 	if (n->max_props >= 0 && size > (uint64_t)n->max_props) {
-		jsvalid_err(c, n, "maxProperties", "expected at most %lld "
+		jsreport_err(c, n, "maxProperties", "expected at most %lld "
 		    "properties, got %zu", (long long)n->max_props, size);
 		errs++;
 	}
@@ -474,7 +377,7 @@ jsvalid_object(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		if ((e = json_object_get(v, n->props[i].name)) == NULL)
 			continue;
 		errs += jsvalid_child(c, n->props[i].node, e,
-		    jsvalid_push_key(c, n->props[i].name,
+		    jsreport_push_key(c, n->props[i].name,
 		    strlen(n->props[i].name)));
 		if (errs && c->quiet)
 			return errs;
@@ -486,13 +389,21 @@ jsvalid_object(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	for (i = 0; i < n->ndepreq; i++) {
 		if (json_object_get(v, n->depreq[i].name) == NULL)
 			continue;
+		if (jsreport_step(c, n->depreq[i].nreq))
+			return errs + 1;
 		for (j = 0; j < n->depreq[i].nreq; j++) {
 			if (json_object_get(v, n->depreq[i].req[j]) != NULL)
 				continue;
-			jsvalid_err(c, n, c->s->draft == JSCHEMA_D07 ?
+			q = jsreport_quote(c, n->depreq[i].name,
+			    strlen(n->depreq[i].name));
+			q2 = jsreport_quote(c, n->depreq[i].req[j],
+			    strlen(n->depreq[i].req[j]));
+			jsreport_err(c, n, c->s->draft == JSCHEMA_D07 ?
 			    "dependencies" : "dependentRequired", "property "
-			    "\"%s\" requires property \"%s\", which is "
-			    "missing", n->depreq[i].name, n->depreq[i].req[j]);
+			    "%s requires property %s, which is missing",
+			    q ? q : "", q2 ? q2 : "");
+			free(q);
+			free(q2);
 			if (c->quiet)
 				return 1;
 			errs++;
@@ -545,7 +456,7 @@ jsvalid_unique(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		for (j = i + 1; j < len && hs[j].h == hs[i].h && !dup; j++) {
 			if (jsvalid_equal(c, json_array_get(v, hs[i].i),
 			    json_array_get(v, hs[j].i))) {
-				jsvalid_err(c, n, "uniqueItems", "items %zu and "
+				jsreport_err(c, n, "uniqueItems", "items %zu and "
 				    "%zu are equal, and the items must be "
 				    "unique", hs[i].i, hs[j].i);
 				dup = 1;
@@ -571,17 +482,17 @@ jsvalid_contains(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		return 1;
 	if (hits < (size_t)min) {
 		if (min == 1)
-			jsvalid_err(c, n, "contains", "no item matches the "
+			jsreport_err(c, n, "contains", "no item matches the "
 			    "schema of contains");
 		else
-			jsvalid_err(c, n, n->min_contains >= 0 ?
+			jsreport_err(c, n, n->min_contains >= 0 ?
 			    "minContains" : "contains", "%zu items match the "
 			    "schema of contains, at least %lld needed", hits,
 			    min);
 		return 1;
 	}
 	if (n->max_contains >= 0 && hits > (size_t)n->max_contains) {
-		jsvalid_err(c, n, "maxContains", "%zu items match the schema of "
+		jsreport_err(c, n, "maxContains", "%zu items match the schema of "
 		    "contains, at most %lld allowed", hits,
 		    (long long)n->max_contains);
 		return 1;
@@ -597,12 +508,12 @@ jsvalid_array(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	int	errs = 0;
 
 	if (n->min_items >= 0 && len < (uint64_t)n->min_items) {
-		jsvalid_err(c, n, "minItems", "expected at least %lld items, "
+		jsreport_err(c, n, "minItems", "expected at least %lld items, "
 		    "got %zu", (long long)n->min_items, len);
 		errs++;
 	}
 	if (n->max_items >= 0 && len > (uint64_t)n->max_items) {
-		jsvalid_err(c, n, "maxItems", "expected at most %lld items, "
+		jsreport_err(c, n, "maxItems", "expected at most %lld items, "
 		    "got %zu", (long long)n->max_items, len);
 		errs++;
 	}
@@ -611,7 +522,7 @@ jsvalid_array(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	if (n->has_prefix) {
 		for (i = 0; i < len && i < n->prefix.n; i++) {
 			errs += jsvalid_child(c, n->prefix.v[i],
-			    json_array_get(v, i), jsvalid_push_index(c, i));
+			    json_array_get(v, i), jsreport_push_index(c, i));
 			if ((errs && c->quiet) || c->stopped)
 				return errs + c->stopped;
 		}
@@ -620,7 +531,7 @@ jsvalid_array(struct jsctx *c, const struct jsnode *n, const json_t *v)
 	if (n->items != NULL) {
 		for (i = start; i < len; i++) {
 			errs += jsvalid_child(c, n->items, json_array_get(v, i),
-			    jsvalid_push_index(c, i));
+			    jsreport_push_index(c, i));
 			if ((errs && c->quiet) || c->stopped)
 				return errs + c->stopped;
 		}
@@ -650,7 +561,7 @@ jsvalid_logic(struct jsctx *c, const struct jsnode *n, const json_t *v)
 			ok = jsvalid_node(c, n->any.v[i], v) == 0;
 		c->quiet--;
 		if (!ok) {
-			jsvalid_err(c, n, "anyOf", "matches none of the %zu "
+			jsreport_err(c, n, "anyOf", "matches none of the %zu "
 			    "schemas of anyOf", n->any.n);
 			if (c->quiet)
 				return 1;
@@ -670,10 +581,10 @@ jsvalid_logic(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		c->quiet--;
 		if (hits != 1) {
 			if (hits == 0)
-				jsvalid_err(c, n, "oneOf", "matches none of the "
+				jsreport_err(c, n, "oneOf", "matches none of the "
 				    "%zu schemas of oneOf", n->one.n);
 			else
-				jsvalid_err(c, n, "oneOf", "matches schemas %zu "
+				jsreport_err(c, n, "oneOf", "matches schemas %zu "
 				    "and %zu of oneOf, and must match exactly "
 				    "one", first, i);
 			if (c->quiet)
@@ -686,7 +597,7 @@ jsvalid_logic(struct jsctx *c, const struct jsnode *n, const json_t *v)
 		ok = jsvalid_node(c, n->not, v) == 0;
 		c->quiet--;
 		if (ok) {
-			jsvalid_err(c, n, "not", "matches the schema of not, "
+			jsreport_err(c, n, "not", "matches the schema of not, "
 			    "and must not");
 			if (c->quiet)
 				return 1;
@@ -711,12 +622,12 @@ jsvalid_node(struct jsctx *c, const struct jsnode *n, const json_t *v)
 {
 	int	errs = 0;
 
-	if (jsvalid_step(c, 1))
+	if (jsreport_step(c, 1))
 		return 1;
 	if (n->boolean == 1)
 		return 0;
 	if (n->boolean == 0) {
-		jsvalid_err(c, n, NULL, "no value is allowed here (the schema "
+		jsreport_err(c, n, NULL, "no value is allowed here (the schema "
 		    "is false)");
 		return 1;
 	}
@@ -761,8 +672,15 @@ jsvalid_run(const struct jschema *s, const json_t *v, jschema_error_cb cb,
 	c.s = s;
 	c.cb = cb;
 	c.arg = arg;
-	jsvalid_path_add(&c, "$", 1);
+	jsreport_path_add(&c, "$", 1);
 	errs = jsvalid_node(&c, s->root, v);
+	if (c.reported > JSCHEMA_MAX_ERRORS && cb != NULL) {
+		xasprintf(&text, "and %d more errors (only the first %d are "
+		    "said)", c.reported - JSCHEMA_MAX_ERRORS,
+		    JSCHEMA_MAX_ERRORS);
+		cb(arg, "$", "#", text);
+		free(text);
+	}
 	if (c.stopped) {
 		if (c.stopped == 1)
 			xasprintf(&text, "the schema is too costly to check "
@@ -779,6 +697,9 @@ jsvalid_run(const struct jschema *s, const json_t *v, jschema_error_cb cb,
 		c.reported++;
 	}
 	free(c.ipath);
-	/* What was said is the count; an error found but not said is one. */
+	/*
+	 * The count is of the errors found (said or only counted) and the
+	 * stop; an error found but not reported (quiet) is one.
+	 */
 	return c.reported > 0 ? c.reported : errs > 0;
 }

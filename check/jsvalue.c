@@ -49,6 +49,26 @@ jsvalue_quote(const json_t *v)
 	return s;
 }
 
+/*
+ * A name or a pattern (len bytes) in double quotes for a sentence, as
+ * written (a pattern's backslashes not doubled), cut as jsvalue_quote()
+ * cuts a value: at JSVALUE_QUOTE_MAX bytes, a UTF-8 boundary, "...".
+ */
+char *
+jsvalue_quote_str(const char *s, size_t len)
+{
+	char	*out;
+	size_t	 n = len;
+
+	if (n > JSVALUE_QUOTE_MAX) {
+		n = JSVALUE_QUOTE_MAX;
+		while (n > 0 && (s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	xasprintf(&out, "\"%.*s\"%s", (int)n, s, n < len ? "..." : "");
+	return out;
+}
+
 /* "the string \"3\"", "the number 1.5", "an object", ... */
 char *
 jsvalue_describe(const json_t *v)
@@ -184,10 +204,9 @@ jsvalue_hash(uint64_t *steps, const json_t *v)
 		return jsvalue_mix((uint64_t)json_integer_value(v));
 	case JSON_REAL:
 		d = json_real_value(v);
-		if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18)
+		/* A whole number an int64 holds hashes as that integer. */
+		if (d == floor(d) && d >= -0x1p63 && d < 0x1p63)
 			return jsvalue_mix((uint64_t)(int64_t)d);
-		if (d == 0)
-			d = 0;
 		memcpy(&h, &d, sizeof h);
 		return jsvalue_mix(h ^ 0x5555);
 	case JSON_STRING:

@@ -163,7 +163,9 @@ rpc_request(struct check *c, enum dir dir, const char *id, int64_t seq,
 	const json_t	*token, *cursor, *name;
 	char		 spec[64], path[64];
 
-	if ((p = rpc_find(s, id)) != NULL) {
+	if ((p = rpc_find(s, id)) != NULL && p->refused)
+		rpc_drop(c, dir, p);	/* a retry of a refused POST */
+	else if (p != NULL) {
 		check_report(c, "jsonrpc.duplicate-id", PROTO_ERROR,
 		    check_path(c, "id", path, sizeof path),
 		    check_spec(v, RPC_PAGE, spec, sizeof spec), "id %s is "
@@ -242,15 +244,24 @@ void
 rpc_done(struct check *c, enum dir dir, struct pend *p)
 {
 	struct side	*s = &c->side[dir];
-	int64_t		 slot;
 
 	recent_add(&s->answered, p->key);
+	if (p->token != NULL)
+		recent_add(&s->finished, p->token);
+	rpc_drop(c, dir, p);
+}
+
+/* Forget a request of the sender dir, answered or not. */
+void
+rpc_drop(struct check *c, enum dir dir, struct pend *p)
+{
+	struct side	*s = &c->side[dir];
+	int64_t		 slot;
+
 	(void)idmap_take(s->ids, p->key, strlen(p->key), &slot, NULL);
-	if (p->token != NULL) {
+	if (p->token != NULL)
 		(void)idmap_take(s->tokens, p->token, strlen(p->token), &slot,
 		    NULL);
-		recent_add(&s->finished, p->token);
-	}
 	rpc_pend_clear(p);
 	s->freeidx[s->nfree++] = (size_t)(p - s->pend);
 }
@@ -275,7 +286,7 @@ rpc_end(struct check *c, enum check_end how)
 		s = &c->side[d];
 		for (i = 0; i < s->used; i++) {
 			p = &s->pend[i];
-			if (p->key == NULL || p->cancelled)
+			if (p->key == NULL || p->cancelled || p->refused)
 				continue;
 			if (listed++ >= RPC_UNANSWERED_LISTED) {
 				more++;

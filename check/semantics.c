@@ -222,6 +222,9 @@ sem_cursor(struct check *c, struct cmsg *m, const json_t *result)
 
 	next = json_object_get(result, "nextCursor");
 	seen = json_object_get(c->cursors, m->req->method);
+	if (seen == NULL && json_object_size(c->cursors) >=
+	    CHECK_CURSOR_METHODS_MAX)
+		return;		/* a peer inventing methods: not tracked */
 	if (m->req->cursor == NULL || seen == NULL) {
 		seen = json_object();
 		json_object_set_new(c->cursors, m->req->method, seen);

@@ -129,22 +129,76 @@ check_path(struct check *c, const char *member, char *buf, size_t size)
 	return (buf);
 }
 
-/* Pass a finding on, counted, as about (seq, dir, method, id). */
+/*
+ * A copy of s fit for any output (text, JSON, XML, a terminal): valid
+ * UTF-8, each byte not in a well-formed sequence written \xNN, each
+ * control character (C0, DEL, C1) \u00XX and each non-character (U+FFFE,
+ * U+FDD0 ...) \uXXXX.  Findings quote what peers sent (methods, ids,
+ * names), which may hold anything.  NULL stays NULL; caller frees.
+ */
+char *
+check_clean(const char *s)
+{
+	const unsigned char	*p, *end;
+	unsigned int		 cp;
+	size_t			 n, i;
+	char			*out, *o;
+
+	if (s == NULL)
+		return (NULL);
+	p = (const unsigned char *)s;
+	end = p + strlen(s);
+	/* At most six output bytes per input byte (\u00XX for one). */
+	out = o = xmalloc((size_t)(end - p) * 6 + 1);
+	while (p < end) {
+		if ((n = scan_utf8_len(p, end)) == 0) {
+			o += snprintf(o, 5, "\\x%02x", *p++);
+			continue;
+		}
+		cp = n == 1 ? p[0] : p[0] & (0xff >> (n + 1));
+		for (i = 1; i < n; i++)
+			cp = (cp << 6) | (p[i] & 0x3f);
+		if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||
+		    (cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) == 0xfffe)
+			o += snprintf(o, 9, "\\u%04X", cp);
+		else {
+			memcpy(o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	*o = '\0';
+	return (out);
+}
+
+/* Pass a finding on, counted, as about (seq, dir, method, id), each
+   string of it cleaned (check_clean). */
 static void
 session_emit(struct check *c, int64_t seq, enum dir dir, const char *method,
     const char *id, enum proto_version v, const struct proto_finding *f)
 {
 	struct check_finding	cf;
+	struct proto_finding	cl;
+	char			*cm, *ci;
 
 	if (f->severity >= 0 && f->severity < PROTO_SEVERITY_MAX)
 		c->counts[f->severity]++;
+	cl = *f;
+	cl.path = check_clean(f->path);
+	cl.text = check_clean(f->text);
+	cm = check_clean(method);
+	ci = check_clean(id);
 	cf.seq = seq;
 	cf.dir = dir;
-	cf.method = method;
-	cf.id = id;
+	cf.method = cm;
+	cf.id = ci;
 	cf.version = v;
-	cf.f = f;
+	cf.f = &cl;
 	c->cb(&cf, c->arg);
+	free(cl.path);
+	free(cl.text);
+	free(cm);
+	free(ci);
 }
 
 /* A proto_finding_cb reporting about the current message. */
@@ -263,6 +317,65 @@ session_classify(struct check *c, struct cmsg *m)
 	}
 }
 
+/*
+ * Whether the HTTP layer refused the POST a client message came in (a
+ * status not 2xx: 401 before the OAuth retry, 400, 404): the server may
+ * never have read it, so it neither moves the lifecycle nor is its
+ * answer due, and the client may send it again.
+ */
+static int
+session_refused(const struct check_msg *in)
+{
+	const struct check_http	*h = in->http;
+
+	return (h != NULL && in->dir == DIR_C2S && h->method != NULL &&
+	    strcmp(h->method, "POST") == 0 && h->status != 0 &&
+	    (h->status < 200 || h->status > 299));
+}
+
+/* Track a request, marked when its POST was refused. */
+static struct pend *
+session_request(struct check *c, const struct check_msg *in, const char *id,
+    const char *method, enum proto_version v, const json_t *j)
+{
+	struct pend	*p;
+
+	p = rpc_request(c, in->dir, id, in->seq, method, v, j);
+	if (p != NULL)
+		p->refused = session_refused(in);
+	return (p);
+}
+
+/*
+ * A new HTTP session after a 404 (the client must start one with
+ * initialize): forget the lifecycle, the requests of both sides and what
+ * the old session listed.  Ids may be used again from here.
+ */
+void
+check_restart(struct check *c)
+{
+	int	d;
+
+	log_debug("check: a new session after a 404");
+	for (d = 0; d < DIR_MAX; d++) {
+		rpc_free(&c->side[d]);
+		rpc_init(&c->side[d]);
+	}
+	c->life = LIFE_NONE;
+	c->asked = PROTO_V_UNKNOWN;
+	free(c->init_id);
+	c->init_id = NULL;
+	c->before_init_noted = 0;
+	c->lost = 0;
+	json_object_clear(c->tools);
+	tools_list_begin(c);
+	c->tools_known = 0;
+	json_object_clear(c->cursors);
+	json_object_clear(c->input_wait);
+	free(c->session_id);
+	c->session_id = NULL;
+}
+
 /* Run the rule families over one classified message. */
 static void
 session_rules(struct check *c, struct cmsg *m)
@@ -270,12 +383,13 @@ session_rules(struct check *c, struct cmsg *m)
 	struct pend	*p;
 
 	if (m->is_request || m->is_notification) {
-		life_message(c, m);
+		if (!session_refused(m->in))
+			life_message(c, m);
 		caps_message(c, m);
 		sem_message(c, m);
 		if (m->is_request && m->id != NULL &&
-		    (p = rpc_request(c, m->in->dir, m->id, m->in->seq,
-		    m->method, m->v, m->j)) != NULL)
+		    (p = session_request(c, m->in, m->id, m->method, m->v,
+		    m->j)) != NULL)
 			p->tool_flags = m->tool_flags;
 		return;
 	}
@@ -290,9 +404,25 @@ session_rules(struct check *c, struct cmsg *m)
 	rpc_done(c, !m->in->dir, p);
 }
 
-/* A message cut at the record cap: only its identity can be checked. */
+/* How many values raw holds at least (structural bytes), up to max. */
+static size_t
+session_values(const unsigned char *raw, size_t len, size_t max)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < len && n <= max; i++)
+		if (raw[i] == '{' || raw[i] == '[' || raw[i] == ',' ||
+		    raw[i] == ':')
+			n++;
+	return (n);
+}
+
+/*
+ * A message cut at the record cap, or too big to parse (big): only its
+ * identity can be checked.
+ */
 static void
-session_truncated(struct check *c, const struct check_msg *in)
+session_truncated(struct check *c, const struct check_msg *in, int big)
 {
 	struct cmsg	 m;
 	struct pend	*p;
@@ -304,15 +434,25 @@ session_truncated(struct check *c, const struct check_msg *in)
 	m.id = in->rpc_id != NULL ? xstrdup(in->rpc_id) : NULL;
 	m.v = c->v;
 	c->cur = &m;
-	check_report(c, "check.truncated", PROTO_NOTE, "$", "mcpreel record "
-	    "--max-message", "the message was cut at the record size cap; "
-	    "only its method and id were checked");
-	if (in->method != NULL && in->rpc_id != NULL)
-		rpc_request(c, in->dir, in->rpc_id, in->seq, in->method, c->v,
-		    NULL);
-	else if (in->method == NULL && in->rpc_id != NULL &&
-	    (p = rpc_response(c, in->dir, in->rpc_id)) != NULL)
-		rpc_done(c, !in->dir, p);
+	if (big)
+		check_report(c, "check.too-big", PROTO_NOTE, "$", "mcpreel "
+		    "check", "the message holds more than %d values, too many "
+		    "to parse for a check; only its method and id were checked",
+		    CHECK_PARSE_VALUES_MAX);
+	else
+		check_report(c, "check.truncated", PROTO_NOTE, "$",
+		    "mcpreel record --max-record-size", "the message was cut "
+		    "at the record size cap; only its method and id were "
+		    "checked");
+	/* Without the kind, a method says request (as the scanner reads). */
+	if (in->kind == KIND_RESPONSE || in->kind == KIND_ERROR ||
+	    (in->kind == KIND_INVALID && in->method == NULL)) {
+		if (in->rpc_id != NULL &&
+		    (p = rpc_response(c, in->dir, in->rpc_id)) != NULL)
+			rpc_done(c, !in->dir, p);
+	} else if (in->kind != KIND_NOTIFICATION && in->method != NULL &&
+	    in->rpc_id != NULL)
+		session_request(c, in, in->rpc_id, in->method, c->v, NULL);
 	c->cur = NULL;
 	free(m.id);
 }
@@ -360,7 +500,12 @@ check_message(struct check *c, const struct check_msg *in)
 	if (in->dir != DIR_C2S && in->dir != DIR_S2C)
 		return;
 	if (in->truncated) {
-		session_truncated(c, in);
+		session_truncated(c, in, 0);
+		return;
+	}
+	if (session_values(in->raw, in->len, CHECK_PARSE_VALUES_MAX) >
+	    CHECK_PARSE_VALUES_MAX) {
+		session_truncated(c, in, 1);
 		return;
 	}
 	if ((j = session_parse(c, in)) == NULL)

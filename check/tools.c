@@ -343,12 +343,12 @@ tools_answered(struct check *c, struct cmsg *m)
 	check_spec(m->v, "server/tools", spec, sizeof spec);
 	if (json_is_object(result) && is_error &&
 	    (p->tool_flags & TOOL_UNKNOWN))
-		check_report(c, "tool.unknown-is-error", PROTO_WARNING,
+		check_report(c, "tools.unknown-as-result", PROTO_WARNING,
 		    check_path(c, "result.isError", path, sizeof path), spec,
-		    "a call of tool \"%s\", which the last tools/list did not "
-		    "name, was answered with a result with isError; an "
-		    "unknown tool is a protocol error (a JSON-RPC error)",
-		    p->target != NULL ? p->target : "");
+		    "tool \"%s\" is unknown (not in the last tools/list), and "
+		    "the server answered with a result and \"isError\": true; "
+		    "an unknown tool is a protocol error (a JSON-RPC error, "
+		    "-32602)", p->target != NULL ? p->target : "");
 	if (p->tool_flags & TOOL_ARGS_BAD) {
 		/* Up to 2025-06-18 "Invalid arguments" are protocol errors;
 		   from 2025-11-25 "Input validation errors" are isError. */

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "check_session.h"
 #include "protocol.h"
 
 /* Where SARIF's schema is published (its "$schema"). */
@@ -56,6 +57,22 @@ check_out_free(struct check_out *o)
 	memset(o, 0, sizeof *o);
 }
 
+/* Drop a UTF-8 sequence that snprintf's cut left incomplete at the end
+   of buf (JSON and XML take only whole characters). */
+static void
+out_cut(char *buf)
+{
+	size_t	len = strlen(buf), i = len;
+
+	while (i > 0 && ((unsigned char)buf[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0 || (unsigned char)buf[i - 1] < 0xc0)
+		return;
+	if (scan_utf8_len((const unsigned char *)buf + i - 1,
+	    (const unsigned char *)buf + len) == 0)
+		buf[i - 1] = '\0';
+}
+
 /* "seq 12 c2s tools/call id 4": which message a finding is about. */
 static void
 out_where(char *buf, size_t size, const struct check_item *it)
@@ -64,6 +81,7 @@ out_where(char *buf, size_t size, const struct check_item *it)
 	    dir_name((enum dir)it->dir), it->method != NULL ? " " : "",
 	    it->method != NULL ? it->method : "", it->id != NULL ? " id " : "",
 	    it->id != NULL ? it->id : "");
+	out_cut(buf);
 }
 
 /* The line of counts. */
@@ -82,8 +100,71 @@ out_counts(FILE *f, const struct check_out *o)
 	    o->counts[PROTO_NOTE] == 1 ? "" : "s", o->nsess,
 	    o->nsess == 1 ? "" : "s", (long long)msgs);
 	if (o->dropped > 0)
-		fprintf(f, "(%zu findings past the first %d were counted, not "
-		    "listed)\n", o->dropped, CHECK_OUT_MAX);
+		fprintf(f, "(%zu findings past the first %d of a session were "
+		    "counted, not listed)\n", o->dropped, CHECK_OUT_MAX);
+}
+
+/*
+ * The findings about message seq of session: the index of the first in
+ * o->items, their number in *n (0: none).  o must be sorted.
+ */
+size_t
+check_out_find(const struct check_out *o, int64_t session, int64_t seq,
+    size_t *n)
+{
+	const struct check_sess	*s;
+	size_t			 i, lo, hi, mid;
+
+	*n = 0;
+	for (i = 0; i < o->nsess; i++) {
+		s = &o->sess[i];
+		if (s->id != session)
+			continue;
+		lo = s->first;
+		hi = s->first + s->n;
+		while (lo < hi) {	/* the first item with seq >= seq */
+			mid = lo + (hi - lo) / 2;
+			if (o->items[mid].seq < seq)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (i = lo; i < s->first + s->n && o->items[i].seq == seq;
+		    i++)
+			(*n)++;
+		return lo;
+	}
+	return 0;
+}
+
+/* The most severe of n findings from first: 'E', 'W', 'n', or ' '. */
+int
+check_out_mark(const struct check_out *o, size_t first, size_t n)
+{
+	int	sev = 3;
+	size_t	i;
+
+	for (i = first; i < first + n; i++)
+		if (o->items[i].severity < sev)
+			sev = o->items[i].severity;
+	switch (sev) {
+	case PROTO_ERROR:
+		return 'E';
+	case PROTO_WARNING:
+		return 'W';
+	case PROTO_NOTE:
+		return 'n';
+	}
+	return ' ';
+}
+
+/* One finding's line under its message. */
+void
+check_out_item_text(FILE *f, const struct check_item *it)
+{
+	fprintf(f, "  %-7s %-28s %s \xe2\x80\x94 %s  [%s]\n",
+	    proto_severity_name(it->severity), it->rule, it->text, it->path,
+	    it->spec);
 }
 
 /* Text: a header per session, a line per message, its findings under it. */
@@ -93,15 +174,18 @@ check_out_text(FILE *f, struct check_out *o)
 	const struct check_sess	*s;
 	const struct check_item	*it;
 	size_t			 i, j;
+	char			*name;
 	int64_t			 last;
 
 	for (i = 0; i < o->nsess; i++) {
 		s = &o->sess[i];
+		name = check_clean(s->name);	/* no raw terminal escapes */
 		fprintf(f, "session %lld%s%s%s: %s, %lld messages\n",
-		    (long long)s->id, s->name != NULL ? " (" : "",
-		    s->name != NULL ? s->name : "", s->name != NULL ? ")" : "",
+		    (long long)s->id, name != NULL ? " (" : "",
+		    name != NULL ? name : "", name != NULL ? ")" : "",
 		    s->version != NULL ? s->version : "no protocol version "
 		    "negotiated", (long long)s->messages);
+		free(name);
 		last = -1;
 		for (j = s->first; j < s->first + s->n; j++) {
 			char	where[256];
@@ -113,10 +197,11 @@ check_out_text(FILE *f, struct check_out *o)
 				    where);
 				last = it->seq;
 			}
-			fprintf(f, "  %-7s %-28s %s \xe2\x80\x94 %s  [%s]\n",
-			    proto_severity_name(it->severity), it->rule,
-			    it->text, it->path, it->spec);
+			check_out_item_text(f, it);
 		}
+		if (s->dropped > 0)
+			fprintf(f, "(%zu more findings of this session were "
+			    "counted, not listed)\n", s->dropped);
 		if (s->n == 0)
 			fprintf(f, "no findings\n");
 		fprintf(f, "\n");
@@ -143,12 +228,34 @@ out_id(const char *id)
 	return (json_string(id));
 }
 
+/* One finding as a JSON object. */
+json_t *
+check_out_item_json(const struct check_item *it)
+{
+	json_t	*x = json_object();
+
+	json_object_set_new(x, "session", json_integer(it->session));
+	json_object_set_new(x, "seq", it->seq > 0 ?
+	    json_integer(it->seq) : json_null());
+	json_object_set_new(x, "direction",
+	    json_string(dir_name((enum dir)it->dir)));
+	json_object_set_new(x, "method", out_str(it->method));
+	json_object_set_new(x, "id", out_id(it->id));
+	json_object_set_new(x, "version", out_str(it->version));
+	json_object_set_new(x, "rule", json_string(it->rule));
+	json_object_set_new(x, "severity",
+	    json_string(proto_severity_name(it->severity)));
+	json_object_set_new(x, "message", json_string(it->text));
+	json_object_set_new(x, "path", json_string(it->path));
+	json_object_set_new(x, "spec", json_string(it->spec));
+	return x;
+}
+
 /* JSON: one object with the sessions, the findings and the counts. */
 void
 check_out_json(FILE *f, struct check_out *o)
 {
 	json_t			*root, *sa, *fa, *x, *counts;
-	const struct check_item	*it;
 	size_t			 i;
 
 	root = json_object();
@@ -162,27 +269,13 @@ check_out_json(FILE *f, struct check_out *o)
 		    json_integer(o->sess[i].messages));
 		json_object_set_new(x, "findings",
 		    json_integer((json_int_t)o->sess[i].n));
+		json_object_set_new(x, "unlisted",
+		    json_integer((json_int_t)o->sess[i].dropped));
 		json_array_append_new(sa, x);
 	}
 	fa = json_array();
 	for (i = 0; i < o->n; i++) {
-		it = &o->items[i];
-		x = json_object();
-		json_object_set_new(x, "session", json_integer(it->session));
-		json_object_set_new(x, "seq", it->seq > 0 ?
-		    json_integer(it->seq) : json_null());
-		json_object_set_new(x, "direction",
-		    json_string(dir_name((enum dir)it->dir)));
-		json_object_set_new(x, "method", out_str(it->method));
-		json_object_set_new(x, "id", out_id(it->id));
-		json_object_set_new(x, "version", out_str(it->version));
-		json_object_set_new(x, "rule", json_string(it->rule));
-		json_object_set_new(x, "severity",
-		    json_string(proto_severity_name(it->severity)));
-		json_object_set_new(x, "message", json_string(it->text));
-		json_object_set_new(x, "path", json_string(it->path));
-		json_object_set_new(x, "spec", json_string(it->spec));
-		json_array_append_new(fa, x);
+		json_array_append_new(fa, check_out_item_json(&o->items[i]));
 	}
 	counts = json_object();
 	json_object_set_new(counts, "error",
@@ -232,6 +325,7 @@ check_out_sarif(FILE *f, struct check_out *o)
 		out_where(where, sizeof where, it);
 		snprintf(fq, sizeof fq, "session %lld/%s",
 		    (long long)it->session, it->seq == 0 ? "end" : where);
+		out_cut(fq);
 		ll = json_pack("{s:s, s:s, s:s}", "name", it->seq == 0 ?
 		    "end" : where, "fullyQualifiedName", fq, "kind",
 		    "object");
@@ -265,11 +359,14 @@ check_out_sarif(FILE *f, struct check_out *o)
 	json_decref(ruleix);
 }
 
-/* Write s with XML's special characters escaped, control bytes dropped. */
+/* Write s with XML's special characters escaped, and what XML 1.0 may
+   not hold (controls, U+FFFE, bytes not UTF-8) escaped by check_clean. */
 static void
-out_xml(FILE *f, const char *s)
+out_xml(FILE *f, const char *raw)
 {
-	for (; s != NULL && *s != '\0'; s++) {
+	char	*clean = check_clean(raw), *s;
+
+	for (s = clean; s != NULL && *s != '\0'; s++) {
 		switch (*s) {
 		case '<':
 			fputs("&lt;", f);
@@ -292,6 +389,7 @@ out_xml(FILE *f, const char *s)
 				fputc(*s, f);
 		}
 	}
+	free(clean);
 }
 
 /*

@@ -99,6 +99,13 @@ void		 limits_listen_defaults(struct listen_limits *);
 /* before.c */
 int		 before_run(const char *, char **);
 
+/* rules_opts.c */
+struct diff_rules;
+int		 rules_opts_skip(struct diff_rules *, int, const char *,
+		     char **);
+int		 rules_opts_for(struct diff_rules *, int, const char *,
+		     char **);
+
 /* dbpath.c */
 char		*dbpath_default(char **);
 char		*dbpath_resolve(const char *, char **);
@@ -173,15 +180,19 @@ struct check_sess {
 	const char	*version;	/* negotiated, or NULL */
 	int64_t		 messages;
 	size_t		 first, n;	/* its items in check_out.items */
+	size_t		 dropped;	/* its findings counted, not kept */
 };
 
 /*
- * Findings kept for output in one run, at most: past this they are only
+ * Findings kept for output per session, at most: past this they are only
  * counted (a flood of a million broken messages would otherwise need
  * memory in proportion, ~250 bytes a finding; the counts stay exact).
- * Twenty thousand is more than anyone reads and a few MiB.
+ * Twenty thousand is more than anyone reads and a few MiB.  Per session,
+ * so that with --all a flooded session does not hide the next ones'.
  */
 #define CHECK_OUT_MAX	20000
+/* And per run (--all over many flooded sessions): ~50 MiB at most. */
+#define CHECK_OUT_RUN_MAX	200000
 
 struct check_out {
 	struct check_item	*items;
@@ -198,7 +209,15 @@ void		 check_out_sarif(FILE *, struct check_out *);
 void		 check_out_junit(FILE *, struct check_out *);
 void		 check_out_sort(struct check_out *);
 void		 check_out_free(struct check_out *);
+struct store;
 int		 cmd_check(int, char **);
 void		 cmd_check_usage(FILE *);
+int		 cmd_check_run(struct store *, int64_t, struct check_out *,
+		    char **);
+size_t		 check_out_find(const struct check_out *, int64_t, int64_t,
+		    size_t *);
+int		 check_out_mark(const struct check_out *, size_t, size_t);
+void		 check_out_item_text(FILE *, const struct check_item *);
+json_t		*check_out_item_json(const struct check_item *);
 
 #endif

@@ -24,6 +24,7 @@ enum check_form {
 struct xch {
 	int64_t			 id;
 	struct check_http	 h;
+	int			 used;		/* a message came in it */
 };
 
 /* Reading one session into the checker. */
@@ -67,7 +68,7 @@ cmd_check_usage(FILE *f)
 	    "request never answered is a warning when the session ended, a note\n"
 	    "when it has not; a cancelled request needs no answer.\n"
 	    "\n"
-	    "Output (to stdout; -o, --output FILE writes FILE instead):\n"
+	    "Output, to stdout:\n"
 	    "  (default)  text: each message with findings, in seq order, then\n"
 	    "             its findings: severity, rule, sentence, JSON path and\n"
 	    "             the specification page; a line of counts at the end;\n"
@@ -78,7 +79,9 @@ cmd_check_usage(FILE *f)
 	    "             one result per finding, located by session and seq;\n"
 	    "  --junit    JUnit XML: a suite per session, a testcase per message\n"
 	    "             with findings, failing when any is an error.\n"
-	    "At most %d findings are listed; past that they are only counted.\n"
+	    "  -o, --output FILE  write it to FILE, not stdout\n"
+	    "At most %d findings are listed per session; past that they are only\n"
+	    "counted.\n"
 	    "\n"
 	    "Exit status: 0 when no finding is an error, 1 when one is, 2 on bad\n"
 	    "usage or when the database or session cannot be read.\n",
@@ -92,11 +95,15 @@ check_finding_keep_cb(const struct check_finding *cf, void *arg)
 	struct run		*r = arg;
 	struct check_out	*o = r->out;
 	struct check_item	*it;
+	struct check_sess	*s;
 
 	if (cf->f->severity >= 0 && cf->f->severity < 3)
 		o->counts[cf->f->severity]++;
-	if (o->n >= CHECK_OUT_MAX) {
+	/* The session being checked is the one past the last finished. */
+	s = &o->sess[o->nsess];
+	if (o->n - s->first >= CHECK_OUT_MAX || o->n >= CHECK_OUT_RUN_MAX) {
 		o->dropped++;
+		s->dropped++;
 		return;
 	}
 	if (o->n == o->alloc) {
@@ -161,7 +168,10 @@ check_xch_find(struct run *r, int64_t id)
 		return NULL;
 	key.id = id;
 	x = bsearch(&key, r->xch, r->nxch, sizeof *r->xch, check_xch_cmp);
-	return x != NULL ? &x->h : NULL;
+	if (x == NULL)
+		return NULL;
+	x->used = 1;
+	return &x->h;
 }
 
 static int
@@ -181,6 +191,7 @@ check_export_cb(const struct export_row *e, void *arg)
 	m.truncated = e->truncated || e->m.truncated;
 	m.method = e->m.method;
 	m.rpc_id = e->m.rpc_id;
+	m.kind = e->m.kind;
 	m.http = check_xch_find(r, e->exchange);
 	r->messages++;
 	check_message(r->chk, &m);
@@ -238,6 +249,9 @@ check_session(struct store *st, int64_t id, struct check_out *out,
 		qsort(r.xch, r.nxch, sizeof *r.xch, check_xch_cmp);
 	if (query_export(st, id, check_export_cb, &r, cause) != 0)
 		goto done;
+	for (i = 0; i < r.nxch; i++)
+		if (!r.xch[i].used)
+			check_exchange(r.chk, &r.xch[i].h);
 	check_end(r.chk, si.ended ? CHECK_END_CLEAN : CHECK_END_OPEN);
 	v = check_version(r.chk);
 	s = &out->sess[out->nsess++];
@@ -278,6 +292,34 @@ check_all_cb(const struct session_row *s, void *arg)
 	return 0;
 }
 
+/*
+ * Check session id, or every session when id is 0, keeping the findings
+ * in out, each session's in seq order.  For the other views (show,
+ * stats, report) as for check.
+ */
+int
+cmd_check_run(struct store *st, int64_t id, struct check_out *out,
+    char **cause)
+{
+	struct idlist	ids = { NULL, 0, 0 };
+	size_t		i;
+	int		rc = -1;
+
+	if (id == 0) {
+		if (query_sessions(st, 0, check_all_cb, &ids, cause) != 0)
+			goto done;
+	} else
+		check_all_cb(&(struct session_row){ .id = id }, &ids);
+	for (i = 0; i < ids.n; i++)
+		if (check_session(st, ids.v[i], out, cause) != 0)
+			goto done;
+	check_out_sort(out);
+	rc = 0;
+done:
+	free(ids.v);
+	return rc;
+}
+
 /* Write the findings in the form asked for. */
 static void
 check_write(FILE *f, enum check_form form, struct check_out *out)
@@ -314,14 +356,12 @@ cmd_check(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct check_out		 out;
-	struct idlist			 ids = { NULL, 0, 0 };
 	struct store			*st = NULL;
 	enum check_form			 form = FORM_TEXT;
 	const char			*db = NULL, *spec = "last", *ofile = NULL;
 	char				*path = NULL, *cause = NULL;
 	FILE				*f = stdout;
 	int64_t				 id;
-	size_t				 i;
 	int				 ch, all = 0, forms = 0, rc = EXIT_USAGE;
 
 	memset(&out, 0, sizeof out);
@@ -374,18 +414,10 @@ cmd_check(int argc, char **argv)
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
 	    (st = store_open(path, 0, &cause)) == NULL)
 		goto fail;
-	if (all) {
-		if (query_sessions(st, 0, check_all_cb, &ids, &cause) != 0)
-			goto fail;
-	} else {
-		if (query_find_session(st, spec, &id, &cause) != 0)
-			goto fail;
-		check_all_cb(&(struct session_row){ .id = id }, &ids);
-	}
-	for (i = 0; i < ids.n; i++) {
-		if (check_session(st, ids.v[i], &out, &cause) != 0)
-			goto fail;
-	}
+	id = 0;
+	if ((!all && query_find_session(st, spec, &id, &cause) != 0) ||
+	    cmd_check_run(st, id, &out, &cause) != 0)
+		goto fail;
 	if (ofile != NULL && (f = fopen(ofile, "w")) == NULL) {
 		xasprintf(&cause, "cannot write %s: %s (give -o a path in a "
 		    "directory you can write)", ofile, strerror(errno));
@@ -407,7 +439,6 @@ fail:
 	rc = EXIT_USAGE;
 done:
 	check_out_free(&out);
-	free(ids.v);
 	if (st != NULL)
 		store_close(st);
 	free(path);

@@ -4,6 +4,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -414,7 +415,7 @@ export_open(const char *path, char **tmp, char **cause)
 	if (path == NULL || strcmp(path, "-") == 0)
 		return stdout;
 	xasprintf(tmp, "%s.XXXXXX", path);
-	if ((fd = mkstemp(*tmp)) == -1) {
+	if ((fd = mkostemp(*tmp, O_CLOEXEC)) == -1) {
 		xasprintf(cause, "cannot create a file beside %s: %s (is its "
 		    "directory there and writable?)", path, strerror(errno));
 		free(*tmp);

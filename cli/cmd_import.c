@@ -717,7 +717,7 @@ cmd_import(int argc, char **argv)
 	imp.path = argv[optind];
 	if (strcmp(imp.path, "-") == 0)
 		f = stdin;
-	else if ((f = fopen(imp.path, "r")) == NULL) {
+	else if ((f = fopen(imp.path, "re")) == NULL) {
 		fprintf(stderr, "mcpreel import: cannot open %s: %s\n",
 		    imp.path, strerror(errno));
 		return EXIT_USAGE;

@@ -137,7 +137,7 @@ cmd_mock(int argc, char **argv)
 	memset(&target, 0, sizeof target);
 	memset(&plan, 0, sizeof plan);
 	memset(&m, 0, sizeof m);
-	diff_rules_init(&ignore);
+	rules_init(&ignore);
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
@@ -169,7 +169,7 @@ cmd_mock(int argc, char **argv)
 			strict = 1;
 			break;
 		case 'i':
-			if (diff_rules_add_ignore(&ignore, optarg, &why) != 0) {
+			if (rules_add_ignore(&ignore, optarg, &why) != 0) {
 				xasprintf(&cause, "--ignore: %s (write a place "
 				    "in the request, as "
 				    "$.params.arguments.when)", why);
@@ -178,18 +178,9 @@ cmd_mock(int argc, char **argv)
 			}
 			break;
 		case 'f':
-			if (!scopable) {
-				xasprintf(&cause, "--for narrows the --ignore "
-				    "just before it: give --ignore PATH "
-				    "first");
+			if (rules_opts_for(&ignore, scopable, optarg, &cause) !=
+			    0)
 				goto bad;
-			}
-			if (diff_rules_scope_last(&ignore, optarg, &why) !=
-			    0) {
-				xasprintf(&cause, "--for %s: %s", optarg, why);
-				free(why);
-				goto bad;
-			}
 			break;
 		case 'T':
 			if (mock_parse_latency(&opt, optarg) != 0) {
@@ -332,7 +323,7 @@ out:
 	if (built)
 		matcher_clear(&m);
 	plan_clear(&plan);
-	diff_rules_clear(&ignore);
+	rules_clear(&ignore);
 	free(cause);
 	free(path);
 	return rc;

@@ -92,6 +92,14 @@ cmd_record_usage(FILE *f)
 	    "                The next message of a back-and-forth usually comes\n"
 	    "                within it and finds mcpreel awake: ~15 us less per\n"
 	    "                round trip, for a little CPU while traffic flows\n"
+	    "  --check       check the traffic against the MCP specification as\n"
+	    "                it is recorded (the rules of 'mcpreel check') and\n"
+	    "                print each error to stderr as it happens (warnings\n"
+	    "                too with -v): 'mcpreel: check: seq 12 c2s\n"
+	    "                tools/call: error RULE: what is wrong'.  It never\n"
+	    "                delays forwarding: a checker that falls behind\n"
+	    "                skips the rest of that session and says so at the\n"
+	    "                end ('mcpreel check' reads it all afterwards)\n"
 	    "  --durable     commit each message to the database (and sync it\n"
 	    "                to disk) before forwarding it: for bug captures\n"
 	    "                where the machine itself may die.  Slower: a disk\n"
@@ -129,8 +137,9 @@ cmd_record_usage(FILE *f)
 	    "reverse proxy listening on ADDR, forwarding every path to the same\n"
 	    "path under URL (Streamable HTTP, and the legacy HTTP+SSE transport).\n"
 	    "Point the client at mcpreel's address instead of the server's.  Each\n"
-	    "MCP session (Mcp-Session-Id, or the legacy sessionId) is recorded as a\n"
-	    "session of its own.  It runs until SIGINT or SIGTERM, then exits 0.\n"
+	    "MCP session (Mcp-Session-Id, or the legacy endpoint URL's session) is\n"
+	    "recorded as a session of its own.  It runs until SIGINT or SIGTERM,\n"
+	    "then exits 0.\n"
 	    "\n"
 	    "HTTP options:\n"
 	    "  --listen ADDR          where to listen: PORT, HOST:PORT or [V6]:PORT\n"
@@ -247,6 +256,7 @@ cmd_record(int argc, char **argv)
 		{ "redact-header", required_argument, NULL, 'r' },
 		{ "spin-us", required_argument, NULL, 'S' },
 		{ "durable", no_argument, NULL, 'D' },
+		{ "check", no_argument, NULL, 'C' },
 		{ "max-record-size", required_argument, NULL, 'M' },
 		{ "redact-key", required_argument, NULL, 'y' },
 		{ "redact-regex", required_argument, NULL, 'e' },
@@ -264,7 +274,8 @@ cmd_record(int argc, char **argv)
 	char				*path, *cause = NULL, *target, *end, **shown;
 	struct redact			*rules = NULL;
 	int				 ch, rc, durable = 0, http_only = 0;
-	int				 no_default_redaction = 0;
+	int				 no_default_redaction = 0, check = 0;
+	struct livecheck		*lc = NULL;
 	long				 spin;
 	size_t				 max_record;
 	uint64_t			 lost;
@@ -343,6 +354,9 @@ cmd_record(int argc, char **argv)
 			break;
 		case 'D':
 			durable = 1;
+			break;
+		case 'C':
+			check = 1;
 			break;
 		case 'M':
 			if (limits_parse_size(optarg, &max_record) != 0) {
@@ -434,8 +448,20 @@ cmd_record(int argc, char **argv)
 		free(path);
 		goto usage;
 	}
+	if (check) {
+		if ((lc = livecheck_start(&cause)) == NULL) {
+			fprintf(stderr, "mcpreel record: %s\n", cause);
+			writer_stop(w);	/* closes st */
+			free(cause);
+			free(path);
+			goto usage;
+		}
+		tap_set_check(lc);
+	}
 	if (http.upstream != NULL) {
 		rc = record_over_http(w, &http, path);
+		tap_set_check(NULL);
+		livecheck_stop(lc);
 		tap_set_redact(NULL);
 		redact_free(rules);
 		return rc;
@@ -456,6 +482,9 @@ cmd_record(int argc, char **argv)
 		res.reason = tap_redact_text(res.reason);
 	writer_session_end(w, s, res.exit_status, res.exit_signal,
 	    res.reason);
+	tap_check_end(s);
+	tap_set_check(NULL);
+	livecheck_stop(lc);
 	writer_stop(w);
 	lost = writer_session_lost(s);
 	if (lost != 0)

@@ -67,7 +67,8 @@ cmd_replay_usage(FILE *f)
 	    "                         before the server starts), e.g. to restore a\n"
 	    "                         stateful server's files; repeatable, in order;\n"
 	    "                         its output goes to stderr; a failure stops the\n"
-	    "                         replay (exit status 2)\n"
+	    "                         replay (exit status 2); no timeout: interrupt\n"
+	    "                         mcpreel to stop a command that hangs\n"
 	    "  --notifications strict  also compare notification counts per method\n"
 	    "  --report text|json|junit   the report's form (default text)\n"
 	    "  -o FILE                write the report to FILE, not stdout\n"
@@ -146,7 +147,7 @@ cmd_replay(int argc, char **argv)
 	const char			*db = NULL, *report = "text";
 	const char			*out_path = NULL, *name = NULL;
 	char				*path = NULL, *cause = NULL, *end;
-	char				*label = NULL, *tlabel, *why;
+	char				*label = NULL, *tlabel;
 	const char			**before = NULL;
 	size_t				 nbefore = 0, i;
 	int64_t				 id;
@@ -160,7 +161,7 @@ cmd_replay(int argc, char **argv)
 	memset(&plan, 0, sizeof plan);
 	memset(&target, 0, sizeof target);
 	target.max_body = RECORD_MAX_RECORD;
-	diff_rules_init(&rules);
+	rules_init(&rules);
 	opt.timeout_ms = REPLAY_DEFAULT_TIMEOUT * 1000;
 	opt.rules = &rules;
 
@@ -194,7 +195,7 @@ cmd_replay(int argc, char **argv)
 			opt.pace = 1;
 			break;
 		case 'i':
-			if (diff_rules_add_ignore(&rules, optarg, &cause) !=
+			if (rules_add_ignore(&rules, optarg, &cause) !=
 			    0)
 				goto bad;
 			break;
@@ -202,32 +203,13 @@ cmd_replay(int argc, char **argv)
 		case 'T':
 		case 'P':
 		case 'U':
-			if (diff_rules_add_skip(&rules, ch == 'm' ? "method" :
-			    ch == 'T' ? "tool" : ch == 'P' ? "prompt" :
-			    "resource", optarg, ch == 'm' ? "--ignore-method" :
-			    ch == 'T' ? "--ignore-tool" : ch == 'P' ?
-			    "--ignore-prompt" : "--ignore-resource", &why) != 0) {
-				xasprintf(&cause, "%s %s: %s", ch == 'm' ?
-				    "--ignore-method" : ch == 'T' ?
-				    "--ignore-tool" : ch == 'P' ?
-				    "--ignore-prompt" : "--ignore-resource",
-				    optarg, why);
-				free(why);
+			if (rules_opts_skip(&rules, ch, optarg, &cause) != 0)
 				goto bad;
-			}
 			break;
 		case 'f':
-			if (!scopable) {
-				xasprintf(&cause, "--for narrows the --ignore "
-				    "just before it: give --ignore PATH "
-				    "first");
+			if (rules_opts_for(&rules, scopable, optarg, &cause) !=
+			    0)
 				goto bad;
-			}
-			if (diff_rules_scope_last(&rules, optarg, &why) != 0) {
-				xasprintf(&cause, "--for %s: %s", optarg, why);
-				free(why);
-				goto bad;
-			}
 			break;
 		case 'b':
 			before = xreallocarray(before, nbefore + 1,
@@ -235,7 +217,7 @@ cmd_replay(int argc, char **argv)
 			before[nbefore++] = optarg;
 			break;
 		case 'R':
-			if (diff_rules_load(&rules, optarg, &cause) != 0)
+			if (rules_load(&rules, optarg, &cause) != 0)
 				goto bad;
 			break;
 		case 'N':
@@ -358,7 +340,7 @@ cmd_replay(int argc, char **argv)
 		goto out;
 	}
 
-	if (out_path != NULL && (out = fopen(out_path, "w")) == NULL) {
+	if (out_path != NULL && (out = fopen(out_path, "we")) == NULL) {
 		fprintf(stderr, "mcpreel replay: cannot write %s: %m\n",
 		    out_path);
 		out = stdout;
@@ -392,7 +374,7 @@ out:
 	store_close(st);
 	replay_report_clear(&rep);
 	plan_clear(&plan);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 	free(sn.name);
 	free(sn.transport);
 	free(label);

@@ -9,7 +9,11 @@
  *   {"session": {id, name, transport, target, started, duration_ns,
  *                end_reason, exit_status, exit_signal, messages, bytes,
  *                lost, generated, version, max_bytes},
- *    "items": [ message or event, ... in the order they happened ]}
+ *    "items": [ message or event, ... in the order they happened ],
+ *    "findings": [ {seq (0: the session), sev ("error", "warning",
+ *                  "note"), rule, text, path, spec}, ... in seq order ],
+ *    "counts": {error, warning, note}, "unlisted": N}
+ * (the findings are mcpreel check's; past CHECK_OUT_MAX only counted)
  * a message: {"k":"m", seq, dir, t (ns since the first item), kind,
  *             method, id (the id's JSON text), re (the seq of the request
  *             it answers), lat (ns), size, err (1: an error, or a tool
@@ -33,6 +37,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "protocol.h"
 #include "store.h"
 
 /* The page, from cli/report.html by cmake/embed.cmake. */
@@ -84,7 +89,10 @@ cmd_report_usage(FILE *f)
 	    "direction, responses linked to their requests with the latency as a\n"
 	    "bar, errors (and tool results with isError) in red, the server's\n"
 	    "stderr and exit; a click on a message shows its JSON, pretty-printed\n"
-	    "(bytes that are not UTF-8 as \\xNN); and a filter.\n"
+	    "(bytes that are not UTF-8 as \\xNN); and a filter.  The session is\n"
+	    "checked as 'mcpreel check' does: its findings are counted and\n"
+	    "listed at the top, each linking to its message, and marked on the\n"
+	    "messages (the text on hover and in the message's detail).\n"
 	    "\n"
 	    "options:\n"
 	    "  -o, --output FILE  write the page to FILE (default:\n"
@@ -321,6 +329,41 @@ html_row_cb(const struct timeline_row *r, void *arg)
 	return ferror(f) ? -1 : 0;
 }
 
+/* Check the session and write its findings and counts. */
+static int
+html_findings(struct store *st, int64_t id, FILE *f, char **cause)
+{
+	struct check_out	 o;
+	const struct check_item	*it;
+	size_t			 i;
+
+	memset(&o, 0, sizeof o);
+	if (cmd_check_run(st, id, &o, cause) != 0) {
+		check_out_free(&o);
+		return -1;
+	}
+	fputs(",\n\"findings\":[", f);
+	for (i = 0; i < o.n; i++) {
+		it = &o.items[i];
+		fprintf(f, "%s\n{\"seq\":%lld,\"sev\":\"%s\",\"rule\":",
+		    i > 0 ? "," : "", (long long)it->seq,
+		    proto_severity_name(it->severity));
+		html_string_or_null(f, it->rule);
+		fputs(",\"text\":", f);
+		html_string_or_null(f, it->text);
+		fputs(",\"path\":", f);
+		html_string_or_null(f, it->path);
+		fputs(",\"spec\":", f);
+		html_string_or_null(f, it->spec);
+		fputs("}", f);
+	}
+	fprintf(f, "\n],\"counts\":{\"error\":%zu,\"warning\":%zu,"
+	    "\"note\":%zu},\"unlisted\":%zu", o.counts[PROTO_ERROR],
+	    o.counts[PROTO_WARNING], o.counts[PROTO_NOTE], o.dropped);
+	check_out_free(&o);
+	return 0;
+}
+
 /* Write the page for session id to rp->f. */
 static int
 html_write(struct store *st, int64_t id, struct report *rp, char **cause)
@@ -333,7 +376,10 @@ html_write(struct store *st, int64_t id, struct report *rp, char **cause)
 	if (query_sessions(st, id, html_session_cb, rp, cause) != 0 ||
 	    query_timeline(st, id, 1, html_row_cb, rp, cause) != 0)
 		return -1;
-	fputs("\n]}", rp->f);
+	fputs("\n]", rp->f);
+	if (html_findings(st, id, rp->f, cause) != 0)
+		return -1;
+	fputs("}", rp->f);
 	fputs(mark + strlen(REPORT_MARKER), rp->f);
 	return 0;
 }
@@ -352,7 +398,7 @@ html_open(const char *path, char **tmp, char **cause)
 	if (strcmp(path, "-") == 0)
 		return stdout;
 	xasprintf(tmp, "%s.XXXXXX", path);
-	if ((fd = mkstemp(*tmp)) == -1) {
+	if ((fd = mkostemp(*tmp, O_CLOEXEC)) == -1) {
 		xasprintf(cause, "cannot create %s: %s (is the directory there "
 		    "and writable?)", path, strerror(errno));
 		free(*tmp);

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "protocol.h"
 #include "store.h"
 
 /* Columns of raw shown in the timeline's preview. */
@@ -39,6 +40,10 @@ struct show {
 	int			 follow;
 	struct query_cursor	 cur;
 	int			 out_closed;	/* a write to stdout failed */
+	int			 marks;		/* findings read (not --follow) */
+	int			 findings;	/* --findings */
+	int64_t			 session;
+	struct check_out	 chk;		/* the session's findings */
 };
 
 /* Set by SIGINT and SIGTERM while following. */
@@ -49,7 +54,7 @@ cmd_show_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: mcpreel show [--db PATH] [--json [--events] | --raw [--pretty]]\n"
-	    "                    [--follow] [FILTERS] SESSION\n"
+	    "                    [--follow | --findings] [FILTERS] SESSION\n"
 	    "\n"
 	    "Print a recorded session.  SESSION is its id, its name (the newest\n"
 	    "session of that name) or 'last'.\n" CLI_SESSION_WORDS
@@ -67,10 +72,18 @@ cmd_show_usage(FILE *f)
 	    "HTTP a body may hold newlines of its own); --pretty prints JSON\n"
 	    "indented (it implies --raw), other bytes as they are.\n"
 	    "\n"
+	    "The session is checked as 'mcpreel check' does: in the timeline a\n"
+	    "message with findings is marked just before its start, E (an\n"
+	    "error), W (a warning) or n (a note), the most severe; with --json\n"
+	    "it has a \"findings\" array (check --json's objects).\n"
+	    "--findings shows only the messages with findings, each followed by\n"
+	    "its findings' lines as check prints them.\n"
+	    "\n"
 	    "--follow: print the session and then what is recorded after, as it\n"
 	    "is committed (tail -f), until the session ends, its recorder exits,\n"
 	    "or SIGINT/SIGTERM.  'show --follow last' stays on the session that\n"
-	    "was newest when it started.\n"
+	    "was newest when it started.  It does not check (no marks; see\n"
+	    "'mcpreel record --check' to see findings as they happen).\n"
 	    "\n"
 	    "filters (all given must hold; they apply to every format):\n"
 	    "  --method GLOB   method matches a shell glob: * ? [abc] [!abc],\n"
@@ -133,9 +146,10 @@ header_cb(const struct session_row *r, void *arg)
 }
 
 static json_t *
-message_json(const struct message_row *m)
+message_json(const struct show *sh, const struct message_row *m)
 {
-	json_t	*o = json_object(), *v;
+	json_t	*o = json_object(), *v, *fa;
+	size_t	 i, first, n = 0;
 
 	json_object_set_new(o, "seq", json_integer(m->seq));
 	json_object_set_new(o, "direction", json_string(dir_name(m->dir)));
@@ -156,6 +170,15 @@ message_json(const struct message_row *m)
 		json_object_set_new(o, "message", v);
 	else
 		fmt_json_bytes(o, "raw", "raw_base64", m->raw, m->len);
+	if (sh->marks)
+		first = check_out_find(&sh->chk, sh->session, m->seq, &n);
+	if (n > 0) {
+		fa = json_array();
+		for (i = first; i < first + n; i++)
+			json_array_append_new(fa,
+			    check_out_item_json(&sh->chk.items[i]));
+		json_object_set_new(o, "findings", fa);
+	}
 	return o;
 }
 
@@ -187,12 +210,17 @@ show_raw(const struct show *sh, const struct message_row *m)
 	fputc('\n', stdout);
 }
 
-/* One timeline line. */
+/*
+ * One timeline line; then, with --findings, the message's findings (first,
+ * n in sh->chk).
+ */
 static void
-show_line(const struct show *sh, const struct timeline_row *r)
+show_line(const struct show *sh, const struct timeline_row *r, size_t first,
+    size_t n)
 {
 	int64_t	 mono = r->is_event ? r->e.mono_ns : r->m.mono_ns;
 	char	 lat[32];
+	size_t	 i;
 
 	if (r->is_event) {
 		printf("%5s %+10.6f  !  %-12s ", "", (double)clock_sub(mono,
@@ -205,13 +233,17 @@ show_line(const struct show *sh, const struct timeline_row *r)
 		fmt_duration(r->m.latency_ns, lat, sizeof lat);
 	else
 		lat[0] = '\0';
-	printf("%5lld %+10.6f  %s %-12s %-30s %-6s %8s  ", (long long)r->m.seq,
+	printf("%5lld %+10.6f  %s %-12s %-30s %-6s %8s %c ", (long long)r->m.seq,
 	    (double)clock_sub(mono, sh->cur.start_mono) / 1e9,
 	    r->m.dir == DIR_C2S ? "->" : "<-", kind_name(r->m.kind),
 	    r->m.method != NULL ? r->m.method : "",
-	    r->m.rpc_id != NULL ? r->m.rpc_id : "", lat);
+	    r->m.rpc_id != NULL ? r->m.rpc_id : "", lat,
+	    check_out_mark(&sh->chk, first, n));
 	fmt_preview(stdout, r->m.raw, r->m.len, SHOW_PREVIEW_COLS);
 	printf("\n");
+	if (sh->findings)
+		for (i = first; i < first + n; i++)
+			check_out_item_text(stdout, &sh->chk.items[i]);
 }
 
 static int
@@ -219,10 +251,15 @@ show_row_cb(const struct timeline_row *r, void *arg)
 {
 	struct show	*sh = arg;
 	json_t		*o;
+	size_t		 first = 0, n = 0;
 
+	if (sh->marks && !r->is_event)
+		first = check_out_find(&sh->chk, sh->session, r->m.seq, &n);
+	if (sh->findings && n == 0)
+		return 0;
 	switch (sh->format) {
 	case SHOW_JSON:
-		o = r->is_event ? event_json(&r->e) : message_json(&r->m);
+		o = r->is_event ? event_json(&r->e) : message_json(sh, &r->m);
 		fmt_json_line(o);
 		json_decref(o);
 		break;
@@ -232,7 +269,7 @@ show_row_cb(const struct timeline_row *r, void *arg)
 			show_raw(sh, &r->m);
 		break;
 	default:
-		show_line(sh, r);
+		show_line(sh, r, first, n);
 		break;
 	}
 	/* Stop at once when whoever reads us has gone. */
@@ -241,6 +278,33 @@ show_row_cb(const struct timeline_row *r, void *arg)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * After --findings' messages: the findings about the session as a whole
+ * (seq 0), the line of counts, and how many were only counted.
+ */
+static void
+show_findings_end(struct show *sh)
+{
+	struct check_out	*o = &sh->chk;
+	size_t			 i, first, n;
+
+	if (sh->format == SHOW_JSON)
+		return;
+	first = check_out_find(o, sh->session, 0, &n);
+	if (n > 0)
+		printf("session\n");
+	for (i = first; i < first + n; i++)
+		check_out_item_text(stdout, &o->items[i]);
+	printf("findings: %zu error%s, %zu warning%s, %zu note%s\n",
+	    o->counts[PROTO_ERROR], o->counts[PROTO_ERROR] == 1 ? "" : "s",
+	    o->counts[PROTO_WARNING], o->counts[PROTO_WARNING] == 1 ? "" : "s",
+	    o->counts[PROTO_NOTE], o->counts[PROTO_NOTE] == 1 ? "" : "s");
+	if (o->dropped > 0)
+		printf("(%zu findings past the first %d were counted, not "
+		    "listed)\n", o->dropped, CHECK_OUT_MAX);
+	fflush(stdout);
 }
 
 static void
@@ -466,6 +530,7 @@ cmd_show(int argc, char **argv)
 		{ "raw", no_argument, NULL, 'r' },
 		{ "pretty", no_argument, NULL, 'p' },
 		{ "follow", no_argument, NULL, 'f' },
+		{ "findings", no_argument, NULL, 'F' },
 		{ "method", required_argument, NULL, 'M' },
 		{ "dir", required_argument, NULL, 'D' },
 		{ "kind", required_argument, NULL, 'K' },
@@ -519,6 +584,9 @@ cmd_show(int argc, char **argv)
 		case 'f':
 			sh.follow = 1;
 			break;
+		case 'F':
+			sh.findings = 1;
+			break;
 		case 'h':
 			cmd_show_usage(stdout);
 			free(glob);
@@ -530,11 +598,14 @@ cmd_show(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 1 || (json && (raw || pretty))) {
+	if (argc - optind != 1 || (json && (raw || pretty)) ||
+	    (sh.findings && (sh.follow || raw || pretty))) {
 		fprintf(stderr, "mcpreel show: %s\n", argc - optind != 1 ?
 		    "give one SESSION (an id, a name or 'last'; see 'mcpreel "
-		    "sessions')" : "--json and --raw/--pretty are different "
-		    "formats: give one");
+		    "sessions')" : sh.findings ? "--findings checks a "
+		    "recorded session for the timeline or --json: not with "
+		    "--follow, --raw or --pretty" : "--json and --raw/--pretty "
+		    "are different formats: give one");
 		free(glob);
 		return EXIT_USAGE;
 	}
@@ -547,7 +618,10 @@ cmd_show(int argc, char **argv)
 	else
 		sh.format = SHOW_TIMELINE;
 	f.events = (sh.format == SHOW_TIMELINE || (json && sh.events)) &&
-	    f.method == NULL && f.dir == NULL && f.kind == NULL && !f.errors;
+	    f.method == NULL && f.dir == NULL && f.kind == NULL &&
+	    !f.errors && !sh.findings;
+	sh.marks = !sh.follow && (sh.format == SHOW_TIMELINE ||
+	    sh.format == SHOW_JSON);
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
 	    (st = store_open(path, 0, &cause)) == NULL) {
 		fprintf(stderr, "mcpreel show: %s\n", cause);
@@ -556,14 +630,22 @@ cmd_show(int argc, char **argv)
 		free(glob);
 		return EXIT_USAGE;
 	}
+	/*
+	 * The findings are read first, in a pass of their own: one about a
+	 * message may come only later (a request never answered), and the
+	 * ones kept are bounded (CHECK_OUT_MAX), so show still streams.
+	 */
 	if (query_find_session(st, argv[optind], &id, &cause) != 0 ||
+	    (sh.marks && cmd_check_run(st, id, &sh.chk, &cause) != 0) ||
 	    (sh.format == SHOW_TIMELINE && query_sessions(st, id, header_cb,
 	    NULL, &cause) != 0) ||
-	    show_follow(&sh, st, id, &f, &cause) != 0) {
+	    (sh.session = id, show_follow(&sh, st, id, &f, &cause)) != 0) {
 		fprintf(stderr, "mcpreel show: %s\n", cause);
 		free(cause);
 		rc = EXIT_USAGE;
-	}
+	} else if (sh.findings && !sh.out_closed)
+		show_findings_end(&sh);
+	check_out_free(&sh.chk);
 	store_close(st);
 	free(path);
 	free(glob);

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "protocol.h"
 #include "store.h"
 
 /*
@@ -45,11 +46,14 @@ cmd_stats_usage(FILE *f)
 	    "  hung:     requests no response answers, with their seq, method,\n"
 	    "            id and age (how long they waited: until the session\n"
 	    "            ended, or until now if it has not); the first %d, and\n"
-	    "            how many more.\n"
+	    "            how many more;\n"
+	    "  findings: what 'mcpreel check' finds against the specification,\n"
+	    "            counted by severity (check lists them).\n"
 	    "\n"
 	    "--json prints one JSON object: {\"sessions\": [...], \"methods\":\n"
-	    "[...], \"hung\": [the first %d], \"hung_count\": N}, times in ns\n"
-	    "(null where there is none).\n", STATS_HUNG_TEXT, STATS_HUNG_JSON);
+	    "[...], \"hung\": [the first %d], \"hung_count\": N, \"findings\":\n"
+	    "{\"error\": N, \"warning\": N, \"note\": N}}, times in ns (null\n"
+	    "where there is none).\n", STATS_HUNG_TEXT, STATS_HUNG_JSON);
 }
 
 /* A duration in ns or "-" when none, as a table cell. */
@@ -187,7 +191,33 @@ stats_hung_cb(const struct hung_row *h, void *arg)
 	return 0;
 }
 
-/* Print the three parts for session id (every one if 0). */
+/* The findings of session id (every one if 0), counted by severity. */
+static int
+stats_findings(struct stats *sx, struct store *st, int64_t id, char **cause)
+{
+	struct check_out	o;
+	int			rc;
+
+	memset(&o, 0, sizeof o);
+	if ((rc = cmd_check_run(st, id, &o, cause)) != 0)
+		goto done;
+	if (sx->json)
+		json_object_set_new(sx->out, "findings", json_pack("{s:I, s:I, "
+		    "s:I}", "error", (json_int_t)o.counts[PROTO_ERROR],
+		    "warning", (json_int_t)o.counts[PROTO_WARNING], "note",
+		    (json_int_t)o.counts[PROTO_NOTE]));
+	else
+		printf("\nfindings: %zu error%s, %zu warning%s, %zu note%s%s\n",
+		    o.counts[PROTO_ERROR], o.counts[PROTO_ERROR] == 1 ? "" :
+		    "s", o.counts[PROTO_WARNING], o.counts[PROTO_WARNING] == 1 ?
+		    "" : "s", o.counts[PROTO_NOTE], o.counts[PROTO_NOTE] == 1 ?
+		    "" : "s", o.n > 0 ? " ('mcpreel check' lists them)" : "");
+done:
+	check_out_free(&o);
+	return rc;
+}
+
+/* Print the four parts for session id (every one if 0). */
 static int
 stats_print(struct stats *sx, struct store *st, int64_t id, char **cause)
 {
@@ -208,15 +238,18 @@ stats_print(struct stats *sx, struct store *st, int64_t id, char **cause)
 	sx->rows = 0;
 	if (query_hung(st, id, stats_hung_cb, sx, cause) != 0)
 		return -1;
-	if (sx->json) {
+	if (sx->json)
 		json_object_set_new(sx->out, "hung_count",
 		    json_integer(sx->rows));
-		fmt_json_line(sx->out);
-	} else if (sx->rows == 0)
+	else if (sx->rows == 0)
 		printf("\nno hung requests: every request was answered\n");
 	else if (sx->rows > STATS_HUNG_TEXT)
 		printf("... and %lld more (--json lists %d)\n",
 		    (long long)(sx->rows - STATS_HUNG_TEXT), STATS_HUNG_JSON);
+	if (stats_findings(sx, st, id, cause) != 0)
+		return -1;
+	if (sx->json)
+		fmt_json_line(sx->out);
 	return 0;
 }
 

@@ -176,6 +176,13 @@ main(int argc, char **argv)
 	reserve_stdio();
 	/* A reader that went away must be an error we see, not our death. */
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * A SIGCHLD ignored by whoever started us survives the exec and
+	 * makes the kernel reap our children itself: waitpid then fails
+	 * with ECHILD and a server's or --before command's exit status is
+	 * lost.  We wait for every child we start.
+	 */
+	signal(SIGCHLD, SIG_DFL);
 	log_init(level, NULL);
 	opterr = 0;	/* opterr_report() says what was wrong, once */
 

@@ -106,6 +106,8 @@ struct scan_member {
 	size_t		val_len;
 };
 typedef int (*scan_member_cb)(const struct scan_member *, void *);
+/* One element of an array: its JSON text (scan_elements). */
+typedef int (*scan_element_cb)(const char *, size_t, void *);
 
 /*
  * The identity of a message too long to keep (ident.c): what the stream
@@ -143,6 +145,7 @@ char		*ident_finish(struct ident *, size_t *);
 /* scan.c */
 void		 scan_message(const void *, size_t, struct scan *);
 int		 scan_members(const void *, size_t, scan_member_cb, void *);
+int		 scan_elements(const void *, size_t, scan_element_cb, void *);
 int		 scan_is_json(const void *, size_t);
 int		 scan_key_is(const void *, const struct scan_member *,
 		     const char *);
@@ -152,6 +155,8 @@ int		 scan_string_decode(const char *, size_t, char *, size_t *);
 int		 scan_hex_value(int);
 size_t		 scan_put_utf8(char *, unsigned int);
 size_t		 scan_utf8_len(const unsigned char *, const unsigned char *);
+char		*scan_utf8_escape(const char *);
+size_t		 scan_utf8_trim(const char *, size_t);
 
 /* nearest.c */
 #define NEAREST_FAR	((size_t)-1)	/* no distance: a word too long */

@@ -89,7 +89,7 @@ log_init(enum log_level level, const char *path)
 	if (log_default == NULL)
 		log_default = redact_new(1);
 	if (path != NULL) {
-		log_file = fopen(path, "a");
+		log_file = fopen(path, "ae");
 		if (log_file == NULL)
 			fatal("cannot open log file %s", path);
 		setvbuf(log_file, NULL, _IOLBF, 0);

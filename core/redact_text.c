@@ -558,6 +558,12 @@ text_pair(const struct redact *r, const unsigned char *s, size_t i,
 		return i + 1;
 	if (q != 0 && (b == 0 || s[b - 1] != q))
 		return i + 1;
+	/*
+	 * "GET /sse?p=session_id: ..." (a log line naming a URL): a query's
+	 * value before a colon, not a name.
+	 */
+	if (s[i] == ':' && q == 0 && b > 0 && s[b - 1] == '=')
+		return i + 1;
 	/* "$.params.password: ..." names a place (a JSONPath), not a value. */
 	if (q == 0 && b > 0 && s[b - 1] == '$')
 		return i + 1;

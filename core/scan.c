@@ -6,6 +6,7 @@
  * and never recurses: any depth is fine.
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -546,6 +547,44 @@ scan_members(const void *buf, size_t len, scan_member_cb cb, void *arg)
 }
 
 /*
+ * Call cb for each element of the JSON array that is the whole of buf
+ * (white space around it allowed), in order, with where its JSON text is.
+ * Returns 0, or -1 when buf is not one valid JSON array or cb returned
+ * non-zero.  Like scan_members, values are validated, never built.
+ */
+int
+scan_elements(const void *buf, size_t len, scan_element_cb cb, void *arg)
+{
+	const unsigned char	*base = buf, *end = base + len, *p, *v;
+	int			 esc;
+
+	p = skip_ws(base, end);
+	if (p >= end || *p != '[')
+		return -1;
+	p = skip_ws(p + 1, end);
+	if (p < end && *p == ']')
+		return skip_ws(p + 1, end) == end ? 0 : -1;
+	for (;;) {
+		v = p;
+		if (v >= end)
+			return -1;
+		if ((p = (*v == '"') ? scan_string(v, end, &esc) :
+		    scan_value(v, end)) == NULL)
+			return -1;
+		if (cb((const char *)v, (size_t)(p - v), arg) != 0)
+			return -1;
+		p = skip_ws(p, end);
+		if (p >= end)
+			return -1;
+		if (*p == ']')
+			return skip_ws(p + 1, end) == end ? 0 : -1;
+		if (*p != ',')
+			return -1;
+		p = skip_ws(p + 1, end);
+	}
+}
+
+/*
  * Whether a member's key (as scan_members found it) is name: escaped keys
  * are decoded first, as jansson would read them.
  */
@@ -590,6 +629,29 @@ read_u4(const char *p)
 		v = v << 4 | h;
 	}
 	return v;
+}
+
+/*
+ * The length of the first len bytes of s without a character cut at its
+ * end: where text is cut to a bound (a finding's quote, a path), the cut
+ * backs up to a UTF-8 character boundary, so what is kept stays valid
+ * UTF-8 if s was.  Bytes that are no UTF-8 are left as they are.
+ */
+size_t
+scan_utf8_trim(const char *s, size_t len)
+{
+	const unsigned char	*u = (const unsigned char *)s;
+	size_t			 k = len, need;
+
+	/* Back over at most 3 continuation bytes to a lead byte. */
+	while (k > 0 && len - k < 3 && (u[k - 1] & 0xc0) == 0x80)
+		k--;
+	if (k == 0 || u[k - 1] < 0xc0)
+		return (len);	/* ASCII or no lead byte: nothing cut */
+	need = u[k - 1] >= 0xf0 ? 4 : u[k - 1] >= 0xe0 ? 3 : 2;
+	if (len - (k - 1) < need)
+		return (k - 1);	/* the last character is incomplete */
+	return (len);
 }
 
 /* Write code point cp as UTF-8 at out (room for 4); returns its length. */
@@ -700,4 +762,33 @@ scan_id_dup(const void *buf, const struct scan *s)
 	if (!s->has_id)
 		return NULL;
 	return xstrndup((const char *)buf + s->id_off, s->id_len);
+}
+
+/*
+ * A copy of the C string s that is valid UTF-8, each byte that is not
+ * part of a well-formed sequence written as the four characters \xNN,
+ * for text put in JSON (jansson refuses a string that is not UTF-8);
+ * caller frees.
+ */
+char *
+scan_utf8_escape(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	const unsigned char	*end = p + strlen(s);
+	char			*out, *o;
+	size_t			 n;
+
+	/* At most four output bytes per input byte. */
+	out = o = xmalloc((size_t)(end - p) * 4 + 1);
+	while (p < end) {
+		if ((n = scan_utf8_len(p, end)) == 0) {
+			o += snprintf(o, 5, "\\x%02x", *p++);
+			continue;
+		}
+		memcpy(o, p, n);
+		o += n;
+		p += n;
+	}
+	*o = '\0';
+	return out;
 }

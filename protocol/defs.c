@@ -29,6 +29,9 @@ static size_t		  defs_ntypes, defs_types_alloc;
 
 /* The line being read, for messages about the data. */
 static int		  defs_line;
+/* Whether an indented member line belongs to a def just read (a type or
+   error line ends the def before it). */
+static int		  defs_in_def;
 
 /* Stop on a mistake in mcp.def, naming its line. */
 __dead static void
@@ -47,6 +50,7 @@ defs_type_new(enum st_kind kind)
 
 	t = xcalloc(1, sizeof *t);
 	t->kind = kind;
+	t->line = defs_line;
 	for (v = 0; v < PROTO_V_MAX; v++)
 		t->ref[v] = -1;
 	if (defs_ntypes == defs_types_alloc) {
@@ -84,7 +88,7 @@ static unsigned
 defs_versions(const char *s)
 {
 	unsigned	 set = 0;
-	const char	*end, *dots;
+	const char	*start = s, *end, *dots;
 	size_t		 len;
 
 	while (*s != '\0') {
@@ -111,7 +115,7 @@ defs_versions(const char *s)
 			s++;
 	}
 	if (set == 0)
-		defs_bad("no revisions", s);
+		defs_bad("no revisions", start);
 	return (set);
 }
 
@@ -193,6 +197,7 @@ defs_read_def(char *rest)
 		    sizeof *d->bases);
 		d->bases[d->nbases++] = xstrdup(b);
 	}
+	defs_in_def = 1;
 }
 
 /* "type Name [@tag] = expr" */
@@ -202,6 +207,7 @@ defs_read_type(char *rest)
 	struct sdef	*d;
 	char		*eq, *cause;
 
+	defs_in_def = 0;
 	eq = strstr(rest, " = ");
 	if (eq == NULL)
 		defs_bad("'=' expected", rest);
@@ -224,6 +230,7 @@ defs_read_error(char *rest)
 	struct serror	*e;
 	char		*eq, *end, *cause;
 
+	defs_in_def = 0;
 	eq = strstr(rest, " = ");
 	if (eq == NULL)
 		defs_bad("'=' expected", rest);
@@ -263,8 +270,10 @@ defs_read_member(char *line)
 	struct smember	*m;
 	char		*name, *end, *cause;
 
-	if (sh->ndefs == 0 || sh->defs[sh->ndefs - 1].alias != NULL)
-		defs_bad("a member outside a def", line);
+	if (!defs_in_def || sh->ndefs == 0 ||
+	    sh->defs[sh->ndefs - 1].alias != NULL)
+		defs_bad("a member outside a def (after a type or error line)",
+		    defs_skip(line));
 	d = &sh->defs[sh->ndefs - 1];
 	d->members = xreallocarray(d->members, d->nmembers + 1,
 	    sizeof *d->members);
@@ -287,14 +296,15 @@ defs_read_member(char *line)
 		defs_bad(cause, end);
 }
 
-/* Read mcp.def into defs_shapes.defs. */
+/* Read the text of mcp.def into defs_shapes.defs. */
 static void
-defs_read(void)
+defs_read(const char *text)
 {
-	const char	*p = protocol_mcp_def, *nl;
+	const char	*p = text, *nl;
 	char		 line[DEFS_LINE_MAX], *hash;
 	size_t		 len;
 
+	defs_in_def = 0;
 	for (defs_line = 1; *p != '\0'; defs_line++, p = nl + 1) {
 		nl = strchr(p, '\n');
 		if (nl == NULL)
@@ -405,7 +415,7 @@ defs_flatten(struct sdef *d)
 	struct shapes	*sh = &defs_shapes;
 	struct sdef	*b;
 	struct smember	*m;
-	size_t		 i, k, own = d->nmembers, n;
+	size_t		 i, k, n;
 	unsigned	 vers, mine;
 	int		 j;
 
@@ -430,8 +440,11 @@ defs_flatten(struct sdef *d)
 			for (k = 0; k < b->nmembers; k++) {
 				vers = b->members[k].versions & b->versions &
 				    d->versions;
+				/* Own members win, and a member reached
+				   through two bases (both from Result) is
+				   added once. */
 				mine = 0;
-				for (n = 0; n < own; n++) {
+				for (n = 0; n < d->nmembers; n++) {
 					if (strcmp(d->members[n].name,
 					    b->members[k].name) == 0)
 						mine |= d->members[n].versions;
@@ -460,6 +473,9 @@ defs_leaf(struct stype *u, struct stype *alt, enum proto_version v,
 {
 	const struct sdef	*d;
 
+	if (depth > DEFS_NEST_MAX)
+		defs_bad("types nested too deep (or a cycle of named types)",
+		    alt->kind == ST_REF ? alt->text : "");
 	if (alt->kind == ST_UNION) {
 		defs_leaves(u, alt, v, depth + 1);
 		return;
@@ -491,6 +507,42 @@ defs_leaves(struct stype *u, struct stype *from, enum proto_version v,
 		defs_leaf(u, from->alts[i], v, depth);
 }
 
+/*
+ * That no named type is a cycle of names (type A = B, type B = A): the
+ * walk follows a named type to what it stands for, and would never stop.
+ */
+static void
+defs_chains(void)
+{
+	const struct sdef	*d, *at;
+	const struct stype	*t;
+	size_t			 i;
+	int			 v, n;
+
+	for (i = 0; i < defs_shapes.ndefs; i++) {
+		d = &defs_shapes.defs[i];
+		if (d->alias == NULL)
+			continue;
+		for (v = 1; v < PROTO_V_MAX; v++) {
+			if ((d->versions & PROTO_VBIT(v)) == 0)
+				continue;
+			t = d->alias;
+			for (n = 0; t->kind == ST_REF && t->ref[v] != -1; n++) {
+				at = &defs_shapes.defs[t->ref[v]];
+				if (at->alias == NULL)
+					break;
+				if (n == DEFS_NEST_MAX) {
+					defs_line = d->line;
+					defs_bad("a named type that stands for "
+					    "itself (a cycle of names)",
+					    d->name);
+				}
+				t = at->alias;
+			}
+		}
+	}
+}
+
 /* Resolve every reference, per revision; then every union's leaves. */
 static void
 defs_resolve(void)
@@ -504,9 +556,9 @@ defs_resolve(void)
 		t = defs_types[i];
 		if (t->kind != ST_REF)
 			continue;
+		defs_line = t->line;
 		if (defs_first(&defs_shapes, t->text) == -1)
-			fatalx("protocol/mcp.def: \"%s\" is used but never "
-			    "defined", t->text);
+			defs_bad("a name used but never defined", t->text);
 		for (v = 1; v < PROTO_V_MAX; v++) {
 			d = defs_find(&defs_shapes, t->text,
 			    (enum proto_version)v);
@@ -514,10 +566,12 @@ defs_resolve(void)
 				t->ref[v] = (int)(d - defs_shapes.defs);
 		}
 	}
+	defs_chains();
 	for (i = 0; i < defs_ntypes; i++) {
 		t = defs_types[i];
 		if (t->kind != ST_UNION)
 			continue;
+		defs_line = t->line;
 		for (v = 1; v < PROTO_V_MAX; v++)
 			defs_leaves(t, t, (enum proto_version)v, 0);
 	}
@@ -612,9 +666,13 @@ defs_methods(void)
 	}
 }
 
-/* Read, index, flatten, resolve and check everything, once. */
-static void
-defs_init(void)
+/*
+ * Read, index, flatten, resolve and check a text in the form of mcp.def,
+ * stopping the program naming the line of a mistake.  Called once, from
+ * defs_init(); the unit tests call it on small bad texts (in a child).
+ */
+void
+defs_load_text(const char *text)
 {
 	struct shapes	*sh = &defs_shapes;
 	struct sdef	*d;
@@ -622,7 +680,7 @@ defs_init(void)
 	char		 where[128];
 	int		 v;
 
-	defs_read();
+	defs_read(text);
 	defs_index();
 	for (i = 0; i < sh->ndefs; i++)
 		defs_flatten(&sh->defs[i]);
@@ -657,6 +715,14 @@ defs_init(void)
 			    where);
 		}
 	}
+}
+
+/* Everything of the compiled-in mcp.def and the method table, once. */
+static void
+defs_init(void)
+{
+	defs_load_text(protocol_mcp_def);
+	defs_line = 0;
 	defs_methods();
 }
 

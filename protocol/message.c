@@ -98,9 +98,14 @@ message_path(char *buf, size_t size, const char *prefix, const char *member)
 	return (buf);
 }
 
-/* A request id: a string or an integer, never null (jsonrpc.id). */
+/*
+ * A request id: a string or an integer, never null (jsonrpc.id).
+ * unread is set for an error response saying the request could not be
+ * read (parse error, invalid request), where JSON-RPC wants null.
+ */
 static void
-message_id(struct msgcheck *c, const json_t *id, const char *prefix)
+message_id(struct msgcheck *c, const json_t *id, const char *prefix,
+    int unread)
 {
 	char	path[64];
 	double	d;
@@ -108,6 +113,14 @@ message_id(struct msgcheck *c, const json_t *id, const char *prefix)
 	message_path(path, sizeof path, prefix, "id");
 	if (json_is_string(id) || json_is_integer(id))
 		return;
+	if (json_is_null(id) && unread) {
+		message_report(c, "jsonrpc.null-id", PROTO_WARNING, path,
+		    c->rpc_spec, "the id is null: JSON-RPC 2.0 wants null when "
+		    "the request's id could not be read, but the MCP schema "
+		    "gives an error response a RequestId (a string or an "
+		    "integer) or, from 2025-11-25, no id at all");
+		return;
+	}
 	if (json_is_null(id)) {
 		message_report(c, "jsonrpc.id", PROTO_ERROR, path, c->rpc_spec,
 		    "the id is null; MCP ids are strings or integers, never "
@@ -167,7 +180,7 @@ message_call(struct msgcheck *c, const json_t *msg, const char *prefix)
 	id = json_object_get(msg, "id");
 	has_id = id != NULL;
 	if (has_id)
-		message_id(c, id, prefix);
+		message_id(c, id, prefix, 0);
 	if (json_object_get(msg, "result") != NULL ||
 	    json_object_get(msg, "error") != NULL)
 		message_report(c, "jsonrpc.members", PROTO_ERROR,
@@ -250,6 +263,44 @@ message_error_data(struct msgcheck *c, const json_t *error, long long code,
 	    prefix, "error.data"), spec, message_count_cb, c, &c->budget);
 }
 
+/*
+ * An error code: an integer, or a number written with a point but no
+ * fractional part (-32600.0 is the number -32600), in the range of a
+ * long long.  Returns whether it is one, with its value in *out.
+ */
+static int
+message_code(const json_t *code, long long *out)
+{
+	double	d;
+
+	if (json_is_integer(code)) {
+		*out = json_integer_value(code);
+		return (1);
+	}
+	if (!json_is_real(code))
+		return (0);
+	d = json_real_value(code);
+	/* 2^63 is exact as a double; [-2^63, 2^63) fits a long long. */
+	if (!isfinite(d) || d != floor(d) || d < -9223372036854775808.0 ||
+	    d >= 9223372036854775808.0)
+		return (0);
+	*out = (long long)d;
+	return (1);
+}
+
+/* Whether an error says the request could not be read at all (JSON-RPC
+   parse error -32700, invalid request -32600), so its id is unknown. */
+static int
+message_unread(const json_t *error)
+{
+	long long	code;
+
+	if (error == NULL || !message_code(json_object_get(error, "code"),
+	    &code))
+		return (0);
+	return (code == -32700 || code == -32600);
+}
+
 /* A response: result xor error, the error's members, the result's shape. */
 static void
 message_response(struct msgcheck *c, const json_t *msg, const char *prefix,
@@ -260,6 +311,7 @@ message_response(struct msgcheck *c, const json_t *msg, const char *prefix,
 	const json_t			*id, *result, *error, *code, *text;
 	char				 path[64];
 	size_t				 n;
+	long long			 icode;
 
 	id = json_object_get(msg, "id");
 	result = json_object_get(msg, "result");
@@ -281,7 +333,7 @@ message_response(struct msgcheck *c, const json_t *msg, const char *prefix,
 		return;
 	}
 	if (id != NULL)
-		message_id(c, id, prefix);
+		message_id(c, id, prefix, message_unread(error));
 	else if (result != NULL || c->v < PROTO_V_2025_11_25)
 		message_report(c, "jsonrpc.id", PROTO_ERROR,
 		    message_path(path, sizeof path, prefix, NULL),
@@ -298,7 +350,7 @@ message_response(struct msgcheck *c, const json_t *msg, const char *prefix,
 		}
 		code = json_object_get(error, "code");
 		text = json_object_get(error, "message");
-		if (code == NULL || !json_is_integer(code))
+		if (code == NULL || !message_code(code, &icode))
 			message_report(c, "jsonrpc.error-code", PROTO_ERROR,
 			    message_path(path, sizeof path, prefix,
 			    "error.code"), c->rpc_spec, "%s", code == NULL ?
@@ -310,9 +362,8 @@ message_response(struct msgcheck *c, const json_t *msg, const char *prefix,
 			    "error.message"), c->rpc_spec, "%s", text == NULL ?
 			    "the error has no \"message\"; it needs a string" :
 			    "the error message must be a string");
-		if (c->v != PROTO_V_UNKNOWN && json_is_integer(code))
-			message_error_data(c, error, json_integer_value(code),
-			    prefix);
+		if (c->v != PROTO_V_UNKNOWN && message_code(code, &icode))
+			message_error_data(c, error, icode, prefix);
 		return;
 	}
 	message_path(path, sizeof path, prefix, "result");

@@ -12,39 +12,8 @@
 
 #include "shape_int.h"
 
-/*
- * A path longer than this is cut (with "..." at the end): JSONPaths of
- * real messages are well under 100 bytes, and a hostile message's key
- * names must not make each finding cost their length.
- */
-#define SHAPE_PATH_MAX		512
-/*
- * Nesting of shapes followed at most; the deepest MCP shape (a tool
- * result inside a sampling message inside an input request) is about 10.
- * The walk follows the shapes, not the JSON, so JSON nested deeper than
- * its shape is never walked at all.
- */
-#define SHAPE_DEPTH_MAX		32
-/* A finding's sentence is cut at this length. */
-#define SHAPE_TEXT_MAX		400
-
-struct walk {
-	enum proto_version	 v;
-	proto_finding_cb	*cb;
-	void			*arg;
-	size_t			*budget;	/* findings still to report */
-	int			 dry;		/* only find out if it fits */
-	size_t			 found;		/* faults found by this walk */
-	const char		*spec;		/* the def being walked */
-	size_t			 plen;
-	char			 path[SHAPE_PATH_MAX];
-};
-
-static void	shape_type(struct walk *, const struct stype *, const json_t *,
-		    int);
-
 /* Report a fault at the current path (or only count it when dry). */
-static void PRINTFLIKE(3, 4)
+void PRINTFLIKE(3, 4)
 shape_report(struct walk *w, const char *rule, const char *fmt, ...)
 {
 	char	text[SHAPE_TEXT_MAX];
@@ -61,7 +30,8 @@ shape_report(struct walk *w, const char *rule, const char *fmt, ...)
 		return;
 	(*w->budget)--;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
+	if (vsnprintf(text, sizeof text, fmt, ap) >= (int)sizeof text)
+		text[scan_utf8_trim(text, strlen(text))] = '\0';
 	va_end(ap);
 	proto_report(w->cb, w->arg, rule, strcmp(rule, "shape.format") == 0 ?
 	    PROTO_WARNING : PROTO_ERROR, w->path, w->spec, "%s", text);
@@ -89,14 +59,16 @@ shape_append(struct walk *w, const char *s, size_t len)
 {
 	size_t	saved = w->plen;
 
-	if (w->plen + 4 >= sizeof w->path)
+	if (w->cut)
 		return (saved);		/* already cut */
 	if (len >= sizeof w->path - w->plen - 4) {
-		/* What fits, then "...". */
-		memcpy(w->path + w->plen, s, sizeof w->path - 4 - w->plen);
-		w->plen = sizeof w->path - 4;
+		/* What fits (whole characters), then "...". */
+		len = scan_utf8_trim(s, sizeof w->path - 4 - w->plen);
+		memcpy(w->path + w->plen, s, len);
+		w->plen += len;
 		memcpy(w->path + w->plen, "...", 4);
 		w->plen += 3;
+		w->cut = 1;
 		return (saved);
 	}
 	memcpy(w->path + w->plen, s, len);
@@ -120,16 +92,26 @@ shape_push_index(struct walk *w, size_t i)
 	return (shape_append(w, p, (size_t)(buf + sizeof buf - p)));
 }
 
+/* How many bytes of a string to quote: at most SHAPE_QUOTE_MAX, ending on
+   a character boundary ("%.*s" with this never cuts a character). */
+int
+shape_quote_len(const char *s)
+{
+	return ((int)scan_utf8_trim(s, strnlen(s, SHAPE_QUOTE_MAX)));
+}
+
 /* Go back to a length shape_append() returned. */
-static void
+void
 shape_pop(struct walk *w, size_t saved)
 {
+	if (saved < w->plen)
+		w->cut = 0;	/* back to before the cut, if any */
 	w->plen = saved;
 	w->path[saved] = '\0';
 }
 
 /* Append a member name: .name, or ['na me'] when it is no identifier. */
-static size_t
+size_t
 shape_push_key(struct walk *w, const char *key)
 {
 	char		 buf[SHAPE_PATH_MAX];
@@ -162,7 +144,7 @@ shape_push_key(struct walk *w, const char *key)
 }
 
 /* "a string", "an object": what a JSON value is, for sentences. */
-static const char *
+const char *
 shape_json_type(const json_t *j)
 {
 	switch (json_typeof(j)) {
@@ -186,7 +168,7 @@ shape_json_type(const json_t *j)
 }
 
 /* What a type expects, for sentences: "a string", "TextContent". */
-static const char *
+const char *
 shape_type_name(const struct walk *w, const struct stype *t, char *buf,
     size_t size)
 {
@@ -225,7 +207,7 @@ shape_type_name(const struct walk *w, const struct stype *t, char *buf,
 }
 
 /* Whether a JSON value is of the kind a (non-union) type takes. */
-static int
+int
 shape_kind_fits(const struct walk *w, const struct stype *t, const json_t *j)
 {
 	const struct sdef	*d;
@@ -305,76 +287,13 @@ shape_base64(const char *s, size_t len)
  * Whether a JSON string is exactly s: by length too, since a JSON string
  * may hold a NUL ("text\u0000" is not "text").
  */
-static int
+int
 shape_str_eq(const json_t *j, const char *s)
 {
 	size_t	len = strlen(s);
 
 	return (json_string_length(j) == len &&
 	    memcmp(json_string_value(j), s, len) == 0);
-}
-
-/* Whether a member's type is one string or a choice of strings. */
-static int
-shape_const_member(const struct walk *w, const struct stype *t)
-{
-	size_t	i;
-
-	if (t->kind == ST_CONST)
-		return (1);
-	if (t->kind != ST_UNION || t->nleaves[w->v] == 0)
-		return (0);
-	for (i = 0; i < t->nleaves[w->v]; i++) {
-		if (t->leaves[w->v][i]->kind != ST_CONST)
-			return (0);
-	}
-	return (1);
-}
-
-/* Whether a JSON string is one of a const-valued type's strings. */
-static int
-shape_const_has(const struct walk *w, const struct stype *t, const json_t *j)
-{
-	size_t	i;
-
-	if (t->kind == ST_CONST)
-		return (shape_str_eq(j, t->text));
-	for (i = 0; i < t->nleaves[w->v]; i++) {
-		if (shape_str_eq(j, t->leaves[w->v][i]->text))
-			return (1);
-	}
-	return (0);
-}
-
-/*
- * How an object def fits an object by its const-valued members ("type":
- * "text"): -1 one differs or a required one is missing, 1 one matched,
- * 0 none present to tell.
- */
-static int
-shape_discriminate(const struct walk *w, const struct sdef *d, const json_t *j)
-{
-	const struct smember	*m;
-	const json_t		*val;
-	size_t			 i;
-	int			 matched = 0;
-
-	for (i = 0; i < d->nmembers; i++) {
-		m = &d->members[i];
-		if ((m->versions & PROTO_VBIT(w->v)) == 0 ||
-		    !shape_const_member(w, m->type))
-			continue;
-		val = json_object_get(j, m->name);
-		if (val == NULL) {
-			if (!m->optional)
-				return (-1);
-			continue;
-		}
-		if (!json_is_string(val) || !shape_const_has(w, m->type, val))
-			return (-1);
-		matched = 1;
-	}
-	return (matched);
 }
 
 /* An object against a def: required members, then each member's type. */
@@ -416,213 +335,8 @@ shape_def(struct walk *w, const struct sdef *d, const json_t *j, int depth)
 	w->spec = spec;
 }
 
-/* A sentence listing a union's alternatives by what they take. */
-static void
-shape_union_names(const struct walk *w, const struct stype *u, char *buf,
-    size_t size)
-{
-	char	one[128];
-	size_t	i, o = 0;
-	int	n;
-
-	buf[0] = '\0';
-	for (i = 0; i < u->nleaves[w->v] && o < size; i++) {
-		n = snprintf(buf + o, size - o, "%s%s", i == 0 ? "" :
-		    i + 1 == u->nleaves[w->v] ? " or " : ", ",
-		    shape_type_name(w, u->leaves[w->v][i], one, sizeof one));
-		if (n < 0)
-			break;
-		o += (size_t)n;
-	}
-}
-
-/* Add a const's string to a list of them, once. */
-static void
-shape_list_add(char *list, size_t size, size_t *o, const char *s)
-{
-	char	quoted[128];
-	int	n;
-
-	snprintf(quoted, sizeof quoted, "\"%s\"", s);
-	if (strstr(list, quoted) != NULL || *o >= size)
-		return;
-	n = snprintf(list + *o, size - *o, "%s%s", *o == 0 ? "" : ", ",
-	    quoted);
-	if (n > 0)
-		*o += (size_t)n;
-}
-
-/*
- * Nothing in a union fits: say why in the words of its discriminating
- * member when the alternatives are objects told apart by one ("type").
- */
-static void
-shape_union_none(struct walk *w, const struct stype *u, const json_t *j)
-{
-	const struct sdef	*d;
-	const struct smember	*m;
-	const struct stype	*mt;
-	const char		*key = NULL;
-	const json_t		*val;
-	char			 list[SHAPE_TEXT_MAX / 2];
-	size_t			 i, k, c, o = 0, saved;
-
-	list[0] = '\0';
-	for (i = 0; json_is_object(j) && i < u->nleaves[w->v]; i++) {
-		const struct stype *l = u->leaves[w->v][i];
-
-		if (l->kind != ST_REF)
-			continue;
-		d = &defs_get()->defs[l->ref[w->v]];
-		for (k = 0; k < d->nmembers; k++) {
-			m = &d->members[k];
-			mt = m->type;
-			if ((m->versions & PROTO_VBIT(w->v)) == 0 ||
-			    !shape_const_member(w, mt))
-				continue;
-			if (key == NULL)
-				key = m->name;
-			if (strcmp(key, m->name) != 0)
-				continue;
-			if (mt->kind == ST_CONST)
-				shape_list_add(list, sizeof list, &o, mt->text);
-			else {
-				for (c = 0; c < mt->nleaves[w->v]; c++)
-					shape_list_add(list, sizeof list, &o,
-					    mt->leaves[w->v][c]->text);
-			}
-			break;
-		}
-	}
-	if (key != NULL) {
-		val = json_object_get(j, key);
-		if (val == NULL) {
-			shape_report(w, "shape.required", "\"%s\" is required "
-			    "here: one of %s (%s)", key, list,
-			    proto_version_name(w->v));
-			return;
-		}
-		saved = shape_push_key(w, key);
-		if (json_is_string(val))
-			shape_report(w, "shape.enum", "\"%.60s\" is not a %s "
-			    "%s knows here: one of %s", json_string_value(val),
-			    key, proto_version_name(w->v), list);
-		else
-			shape_report(w, "shape.type", "expected a string (one "
-			    "of %s), got %s", list, shape_json_type(val));
-		shape_pop(w, saved);
-		return;
-	}
-	if (json_is_string(j)) {
-		for (i = 0; i < u->nleaves[w->v]; i++) {
-			if (u->leaves[w->v][i]->kind != ST_CONST)
-				break;
-		}
-		if (i == u->nleaves[w->v] && i > 0) {
-			shape_union_names(w, u, list, sizeof list);
-			shape_report(w, "shape.enum", "\"%.60s\" is not one of "
-			    "%s", json_string_value(j), list);
-			return;
-		}
-	}
-	shape_union_names(w, u, list, sizeof list);
-	shape_report(w, "shape.type", "expected %s, got %s", list,
-	    shape_json_type(j));
-}
-
-/* How many of an object def's required members a value has. */
-static size_t
-shape_present(const struct walk *w, const struct stype *t, const json_t *j)
-{
-	const struct sdef	*d;
-	size_t			 i, n = 0;
-
-	if (t->kind != ST_REF || !json_is_object(j))
-		return (0);
-	d = &defs_get()->defs[t->ref[w->v]];
-	for (i = 0; i < d->nmembers; i++) {
-		if ((d->members[i].versions & PROTO_VBIT(w->v)) != 0 &&
-		    !d->members[i].optional &&
-		    json_object_get(j, d->members[i].name) != NULL)
-			n++;
-	}
-	return (n);
-}
-
-/*
- * A union: the alternatives whose JSON kind and discriminating members
- * fit, most specific first; the first that fits whole wins, else the
- * faults of the most specific one are reported.
- */
-static void
-shape_union(struct walk *w, const struct stype *u, const json_t *j, int depth)
-{
-	const struct stype	*cand[SHAPE_UNION_MAX], *l;
-	int			 rank[SHAPE_UNION_MAX], r;
-	size_t			 i, k, n = 0, found, best;
-	int			 dry;
-
-	for (i = 0; i < u->nleaves[w->v]; i++) {
-		l = u->leaves[w->v][i];
-		if (!shape_kind_fits(w, l, j))
-			continue;
-		r = 0;
-		if (l->kind == ST_CONST)
-			r = shape_str_eq(j, l->text) ? 1 : -1;
-		else if (l->kind == ST_REF && json_is_object(j))
-			r = shape_discriminate(w,
-			    &defs_get()->defs[l->ref[w->v]], j);
-		if (r < 0)
-			continue;
-		/* Keep the order as written within a rank. */
-		for (k = n; k > 0 && rank[k - 1] < r; k--) {
-			cand[k] = cand[k - 1];
-			rank[k] = rank[k - 1];
-		}
-		cand[k] = l;
-		rank[k] = r;
-		n++;
-	}
-	if (n == 0) {
-		shape_union_none(w, u, j);
-		return;
-	}
-	if (n > 1) {
-		dry = w->dry;
-		found = w->found;
-		for (i = 0; i < n; i++) {
-			w->dry = 1;
-			w->found = 0;
-			shape_type(w, cand[i], j, depth + 1);
-			if (w->found == 0)
-				break;
-		}
-		w->dry = dry;
-		w->found = found;
-		if (i < n) {
-			/* It fits; walked again for real for its warnings
-			   (formats), which a dry walk does not count. */
-			if (!w->dry)
-				shape_type(w, cand[i], j, depth + 1);
-			return;
-		}
-		/* None fits: report the faults of the one most of whose
-		   required members are there (a task answered where a
-		   result could be is a task missing a member). */
-		best = 0;
-		for (i = 1; i < n && rank[i] == rank[0]; i++) {
-			if (shape_present(w, cand[i], j) >
-			    shape_present(w, cand[best], j))
-				best = i;
-		}
-		shape_type(w, cand[best], j, depth + 1);
-		return;
-	}
-	shape_type(w, cand[0], j, depth + 1);
-}
-
 /* A value against a type. */
-static void
+void
 shape_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
 {
 	const char	*key;
@@ -642,15 +356,17 @@ shape_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
 	case ST_STRING:
 		if (t->format == FMT_URI && (!shape_uri(json_string_value(j)) ||
 		    strlen(json_string_value(j)) != json_string_length(j)))
-			shape_report(w, "shape.format", "\"%.60s\" is not an "
+			shape_report(w, "shape.format", "\"%.*s\" is not an "
 			    "absolute URI (the schema gives this member format "
-			    "uri)", json_string_value(j));
+			    "uri)", shape_quote_len(json_string_value(j)),
+			    json_string_value(j));
 		else if (t->format == FMT_FILE_URI &&
 		    (json_string_length(j) < 7 ||
 		    strncasecmp(json_string_value(j), "file://", 7) != 0))
-			shape_report(w, "shape.file-uri", "\"%.60s\" is no "
+			shape_report(w, "shape.file-uri", "\"%.*s\" is no "
 			    "file:// URI (the schema: a root \"must start with "
-			    "file://\")", json_string_value(j));
+			    "file://\")", shape_quote_len(json_string_value(j)),
+			    json_string_value(j));
 		else if (t->format == FMT_BYTE &&
 		    !shape_base64(json_string_value(j), json_string_length(j)))
 			shape_report(w, "shape.format", "this is not base64 "
@@ -667,7 +383,8 @@ shape_type(struct walk *w, const struct stype *t, const json_t *j, int depth)
 	case ST_CONST:
 		if (!shape_str_eq(j, t->text))
 			shape_report(w, "shape.const", "must be \"%s\", not "
-			    "\"%.60s\"", t->text, json_string_value(j));
+			    "\"%.*s\"", t->text, shape_quote_len(
+			    json_string_value(j)), json_string_value(j));
 		break;
 	case ST_ARRAYOF:
 		for (i = 0; i < json_array_size(j) && !shape_done(w); i++) {
@@ -718,6 +435,7 @@ shape_check(enum proto_version v, const struct stype *t, const json_t *j,
 	w.found = 0;
 	w.spec = spec;
 	w.plen = 0;
+	w.cut = 0;
 	w.path[0] = '\0';
 	shape_append(&w, path, strlen(path));
 	shape_type(&w, t, j, 0);
@@ -738,6 +456,7 @@ shape_fits(enum proto_version v, const struct stype *t, const json_t *j)
 	w.found = 0;
 	w.spec = "";
 	w.plen = 0;
+	w.cut = 0;
 	w.path[0] = '\0';
 	shape_type(&w, t, j, 0);
 	return (w.found == 0);

@@ -42,6 +42,7 @@ enum st_format {
 struct stype {
 	enum st_kind	 kind;
 	enum st_format	 format;
+	int		 line;		/* in mcp.def; 0 for the method table */
 	char		*text;		/* ST_CONST: the string; ST_REF: the name */
 	struct stype	*sub;		/* ST_ARRAYOF, ST_MAP: items, values */
 	struct stype   **alts;		/* ST_UNION: as written */
@@ -103,6 +104,7 @@ const struct sdef *defs_find(const struct shapes *, const char *,
 struct stype	*defs_type_new(enum st_kind);
 const struct serror *defs_error(const struct shapes *, long long,
 		    enum proto_version);
+void		 defs_load_text(const char *);
 
 /* typexpr.c */
 int		 typexpr_parse(const char *, struct stype **, char **);
@@ -113,5 +115,59 @@ void		 shape_check(enum proto_version, const struct stype *,
 		    proto_finding_cb *, void *, size_t *);
 int		 shape_fits(enum proto_version, const struct stype *,
 		    const json_t *);
+
+/* shape.c and shape_union.c: a walk of a value against a type. */
+/*
+ * A path longer than this is cut (with "..." at the end): JSONPaths of
+ * real messages are well under 100 bytes, and a hostile message's key
+ * names must not make each finding cost their length.
+ */
+#define SHAPE_PATH_MAX		512
+/*
+ * Nesting of shapes followed at most.  Each member, array item, union and
+ * named type is a level; the deepest MCP shape (a tool result's content
+ * inside a sampling message inside an input request inside a request's
+ * inputResponses, 2026-07-28) is about 23 levels.  48 leaves room for a
+ * revision to wrap that once or twice more before anything deeper goes
+ * unchecked, and costs only stack (a few hundred bytes a level).  The
+ * walk follows the shapes, not the JSON, so JSON nested deeper than its
+ * shape is never walked at all.
+ */
+#define SHAPE_DEPTH_MAX		48
+/* A finding's sentence is cut at this length. */
+#define SHAPE_TEXT_MAX		400
+/* A value quoted in a finding is cut at this many bytes. */
+#define SHAPE_QUOTE_MAX		60
+
+struct walk {
+	enum proto_version	 v;
+	proto_finding_cb	*cb;
+	void			*arg;
+	size_t			*budget;	/* findings still to report */
+	int			 dry;		/* only find out if it fits */
+	size_t			 found;		/* faults found by this walk */
+	const char		*spec;		/* the def being walked */
+	size_t			 plen;
+	int			 cut;		/* the path ends in "..." */
+	char			 path[SHAPE_PATH_MAX];
+};
+
+void		 shape_type(struct walk *, const struct stype *, const json_t *,
+		    int);
+void		 shape_report(struct walk *, const char *, const char *, ...)
+		    PRINTFLIKE(3, 4);
+size_t		 shape_push_key(struct walk *, const char *);
+void		 shape_pop(struct walk *, size_t);
+int		 shape_quote_len(const char *);
+const char	*shape_type_name(const struct walk *, const struct stype *,
+		    char *, size_t);
+const char	*shape_json_type(const json_t *);
+int		 shape_kind_fits(const struct walk *, const struct stype *,
+		    const json_t *);
+int		 shape_str_eq(const json_t *, const char *);
+
+/* shape_union.c */
+void		 shape_union(struct walk *, const struct stype *,
+		    const json_t *, int);
 
 #endif

@@ -31,68 +31,116 @@ hexch_is_form(const struct http_head *h)
 }
 
 /*
- * The answers a request body asks for (x->owed): one for a JSON-RPC
- * request, HEXCH_OWED_BATCH for a batch, none for anything else.  A body
- * cut at the record cap is classified from its identity.  Over legacy
- * HTTP+SSE they come on the session's event stream, which is owed them.
+ * The answers a request message asks for (x->owed, by id: howed.c), once:
+ * from its body, or from its identity when it is cut at the record cap (a
+ * batch then is owed until its stream ends, since its ids are not known).
+ * Over legacy HTTP+SSE they come on the session's event stream, which is
+ * owed them too.
  */
 static void
 hexch_count_owed(struct hexch *x, const struct msg *m)
 {
 	struct scan	sc;
+	size_t		i;
 
-	if (m->flags & MSG_TRUNCATED) {
-		if (m->ident == NULL)
-			return;
-		scan_message(m->ident, m->ident_len, &sc);
-	} else
-		scan_message(m->raw, m->len, &sc);
-	if (sc.kind == KIND_REQUEST)
-		x->owed = 1;
-	else if (sc.kind == KIND_BATCH)
-		x->owed = HEXCH_OWED_BATCH;
-	if (x->hs != NULL && x->hs->legacy && x->owed > 0) {
-		x->hs->owed += x->owed;
-		x->owed_legacy = 1;
+	if (!x->owed_counted) {
+		x->owed_counted = 1;
+		if (!(m->flags & MSG_TRUNCATED))
+			howed_requests(&x->owed, m->raw, m->len);
+		else if (m->ident != NULL) {
+			scan_message(m->ident, m->ident_len, &sc);
+			if (sc.kind == KIND_BATCH)
+				x->owed.unknown++;
+			else
+				howed_requests(&x->owed, m->ident,
+				    m->ident_len);
+		}
 	}
+	if (x->hs == NULL || !x->hs->legacy || x->owed_legacy ||
+	    !howed_any(&x->owed))
+		return;
+	for (i = 0; i < x->owed.n; i++)
+		howed_add(&x->hs->owed, x->owed.ids[i],
+		    strlen(x->owed.ids[i]));
+	x->hs->owed.unknown += x->owed.unknown;
+	x->owed_legacy = 1;
+}
+
+/*
+ * A legacy POST refused (or cut off): the answers it asked for will not
+ * come on the event stream.  Those not already seen there are owed no
+ * more.
+ */
+static void
+hexch_owed_refused(struct hexch *x)
+{
+	struct howed	*o = &x->hs->owed;
+	size_t		 i;
+
+	for (i = 0; i < x->owed.n; i++)
+		howed_settle(o, x->owed.ids[i], strlen(x->owed.ids[i]));
+	o->unknown -= o->unknown < x->owed.unknown ? o->unknown :
+	    x->owed.unknown;
+	x->owed_legacy = 0;
 }
 
 /*
  * Whether an SSE event of x's response may answer a request the client is
  * waiting for: on a POST stream, one its body carried; on a legacy event
- * stream, one POSTed in its session.  Only then are events scanned.
+ * stream, one POSTed in its session; on a resumed stream, any, until one
+ * came.  Only then are events scanned.
  */
 int
 hexch_awaits_answer(const struct hexch *x)
 {
-	if (strcmp(x->req.method, "GET") == 0)
-		return x->hs != NULL && x->hs->legacy && x->hs->owed > 0;
-	return x->answered < x->owed;
-}
-
-/* An SSE event's data of x's response: count it if it is an answer. */
-void
-hexch_answer_seen(struct hexch *x, const char *data, size_t len)
-{
-	struct scan	sc;
-
-	scan_message(data, len, &sc);
-	if (sc.kind != KIND_RESPONSE && sc.kind != KIND_ERROR)
-		return;
-	if (strcmp(x->req.method, "GET") == 0)
-		x->hs->owed--;
-	else
-		x->answered++;
+	if (strcmp(x->req.method, "GET") == 0) {
+		if (x->hs != NULL && x->hs->legacy)
+			return howed_any(&x->hs->owed);
+		return x->resumed && x->answered == 0;
+	}
+	return howed_any(&x->owed);
 }
 
 /*
- * Whether every byte of x's response read so far has gone to the client's
- * socket: an answer counted as it was read may still wait in what
- * --durable or the legacy endpoint holds back, or in the client's output.
+ * An SSE event's data of x's response: settle the answers it carries
+ * (one, or a batch of them) to what x's stream owes.
+ */
+void
+hexch_answer_seen(struct hexch *x, const char *data, size_t len)
+{
+	int	owing = hexch_awaits_answer(x);
+
+	if (strcmp(x->req.method, "GET") != 0)
+		howed_answers(&x->owed, data, len);
+	else if (x->hs != NULL && x->hs->legacy)
+		howed_answers(&x->hs->owed, data, len);
+	else
+		x->answered += howed_answers(NULL, data, len);
+	/*
+	 * The last answer owed on x's own stream: where it ends in the
+	 * client's output, once it is there (not held back), so that events
+	 * after it need not be taken too.  A legacy session's count changes
+	 * with other connections (a refused POST): its stream is done with
+	 * only once all it read has gone.
+	 */
+	if (owing && !hexch_awaits_answer(x) && x->hold == NULL &&
+	    (x->hs == NULL || !x->hs->legacy))
+		x->answer_end = x->c->out_sent +
+		    evbuffer_get_length(bufferevent_get_output(x->c->cbev));
+}
+
+/*
+ * Whether the answers x's stream owed have gone to the client's socket:
+ * up to where the last one ends when that is known (events after it may
+ * still wait), else every byte of the response read so far.  An answer
+ * counted as it was read may still wait in what --durable or the legacy
+ * endpoint holds back, or in the client's output.
  */
 static int
 hexch_delivered(const struct hexch *x)
 {
+	if (x->answer_end != 0)
+		return x->c->out_sent >= x->answer_end;
 	return (x->hold == NULL || evbuffer_get_length(x->hold) == 0) &&
 	    evbuffer_get_length(bufferevent_get_output(x->c->cbev)) == 0;
 }
@@ -103,7 +151,8 @@ hexch_delivered(const struct hexch *x)
  * GET (the standalone stream of Streamable HTTP, begun or not), or one
  * that has delivered the answers it carries: a legacy event stream whose
  * session awaits no answer, a POST's event stream that has carried the
- * answers to the requests it was opened for.  Anything else was cut off:
+ * answers (by id) to the requests it was opened for, a resumed stream
+ * (Last-Event-ID) that has carried an answer.  Anything else was cut off:
  * a response not yet begun, a JSON body not yet whole, a stream still
  * owing an answer.
  */
@@ -114,18 +163,32 @@ hexch_owes_nothing(const struct hexch *x)
 
 	if (strcmp(x->req.method, "GET") == 0) {
 		if (!x->have_resp) {
+			/* A resumed stream owes what the one it resumes did. */
+			if (x->resumed)
+				return 0;
 			accept = http_head_get(&x->req, "Accept");
 			return accept != NULL && strcasestr(accept,
 			    "text/event-stream") != NULL;
 		}
 		if (!x->sse)
 			return 0;
-		if (x->hs == NULL || !x->hs->legacy)
-			return 1;
-		return !hexch_awaits_answer(x) && hexch_delivered(x);
+		if (x->hs != NULL && x->hs->legacy)
+			return !hexch_awaits_answer(x) && hexch_delivered(x);
+		/* An endpoint event with no legacy session to count in. */
+		if (x->saw_endpoint)
+			return 0;
+		/*
+		 * A resumed stream carries what a POST's stream did not
+		 * deliver, for requests not known here (an earlier
+		 * connection's): it is done with once it has carried an
+		 * answer, as most are owed one.
+		 */
+		if (x->resumed)
+			return !hexch_awaits_answer(x) && hexch_delivered(x);
+		return 1;
 	}
-	return x->have_resp && x->sse && x->owed != HEXCH_OWED_BATCH &&
-	    !hexch_awaits_answer(x) && hexch_delivered(x);
+	return x->have_resp && x->sse && !hexch_awaits_answer(x) &&
+	    hexch_delivered(x);
 }
 
 /*
@@ -182,6 +245,12 @@ hexch_tap_data(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
 	}
 	if (d == DIR_C2S)
 		hexch_count_owed(x, m);
+	/* A legacy POST answered in its own body: not on the stream. */
+	else if (!x->sse && x->owed_legacy && x->resp.status >= 200 &&
+	    x->resp.status <= 299)
+		howed_answers(&x->hs->owed, (m->flags & MSG_TRUNCATED) ?
+		    m->ident : m->raw, (m->flags & MSG_TRUNCATED) ?
+		    m->ident_len : m->len);
 	/* Only a form's body is parsed as one: the rest costs nothing. */
 	if (hexch_is_form(d == DIR_C2S ? &x->req : &x->resp))
 		m = tap_redact_form(m);
@@ -274,8 +343,7 @@ hexch_finish_record(struct hexch *x, const char *outcome)
 	/* A legacy POST refused: its answers will not come on the stream. */
 	if (x->owed_legacy && (!x->have_resp ||
 	    x->resp.status < 200 || x->resp.status > 299))
-		x->hs->owed = x->hs->owed > x->owed ? x->hs->owed - x->owed :
-		    0;
+		hexch_owed_refused(x);
 	if (!x->sse && evbuffer_get_length(x->respdata) > 0) {
 		keep = evbuffer_get_length(x->respdata);
 		if (keep > HTTP_KEEP_BODY_MAX)
@@ -314,6 +382,7 @@ hexch_free(struct hexch *x)
 		evbuffer_free(x->hold);
 	if (x->reqhold != NULL)
 		evbuffer_free(x->reqhold);
+	howed_clear(&x->owed);
 	free(x->rpc_id);
 	free(x->up_target);
 	free(x->up_host);
@@ -425,6 +494,17 @@ hexch_request_done(struct hexch *x)
 		scan_message(p, len, &sc);
 		if (sc.kind == KIND_REQUEST)
 			x->rpc_id = scan_id_dup(p, &sc);
+		/*
+		 * A whole body: what it owes is known from this scan, and
+		 * hexch_tap_data need not scan it again.
+		 */
+		if (x->reqcap.digest == NULL) {
+			if (sc.kind == KIND_REQUEST)
+				howed_add(&x->owed, p + sc.id_off, sc.id_len);
+			else if (sc.kind == KIND_BATCH)
+				howed_batch(&x->owed, p, len);
+			x->owed_counted = 1;
+		}
 		init = sc.kind == KIND_REQUEST && !sc.method_escaped &&
 		    sc.method_len == 10 &&
 		    memcmp(p + sc.method_off, "initialize", 10) == 0;
@@ -486,6 +566,7 @@ hexch_start(struct hconn *c, struct http_head *h)
 	enum http_body_kind kind;
 	uint64_t	 length;
 	const char	*sid;
+	struct hsession	*hs;
 	char		*cause = NULL, *legacy;
 	int		 status;
 
@@ -505,6 +586,9 @@ hexch_start(struct hconn *c, struct http_head *h)
 	http_body_init(&x->reqbody, kind, length);
 	x->reqbody.trailers = x->reqtrailers;
 	x->close_after = hexch_wants_close(&x->req);
+	x->resumed = strcmp(x->req.method, "GET") == 0 &&
+	    (sid = http_head_get(&x->req, "Last-Event-ID")) != NULL &&
+	    *sid != '\0';
 	if (x->durable && kind != HTTP_BODY_NONE)
 		x->reqhold = evbuffer_new();
 
@@ -512,6 +596,8 @@ hexch_start(struct hconn *c, struct http_head *h)
 	if ((sid = http_head_get(&x->req, "Mcp-Session-Id")) != NULL &&
 	    *sid != '\0')
 		hexch_assign(x, hsession_get(p, sid, 0, x->ts_ns));
+	else if ((hs = hsession_legacy_find(p, x->req.target)) != NULL)
+		hexch_assign(x, hs);
 	else if ((legacy = hsession_query_id(x->req.target)) != NULL) {
 		hexch_assign(x, hsession_get(p, legacy, 1, x->ts_ns));
 		free(legacy);

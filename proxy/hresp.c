@@ -102,24 +102,49 @@ evbuffer_replace_first(struct evbuffer *buf, const char *from, const char *to)
 /* The most of an SSE event id a log line shows (an id has no length cap). */
 #define HRESP_ID_SHOWN	128
 
+/*
+ * A legacy endpoint event names the URL the client is to POST to (url, as
+ * the client gets it): the session is named by it.  Its id is the
+ * session parameter in it (sessionId, session_id) if there is one, else
+ * the URL; its POSTs are told by their path and query matching the URL's,
+ * whatever names the session there.
+ */
+static void
+hresp_endpoint_session(struct hexch *x, const char *url)
+{
+	struct hproxy	*p = x->c->p;
+	char		*key = hsession_endpoint_key(url), *sid;
+
+	sid = hsession_query_id(url);
+	if (x->hs == NULL)
+		hexch_assign(x, hsession_get(p, sid != NULL ? sid : key, 1,
+		    x->ts_ns));
+	free(sid);
+	if (!x->hs->legacy) {
+		free(key);
+		return;
+	}
+	free(x->hs->endpoint);
+	x->hs->endpoint = key;
+}
+
 /* One complete SSE event from the upstream. */
 static void
 hresp_sse_event(struct hexch *x, struct sse_event *ev)
 {
 	struct hproxy	*p = x->c->p;
 	struct evbuffer	*data;
-	char		*sid, *to, *shown;
+	char		*to, *shown;
+	int		 rewrite;
 
 	x->sse_events++;
 	if (ev->type != NULL && strcmp(ev->type, "endpoint") == 0) {
-		sid = hsession_query_id(ev->data);
-		if (x->hs == NULL)
-			hexch_assign(x, sid != NULL ? hsession_get(p, sid, 1,
-			    x->ts_ns) : hsession_default(p, x->ts_ns));
-		free(sid);
+		x->saw_endpoint = 1;
 		shown = hsession_redact_path(ev->data);
 		to = endpoint_rewrite(p, ev->data);
-		if (to != NULL && x->may_rewrite && x->hold != NULL) {
+		rewrite = to != NULL && x->may_rewrite && x->hold != NULL;
+		hresp_endpoint_session(x, rewrite ? to : ev->data);
+		if (rewrite) {
 			evbuffer_replace_first(x->hold, ev->data, to);
 			free(shown);
 			shown = hsession_redact_path(to);

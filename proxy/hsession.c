@@ -167,6 +167,7 @@ hsession_end(struct hproxy *p, struct hsession *hs, const char *why)
 		return;
 	hs->ended = 1;
 	writer_session_end(p->w, hs->ws, -1, 0, why);
+	tap_check_end(hs->ws);
 }
 
 void
@@ -187,24 +188,38 @@ hsession_free_all(struct hsession *hs)
 	for (; hs != NULL; hs = next) {
 		next = hs->next;
 		writer_session_free(hs->ws);
+		howed_clear(&hs->owed);
+		free(hs->endpoint);
 		free(hs->key);
 		free(hs);
 	}
 }
 
-/* Find the value of query parameter sessionId in a target, or NULL. */
+/*
+ * The query parameters that name a legacy session: the TypeScript SDK's
+ * sessionId and the Python SDK's session_id.  A session named otherwise
+ * is found by its endpoint (hsession_legacy_find).
+ */
+static const char *const legacy_params[] = { "sessionId=", "session_id=",
+    NULL };
+
+/* Find the value of a legacy session parameter in a target, or NULL. */
 static const char *
 query_param(const char *target, size_t *len)
 {
 	const char	*q = strchr(target, '?'), *p;
+	size_t		 i;
 
 	if (q == NULL)
 		return NULL;
 	for (p = q + 1; *p != '\0' && *p != '#';) {
-		if (strncmp(p, "sessionId=", 10) == 0) {
-			p += 10;
-			*len = strcspn(p, "&#");
-			return p;
+		for (i = 0; legacy_params[i] != NULL; i++) {
+			if (strncmp(p, legacy_params[i],
+			    strlen(legacy_params[i])) == 0) {
+				p += strlen(legacy_params[i]);
+				*len = strcspn(p, "&#");
+				return p;
+			}
 		}
 		p += strcspn(p, "&#");
 		if (*p == '&')
@@ -213,7 +228,7 @@ query_param(const char *target, size_t *len)
 	return NULL;
 }
 
-/* The legacy sessionId in a request-target or endpoint URL (caller frees). */
+/* The legacy session id in a request-target or endpoint URL (caller frees). */
 char *
 hsession_query_id(const char *target)
 {
@@ -223,6 +238,54 @@ hsession_query_id(const char *target)
 	if ((v = query_param(target, &len)) == NULL || len == 0)
 		return NULL;
 	return xstrndup(v, len);
+}
+
+/*
+ * A URL or request-target reduced to its path and query, as a client
+ * sends it in a request-target (caller frees): how an endpoint event's
+ * URL and the POSTs to it are matched, whatever names the session in it.
+ */
+char *
+hsession_endpoint_key(const char *url)
+{
+	const char	*p = url, *end;
+
+	if (strncasecmp(p, "http://", 7) == 0 ||
+	    strncasecmp(p, "https://", 8) == 0) {
+		p = strstr(p, "//") + 2;
+		p += strcspn(p, "/?#");
+	}
+	end = p + strcspn(p, "#");
+	if (end == p || *p == '?') {
+		char	*s;
+
+		xasprintf(&s, "/%.*s", (int)(end - p), p);
+		return s;
+	}
+	return xstrndup(p, (size_t)(end - p));
+}
+
+/*
+ * The legacy session whose endpoint event named target (a live one
+ * first, as hsession_get), or NULL.
+ */
+struct hsession *
+hsession_legacy_find(struct hproxy *p, const char *target)
+{
+	struct hsession	*hs, *ended = NULL;
+	char		*key = hsession_endpoint_key(target);
+
+	for (hs = p->sessions; hs != NULL; hs = hs->next) {
+		if (!hs->legacy || hs->endpoint == NULL ||
+		    strcmp(hs->endpoint, key) != 0)
+			continue;
+		if (!hs->ended)
+			break;
+		if (ended == NULL)
+			ended = hs;
+	}
+	free(key);
+	return hs != NULL ? hs : ended;
 }
 
 /*

@@ -518,6 +518,19 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	free(why);
 }
 
+/*
+ * Bytes left the client's output for its socket: count them, so that an
+ * exchange can tell whether an answer has gone (hexch_delivered).
+ */
+static void
+conn_out_sent_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct hconn	*c = arg;
+
+	c->out_sent += info->n_deleted;
+}
+
 /* A client connected: a connection of its own (0), or closed (-1). */
 static int
 proxy_accept_cb(int fd, void *arg)
@@ -542,6 +555,7 @@ proxy_accept_cb(int fd, void *arg)
 	}
 	bufferevent_setcb(c->cbev, conn_client_read_cb, conn_client_write_cb,
 	    conn_client_event_cb, c);
+	evbuffer_add_cb(bufferevent_get_output(c->cbev), conn_out_sent_cb, c);
 	hwait_start(c);
 	TAILQ_INSERT_TAIL(&p->conns, c, entry);
 	if (tap_paused(p->tap))

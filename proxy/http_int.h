@@ -33,11 +33,19 @@ enum pause_why {
  */
 #define HTTP_SESSIONS_MAX	1024
 /*
- * What a JSON-RPC batch in a request body counts for in the answers owed
- * (struct hexch owed): its requests are not counted one by one, so it is
- * owed until its stream ends (batches left MCP in 2025-06-18).
+ * The ids of answers one stream keeps track of (struct howed): a POST's
+ * requests, or those POSTed in a legacy session and not yet answered.
+ * Clients wait on a few at a time; a batch of more (batches left MCP in
+ * 2025-06-18), or a session with more in flight, is owed until its
+ * stream ends, so a flood of ids cannot grow memory.
  */
-#define HEXCH_OWED_BATCH	(1 << 20)
+#define HOWED_IDS_MAX		64
+/*
+ * The longest id (its JSON text) kept: ids are short (the record keys
+ * them by up to IDENT_VALUE_MAX bytes); a longer one is owed until its
+ * stream ends, so that what is kept stays small.
+ */
+#define HOWED_ID_MAX		IDENT_VALUE_MAX
 /* The outcome of a stream the client ended with nothing owed to it. */
 #define HEXCH_CLIENT_ENDED	"the client ended the stream"
 /* What credentials are stored as. */
@@ -54,6 +62,21 @@ void		 hcap_copy(struct hcap *, struct evbuffer *, struct evbuffer *);
 int		 hcap_finish(struct hcap *, struct msg *);
 void		 hcap_clear(struct hcap *);
 
+/* howed.c: the answers a stream owes its client, by request id. */
+struct howed {
+	char		**ids;		/* each id's JSON text as written */
+	size_t		  n;
+	int		  unknown;	/* owed but not known by id: until
+					   the stream ends */
+};
+void		 howed_add(struct howed *, const char *, size_t);
+int		 howed_settle(struct howed *, const char *, size_t);
+int		 howed_any(const struct howed *);
+void		 howed_clear(struct howed *);
+void		 howed_requests(struct howed *, const char *, size_t);
+void		 howed_batch(struct howed *, const char *, size_t);
+int		 howed_answers(struct howed *, const char *, size_t);
+
 /* An MCP session seen on the wire, and the recording session for it. */
 struct hsession {
 	char		*key;		/* Mcp-Session-Id or legacy sessionId;
@@ -62,7 +85,10 @@ struct hsession {
 	int		 ended;		/* DELETE succeeded */
 	int		 pending;	/* --durable: begun by an initialize
 					   request, its id still to come */
-	int64_t		 owed;		/* legacy: answers to the client's
+	char		*endpoint;	/* legacy: the path and query its
+					   endpoint event told the client to
+					   POST to (hsession_endpoint_key) */
+	struct howed	 owed;		/* legacy: answers to the client's
 					   POSTed requests its event stream
 					   has still to carry */
 	struct wsession	*ws;
@@ -125,12 +151,18 @@ struct hexch {
 	int			 close_after;	/* Connection: close either way */
 	char			*rpc_id;	/* a JSON-RPC request's id, as
 						   written, for an error reply */
-	int			 owed;		/* JSON-RPC requests its body
-						   carried (HEXCH_OWED_BATCH
-						   for a batch) */
-	int			 answered;	/* answers to them its SSE
-						   stream carried */
-	int			 owed_legacy;	/* owed counted in hs->owed */
+	struct howed		 owed;		/* the answers its body asked
+						   for, by id */
+	int			 owed_counted;	/* owed is filled in */
+	int			 answered;	/* answers (any id but null)
+						   its SSE stream carried */
+	int			 owed_legacy;	/* owed added to hs->owed */
+	int			 resumed;	/* GET with Last-Event-ID */
+	uint64_t		 answer_end;	/* where in the client's output
+						   (c->out_sent) the answer
+						   that settled the last one
+						   owed ends; 0: not known */
+	int			 saw_endpoint;	/* a legacy endpoint event */
 	int			 client_left;	/* ended by the client closing
 						   its connection */
 	char			*outcome;
@@ -162,6 +194,8 @@ struct hconn {
 	struct bufferevent	*cbev;		/* the client */
 	struct bufferevent	*ubev;		/* the upstream, or NULL */
 	int			 connected;	/* ubev finished connecting */
+	uint64_t		 out_sent;	/* bytes of cbev's output
+						   written to the socket */
 	size_t			 scanned;	/* request head parse */
 	size_t			 uscanned;	/* response head parse */
 	struct hexch		*x;		/* the exchange in progress */
@@ -242,6 +276,8 @@ void		 hsession_end(struct hproxy *, struct hsession *,
 void		 hsession_end_all(struct hproxy *, const char *);
 void		 hsession_free_all(struct hsession *);
 char		*hsession_query_id(const char *);
+char		*hsession_endpoint_key(const char *);
+struct hsession	*hsession_legacy_find(struct hproxy *, const char *);
 char		*hsession_headers_json(struct hproxy *,
 		     const struct http_head *);
 char		*hsession_redact_path(const char *);

@@ -9,6 +9,14 @@
 #include "store.h"
 #include "transport.h"
 
+/* livecheck.c (record --check) */
+struct livecheck;
+struct livecheck *livecheck_start(char **);
+void		 livecheck_message(struct livecheck *, const struct wsession *,
+		    const struct msg *);
+void		 livecheck_end(struct livecheck *, const struct wsession *);
+void		 livecheck_stop(struct livecheck *);
+
 /* tap.c */
 
 /*
@@ -33,6 +41,9 @@ void		 tap_exchange_end(struct tap *, struct wexchange *,
 void		 tap_session_end(struct tap *, struct wsession *, int, int,
 		     const char *);
 void		 tap_set_redact(const struct redact *);
+struct livecheck;
+void		 tap_set_check(struct livecheck *);
+void		 tap_check_end(const struct wsession *);
 int		 tap_redacts_key(const char *);
 char		*tap_redact_string(char *);
 char		*tap_redact_url(const char *);

@@ -29,6 +29,9 @@ struct tap {
 /* What every tap redacts; NULL: nothing (set once, before recording). */
 static const struct redact	*tap_rules;
 
+/* record --check: where every tap hands messages to be checked, or NULL. */
+static struct livecheck		*tap_check;
+
 static void
 tap_resume_ev_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -89,6 +92,8 @@ tap_message(struct tap *t, struct wsession *s, struct wexchange *x,
 {
 	if (tap_rules != NULL)
 		m = redact_msg(tap_rules, m);
+	if (tap_check != NULL)
+		livecheck_message(tap_check, s, m);
 	if (writer_message(t->w, s, x, m)) {
 		if (!t->paused)
 			log_debug("recording is behind: reading pauses");
@@ -162,6 +167,28 @@ tap_session_end(struct tap *t, struct wsession *s, int exit_status,
     int exit_signal, const char *reason)
 {
 	writer_session_end(t->w, s, exit_status, exit_signal, reason);
+	/*
+	 * Not the end for record --check: over stdio the server may still
+	 * speak; its caller says when the session is over (tap_check_end).
+	 */
+}
+
+/*
+ * Check what every tap records from now on with lc (record --check; kept
+ * by the caller until the taps are gone), or nothing when lc is NULL.
+ */
+void
+tap_set_check(struct livecheck *lc)
+{
+	tap_check = lc;
+}
+
+/* Session s has ended, for record --check. */
+void
+tap_check_end(const struct wsession *s)
+{
+	if (tap_check != NULL)
+		livecheck_end(tap_check, s);
 }
 
 void

@@ -818,7 +818,7 @@ engine_results(struct engine *e)
 		    clock_sub(r->answered_ns, r->sent_ns) : -1;
 		if (m->truncated || a->truncated)
 			res->status = RSTATUS_TRUNCATED;
-		else if (diff_rules_skips(e->opt->rules, m->json))
+		else if (rules_skips(e->opt->rules, m->json))
 			res->status = RSTATUS_IGNORED;
 		else if (r->state != RQ_ANSWERED)
 			res->status = RSTATUS_MISSING;
@@ -830,7 +830,7 @@ engine_results(struct engine *e)
 			res->status = RSTATUS_SAME;
 		if (res->status == RSTATUS_DIFFERENT ||
 		    res->status == RSTATUS_SAME)
-			diff_rules_note_use(e->opt->rules, m->json, a->json,
+			rules_note_use(e->opt->rules, m->json, a->json,
 			    r->live);
 		rep->count[res->status]++;
 		if (res->diff.nredacted > 0)
@@ -864,7 +864,7 @@ engine_results(struct engine *e)
 			rep->notif_differ++;
 	}
 	json_decref(rec);
-	rep->unused_rules = diff_rules_unused(e->opt->rules);
+	rep->unused_rules = rules_unused(e->opt->rules);
 }
 
 /*

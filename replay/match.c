@@ -369,10 +369,10 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 	m->plan = p;
 	m->strict = strict;
 	m->used = json_object();
-	diff_rules_init(&m->rules);
+	rules_init(&m->rules);
 	if (rules != NULL) {
 		m->rules = *rules;
-		diff_rules_init(rules);
+		rules_init(rules);
 	}
 
 	entry_of = xreallocarray(NULL, p->n + 1, sizeof *entry_of);
@@ -783,7 +783,7 @@ matcher_clear(struct matcher *m)
 	}
 	free(m->e);
 	free(m->prelude);
-	diff_rules_clear(&m->rules);
+	rules_clear(&m->rules);
 	json_decref(m->used);
 	memset(m, 0, sizeof *m);
 }

@@ -129,23 +129,23 @@ int		 rscope_match(const struct rscope *, const json_t *);
 char		*rscope_text(const struct rscope *);
 json_t		*rscope_json(const struct rscope *);
 int		 rscope_is_key(const char *);
-void		 diff_rules_init(struct diff_rules *);
-void		 diff_rules_clear(struct diff_rules *);
-int		 diff_rules_add_ignore(struct diff_rules *, const char *,
+void		 rules_init(struct diff_rules *);
+void		 rules_clear(struct diff_rules *);
+int		 rules_add_ignore(struct diff_rules *, const char *,
 		     char **);
-int		 diff_rules_add_ignore_from(struct diff_rules *, const char *,
+int		 rules_add_ignore_from(struct diff_rules *, const char *,
 		     const char *, char **);
-int		 diff_rules_scope_last(struct diff_rules *, const char *,
+int		 rules_scope_last(struct diff_rules *, const char *,
 		     char **);
-int		 diff_rules_add_skip(struct diff_rules *, const char *,
+int		 rules_add_skip(struct diff_rules *, const char *,
 		     const char *, const char *, char **);
-int		 diff_rules_add_subst(struct diff_rules *, const char *,
+int		 rules_add_subst(struct diff_rules *, const char *,
 		     const char *, char **);
-int		 diff_rules_load(struct diff_rules *, const char *, char **);
-int		 diff_rules_skips(struct diff_rules *, const json_t *);
-void		 diff_rules_note_use(struct diff_rules *, const json_t *,
+int		 rules_load(struct diff_rules *, const char *, char **);
+int		 rules_skips(struct diff_rules *, const json_t *);
+void		 rules_note_use(struct diff_rules *, const json_t *,
 		     const json_t *, const json_t *);
-json_t		*diff_rules_unused(const struct diff_rules *);
+json_t		*rules_unused(const struct diff_rules *);
 
 /* diff.c: structural comparison of two JSON-RPC messages. */
 
@@ -293,7 +293,7 @@ struct replay_report {
 	json_t		*srv_unmatched;	/* [{method, params}] */
 	json_t		*notes;		/* [text] */
 	int64_t		 replay_session;	/* recorded as, or 0 */
-	json_t		*unused_rules;	/* diff_rules_unused() at the end */
+	json_t		*unused_rules;	/* rules_unused() at the end */
 	int		 could_not_run;
 	char		*lost;		/* why the server was lost (could not
 					   be reached, or went away) before

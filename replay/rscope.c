@@ -171,6 +171,16 @@ rscope_text(const struct rscope *s)
 	return out;
 }
 
+/* Set key to the glob text, bytes that are not UTF-8 escaped (\xNN). */
+static void
+rscope_json_set(json_t *o, const char *key, const char *text)
+{
+	char	*safe = scan_utf8_escape(text);
+
+	json_object_set_new(o, key, json_string(safe));
+	free(safe);
+}
+
 /* The scope as a JSON object, or NULL for an empty one. */
 json_t *
 rscope_json(const struct rscope *s)
@@ -181,10 +191,9 @@ rscope_json(const struct rscope *s)
 		return NULL;
 	o = json_object();
 	if (s->method != NULL)
-		json_object_set_new(o, "method", json_string(s->method));
+		rscope_json_set(o, "method", s->method);
 	if (s->kind != RSCOPE_ANY)
-		json_object_set_new(o, rscope_named_of(s->kind)->key,
-		    json_string(s->name));
+		rscope_json_set(o, rscope_named_of(s->kind)->key, s->name);
 	return o;
 }
 

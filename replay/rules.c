@@ -29,7 +29,7 @@
 
 /* Empty rules: nothing ignored but the defaults, nothing rewritten. */
 void
-diff_rules_init(struct diff_rules *rules)
+rules_init(struct diff_rules *rules)
 {
 	memset(rules, 0, sizeof *rules);
 }
@@ -44,7 +44,7 @@ rules_rule_clear(struct diff_rule *r)
 
 /* Free everything rules hold and leave them empty. */
 void
-diff_rules_clear(struct diff_rules *rules)
+rules_clear(struct diff_rules *rules)
 {
 	size_t	i;
 
@@ -67,7 +67,7 @@ diff_rules_clear(struct diff_rules *rules)
 		rules_rule_clear(&rules->subst[i].r);
 	}
 	free(rules->subst);
-	diff_rules_init(rules);
+	rules_init(rules);
 }
 
 /*
@@ -75,15 +75,15 @@ diff_rules_clear(struct diff_rules *rules)
  * line as --ignore; -1 with *cause if the pattern is bad.
  */
 int
-diff_rules_add_ignore(struct diff_rules *rules, const char *pattern,
+rules_add_ignore(struct diff_rules *rules, const char *pattern,
     char **cause)
 {
-	return diff_rules_add_ignore_from(rules, pattern, "--ignore", cause);
+	return rules_add_ignore_from(rules, pattern, "--ignore", cause);
 }
 
 /* Add a place never to compare; origin says where the rule was written. */
 int
-diff_rules_add_ignore_from(struct diff_rules *rules, const char *pattern,
+rules_add_ignore_from(struct diff_rules *rules, const char *pattern,
     const char *origin, char **cause)
 {
 	struct diff_ignore	*di;
@@ -105,7 +105,7 @@ diff_rules_add_ignore_from(struct diff_rules *rules, const char *pattern,
  * there is none or the scope is bad.
  */
 int
-diff_rules_scope_last(struct diff_rules *rules, const char *kv, char **cause)
+rules_scope_last(struct diff_rules *rules, const char *kv, char **cause)
 {
 	if (rules->nignore == 0) {
 		xasprintf(cause, "--for narrows the --ignore just before it: "
@@ -121,7 +121,7 @@ diff_rules_scope_last(struct diff_rules *rules, const char *kv, char **cause)
  * when key is "method", else the tool, prompt or resource named (a glob).
  */
 int
-diff_rules_add_skip(struct diff_rules *rules, const char *key,
+rules_add_skip(struct diff_rules *rules, const char *key,
     const char *value, const char *origin, char **cause)
 {
 	struct diff_skip	*ds;
@@ -176,7 +176,7 @@ rules_check_with(const char *regex, const char *with, size_t nsub,
 
 /* Add a normalisation of strings; -1 with *cause if the regex is bad. */
 int
-diff_rules_add_subst(struct diff_rules *rules, const char *regex,
+rules_add_subst(struct diff_rules *rules, const char *regex,
     const char *with, char **cause)
 {
 	struct diff_subst	*ds;
@@ -228,7 +228,7 @@ rules_move(struct diff_rules *dst, struct diff_rules *src)
 	free(src->ignore);
 	free(src->skip);
 	free(src->subst);
-	diff_rules_init(src);
+	rules_init(src);
 }
 
 /* Whether key is one of own, a list like "regex, replace". */
@@ -306,7 +306,7 @@ rules_load_ignore(struct diff_rules *rules, const char *file, size_t i,
 		goto out;
 	}
 	xasprintf(&origin, "%s %s", file, where);
-	r = diff_rules_add_ignore_from(rules, path, origin, &why);
+	r = rules_add_ignore_from(rules, path, origin, &why);
 	free(origin);
 	if (r != 0) {
 		xasprintf(cause, "rules file %s: %s: %s", file, where, why);
@@ -358,7 +358,7 @@ rules_load_subst(struct diff_rules *rules, const char *file, size_t i,
 		}
 		with = json_string_value(v);
 	}
-	if (diff_rules_add_subst(rules, regex, with, &why) != 0) {
+	if (rules_add_subst(rules, regex, with, &why) != 0) {
 		xasprintf(cause, "rules file %s: %s: %s", file, where, why);
 		free(why);
 		goto out;
@@ -394,23 +394,24 @@ rules_load_skips(struct diff_rules *rules, const char *file, size_t k,
 {
 	json_t	*e;
 	size_t	 i;
-	char	*where, *why;
+	char	*origin, *why;
 
 	if (!json_is_array(v))
 		goto fail;
 	json_array_foreach(v, i, e) {
 		if (!json_is_string(e))
 			goto fail;
-		xasprintf(&where, "%s \"%s\"[%zu]", file,
+		xasprintf(&origin, "%s \"%s\"[%zu]", file,
 		    rules_skip_keys[k].file_key, i);
-		if (diff_rules_add_skip(rules, rules_skip_keys[k].scope_key,
-		    json_string_value(e), where, &why) != 0) {
-			xasprintf(cause, "rules file %s: %s", where, why);
+		if (rules_add_skip(rules, rules_skip_keys[k].scope_key,
+		    json_string_value(e), origin, &why) != 0) {
+			xasprintf(cause, "rules file %s: \"%s\"[%zu]: %s",
+			    file, rules_skip_keys[k].file_key, i, why);
 			free(why);
-			free(where);
+			free(origin);
 			return -1;
 		}
-		free(where);
+		free(origin);
 	}
 	return 0;
 
@@ -467,7 +468,7 @@ rules_load_key(struct diff_rules *rules, const char *file, const char *key,
  * names the file and what is wrong.
  */
 int
-diff_rules_load(struct diff_rules *rules, const char *file, char **cause)
+rules_load(struct diff_rules *rules, const char *file, char **cause)
 {
 	struct diff_rules	 tmp;
 	json_error_t		 err;
@@ -476,7 +477,7 @@ diff_rules_load(struct diff_rules *rules, const char *file, char **cause)
 	FILE			*f;
 	int			 no_defaults;
 
-	if ((f = fopen(file, "r")) == NULL) {
+	if ((f = fopen(file, "re")) == NULL) {
 		xasprintf(cause, "cannot open rules file %s: %s", file,
 		    strerror(errno));
 		return -1;
@@ -495,11 +496,11 @@ diff_rules_load(struct diff_rules *rules, const char *file, char **cause)
 		return -1;
 	}
 
-	diff_rules_init(&tmp);
+	rules_init(&tmp);
 	tmp.no_defaults = rules->no_defaults;
 	json_object_foreach(root, key, v) {
 		if (rules_load_key(&tmp, file, key, v, cause) != 0) {
-			diff_rules_clear(&tmp);
+			rules_clear(&tmp);
 			json_decref(root);
 			return -1;
 		}
@@ -517,7 +518,7 @@ diff_rules_load(struct diff_rules *rules, const char *file, char **cause)
  * prompt or resource rule names it); every rule naming it counts as used.
  */
 int
-diff_rules_skips(struct diff_rules *rules, const json_t *req)
+rules_skips(struct diff_rules *rules, const json_t *req)
 {
 	size_t	i;
 	int	skip = 0;
@@ -637,7 +638,7 @@ rules_use_walk(struct rules_use *u, const json_t *v)
  * match something in either answer (rec, live; either may be NULL).
  */
 void
-diff_rules_note_use(struct diff_rules *rules, const json_t *req,
+rules_note_use(struct diff_rules *rules, const json_t *req,
     const json_t *rec, const json_t *live)
 {
 	struct rules_use	 u;
@@ -676,18 +677,28 @@ rules_unused_add(json_t *out, const char *kind, const char *value,
     const struct diff_rule *r)
 {
 	json_t	*o, *scope;
-	char	*text, *rule;
+	char	*text, *rule, *safe_rule, *safe_value;
 
 	scope = rscope_json(&r->scope);
 	/* A skipped answer's scope is its value: said once. */
 	text = strcmp(kind, "skip") != 0 ? rscope_text(&r->scope) : NULL;
 	xasprintf(&rule, "%s %s%s%s", r->origin, value, text ? " for " : "",
 	    text ? text : "");
-	o = json_pack("{s:s, s:s, s:s}", "rule", rule, "kind", kind, "value",
-	    value);
+	/*
+	 * An option or file name need not be UTF-8, and json_pack refuses
+	 * what is not: invalid bytes are shown as \xNN, never dropped.
+	 */
+	safe_rule = scan_utf8_escape(rule);
+	safe_value = scan_utf8_escape(value);
+	o = json_pack("{s:s, s:s, s:s}", "rule", safe_rule, "kind", kind,
+	    "value", safe_value);
+	if (o == NULL)
+		fatalx("unused rule %s: cannot make its JSON", safe_rule);
 	if (scope != NULL)
 		json_object_set_new(o, "scope", scope);
 	json_array_append_new(out, o);
+	free(safe_rule);
+	free(safe_value);
 	free(rule);
 	free(text);
 }
@@ -697,7 +708,7 @@ rules_unused_add(json_t *out, const char *kind, const char *value,
  * "kind": "ignore", "normalize" or "skip", "value", "scope"}].
  */
 json_t *
-diff_rules_unused(const struct diff_rules *rules)
+rules_unused(const struct diff_rules *rules)
 {
 	json_t	*out = json_array();
 	size_t	 i;

@@ -73,6 +73,28 @@ static const int child_default_signals[] = {
 };
 
 /*
+ * In a forked child before exec: the signals we catch or ignore back to
+ * their defaults, and nothing blocked, so that the command starts as it
+ * would from a shell.  Async-signal-safe; for every child we run.
+ */
+void
+child_reset_signals(void)
+{
+	struct sigaction	 sa;
+	sigset_t		 none;
+	size_t			 i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof child_default_signals /
+	    sizeof child_default_signals[0]; i++)
+		sigaction(child_default_signals[i], &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/*
  * In the forked child: become the server.  Only async-signal-safe calls
  * (the parent may have other threads).  PR_SET_PDEATHSIG makes the kernel
  * SIGKILL the server when we die, even by SIGKILL, so a server that
@@ -84,22 +106,13 @@ static void __attribute__((noreturn))
 child_exec(char *const argv[], char *const paths[], pid_t parent, int in,
     int out, int err, int report)
 {
-	struct sigaction	 sa;
-	sigset_t		 none;
 	size_t			 i;
 	int			 e = ENOENT, denied = 0;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 		_exit(1);
 	/* Every signal is blocked (child_fork_exec): no handler of ours runs. */
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof child_default_signals /
-	    sizeof child_default_signals[0]; i++)
-		sigaction(child_default_signals[i], &sa, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	child_reset_signals();
 	if (dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
 	    dup2(err, STDERR_FILENO) == -1)
 		goto fail;

@@ -379,6 +379,12 @@ net_upstream_connect(struct event_base *base, struct upstream *up,
 		bufferevent_free(bev);
 		return NULL;
 	}
+	/*
+	 * libevent makes the socket without close-on-exec; a server child
+	 * started later must not hold our upstream connection open.  One
+	 * thread makes sockets and forks, so there is no window between.
+	 */
+	evutil_make_socket_closeonexec(bufferevent_getfd(bev));
 	setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one,
 	    sizeof one);
 	return bev;

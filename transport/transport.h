@@ -61,6 +61,7 @@ enum child_state child_get_state(const struct child *);
 int		 child_exit_code(const struct child *);
 int		 child_exit_signal(const struct child *);
 char		*child_exit_text(const struct child *);
+void		 child_reset_signals(void);
 
 /* http.c: HTTP/1.1 message framing (RFC 9112), incremental, no I/O. */
 

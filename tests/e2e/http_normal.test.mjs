@@ -468,3 +468,276 @@ test('a legacy event stream: answered requests and a refused POST leave nothing 
     assert.deepEqual(notesOf(db).filter((t) => /closed the connection/.test(t)), [], 'no note of a client leaving');
   });
 });
+
+/** Our owed_peer and mcpreel in front of it. */
+async function withOwedPeer({ dir, defer }, name, args = []) {
+  const peer = await spawnUntilLine(process.execPath, [join(PEERS_DIR, 'owed_peer.mjs')], {
+    stream: 'stdout', pattern: /^owed_peer: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'owed_peer',
+  });
+  defer(() => stopChild(peer.child, peer.exited));
+  const db = join(dir, `${name}.db`);
+  const proxy = await startMcpreelHttp({ db, upstream: peer.match[1], name, args });
+  defer(() => proxy.stop());
+  return { db, proxy };
+}
+
+const rpc = (id, method = 'tools/call') => ({ jsonrpc: '2.0', id, method, params: {} });
+const note = (method = 'notifications/progress') => ({ jsonrpc: '2.0', method, params: {} });
+const ok = (id) => ({ jsonrpc: '2.0', id, result: {} });
+const fail = (id) => ({ jsonrpc: '2.0', id, error: { code: -32600, message: 'no' } });
+const texts = (...ms) => ms.flat().map((m) => (typeof m === 'string' ? m : JSON.stringify(m)));
+const range = (n) => Array.from({ length: n }, (_, i) => i);
+
+// A POST's stream owes the answers to the requests in its body, by id.
+// Each row: the body, what its stream carries, whether the client leaving
+// after all of it is an ordinary end.
+const POST_OWED = [
+  { name: 'an answer with another id', body: rpc(1), send: texts(ok(999)), ended: false },
+  { name: 'an answer with the id as a string ("1" for 1)', body: rpc(1), send: texts(ok('1')), ended: false },
+  { name: 'an error with id null', body: rpc(1), send: texts(fail(null)), ended: false },
+  { name: 'an answer with no id', body: rpc(1), send: texts({ jsonrpc: '2.0', result: {} }), ended: false },
+  { name: 'progress only', body: rpc(1), send: texts(note()), ended: false },
+  { name: 'the answer, by its id as written', body: rpc(1), send: texts(note(), ok(1), note()), ended: true },
+  { name: 'an error answer', body: rpc('a-1'), send: texts(fail('a-1')), ended: true },
+  { name: 'the answer inside a batch', body: rpc(7), send: [JSON.stringify([ok(7)])], ended: true },
+  { name: 'a batch, one of its two requests answered', body: [rpc(1), rpc(2), note()], send: texts(ok(1), ok(3)), ended: false },
+  { name: 'a batch, both answered out of order', body: [rpc(1), note(), rpc(2)], send: texts(ok(2), ok(1)), ended: true },
+  { name: 'a batch of notifications (owes nothing)', body: [note('notifications/initialized'), note('notifications/cancelled')], send: texts(note()), ended: true },
+  { name: "a batch of the client's answers (owes nothing)", body: [ok(5), fail(6)], send: texts(note()), ended: true },
+  { name: 'a request with id null, answered with id null', body: rpc(null), send: texts(ok(null)), ended: false },
+  // An id longer than HOWED_ID_MAX (256 bytes as JSON text) is not kept.
+  { name: 'an id of 254 characters (256 bytes), answered', body: rpc('i'.repeat(254)), send: texts(ok('i'.repeat(254))), ended: true },
+  { name: 'an id of 255 characters, answered', body: rpc('i'.repeat(255)), send: texts(ok('i'.repeat(255))), ended: false },
+  // HOWED_IDS_MAX (64) ids are kept; past them, owed until the stream ends.
+  { name: 'a batch of 64 requests, all answered', body: range(64).map((i) => rpc(i)), send: texts(range(64).map((i) => ok(i))), ended: true },
+  { name: 'a batch of 65 requests, all answered', body: range(65).map((i) => rpc(i)), send: texts(range(65).map((i) => ok(i))), ended: false },
+];
+
+test('a POST stream owes the answers to its own requests by id: another id, an id null, a batch half answered is a cancellation; the answers by id, or a batch that asked for none, an ordinary end', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async (ctx) => {
+    for (const mode of ['', '--durable']) {
+      await postOwed(ctx, mode);
+    }
+  });
+});
+
+/** The rows of POST_OWED through one mcpreel (mode: '' or '--durable'). */
+async function postOwed(ctx, mode) {
+  {
+    const { db, proxy } = await withOwedPeer(ctx, `post-owed${mode}`, mode ? [mode] : []);
+    for (const [i, row] of POST_OWED.entries()) {
+      const r = await readEventStream(`${proxy.url}/stream?case=${i}&send=${encodeURIComponent(JSON.stringify(row.send))}`, {
+        method: 'POST', headers: postHeaders(), body: JSON.stringify(row.body), timeoutMs: 15000,
+        onEvent: (ev, evs) => (evs.length === row.send.length + 1 ? 'stop' : undefined),
+      });
+      assert.ok(r.abortedAtMs, `${row.name}: the client left`);
+      await waitFor(() => exchangesOf(db).some((x) => x.path.startsWith(`/stream?case=${i}&`) && x.outcome !== null), 10000, `${row.name}: mcpreel sees the client leave`);
+    }
+    const stopped = await proxy.stop();
+    const xs = exchangesOf(db);
+    for (const [i, row] of POST_OWED.entries()) {
+      const x = xs.find((e) => e.path.startsWith(`/stream?case=${i}&`));
+      assert.equal(x.outcome, row.ended ? ENDED : CANCELLED, `${mode} ${row.name}: ${JSON.stringify(x)}`);
+    }
+    // One warning a cancelled stream, nothing else (a line naming a long
+    // target is cut at the log's line length, so only its start is matched).
+    const lines = trafficLines(stopped.stderr);
+    assert.ok(lines.every((l) => /^mcpreel: connection \d+: POST \/stream\?case=\d+&/.test(l)), `${mode}: only warnings:\n${stopped.stderr}`);
+    assert.equal(lines.length, POST_OWED.filter((r) => !r.ended).length, `${mode}: one warning a cancelled stream:\n${stopped.stderr}`);
+  }
+}
+
+test('a resumed stream (GET with Last-Event-ID) owes an answer: left before one came it is a cancellation, after it an ordinary end', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { db, proxy } = await withOwedPeer(ctx, 'resumed');
+    const rows = [
+      { name: 'nothing yet', send: [], ended: false },
+      { name: 'progress only', send: texts(note()), ended: false },
+      { name: 'an error with id null', send: texts(fail(null)), ended: false },
+      { name: 'an answer', send: texts(note(), ok(4)), ended: true },
+    ];
+    for (const [i, row] of rows.entries()) {
+      const r = await readEventStream(`${proxy.url}/resume?case=${i}&send=${encodeURIComponent(JSON.stringify(row.send))}`, {
+        headers: { accept: 'text/event-stream', 'last-event-id': 'ev-7' }, timeoutMs: 15000,
+        onEvent: (ev, evs) => (evs.length === row.send.length + 1 ? 'stop' : undefined),
+      });
+      assert.ok(r.abortedAtMs, `${row.name}: the client left`);
+      await waitFor(() => exchangesOf(db).some((x) => x.path.startsWith(`/resume?case=${i}&`) && x.outcome !== null), 10000, `${row.name}: mcpreel sees the client leave`);
+    }
+    // Not resumed: the standalone stream owes nothing.
+    await readEventStream(`${proxy.url}/resume?case=fresh`, { headers: { accept: 'text/event-stream' }, timeoutMs: 15000, onEvent: () => 'stop' });
+    await waitFor(() => exchangesOf(db).some((x) => x.path === '/resume?case=fresh' && x.outcome !== null), 10000, 'mcpreel sees the client leave');
+    await proxy.stop();
+    const xs = exchangesOf(db);
+    for (const [i, row] of rows.entries()) {
+      assert.equal(xs.find((e) => e.path.startsWith(`/resume?case=${i}&`)).outcome, row.ended ? ENDED : CANCELLED, row.name);
+    }
+    assert.equal(xs.find((e) => e.path === '/resume?case=fresh').outcome, ENDED);
+  });
+});
+
+/**
+ * A legacy session on owed_peer: the event stream (its endpoint read), a
+ * way to POST to the endpoint, and a way for the client to end the stream
+ * once it has had so many answers.
+ */
+async function legacySession(proxy, query) {
+  let endpoint;
+  const answers = [];
+  let stopAt = Infinity;
+  const stream = readEventStream(`${proxy.url}/sse?${query}`, {
+    timeoutMs: 30000,
+    onEvent: (ev) => {
+      if (ev.event === 'endpoint') endpoint = ev.data;
+      else answers.push(ev.data);
+      return answers.length >= stopAt ? 'stop' : undefined;
+    },
+  });
+  await waitFor(() => endpoint, 10000, 'the endpoint event');
+  const post = (m) => request(new URL(endpoint, proxy.url).href, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(m) });
+  return {
+    endpoint: () => endpoint, answers, post, stream,
+    // The client ends the stream once it has n answers.
+    stopAfter: (n) => { stopAt = n; },
+  };
+}
+
+test('a legacy session named by session_id, by another parameter or by its path: a request never answered makes the client leaving its event stream a cancellation; answered, an ordinary end', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { db, proxy } = await withOwedPeer(ctx, 'legacy-named');
+    const rows = [
+      { name: 'session_id', query: 'param=session_id&id=py1' },
+      { name: 'another parameter', query: 'param=sid&id=o1' },
+      { name: 'the path', query: 'style=path&id=p1' },
+      { name: 'sessionId', query: 'param=sessionId&id=ts1' },
+    ];
+    for (const row of rows) {
+      for (const answered of [false, true]) {
+        const q = `${row.query}${answered ? 'a' : 'u'}`;
+        const s = await legacySession(proxy, q);
+        assert.equal((await s.post(rpc(1, 'tools/list'))).status, 202);
+        await waitFor(() => s.answers.length === 1, 10000, `${row.name}: the answer on the stream`);
+        // The client ends the stream at the next answer: the second
+        // request's, or (that one never answered) a third's.
+        s.stopAfter(2);
+        assert.equal((await s.post(rpc(2, answered ? 'tools/list' : 'silent'))).status, 202);
+        if (!answered) assert.equal((await s.post(note('notifications/ping-me'))).status, 202);
+        if (!answered) assert.equal((await s.post(rpc(3, 'ping'))).status, 202);
+        assert.ok((await s.stream).abortedAtMs, `${row.name}: the client ended the stream`);
+        await waitFor(() => exchangesOf(db).some((x) => x.method === 'GET' && x.path === `/sse?${q}` && x.outcome !== null), 10000, `${row.name}: mcpreel sees it`);
+        const x = exchangesOf(db).find((e) => e.method === 'GET' && e.path === `/sse?${q}`);
+        assert.equal(x.outcome, answered ? ENDED : CANCELLED, `${row.name}, ${answered ? 'answered' : 'not answered'}: ${JSON.stringify(x)}`);
+      }
+    }
+    await proxy.stop();
+    // Each session's POSTs are recorded in the session of its event stream.
+    const posts = sql(db, "SELECT g.path, (SELECT count(*) FROM http_exchanges p WHERE p.method = 'POST' AND p.session_id = g.session_id) AS n FROM http_exchanges g WHERE g.method = 'GET' ORDER BY g.id");
+    assert.deepEqual(posts.map((r) => r.n), rows.flatMap(() => [4, 2]), `the POSTs of each event stream in its session: ${JSON.stringify(posts)}`);
+  });
+});
+
+test('a legacy session: an answer seen before its POST is cut, a batch of notifications, an answer in the POST body: only what is really owed keeps the event stream owing', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async (ctx) => {
+    for (const mode of ['', '--durable']) {
+      await legacySettle(ctx, mode);
+    }
+  });
+});
+
+/** The settling cases of a legacy session through one mcpreel (mode: '' or '--durable'). */
+async function legacySettle(ctx, mode) {
+  {
+    const { db, proxy } = await withOwedPeer(ctx, `legacy-settle${mode}`, mode ? [mode] : []);
+    const getOutcome = async (q) => {
+      await waitFor(() => exchangesOf(db).some((x) => x.method === 'GET' && x.path === `/sse?${q}` && x.outcome !== null), 10000, `${q}: mcpreel sees the client leave`);
+      return exchangesOf(db).find((x) => x.method === 'GET' && x.path === `/sse?${q}`).outcome;
+    };
+
+    // A: answered on the stream, then its POST cut before its 202; B never
+    // answered.  B is still owed.
+    {
+      const q = 'param=sessionId&id=cut1';
+      const s = await legacySession(proxy, q);
+      const a = http.request(new URL(s.endpoint(), proxy.url), { method: 'POST', headers: { 'content-type': 'application/json' }, agent: false });
+      a.on('error', () => {});
+      a.end(JSON.stringify(rpc(10, 'first')));
+      await waitFor(() => s.answers.length === 1, 10000, 'the answer to A on the stream');
+      assert.equal((await s.post(rpc(11, 'silent'))).status, 202);
+      a.destroy();
+      await waitFor(() => exchangesOf(db).some((x) => x.method === 'POST' && x.outcome === CANCELLED), 10000, "A's POST cut");
+      s.stopAfter(2);
+      assert.equal((await s.post(rpc(12, 'ping'))).status, 202);
+      await s.stream;
+      assert.equal(await getOutcome(q), CANCELLED, `${mode}: B still owed`);
+    }
+    // A batch of notifications owes nothing; an answer inline settles.
+    {
+      const q = 'param=session_id&id=batch1';
+      const s = await legacySession(proxy, q);
+      assert.equal((await s.post([note('notifications/initialized'), note('notifications/cancelled')])).status, 202);
+      const inline = await s.post(rpc(20, 'inline'));
+      assert.equal(inline.status, 200);
+      assert.match(inline.body.toString(), /"id":20/);
+      s.stopAfter(1);
+      assert.equal((await s.post(rpc(21, 'ping'))).status, 202);
+      await s.stream;
+      assert.equal(await getOutcome(q), ENDED, `${mode}: nothing owed`);
+    }
+    // A refused batch: its requests are owed no more.
+    {
+      const q = 'param=session_id&id=batch2';
+      const s = await legacySession(proxy, q);
+      assert.equal((await s.post([rpc(30, 'refuse'), rpc(31, 'x')])).status, 400);
+      s.stopAfter(1);
+      assert.equal((await s.post(rpc(32, 'ping'))).status, 202);
+      await s.stream;
+      assert.equal(await getOutcome(q), ENDED, `${mode}: nothing owed`);
+    }
+    // A batch of requests, one of them not answered.
+    {
+      const q = 'param=session_id&id=batch3';
+      const s = await legacySession(proxy, q);
+      assert.equal((await s.post([rpc(40, 'x'), rpc(41, 'y')])).status, 202);
+      await waitFor(() => s.answers.length === 2, 10000, 'both answers');
+      assert.equal((await s.post(rpc(42, 'silent'))).status, 202);
+      s.stopAfter(3);
+      assert.equal((await s.post(rpc(43, 'ping'))).status, 202);
+      await s.stream;
+      assert.equal(await getOutcome(q), CANCELLED, `${mode}: 42 owed`);
+    }
+    await proxy.stop();
+  }
+}
+
+test('a client that leaves a POST stream once its answer came, while a 3.5 MiB progress notification after it is still in mcpreel\'s output, is an ordinary end', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { db, proxy } = await withOwedPeer(ctx, 'after-answer');
+    // The answer, then a progress notification too big for the client's
+    // socket to take while it reads nothing.
+    const { port } = new URL(proxy.url);
+    const sock = net.connect(Number(port), '127.0.0.1');
+    sock.on('error', () => {});
+    await new Promise((r) => sock.once('connect', r));
+    const body = JSON.stringify(rpc(1));
+    const target = `/stream?send=${encodeURIComponent(JSON.stringify(texts(ok(1))))}&pad=${3.5 * 1024 * 1024}`;
+    let got = '';
+    const answered = new Promise((r) => sock.on('data', (d) => {
+      got += d;
+      if (got.includes('"id":1,"result"')) {
+        sock.pause();
+        r();
+      }
+    }));
+    sock.write(`POST ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n`
+      + `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    await within(answered, 15000, 'the answer reaches the client');
+    await waitFor(() => sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 's2c' AND method = 'notifications/progress'")[0].n === 1, 20000,
+      'mcpreel has read and recorded the progress notification');
+    sock.destroy();
+    await waitFor(() => exchangesOf(db).some((x) => x.outcome !== null), 10000, 'mcpreel sees the client leave');
+    const stopped = await proxy.stop();
+    assert.deepEqual(trafficLines(stopped.stderr), [], 'nothing but the start and stop lines on stderr');
+    assert.deepEqual(exchangesOf(db).map((x) => x.outcome), [ENDED]);
+    assert.deepEqual(notesOf(db), [], 'no note');
+  });
+});

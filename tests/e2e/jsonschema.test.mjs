@@ -93,6 +93,7 @@ const SCHEMAS = [
   { minimum: 1 }, { maximum: 1 }, { exclusiveMinimum: 1 }, { exclusiveMaximum: 1 },
   { minimum: 0, maximum: 10 }, { multipleOf: 2 }, { multipleOf: 0.5 },
   { multipleOf: 0.1 }, { multipleOf: 3, type: 'integer' },
+  { multipleOf: 0.01 }, { multipleOf: 0.05 }, { multipleOf: 0.001 },
   { allOf: [{ type: 'number' }, { minimum: 2 }] },
   { anyOf: [{ type: 'string' }, { type: 'null' }] },
   { oneOf: [{ type: 'number' }, { type: 'integer' }] },
@@ -146,6 +147,12 @@ const SUBJECTS = [
 const BIG = '__int 9007199254740993__';
 const EXTRA = new Map([
   [JSON.stringify({ maximum: 9007199254740992 }), [BIG]],
+  // Prices and amounts: a quotient's rounding grows with it, and a
+  // multiple must not be called wrong (999999.99 / 0.01).
+  [JSON.stringify({ multipleOf: 0.01 }), [19.99, 1234567.89, 999999.99, 10000000.01, 45035996.27, 703687441.77, 0.07, 999999.995, 19.991, 0.015]],
+  [JSON.stringify({ multipleOf: 0.1 }), [199.9, 12345678.9, 9999999.9, 100000000.1, 450359962.7, 7036874417.7, 0.3, 12345678.95]],
+  [JSON.stringify({ multipleOf: 0.05 }), [99.95, 6172839.45, 4999999.95, 50000000.05, 225179981.35, 3518437208.85, 4999999.97]],
+  [JSON.stringify({ multipleOf: 0.001 }), [1.999, 123456.789, 99999.999, 1000000.001, 4503599.627, 70368744.177, 99999.9995]],
 ]);
 
 // A value the schema should accept, as a tool's caller would make it.
@@ -214,6 +221,12 @@ function is2020(s) {
   return !(s && typeof s === 'object' && typeof s.$schema === 'string' && /draft-0[467]/.test(s.$schema));
 }
 
+// Whether a quotient is within check's multipleOf tolerance of a whole
+// number (check/jsvalid.c: JSVALID_MULTIPLE_EPS, JSVALID_MULTIPLE_ULPS).
+function nearWhole(q) {
+  return Math.abs(q - Math.round(q)) <= Math.max(1e-9, Math.abs(q) * 4 * Number.EPSILON) * 1.01;
+}
+
 // Disagreements JSON Schema settles for check, with the reason: each is
 // a predicate over a case and the two results.
 const KNOWN = [
@@ -226,8 +239,9 @@ const KNOWN = [
     when: (c, r) => r.notes.length > 0 && r.valid,
   },
   {
-    why: 'multipleOf with a fraction: 0.3 / 0.1 is 2.9999999999999996 in binary; check allows 1e-9 of rounding, ajv none',
-    when: (c) => typeof c.schema === 'object' && c.schema !== null && typeof c.schema.multipleOf === 'number' && !Number.isInteger(c.schema.multipleOf),
+    why: 'multipleOf with a fraction: 0.3 / 0.1 is 2.9999999999999996 in binary; check allows the rounding (1e-9, or 4 units in the last place of a larger quotient), ajv none; never the other way',
+    when: (c, r) => r.valid && typeof c.schema === 'object' && c.schema !== null && typeof c.schema.multipleOf === 'number' &&
+      !Number.isInteger(c.schema.multipleOf) && typeof c.instance === 'number' && nearWhole(c.instance / c.schema.multipleOf),
   },
   {
     why: 'multipleOf on a number past 2^53 (1e300): ajv tests parseInt(1e300 / 2), which reads "5e+299" as 5; a double that large has no fraction, and check counts it a multiple',
@@ -349,6 +363,46 @@ test('JSON Schema: check agrees with ajv (draft-07 and 2020-12) on every case bu
 // and 167 MiB under ASan.
 const HOSTILE_RSS_PLAIN_MIB = 64;
 const HOSTILE_RSS_ASAN_MIB = 384;
+// The hostile schemas: mostly their JSON (20 000 patterns, 20 000
+// members), the nodes, and the matchers within the schema's budget
+// (JSCHEMA_MAX_RE_SIZE, some 20 MiB).  Measured 46 MiB plain.
+const HOSTILE_SCHEMAS_RSS_PLAIN_MIB = 128;
+
+// depth objects nested through members named key (within "properties"
+// for a schema), leaf innermost.
+function deepKeys(depth, key, leaf, schema) {
+  let v = leaf;
+  for (let i = 0; i < depth; i++) v = schema ? { properties: { [key]: v } } : { [key]: v };
+  return v;
+}
+
+// One hostile case's line from jschema_check against what it wants.
+function checkHostile(h, r, name) {
+  if (h.valid) {
+    assert.deepEqual(r.errors, [], `${name}`);
+    assert.deepEqual(r.notes, [], `${name}`);
+    return;
+  }
+  if (h.want === null) {
+    assert.equal(r.valid, true, `${name}`);
+    assert.match(r.notes[0], h.note, `${name}`);
+    return;
+  }
+  assert.equal(r.valid, false, `${name}`);
+  const errs = r.errors;
+  if (h.errors) {
+    assert.equal(errs.length, h.errors, `${name}: ${errs.length} errors said`);
+    assert.match(errs[100].text, /^and \d+ more errors/, `${name}`);
+    assert.match(errs[101].text, /too costly/, `${name}`);
+    assert.ok(r.count > 100000, `${name}: count ${r.count}`);
+  } else
+    assert.equal(errs.length, 1, `${name}: ${JSON.stringify(errs).slice(0, 300)}`);
+  assert.match(errs[0].text, h.want, `${name}`);
+  if (h.spathMax) {
+    assert.ok(errs[0].schema.length <= h.spathMax, `${name}: a schema path of ${errs[0].schema.length} bytes`);
+    assert.ok(errs[0].path.length <= h.spathMax, `${name}: a value path of ${errs[0].path.length} bytes`);
+  }
+}
 
 // Run a jschema_check over the hostile cases: its lines and peak RSS.
 function runHostile(checker, file) {
@@ -380,35 +434,46 @@ test('JSON Schema: hostile schemas and values stop at the bounds, with one error
     // uniqueItems over 100 001 items, the last a repeat: hashed, so found.
     { schema: { uniqueItems: true }, instance: [...Array(100000).keys(), 99999], want: /items 99999 and 100000 are equal/ },
     // A count expanded past the matcher's size: left out with a note.
-    { schema: { pattern: '((a{30}){30}){30}' }, instance: 'b', want: null },
+    { schema: { pattern: '((a{30}){30}){30}' }, instance: 'b', want: null, note: /too large once its counts are expanded/ },
+  ];
+  // Hostile schemas (from an untrusted server), run apart from the
+  // values above so that each run's peak RSS is its own.
+  const schemas = [
+    // Patterns too long to compile by recursion: left out with a note.
+    { schema: { pattern: 'a'.repeat(200000) }, instance: 'b', want: null, note: /too large/ },
+    { schema: { pattern: 'a|'.repeat(100000) + 'b' }, instance: 'c', want: null, note: /too large/ },
+    // Counted repeats of nothing: nothing, compiled at once.
+    { schema: { pattern: '^(?:(?:(?:(?:){1000}){1000}){1000}){1000}x$' }, instance: 'x', want: null, valid: true },
+    // 20 000 patterns of 4 000 instructions each: the schema's budget.
+    { schema: { properties: Object.fromEntries([...Array(20000).keys()].map((i) => [`p${i}`, { pattern: '(?:a{1000}){4}' }])) }, instance: {}, want: null, note: /matcher space/ },
+    // 20 000 patterns over 20 000 short names: each match is a step.
+    { schema: { patternProperties: Object.fromEntries([...Array(20000).keys()].map((i) => [`^q${i}$`, true])) },
+      instance: Object.fromEntries([...Array(20000).keys()].map((i) => [`k${i}`, 0])), want: /too costly/ },
+    // 3 000 lookups of 3 000 properties: each name looked up is a step.
+    { schema: { $defs: { p: { properties: Object.fromEntries([...Array(3000).keys()].map((i) => [`p${i}`, true])) } },
+      allOf: [...Array(3000).keys()].map(() => ({ $ref: '#/$defs/p' })) }, instance: {}, want: /too costly/ },
+    // 500 nested properties keyed by 4 000 '~': each node's path is cut.
+    { schema: deepKeys(500, '~'.repeat(4000), { type: 'string' }, true), instance: deepKeys(500, '~'.repeat(4000), {}, false), want: /expected a string/, spathMax: 600 },
+    // 2 000 items each missing 2 000 required names: 100 errors said, the
+    // rest counted, stopped by the step budget.
+    { schema: { items: { required: [...Array(2000).keys()].map((i) => `r${i}`) } }, instance: Array(2000).fill({}), want: /missing required/, errors: 102 },
   ];
   const t = tempDir();
   try {
-    const file = join(t.dir, 'hostile.jsonl');
-    writeFileSync(file, hostile.map((h) => JSON.stringify({ schema: h.schema, instance: h.instance })).join('\n') + '\n');
-    const { out, mib } = runHostile(CHECKER, file);
-    hostile.forEach((h, i) => {
-      if (h.valid) {
-        assert.deepEqual(out[i].errors, [], `case ${i}`);
-        return;
+    for (const [what, list, plainMax] of [['values', hostile, HOSTILE_RSS_PLAIN_MIB], ['schemas', schemas, HOSTILE_SCHEMAS_RSS_PLAIN_MIB]]) {
+      const file = join(t.dir, `hostile-${what}.jsonl`);
+      writeFileSync(file, list.map((h) => JSON.stringify({ schema: h.schema, instance: h.instance })).join('\n') + '\n');
+      const { out, mib } = runHostile(CHECKER, file);
+      list.forEach((h, i) => checkHostile(h, out[i], `${what} case ${i}`));
+      console.log(`jsonschema hostile ${what}: peak RSS ${mib.toFixed(1)} MiB (ASan build)`);
+      assert.ok(mib < HOSTILE_RSS_ASAN_MIB, `${what}: peak RSS ${mib.toFixed(1)} MiB over ${HOSTILE_RSS_ASAN_MIB} MiB (ASan)`);
+      if (PLAIN_CHECKER !== null) {
+        assert.ok(existsSync(PLAIN_CHECKER), `${PLAIN_CHECKER} is missing: build the jschema_check target`);
+        const plain = runHostile(PLAIN_CHECKER, file);
+        assert.deepEqual(plain.out.map((o) => o.errors), out.map((o) => o.errors), 'the same errors plain and under ASan');
+        console.log(`jsonschema hostile ${what}: peak RSS ${plain.mib.toFixed(1)} MiB (plain build)`);
+        assert.ok(plain.mib < plainMax, `${what}: peak RSS ${plain.mib.toFixed(1)} MiB over ${plainMax} MiB (plain)`);
       }
-      if (h.want === null) {
-        assert.equal(out[i].valid, true, `case ${i}`);
-        assert.match(out[i].notes[0], /too large once its counts are expanded/);
-        return;
-      }
-      assert.equal(out[i].valid, false, `case ${i}`);
-      assert.equal(out[i].errors.length, 1, `case ${i}: ${JSON.stringify(out[i].errors)}`);
-      assert.match(out[i].errors[0].text, h.want, `case ${i}`);
-    });
-    console.log(`jsonschema hostile: peak RSS ${mib.toFixed(1)} MiB (ASan build)`);
-    assert.ok(mib < HOSTILE_RSS_ASAN_MIB, `peak RSS ${mib.toFixed(1)} MiB over ${HOSTILE_RSS_ASAN_MIB} MiB (ASan)`);
-    if (PLAIN_CHECKER !== null) {
-      assert.ok(existsSync(PLAIN_CHECKER), `${PLAIN_CHECKER} is missing: build the jschema_check target`);
-      const plain = runHostile(PLAIN_CHECKER, file);
-      assert.deepEqual(plain.out.map((o) => o.errors), out.map((o) => o.errors), 'the same errors plain and under ASan');
-      console.log(`jsonschema hostile: peak RSS ${plain.mib.toFixed(1)} MiB (plain build)`);
-      assert.ok(plain.mib < HOSTILE_RSS_PLAIN_MIB, `peak RSS ${plain.mib.toFixed(1)} MiB over ${HOSTILE_RSS_PLAIN_MIB} MiB (plain)`);
     }
   } finally {
     t.cleanup();

@@ -6,7 +6,8 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -248,4 +249,90 @@ test('--before failing: exit 2 naming the command and its status, nothing replay
   r = await runMcpreel(['replay', '--db', db, 'sdk', '--before', 'kill -TERM $$', '--', 'false']);
   assert.equal(r.code, 2);
   assert.match(r.stderr.toString(), /--before 'kill -TERM \$\$' was killed by signal 15/);
+});
+
+// mcpreel started by a parent that ignores SIGCHLD: bash's trap '' CHLD
+// survives the exec, as it would from any such parent.
+function runIgnoringSigchld(args, timeoutMs = 150000) {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn('bash', ['-c', 'trap "" CHLD; exec "$@"', 'bash', MCPREEL, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
+    });
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (c) => out.push(c));
+    child.stderr.on('data', (c) => err.push(c));
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`mcpreel ${args.join(' ')} hung; stderr: ${Buffer.concat(err)}`)); }, timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolveRun({ code, signal, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() });
+    });
+  });
+}
+
+test('started with SIGCHLD ignored: --before and the server are still waited for', { timeout: 300000 }, async () => {
+  const json = join(t.dir, 'report-sigchld.json');
+  let r = await runIgnoringSigchld(['replay', '--db', db, 'sdk', '--rules', RULES_FILE, '--before', 'true',
+    '--report', 'json', '-o', json, '--no-record', '--', server.command, ...server.args]);
+  assert.doesNotMatch(r.stderr, /cannot wait/);
+  assert.notEqual(r.code, 2, r.stderr);
+  assert.ok(JSON.parse(readFileSync(json, 'utf8')).requests > 0, 'the replay ran');
+  r = await runIgnoringSigchld(['replay', '--db', db, 'sdk', '--before', 'exit 4', '--', 'false']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--before 'exit 4' exited with status 4/);
+  // A server that exits at once is reaped and its status reported.
+  for (let i = 0; i < 3; i++) {
+    r = await runIgnoringSigchld(['record', '--db', join(t.dir, 'sigchld.db'), '--', 'sh', '-c', 'exit 3'], 60000);
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /server exited with status 3/);
+  }
+});
+
+test('--before: a secret in the command is redacted in every message', { timeout: 120000 }, async () => {
+  const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+  const r = await runMcpreel(['replay', '--db', db, 'sdk', '--before', `API_TOKEN=${token} false`, '--', 'false']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr.toString(), /--before 'API_TOKEN=\[REDACTED\] false' exited with status 1/);
+  assert.ok(!r.stderr.toString().includes(token), r.stderr.toString());
+});
+
+test('--log-file and the rules file are not inherited by --before or the server', { timeout: 300000 }, async () => {
+  const log = join(t.dir, 'inherit.log');
+  const fds = join(t.dir, 'before-fds');
+  const serverFds = join(t.dir, 'server-fds');
+  const r = await runMcpreel(['--log-file', log, 'replay', '--db', db, 'sdk', '--rules', RULES_FILE, '--no-record',
+    '-o', join(t.dir, 'inherit-report.txt'), '--before', `ls -l /proc/$$/fd > ${fds}`,
+    '--', 'sh', '-c', `ls -l /proc/$$/fd > ${serverFds}; exit 0`], { timeoutMs: 120000 });
+  assert.notEqual(r.code, null);
+  for (const f of [fds, serverFds]) {
+    const listing = readFileSync(f, 'utf8');
+    assert.ok(!listing.includes(log), `${f} holds the log file:\n${listing}`);
+    assert.ok(!listing.includes('inherit-report.txt'), `${f} holds the report:\n${listing}`);
+    assert.ok(!listing.includes(RULES_FILE), listing);
+  }
+});
+
+test('--before: SIGTERM to mcpreel stops the command and what it started, then mcpreel', { timeout: 120000 }, async () => {
+  const pidFile = join(t.dir, 'before-sleep.pid');
+  let poll;
+  const r = await runMcpreel(['replay', '--db', db, 'sdk', '--before', `sleep 300 & echo $! > ${pidFile}; wait`, '--', 'false'], {
+    timeoutMs: 60000,
+    onSpawn: (child) => {
+      poll = setInterval(() => {
+        if (existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '') {
+          clearInterval(poll);
+          child.kill('SIGTERM');
+        }
+      }, 100);
+    },
+  });
+  clearInterval(poll);
+  assert.equal(r.signal, 'SIGTERM', `mcpreel ended by the signal it got (code ${r.code}): ${r.stderr}`);
+  const pid = readFileSync(pidFile, 'utf8').trim();
+  let gone = false;
+  for (let i = 0; i < 100 && !gone; i++) {
+    gone = !existsSync(`/proc/${pid}`) || /^\S+ \S+ Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    if (!gone) await new Promise((res) => setTimeout(res, 100));
+  }
+  assert.ok(gone, `the --before command's sleep (pid ${pid}) still runs`);
 });

@@ -14,6 +14,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'nod
 import { join } from 'node:path';
 
 import { dumpDom, openPage, screenshot } from './lib/chromium.mjs';
+import { driveCheckpeer } from './lib/checkpeer.mjs';
 import { runSession, serverEverythingCommand } from './lib/session.mjs';
 import { MCPREEL, PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
 
@@ -287,7 +288,7 @@ test('report of a session with errors, a non-JSON line and bytes that are not UT
           pair: r.classList.contains('pair'), flash: r.classList.contains('flash') };
       })()`);
       assert.equal((await state(error.seq)).open, false, 'closed at first');
-      await page.click(rowSel(error.seq));
+      await page.click(`${rowSel(error.seq)} .kind`);  // the kind cell: the row's centre may be its link
       let st = await state(error.seq);
       assert.equal(st.expanded, 'true');
       assert.ok(st.open, 'a click opens the message');
@@ -298,7 +299,7 @@ test('report of a session with errors, a non-JSON line and bytes that are not UT
       st = await state(error.seq);
       assert.equal(st.view, 'raw');
       assert.equal(st.text, error.raw, 'raw: the bytes as recorded');
-      await page.click(rowSel(error.seq));
+      await page.click(`${rowSel(error.seq)} .kind`);  // the kind cell: the row's centre may be its link
       assert.equal((await state(error.seq)).open, false, 'a second click closes it');
       // The link to the request it answers: scrolls there and focuses it.
       await page.click(`${rowSel(error.seq)} .link`);
@@ -323,6 +324,49 @@ test('report of a session with errors, a non-JSON line and bytes that are not UT
     } finally {
       await page.close();
     }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('report of a session breaking a rule: its findings counted and listed at the top, linked, and marked on the message', { timeout: 180000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    await driveCheckpeer(db, 'ok');
+    await driveCheckpeer(db, 'answer-twice');
+    const chk = JSON.parse((await runMcpreel(['check', '--db', db, '--json', 'answer-twice'])).stdout.toString());
+    assert.equal(chk.findings.length, 1);
+    const f = chk.findings[0];
+    assert.equal(f.rule, 'jsonrpc.answered-twice');
+
+    const file = join(t.dir, 'bad.html');
+    const r = await runMcpreel(['report', '--db', db, '-o', file, 'answer-twice']);
+    assert.equal(r.code, 0, r.stderr.toString());
+    const dom = await dumpDom(file, `open=${f.seq}`);
+    assertSelfContained(file, dom);
+    const box = dom.slice(dom.indexOf('<section id="findings"'), dom.indexOf('</section>'));
+    assert.match(textOf(box), /findings: 1 error, 0 warnings, 0 notes/, 'the counts at the top');
+    const items = [...box.matchAll(/<li class="finding (\w+)">([\s\S]*?)<\/li>/g)];
+    assert.equal(items.length, 1, box);
+    assert.equal(items[0][1], 'error');
+    assert.match(items[0][2], new RegExp(`data-to="${f.seq}"`), 'it links to its message');
+    assert.ok(textOf(items[0][2]).includes(`error ${f.rule}: ${f.message}`), textOf(items[0][2]));
+
+    const rows = rowsOf(dom).filter((x) => x.classes.includes('msg'));
+    const marked = rows.filter((x) => /class="fmark /.test(x.html.slice(0, x.html.indexOf('class="detail"') >= 0 ? x.html.indexOf('class="detail"') : undefined)));
+    assert.deepEqual(marked.map((x) => x.seq), [f.seq], 'only that message is marked');
+    const row = marked[0];
+    assert.match(row.html, /<span class="fmark error" title="error jsonrpc\.answered-twice: [^"]+">E<\/span>/, 'the mark, its text on hover');
+    const detail = row.html.slice(row.html.indexOf('class="detail"'));
+    assert.ok(textOf(detail).includes(`error ${f.rule}: ${f.message}`), 'the finding in the open detail');
+
+    // A clean session says so, and marks nothing.
+    const clean = join(t.dir, 'ok.html');
+    assert.equal((await runMcpreel(['report', '--db', db, '-o', clean, 'ok'])).code, 0);
+    const okDom = await dumpDom(clean);
+    assert.match(textOf(okDom.slice(okDom.indexOf('<section id="findings"'), okDom.indexOf('</section>'))), /findings: 0 errors, 0 warnings, 0 notes/);
+    assert.doesNotMatch(okDom, /class="fmark /);
   } finally {
     t.cleanup();
   }

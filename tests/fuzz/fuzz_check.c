@@ -49,6 +49,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			m.raw = p + 1;
 			m.len = (size_t)(nl - p - 1);
 			m.truncated = (p[0] & 4) != 0;
+			if (m.truncated) {
+				/* The recorder's identity of a cut message. */
+				m.kind = (enum msg_kind)((p[0] >> 5) % KIND_MAX);
+				m.method = (p[0] & 8) ? "tools/call" : NULL;
+				m.rpc_id = (p[0] & 16) ? "1" : "\"a\"";
+			}
 			if (p[0] & 2) {
 				memset(&h, 0, sizeof h);
 				h.exchange = seq / 2 + 1;

@@ -1,7 +1,8 @@
 /*
  * The protocol module on arbitrary messages: any JSON jansson reads, under
  * any revision, as a request, a notification or the answer to any method,
- * must come out with well-formed findings (a rule, a JSONPath, a sentence)
+ * must come out with well-formed findings (a rule, a JSONPath, a sentence,
+ * the path and sentence valid UTF-8 however they were cut)
  * and no crash, leak or sanitizer report; the work is bounded by the
  * shapes (the walk never goes deeper than they do) and by the cap on
  * findings per message.  Input:
@@ -17,10 +18,27 @@
 
 #include <jansson.h>
 
+#include "core.h"
 #include "fuzz.h"
 #include "protocol.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+/* Whether a string is well-formed UTF-8 all through. */
+static int
+fuzz_protocol_utf8(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	const unsigned char	*end = p + strlen(s);
+	size_t			 n;
+
+	while (p < end) {
+		if ((n = scan_utf8_len(p, end)) == 0)
+			return (0);
+		p += n;
+	}
+	return (1);
+}
 
 /* Hold each finding to its form. */
 static void
@@ -36,6 +54,8 @@ fuzz_protocol_cb(const struct proto_finding *f, void *arg)
 	if (f->text == NULL || f->text[0] == '\0' || f->spec == NULL)
 		abort();
 	if (f->severity < 0 || f->severity >= PROTO_SEVERITY_MAX)
+		abort();
+	if (!fuzz_protocol_utf8(f->path) || !fuzz_protocol_utf8(f->text))
 		abort();
 	(*count)++;
 }

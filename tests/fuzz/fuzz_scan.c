@@ -7,7 +7,8 @@
  * jansson rejects the scanner only has to survive, and keep its offsets
  * inside the input.  The whole input is the message: no head.
  * scan_members(), which import reads its lines with, is held to jansson
- * too: it takes every object jansson reads, with every member.
+ * too: it takes every object jansson reads, with every member; and
+ * scan_elements() likewise every array, with every element.
  *
  * One departure from the unit test, which never feeds jansson a raw NUL:
  * jansson skips a NUL byte that follows a number or a literal (its lexer
@@ -206,6 +207,65 @@ fuzz_scan_check_members(const uint8_t *buf, size_t len, json_t *tree,
 		    "object has %zu", fm.n, json_object_size(fm.tree));
 }
 
+/* What fuzz_scan_element_cb checks against: the input and jansson's array. */
+struct fuzz_elements {
+	const uint8_t	*buf;
+	size_t		 len;
+	json_t		*tree;		/* jansson's array, or NULL */
+	size_t		 n;		/* elements so far */
+};
+
+/* An element scan_elements() reports: inside the input, JSON to jansson. */
+static int
+fuzz_scan_element_cb(const char *p, size_t len, void *arg)
+{
+	struct fuzz_elements	*fe = arg;
+	const char		*base = (const char *)fe->buf;
+	json_t			*v;
+
+	if (p < base || (size_t)(p - base) > fe->len ||
+	    len > fe->len - (size_t)(p - base) || len == 0)
+		fuzz_fail(fe->buf, fe->len, "scan_elements: element %zu is "
+		    "past the end", fe->n);
+	if (fe->tree != NULL) {
+		v = json_loadb(p, len, FUZZ_SCAN_JSON_FLAGS, NULL);
+		if (v == NULL)
+			fuzz_fail(fe->buf, fe->len, "scan_elements: element "
+			    "%zu is not JSON", fe->n);
+		json_decref(v);
+	}
+	fe->n++;
+	return 0;
+}
+
+/*
+ * Hold scan_elements() (what a batch's requests and answers are counted
+ * with) to jansson, as scan_members(): every array jansson reads, with
+ * every element, and nothing that is another value or holds a raw NUL.
+ */
+static void
+fuzz_scan_check_elements(const uint8_t *buf, size_t len, json_t *tree,
+    int nul)
+{
+	struct fuzz_elements	 fe;
+	int			 rc;
+
+	memset(&fe, 0, sizeof fe);
+	fe.buf = buf;
+	fe.len = len;
+	fe.tree = json_is_array(tree) ? tree : NULL;
+	rc = scan_elements(buf, len, fuzz_scan_element_cb, &fe);
+	if (rc != 0 && fe.tree != NULL)
+		fuzz_fail(buf, len, "scan_elements: refused an array jansson "
+		    "reads");
+	if (rc == 0 && (nul || (tree != NULL && fe.tree == NULL)))
+		fuzz_fail(buf, len, "scan_elements: took %s", nul ?
+		    "a raw NUL" : "a value that is no array");
+	if (fe.tree != NULL && fe.n != json_array_size(fe.tree))
+		fuzz_fail(buf, len, "scan_elements: %zu elements, jansson's "
+		    "array has %zu", fe.n, json_array_size(fe.tree));
+}
+
 /* Scan one input and compare it with jansson's reading, if it has one. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
@@ -243,10 +303,12 @@ LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 			fuzz_fail(buf, len, "scan: kind %s for an input with "
 			    "a raw NUL", kind_name(s.kind));
 		fuzz_scan_check_members(buf, len, NULL, 1);
+		fuzz_scan_check_elements(buf, len, NULL, 1);
 		return 0;
 	}
 	tree = json_loadb((const char *)buf, len, FUZZ_SCAN_JSON_FLAGS, &jerr);
 	fuzz_scan_check_members(buf, len, tree, 0);
+	fuzz_scan_check_elements(buf, len, tree, 0);
 	if (tree == NULL)
 		return 0;
 	want = fuzz_scan_ref_kind(tree);

@@ -21,6 +21,7 @@
 
 #include "check.h"
 
+/* Append one error of the validation to the JSON array arg. */
 static void
 jschema_check_error_cb(void *arg, const char *ipath, const char *spath,
     const char *text)
@@ -29,6 +30,7 @@ jschema_check_error_cb(void *arg, const char *ipath, const char *spath,
 	    "schema", spath, "text", text));
 }
 
+/* Validate each case of FILE, one line of JSON out per case. */
 int
 main(int argc, char **argv)
 {

@@ -1,5 +1,7 @@
 /* check/: the Streamable HTTP rules, a passing and a failing session per
    rule, per revision where the rule differs. */
+#include <string.h>
+
 #include <criterion/criterion.h>
 
 #include "check_util.h"
@@ -38,6 +40,15 @@ X(x_list_noaccept, "[" SID "," PV3 "]", JSONCT, 200);
 X(x_list_404, "[" ACCEPT "," SID "," PV3 "]", JSONCT, 404);
 static const struct check_http x_sse_post = { 900, "POST",
     "/message?sessionId=a", "[]", "[]", 202, 1 };
+X(x_init_401, "[" ACCEPT "]", "[]", 401);
+X(x_init_401b, "[" ACCEPT "]", "[]", 401);
+X(x_list_400, "[" ACCEPT "," SID "," PV3 "]", "[]", 400);
+X(x_note_401, "[" ACCEPT "," SID "," PV3 "]", "[]", 401);
+#define SID2 "[\"Mcp-Session-Id\",\"s-2\"]"
+X(x_init2, "[" ACCEPT "]", "[[\"Content-Type\",\"application/json\"]," SID2
+    "]", 200);
+X(x_done2, "[" ACCEPT "," SID2 "," PV3 "]", "[]", 202);
+X(x_list2, "[" ACCEPT "," SID2 "," PV3 "]", JSONCT, 200);
 X(x_list_again, "[" ACCEPT "," SID "," PV3 "]", JSONCT, 200);
 
 #define M_ACCEPT "[\"Accept\",\"application/json, text/event-stream\"]"
@@ -102,6 +113,26 @@ static const struct check_case http_cases[] = {
 	    INIT(V3), { T_INITD, &x_done },
 	    { T_REQ("C", "1", "tools/list", "{}"), &x_list_404 },
 	    { T_REQ("C", "2", "tools/list", "{}"), &x_list_again } } },
+	{ "initialize refused 401, sent again with 200 (OAuth)", "", 1, {
+	    { T_INIT(V3, "{}"), &x_init_401 }, INIT(V3), { T_INITD, &x_done },
+	    LIST(x_list) } },
+	{ "initialize refused 401 twice, never sent again", "", 1, {
+	    { T_INIT(V3, "{}"), &x_init_401 },
+	    { T_INIT(V3, "{}"), &x_init_401b } } },
+	{ "initialized refused 401, sent again", "", 1, {
+	    INIT(V3), { T_INITD, &x_note_401 }, { T_INITD, &x_done },
+	    LIST(x_list) } },
+	{ "a request refused 400, never sent again", "", 1, {
+	    INIT(V3), { T_INITD, &x_done },
+	    { T_REQ("C", "1", "tools/list", "{}"), &x_list_400 } } },
+	{ "a new session after 404 with the same ids", "", 1, {
+	    INIT(V3), { T_INITD, &x_done }, LIST(x_list),
+	    { T_REQ("C", "2", "tools/list", "{}"), &x_list_404 },
+	    { T_INIT(V3, "{}"), &x_init2 },
+	    { T_INITR(V3, "{\"tools\":{}}"), &x_init2 },
+	    { T_INITD, &x_done2 },
+	    { T_REQ("C", "2", "tools/list", "{}"), &x_list2 },
+	    { T_RES("S", "2", T_TOOLS), &x_list2 } } },
 	{ "2026-07-28: Mcp-Method and Mcp-Name right", "", 1, {
 	    MCALL(m_ok) } },
 	{ "2026-07-28: Mcp-Name in base64", "", 1, { MCALL(m_b64) } },
@@ -120,4 +151,115 @@ static const struct check_case http_cases[] = {
 Test(check_http, table)
 {
 	check_run_table(http_cases, sizeof http_cases / sizeof http_cases[0]);
+}
+
+struct gets {
+	size_t	get, other;
+};
+
+static void
+gets_cb(const struct check_finding *cf, void *arg)
+{
+	struct gets	*g = arg;
+
+	if (strcmp(cf->f->rule, "http.get") == 0)
+		g->get++;
+	else
+		g->other++;
+}
+
+/* A GET with no message: SSE or 405 pass, a 200 of something else not. */
+Test(check_http, get_without_messages)
+{
+	static const struct {
+		const char	*resp;
+		int		 status;
+		size_t		 want;
+	} rows[] = {
+		{ "[[\"Content-Type\",\"text/event-stream\"]]", 200, 0 },
+		{ "[]", 405, 0 },
+		{ "[]", 400, 0 },
+		{ "[[\"Content-Type\",\"text/html\"]]", 200, 1 },
+		{ "[]", 200, 1 },
+	};
+	const char	*hs[] = { T_INIT(V3, "{}") + 2, T_INITR(V3, "{}") + 2 };
+	struct check_http h;
+	struct check_msg m;
+	struct check	*chk;
+	struct gets	 g;
+	size_t		 i;
+	int		 k;
+
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		memset(&g, 0, sizeof g);
+		chk = check_new(gets_cb, &g);
+		for (k = 0; k < 2; k++) {
+			memset(&m, 0, sizeof m);
+			m.seq = k + 1;
+			m.dir = k == 0 ? DIR_C2S : DIR_S2C;
+			m.raw = hs[k];
+			m.len = strlen(hs[k]);
+			check_message(chk, &m);
+		}
+		memset(&h, 0, sizeof h);
+		h.exchange = 77;
+		h.method = "GET";
+		h.path = "/mcp";
+		h.request_headers = "[[\"Accept\",\"text/event-stream\"]]";
+		h.response_headers = rows[i].resp;
+		h.status = rows[i].status;
+		check_exchange(chk, &h);
+		check_free(chk);
+		cr_expect_eq(g.get, rows[i].want, "row %zu: %zu http.get", i,
+		    g.get);
+		cr_expect_eq(g.other, 0, "row %zu", i);
+	}
+}
+
+struct sevs {
+	int	sev[PROTO_SEVERITY_MAX];
+};
+
+static void
+sevs_cb(const struct check_finding *cf, void *arg)
+{
+	struct sevs	*s = arg;
+
+	if (strcmp(cf->f->rule, "http.protocol-version") == 0)
+		s->sev[cf->f->severity]++;
+}
+
+/* MCP-Protocol-Version: missing is an error (MUST), another value than
+   the negotiated one a warning (SHOULD), 2025-06-18 transports. */
+Test(check_http, protocol_version_severity)
+{
+	static const struct tmsg nopv[] = { INIT(V3), { T_INITD, &x_done },
+	    LIST(x_list_nopv) };
+	static const struct tmsg badpv[] = { INIT(V3), { T_INITD, &x_done },
+	    LIST(x_list_badpv) };
+	const struct tmsg	*rows[] = { nopv, badpv };
+	const int		 want[] = { PROTO_ERROR, PROTO_WARNING };
+	struct check_msg	 m;
+	struct check		*chk;
+	struct sevs		 s;
+	size_t			 i, k;
+
+	for (i = 0; i < 2; i++) {
+		memset(&s, 0, sizeof s);
+		chk = check_new(sevs_cb, &s);
+		for (k = 0; k < 5; k++) {
+			memset(&m, 0, sizeof m);
+			m.seq = (int64_t)k + 1;
+			m.dir = rows[i][k].text[0] == 'C' ? DIR_C2S : DIR_S2C;
+			m.raw = rows[i][k].text + 2;
+			m.len = strlen(rows[i][k].text + 2);
+			m.http = rows[i][k].http;
+			check_message(chk, &m);
+		}
+		check_free(chk);
+		cr_expect_eq(s.sev[want[i]], 1, "row %zu: no finding of "
+		    "severity %d", i, want[i]);
+		cr_expect_eq(s.sev[!want[i] ? PROTO_WARNING : PROTO_ERROR], 0,
+		    "row %zu", i);
+	}
 }

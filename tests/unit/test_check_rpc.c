@@ -1,5 +1,6 @@
 /* check/: JSON-RPC across messages, a passing and a failing session per
    rule, per revision where the rule differs. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,28 +91,40 @@ Test(check_rpc, table)
 	check_run_table(rpc_cases, sizeof rpc_cases / sizeof rpc_cases[0]);
 }
 
-struct count {
-	size_t	limit, unanswered, other;
+/* Findings counted by rule: the rules these tests look for, and the rest. */
+struct tally {
+	size_t	limit, unanswered, truncated, big, other;
 };
 
 static void
-count_cb(const struct check_finding *cf, void *arg)
+tally_cb(const struct check_finding *cf, void *arg)
 {
-	struct count	*c = arg;
+	static const struct {
+		const char	*rule;
+		size_t		 off;
+	} rules[] = {
+		{ "check.pending-limit", offsetof(struct tally, limit) },
+		{ "jsonrpc.unanswered", offsetof(struct tally, unanswered) },
+		{ "check.truncated", offsetof(struct tally, truncated) },
+		{ "check.too-big", offsetof(struct tally, big) },
+	};
+	struct tally	*t = arg;
+	size_t		 i;
 
-	if (strcmp(cf->f->rule, "check.pending-limit") == 0)
-		c->limit++;
-	else if (strcmp(cf->f->rule, "jsonrpc.unanswered") == 0)
-		c->unanswered++;
-	else
-		c->other++;
+	for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+		if (strcmp(cf->f->rule, rules[i].rule) == 0) {
+			(*(size_t *)((char *)t + rules[i].off))++;
+			return;
+		}
+	}
+	t->other++;
 }
 
 /* A flood of requests never answered: tracked up to the limit, one note,
    and the end lists a bounded number. */
 Test(check_rpc, pending_bounded)
 {
-	struct count		 cnt = { 0, 0, 0 };
+	struct tally		 cnt = { 0, 0, 0, 0, 0 };
 	struct check		*chk;
 	struct check_msg	 m;
 	char			 buf[128];
@@ -119,7 +132,7 @@ Test(check_rpc, pending_bounded)
 				    T_INITR(V3, "{}") + 2, T_INITD + 2 };
 	int			 i;
 
-	chk = check_new(count_cb, &cnt);
+	chk = check_new(tally_cb, &cnt);
 	for (i = 0; i < 3; i++) {
 		memset(&m, 0, sizeof m);
 		m.seq = i + 1;
@@ -140,7 +153,162 @@ Test(check_rpc, pending_bounded)
 	check_end(chk, CHECK_END_CLEAN);
 	check_free(chk);
 	cr_assert_eq(cnt.limit, 1);
-	cr_assert_eq(cnt.other, 0);
+	cr_assert_eq(cnt.other + cnt.truncated + cnt.big, 0);
 	/* 100 listed and one line for the rest. */
 	cr_assert_eq(cnt.unanswered, 101);
+}
+
+/* A request cut at the record cap: a note, and its response still pairs
+   by the recorder's identity (no unknown-id, nothing unanswered). */
+Test(check_rpc, truncated_pairs)
+{
+	const char		*hs[] = { T_INIT(V3, "{}") + 2,
+				    T_INITR(V3, "{\"tools\":{}}") + 2,
+				    T_INITD + 2 };
+	const char		*cut = "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+				    "\"tools/call\",\"params\":{\"name\":\"ec";
+	const char		*res = T_RESB("4", T_CALLR);
+	struct tally		 r = { 0, 0, 0, 0, 0 };
+	struct check		*chk;
+	struct check_msg	 m;
+	int			 i;
+
+	chk = check_new(tally_cb, &r);
+	for (i = 0; i < 3; i++) {
+		memset(&m, 0, sizeof m);
+		m.seq = i + 1;
+		m.dir = i == 1 ? DIR_S2C : DIR_C2S;
+		m.raw = hs[i];
+		m.len = strlen(hs[i]);
+		check_message(chk, &m);
+	}
+	memset(&m, 0, sizeof m);
+	m.seq = 4;
+	m.dir = DIR_C2S;
+	m.raw = cut;
+	m.len = strlen(cut);
+	m.truncated = 1;
+	m.kind = KIND_REQUEST;
+	m.method = "tools/call";
+	m.rpc_id = "4";
+	check_message(chk, &m);
+	memset(&m, 0, sizeof m);
+	m.seq = 5;
+	m.dir = DIR_S2C;
+	m.raw = res;
+	m.len = strlen(res);
+	check_message(chk, &m);
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	cr_assert_eq(r.truncated, 1);
+	cr_assert_eq(r.other + r.limit + r.unanswered, 0);
+}
+
+/* A response cut at the record cap: the recorder gives it its request's
+   method, yet it is a response (its kind), so it pairs with the request
+   and is no request of the server's left unanswered. */
+Test(check_rpc, truncated_response_pairs)
+{
+	static const struct {
+		enum msg_kind	 kind;
+		const char	*cut;
+	} rows[] = {
+		{ KIND_RESPONSE, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":"
+		    "{\"contents\":[{\"text\":\"AAAA" },
+		{ KIND_ERROR, "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":"
+		    "{\"code\":-32603,\"message\":\"AAAA" },
+	};
+	const char		*hs[] = { T_INIT(V3, "{}") + 2,
+				    T_INITR(V3, "{\"resources\":{}}") + 2,
+				    T_INITD + 2, T_REQB("4", "resources/read",
+				    "{\"uri\":\"file:///a\"}") };
+	struct tally		 r;
+	struct check		*chk;
+	struct check_msg	 m;
+	size_t			 k;
+	int			 i;
+
+	for (k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+		memset(&r, 0, sizeof r);
+		chk = check_new(tally_cb, &r);
+		for (i = 0; i < 4; i++) {
+			memset(&m, 0, sizeof m);
+			m.seq = i + 1;
+			m.dir = i == 1 ? DIR_S2C : DIR_C2S;
+			m.raw = hs[i];
+			m.len = strlen(hs[i]);
+			check_message(chk, &m);
+		}
+		memset(&m, 0, sizeof m);
+		m.seq = 5;
+		m.dir = DIR_S2C;
+		m.raw = rows[k].cut;
+		m.len = strlen(rows[k].cut);
+		m.truncated = 1;
+		m.kind = rows[k].kind;
+		m.method = "resources/read";
+		m.rpc_id = "4";
+		check_message(chk, &m);
+		check_end(chk, CHECK_END_CLEAN);
+		check_free(chk);
+		cr_expect_eq(r.truncated, 1, "row %zu", k);
+		cr_expect_eq(r.other + r.limit + r.unanswered, 0,
+		    "row %zu: %zu other findings", k, r.other);
+	}
+}
+
+/*
+ * A whole response holding more values than CHECK_PARSE_VALUES_MAX (a
+ * small message of empty objects would parse to 80 times its size): not
+ * parsed, one note, and it still answers its request by the recorder's
+ * identity.
+ */
+Test(check_rpc, too_many_values)
+{
+	const char		*hs[] = { T_INIT(V3, "{}") + 2,
+				    T_INITR(V3, "{\"resources\":{}}") + 2,
+				    T_INITD + 2, T_REQB("4", "resources/read",
+				    "{\"uri\":\"file:///a\"}") };
+	static const char	 head[] = "{\"jsonrpc\":\"2.0\",\"id\":4,"
+				    "\"result\":{\"contents\":[";
+	struct tally		 r;
+	struct check		*chk;
+	struct check_msg	 m;
+	char			*big, *p;
+	size_t			 i, n = CHECK_PARSE_VALUES_MAX / 2 + 1;
+
+	big = malloc(sizeof head + n * 3 + 8);
+	cr_assert_not_null(big);
+	p = big + strlen(strcpy(big, head));
+	for (i = 0; i < n; i++) {
+		memcpy(p, i ? ",{}" : "{} ", 3);
+		p += 3;
+	}
+	strcpy(p, "]}}");
+	memset(&r, 0, sizeof r);
+	chk = check_new(tally_cb, &r);
+	for (i = 0; i < 4; i++) {
+		memset(&m, 0, sizeof m);
+		m.seq = i + 1;
+		m.dir = i == 1 ? DIR_S2C : DIR_C2S;
+		m.raw = hs[i];
+		m.len = strlen(hs[i]);
+		check_message(chk, &m);
+	}
+	memset(&m, 0, sizeof m);
+	m.seq = 5;
+	m.dir = DIR_S2C;
+	m.raw = big;
+	m.len = strlen(big);
+	m.kind = KIND_RESPONSE;
+	m.method = "resources/read";
+	m.rpc_id = "4";
+	check_message(chk, &m);
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	free(big);
+	cr_expect_eq(r.big, 1);
+	cr_expect_eq(r.truncated, 0);
+	cr_expect_eq(r.other + r.limit + r.unanswered, 0,
+	    "%zu other findings", r.other);
 }

@@ -36,6 +36,27 @@ static const struct check_case sem_cases[] = {
 	    { T_RES("S", "1", T_TOOLS), NULL },
 	    { CALL("2", "nope", ""), NULL },
 	    { T_RES("S", "2", T_CALLR), NULL } } },
+	{ "an unknown tool answered with a protocol error", "tools.unknown", 1,
+	  {
+	    T_HS(V4, "{}", SC),
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", T_TOOLS), NULL },
+	    { CALL("2", "nope", ""), NULL },
+	    { "S:{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32602,"
+	      "\"message\":\"no tool nope\"}}", NULL } } },
+	{ "an unknown tool answered with isError",
+	  "tools.unknown,tools.unknown-as-result", 1, {
+	    T_HS(V4, "{}", SC),
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", T_TOOLS), NULL },
+	    { CALL("2", "nope", ""), NULL },
+	    { T_RES("S", "2", "{\"content\":[],\"isError\":true}"), NULL } } },
+	{ "a known tool failing with isError", "", 1, {
+	    T_HS(V4, "{}", SC),
+	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
+	    { T_RES("S", "1", T_TOOLS), NULL },
+	    { CALL("2", "echo", ""), NULL },
+	    { T_RES("S", "2", "{\"content\":[],\"isError\":true}"), NULL } } },
 	{ "a tool called with no tools/list seen", "", 1, {
 	    T_HS(V3, "{}", SC),
 	    { CALL("2", "nope", ""), NULL },

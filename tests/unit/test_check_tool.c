@@ -69,11 +69,7 @@ static const struct check_case tool_cases[] = {
 	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
 	    { UCALL("2"), NULL },
 	    { RPCERR("2"), NULL } } },
-	{ "an unknown tool answered with isError",
-	  "tool.unknown-is-error,tools.unknown", 1, {
-	    T_HS(V4, "{}", SC), LIST, { WTOOLS(""), NULL },
-	    { UCALL("2"), NULL },
-	    { ISERR("2"), NULL } } },
+	/* An unknown tool answered with isError: test_check_sem's table. */
 	{ "2025-06-18: bad arguments answered with a JSON-RPC error",
 	  "tool.arguments", 1, {
 	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
@@ -246,27 +242,48 @@ Test(check_tool, tools_bounded)
 	cr_assert_eq(n.args, 1, "the first tool checked, the last not");
 }
 
-/* A value that runs out of steps: one note, the tool's later calls not
-   checked again. */
+/*
+ * A value that runs out of steps: one note, the tool's later calls not
+ * checked again.  Items whose schema names COSTLY_PROPS properties: each item object costs
+ * that many steps, so COSTLY_ITEMS of them (values few enough for the
+ * message to be parsed, CHECK_PARSE_VALUES_MAX) pass JSCHEMA_MAX_STEPS.
+ */
+#define COSTLY_PROPS	64
+#define COSTLY_ITEMS	(JSCHEMA_MAX_STEPS / COSTLY_PROPS * 2)
+
 Test(check_tool, costly_once)
 {
 	struct tool_count	 n = { 0, 0, 0 };
 	struct check		*chk;
-	json_t			*arr, *req;
+	json_t			*arr, *req, *props, *list;
 	char			*text;
 	int			 i, k;
 
+	cr_assert_lt(COSTLY_ITEMS, CHECK_PARSE_VALUES_MAX);
 	chk = check_new(tool_count_cb, &n);
 	tool_feed(chk, 1, DIR_C2S, T_INIT(V4, "{}"));
 	tool_feed(chk, 2, DIR_S2C, T_INITR(V4, SC));
 	tool_feed(chk, 3, DIR_C2S, T_INITD);
 	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
-	tool_feed(chk, 5, DIR_S2C, T_RESB("1", "{\"tools\":[{\"name\":\"n\","
-	    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"a\":"
-	    "{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}}}}]}"));
+	props = json_object();
+	for (i = 0; i < COSTLY_PROPS; i++) {
+		char	name[16];
+
+		snprintf(name, sizeof name, "p%d", i);
+		json_object_set_new(props, name, json_pack("{s:s}", "type",
+		    "string"));
+	}
+	list = json_pack("{s:s, s:i, s:{s:[{s:s, s:{s:s, s:{s:{s:s, "
+	    "s:{s:o}}}}}]}}", "jsonrpc", "2.0", "id", 1, "result", "tools", "name", "n",
+	    "inputSchema", "type", "object", "properties", "a", "type",
+	    "array", "items", "properties", props);
+	text = json_dumps(list, JSON_COMPACT);
+	json_decref(list);
+	tool_feed(chk, 5, DIR_S2C, text);
+	free(text);
 	arr = json_array();
-	for (i = 0; i < JSCHEMA_MAX_STEPS + 10; i++)
-		json_array_append_new(arr, json_integer(i));
+	for (i = 0; i < COSTLY_ITEMS; i++)
+		json_array_append_new(arr, json_object());
 	req = json_pack("{s:s, s:i, s:s, s:{s:s, s:{s:o}}}", "jsonrpc", "2.0",
 	    "id", 2, "method", "tools/call", "params", "name", "n",
 	    "arguments", "a", arr);

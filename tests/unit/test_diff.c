@@ -120,11 +120,11 @@ diff_test_case(const struct diff_case *c, const struct diff_rules *base,
 	char			*cause = NULL;
 	size_t			 i, n;
 
-	diff_rules_init(&rules);
+	rules_init(&rules);
 	if (base != NULL)
 		rules.no_defaults = base->no_defaults;
 	for (i = 0; i < DIFF_TEST_IGNORE && c->ignore[i] != NULL; i++) {
-		cr_assert_eq(diff_rules_add_ignore(&rules, c->ignore[i],
+		cr_assert_eq(rules_add_ignore(&rules, c->ignore[i],
 		    &cause), 0, "%s: %s", ctx, cause);
 	}
 	a = diff_test_json(c->recorded);
@@ -148,7 +148,7 @@ diff_test_case(const struct diff_case *c, const struct diff_rules *base,
 	diff_clear(&d);
 	cr_expect_eq(d.n, 0);
 	cr_expect_null(d.v);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }
 
 /* Run a table of cases, each named by its index in the table. */
@@ -443,13 +443,13 @@ Test(diff, defaults, .timeout = UNIT_TIMEOUT)
 {
 	struct diff_rules	rules;
 
-	diff_rules_init(&rules);
+	rules_init(&rules);
 	diff_test_table("defaults", diff_default_cases,
 	    nitems(diff_default_cases), &rules);
 	rules.no_defaults = 1;
 	diff_test_table("no_defaults", diff_no_default_cases,
 	    nitems(diff_no_default_cases), &rules);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }
 
 /* No rules at all means the defaults. */
@@ -551,10 +551,10 @@ Test(diff, subst, .timeout = UNIT_TIMEOUT)
 
 	for (i = 0; i < nitems(diff_subst_cases); i++) {
 		c = &diff_subst_cases[i];
-		diff_rules_init(&rules);
+		rules_init(&rules);
 		for (j = 0; j < nitems(c->rule) && c->rule[j].regex != NULL;
 		    j++) {
-			cr_assert_eq(diff_rules_add_subst(&rules,
+			cr_assert_eq(rules_add_subst(&rules,
 			    c->rule[j].regex, c->rule[j].with, &cause), 0,
 			    "case %zu: %s", i, cause);
 		}
@@ -566,7 +566,7 @@ Test(diff, subst, .timeout = UNIT_TIMEOUT)
 		diff_clear(&d);
 		json_decref(a);
 		json_decref(b);
-		diff_rules_clear(&rules);
+		rules_clear(&rules);
 	}
 }
 
@@ -578,8 +578,8 @@ Test(diff, subst_keeps_originals, .timeout = UNIT_TIMEOUT)
 	json_t			*a, *b;
 	char			*cause = NULL;
 
-	diff_rules_init(&rules);
-	cr_assert_eq(diff_rules_add_subst(&rules, DIFF_TIME_RE, "<time>",
+	rules_init(&rules);
+	cr_assert_eq(rules_add_subst(&rules, DIFF_TIME_RE, "<time>",
 	    &cause), 0, "%s", cause);
 	a = diff_test_json("{\"t\":\"at 4:19:05 PM: ok\"}");
 	b = diff_test_json("{\"t\":\"at 5:00:00 PM: fail\"}");
@@ -591,7 +591,7 @@ Test(diff, subst_keeps_originals, .timeout = UNIT_TIMEOUT)
 	diff_clear(&d);
 	json_decref(a);
 	json_decref(b);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }
 
 struct diff_bad_subst {
@@ -620,11 +620,11 @@ Test(diff, subst_errors, .timeout = UNIT_TIMEOUT)
 	char				*cause;
 	size_t				 i;
 
-	diff_rules_init(&rules);
+	rules_init(&rules);
 	for (i = 0; i < nitems(diff_bad_substs); i++) {
 		c = &diff_bad_substs[i];
 		cause = NULL;
-		cr_assert_eq(diff_rules_add_subst(&rules, c->regex, c->with,
+		cr_assert_eq(rules_add_subst(&rules, c->regex, c->with,
 		    &cause), -1, "'%s' -> '%s' accepted", c->regex, c->with);
 		cr_assert_not_null(cause);
 		cr_expect(strstr(cause, c->want) != NULL,
@@ -636,7 +636,7 @@ Test(diff, subst_errors, .timeout = UNIT_TIMEOUT)
 		free(cause);
 	}
 	cr_expect_eq(rules.nsubst, 0);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }
 
 /* A bad ignore pattern is refused and leaves the rules as they were. */
@@ -645,15 +645,15 @@ Test(diff, ignore_errors, .timeout = UNIT_TIMEOUT)
 	struct diff_rules	 rules;
 	char			*cause = NULL;
 
-	diff_rules_init(&rules);
-	cr_assert_eq(diff_rules_add_ignore(&rules, "$.a", &cause), 0);
-	cr_assert_eq(diff_rules_add_ignore(&rules, "$.a[", &cause), -1);
+	rules_init(&rules);
+	cr_assert_eq(rules_add_ignore(&rules, "$.a", &cause), 0);
+	cr_assert_eq(rules_add_ignore(&rules, "$.a[", &cause), -1);
 	cr_assert_not_null(cause);
 	cr_expect(strstr(cause, "bad JSONPath '$.a[': unclosed [ at 3") !=
 	    NULL, "%s", cause);
 	free(cause);
 	cr_expect_eq(rules.nignore, 1);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 	cr_expect_eq(rules.nignore, 0);
 	cr_expect_null(rules.ignore);
 }
@@ -664,29 +664,29 @@ Test(diff, methods, .timeout = UNIT_TIMEOUT)
 	struct diff_rules	rules;
 	char			*cause = NULL;
 
-	diff_rules_init(&rules);
-	cr_expect(!diff_rules_skips(&rules, diff_test_req("ping", NULL)));
-	cr_assert_eq(diff_rules_add_skip(&rules, "method", "ping",
+	rules_init(&rules);
+	cr_expect(!rules_skips(&rules, diff_test_req("ping", NULL)));
+	cr_assert_eq(rules_add_skip(&rules, "method", "ping",
 	    "--ignore-method", &cause), 0);
-	cr_assert_eq(diff_rules_add_skip(&rules, "method", "tools/list",
+	cr_assert_eq(rules_add_skip(&rules, "method", "tools/list",
 	    "--ignore-method", &cause), 0);
-	cr_assert_eq(diff_rules_add_skip(&rules, "method",
+	cr_assert_eq(rules_add_skip(&rules, "method",
 	    "resources/templates/*", "--ignore-method", &cause), 0);
-	cr_expect(diff_rules_skips(&rules, diff_test_req("ping", NULL)));
-	cr_expect(diff_rules_skips(&rules, diff_test_req("tools/list",
+	cr_expect(rules_skips(&rules, diff_test_req("ping", NULL)));
+	cr_expect(rules_skips(&rules, diff_test_req("tools/list",
 	    NULL)));
-	cr_expect(diff_rules_skips(&rules, diff_test_req(
+	cr_expect(rules_skips(&rules, diff_test_req(
 	    "resources/templates/list", NULL)));
-	cr_expect(!diff_rules_skips(&rules, diff_test_req("tools/call",
+	cr_expect(!rules_skips(&rules, diff_test_req("tools/call",
 	    "{\"name\":\"ping\"}")));
-	cr_expect(!diff_rules_skips(&rules, diff_test_req("pin", NULL)));
-	cr_expect(!diff_rules_skips(&rules, NULL));
-	cr_expect(!diff_rules_skips(NULL, diff_test_req("ping", NULL)));
+	cr_expect(!rules_skips(&rules, diff_test_req("pin", NULL)));
+	cr_expect(!rules_skips(&rules, NULL));
+	cr_expect(!rules_skips(NULL, diff_test_req("ping", NULL)));
 	cr_expect_eq(rules.skip[0].r.used, 1, "a skipped answer is a use");
 	cr_expect_eq(rules.skip[1].r.used, 1);
 	cr_expect_eq(rules.skip[2].r.used, 1);
-	diff_rules_clear(&rules);
-	cr_expect(!diff_rules_skips(&rules, diff_test_req("ping", NULL)));
+	rules_clear(&rules);
+	cr_expect(!rules_skips(&rules, diff_test_req("ping", NULL)));
 	diff_test_reqs_free();
 }
 
@@ -747,12 +747,12 @@ Test(diff, load_good, .init = diff_dir_setup, .fini = diff_dir_teardown,
 	    "                {\"regex\": \"-+\"}],\n"
 	    "  \"defaults\": false\n"
 	    "}\n");
-	diff_rules_init(&rules);
-	cr_assert_eq(diff_rules_load(&rules, path, &cause), 0, "%s", cause);
+	rules_init(&rules);
+	cr_assert_eq(rules_load(&rules, path, &cause), 0, "%s", cause);
 	cr_expect_eq(rules.nignore, 2);
 	cr_expect_str_eq(jpath_text(rules.ignore[1].path), "$..nonce");
 	cr_expect_eq(rules.nskip, 1);
-	cr_expect(diff_rules_skips(&rules, diff_test_req("ping", NULL)));
+	cr_expect(rules_skips(&rules, diff_test_req("ping", NULL)));
 	cr_assert_eq(rules.nsubst, 2);
 	cr_expect_str_eq(rules.subst[0].regex, "[0-9]+");
 	cr_expect_str_eq(rules.subst[0].with, "N");
@@ -774,7 +774,7 @@ Test(diff, load_good, .init = diff_dir_setup, .fini = diff_dir_teardown,
 	/* A second file adds to the first, and can turn defaults back on. */
 	path2 = diff_test_file(1,
 	    "{\"ignore\": [\"$.x\"], \"defaults\": true}");
-	cr_assert_eq(diff_rules_load(&rules, path2, &cause), 0, "%s", cause);
+	cr_assert_eq(rules_load(&rules, path2, &cause), 0, "%s", cause);
 	cr_expect_eq(rules.nignore, 3);
 	cr_expect_eq(rules.nsubst, 2);
 	cr_expect_eq(rules.no_defaults, 0);
@@ -782,11 +782,11 @@ Test(diff, load_good, .init = diff_dir_setup, .fini = diff_dir_teardown,
 	/* An empty object changes nothing. */
 	free(path2);
 	path2 = diff_test_file(2, "{}");
-	cr_assert_eq(diff_rules_load(&rules, path2, &cause), 0, "%s", cause);
+	cr_assert_eq(rules_load(&rules, path2, &cause), 0, "%s", cause);
 	cr_expect_eq(rules.nignore, 3);
 	cr_expect_eq(rules.no_defaults, 0);
 
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 	diff_test_reqs_free();
 	free(path);
 	free(path2);
@@ -868,12 +868,12 @@ Test(diff, load_errors, .init = diff_dir_setup, .fini = diff_dir_teardown,
 	char				*path, *cause;
 	size_t				 i;
 
-	diff_rules_init(&rules);
+	rules_init(&rules);
 	for (i = 0; i < nitems(diff_bad_files); i++) {
 		c = &diff_bad_files[i];
 		path = diff_test_file((int)i, c->text);
 		cause = NULL;
-		cr_assert_eq(diff_rules_load(&rules, path, &cause), -1,
+		cr_assert_eq(rules_load(&rules, path, &cause), -1,
 		    "case %zu accepted", i);
 		cr_assert_not_null(cause);
 		cr_expect(strstr(cause, c->want) != NULL,
@@ -887,7 +887,7 @@ Test(diff, load_errors, .init = diff_dir_setup, .fini = diff_dir_teardown,
 		cr_expect_eq(rules.nsubst, 0, "case %zu", i);
 		cr_expect_eq(rules.no_defaults, 0, "case %zu", i);
 	}
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }
 
 /* A rules file that is not there is named with the system's reason. */
@@ -898,13 +898,13 @@ Test(diff, load_missing, .init = diff_dir_setup, .fini = diff_dir_teardown,
 	char			*path, *cause = NULL;
 
 	xasprintf(&path, "%s/no-such-rules.json", diff_dir);
-	diff_rules_init(&rules);
-	cr_assert_eq(diff_rules_load(&rules, path, &cause), -1);
+	rules_init(&rules);
+	cr_assert_eq(rules_load(&rules, path, &cause), -1);
 	cr_assert_not_null(cause);
 	cr_expect(strstr(cause, path) != NULL, "%s", cause);
 	cr_expect(strstr(cause, "No such file or directory") != NULL, "%s",
 	    cause);
 	free(cause);
 	free(path);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }

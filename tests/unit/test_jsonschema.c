@@ -6,6 +6,7 @@
  * with a note, $ref cycles, and the bounds on hostile schemas and values.
  */
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ struct js_case {
 #define D7	JSCHEMA_DRAFT07
 #define FMT	JSCHEMA_FORMAT_ASSERT
 #define S7	"\"$schema\":\"http://json-schema.org/draft-07/schema#\","
+#define LONG60	"012345678901234567890123456789012345678901234567890123456789"
 #define S20	"\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
 
 static const struct js_case cases[] = {
@@ -139,6 +141,11 @@ static const struct js_case cases[] = {
 	{ "{\"uniqueItems\":true}", "[{\"a\":1,\"b\":2},3,{\"b\":2,\"a\":1.0}]",
 	    0, 0, "$", "#/uniqueItems", "items 0 and 2 are equal" },
 	{ "{\"uniqueItems\":false}", "[1,1]", 0, 1, NULL, NULL, NULL },
+	/* a whole real near the int64 limit equals the integer */
+	{ "{\"uniqueItems\":true}", "[9220000000000000000,9.22e18]", 0, 0,
+	    "$", "#/uniqueItems", "items 0 and 1 are equal" },
+	{ "{\"uniqueItems\":true}", "[-9223372036854775808,-9.223372036854775808e18]",
+	    0, 0, "$", "#/uniqueItems", "items 0 and 1 are equal" },
 	/* contains, and 2020-12's minContains and maxContains */
 	{ "{\"contains\":{\"const\":2}}", "[1,2]", 0, 1, NULL, NULL, NULL },
 	{ "{\"contains\":{\"const\":2}}", "[1,3]", 0, 0, "$", "#/contains",
@@ -168,6 +175,12 @@ static const struct js_case cases[] = {
 	{ "{\"pattern\":\"^[a-z]+$\"}", "\"abc\"", 0, 1, NULL, NULL, NULL },
 	{ "{\"pattern\":\"^[a-z]+$\"}", "\"abC\"", 0, 0, "$", "#/pattern",
 	    "does not match the pattern \"^[a-z]+$\"" },
+	/* patterns quoted as written, long names and patterns cut */
+	{ "{\"pattern\":\"^\\\\d+$\"}", "\"x\"", 0, 0, "$", "#/pattern",
+	    "does not match the pattern \"^\\d+$\"" },
+	{ "{\"additionalProperties\":false}", "{\"" LONG60 "\":1}", 0, 0, "$",
+	    "#/additionalProperties", "unexpected property \"0123456789012345"
+	    "678901234567890123456789\"... (the schema" },
 	{ "{\"pattern\":\"b\"}", "\"abc\"", 0, 1, NULL, NULL, NULL },
 	{ "{\"format\":\"email\"}", "\"nope\"", 0, 1, NULL, NULL, NULL },
 	{ "{\"format\":\"email\"}", "\"nope\"", FMT, 0, "$", "#/format",
@@ -235,6 +248,13 @@ static const struct js_case cases[] = {
 	{ "{\"multipleOf\":3}", "10", 0, 0, "$", "#/multipleOf",
 	    "expected a multiple of 3, got the integer 10" },
 	{ "{\"multipleOf\":0.1}", "0.3", 0, 1, NULL, NULL, NULL },
+	/* a quotient's error grows with it: ordinary prices are multiples */
+	{ "{\"multipleOf\":0.01}", "999999.99", 0, 1, NULL, NULL, NULL },
+	{ "{\"multipleOf\":0.01}", "45035996.27", 0, 1, NULL, NULL, NULL },
+	{ "{\"multipleOf\":0.1}", "12345678.9", 0, 1, NULL, NULL, NULL },
+	{ "{\"multipleOf\":0.05}", "4999999.95", 0, 1, NULL, NULL, NULL },
+	{ "{\"multipleOf\":0.01}", "999999.995", 0, 0, "$", "#/multipleOf",
+	    NULL },
 	{ "{\"multipleOf\":0.01}", "0.015", 0, 0, NULL, NULL, NULL },
 	{ "{\"multipleOf\":2}", "-9223372036854775808", 0, 1, NULL, NULL,
 	    NULL },
@@ -445,6 +465,23 @@ static const struct {
 	{ "^[a-z]", "", 0 },
 	{ "(a*)*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaac", 0 },
 	{ "x*", "", 1 },
+	/* classes sorted and merged for the binary search */
+	{ "^[x-zc-ea-bd-f]+$", "abcdefxyz", 1 },
+	{ "^[x-zc-ea-bd-f]+$", "abcdefgxyz", 0 },
+	{ "^[^x-zc-ea-bd-f]$", "g", 1 },
+	{ "^[^x-zc-ea-bd-f]$", "e", 0 },
+	{ "^[\\Wa]+$", "a-!", 1 },
+	{ "^[\\Wa]+$", "ab", 0 },
+	{ "[]", "a", 0 },
+	{ "^[^]$", "a", 1 },
+	/* empty groups, repeated or not, are nothing */
+	{ "^a(?:)b(?:){1000}c$", "abc", 1 },
+	{ "^(?:(?:(?:(?:){1000}){1000}){1000}){1000}$", "", 1 },
+	{ "^(?:a{0}){1000}b$", "b", 1 },
+	{ "^(?:a|b|(?:c|d)|e)+$", "abcde", 1 },
+	{ "^(?:a|b|(?:c|d)|e)+$", "abcdef", 0 },
+	{ "^(?:ab|)c$", "c", 1 },
+	{ "^(?:|ab)c$", "abc", 1 },
 	/* refused: what the matcher does not do, or what ECMA-262 refuses */
 	{ "(?=a)", "a", -1 },
 	{ "(?<!a)b", "b", -1 },
@@ -460,6 +497,7 @@ static const struct {
 	{ "[z-a]", "a", -1 },
 	{ "\\q", "q", -1 },
 	{ "((a{30}){30}){30}", "a", -1 },	/* too large expanded */
+	{ "(?:(?:(?:(?:a){1000}){1000}){1000}){1000}", "a", -1 },
 	{ "^*", "a", -1 },
 	{ "(?i)a", "A", -1 },
 };
@@ -687,6 +725,77 @@ js_nested_any(int depth)
 	return s;
 }
 
+/* Every error counted, the last one kept, for the bound on errors. */
+struct js_all {
+	int	 n;
+	char	*last;
+};
+
+static void
+js_all_cb(void *arg, const char *ipath, const char *spath, const char *text)
+{
+	struct js_all	*a = arg;
+
+	(void)ipath;
+	(void)spath;
+	a->n++;
+	free(a->last);
+	a->last = strdup(text);
+}
+
+/* Whether one of the schema's notes holds needle. */
+static int
+js_noted(const struct jschema *s, const char *needle)
+{
+	size_t	i;
+
+	for (i = 0; i < jschema_nnotes(s); i++) {
+		if (strstr(jschema_note(s, i), needle) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
+/* Compile schema text built by the caller (freed here). */
+static struct jschema *
+js_compile_text(char *text, json_t **sj)
+{
+	struct jschema	*s;
+	char		*cause = NULL;
+
+	*sj = js_load(text);
+	free(text);
+	s = jschema_compile(*sj, 0, &cause);
+	cr_assert_not_null(s, "refused: %s", cause);
+	return s;
+}
+
+/* A string builder for the big schemas below. */
+struct js_buf {
+	char	*s;
+	size_t	 n, cap;
+};
+
+static void PRINTFLIKE(2, 3)
+js_buf_add(struct js_buf *b, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	while (b->n + (size_t)n + 1 > b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 4096;
+		b->s = realloc(b->s, b->cap);
+		cr_assert_not_null(b->s);
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)n;
+}
+
 /*
  * Hostile schemas and values stop at the bounds with one error saying so,
  * in bounded time: anyOf nested to make 2^40 paths, a $ref loop that never
@@ -783,6 +892,188 @@ Test(jsonschema, hostile, .timeout = UNIT_TIMEOUT)
 	jschema_free(s);
 	json_decref(sj);
 	json_decref(vj);
+
+	/* A long pattern (a sequence, alternatives): noted, no deep stack. */
+	for (i = 0; i < 2; i++) {
+		struct js_buf	b = { 0 };
+		size_t		k;
+
+		js_buf_add(&b, "{\"pattern\":\"");
+		for (k = 0; k < 200000; k++)
+			js_buf_add(&b, i == 0 ? "a" : "a|");
+		js_buf_add(&b, "b\"}");
+		s = js_compile_text(b.s, &sj);
+		cr_expect(js_noted(s, "too large"), "a long pattern: no note");
+		jschema_free(s);
+		json_decref(sj);
+	}
+	printf("jsonschema hostile: long patterns at %.2f s\n", js_now() - t0);
+
+	/* Counted repeats of nothing, nested: nothing, at once. */
+	n = js_run("{\"pattern\":\"^(?:(?:(?:(?:){1000}){1000}){1000}){1000}"
+	    "x$\"}", "\"x\"", 0, &e);
+	cr_expect_eq(n, 0);
+	js_errs_free(&e);
+	n = js_run("{\"pattern\":\"^(?:(?:(?:(?:a{0}){1000}){1000}){1000})"
+	    "{1000}x$\"}", "\"y\"", 0, &e);
+	cr_expect_eq(n, 1);
+	js_errs_free(&e);
+	printf("jsonschema hostile: empty repeats at %.2f s\n", js_now() - t0);
+
+	/* Many patterns, each within its bound: past the schema's, noted. */
+	{
+		struct js_buf	b = { 0 };
+		size_t		k;
+
+		js_buf_add(&b, "{\"properties\":{");
+		for (k = 0; k < 400; k++)
+			js_buf_add(&b, "%s\"p%zu\":{\"pattern\":"
+			    "\"(?:a{1000}){4}\"}", k ? "," : "", k);
+		js_buf_add(&b, "}}");
+		s = js_compile_text(b.s, &sj);
+		cr_expect(js_noted(s, "matcher space"), "no note on the "
+		    "patterns past the schema's budget");
+		jschema_free(s);
+		json_decref(sj);
+	}
+	printf("jsonschema hostile: many patterns at %.2f s\n", js_now() - t0);
+
+	/* Patterns over short names, many times: each call is a step. */
+	{
+		struct js_buf	b = { 0 };
+		size_t		k;
+
+		js_buf_add(&b, "{\"patternProperties\":{");
+		for (k = 0; k < 1500; k++)
+			js_buf_add(&b, "%s\"^q%zu$\":true", k ? "," : "", k);
+		js_buf_add(&b, "}}");
+		s = js_compile_text(b.s, &sj);
+		vj = json_object();
+		for (k = 0; k < 1500; k++) {
+			char	key[32];
+
+			snprintf(key, sizeof key, "k%zu", k);
+			json_object_set_new(vj, key, json_integer(0));
+		}
+		memset(&e, 0, sizeof e);
+		n = jschema_validate(s, vj, js_err_cb, &e);
+		cr_expect_eq(n, 1);
+		cr_expect(e.text != NULL && strstr(e.text, "too costly") !=
+		    NULL, "1500 x 1500 pattern matches: %s", e.text);
+		js_errs_free(&e);
+		jschema_free(s);
+		json_decref(sj);
+		json_decref(vj);
+	}
+	printf("jsonschema hostile: pattern calls at %.2f s\n", js_now() - t0);
+
+	/* A class of 1001 ranges is billed by the ranges it looks at. */
+	{
+		struct js_buf	 b = { 0 };
+		struct jsre	*re;
+		uint64_t	 steps = 0;
+		size_t		 k;
+
+		js_buf_add(&b, "^[");
+		for (k = 0; k < 1001; k++)
+			js_buf_add(&b, "\\u%04zx", 0x1000 + 2 * (1000 - k));
+		js_buf_add(&b, "]*$");
+		re = jsre_compile(b.s, b.n, NULL);
+		cr_assert_not_null(re);
+		big = malloc(3 * 10000 + 1);
+		for (k = 0; k < 10000; k++)
+			memcpy(big + 3 * k, "\xe1\x80\x80", 3);	/* U+1000 */
+		cr_expect_eq(jsre_match(re, big, 3 * 10000, &steps,
+		    JSCHEMA_MAX_STEPS), 1);
+		/* A linear scan would be 1001 looks, a binary search ~10. */
+		cr_expect_geq(steps, 10000 * 8 / JSRE_STEPS_PER_UNIT,
+		    "%llu steps", (unsigned long long)steps);
+		jsre_free(re);
+		free(big);
+		free(b.s);
+	}
+
+	/* Keyword lists cost steps on each visit; errors are capped. */
+	{
+		struct js_buf	 b = { 0 };
+		struct js_all	 all = { 0 };
+		size_t		 k;
+
+		js_buf_add(&b, "{\"$defs\":{\"p\":{\"properties\":{");
+		for (k = 0; k < 1500; k++)
+			js_buf_add(&b, "%s\"p%zu\":true", k ? "," : "", k);
+		js_buf_add(&b, "}}},\"allOf\":[");
+		for (k = 0; k < 1500; k++)
+			js_buf_add(&b, "%s{\"$ref\":\"#/$defs/p\"}",
+			    k ? "," : "");
+		js_buf_add(&b, "]}");
+		s = js_compile_text(b.s, &sj);
+		vj = json_object();
+		memset(&e, 0, sizeof e);
+		n = jschema_validate(s, vj, js_err_cb, &e);
+		cr_expect_eq(n, 1);
+		cr_expect(e.text != NULL && strstr(e.text, "too costly") !=
+		    NULL, "1500 x 1500 properties looked up: %s", e.text);
+		js_errs_free(&e);
+		jschema_free(s);
+		json_decref(sj);
+		json_decref(vj);
+
+		memset(&b, 0, sizeof b);
+		js_buf_add(&b, "{\"items\":{\"required\":[");
+		for (k = 0; k < 300; k++)
+			js_buf_add(&b, "%s\"r%zu\"", k ? "," : "", k);
+		js_buf_add(&b, "]}}");
+		s = js_compile_text(b.s, &sj);
+		vj = js_load("[{},{},{},{},{},{},{},{},{},{}]");
+		n = jschema_validate(s, vj, js_all_cb, &all);
+		cr_expect_eq(n, 3000, "%d errors counted", n);
+		cr_expect_eq(all.n, JSCHEMA_MAX_ERRORS + 1, "%d errors said",
+		    all.n);
+		cr_expect(all.last != NULL && strstr(all.last, "and 2900 more "
+		    "errors") != NULL, "%s", all.last);
+		free(all.last);
+		jschema_free(s);
+		json_decref(sj);
+		json_decref(vj);
+	}
+	printf("jsonschema hostile: keyword lists at %.2f s\n", js_now() - t0);
+
+	/* Deep schemas with long keys: each node's path is bounded. */
+	{
+		struct js_buf	 b = { 0 };
+		char		*key = malloc(4001);
+		size_t		 k;
+
+		memset(key, '~', 4000);
+		key[4000] = '\0';
+		for (k = 0; k < 100; k++)
+			js_buf_add(&b, "{\"properties\":{\"%s\":", key);
+		js_buf_add(&b, "{\"type\":\"string\"}");
+		for (k = 0; k < 100; k++)
+			js_buf_add(&b, "}}");
+		s = js_compile_text(b.s, &sj);
+		vj = json_object();
+		for (k = 0; k < 100; k++) {
+			json_t	*o = json_object();
+
+			json_object_set_new(o, key, vj);
+			vj = o;
+		}
+		/* The innermost {} is no string: one error, its paths short. */
+		memset(&e, 0, sizeof e);
+		n = jschema_validate(s, vj, js_err_cb, &e);
+		cr_expect_eq(n, 1);
+		cr_expect(e.spath != NULL && strlen(e.spath) <= 600 &&
+		    strstr(e.spath, "/...") != NULL, "%zu bytes: %.80s",
+		    e.spath ? strlen(e.spath) : 0, e.spath);
+		js_errs_free(&e);
+		jschema_free(s);
+		json_decref(sj);
+		json_decref(vj);
+		free(key);
+	}
+	printf("jsonschema hostile: long keys at %.2f s\n", js_now() - t0);
 
 	/* Printed, not asserted: the step budget is what bounds it. */
 	t = js_now() - t0;

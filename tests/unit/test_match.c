@@ -78,9 +78,9 @@ match_test_build(struct matcher *m, const struct plan *p, int strict,
 	char			*cause = NULL;
 	size_t			 i;
 
-	diff_rules_init(&rules);
+	rules_init(&rules);
 	for (i = 0; i < nignore; i++)
-		cr_assert_eq(diff_rules_add_ignore(&rules, ignore[i], &cause),
+		cr_assert_eq(rules_add_ignore(&rules, ignore[i], &cause),
 		    0, "ignore %s: %s", ignore[i], cause);
 	matcher_build(m, p, strict, &rules);
 	cr_assert_eq(rules.nignore, 0, "the matcher took the rules over");
@@ -482,17 +482,17 @@ Test(match, bad_ignore_path, .timeout = UNIT_TIMEOUT)
 	char		*cause;
 	size_t		 i;
 
-	diff_rules_init(&rules);
-	cr_assert_eq(diff_rules_add_ignore(&rules, "$.params.ok", &cause), 0);
+	rules_init(&rules);
+	cr_assert_eq(rules_add_ignore(&rules, "$.params.ok", &cause), 0);
 	for (i = 0; i < nitems(bad); i++) {
 		cause = NULL;
-		cr_assert_eq(diff_rules_add_ignore(&rules, bad[i], &cause), -1,
+		cr_assert_eq(rules_add_ignore(&rules, bad[i], &cause), -1,
 		    "'%s' is refused", bad[i]);
 		cr_assert_not_null(cause);
 		cr_assert_eq(rules.nignore, 1, "the rules are unchanged");
 		free(cause);
 	}
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }
 
 /* Where an item is expected: the prelude, or an entry's before or after. */

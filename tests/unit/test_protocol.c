@@ -3,13 +3,17 @@
  * and findings.  Cases are data.
  */
 
+#include <sys/wait.h>
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "core.h"
 #include "protocol.h"
 #include "shape_int.h"
 #include "unit.h"
@@ -672,42 +676,133 @@ static const struct {
 	  NULL, NULL },
 };
 
-/* Collect findings. */
-Test(protocol, messages, .timeout = UNIT_TIMEOUT)
+/* Like message_cases, and the finding's text says this. */
+static const struct {
+	enum proto_version	 v;
+	const char		*msg;
+	const char		*request;	/* for a response */
+	const char		*rule;		/* NULL: clean */
+	const char		*path;
+	const char		*text;		/* in the text, or NULL */
+} text_cases[] = {
+	/* a member inherited through two bases is checked once:
+	   ListToolsResult gets resultType from PaginatedResult and
+	   CacheableResult, both from Result */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[],"
+	  "\"ttlMs\":1,\"cacheScope\":\"public\"}}", "tools/list",
+	  "shape.required", "$.result", "\"resultType\" is required" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\","
+	  "\"params\":{\"uri\":\"file:///a\",\"_meta\":{"
+	  "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}",
+	  NULL, "shape.required", "$.params._meta",
+	  "io.modelcontextprotocol/clientCapabilities" },
+	/* a member taking a choice of strings is no discriminator: its
+	   wrong or missing value is its own fault */
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"contents\":[],\"ttlMs\":1}}", "resources/read",
+	  "shape.required", "$.result", "\"cacheScope\" is required" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":"
+	  "\"complete\",\"contents\":[],\"ttlMs\":1,\"cacheScope\":"
+	  "\"shared\"}}", "resources/read", "shape.enum",
+	  "$.result.cacheScope", "\"shared\" is not one of" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	  "\"params\":{" META5 ",\"name\":\"c\",\"inputResponses\":{\"a\":"
+	  "{\"action\":\"accepted\"}}}}", NULL, "shape.enum",
+	  "$.params.inputResponses.a.action", "\"accepted\" is not one of" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":"
+	  "\"object\",\"properties\":{\"h\":{\"type\":\"string\","
+	  "\"format\":\"hostname\"}}}}}", NULL, "shape.enum",
+	  "$.params.requestedSchema.properties.h.format",
+	  "\"hostname\" is not one of" },
+	{ V4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":"
+	  "\"object\",\"properties\":{\"h\":{\"type\":\"string\","
+	  "\"format\":\"hostname\"}}}}}", NULL, "shape.enum",
+	  "$.params.requestedSchema.properties.h.format",
+	  "\"hostname\" is not one of" },
+	/* the discriminator names one alternative: its faults are told */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":"
+	  "\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+	  "\"minimum\":\"0\"}}}}}", NULL, "shape.type",
+	  "$.params.requestedSchema.properties.n.minimum", NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
+	  "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":"
+	  "\"object\",\"properties\":{\"n\":{\"type\":\"date\"}}}}}",
+	  NULL, "shape.enum", "$.params.requestedSchema.properties.n.type",
+	  "\"date\" is not a type" },
+	/* an error code written as a whole real is that integer */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32600.0,"
+	  "\"message\":\"bad\"}}", NULL, NULL, NULL, NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32600.5,"
+	  "\"message\":\"bad\"}}", NULL, "jsonrpc.error-code", "$.error.code",
+	  NULL },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1e300,"
+	  "\"message\":\"bad\"}}", NULL, "jsonrpc.error-code", "$.error.code",
+	  NULL },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022.0,"
+	  "\"message\":\"unsupported\"}}", "tools/call", "shape.required",
+	  "$.error", NULL },
+	/* a null id: JSON-RPC's answer to a request it could not read */
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,"
+	  "\"message\":\"parse error\"}}", NULL, "jsonrpc.null-id", "$.id",
+	  "JSON-RPC 2.0" },
+	{ V5, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+	  "\"message\":\"invalid\"}}", NULL, "jsonrpc.null-id", "$.id",
+	  "RequestId" },
+	{ V3, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32601,"
+	  "\"message\":\"no\"}}", NULL, "jsonrpc.id", "$.id", NULL },
+};
+
+/* Check one message: clean (rule NULL), or one finding as said. */
+static void
+check_case(const char *table, size_t i, enum proto_version v,
+    const char *text, const char *request, const char *rule,
+    const char *path, const char *says)
 {
 	struct proto_findings	 l;
 	json_error_t		 err;
 	json_t			*msg;
-	size_t			 i, j, n;
+	size_t			 j, n;
 
-	for (i = 0; i < sizeof message_cases / sizeof message_cases[0]; i++) {
-		msg = json_loads(message_cases[i].msg, JSON_DECODE_ANY |
-		    JSON_ALLOW_NUL, &err);
-		cr_assert_not_null(msg, "case %zu: %s", i, err.text);
-		proto_findings_init(&l);
-		n = proto_check_message(message_cases[i].v, msg,
-		    message_cases[i].request, proto_findings_add_cb, &l);
-		cr_expect_eq(n, l.n);
-		if (message_cases[i].rule == NULL) {
-			for (j = 0; j < l.n; j++)
-				cr_expect_fail("case %zu (%s): unexpected %s at "
-				    "%s: %s", i, proto_version_name(
-				    message_cases[i].v), l.v[j].rule,
-				    l.v[j].path, l.v[j].text);
-		} else if (l.n != 1 || strcmp(l.v[0].rule,
-		    message_cases[i].rule) != 0 || strcmp(l.v[0].path,
-		    message_cases[i].path) != 0) {
-			cr_expect_fail("case %zu (%s): expected one %s at %s, "
-			    "got %zu", i, proto_version_name(
-			    message_cases[i].v), message_cases[i].rule,
-			    message_cases[i].path, l.n);
-			for (j = 0; j < l.n; j++)
-				cr_log_info("  %s at %s: %s (%s)", l.v[j].rule,
-				    l.v[j].path, l.v[j].text, l.v[j].spec);
-		}
-		proto_findings_clear(&l);
-		json_decref(msg);
+	msg = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+	cr_assert_not_null(msg, "%s %zu: %s", table, i, err.text);
+	proto_findings_init(&l);
+	n = proto_check_message(v, msg, request, proto_findings_add_cb, &l);
+	cr_expect_eq(n, l.n);
+	if (rule == NULL) {
+		for (j = 0; j < l.n; j++)
+			cr_expect_fail("%s %zu (%s): unexpected %s at %s: %s",
+			    table, i, proto_version_name(v), l.v[j].rule,
+			    l.v[j].path, l.v[j].text);
+	} else if (l.n != 1 || strcmp(l.v[0].rule, rule) != 0 ||
+	    strcmp(l.v[0].path, path) != 0 || (says != NULL &&
+	    strstr(l.v[0].text, says) == NULL)) {
+		cr_expect_fail("%s %zu (%s): expected one %s at %s (saying "
+		    "%s), got %zu", table, i, proto_version_name(v), rule,
+		    path, says != NULL ? says : "anything", l.n);
+		for (j = 0; j < l.n; j++)
+			cr_log_info("  %s at %s: %s (%s)", l.v[j].rule,
+			    l.v[j].path, l.v[j].text, l.v[j].spec);
 	}
+	proto_findings_clear(&l);
+	json_decref(msg);
+}
+
+/* Collect findings. */
+Test(protocol, messages, .timeout = UNIT_TIMEOUT)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof message_cases / sizeof message_cases[0]; i++)
+		check_case("case", i, message_cases[i].v, message_cases[i].msg,
+		    message_cases[i].request, message_cases[i].rule,
+		    message_cases[i].path, NULL);
+	for (i = 0; i < sizeof text_cases / sizeof text_cases[0]; i++)
+		check_case("text case", i, text_cases[i].v, text_cases[i].msg,
+		    text_cases[i].request, text_cases[i].rule,
+		    text_cases[i].path, text_cases[i].text);
 }
 
 /*
@@ -827,4 +922,147 @@ Test(protocol, hostile_bounds, .timeout = UNIT_TIMEOUT)
 	proto_findings_clear(&l);
 	json_decref(msg);
 	free(key);
+}
+
+/* Whether a string is well-formed UTF-8 all through. */
+static int
+valid_utf8(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	const unsigned char	*end = p + strlen(s);
+	size_t			 n;
+
+	while (p < end) {
+		if ((n = scan_utf8_len(p, end)) == 0)
+			return (0);
+		p += n;
+	}
+	return (1);
+}
+
+/*
+ * Text cut to a bound is cut between characters: a quoted value (60
+ * bytes) and a path (512) of two-byte characters stay valid UTF-8.
+ */
+Test(protocol, utf8_cuts, .timeout = UNIT_TIMEOUT)
+{
+	struct proto_findings	 l;
+	json_t			*msg, *args;
+	char			 uri[82], *key;
+	size_t			 i, n;
+
+	/* 'a' then 40 times U+00E9: byte 60 is inside a character. */
+	uri[0] = 'a';
+	for (i = 0; i < 40; i++)
+		memcpy(uri + 1 + 2 * i, "\xc3\xa9", 2);
+	uri[81] = '\0';
+	msg = json_pack("{s:s, s:i, s:s, s:{s:s}}", "jsonrpc", "2.0", "id", 1,
+	    "method", "resources/read", "params", "uri", uri);
+	cr_assert_not_null(msg);
+	proto_findings_init(&l);
+	n = proto_check_message(PROTO_V_2025_06_18, msg, NULL,
+	    proto_findings_add_cb, &l);
+	cr_assert_eq(n, 1);
+	cr_expect_str_eq(l.v[0].rule, "shape.format");
+	cr_expect(valid_utf8(l.v[0].text), "%s", l.v[0].text);
+	proto_findings_clear(&l);
+	json_decref(msg);
+
+	for (n = 0; n < 2; n++) {
+		/* a key of 1 + 2 * 600 bytes; and one byte shorter,
+		   so that either parity of cut is tried */
+		key = malloc(1202);
+		cr_assert_not_null(key);
+		key[0] = 'k';
+		for (i = 0; i < 600; i++)
+			memcpy(key + 1 + 2 * i, "\xc3\xa9", 2);
+		key[1201 - n] = '\0';
+		if (n == 1)
+			key[1199] = '\0';
+		args = json_object();
+		json_object_set_new(args, key + n, json_integer(1));
+		msg = json_pack("{s:s, s:i, s:s, s:{s:s, s:o}}", "jsonrpc",
+		    "2.0", "id", 1, "method", "prompts/get", "params", "name",
+		    "p", "arguments", args);
+		cr_assert_not_null(msg);
+		cr_assert_eq(proto_check_message(PROTO_V_2025_06_18, msg, NULL,
+		    proto_findings_add_cb, &l), 1);
+		cr_expect_lt(strlen(l.v[0].path), 512);
+		cr_expect(valid_utf8(l.v[0].path), "%s", l.v[0].path);
+		proto_findings_clear(&l);
+		json_decref(msg);
+		free(key);
+	}
+}
+
+/*
+ * Load a text in the form of mcp.def in a child (a mistake stops the
+ * program); returns what it wrote to stderr, and whether it stopped.
+ */
+static char *
+load_bad(const char *text, int *stopped)
+{
+	static char	out[1024];
+	int		fd[2], status;
+	size_t		o = 0;
+	ssize_t		r;
+	pid_t		pid;
+
+	cr_assert_eq(pipe(fd), 0);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		dup2(fd[1], 2);
+		close(fd[0]);
+		defs_load_text(text);
+		_exit(0);
+	}
+	close(fd[1]);
+	while (o < sizeof out - 1 &&
+	    (r = read(fd[0], out + o, sizeof out - 1 - o)) > 0)
+		o += (size_t)r;
+	out[o] = '\0';
+	close(fd[0]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	*stopped = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	return (out);
+}
+
+/*
+ * Mistakes in mcp.def stop the program naming the line: a cycle of named
+ * types (which would recurse forever when walked), a member after an
+ * error or type line, a reversed revision range, a name never defined.
+ * A good text loads.
+ */
+static const struct {
+	const char	*text;
+	const char	*says;		/* NULL: it loads */
+} load_cases[] = {
+	{ "def A\n  x string\nerror 5 = string\n", NULL },
+	{ "type CycA = CycB\ntype CycB = CycA\n", "line 1" },
+	{ "def A\n  x U\ntype U = CycA | string\ntype CycA = CycB\n"
+	  "type CycB = CycA\n", "cycle" },
+	{ "def A\n  x string\nerror 5 = string\n  y string\n", "line 4" },
+	{ "def A\n  x string\ntype T = string\n  y string\n", "line 4" },
+	{ "def A @2025-06-18..2024-11-05\n", "near \"2025-06-18" },
+	{ "def A\n  x string\n  y Nope\n", "line 3" },
+};
+
+Test(protocol, load_mistakes, .timeout = UNIT_TIMEOUT)
+{
+	const char	*out;
+	size_t		 i;
+	int		 stopped;
+
+	for (i = 0; i < sizeof load_cases / sizeof load_cases[0]; i++) {
+		out = load_bad(load_cases[i].text, &stopped);
+		if (load_cases[i].says == NULL) {
+			cr_expect(!stopped, "case %zu: %s", i, out);
+			continue;
+		}
+		cr_expect(stopped, "case %zu loaded", i);
+		cr_expect(strstr(out, load_cases[i].says) != NULL,
+		    "case %zu: expected \"%s\" in: %s", i,
+		    load_cases[i].says, out);
+	}
 }

@@ -141,22 +141,22 @@ Test(rules, scope_last, .timeout = UNIT_TIMEOUT)
 	struct diff_rules	 rules;
 	char			*cause = NULL, *text;
 
-	diff_rules_init(&rules);
-	cr_expect_eq(diff_rules_scope_last(&rules, "tool=a", &cause), -1);
+	rules_init(&rules);
+	cr_expect_eq(rules_scope_last(&rules, "tool=a", &cause), -1);
 	cr_assert_not_null(cause);
 	cr_expect(strstr(cause, "give --ignore PATH first") != NULL, "%s",
 	    cause);
 	free(cause);
-	cr_assert_eq(diff_rules_add_ignore(&rules, "$.a", &cause), 0);
-	cr_assert_eq(diff_rules_add_ignore(&rules, "$.b", &cause), 0);
-	cr_assert_eq(diff_rules_scope_last(&rules, "tool=x*", &cause), 0);
-	cr_assert_eq(diff_rules_scope_last(&rules, "method=tools/call",
+	cr_assert_eq(rules_add_ignore(&rules, "$.a", &cause), 0);
+	cr_assert_eq(rules_add_ignore(&rules, "$.b", &cause), 0);
+	cr_assert_eq(rules_scope_last(&rules, "tool=x*", &cause), 0);
+	cr_assert_eq(rules_scope_last(&rules, "method=tools/call",
 	    &cause), 0);
 	cr_expect(rscope_empty(&rules.ignore[0].r.scope));
 	text = rscope_text(&rules.ignore[1].r.scope);
 	cr_expect_str_eq(text, "method=tools/call tool=x*");
 	free(text);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }
 
 /*
@@ -171,11 +171,11 @@ Test(rules, scoped_diff, .timeout = UNIT_TIMEOUT)
 	json_t			*weather, *time, *a, *b;
 	char			*cause = NULL;
 
-	diff_rules_init(&rules);
-	cr_assert_eq(diff_rules_add_ignore(&rules, "$.result.t", &cause), 0);
-	cr_assert_eq(diff_rules_scope_last(&rules, "tool=get_weather",
+	rules_init(&rules);
+	cr_assert_eq(rules_add_ignore(&rules, "$.result.t", &cause), 0);
+	cr_assert_eq(rules_scope_last(&rules, "tool=get_weather",
 	    &cause), 0);
-	cr_assert_eq(diff_rules_add_subst(&rules, "[0-9]+", "N", &cause), 0);
+	cr_assert_eq(rules_add_subst(&rules, "[0-9]+", "N", &cause), 0);
 	cr_assert_eq(rscope_parse(&rules.subst[0].r.scope, "tool=get_time",
 	    &cause), 0);
 	weather = rules_test_json("{'method':'tools/call','params':"
@@ -202,7 +202,7 @@ Test(rules, scoped_diff, .timeout = UNIT_TIMEOUT)
 	json_decref(time);
 	json_decref(a);
 	json_decref(b);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }
 
 /*
@@ -217,34 +217,34 @@ Test(rules, unused, .timeout = UNIT_TIMEOUT)
 	json_t			*req, *other, *ans, *unused, *o;
 	char			*cause = NULL;
 
-	diff_rules_init(&rules);
+	rules_init(&rules);
 	/* 0: inside JSON text; 1: never there; 2: another tool's. */
-	cr_assert_eq(diff_rules_add_ignore(&rules,
+	cr_assert_eq(rules_add_ignore(&rules,
 	    "$.result.content[0].text{json}.id", &cause), 0);
-	cr_assert_eq(diff_rules_add_ignore(&rules, "$.result.nope", &cause),
+	cr_assert_eq(rules_add_ignore(&rules, "$.result.nope", &cause),
 	    0);
-	cr_assert_eq(diff_rules_add_ignore(&rules, "$.result", &cause), 0);
-	cr_assert_eq(diff_rules_scope_last(&rules, "tool=other", &cause), 0);
+	cr_assert_eq(rules_add_ignore(&rules, "$.result", &cause), 0);
+	cr_assert_eq(rules_scope_last(&rules, "tool=other", &cause), 0);
 	/* 0: a decoded value; 1: the raw JSON text, never matched. */
-	cr_assert_eq(diff_rules_add_subst(&rules, "^a[0-9]+$", "A", &cause),
+	cr_assert_eq(rules_add_subst(&rules, "^a[0-9]+$", "A", &cause),
 	    0);
-	cr_assert_eq(diff_rules_add_subst(&rules, "\"id\":\"a[0-9]+\"", "",
+	cr_assert_eq(rules_add_subst(&rules, "\"id\":\"a[0-9]+\"", "",
 	    &cause), 0);
-	cr_assert_eq(diff_rules_add_skip(&rules, "method", "ping",
+	cr_assert_eq(rules_add_skip(&rules, "method", "ping",
 	    "--ignore-method", &cause), 0);
 
 	req = rules_test_json("{'method':'tools/call','params':"
 	    "{'name':'echo'}}");
 	ans = json_pack("{s:{s:[{s:s, s:s}]}}", "result", "content", "type",
 	    "text", "text", "{\"id\":\"a17\",\"n\":1}");
-	diff_rules_note_use(&rules, req, ans, ans);
+	rules_note_use(&rules, req, ans, ans);
 	cr_expect_eq(rules.ignore[0].r.used, 1);
 	cr_expect_eq(rules.ignore[1].r.used, 0);
 	cr_expect_eq(rules.ignore[2].r.used, 0, "out of its scope");
 	cr_expect_eq(rules.subst[0].r.used, 1);
 	cr_expect_eq(rules.subst[1].r.used, 0, "never the JSON text");
 
-	unused = diff_rules_unused(&rules);
+	unused = rules_unused(&rules);
 	cr_assert_eq(json_array_size(unused), 4);
 	o = json_array_get(unused, 0);
 	cr_expect_str_eq(json_string_value(json_object_get(o, "rule")),
@@ -268,16 +268,16 @@ Test(rules, unused, .timeout = UNIT_TIMEOUT)
 	/* In its scope, the other tool's ignore is used. */
 	other = rules_test_json("{'method':'tools/call','params':"
 	    "{'name':'other'}}");
-	diff_rules_note_use(&rules, other, ans, NULL);
+	rules_note_use(&rules, other, ans, NULL);
 	cr_expect_eq(rules.ignore[2].r.used, 1);
-	unused = diff_rules_unused(&rules);
+	unused = rules_unused(&rules);
 	cr_expect_eq(json_array_size(unused), 3);
 	json_decref(unused);
 
 	json_decref(req);
 	json_decref(other);
 	json_decref(ans);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }
 
 /* Mock keys leave out a scoped ignore's place only in its scope. */
@@ -287,10 +287,10 @@ Test(rules, scoped_keys, .timeout = UNIT_TIMEOUT)
 	json_t			*a, *b;
 	char			*cause = NULL, *ka, *kb;
 
-	diff_rules_init(&rules);
-	cr_assert_eq(diff_rules_add_ignore(&rules, "$.params.arguments.when",
+	rules_init(&rules);
+	cr_assert_eq(rules_add_ignore(&rules, "$.params.arguments.when",
 	    &cause), 0);
-	cr_assert_eq(diff_rules_scope_last(&rules, "tool=clock", &cause), 0);
+	cr_assert_eq(rules_scope_last(&rules, "tool=clock", &cause), 0);
 	a = rules_test_json("{'method':'tools/call','params':{'name':'clock',"
 	    "'arguments':{'when':1}}}");
 	b = rules_test_json("{'method':'tools/call','params':{'name':'clock',"
@@ -314,7 +314,7 @@ Test(rules, scoped_keys, .timeout = UNIT_TIMEOUT)
 	free(kb);
 	json_decref(a);
 	json_decref(b);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }
 
 /* A rules file's scoped entries load with their scope and origin. */
@@ -336,8 +336,8 @@ Test(rules, load_scoped, .timeout = UNIT_TIMEOUT)
 	    " \"normalize\": [{\"regex\": \"x\", \"replace\": \"y\", "
 	    "\"prompt\": \"greet\"}]}\n", f);
 	fclose(f);
-	diff_rules_init(&rules);
-	cr_assert_eq(diff_rules_load(&rules, path, &cause), 0, "%s", cause);
+	rules_init(&rules);
+	cr_assert_eq(rules_load(&rules, path, &cause), 0, "%s", cause);
 	unlink(path);
 	cr_assert_eq(rules.nignore, 2);
 	cr_expect(rscope_empty(&rules.ignore[0].r.scope));
@@ -350,14 +350,14 @@ Test(rules, load_scoped, .timeout = UNIT_TIMEOUT)
 	cr_expect_eq(rules.skip[2].r.scope.kind, RSCOPE_RESOURCE);
 	cr_assert_eq(rules.nsubst, 1);
 	cr_expect_eq(rules.subst[0].r.scope.kind, RSCOPE_PROMPT);
-	u = diff_rules_unused(&rules);
+	u = rules_unused(&rules);
 	cr_assert_eq(json_array_size(u), 6);
 	cr_expect(strstr(json_string_value(json_object_get(json_array_get(u,
 	    1), "rule")), "\"ignore\"[1] $.b for method=tools/call "
 	    "tool=get_weather") != NULL, "%s", json_string_value(
 	    json_object_get(json_array_get(u, 1), "rule")));
 	json_decref(u);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
 }
 
 /*
@@ -379,18 +379,18 @@ Test(rules, use_nest_bound, .timeout = UNIT_TIMEOUT)
 		v = json_pack("{s:s}", "x", text);
 		free(text);
 	}
-	diff_rules_init(&rules);
+	rules_init(&rules);
 	for (i = 1; i <= DIFF_MAX_JSON_NEST + 1; i++) {
 		len = (size_t)snprintf(path, sizeof path, "$");
 		for (j = 0; j < i; j++)
 			len += (size_t)snprintf(path + len, sizeof path - len,
 			    ".x{json}");
 		snprintf(path + len, sizeof path - len, ".x");
-		cr_assert_eq(diff_rules_add_ignore(&rules, path, &cause), 0,
+		cr_assert_eq(rules_add_ignore(&rules, path, &cause), 0,
 		    "%s: %s", path, cause);
 	}
 	req = json_pack("{s:s}", "method", "tools/call");
-	diff_rules_note_use(&rules, req, v, NULL);
+	rules_note_use(&rules, req, v, NULL);
 	for (i = 0; i < DIFF_MAX_JSON_NEST; i++)
 		cr_expect_eq(rules.ignore[i].r.used, 1, "%zu {json} steps in",
 		    i + 1);
@@ -398,5 +398,60 @@ Test(rules, use_nest_bound, .timeout = UNIT_TIMEOUT)
 	    "past the bound the text is a string");
 	json_decref(req);
 	json_decref(v);
-	diff_rules_clear(&rules);
+	rules_clear(&rules);
+}
+
+/*
+ * An unused rule whose value, scope or origin is not UTF-8 is still
+ * listed, its bad bytes written \xNN (jansson refuses such a string).
+ */
+Test(rules, unused_not_utf8, .timeout = UNIT_TIMEOUT)
+{
+	struct diff_rules	 rules;
+	json_t			*u, *e;
+	char			*cause = NULL;
+
+	rules_init(&rules);
+	cr_assert_eq(rules_add_skip(&rules, "tool", "zz\xff", "--ignore-tool",
+	    &cause), 0);
+	cr_assert_eq(rules_add_ignore_from(&rules, "$.result.a",
+	    "rules file r\xc3.json \"ignore\"[0]", &cause), 0);
+	cr_assert_eq(rules_scope_last(&rules, "tool=t\xfe", &cause), 0);
+	u = rules_unused(&rules);
+	cr_assert_eq(json_array_size(u), 2, "every unused rule is listed");
+	e = json_array_get(u, 0);
+	cr_expect_str_eq(json_string_value(json_object_get(e, "rule")),
+	    "rules file r\\xc3.json \"ignore\"[0] $.result.a for tool=t\\xfe");
+	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(e,
+	    "scope"), "tool")), "t\\xfe");
+	e = json_array_get(u, 1);
+	cr_expect_str_eq(json_string_value(json_object_get(e, "value")),
+	    "zz\\xff");
+	cr_expect_str_eq(json_string_value(json_object_get(e, "rule")),
+	    "--ignore-tool zz\\xff");
+	json_decref(u);
+	rules_clear(&rules);
+}
+
+/* A bad "ignore_*" entry is named as every rules file error is: "FILE: ". */
+Test(rules, load_skip_error_message, .timeout = UNIT_TIMEOUT)
+{
+	struct diff_rules	 rules;
+	char			 path[] = "/tmp/mcpreel-rules-XXXXXX";
+	char			*cause = NULL, *want;
+	FILE			*f;
+	int			 fd;
+
+	cr_assert_neq(fd = mkstemp(path), -1);
+	cr_assert_not_null(f = fdopen(fd, "w"));
+	fputs("{\"ignore_tools\": [\"ok\", \"\"]}\n", f);
+	fclose(f);
+	rules_init(&rules);
+	cr_assert_eq(rules_load(&rules, path, &cause), -1);
+	unlink(path);
+	xasprintf(&want, "rules file %s: \"ignore_tools\"[1]: ", path);
+	cr_expect(strncmp(cause, want, strlen(want)) == 0, "%s", cause);
+	free(want);
+	free(cause);
+	rules_clear(&rules);
 }

@@ -863,3 +863,57 @@ Test(scan, empty_message_from_null, .timeout = UNIT_TIMEOUT)
 	cr_assert_null(scan_method_dup(NULL, &sc));
 	cr_assert_null(scan_id_dup(NULL, &sc));
 }
+
+/* What scan_elements_cb collects: each element's text, joined by '|'. */
+struct elements {
+	char	buf[256];
+	size_t	len;
+};
+
+static int
+scan_elements_cb(const char *p, size_t len, void *arg)
+{
+	struct elements	*e = arg;
+
+	if (e->len + len + 1 >= sizeof e->buf)
+		return -1;
+	memcpy(e->buf + e->len, p, len);
+	e->len += len;
+	e->buf[e->len++] = '|';
+	e->buf[e->len] = '\0';
+	return 0;
+}
+
+/* The elements of a batch, each as written; anything else is refused. */
+Test(scan, elements, .timeout = UNIT_TIMEOUT)
+{
+	static const struct {
+		const char	*in;
+		int		 rc;
+		const char	*out;
+	} cases[] = {
+		{ " [ {\"id\":1} , \"x,]\" ,[1,[2]], null ] ", 0,
+		  "{\"id\":1}|\"x,]\"|[1,[2]]|null|" },
+		{ "[]", 0, "" },
+		{ " [ ] ", 0, "" },
+		{ "[1,]", -1, NULL },
+		{ "[1 2]", -1, NULL },
+		{ "[1", -1, NULL },
+		{ "{\"a\":1}", -1, NULL },
+		{ "[1] x", -1, NULL },
+		{ "", -1, NULL },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct elements	e = { "", 0 };
+		int		rc;
+
+		rc = scan_elements(cases[i].in, strlen(cases[i].in),
+		    scan_elements_cb, &e);
+		cr_assert_eq(rc, cases[i].rc, "%s: rc %d", cases[i].in, rc);
+		if (cases[i].out != NULL)
+			cr_assert_str_eq(e.buf, cases[i].out, "%s",
+			    cases[i].in);
+	}
+}

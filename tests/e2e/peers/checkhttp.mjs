@@ -1,25 +1,38 @@
-// A small Streamable HTTP MCP server (JSON responses, no SSE) that breaks
-// one HTTP rule of the transport on purpose, for `mcpreel check` over
+// A small Streamable HTTP MCP server (JSON responses, no SSE; any legacy
+// revision from 2025-03-26: it answers the one asked) that breaks one HTTP
+// rule of the transport on purpose, for `mcpreel check` over
 // `record --listen`.  Used in-process:
 //   const s = await startCheckHttp(MODE); ... s.url ... await s.close();
 // Modes:
-//   ok            every exchange right (the baseline: no finding)
-//   status-200    notifications/initialized answered 200, not 202
+//   ok            every exchange right: JSON, 202 for notifications and
+//                 responses, GET 405 (the baseline: no finding)
+//   notify-200    notifications/initialized answered 200, not 202
 //                                                     http.status
 //   content-type  tools/list answered as text/plain   http.content-type
+//   get-json      GET answered 200 application/json (empty)
+//                                                     http.get
 import { createServer } from 'node:http';
 
 const SESSION = 'check-http-session-1';
 
 export function startCheckHttp(mode) {
   const server = createServer((req, res) => {
-    if (req.method !== 'POST') {
-      res.writeHead(405, { Allow: 'POST' }).end();
-      return;
-    }
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
+      if (req.method === 'GET') {
+        if (mode === 'get-json') res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '0' }).end();
+        else res.writeHead(405, { Allow: 'POST, DELETE' }).end();
+        return;
+      }
+      if (req.method === 'DELETE') {
+        res.writeHead(200).end();
+        return;
+      }
+      if (req.method !== 'POST') {
+        res.writeHead(405, { Allow: 'GET, POST, DELETE' }).end();
+        return;
+      }
       let m;
       try { m = JSON.parse(Buffer.concat(chunks).toString()); } catch {
         res.writeHead(400).end();
@@ -27,7 +40,7 @@ export function startCheckHttp(mode) {
       }
       if (m.id === undefined || m.method === undefined) {
         // A notification or a response: accepted, no body.
-        res.writeHead(mode === 'status-200' ? 200 : 202).end();
+        res.writeHead(mode === 'notify-200' ? 200 : 202, { 'Mcp-Session-Id': SESSION, 'Content-Length': '0' }).end();
         return;
       }
       let result;
@@ -40,6 +53,8 @@ export function startCheckHttp(mode) {
         if (mode === 'content-type') type = 'text/plain';
       } else if (m.method === 'tools/call') {
         result = { content: [{ type: 'text', text: String(m.params?.arguments?.text ?? '') }] };
+      } else if (m.method === 'ping') {
+        result = {};
       }
       const body = result !== undefined ? { jsonrpc: '2.0', id: m.id, result }
         : { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `no method ${m.method}` } };

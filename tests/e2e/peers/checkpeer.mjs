@@ -33,8 +33,8 @@
 //   shape-enum       content annotations audience "robot" shape.enum
 //   unlisted         lists no echo, answers its call with a JSON-RPC error
 //                                                        tools.unknown
-//   unknown-is-error lists no echo, answers its call with isError
-//                                                        tool.unknown-is-error
+//   unknown-as-result lists no echo, answers its call with isError
+//                                                        tools.unknown-as-result
 //   arguments        echo's inputSchema wants a number   tool.arguments
 //   args-rpc-error   likewise, answered with a JSON-RPC error
 //                                                        tool.invalid-arguments-answer
@@ -55,7 +55,7 @@ const ECHO_IN = { type: 'object', properties: { text: { type: 'string' } } };
 const OUT = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] };
 const TOOLS = {
   unlisted: [{ name: 'other', inputSchema: ECHO_IN }],
-  'unknown-is-error': [{ name: 'other', inputSchema: ECHO_IN }],
+  'unknown-as-result': [{ name: 'other', inputSchema: ECHO_IN }],
   arguments: [{ name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'number' } } } }],
   'args-rpc-error': [{ name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'number' } } } }],
   'bad-schema': [{ name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string', minLength: -1 } } } }],
@@ -115,7 +115,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     }
     const text = [{ type: 'text', text: String(m.params?.arguments?.text ?? '') }];
     if (mode === 'result-error') { send({ id: m.id, result: { content: text }, error: { code: -32000, message: 'both' } }); return; }
-    if (mode === 'unknown-is-error') { send({ id: m.id, result: { content: text, isError: true } }); return; }
+    if (mode === 'unknown-as-result') { send({ id: m.id, result: { content: text, isError: true } }); return; }
     if (mode === 'bad-structured') { send({ id: m.id, result: { content: text, structuredContent: { n: 'one' } } }); return; }
     if (mode === 'shape-enum') {
       send({ id: m.id, result: { content: [{ ...text[0], annotations: { audience: ['robot'] } }] } });
