@@ -47,6 +47,9 @@ struct side {
 	struct idmap		*tokens;	/* progress token -> slot */
 	struct recent		 answered;	/* ids answered lately */
 	struct recent		 finished;	/* progress tokens of them */
+	struct recent		 unread;	/* ids answered with a response
+						   its receiver cannot take as
+						   one (a broken envelope) */
 	int			 overflow;	/* the limit note was given */
 	json_t			*caps;		/* its declared capabilities */
 	int			 caps_known;

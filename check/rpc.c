@@ -81,6 +81,7 @@ rpc_init(struct side *s)
 	s->tokens = idmap_new();
 	recent_init(&s->answered, CHECK_ANSWERED_MAX);
 	recent_init(&s->finished, CHECK_ANSWERED_MAX);
+	recent_init(&s->unread, CHECK_ANSWERED_MAX);
 }
 
 static void
@@ -107,6 +108,7 @@ rpc_free(struct side *s)
 	idmap_free(s->tokens);
 	recent_free(&s->answered);
 	recent_free(&s->finished);
+	recent_free(&s->unread);
 	json_decref(s->caps);
 	memset(s, 0, sizeof *s);
 }

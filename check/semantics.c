@@ -109,6 +109,9 @@ sem_cancelled(struct check *c, struct cmsg *m)
 			    spec, "initialize was cancelled; the client must "
 			    "not cancel its initialize request");
 		p->cancelled = 1;
+	} else if (recent_has(&s->unread, key)) {
+		/* Its answer broke the envelope (a finding already): the
+		   sender could not take it as one, and may cancel. */
 	} else if (recent_has(&s->answered, key))
 		check_report(c, "cancel.finished", PROTO_NOTE, path, spec,
 		    "request %s was already answered; a cancel may cross "

@@ -376,6 +376,22 @@ check_restart(struct check *c)
 	c->session_id = NULL;
 }
 
+/*
+ * Whether a response breaks its envelope so that its receiver cannot take
+ * it as the answer (result and error both or neither, an error without an
+ * integer code or a string message); protocol/ has reported why.
+ */
+static int
+session_unreadable(const json_t *j)
+{
+	const json_t	*err = json_object_get(j, "error");
+
+	if ((json_object_get(j, "result") != NULL) == (err != NULL))
+		return (1);
+	return (err != NULL && (!json_is_integer(json_object_get(err,
+	    "code")) || !json_is_string(json_object_get(err, "message"))));
+}
+
 /* Run the rule families over one classified message. */
 static void
 session_rules(struct check *c, struct cmsg *m)
@@ -402,6 +418,8 @@ session_rules(struct check *c, struct cmsg *m)
 	sem_answered(c, m);
 	m->req = NULL;
 	rpc_done(c, !m->in->dir, p);
+	if (session_unreadable(m->j))
+		recent_add(&c->side[!m->in->dir].unread, m->id);
 }
 
 /* How many values raw holds at least (structural bytes), up to max. */

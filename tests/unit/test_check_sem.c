@@ -92,6 +92,26 @@ static const struct check_case sem_cases[] = {
 	    { CALL("2", "echo", ""), NULL },
 	    { T_RES("S", "2", T_CALLR), NULL },
 	    { CANCEL("C", "2"), NULL } } },
+	{ "a cancel after an answer whose error code is a string",
+	  "jsonrpc.error-code", 1, {
+	    T_HS(V3, "{}", SC),
+	    { CALL("2", "echo", ""), NULL },
+	    { "S:{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":"
+	      "\"oops\",\"message\":\"broken\"}}", NULL },
+	    { CANCEL("C", "2"), NULL } } },
+	{ "a cancel after an answer with result and error",
+	  "jsonrpc.result-xor-error", 1, {
+	    T_HS(V3, "{}", SC),
+	    { CALL("2", "echo", ""), NULL },
+	    { "S:{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{},"
+	      "\"error\":{\"code\":-1,\"message\":\"m\"}}", NULL },
+	    { CANCEL("C", "2"), NULL } } },
+	{ "a cancel after a good error answer", "cancel.finished", 1, {
+	    T_HS(V3, "{}", SC),
+	    { CALL("2", "echo", ""), NULL },
+	    { "S:{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":"
+	      "-32000,\"message\":\"failed\"}}", NULL },
+	    { CANCEL("C", "2"), NULL } } },
 	{ "a cancel of a request never sent", "cancel.unknown", 1, {
 	    T_HS(V3, "{}", SC),
 	    { CANCEL("C", "42"), NULL } } },
