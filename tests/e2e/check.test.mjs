@@ -18,7 +18,7 @@ import { startCheckHttp } from './peers/checkhttp.mjs';
 
 import { run2026 } from './lib/client2026.mjs';
 import { runSession, runSessionWith, serverEverythingCommand, sseTransport, streamableHttpTransport } from './lib/session.mjs';
-import { mcpreelHttpSupport, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
+import { mcpreelHttpSupport, spawnUntilLine, startMcpreelHttp, startServerEverything, stopChild } from './lib/servers.mjs';
 import { MCPREEL, PEERS_DIR, runMcpreel, tempDir } from './lib/util.mjs';
 
 /** runMcpreel with stdout and stderr as text. */
@@ -232,6 +232,11 @@ const FAULTS = [
   // Capabilities
   ['list-changed', ['caps.server'], 1, 'server/tools "List Changed Notification": "Servers that declared the listChanged capability SHOULD send"'],
   ['sampling', ['caps.client'], 1, 'client/sampling "Capabilities": "Clients that support sampling MUST declare the sampling capability"'],
+  ['elicitation', ['caps.client'], 1, 'client/elicitation "Capabilities": "Clients that support elicitation MUST declare the elicitation capability during initialization"'],
+  ['roots', ['caps.client'], 1, 'client/roots "Capabilities": "Clients that support roots MUST declare the roots capability during initialization"'],
+  ['subscribe', ['caps.server'], 1, 'server/resources "Capabilities": "subscribe: whether the client can subscribe to be notified of changes to individual resources"'],
+  ['updated', ['caps.server'], 1, 'server/resources "Subscriptions": "Clients can subscribe to specific resources and receive notifications when they change" (only with subscribe declared)'],
+  ['logging', ['caps.server'], 1, 'server/utilities/logging "Capabilities": "Servers that emit log message notifications MUST declare the logging capability"'],
   // Shapes
   ['shape', ['shape.required'], 1, 'schema ListToolsResult: "tools: Tool[]" (required)'],
   ['shape-type', ['shape.type'], 1, 'schema ListToolsResult: "tools" is an array'],
@@ -268,6 +273,9 @@ async function drive(db, mode) {
     // cursor-repeat: follow the cursor once (it comes back again).
     if (listed.nextCursor) await client.listTools({ cursor: listed.nextCursor }).catch(() => {});
     await client.callTool({ name: 'echo', arguments: { text: 'hi' } }, undefined, { onprogress: () => {} }).catch(() => {});
+    // The SDK client does not hold itself to the server's capabilities.
+    if (mode === 'subscribe') await client.subscribeResource({ uri: 'file:///a.txt' }).catch(() => {});
+    if (mode === 'logging') await client.setLoggingLevel('info').catch(() => {});
     // Give a late notification time to arrive before the end.
     await new Promise((r) => setTimeout(r, 300));
   } catch {
@@ -355,6 +363,9 @@ const CLIENT_FAULTS = [
   ['ok', [], 0, 'nothing'],
   ['no-version', ['http.protocol-version'], 1, '"the client MUST include the MCP-Protocol-Version: <protocol-version> HTTP header on all subsequent requests"'],
   ['accept-json', ['http.accept'], 1, '"The client MUST include an Accept header, listing both application/json and text/event-stream"'],
+  // The server expires the session after tools/list (404 to the next
+  // request, tools/call); the client sends a ping with the old id.
+  ['expired', ['http.expired-session'], 1, '"When a client receives HTTP 404 in response to a request containing an Mcp-Session-Id, it MUST start a new session by sending a new InitializeRequest without a session ID attached"', 'expire'],
 ];
 
 async function rawClient(url, mode) {
@@ -375,6 +386,10 @@ async function rawClient(url, mode) {
   if (mode !== 'no-version') later['MCP-Protocol-Version'] = '2025-11-25';
   await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, later);
   await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, later);
+  if (mode === 'expired') {
+    await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } }, later);
+    await post({ jsonrpc: '2.0', id: 4, method: 'ping' }, later);
+  }
 }
 
 test('a client breaking one HTTP rule gives exactly that finding, no other', { timeout: 300000 }, async (ctx) => {
@@ -383,8 +398,8 @@ test('a client breaking one HTTP rule gives exactly that finding, no other', { t
   const t = tempDir();
   try {
     const db = join(t.dir, 'rec.db');
-    for (const [mode, rules, exit, line] of CLIENT_FAULTS) {
-      const peer = await startCheckHttp('ok');
+    for (const [mode, rules, exit, line, peerMode = 'ok'] of CLIENT_FAULTS) {
+      const peer = await startCheckHttp(peerMode);
       const proxy = await startMcpreelHttp({ db, upstream: peer.origin, name: `client-${mode}` });
       try {
         await rawClient(`${proxy.url}/mcp`, mode);
@@ -393,6 +408,80 @@ test('a client breaking one HTTP rule gives exactly that finding, no other', { t
         await peer.close();
       }
       const { code, report } = await checkJson(db, [`client-${mode}`]);
+      const got = [...new Set(report.findings.map((f) => f.rule))].sort();
+      assert.deepEqual(got, rules, `${mode} (breaks ${line}): ${JSON.stringify(report.findings, null, 1)}`);
+      assert.equal(code, exit, `${mode}: exit ${exit}`);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+/*
+ * 2026-07-28 over HTTP: a small fetch-based client (the SDK client does
+ * not speak 2026-07-28) against our 2026 server (peers/peer2026.mjs
+ * --http) through record --listen: server/discover, tools/list, tools/call
+ * echo and add, each with its _meta and headers, one header wrong per
+ * mode.  peer2026 refuses such a request with 400, which is right; the
+ * finding is the client's.  Spec lines of 2026-07-28
+ * basic/transports/streamable-http.
+ */
+const MODERN_FAULTS = [
+  ['ok', [], 0, 'nothing'],
+  ['no-method', ['http.mcp-method'], 1, '"Mcp-Method: the JSON-RPC method", required on every request'],
+  ['wrong-method', ['http.mcp-method'], 1, 'Mcp-Method equals the body\'s method'],
+  ['no-name', ['http.mcp-name'], 1, '"Mcp-Name: params.name (tools/call, prompts/get) or params.uri (resources/read)", required on those three'],
+  ['wrong-name', ['http.mcp-name'], 1, 'Mcp-Name equals params.name'],
+  ['wrong-version', ['http.protocol-version'], 1, '"MCP-Protocol-Version" equals _meta\'s protocolVersion on every request'],
+  ['no-param', ['http.mcp-param'], 1, '"Mcp-Param-{X}: value of the tool argument whose inputSchema property has x-mcp-header X", on tools/call when the argument is present'],
+];
+
+const V2026 = '2026-07-28';
+async function modernClient(url, mode) {
+  let id = 0;
+  const post = async (method, params, extra = {}) => {
+    const headers = {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': mode === 'wrong-version' && method === 'tools/list' ? '2025-11-25' : V2026,
+      'Mcp-Method': mode === 'wrong-method' && method === 'tools/list' ? 'tools/call' : method,
+      ...extra,
+    };
+    if (mode === 'no-method' && method === 'tools/list') delete headers['Mcp-Method'];
+    const body = { jsonrpc: '2.0', id: ++id, method, params: { ...params, _meta: {
+      'io.modelcontextprotocol/protocolVersion': V2026, 'io.modelcontextprotocol/clientCapabilities': {} } } };
+    const r = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+    return r.text();
+  };
+  await post('server/discover', {});
+  await post('tools/list', {});
+  const echoName = mode === 'no-name' ? {} : { 'Mcp-Name': mode === 'wrong-name' ? 'add' : 'echo' };
+  await post('tools/call', { name: 'echo', arguments: { text: 'hi' } }, echoName);
+  await post('tools/call', { name: 'add', arguments: { a: 2, b: 3 } },
+    mode === 'no-param' ? { 'Mcp-Name': 'add' } : { 'Mcp-Name': 'add', 'Mcp-Param-A': '2' });
+}
+
+test('2026-07-28 over HTTP: a client breaking one header rule gives exactly that finding, no other', { timeout: 300000 }, async (ctx) => {
+  const support = mcpreelHttpSupport();
+  if (!support.ok) { ctx.skip(support.reason); return; }
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    for (const [mode, rules, exit, line] of MODERN_FAULTS) {
+      const peer = await spawnUntilLine(process.execPath, [join(PEERS_DIR, 'peer2026.mjs'), '--http'], {
+        stream: 'stdout', pattern: /^peer2026: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: `peer2026 ${mode}`,
+      });
+      try {
+        const proxy = await startMcpreelHttp({ db, upstream: peer.match[1], name: `modern-${mode}` });
+        try {
+          await modernClient(`${proxy.url}/mcp`, mode);
+        } finally {
+          await proxy.stop();
+        }
+      } finally {
+        await stopChild(peer.child, peer.exited);
+      }
+      const { code, report } = await checkJson(db, [`modern-${mode}`]);
       const got = [...new Set(report.findings.map((f) => f.rule))].sort();
       assert.deepEqual(got, rules, `${mode} (breaks ${line}): ${JSON.stringify(report.findings, null, 1)}`);
       assert.equal(code, exit, `${mode}: exit ${exit}`);

@@ -11,11 +11,15 @@
 //   content-type  tools/list answered as text/plain   http.content-type
 //   get-json      GET answered 200 application/json (empty)
 //                                                     http.get
+//   expire        right, but the session expires after tools/list: every
+//                 later request with its id is answered 404 (the client
+//                 is told what to break)
 import { createServer } from 'node:http';
 
 const SESSION = 'check-http-session-1';
 
 export function startCheckHttp(mode) {
+  let expired = false;
   const server = createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
@@ -38,6 +42,11 @@ export function startCheckHttp(mode) {
         res.writeHead(400).end();
         return;
       }
+      if (mode === 'expire' && expired && req.headers['mcp-session-id'] === SESSION) {
+        res.writeHead(404, { 'Content-Length': '0' }).end();
+        return;
+      }
+      if (m.method === 'tools/list' && mode === 'expire') expired = true;
       if (m.id === undefined || m.method === undefined) {
         // A notification or a response: accepted, no body.
         res.writeHead(mode === 'notify-200' ? 200 : 202, { 'Mcp-Session-Id': SESSION, 'Content-Length': '0' }).end();

@@ -10,6 +10,16 @@
 //   list-changed     tools/list_changed, no listChanged  caps.server
 //   sampling         sampling/createMessage to a client that did not
 //                    declare sampling                    caps.client
+//   elicitation      elicitation/create to a client that did not declare
+//                    elicitation                         caps.client
+//   roots            roots/list to a client that did not declare roots
+//                                                        caps.client
+//   subscribe        declares resources without subscribe; the client
+//                    (told by the test) subscribes       caps.server
+//   updated          declares resources without subscribe, sends
+//                    notifications/resources/updated     caps.server
+//   logging          declares no logging; the client (told by the test)
+//                    sets a level                        caps.server
 //   progress-down    progress 2 then 1                   progress.not-increasing
 //   progress-late    progress after the response         progress.after-response
 //   version          initialize answered "2099-01-01"    lifecycle.version-unknown
@@ -70,7 +80,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (m.method === 'initialize') {
     send({ id: m.id, result: {
       protocolVersion: mode === 'version' ? '2099-01-01' : mode === 'version-differs' ? '2025-06-18' : m.params.protocolVersion,
-      capabilities: { tools: {} },
+      capabilities: mode === 'subscribe' || mode === 'updated' ? { tools: {}, resources: {} } : { tools: {} },
       serverInfo: { name: 'checkpeer', version: '1.0.0' } } });
     if (mode === 'early-request') send({ id: 'r1', method: 'roots/list' });
     return;
@@ -79,6 +89,12 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (m.method === 'notifications/initialized') {
     if (mode === 'list-changed') send({ method: 'notifications/tools/list_changed' });
     if (mode === 'sampling') send({ id: 'srv-1', method: 'sampling/createMessage', params: { messages: [], maxTokens: 5 } });
+    if (mode === 'elicitation') {
+      send({ id: 'srv-1', method: 'elicitation/create', params: { mode: 'form', message: 'Your name?',
+        requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } } });
+    }
+    if (mode === 'roots') send({ id: 'srv-1', method: 'roots/list' });
+    if (mode === 'updated') send({ method: 'notifications/resources/updated', params: { uri: 'file:///a.txt' } });
     if (mode === 'not-json') process.stdout.write('this is not JSON\n');
     if (mode === 'dup-member') process.stdout.write('{"jsonrpc":"2.0","id":"p1","id":"p1","method":"ping"}\n');
     if (mode === 'progress-stray') send({ method: 'notifications/progress', params: { progressToken: 'zzz', progress: 1 } });
@@ -124,6 +140,10 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     send({ id: m.id, result: { content: [{ type: 'text', text: String(m.params?.arguments?.text ?? '') }] } });
     if (token !== undefined && mode === 'progress-late')
       send({ method: 'notifications/progress', params: { progressToken: token, progress: 3 } });
+    return;
+  }
+  if (m.method === 'resources/subscribe' || m.method === 'logging/setLevel') {
+    send({ id: m.id, result: {} });
     return;
   }
   if (m.id !== undefined && m.method !== undefined)
