@@ -356,8 +356,8 @@ test('a Streamable HTTP server breaking one HTTP rule gives exactly that finding
  * server through record --listen: initialize, notifications/initialized,
  * tools/list.  Spec lines of 2025-11-25 basic/transports.  (A request
  * without Mcp-Session-Id is recorded by record --listen as the start of
- * another session, so http.session-id is checked by the unit table, not
- * here.)
+ * another session, so http.session-id has its own test below, on an
+ * edited export.)
  */
 const CLIENT_FAULTS = [
   ['ok', [], 0, 'nothing'],
@@ -412,6 +412,55 @@ test('a client breaking one HTTP rule gives exactly that finding, no other', { t
       assert.deepEqual(got, rules, `${mode} (breaks ${line}): ${JSON.stringify(report.findings, null, 1)}`);
       assert.equal(code, exit, `${mode}: exit ${exit}`);
     }
+  } finally {
+    t.cleanup();
+  }
+});
+
+/*
+ * http.session-id: record --listen files a request by its Mcp-Session-Id,
+ * so one without it (or with another) is recorded as the start of another
+ * session, never next to the initialize that gave the id.  A recorder
+ * that keeps one connection's exchanges together would show it; so the
+ * fetch client's ok session is exported, the tools/list exchange's header
+ * dropped or changed, and the file imported.  2025-11-25
+ * basic/transports: "the client MUST include it in the Mcp-Session-Id
+ * header on all of its subsequent HTTP requests".
+ */
+test('a request after initialize without the server\'s Mcp-Session-Id (an edited export, imported) gives exactly http.session-id', { timeout: 120000 }, async (ctx) => {
+  const support = mcpreelHttpSupport();
+  if (!support.ok) { ctx.skip(support.reason); return; }
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    const peer = await startCheckHttp('ok');
+    const proxy = await startMcpreelHttp({ db, upstream: peer.origin, name: 'sid' });
+    try {
+      await rawClient(`${proxy.url}/mcp`, 'ok');
+    } finally {
+      await proxy.stop();
+      await peer.close();
+    }
+    const exp = await run(['export', '--db', db, '--format', 'jsonl', 'sid']);
+    assert.equal(exp.code, 0, exp.stderr);
+    const lines = exp.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    // The exchange of tools/list: the last POST (initialize, initialized, tools/list).
+    const last = lines.filter((l) => l.type === 'http_exchange').at(-1);
+    assert.ok(last.request_headers.some(([k]) => k.toLowerCase() === 'mcp-session-id'), 'recorded with the header');
+    for (const [mode, edit] of [
+      ['none', (h) => h.filter(([k]) => k.toLowerCase() !== 'mcp-session-id')],
+      ['other', (h) => h.map(([k, v]) => (k.toLowerCase() === 'mcp-session-id' ? [k, 'another-session'] : [k, v]))],
+    ]) {
+      const file = join(t.dir, `${mode}.jsonl`);
+      writeFileSync(file, `${lines.map((l) => JSON.stringify(l === last ? { ...l, request_headers: edit(l.request_headers) } : l)).join('\n')}\n`);
+      const imp = await run(['import', '--db', db, '--name', `sid-${mode}`, file]);
+      assert.equal(imp.code, 0, imp.stderr);
+      const { code, report } = await checkJson(db, [`sid-${mode}`]);
+      assert.deepEqual(report.findings.map((f) => `${f.rule} ${f.method}`), ['http.session-id tools/list'], `${mode}: ${JSON.stringify(report.findings, null, 1)}`);
+      assert.equal(code, 1);
+    }
+    const { report } = await checkJson(db, ['sid']);
+    assert.deepEqual(report.findings, [], 'the session as recorded is clean');
   } finally {
     t.cleanup();
   }
