@@ -18,9 +18,10 @@ struct pend {
 	char			*target;	/* params.name, else params.uri */
 	int			 tool_flags;	/* TOOL_*, of a tools/call */
 	int			 refused;	/* its HTTP exchange was refused (a
-						   status not 2xx): the server may
-						   never have read it, so neither
-						   its answer nor its id is due */
+						   status not 2xx) or taken with
+						   202: the server may never have
+						   read it, so neither its answer
+						   nor its id is due */
 };
 
 /* What a tools/call's request showed, for its answer. */

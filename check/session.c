@@ -333,7 +333,11 @@ session_refused(const struct check_msg *in)
 	    (h->status < 200 || h->status > 299));
 }
 
-/* Track a request, marked when its POST was refused. */
+/*
+ * Track a request, marked when its POST was refused, or taken with 202
+ * and no answer (http.status says so; its answer is then not due either,
+ * or the one fault would be reported twice).
+ */
 static struct pend *
 session_request(struct check *c, const struct check_msg *in, const char *id,
     const char *method, enum proto_version v, const json_t *j)
@@ -342,7 +346,10 @@ session_request(struct check *c, const struct check_msg *in, const char *id,
 
 	p = rpc_request(c, in->dir, id, in->seq, method, v, j);
 	if (p != NULL)
-		p->refused = session_refused(in);
+		p->refused = session_refused(in) || (in->http != NULL &&
+		    in->dir == DIR_C2S && in->http->method != NULL &&
+		    strcmp(in->http->method, "POST") == 0 &&
+		    !in->http->legacy_sse && in->http->status == 202);
 	return (p);
 }
 

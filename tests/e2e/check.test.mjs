@@ -314,6 +314,9 @@ test('a server breaking one rule gives exactly that finding, no other', { timeou
 const HTTP_FAULTS = [
   ['ok', [], 0, 'nothing'],
   ['notify-200', ['http.status'], 1, '"If the input is a JSON-RPC response or notification: If the server accepts the input, the server MUST return HTTP status code 202 Accepted with no body"'],
+  // The SDK client waits for the answer, gives up and cancels the call:
+  // a request taken with 202 owes no answer, so no jsonrpc.unanswered.
+  ['request-202', ['http.status'], 1, '"If the input is a JSON-RPC request, the server MUST either return Content-Type: text/event-stream, to initiate an SSE stream, or Content-Type: application/json, to return one JSON object"'],
   ['content-type', ['http.content-type'], 1, '"If the input is a JSON-RPC request, the server MUST either return Content-Type: text/event-stream ... or Content-Type: application/json"'],
   ['get-json', ['http.get'], 1, '"The server MUST either return Content-Type: text/event-stream in response to this HTTP GET, or else return HTTP 405 Method Not Allowed"'],
 ];

@@ -121,9 +121,15 @@ static const struct check_case http_cases[] = {
 	    { T_INITD, &x_done_nosid }, LIST(x_list_nosid) } },
 	{ "a notification answered 200", "http.status", 1, {
 	    INIT(V3), { T_INITD, &x_done_200 }, LIST(x_list) } },
-	{ "a request answered 202", "http.status", 0, {
+	{ "a request answered 202", "http.status", 1, {
 	    INIT(V3), { T_INITD, &x_done },
 	    { T_REQ("C", "1", "tools/list", "{}"), &x_list_202 } } },
+	{ "HTTP+SSE: a request taken with 202 and never answered",
+	  "jsonrpc.unanswered", 1, {
+	    { T_INIT(V3, "{}"), &x_sse_post },
+	    { T_INITR(V3, "{\"tools\":{}}"), NULL },
+	    { T_INITD, &x_sse_post },
+	    { T_REQ("C", "1", "tools/list", "{}"), &x_sse_post } } },
 	{ "HTTP+SSE: every POST answered 202, no headers needed", "", 1, {
 	    { T_INIT(V3, "{}"), &x_sse_post },
 	    { T_INITR(V3, "{\"tools\":{}}"), NULL },

@@ -9,6 +9,8 @@
 //   notify-200    notifications/initialized answered 200, not 202
 //                                                     http.status
 //   content-type  tools/list answered as text/plain   http.content-type
+//   request-202   tools/call taken with 202, no body, never answered
+//                                                     http.status
 //   get-json      GET answered 200 application/json (empty)
 //                                                     http.get
 //   expire        right, but the session expires after tools/list: every
@@ -50,6 +52,10 @@ export function startCheckHttp(mode) {
       if (m.id === undefined || m.method === undefined) {
         // A notification or a response: accepted, no body.
         res.writeHead(mode === 'notify-200' ? 200 : 202, { 'Mcp-Session-Id': SESSION, 'Content-Length': '0' }).end();
+        return;
+      }
+      if (mode === 'request-202' && m.method === 'tools/call') {
+        res.writeHead(202, { 'Mcp-Session-Id': SESSION, 'Content-Length': '0' }).end();
         return;
       }
       let result;
