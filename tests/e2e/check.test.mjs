@@ -224,6 +224,7 @@ const FAULTS = [
   // its right, not a second finding.
   ['error-code', ['jsonrpc.error-code'], 1, 'basic "Error Responses": "Error codes MUST be integers"'],
   ['error-message', ['jsonrpc.error-message'], 1, 'JSON-RPC 5.1: "message: A String providing a short description"'],
+  ['wrong-side', ['jsonrpc.wrong-side'], 1, 'server/tools "Protocol Messages": "To discover available tools, clients send a tools/list request" (a client\'s request, not a server\'s)'],
   ['result-error', ['jsonrpc.result-xor-error'], 1, 'JSON-RPC 5: "Either the result member or error member MUST be included, but both members MUST NOT be included"'],
   // Lifecycle
   ['version', ['lifecycle.version-unknown'], 1, 'lifecycle "Version Negotiation": the server "MUST respond with another protocol version it supports"'],
@@ -248,6 +249,10 @@ const FAULTS = [
   ['cancel-unknown', ['cancel.unknown'], 0, 'utilities/cancellation: "Cancellation notifications MUST only reference requests that were previously issued in the same direction"'],
   ['cursor-repeat', ['pagination.cursor-repeat'], 0, 'utilities/pagination: a cursor "represents a position in the result set"; one that comes back loops'],
   ['unlisted', ['tools.unknown'], 0, 'server/tools "Listing Tools": clients call the tools that tools/list names'],
+  // These two rules are about the answer to a call that was itself a
+  // fault (an unlisted tool, bad arguments: the client's finding, on the
+  // request); the answer's finding is the server's, on the response.  Two
+  // faults of two sides, so two findings.
   ['unknown-as-result', ['tools.unknown', 'tools.unknown-as-result'], 0, 'server/tools "Error Handling": "Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools"'],
   // Tool schemas
   ['arguments', ['tool.arguments'], 0, 'server/tools "Tool": "inputSchema: JSON Schema defining expected parameters"'],

@@ -55,6 +55,8 @@
 //                                                        tool.structured-content
 //   no-structured    an outputSchema, no structuredContent
 //                                                        tool.structured-content-missing
+//   wrong-side       sends the client tools/list, which only clients send
+//                                                        jsonrpc.wrong-side
 //   deaf             answers initialize, then nothing (a flood of
 //                    requests never answered)
 import { createInterface } from 'node:readline';
@@ -78,11 +80,19 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   let m;
   try { m = JSON.parse(line); } catch { return; }
   if (m.method === 'initialize') {
-    send({ id: m.id, result: {
+    const result = { id: m.id, result: {
       protocolVersion: mode === 'version' ? '2099-01-01' : mode === 'version-differs' ? '2025-06-18' : m.params.protocolVersion,
       capabilities: mode === 'subscribe' || mode === 'updated' ? { tools: {}, resources: {} } : { tools: {} },
-      serverInfo: { name: 'checkpeer', version: '1.0.0' } } });
-    if (mode === 'early-request') send({ id: 'r1', method: 'roots/list' });
+      serverInfo: { name: 'checkpeer', version: '1.0.0' } } };
+    // early-request: roots/list in the same write as the answer, so that
+    // it is on the wire before the client can send initialized (two
+    // writes may reach the recorder in two reads, the client's
+    // notification between them).
+    if (mode === 'early-request') {
+      process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...result })}\n${JSON.stringify({ jsonrpc: '2.0', id: 'r1', method: 'roots/list' })}\n`);
+    } else {
+      send(result);
+    }
     return;
   }
   if (mode === 'deaf') return;
@@ -94,6 +104,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } } });
     }
     if (mode === 'roots') send({ id: 'srv-1', method: 'roots/list' });
+    if (mode === 'wrong-side') send({ id: 'srv-1', method: 'tools/list' });
     if (mode === 'updated') send({ method: 'notifications/resources/updated', params: { uri: 'file:///a.txt' } });
     if (mode === 'not-json') process.stdout.write('this is not JSON\n');
     if (mode === 'dup-member') process.stdout.write('{"jsonrpc":"2.0","id":"p1","id":"p1","method":"ping"}\n');
