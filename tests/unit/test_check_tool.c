@@ -244,9 +244,10 @@ Test(check_tool, tools_bounded)
 
 /*
  * A value that runs out of steps: one note, the tool's later calls not
- * checked again.  Items whose schema names COSTLY_PROPS properties: each item object costs
- * that many steps, so COSTLY_ITEMS of them (values few enough for the
- * message to be parsed, CHECK_PARSE_VALUES_MAX) pass JSCHEMA_MAX_STEPS.
+ * checked again.  Items whose schema names COSTLY_PROPS properties: each
+ * item object costs that many steps, so COSTLY_ITEMS of them (values few
+ * enough for the message to be parsed, CHECK_PARSE_VALUES_MAX) pass
+ * JSCHEMA_MAX_STEPS.
  */
 #define COSTLY_PROPS	64
 #define COSTLY_ITEMS	(JSCHEMA_MAX_STEPS / COSTLY_PROPS * 2)
@@ -274,8 +275,8 @@ Test(check_tool, costly_once)
 		    "string"));
 	}
 	list = json_pack("{s:s, s:i, s:{s:[{s:s, s:{s:s, s:{s:{s:s, "
-	    "s:{s:o}}}}}]}}", "jsonrpc", "2.0", "id", 1, "result", "tools", "name", "n",
-	    "inputSchema", "type", "object", "properties", "a", "type",
+	    "s:{s:o}}}}}]}}", "jsonrpc", "2.0", "id", 1, "result", "tools",
+	    "name", "n", "inputSchema", "type", "object", "properties", "a", "type",
 	    "array", "items", "properties", props);
 	text = json_dumps(list, JSON_COMPACT);
 	json_decref(list);
