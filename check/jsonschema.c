@@ -518,7 +518,10 @@ jschema_compile(const json_t *doc, int flags, char **cause)
 		jschema_free(s);
 		return NULL;
 	}
-	s->size = sizeof *s + c.re_size + s->nodecap * sizeof *s->nodes;
+	/* re_size counts instructions and ranges; an instruction is the
+	   larger. */
+	s->size = sizeof *s + c.re_size * sizeof (struct jsre_insn) +
+	    s->nodecap * sizeof *s->nodes;
 	for (i = 0; i < s->nnodes; i++)
 		s->size += jschema_node_size(s->nodes[i]);
 	if (s->notes_dropped > 0) {
