@@ -646,3 +646,46 @@ Test(check_tool, compiled_size_bounded)
 	    n.last_limit);
 	cr_assert_eq(n.args, 1, "the first tool checked, the last not");
 }
+
+/* Severity of a refused schema, as the finding's callback sees it. */
+static void
+tool_sev_cb(const struct check_finding *cf, void *arg)
+{
+	int	*sev = arg;
+
+	if (strcmp(cf->f->rule, "tool.schema-invalid") == 0)
+		*sev = cf->f->severity;
+}
+
+/* An invalid schema under version v: the severity of its finding. */
+static int
+tool_invalid_sev(const char *init, const char *initr, const char *which)
+{
+	struct check	*chk;
+	char		 res[256];
+	int		 sev = -1;
+
+	chk = check_new(tool_sev_cb, &sev);
+	tool_feed(chk, 1, DIR_C2S, init);
+	tool_feed(chk, 2, DIR_S2C, initr);
+	tool_feed(chk, 3, DIR_C2S, T_INITD);
+	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	snprintf(res, sizeof res, T_RESB("1", "{\"tools\":[{\"name\":\"x\","
+	    "%s\"%s\":{\"type\":\"object\",\"minLength\":-1}}]}"),
+	    strcmp(which, "inputSchema") != 0 ? "\"inputSchema\":{\"type\":"
+	    "\"object\"}," : "", which);
+	tool_feed(chk, 5, DIR_S2C, res);
+	check_free(chk);
+	return (sev);
+}
+
+/* 2025-11-25: an inputSchema MUST be a valid JSON Schema: an error. */
+Test(check_tool, invalid_severity)
+{
+	cr_assert_eq(tool_invalid_sev(T_INIT(V4, "{}"), T_INITR(V4, SC),
+	    "inputSchema"), PROTO_ERROR);
+	cr_assert_eq(tool_invalid_sev(T_INIT(V3, "{}"), T_INITR(V3, SC),
+	    "inputSchema"), PROTO_WARNING);
+	cr_assert_eq(tool_invalid_sev(T_INIT(V4, "{}"), T_INITR(V4, SC),
+	    "outputSchema"), PROTO_WARNING);
+}
