@@ -27,7 +27,7 @@ sem_tools_call(struct check *c, struct cmsg *m)
 	if (!json_is_string(name))
 		return;
 	if (tools_unknown(c, name)) {
-		check_report(c, "tools.unknown", PROTO_WARNING,
+		check_report(c, "tool.unknown", PROTO_WARNING,
 		    check_path(c, "params.name", path, sizeof path),
 		    check_spec(m->v, "server/tools", spec, sizeof spec),
 		    "the tool called is not in the last tools/list");

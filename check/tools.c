@@ -639,7 +639,7 @@ tools_answered(struct check *c, struct cmsg *m)
 	check_spec(m->v, "server/tools", spec, sizeof spec);
 	if (json_is_object(result) && is_error &&
 	    (p->tool_flags & TOOL_UNKNOWN))
-		check_report(c, "tools.unknown-as-result", PROTO_WARNING,
+		check_report(c, "tool.unknown-as-result", PROTO_WARNING,
 		    check_path(c, "result.isError", path, sizeof path), spec,
 		    "tool %s is unknown (not in the last tools/list), and "
 		    "the server answered with a result and \"isError\": true; "

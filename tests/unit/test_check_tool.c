@@ -74,7 +74,7 @@ static const struct check_case tool_cases[] = {
 	    T_HS(V4, "{}", SC), LIST, { WTOOLS(""), NULL },
 	    { WCALL("2", "{\"city\":\"Oslo\"}"), NULL },
 	    { ISERR("2"), NULL } } },
-	{ "an unknown tool answered with a JSON-RPC error", "tools.unknown",
+	{ "an unknown tool answered with a JSON-RPC error", "tool.unknown",
 	  1, {
 	    T_HS(V3, "{}", SC), LIST, { WTOOLS(""), NULL },
 	    { UCALL("2"), NULL },
@@ -216,7 +216,7 @@ static const struct check_case tool_cases[] = {
 	    { T_REQ("C", "2", "tools/call", "{\"name\":\"d\",\"arguments\":"
 	    "{}}"), NULL },
 	    { T_RES("S", "2", T_CALLR), NULL } } },
-	{ "names that differ after a NUL are two tools", "tools.unknown", 1, {
+	{ "names that differ after a NUL are two tools", "tool.unknown", 1, {
 	    T_HS(V4, "{}", SC), LIST,
 	    { T_RES("S", "1", "{\"tools\":[{\"name\":\"a\\u0000x\","
 	    "\"inputSchema\":{\"type\":\"object\",\"required\":[\"q\"]}}]}"),
@@ -274,7 +274,7 @@ tool_count_cb(const struct check_finding *cf, void *arg)
 		n->limit++;
 		snprintf(n->last_limit, sizeof n->last_limit, "%s",
 		    cf->f->text);
-	} else if (strcmp(cf->f->rule, "tools.unknown") == 0)
+	} else if (strcmp(cf->f->rule, "tool.unknown") == 0)
 		n->unknown++;
 	else if (strcmp(cf->f->rule, "check.tools-cut") == 0)
 		n->cut++;
