@@ -31,6 +31,9 @@ struct tools_ent {
 	char		*in_dig;	/* SHA-256 of the schema's text, or */
 	char		*out_dig;	/* NULL when not compiled */
 	int		 has_out;	/* an outputSchema was listed */
+	int64_t		 seq;		/* the tools/list answer that listed
+					   it (a repeat in a later page is
+					   a cursor's fault, not a name's) */
 	struct jschema	*in;		/* NULL: none, or not compiled */
 	struct jschema	*out;
 	int		 costly;	/* a check of it ran out of steps */
@@ -354,7 +357,7 @@ tools_listed(struct check *c, struct cmsg *m, const json_t *tool,
 	if (idmap_get(g->keys, k, klen, &slot) == 0) {
 		/* Listed twice: the last one counts, as clients keep it. */
 		e = &g->ent[slot];
-		if (m->v >= PROTO_V_2025_11_25) {
+		if (m->v >= PROTO_V_2025_11_25 && e->seq == m->in->seq) {
 			snprintf(member, sizeof member, "result.tools[%zu].name",
 			    idx);
 			check_report(c, "tool.duplicate-name", PROTO_WARNING,
@@ -393,6 +396,7 @@ tools_listed(struct check *c, struct cmsg *m, const json_t *tool,
 		memset(e, 0, sizeof *e);
 		e->key = k;
 		e->klen = klen;
+		e->seq = m->in->seq;
 		e->name = tools_quote(json_string_value(name),
 		    json_string_length(name));
 		idmap_put(g->keys, k, klen, (int64_t)g->n, NULL);

@@ -216,6 +216,14 @@ static const struct check_case tool_cases[] = {
 	    { T_REQ("C", "2", "tools/call", "{\"name\":\"d\",\"arguments\":"
 	    "{}}"), NULL },
 	    { T_RES("S", "2", T_CALLR), NULL } } },
+	/* A page repeated (a cursor's fault) is not a duplicate name. */
+	{ "a name again in the next page", "", 1, {
+	    T_HS(V4, "{}", SC), LIST,
+	    { T_RES("S", "1", "{\"tools\":[{\"name\":\"d\",\"inputSchema\":"
+	    "{\"type\":\"object\"}}],\"nextCursor\":\"c\"}"), NULL },
+	    { T_REQ("C", "3", "tools/list", "{\"cursor\":\"c\"}"), NULL },
+	    { T_RES("S", "3", "{\"tools\":[{\"name\":\"d\",\"inputSchema\":"
+	    "{\"type\":\"object\"}}]}"), NULL } } },
 	{ "names that differ after a NUL are two tools", "tool.unknown", 1, {
 	    T_HS(V4, "{}", SC), LIST,
 	    { T_RES("S", "1", "{\"tools\":[{\"name\":\"a\\u0000x\","
