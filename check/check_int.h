@@ -157,6 +157,7 @@ void		 tools_list_begin(struct check *);
 void		 tools_listed(struct check *, struct cmsg *, const json_t *,
 		     size_t);
 void		 tools_reset(struct check *);
+char		*tools_quote(const char *, size_t);
 int		 tools_unknown(struct check *, const json_t *);
 void		 tools_call(struct check *, struct cmsg *, const json_t *);
 void		 tools_answered(struct check *, struct cmsg *);

@@ -21,7 +21,7 @@ static void
 sem_tools_call(struct check *c, struct cmsg *m)
 {
 	const json_t	*name;
-	char		 path[64], spec[64];
+	char		 path[64], spec[64], *q;
 
 	name = json_object_get(json_object_get(m->j, "params"), "name");
 	if (!json_is_string(name))
@@ -30,7 +30,10 @@ sem_tools_call(struct check *c, struct cmsg *m)
 		check_report(c, "tool.unknown", PROTO_WARNING,
 		    check_path(c, "params.name", path, sizeof path),
 		    check_spec(m->v, "server/tools", spec, sizeof spec),
-		    "the tool called is not in the last tools/list");
+		    "tool %s is not in the last tools/list", (q =
+		    tools_quote(json_string_value(name),
+		    json_string_length(name))));
+		free(q);
 		m->tool_flags |= TOOL_UNKNOWN;
 		return;
 	}

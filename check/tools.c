@@ -136,7 +136,7 @@ tools_key(const char *name, size_t len, size_t *klen)
 }
 
 /* A name as findings quote it: JSON-escaped, cut past 64 bytes. */
-static char *
+char *
 tools_quote(const char *name, size_t len)
 {
 	json_t	*j;
