@@ -15,7 +15,9 @@ struct pend {
 	double			 progress;	/* the last progress value */
 	int			 cancelled;
 	char			*cursor;	/* its params.cursor, or NULL */
-	char			*target;	/* params.name, else params.uri */
+	char			*target;	/* params.name, else params.uri,
+						   else params.taskId */
+	size_t			 target_len;
 	int			 tool_flags;	/* TOOL_*, of a tools/call */
 	int			 refused;	/* its HTTP exchange was refused (a
 						   status not 2xx) or taken with
@@ -27,6 +29,7 @@ struct pend {
 /* What a tools/call's request showed, for its answer. */
 #define TOOL_UNKNOWN	0x1	/* not in the last tools/list */
 #define TOOL_ARGS_BAD	0x2	/* arguments fail the inputSchema */
+#define TOOL_TASK	0x4	/* task-augmented: params.task */
 
 /* A bounded set of keys that forgets its oldest first. */
 struct recent {
@@ -96,10 +99,8 @@ struct check {
 	int			 before_init_noted;
 	int			 lost;		/* a 404 ended the HTTP session */
 
-	/* Tools of the last tools/list, name -> tool object. */
-	json_t			*tools;
-	int			 tools_known;
-	struct tools		*toolc;		/* their compiled schemas */
+	/* Tools of the last tools/list, their compiled schemas. */
+	struct tools		*toolc;
 	/* Cursors seen per paginated method in the current walk. */
 	json_t			*cursors;	/* method -> {cursor: true} */
 
@@ -159,8 +160,12 @@ void		 tools_free(struct tools *);
 void		 tools_list_begin(struct check *);
 void		 tools_listed(struct check *, struct cmsg *, const json_t *,
 		     size_t);
-void		 tools_call(struct check *, struct cmsg *, const char *);
+void		 tools_reset(struct check *);
+char		*tools_quote(const char *, size_t);
+int		 tools_unknown(struct check *, const json_t *);
+void		 tools_call(struct check *, struct cmsg *, const json_t *);
 void		 tools_answered(struct check *, struct cmsg *);
+void		 tools_task_result(struct check *, struct cmsg *);
 
 /* semantics.c */
 void		 sem_message(struct check *, struct cmsg *);

@@ -90,8 +90,20 @@ enum check_end {
  */
 #define CHECK_ANSWERED_MAX	4096
 
-/* Tools of the last tools/list remembered (a list may be paginated). */
+/*
+ * Tools of the last tools/list remembered (a list may be paginated): by
+ * name only, and compiled schemas for the first CHECK_SCHEMA_TOOLS_MAX.
+ * Past this the listing is cut (one note), and no call is said to be of
+ * an unknown tool until a listing that fits.
+ */
 #define CHECK_TOOLS_MAX		10000
+
+/*
+ * A tool name is kept as it is up to this many bytes (2025-11-25 asks
+ * for 1 to 128 characters); a longer one is kept as its SHA-256, so
+ * 10 000 names of a megabyte each cannot hold 10 GB.
+ */
+#define CHECK_TOOL_NAME_MAX	256
 
 /*
  * Tools whose inputSchema and outputSchema are compiled, per listing (the
@@ -100,12 +112,18 @@ enum check_end {
 #define CHECK_SCHEMA_TOOLS_MAX	1000
 
 /*
- * Bytes of tool schemas (as compact JSON) compiled in one session, in
- * all: a compiled schema takes a few times its text, and a tool listed
- * again with the same schemas is not compiled again, so a real session
- * stays far below while a hostile one cannot grow memory without end.
+ * Bytes that compiled tool schemas may take in one session, in all: the
+ * schema's parse tree (CHECK_SCHEMA_VALUE_BYTES a value, as its compact
+ * text counts them) and the validator's nodes and matchers
+ * (jschema_size(); a 30-byte "pattern" can compile to 80 KB).  A tool
+ * listed again with the same schemas is not compiled or counted again,
+ * so a real session (tens of tools of a few KB) stays far below, while a
+ * hostile one cannot grow memory or compile time without end.
  */
-#define CHECK_SCHEMA_BYTES_MAX	(4 * 1024 * 1024)
+#define CHECK_SCHEMA_BYTES_MAX	(64 * 1024 * 1024)
+
+/* What one parsed JSON value costs (jansson's node and its table slot). */
+#define CHECK_SCHEMA_VALUE_BYTES	80
 
 /*
  * Schema checks that may run out of steps (JSCHEMA_MAX_STEPS) in one
@@ -113,6 +131,31 @@ enum check_end {
  * is, so a schema built to be exponential costs a bounded time.
  */
 #define CHECK_SCHEMA_COSTLY_MAX	8
+
+/*
+ * Steps one check of a value may take before its tool counts as costly
+ * (as one that ran out of JSCHEMA_MAX_STEPS does): a base and so many a
+ * byte of the message.  A real call takes a few thousand; a schema built
+ * to take just under JSCHEMA_MAX_STEPS on "{}" is caught at its first
+ * call instead of costing that on every one.
+ */
+#define CHECK_SCHEMA_CALL_STEPS		10000
+#define CHECK_SCHEMA_STEPS_PER_BYTE	100
+
+/*
+ * Steps of schema checking (about 20 ns each) all the values of one
+ * session may take, however many calls: a real session of thousands of
+ * calls takes a few million; past this (about a second of work) one note
+ * says so and no more are checked.
+ */
+#define CHECK_SCHEMA_STEPS_MAX	(50ULL * 1000 * 1000)
+
+/*
+ * Tasks made by a task-augmented tools/call remembered (taskId -> tool),
+ * so that their tasks/result is checked against the tool's outputSchema;
+ * past this, a task's result is not checked.
+ */
+#define CHECK_TOOL_TASKS_MAX	1000
 
 /* Cursors remembered per paginated method, to see one repeat. */
 #define CHECK_CURSORS_MAX	1000

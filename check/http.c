@@ -188,7 +188,7 @@ http_params(struct check *c, struct cmsg *m, const json_t *req,
 
 	if (!c->tools_known || (tool = json_object_get(c->tools, name)) ==
 	    NULL)
-		return;		/* tools.unknown, or no listing seen */
+		return;		/* tool.unknown, or no listing seen */
 	args = json_object_get(json_object_get(m->j, "params"), "arguments");
 	check_path(c, "params.arguments", path, sizeof path);
 	http_param_walk(&a, json_object_get(tool, "inputSchema"), args, path,

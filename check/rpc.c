@@ -207,8 +207,14 @@ rpc_request(struct check *c, enum dir dir, const char *id, int64_t seq,
 	name = json_object_get(json_object_get(j, "params"), "name");
 	if (!json_is_string(name))
 		name = json_object_get(json_object_get(j, "params"), "uri");
-	if (json_is_string(name))
-		p->target = xstrdup(json_string_value(name));
+	if (!json_is_string(name))
+		name = json_object_get(json_object_get(j, "params"), "taskId");
+	if (json_is_string(name)) {
+		/* With its length: a name may hold a NUL. */
+		p->target_len = json_string_length(name);
+		p->target = xmalloc(p->target_len + 1);
+		memcpy(p->target, json_string_value(name), p->target_len + 1);
+	}
 	return (p);
 }
 

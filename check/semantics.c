@@ -21,21 +21,23 @@ static void
 sem_tools_call(struct check *c, struct cmsg *m)
 {
 	const json_t	*name;
-	char		 path[64], spec[64];
+	char		 path[64], spec[64], *q;
 
 	name = json_object_get(json_object_get(m->j, "params"), "name");
-	if (!json_is_string(name) || !c->tools_known)
+	if (!json_is_string(name))
 		return;
-	if (json_object_get(c->tools, json_string_value(name)) == NULL) {
-		check_report(c, "tools.unknown", PROTO_WARNING,
+	if (tools_unknown(c, name)) {
+		check_report(c, "tool.unknown", PROTO_WARNING,
 		    check_path(c, "params.name", path, sizeof path),
 		    check_spec(m->v, "server/tools", spec, sizeof spec),
-		    "tool \"%s\" is not in the last tools/list",
-		    json_string_value(name));
+		    "tool %s is not in the last tools/list", (q =
+		    tools_quote(json_string_value(name),
+		    json_string_length(name))));
+		free(q);
 		m->tool_flags |= TOOL_UNKNOWN;
 		return;
 	}
-	tools_call(c, m, json_string_value(name));
+	tools_call(c, m, name);
 }
 
 /* notifications/progress: for a running request, increasing. */
@@ -192,27 +194,16 @@ sem_message(struct check *c, struct cmsg *m)
 static void
 sem_tools_list(struct check *c, struct cmsg *m, const json_t *result)
 {
-	const json_t	*tools, *t, *name;
+	const json_t	*tools, *t;
 	size_t		 i;
 
 	tools = json_object_get(result, "tools");
 	if (!json_is_array(tools))
 		return;
-	if (m->req->cursor == NULL || !c->tools_known) {
-		json_object_clear(c->tools);
+	if (m->req->cursor == NULL)
 		tools_list_begin(c);
-	}
-	c->tools_known = 1;
-	json_array_foreach(tools, i, t) {
-		name = json_object_get(t, "name");
-		if (!json_is_string(name))
-			continue;
-		if (json_object_size(c->tools) >= CHECK_TOOLS_MAX)
-			break;
-		json_object_set(c->tools, json_string_value(name),
-		    (json_t *)t);
+	json_array_foreach(tools, i, t)
 		tools_listed(c, m, t, i);
-	}
 }
 
 /* A paginated result: its nextCursor must not come round again. */
@@ -257,6 +248,8 @@ sem_answered(struct check *c, struct cmsg *m)
 	result = json_object_get(m->j, "result");
 	if (method != NULL && strcmp(method, "tools/call") == 0)
 		tools_answered(c, m);
+	if (method != NULL && strcmp(method, "tasks/result") == 0)
+		tools_task_result(c, m);
 	if (method == NULL || !json_is_object(result))
 		return;
 	if (strcmp(method, "tools/list") == 0)

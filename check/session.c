@@ -31,7 +31,6 @@ check_new(check_finding_cb *cb, void *arg)
 	c->asked = PROTO_V_UNKNOWN;
 	for (d = 0; d < DIR_MAX; d++)
 		rpc_init(&c->side[d]);
-	c->tools = json_object();
 	c->toolc = tools_new();
 	c->cursors = json_object();
 	c->input_wait = json_object();
@@ -49,7 +48,6 @@ check_free(struct check *c)
 		return;
 	for (d = 0; d < DIR_MAX; d++)
 		rpc_free(&c->side[d]);
-	json_decref(c->tools);
 	tools_free(c->toolc);
 	json_decref(c->cursors);
 	json_decref(c->input_wait);
@@ -374,9 +372,7 @@ check_restart(struct check *c)
 	c->init_id = NULL;
 	c->before_init_noted = 0;
 	c->lost = 0;
-	json_object_clear(c->tools);
-	tools_list_begin(c);
-	c->tools_known = 0;
+	tools_reset(c);
 	json_object_clear(c->cursors);
 	json_object_clear(c->input_wait);
 	free(c->session_id);

@@ -37,13 +37,13 @@ async function checkJson(db, args = ['last']) {
  * What the session script of lib/session.mjs does that the specification
  * does not want: it calls a tool named "no-such-tool" to see the error, and
  * the tools/list it just had does not name it (2025-11-25 server/tools:
- * "Clients ... call tools listed by tools/list": tools.unknown on the
+ * "Clients ... call tools listed by tools/list": tool.unknown on the
  * call), and the SDK's McpServer answers that call with a result with
  * isError ("Tool no-such-tool not found": it throws the JSON-RPC error
  * and then catches it into a tool result), where 2025-11-25
  * server/tools "Error Handling" says "Protocol Errors: Standard JSON-RPC
- * errors for issues like: - Unknown tools" (tools.unknown-as-result on
- * the answer; tools.unknown is the client's fault, this one the
+ * errors for issues like: - Unknown tools" (tool.unknown-as-result on
+ * the answer; tool.unknown is the client's fault, this one the
  * server's, so both).  Then it calls get-sum with {a: "two"} to see the
  * error: the arguments do not satisfy get-sum's inputSchema (a number "a" and "b"
  * required: tool.arguments twice, $.params.arguments and
@@ -54,7 +54,7 @@ async function checkJson(db, args = ['last']) {
  */
 function assertOnlyNoSuchTool(report, label) {
   const got = report.findings.map((f) => `${f.rule} ${f.direction} ${f.method}`);
-  assert.deepEqual(got, ['tools.unknown c2s tools/call', 'tools.unknown-as-result s2c tools/call',
+  assert.deepEqual(got, ['tool.unknown c2s tools/call', 'tool.unknown-as-result s2c tools/call',
     'tool.arguments c2s tools/call', 'tool.arguments c2s tools/call'],
   `${label}: ${JSON.stringify(report.findings, null, 1)}`);
   for (const f of report.findings) {
@@ -92,11 +92,11 @@ test('a real stdio session (SDK client, server-everything) checks clean but for 
     assert.equal(sarif.stdout, '', '-o writes the file, not stdout');
     const s = JSON.parse(readFileSync(sarifFile, 'utf8'));
     assert.equal(s.version, '2.1.0');
-    assert.deepEqual(s.runs[0].tool.driver.rules.map((r) => r.id).sort(), ['tool.arguments', 'tools.unknown', 'tools.unknown-as-result']);
+    assert.deepEqual(s.runs[0].tool.driver.rules.map((r) => r.id).sort(), ['tool.arguments', 'tool.unknown', 'tool.unknown-as-result']);
     assert.equal(s.runs[0].results.length, 4);
     assert.deepEqual(s.runs[0].results.map((x) => x.message.text), report.findings.map((x) => x.message));
     const res = s.runs[0].results[0];
-    assert.equal(res.ruleId, 'tools.unknown');
+    assert.equal(res.ruleId, 'tool.unknown');
     assert.equal(res.level, 'warning');
     assert.equal(res.message.text, f.message);
     assert.equal(res.locations[0].logicalLocations[0].fullyQualifiedName, `session ${f.session}/seq ${f.seq} c2s tools/call id ${f.id}`);
@@ -248,12 +248,12 @@ const FAULTS = [
   ['progress-stray', ['progress.unknown-token'], 0, 'utilities/progress: "Progress notifications MUST only reference tokens that were provided in an active request"'],
   ['cancel-unknown', ['cancel.unknown'], 0, 'utilities/cancellation: "Cancellation notifications MUST only reference requests that were previously issued in the same direction"'],
   ['cursor-repeat', ['pagination.cursor-repeat'], 0, 'utilities/pagination: a cursor "represents a position in the result set"; one that comes back loops'],
-  ['unlisted', ['tools.unknown'], 0, 'server/tools "Listing Tools": clients call the tools that tools/list names'],
+  ['unlisted', ['tool.unknown'], 0, 'server/tools "Listing Tools": clients call the tools that tools/list names'],
   // These two rules are about the answer to a call that was itself a
   // fault (an unlisted tool, bad arguments: the client's finding, on the
   // request); the answer's finding is the server's, on the response.  Two
   // faults of two sides, so two findings.
-  ['unknown-as-result', ['tools.unknown', 'tools.unknown-as-result'], 0, 'server/tools "Error Handling": "Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools"'],
+  ['unknown-as-result', ['tool.unknown', 'tool.unknown-as-result'], 0, 'server/tools "Error Handling": "Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools"'],
   // Tool schemas
   ['arguments', ['tool.arguments'], 0, 'server/tools "Tool": "inputSchema: JSON Schema defining expected parameters"'],
   ['args-rpc-error', ['tool.arguments', 'tool.invalid-arguments-answer'], 0, 'server/tools "Error Handling": "Tool Execution Errors ... Input validation errors"'],

@@ -155,8 +155,8 @@ test('record --check prints each error as it happens, warnings only with -v, and
     // isError answer to it (unknown tools are protocol errors), and the
     // two ways get-sum's arguments {a: "two"} miss its inputSchema.
     assert.equal(v.length, 4, v.join('\n'));
-    assert.match(v[0], /^mcpreel: check: seq \d+ c2s tools\/call: warning tools\.unknown: tool "no-such-tool" is not in the last tools\/list$/);
-    assert.match(v[1], /^mcpreel: check: seq \d+ s2c tools\/call: warning tools\.unknown-as-result: tool "no-such-tool" is unknown/);
+    assert.match(v[0], /^mcpreel: check: seq \d+ c2s tools\/call: warning tool\.unknown: tool "no-such-tool" is not in the last tools\/list$/);
+    assert.match(v[1], /^mcpreel: check: seq \d+ s2c tools\/call: warning tool\.unknown-as-result: tool "no-such-tool" is unknown/);
     for (const l of v.slice(2))
       assert.match(l, /^mcpreel: check: seq \d+ c2s tools\/call: warning tool\.arguments: the arguments are not as tool "get-sum"'s inputSchema requires: /);
   } finally {
@@ -252,8 +252,8 @@ test('record --listen --check: a real Streamable HTTP session prints no error, a
         assert.deepEqual(lines, [], stopped.stderr.slice(-4000));
       } else {
         assert.equal(lines.length, 4, lines.join('\n'));
-        assert.match(lines[0], /^mcpreel: check: seq \d+ c2s tools\/call: warning tools\.unknown: tool "no-such-tool"/);
-        assert.match(lines[1], /^mcpreel: check: seq \d+ s2c tools\/call: warning tools\.unknown-as-result: tool "no-such-tool"/);
+        assert.match(lines[0], /^mcpreel: check: seq \d+ c2s tools\/call: warning tool\.unknown: tool "no-such-tool"/);
+        assert.match(lines[1], /^mcpreel: check: seq \d+ s2c tools\/call: warning tool\.unknown-as-result: tool "no-such-tool"/);
         for (const l of lines.slice(2))
           assert.match(l, /^mcpreel: check: seq \d+ c2s tools\/call: warning tool\.arguments: .*"get-sum"/);
       }

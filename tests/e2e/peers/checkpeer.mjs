@@ -42,9 +42,9 @@
 //   shape-type       tools/list's tools is a string      shape.type
 //   shape-enum       content annotations audience "robot" shape.enum
 //   unlisted         lists no echo, answers its call with a JSON-RPC error
-//                                                        tools.unknown
+//                                                        tool.unknown
 //   unknown-as-result lists no echo, answers its call with isError
-//                                                        tools.unknown-as-result
+//                                                        tool.unknown-as-result
 //   arguments        echo's inputSchema wants a number   tool.arguments
 //   args-rpc-error   likewise, answered with a JSON-RPC error
 //                                                        tool.invalid-arguments-answer
