@@ -154,6 +154,16 @@ void		 caps_message(struct check *, struct cmsg *);
 /* http.c */
 void		 http_message(struct check *, struct cmsg *);
 
+/*
+ * x-mcp-header marks sit on properties reachable through "properties"
+ * alone; the walk of a tool's inputSchema for them (tools.c, when the
+ * tool is listed) and of a call's arguments against them (http.c) goes at
+ * most this deep and looks at most at this many properties (a hostile
+ * schema must not make a listing or a call cost its size).
+ */
+#define HTTP_PARAM_DEPTH_MAX	8
+#define HTTP_PARAM_PROPS_MAX	256
+
 /* tools.c */
 struct tools	*tools_new(void);
 void		 tools_free(struct tools *);
@@ -166,6 +176,7 @@ int		 tools_unknown(struct check *, const json_t *);
 void		 tools_call(struct check *, struct cmsg *, const json_t *);
 void		 tools_answered(struct check *, struct cmsg *);
 void		 tools_task_result(struct check *, struct cmsg *);
+const json_t	*tools_marks(struct check *, const json_t *);
 
 /* semantics.c */
 void		 sem_message(struct check *, struct cmsg *);

@@ -16,14 +16,6 @@
 
 #define HTTP_PAGE	"basic/transports"
 
-/*
- * x-mcp-header marks sit on properties reachable through "properties"
- * alone; the walk of a tool's inputSchema for them, per call, goes at most
- * this deep and looks at most at this many properties (a hostile schema
- * must not make every call cost its size).
- */
-#define HTTP_PARAM_DEPTH_MAX	8
-#define HTTP_PARAM_PROPS_MAX	256
 
 /* The value of a header in a JSON array of [name, value], or NULL. */
 static const char *
@@ -180,19 +172,17 @@ http_param_walk(struct http_param *a, const json_t *schema,
 /* 2026-07-28: Mcp-Param-* of a tools/call against its tool's marks. */
 static void
 http_params(struct check *c, struct cmsg *m, const json_t *req,
-    const char *name, const char *spec)
+    const json_t *name, const char *spec)
 {
 	struct http_param	 a = { c, req, spec, 0 };
-	const json_t		*tool, *args;
+	const json_t		*marks, *args;
 	char			 path[256];
 
-	if (!c->tools_known || (tool = json_object_get(c->tools, name)) ==
-	    NULL)
-		return;		/* tool.unknown, or no listing seen */
+	if ((marks = tools_marks(c, name)) == NULL)
+		return;		/* no marks, tool.unknown, or no listing */
 	args = json_object_get(json_object_get(m->j, "params"), "arguments");
 	check_path(c, "params.arguments", path, sizeof path);
-	http_param_walk(&a, json_object_get(tool, "inputSchema"), args, path,
-	    sizeof path, 0);
+	http_param_walk(&a, marks, args, path, sizeof path, 0);
 }
 
 /* 2026-07-28: Mcp-Method and Mcp-Name against the body. */
@@ -240,7 +230,7 @@ http_modern(struct check *c, struct cmsg *m, const json_t *req,
 		    path + 2, json_string_value(name));
 	free(got);
 	if (strcmp(m->method, "tools/call") == 0)
-		http_params(c, m, req, json_string_value(name), spec);
+		http_params(c, m, req, name, spec);
 }
 
 /* A client POST: the request's headers and the response's status. */

@@ -37,6 +37,8 @@ struct tools_ent {
 	struct jschema	*in;		/* NULL: none, or not compiled */
 	struct jschema	*out;
 	int		 costly;	/* a check of it ran out of steps */
+	json_t		*marks;		/* 2026-07-28: its inputSchema's
+					   x-mcp-header marks, or NULL */
 };
 
 /* The tools of one listing, key -> slot. */
@@ -75,6 +77,7 @@ tools_gen_free(struct tools_gen *g)
 		free(g->ent[i].out_dig);
 		jschema_free(g->ent[i].in);
 		jschema_free(g->ent[i].out);
+		json_decref(g->ent[i].marks);
 	}
 	free(g->ent);
 	idmap_free(g->keys);
@@ -176,6 +179,49 @@ static struct tools_ent *
 tools_named(struct tools *t, const json_t *j)
 {
 	return (tools_lookup(t, json_string_value(j), json_string_length(j)));
+}
+
+/*
+ * The x-mcp-header marks of a 2026-07-28 inputSchema as a tree of
+ * "properties" holding only them, or NULL if it has none: what http.c
+ * walks a call's arguments with, without keeping the schema.
+ */
+static json_t *
+tools_marks_of(const json_t *schema, int depth, size_t *seen)
+{
+	const json_t	*props, *p, *mark;
+	const char	*k;
+	json_t		*out = NULL, *keep;
+
+	props = json_object_get(schema, "properties");
+	if (!json_is_object(props) || depth >= HTTP_PARAM_DEPTH_MAX)
+		return (NULL);
+	json_object_foreach((json_t *)props, k, p) {
+		if ((*seen)++ >= HTTP_PARAM_PROPS_MAX)
+			break;
+		mark = json_object_get(p, "x-mcp-header");
+		if (json_is_string(mark))
+			keep = json_pack("{s:O}", "x-mcp-header", mark);
+		else if ((keep = tools_marks_of(p, depth + 1, seen)) == NULL)
+			continue;
+		if (out == NULL)
+			out = json_pack("{s:{}}", "properties");
+		json_object_set_new(json_object_get(out, "properties"), k,
+		    keep);
+	}
+	return (out);
+}
+
+/* The x-mcp-header marks of the listed tool named by string j, or NULL. */
+const json_t *
+tools_marks(struct check *c, const json_t *j)
+{
+	struct tools_ent	*e;
+
+	if (!c->toolc->known || !json_is_string(j) ||
+	    (e = tools_named(c->toolc, j)) == NULL)
+		return (NULL);
+	return (e->marks);
 }
 
 /* A first page of tools/list (or a reset): a new listing starts. */
@@ -344,7 +390,7 @@ tools_listed(struct check *c, struct cmsg *m, const json_t *tool,
 	struct tools_ent *e, *prev;
 	const json_t	 *name, *in, *out;
 	char		 *k, path[64], spec[64], member[64];
-	size_t		  klen;
+	size_t		  klen, seen = 0;
 	int64_t		  slot;
 
 	name = json_object_get(tool, "name");
@@ -405,6 +451,9 @@ tools_listed(struct check *c, struct cmsg *m, const json_t *tool,
 	in = json_object_get(tool, "inputSchema");
 	out = json_object_get(tool, "outputSchema");
 	e->has_out = json_is_object(out);
+	json_decref(e->marks);
+	e->marks = m->v == PROTO_V_2026_07_28 ? tools_marks_of(in, 0, &seen) :
+	    NULL;
 	if (g->compiled >= CHECK_SCHEMA_TOOLS_MAX) {
 		if (!t->over_tools)
 			check_report(c, "tool.schema-limit", PROTO_NOTE,

@@ -83,7 +83,7 @@ test('a real stdio session (SDK client, server-everything) checks clean but for 
     const text = await run(['check', '--db', db, 'sdk']);
     assert.equal(text.code, 0);
     assert.match(text.stdout, new RegExp(`^seq ${f.seq} c2s tools/call id ${f.id}$`, 'm'));
-    assert.match(text.stdout, /^ {2}warning +tools\.unknown +tool "no-such-tool" is not in the last tools\/list \u2014 \$\.params\.name {2}\[2025-11-25 server\/tools\]$/m);
+    assert.match(text.stdout, /^ {2}warning +tool\.unknown +tool "no-such-tool" is not in the last tools\/list \u2014 \$\.params\.name {2}\[2025-11-25 server\/tools\]$/m);
     assert.match(text.stdout, /^0 errors, 4 warnings, 0 notes in 1 session \(\d+ messages checked\)$/m);
 
     const sarifFile = join(t.dir, 'out.sarif');
@@ -107,7 +107,7 @@ test('a real stdio session (SDK client, server-everything) checks clean but for 
     const cases = [...junit.stdout.matchAll(/<testcase [^>]*name="([^"]*)"/g)].map((m) => m[1]);
     assert.deepEqual(cases, [...new Set(report.findings.map((x) => `seq ${x.seq} ${x.direction} ${x.method} id ${x.id}`))]);
     assert.doesNotMatch(junit.stdout, /<failure/, 'a warning does not fail the case');
-    assert.match(junit.stdout, /tools\.unknown: tool &quot;no-such-tool&quot;/);
+    assert.match(junit.stdout, /tool\.unknown: tool &quot;no-such-tool&quot;/);
   } finally {
     t.cleanup();
   }
@@ -257,7 +257,7 @@ const FAULTS = [
   // Tool schemas
   ['arguments', ['tool.arguments'], 0, 'server/tools "Tool": "inputSchema: JSON Schema defining expected parameters"'],
   ['args-rpc-error', ['tool.arguments', 'tool.invalid-arguments-answer'], 0, 'server/tools "Error Handling": "Tool Execution Errors ... Input validation errors"'],
-  ['bad-schema', ['tool.schema-invalid'], 0, 'server/tools "Tool": inputSchema "MUST be a valid JSON Schema object"'],
+  ['bad-schema', ['tool.schema-invalid'], 1, 'server/tools "Tool": inputSchema "MUST be a valid JSON Schema object"'],
   ['schema-note', ['tool.schema-note'], 0, 'none: what mcpreel cannot check (unevaluatedProperties) is a note'],
   ['bad-structured', ['tool.structured-content'], 1, 'server/tools "Output Schema": "Servers MUST provide structured results that conform to this schema"'],
   ['no-structured', ['tool.structured-content-missing'], 1, 'server/tools "Output Schema": "Servers MUST provide structured results that conform to this schema"'],
