@@ -72,6 +72,14 @@ enum jschema_draft {
 struct jschema;
 struct jsre;
 
+/* What one validation cost and whether it stopped short (jsvalid.c). */
+struct jschema_run {
+	uint64_t	steps;		/* work done, in JSCHEMA_MAX_STEPS units */
+	int		stopped;	/* 0; JSCHEMA_STOP_COSTLY or _DEEP */
+};
+#define JSCHEMA_STOP_COSTLY	1	/* JSCHEMA_MAX_STEPS reached */
+#define JSCHEMA_STOP_DEEP	2	/* JSCHEMA_MAX_DEPTH reached */
+
 /* Called once per error: where in the value, where in the schema, what. */
 typedef void	(*jschema_error_cb)(void *, const char *, const char *,
 		    const char *);
@@ -80,7 +88,10 @@ typedef void	(*jschema_error_cb)(void *, const char *, const char *,
 struct jschema	*jschema_compile(const json_t *, int, char **);
 int		 jschema_validate(const struct jschema *, const json_t *,
 		     jschema_error_cb, void *);
+int		 jschema_validate_run(const struct jschema *, const json_t *,
+		     jschema_error_cb, void *, struct jschema_run *);
 void		 jschema_free(struct jschema *);
+size_t		 jschema_size(const struct jschema *);
 enum jschema_draft jschema_draft(const struct jschema *);
 size_t		 jschema_nnotes(const struct jschema *);
 const char	*jschema_note(const struct jschema *, size_t);

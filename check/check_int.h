@@ -18,15 +18,23 @@ struct pend {
 	int			 cancelled;
 	char			*cursor;	/* rpc_key of its params.cursor as
 						   JSON text, or NULL */
-	char			*target;	/* rpc_key of params.name, else of
-						   params.uri */
-	int			 target_long;	/* target is a digest: no tool
-						   is looked up by it */
+	char			*target;	/* tools_key of params.name, else
+						   of params.uri, else of
+						   params.taskId: the name, or its
+						   digest if long */
+	size_t			 target_len;
+	int			 tool_flags;	/* TOOL_*, of a tools/call */
 	int			 refused;	/* its HTTP exchange was refused (a
-						   status not 2xx): the server may
-						   never have read it, so neither
-						   its answer nor its id is due */
+						   status not 2xx) or taken with
+						   202: the server may never have
+						   read it, so neither its answer
+						   nor its id is due */
 };
+
+/* What a tools/call's request showed, for its answer. */
+#define TOOL_UNKNOWN	0x1	/* not in the last tools/list */
+#define TOOL_ARGS_BAD	0x2	/* arguments fail the inputSchema */
+#define TOOL_TASK	0x4	/* task-augmented: params.task */
 
 /* A bounded set of keys that forgets its oldest first. */
 struct recent {
@@ -48,6 +56,9 @@ struct side {
 	struct idmap		*tokens;	/* progress token -> slot */
 	struct recent		 answered;	/* ids answered lately */
 	struct recent		 finished;	/* progress tokens of them */
+	struct recent		 unread;	/* ids answered with a response
+						   its receiver cannot take as
+						   one (a broken envelope) */
 	size_t			 untracked;	/* requests sent while the slots
 						   were full, not yet (as far as
 						   can be told) answered: while
@@ -71,6 +82,7 @@ struct cmsg {
 	int			 is_response;
 	struct pend		*req;		/* a response: its request, while
 						   the response is checked */
+	int			 tool_flags;	/* TOOL_*, of a tools/call */
 };
 
 /* Where the lifecycle has got to (legacy revisions). */
@@ -87,8 +99,6 @@ enum life_state {
 struct check {
 	check_finding_cb	*cb;
 	void			*arg;
-	check_schema_fn		*schema;
-	void			*schema_arg;
 	size_t			 counts[PROTO_SEVERITY_MAX];
 
 	enum life_state		 life;
@@ -99,12 +109,8 @@ struct check {
 	int			 before_init_noted;
 	int			 lost;		/* a 404 ended the HTTP session */
 
-	/* Tools of the last tools/list, name -> tool object. */
-	json_t			*tools;
-	int			 tools_known;
-	int			 tools_full;	/* the last listing had more than
-						   CHECK_TOOLS_MAX: a name not
-						   kept may still be a tool */
+	/* Tools of the last tools/list, their compiled schemas. */
+	struct tools		*toolc;
 	unsigned int		 limits_noted;	/* CHECK_LIMIT_* bits given */
 	/* Cursors seen per paginated method in the current walk. */
 	json_t			*cursors;	/* method -> {cursor: true} */
@@ -123,7 +129,6 @@ struct check {
 
 /* Tables of check/ that can fill up, each noted once when it does. */
 enum check_limit {
-	CHECK_LIMIT_TOOLS,		/* CHECK_TOOLS_MAX */
 	CHECK_LIMIT_CURSORS,		/* CHECK_CURSORS_MAX */
 	CHECK_LIMIT_CURSOR_METHODS,	/* CHECK_CURSOR_METHODS_MAX */
 	CHECK_LIMIT_INPUT_WAIT,		/* SEM_INPUT_WAIT_MAX */
@@ -173,6 +178,31 @@ void		 caps_message(struct check *, struct cmsg *);
 
 /* http.c */
 void		 http_message(struct check *, struct cmsg *);
+
+/*
+ * x-mcp-header marks sit on properties reachable through "properties"
+ * alone; the walk of a tool's inputSchema for them (tools.c, when the
+ * tool is listed) and of a call's arguments against them (http.c) goes at
+ * most this deep and looks at most at this many properties (a hostile
+ * schema must not make a listing or a call cost its size).
+ */
+#define HTTP_PARAM_DEPTH_MAX	8
+#define HTTP_PARAM_PROPS_MAX	256
+
+/* tools.c */
+struct tools	*tools_new(void);
+void		 tools_free(struct tools *);
+void		 tools_list_begin(struct check *);
+void		 tools_listed(struct check *, struct cmsg *, const json_t *,
+		     size_t);
+void		 tools_reset(struct check *);
+char		*tools_quote(const char *, size_t);
+int		 tools_unknown(struct check *, const json_t *);
+void		 tools_call(struct check *, struct cmsg *, const json_t *);
+void		 tools_answered(struct check *, struct cmsg *);
+void		 tools_task_result(struct check *, struct cmsg *);
+const json_t	*tools_marks(struct check *, const json_t *);
+char		*tools_key(const char *, size_t, size_t *);
 
 /* semantics.c */
 void		 sem_message(struct check *, struct cmsg *);

@@ -68,16 +68,6 @@ struct check_finding {
 
 typedef void check_finding_cb(const struct check_finding *, void *);
 
-/*
- * The hook for tool schemas: validate value against schema (a tool's
- * inputSchema or outputSchema) and report each fault to cb with a path
- * under path.  None is set by default: then tool arguments and
- * structured results are not checked against schemas.
- */
-typedef void check_schema_fn(const json_t *schema, const json_t *value,
-		    const char *path, proto_finding_cb *cb, void *cbarg,
-		    void *arg);
-
 /* How the session ended, for requests never answered. */
 enum check_end {
 	CHECK_END_CLEAN,	/* it ended: unanswered requests are warnings */
@@ -100,8 +90,72 @@ enum check_end {
  */
 #define CHECK_ANSWERED_MAX	4096
 
-/* Tools of the last tools/list remembered (a list may be paginated). */
+/*
+ * Tools of the last tools/list remembered (a list may be paginated): by
+ * name only, and compiled schemas for the first CHECK_SCHEMA_TOOLS_MAX.
+ * Past this the listing is cut (one note), and no call is said to be of
+ * an unknown tool until a listing that fits.
+ */
 #define CHECK_TOOLS_MAX		10000
+
+/*
+ * A tool name is kept as it is up to this many bytes (2025-11-25 asks
+ * for 1 to 128 characters); a longer one is kept as its SHA-256, so
+ * 10 000 names of a megabyte each cannot hold 10 GB.
+ */
+#define CHECK_TOOL_NAME_MAX	256
+
+/*
+ * Tools whose inputSchema and outputSchema are compiled, per listing (the
+ * current one and the one before are kept): a real server lists tens.
+ */
+#define CHECK_SCHEMA_TOOLS_MAX	1000
+
+/*
+ * Bytes that compiled tool schemas may take in one session, in all: the
+ * schema's parse tree (CHECK_SCHEMA_VALUE_BYTES a value, as its compact
+ * text counts them) and the validator's nodes and matchers
+ * (jschema_size(); a 30-byte "pattern" can compile to 80 KB).  A tool
+ * listed again with the same schemas is not compiled or counted again,
+ * so a real session (tens of tools of a few KB) stays far below, while a
+ * hostile one cannot grow memory or compile time without end.
+ */
+#define CHECK_SCHEMA_BYTES_MAX	(64 * 1024 * 1024)
+
+/* What one parsed JSON value costs (jansson's node and its table slot). */
+#define CHECK_SCHEMA_VALUE_BYTES	80
+
+/*
+ * Schema checks that may run out of steps (JSCHEMA_MAX_STEPS) in one
+ * session: each such tool is not checked again, and past this many none
+ * is, so a schema built to be exponential costs a bounded time.
+ */
+#define CHECK_SCHEMA_COSTLY_MAX	8
+
+/*
+ * Steps one check of a value may take before its tool counts as costly
+ * (as one that ran out of JSCHEMA_MAX_STEPS does): a base and so many a
+ * byte of the message.  A real call takes a few thousand; a schema built
+ * to take just under JSCHEMA_MAX_STEPS on "{}" is caught at its first
+ * call instead of costing that on every one.
+ */
+#define CHECK_SCHEMA_CALL_STEPS		10000
+#define CHECK_SCHEMA_STEPS_PER_BYTE	100
+
+/*
+ * Steps of schema checking (about 20 ns each) all the values of one
+ * session may take, however many calls: a real session of thousands of
+ * calls takes a few million; past this (about a second of work) one note
+ * says so and no more are checked.
+ */
+#define CHECK_SCHEMA_STEPS_MAX	(50ULL * 1000 * 1000)
+
+/*
+ * Tasks made by a task-augmented tools/call remembered (taskId -> tool),
+ * so that their tasks/result is checked against the tool's outputSchema;
+ * past this, a task's result is not checked.
+ */
+#define CHECK_TOOL_TASKS_MAX	1000
 
 /* Cursors remembered per paginated method, to see one repeat. */
 #define CHECK_CURSORS_MAX	1000
@@ -128,7 +182,6 @@ struct check;
 /* session.c */
 struct check	*check_new(check_finding_cb *, void *);
 void		 check_free(struct check *);
-void		 check_set_schema(struct check *, check_schema_fn *, void *);
 void		 check_message(struct check *, const struct check_msg *);
 void		 check_end(struct check *, enum check_end);
 char		*check_clean(const char *);

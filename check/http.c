@@ -2,7 +2,8 @@
  * http.c: the Streamable HTTP rules on the exchange each message came in:
  * MCP-Protocol-Version against the revision in force, Mcp-Session-Id on
  * every request once the server gave one (and never again after a 404),
- * 2026-07-28's Mcp-Method and Mcp-Name against the body, the status of a
+ * 2026-07-28's Mcp-Method, Mcp-Name and Mcp-Param-* (from the tool's
+ * x-mcp-header marks) against the body, the status of a
  * POST (202 for notifications and responses), Content-Type and Accept.
  * Each exchange is checked once, on its first message.
  */
@@ -14,6 +15,7 @@
 #include "check_int.h"
 
 #define HTTP_PAGE	"basic/transports"
+
 
 /* The value of a header in a JSON array of [name, value], or NULL. */
 static const char *
@@ -88,6 +90,101 @@ http_no_request(const json_t *j)
 	return (1);
 }
 
+struct http_param {
+	struct check	*c;
+	const json_t	*req;		/* the request's headers */
+	const char	*spec;
+	size_t		 seen;		/* properties looked at */
+};
+
+/* One x-mcp-header mark: its header against the argument v (or NULL). */
+static void
+http_param_one(struct http_param *a, const char *mark, const json_t *v,
+    const char *path)
+{
+	char		 name[128], num[32], *got;
+	const char	*hv, *want;
+
+	snprintf(name, sizeof name, "Mcp-Param-%s", mark);
+	hv = http_header(a->req, name);
+	if (v == NULL || json_is_null(v)) {
+		if (hv != NULL)
+			check_report(a->c, "http.mcp-param", PROTO_ERROR, path,
+			    a->spec, "a %s header, but the argument it "
+			    "carries is absent; it is sent only with the "
+			    "argument", name);
+		return;
+	}
+	if (hv == NULL) {
+		check_report(a->c, "http.mcp-param", PROTO_ERROR, path, a->spec,
+		    "no %s header; 2026-07-28 requires it on tools/call when "
+		    "the argument the tool marks with x-mcp-header \"%s\" is "
+		    "present", name, mark);
+		return;
+	}
+	if (strcmp(hv, REDACTED) == 0)
+		return;		/* recorded redacted: only its presence */
+	if (json_is_string(v))
+		want = json_string_value(v);
+	else if (json_is_integer(v)) {
+		snprintf(num, sizeof num, "%lld",
+		    (long long)json_integer_value(v));
+		want = num;
+	} else if (json_is_boolean(v))
+		want = json_is_true(v) ? "true" : "false";
+	else
+		return;		/* a type the mark may not sit on */
+	got = http_name_value(hv);
+	if (strcmp(got, want) != 0)
+		check_report(a->c, "http.mcp-param", PROTO_ERROR, path, a->spec,
+		    "the %s header says \"%s\" but the argument is \"%s\"",
+		    name, got, want);
+	free(got);
+}
+
+/* The x-mcp-header marks under schema's properties, against args. */
+static void
+http_param_walk(struct http_param *a, const json_t *schema,
+    const json_t *args, char *path, size_t pathsz, int depth)
+{
+	const json_t	*props, *p, *mark;
+	const char	*k;
+	size_t		 len = strlen(path);
+
+	props = json_object_get(schema, "properties");
+	if (!json_is_object(props) || depth >= HTTP_PARAM_DEPTH_MAX)
+		return;
+	json_object_foreach((json_t *)props, k, p) {
+		if (a->seen++ >= HTTP_PARAM_PROPS_MAX)
+			return;
+		snprintf(path + len, pathsz - len, ".%s", k);
+		mark = json_object_get(p, "x-mcp-header");
+		if (json_is_string(mark))
+			http_param_one(a, json_string_value(mark),
+			    json_object_get(args, k), path);
+		else
+			http_param_walk(a, p, json_object_get(args, k), path,
+			    pathsz, depth + 1);
+		path[len] = '\0';
+	}
+}
+
+/* 2026-07-28: Mcp-Param-* of a tools/call against its tool's marks. */
+static void
+http_params(struct check *c, struct cmsg *m, const json_t *req,
+    const json_t *name, const char *spec)
+{
+	struct http_param	 a = { c, req, spec, 0 };
+	const json_t		*marks, *args;
+	char			 path[256];
+
+	if ((marks = tools_marks(c, name)) == NULL)
+		return;		/* no marks, tool.unknown, or no listing */
+	args = json_object_get(json_object_get(m->j, "params"), "arguments");
+	check_path(c, "params.arguments", path, sizeof path);
+	http_param_walk(&a, marks, args, path, sizeof path, 0);
+}
+
 /* 2026-07-28: Mcp-Method and Mcp-Name against the body. */
 static void
 http_modern(struct check *c, struct cmsg *m, const json_t *req,
@@ -132,6 +229,8 @@ http_modern(struct check *c, struct cmsg *m, const json_t *req,
 		    "the Mcp-Name header says \"%s\" but %s is \"%s\"", got,
 		    path + 2, json_string_value(name));
 	free(got);
+	if (strcmp(m->method, "tools/call") == 0)
+		http_params(c, m, req, name, spec);
 }
 
 /* A client POST: the request's headers and the response's status. */

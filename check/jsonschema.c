@@ -468,6 +468,20 @@ jschema_which(struct jschema *s, const json_t *doc)
 	return (s->flags & JSCHEMA_DRAFT07) ? JSCHEMA_D07 : JSCHEMA_D2020;
 }
 
+/* What one node holds, for jschema_size(). */
+static size_t
+jschema_node_size(const struct jsnode *n)
+{
+	return sizeof *n + strlen(n->path) + 1 +
+	    n->nprops * sizeof *n->props +
+	    n->nrequired * sizeof *n->required +
+	    n->npatterns * sizeof *n->patterns +
+	    n->ndepreq * sizeof *n->depreq +
+	    n->ndepschema * sizeof *n->depschema +
+	    (n->prefix.n + n->all.n + n->any.n + n->one.n) *
+	    sizeof (struct jsnode *);
+}
+
 /*
  * Compile a schema (flags: JSCHEMA_*).  NULL with *cause saying what is
  * wrong and where (a JSON Pointer) when it cannot be used.  The schema is
@@ -478,6 +492,7 @@ jschema_compile(const json_t *doc, int flags, char **cause)
 {
 	struct jscomp	 c;
 	struct jschema	*s;
+	size_t		 i;
 
 	if (doc == NULL) {
 		if (cause != NULL)
@@ -503,6 +518,12 @@ jschema_compile(const json_t *doc, int flags, char **cause)
 		jschema_free(s);
 		return NULL;
 	}
+	/* re_size counts instructions and ranges; an instruction is the
+	   larger. */
+	s->size = sizeof *s + c.re_size * sizeof (struct jsre_insn) +
+	    s->nodecap * sizeof *s->nodes;
+	for (i = 0; i < s->nnodes; i++)
+		s->size += jschema_node_size(s->nodes[i]);
 	if (s->notes_dropped > 0) {
 		s->nnotes--;
 		free(s->notes[s->nnotes]);
@@ -564,13 +585,35 @@ int
 jschema_validate(const struct jschema *s, const json_t *v,
     jschema_error_cb cb, void *arg)
 {
+	return jschema_validate_run(s, v, cb, arg, NULL);
+}
+
+/* jschema_validate(), also saying in *run (if not NULL) what it cost. */
+int
+jschema_validate_run(const struct jschema *s, const json_t *v,
+    jschema_error_cb cb, void *arg, struct jschema_run *run)
+{
+	if (run != NULL)
+		memset(run, 0, sizeof *run);
 	if (v == NULL) {
 		if (cb != NULL)
 			cb(arg, "$", "#", "there is no value to check");
 		return 1;
 	}
-	return jsvalid_run(s, v, cb, arg);
+	return jsvalid_run(s, v, cb, arg, run);
 }
+
+/*
+ * The bytes a compiled schema holds of its own: its nodes with their
+ * paths and tables, and its matchers (the schema document it refers to
+ * is the caller's to count).
+ */
+size_t
+jschema_size(const struct jschema *s)
+{
+	return s->size;
+}
+
 
 /* The dialect the schema was read as. */
 enum jschema_draft

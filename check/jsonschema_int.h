@@ -106,6 +106,7 @@ struct jschema {
 	int		  flags;
 	char		**notes;
 	size_t		  nnotes, notes_dropped;
+	size_t		  size;		/* bytes its nodes and matchers hold */
 };
 
 /* Notes kept per schema; more are counted in one last note. */
@@ -306,6 +307,6 @@ void		 jsreport_pop(struct jsctx *, size_t);
 
 /* jsvalid.c */
 int		 jsvalid_run(const struct jschema *, const json_t *,
-		     jschema_error_cb, void *);
+		     jschema_error_cb, void *, struct jschema_run *);
 
 #endif

@@ -662,7 +662,7 @@ jsvalid_node(struct jsctx *c, const struct jsnode *n, const json_t *v)
 /* jschema_validate()'s body: errors reported, then why it stopped. */
 int
 jsvalid_run(const struct jschema *s, const json_t *v, jschema_error_cb cb,
-    void *arg)
+    void *arg, struct jschema_run *run)
 {
 	struct jsctx	 c;
 	char		*text;
@@ -691,12 +691,19 @@ jsvalid_run(const struct jschema *s, const json_t *v, jschema_error_cb cb,
 			    "levels on this value (a $ref that loops without "
 			    "going into the value?): not checked further",
 			    JSCHEMA_MAX_DEPTH);
-		if (cb != NULL)
+		/* With run, the stop is said there, as data, not as an
+		   error of the value. */
+		if (cb != NULL && run == NULL)
 			cb(arg, "$", "#", text);
 		free(text);
 		c.reported++;
 	}
 	free(c.ipath);
+	if (run != NULL) {
+		run->steps = c.steps;
+		run->stopped = c.stopped == 1 ? JSCHEMA_STOP_COSTLY :
+		    c.stopped ? JSCHEMA_STOP_DEEP : 0;
+	}
 	/*
 	 * The count is of the errors found (said or only counted) and the
 	 * stop; an error found but not reported (quiet) is one.

@@ -161,6 +161,7 @@ rpc_init(struct side *s)
 	s->tokens = idmap_new();
 	recent_init(&s->answered, CHECK_ANSWERED_MAX);
 	recent_init(&s->finished, CHECK_ANSWERED_MAX);
+	recent_init(&s->unread, CHECK_ANSWERED_MAX);
 }
 
 static void
@@ -187,6 +188,7 @@ rpc_free(struct side *s)
 	idmap_free(s->tokens);
 	recent_free(&s->answered);
 	recent_free(&s->finished);
+	recent_free(&s->unread);
 	json_decref(s->caps);
 	memset(s, 0, sizeof *s);
 }
@@ -326,9 +328,12 @@ rpc_request(struct check *c, enum dir dir, const char *id, int64_t seq,
 	name = json_object_get(json_object_get(j, "params"), "name");
 	if (!json_is_string(name))
 		name = json_object_get(json_object_get(j, "params"), "uri");
+	if (!json_is_string(name))
+		name = json_object_get(json_object_get(j, "params"), "taskId");
 	if (json_is_string(name)) {
-		p->target = rpc_key(json_string_value(name));
-		p->target_long = strlen(json_string_value(name)) > RPC_KEY_MAX;
+		/* With its length: a name may hold a NUL. */
+		p->target = tools_key(json_string_value(name),
+		    json_string_length(name), &p->target_len);
 	}
 	return (p);
 }

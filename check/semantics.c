@@ -1,8 +1,8 @@
 /*
  * semantics.c: what a message means given the ones before it: tools/call
- * of a tool the last tools/list did not name (and, through the schema
- * hook, arguments against its inputSchema and structuredContent against
- * its outputSchema), progress for a request that is not running or not
+ * of a tool the last tools/list did not name (and through tools.c its
+ * arguments against its inputSchema, its answer against its
+ * outputSchema), progress for a request that is not running or not
  * increasing, cancellation of an unknown or finished request or of
  * initialize, pagination cursors that repeat, and 2026-07-28's
  * input_required round trips.
@@ -16,47 +16,28 @@
 /* input_required results kept awaiting their retry, at most. */
 #define SEM_INPUT_WAIT_MAX	1000
 
-/* Pass a schema finding from the hook on as about the current message. */
-static void
-sem_schema_cb(const struct proto_finding *f, void *arg)
-{
-	struct check	*c = arg;
-
-	check_report(c, f->rule, f->severity, f->path, f->spec, "%s",
-	    f->text);
-}
-
 /* tools/call: the tool must be known; its arguments fit its schema. */
 static void
 sem_tools_call(struct check *c, struct cmsg *m)
 {
-	const json_t	*name, *tool, *args, *schema;
-	json_t		*empty = NULL;
-	char		 path[64], spec[64];
+	const json_t	*name;
+	char		 path[64], spec[64], *q;
 
 	name = json_object_get(json_object_get(m->j, "params"), "name");
-	if (!json_is_string(name) || !c->tools_known)
+	if (!json_is_string(name))
 		return;
-	tool = json_object_get(c->tools, json_string_value(name));
-	if (tool == NULL && c->tools_full)
-		return;		/* maybe one of those not kept */
-	if (tool == NULL) {
-		check_report(c, "tools.unknown", PROTO_WARNING,
+	if (tools_unknown(c, name)) {
+		check_report(c, "tool.unknown", PROTO_WARNING,
 		    check_path(c, "params.name", path, sizeof path),
 		    check_spec(m->v, "server/tools", spec, sizeof spec),
-		    "tool \"%s\" is not in the last tools/list",
-		    json_string_value(name));
+		    "tool %s is not in the last tools/list", (q =
+		    tools_quote(json_string_value(name),
+		    json_string_length(name))));
+		free(q);
+		m->tool_flags |= TOOL_UNKNOWN;
 		return;
 	}
-	schema = json_object_get(tool, "inputSchema");
-	if (c->schema == NULL || !json_is_object(schema))
-		return;
-	args = json_object_get(json_object_get(m->j, "params"), "arguments");
-	if (args == NULL)
-		args = empty = json_object();
-	c->schema(schema, args, check_path(c, "params.arguments", path,
-	    sizeof path), sem_schema_cb, c, c->schema_arg);
-	json_decref(empty);
+	tools_call(c, m, name);
 }
 
 /* notifications/progress: for a running request, increasing. */
@@ -131,6 +112,9 @@ sem_cancelled(struct check *c, struct cmsg *m)
 			    spec, "initialize was cancelled; the client must "
 			    "not cancel its initialize request");
 		p->cancelled = 1;
+	} else if (recent_has(&s->unread, key)) {
+		/* Its answer broke the envelope (a finding already): the
+		   sender could not take it as one, and may cancel. */
 	} else if (recent_has(&s->answered, key))
 		check_report(c, "cancel.finished", PROTO_NOTE, path, spec,
 		    "request %s was already answered; a cancel may cross "
@@ -157,12 +141,14 @@ sem_input_retry(struct check *c, struct cmsg *m)
 	const json_t	*params, *target, *wait, *reqs, *resps, *v;
 	const char	*k, *state;
 	char		 key[512], path[64], spec[64], *tkey;
+	size_t		 tlen;
 
 	params = json_object_get(m->j, "params");
 	target = json_object_get(params, "name");
 	if (!json_is_string(target))
 		target = json_object_get(params, "uri");
-	tkey = json_is_string(target) ? rpc_key(json_string_value(target)) :
+	tkey = json_is_string(target) ? tools_key(json_string_value(target),
+	    json_string_length(target), &tlen) :
 	    NULL;	/* as the result's request keeps it */
 	sem_input_key(key, sizeof key, m->method, tkey);
 	free(tkey);
@@ -214,31 +200,16 @@ sem_message(struct check *c, struct cmsg *m)
 static void
 sem_tools_list(struct check *c, struct cmsg *m, const json_t *result)
 {
-	const json_t	*tools, *t, *name;
+	const json_t	*tools, *t;
 	size_t		 i;
 
 	tools = json_object_get(result, "tools");
 	if (!json_is_array(tools))
 		return;
-	if (m->req->cursor == NULL || !c->tools_known) {
-		json_object_clear(c->tools);
-		c->tools_full = 0;
-	}
-	c->tools_known = 1;
-	json_array_foreach(tools, i, t) {
-		name = json_object_get(t, "name");
-		if (!json_is_string(name))
-			continue;
-		if (json_object_size(c->tools) >= CHECK_TOOLS_MAX &&
-		    json_object_get(c->tools, json_string_value(name)) ==
-		    NULL) {
-			c->tools_full = 1;
-			check_limit(c, CHECK_LIMIT_TOOLS, CHECK_TOOLS_MAX);
-			break;
-		}
-		json_object_set(c->tools, json_string_value(name),
-		    (json_t *)t);
-	}
+	if (m->req->cursor == NULL)
+		tools_list_begin(c);
+	json_array_foreach(tools, i, t)
+		tools_listed(c, m, t, i);
 }
 
 /* A paginated result: its nextCursor must not come round again. */
@@ -287,11 +258,15 @@ sem_cursor(struct check *c, struct cmsg *m, const json_t *result)
 void
 sem_answered(struct check *c, struct cmsg *m)
 {
-	const json_t	*result, *tool, *schema, *sc, *rt;
-	char		 key[512], path[64], spec[64];
+	const json_t	*result, *rt;
+	char		 key[512];
 	const char	*method = m->req->method;
 
 	result = json_object_get(m->j, "result");
+	if (method != NULL && strcmp(method, "tools/call") == 0)
+		tools_answered(c, m);
+	if (method != NULL && strcmp(method, "tasks/result") == 0)
+		tools_task_result(c, m);
 	if (method == NULL || !json_is_object(result))
 		return;
 	if (strcmp(method, "tools/list") == 0)
@@ -318,24 +293,4 @@ sem_answered(struct check *c, struct cmsg *m)
 			    SEM_INPUT_WAIT_MAX);
 		return;
 	}
-	if (strcmp(method, "tools/call") != 0 || m->req->target == NULL ||
-	    m->req->target_long)
-		return;
-	tool = json_object_get(c->tools, m->req->target);
-	if (tool == NULL && c->tools_known && !c->tools_full &&
-	    json_is_true(json_object_get(result, "isError")))
-		check_report(c, "tools.unknown-as-result", PROTO_WARNING,
-		    check_path(c, "result.isError", path, sizeof path),
-		    check_spec(m->v, "server/tools", spec, sizeof spec),
-		    "tool \"%s\" is unknown (not in the last tools/list), and "
-		    "the server answered with a result and \"isError\": true; "
-		    "an unknown tool is a protocol error (a JSON-RPC error, "
-		    "-32602)", m->req->target);
-	if (c->schema == NULL)
-		return;
-	schema = json_object_get(tool, "outputSchema");
-	sc = json_object_get(result, "structuredContent");
-	if (json_is_object(schema) && sc != NULL)
-		c->schema(schema, sc, check_path(c, "result.structuredContent",
-		    path, sizeof path), sem_schema_cb, c, c->schema_arg);
 }

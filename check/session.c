@@ -31,7 +31,7 @@ check_new(check_finding_cb *cb, void *arg)
 	c->asked = PROTO_V_UNKNOWN;
 	for (d = 0; d < DIR_MAX; d++)
 		rpc_init(&c->side[d]);
-	c->tools = json_object();
+	c->toolc = tools_new();
 	c->cursors = json_object();
 	c->input_wait = json_object();
 	recent_init(&c->exchanges, CHECK_ANSWERED_MAX);
@@ -48,7 +48,7 @@ check_free(struct check *c)
 		return;
 	for (d = 0; d < DIR_MAX; d++)
 		rpc_free(&c->side[d]);
-	json_decref(c->tools);
+	tools_free(c->toolc);
 	json_decref(c->cursors);
 	json_decref(c->input_wait);
 	recent_free(&c->exchanges);
@@ -56,14 +56,6 @@ check_free(struct check *c)
 	free(c->session_id);
 	free(c->expired_id);
 	free(c);
-}
-
-/* Set the validator used for tools' inputSchema and outputSchema. */
-void
-check_set_schema(struct check *c, check_schema_fn *fn, void *arg)
-{
-	c->schema = fn;
-	c->schema_arg = arg;
 }
 
 /* The revision the session negotiated (or the last one seen). */
@@ -280,9 +272,6 @@ check_limit(struct check *c, enum check_limit which, size_t max)
 		const char	*rule;
 		const char	*what;
 	} limits[CHECK_LIMIT_MAX] = {
-		[CHECK_LIMIT_TOOLS] = { "check.tools-limit", "a tools/list "
-		    "names more tools than kept; the rest are not kept, so "
-		    "calls of unknown tools are not reported" },
 		[CHECK_LIMIT_CURSORS] = { "check.cursors-limit", "a listing "
 		    "used more cursors than kept; later ones are not kept, so "
 		    "a repeat of one of them is not reported" },
@@ -371,8 +360,12 @@ session_refused(const struct check_msg *in)
 	    (h->status < 200 || h->status > 299));
 }
 
-/* Track a request, marked when its POST was refused. */
-static void
+/*
+ * Track a request, marked when its POST was refused, or taken with 202
+ * and no answer (http.status says so; its answer is then not due either,
+ * or the one fault would be reported twice).
+ */
+static struct pend *
 session_request(struct check *c, const struct check_msg *in, const char *id,
     const char *method, enum proto_version v, const json_t *j)
 {
@@ -380,7 +373,11 @@ session_request(struct check *c, const struct check_msg *in, const char *id,
 
 	p = rpc_request(c, in->dir, id, in->seq, method, v, j);
 	if (p != NULL)
-		p->refused = session_refused(in);
+		p->refused = session_refused(in) || (in->http != NULL &&
+		    in->dir == DIR_C2S && in->http->method != NULL &&
+		    strcmp(in->http->method, "POST") == 0 &&
+		    !in->http->legacy_sse && in->http->status == 202);
+	return (p);
 }
 
 /*
@@ -404,13 +401,28 @@ check_restart(struct check *c)
 	c->init_id = NULL;
 	c->before_init_noted = 0;
 	c->lost = 0;
-	json_object_clear(c->tools);
-	c->tools_known = 0;
-	c->tools_full = 0;
+	tools_reset(c);
+	c->limits_noted = 0;
 	json_object_clear(c->cursors);
 	json_object_clear(c->input_wait);
 	free(c->session_id);
 	c->session_id = NULL;
+}
+
+/*
+ * Whether a response breaks its envelope so that its receiver cannot take
+ * it as the answer (result and error both or neither, an error without an
+ * integer code or a string message); protocol/ has reported why.
+ */
+static int
+session_unreadable(const json_t *j)
+{
+	const json_t	*err = json_object_get(j, "error");
+
+	if ((json_object_get(j, "result") != NULL) == (err != NULL))
+		return (1);
+	return (err != NULL && (!json_is_integer(json_object_get(err,
+	    "code")) || !json_is_string(json_object_get(err, "message"))));
 }
 
 /* Run the rule families over one classified message. */
@@ -424,9 +436,10 @@ session_rules(struct check *c, struct cmsg *m)
 			life_message(c, m);
 		caps_message(c, m);
 		sem_message(c, m);
-		if (m->is_request && m->id != NULL)
-			session_request(c, m->in, m->id, m->method, m->v,
-			    m->j);
+		if (m->is_request && m->id != NULL &&
+		    (p = session_request(c, m->in, m->id, m->method, m->v,
+		    m->j)) != NULL)
+			p->tool_flags = m->tool_flags;
 		return;
 	}
 	if (!m->is_response || m->id == NULL)
@@ -438,6 +451,8 @@ session_rules(struct check *c, struct cmsg *m)
 	sem_answered(c, m);
 	m->req = NULL;
 	rpc_done(c, !m->in->dir, p);
+	if (session_unreadable(m->j))
+		recent_add(&c->side[!m->in->dir].unread, m->id);
 }
 
 /* How many values raw holds at least (structural bytes), up to max. */

@@ -154,11 +154,14 @@ test('record --check prints each error as it happens, warnings only with -v, and
     const diagV = {};
     await runSession(MCPREEL, ['record', '--db', db, '--name', 'sdk-v', '--check', '-v', '--', command, ...args], { stderr: 'pipe', diagnostics: diagV });
     const v = checkLines(diagV.stderr).filter((l) => / (error|warning) /.test(l));
-    // Its two warnings: the call of a tool tools/list did not name, and
-    // the isError answer to it (unknown tools are protocol errors).
-    assert.equal(v.length, 2, v.join('\n'));
-    assert.match(v[0], /^mcpreel: check: seq \d+ c2s tools\/call: warning tools\.unknown: tool "no-such-tool" is not in the last tools\/list$/);
-    assert.match(v[1], /^mcpreel: check: seq \d+ s2c tools\/call: warning tools\.unknown-as-result: tool "no-such-tool" is unknown/);
+    // Its four warnings: the call of a tool tools/list did not name, the
+    // isError answer to it (unknown tools are protocol errors), and the
+    // two ways get-sum's arguments {a: "two"} miss its inputSchema.
+    assert.equal(v.length, 4, v.join('\n'));
+    assert.match(v[0], /^mcpreel: check: seq \d+ c2s tools\/call: warning tool\.unknown: tool "no-such-tool" is not in the last tools\/list$/);
+    assert.match(v[1], /^mcpreel: check: seq \d+ s2c tools\/call: warning tool\.unknown-as-result: tool "no-such-tool" is unknown/);
+    for (const l of v.slice(2))
+      assert.match(l, /^mcpreel: check: seq \d+ c2s tools\/call: warning tool\.arguments: the arguments are not as tool "get-sum"'s inputSchema requires: /);
   } finally {
     t.cleanup();
   }
@@ -330,7 +333,7 @@ test('record --check: messages of many small values cost the checker a bounded p
   }
 });
 
-test('record --listen --check: a real Streamable HTTP session prints no error, and with -v its one warning', { timeout: 180000 }, async (ctx) => {
+test('record --listen --check: a real Streamable HTTP session prints no error, and with -v its warnings', { timeout: 180000 }, async (ctx) => {
   const support = mcpreelHttpSupport();
   if (!support.ok) { ctx.skip(support.reason); return; }
   const t = tempDir();
@@ -350,9 +353,11 @@ test('record --listen --check: a real Streamable HTTP session prints no error, a
       if (!verbose) {
         assert.deepEqual(lines, [], stopped.stderr.slice(-4000));
       } else {
-        assert.equal(lines.length, 2, lines.join('\n'));
-        assert.match(lines[0], /^mcpreel: check: session \d+ seq \d+ c2s tools\/call: warning tools\.unknown: tool "no-such-tool"/);
-        assert.match(lines[1], /^mcpreel: check: session \d+ seq \d+ s2c tools\/call: warning tools\.unknown-as-result: tool "no-such-tool"/);
+        assert.equal(lines.length, 4, lines.join('\n'));
+        assert.match(lines[0], /^mcpreel: check: session \d+ seq \d+ c2s tools\/call: warning tool\.unknown: tool "no-such-tool"/);
+        assert.match(lines[1], /^mcpreel: check: session \d+ seq \d+ s2c tools\/call: warning tool\.unknown-as-result: tool "no-such-tool"/);
+        for (const l of lines.slice(2))
+          assert.match(l, /^mcpreel: check: session \d+ seq \d+ c2s tools\/call: warning tool\.arguments: .*"get-sum"/);
       }
     }
   } finally {

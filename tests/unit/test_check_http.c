@@ -67,6 +67,31 @@ X(m_othername, "[" M_ACCEPT "," M_PV ",[\"Mcp-Method\",\"tools/call\"],"
 X(m_nopv, "[" M_ACCEPT ",[\"Mcp-Method\",\"tools/call\"],"
     "[\"Mcp-Name\",\"echo\"]]", JSONCT, 200);
 
+/* Mcp-Param-*: a tool marking "a" and "o.s" with x-mcp-header. */
+#define MP_HEADS(extra) "[" M_ACCEPT "," M_PV ",[\"Mcp-Method\"," \
+	"\"tools/call\"],[\"Mcp-Name\",\"add\"]" extra "]"
+X(p_list, "[" M_ACCEPT "," M_PV ",[\"Mcp-Method\",\"tools/list\"]]", JSONCT,
+    200);
+X(p_a2, MP_HEADS(",[\"Mcp-Param-A\",\"2\"]"), JSONCT, 200);
+X(p_a3, MP_HEADS(",[\"Mcp-Param-A\",\"3\"]"), JSONCT, 200);
+X(p_ared, MP_HEADS(",[\"mcp-param-a\",\"[REDACTED]\"]"), JSONCT, 200);
+X(p_none, MP_HEADS(""), JSONCT, 200);
+X(p_s64, MP_HEADS(",[\"Mcp-Param-A\",\"2\"],[\"Mcp-Param-S\","
+    "\"=?base64?eA==?=\"]"), JSONCT, 200);
+#define P_TOOLS "{\"resultType\":\"complete\",\"ttlMs\":0,\"cacheScope\":" \
+	"\"private\",\"tools\":[{\"name\":" \
+	"\"add\",\"inputSchema\":{\"type\":\"object\",\"properties\":{" \
+	"\"a\":{\"type\":\"integer\",\"x-mcp-header\":\"A\"},\"o\":{" \
+	"\"type\":\"object\",\"properties\":{\"s\":{\"type\":" \
+	"\"string\",\"x-mcp-header\":\"S\"}}}}}}]}"
+#define PCALL(x, args) \
+	{ T_REQ("C", "1", "tools/list", "{" T_META "}"), &p_list }, \
+	{ T_RES("S", "1", P_TOOLS), &p_list }, \
+	{ T_REQ("C", "2", "tools/call", "{\"name\":\"add\",\"arguments\":" \
+	  args "," T_META "}"), &x }, \
+	{ T_RES("S", "2", "{\"resultType\":\"complete\",\"content\":[]}"), \
+	  &x }
+
 #define INIT(v) { T_INIT(v, "{}"), &x_init }, \
 	{ T_INITR(v, "{\"tools\":{}}"), &x_init }
 #define LIST(x) { T_REQ("C", "1", "tools/list", "{}"), &x }, \
@@ -96,9 +121,15 @@ static const struct check_case http_cases[] = {
 	    { T_INITD, &x_done_nosid }, LIST(x_list_nosid) } },
 	{ "a notification answered 200", "http.status", 1, {
 	    INIT(V3), { T_INITD, &x_done_200 }, LIST(x_list) } },
-	{ "a request answered 202", "http.status", 0, {
+	{ "a request answered 202", "http.status", 1, {
 	    INIT(V3), { T_INITD, &x_done },
 	    { T_REQ("C", "1", "tools/list", "{}"), &x_list_202 } } },
+	{ "HTTP+SSE: a request taken with 202 and never answered",
+	  "jsonrpc.unanswered", 1, {
+	    { T_INIT(V3, "{}"), &x_sse_post },
+	    { T_INITR(V3, "{\"tools\":{}}"), NULL },
+	    { T_INITD, &x_sse_post },
+	    { T_REQ("C", "1", "tools/list", "{}"), &x_sse_post } } },
 	{ "HTTP+SSE: every POST answered 202, no headers needed", "", 1, {
 	    { T_INIT(V3, "{}"), &x_sse_post },
 	    { T_INITR(V3, "{\"tools\":{}}"), NULL },
@@ -146,6 +177,22 @@ static const struct check_case http_cases[] = {
 	    MCALL(m_othername) } },
 	{ "2026-07-28: MCP-Protocol-Version missing", "http.protocol-version",
 	  1, { MCALL(m_nopv) } },
+	{ "2026-07-28: Mcp-Param-A as the argument", "", 1, {
+	    PCALL(p_a2, "{\"a\":2}") } },
+	{ "2026-07-28: Mcp-Param-A recorded redacted", "", 1, {
+	    PCALL(p_ared, "{\"a\":2}") } },
+	{ "2026-07-28: no marked argument, no header", "", 1, {
+	    PCALL(p_none, "{\"o\":{}}") } },
+	{ "2026-07-28: a nested mark, base64", "", 1, {
+	    PCALL(p_s64, "{\"a\":2,\"o\":{\"s\":\"x\"}}") } },
+	{ "2026-07-28: Mcp-Param-A missing", "http.mcp-param", 1, {
+	    PCALL(p_none, "{\"a\":2}") } },
+	{ "2026-07-28: Mcp-Param-A not the argument", "http.mcp-param", 1, {
+	    PCALL(p_a3, "{\"a\":2}") } },
+	{ "2026-07-28: Mcp-Param-A without the argument", "http.mcp-param", 1, {
+	    PCALL(p_a2, "{}") } },
+	{ "2026-07-28: a nested mark's header missing", "http.mcp-param", 1, {
+	    PCALL(p_a2, "{\"a\":2,\"o\":{\"s\":\"x\"}}") } },
 };
 
 Test(check_http, table)

@@ -523,36 +523,3 @@ Test(check_rpc, pending_limit_unanswered_counted)
 	cr_assert_str_eq(s.rules, "check.pending-limit jsonrpc.unanswered ");
 }
 
-/*
- * A tools/list longer than the tools kept: a note once, and a call of a
- * tool past the limit is not called unknown.
- */
-Test(check_rpc, tools_limit_noted)
-{
-	struct seen	 s;
-	struct check	*chk;
-	char		*list, *p;
-	int64_t		 seq;
-	int		 i;
-
-	memset(&s, 0, sizeof s);
-	list = malloc((size_t)(CHECK_TOOLS_MAX + 10) * 64 + 128);
-	cr_assert_not_null(list);
-	p = list + sprintf(list, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
-	    "{\"tools\":[");
-	for (i = 0; i <= CHECK_TOOLS_MAX; i++)
-		p += sprintf(p, "%s{\"name\":\"t%d\",\"inputSchema\":"
-		    "{\"type\":\"object\"}}", i > 0 ? "," : "", i);
-	strcpy(p, "]}}");
-	chk = check_new(seen_cb, &s);
-	seq = feed_hs(chk, T_INITR(V3, "{\"tools\":{}}") + 2);
-	feed(chk, seq++, 'C', T_REQB("1", "tools/list", "{}"));
-	feed(chk, seq++, 'S', list);
-	feed(chk, seq++, 'C', "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
-	    "\"tools/call\",\"params\":{\"name\":\"t10000\"}}");
-	feed(chk, seq++, 'S', T_RESB("2", "{\"content\":[]}"));
-	check_end(chk, CHECK_END_CLEAN);
-	check_free(chk);
-	free(list);
-	cr_assert_str_eq(s.rules, "check.tools-limit ");
-}

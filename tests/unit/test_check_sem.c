@@ -36,13 +36,13 @@ static const struct check_case sem_cases[] = {
 	    { T_RES("S", "1", T_TOOLS), NULL },
 	    { CALL("2", "echo", ""), NULL },
 	    { T_RES("S", "2", T_CALLR), NULL } } },
-	{ "a tool called that tools/list did not name", "tools.unknown", 1, {
+	{ "a tool called that tools/list did not name", "tool.unknown", 1, {
 	    T_HS(V3, "{}", SC),
 	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
 	    { T_RES("S", "1", T_TOOLS), NULL },
 	    { CALL("2", "nope", ""), NULL },
 	    { T_RES("S", "2", T_CALLR), NULL } } },
-	{ "an unknown tool answered with a protocol error", "tools.unknown", 1,
+	{ "an unknown tool answered with a protocol error", "tool.unknown", 1,
 	  {
 	    T_HS(V4, "{}", SC),
 	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
@@ -51,7 +51,7 @@ static const struct check_case sem_cases[] = {
 	    { "S:{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32602,"
 	      "\"message\":\"no tool nope\"}}", NULL } } },
 	{ "an unknown tool answered with isError",
-	  "tools.unknown,tools.unknown-as-result", 1, {
+	  "tool.unknown,tool.unknown-as-result", 1, {
 	    T_HS(V4, "{}", SC),
 	    { T_REQ("C", "1", "tools/list", "{}"), NULL },
 	    { T_RES("S", "1", T_TOOLS), NULL },
@@ -97,6 +97,26 @@ static const struct check_case sem_cases[] = {
 	    T_HS(V3, "{}", SC),
 	    { CALL("2", "echo", ""), NULL },
 	    { T_RES("S", "2", T_CALLR), NULL },
+	    { CANCEL("C", "2"), NULL } } },
+	{ "a cancel after an answer whose error code is a string",
+	  "jsonrpc.error-code", 1, {
+	    T_HS(V3, "{}", SC),
+	    { CALL("2", "echo", ""), NULL },
+	    { "S:{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":"
+	      "\"oops\",\"message\":\"broken\"}}", NULL },
+	    { CANCEL("C", "2"), NULL } } },
+	{ "a cancel after an answer with result and error",
+	  "jsonrpc.result-xor-error", 1, {
+	    T_HS(V3, "{}", SC),
+	    { CALL("2", "echo", ""), NULL },
+	    { "S:{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{},"
+	      "\"error\":{\"code\":-1,\"message\":\"m\"}}", NULL },
+	    { CANCEL("C", "2"), NULL } } },
+	{ "a cancel after a good error answer", "cancel.finished", 1, {
+	    T_HS(V3, "{}", SC),
+	    { CALL("2", "echo", ""), NULL },
+	    { "S:{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":"
+	      "-32000,\"message\":\"failed\"}}", NULL },
 	    { CANCEL("C", "2"), NULL } } },
 	{ "a cancel of a request never sent", "cancel.unknown", 1, {
 	    T_HS(V3, "{}", SC),
