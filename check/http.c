@@ -102,10 +102,10 @@ static void
 http_param_one(struct http_param *a, const char *mark, const json_t *v,
     const char *path)
 {
-	char		 name[128], num[32], *got;
+	char		*name, num[32], *got = NULL;
 	const char	*hv, *want;
 
-	snprintf(name, sizeof name, "Mcp-Param-%s", mark);
+	xasprintf(&name, "Mcp-Param-%s", mark);
 	hv = http_header(a->req, name);
 	if (v == NULL || json_is_null(v)) {
 		if (hv != NULL)
@@ -113,17 +113,17 @@ http_param_one(struct http_param *a, const char *mark, const json_t *v,
 			    a->spec, "a %s header, but the argument it "
 			    "carries is absent; it is sent only with the "
 			    "argument", name);
-		return;
+		goto out;
 	}
 	if (hv == NULL) {
 		check_report(a->c, "http.mcp-param", PROTO_ERROR, path, a->spec,
 		    "no %s header; 2026-07-28 requires it on tools/call when "
 		    "the argument the tool marks with x-mcp-header \"%s\" is "
 		    "present", name, mark);
-		return;
+		goto out;
 	}
 	if (strcmp(hv, REDACTED) == 0)
-		return;		/* recorded redacted: only its presence */
+		goto out;	/* recorded redacted: only its presence */
 	if (json_is_string(v))
 		want = json_string_value(v);
 	else if (json_is_integer(v)) {
@@ -133,13 +133,15 @@ http_param_one(struct http_param *a, const char *mark, const json_t *v,
 	} else if (json_is_boolean(v))
 		want = json_is_true(v) ? "true" : "false";
 	else
-		return;		/* a type the mark may not sit on */
+		goto out;	/* a type the mark may not sit on */
 	got = http_name_value(hv);
 	if (strcmp(got, want) != 0)
 		check_report(a->c, "http.mcp-param", PROTO_ERROR, path, a->spec,
 		    "the %s header says \"%s\" but the argument is \"%s\"",
 		    name, got, want);
+out:
 	free(got);
+	free(name);
 }
 
 /* The x-mcp-header marks under schema's properties, against args. */

@@ -23,6 +23,14 @@
 #include "check.h"
 #include "check_int.h"
 
+/*
+ * The x-mcp-header marks kept for a listing (http.c checks a call's
+ * Mcp-Param-* headers by them): each is a small tree (~200 bytes), and a
+ * listing of 10 000 tools of 256 marks each must not cost gigabytes.  The
+ * tools past it are not checked for those headers.
+ */
+#define TOOLS_MARKS_MAX	4096
+
 /* One listed tool: its name and its schemas. */
 struct tools_ent {
 	char		*key;		/* the name, or its digest if long */
@@ -46,6 +54,7 @@ struct tools_gen {
 	struct tools_ent *ent;
 	size_t		  n, alloc;
 	size_t		  compiled;	/* tools whose schemas were tried */
+	size_t		  marks;	/* x-mcp-header marks kept */
 	struct idmap	 *keys;
 };
 
@@ -118,27 +127,44 @@ tools_free(struct tools *t)
 }
 
 /*
- * The key a name is kept by: itself, or its digest if long (a copy); a
- * request keeps its tool's, resource's or task's name by it too.
+ * The key a name is kept by (a copy): 'n' and the name, or 'd' and its
+ * SHA-256 if long, so no name can stand for another's digest; a request
+ * keeps its tool's, resource's or task's name by it too.
  */
 char *
 tools_key(const char *name, size_t len, size_t *klen)
 {
 	struct digest	*d;
-	char		*k;
+	char		*k, *hex;
 
 	if (len <= CHECK_TOOL_NAME_MAX) {
-		k = xmalloc(len + 1);
-		memcpy(k, name, len);
-		k[len] = '\0';
-		*klen = len;
+		k = xmalloc(len + 2);
+		k[0] = 'n';
+		memcpy(k + 1, name, len);
+		k[len + 1] = '\0';
+		*klen = len + 1;
 		return (k);
 	}
 	d = digest_new();
 	digest_update(d, name, len);
-	k = digest_hex_free(d);
-	*klen = strlen(k);
+	hex = digest_hex_free(d);
+	*klen = strlen(hex) + 1;
+	k = xmalloc(*klen + 1);
+	k[0] = 'd';
+	memcpy(k + 1, hex, *klen);
+	free(hex);
 	return (k);
+}
+
+/* A key as findings quote it: the name, or what a long one was. */
+static char *
+tools_key_quote(const char *k, size_t klen)
+{
+	if (k == NULL || klen == 0)
+		return (tools_quote("", 0));
+	if (k[0] == 'd')
+		return (xstrdup("(a name longer than 256 bytes)"));
+	return (tools_quote(k + 1, klen - 1));
 }
 
 /* A name as findings quote it: JSON-escaped, cut past 64 bytes. */
@@ -187,10 +213,11 @@ tools_named(struct tools *t, const json_t *j)
 /*
  * The x-mcp-header marks of a 2026-07-28 inputSchema as a tree of
  * "properties" holding only them, or NULL if it has none: what http.c
- * walks a call's arguments with, without keeping the schema.
+ * walks a call's arguments with, without keeping the schema.  *kept
+ * counts the marks of the listing, up to TOOLS_MARKS_MAX.
  */
 static json_t *
-tools_marks_of(const json_t *schema, int depth, size_t *seen)
+tools_marks_of(const json_t *schema, int depth, size_t *seen, size_t *kept)
 {
 	const json_t	*props, *p, *mark;
 	const char	*k;
@@ -200,12 +227,15 @@ tools_marks_of(const json_t *schema, int depth, size_t *seen)
 	if (!json_is_object(props) || depth >= HTTP_PARAM_DEPTH_MAX)
 		return (NULL);
 	json_object_foreach((json_t *)props, k, p) {
-		if ((*seen)++ >= HTTP_PARAM_PROPS_MAX)
+		if ((*seen)++ >= HTTP_PARAM_PROPS_MAX ||
+		    *kept >= TOOLS_MARKS_MAX)
 			break;
 		mark = json_object_get(p, "x-mcp-header");
-		if (json_is_string(mark))
+		if (json_is_string(mark)) {
 			keep = json_pack("{s:O}", "x-mcp-header", mark);
-		else if ((keep = tools_marks_of(p, depth + 1, seen)) == NULL)
+			(*kept)++;
+		} else if ((keep = tools_marks_of(p, depth + 1, seen,
+		    kept)) == NULL)
 			continue;
 		if (out == NULL)
 			out = json_pack("{s:{}}", "properties");
@@ -232,22 +262,36 @@ void
 tools_list_begin(struct check *c)
 {
 	struct tools	*t = c->toolc;
+	size_t		 i;
 
 	tools_gen_free(&t->old);
 	t->old = t->cur;
+	/* Only the current listing's marks are asked for. */
+	for (i = 0; i < t->old.n; i++) {
+		json_decref(t->old.ent[i].marks);
+		t->old.ent[i].marks = NULL;
+	}
 	tools_gen_init(&t->cur);
 	t->over_tools = 0;
 	t->cut = 0;
 	t->known = 1;
 }
 
-/* Forget every listing (the session starts over). */
+/*
+ * Forget every listing and task (the session starts over).  The budgets
+ * spent stay spent (they bound the run's work), but the new session is
+ * told again when one stops its checks.
+ */
 void
 tools_reset(struct check *c)
 {
+	struct tools	*t = c->toolc;
+
 	tools_list_begin(c);
 	tools_list_begin(c);
-	c->toolc->known = 0;
+	t->known = 0;
+	t->over_bytes = t->over_costly = t->over_steps = 0;
+	json_object_clear(t->tasks);
 }
 
 /*
@@ -455,8 +499,8 @@ tools_listed(struct check *c, struct cmsg *m, const json_t *tool,
 	out = json_object_get(tool, "outputSchema");
 	e->has_out = json_is_object(out);
 	json_decref(e->marks);
-	e->marks = m->v == PROTO_V_2026_07_28 ? tools_marks_of(in, 0, &seen) :
-	    NULL;
+	e->marks = m->v == PROTO_V_2026_07_28 ?
+	    tools_marks_of(in, 0, &seen, &g->marks) : NULL;
 	if (g->compiled >= CHECK_SCHEMA_TOOLS_MAX) {
 		if (!t->over_tools)
 			check_report(c, "tool.schema-limit", PROTO_NOTE,
@@ -672,7 +716,7 @@ tools_task_result(struct check *c, struct cmsg *m)
 		return;
 	tool = json_object_getn(t->tasks, m->req->target,
 	    m->req->target_len);
-	if (tool == NULL || (e = tools_lookup(t, json_string_value(tool),
+	if (tool == NULL || (e = tools_find(&t->cur, json_string_value(tool),
 	    json_string_length(tool))) == NULL)
 		return;
 	tools_output(c, m, e, result);
@@ -704,8 +748,7 @@ tools_answered(struct check *c, struct cmsg *m)
 		    "tool %s is unknown (not in the last tools/list), and "
 		    "the server answered with a result and \"isError\": true; "
 		    "an unknown tool is a protocol error (a JSON-RPC error, "
-		    "-32602)", (q = tools_quote(p->target != NULL ? p->target :
-		    "", p->target_len)));
+		    "-32602)", (q = tools_key_quote(p->target, p->target_len)));
 	free(q);
 	if (p->tool_flags & TOOL_ARGS_BAD) {
 		/* Up to 2025-06-18 "Invalid arguments" are protocol errors;
@@ -730,6 +773,6 @@ tools_answered(struct check *c, struct cmsg *m)
 			    "correct itself", proto_version_name(m->v));
 	}
 	if (json_is_object(result) && p->target != NULL && (e =
-	    tools_lookup(c->toolc, p->target, p->target_len)) != NULL)
+	    tools_find(&c->toolc->cur, p->target, p->target_len)) != NULL)
 		tools_output(c, m, e, result);
 }

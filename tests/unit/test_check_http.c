@@ -84,6 +84,20 @@ X(p_s64, MP_HEADS(",[\"Mcp-Param-A\",\"2\"],[\"Mcp-Param-S\","
 	"\"a\":{\"type\":\"integer\",\"x-mcp-header\":\"A\"},\"o\":{" \
 	"\"type\":\"object\",\"properties\":{\"s\":{\"type\":" \
 	"\"string\",\"x-mcp-header\":\"S\"}}}}}}]}"
+/* A mark longer than a fixed header-name buffer would hold. */
+#define P_LONG "MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM"
+X(p_long, MP_HEADS(",[\"Mcp-Param-" P_LONG "\",\"2\"]"), JSONCT, 200);
+#define P_TOOLS_LONG "{\"resultType\":\"complete\",\"ttlMs\":0," \
+	"\"cacheScope\":\"private\",\"tools\":[{\"name\":\"add\"," \
+	"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"a\":{" \
+	"\"type\":\"integer\",\"x-mcp-header\":\"" P_LONG "\"}}}}]}"
+#define PCALLT(x, tools, args) \
+	{ T_REQ("C", "1", "tools/list", "{" T_META "}"), &p_list }, \
+	{ T_RES("S", "1", tools), &p_list }, \
+	{ T_REQ("C", "2", "tools/call", "{\"name\":\"add\",\"arguments\":" \
+	  args "," T_META "}"), &x }, \
+	{ T_RES("S", "2", "{\"resultType\":\"complete\",\"content\":[]}"), \
+	  &x }
 #define PCALL(x, args) \
 	{ T_REQ("C", "1", "tools/list", "{" T_META "}"), &p_list }, \
 	{ T_RES("S", "1", P_TOOLS), &p_list }, \
@@ -185,6 +199,10 @@ static const struct check_case http_cases[] = {
 	    PCALL(p_none, "{\"o\":{}}") } },
 	{ "2026-07-28: a nested mark, base64", "", 1, {
 	    PCALL(p_s64, "{\"a\":2,\"o\":{\"s\":\"x\"}}") } },
+	{ "2026-07-28: a 150-byte mark's header as the argument", "", 1, {
+	    PCALLT(p_long, P_TOOLS_LONG, "{\"a\":2}") } },
+	{ "2026-07-28: a 150-byte mark's header missing", "http.mcp-param", 1, {
+	    PCALLT(p_none, P_TOOLS_LONG, "{\"a\":2}") } },
 	{ "2026-07-28: Mcp-Param-A missing", "http.mcp-param", 1, {
 	    PCALL(p_none, "{\"a\":2}") } },
 	{ "2026-07-28: Mcp-Param-A not the argument", "http.mcp-param", 1, {

@@ -476,6 +476,53 @@ Test(check_tool, tools_cut)
 	cr_assert_eq(n.other, 0, "no other finding");
 }
 
+/*
+ * A long name is kept by its digest, a short one by itself: a tool named
+ * with the digest of another's long name is another tool (no duplicate,
+ * each checked against its own schema).
+ */
+Test(check_tool, digest_name_no_collision)
+{
+	struct tool_count	 n;
+	struct check		*chk;
+	struct digest		*d;
+	json_t			*tools;
+	char			 longname[301], *hex, *call;
+
+	memset(longname, 'L', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	d = digest_new();
+	digest_update(d, longname, strlen(longname));
+	hex = digest_hex_free(d);
+	chk = tool_start(&n);
+	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	tools = json_pack("[{s:s, s:{s:s, s:[s]}}, {s:s, s:{s:s}}]",
+	    "name", longname, "inputSchema", "type", "object", "required", "q",
+	    "name", hex, "inputSchema", "type", "object");
+	tool_list(chk, 5, 1, tools);
+	/* The long-named tool keeps its schema: {} lacks "q". */
+	xasprintf(&call, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":"
+	    "{}}}", longname);
+	tool_feed(chk, 6, DIR_C2S, call);
+	free(call);
+	tool_feed(chk, 7, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":"
+	    "{\"content\":[],\"isError\":true}}");
+	/* The digest-named one is listed, with its own (empty) schema. */
+	xasprintf(&call, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":"
+	    "{}}}", hex);
+	tool_feed(chk, 8, DIR_C2S, call);
+	free(call);
+	tool_feed(chk, 9, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":"
+	    "{\"content\":[]}}");
+	check_free(chk);
+	free(hex);
+	cr_assert_eq(n.args, 1, "the long-named tool's schema applied once");
+	cr_assert_eq(n.unknown, 0, "both tools are listed");
+	cr_assert_eq(n.other, 0, "no other finding (no duplicate name)");
+}
+
 /* A name with terminal escapes is said JSON-escaped, not raw. */
 Test(check_tool, names_quoted)
 {
