@@ -6,6 +6,7 @@
  * messages per second of wall clock and of CPU time, the peak RSS (VmHWM),
  * and whether the target (CHECK_BENCH_TARGET a second) was met.
  * Usage: check_bench [N]   (default 1 000 000)
+ *        check_bench --jsonl [N]   the session as mcpreel-jsonl on stdout
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,66 +67,103 @@ bench_hwm(void)
 	return (kb);
 }
 
+/* The handshake that opens the bench's session. */
+static const char *bench_hs[] = {
+    "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+    "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+    "\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":"
+    "\"2025-06-18\",\"capabilities\":{\"tools\":{}},\"serverInfo\":"
+    "{\"name\":\"s\",\"version\":\"1\"}}}",
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+};
+
+/* Message i (from 0) of the session into buf: its length; *dir set. */
+static int
+bench_msg(size_t i, char *buf, size_t size, enum dir *dir)
+{
+	if (i < 3) {
+		*dir = i == 1 ? DIR_S2C : DIR_C2S;
+		return (snprintf(buf, size, "%s", bench_hs[i]));
+	}
+	switch (i % 3) {
+	case 0:
+		*dir = DIR_C2S;
+		return (snprintf(buf, size, "{\"jsonrpc\":\"2.0\",\"id\":"
+		    "%zu,\"method\":\"tools/call\",\"params\":{\"name\":"
+		    "\"echo\",\"arguments\":{\"text\":\"hello\"},"
+		    "\"_meta\":{\"progressToken\":%zu}}}", i, i));
+	case 1:
+		*dir = DIR_S2C;
+		return (snprintf(buf, size, "{\"jsonrpc\":\"2.0\",\"method\":"
+		    "\"notifications/progress\",\"params\":{"
+		    "\"progressToken\":%zu,\"progress\":1,\"total\":2}}",
+		    i - 1));
+	default:
+		*dir = DIR_S2C;
+		return (snprintf(buf, size, "{\"jsonrpc\":\"2.0\",\"id\":"
+		    "%zu,\"result\":{\"content\":[{\"type\":\"text\","
+		    "\"text\":\"hello\"}],\"isError\":false}}", i - 2));
+	}
+}
+
+/*
+ * The same session as 'mcpreel export --format jsonl' writes it, for
+ * 'mcpreel import': make bench checks it from a database too.
+ */
+static int
+bench_jsonl(size_t n)
+{
+	char		buf[512];
+	enum dir	dir;
+	size_t		i;
+
+	printf("{\"format\":\"mcpreel-jsonl\",\"version\":1,\"session\":1,"
+	    "\"name\":\"check-bench\",\"transport\":\"stdio\",\"target\":"
+	    "\"[\\\"check_bench\\\"]\",\"started_ns\":1,\"ended_ns\":%zu,"
+	    "\"exit_status\":0,\"exit_signal\":null,\"end_reason\":"
+	    "\"host closed the connection\",\"messages_lost\":0,"
+	    "\"store_error\":null,\"imported_from\":null,\"recorder_pid\":1,"
+	    "\"mcpreel_version\":\"bench\",\"exported_by\":\"check_bench\"}\n",
+	    n * 1000 + 2);
+	for (i = 0; i < n; i++) {
+		bench_msg(i, buf, sizeof buf, &dir);
+		printf("{\"type\":\"message\",\"seq\":%zu,\"direction\":"
+		    "\"%s\",\"ts_ns\":%zu,\"mono_ns\":%zu,\"message\":%s}\n",
+		    i + 1, dir == DIR_C2S ? "c2s" : "s2c", (i + 1) * 1000,
+		    (i + 1) * 1000, buf);
+	}
+	return (fflush(stdout) == 0 ? 0 : 1);
+}
+
 int
 main(int argc, char **argv)
 {
-	static const char *hs[] = {
-	    "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
-	    "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-	    "\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}",
-	    "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":"
-	    "\"2025-06-18\",\"capabilities\":{\"tools\":{}},\"serverInfo\":"
-	    "{\"name\":\"s\",\"version\":\"1\"}}}",
-	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
-	};
 	struct check		*chk;
 	struct check_msg	 m;
 	char			 buf[512];
 	size_t			 n = 1000000, i, findings = 0;
 	double			 t0, t1, c0, c1;
-	int			 k;
+	int			 jsonl = 0;
 
+	if (argc > 1 && strcmp(argv[1], "--jsonl") == 0) {
+		jsonl = 1;
+		argc--;
+		argv++;
+	}
 	if (argc > 1)
 		n = strtoul(argv[1], NULL, 10);
 	n -= n % 3;	/* end on a result: every request answered */
+	if (jsonl)
+		return (bench_jsonl(n));
 	chk = check_new(bench_cb, &findings);
 	t0 = bench_now();
 	c0 = bench_cpu();
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < n; i++) {
 		memset(&m, 0, sizeof m);
 		m.seq = (int64_t)i + 1;
-		m.dir = i == 1 ? DIR_S2C : DIR_C2S;
-		m.raw = hs[i];
-		m.len = strlen(hs[i]);
-		check_message(chk, &m);
-	}
-	for (i = 3; i < n; i++) {
-		memset(&m, 0, sizeof m);
-		m.seq = (int64_t)i + 1;
-		switch (i % 3) {
-		case 0:
-			m.dir = DIR_C2S;
-			k = snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":"
-			    "%zu,\"method\":\"tools/call\",\"params\":{\"name\":"
-			    "\"echo\",\"arguments\":{\"text\":\"hello\"},"
-			    "\"_meta\":{\"progressToken\":%zu}}}", i, i);
-			break;
-		case 1:
-			m.dir = DIR_S2C;
-			k = snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"method\":"
-			    "\"notifications/progress\",\"params\":{"
-			    "\"progressToken\":%zu,\"progress\":1,\"total\":2}}",
-			    i - 1);
-			break;
-		default:
-			m.dir = DIR_S2C;
-			k = snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":"
-			    "%zu,\"result\":{\"content\":[{\"type\":\"text\","
-			    "\"text\":\"hello\"}],\"isError\":false}}", i - 2);
-			break;
-		}
+		m.len = (size_t)bench_msg(i, buf, sizeof buf, &m.dir);
 		m.raw = buf;
-		m.len = (size_t)k;
 		check_message(chk, &m);
 	}
 	check_end(chk, CHECK_END_CLEAN);

@@ -490,6 +490,34 @@ else
 	echo "FAIL: check_bench: $chk_out"
 	broken=1
 fi
+# The same session recorded: imported into a database and read back by
+# 'mcpreel check' itself (SQLite reads, the checker, the summary).
+echo "check: the same $check_n messages imported, then 'mcpreel check' ..."
+cdb_rate=-; cdb_rss=-
+if "$build/bench/check_bench" --jsonl "$check_n" > "$tmp/check.jsonl" &&
+    "$mcpreel" import --db "$tmp/check.db" "$tmp/check.jsonl" > /dev/null 2>&1; then
+	rm -f "$tmp/check.jsonl"
+	t0=$(date +%s%N)
+	"$mcpreel" check --db "$tmp/check.db" 1 > "$tmp/check.out" 2>&1 &
+	cpid=$!; cdb_rss=0
+	while kill -0 "$cpid" 2>/dev/null; do
+		k=$(peak_rss "$cpid"); [ -n "$k" ] && [ "$k" -gt "$cdb_rss" ] && cdb_rss=$k
+		sleep 0.05
+	done
+	wait "$cpid"; crc=$?
+	t1=$(date +%s%N)
+	if [ $crc = 0 ]; then
+		cdb_rate=$(( check_n * 1000000000 / (t1 - t0) ))
+		echo "mcpreel check: $(tail -n 1 "$tmp/check.out")"
+		echo "mcpreel check: $cdb_rate messages/s wall, peak RSS $cdb_rss KiB (sampled)"
+	else
+		echo "FAIL: mcpreel check exited $crc: $(tail -n 3 "$tmp/check.out")"
+		broken=1
+	fi
+else
+	echo "FAIL: the check session could not be written or imported"
+	broken=1
+fi
 echo
 
 # --- targets -------------------------------------------------------------
@@ -527,6 +555,9 @@ report "$large_size message >= 500 MB/s and RSS <= 3x its size" "$lg_m MB/s, $lg
 report "check: >= 200000 messages/s (1 M messages)" \
     "$chk_rate msgs/s ($chk_cpu per CPU s), $(mib "${chk_rss/-/}")" \
     "$chk_rate >= 200000" "$chk_rate"
+report "mcpreel check of a recorded 1 M: >= 200000 msgs/s" \
+    "$cdb_rate msgs/s, $(mib "${cdb_rss/-/}")" \
+    "$cdb_rate >= 200000" "$cdb_rate"
 if [ $mitm = 1 ]; then
 	report "HTTP: lower added p50 latency than mitmdump" \
 	    "$(added "$hl_p50_d" "$hl_p50_m" us) vs $(added "$hl_p50_d" "$hl_p50_x" us)" \
