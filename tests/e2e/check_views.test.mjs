@@ -440,13 +440,61 @@ test('record --listen --check: past 256 sessions never ended, the least active o
     const lines = checkLines(stopped.stderr);
     const evicted = lines.filter((l) => /not checked as it comes from seq \d+ on: 256 sessions are checked at once/.test(l));
     assert.equal(evicted.length, N - 256, lines.join('\n'));
-    assert.match(evicted[0], /^mcpreel: check: session \d+ not checked/);
+    // The least active is the first session: its 3 messages (initialize,
+    // its answer, initialized) were checked, the next would not be.
+    assert.match(evicted[0], /^mcpreel: check: session 1 not checked as it comes from seq 4 on/);
+    for (const l of evicted) assert.match(l, /^mcpreel: check: session \d+ not checked/);
     // The error of the last session, live, as check finds it afterwards.
     const found = (await findingsOf(db, 'last')).filter((f) => f.severity === 'error');
     assert.equal(found.length, 1, JSON.stringify(found));
     const f = found[0];
     const want = `mcpreel: check: session ${f.session} seq ${f.seq} ${f.direction} ${f.method}: error ${f.rule}: ${f.message}`;
     assert.deepEqual(lines.filter((l) => / error /.test(l)), [want], stopped.stderr.slice(-4000));
+  } finally {
+    t.cleanup();
+  }
+});
+
+/** Hold the database's write lock from another process until release(). */
+async function holdLock(db) {
+  const sh = spawn('sqlite3', [db], { stdio: ['pipe', 'pipe', 'pipe'] });
+  sh.stdin.write('BEGIN IMMEDIATE;\nSELECT \'held\';\n');
+  await new Promise((resolve, reject) => {
+    sh.stdout.once('data', resolve);
+    sh.once('error', reject);
+  });
+  return {
+    release: async () => {
+      sh.stdin.end('COMMIT;\n');
+      await new Promise((resolve) => sh.on('close', resolve));
+    },
+  };
+}
+
+test('record --listen --check: a writer held back (the database locked by another process) still names the session of each line', { timeout: 240000 }, async (ctx) => {
+  const support = mcpreelHttpSupport();
+  if (!support.ok) { ctx.skip(support.reason); return; }
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    const stopped = await withSessionsProxy(db, async (url) => {
+      // While the lock is held no session has its row: a whole session,
+      // and its error, go by before the writer can give it its number.
+      const lock = await holdLock(db);
+      try {
+        const s = await sdkSession(url);
+        await s.client.listTools().catch(() => {});
+        await s.client.close().catch(() => {});
+        await new Promise((r) => setTimeout(r, 1000));
+      } finally {
+        await lock.release();
+      }
+    });
+    const found = (await findingsOf(db, 'last')).filter((f) => f.severity === 'error');
+    assert.equal(found.length, 1, JSON.stringify(found));
+    const f = found[0];
+    const want = `mcpreel: check: session ${f.session} seq ${f.seq} ${f.direction} ${f.method}: error ${f.rule}: ${f.message}`;
+    assert.deepEqual(checkLines(stopped.stderr).filter((l) => / error /.test(l)), [want], stopped.stderr.slice(-4000));
   } finally {
     t.cleanup();
   }
