@@ -327,7 +327,9 @@ session_classify(struct check *c, struct cmsg *m)
 
 	method = json_object_get(m->j, "method");
 	id = json_object_get(m->j, "id");
-	m->id = check_id_text(id);
+	/* Kept as rpc_key: findings quote it, bounded however long the
+	   id (the maps key it again, which leaves a key as it is). */
+	m->id = rpc_key_free(check_id_text(id));
 	m->v = c->v;
 	if (json_is_string(method)) {
 		m->method = json_string_value(method);
@@ -468,7 +470,7 @@ session_truncated(struct check *c, const struct check_msg *in, int big)
 	m.in = in;
 	m.prefix = "$";
 	m.method = in->method;
-	m.id = in->rpc_id != NULL ? xstrdup(in->rpc_id) : NULL;
+	m.id = in->rpc_id != NULL ? rpc_key(in->rpc_id) : NULL;
 	m.v = c->v;
 	c->cur = &m;
 	if (big)
@@ -484,12 +486,12 @@ session_truncated(struct check *c, const struct check_msg *in, int big)
 	/* Without the kind, a method says request (as the scanner reads). */
 	if (in->kind == KIND_RESPONSE || in->kind == KIND_ERROR ||
 	    (in->kind == KIND_INVALID && in->method == NULL)) {
-		if (in->rpc_id != NULL &&
-		    (p = rpc_response(c, in->dir, in->rpc_id)) != NULL)
+		if (m.id != NULL &&
+		    (p = rpc_response(c, in->dir, m.id)) != NULL)
 			rpc_done(c, !in->dir, p);
 	} else if (in->kind != KIND_NOTIFICATION && in->method != NULL &&
-	    in->rpc_id != NULL)
-		session_request(c, in, in->rpc_id, in->method, c->v, NULL);
+	    m.id != NULL)
+		session_request(c, in, m.id, in->method, c->v, NULL);
 	c->cur = NULL;
 	free(m.id);
 }

@@ -418,6 +418,9 @@ test('record --listen --check: a session ended and then named again is not re-ch
     // Nothing of A's late ping is judged as a first message of a session.
     assert.deepEqual(lines.filter((l) => / seq 1 | lifecycle\.before-initialize/.test(l)), [], stopped.stderr.slice(-4000));
     assert.deepEqual(lines.filter((l) => / error /.test(l)), [], stopped.stderr.slice(-4000));
+    // Not checked live, but said: check reads it.
+    assert.deepEqual(lines.filter((l) => /after their session's end/.test(l)),
+      ["mcpreel: check: 1 messages came after their session's end, not checked as they came; they are recorded: 'mcpreel check' reads them"], stopped.stderr.slice(-4000));
   } finally {
     t.cleanup();
   }
