@@ -278,7 +278,7 @@ rpc_request(struct check *c, enum dir dir, const char *id, int64_t seq,
 	const json_t	*token, *cursor, *name;
 	char		 spec[64], path[64];
 
-	if ((p = rpc_find(s, id)) != NULL && p->refused)
+	if ((p = rpc_find(s, id)) != NULL && (p->refused || p->unknown))
 		rpc_drop(c, dir, p);	/* a retry of a refused POST */
 	else if (p != NULL) {
 		check_report(c, "jsonrpc.duplicate-id", PROTO_ERROR,

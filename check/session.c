@@ -373,7 +373,23 @@ session_refused(const struct check_msg *in)
 	    (h->status < 200 || h->status > 299));
 }
 
-/* Track a request, marked when its POST was refused. */
+/*
+ * Whether a client message came in a POST whose status is not known when
+ * it is checked: record --check gets a POST's body before its response
+ * head (and a stored exchange may have none).  Refused or not is then
+ * unknown, and a client that resends the request (the SDK does after a
+ * 401 and its OAuth) is not judged as reusing its id.
+ */
+int
+check_status_unknown(const struct check_msg *in)
+{
+	const struct check_http	*h = in->http;
+
+	return (h != NULL && in->dir == DIR_C2S && h->method != NULL &&
+	    strcmp(h->method, "POST") == 0 && h->status == 0);
+}
+
+/* Track a request, marked when its POST was refused (or may have been). */
 static void
 session_request(struct check *c, const struct check_msg *in, const char *id,
     const char *method, enum proto_version v, const json_t *j)
@@ -381,8 +397,10 @@ session_request(struct check *c, const struct check_msg *in, const char *id,
 	struct pend	*p;
 
 	p = rpc_request(c, in->dir, id, in->seq, method, v, j);
-	if (p != NULL)
+	if (p != NULL) {
 		p->refused = session_refused(in);
+		p->unknown = check_status_unknown(in);
+	}
 }
 
 /*
@@ -404,6 +422,7 @@ check_restart(struct check *c)
 	c->asked = PROTO_V_UNKNOWN;
 	free(c->init_id);
 	c->init_id = NULL;
+	c->init_unknown = 0;
 	c->before_init_noted = 0;
 	c->lost = 0;
 	json_object_clear(c->tools);
