@@ -528,6 +528,16 @@ test('show --json and show --findings --json end with the findings about the ses
       assert.deepEqual(last.counts, c.counts);
       assert.equal(last.unlisted, c.unlisted);
     }
+    // It is no message: a filter keeps it out (here none matches at all).
+    for (const filter of [['--method', 'tools/call'], ['--dir', 's2c'], ['--since', '2262-04-11T00:00:00Z'], ['--kind', 'response'], ['--grep', 'nowhere']]) {
+      const s = await run(['show', '--db', db, '--json', ...filter, 'mute']);
+      assert.equal(s.code, 0, s.stderr);
+      assert.equal(s.stdout, '', `${filter}: nothing matches, nothing printed`);
+    }
+    // Some messages match: they are printed, the session's line is not.
+    const some = await run(['show', '--db', db, '--json', '--since', '#100', 'mute']);
+    const objs = some.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(objs.map((o) => o.seq), [100, 101, 102]);
   } finally {
     t.cleanup();
   }
