@@ -346,16 +346,16 @@ rpc_response(struct check *c, enum dir dir, const char *id)
 
 	if ((p = rpc_find(s, id)) != NULL)
 		return (p);
-	if (s->untracked > 0) {
-		s->untracked--;	/* taken as the answer of one not tracked */
-		return (NULL);
-	}
 	check_path(c, "id", path, sizeof path);
 	check_spec(c->cur->v, RPC_PAGE, spec, sizeof spec);
+	/* An id answered already is no untracked request's answer: it
+	   must not use up their count. */
 	if (recent_has(&s->answered, id))
 		check_report(c, "jsonrpc.answered-twice", PROTO_ERROR, path,
 		    spec, "id %s was already answered; a request gets "
 		    "exactly one response", id);
+	else if (s->untracked > 0)
+		s->untracked--;	/* taken as the answer of one not tracked */
 	else
 		check_report(c, "jsonrpc.unknown-id", PROTO_ERROR, path, spec,
 		    "no request with id %s was sent by the %s; a response "

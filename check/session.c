@@ -424,6 +424,7 @@ check_restart(struct check *c)
 	c->init_id = NULL;
 	c->init_unknown = 0;
 	c->before_init_noted = 0;
+	c->limits_noted = 0;	/* once a session each: this is a new one */
 	c->lost = 0;
 	json_object_clear(c->tools);
 	c->tools_known = 0;

@@ -519,6 +519,40 @@ Test(check_rpc, pending_limit_drains)
 	    "progress.unknown-token ");
 }
 
+/*
+ * A second answer to an id already answered, while requests are
+ * untracked, is reported, and does not use up their count: the real
+ * answer of the untracked one is then quiet.
+ */
+Test(check_rpc, pending_limit_answered_twice)
+{
+	struct seen	 s;
+	struct check	*chk;
+	char		 buf[160];
+	int64_t		 seq;
+	int		 i, n = CHECK_PENDING_MAX + 1;
+
+	memset(&s, 0, sizeof s);
+	chk = check_new(seen_cb, &s);
+	seq = feed_hs(chk, T_INITR(V3, "{}") + 2);
+	for (i = 1; i <= n; i++) {
+		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"ping\"}", i);
+		feed(chk, seq++, 'C', buf);
+	}
+	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+	for (i = 2; i <= n; i++) {
+		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"result\":{}}", i);
+		feed(chk, seq++, 'S', buf);
+	}
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	cr_assert_str_eq(s.rules, "check.pending-limit "
+	    "jsonrpc.answered-twice ");
+}
+
 /* Untracked requests never answered are counted at the end. */
 Test(check_rpc, pending_limit_unanswered_counted)
 {
@@ -580,3 +614,83 @@ Test(check_rpc, tools_limit_noted)
 	free(list);
 	cr_assert_str_eq(s.rules, "check.tools-limit ");
 }
+
+/* Feed one message of HTTP exchange h. */
+static void
+feed_http(struct check *chk, int64_t seq, char dir, const char *json,
+    const struct check_http *h)
+{
+	struct check_msg	m;
+
+	memset(&m, 0, sizeof m);
+	m.seq = seq;
+	m.dir = dir == 'C' ? DIR_C2S : DIR_S2C;
+	m.raw = json;
+	m.len = strlen(json);
+	m.http = h;
+	check_message(chk, &m);
+}
+
+/*
+ * The limit notes are once a session: a new session after a 404 that
+ * fills the tools table again gets its own note.
+ */
+Test(check_rpc, tools_limit_noted_again_after_404)
+{
+#define ACC "[\"Accept\",\"application/json, text/event-stream\"]"
+#define PV "[\"MCP-Protocol-Version\",\"2025-06-18\"]"
+#define CT "[\"Content-Type\",\"application/json\"]"
+	static const struct check_http x_init[2] = {
+	    { 1, "POST", "/mcp", "[" ACC "]",
+	      "[" CT ",[\"Mcp-Session-Id\",\"s-1\"]]", 200, 0 },
+	    { 2, "POST", "/mcp", "[" ACC "]",
+	      "[" CT ",[\"Mcp-Session-Id\",\"s-2\"]]", 200, 0 } };
+	static const struct check_http x_ok[2] = {
+	    { 3, "POST", "/mcp", "[" ACC ",[\"Mcp-Session-Id\",\"s-1\"]," PV
+	      "]", "[" CT "]", 200, 0 },
+	    { 4, "POST", "/mcp", "[" ACC ",[\"Mcp-Session-Id\",\"s-2\"]," PV
+	      "]", "[" CT "]", 200, 0 } };
+	static const struct check_http x_done[2] = {
+	    { 5, "POST", "/mcp", "[" ACC ",[\"Mcp-Session-Id\",\"s-1\"]," PV
+	      "]", "[]", 202, 0 },
+	    { 6, "POST", "/mcp", "[" ACC ",[\"Mcp-Session-Id\",\"s-2\"]," PV
+	      "]", "[]", 202, 0 } };
+	static const struct check_http x_404 = { 7, "POST", "/mcp", "[" ACC
+	    ",[\"Mcp-Session-Id\",\"s-1\"]," PV "]", "[" CT "]", 404, 0 };
+	struct seen	 s;
+	struct check	*chk;
+	char		*list, *p;
+	int64_t		 seq = 1;
+	int		 i, round;
+
+	memset(&s, 0, sizeof s);
+	list = malloc((size_t)(CHECK_TOOLS_MAX + 10) * 64 + 128);
+	cr_assert_not_null(list);
+	p = list + sprintf(list, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
+	    "{\"tools\":[");
+	for (i = 0; i <= CHECK_TOOLS_MAX; i++)
+		p += sprintf(p, "%s{\"name\":\"t%d\",\"inputSchema\":"
+		    "{\"type\":\"object\"}}", i > 0 ? "," : "", i);
+	strcpy(p, "]}}");
+	chk = check_new(seen_cb, &s);
+	for (round = 0; round < 2; round++) {
+		feed_http(chk, seq++, 'C', T_INIT(V3, "{}") + 2,
+		    &x_init[round]);
+		feed_http(chk, seq++, 'S', T_INITR(V3, "{\"tools\":{}}") + 2,
+		    &x_init[round]);
+		feed_http(chk, seq++, 'C', T_INITD + 2, &x_done[round]);
+		feed_http(chk, seq++, 'C', T_REQB("1", "tools/list", "{}"),
+		    &x_ok[round]);
+		feed_http(chk, seq++, 'S', list, &x_ok[round]);
+		if (round == 0)
+			feed_http(chk, seq++, 'C', T_REQB("2", "ping", "{}"),
+			    &x_404);
+	}
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	free(list);
+	cr_assert_str_eq(s.rules, "check.tools-limit check.tools-limit ");
+}
+#undef ACC
+#undef PV
+#undef CT
