@@ -466,8 +466,8 @@ livecheck_sess(struct livecheck *lc, const struct wsession *ws)
 
 /*
  * The item for message m: a copy, or only its identity when it is cut
- * (its ident) or longer than LIVECHECK_MSG_MAX.  NULL when not even that
- * is known.  Made before the lock is taken.
+ * (its ident, else what its stored start says, as the writer reads it)
+ * or longer than LIVECHECK_MSG_MAX.  Made before the lock is taken.
  */
 static struct lc_item *
 livecheck_item_new(const struct msg *m)
@@ -485,9 +485,7 @@ livecheck_item_new(const struct msg *m)
 		memcpy(it->raw, m->raw, m->len);
 		return it;
 	}
-	if ((m->flags & MSG_TRUNCATED) != 0) {
-		if (m->ident == NULL)
-			return NULL;
+	if ((m->flags & MSG_TRUNCATED) != 0 && m->ident != NULL) {
 		buf = m->ident;
 		len = m->ident_len;
 	} else {
@@ -526,7 +524,8 @@ livecheck_message(struct livecheck *lc, const struct wsession *ws,
 	struct lc_sess	*s;
 	struct lc_item	*it;
 
-	if ((it = livecheck_item_new(m)) != NULL && h != NULL) {
+	it = livecheck_item_new(m);
+	if (h != NULL) {
 		it->http = xcalloc(1, sizeof *it->http);
 		*it->http = *h;
 		it->http->method = livecheck_dup(h->method);
@@ -560,11 +559,6 @@ livecheck_message(struct livecheck *lc, const struct wsession *ws,
 	s->active = ++lc->tick;
 	if (s->state == LC_OFF)
 		goto drop;
-	if (it == NULL) {
-		livecheck_off(lc, s, s->seq, "a message cut by "
-		    "--max-record-size without its identity");
-		goto drop;
-	}
 	if (lc->n >= LIVECHECK_QUEUE_MAX ||
 	    lc->bytes + it->cost > LIVECHECK_QUEUE_BYTES) {
 		livecheck_off(lc, s, s->seq, "the checker fell behind");

@@ -418,9 +418,9 @@ test('record --listen --check: a session ended and then named again is not re-ch
     // Nothing of A's late ping is judged as a first message of a session.
     assert.deepEqual(lines.filter((l) => / seq 1 | lifecycle\.before-initialize/.test(l)), [], stopped.stderr.slice(-4000));
     assert.deepEqual(lines.filter((l) => / error /.test(l)), [], stopped.stderr.slice(-4000));
-    // Not checked live, but said: check reads it.
+    // Not checked live (the ping and its answer), but said: check reads them.
     assert.deepEqual(lines.filter((l) => /after their session's end/.test(l)),
-      ["mcpreel: check: 1 messages came after their session's end, not checked as they came; they are recorded: 'mcpreel check' reads them"], stopped.stderr.slice(-4000));
+      ["mcpreel: check: 2 messages came after their session's end, not checked as they came; they are recorded: 'mcpreel check' reads them"], stopped.stderr.slice(-4000));
   } finally {
     t.cleanup();
   }
@@ -498,6 +498,31 @@ test('record --listen --check: a writer held back (the database locked by anothe
     const f = found[0];
     const want = `mcpreel: check: session ${f.session} seq ${f.seq} ${f.direction} ${f.method}: error ${f.rule}: ${f.message}`;
     assert.deepEqual(checkLines(stopped.stderr).filter((l) => / error /.test(l)), [want], stopped.stderr.slice(-4000));
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('record --check: a message cut by --max-record-size before its method or id is checked as check does, and the session goes on being checked', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    const y = 'y'.repeat(20000);
+    const input = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', method: y },		// cut before its method ends
+      { jsonrpc: '2.0', id: y, method: 'ping' },	// cut before its id ends
+      { jsonrpc: '1.0', id: 9, method: 'ping' },	// the error after them
+    ].map((m) => JSON.stringify(m) + '\n').join('');
+    const r = await runMcpreel(['record', '--db', db, '--name', 'cut', '--check', '--max-record-size', '1K', '--', 'sh', '-c', 'cat >/dev/null'], { input: Buffer.from(input), timeoutMs: 60000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const stderr = r.stderr.toString();
+    const found = (await findingsOf(db, 'cut')).filter((f) => f.severity === 'error');
+    assert.ok(found.some((f) => f.rule === 'jsonrpc.version'), JSON.stringify(found));
+    const want = found.map((f) => `mcpreel: check: seq ${f.seq} ${f.direction}${f.method ? ' ' + f.method : ''}: error ${f.rule}: ${f.message}`);
+    assert.deepEqual(checkLines(stderr).filter((l) => / error /.test(l)), want, stderr);
+    assert.deepEqual(checkLines(stderr).filter((l) => /not checked/.test(l)), [], stderr);
   } finally {
     t.cleanup();
   }
