@@ -251,9 +251,11 @@ rpc_reused(struct check *c, enum dir dir, const char *id,
 	if (i == sizeof rpc_no_reuse / sizeof rpc_no_reuse[0] ||
 	    !recent_has(&c->side[dir].answered, id))
 		return;
-	/* A refused initialize began no session: its retry starts one. */
-	if (c->life == LIFE_INITIALIZING && c->cur != NULL &&
-	    c->cur->method != NULL && strcmp(c->cur->method, "initialize") == 0)
+	/* A refused initialize began no session: its retry starts one.
+	   One in a session begun is lifecycle.initialize-twice: one fault,
+	   one finding. */
+	if (c->cur != NULL && c->cur->method != NULL &&
+	    strcmp(c->cur->method, "initialize") == 0)
 		return;
 	check_report(c, "jsonrpc.id-reused", PROTO_ERROR,
 	    check_path(c, "id", path, sizeof path),
