@@ -29,6 +29,11 @@ struct pend {
 						   202: the server may never have
 						   read it, so neither its answer
 						   nor its id is due */
+	int			 unknown;	/* a client POST's, its status not
+						   yet known (record --check):
+						   its id sent again is taken
+						   as a retry, as of a refused
+						   one */
 };
 
 /* What a tools/call's request showed, for its answer. */
@@ -105,6 +110,8 @@ struct check {
 	enum proto_version	 v;		/* negotiated (or last seen) */
 	enum proto_version	 asked;		/* initialize's request */
 	char			*init_id;	/* initialize's id (JSON) */
+	int			 init_unknown;	/* its POST's status was not
+						   known: it may be sent again */
 	struct side		 side[DIR_MAX];	/* by sender's direction */
 	int			 before_init_noted;
 	int			 lost;		/* a 404 ended the HTTP session */
@@ -148,6 +155,7 @@ char		*check_id_text(const json_t *);
 const json_t	*check_meta(const json_t *, const char *);
 const char	*check_path(struct check *, const char *, char *, size_t);
 void		 check_restart(struct check *);
+int		 check_status_unknown(const struct check_msg *);
 
 /* jload.c */
 json_t		*jload(const void *, size_t);

@@ -39,7 +39,10 @@ life_initialize(struct check *c, struct cmsg *m)
 	char		 spec[64], path[64];
 
 	params = json_object_get(m->j, "params");
-	if (c->life != LIFE_NONE) {
+	/* Unless it is the retry of one whose POST may have been refused
+	   (its status not yet known live), as a refused one began none. */
+	if (c->life != LIFE_NONE && !(c->life == LIFE_INITIALIZING &&
+	    c->init_unknown)) {
 		check_report(c, "lifecycle.initialize-twice", PROTO_ERROR,
 		    check_path(c, "method", path, sizeof path),
 		    check_spec(c->v, LIFE_PAGE, spec, sizeof spec),
@@ -57,6 +60,7 @@ life_initialize(struct check *c, struct cmsg *m)
 		c->v = c->asked;
 	free(c->init_id);
 	c->init_id = m->id != NULL ? rpc_key(m->id) : NULL;
+	c->init_unknown = check_status_unknown(m->in);
 	caps = json_object_get(params, "capabilities");
 	json_decref(c->side[DIR_C2S].caps);
 	c->side[DIR_C2S].caps = json_is_object(caps) ? json_deep_copy(caps) :

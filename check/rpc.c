@@ -253,9 +253,11 @@ rpc_reused(struct check *c, enum dir dir, const char *id,
 	if (i == sizeof rpc_no_reuse / sizeof rpc_no_reuse[0] ||
 	    !recent_has(&c->side[dir].answered, id))
 		return;
-	/* A refused initialize began no session: its retry starts one. */
-	if (c->life == LIFE_INITIALIZING && c->cur != NULL &&
-	    c->cur->method != NULL && strcmp(c->cur->method, "initialize") == 0)
+	/* A refused initialize began no session: its retry starts one.
+	   One in a session begun is lifecycle.initialize-twice: one fault,
+	   one finding. */
+	if (c->cur != NULL && c->cur->method != NULL &&
+	    strcmp(c->cur->method, "initialize") == 0)
 		return;
 	check_report(c, "jsonrpc.id-reused", PROTO_ERROR,
 	    check_path(c, "id", path, sizeof path),
@@ -280,7 +282,7 @@ rpc_request(struct check *c, enum dir dir, const char *id, int64_t seq,
 	const json_t	*token, *cursor, *name;
 	char		 spec[64], path[64];
 
-	if ((p = rpc_find(s, id)) != NULL && p->refused)
+	if ((p = rpc_find(s, id)) != NULL && (p->refused || p->unknown))
 		rpc_drop(c, dir, p);	/* a retry of a refused POST */
 	else if (p != NULL) {
 		check_report(c, "jsonrpc.duplicate-id", PROTO_ERROR,
@@ -351,16 +353,16 @@ rpc_response(struct check *c, enum dir dir, const char *id)
 
 	if ((p = rpc_find(s, id)) != NULL)
 		return (p);
-	if (s->untracked > 0) {
-		s->untracked--;	/* taken as the answer of one not tracked */
-		return (NULL);
-	}
 	check_path(c, "id", path, sizeof path);
 	check_spec(c->cur->v, RPC_PAGE, spec, sizeof spec);
+	/* An id answered already is no untracked request's answer: it
+	   must not use up their count. */
 	if (recent_has(&s->answered, id))
 		check_report(c, "jsonrpc.answered-twice", PROTO_ERROR, path,
 		    spec, "id %s was already answered; a request gets "
 		    "exactly one response", id);
+	else if (s->untracked > 0)
+		s->untracked--;	/* taken as the answer of one not tracked */
 	else
 		check_report(c, "jsonrpc.unknown-id", PROTO_ERROR, path, spec,
 		    "no request with id %s was sent by the %s; a response "

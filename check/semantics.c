@@ -100,7 +100,7 @@ sem_cancelled(struct check *c, struct cmsg *m)
 	char		*key, path[64], spec[64];
 
 	rid = json_object_get(json_object_get(m->j, "params"), "requestId");
-	if (rid == NULL || (key = check_id_text(rid)) == NULL)
+	if (rid == NULL || (key = rpc_key_free(check_id_text(rid))) == NULL)
 		return;
 	check_path(c, "params.requestId", path, sizeof path);
 	check_spec(m->v, m->v == PROTO_V_2026_07_28 ?

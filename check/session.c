@@ -316,7 +316,9 @@ session_classify(struct check *c, struct cmsg *m)
 
 	method = json_object_get(m->j, "method");
 	id = json_object_get(m->j, "id");
-	m->id = check_id_text(id);
+	/* Kept as rpc_key: findings quote it, bounded however long the
+	   id (the maps key it again, which leaves a key as it is). */
+	m->id = rpc_key_free(check_id_text(id));
 	m->v = c->v;
 	if (json_is_string(method)) {
 		m->method = json_string_value(method);
@@ -361,9 +363,26 @@ session_refused(const struct check_msg *in)
 }
 
 /*
+ * Whether a client message came in a POST whose status is not known when
+ * it is checked: record --check gets a POST's body before its response
+ * head (and a stored exchange may have none).  Refused or not is then
+ * unknown, and a client that resends the request (the SDK does after a
+ * 401 and its OAuth) is not judged as reusing its id.
+ */
+int
+check_status_unknown(const struct check_msg *in)
+{
+	const struct check_http	*h = in->http;
+
+	return (h != NULL && in->dir == DIR_C2S && h->method != NULL &&
+	    strcmp(h->method, "POST") == 0 && h->status == 0);
+}
+
+/*
  * Track a request, marked when its POST was refused, or taken with 202
  * and no answer (http.status says so; its answer is then not due either,
- * or the one fault would be reported twice).
+ * or the one fault would be reported twice), or when its status is not
+ * yet known.
  */
 static struct pend *
 session_request(struct check *c, const struct check_msg *in, const char *id,
@@ -372,11 +391,13 @@ session_request(struct check *c, const struct check_msg *in, const char *id,
 	struct pend	*p;
 
 	p = rpc_request(c, in->dir, id, in->seq, method, v, j);
-	if (p != NULL)
+	if (p != NULL) {
 		p->refused = session_refused(in) || (in->http != NULL &&
 		    in->dir == DIR_C2S && in->http->method != NULL &&
 		    strcmp(in->http->method, "POST") == 0 &&
 		    !in->http->legacy_sse && in->http->status == 202);
+		p->unknown = check_status_unknown(in);
+	}
 	return (p);
 }
 
@@ -399,10 +420,11 @@ check_restart(struct check *c)
 	c->asked = PROTO_V_UNKNOWN;
 	free(c->init_id);
 	c->init_id = NULL;
+	c->init_unknown = 0;
 	c->before_init_noted = 0;
+	c->limits_noted = 0;	/* once a session each: this is a new one */
 	c->lost = 0;
 	tools_reset(c);
-	c->limits_noted = 0;
 	json_object_clear(c->cursors);
 	json_object_clear(c->input_wait);
 	free(c->session_id);
@@ -483,7 +505,7 @@ session_truncated(struct check *c, const struct check_msg *in, int big)
 	m.in = in;
 	m.prefix = "$";
 	m.method = in->method;
-	m.id = in->rpc_id != NULL ? xstrdup(in->rpc_id) : NULL;
+	m.id = in->rpc_id != NULL ? rpc_key(in->rpc_id) : NULL;
 	m.v = c->v;
 	c->cur = &m;
 	if (big)
@@ -499,12 +521,12 @@ session_truncated(struct check *c, const struct check_msg *in, int big)
 	/* Without the kind, a method says request (as the scanner reads). */
 	if (in->kind == KIND_RESPONSE || in->kind == KIND_ERROR ||
 	    (in->kind == KIND_INVALID && in->method == NULL)) {
-		if (in->rpc_id != NULL &&
-		    (p = rpc_response(c, in->dir, in->rpc_id)) != NULL)
+		if (m.id != NULL &&
+		    (p = rpc_response(c, in->dir, m.id)) != NULL)
 			rpc_done(c, !in->dir, p);
 	} else if (in->kind != KIND_NOTIFICATION && in->method != NULL &&
-	    in->rpc_id != NULL)
-		session_request(c, in, in->rpc_id, in->method, c->v, NULL);
+	    m.id != NULL)
+		session_request(c, in, m.id, in->method, c->v, NULL);
 	c->cur = NULL;
 	free(m.id);
 }

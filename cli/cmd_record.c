@@ -222,15 +222,23 @@ record_check_http(const struct http_options *http)
 	return cli_listen_check("record", http->listen, http->allow_remote);
 }
 
-/* Record an HTTP server until a signal; its sessions were many or none. */
+/*
+ * Record an HTTP server until a signal; its sessions were many or none.
+ * lc (may be NULL) is stopped here: after the writer (its backlog must
+ * not hold the recording back, and the sessions' row ids are then
+ * final) and before the sessions it names are freed.
+ */
 static int
-record_over_http(struct writer *w, struct http_options *http, char *path)
+record_over_http(struct writer *w, struct http_options *http,
+    struct livecheck *lc, char *path)
 {
 	struct record_result	res;
 	int			rc;
 
 	rc = record_http(w, http, &res);
 	writer_stop(w);
+	tap_set_check(NULL);
+	livecheck_stop(lc);
 	if (rc != 0) {
 		/* It may name the upstream: redacted as every log line is. */
 		if (res.reason != NULL)
@@ -469,9 +477,7 @@ cmd_record(int argc, char **argv)
 		tap_set_check(lc);
 	}
 	if (http.upstream != NULL) {
-		rc = record_over_http(w, &http, path);
-		tap_set_check(NULL);
-		livecheck_stop(lc);
+		rc = record_over_http(w, &http, lc, path);
 		tap_set_redact(NULL);
 		redact_free(rules);
 		return rc;

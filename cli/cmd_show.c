@@ -81,7 +81,7 @@ cmd_show_usage(FILE *f)
 	    "the session as a whole and the counts.  With --json these come as\n"
 	    "a last line without \"seq\": {\"session\", \"findings\", \"counts\",\n"
 	    "\"unlisted\"} (always with --findings, else when the session has\n"
-	    "such findings).\n"
+	    "such findings and no filter is given).\n"
 	    "\n"
 	    "--follow: print the session and then what is recorded after, as it\n"
 	    "is committed (tail -f), until the session ends, its recorder exits,\n"
@@ -282,6 +282,17 @@ show_row_cb(const struct timeline_row *r, void *arg)
 		return 1;
 	}
 	return 0;
+}
+
+/* Whether a filter narrows the messages shown. */
+static int
+show_filtered(const struct query_filter *f)
+{
+	return (f->method != NULL || f->dir != NULL || f->kind != NULL ||
+	    f->grep != NULL || f->errors || f->seq_min != INT64_MIN ||
+	    f->seq_max != INT64_MAX || f->rel_min != INT64_MIN ||
+	    f->rel_max != INT64_MAX || f->wall_min != INT64_MIN ||
+	    f->wall_max != INT64_MAX);
 }
 
 /*
@@ -688,8 +699,10 @@ cmd_show(int argc, char **argv)
 		rc = EXIT_USAGE;
 	} else if (sh.findings && !sh.out_closed)
 		show_findings_end(&sh);
-	else if (sh.marks && sh.format == SHOW_JSON && !sh.out_closed)
-		show_findings_json(&sh, 0);
+	else if (sh.marks && sh.format == SHOW_JSON && !sh.out_closed &&
+	    !show_filtered(&f))
+		show_findings_json(&sh, 0);	/* not a message: no filter
+						   keeps it */
 	check_out_free(&sh.chk);
 	store_close(st);
 	free(path);

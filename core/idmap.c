@@ -11,6 +11,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -43,21 +45,44 @@ static pthread_once_t	idmap_keyed = PTHREAD_ONCE_INIT;	/* the writer
 							   threads make
 							   maps too */
 
-/* Fill the hash key from the kernel's random source. */
+/*
+ * Fill the hash key from the kernel's random source, never waiting for
+ * it (GRND_NONBLOCK: early in boot its pool may not be ready) and never
+ * failing (a sandbox may refuse getrandom): without it, a mix of the
+ * clocks, the pid and addresses (ASLR) is used, which a recording cannot
+ * predict well enough to aim colliding ids at; said once.
+ */
 static void
 idmap_seed(void)
 {
-	unsigned char	buf[16];
+	unsigned char	buf[16] = { 0 };
 	size_t		off = 0;
-	ssize_t		n;
+	ssize_t		n = 0;
+	struct timespec	rt, mono;
+	uint64_t	mix[2];
 
 	while (off < sizeof buf) {
-		n = getrandom(buf + off, sizeof buf - off, 0);
+		n = getrandom(buf + off, sizeof buf - off, GRND_NONBLOCK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			fatal("getrandom (seeding the id map's hash)");
+			break;
 		off += (size_t)n;
+	}
+	if (off < sizeof buf) {
+		log_warnx("no random source (getrandom: %s): the id maps' hash "
+		    "key is taken from the clocks and the pid",
+		    n < 0 ? strerror(errno) : "short read");
+		clock_gettime(CLOCK_REALTIME, &rt);
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		mix[0] = ((uint64_t)rt.tv_sec << 32) ^ (uint64_t)rt.tv_nsec ^
+		    ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)&rt;
+		mix[1] = ((uint64_t)mono.tv_sec << 32) ^
+		    (uint64_t)mono.tv_nsec ^ (uint64_t)(uintptr_t)buf ^
+		    (uint64_t)(uintptr_t)idmap_seed;
+		for (off = 0; off < sizeof buf; off++)
+			buf[off] ^= (unsigned char)(mix[off / 8] >>
+			    (8 * (off % 8)));
 	}
 	memcpy(&idmap_key[0], buf, 8);
 	memcpy(&idmap_key[1], buf + 8, 8);

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "proxy.h"
 #include "check_session.h"
@@ -64,6 +65,17 @@
 #define LIVECHECK_RECORDS_MAX	2048
 #define LIVECHECK_INDEX		4096	/* a power of two > RECORDS_MAX */
 
+/*
+ * How long the checker waits for the writer to give a session its row id
+ * before a line that names the session: the writer may be behind (a lock
+ * held by another process), and a line that says only "a new session"
+ * tells nothing.  Waited for once in a run at most: a writer that could
+ * not write the row in that time may never do so (the lines then say "a
+ * new session").  The wait stalls only the checker, never the traffic.
+ */
+#define LIVECHECK_NAME_WAIT_MS	30000
+#define LIVECHECK_NAME_POLL_MS	10
+
 /* What live checking does with a session's messages. */
 enum lc_state {
 	LC_CHECKED,		/* checked: c is its checker */
@@ -78,8 +90,11 @@ enum lc_state {
  */
 struct lc_chk {
 	struct check		*chk;		/* the checker thread's only */
-	int64_t			 sid;		/* the session's row id (atomic;
-						   0 until the writer has it) */
+	struct livecheck	*lc;
+	const struct wsession	*ws;		/* named: alive until the
+						   checker thread stops */
+	int64_t			 sid;		/* the session's row id, once
+						   the checker knows it */
 	int			 named;		/* name the session in lines */
 };
 
@@ -90,7 +105,6 @@ struct lc_sess {
 	enum lc_state		 state;
 	struct lc_chk		*c;		/* LC_CHECKED: its checker */
 	uint64_t		 active;	/* lc->tick at its last message */
-	int64_t			 sid;		/* its row id, once known */
 };
 
 struct lc_item {
@@ -99,6 +113,8 @@ struct lc_item {
 	struct check_http *http;	/* its exchange's heads, or NULL */
 	int		 end;		/* the session ended: no message */
 	int		 gap;		/* with end: messages were dropped */
+	const char	*why;		/* gap: why, said by the checker */
+	int64_t		 from;		/* gap: the first seq not checked */
 	int		 ident;		/* raw is only the identity below */
 	enum msg_kind	 kind;		/* ident: as scanned */
 	int		 has_method;	/* ident: raw starts with the method, */
@@ -117,7 +133,9 @@ struct livecheck {
 	pthread_cond_t	 cv;
 	struct lc_item	*head, **tail;
 	size_t		 n, bytes;
-	int		 stopping;
+	int		 stopping;	/* atomic: the writer has stopped */
+	int		 gave_up;	/* the checker's: waited in vain for
+					   a row id (LIVECHECK_NAME_WAIT_MS) */
 	int		 named;		/* sessions named in lines (--listen) */
 	struct lc_sess	 sess[LIVECHECK_RECORDS_MAX];
 	size_t		 nsess;
@@ -126,21 +144,40 @@ struct livecheck {
 	uint64_t	 tick;		/* messages seen, all sessions */
 	uint64_t	 dropped;	/* messages not checked */
 	uint64_t	 unchecked;	/* messages past RECORDS_MAX sessions */
+	uint64_t	 late;		/* messages after their session's end */
 };
 
-/* A session's name in a line: "session 12 " over --listen, else "". */
+/*
+ * A session's name in a line: "session 12 " over --listen, else "" (on
+ * the checker thread).  Its row id is the writer's to give, which may be
+ * behind the checker: waited for (LIVECHECK_NAME_WAIT_MS), so that a
+ * line names its session however far behind the writer is.  After the
+ * writer has stopped, the id is final.
+ */
 static void
-livecheck_label(const struct lc_chk *c, char *buf, size_t size)
+livecheck_label(struct lc_chk *c, char *buf, size_t size)
 {
-	int64_t	sid;
+	struct timespec	 ts = { 0, LIVECHECK_NAME_POLL_MS * 1000000L };
+	int		 waited = 0, done;
 
 	if (!c->named) {
 		buf[0] = '\0';
 		return;
 	}
-	sid = __atomic_load_n(&c->sid, __ATOMIC_ACQUIRE);
-	if (sid > 0)
-		snprintf(buf, size, "session %lld ", (long long)sid);
+	for (;;) {
+		done = __atomic_load_n(&c->lc->stopping, __ATOMIC_ACQUIRE);
+		if ((c->sid = writer_session_id_now(c->ws)) != 0 || done ||
+		    c->lc->gave_up)
+			break;
+		if (waited >= LIVECHECK_NAME_WAIT_MS) {
+			c->lc->gave_up = 1;
+			break;
+		}
+		nanosleep(&ts, NULL);
+		waited += LIVECHECK_NAME_POLL_MS;
+	}
+	if (c->sid > 0)
+		snprintf(buf, size, "session %lld ", (long long)c->sid);
 	else
 		snprintf(buf, size, "a new session ");
 }
@@ -238,10 +275,22 @@ livecheck_item(struct lc_chk *c, const struct lc_item *it)
 	free(id);
 }
 
-/* A session's end (on the checker thread): its checker goes. */
+/*
+ * A session's end (on the checker thread): its checker goes.  After a
+ * gap, the line says from where it was not checked and why: said here,
+ * after the findings on what was checked, and with the session's name.
+ */
 static void
 livecheck_item_end(struct lc_chk *c, const struct lc_item *it)
 {
+	char	label[64];
+
+	if (it->gap) {
+		livecheck_label(c, label, sizeof label);
+		log_warnx("check: %snot checked as it comes from seq %lld on: "
+		    "%s; it is recorded: 'mcpreel check' reads the whole "
+		    "session", label, (long long)it->from, it->why);
+	}
 	if (c->chk != NULL) {
 		/* After a gap, its end would tell of requests (or answers)
 		   it never saw. */
@@ -249,6 +298,7 @@ livecheck_item_end(struct lc_chk *c, const struct lc_item *it)
 			check_end(c->chk, CHECK_END_CLEAN);
 		check_free(c->chk);
 	}
+	free((char *)it->why);
 	free(c);
 }
 
@@ -314,9 +364,13 @@ livecheck_queue(struct livecheck *lc, struct lc_item *it)
 	pthread_cond_signal(&lc->cv);
 }
 
-/* Queue session s's end for its checker, which then goes (under mu). */
+/*
+ * Queue session s's end for its checker, which then goes (under mu).
+ * why: after a gap from seq from on, why (its checker says so).
+ */
 static void
-livecheck_close(struct livecheck *lc, struct lc_sess *s, int gap)
+livecheck_close(struct livecheck *lc, struct lc_sess *s, const char *why,
+    int64_t from)
 {
 	struct lc_item	*it;
 
@@ -325,27 +379,26 @@ livecheck_close(struct livecheck *lc, struct lc_sess *s, int gap)
 	it = xcalloc(1, sizeof *it);
 	it->c = s->c;
 	it->end = 1;
-	it->gap = gap;
+	if (why != NULL) {
+		it->gap = 1;
+		it->why = xstrdup(why);
+		it->from = from;
+	}
 	livecheck_queue(lc, it);
 	s->c = NULL;
 	lc->live--;
 }
 
 /*
- * Check session s no more from its current message on (a gap), saying
- * why once (under mu).
+ * Check session s no more from seq from on (a gap), saying why once (its
+ * checker does, under mu here).
  */
 static void
-livecheck_off(struct livecheck *lc, struct lc_sess *s, const char *why)
+livecheck_off(struct livecheck *lc, struct lc_sess *s, int64_t from,
+    const char *why)
 {
-	char	label[64];
-
-	livecheck_label(s->c, label, sizeof label);
-	livecheck_close(lc, s, 1);
+	livecheck_close(lc, s, why, from);
 	s->state = LC_OFF;
-	log_warnx("check: %snot checked as it comes from seq %lld on: %s; "
-	    "it is recorded: 'mcpreel check' reads the whole session", label,
-	    (long long)s->seq, why);
 }
 
 /* Where ws's record is or goes in the index. */
@@ -394,7 +447,9 @@ livecheck_sess(struct livecheck *lc, const struct wsession *ws)
 		snprintf(why, sizeof why, "%d sessions are checked at once, "
 		    "and it was the least recently active",
 		    LIVECHECK_SESSIONS_MAX);
-		livecheck_off(lc, lru, why);
+		/* Its messages so far are queued: unchecked from the
+		   next on. */
+		livecheck_off(lc, lru, lru->seq + 1, why);
 	}
 	s = &lc->sess[lc->nsess];
 	lc->index[h] = (uint16_t)++lc->nsess;
@@ -403,14 +458,16 @@ livecheck_sess(struct livecheck *lc, const struct wsession *ws)
 	s->state = LC_CHECKED;
 	s->c = xcalloc(1, sizeof *s->c);
 	s->c->named = lc->named;
+	s->c->lc = lc;
+	s->c->ws = ws;
 	lc->live++;
 	return s;
 }
 
 /*
  * The item for message m: a copy, or only its identity when it is cut
- * (its ident) or longer than LIVECHECK_MSG_MAX.  NULL when not even that
- * is known.  Made before the lock is taken.
+ * (its ident, else what its stored start says, as the writer reads it)
+ * or longer than LIVECHECK_MSG_MAX.  Made before the lock is taken.
  */
 static struct lc_item *
 livecheck_item_new(const struct msg *m)
@@ -428,9 +485,7 @@ livecheck_item_new(const struct msg *m)
 		memcpy(it->raw, m->raw, m->len);
 		return it;
 	}
-	if ((m->flags & MSG_TRUNCATED) != 0) {
-		if (m->ident == NULL)
-			return NULL;
+	if ((m->flags & MSG_TRUNCATED) != 0 && m->ident != NULL) {
 		buf = m->ident;
 		len = m->ident_len;
 	} else {
@@ -469,7 +524,8 @@ livecheck_message(struct livecheck *lc, const struct wsession *ws,
 	struct lc_sess	*s;
 	struct lc_item	*it;
 
-	if ((it = livecheck_item_new(m)) != NULL && h != NULL) {
+	it = livecheck_item_new(m);
+	if (h != NULL) {
 		it->http = xcalloc(1, sizeof *it->http);
 		*it->http = *h;
 		it->http->method = livecheck_dup(h->method);
@@ -485,28 +541,27 @@ livecheck_message(struct livecheck *lc, const struct wsession *ws,
 		    strlen(h->response_headers) : 0);
 	}
 	pthread_mutex_lock(&lc->mu);
-	if ((s = livecheck_sess(lc, ws)) == NULL || s->state == LC_ENDED) {
-		/* After its end (HTTP traffic may still name it): not
-		   checked, as 'mcpreel check' would not either. */
+	if ((s = livecheck_sess(lc, ws)) == NULL) {
+		pthread_mutex_unlock(&lc->mu);
+		livecheck_item_free(it);
+		return;
+	}
+	if (s->state == LC_ENDED) {
+		/* After its end (HTTP traffic may still name it): its
+		   checker is gone.  'mcpreel check' reads these; counted
+		   and said at the end. */
+		lc->late++;
 		pthread_mutex_unlock(&lc->mu);
 		livecheck_item_free(it);
 		return;
 	}
 	s->seq++;
 	s->active = ++lc->tick;
-	if (s->sid == 0 && (s->sid = writer_session_id_now(ws)) != 0 &&
-	    s->c != NULL)
-		__atomic_store_n(&s->c->sid, s->sid, __ATOMIC_RELEASE);
 	if (s->state == LC_OFF)
 		goto drop;
-	if (it == NULL) {
-		livecheck_off(lc, s, "a message cut by --max-record-size "
-		    "without its identity");
-		goto drop;
-	}
 	if (lc->n >= LIVECHECK_QUEUE_MAX ||
 	    lc->bytes + it->cost > LIVECHECK_QUEUE_BYTES) {
-		livecheck_off(lc, s, "the checker fell behind");
+		livecheck_off(lc, s, s->seq, "the checker fell behind");
 		goto drop;
 	}
 	it->c = s->c;
@@ -533,7 +588,7 @@ livecheck_end(struct livecheck *lc, const struct wsession *ws)
 	h = livecheck_slot(lc, ws);
 	if (lc->index[h] != 0) {
 		s = &lc->sess[lc->index[h] - 1];
-		livecheck_close(lc, s, 0);
+		livecheck_close(lc, s, NULL, 0);
 		s->state = LC_ENDED;
 	}
 	pthread_mutex_unlock(&lc->mu);
@@ -551,7 +606,8 @@ livecheck_stop(struct livecheck *lc)
 	if (lc == NULL)
 		return;
 	pthread_mutex_lock(&lc->mu);
-	lc->stopping = 1;
+	/* The writer has stopped (its caller's order): row ids are final. */
+	__atomic_store_n(&lc->stopping, 1, __ATOMIC_RELEASE);
 	pthread_cond_signal(&lc->cv);
 	pthread_mutex_unlock(&lc->mu);
 	pthread_join(lc->thread, NULL);
@@ -566,6 +622,10 @@ livecheck_stop(struct livecheck *lc)
 		log_warnx("check: %llu messages were not checked as they came; "
 		    "they are recorded: 'mcpreel check' reads the whole "
 		    "session", (unsigned long long)lc->dropped);
+	if (lc->late > 0)
+		log_warnx("check: %llu messages came after their session's "
+		    "end, not checked as they came; they are recorded: "
+		    "'mcpreel check' reads them", (unsigned long long)lc->late);
 	if (lc->unchecked > 0)
 		log_warnx("check: %llu messages came in sessions past the %d "
 		    "of one run, not checked as they came: 'mcpreel check' "

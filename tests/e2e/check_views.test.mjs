@@ -423,6 +423,9 @@ test('record --listen --check: a session ended and then named again is not re-ch
     // Nothing of A's late ping is judged as a first message of a session.
     assert.deepEqual(lines.filter((l) => / seq 1 | lifecycle\.before-initialize/.test(l)), [], stopped.stderr.slice(-4000));
     assert.deepEqual(lines.filter((l) => / error /.test(l)), [], stopped.stderr.slice(-4000));
+    // Not checked live (the ping and its answer), but said: check reads them.
+    assert.deepEqual(lines.filter((l) => /after their session's end/.test(l)),
+      ["mcpreel: check: 2 messages came after their session's end, not checked as they came; they are recorded: 'mcpreel check' reads them"], stopped.stderr.slice(-4000));
   } finally {
     t.cleanup();
   }
@@ -445,13 +448,86 @@ test('record --listen --check: past 256 sessions never ended, the least active o
     const lines = checkLines(stopped.stderr);
     const evicted = lines.filter((l) => /not checked as it comes from seq \d+ on: 256 sessions are checked at once/.test(l));
     assert.equal(evicted.length, N - 256, lines.join('\n'));
-    assert.match(evicted[0], /^mcpreel: check: session \d+ not checked/);
+    // The least active is the first session: its 3 messages (initialize,
+    // its answer, initialized) were checked, the next would not be.
+    assert.match(evicted[0], /^mcpreel: check: session 1 not checked as it comes from seq 4 on/);
+    for (const l of evicted) assert.match(l, /^mcpreel: check: session \d+ not checked/);
     // The error of the last session, live, as check finds it afterwards.
     const found = (await findingsOf(db, 'last')).filter((f) => f.severity === 'error');
     assert.equal(found.length, 1, JSON.stringify(found));
     const f = found[0];
     const want = `mcpreel: check: session ${f.session} seq ${f.seq} ${f.direction} ${f.method}: error ${f.rule}: ${f.message}`;
     assert.deepEqual(lines.filter((l) => / error /.test(l)), [want], stopped.stderr.slice(-4000));
+  } finally {
+    t.cleanup();
+  }
+});
+
+/** Hold the database's write lock from another process until release(). */
+async function holdLock(db) {
+  const sh = spawn('sqlite3', [db], { stdio: ['pipe', 'pipe', 'pipe'] });
+  sh.stdin.write('BEGIN IMMEDIATE;\nSELECT \'held\';\n');
+  await new Promise((resolve, reject) => {
+    sh.stdout.once('data', resolve);
+    sh.once('error', reject);
+  });
+  return {
+    release: async () => {
+      sh.stdin.end('COMMIT;\n');
+      await new Promise((resolve) => sh.on('close', resolve));
+    },
+  };
+}
+
+test('record --listen --check: a writer held back (the database locked by another process) still names the session of each line', { timeout: 240000 }, async (ctx) => {
+  const support = mcpreelHttpSupport();
+  if (!support.ok) { ctx.skip(support.reason); return; }
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    const stopped = await withSessionsProxy(db, async (url) => {
+      // While the lock is held no session has its row: a whole session,
+      // and its error, go by before the writer can give it its number.
+      const lock = await holdLock(db);
+      try {
+        const s = await sdkSession(url);
+        await s.client.listTools().catch(() => {});
+        await s.client.close().catch(() => {});
+        await new Promise((r) => setTimeout(r, 1000));
+      } finally {
+        await lock.release();
+      }
+    });
+    const found = (await findingsOf(db, 'last')).filter((f) => f.severity === 'error');
+    assert.equal(found.length, 1, JSON.stringify(found));
+    const f = found[0];
+    const want = `mcpreel: check: session ${f.session} seq ${f.seq} ${f.direction} ${f.method}: error ${f.rule}: ${f.message}`;
+    assert.deepEqual(checkLines(stopped.stderr).filter((l) => / error /.test(l)), [want], stopped.stderr.slice(-4000));
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('record --check: a message cut by --max-record-size before its method or id is checked as check does, and the session goes on being checked', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'rec.db');
+    const y = 'y'.repeat(20000);
+    const input = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', method: y },		// cut before its method ends
+      { jsonrpc: '2.0', id: y, method: 'ping' },	// cut before its id ends
+      { jsonrpc: '1.0', id: 9, method: 'ping' },	// the error after them
+    ].map((m) => JSON.stringify(m) + '\n').join('');
+    const r = await runMcpreel(['record', '--db', db, '--name', 'cut', '--check', '--max-record-size', '1K', '--', 'sh', '-c', 'cat >/dev/null'], { input: Buffer.from(input), timeoutMs: 60000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const stderr = r.stderr.toString();
+    const found = (await findingsOf(db, 'cut')).filter((f) => f.severity === 'error');
+    assert.ok(found.some((f) => f.rule === 'jsonrpc.version'), JSON.stringify(found));
+    const want = found.map((f) => `mcpreel: check: seq ${f.seq} ${f.direction}${f.method ? ' ' + f.method : ''}: error ${f.rule}: ${f.message}`);
+    assert.deepEqual(checkLines(stderr).filter((l) => / error /.test(l)), want, stderr);
+    assert.deepEqual(checkLines(stderr).filter((l) => /not checked/.test(l)), [], stderr);
   } finally {
     t.cleanup();
   }
@@ -482,6 +558,16 @@ test('show --json and show --findings --json end with the findings about the ses
       assert.deepEqual(last.counts, c.counts);
       assert.equal(last.unlisted, c.unlisted);
     }
+    // It is no message: a filter keeps it out (here none matches at all).
+    for (const filter of [['--method', 'tools/call'], ['--dir', 's2c'], ['--since', '2262-04-11T00:00:00Z'], ['--kind', 'response'], ['--grep', 'nowhere']]) {
+      const s = await run(['show', '--db', db, '--json', ...filter, 'mute']);
+      assert.equal(s.code, 0, s.stderr);
+      assert.equal(s.stdout, '', `${filter}: nothing matches, nothing printed`);
+    }
+    // Some messages match: they are printed, the session's line is not.
+    const some = await run(['show', '--db', db, '--json', '--since', '#100', 'mute']);
+    const objs = some.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(objs.map((o) => o.seq), [100, 101, 102]);
   } finally {
     t.cleanup();
   }

@@ -44,6 +44,10 @@ X(x_init_401, "[" ACCEPT "]", "[]", 401);
 X(x_init_401b, "[" ACCEPT "]", "[]", 401);
 X(x_list_400, "[" ACCEPT "," SID "," PV3 "]", "[]", 400);
 X(x_note_401, "[" ACCEPT "," SID "," PV3 "]", "[]", 401);
+/* record --check: a POST's body is checked before its status comes. */
+X(x_init_live, "[" ACCEPT "]", "[]", 0);
+X(x_ping_live, "[" ACCEPT "," SID "," PV3 "]", "[]", 0);
+X(x_ping, "[" ACCEPT "," SID "," PV3 "]", JSONCT, 200);
 #define SID2 "[\"Mcp-Session-Id\",\"s-2\"]"
 X(x_init2, "[" ACCEPT "]", "[[\"Content-Type\",\"application/json\"]," SID2
     "]", 200);
@@ -167,6 +171,21 @@ static const struct check_case http_cases[] = {
 	{ "initialized refused 401, sent again", "", 1, {
 	    INIT(V3), { T_INITD, &x_note_401 }, { T_INITD, &x_done },
 	    LIST(x_list) } },
+	/* Live, its status unknown: sent again, it is taken as the retry
+	   of a refused POST, as 'check' does once the status says so. */
+	{ "live: initialize, status not yet known, sent again", "", 1, {
+	    { T_INIT(V3, "{}"), &x_init_live }, INIT(V3), { T_INITD, &x_done },
+	    LIST(x_list) } },
+	{ "live: a request, status not yet known, sent again", "", 1, {
+	    INIT(V3), { T_INITD, &x_done },
+	    { T_REQ("C", "2", "ping", "{}"), &x_ping_live },
+	    { T_REQ("C", "2", "ping", "{}"), &x_ping },
+	    { T_RES("S", "2", "{}"), &x_ping } } },
+	{ "an id reused while its POST was answered 200", "jsonrpc.duplicate-id",
+	  0, {
+	    INIT(V3), { T_INITD, &x_done },
+	    { T_REQ("C", "2", "ping", "{}"), &x_ping },
+	    { T_REQ("C", "2", "ping", "{}"), &x_ping } } },
 	{ "a request refused 400, never sent again", "", 1, {
 	    INIT(V3), { T_INITD, &x_done },
 	    { T_REQ("C", "1", "tools/list", "{}"), &x_list_400 } } },

@@ -50,7 +50,7 @@ static const struct check_case life_cases[] = {
 	    { T_INITR(V3, "{}"), NULL } } },
 	{ "notifications/initialized twice", "lifecycle.initialized-twice", 0,
 	  { T_HS(V3, "{}", "{}"), { T_INITD, NULL } } },
-	{ "initialize twice", "jsonrpc.id-reused,lifecycle.initialize-twice",
+	{ "initialize twice", "lifecycle.initialize-twice",
 	  0, {
 	    T_HS(V3, "{}", "{}"),
 	    { T_INIT(V3, "{}"), NULL } } },

@@ -355,6 +355,7 @@ Test(check_rpc, too_many_values)
 struct seen {
 	char	rules[4096];	/* "rule rule ...", in order */
 	size_t	unanswered_text;	/* the longest jsonrpc.unanswered */
+	size_t	longest;		/* the longest id or text, any */
 };
 
 static void
@@ -369,6 +370,10 @@ seen_cb(const struct check_finding *cf, void *arg)
 	if (strcmp(cf->f->rule, "jsonrpc.unanswered") == 0 &&
 	    strlen(cf->f->text) > s->unanswered_text)
 		s->unanswered_text = strlen(cf->f->text);
+	if (strlen(cf->f->text) > s->longest)
+		s->longest = strlen(cf->f->text);
+	if (cf->id != NULL && strlen(cf->id) > s->longest)
+		s->longest = strlen(cf->id);
 }
 
 /* Feed one message: dir 'C' or 'S', then its JSON. */
@@ -397,13 +402,19 @@ feed_hs(struct check *chk, const char *caps)
 
 #define LONG_ID_LEN	(256 * 1024)
 
-/* A request with ID (a string of LONG_ID_LEN 'x' then tail). */
+/*
+ * A request with ID (a string of LONG_ID_LEN 'x' then tail); its response
+ * (response 1), or a cancel of it (response 2).
+ */
 static char *
 long_req(const char *tail, int response)
 {
-	const char	*head = response ? "{\"jsonrpc\":\"2.0\",\"result\":{},"
-			    "\"id\":\"" : "{\"jsonrpc\":\"2.0\",\"method\":"
-			    "\"ping\",\"id\":\"";
+	const char	*head = response == 1 ? "{\"jsonrpc\":\"2.0\","
+			    "\"result\":{},\"id\":\"" : response == 2 ?
+			    "{\"jsonrpc\":\"2.0\",\"method\":"
+			    "\"notifications/cancelled\",\"params\":"
+			    "{\"requestId\":\"" : "{\"jsonrpc\":\"2.0\","
+			    "\"method\":\"ping\",\"id\":\"";
 	char		*s;
 	size_t		 n = LONG_ID_LEN + 128, h = strlen(head);
 
@@ -411,14 +422,16 @@ long_req(const char *tail, int response)
 	cr_assert_not_null(s);
 	memcpy(s, head, h);
 	memset(s + h, 'x', LONG_ID_LEN);
-	snprintf(s + h + LONG_ID_LEN, n - h - LONG_ID_LEN, "%s\"}", tail);
+	snprintf(s + h + LONG_ID_LEN, n - h - LONG_ID_LEN, "%s\"}%s", tail,
+	    response == 2 ? "}" : "");
 	return (s);
 }
 
 /*
  * Ids past 256 bytes are kept as a digest: the same long id still pairs
  * and is still a duplicate, one differing only at its end does not pair,
- * and what findings quote later (an unanswered id) is short.
+ * and every finding quotes it short, in its text and as its id (a long
+ * id copied whole into each finding made 300 findings cost 300 ids).
  */
 Test(check_rpc, long_ids_digested)
 {
@@ -426,6 +439,7 @@ Test(check_rpc, long_ids_digested)
 	struct check	*chk;
 	char		*a = long_req("a", 0), *b = long_req("b", 0);
 	char		*ra = long_req("a", 1), *rc = long_req("c", 1);
+	char		*ca = long_req("a", 2), *cd = long_req("d", 2);
 	int64_t		 seq;
 
 	memset(&s, 0, sizeof s);
@@ -437,10 +451,18 @@ Test(check_rpc, long_ids_digested)
 	feed(chk, seq++, 'S', ra);	/* answers a */
 	feed(chk, seq++, 'S', rc);	/* c was never sent */
 	feed(chk, seq++, 'S', ra);	/* a again: answered twice */
+	feed(chk, seq++, 'C', ca);	/* a cancel crossing its answer */
+	feed(chk, seq++, 'C', cd);	/* d was never sent */
+	feed(chk, seq++, 'C', a);	/* a reused once answered */
+	feed(chk, seq++, 'S', ra);
 	check_end(chk, CHECK_END_CLEAN);	/* b unanswered */
 	check_free(chk);
 	cr_assert_str_eq(s.rules, "jsonrpc.duplicate-id jsonrpc.unknown-id "
-	    "jsonrpc.answered-twice jsonrpc.unanswered ");
+	    "jsonrpc.answered-twice cancel.finished cancel.unknown "
+	    "jsonrpc.id-reused jsonrpc.unanswered ");
+	printf("long ids: the longest id or text of a finding is %zu bytes\n",
+	    s.longest);
+	cr_assert_lt(s.longest, 1024);
 	/* b's finding at the end quotes the kept key, not 256 KiB. */
 	printf("long ids: the unanswered finding is %zu bytes\n",
 	    s.unanswered_text);
@@ -449,6 +471,8 @@ Test(check_rpc, long_ids_digested)
 	free(b);
 	free(ra);
 	free(rc);
+	free(ca);
+	free(cd);
 }
 
 /*
@@ -495,6 +519,40 @@ Test(check_rpc, pending_limit_drains)
 	    "progress.unknown-token ");
 }
 
+/*
+ * A second answer to an id already answered, while requests are
+ * untracked, is reported, and does not use up their count: the real
+ * answer of the untracked one is then quiet.
+ */
+Test(check_rpc, pending_limit_answered_twice)
+{
+	struct seen	 s;
+	struct check	*chk;
+	char		 buf[160];
+	int64_t		 seq;
+	int		 i, n = CHECK_PENDING_MAX + 1;
+
+	memset(&s, 0, sizeof s);
+	chk = check_new(seen_cb, &s);
+	seq = feed_hs(chk, T_INITR(V3, "{}") + 2);
+	for (i = 1; i <= n; i++) {
+		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"ping\"}", i);
+		feed(chk, seq++, 'C', buf);
+	}
+	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+	for (i = 2; i <= n; i++) {
+		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"result\":{}}", i);
+		feed(chk, seq++, 'S', buf);
+	}
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	cr_assert_str_eq(s.rules, "check.pending-limit "
+	    "jsonrpc.answered-twice ");
+}
+
 /* Untracked requests never answered are counted at the end. */
 Test(check_rpc, pending_limit_unanswered_counted)
 {
@@ -523,3 +581,83 @@ Test(check_rpc, pending_limit_unanswered_counted)
 	cr_assert_str_eq(s.rules, "check.pending-limit jsonrpc.unanswered ");
 }
 
+/* Feed one message of HTTP exchange h. */
+static void
+feed_http(struct check *chk, int64_t seq, char dir, const char *json,
+    const struct check_http *h)
+{
+	struct check_msg	m;
+
+	memset(&m, 0, sizeof m);
+	m.seq = seq;
+	m.dir = dir == 'C' ? DIR_C2S : DIR_S2C;
+	m.raw = json;
+	m.len = strlen(json);
+	m.http = h;
+	check_message(chk, &m);
+}
+
+/*
+ * The limit notes are once a session: a new session after a 404 that
+ * fills the tools table again gets its own note.
+ */
+Test(check_rpc, tools_limit_noted_again_after_404)
+{
+#define ACC "[\"Accept\",\"application/json, text/event-stream\"]"
+#define PV "[\"MCP-Protocol-Version\",\"2025-06-18\"]"
+#define CT "[\"Content-Type\",\"application/json\"]"
+	static const struct check_http x_init[2] = {
+	    { 1, "POST", "/mcp", "[" ACC "]",
+	      "[" CT ",[\"Mcp-Session-Id\",\"s-1\"]]", 200, 0 },
+	    { 2, "POST", "/mcp", "[" ACC "]",
+	      "[" CT ",[\"Mcp-Session-Id\",\"s-2\"]]", 200, 0 } };
+	static const struct check_http x_ok[2] = {
+	    { 3, "POST", "/mcp", "[" ACC ",[\"Mcp-Session-Id\",\"s-1\"]," PV
+	      "]", "[" CT "]", 200, 0 },
+	    { 4, "POST", "/mcp", "[" ACC ",[\"Mcp-Session-Id\",\"s-2\"]," PV
+	      "]", "[" CT "]", 200, 0 } };
+	static const struct check_http x_done[2] = {
+	    { 5, "POST", "/mcp", "[" ACC ",[\"Mcp-Session-Id\",\"s-1\"]," PV
+	      "]", "[]", 202, 0 },
+	    { 6, "POST", "/mcp", "[" ACC ",[\"Mcp-Session-Id\",\"s-2\"]," PV
+	      "]", "[]", 202, 0 } };
+	static const struct check_http x_404 = { 7, "POST", "/mcp", "[" ACC
+	    ",[\"Mcp-Session-Id\",\"s-1\"]," PV "]", "[" CT "]", 404, 0 };
+	struct seen	 s;
+	struct check	*chk;
+	char		*list, *p;
+	int64_t		 seq = 1;
+	int		 i, round;
+
+	memset(&s, 0, sizeof s);
+	list = malloc((size_t)(CHECK_TOOLS_MAX + 10) * 64 + 128);
+	cr_assert_not_null(list);
+	p = list + sprintf(list, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
+	    "{\"tools\":[");
+	for (i = 0; i <= CHECK_TOOLS_MAX; i++)
+		p += sprintf(p, "%s{\"name\":\"t%d\",\"inputSchema\":"
+		    "{\"type\":\"object\"}}", i > 0 ? "," : "", i);
+	strcpy(p, "]}}");
+	chk = check_new(seen_cb, &s);
+	for (round = 0; round < 2; round++) {
+		feed_http(chk, seq++, 'C', T_INIT(V3, "{}") + 2,
+		    &x_init[round]);
+		feed_http(chk, seq++, 'S', T_INITR(V3, "{\"tools\":{}}") + 2,
+		    &x_init[round]);
+		feed_http(chk, seq++, 'C', T_INITD + 2, &x_done[round]);
+		feed_http(chk, seq++, 'C', T_REQB("1", "tools/list", "{}"),
+		    &x_ok[round]);
+		feed_http(chk, seq++, 'S', list, &x_ok[round]);
+		if (round == 0)
+			feed_http(chk, seq++, 'C', T_REQB("2", "ping", "{}"),
+			    &x_404);
+	}
+	check_end(chk, CHECK_END_CLEAN);
+	check_free(chk);
+	free(list);
+	cr_assert_str_eq(s.rules, "tool.schema-limit check.tools-cut "
+	    "tool.schema-limit check.tools-cut ");
+}
+#undef ACC
+#undef PV
+#undef CT
