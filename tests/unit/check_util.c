@@ -32,6 +32,29 @@ collect_cb(const struct check_finding *cf, void *arg)
 		c->rules[c->n++] = xstrdup(cf->f->rule);
 }
 
+void
+check_feed(struct check *chk, int64_t seq, char dir, const char *json)
+{
+	check_feed_http(chk, seq, dir, json, NULL);
+}
+
+void
+check_feed_http(struct check *chk, int64_t seq, char dir, const char *json,
+    const struct check_http *h)
+{
+	struct check_msg	m;
+
+	if ((json[0] == 'C' || json[0] == 'S') && json[1] == ':')
+		json += 2;
+	memset(&m, 0, sizeof m);
+	m.seq = seq;
+	m.dir = dir == 'C' ? DIR_C2S : DIR_S2C;
+	m.raw = json;
+	m.len = strlen(json);
+	m.http = h;
+	check_message(chk, &m);
+}
+
 static int
 str_cmp(const void *a, const void *b)
 {
@@ -43,7 +66,6 @@ check_run_rules(const struct check_case *cc, char **texts)
 {
 	struct collected	 col;
 	struct check		*chk;
-	struct check_msg	 m;
 	const struct tmsg	*t;
 	char			*out, *o;
 	size_t			 i, len = 1;
@@ -52,13 +74,8 @@ check_run_rules(const struct check_case *cc, char **texts)
 	chk = check_new(collect_cb, &col);
 	for (i = 0; i < 16 && cc->msgs[i].text != NULL; i++) {
 		t = &cc->msgs[i];
-		memset(&m, 0, sizeof m);
-		m.seq = (int64_t)i + 1;
-		m.dir = t->text[0] == 'C' ? DIR_C2S : DIR_S2C;
-		m.raw = t->text + 2;
-		m.len = strlen(t->text + 2);
-		m.http = t->http;
-		check_message(chk, &m);
+		check_feed_http(chk, (int64_t)i + 1, t->text[0], t->text,
+		    t->http);
 	}
 	if (cc->end)
 		check_end(chk, CHECK_END_CLEAN);

@@ -18,6 +18,16 @@ struct check_case {
 	struct tmsg	 msgs[16];
 };
 
+/*
+ * Feed one message: its seq, 'C' (from the client) or 'S', its JSON (a
+ * "C:" or "S:" before it, as the tables write messages, is skipped).
+ */
+void	 check_feed(struct check *, int64_t, char, const char *);
+
+/* The same, the message carried by HTTP exchange h (or NULL). */
+void	 check_feed_http(struct check *, int64_t, char, const char *,
+	    const struct check_http *);
+
 /* The rule ids a session gave, sorted, unique, joined by commas. */
 char	*check_run_rules(const struct check_case *, char **);
 

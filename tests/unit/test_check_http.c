@@ -268,7 +268,6 @@ Test(check_http, get_without_messages)
 	};
 	const char	*hs[] = { T_INIT(V3, "{}") + 2, T_INITR(V3, "{}") + 2 };
 	struct check_http h;
-	struct check_msg m;
 	struct check	*chk;
 	struct gets	 g;
 	size_t		 i;
@@ -277,14 +276,8 @@ Test(check_http, get_without_messages)
 	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		memset(&g, 0, sizeof g);
 		chk = check_new(gets_cb, &g);
-		for (k = 0; k < 2; k++) {
-			memset(&m, 0, sizeof m);
-			m.seq = k + 1;
-			m.dir = k == 0 ? DIR_C2S : DIR_S2C;
-			m.raw = hs[k];
-			m.len = strlen(hs[k]);
-			check_message(chk, &m);
-		}
+		for (k = 0; k < 2; k++)
+			check_feed(chk, k + 1, k == 0 ? 'C' : 'S', hs[k]);
 		memset(&h, 0, sizeof h);
 		h.exchange = 77;
 		h.method = "GET";
@@ -323,7 +316,6 @@ Test(check_http, protocol_version_severity)
 	    LIST(x_list_badpv) };
 	const struct tmsg	*rows[] = { nopv, badpv };
 	const int		 want[] = { PROTO_ERROR, PROTO_WARNING };
-	struct check_msg	 m;
 	struct check		*chk;
 	struct sevs		 s;
 	size_t			 i, k;
@@ -331,15 +323,10 @@ Test(check_http, protocol_version_severity)
 	for (i = 0; i < 2; i++) {
 		memset(&s, 0, sizeof s);
 		chk = check_new(sevs_cb, &s);
-		for (k = 0; k < 5; k++) {
-			memset(&m, 0, sizeof m);
-			m.seq = (int64_t)k + 1;
-			m.dir = rows[i][k].text[0] == 'C' ? DIR_C2S : DIR_S2C;
-			m.raw = rows[i][k].text + 2;
-			m.len = strlen(rows[i][k].text + 2);
-			m.http = rows[i][k].http;
-			check_message(chk, &m);
-		}
+		for (k = 0; k < 5; k++)
+			check_feed_http(chk, (int64_t)k + 1,
+			    rows[i][k].text[0], rows[i][k].text,
+			    rows[i][k].http);
 		check_free(chk);
 		cr_expect_eq(s.sev[want[i]], 1, "row %zu: no finding of "
 		    "severity %d", i, want[i]);

@@ -164,29 +164,18 @@ Test(check_rpc, pending_bounded)
 {
 	struct tally		 cnt = { 0, 0, 0, 0, 0 };
 	struct check		*chk;
-	struct check_msg	 m;
 	char			 buf[128];
 	const char		*hs[] = { T_INIT(V3, "{}") + 2,
 				    T_INITR(V3, "{}") + 2, T_INITD + 2 };
 	int			 i;
 
 	chk = check_new(tally_cb, &cnt);
-	for (i = 0; i < 3; i++) {
-		memset(&m, 0, sizeof m);
-		m.seq = i + 1;
-		m.dir = i == 1 ? DIR_S2C : DIR_C2S;
-		m.raw = hs[i];
-		m.len = strlen(hs[i]);
-		check_message(chk, &m);
-	}
+	for (i = 0; i < 3; i++)
+		check_feed(chk, i + 1, i == 1 ? 'S' : 'C', hs[i]);
 	for (i = 0; i < CHECK_PENDING_MAX + 500; i++) {
-		memset(&m, 0, sizeof m);
-		m.seq = i + 4;
-		m.dir = DIR_C2S;
-		m.len = (size_t)snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\","
-		    "\"id\":%d,\"method\":\"ping\"}", i + 1);
-		m.raw = buf;
-		check_message(chk, &m);
+		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"ping\"}", i + 1);
+		check_feed(chk, i + 4, 'C', buf);
 	}
 	check_end(chk, CHECK_END_CLEAN);
 	check_free(chk);
@@ -212,14 +201,8 @@ Test(check_rpc, truncated_pairs)
 	int			 i;
 
 	chk = check_new(tally_cb, &r);
-	for (i = 0; i < 3; i++) {
-		memset(&m, 0, sizeof m);
-		m.seq = i + 1;
-		m.dir = i == 1 ? DIR_S2C : DIR_C2S;
-		m.raw = hs[i];
-		m.len = strlen(hs[i]);
-		check_message(chk, &m);
-	}
+	for (i = 0; i < 3; i++)
+		check_feed(chk, i + 1, i == 1 ? 'S' : 'C', hs[i]);
 	memset(&m, 0, sizeof m);
 	m.seq = 4;
 	m.dir = DIR_C2S;
@@ -230,12 +213,7 @@ Test(check_rpc, truncated_pairs)
 	m.method = "tools/call";
 	m.rpc_id = "4";
 	check_message(chk, &m);
-	memset(&m, 0, sizeof m);
-	m.seq = 5;
-	m.dir = DIR_S2C;
-	m.raw = res;
-	m.len = strlen(res);
-	check_message(chk, &m);
+	check_feed(chk, 5, 'S', res);
 	check_end(chk, CHECK_END_CLEAN);
 	check_free(chk);
 	cr_assert_eq(r.truncated, 1);
@@ -269,14 +247,9 @@ Test(check_rpc, truncated_response_pairs)
 	for (k = 0; k < sizeof rows / sizeof rows[0]; k++) {
 		memset(&r, 0, sizeof r);
 		chk = check_new(tally_cb, &r);
-		for (i = 0; i < 4; i++) {
-			memset(&m, 0, sizeof m);
-			m.seq = i + 1;
-			m.dir = i == 1 ? DIR_S2C : DIR_C2S;
-			m.raw = hs[i];
-			m.len = strlen(hs[i]);
-			check_message(chk, &m);
-		}
+		for (i = 0; i < 4; i++)
+			check_feed(chk, i + 1, i == 1 ? 'S' : 'C',
+			    hs[i]);
 		memset(&m, 0, sizeof m);
 		m.seq = 5;
 		m.dir = DIR_S2C;
@@ -325,14 +298,9 @@ Test(check_rpc, too_many_values)
 	strcpy(p, "]}}");
 	memset(&r, 0, sizeof r);
 	chk = check_new(tally_cb, &r);
-	for (i = 0; i < 4; i++) {
-		memset(&m, 0, sizeof m);
-		m.seq = i + 1;
-		m.dir = i == 1 ? DIR_S2C : DIR_C2S;
-		m.raw = hs[i];
-		m.len = strlen(hs[i]);
-		check_message(chk, &m);
-	}
+	for (i = 0; i < 4; i++)
+		check_feed(chk, (int64_t)i + 1, i == 1 ? 'S' : 'C',
+		    hs[i]);
 	memset(&m, 0, sizeof m);
 	m.seq = 5;
 	m.dir = DIR_S2C;
@@ -376,27 +344,13 @@ seen_cb(const struct check_finding *cf, void *arg)
 		s->longest = strlen(cf->id);
 }
 
-/* Feed one message: dir 'C' or 'S', then its JSON. */
-static void
-feed(struct check *chk, int64_t seq, char dir, const char *json)
-{
-	struct check_msg	m;
-
-	memset(&m, 0, sizeof m);
-	m.seq = seq;
-	m.dir = dir == 'C' ? DIR_C2S : DIR_S2C;
-	m.raw = json;
-	m.len = strlen(json);
-	check_message(chk, &m);
-}
-
 /* The legacy handshake of V3. */
 static int64_t
 feed_hs(struct check *chk, const char *caps)
 {
-	feed(chk, 1, 'C', T_INIT(V3, "{}") + 2);
-	feed(chk, 2, 'S', caps);
-	feed(chk, 3, 'C', T_INITD + 2);
+	check_feed(chk, 1, 'C', T_INIT(V3, "{}") + 2);
+	check_feed(chk, 2, 'S', caps);
+	check_feed(chk, 3, 'C', T_INITD + 2);
 	return (4);
 }
 
@@ -445,16 +399,17 @@ Test(check_rpc, long_ids_digested)
 	memset(&s, 0, sizeof s);
 	chk = check_new(seen_cb, &s);
 	seq = feed_hs(chk, T_INITR(V3, "{}") + 2);
-	feed(chk, seq++, 'C', a);
-	feed(chk, seq++, 'C', b);
-	feed(chk, seq++, 'C', a);	/* duplicate, a pending */
-	feed(chk, seq++, 'S', ra);	/* answers a */
-	feed(chk, seq++, 'S', rc);	/* c was never sent */
-	feed(chk, seq++, 'S', ra);	/* a again: answered twice */
-	feed(chk, seq++, 'C', ca);	/* a cancel crossing its answer */
-	feed(chk, seq++, 'C', cd);	/* d was never sent */
-	feed(chk, seq++, 'C', a);	/* a reused once answered */
-	feed(chk, seq++, 'S', ra);
+	check_feed(chk, seq++, 'C', a);
+	check_feed(chk, seq++, 'C', b);
+	check_feed(chk, seq++, 'C', a);	/* duplicate, a pending */
+	check_feed(chk, seq++, 'S', ra);	/* answers a */
+	check_feed(chk, seq++, 'S', rc);	/* c was never sent */
+	check_feed(chk, seq++, 'S', ra);	/* a again: answered twice */
+	/* A cancel crossing its answer. */
+	check_feed(chk, seq++, 'C', ca);
+	check_feed(chk, seq++, 'C', cd);	/* d was never sent */
+	check_feed(chk, seq++, 'C', a);	/* a reused once answered */
+	check_feed(chk, seq++, 'S', ra);
 	check_end(chk, CHECK_END_CLEAN);	/* b unanswered */
 	check_free(chk);
 	cr_assert_str_eq(s.rules, "jsonrpc.duplicate-id jsonrpc.unknown-id "
@@ -495,22 +450,22 @@ Test(check_rpc, pending_limit_drains)
 		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
 		    "\"method\":\"ping\",\"params\":{\"_meta\":"
 		    "{\"progressToken\":%d}}}", i, i);
-		feed(chk, seq++, 'C', buf);
+		check_feed(chk, seq++, 'C', buf);
 	}
 	/* Token of an untracked request: maybe running, not reported. */
-	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"method\":"
+	check_feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"method\":"
 	    "\"notifications/progress\",\"params\":{\"progressToken\":"
 	    "10003,\"progress\":1}}");
 	for (i = 1; i <= n; i++) {
 		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
 		    "\"result\":{}}", i);
-		feed(chk, seq++, 'S', buf);
+		check_feed(chk, seq++, 'S', buf);
 	}
 	cr_assert_str_eq(s.rules, "check.pending-limit ");
 	/* Drained: an unknown id and an unknown token are reported again. */
-	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"id\":99999,"
+	check_feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"id\":99999,"
 	    "\"result\":{}}");
-	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"method\":"
+	check_feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"method\":"
 	    "\"notifications/progress\",\"params\":{\"progressToken\":"
 	    "99999,\"progress\":1}}");
 	check_end(chk, CHECK_END_CLEAN);
@@ -538,14 +493,16 @@ Test(check_rpc, pending_limit_answered_twice)
 	for (i = 1; i <= n; i++) {
 		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
 		    "\"method\":\"ping\"}", i);
-		feed(chk, seq++, 'C', buf);
+		check_feed(chk, seq++, 'C', buf);
 	}
-	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
-	feed(chk, seq++, 'S', "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+	check_feed(chk, seq++, 'S',
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+	check_feed(chk, seq++, 'S',
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
 	for (i = 2; i <= n; i++) {
 		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
 		    "\"result\":{}}", i);
-		feed(chk, seq++, 'S', buf);
+		check_feed(chk, seq++, 'S', buf);
 	}
 	check_end(chk, CHECK_END_CLEAN);
 	check_free(chk);
@@ -568,33 +525,17 @@ Test(check_rpc, pending_limit_unanswered_counted)
 	for (i = 1; i <= CHECK_PENDING_MAX + 5; i++) {
 		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
 		    "\"method\":\"ping\"}", i);
-		feed(chk, seq++, 'C', buf);
+		check_feed(chk, seq++, 'C', buf);
 	}
 	for (i = 1; i <= CHECK_PENDING_MAX; i++) {
 		snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
 		    "\"result\":{}}", i);
-		feed(chk, seq++, 'S', buf);
+		check_feed(chk, seq++, 'S', buf);
 	}
 	check_end(chk, CHECK_END_CLEAN);
 	check_free(chk);
 	/* The 5 untracked ones make the one "more were never answered". */
 	cr_assert_str_eq(s.rules, "check.pending-limit jsonrpc.unanswered ");
-}
-
-/* Feed one message of HTTP exchange h. */
-static void
-feed_http(struct check *chk, int64_t seq, char dir, const char *json,
-    const struct check_http *h)
-{
-	struct check_msg	m;
-
-	memset(&m, 0, sizeof m);
-	m.seq = seq;
-	m.dir = dir == 'C' ? DIR_C2S : DIR_S2C;
-	m.raw = json;
-	m.len = strlen(json);
-	m.http = h;
-	check_message(chk, &m);
 }
 
 /*
@@ -640,16 +581,19 @@ Test(check_rpc, tools_limit_noted_again_after_404)
 	strcpy(p, "]}}");
 	chk = check_new(seen_cb, &s);
 	for (round = 0; round < 2; round++) {
-		feed_http(chk, seq++, 'C', T_INIT(V3, "{}") + 2,
+		check_feed_http(chk, seq++, 'C', T_INIT(V3, "{}") + 2,
 		    &x_init[round]);
-		feed_http(chk, seq++, 'S', T_INITR(V3, "{\"tools\":{}}") + 2,
+		check_feed_http(chk, seq++, 'S',
+		    T_INITR(V3, "{\"tools\":{}}") + 2,
 		    &x_init[round]);
-		feed_http(chk, seq++, 'C', T_INITD + 2, &x_done[round]);
-		feed_http(chk, seq++, 'C', T_REQB("1", "tools/list", "{}"),
+		check_feed_http(chk, seq++, 'C', T_INITD + 2, &x_done[round]);
+		check_feed_http(chk, seq++, 'C',
+		    T_REQB("1", "tools/list", "{}"),
 		    &x_ok[round]);
-		feed_http(chk, seq++, 'S', list, &x_ok[round]);
+		check_feed_http(chk, seq++, 'S', list, &x_ok[round]);
 		if (round == 0)
-			feed_http(chk, seq++, 'C', T_REQB("2", "ping", "{}"),
+			check_feed_http(chk, seq++, 'C',
+			    T_REQB("2", "ping", "{}"),
 			    &x_404);
 	}
 	check_end(chk, CHECK_END_CLEAN);

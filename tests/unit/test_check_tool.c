@@ -297,22 +297,6 @@ tool_count_cb(const struct check_finding *cf, void *arg)
 	}
 }
 
-static void
-tool_feed(struct check *chk, int64_t seq, enum dir dir, const char *text)
-{
-	struct check_msg	m;
-
-	/* The handshake macros carry the "C:"/"S:" of the tables. */
-	if ((text[0] == 'C' || text[0] == 'S') && text[1] == ':')
-		text += 2;
-	memset(&m, 0, sizeof m);
-	m.seq = seq;
-	m.dir = dir;
-	m.raw = text;
-	m.len = strlen(text);
-	check_message(chk, &m);
-}
-
 /* More tools than CHECK_SCHEMA_TOOLS_MAX: one note, the rest unchecked. */
 Test(check_tool, tools_bounded)
 {
@@ -324,10 +308,10 @@ Test(check_tool, tools_bounded)
 
 	memset(&n, 0, sizeof n);
 	chk = check_new(tool_count_cb, &n);
-	tool_feed(chk, 1, DIR_C2S, T_INIT(V4, "{}"));
-	tool_feed(chk, 2, DIR_S2C, T_INITR(V4, SC));
-	tool_feed(chk, 3, DIR_C2S, T_INITD);
-	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	check_feed(chk, 1, 'C', T_INIT(V4, "{}"));
+	check_feed(chk, 2, 'S', T_INITR(V4, SC));
+	check_feed(chk, 3, 'C', T_INITD);
+	check_feed(chk, 4, 'C', T_REQB("1", "tools/list", "{}"));
 	tools = json_array();
 	for (i = 0; i < CHECK_SCHEMA_TOOLS_MAX + 5; i++) {
 		if (i == 0)
@@ -343,12 +327,12 @@ Test(check_tool, tools_bounded)
 	res = json_pack("{s:s, s:i, s:{s:o}}", "jsonrpc", "2.0", "id", 1,
 	    "result", "tools", tools);
 	text = json_dumps(res, JSON_COMPACT);
-	tool_feed(chk, 5, DIR_S2C, text);
+	check_feed(chk, 5, 'S', text);
 	free(text);
 	json_decref(res);
-	tool_feed(chk, 6, DIR_C2S, T_REQB("2", "tools/call",
+	check_feed(chk, 6, 'C', T_REQB("2", "tools/call",
 	    "{\"name\":\"tfirst\",\"arguments\":{}}"));
-	tool_feed(chk, 7, DIR_C2S, T_REQB("3", "tools/call",
+	check_feed(chk, 7, 'C', T_REQB("3", "tools/call",
 	    "{\"name\":\"tlast\",\"arguments\":{}}"));
 	check_free(chk);
 	cr_assert_eq(n.limit, 1, "one note for the tools past the bound");
@@ -376,10 +360,10 @@ Test(check_tool, costly_once)
 	cr_assert_lt(COSTLY_ITEMS, CHECK_PARSE_VALUES_MAX);
 	memset(&n, 0, sizeof n);
 	chk = check_new(tool_count_cb, &n);
-	tool_feed(chk, 1, DIR_C2S, T_INIT(V4, "{}"));
-	tool_feed(chk, 2, DIR_S2C, T_INITR(V4, SC));
-	tool_feed(chk, 3, DIR_C2S, T_INITD);
-	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	check_feed(chk, 1, 'C', T_INIT(V4, "{}"));
+	check_feed(chk, 2, 'S', T_INITR(V4, SC));
+	check_feed(chk, 3, 'C', T_INITD);
+	check_feed(chk, 4, 'C', T_REQB("1", "tools/list", "{}"));
 	props = json_object();
 	for (i = 0; i < COSTLY_PROPS; i++) {
 		char	name[16];
@@ -394,7 +378,7 @@ Test(check_tool, costly_once)
 	    "array", "items", "properties", props);
 	text = json_dumps(list, JSON_COMPACT);
 	json_decref(list);
-	tool_feed(chk, 5, DIR_S2C, text);
+	check_feed(chk, 5, 'S', text);
 	free(text);
 	arr = json_array();
 	for (i = 0; i < COSTLY_ITEMS; i++)
@@ -405,11 +389,11 @@ Test(check_tool, costly_once)
 	for (k = 0; k < 2; k++) {
 		json_object_set_new(req, "id", json_integer(2 + k));
 		text = json_dumps(req, JSON_COMPACT);
-		tool_feed(chk, 6 + k, DIR_C2S, text);
+		check_feed(chk, 6 + k, 'C', text);
 		free(text);
 	}
 	json_decref(req);
-	tool_feed(chk, 8, DIR_C2S, T_REQB("9", "tools/call",
+	check_feed(chk, 8, 'C', T_REQB("9", "tools/call",
 	    "{\"name\":\"n\",\"arguments\":{\"a\":\"x\"}}"));
 	check_free(chk);
 	cr_assert_eq(n.limit, 1, "one note: checking stopped");
@@ -425,9 +409,9 @@ tool_start(struct tool_count *n)
 
 	memset(n, 0, sizeof *n);
 	chk = check_new(tool_count_cb, n);
-	tool_feed(chk, 1, DIR_C2S, T_INIT(V4, "{}"));
-	tool_feed(chk, 2, DIR_S2C, T_INITR(V4, SC));
-	tool_feed(chk, 3, DIR_C2S, T_INITD);
+	check_feed(chk, 1, 'C', T_INIT(V4, "{}"));
+	check_feed(chk, 2, 'S', T_INITR(V4, SC));
+	check_feed(chk, 3, 'C', T_INITD);
 	return (chk);
 }
 
@@ -441,7 +425,7 @@ tool_list(struct check *chk, int64_t seq, int id, json_t *tools)
 	res = json_pack("{s:s, s:i, s:{s:o}}", "jsonrpc", "2.0", "id", id,
 	    "result", "tools", tools);
 	text = json_dumps(res, JSON_COMPACT);
-	tool_feed(chk, seq, DIR_S2C, text);
+	check_feed(chk, seq, 'S', text);
 	free(text);
 	json_decref(res);
 }
@@ -456,7 +440,7 @@ Test(check_tool, tools_cut)
 	int			 i;
 
 	chk = tool_start(&n);
-	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	check_feed(chk, 4, 'C', T_REQB("1", "tools/list", "{}"));
 	tools = json_array();
 	for (i = 0; i <= CHECK_TOOLS_MAX; i++) {
 		snprintf(name, sizeof name, "t%d", i);
@@ -465,9 +449,9 @@ Test(check_tool, tools_cut)
 	}
 	tool_list(chk, 5, 1, tools);
 	snprintf(name, sizeof name, "t%d", CHECK_TOOLS_MAX);
-	tool_feed(chk, 6, DIR_C2S, T_REQB("2", "tools/call",
+	check_feed(chk, 6, 'C', T_REQB("2", "tools/call",
 	    "{\"name\":\"t10000\",\"arguments\":{}}"));
-	tool_feed(chk, 7, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":"
+	check_feed(chk, 7, 'S', "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":"
 	    "{\"content\":[],\"isError\":true}}");
 	check_free(chk);
 	cr_assert_eq(n.cut, 1, "one note: the listing was cut");
@@ -495,7 +479,7 @@ Test(check_tool, digest_name_no_collision)
 	digest_update(d, longname, strlen(longname));
 	hex = digest_hex_free(d);
 	chk = tool_start(&n);
-	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	check_feed(chk, 4, 'C', T_REQB("1", "tools/list", "{}"));
 	tools = json_pack("[{s:s, s:{s:s, s:[s]}}, {s:s, s:{s:s}}]",
 	    "name", longname, "inputSchema", "type", "object", "required", "q",
 	    "name", hex, "inputSchema", "type", "object");
@@ -504,17 +488,17 @@ Test(check_tool, digest_name_no_collision)
 	xasprintf(&call, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
 	    "\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":"
 	    "{}}}", longname);
-	tool_feed(chk, 6, DIR_C2S, call);
+	check_feed(chk, 6, 'C', call);
 	free(call);
-	tool_feed(chk, 7, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":"
+	check_feed(chk, 7, 'S', "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":"
 	    "{\"content\":[],\"isError\":true}}");
 	/* The digest-named one is listed, with its own (empty) schema. */
 	xasprintf(&call, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
 	    "\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":"
 	    "{}}}", hex);
-	tool_feed(chk, 8, DIR_C2S, call);
+	check_feed(chk, 8, 'C', call);
 	free(call);
-	tool_feed(chk, 9, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":"
+	check_feed(chk, 9, 'S', "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":"
 	    "{\"content\":[]}}");
 	check_free(chk);
 	free(hex);
@@ -586,17 +570,17 @@ Test(check_tool, costly_relisted)
 	for (i = 0; i < COSTLY_RELISTS; i++) {
 		snprintf(req, sizeof req, T_REQB("%d", "tools/list", "{}"),
 		    100 + i);
-		tool_feed(chk, seq++, DIR_C2S, req);
+		check_feed(chk, seq++, 'C', req);
 		tool_list(chk, seq++, 100 + i, json_pack("[{s:s, s:o}, "
 		    "{s:s, s:{s:s, s:[s]}}]", "name", "c", "inputSchema",
 		    tool_exp_schema(), "name", "o", "inputSchema", "type",
 		    "object", "required", "a"));
 		snprintf(req, sizeof req, T_REQB("%d", "tools/call",
 		    "{\"name\":\"c\",\"arguments\":{}}"), 200 + i);
-		tool_feed(chk, seq++, DIR_C2S, req);
+		check_feed(chk, seq++, 'C', req);
 		snprintf(req, sizeof req, T_REQB("%d", "tools/call",
 		    "{\"name\":\"o\",\"arguments\":{}}"), 300 + i);
-		tool_feed(chk, seq++, DIR_C2S, req);
+		check_feed(chk, seq++, 'C', req);
 	}
 	check_free(chk);
 	cr_assert_eq(n.limit, 1, "one note for the costly tool: %s",
@@ -620,13 +604,13 @@ Test(check_tool, costly_each_call)
 	int			 i;
 
 	chk = tool_start(&n);
-	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	check_feed(chk, 4, 'C', T_REQB("1", "tools/list", "{}"));
 	tool_list(chk, 5, 1, json_pack("[{s:s, s:o}]", "name", "c",
 	    "inputSchema", tool_exp_schema()));
 	for (i = 0; i < EXP_CALLS; i++) {
 		snprintf(req, sizeof req, T_REQB("%d", "tools/call",
 		    "{\"name\":\"c\",\"arguments\":{}}"), 10 + i);
-		tool_feed(chk, 6 + i, DIR_C2S, req);
+		check_feed(chk, 6 + i, 'C', req);
 	}
 	check_free(chk);
 	cr_assert_eq(n.limit, 1, "one note: the tool is too costly");
@@ -642,10 +626,10 @@ Test(check_tool, deep_stop)
 	struct check		*chk;
 
 	chk = tool_start(&n);
-	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	check_feed(chk, 4, 'C', T_REQB("1", "tools/list", "{}"));
 	tool_list(chk, 5, 1, json_pack("[{s:s, s:{s:s, s:[{s:s}]}}]", "name",
 	    "c", "inputSchema", "type", "object", "anyOf", "$ref", "#"));
-	tool_feed(chk, 6, DIR_C2S, T_REQB("2", "tools/call",
+	check_feed(chk, 6, 'C', T_REQB("2", "tools/call",
 	    "{\"name\":\"c\",\"arguments\":{}}"));
 	check_free(chk);
 	cr_assert_eq(n.limit, 1, "one note: %s", n.last_limit);
@@ -676,7 +660,7 @@ Test(check_tool, compiled_size_bounded)
 	int			 i, k;
 
 	chk = tool_start(&n);
-	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	check_feed(chk, 4, 'C', T_REQB("1", "tools/list", "{}"));
 	tools = json_array();
 	for (i = 0; i < PAT_TOOLS; i++) {
 		props = json_object();
@@ -691,11 +675,11 @@ Test(check_tool, compiled_size_bounded)
 		    "properties", props, "required", "z"));
 	}
 	tool_list(chk, 5, 1, tools);
-	tool_feed(chk, 6, DIR_C2S, T_REQB("2", "tools/call",
+	check_feed(chk, 6, 'C', T_REQB("2", "tools/call",
 	    "{\"name\":\"t0\",\"arguments\":{}}"));
 	snprintf(req, sizeof req, T_REQB("3", "tools/call",
 	    "{\"name\":\"t%d\",\"arguments\":{}}"), PAT_TOOLS - 1);
-	tool_feed(chk, 7, DIR_C2S, req);
+	check_feed(chk, 7, 'C', req);
 	check_free(chk);
 	cr_assert_eq(n.limit, 1, "one note: %s", n.last_limit);
 	cr_assert(strstr(n.last_limit, "bytes already") != NULL, "%s",
@@ -722,15 +706,15 @@ tool_invalid_sev(const char *init, const char *initr, const char *which)
 	int		 sev = -1;
 
 	chk = check_new(tool_sev_cb, &sev);
-	tool_feed(chk, 1, DIR_C2S, init);
-	tool_feed(chk, 2, DIR_S2C, initr);
-	tool_feed(chk, 3, DIR_C2S, T_INITD);
-	tool_feed(chk, 4, DIR_C2S, T_REQB("1", "tools/list", "{}"));
+	check_feed(chk, 1, 'C', init);
+	check_feed(chk, 2, 'S', initr);
+	check_feed(chk, 3, 'C', T_INITD);
+	check_feed(chk, 4, 'C', T_REQB("1", "tools/list", "{}"));
 	snprintf(res, sizeof res, T_RESB("1", "{\"tools\":[{\"name\":\"x\","
 	    "%s\"%s\":{\"type\":\"object\",\"minLength\":-1}}]}"),
 	    strcmp(which, "inputSchema") != 0 ? "\"inputSchema\":{\"type\":"
 	    "\"object\"}," : "", which);
-	tool_feed(chk, 5, DIR_S2C, res);
+	check_feed(chk, 5, 'S', res);
 	check_free(chk);
 	return (sev);
 }
