@@ -232,10 +232,11 @@ test('record --check: a message too big to parse live is checked by its identity
 });
 
 /*
- * Peak RSS of `mcpreel record --check -- cat` fed 40 requests of 3 MiB
- * each, faster than the checker parses them (the queue fills).
+ * Peak RSS of `mcpreel record --check -- cat` fed n tools/call requests
+ * with these arguments, written as fast as it reads them; what came back
+ * on stdout and what went in, for the "every byte forwarded" check.
  */
-async function floodPeak(bin, db) {
+async function recordCheckPeak(bin, db, n, args) {
   const child = spawn(bin, ['record', '--db', db, '--check', '--', 'cat'], {
     stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
   });
@@ -249,10 +250,9 @@ async function floodPeak(bin, db) {
   child.stdin.on('error', () => {});
   child.stdout.on('data', (c) => { out += c.length; });
   child.stderr.on('data', (c) => { stderr += c; });
-  const text = 'x'.repeat(3 * 1024 * 1024);
   let sent = 0;
-  for (let i = 1; i <= 40; i++) {
-    const line = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text } } }) + '\n';
+  for (let i = 1; i <= n; i++) {
+    const line = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: args } }) + '\n';
     sent += line.length;
     if (!child.stdin.write(line)) await new Promise((r) => child.stdin.once('drain', r));
   }
@@ -267,7 +267,8 @@ test('record --check under a flood of large messages: forwarding whole, the chec
   try {
     const plain = process.env.MCPREEL_VALGRIND;
     const MB = 1024 * 1024;
-    const r = await floodPeak(plain || MCPREEL, join(t.dir, 'rec.db'));
+    // 40 requests of 3 MiB, faster than the checker may parse them.
+    const r = await recordCheckPeak(plain || MCPREEL, join(t.dir, 'rec.db'), 40, { text: 'x'.repeat(3 * MB) });
     const behind = /^mcpreel: check: \d+ messages were not checked as they came/m.test(r.stderr);
     console.log(`record --check, 40 x 3 MiB each way: peak RSS ${(r.peak / MB).toFixed(1)} MiB (${plain ? 'plain' : 'ASan'} build); the checker ${behind ? 'fell behind (the line said so)' : 'kept up'}`);
     assert.equal(r.code, 0, r.stderr);
@@ -284,44 +285,14 @@ test('record --check under a flood of large messages: forwarding whole, the chec
   }
 });
 
-/*
- * Peak RSS of `mcpreel record --check -- cat` fed 20 requests of 250 000
- * values each (375 KiB of empty objects, each a parsed value of ~80
- * bytes): what the live checker parses is bounded by values, not bytes.
- */
-async function valuesPeak(bin, db) {
-  const child = spawn(bin, ['record', '--db', db, '--check', '--', 'cat'], {
-    stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
-  });
-  let peak = 0, out = 0, stderr = '';
-  const timer = setInterval(() => {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      if (m) peak = Math.max(peak, Number(m[1]) * 1024);
-    } catch { /* gone */ }
-  }, 10);
-  child.stdin.on('error', () => {});
-  child.stdout.on('data', (c) => { out += c.length; });
-  child.stderr.on('data', (c) => { stderr += c; });
-  const list = new Array(125000).fill({});
-  let sent = 0;
-  for (let i = 1; i <= 20; i++) {
-    const line = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { list } } }) + '\n';
-    sent += line.length;
-    if (!child.stdin.write(line)) await new Promise((r) => child.stdin.once('drain', r));
-  }
-  child.stdin.end();
-  const code = await new Promise((r) => child.on('close', r));
-  clearInterval(timer);
-  return { code, peak, out, sent, stderr };
-}
-
 test('record --check: messages of many small values cost the checker a bounded parse, not 80 times their size', { timeout: 300000 }, async () => {
   const t = tempDir();
   try {
     const plain = process.env.MCPREEL_VALGRIND;
     const MB = 1024 * 1024;
-    const r = await valuesPeak(plain || MCPREEL, join(t.dir, 'rec.db'));
+    // 20 requests of 250 000 values (375 KiB of empty objects, a parsed
+    // value ~80 bytes): what the live checker parses is bounded by values.
+    const r = await recordCheckPeak(plain || MCPREEL, join(t.dir, 'rec.db'), 20, { list: new Array(125000).fill({}) });
     console.log(`record --check, 20 x 250 000 values each way: peak RSS ${(r.peak / MB).toFixed(1)} MiB (${plain ? 'plain' : 'ASan'} build)`);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.out, r.sent, 'every byte forwarded');
