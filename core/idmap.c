@@ -269,6 +269,63 @@ idmap_take(struct idmap *m, const void *key, size_t len, int64_t *value,
 	return 0;
 }
 
+static int
+idmap_value_cmp(const void *a, const void *b)
+{
+	int64_t	x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Keep only the keep entries with the greatest values (the newest, when
+ * values grow with time, as row ids do), at least: entries equal to the
+ * cut value all stay.  Returns how many were removed.  The table is
+ * rebuilt, O(slots + count log count): call it seldom (when a bound is
+ * passed, then keep half of it), so that it costs O(1) per put.
+ */
+size_t
+idmap_keep_newest(struct idmap *m, size_t keep)
+{
+	struct idmap_slot	*old = m->slots;
+	int64_t			*v, cut;
+	size_t			 oldn = m->nslots, i, n = 0, removed = 0;
+
+	if (m->count <= keep)
+		return 0;
+	v = xreallocarray(NULL, m->count, sizeof *v);
+	for (i = 0; i < oldn; i++) {
+		if (old[i].key != NULL)
+			v[n++] = old[i].value;
+	}
+	qsort(v, n, sizeof *v, idmap_value_cmp);
+	cut = (keep == 0) ? INT64_MAX : v[n - keep];
+	free(v);
+
+	/* Rebuild at the size the kept entries need (no tombstones). */
+	m->nslots = IDMAP_MIN_SLOTS;
+	while (keep * 4 > m->nslots * 3)
+		m->nslots *= 2;
+	m->slots = xcalloc(m->nslots, sizeof *m->slots);
+	m->count = 0;
+	for (i = 0; i < oldn; i++) {
+		if (old[i].key == NULL)
+			continue;
+		if (old[i].value < cut) {
+			free(old[i].key);
+			free(old[i].text);
+			removed++;
+			continue;
+		}
+		if ((m->count + 1) * 4 > m->nslots * 3)
+			idmap_grow(m);
+		idmap_insert_slot(m, &old[i]);
+		m->count++;
+	}
+	free(old);
+	return removed;
+}
+
 /* Look key up without taking it out: 0 and its value, or -1. */
 int
 idmap_get(struct idmap *m, const void *key, size_t len, int64_t *value)

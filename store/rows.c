@@ -397,6 +397,21 @@ rows_blob_write(struct writer *w, const struct msg *m)
 	return -1;
 }
 
+/*
+ * Past WRITER_PENDING_MAX unanswered requests, forget the oldest half;
+ * said once per session.
+ */
+static void
+rows_forget(struct wsession *s)
+{
+	if (s->forgotten == 0)
+		log_warnx("session %lld: more than %d requests are unanswered; "
+		    "the oldest are forgotten, and an answer that still comes "
+		    "for one is recorded without its request", (long long)s->id,
+		    WRITER_PENDING_MAX);
+	s->forgotten += idmap_keep_newest(s->pending, WRITER_PENDING_MAX / 2);
+}
+
 void
 rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
     struct msg *m)
@@ -493,6 +508,8 @@ rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
 			}
 			idmap_put(s->pending, key, klen,
 			    sqlite3_last_insert_rowid(w->st->db), mtext);
+			if (idmap_count(s->pending) > WRITER_PENDING_MAX)
+				rows_forget(s);
 		}
 	}
 	free(mown);

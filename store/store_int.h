@@ -62,6 +62,16 @@ struct wexchange {
  * and frees it with writer_session_free() after writer_stop(); in between
  * only the writer thread touches its fields.
  */
+/*
+ * The most requests a session remembers as awaiting a response (how a
+ * response finds its request's row and method).  A peer that never
+ * answers would otherwise grow the map without end; past the bound the
+ * oldest half is forgotten, and their late answers are recorded unpaired
+ * (reply_to and method NULL), which a real session, with a few hundred
+ * requests in flight at most, never meets.
+ */
+#define WRITER_PENDING_MAX	65536
+
 struct wsession {
 	int64_t		 id;
 	char		*name;
@@ -71,7 +81,9 @@ struct wsession {
 	int64_t		 seq;
 	uint64_t	 lost;
 	uint64_t	 uncommitted;	/* rows of the open transaction */
-	struct idmap	*pending;	/* requests awaiting a response */
+	struct idmap	*pending;	/* requests awaiting a response, at
+					   most WRITER_PENDING_MAX */
+	uint64_t	 forgotten;	/* of them, dropped as the oldest */
 	struct wsession	*all_next;	/* w->all: every session begun */
 	struct wsession	*touched_next;	/* w->touched, while uncommitted */
 	struct wsession_meta *imp;	/* a session recorded elsewhere */

@@ -243,7 +243,7 @@ child_spawn(struct event_base *base, char *const argv[], child_exit_cb cb,
 	struct child		*c;
 	int			 in[2] = { -1, -1 }, out[2] = { -1, -1 };
 	int			 err[2] = { -1, -1 }, rc;
-	pid_t			 pid;
+	pid_t			 pid = -1;
 
 	*code = 1;
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||

@@ -295,3 +295,45 @@ Test(idmap, hostile_keys_bounded_probes, .timeout = UNIT_TIMEOUT)
 	idmap_free(m);
 	free(keys);
 }
+
+/*
+ * keep_newest keeps the entries with the greatest values and frees the
+ * rest; what is kept is found as before, and the map takes puts again.
+ */
+Test(idmap, keep_newest, .timeout = UNIT_TIMEOUT)
+{
+	struct idmap	*m = idmap_new();
+	char		 key[64], *text = NULL;
+	size_t		 len;
+	int64_t		 v = 0;
+	int		 i;
+
+	for (i = 0; i < 1000; i++) {
+		len = idmap_test_key(key, sizeof key, i);
+		idmap_put(m, key, len, i, "tools/call");
+	}
+	cr_assert_eq(idmap_keep_newest(m, 2000), 0, "under the bound: kept");
+	cr_assert_eq(idmap_keep_newest(m, 300), 700);
+	cr_assert_eq(idmap_count(m), 300);
+	for (i = 0; i < 1000; i++) {
+		len = idmap_test_key(key, sizeof key, i);
+		if (i < 700)
+			cr_assert_eq(idmap_get(m, key, len, &v), -1,
+			    "%d is among the oldest: gone", i);
+		else {
+			cr_assert_eq(idmap_get(m, key, len, &v), 0,
+			    "%d is among the newest: kept", i);
+			cr_assert_eq(v, i);
+		}
+	}
+	len = idmap_test_key(key, sizeof key, 999);
+	cr_assert_eq(idmap_take(m, key, len, &v, &text), 0);
+	cr_assert_str_eq(text, "tools/call");
+	free(text);
+	idmap_put(m, "0 new", 5, 5000, NULL);
+	cr_assert_eq(idmap_count(m), 300);
+	cr_assert_eq(idmap_keep_newest(m, 0), 300, "keep 0: empty");
+	cr_assert_eq(idmap_count(m), 0);
+	cr_assert_eq(idmap_get(m, "0 new", 5, &v), -1);
+	idmap_free(m);
+}

@@ -20,6 +20,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "store_int.h"
 #include "unit.h"
 
 /* Messages queued at once by the drain test, beyond the high mark. */
@@ -1214,5 +1215,63 @@ Test(store, lock_lifts_lag_pause, .timeout = UNIT_TIMEOUT)
 	writer_session_free(s);
 	sqlite3_close(other);
 	pthread_mutex_destroy(&d.lock);
+	free(path);
+}
+
+/* Record the c2s request (or, with answer, the s2c response) of id i. */
+static void
+store_test_rpc(struct writer *w, struct wsession *s, int i, int answer)
+{
+	char	buf[128];
+	int	n;
+
+	if (answer)
+		n = snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"result\":{}}", i);
+	else
+		n = snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"tools/call\"}", i);
+	cr_assert(n > 0 && (size_t)n < sizeof buf);
+	(void)writer_message(w, s, NULL, msg_new(answer ? DIR_S2C : DIR_C2S,
+	    buf, (size_t)n));
+}
+
+/*
+ * A peer that never answers cannot grow the writer's map of requests
+ * awaiting an answer without end: past WRITER_PENDING_MAX the oldest are
+ * forgotten (their late answers recorded unpaired), while the newest
+ * still pair with their answers.
+ */
+Test(store, pending_requests_bounded, .timeout = UNIT_TIMEOUT)
+{
+	struct writer	*w;
+	struct wsession	*s;
+	sqlite3		*db;
+	char		*path = store_test_path("pending.db");
+	int		 i, total = WRITER_PENDING_MAX + 1000;
+
+	w = store_test_writer(path);
+	s = writer_session_begin(w, "pending", "stdio", "[\"server\"]");
+	for (i = 0; i < total; i++)
+		store_test_rpc(w, s, i, 0);
+	store_test_rpc(w, s, 0, 1);		/* the oldest: forgotten */
+	store_test_rpc(w, s, total - 1, 1);	/* the newest: paired */
+	writer_session_end(w, s, 0, 0, "done");
+	writer_stop(w);
+	writer_session_free(s);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages"),
+	    total + 2, "every message is recorded, paired or not");
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages "
+	    "WHERE kind = 'response' AND reply_to IS NULL AND rpc_id = '0' "
+	    "AND method IS NULL"), 1, "the oldest request's answer pairs with "
+	    "nothing");
+	cr_assert_eq(store_test_int(db, "SELECT q.rpc_id FROM messages r "
+	    "JOIN messages q ON q.id = r.reply_to WHERE r.kind = 'response'"),
+	    total - 1, "the newest request's answer finds it");
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages r "
+	    "WHERE r.kind = 'response' AND r.method = 'tools/call'"), 1);
+	sqlite3_close(db);
 	free(path);
 }
