@@ -188,6 +188,7 @@ int		 idmap_take(struct idmap *, const void *, size_t, int64_t *,
 		     char **);
 int		 idmap_get(struct idmap *, const void *, size_t, int64_t *);
 size_t		 idmap_count(const struct idmap *);
+size_t		 idmap_bytes(const struct idmap *);
 size_t		 idmap_keep_newest(struct idmap *, size_t);
 uint64_t	 idmap_probes(const struct idmap *);
 

@@ -30,6 +30,7 @@ struct idmap {
 	struct idmap_slot	*slots;
 	size_t			 nslots;	/* a power of two */
 	size_t			 count;
+	size_t			 bytes;		/* of keys and texts held */
 	uint64_t		 probes;	/* slots looked at, ever */
 };
 
@@ -162,6 +163,13 @@ idmap_free(struct idmap *m)
 	free(m);
 }
 
+/* The bytes a slot's text holds, its NUL counted. */
+static size_t
+idmap_text_len(const char *text)
+{
+	return (text != NULL) ? strlen(text) + 1 : 0;
+}
+
 static void
 idmap_insert_slot(struct idmap *m, struct idmap_slot *src)
 {
@@ -213,9 +221,11 @@ idmap_put(struct idmap *m, const void *key, size_t len, int64_t value,
 	uint64_t		 h = idmap_hash(key, len);
 
 	if ((old = idmap_find(m, key, len, h)) != NULL) {
+		m->bytes -= idmap_text_len(old->text);
 		free(old->text);
 		old->value = value;
 		old->text = (text != NULL) ? xstrdup(text) : NULL;
+		m->bytes += idmap_text_len(old->text);
 		return;
 	}
 	if ((m->count + 1) * 4 > m->nslots * 3)
@@ -227,6 +237,7 @@ idmap_put(struct idmap *m, const void *key, size_t len, int64_t value,
 	s.text = (text != NULL) ? xstrdup(text) : NULL;
 	idmap_insert_slot(m, &s);
 	m->count++;
+	m->bytes += len + idmap_text_len(s.text);
 }
 
 /*
@@ -243,6 +254,7 @@ idmap_take(struct idmap *m, const void *key, size_t len, int64_t *value,
 	if ((s = idmap_find(m, key, len, idmap_hash(key, len))) == NULL)
 		return -1;
 	*value = s->value;
+	m->bytes -= s->keylen + idmap_text_len(s->text);
 	if (text != NULL)
 		*text = s->text;
 	else
@@ -312,6 +324,7 @@ idmap_keep_newest(struct idmap *m, size_t keep)
 		if (old[i].key == NULL)
 			continue;
 		if (old[i].value < cut) {
+			m->bytes -= old[i].keylen + idmap_text_len(old[i].text);
 			free(old[i].key);
 			free(old[i].text);
 			removed++;
@@ -342,6 +355,13 @@ size_t
 idmap_count(const struct idmap *m)
 {
 	return m->count;
+}
+
+/* The bytes of the keys and texts it holds (not the table's slots). */
+size_t
+idmap_bytes(const struct idmap *m)
+{
+	return m->bytes;
 }
 
 /* How many slots past their first the map's lookups have looked at: the

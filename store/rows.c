@@ -398,18 +398,26 @@ rows_blob_write(struct writer *w, const struct msg *m)
 }
 
 /*
- * Past WRITER_PENDING_MAX unanswered requests, forget the oldest half;
- * said once per session.
+ * Past WRITER_PENDING_MAX unanswered requests (or WRITER_PENDING_BYTES of
+ * them), forget the oldest half, and again until under both; said once
+ * per session.
  */
 static void
 rows_forget(struct wsession *s)
 {
+	size_t	n;
+
 	if (s->forgotten == 0)
-		log_warnx("session %lld: more than %d requests are unanswered; "
-		    "the oldest are forgotten, and an answer that still comes "
-		    "for one is recorded without its request", (long long)s->id,
-		    WRITER_PENDING_MAX);
-	s->forgotten += idmap_keep_newest(s->pending, WRITER_PENDING_MAX / 2);
+		log_warnx("session %lld: more than %d requests (or %d MiB of "
+		    "them) are unanswered; the oldest are forgotten, and an "
+		    "answer that still comes for one is recorded without its "
+		    "request", (long long)s->id, WRITER_PENDING_MAX,
+		    WRITER_PENDING_BYTES / (1024 * 1024));
+	do {
+		n = idmap_count(s->pending);
+		s->forgotten += idmap_keep_newest(s->pending,
+		    n > WRITER_PENDING_MAX ? WRITER_PENDING_MAX / 2 : n / 2);
+	} while (idmap_bytes(s->pending) > WRITER_PENDING_BYTES);
 }
 
 void
@@ -508,7 +516,8 @@ rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
 			}
 			idmap_put(s->pending, key, klen,
 			    sqlite3_last_insert_rowid(w->st->db), mtext);
-			if (idmap_count(s->pending) > WRITER_PENDING_MAX)
+			if (idmap_count(s->pending) > WRITER_PENDING_MAX ||
+			    idmap_bytes(s->pending) > WRITER_PENDING_BYTES)
 				rows_forget(s);
 		}
 	}
@@ -558,6 +567,10 @@ rows_end(struct writer *w, struct item *it)
 	sqlite3_bind_int64(st, 7, s->id);
 	if (rows_step(w, st) != 0)
 		rows_failed(w, "the end of a session");
+	if (s->forgotten > 0)
+		log_info("session %lld: %llu unanswered requests were forgotten "
+		    "(their answers, if any came, are recorded unpaired)",
+		    (long long)s->id, (unsigned long long)s->forgotten);
 }
 
 void

@@ -71,6 +71,11 @@ struct wexchange {
  * requests in flight at most, never meets.
  */
 #define WRITER_PENDING_MAX	65536
+/*
+ * And at most this many bytes of their ids and methods: a method has no
+ * length of its own, so a count alone would not bound them.
+ */
+#define WRITER_PENDING_BYTES	(16 * 1024 * 1024)
 
 struct wsession {
 	int64_t		 id;

@@ -337,3 +337,25 @@ Test(idmap, keep_newest, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(idmap_get(m, "0 new", 5, &v), -1);
 	idmap_free(m);
 }
+
+/* The map counts the bytes of its keys and texts as they come and go. */
+Test(idmap, bytes, .timeout = UNIT_TIMEOUT)
+{
+	struct idmap	*m = idmap_new();
+	int64_t		 v;
+	char		*text = NULL;
+
+	cr_assert_eq(idmap_bytes(m), 0);
+	idmap_put(m, "0 1", 3, 1, "tools/call");
+	cr_assert_eq(idmap_bytes(m), 3 + 11);
+	idmap_put(m, "0 1", 3, 1, "ping");
+	cr_assert_eq(idmap_bytes(m), 3 + 5, "a replaced text is counted anew");
+	idmap_put(m, "0 2", 3, 2, NULL);
+	cr_assert_eq(idmap_bytes(m), 3 + 5 + 3);
+	cr_assert_eq(idmap_take(m, "0 1", 3, &v, &text), 0);
+	free(text);
+	cr_assert_eq(idmap_bytes(m), 3);
+	cr_assert_eq(idmap_keep_newest(m, 0), 1);
+	cr_assert_eq(idmap_bytes(m), 0);
+	idmap_free(m);
+}

@@ -1275,3 +1275,48 @@ Test(store, pending_requests_bounded, .timeout = UNIT_TIMEOUT)
 	sqlite3_close(db);
 	free(path);
 }
+
+/*
+ * Long methods cannot get round the count: the map of unanswered requests
+ * is bounded in bytes too, so 2 000 requests with 16 KiB methods keep
+ * under WRITER_PENDING_BYTES, and the newest still pairs.
+ */
+Test(store, pending_requests_bounded_bytes, .timeout = UNIT_TIMEOUT)
+{
+	struct writer	*w;
+	struct wsession	*s;
+	sqlite3		*db;
+	char		*path = store_test_path("pendbytes.db"), *buf, *meth;
+	size_t		 mlen = 16 * 1024;
+	int		 i, n, total = 2000;
+
+	meth = xmalloc(mlen + 1);
+	memset(meth, 'm', mlen);
+	meth[mlen] = '\0';
+	buf = xmalloc(mlen + 128);
+	w = store_test_writer(path);
+	s = writer_session_begin(w, "pendbytes", "stdio", "[\"server\"]");
+	for (i = 0; i < total; i++) {
+		n = snprintf(buf, mlen + 128, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"%s\"}", i, meth);
+		(void)writer_message(w, s, NULL, msg_new(DIR_C2S, buf,
+		    (size_t)n));
+	}
+	store_test_rpc(w, s, 0, 1);		/* the oldest: forgotten */
+	store_test_rpc(w, s, total - 1, 1);	/* the newest: paired */
+	writer_session_end(w, s, 0, 0, "done");
+	writer_stop(w);
+	writer_session_free(s);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages "
+	    "WHERE kind = 'response' AND reply_to IS NULL AND rpc_id = '0'"),
+	    1, "past the byte bound the oldest request is forgotten");
+	cr_assert_eq(store_test_int(db, "SELECT q.rpc_id FROM messages r "
+	    "JOIN messages q ON q.id = r.reply_to WHERE r.kind = 'response'"),
+	    total - 1);
+	sqlite3_close(db);
+	free(meth);
+	free(buf);
+	free(path);
+}
