@@ -71,7 +71,20 @@ struct msg {
 	size_t		ident_len;
 	size_t		map_len;	/* a mapping of its own (a huge message),
 					   or 0 when it came from malloc */
+	int64_t		fault;		/* record/mock --fault: the session's
+					   fault number (faults.n) it belongs
+					   to, or 0 */
+	int		fault_role;	/* FAULT_ROLE_*: what it is to that
+					   fault */
 };
+
+/* What a message is to an injected fault (messages.fault_role). */
+#define FAULT_ROLE_NONE		0	/* untouched traffic */
+#define FAULT_ROLE_ORIGINAL	1	/* as its sender sent it; the receiver
+					   did not get it as is */
+#define FAULT_ROLE_INJECTED	2	/* made by mcpreel; never sent by its
+					   sender */
+#define FAULT_ROLE_DELAYED	3	/* forwarded unchanged, late */
 
 #define MSG_TRUNCATED	0x1	/* raw is only the first bytes */
 #define MSG_REDACTED	0x2	/* values in raw were replaced */
@@ -94,6 +107,7 @@ int64_t		 clock_add(int64_t, int64_t);
 
 /* dir names: "c2s" and "s2c" as stored; kind names as stored. */
 const char	*dir_name(enum dir);
+const char	*fault_role_name(int);
 const char	*kind_name(enum msg_kind);
 int		 kind_from_name(const char *);
 
