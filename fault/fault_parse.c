@@ -682,6 +682,11 @@ fault_parse_check(struct fault_rule *r, char **why)
 			    "(give two rules)");
 			return -1;
 		}
+		if (v[FS_VALUE].set && !v[FS_SET].set) {
+			xasprintf(why, "mutate value= goes with set=JSONPATH "
+			    "(remove= takes no value)");
+			return -1;
+		}
 		if (!v[FS_SET].set && !v[FS_REMOVE].set) {
 			xasprintf(why, "mutate needs set=JSONPATH value=JSON "
 			    "or remove=JSONPATH");
@@ -690,11 +695,6 @@ fault_parse_check(struct fault_rule *r, char **why)
 		if (v[FS_SET].set && !v[FS_VALUE].set) {
 			xasprintf(why, "mutate set=%s needs value=JSON",
 			    v[FS_SET].s);
-			return -1;
-		}
-		if (v[FS_VALUE].set && !v[FS_SET].set) {
-			xasprintf(why, "mutate value= goes with set=JSONPATH "
-			    "(remove= takes no value)");
 			return -1;
 		}
 		break;
