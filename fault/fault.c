@@ -278,7 +278,7 @@ fault_decide(struct fault_set *set, enum dir dir, const char *buf,
 			continue;
 		rc = fault_act_apply(set, set->rules[i], (int)i + 1, &m, hit);
 	}
-	if (m.kind == KIND_REQUEST) {
+	if (m.kind == KIND_REQUEST && m.idlen <= FAULT_KEEP_MAX) {
 		/* Answered in the server's place, or never sent: no answer. */
 		switch (rc ? hit->action : FAULT_ACTION_MAX) {
 		case FAULT_ERROR:

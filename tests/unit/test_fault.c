@@ -987,3 +987,38 @@ Test(fault, usage, .timeout = UNIT_TIMEOUT)
 		    fault_keys[i].name);
 	cr_expect_eq(u, fault_usage());
 }
+
+Test(fault, kept_is_bounded, .timeout = UNIT_TIMEOUT)
+{
+	static const char *const rules[] = { "tool=* delay ms=1", NULL };
+	struct fault_set	*set = fault_rules(1, rules);
+	char			*name, *msg, *id;
+
+	name = xmalloc(FAULT_NAME_MAX + 2);
+	memset(name, 'n', FAULT_NAME_MAX + 1);
+	name[FAULT_NAME_MAX + 1] = '\0';
+	xasprintf(&msg, CALL("1", "%s"), name);
+	/* A name too long to keep matches no name selector... */
+	cr_expect_eq(fault_rule_of(set, DIR_C2S, msg, 0), 0);
+	free(msg);
+	name[FAULT_NAME_MAX] = '\0';
+	xasprintf(&msg, CALL("2", "%s"), name);
+	cr_expect_eq(fault_rule_of(set, DIR_C2S, msg, 0), 1);
+	free(msg);
+	cr_expect_eq(set->npending, 2);
+	/* ... and a request with an id too long to keep is not remembered. */
+	id = xmalloc(FAULT_KEEP_MAX + 4);
+	memset(id, '7', FAULT_KEEP_MAX + 1);
+	id[FAULT_KEEP_MAX + 1] = '\0';
+	xasprintf(&msg, CALL("%s", "t"), id);
+	cr_expect_eq(fault_rule_of(set, DIR_C2S, msg, 0), 1);
+	cr_expect_eq(set->npending, 2);
+	free(msg);
+	xasprintf(&msg, RESULT("%s"), id);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, msg, 0), 0);
+	free(msg);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, RESULT("2"), 0), 1);
+	free(id);
+	free(name);
+	fault_set_free(set);
+}
