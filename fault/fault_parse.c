@@ -731,16 +731,20 @@ fault_parse_needs_quote(const char *s)
 	return 0;
 }
 
-/* Append key=value to b, the value quoted when it needs to be. */
+/*
+ * Append key=value to b, the value quoted when it needs to be or when it
+ * is text (always), so that text reads as text: message="x".
+ */
 static void
-fault_parse_add_pair(struct fault_buf *b, const char *key, const char *s)
+fault_parse_add_pair(struct fault_buf *b, const char *key, const char *s,
+    int text)
 {
 	char		 quote;
 	const char	*p;
 
 	fault_parse_adds(b, key);
 	fault_parse_adds(b, "=");
-	if (!fault_parse_needs_quote(s)) {
+	if (!text && !fault_parse_needs_quote(s)) {
 		fault_parse_adds(b, s);
 		return;
 	}
@@ -776,7 +780,8 @@ fault_parse_canon(struct fault_rule *r)
 			if (b.len > 0)
 				fault_parse_adds(&b, " ");
 			fault_parse_add_pair(&b, fault_keys[i].name,
-			    r->v[fault_keys[i].slot].s);
+			    r->v[fault_keys[i].slot].s,
+			    fault_keys[i].type == FV_STRING);
 		}
 	}
 	r->text = b.s;

@@ -139,7 +139,7 @@ static const struct fault_good fault_good_rules[] = {
 	{ "error", "error" },
 	{ "method=tools/call tool=search p=10% error code=-32001 "
 	  "message=\"x\"", "method=tools/call tool=search p=0.1 error "
-	  "code=-32001 message=x" },
+	  "code=-32001 message=\"x\"" },
 	{ "  tool=search \t delay   ms=200 jitter=50 ",
 	  "tool=search delay ms=200 jitter=50" },
 	{ "delay jitter=50 ms=200", "delay ms=200 jitter=50" },
@@ -153,7 +153,7 @@ static const struct fault_good fault_good_rules[] = {
 	{ "error message=\"a \\\"q\\\" and 's\"", "error message=\"a \\\"q\\\" "
 	  "and 's\"" },
 	{ "error message=\"\"", "error message=\"\"" },
-	{ "error message=back\\slash", "error message=back\\slash" },
+	{ "error message=back\\slash", "error message=\"back\\\\slash\"" },
 	{ "error message=\"with \\\\ backslash\"", "error message=\"with \\\\ "
 	  "backslash\"" },
 	{ "corrupt", "corrupt" },
@@ -785,7 +785,7 @@ Test(fault, json_form, .timeout = UNIT_TIMEOUT)
 	cr_expect_eq(seed, 99);
 	cr_assert_eq(fault_set_count(set), 7);
 	cr_expect_str_eq(fault_set_rule_text(set, 1), "method=tools/call "
-	    "tool=search p=0.1 error code=-32001 message=x");
+	    "tool=search p=0.1 error code=-32001 message=\"x\"");
 	cr_expect_str_eq(fault_set_rule_text(set, 2),
 	    "p=0.1 delay ms=200 jitter=50");
 	cr_expect_str_eq(fault_set_rule_text(set, 3),
