@@ -139,8 +139,8 @@ fault_set_add_json(struct fault_set *set, const char *name, const char *buf,
 	}
 	if ((j = json_object_get(root, "seed")) != NULL) {
 		if (!json_is_integer(j) || json_integer_value(j) < 0) {
-			xasprintf(cause, "%s: \"seed\": expected a whole number "
-			    "from 0", name);
+			xasprintf(cause, "%s: \"seed\": expected a whole "
+			    "number from 0", name);
 			goto fail;
 		}
 		*seed_out = (uint64_t)json_integer_value(j);

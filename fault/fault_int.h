@@ -104,9 +104,9 @@ struct fault_adef {
 	unsigned		 dirs;		/* it may select these */
 	unsigned		 default_dirs;	/* without dir=: these */
 	unsigned		 kinds;		/* it may select these */
-	const char		*method;	/* it needs this method, or NULL */
+	const char		*method;	/* it needs this method */
 	unsigned		 transports;	/* FAULT_TRANSPORT_* */
-	unsigned		 required;	/* bit per slot that must be set */
+	unsigned		 required;	/* bit per slot it needs */
 	const char		*usage;		/* for --help */
 	const char		*help;
 };
@@ -129,7 +129,7 @@ struct fault_rule {
 	struct fault_val	 v[FS_MAX];
 	unsigned		 dirs;		/* what it can select, all */
 	unsigned		 kinds;		/* selectors and action met */
-	uint64_t		 seen;		/* messages counted (first, ...) */
+	uint64_t		 seen;		/* counted (first, ...) */
 };
 
 /* A request remembered until its answer comes (fault_match.c). */

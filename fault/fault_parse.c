@@ -167,7 +167,8 @@ const struct fault_adef fault_adefs[FAULT_ACTION_MAX] = {
 	{ "http-status", FAULT_HTTP_STATUS, C2S, C2S, FAULT_BIT(KIND_REQUEST),
 	  NULL, FAULT_TRANSPORT_HTTP, REQ(FS_STATUS),
 	  "http-status status=N [retry-after=SECONDS] [www-authenticate=TEXT]",
-	  "(HTTP) answer a request with that status; the server never sees it" },
+	  "(HTTP) answer a request with that status; the server never "
+	  "sees it" },
 	{ "mutate", FAULT_MUTATE, FAULT_DIRS_ANY, FAULT_DIRS_ANY,
 	  FAULT_KINDS_ANY, NULL, BOTH, 0,
 	  "mutate set=JSONPATH value=JSON | remove=JSONPATH",
@@ -529,7 +530,8 @@ fault_parse_value(struct fault_rule *r, const struct fault_key *k,
 		if (jpath_match(v->jp, NULL, 0)) {
 			q = fault_parse_quote(value);
 			xasprintf(why, "`%s=%s` names the whole message: name "
-			    "a place in it, such as $.result.tools", k->name, q);
+			    "a place in it, such as $.result.tools", k->name,
+			    q);
 			goto fail;
 		}
 		v->s = xstrdup(value);
@@ -707,8 +709,8 @@ fault_parse_check(struct fault_rule *r, char **why)
 		}
 		if (v[FS_WWW_AUTHENTICATE].set &&
 		    strcmp(v[FS_STATUS].s, "401") != 0) {
-			xasprintf(why, "www-authenticate= goes with status=401, "
-			    "not %s", v[FS_STATUS].s);
+			xasprintf(why, "www-authenticate= goes with "
+			    "status=401, not %s", v[FS_STATUS].s);
 			return -1;
 		}
 		break;
@@ -803,8 +805,8 @@ fault_parse_misplaced(const char *name, const struct fault_adef *adef,
 		if ((k = fault_parse_key(name, FP_PARAM, NULL, 1)) != NULL &&
 		    k->part == FP_PARAM) {
 			list = fault_parse_takers(name);
-			xasprintf(why, "`%s` is a parameter of %s: put it after "
-			    "the action", q, list);
+			xasprintf(why, "`%s` is a parameter of %s: put it "
+			    "after the action", q, list);
 			free(list);
 		} else if (fault_parse_action(name) != NULL) {
 			xasprintf(why, "`%s=`: %s is an action and takes no "

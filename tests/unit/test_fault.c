@@ -102,7 +102,8 @@ static const struct fault_bad fault_bad_rules[] = {
 	{ "mutate value=1", "mutate value= goes with set=JSONPATH" },
 	{ "mutate set=$.a value=1 remove=$.b", "mutate takes set= or remove=, "
 	  "not both" },
-	{ "mutate set=a value=1", "`set`: bad JSONPath 'a': must start with $" },
+	{ "mutate set=a value=1", "`set`: bad JSONPath 'a': must start "
+	  "with $" },
 	{ "mutate remove=$.a[", "`remove`: bad JSONPath '$.a[': unclosed [" },
 	{ "mutate remove=$", "`remove=$` names the whole message" },
 	{ "mutate remove=$..a..b..c", "`remove=$..a..b..c`: at most 2 `..` "
@@ -193,7 +194,8 @@ Test(fault, bad_rules, .timeout = UNIT_TIMEOUT)
 	for (i = 0; i < nitems(fault_bad_rules); i++) {
 		cause = NULL;
 		cr_expect_eq(fault_set_add_text(set, fault_bad_rules[i].rule,
-		    &cause), -1, "rule `%s` was taken", fault_bad_rules[i].rule);
+		    &cause), -1, "rule `%s` was taken",
+		    fault_bad_rules[i].rule);
 		if (cause == NULL)
 			continue;
 		xasprintf(&want, "fault rule `%s`: ", fault_bad_rules[i].rule);
@@ -230,9 +232,9 @@ Test(fault, good_rules, .timeout = UNIT_TIMEOUT)
 		    fault_set_count(set) - 1), fault_good_rules[i].canon);
 		/* The canonical text reads back as itself. */
 		again = fault_set_new(1);
-		cr_expect_eq(fault_set_add_text(again, fault_good_rules[i].canon,
-		    &cause), 0, "canonical `%s` is refused",
-		    fault_good_rules[i].canon);
+		cr_expect_eq(fault_set_add_text(again,
+		    fault_good_rules[i].canon, &cause), 0,
+		    "canonical `%s` is refused", fault_good_rules[i].canon);
 		if (fault_set_count(again) == 1)
 			cr_expect_str_eq(fault_set_rule_text(again, 0),
 			    fault_good_rules[i].canon);
@@ -670,8 +672,9 @@ Test(fault, answered_requests_are_not_remembered, .timeout = UNIT_TIMEOUT)
 Test(fault, mutate, .timeout = UNIT_TIMEOUT)
 {
 	struct fault_hit	 hit;
-	const char		*tools = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
-	    "{\"tools\":[{\"name\":\"a\",\"x\":1},{\"name\":\"b\",\"x\":2}]}}";
+	const char		*tools = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"result\":{\"tools\":[{\"name\":\"a\",\"x\":1},"
+	    "{\"name\":\"b\",\"x\":2}]}}";
 	const char *const	 none[] = { "mutate remove=$.nothing", NULL };
 	struct fault_set	*set;
 
@@ -828,7 +831,8 @@ Test(fault, bad_json, .timeout = UNIT_TIMEOUT)
 		  "rules[0]: `ms`: expected N, as JSON a whole number" },
 		{ "{\"rules\": [{\"action\": \"delay\", \"ms\": 1.5}]}",
 		  "`ms`: expected N, as JSON a whole number" },
-		{ "{\"rules\": [{\"action\": \"delay\"}]}", "delay needs ms=N" },
+		{ "{\"rules\": [{\"action\": \"delay\"}]}",
+		  "delay needs ms=N" },
 		{ "{\"rules\": [{\"action\": \"drop\", \"method\": 5}]}",
 		  "`method`: expected GLOB, as JSON a string" },
 		{ "{\"rules\": [{\"action\": \"drop\", \"p\": 2}]}",
