@@ -713,6 +713,64 @@ Test(fault, mutate, .timeout = UNIT_TIMEOUT)
 	fault_set_free(set);
 }
 
+/* Nested "a" objects in the deep message, and keys at its bottom. */
+#define FAULT_DEEP_NEST		45
+#define FAULT_DEEP_KEYS		100000
+
+/*
+ * A mutate pattern with two ".." steps over a deep message with many
+ * keys: the match steps taken stay within nodes times pattern positions
+ * (matching each node's whole path from the root took about 1 000 times
+ * that).
+ */
+Test(fault, mutate_work_is_bounded, .timeout = UNIT_TIMEOUT)
+{
+	const char *const	 rules[] = { "mutate remove=$..a..a.zzz",
+	    "mutate remove=$.result.zzz", NULL };
+	struct fault_set	*set;
+	struct fault_hit	 hit;
+	char			*msg, *p;
+	/* Members: jsonrpc, id, result, the "a"s, the keys and zzz. */
+	size_t			 i, size, nodes = 3 + FAULT_DEEP_NEST +
+	    FAULT_DEEP_KEYS + 1;
+
+	size = 64 + FAULT_DEEP_NEST * 8 + FAULT_DEEP_KEYS * 16;
+	msg = xmalloc(size);
+	p = msg + sprintf(msg, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":");
+	for (i = 0; i < FAULT_DEEP_NEST; i++)
+		p += sprintf(p, "{\"a\":");
+	*p++ = '{';
+	for (i = 0; i < FAULT_DEEP_KEYS; i++)
+		p += sprintf(p, "%s\"k%zu\":0", i > 0 ? "," : "", i);
+	p += sprintf(p, ",\"zzz\":1}");
+	for (i = 0; i < FAULT_DEEP_NEST; i++)
+		*p++ = '}';
+	strcpy(p, "}");
+	cr_assert_lt(strlen(msg), size);
+
+	set = fault_rules(1, rules);
+	fault_act_work = 0;
+	cr_assert_eq(fault_decide(set, DIR_S2C, msg, strlen(msg), 0, &hit), 1);
+	cr_expect_eq(hit.rule, 1);
+	cr_expect(strstr(hit.bytes, "zzz") == NULL, "zzz still there");
+	cr_expect(strstr(hit.bytes, "\"k99999\":0") != NULL);
+	/* $..a..a.zzz: 4 positions, moved once a member. */
+	cr_expect_leq(fault_act_work, (uint64_t)nodes * 4,
+	    "%llu match steps for %zu nodes",
+	    (unsigned long long)fault_act_work, nodes);
+	fault_hit_clear(&hit);
+	fault_set_free(set);
+
+	/* A pattern without "..": nothing below $.result is visited. */
+	set = fault_rules(1, rules + 1);
+	fault_act_work = 0;
+	cr_expect_eq(fault_decide(set, DIR_S2C, msg, strlen(msg), 0, &hit), 0);
+	cr_expect_leq(fault_act_work, 16, "%llu match steps",
+	    (unsigned long long)fault_act_work);
+	fault_set_free(set);
+	free(msg);
+}
+
 Test(fault, transport, .timeout = UNIT_TIMEOUT)
 {
 	static const struct {
