@@ -771,6 +771,143 @@ Test(fault, mutate_work_is_bounded, .timeout = UNIT_TIMEOUT)
 	free(msg);
 }
 
+/* The user reference, whose rules and faults file must parse. */
+#define FAULT_DOC		DOCS_DIR "/faults.md"
+#define FAULT_DOC_MAX		(256 * 1024)
+
+/* Read the user reference into a string; the caller frees it. */
+static char *
+fault_doc(void)
+{
+	FILE	*f;
+	char	*doc = xmalloc(FAULT_DOC_MAX + 1);
+	size_t	 n;
+
+	f = fopen(FAULT_DOC, "r");
+	cr_assert_not_null(f, "cannot open %s", FAULT_DOC);
+	n = fread(doc, 1, FAULT_DOC_MAX, f);
+	cr_assert_lt(n, FAULT_DOC_MAX, "%s is too big", FAULT_DOC);
+	fclose(f);
+	doc[n] = '\0';
+	return doc;
+}
+
+/*
+ * Every --fault '...' in docs/faults.md (the examples and the recipes)
+ * and its faults file example are taken by the module.
+ */
+Test(fault, doc_rules_parse, .timeout = UNIT_TIMEOUT)
+{
+	struct fault_set	*set;
+	char			*doc = fault_doc(), *p, *end, *rule;
+	char			*cause = NULL;
+	uint64_t		 seed = 0;
+	int			 has_seed = 0;
+	size_t			 n = 0;
+
+	for (p = doc; (p = strstr(p, "--fault '")) != NULL; p = end + 1) {
+		p += strlen("--fault '");
+		end = strchr(p, '\'');
+		cr_assert_not_null(end);
+		rule = xstrndup(p, (size_t)(end - p));
+		set = fault_set_new(1);
+		cr_expect_eq(fault_set_add_text(set, rule, &cause), 0,
+		    "docs/faults.md: `%s`: %s", rule, cause);
+		free(cause);
+		cause = NULL;
+		fault_set_free(set);
+		free(rule);
+		n++;
+	}
+	cr_expect_geq(n, 10, "only %zu rules found in %s", n, FAULT_DOC);
+
+	p = strstr(doc, "```json\n");
+	cr_assert_not_null(p, "no faults file example in %s", FAULT_DOC);
+	p += strlen("```json\n");
+	end = strstr(p, "```");
+	cr_assert_not_null(end);
+	set = fault_set_new(1);
+	cr_expect_eq(fault_set_add_json(set, "faults.md", p, (size_t)(end - p),
+	    &seed, &has_seed, &cause), 0, "%s", cause);
+	cr_expect_eq(fault_set_count(set), 3);
+	cr_expect_eq(has_seed, 1);
+	cr_expect_eq(seed, 42);
+	free(cause);
+	fault_set_free(set);
+	free(doc);
+}
+
+/* Find a --fault recipe in docs/faults.md by its comment line. */
+static char *
+fault_doc_recipe(const char *comment)
+{
+	char	*doc = fault_doc(), *p, *end, *rule;
+
+	p = strstr(doc, comment);
+	cr_assert_not_null(p, "no recipe `%s` in %s", comment, FAULT_DOC);
+	p = strstr(p, "--fault '");
+	cr_assert_not_null(p);
+	p += strlen("--fault '");
+	end = strchr(p, '\'');
+	cr_assert_not_null(end);
+	rule = xstrndup(p, (size_t)(end - p));
+	free(doc);
+	return rule;
+}
+
+/*
+ * The recipes do what their comments say: the server dies at the 6th
+ * tools/call (after 5 calls and their answers), and the slow server
+ * delays answers, not the server's own requests.
+ */
+Test(fault, doc_recipes_do_what_they_say, .timeout = UNIT_TIMEOUT)
+{
+	char			*rule, req[128], ans[128];
+	const char		*rules[2] = { NULL, NULL };
+	const char		*ping = "{\"jsonrpc\":\"2.0\",\"id\":\"s1\","
+	    "\"method\":\"ping\"}";
+	const char		*pong = "{\"jsonrpc\":\"2.0\",\"id\":9,"
+	    "\"result\":{}}";
+	struct fault_set	*set;
+	int			 i;
+
+	rule = fault_doc_recipe("# A server that dies after the 5th tool "
+	    "call");
+	rules[0] = rule;
+	set = fault_rules(1, rules);
+	for (i = 1; i <= 7; i++) {
+		snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}",
+		    i);
+		snprintf(ans, sizeof ans, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"result\":{\"content\":[]}}", i);
+		cr_expect_eq(fault_rule_of(set, DIR_C2S, req, 0),
+		    i == 6 ? 1 : 0, "`%s`: call %d", rule, i);
+		if (i >= 6)
+			break;
+		cr_expect_eq(fault_rule_of(set, DIR_S2C, ans, 0), 0,
+		    "`%s`: answer %d", rule, i);
+	}
+	fault_set_free(set);
+	free(rule);
+
+	rule = fault_doc_recipe("# A slow server");
+	rules[0] = rule;
+	set = fault_rules(1, rules);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, ping, 0), 0, "`%s`", rule);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, pong, 0), 1, "`%s`", rule);
+	fault_set_free(set);
+	free(rule);
+
+	rule = fault_doc_recipe("# every answer from the server");
+	rules[0] = rule;
+	set = fault_rules(1, rules);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, ping, 0), 0, "`%s`", rule);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, pong, 0), 1, "`%s`", rule);
+	fault_set_free(set);
+	free(rule);
+}
+
 Test(fault, transport, .timeout = UNIT_TIMEOUT)
 {
 	static const struct {
