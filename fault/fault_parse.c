@@ -527,6 +527,12 @@ fault_parse_value(struct fault_rule *r, const struct fault_key *k,
 			    k->name, q, FAULT_MUTATE_DESCENDANTS);
 			goto fail;
 		}
+		if (jpath_has_json(v->jp)) {
+			q = fault_parse_quote(value);
+			xasprintf(why, "`%s=%s`: mutate does not step into "
+			    "JSON held by strings ({json})", k->name, q);
+			goto fail;
+		}
 		if (jpath_match(v->jp, NULL, 0)) {
 			q = fault_parse_quote(value);
 			xasprintf(why, "`%s=%s` names the whole message: name "

@@ -109,6 +109,10 @@ static const struct fault_bad fault_bad_rules[] = {
 	{ "mutate remove=$..a..b..c", "`remove=$..a..b..c`: at most 2 `..` "
 	  "steps" },
 	{ "mutate set=$.a value=nope", "`value=nope`: not JSON" },
+	{ "mutate set=$.result.content[0].text{json}.a value=2",
+	  "`set=$.result.content[0].text{json}.a`: mutate does not step into "
+	  "JSON held by strings ({json})" },
+	{ "mutate remove=$..text{json}", "mutate does not step into JSON" },
 	{ "delay ms=5 ms=6", "`ms` given twice" },
 	{ "method=a method=b drop", "`method` given twice" },
 	{ "=x drop", "`=x`: a value with no key before =" },
