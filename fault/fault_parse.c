@@ -919,6 +919,11 @@ fault_parse_finish(struct fault_rule *r, char **why)
 	if (fault_parse_check(r, why) != 0)
 		goto fail;
 	fault_parse_canon(r);
+	if (strlen(r->text) > FAULT_RULE_TEXT_MAX) {
+		xasprintf(why, "the rule is %zu bytes as written back; the "
+		    "most is %d", strlen(r->text), FAULT_RULE_TEXT_MAX);
+		goto fail;
+	}
 	return r;
 
 fail:

@@ -265,6 +265,48 @@ Test(fault, long_rule, .timeout = UNIT_TIMEOUT)
 	fault_set_free(set);
 }
 
+/*
+ * The limit is on the text as written back too, whichever form the rule
+ * came in: a JSON rule whose canonical text is too long is refused (its
+ * text would not read back), and so is a text rule that quoting makes
+ * too long.
+ */
+Test(fault, long_rule_any_form, .timeout = UNIT_TIMEOUT)
+{
+	struct fault_set	*set = fault_set_new(1);
+	char			*msg, *file, *text, *cause = NULL;
+	uint64_t		 seed = 0;
+	int			 has_seed = 0;
+	size_t			 n = FAULT_RULE_TEXT_MAX + 10, i;
+
+	msg = xmalloc(n + 1);
+	memset(msg, 'm', n);
+	msg[n] = '\0';
+	xasprintf(&file, "{\"rules\": [{\"action\": \"error\", "
+	    "\"message\": \"%s\"}]}", msg);
+	cr_expect_eq(fault_set_add_json(set, "f.json", file, strlen(file),
+	    &seed, &has_seed, &cause), -1);
+	cr_expect(cause != NULL && strstr(cause, "the most is 65536") != NULL,
+	    "%s", cause);
+	free(cause);
+	cause = NULL;
+	free(file);
+	/* Under the limit as given, over it once each \ is escaped. */
+	for (i = 0; i < n; i += 2)
+		msg[i] = '\\';
+	msg[FAULT_RULE_TEXT_MAX - 100] = '\0';
+	xasprintf(&text, "error message=%s", msg);
+	cr_assert_lt(strlen(text), FAULT_RULE_TEXT_MAX);
+	cr_expect_eq(fault_set_add_text(set, text, &cause), -1);
+	cr_expect(cause != NULL && strstr(cause, "the most is 65536") != NULL,
+	    "%s", cause);
+	free(cause);
+	free(text);
+	free(msg);
+	cr_expect_eq(fault_set_count(set), 0);
+	fault_set_free(set);
+}
+
 /* A set of rules, asserted to parse. */
 static struct fault_set *
 fault_rules(uint64_t seed, const char *const *rules)
