@@ -702,6 +702,43 @@ Test(fault, timeout_holds_the_answer, .timeout = UNIT_TIMEOUT)
 	fault_set_free(set);
 }
 
+/*
+ * A request whose id is too long to remember is not put under timeout
+ * (its answer could not be held), so no timeout is recorded that the
+ * client never saw.
+ */
+Test(fault, timeout_needs_a_remembered_id, .timeout = UNIT_TIMEOUT)
+{
+	static const char *const rules[] = { "method=slow timeout ms=100",
+		NULL };
+	struct fault_set	*set = fault_rules(1, rules);
+	char			 id[FAULT_KEEP_MAX + 8], *req, *res;
+
+	memset(id, 'i', sizeof id - 1);
+	id[0] = id[sizeof id - 2] = '"';
+	id[sizeof id - 1] = '\0';
+	xasprintf(&req, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":"
+	    "\"slow\"}", id);
+	xasprintf(&res, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}",
+	    id);
+	cr_expect_eq(fault_rule_of(set, DIR_C2S, req, 0), 0);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, res, 0), 0);
+	/* An id of FAULT_KEEP_MAX bytes is still remembered. */
+	id[FAULT_KEEP_MAX - 1] = '"';
+	id[FAULT_KEEP_MAX] = '\0';
+	free(req);
+	free(res);
+	xasprintf(&req, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":"
+	    "\"slow\"}", id);
+	xasprintf(&res, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}",
+	    id);
+	cr_expect_eq(fault_rule_of(set, DIR_C2S, req, 0), 1);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, res, 0), 1);
+	free(req);
+	free(res);
+	fault_set_free(set);
+}
+
 Test(fault, answered_requests_are_not_remembered, .timeout = UNIT_TIMEOUT)
 {
 	static const char *const rules[] = { "tool=a dir=c2s error",
