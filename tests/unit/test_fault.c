@@ -1077,6 +1077,14 @@ Test(fault, json_form, .timeout = UNIT_TIMEOUT)
 	    "http-status status=429 retry-after=5");
 	cr_expect_str_eq(fault_set_rule_text(set, 6),
 	    "dir=c2s corrupt mode=stray");
+	/* A refused file leaves the seed alone, even with a good "seed". */
+	seed = 7;
+	cr_expect_eq(fault_json(set, "{\"seed\": 123, \"rules\": ["
+	    "{\"action\": \"nope\"}]}", &seed, &has_seed, &cause), -1);
+	free(cause);
+	cause = NULL;
+	cr_expect_eq(seed, 7);
+	cr_expect_eq(has_seed, 0);
 	/* No seed: has_seed 0. */
 	cr_assert_eq(fault_json(set, "{\"rules\": []}", &seed, &has_seed,
 	    &cause), 0);
