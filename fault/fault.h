@@ -22,8 +22,11 @@
  * action can apply to):
  *	dir=c2s|s2c		the message's direction
  *	kind=request|response|error|notification
- *	method=GLOB		a glob (* ? [...] and \ as in fnmatch(3), but
- *				matched in O(pattern * text)); a response's
+ *	method=GLOB		a glob (* ? [...] and \ as in fnmatch(3), "\"
+ *				quoting in classes too, but matched in
+ *				O(pattern * text); a "[" with no "]" is
+ *				itself and what follows it a glob again, where
+ *				glibc differs); a response's
  *				or error's method is its request's
  *	tool=GLOB		tools/call's params.name (a response: its
  *				request's)

@@ -364,6 +364,13 @@ Test(fault, glob, .timeout = UNIT_TIMEOUT)
 		{ "[", "[", 1 }, { "[]]", "]", 1 }, { "*a*b*c", "xaybzc", 1 },
 		{ "*a*b*c", "xaybzcd", 0 }, { "search", "search2", 0 },
 		{ "s*h", "search", 1 }, { "**", "abc", 1 },
+		/* "\\" quotes inside a class too, as in fnmatch(3). */
+		{ "[\\]]", "]", 1 }, { "[\\]]", "\\", 0 },
+		{ "[\\]]x", "]x", 1 }, { "[a\\-z]", "-", 1 },
+		{ "[a\\-z]", "m", 0 }, { "[\\!a]", "!", 1 },
+		{ "[!\\]]", "]", 0 }, { "[!\\]]", "a", 1 },
+		/* A trailing "\\" matches nothing. */
+		{ "a\\", "a\\", 0 }, { "\\", "\\", 0 },
 	};
 	size_t	i;
 
