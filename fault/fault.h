@@ -121,8 +121,12 @@ enum fault_close {
 #define FAULT_RULE_TEXT_MAX	(64 * 1024)	/* one rule's text */
 #define FAULT_FILE_MAX		(4 * 1024 * 1024) /* a --faults file */
 #define FAULT_DELAY_MAX_MS	(24 * 3600 * 1000) /* delay, timeout */
-/* Requests remembered per set for matching responses by id. */
-#define FAULT_PENDING_MAX	65536
+/*
+ * Requests remembered per set for matching responses by id: each keeps
+ * at most about 2 KiB (its id twice, method and one name, all bounded),
+ * so a set's remembered requests hold at most about 9 MiB.
+ */
+#define FAULT_PENDING_MAX	4096
 /*
  * Messages that are not JSON-RPC (invalid, or a batch) are selected by no
  * rule.  Request ids and methods longer than 256 bytes and names longer

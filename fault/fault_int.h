@@ -25,6 +25,13 @@
  */
 #define FAULT_KEEP_MAX		256
 #define FAULT_NAME_MAX		1024
+/*
+ * The most a remembered request holds: its key (direction byte, id, NUL)
+ * and idmap's copy of it, its method and one name with their NULs, and
+ * the structures and allocator headers around them.
+ */
+#define FAULT_PEND_WORST	(2 * (FAULT_KEEP_MAX + 2) + \
+	(FAULT_KEEP_MAX + 1) + (FAULT_NAME_MAX + 1) + 256)
 
 /* The most ".." steps a mutate pattern may have (see fault_act.c). */
 #define FAULT_MUTATE_DESCENDANTS	2

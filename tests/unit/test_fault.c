@@ -1239,6 +1239,10 @@ Test(fault, pending_max, .timeout = UNIT_TIMEOUT)
 	cr_expect_eq(set->npending, FAULT_PENDING_MAX - 1);
 	cr_expect_eq(fault_rule_of(set, DIR_S2C, RESULT("2"), 0), 0);
 	fault_set_free(set);
+	/* What they hold at worst stays small (65 536 of them: 130 MiB). */
+	cr_expect_leq((uint64_t)FAULT_PENDING_MAX * FAULT_PEND_WORST,
+	    16 * 1024 * 1024, "%d requests of %d bytes", FAULT_PENDING_MAX,
+	    FAULT_PEND_WORST);
 }
 
 Test(fault, take_rules, .timeout = UNIT_TIMEOUT)
