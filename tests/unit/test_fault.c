@@ -797,6 +797,20 @@ Test(fault, mutate, .timeout = UNIT_TIMEOUT)
 	cr_expect(strstr(hit.bytes, "{\"name\":{\"o\":[1]},\"x\":2}") != NULL,
 	    "%s", hit.bytes);
 	fault_hit_clear(&hit);
+	/* Other numbers are written back as they read: 0.1 stays 0.1. */
+	fault_hit_of("mutate remove=$.result.x", DIR_S2C, "{\"jsonrpc\":"
+	    "\"2.0\",\"id\":1,\"result\":{\"x\":1,\"t\":0.1,"
+	    "\"e\":1.5e300,\"p\":0.30000000000000004}}", 0, &hit);
+	fault_expect_bytes(&hit, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
+	    "{\"t\":0.10000000000000001,\"e\":1.5000000000000001e300,"
+	    "\"p\":0.30000000000000004}}");
+	fault_hit_clear(&hit);
+	fault_hit_of("mutate remove=$.result.x", DIR_S2C, "{\"jsonrpc\":"
+	    "\"2.0\",\"id\":1,\"result\":{\"x\":1,\"t\":0.1,"
+	    "\"e\":1.5e300}}", 0, &hit);
+	fault_expect_bytes(&hit, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
+	    "{\"t\":0.1,\"e\":1.5e300}}");
+	fault_hit_clear(&hit);
 	/* A path that matches nothing: the rule does not apply. */
 	set = fault_rules(1, none);
 	cr_expect_eq(fault_rule_of(set, DIR_S2C, tools, 0), 0);
