@@ -56,7 +56,11 @@
  *				held until N ms after the request, then
  *				dropped (if it came later: dropped).  The
  *				answer's own decision names the same rule
- *				with action FAULT_TIMEOUT and delay_ms N
+ *				with action FAULT_TIMEOUT and delay_ms N.
+ *				A request whose id is too long to remember
+ *				(FAULT_KEEP_MAX) is not selected; one
+ *				forgotten (FAULT_PENDING_MAX) gets its
+ *				answer as is, with no hit
  *	corrupt [mode=invalid-json|truncate|stray]
  *				the message is replaced by invalid JSON (the
  *				default), its first half, or is preceded by
