@@ -106,6 +106,36 @@ int		 rules_opts_skip(struct diff_rules *, int, const char *,
 int		 rules_opts_for(struct diff_rules *, int, const char *,
 		     char **);
 
+/* fault_opts.c: --fault, --faults, --seed (record and mock). */
+struct fault_set;
+struct fault_opts {
+	char		**rules;	/* --fault RULE, in order */
+	size_t		  nrules;
+	char		 *file;		/* --faults FILE, or NULL */
+	int		  has_seed;	/* --seed given (or the file's) */
+	uint64_t	  seed;
+};
+/* The options' long names, for the commands' getopt tables. */
+#define FAULT_OPTS_HELP \
+	"  --fault RULE       inject a fault (repeatable): see docs/faults.md\n" \
+	"                     and `mcpreel help faults`\n" \
+	"  --faults FILE      fault rules from a JSON file, re-read on SIGHUP\n" \
+	"  --seed N           seed the rules' probabilities (default: random,\n" \
+	"                     printed and recorded so a run can be repeated)\n"
+/* Take one option: name is "fault", "faults" or "seed". */
+int		 fault_opts_set(struct fault_opts *, const char *,
+		     const char *, char **);
+int		 fault_opts_any(const struct fault_opts *);
+/*
+ * The rule set: --fault rules then the file's; http: 1 over HTTP.  The
+ * seed used (given, the file's, or drawn) is left in opts->seed.
+ */
+struct fault_set *fault_opts_load(struct fault_opts *, int, char **);
+/* SIGHUP: the rules again (--fault and the file re-read) into set. */
+int		 fault_opts_reload(struct fault_opts *, struct fault_set *,
+		     int, char **);
+void		 fault_opts_clear(struct fault_opts *);
+
 /* dbpath.c */
 char		*dbpath_default(char **);
 char		*dbpath_resolve(const char *, char **);

@@ -71,7 +71,20 @@ struct msg {
 	size_t		ident_len;
 	size_t		map_len;	/* a mapping of its own (a huge message),
 					   or 0 when it came from malloc */
+	int64_t		fault;		/* record/mock --fault: the session's
+					   fault number (faults.n) it belongs
+					   to, or 0 */
+	int		fault_role;	/* FAULT_ROLE_*: what it is to that
+					   fault */
 };
+
+/* What a message is to an injected fault (messages.fault_role). */
+#define FAULT_ROLE_NONE		0	/* untouched traffic */
+#define FAULT_ROLE_ORIGINAL	1	/* as its sender sent it; the receiver
+					   did not get it as is */
+#define FAULT_ROLE_INJECTED	2	/* made by mcpreel; never sent by its
+					   sender */
+#define FAULT_ROLE_DELAYED	3	/* forwarded unchanged, late */
 
 #define MSG_TRUNCATED	0x1	/* raw is only the first bytes */
 #define MSG_REDACTED	0x2	/* values in raw were replaced */
@@ -94,6 +107,7 @@ int64_t		 clock_add(int64_t, int64_t);
 
 /* dir names: "c2s" and "s2c" as stored; kind names as stored. */
 const char	*dir_name(enum dir);
+const char	*fault_role_name(int);
 const char	*kind_name(enum msg_kind);
 int		 kind_from_name(const char *);
 
@@ -163,6 +177,52 @@ size_t		 scan_utf8_trim(const char *, size_t);
 size_t		 nearest_distance(const char *, const char *);
 size_t		 nearest_find(const char *, const char *const *, size_t,
 		     size_t *, size_t);
+
+/* jpath.c: a JSONPath subset for naming places in a message. */
+
+/*
+ * One step of a concrete path: an object key, an array index, or a step
+ * into the JSON text held by a string (json set, key NULL).  A string is
+ * stepped into when the diff compares two strings that both hold a JSON
+ * object or array; its steps are written "{json}", so the "temperature"
+ * key of the JSON in a tool result's text is
+ * "$.result.content[0].text{json}.temperature".
+ */
+struct jseg {
+	const char	*key;		/* NULL for an array index or {json} */
+	size_t		 index;
+	int		 json;		/* into the JSON held by the string */
+};
+
+/*
+ * A compiled pattern: "$" then any of ".key", "['key']" (or double quotes;
+ * \', \" and \\ escapes), "[n]", "[*]" (any index), ".*" (any key),
+ * "{json}" (into the JSON held by a string), and "..key", "..['key']" or
+ * "..*" (that key, or any key, at any depth below, through arrays and
+ * {json} steps too).  "$" is the whole JSON-RPC message.  A pattern
+ * matches a whole path, not a prefix of one.
+ */
+struct jpath;
+
+struct jpath	*jpath_compile(const char *, char **);
+void		 jpath_free(struct jpath *);
+const char	*jpath_text(const struct jpath *);
+int		 jpath_match(const struct jpath *, const struct jseg *, size_t);
+char		*jpath_format(const struct jseg *, size_t);
+const char	*jpath_last_key(const struct jpath *);
+size_t		 jpath_descendants(const struct jpath *);
+int		 jpath_has_json(const struct jpath *);
+/*
+ * Matching as a walk descends: a state is jpath_nstates() bytes, set at
+ * the root by jpath_start() and moved one segment down by
+ * jpath_advance() in O(steps); jpath_accepts() says whether the path so
+ * far matches, as jpath_match() on the whole path would.
+ */
+size_t		 jpath_nstates(const struct jpath *);
+void		 jpath_start(const struct jpath *, unsigned char *);
+int		 jpath_advance(const struct jpath *, const unsigned char *,
+		     const struct jseg *, unsigned char *);
+int		 jpath_accepts(const struct jpath *, const unsigned char *);
 
 /* msg.c */
 struct msg	*msg_new(enum dir, const void *, size_t);

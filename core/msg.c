@@ -28,6 +28,22 @@ dir_name(enum dir d)
 	return (d < DIR_MAX) ? dir_names[d] : "?";
 }
 
+/* The stored name of a fault role (messages.fault_role), NULL for none. */
+const char *
+fault_role_name(int role)
+{
+	switch (role) {
+	case FAULT_ROLE_ORIGINAL:
+		return "original";
+	case FAULT_ROLE_INJECTED:
+		return "injected";
+	case FAULT_ROLE_DELAYED:
+		return "delayed";
+	default:
+		return NULL;
+	}
+}
+
 /* The stored name of a kind. */
 const char *
 kind_name(enum msg_kind k)
@@ -113,6 +129,8 @@ msg_alloc(enum dir d, size_t len)
 	m->flags = 0;
 	m->ident = NULL;
 	m->ident_len = 0;
+	m->fault = 0;
+	m->fault_role = FAULT_ROLE_NONE;
 	return m;
 }
 
@@ -137,6 +155,8 @@ msg_realloc(struct msg *m, enum dir d, size_t cap)
 		m->flags = 0;
 		m->ident = NULL;
 		m->ident_len = 0;
+		m->fault = 0;
+		m->fault_role = FAULT_ROLE_NONE;
 		m->len = 0;
 	} else if (cap > SIZE_MAX - sizeof *m - MSG_HUGE_ALIGN)
 		fatalx("a message of %zu bytes is too large to hold", cap);

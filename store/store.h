@@ -105,6 +105,29 @@ void		 writer_session_end(struct writer *, struct wsession *, int,
 		     int, const char *);
 void		 writer_session_end_at(struct writer *, struct wsession *,
 		     int64_t, int, int, const char *);
+/* A fault mcpreel injected (a faults row), for writer_fault(); strings
+   are copied. */
+struct wfault {
+	int64_t		 n;		/* from 1 in its session */
+	int64_t		 ts_ns;
+	int64_t		 mono_ns;
+	int		 rule_index;	/* from 1 */
+	const char	*rule;		/* the rule as text */
+	const char	*action;	/* fault_action_name() */
+	int		 has_dir;
+	enum dir	 dir;		/* of the message it selected */
+	const char	*method;	/* or NULL */
+	const char	*rpc_id;	/* or NULL */
+	const char	*detail;	/* or NULL */
+};
+/* Queue a faults row; before the messages that carry its n. */
+void		 writer_fault(struct writer *, struct wsession *,
+		     const struct wfault *);
+/* The session's next fault number (1, 2, ...); the loop thread only. */
+int64_t		 writer_session_next_fault(struct wsession *);
+/* An HTTP exchange's response was made by fault n (http_exchanges.fault). */
+void		 writer_exchange_fault(struct writer *, struct wexchange *,
+		     int64_t);
 int64_t		 writer_session_id(const struct wsession *);
 int64_t		 writer_session_id_now(const struct wsession *);
 uint64_t	 writer_session_lost(const struct wsession *);
