@@ -156,4 +156,12 @@ void		 rows_exchange(struct writer *, struct item *);
 void		 rows_fault(struct writer *, struct wsession *,
 		     const struct wfault *);
 
+/* query.c: what the files of queries share. */
+int		 query_prepare(struct store *, const char *, sqlite3_stmt **,
+		     char **);
+int		 query_failed(struct store *, sqlite3_stmt *, char **);
+const char	*query_column_text(sqlite3_stmt *, int);
+const void	*query_column_blob(sqlite3_stmt *, int);
+enum dir	 query_column_dir(sqlite3_stmt *, int);
+
 #endif
