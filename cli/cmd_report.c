@@ -338,7 +338,7 @@ html_findings(struct store *st, int64_t id, FILE *f, char **cause)
 	size_t			 i;
 
 	memset(&o, 0, sizeof o);
-	if (cmd_check_run(st, id, &o, cause) != 0) {
+	if (cmd_check_run(st, id, QUERY_UNFAULTED, &o, cause) != 0) {
 		check_out_free(&o);
 		return -1;
 	}

@@ -199,7 +199,7 @@ stats_findings(struct stats *sx, struct store *st, int64_t id, char **cause)
 	int			rc;
 
 	memset(&o, 0, sizeof o);
-	if ((rc = cmd_check_run(st, id, &o, cause)) != 0)
+	if ((rc = cmd_check_run(st, id, QUERY_UNFAULTED, &o, cause)) != 0)
 		goto done;
 	if (sx->json)
 		json_object_set_new(sx->out, "findings", json_pack("{s:I, s:I, "

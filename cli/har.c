@@ -550,7 +550,7 @@ har_write(struct store *st, int64_t id, FILE *out, char **cause)
 		h.byid[i].i = i;
 	}
 	qsort(h.byid, h.nxs, sizeof *h.byid, har_index_cmp);
-	if (query_export(st, id, har_row_cb, &h, cause) != 0)
+	if (query_export(st, id, 0, har_row_cb, &h, cause) != 0)
 		goto out;
 
 	entries = json_array();
