@@ -65,8 +65,8 @@ jsonl_header(struct import *imp)
 		goto out;
 	if (v < 1 || v > JSONL_VERSION) {
 		import_bad(imp, "format version %lld: this mcpreel reads "
-		    "version %d (written by a newer mcpreel?)", (long long)v,
-		    JSONL_VERSION);
+		    "versions 1 to %d (written by a newer mcpreel?)",
+		    (long long)v, JSONL_VERSION);
 		goto out;
 	}
 	imp->ended_ns = WRITER_NO_TIME;
