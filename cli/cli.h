@@ -82,7 +82,8 @@ int		 cli_faults_note(struct store *, int64_t, const char *,
 		     char **);
 /*
  * --include-faults (check, replay, mock): keep the messages of injected
- * faults that are left out by default (fault_role original or injected).
+ * faults that are left out by default (FAULTS_KEPT in store/store_int.h:
+ * a c2s original, a s2c injected message).
  */
 #define CLI_OPT_INCLUDE_FAULTS	0x140
 #define CLI_INCLUDE_FAULTS_LONGOPT \

@@ -640,17 +640,19 @@ fail:
  * n answered, lowest first), numbered by a window over each method.  A
  * request whose request or answer is a fault's original or injected
  * message (f) is counted as faulted only: an injected error is not the
- * server's, and an answer that never came is not a latency.
+ * server's, and an answer that never came is not a latency.  A faulted
+ * call counts once per fault (fk): a mutated request's original and its
+ * forwarded copy are one call.
  */
 #define QUERY_METHOD_STATS(where)					\
 	"WITH x AS (SELECT q.direction AS d, q.method AS m, "		\
 	"r.id IS NOT NULL AS answered, r.mono_ns - q.mono_ns AS lat, "	\
 	"coalesce(" QUERY_IS_ERROR("r") ", 0) AS err, "			\
-	"NOT (" FAULTS_KEPT("q.") " AND coalesce(" FAULTS_KEPT("r.")	\
-	", 1)) AS f "							\
+	"(" FAULTS_TOUCHED("q.") " OR " FAULTS_TOUCHED("r.") ") AS f, "	\
+	"q.session_id || ' ' || coalesce(q.fault, r.fault) AS fk "	\
 	"FROM messages q LEFT JOIN messages r ON r.reply_to = q.id "	\
 	"WHERE q.kind = 'request' AND " where "), "			\
-	"y AS (SELECT d, m, answered, lat, err, f, row_number() OVER "	\
+	"y AS (SELECT d, m, answered, lat, err, f, fk, row_number() OVER "	\
 	"(PARTITION BY d, m, f ORDER BY lat IS NULL, lat) AS rn, "	\
 	"count(lat) OVER (PARTITION BY d, m, f) AS n FROM x) "		\
 	"SELECT d, m, sum(NOT f), sum(answered AND NOT f), "		\
@@ -658,7 +660,8 @@ fail:
 	"max(CASE WHEN NOT f AND rn = (n * 50 + 99) / 100 THEN lat END), " \
 	"max(CASE WHEN NOT f AND rn = (n * 95 + 99) / 100 THEN lat END), " \
 	"max(CASE WHEN NOT f AND rn = (n * 99 + 99) / 100 THEN lat END), " \
-	"max(CASE WHEN NOT f THEN lat END), sum(f) "			\
+	"max(CASE WHEN NOT f THEN lat END), "				\
+	"count(DISTINCT CASE WHEN f THEN fk END) "			\
 	"FROM y GROUP BY d, m ORDER BY d, m"
 
 /* An integer column, or -1 for NULL. */
@@ -715,11 +718,16 @@ query_method_stats(struct store *st, int64_t session, method_stats_cb cb,
 	"JOIN sessions s ON s.id = q.session_id "			\
 	"WHERE q.kind = 'request' AND " where " AND NOT EXISTS "	\
 	"(SELECT 1 FROM messages r WHERE r.reply_to = q.id) "		\
+	"AND NOT (q.fault_role IS 'original' AND EXISTS (SELECT 1 "	\
+	"FROM faults f WHERE f.session_id = q.session_id AND "		\
+	"f.n = q.fault AND f.action = 'mutate')) "			\
 	"ORDER BY q.session_id, q.seq"
 
 /*
  * Call cb for each request of session (every session if 0) that has no
- * response, in the order recorded.
+ * response, in the order recorded.  A mutated request's original is not
+ * one: its forwarded copy stands for the call (and is listed itself when
+ * unanswered).
  */
 int
 query_hung(struct store *st, int64_t session, hung_cb cb, void *arg,

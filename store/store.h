@@ -212,11 +212,15 @@ struct timeline_row {
 
 /* What query_timeline() and query_export() read. */
 #define QUERY_EVENTS	0x1	/* events and faults rows too (timeline) */
-#define QUERY_UNFAULTED	0x2	/* leave out the messages of a fault that
-				   did not reach their receiver as sent, or
-				   that mcpreel made (fault_role 'original'
-				   or 'injected'), as if absent: what
-				   check, replay and mock read by default */
+#define QUERY_UNFAULTED	0x2	/* leave out, as if absent, the messages of
+				   a fault that did not pass between
+				   mcpreel and the server: a c2s 'original'
+				   (the server did not get it as sent), a
+				   s2c 'injected' (the server never sent
+				   it); a c2s 'injected' copy (a mutated
+				   request as forwarded) stays, the server
+				   answered it: what check, replay and
+				   mock read by default */
 
 typedef int (*session_cb)(const struct session_row *, void *);
 typedef int (*timeline_cb)(const struct timeline_row *, void *);

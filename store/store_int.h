@@ -159,14 +159,22 @@ void		 rows_fault(struct writer *, struct wsession *,
 /*
  * faults.c: what the queries of faults share.  FAULTS_TEXT is a faults
  * row as one sentence, an event's text; FAULTS_KEPT(m) holds for a
- * message QUERY_UNFAULTED keeps.
+ * message QUERY_UNFAULTED keeps: what travelled between mcpreel and the
+ * server (untouched, delayed, a c2s injected copy the server got, a s2c
+ * original the server sent), never what did not (a c2s original the
+ * server never got as is, a s2c injected message it never sent).
+ * FAULTS_TOUCHED(m) holds for a fault's original or injected message.
  */
 #define FAULTS_TEXT							\
 	"printf('fault #%d, rule %d `%s`: %s', n, rule_index, rule, "	\
 	"coalesce(detail, action || coalesce(' ' || method, '') || "	\
 	"coalesce(' ' || rpc_id, '')))"
 #define FAULTS_KEPT(m)							\
-	"(" m "fault_role IS NULL OR " m "fault_role = 'delayed')"
+	"(" m "fault_role IS NULL OR " m "fault_role = 'delayed' OR "	\
+	"(" m "fault_role = 'injected' AND " m "direction = 'c2s') OR "	\
+	"(" m "fault_role = 'original' AND " m "direction = 's2c'))"
+#define FAULTS_TOUCHED(m)						\
+	"(coalesce(" m "fault_role, '') IN ('original', 'injected'))"
 /*
  * A session's (?1) events and faults rows in time order, a fault before
  * an event of its time (the ids of two tables do not compare): ts_ns,
