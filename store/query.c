@@ -224,8 +224,8 @@ query_event_row(sqlite3_stmt *stmt, struct timeline_row *r)
  * A timeline row from a statement whose columns are: what it is (0 a
  * message, 1 an event, -1 a fault), seq (an event's or fault's id),
  * direction, ts_ns, mono_ns, kind, method, rpc_id, latency, raw (an
- * event's text); then the message's fault and fault_role, or the fault's
- * n, rule_index, rule, action and detail.
+ * event's text); then the message's fault and fault_role; then, from
+ * column 12, a fault's FAULTS_FIELDS (faults_fill).
  */
 static void
 query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
@@ -242,22 +242,9 @@ query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
 		r->e.text = query_column_blob(stmt, 9);
 		r->e.len = (size_t)sqlite3_column_bytes(stmt, 9);
 		if (what == -1) {
-			r->f.n = sqlite3_column_int64(stmt, 10);
-			r->f.rule_index = sqlite3_column_int(stmt, 12);
-			r->f.rule = query_column_text(stmt, 13);
-			r->f.action = query_column_text(stmt, 14);
-			r->f.detail = query_column_text(stmt, 15);
-			r->f.has_dir = sqlite3_column_type(stmt, 2) !=
-			    SQLITE_NULL;
-			r->f.dir = query_column_dir(stmt, 2);
-			r->f.method = query_column_text(stmt, 6);
-			r->f.rpc_id = query_column_text(stmt, 7);
+			faults_fill(stmt, 12, &r->f);
 			r->f.ts_ns = r->e.ts_ns;
 			r->f.mono_ns = r->e.mono_ns;
-			if (r->f.rule == NULL)
-				r->f.rule = "";
-			if (r->f.action == NULL)
-				r->f.action = "";
 			r->e.fault = &r->f;
 		}
 		return;
@@ -406,7 +393,7 @@ query_cursor_init(struct query_cursor *c)
 #define QUERY_FILTERED(plus)						\
 	"SELECT 0, m.seq, m.direction, m.ts_ns, m.mono_ns, m.kind, "	\
 	"m.method, m.rpc_id, m.mono_ns - q.mono_ns, m.raw, m.fault, "	\
-	"m.fault_role, NULL, NULL, NULL, NULL "				\
+	"m.fault_role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "	\
 	"FROM messages m LEFT JOIN messages q ON q.id = m.reply_to "	\
 	"WHERE " plus "m.session_id = ?1 AND m.id > ?2 AND m.id <= ?3 "	\
 	"AND m.seq >= ?4 AND m.seq <= ?5 "				\
@@ -419,7 +406,8 @@ query_cursor_init(struct query_cursor *c)
 	"AND (NOT ?14 OR " QUERY_IS_ERROR("m") ") "			\
 	"UNION ALL "							\
 	"SELECT 1, e.id, NULL, e.ts_ns, e.mono_ns, e.kind, NULL, "	\
-	"NULL, NULL, e.text, NULL, NULL, NULL, NULL, NULL, NULL "	\
+	"NULL, NULL, e.text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "	\
+	"NULL, NULL, NULL "						\
 	"FROM events e "						\
 	"WHERE ?15 AND " plus "e.session_id = ?1 "			\
 	"AND e.id > ?16 AND e.id <= ?17 "				\
@@ -429,8 +417,8 @@ query_cursor_init(struct query_cursor *c)
 	"AND (?13 IS NULL OR instr(e.text, ?13) > 0) "			\
 	"UNION ALL "							\
 	"SELECT -1, id, direction, ts_ns, mono_ns, 'fault', method, "	\
-	"rpc_id, NULL, " FAULTS_TEXT ", n, NULL, rule_index, rule, "	\
-	"action, detail FROM faults "					\
+	"rpc_id, NULL, " FAULTS_TEXT ", NULL, NULL, " FAULTS_FIELDS	\
+	" FROM faults "							\
 	"WHERE ?20 AND " plus "session_id = ?1 "			\
 	"AND id > ?21 AND id <= ?22 "					\
 	"AND mono_ns >= ?6 AND mono_ns <= ?7 "				\

@@ -181,8 +181,9 @@ void		 rows_fault(struct writer *, struct wsession *,
  * mono_ns, kind, text, id, then FAULTS_COLUMNS from column 5 (NULL for an
  * event).
  */
-#define FAULTS_COLUMNS	"1, n, rule_index, rule, action, direction, "	\
-	"method, rpc_id, detail"
+#define FAULTS_FIELDS	"n, rule_index, rule, action, direction, method, "	\
+	"rpc_id, detail"
+#define FAULTS_COLUMNS	"1, " FAULTS_FIELDS
 #define FAULTS_EVENTS_SQL						\
 	"SELECT ts_ns, mono_ns, kind, text, id, 0, NULL, NULL, NULL, "	\
 	"NULL, NULL, NULL, NULL, NULL FROM events WHERE session_id = ?1 "	\
