@@ -147,6 +147,8 @@ void		 rows_committed(struct writer *);
 void		 rows_rollback(struct writer *);
 void		 rows_broken(struct writer *);
 void		 rows_begin(struct writer *, struct wsession *);
+int		 writer_enqueue(struct writer *, struct item *, size_t);
+
 void		 rows_message(struct writer *, struct wsession *,
 		     struct wexchange *, struct msg *);
 void		 rows_event(struct writer *, struct wsession *, const char *,
@@ -189,6 +191,7 @@ void		 rows_fault(struct writer *, struct wsession *,
 	"NULL, NULL, NULL, NULL, NULL FROM events WHERE session_id = ?1 "	\
 	"UNION ALL SELECT ts_ns, mono_ns, 'fault', " FAULTS_TEXT ", id, "	\
 	FAULTS_COLUMNS " FROM faults WHERE session_id = ?1 ORDER BY 2, 6 DESC, 5"
+void		 faults_free(struct wfault *);
 void		 faults_event_row(sqlite3_stmt *, struct event_row *,
 		     struct fault_row *);
 void		 faults_fill(sqlite3_stmt *, int, struct fault_row *);
