@@ -163,7 +163,7 @@ static json_t *
 message_json(const struct show *sh, const struct message_row *m)
 {
 	json_t	*o = json_object(), *v, *fa;
-	size_t	 i, first, n = 0;
+	size_t	 i, first = 0, n = 0;
 
 	json_object_set_new(o, "seq", json_integer(m->seq));
 	json_object_set_new(o, "direction", json_string(dir_name(m->dir)));

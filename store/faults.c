@@ -153,6 +153,7 @@ faults_int(struct store *st, const char *sql, int64_t session, int64_t *n,
 {
 	sqlite3_stmt	*stmt;
 
+	*n = 0;
 	if (query_prepare(st, sql, &stmt, cause) != 0)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, session);
