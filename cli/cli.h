@@ -55,6 +55,8 @@ void		 fmt_preview(FILE *, const void *, size_t, size_t);
 json_t		*fmt_json_value(const void *, size_t);
 void		 fmt_json_bytes(json_t *, const char *, const char *,
 		     const void *, size_t);
+void		 fmt_json_text(json_t *, const char *, const char *,
+		     const char *);
 void		 fmt_json_line(json_t *);
 char		*fmt_target(const char *);
 const char	*fmt_session_state(const struct session_row *);

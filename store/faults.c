@@ -189,6 +189,22 @@ faults_count(struct store *st, int64_t session, int64_t *n, char **cause)
 }
 
 /*
+ * How many messages and HTTP exchanges of session name a fault (n) that
+ * the session has no faults row of: what a damaged import would leave.
+ */
+int
+faults_dangling(struct store *st, int64_t session, int64_t *n, char **cause)
+{
+	return faults_int(st, "SELECT (SELECT count(*) FROM messages m "
+	    "WHERE m.session_id = ?1 AND m.fault IS NOT NULL AND NOT EXISTS "
+	    "(SELECT 1 FROM faults f WHERE f.session_id = ?1 AND "
+	    "f.n = m.fault)) + (SELECT count(*) FROM http_exchanges x "
+	    "WHERE x.session_id = ?1 AND x.fault IS NOT NULL AND NOT EXISTS "
+	    "(SELECT 1 FROM faults f WHERE f.session_id = ?1 AND "
+	    "f.n = x.fault))", session, n, cause);
+}
+
+/*
  * Whether session has anything of a fault: a faults row, a message with
  * a fault_role, an HTTP response a fault made (export writes a newer
  * format then).

@@ -312,6 +312,7 @@ int		 query_hung(struct store *, int64_t, hung_cb, void *, char **);
 typedef int (*fault_action_cb)(const char *, int64_t, void *);
 int		 faults_left_out(struct store *, int64_t, int64_t *, char **);
 int		 faults_count(struct store *, int64_t, int64_t *, char **);
+int		 faults_dangling(struct store *, int64_t, int64_t *, char **);
 int		 faults_any(struct store *, int64_t, int *, char **);
 int		 faults_by_action(struct store *, int64_t, fault_action_cb,
 		     void *, char **);
