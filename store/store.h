@@ -131,6 +131,7 @@ void		 writer_exchange_fault(struct writer *, struct wexchange *,
 int64_t		 writer_session_id(const struct wsession *);
 int64_t		 writer_session_id_now(const struct wsession *);
 uint64_t	 writer_session_lost(const struct wsession *);
+uint64_t	 writer_session_faults_lost(const struct wsession *);
 void		 writer_stop(struct writer *);
 void		 writer_session_free(struct wsession *);
 

@@ -76,6 +76,8 @@ struct wsession {
 	int64_t		 seq;
 	uint64_t	 lost;
 	uint64_t	 uncommitted;	/* rows of the open transaction */
+	uint64_t	 faults_lost;	/* faults rows not written */
+	uint64_t	 faults_uncommitted; /* in the open transaction */
 	struct idmap	*pending;	/* requests awaiting a response */
 	struct wsession	*all_next;	/* w->all: every session begun */
 	struct wsession	*touched_next;	/* w->touched, while uncommitted */

@@ -502,6 +502,13 @@ writer_session_lost(const struct wsession *s)
 	return s->lost;
 }
 
+/* Faults rows of session s not written; valid after writer_stop(). */
+uint64_t
+writer_session_faults_lost(const struct wsession *s)
+{
+	return s->faults_lost;
+}
+
 static void
 item_free(struct item *it)
 {
@@ -517,8 +524,9 @@ item_free(struct item *it)
 
 /*
  * An item that cannot go into a transaction (recording stopped, or the
- * database stayed locked): a message is counted as not recorded, and a
- * session's first and last rows are still tried on their own.
+ * database stayed locked): a message or a fault is counted as not
+ * recorded, and a session's first and last rows are still tried on their
+ * own.
  */
 static void
 writer_skip(struct writer *w, struct item *it)
@@ -527,6 +535,9 @@ writer_skip(struct writer *w, struct item *it)
 	case ITEM_MESSAGE:
 		it->session->seq++;
 		it->session->lost++;
+		break;
+	case ITEM_FAULT:
+		it->session->faults_lost++;
 		break;
 	case ITEM_SESSION_BEGIN:
 		if (w->broken == NULL)
