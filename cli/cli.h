@@ -55,6 +55,8 @@ void		 fmt_preview(FILE *, const void *, size_t, size_t);
 json_t		*fmt_json_value(const void *, size_t);
 void		 fmt_json_bytes(json_t *, const char *, const char *,
 		     const void *, size_t);
+void		 fmt_json_text(json_t *, const char *, const char *,
+		     const char *);
 void		 fmt_json_line(json_t *);
 char		*fmt_target(const char *);
 const char	*fmt_session_state(const struct session_row *);
@@ -76,8 +78,18 @@ struct xport	*cli_target_open(struct event_base *,
 		     const struct xport_cbs *, void *, void *, char **);
 struct store;
 struct plan;
-int		 cli_load_plan(struct store *, int64_t, struct plan *,
+int		 cli_load_plan(struct store *, int64_t, int, const char *,
+		     struct plan *, char **);
+int		 cli_faults_note(struct store *, int64_t, const char *,
 		     char **);
+/*
+ * --include-faults (check, replay, mock): keep the messages of injected
+ * faults that are left out by default (FAULTS_KEPT in store/store_int.h:
+ * a c2s original, a s2c injected message).
+ */
+#define CLI_OPT_INCLUDE_FAULTS	0x140
+#define CLI_INCLUDE_FAULTS_LONGOPT \
+	{ "include-faults", no_argument, NULL, CLI_OPT_INCLUDE_FAULTS }
 int		 cli_listen_check(const char *, const char *, int);
 
 /* limits.c */
@@ -158,7 +170,14 @@ void		 cmd_replay_usage(FILE *);
 
 /* cmd_export.c, cmd_import.c, har.c */
 #define JSONL_FORMAT	"mcpreel-jsonl"	/* the header line's "format" */
-#define JSONL_VERSION	1		/* its "version" */
+/*
+ * Its "version": 2 when the session holds injected faults ("fault"
+ * lines, messages' "fault" and "fault_role", exchanges' "fault"), which
+ * an mcpreel that reads only 1 refuses rather than lose; else 1.  Import
+ * reads both.
+ */
+#define JSONL_VERSION		2
+#define JSONL_VERSION_PLAIN	1
 struct store;
 int		 cmd_export(int, char **);
 void		 cmd_export_usage(FILE *);
@@ -242,7 +261,7 @@ void		 check_out_free(struct check_out *);
 struct store;
 int		 cmd_check(int, char **);
 void		 cmd_check_usage(FILE *);
-int		 cmd_check_run(struct store *, int64_t, struct check_out *,
+int		 cmd_check_run(struct store *, int64_t, int, struct check_out *,
 		    char **);
 size_t		 check_out_find(const struct check_out *, int64_t, int64_t,
 		    size_t *);

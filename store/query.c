@@ -9,7 +9,8 @@
 #include "store.h"
 #include "store_int.h"
 
-static int
+/* Prepare sql on st; on failure cause says which database and why. */
+int
 query_prepare(struct store *st, const char *sql, sqlite3_stmt **stmt,
     char **cause)
 {
@@ -21,7 +22,8 @@ query_prepare(struct store *st, const char *sql, sqlite3_stmt **stmt,
 	return 0;
 }
 
-static int
+/* A statement failed: say why in cause, finalize it, return -1. */
+int
 query_failed(struct store *st, sqlite3_stmt *stmt, char **cause)
 {
 	xasprintf(cause, "database %s: %s", st->path, sqlite3_errmsg(st->db));
@@ -108,8 +110,9 @@ query_find_session(struct store *st, const char *spec, int64_t *id,
 	return -1;
 }
 
-static const char *
-column_text(sqlite3_stmt *stmt, int i)
+/* A text column, or NULL. */
+const char *
+query_column_text(sqlite3_stmt *stmt, int i)
 {
 	return (const char *)sqlite3_column_text(stmt, i);
 }
@@ -119,8 +122,8 @@ column_text(sqlite3_stmt *stmt, int i)
  * line recorded as it came) is "" and not a null pointer that memcpy and
  * the scanners would be handed (SQLite returns NULL for an empty blob).
  */
-static const void *
-column_blob(sqlite3_stmt *stmt, int i)
+const void *
+query_column_blob(sqlite3_stmt *stmt, int i)
 {
 	const void	*p = sqlite3_column_blob(stmt, i);
 
@@ -128,10 +131,10 @@ column_blob(sqlite3_stmt *stmt, int i)
 }
 
 /* A stored direction ('c2s' or 's2c') as enum dir. */
-static enum dir
-column_dir(sqlite3_stmt *stmt, int i)
+enum dir
+query_column_dir(sqlite3_stmt *stmt, int i)
 {
-	const char	*d = column_text(stmt, i);
+	const char	*d = query_column_text(stmt, i);
 
 	return (d != NULL && strcmp(d, "s2c") == 0) ? DIR_S2C : DIR_C2S;
 }
@@ -160,20 +163,20 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		memset(&r, 0, sizeof r);
 		r.id = sqlite3_column_int64(stmt, 0);
-		r.name = column_text(stmt, 1);
-		r.transport = column_text(stmt, 2);
-		r.target = column_text(stmt, 3);
+		r.name = query_column_text(stmt, 1);
+		r.transport = query_column_text(stmt, 2);
+		r.target = query_column_text(stmt, 3);
 		r.started_ns = sqlite3_column_int64(stmt, 4);
 		r.ended_ns = sqlite3_column_int64(stmt, 5);
 		r.has_exit = sqlite3_column_type(stmt, 6) != SQLITE_NULL;
 		r.exit_status = sqlite3_column_int(stmt, 6);
 		r.exit_signal = sqlite3_column_int(stmt, 7);
-		r.end_reason = column_text(stmt, 8);
+		r.end_reason = query_column_text(stmt, 8);
 		r.messages_lost = sqlite3_column_int64(stmt, 9);
 		r.messages = sqlite3_column_int64(stmt, 10);
 		r.bytes = (int64_t)sqlite3_column_double(stmt, 11);
 		r.recorder_pid = sqlite3_column_int64(stmt, 12);
-		r.origin = column_text(stmt, 13);
+		r.origin = query_column_text(stmt, 13);
 		if (cb(&r, arg) != 0)
 			break;
 	}
@@ -191,19 +194,21 @@ query_message_row(sqlite3_stmt *stmt, struct timeline_row *r)
 
 	memset(r, 0, sizeof *r);
 	r->m.seq = sqlite3_column_int64(stmt, 0);
-	r->m.dir = column_dir(stmt, 1);
+	r->m.dir = query_column_dir(stmt, 1);
 	r->m.ts_ns = sqlite3_column_int64(stmt, 2);
 	r->m.mono_ns = sqlite3_column_int64(stmt, 3);
-	kind = kind_from_name(column_text(stmt, 4));
+	kind = kind_from_name(query_column_text(stmt, 4));
 	r->m.kind = (kind < 0) ? KIND_INVALID : kind;
-	r->m.method = column_text(stmt, 5);
-	r->m.rpc_id = column_text(stmt, 6);
+	r->m.method = query_column_text(stmt, 5);
+	r->m.rpc_id = query_column_text(stmt, 6);
 	r->m.latency_ns = (sqlite3_column_type(stmt, 7) == SQLITE_NULL) ? -1 :
 	    sqlite3_column_int64(stmt, 7);
 	r->m.reply_seq = sqlite3_column_int64(stmt, 8);
-	r->m.raw = column_blob(stmt, 9);
+	r->m.raw = query_column_blob(stmt, 9);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 9);
 	r->m.truncated = sqlite3_column_int(stmt, 10);
+	r->m.fault = sqlite3_column_int64(stmt, 11);
+	r->m.fault_role = faults_role(query_column_text(stmt, 12));
 }
 
 /* Fill r from a row of the event statement in query_timeline. */
@@ -212,52 +217,61 @@ query_event_row(sqlite3_stmt *stmt, struct timeline_row *r)
 {
 	memset(r, 0, sizeof *r);
 	r->is_event = 1;
-	r->e.ts_ns = sqlite3_column_int64(stmt, 0);
-	r->e.mono_ns = sqlite3_column_int64(stmt, 1);
-	r->e.kind = column_text(stmt, 2);
-	r->e.text = column_blob(stmt, 3);
-	r->e.len = (size_t)sqlite3_column_bytes(stmt, 3);
+	faults_event_row(stmt, &r->e, &r->f);
 }
 
 /*
- * A timeline row from a statement whose columns are: is_event, seq (an
- * event's id), direction, ts_ns, mono_ns, kind, method, rpc_id, latency,
- * raw (an event's text).
+ * A timeline row from a statement whose columns are: what it is (0 a
+ * message, 1 an event, -1 a fault), seq (an event's or fault's id),
+ * direction, ts_ns, mono_ns, kind, method, rpc_id, latency, raw (an
+ * event's text); then the message's fault and fault_role; then, from
+ * column 12, a fault's FAULTS_FIELDS (faults_fill).
  */
 static void
 query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
 {
-	int		 kind;
+	int		 kind, what;
 
 	memset(r, 0, sizeof *r);
-	r->is_event = sqlite3_column_int(stmt, 0);
+	what = sqlite3_column_int(stmt, 0);
+	r->is_event = (what != 0);
 	if (r->is_event) {
 		r->e.ts_ns = sqlite3_column_int64(stmt, 3);
 		r->e.mono_ns = sqlite3_column_int64(stmt, 4);
-		r->e.kind = column_text(stmt, 5);
-		r->e.text = column_blob(stmt, 9);
+		r->e.kind = query_column_text(stmt, 5);
+		r->e.text = query_column_blob(stmt, 9);
 		r->e.len = (size_t)sqlite3_column_bytes(stmt, 9);
+		if (what == -1) {
+			faults_fill(stmt, 12, &r->f);
+			r->f.ts_ns = r->e.ts_ns;
+			r->f.mono_ns = r->e.mono_ns;
+			r->e.fault = &r->f;
+		}
 		return;
 	}
 	r->m.seq = sqlite3_column_int64(stmt, 1);
-	r->m.dir = column_dir(stmt, 2);
+	r->m.dir = query_column_dir(stmt, 2);
 	r->m.ts_ns = sqlite3_column_int64(stmt, 3);
 	r->m.mono_ns = sqlite3_column_int64(stmt, 4);
-	kind = kind_from_name(column_text(stmt, 5));
+	kind = kind_from_name(query_column_text(stmt, 5));
 	r->m.kind = (kind < 0) ? KIND_INVALID : kind;
-	r->m.method = column_text(stmt, 6);
-	r->m.rpc_id = column_text(stmt, 7);
+	r->m.method = query_column_text(stmt, 6);
+	r->m.rpc_id = query_column_text(stmt, 7);
 	r->m.latency_ns = (sqlite3_column_type(stmt, 8) == SQLITE_NULL) ? -1 :
 	    sqlite3_column_int64(stmt, 8);
-	r->m.raw = column_blob(stmt, 9);
+	r->m.raw = query_column_blob(stmt, 9);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 9);
+	r->m.fault = sqlite3_column_int64(stmt, 10);
+	r->m.fault_role = faults_role(query_column_text(stmt, 11));
 }
 
 /*
- * Call cb for each message of a session, and each event when with_events
- * is set, in the order they happened (by monotonic time; a message before
- * an event of the same time, messages of one time by seq).  A response
- * carries its latency and its request's seq.
+ * Call cb for each message of a session, and with QUERY_EVENTS in flags
+ * each event and fault, in the order they happened (by monotonic time; a
+ * fault before a message of the same time, which it concerns, a message
+ * before an event of the same time, messages of one time by seq).  A
+ * response carries its latency and its request's seq.  QUERY_UNFAULTED
+ * leaves out a fault's original and injected messages.
  *
  * The rows are never sorted with their bytes: SQLite would hold the whole
  * session in its sorter (in memory, as big as the session).  Only the
@@ -265,34 +279,37 @@ query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
  * merged with the events, which their index gives in order.
  */
 int
-query_timeline(struct store *st, int64_t session, int with_events,
+query_timeline(struct store *st, int64_t session, int flags,
     timeline_cb cb, void *arg, char **cause)
 {
 	sqlite3_stmt		*order = NULL, *one = NULL, *ev = NULL;
 	struct timeline_row	 r;
+	int64_t			 mt, et;
 	int			 mrc, erc = SQLITE_DONE, rc, stop = 0;
 
 	if (query_prepare(st, "SELECT id, mono_ns FROM messages "
-	    "WHERE session_id = ?1 ORDER BY mono_ns, seq", &order,
-	    cause) != 0 ||
+	    "WHERE session_id = ?1 AND (?2 = 0 OR " FAULTS_KEPT("") ") "
+	    "ORDER BY mono_ns, seq", &order, cause) != 0 ||
 	    query_prepare(st, "SELECT m.seq, m.direction, m.ts_ns, m.mono_ns, "
 	    "m.kind, m.method, m.rpc_id, m.mono_ns - q.mono_ns, q.seq, m.raw, "
-	    "m.truncated FROM messages m LEFT JOIN messages q "
-	    "ON q.id = m.reply_to WHERE m.id = ?1", &one, cause) != 0 ||
-	    (with_events && query_prepare(st, "SELECT ts_ns, mono_ns, kind, "
-	    "text FROM events WHERE session_id = ?1 ORDER BY mono_ns, id",
+	    "m.truncated, m.fault, m.fault_role FROM messages m "
+	    "LEFT JOIN messages q ON q.id = m.reply_to WHERE m.id = ?1", &one,
+	    cause) != 0 ||
+	    ((flags & QUERY_EVENTS) && query_prepare(st, FAULTS_EVENTS_SQL,
 	    &ev, cause) != 0))
 		goto fail;
 	sqlite3_bind_int64(order, 1, session);
+	sqlite3_bind_int(order, 2, (flags & QUERY_UNFAULTED) != 0);
 	mrc = sqlite3_step(order);
 	if (ev != NULL) {
 		sqlite3_bind_int64(ev, 1, session);
 		erc = sqlite3_step(ev);
 	}
 	while (!stop && (mrc == SQLITE_ROW || erc == SQLITE_ROW)) {
-		if (mrc == SQLITE_ROW && (erc != SQLITE_ROW ||
-		    sqlite3_column_int64(order, 1) <=
-		    sqlite3_column_int64(ev, 1))) {
+		mt = (mrc == SQLITE_ROW) ? sqlite3_column_int64(order, 1) : 0;
+		et = (erc == SQLITE_ROW) ? sqlite3_column_int64(ev, 1) : 0;
+		if (mrc == SQLITE_ROW && (erc != SQLITE_ROW || mt < et ||
+		    (mt == et && sqlite3_column_int(ev, 5) != 1))) {
 			sqlite3_bind_int64(one, 1,
 			    sqlite3_column_int64(order, 0));
 			if ((rc = sqlite3_step(one)) == SQLITE_DONE) {
@@ -335,6 +352,7 @@ query_filter_init(struct query_filter *f)
 {
 	memset(f, 0, sizeof *f);
 	f->events = 1;
+	f->faults = 1;
 	f->seq_min = INT64_MIN;
 	f->seq_max = INT64_MAX;
 	f->rel_min = INT64_MIN;
@@ -374,7 +392,8 @@ query_cursor_init(struct query_cursor *c)
  */
 #define QUERY_FILTERED(plus)						\
 	"SELECT 0, m.seq, m.direction, m.ts_ns, m.mono_ns, m.kind, "	\
-	"m.method, m.rpc_id, m.mono_ns - q.mono_ns, m.raw "		\
+	"m.method, m.rpc_id, m.mono_ns - q.mono_ns, m.raw, m.fault, "	\
+	"m.fault_role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "	\
 	"FROM messages m LEFT JOIN messages q ON q.id = m.reply_to "	\
 	"WHERE " plus "m.session_id = ?1 AND m.id > ?2 AND m.id <= ?3 "	\
 	"AND m.seq >= ?4 AND m.seq <= ?5 "				\
@@ -387,13 +406,27 @@ query_cursor_init(struct query_cursor *c)
 	"AND (NOT ?14 OR " QUERY_IS_ERROR("m") ") "			\
 	"UNION ALL "							\
 	"SELECT 1, e.id, NULL, e.ts_ns, e.mono_ns, e.kind, NULL, "	\
-	"NULL, NULL, e.text FROM events e "				\
+	"NULL, NULL, e.text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "	\
+	"NULL, NULL, NULL "						\
+	"FROM events e "						\
 	"WHERE ?15 AND " plus "e.session_id = ?1 "			\
 	"AND e.id > ?16 AND e.id <= ?17 "				\
 	"AND e.mono_ns >= ?6 AND e.mono_ns <= ?7 "			\
 	"AND e.mono_ns >= ?18 AND e.mono_ns <= ?19 "			\
 	"AND e.ts_ns >= ?8 AND e.ts_ns <= ?9 "				\
 	"AND (?13 IS NULL OR instr(e.text, ?13) > 0) "			\
+	"UNION ALL "							\
+	"SELECT -1, id, direction, ts_ns, mono_ns, 'fault', method, "	\
+	"rpc_id, NULL, " FAULTS_TEXT ", NULL, NULL, " FAULTS_FIELDS	\
+	" FROM faults "							\
+	"WHERE ?20 AND " plus "session_id = ?1 "			\
+	"AND id > ?21 AND id <= ?22 "					\
+	"AND mono_ns >= ?6 AND mono_ns <= ?7 "				\
+	"AND mono_ns >= ?18 AND mono_ns <= ?19 "			\
+	"AND ts_ns >= ?8 AND ts_ns <= ?9 "				\
+	"AND (?10 IS NULL OR method GLOB ?10) "				\
+	"AND (?11 IS NULL OR direction = ?11) "				\
+	"AND (?13 IS NULL OR instr(" FAULTS_TEXT ", ?13) > 0) "		\
 	"ORDER BY 5, 1, 2"
 
 /* Run a query of one row and one integer column: 1 and *v, 0 if none. */
@@ -426,7 +459,7 @@ query_int(struct store *st, const char *sql, int64_t a, int64_t b,
  */
 static int
 query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
-    int64_t *hw_msg, int64_t *hw_ev, char **cause)
+    int64_t *hw_msg, int64_t *hw_ev, int64_t *hw_fault, char **cause)
 {
 	sqlite3_stmt	*stmt;
 	int		 rc;
@@ -436,7 +469,8 @@ query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
 	    "ELSE -1 END, "
 	    "(SELECT max(id) FROM messages), "
 	    "(SELECT max(id) FROM events), s.transport = 'stdio', "
-	    "s.started_ns FROM sessions s WHERE s.id = ?1",
+	    "s.started_ns, (SELECT max(id) FROM faults) "
+	    "FROM sessions s WHERE s.id = ?1",
 	    &stmt, cause) != 0)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, session);
@@ -455,6 +489,7 @@ query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
 	*hw_ev = sqlite3_column_int64(stmt, 3);
 	c->stdio = sqlite3_column_int(stmt, 4);
 	c->started_ns = sqlite3_column_int64(stmt, 5);
+	*hw_fault = sqlite3_column_int64(stmt, 6);
 	sqlite3_finalize(stmt);
 	if (c->started)
 		return 0;
@@ -529,12 +564,13 @@ query_timeline_next(struct store *st, int64_t session,
 {
 	sqlite3_stmt		*stmt = NULL;
 	struct timeline_row	 r;
-	int64_t			 hw_msg, hw_ev, ev_lo, ev_hi;
+	int64_t			 hw_msg, hw_ev, hw_fault, ev_lo, ev_hi;
 	int			 rc, first = (c->msg_id < 0);
 
 	if (store_exec(st, "BEGIN", cause) != 0)
 		return -1;
-	if (query_snapshot(st, session, c, &hw_msg, &hw_ev, cause) != 0 ||
+	if (query_snapshot(st, session, c, &hw_msg, &hw_ev, &hw_fault,
+	    cause) != 0 ||
 	    query_seq_bounds(st, session, f, &ev_lo, &ev_hi, cause) != 0 ||
 	    query_prepare(st, first ? QUERY_FILTERED("") :
 	    QUERY_FILTERED("+"), &stmt, cause) != 0)
@@ -562,6 +598,9 @@ query_timeline_next(struct store *st, int64_t session,
 	sqlite3_bind_int64(stmt, 17, hw_ev);
 	sqlite3_bind_int64(stmt, 18, ev_lo);
 	sqlite3_bind_int64(stmt, 19, ev_hi);
+	sqlite3_bind_int(stmt, 20, f->faults);
+	sqlite3_bind_int64(stmt, 21, first ? -1 : c->fault_id);
+	sqlite3_bind_int64(stmt, 22, hw_fault);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		query_timeline_row(stmt, &r);
 		if (cb(&r, arg) != 0)
@@ -575,6 +614,7 @@ query_timeline_next(struct store *st, int64_t session,
 	sqlite3_finalize(stmt);
 	c->msg_id = hw_msg;
 	c->event_id = hw_ev;
+	c->fault_id = hw_fault;
 	return store_exec(st, "COMMIT", cause);
 fail:
 	sqlite3_finalize(stmt);
@@ -585,22 +625,32 @@ fail:
 /*
  * Per direction and method: requests, answered, errors, and latency
  * percentiles by nearest rank (the value at rank ceil(n * p / 100) of the
- * n answered, lowest first), numbered by a window over each method.
+ * n answered, lowest first), numbered by a window over each method.  A
+ * request whose request or answer is a fault's original or injected
+ * message (f) is counted as faulted only: an injected error is not the
+ * server's, and an answer that never came is not a latency.  A faulted
+ * call counts once per fault (fk): a mutated request's original and its
+ * forwarded copy are one call.
  */
 #define QUERY_METHOD_STATS(where)					\
 	"WITH x AS (SELECT q.direction AS d, q.method AS m, "		\
 	"r.id IS NOT NULL AS answered, r.mono_ns - q.mono_ns AS lat, "	\
-	"coalesce(" QUERY_IS_ERROR("r") ", 0) AS err "			\
+	"coalesce(" QUERY_IS_ERROR("r") ", 0) AS err, "			\
+	"(" FAULTS_TOUCHED("q.") " OR " FAULTS_TOUCHED("r.") ") AS f, "	\
+	"q.session_id || ' ' || coalesce(q.fault, r.fault) AS fk "	\
 	"FROM messages q LEFT JOIN messages r ON r.reply_to = q.id "	\
 	"WHERE q.kind = 'request' AND " where "), "			\
-	"y AS (SELECT d, m, answered, lat, err, row_number() OVER "	\
-	"(PARTITION BY d, m ORDER BY lat IS NULL, lat) AS rn, "		\
-	"count(lat) OVER (PARTITION BY d, m) AS n FROM x) "		\
-	"SELECT d, m, count(*), sum(answered), sum(err), "		\
-	"max(CASE WHEN rn = (n * 50 + 99) / 100 THEN lat END), "	\
-	"max(CASE WHEN rn = (n * 95 + 99) / 100 THEN lat END), "	\
-	"max(CASE WHEN rn = (n * 99 + 99) / 100 THEN lat END), "	\
-	"max(lat) FROM y GROUP BY d, m ORDER BY d, m"
+	"y AS (SELECT d, m, answered, lat, err, f, fk, row_number() OVER "	\
+	"(PARTITION BY d, m, f ORDER BY lat IS NULL, lat) AS rn, "	\
+	"count(lat) OVER (PARTITION BY d, m, f) AS n FROM x) "		\
+	"SELECT d, m, sum(NOT f), sum(answered AND NOT f), "		\
+	"sum(err AND NOT f), "						\
+	"max(CASE WHEN NOT f AND rn = (n * 50 + 99) / 100 THEN lat END), " \
+	"max(CASE WHEN NOT f AND rn = (n * 95 + 99) / 100 THEN lat END), " \
+	"max(CASE WHEN NOT f AND rn = (n * 99 + 99) / 100 THEN lat END), " \
+	"max(CASE WHEN NOT f THEN lat END), "				\
+	"count(DISTINCT CASE WHEN f THEN fk END) "			\
+	"FROM y GROUP BY d, m ORDER BY d, m"
 
 /* An integer column, or -1 for NULL. */
 static int64_t
@@ -631,8 +681,8 @@ query_method_stats(struct store *st, int64_t session, method_stats_cb cb,
 	sqlite3_bind_int64(stmt, 1, session);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		memset(&ms, 0, sizeof ms);
-		ms.dir = column_dir(stmt, 0);
-		ms.method = column_text(stmt, 1);
+		ms.dir = query_column_dir(stmt, 0);
+		ms.method = query_column_text(stmt, 1);
 		ms.requests = sqlite3_column_int64(stmt, 2);
 		ms.answered = sqlite3_column_int64(stmt, 3);
 		ms.errors = sqlite3_column_int64(stmt, 4);
@@ -640,6 +690,7 @@ query_method_stats(struct store *st, int64_t session, method_stats_cb cb,
 		ms.p95_ns = query_int_or(stmt, 6);
 		ms.p99_ns = query_int_or(stmt, 7);
 		ms.max_ns = query_int_or(stmt, 8);
+		ms.faulted = sqlite3_column_int64(stmt, 9);
 		if (cb(&ms, arg) != 0)
 			break;
 	}
@@ -655,11 +706,16 @@ query_method_stats(struct store *st, int64_t session, method_stats_cb cb,
 	"JOIN sessions s ON s.id = q.session_id "			\
 	"WHERE q.kind = 'request' AND " where " AND NOT EXISTS "	\
 	"(SELECT 1 FROM messages r WHERE r.reply_to = q.id) "		\
+	"AND NOT (q.fault_role IS 'original' AND EXISTS (SELECT 1 "	\
+	"FROM faults f WHERE f.session_id = q.session_id AND "		\
+	"f.n = q.fault AND f.action = 'mutate')) "			\
 	"ORDER BY q.session_id, q.seq"
 
 /*
  * Call cb for each request of session (every session if 0) that has no
- * response, in the order recorded.
+ * response, in the order recorded.  A mutated request's original is not
+ * one: its forwarded copy stands for the call (and is listed itself when
+ * unanswered).
  */
 int
 query_hung(struct store *st, int64_t session, hung_cb cb, void *arg,
@@ -677,335 +733,15 @@ query_hung(struct store *st, int64_t session, hung_cb cb, void *arg,
 		memset(&h, 0, sizeof h);
 		h.session_id = sqlite3_column_int64(stmt, 0);
 		h.seq = sqlite3_column_int64(stmt, 1);
-		h.dir = column_dir(stmt, 2);
-		h.method = column_text(stmt, 3);
-		h.rpc_id = column_text(stmt, 4);
+		h.dir = query_column_dir(stmt, 2);
+		h.method = query_column_text(stmt, 3);
+		h.rpc_id = query_column_text(stmt, 4);
 		h.ts_ns = sqlite3_column_int64(stmt, 5);
 		h.ended_ns = sqlite3_column_int64(stmt, 6);
 		if (cb(&h, arg) != 0)
 			break;
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return query_failed(st, stmt, cause);
-	sqlite3_finalize(stmt);
-	return 0;
-}
-
-/* Call cb with every column of one session's row (for export). */
-int
-query_session_info(struct store *st, int64_t id, session_info_cb cb,
-    void *arg, char **cause)
-{
-	sqlite3_stmt		*stmt;
-	struct session_info	 r;
-	int			 rc;
-
-	if (query_prepare(st, "SELECT id, name, transport, target, "
-	    "started_ns, ended_ns, exit_status, exit_signal, end_reason, "
-	    "messages_lost, store_error, imported_from, recorder_pid, "
-	    "mcpreel_version FROM sessions WHERE id = ?1", &stmt,
-	    cause) != 0)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, id);
-	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		memset(&r, 0, sizeof r);
-		r.id = sqlite3_column_int64(stmt, 0);
-		r.name = column_text(stmt, 1);
-		r.transport = column_text(stmt, 2);
-		r.target = column_text(stmt, 3);
-		r.started_ns = sqlite3_column_int64(stmt, 4);
-		r.has_ended = sqlite3_column_type(stmt, 5) != SQLITE_NULL;
-		r.ended_ns = sqlite3_column_int64(stmt, 5);
-		r.has_exit = sqlite3_column_type(stmt, 6) != SQLITE_NULL;
-		r.exit_status = sqlite3_column_int(stmt, 6);
-		r.exit_signal = sqlite3_column_int(stmt, 7);
-		r.end_reason = column_text(stmt, 8);
-		r.messages_lost = sqlite3_column_int64(stmt, 9);
-		r.store_error = column_text(stmt, 10);
-		r.imported_from = column_text(stmt, 11);
-		r.recorder_pid = sqlite3_column_int64(stmt, 12);
-		r.mcpreel_version = column_text(stmt, 13);
-		rc = cb(&r, arg);
-		sqlite3_finalize(stmt);
-		return rc == 0 ? 0 : -1;
-	}
-	if (rc != SQLITE_DONE)
-		return query_failed(st, stmt, cause);
-	sqlite3_finalize(stmt);
-	xasprintf(cause, "no session %lld in %s", (long long)id, st->path);
-	return -1;
-}
-
-/* Call cb for each HTTP exchange of a session, in the order they began. */
-int
-query_exchanges(struct store *st, int64_t session, exchange_cb cb,
-    void *arg, char **cause)
-{
-	sqlite3_stmt		*stmt;
-	struct exchange_row	 r;
-	int			 rc;
-
-	if (query_prepare(st, "SELECT id, connection, method, path, "
-	    "request_headers, started_ns, mono_ns, status, response_headers, "
-	    "response_mono_ns, ended_ns, outcome, body, request_trailers, "
-	    "response_trailers FROM http_exchanges "
-	    "WHERE session_id = ?1 ORDER BY mono_ns, id", &stmt, cause) != 0)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, session);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		memset(&r, 0, sizeof r);
-		r.id = sqlite3_column_int64(stmt, 0);
-		r.connection = sqlite3_column_int64(stmt, 1);
-		r.method = column_text(stmt, 2);
-		r.path = column_text(stmt, 3);
-		r.request_headers = column_text(stmt, 4);
-		r.started_ns = sqlite3_column_int64(stmt, 5);
-		r.mono_ns = sqlite3_column_int64(stmt, 6);
-		r.has_status = sqlite3_column_type(stmt, 7) != SQLITE_NULL;
-		r.status = sqlite3_column_int(stmt, 7);
-		r.response_headers = column_text(stmt, 8);
-		r.has_response_mono = sqlite3_column_type(stmt, 9) !=
-		    SQLITE_NULL;
-		r.response_mono_ns = sqlite3_column_int64(stmt, 9);
-		r.has_ended = sqlite3_column_type(stmt, 10) != SQLITE_NULL;
-		r.ended_ns = sqlite3_column_int64(stmt, 10);
-		r.outcome = column_text(stmt, 11);
-		r.has_body = sqlite3_column_type(stmt, 12) != SQLITE_NULL;
-		r.body = column_blob(stmt, 12);
-		r.body_len = (size_t)sqlite3_column_bytes(stmt, 12);
-		r.request_trailers = column_text(stmt, 13);
-		r.response_trailers = column_text(stmt, 14);
-		if (cb(&r, arg) != 0)
-			break;
-	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return query_failed(st, stmt, cause);
-	sqlite3_finalize(stmt);
-	return 0;
-}
-
-/* The ids of session's HTTP exchanges, in id order, to cb. */
-int
-query_exchange_ids(struct store *st, int64_t session,
-    int (*cb)(int64_t, void *), void *arg, char **cause)
-{
-	sqlite3_stmt	*stmt;
-	int		 rc;
-
-	if (query_prepare(st, "SELECT id FROM http_exchanges "
-	    "WHERE session_id = ?1 ORDER BY id", &stmt, cause) != 0)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, session);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		if (cb(sqlite3_column_int64(stmt, 0), arg) != 0)
-			break;
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return query_failed(st, stmt, cause);
-	sqlite3_finalize(stmt);
-	return 0;
-}
-
-/*
- * Looking HTTP exchanges up one by one, by id, with one statement: what
- * the check rules read of each (method, path, heads, status), so that a
- * session's exchanges need not all be held at once.
- */
-struct exchange_lookup {
-	struct store	*st;
-	sqlite3_stmt	*stmt;
-};
-
-struct exchange_lookup *
-query_exchange_open(struct store *st, char **cause)
-{
-	struct exchange_lookup	*l = xcalloc(1, sizeof *l);
-
-	l->st = st;
-	if (query_prepare(st, "SELECT id, method, path, request_headers, "
-	    "status, response_headers FROM http_exchanges WHERE id = ?1",
-	    &l->stmt, cause) != 0) {
-		free(l);
-		return NULL;
-	}
-	return l;
-}
-
-/*
- * Exchange id to cb (its method, path, heads and status only); 0 without
- * a call when there is none, -1 (and *cause) when it cannot be read.
- */
-int
-query_exchange_get(struct exchange_lookup *l, int64_t id, exchange_cb cb,
-    void *arg, char **cause)
-{
-	struct exchange_row	 r;
-	int			 rc;
-
-	sqlite3_reset(l->stmt);
-	sqlite3_bind_int64(l->stmt, 1, id);
-	if ((rc = sqlite3_step(l->stmt)) == SQLITE_ROW) {
-		memset(&r, 0, sizeof r);
-		r.id = sqlite3_column_int64(l->stmt, 0);
-		r.method = column_text(l->stmt, 1);
-		r.path = column_text(l->stmt, 2);
-		r.request_headers = column_text(l->stmt, 3);
-		r.has_status = sqlite3_column_type(l->stmt, 4) != SQLITE_NULL;
-		r.status = sqlite3_column_int(l->stmt, 4);
-		r.response_headers = column_text(l->stmt, 5);
-		(void)cb(&r, arg);
-		sqlite3_reset(l->stmt);
-		return 0;
-	}
-	if (rc != SQLITE_DONE) {
-		xasprintf(cause, "database %s: %s", l->st->path,
-		    sqlite3_errmsg(l->st->db));
-		sqlite3_reset(l->stmt);
-		return -1;
-	}
-	sqlite3_reset(l->stmt);
-	return 0;
-}
-
-void
-query_exchange_close(struct exchange_lookup *l)
-{
-	if (l == NULL)
-		return;
-	sqlite3_finalize(l->stmt);
-	free(l);
-}
-
-/* Fill r from the current row of the export's message statement. */
-static void
-query_export_message(sqlite3_stmt *stmt, struct export_row *r)
-{
-	int		 kind;
-
-	memset(r, 0, sizeof *r);
-	r->m.seq = sqlite3_column_int64(stmt, 0);
-	r->m.dir = column_dir(stmt, 1);
-	r->m.ts_ns = sqlite3_column_int64(stmt, 2);
-	r->m.mono_ns = sqlite3_column_int64(stmt, 3);
-	kind = kind_from_name(column_text(stmt, 4));
-	r->m.kind = (kind < 0) ? KIND_INVALID : kind;
-	r->m.method = column_text(stmt, 5);
-	r->m.rpc_id = column_text(stmt, 6);
-	r->m.latency_ns = -1;
-	r->reply_to_seq = sqlite3_column_int64(stmt, 7);
-	r->exchange = sqlite3_column_int64(stmt, 8);
-	r->sse_id = column_text(stmt, 9);
-	r->wire_size = (sqlite3_column_type(stmt, 10) == SQLITE_NULL) ? -1 :
-	    sqlite3_column_int64(stmt, 10);
-	r->sha256 = column_text(stmt, 11);
-	r->truncated = sqlite3_column_int(stmt, 12);
-	r->redacted = sqlite3_column_int(stmt, 13);
-	r->m.raw = column_blob(stmt, 14);
-	r->m.len = (size_t)sqlite3_column_bytes(stmt, 14);
-}
-
-/* Fill r from the current row of the export's event statement. */
-static void
-query_export_event(sqlite3_stmt *stmt, struct export_row *r)
-{
-	memset(r, 0, sizeof *r);
-	r->is_event = 1;
-	r->e.ts_ns = sqlite3_column_int64(stmt, 0);
-	r->e.mono_ns = sqlite3_column_int64(stmt, 1);
-	r->e.kind = column_text(stmt, 2);
-	r->e.text = column_blob(stmt, 3);
-	r->e.len = (size_t)sqlite3_column_bytes(stmt, 3);
-}
-
-/*
- * Call cb for every message of a session with all its columns, in the
- * order recorded (seq: the order an import must give them to the writer
- * for the same pairing), and every event, each before the first message
- * that came after it.
- */
-int
-query_export(struct store *st, int64_t session, export_cb cb, void *arg,
-    char **cause)
-{
-	sqlite3_stmt		*ms = NULL, *es = NULL;
-	struct export_row	 r;
-	int			 mrc, erc, stop = 0;
-
-	if (query_prepare(st, "SELECT m.seq, m.direction, m.ts_ns, "
-	    "m.mono_ns, m.kind, m.method, m.rpc_id, q.seq, "
-	    "m.http_exchange_id, m.sse_event_id, m.wire_size, m.sha256, "
-	    "m.truncated, m.redacted, m.raw FROM messages m LEFT JOIN "
-	    "messages q ON q.id = m.reply_to WHERE m.session_id = ?1 "
-	    "ORDER BY m.seq", &ms, cause) != 0 ||
-	    query_prepare(st, "SELECT ts_ns, mono_ns, kind, text FROM events "
-	    "WHERE session_id = ?1 ORDER BY mono_ns, id", &es, cause) != 0) {
-		sqlite3_finalize(ms);
-		return -1;
-	}
-	sqlite3_bind_int64(ms, 1, session);
-	sqlite3_bind_int64(es, 1, session);
-	mrc = sqlite3_step(ms);
-	erc = sqlite3_step(es);
-	while (!stop && (mrc == SQLITE_ROW || erc == SQLITE_ROW)) {
-		if (erc == SQLITE_ROW && (mrc != SQLITE_ROW ||
-		    sqlite3_column_int64(es, 1) <=
-		    sqlite3_column_int64(ms, 3))) {
-			query_export_event(es, &r);
-			stop = cb(&r, arg) != 0;
-			erc = sqlite3_step(es);
-		} else {
-			query_export_message(ms, &r);
-			stop = cb(&r, arg) != 0;
-			mrc = sqlite3_step(ms);
-		}
-	}
-	if (!stop && ((mrc != SQLITE_ROW && mrc != SQLITE_DONE) ||
-	    (erc != SQLITE_ROW && erc != SQLITE_DONE))) {
-		sqlite3_finalize(es);
-		return query_failed(st, ms, cause);
-	}
-	sqlite3_finalize(ms);
-	sqlite3_finalize(es);
-	if (stop) {
-		xasprintf(cause, "stopped");
-		return -1;
-	}
-	return 0;
-}
-
-/* How many messages, events and HTTP exchanges a session has. */
-int
-query_session_counts(struct store *st, int64_t session, int64_t *messages,
-    int64_t *events, int64_t *exchanges, char **cause)
-{
-	sqlite3_stmt	*stmt;
-
-	if (query_prepare(st, "SELECT "
-	    "(SELECT count(*) FROM messages WHERE session_id = ?1), "
-	    "(SELECT count(*) FROM events WHERE session_id = ?1), "
-	    "(SELECT count(*) FROM http_exchanges WHERE session_id = ?1)",
-	    &stmt, cause) != 0)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, session);
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return query_failed(st, stmt, cause);
-	*messages = sqlite3_column_int64(stmt, 0);
-	*events = sqlite3_column_int64(stmt, 1);
-	*exchanges = sqlite3_column_int64(stmt, 2);
-	sqlite3_finalize(stmt);
-	return 0;
-}
-
-/* Delete a session and everything recorded in it (an import undone). */
-int
-query_drop_session(struct store *st, int64_t session, char **cause)
-{
-	sqlite3_stmt	*stmt;
-
-	if (query_prepare(st, "DELETE FROM sessions WHERE id = ?1", &stmt,
-	    cause) != 0)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, session);
-	if (sqlite3_step(stmt) != SQLITE_DONE)
 		return query_failed(st, stmt, cause);
 	sqlite3_finalize(stmt);
 	return 0;

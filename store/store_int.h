@@ -24,7 +24,9 @@ enum item_type {
 	ITEM_EXCHANGE_BEGIN,
 	ITEM_EXCHANGE_RESPONSE,
 	ITEM_EXCHANGE_TRAILERS,
-	ITEM_EXCHANGE_END
+	ITEM_EXCHANGE_END,
+	ITEM_FAULT,
+	ITEM_EXCHANGE_FAULT
 };
 
 struct item {
@@ -43,6 +45,9 @@ struct item {
 					   ended (ITEM_*_END); TRAILERS: the
 					   request's in path, the response's
 					   in headers */
+	struct wfault	*fault;		/* ITEM_FAULT: a copy, its strings
+					   owned; ITEM_EXCHANGE_FAULT: only
+					   its n */
 	size_t		 bytes;		/* what it counts against the queue */
 	int64_t		 queued_ns;	/* monotonic, when it was queued */
 	struct item	*next;
@@ -86,6 +91,8 @@ struct wsession {
 	int64_t		 seq;
 	uint64_t	 lost;
 	uint64_t	 uncommitted;	/* rows of the open transaction */
+	uint64_t	 faults_lost;	/* faults rows not written */
+	uint64_t	 faults_uncommitted; /* in the open transaction */
 	struct idmap	*pending;	/* requests awaiting a response, at
 					   most WRITER_PENDING_MAX */
 	uint64_t	 forgotten;	/* of them, dropped as the oldest */
@@ -93,6 +100,9 @@ struct wsession {
 	struct wsession	*touched_next;	/* w->touched, while uncommitted */
 	struct wsession_meta *imp;	/* a session recorded elsewhere */
 	const char	*origin;	/* ORIGIN_*: what made it (static) */
+	int64_t		 faults;	/* fault numbers handed out by
+					   writer_session_next_fault(): the
+					   producer's, not the writer's */
 };
 
 struct writer {
@@ -132,6 +142,8 @@ struct writer {
 	sqlite3_stmt	*upd_exchange_resp;
 	sqlite3_stmt	*upd_exchange_end;
 	sqlite3_stmt	*upd_exchange_trailers;
+	sqlite3_stmt	*ins_fault;
+	sqlite3_stmt	*upd_exchange_fault;
 	int		 failing;	/* the last write failed */
 	int64_t		 busy_since;	/* when the lock wait began */
 	int		 last_rc;	/* its SQLite result code */
@@ -154,11 +166,61 @@ void		 rows_committed(struct writer *);
 void		 rows_rollback(struct writer *);
 void		 rows_broken(struct writer *);
 void		 rows_begin(struct writer *, struct wsession *);
+int		 writer_enqueue(struct writer *, struct item *, size_t);
+
 void		 rows_message(struct writer *, struct wsession *,
 		     struct wexchange *, struct msg *);
 void		 rows_event(struct writer *, struct wsession *, const char *,
 		     struct msg *);
 void		 rows_end(struct writer *, struct item *);
 void		 rows_exchange(struct writer *, struct item *);
+void		 rows_fault(struct writer *, struct wsession *,
+		     const struct wfault *);
+
+/*
+ * faults.c: what the queries of faults share.  FAULTS_TEXT is a faults
+ * row as one sentence, an event's text; FAULTS_KEPT(m) holds for a
+ * message QUERY_UNFAULTED keeps: what travelled between mcpreel and the
+ * server (untouched, delayed, a c2s injected copy the server got, a s2c
+ * original the server sent), never what did not (a c2s original the
+ * server never got as is, a s2c injected message it never sent).
+ * FAULTS_TOUCHED(m) holds for a fault's original or injected message.
+ */
+#define FAULTS_TEXT							\
+	"printf('fault #%d, rule %d `%s`: %s', n, rule_index, rule, "	\
+	"coalesce(detail, action || coalesce(' ' || method, '') || "	\
+	"coalesce(' ' || rpc_id, '')))"
+#define FAULTS_KEPT(m)							\
+	"(" m "fault_role IS NULL OR " m "fault_role = 'delayed' OR "	\
+	"(" m "fault_role = 'injected' AND " m "direction = 'c2s') OR "	\
+	"(" m "fault_role = 'original' AND " m "direction = 's2c'))"
+#define FAULTS_TOUCHED(m)						\
+	"(coalesce(" m "fault_role, '') IN ('original', 'injected'))"
+/*
+ * A session's (?1) events and faults rows in time order, a fault before
+ * an event of its time (the ids of two tables do not compare): ts_ns,
+ * mono_ns, kind, text, id, then FAULTS_COLUMNS from column 5 (NULL for an
+ * event).
+ */
+#define FAULTS_FIELDS	"n, rule_index, rule, action, direction, method, "	\
+	"rpc_id, detail"
+#define FAULTS_COLUMNS	"1, " FAULTS_FIELDS
+#define FAULTS_EVENTS_SQL						\
+	"SELECT ts_ns, mono_ns, kind, text, id, 0, NULL, NULL, NULL, "	\
+	"NULL, NULL, NULL, NULL, NULL FROM events WHERE session_id = ?1 "	\
+	"UNION ALL SELECT ts_ns, mono_ns, 'fault', " FAULTS_TEXT ", id, "	\
+	FAULTS_COLUMNS " FROM faults WHERE session_id = ?1 ORDER BY 2, 6 DESC, 5"
+void		 faults_free(struct wfault *);
+void		 faults_event_row(sqlite3_stmt *, struct event_row *,
+		     struct fault_row *);
+void		 faults_fill(sqlite3_stmt *, int, struct fault_row *);
+
+/* query.c: what the files of queries share. */
+int		 query_prepare(struct store *, const char *, sqlite3_stmt **,
+		     char **);
+int		 query_failed(struct store *, sqlite3_stmt *, char **);
+const char	*query_column_text(sqlite3_stmt *, int);
+const void	*query_column_blob(sqlite3_stmt *, int);
+enum dir	 query_column_dir(sqlite3_stmt *, int);
 
 #endif

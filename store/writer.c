@@ -174,7 +174,7 @@ writer_set_drain_cb(struct writer *w, void (*cb)(void *), void *arg)
 }
 
 /* Queue an item; returns 1 when the producer should pause reading. */
-static int
+int
 writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 {
 	int	wake, pause;
@@ -194,8 +194,9 @@ writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 	w->items++;
 	w->bytes += bytes;
 	w->enqueued++;
+	/* A fault goes with its messages: no wake-up of its own. */
 	wake = w->idle || w->items == WRITER_BATCH ||
-	    it->type != ITEM_MESSAGE;
+	    (it->type != ITEM_MESSAGE && it->type != ITEM_FAULT);
 	/*
 	 * What was queued before this item decides: one huge message does
 	 * not stop forwarding while it is written (the answer to it can go
@@ -501,6 +502,13 @@ writer_session_lost(const struct wsession *s)
 	return s->lost;
 }
 
+/* Faults rows of session s not written; valid after writer_stop(). */
+uint64_t
+writer_session_faults_lost(const struct wsession *s)
+{
+	return s->faults_lost;
+}
+
 static void
 item_free(struct item *it)
 {
@@ -510,13 +518,15 @@ item_free(struct item *it)
 	free(it->info.method);
 	free(it->info.path);
 	free(it->info.headers);
+	faults_free(it->fault);
 	free(it);
 }
 
 /*
  * An item that cannot go into a transaction (recording stopped, or the
- * database stayed locked): a message is counted as not recorded, and a
- * session's first and last rows are still tried on their own.
+ * database stayed locked): a message or a fault is counted as not
+ * recorded, and a session's first and last rows are still tried on their
+ * own.
  */
 static void
 writer_skip(struct writer *w, struct item *it)
@@ -525,6 +535,9 @@ writer_skip(struct writer *w, struct item *it)
 	case ITEM_MESSAGE:
 		it->session->seq++;
 		it->session->lost++;
+		break;
+	case ITEM_FAULT:
+		it->session->faults_lost++;
 		break;
 	case ITEM_SESSION_BEGIN:
 		if (w->broken == NULL)
@@ -575,7 +588,11 @@ writer_batch(struct writer *w, struct item *it)
 		case ITEM_EXCHANGE_RESPONSE:
 		case ITEM_EXCHANGE_TRAILERS:
 		case ITEM_EXCHANGE_END:
+		case ITEM_EXCHANGE_FAULT:
 			rows_exchange(w, it);
+			break;
+		case ITEM_FAULT:
+			rows_fault(w, it->session, it->fault);
 			break;
 		case ITEM_EVENT:
 			rows_event(w, it->session, it->kind, it->msg);

@@ -215,8 +215,8 @@ Test(store, schema_version, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(store_test_int(db, "PRAGMA user_version"),
 	    STORE_SCHEMA_VERSION);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sqlite_master "
-	    "WHERE name IN ('sessions', 'messages', 'events', 'exchanges')"),
-	    4);
+	    "WHERE name IN ('sessions', 'messages', 'events', 'exchanges', "
+	    "'faults')"), 5);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sessions"), 0);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
 	    "pragma_table_info('http_exchanges') WHERE name IN "
@@ -230,6 +230,130 @@ Test(store, schema_version, .timeout = UNIT_TIMEOUT)
 	db = store_test_sqlite(path);
 	cr_assert_eq(store_test_int(db, "PRAGMA user_version"),
 	    STORE_SCHEMA_VERSION);
+	sqlite3_close(db);
+	free(path);
+}
+
+/*
+ * A version 5 file, the schema that came before faults (less the comments),
+ * with a session of two messages over HTTP, one of them cut and redacted.
+ */
+static const char store_v5_sql[] =
+    "CREATE TABLE sessions (id INTEGER PRIMARY KEY, name TEXT,"
+    " transport TEXT NOT NULL, target TEXT NOT NULL,"
+    " started_ns INTEGER NOT NULL, ended_ns INTEGER, exit_status INTEGER,"
+    " exit_signal INTEGER, end_reason TEXT,"
+    " messages_lost INTEGER NOT NULL DEFAULT 0, store_error TEXT,"
+    " imported_from TEXT, recorder_pid INTEGER, mcpreel_version TEXT,"
+    " origin TEXT NOT NULL DEFAULT 'record');"
+    "CREATE TABLE messages (id INTEGER PRIMARY KEY,"
+    " session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL, direction TEXT NOT NULL CHECK (direction ="
+    " 'c2s' OR direction = 's2c'), ts_ns INTEGER NOT NULL,"
+    " mono_ns INTEGER NOT NULL, kind TEXT NOT NULL, method TEXT,"
+    " rpc_id TEXT, reply_to INTEGER REFERENCES messages(id),"
+    " size INTEGER NOT NULL,"
+    " http_exchange_id INTEGER REFERENCES http_exchanges(id),"
+    " sse_event_id TEXT, wire_size INTEGER, sha256 TEXT,"
+    " truncated INTEGER NOT NULL DEFAULT 0,"
+    " redacted INTEGER NOT NULL DEFAULT 0, raw BLOB NOT NULL,"
+    " UNIQUE (session_id, seq));"
+    "CREATE INDEX messages_reply_to ON messages(reply_to)"
+    " WHERE reply_to IS NOT NULL;"
+    "CREATE TABLE events (id INTEGER PRIMARY KEY,"
+    " session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " ts_ns INTEGER NOT NULL, mono_ns INTEGER NOT NULL, kind TEXT NOT NULL,"
+    " text BLOB NOT NULL);"
+    "CREATE INDEX events_session ON events(session_id, mono_ns);"
+    "CREATE TABLE http_exchanges (id INTEGER PRIMARY KEY,"
+    " session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " connection INTEGER NOT NULL, method TEXT NOT NULL, path TEXT NOT NULL,"
+    " request_headers TEXT NOT NULL, started_ns INTEGER NOT NULL,"
+    " mono_ns INTEGER NOT NULL, status INTEGER, response_headers TEXT,"
+    " response_mono_ns INTEGER, ended_ns INTEGER, outcome TEXT, body BLOB,"
+    " request_trailers TEXT, response_trailers TEXT);"
+    "CREATE INDEX http_exchanges_session ON http_exchanges(session_id);"
+    "CREATE VIEW exchanges AS SELECT q.session_id AS session_id,"
+    " r.mono_ns - q.mono_ns AS latency_ns FROM messages q"
+    " LEFT JOIN messages r ON r.reply_to = q.id WHERE q.kind = 'request';"
+    "INSERT INTO sessions (id, transport, target, started_ns, origin)"
+    " VALUES (1, 'http', 'http://x/', 1, 'record');"
+    "INSERT INTO events VALUES (3, 1, 5, 50, 'note', 'hello');"
+    "INSERT INTO http_exchanges (id, session_id, connection, method, path,"
+    " request_headers, started_ns, mono_ns, status, response_trailers)"
+    " VALUES (4, 1, 1, 'POST', '/mcp', '[]', 9, 90, 200, '[[\"a\",\"b\"]]');"
+    "INSERT INTO messages VALUES (7, 1, 1, 'c2s', 10, 100, 'request',"
+    " 'ping', '1', NULL, 5, 4, NULL, NULL, NULL, 0, 0, X'7265713a31');"
+    "INSERT INTO messages VALUES (9, 1, 2, 's2c', 11, 142, 'response',"
+    " 'ping', '1', 7, 5, 4, 'ev-2', 900, 'abcd', 1, 1, X'7265733a31');"
+    "PRAGMA user_version = 5;";
+
+/*
+ * Opening a version 5 file migrates it to 6: a faults table, messages'
+ * fault and fault_role before raw (which stays last), http_exchanges'
+ * fault; every row keeps its columns, the view and the foreign keys
+ * hold, and the new columns take what the writer would write.
+ */
+Test(store, migrate_v5, .timeout = UNIT_TIMEOUT)
+{
+	struct store	*st;
+	sqlite3		*db;
+	char		*path, *cause = NULL;
+
+	path = store_test_path("v5.db");
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, store_v5_sql, NULL, NULL, NULL),
+	    SQLITE_OK, "%s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "store_open: %s", cause);
+	store_close(st);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "PRAGMA user_version"), 6);
+	cr_assert_eq(store_test_int(db, "SELECT cid FROM "
+	    "pragma_table_info('messages') WHERE name = 'raw'"),
+	    store_test_int(db, "SELECT max(cid) FROM "
+	    "pragma_table_info('messages')"), "raw is not the last column");
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_table_info('messages') WHERE name IN ('fault', "
+	    "'fault_role')"), 2);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_table_info('http_exchanges') WHERE name = 'fault'"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_table_info('faults')"), 12);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages"), 2);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages WHERE "
+	    "id = 7 AND raw = X'7265713a31' AND kind = 'request' AND "
+	    "http_exchange_id = 4 AND fault IS NULL AND fault_role IS NULL"),
+	    1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages WHERE "
+	    "id = 9 AND reply_to = 7 AND raw = X'7265733a31' AND "
+	    "sse_event_id = 'ev-2' AND wire_size = 900 AND sha256 = 'abcd' "
+	    "AND truncated = 1 AND redacted = 1"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT latency_ns FROM exchanges"),
+	    42);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM events WHERE "
+	    "id = 3 AND text = 'hello'"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM http_exchanges "
+	    "WHERE id = 4 AND status = 200 AND fault IS NULL AND "
+	    "response_trailers = '[[\"a\",\"b\"]]'"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sqlite_master "
+	    "WHERE name IN ('messages_v6', 'messages_reply_to')"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_foreign_key_check"), 0,
+	    "a dangling reference after the migration");
+	sqlite3_close(db);
+
+	/* The check on fault_role came along. */
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_neq(sqlite3_exec(db, "UPDATE messages SET fault_role = "
+	    "'other' WHERE id = 7", NULL, NULL, NULL), SQLITE_OK,
+	    "fault_role took a value outside its CHECK");
+	cr_assert_eq(sqlite3_exec(db, "UPDATE messages SET fault = 1, "
+	    "fault_role = 'delayed' WHERE id = 7", NULL, NULL, NULL),
+	    SQLITE_OK, "%s", sqlite3_errmsg(db));
 	sqlite3_close(db);
 	free(path);
 }
@@ -1106,6 +1230,7 @@ store_test_ping(int n)
  */
 Test(store, lock_at_session_begin, .timeout = UNIT_TIMEOUT)
 {
+	struct wfault	 f;
 	struct writer	*w;
 	struct wsession	*s;
 	sqlite3		*other;
@@ -1117,6 +1242,11 @@ Test(store, lock_at_session_begin, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL),
 	    SQLITE_OK);
 	s = writer_session_begin(w, "locked", "stdio", "[]");
+	memset(&f, 0, sizeof f);
+	f.n = writer_session_next_fault(s);
+	f.rule = "method=ping drop";
+	f.action = "drop";
+	writer_fault(w, s, &f);
 	writer_message(w, s, NULL, store_test_ping(1));
 	sleep(2 * STORE_BUSY_TIMEOUT_MS / 1000 + 2);
 	cr_assert_eq(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL),
@@ -1128,6 +1258,8 @@ Test(store, lock_at_session_begin, .timeout = UNIT_TIMEOUT)
 	cr_assert_neq(writer_session_id(s), 0, "the session row was never "
 	    "written");
 	cr_assert_eq(writer_session_lost(s), 1);
+	cr_assert_eq(writer_session_faults_lost(s), 1, "the fault of the "
+	    "locked batch is counted");
 	writer_session_free(s);
 	cr_assert_eq(store_test_int(other, "SELECT count(*) FROM messages"),
 	    5);
@@ -1318,5 +1450,173 @@ Test(store, pending_requests_bounded_bytes, .timeout = UNIT_TIMEOUT)
 	sqlite3_close(db);
 	free(meth);
 	free(buf);
+	free(path);
+}
+
+/* A message of direction d with the fault n and role it was given. */
+static struct msg *
+store_test_faulted(enum dir d, const char *raw, int64_t n, int role)
+{
+	struct msg	*m = msg_new(d, raw, strlen(raw));
+
+	m->fault = n;
+	m->fault_role = role;
+	return m;
+}
+
+/*
+ * Faults are rows of their own, numbered per session, written in queue
+ * order with the messages that carry their n; each message keeps its
+ * fault and role (NULL for untouched traffic and for role none), an HTTP
+ * exchange the fault that made its response; deleting the session takes
+ * its faults with it.
+ */
+Test(store, writer_records_faults, .timeout = UNIT_TIMEOUT)
+{
+	static const struct {
+		int64_t		 fault;		/* 0: NULL */
+		const char	*role;
+	} want[] = {
+		{ 1, "original" }, { 1, "injected" }, { 0, NULL },
+		{ 2, "delayed" },
+	};
+	struct writer		*w;
+	struct wsession		*s, *s2;
+	struct wexchange	*x, *x2;
+	struct wexchange_info	 info = { 1, "POST", "/mcp", "[]", 1, 1 };
+	struct wfault		 f;
+	struct store		*st;
+	sqlite3			*db;
+	sqlite3_stmt		*stmt;
+	char			*path = store_test_path("faults.db");
+	char			*cause = NULL;
+	int64_t			 id, n1, n2;
+	size_t			 i;
+
+	w = store_test_writer(path);
+	s = writer_session_begin(w, "faulty", "http", "http://x/");
+	s2 = writer_session_begin(w, "other", "stdio", "[\"srv\"]");
+	n1 = writer_session_next_fault(s);
+	cr_assert_eq(n1, 1);
+	cr_assert_eq(writer_session_next_fault(s2), 1, "numbered per session");
+	memset(&f, 0, sizeof f);
+	f.n = n1;
+	f.ts_ns = 1000;
+	f.mono_ns = 2000;
+	f.rule_index = 1;
+	f.rule = "tool=search error code=-32001";
+	f.action = "error";
+	f.has_dir = 1;
+	f.dir = DIR_C2S;
+	f.method = "tools/call";
+	f.rpc_id = "7";
+	f.detail = "answered tools/call 7 with an error";
+	writer_fault(w, s, &f);
+	x = writer_exchange_begin(w, s, &info);
+	(void)writer_message(w, s, x, store_test_faulted(DIR_C2S,
+	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\"}", n1,
+	    FAULT_ROLE_ORIGINAL));
+	(void)writer_message(w, s, x, store_test_faulted(DIR_S2C,
+	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32001,"
+	    "\"message\":\"x\"}}", n1, FAULT_ROLE_INJECTED));
+	writer_exchange_end(w, x, "complete", NULL, 0);
+	(void)writer_message(w, s, NULL, store_test_faulted(DIR_C2S,
+	    "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}", 0,
+	    FAULT_ROLE_NONE));
+	/* A fault that selected no message: the optional columns NULL. */
+	n2 = writer_session_next_fault(s);
+	cr_assert_eq(n2, 2);
+	memset(&f, 0, sizeof f);
+	f.n = n2;
+	f.ts_ns = 3000;
+	f.mono_ns = 4000;
+	f.rule_index = 3;
+	f.rule = "delay=200ms";
+	f.action = "delay";
+	writer_fault(w, s, &f);
+	(void)writer_message(w, s, NULL, store_test_faulted(DIR_S2C,
+	    "{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{}}", n2,
+	    FAULT_ROLE_DELAYED));
+	(void)writer_message(w, s2, NULL, store_test_faulted(DIR_C2S,
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", 0, 0));
+	x2 = writer_exchange_begin(w, s, &info);
+	writer_exchange_fault(w, x2, n2);
+	writer_exchange_end(w, x2, "reset by fault", NULL, 0);
+	/* A faults row that cannot be written (n taken) is counted. */
+	writer_fault(w, s2, &f);
+	writer_fault(w, s2, &f);
+	writer_session_end(w, s, -1, 0, "done");
+	writer_session_end(w, s2, -1, 0, "done");
+	writer_stop(w);
+	id = writer_session_id(s);
+	cr_assert_eq(writer_session_lost(s), 0);
+	cr_assert_eq(writer_session_faults_lost(s), 0);
+	cr_assert_eq(writer_session_faults_lost(s2), 1);
+	writer_session_free(s);
+	writer_session_free(s2);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT n, ts_ns, mono_ns, "
+	    "rule_index, rule, action, direction, method, rpc_id, detail "
+	    "FROM faults WHERE session_id = ?1 ORDER BY n", -1, &stmt, NULL),
+	    SQLITE_OK, "%s", sqlite3_errmsg(db));
+	sqlite3_bind_int64(stmt, 1, id);
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
+	cr_assert_eq(sqlite3_column_int64(stmt, 0), 1);
+	cr_assert_eq(sqlite3_column_int64(stmt, 1), 1000);
+	cr_assert_eq(sqlite3_column_int64(stmt, 2), 2000);
+	cr_assert_eq(sqlite3_column_int(stmt, 3), 1);
+	store_test_text(stmt, 4, "tool=search error code=-32001", 1);
+	store_test_text(stmt, 5, "error", 1);
+	store_test_text(stmt, 6, "c2s", 1);
+	store_test_text(stmt, 7, "tools/call", 1);
+	store_test_text(stmt, 8, "7", 1);
+	store_test_text(stmt, 9, "answered tools/call 7 with an error", 1);
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
+	cr_assert_eq(sqlite3_column_int64(stmt, 0), 2);
+	cr_assert_eq(sqlite3_column_int(stmt, 3), 3);
+	store_test_text(stmt, 5, "delay", 2);
+	store_test_text(stmt, 6, NULL, 2);
+	store_test_text(stmt, 7, NULL, 2);
+	store_test_text(stmt, 8, NULL, 2);
+	store_test_text(stmt, 9, NULL, 2);
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_DONE);
+	sqlite3_finalize(stmt);
+
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT fault, fault_role FROM "
+	    "messages WHERE session_id = ?1 ORDER BY seq", -1, &stmt, NULL),
+	    SQLITE_OK);
+	sqlite3_bind_int64(stmt, 1, id);
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW, "message %zu", i);
+		if (want[i].fault == 0)
+			cr_assert_eq(sqlite3_column_type(stmt, 0),
+			    SQLITE_NULL, "message %zu", i);
+		else
+			cr_assert_eq(sqlite3_column_int64(stmt, 0),
+			    want[i].fault, "message %zu", i);
+		store_test_text(stmt, 1, want[i].role, i);
+	}
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_DONE);
+	sqlite3_finalize(stmt);
+	cr_assert_eq(store_test_int(db, "SELECT group_concat(coalesce(fault, "
+	    "0), ',') = '0,2' FROM (SELECT fault FROM http_exchanges ORDER "
+	    "BY id)"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages WHERE "
+	    "fault IS NOT NULL AND session_id <> (SELECT min(id) FROM "
+	    "sessions)"), 0);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM faults"), 3,
+	    "s's two and s2's first");
+	sqlite3_close(db);
+
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "store_open: %s", cause);
+	cr_assert_eq(maint_delete_sessions(st, &id, 1, &cause), 0, "%s",
+	    cause);
+	store_close(st);
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM faults"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages"), 1);
+	sqlite3_close(db);
 	free(path);
 }
