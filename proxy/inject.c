@@ -244,6 +244,8 @@ inject_timed_out(struct inject *ij, const char *p, size_t len, const char *id)
 	size_t			 i;
 	int64_t			 now = clock_mono_ns();
 
+	if (ij->nto == 0)
+		return 0;
 	for (i = 0; i < INJECT_TIMEOUTS_MAX; i++) {
 		q = &ij->tos[i];
 		if (q->id == NULL || strcmp(q->id, id) != 0)
