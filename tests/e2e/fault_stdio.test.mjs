@@ -208,7 +208,7 @@ test('p=0.3 --seed 7 over 1000 echo calls: the same calls faulted twice, about 3
       await c.client.close();
       runs.push(hit);
       assert.equal(faults(db, name).length, hit.length, 'one faults row per faulted call');
-      const note = sql(db, `SELECT CAST(data AS TEXT) AS t FROM events WHERE kind = 'note'
+      const note = sql(db, `SELECT CAST(text AS TEXT) AS t FROM events WHERE kind = 'note'
         AND session_id = (SELECT id FROM sessions WHERE name = '${name}')`).map((r) => r.t);
       assert.ok(note.includes('fault rules: 1; seed 7'), `the seed is recorded: ${note}`);
     }
