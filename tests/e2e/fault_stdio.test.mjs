@@ -155,6 +155,16 @@ test('corrupt: the SDK transport reports a parse error; original and sent both r
     assert.deepEqual(rows.map((r) => [r.direction, r.fault_role]), [['s2c', 'original'], ['s2c', 'injected']]);
     assert.equal(JSON.parse(rows[0].raw).result.content[0].text, 'Echo: x');
     assert.throws(() => JSON.parse(rows[1].raw), 'what was sent is not JSON');
+
+    // mode=stray: a line of garbage before the answer, which still comes.
+    const s = await connect(db, 'stray', ['--fault', 'dir=s2c tool=echo corrupt mode=stray']);
+    const res = await echo(s.client, 'y');
+    assert.equal(res.content[0].text, 'Echo: y');
+    assert.ok(s.errors.length > 0, 'the stray line was reported');
+    await s.client.close();
+    const st = messages(db, 'stray').filter((r) => r.fault === 1);
+    assert.deepEqual(st.map((r) => [r.direction, r.kind, r.fault_role]),
+      [['s2c', 'invalid', 'injected'], ['s2c', 'response', null]]);
   }));
 
 test('close after the 3rd call: the transport closes, the session says a fault did it', { timeout: 60000 }, () =>
@@ -249,10 +259,16 @@ test('a bad rule: exit 2 with the parser\'s message, nothing spawned', { timeout
   withCleanup(async ({ dir }) => {
     const db = join(dir, 'f.db');
     const marker = join(dir, 'spawned');
-    for (const rule of ['tool=echo explode', 'http-status status=404', 'dir=s2c error']) {
+    for (const [rule, why] of [['tool=echo explode', /unknown action or selector `explode`/],
+      ['http-status status=404', /http-status works over HTTP only/],
+      ['close mode=reset', /mode=reset works over HTTP only/],
+      ['dir=s2c error', /error cannot select dir=s2c/],
+      ['tool=echo delay ms=-5', /ms/]]) {
       const r = await runMcpreel(['record', '--db', db, '--fault', rule, '--', 'sh', '-c', `touch ${marker}`]);
       assert.equal(r.code, 2, `${rule}: ${r.stderr}`);
-      assert.match(r.stderr.toString(), /^mcpreel record: --fault '.*': ./m, `${rule}: ${r.stderr}`);
+      assert.match(r.stderr.toString(), /^mcpreel record: fault rule (1 )?`[^`]+`: .+/m, `${rule}: ${r.stderr}`);
+      assert.match(r.stderr.toString(), why, `${rule}: ${r.stderr}`);
       assert.ok(!existsSync(marker), 'the server was not spawned');
     }
+    assert.ok(!existsSync(db), 'nothing was recorded');
   }));
