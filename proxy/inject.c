@@ -365,6 +365,11 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
 		break;
 	case FAULT_TIMEOUT:
+		/* An answer whose request's fault is forgotten: dropped. */
+		if (d == DIR_S2C) {
+			inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+			break;
+		}
 		if (id != NULL) {
 			q = &ij->tos[ij->nto++ % INJECT_TIMEOUTS_MAX];
 			inject_req_clear(q);
@@ -413,23 +418,35 @@ inject_line(struct inject *ij, enum dir d, const char *p, size_t len)
 	struct fault_hit	 hit;
 	struct scan		 sc;
 	char			*id;
-	int			 handled = 0;
+	int			 answer, handled = 0;
 
 	scan_message(p, len, &sc);
+	answer = d == DIR_S2C && (sc.kind == KIND_RESPONSE ||
+	    sc.kind == KIND_ERROR);
 	if (d == DIR_C2S && sc.kind == KIND_REQUEST)
 		inject_remember(ij, p, &sc);
-	else if (d == DIR_S2C && (sc.kind == KIND_RESPONSE ||
-	    sc.kind == KIND_ERROR) && (id = scan_id_dup(p, &sc)) != NULL) {
-		handled = inject_timed_out(ij, p, len, id);
-		free(id);
-	}
-	if (handled)
-		return;
 	memset(&hit, 0, sizeof hit);
 	if (fault_decide(ij->set, d, p, len, 0, &hit) == 1) {
-		inject_apply(ij, d, p, len, &sc, &hit);
+		/*
+		 * The answer to a request under a timeout rule: it belongs
+		 * to the request's fault when that is remembered.
+		 */
+		if (answer && hit.action == FAULT_TIMEOUT &&
+		    (id = scan_id_dup(p, &sc)) != NULL) {
+			handled = inject_timed_out(ij, p, len, id);
+			free(id);
+		}
+		if (!handled)
+			inject_apply(ij, d, p, len, &sc, &hit);
 		fault_hit_clear(&hit);
 		return;
+	}
+	/* Rules reloaded since the request: its answer is still held. */
+	if (answer && ij->nto != 0 && (id = scan_id_dup(p, &sc)) != NULL) {
+		handled = inject_timed_out(ij, p, len, id);
+		free(id);
+		if (handled)
+			return;
 	}
 	inject_out(ij, d, p, len, 1, 0, 0, FAULT_ROLE_NONE);
 }
