@@ -58,20 +58,6 @@ fault_set_append(struct fault_set *set, struct fault_rule **rules, size_t n)
 	set->nrules += n;
 }
 
-/* A short quote of a rule's text for messages (caller frees). */
-static char *
-fault_set_quote(const char *text)
-{
-	size_t	len = strlen(text), cut;
-	char	*q;
-
-	if (len <= 80)
-		return xstrdup(text);
-	cut = scan_utf8_trim(text, 80);
-	xasprintf(&q, "%.*s...", (int)cut, text);
-	return q;
-}
-
 /* Add one rule from its text form; -1 with *cause on a bad rule. */
 int
 fault_set_add_text(struct fault_set *set, const char *text, char **cause)
@@ -79,7 +65,7 @@ fault_set_add_text(struct fault_set *set, const char *text, char **cause)
 	struct fault_rule	*r;
 	char			*why = NULL, *q;
 
-	q = fault_set_quote(text);
+	q = fault_table_quote(text);
 	if (set->nrules >= FAULT_RULES_MAX) {
 		xasprintf(cause, "fault rule `%s`: too many rules (the most "
 		    "is %d)", q, FAULT_RULES_MAX);
@@ -100,7 +86,7 @@ fault_set_add_text(struct fault_set *set, const char *text, char **cause)
 /*
  * Add the rules of a --faults file's contents (name for messages): all
  * of them or, on any error, none.  *seed_out is set to its "seed" when it
- * has one (*has_seed 1, else 0).
+ * has one (*has_seed 1, else 0), and left alone when the file is refused.
  */
 int
 fault_set_add_json(struct fault_set *set, const char *name, const char *buf,
@@ -112,6 +98,8 @@ fault_set_add_json(struct fault_set *set, const char *name, const char *buf,
 	const char	*key;
 	size_t		 i, n = 0;
 	char		*why = NULL;
+	uint64_t	 seed = 0;
+	int		 got_seed = 0;
 
 	*has_seed = 0;
 	if (len > FAULT_FILE_MAX) {
@@ -143,8 +131,8 @@ fault_set_add_json(struct fault_set *set, const char *name, const char *buf,
 			    "number from 0", name);
 			goto fail;
 		}
-		*seed_out = (uint64_t)json_integer_value(j);
-		*has_seed = 1;
+		seed = (uint64_t)json_integer_value(j);
+		got_seed = 1;
 	}
 	rules = json_object_get(root, "rules");
 	if (rules == NULL || !json_is_array(rules)) {
@@ -170,6 +158,10 @@ fault_set_add_json(struct fault_set *set, const char *name, const char *buf,
 	fault_set_append(set, parsed, n);
 	free(parsed);
 	json_decref(root);
+	if (got_seed) {
+		*seed_out = seed;
+		*has_seed = 1;
+	}
 	return 0;
 
 fail:
