@@ -139,9 +139,14 @@ enum fault_close {
  */
 #define FAULT_PENDING_MAX	4096
 /*
+ * The longest request id or method a remembered request keeps (bytes);
+ * a transport's own table of requests keeps no more.
+ */
+#define FAULT_KEEP_MAX		256
+/*
  * Messages that are not JSON-RPC (invalid, or a batch) are selected by no
  * rule.  Request ids and methods longer than 256 bytes and names longer
- * than 1024 are not kept (fault_int.h, FAULT_KEEP_MAX, FAULT_NAME_MAX).
+ * than 1024 are not kept (FAULT_KEEP_MAX; fault_int.h, FAULT_NAME_MAX).
  */
 
 struct fault_set;

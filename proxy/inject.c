@@ -41,6 +41,14 @@
  */
 #define INJECT_REQS_MAX		1024
 #define INJECT_TIMEOUTS_MAX	1024
+/*
+ * What they keep is bounded as fault/ bounds its own: an id or a method
+ * longer than FAULT_KEEP_MAX bytes is not kept (the request is not
+ * remembered), and the ring of requests holds at most INJECT_REQS_BYTES
+ * of text, forgetting its oldest past that; the timeouts' ids hold at most
+ * INJECT_TIMEOUTS_MAX * (FAULT_KEEP_MAX + 1) bytes.
+ */
+#define INJECT_REQS_BYTES	((size_t)128 * 1024)
 
 /* A line waiting to go out. */
 struct inject_item {
@@ -82,6 +90,7 @@ struct inject {
 	struct inject_dir	 d[DIR_MAX];
 	struct inject_req	 reqs[INJECT_REQS_MAX];	/* a ring */
 	size_t			 nreq;
+	size_t			 reqs_bytes;	/* text the ring holds */
 	struct inject_req	 tos[INJECT_TIMEOUTS_MAX]; /* a ring */
 	size_t			 nto;
 };
@@ -223,15 +232,66 @@ inject_pending(const struct half *h)
 	return id->queued;
 }
 
-/* Remember a client request's id and method (a ring). */
+/*
+ * A message's id's text, or NULL when it has none or it is longer than
+ * anything remembered (FAULT_KEEP_MAX): for the faults row and lookups.
+ */
+static char *
+inject_id_dup(const char *p, const struct scan *sc)
+{
+	if (!sc->has_id || sc->id_len > FAULT_KEEP_MAX)
+		return NULL;
+	return scan_id_dup(p, sc);
+}
+
+/* A message's method, or NULL when it has none or it is too long. */
+static char *
+inject_method_dup(const char *p, const struct scan *sc)
+{
+	if (!sc->has_method || sc->method_len > FAULT_KEEP_MAX)
+		return NULL;
+	return scan_method_dup(p, sc);
+}
+
+/* The bytes a remembered request's text takes. */
+static size_t
+inject_req_bytes(const struct inject_req *q)
+{
+	return (q->id != NULL ? strlen(q->id) + 1 : 0) +
+	    (q->method != NULL ? strlen(q->method) + 1 : 0);
+}
+
+/* Forget request slot i of the ring. */
+static void
+inject_forget(struct inject *ij, size_t i)
+{
+	ij->reqs_bytes -= inject_req_bytes(&ij->reqs[i]);
+	inject_req_clear(&ij->reqs[i]);
+}
+
+/*
+ * Remember a client request's id and method (a ring), unless either is
+ * longer than FAULT_KEEP_MAX; past INJECT_REQS_BYTES the oldest go.
+ */
 static void
 inject_remember(struct inject *ij, const char *p, const struct scan *sc)
 {
-	struct inject_req	*q = &ij->reqs[ij->nreq++ % INJECT_REQS_MAX];
+	struct inject_req	*q;
+	size_t			 i, slot;
 
-	inject_req_clear(q);
-	q->id = scan_id_dup(p, sc);
-	q->method = scan_method_dup(p, sc);
+	if (!sc->has_id || sc->id_len > FAULT_KEEP_MAX ||
+	    (sc->has_method && sc->method_len > FAULT_KEEP_MAX))
+		return;
+	slot = ij->nreq++ % INJECT_REQS_MAX;
+	inject_forget(ij, slot);
+	q = &ij->reqs[slot];
+	q->id = inject_id_dup(p, sc);
+	q->method = inject_method_dup(p, sc);
+	ij->reqs_bytes += inject_req_bytes(q);
+	/* The oldest follow the newest in the ring. */
+	for (i = 1; i < INJECT_REQS_MAX &&
+	    ij->reqs_bytes > INJECT_REQS_BYTES; i++)
+		inject_forget(ij, (slot + i) % INJECT_REQS_MAX);
 }
 
 /* The method of the request a response answers, if remembered. */
@@ -328,8 +388,9 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 
 	memset(&f, 0, sizeof f);
 	n = writer_session_next_fault(ij->r->session);
-	id = scan_id_dup(p, sc);
-	method = scan_method_dup(p, sc);
+	/* The faults row names them only up to FAULT_KEEP_MAX bytes. */
+	id = inject_id_dup(p, sc);
+	method = inject_method_dup(p, sc);
 	if (method == NULL && id != NULL && d == DIR_S2C &&
 	    inject_method_of(ij, id) != NULL)
 		method = xstrdup(inject_method_of(ij, id));
@@ -370,7 +431,7 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 			inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
 			break;
 		}
-		if (id != NULL) {
+		if (id != NULL && strlen(id) <= FAULT_KEEP_MAX) {
 			q = &ij->tos[ij->nto++ % INJECT_TIMEOUTS_MAX];
 			inject_req_clear(q);
 			q->id = xstrdup(id);
@@ -432,7 +493,7 @@ inject_line(struct inject *ij, enum dir d, const char *p, size_t len)
 		 * to the request's fault when that is remembered.
 		 */
 		if (answer && hit.action == FAULT_TIMEOUT &&
-		    (id = scan_id_dup(p, &sc)) != NULL) {
+		    (id = inject_id_dup(p, &sc)) != NULL) {
 			handled = inject_timed_out(ij, p, len, id);
 			free(id);
 		}
@@ -442,7 +503,7 @@ inject_line(struct inject *ij, enum dir d, const char *p, size_t len)
 		return;
 	}
 	/* Rules reloaded since the request: its answer is still held. */
-	if (answer && ij->nto != 0 && (id = scan_id_dup(p, &sc)) != NULL) {
+	if (answer && ij->nto != 0 && (id = inject_id_dup(p, &sc)) != NULL) {
 		handled = inject_timed_out(ij, p, len, id);
 		free(id);
 		if (handled)

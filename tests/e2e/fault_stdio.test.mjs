@@ -5,7 +5,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -288,4 +288,43 @@ test('a bad rule: exit 2 with the parser\'s message, nothing spawned', { timeout
       assert.ok(!existsSync(marker), 'the server was not spawned');
     }
     assert.ok(!existsSync(db), 'nothing was recorded');
+  }));
+
+// --- bounds and order with raw peers (sh, cat) rather than the SDK ---
+
+/** VmRSS of a process in MiB. */
+function rssMiB(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m[1]) / 1024;
+}
+
+/** Write buf to a child's stdin, waiting for it to drain. */
+const writeAll = (child, buf) => new Promise((r) => (child.stdin.write(buf) ? r() : child.stdin.once('drain', r)));
+
+test('huge ids and methods are not remembered: memory stays flat; the faults row leaves them out', { timeout: 120000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    let rss = 0;
+    const big = 'm'.repeat(8 << 20);
+    const r = await runMcpreel(['record', '--db', db, '--name', 'bigid', '--max-record-size', '1K',
+      '--fault', 'method=zzz drop', '--fault', 'dir=s2c drop', '--', 'sh', '-c', 'cat >/dev/null'], {
+      keepStdinOpen: true,
+      timeoutMs: 100000,
+      env: { ASAN_OPTIONS: 'detect_leaks=0:quarantine_size_mb=1' },
+      onSpawn: async (child) => {
+        for (let i = 0; i < 12; i++) {
+          await writeAll(child, `{"jsonrpc":"2.0","id":"${big}","method":"${big}${i}"}\n`);
+        }
+        await writeAll(child, `{"jsonrpc":"2.0","id":"${big}","method":"zzz"}\n`);
+        await sleep(1500);
+        rss = rssMiB(child.pid);
+        child.stdin.end();
+      },
+    });
+    assert.equal(r.code, 0, r.stderr.toString());
+    // 12 x 16 MiB remembered would be over 190 MiB.
+    assert.ok(rss < 150, `RSS after 200 MiB of ids and methods: ${rss} MiB`);
+    const f = faults(db, 'bigid');
+    assert.equal(f.length, 1);
+    assert.equal(f[0].rpc_id, null, 'an id over 256 bytes is not in the faults row');
   }));
