@@ -92,6 +92,24 @@ half_complete(struct half *h)
 	}
 }
 
+/*
+ * One whole line of this direction as a message for the record, under the
+ * same record size cap as the lines gathered in pieces (a note when cut).
+ */
+struct msg *
+half_line_msg(struct half *h, const char *p, size_t len)
+{
+	struct line	 l;
+	struct msg	*m;
+
+	line_init(&l, h->dir);
+	line_add(&l, p, len, 1);
+	m = line_finish(&l);
+	if (m->flags & MSG_TRUNCATED)
+		half_truncated(h, m);
+	return m;
+}
+
 /* Bytes in the backlog: what the destination has not taken yet. */
 size_t
 half_backlog(const struct half *h)

@@ -115,7 +115,7 @@ inject_record(struct inject *ij, enum dir d, const char *p, size_t len,
 	struct msg	*m;
 	int		 i;
 
-	m = msg_new(d, p, len);
+	m = half_line_msg(&r->half[d], p, len);
 	m->fault = n;
 	m->fault_role = role;
 	if (tap_message(r->tap, r->session, NULL, m)) {

@@ -95,6 +95,7 @@ void		 half_source_ended(struct half *, const char *);
 void		 half_close_out(struct half *);
 void		 half_send(struct half *, const char *, size_t);
 void		 half_record(struct half *, const char *, size_t);
+struct msg	*half_line_msg(struct half *, const char *, size_t);
 void		 half_watermark(struct half *);
 void		 half_read_ended(struct half *, ssize_t);
 

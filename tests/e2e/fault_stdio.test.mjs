@@ -328,3 +328,24 @@ test('huge ids and methods are not remembered: memory stays flat; the faults row
     assert.equal(f.length, 1);
     assert.equal(f[0].rpc_id, null, 'an id over 256 bytes is not in the faults row');
   }));
+
+test('with rules, --max-record-size applies as without: a 10 KiB line is stored as 1 KiB with its size and SHA-256', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const line = `{"jsonrpc":"2.0","method":"n","params":{"x":"${'x'.repeat(10000)}"}}`;
+    for (const [name, extra] of [['cap-plain', []], ['cap-fault', ['--fault', 'method=zzz drop']]]) {
+      const r = await runMcpreel(['record', '--db', db, '--name', name, '--max-record-size', '1K', ...extra,
+        '--', 'cat'], { input: `${line}\n` });
+      assert.equal(r.code, 0, r.stderr.toString());
+      assert.equal(r.stdout.toString(), `${line}\n`, `${name}: forwarded whole`);
+      assert.match(r.stderr.toString(), /over the record size cap \(--max-record-size 1024\)/, name);
+      const rows = sql(db, `SELECT size, wire_size, sha256, truncated FROM messages
+        WHERE session_id = (SELECT id FROM sessions WHERE name = '${name}') ORDER BY seq`);
+      assert.equal(rows.length, 2, name);
+      for (const m of rows) {
+        assert.equal(m.size, 1024, name);
+        assert.equal(m.wire_size, line.length, name);
+        assert.match(m.sha256, /^[0-9a-f]{64}$/, name);
+      }
+    }
+  }));
