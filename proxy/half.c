@@ -189,6 +189,7 @@ half_close_out(struct half *h)
 	h->out_closed = 1;
 	event_del(h->wr_ev);
 	evbuffer_drain(h->backlog, half_backlog(h));
+	half_pause(&r->half[!h->dir], PAUSE_ANSWER, 0);
 	if (h->dir == DIR_C2S) {
 		close(h->out_fd);
 		relay_end_now(r, "the server's stdin was closed");
@@ -205,24 +206,31 @@ half_close_out(struct half *h)
 	relay_check_done(r);
 }
 
+/* Say that the source ended with n bytes after its last newline. */
+void
+half_partial(struct half *h, size_t n)
+{
+	char	*note;
+
+	xasprintf(&note, "%s ended with %zu bytes after the last newline; "
+	    "forwarded as they are", h->src_name, n);
+	log_info("%s", note);
+	tap_event(h->r->tap, h->r->session, "note", note, strlen(note));
+	free(note);
+}
+
 /* The source ended: record what is left of a line, then close its peer. */
 void
 half_source_ended(struct half *h, const char *why)
 {
-	char	*note;
-
 	if (h->eof)
 		return;
-	inject_source_ended(h);
+	/* A line streaming through (fault rules) is recorded first. */
 	if (h->line.wire > 0 || h->line.cur != NULL) {
-		xasprintf(&note, "%s ended with %llu bytes after the last "
-		    "newline; forwarded as they are", h->src_name,
-		    (unsigned long long)h->line.wire);
-		log_info("%s", note);
-		tap_event(h->r->tap, h->r->session, "note", note, strlen(note));
-		free(note);
+		half_partial(h, (size_t)h->line.wire);
 		half_complete(h);
 	}
+	inject_source_ended(h);
 	if (h->held != NULL && evbuffer_get_length(h->held) > 0) {
 		tap_sync(h->r->tap);
 		half_send_held(h);
@@ -346,6 +354,24 @@ half_watermark(struct half *h)
 	}
 }
 
+/*
+ * An answer injected in place of the other side (fault rules) went from
+ * h's source back to it, through the other half: while that half's
+ * backlog is too long, stop reading h's source, as if its own
+ * destination were slow.
+ */
+void
+half_answered(struct half *h)
+{
+	struct half	*o = &h->r->half[!h->dir];
+
+	if (!o->out_closed && half_backlog(o) >= RECORD_MAX_OUTPUT) {
+		log_debug("%s is slow with injected answers: pausing %s",
+		    o->dst_name, h->src_name);
+		half_pause(h, PAUSE_ANSWER, 1);
+	}
+}
+
 /* A read of the source gave end of file (0) or an error (-1). */
 void
 half_read_ended(struct half *h, ssize_t n)
@@ -377,8 +403,12 @@ half_write_cb(evutil_socket_t fd, short events, void *arg)
 		half_write_failed(h, errno);
 		return;
 	}
-	if ((h->pause & PAUSE_PEER) && half_backlog(h) <= RECORD_MAX_OUTPUT / 2)
-		half_pause(h, PAUSE_PEER, 0);
+	if (half_backlog(h) <= RECORD_MAX_OUTPUT / 2) {
+		if (h->pause & PAUSE_PEER)
+			half_pause(h, PAUSE_PEER, 0);
+		if (h->r->half[!h->dir].pause & PAUSE_ANSWER)
+			half_pause(&h->r->half[!h->dir], PAUSE_ANSWER, 0);
+	}
 	if (half_backlog(h) > 0)
 		return;
 	event_del(h->wr_ev);

@@ -93,9 +93,41 @@ struct inject {
 	size_t			 reqs_bytes;	/* text the ring holds */
 	struct inject_req	 tos[INJECT_TIMEOUTS_MAX]; /* a ring */
 	size_t			 nto;
+	int			 full;		/* a queue passed INJECT_QUEUE_MAX
+						   and they are not both under
+						   half yet */
 };
 
 static void	inject_flush(struct inject_dir *);
+
+/*
+ * Pause or resume reading each source for what fault injection holds.
+ * Past INJECT_QUEUE_MAX in either queue both sources stop (an injected
+ * answer fills the other direction's queue) until both are under half.
+ * A line over INJECT_LINE_MAX stops its own source until its queue is
+ * empty and it can stream through.  A source whose line is streaming is
+ * never stopped here: ending that line is the only way its queue drains;
+ * it is paced by its destination as without rules.
+ */
+static void
+inject_pauses(struct inject *ij)
+{
+	struct inject_dir	*id;
+	size_t			 q0 = ij->d[0].queued, q1 = ij->d[1].queued;
+	int			 d, on;
+
+	if (q0 > INJECT_QUEUE_MAX || q1 > INJECT_QUEUE_MAX)
+		ij->full = 1;
+	else if (q0 <= INJECT_QUEUE_MAX / 2 && q1 <= INJECT_QUEUE_MAX / 2)
+		ij->full = 0;
+	for (d = 0; d < DIR_MAX; d++) {
+		id = &ij->d[d];
+		on = !id->streaming && (ij->full ||
+		    (evbuffer_get_length(id->in) > INJECT_LINE_MAX &&
+		    !TAILQ_EMPTY(&id->queue)));
+		half_pause(&ij->r->half[d], PAUSE_FAULT, on);
+	}
+}
 
 /* Free what a remembered request holds. */
 static void
@@ -160,14 +192,7 @@ inject_out(struct inject *ij, enum dir d, const char *p, size_t len, int nl,
 	TAILQ_INSERT_TAIL(&id->queue, it, entry);
 	id->queued += len + 1;
 	inject_flush(id);
-	/*
-	 * Either source can fill a queue (an injected answer goes the other
-	 * way): both wait until it drains.
-	 */
-	if (id->queued > INJECT_QUEUE_MAX) {
-		half_pause(&ij->r->half[DIR_C2S], PAUSE_FAULT, 1);
-		half_pause(&ij->r->half[DIR_S2C], PAUSE_FAULT, 1);
-	}
+	inject_pauses(ij);
 }
 
 /* Send what is due at the head of a direction's queue; wait for the rest. */
@@ -197,15 +222,7 @@ inject_flush(struct inject_dir *id)
 		free(it->bytes);
 		free(it);
 	}
-	/* A long line waits for an empty queue, to stream through. */
-	if (((r->half[DIR_C2S].pause | r->half[DIR_S2C].pause) &
-	    PAUSE_FAULT) && id->queued <= INJECT_QUEUE_MAX / 2 &&
-	    id->ij->d[!id->dir].queued <= INJECT_QUEUE_MAX / 2 &&
-	    (evbuffer_get_length(id->in) <= INJECT_LINE_MAX ||
-	    TAILQ_EMPTY(&id->queue))) {
-		half_pause(&id->ij->r->half[DIR_C2S], PAUSE_FAULT, 0);
-		half_pause(&id->ij->r->half[DIR_S2C], PAUSE_FAULT, 0);
-	}
+	inject_pauses(id->ij);
 	if (TAILQ_EMPTY(&id->queue) && h->eof && !h->out_closed &&
 	    half_backlog(h) == 0)
 		half_close_out(h);
@@ -417,10 +434,12 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 	case FAULT_ERROR:
 	case FAULT_TOOL_ERROR:
 		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
-		if (hit->bytes != NULL)
+		if (hit->bytes != NULL) {
 			inject_out(ij, d == DIR_C2S ? DIR_S2C : DIR_C2S,
 			    hit->bytes, hit->len, 1, 0, n,
 			    FAULT_ROLE_INJECTED);
+			half_answered(&ij->r->half[d]);
+		}
 		break;
 	case FAULT_DROP:
 		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
@@ -564,8 +583,8 @@ inject_read(struct half *h, const char *p, size_t n)
 				half_record(h, (const char *)
 				    evbuffer_pullup(id->in, -1), have);
 				evbuffer_drain(id->in, have);
-			} else if (have > INJECT_LINE_MAX)
-				half_pause(h, PAUSE_FAULT, 1);
+			}
+			inject_pauses(ij);
 		}
 		/* A close fault ended the source: the rest is not read. */
 		if (nl == NULL || h->eof)
@@ -598,7 +617,8 @@ inject_read_cb(evutil_socket_t fd, short events, void *arg)
 
 /*
  * The source of h ended: what is left of a line goes out as it is, after
- * what is queued.
+ * what is queued, with the note the plain path gives.  A line that was
+ * streaming through has ended: what waited behind it goes now.
  */
 void
 inject_source_ended(struct half *h)
@@ -609,8 +629,13 @@ inject_source_ended(struct half *h)
 	if (h->r->inj == NULL)
 		return;
 	id = &h->r->inj->d[h->dir];
+	if (id->streaming) {
+		id->streaming = 0;
+		inject_flush(id);
+	}
 	if ((have = evbuffer_get_length(id->in)) == 0)
 		return;
+	half_partial(h, have);
 	inject_out(h->r->inj, h->dir, (const char *)evbuffer_pullup(id->in,
 	    -1), have, 0, 0, 0, FAULT_ROLE_NONE);
 	evbuffer_drain(id->in, have);

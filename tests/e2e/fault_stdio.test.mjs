@@ -349,3 +349,55 @@ test('with rules, --max-record-size applies as without: a 10 KiB line is stored 
       }
     }
   }));
+
+test('injected answers to a host that does not read: its requests stop being read (bounded), as a slow host pauses the plain relay', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const msg = 'e'.repeat(4000);
+    let accepted = 0;
+    let rss = 0;
+    const r = await runMcpreel(['record', '--db', db, '--name', 'slowhost', '--fault', `error message="${msg}"`,
+      '--', 'sleep', '30'], {
+      keepStdinOpen: true,
+      timeoutMs: 50000,
+      env: { ASAN_OPTIONS: 'detect_leaks=0:quarantine_size_mb=1' },
+      onSpawn: async (child) => {
+        // stdout is never read: node stops taking it after 64 KiB.
+        child.stdout.pause();
+        const req = (i) => `{"jsonrpc":"2.0","id":${i},"method":"tools/list"}\n`;
+        const t0 = Date.now();
+        let i = 0;
+        while (Date.now() - t0 < 6000) {
+          let chunk = '';
+          for (let k = 0; k < 200; k++) chunk += req(i++);
+          const ok = child.stdin.write(chunk);
+          if (!ok) {
+            const drained = await Promise.race([new Promise((res) => child.stdin.once('drain', () => res(true))),
+              sleep(6000 - (Date.now() - t0)).then(() => false)]);
+            if (!drained) break;
+          } else await sleep(0);
+          accepted = i;
+        }
+        rss = rssMiB(child.pid);
+        child.kill('SIGKILL');
+      },
+    });
+    assert.equal(r.signal, 'SIGKILL');
+    // 4 MiB of 4 KiB answers is ~1000 requests; the pipe and buffers add ~3000.
+    assert.ok(accepted < 8000, `requests taken while the host read nothing: ${accepted}, RSS ${rss} MiB`);
+  }));
+
+test('with rules, a partial last line gets the same note as without', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    for (const [name, extra] of [['part-plain', []], ['part-fault', ['--fault', 'method=q drop']]]) {
+      const r = await runMcpreel(['record', '--db', db, '--name', name, ...extra, '--', 'cat'],
+        { input: '{"jsonrpc":"2.0","method":"a"}\n{"partial' });
+      assert.equal(r.code, 0, r.stderr.toString());
+      assert.equal(r.stdout.toString(), '{"jsonrpc":"2.0","method":"a"}\n{"partial');
+      const notes = sql(db, `SELECT CAST(text AS TEXT) AS t FROM events WHERE kind = 'note'
+        AND session_id = (SELECT id FROM sessions WHERE name = '${name}')`).map((x) => x.t)
+        .filter((t) => /ended with 9 bytes after the last newline/.test(t));
+      assert.equal(notes.length, 2, `${name}: host and server each: ${notes}`);
+    }
+  }));
