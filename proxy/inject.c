@@ -8,8 +8,16 @@
  *
  * Each direction keeps a queue of lines waiting to go out: a delayed line
  * holds back the lines behind it in the same direction, so order is kept.
- * A line is recorded when it goes out.  The queue is bounded like a
- * backlog: past RECORD_MAX_OUTPUT bytes its source stops being read.
+ * The queue is bounded like a backlog: past INJECT_QUEUE_MAX bytes the
+ * sources stop being read.
+ *
+ * The record keeps each direction's messages in the order their sender
+ * sent them: a line is recorded when it goes out, and one that never goes
+ * out (role original: dropped, answered in the server's place, replaced)
+ * in its turn, behind what its direction still holds (an item that is
+ * recorded and not sent).  A line still held when the session ends, or
+ * whose destination has closed, was not delivered: it is recorded as
+ * original, whatever it was queued as, and a note says how many.
  */
 
 #include <sys/queue.h>
@@ -59,6 +67,8 @@ struct inject_item {
 	int			 nl;
 	int64_t			 fault;		/* for the record */
 	int			 role;
+	int			 send;		/* 0: recorded only (never
+						   delivered, role original) */
 };
 TAILQ_HEAD(inject_queue, inject_item);
 
@@ -72,6 +82,7 @@ struct inject_dir {
 	struct inject_queue	 queue;
 	size_t			 queued;	/* bytes in it */
 	struct event		*timer;		/* the head is due */
+	size_t			 undelivered;	/* its destination closed */
 };
 
 /* A request remembered: its id's text and method (or a timeout's fault). */
@@ -99,6 +110,8 @@ struct inject {
 };
 
 static void	inject_flush(struct inject_dir *);
+static void	inject_queue(struct inject *, enum dir, const char *, size_t,
+		    int, int64_t, int64_t, int, int);
 
 /*
  * Pause or resume reading each source for what fault injection holds.
@@ -156,12 +169,33 @@ inject_record(struct inject *ij, enum dir d, const char *p, size_t len,
 	}
 }
 
-/* Send a line now: record it, then forward it (--durable: committed). */
+/*
+ * The role a line is recorded with when it was not delivered: original
+ * (the receiver did not get it), unless mcpreel made it (injected).
+ */
+static int
+inject_undelivered_role(int role)
+{
+	return role == FAULT_ROLE_INJECTED ? role : FAULT_ROLE_ORIGINAL;
+}
+
+/*
+ * Send a line now: record it, then forward it (--durable: committed).  A
+ * record-only item, or a line for a destination that has closed, is only
+ * recorded (as not delivered).
+ */
 static void
 inject_send(struct inject_dir *id, struct inject_item *it)
 {
 	struct half	*h = &id->ij->r->half[id->dir];
 
+	if (!it->send || h->out_closed) {
+		if (it->send)
+			id->undelivered++;
+		inject_record(id->ij, id->dir, it->bytes, it->len, it->fault,
+		    inject_undelivered_role(it->role));
+		return;
+	}
 	inject_record(id->ij, id->dir, it->bytes, it->len, it->fault,
 	    it->role);
 	if (h->held != NULL)
@@ -177,6 +211,28 @@ static void
 inject_out(struct inject *ij, enum dir d, const char *p, size_t len, int nl,
     int64_t due, int64_t n, int role)
 {
+	inject_queue(ij, d, p, len, nl, due, n, role, 1);
+}
+
+/*
+ * A line of direction d that never goes out (fault n's original): recorded
+ * now when nothing of its direction is held, else in its turn.
+ */
+static void
+inject_original(struct inject *ij, enum dir d, const char *p, size_t len,
+    int64_t n)
+{
+	if (TAILQ_EMPTY(&ij->d[d].queue))
+		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+	else
+		inject_queue(ij, d, p, len, 1, 0, n, FAULT_ROLE_ORIGINAL, 0);
+}
+
+/* Queue a line for direction d (send 0: to be recorded only). */
+static void
+inject_queue(struct inject *ij, enum dir d, const char *p, size_t len, int nl,
+    int64_t due, int64_t n, int role, int send)
+{
 	struct inject_dir	*id = &ij->d[d];
 	struct inject_item	*it;
 
@@ -189,6 +245,7 @@ inject_out(struct inject *ij, enum dir d, const char *p, size_t len, int nl,
 	it->due = due;
 	it->fault = n;
 	it->role = role;
+	it->send = send;
 	TAILQ_INSERT_TAIL(&id->queue, it, entry);
 	id->queued += len + 1;
 	inject_flush(id);
@@ -235,6 +292,25 @@ static void
 inject_timer_cb(evutil_socket_t fd, short events, void *arg)
 {
 	inject_flush(arg);
+}
+
+/*
+ * Milliseconds until the last line a direction holds is due (0: none is
+ * held for later).
+ */
+int64_t
+inject_hold_ms(const struct half *h)
+{
+	const struct inject_item	*it;
+	int64_t				 last = 0, now = clock_mono_ns();
+
+	if (h->r->inj == NULL)
+		return 0;
+	TAILQ_FOREACH(it, &h->r->inj->d[h->dir].queue, entry) {
+		if (it->due > last)
+			last = it->due;
+	}
+	return last > now ? (last - now + 999999) / 1000000 : 0;
 }
 
 /* Bytes a direction holds back (queued or being gathered): 0 when none. */
@@ -344,8 +420,7 @@ inject_timed_out(struct inject *ij, const char *p, size_t len, const char *id)
 		log_debug("fault #%lld: the answer to request %s came %s its "
 		    "timeout: dropped", (long long)q->fault, id,
 		    now < q->deadline ? "before" : "after");
-		inject_record(ij, DIR_S2C, p, len, q->fault,
-		    FAULT_ROLE_ORIGINAL);
+		inject_original(ij, DIR_S2C, p, len, q->fault);
 		inject_req_clear(q);
 		return 1;
 	}
@@ -433,7 +508,7 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 		break;
 	case FAULT_ERROR:
 	case FAULT_TOOL_ERROR:
-		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+		inject_original(ij, d, p, len, n);
 		if (hit->bytes != NULL) {
 			inject_out(ij, d == DIR_C2S ? DIR_S2C : DIR_C2S,
 			    hit->bytes, hit->len, 1, 0, n,
@@ -442,12 +517,12 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 		}
 		break;
 	case FAULT_DROP:
-		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+		inject_original(ij, d, p, len, n);
 		break;
 	case FAULT_TIMEOUT:
 		/* An answer whose request's fault is forgotten: dropped. */
 		if (d == DIR_S2C) {
-			inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+			inject_original(ij, d, p, len, n);
 			break;
 		}
 		if (id != NULL && strlen(id) <= FAULT_KEEP_MAX) {
@@ -467,19 +542,19 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 			inject_out(ij, d, p, len, 1, 0, n, FAULT_ROLE_NONE);
 			break;
 		}
-		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+		inject_original(ij, d, p, len, n);
 		if (hit->bytes != NULL)
 			inject_out(ij, d, hit->bytes, hit->len, 1, 0, n,
 			    FAULT_ROLE_INJECTED);
 		break;
 	case FAULT_MUTATE:
-		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+		inject_original(ij, d, p, len, n);
 		if (hit->bytes != NULL)
 			inject_out(ij, d, hit->bytes, hit->len, 1, 0, n,
 			    FAULT_ROLE_INJECTED);
 		break;
 	case FAULT_CLOSE:
-		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+		inject_original(ij, d, p, len, n);
 		inject_close(ij, hit, n);
 		break;
 	default:
@@ -698,8 +773,9 @@ inject_new(struct relay *r, const struct record_faults *rf)
 
 /*
  * Free the fault path.  What is still queued (the session ended while a
- * delay held it) was never sent: it is recorded all the same, with a note
- * saying so, so that the record loses nothing that was read.
+ * delay held it) was never sent: it is recorded all the same, as not
+ * delivered (role original), with a note saying how many, so that the
+ * record loses nothing that was read and claims nothing that was not.
  */
 void
 inject_free(struct inject *ij)
@@ -712,19 +788,20 @@ inject_free(struct inject *ij)
 	if (ij == NULL)
 		return;
 	for (d = 0; d < DIR_MAX; d++) {
-		left = 0;
+		left = ij->d[d].undelivered;
 		while ((it = TAILQ_FIRST(&ij->d[d].queue)) != NULL) {
 			TAILQ_REMOVE(&ij->d[d].queue, it, entry);
 			inject_record(ij, d, it->bytes, it->len, it->fault,
-			    it->role);
+			    inject_undelivered_role(it->role));
+			if (it->send)
+				left++;
 			free(it->bytes);
 			free(it);
-			left++;
 		}
 		if (left > 0) {
-			xasprintf(&note, "messages for %s still held back by "
-			    "faults when the session ended: %zu, recorded but "
-			    "never delivered", ij->r->half[d].dst_name, left);
+			xasprintf(&note, "messages for %s held back by faults "
+			    "and never delivered: %zu, recorded as such (role "
+			    "original)", ij->r->half[d].dst_name, left);
 			log_warnx("%s", note);
 			tap_event(ij->r->tap, ij->r->session, "note", note,
 			    strlen(note));

@@ -183,6 +183,20 @@ relay_stderr_event_cb(struct bufferevent *bev, short what, void *arg)
 	relay_check_done(r);
 }
 
+/*
+ * Give the host RECORD_FLUSH_GRACE_MS to read what we hold for it, after
+ * the last line a fault delays for it is due: the host is still there.
+ */
+static void
+relay_flush_grace(struct relay *r)
+{
+	int64_t		ms = RECORD_FLUSH_GRACE_MS +
+			    inject_hold_ms(&r->half[DIR_S2C]);
+	struct timeval	tv = { (time_t)(ms / 1000), (ms % 1000) * 1000 };
+
+	evtimer_add(r->grace, &tv);
+}
+
 /* Finish once the server is gone and what it said has been passed on. */
 void
 relay_check_done(struct relay *r)
@@ -197,12 +211,7 @@ relay_check_done(struct relay *r)
 			return;
 		relay_set_state(r, RELAY_FLUSHING);
 		evtimer_del(r->grace);
-		{
-			struct timeval tv = { RECORD_FLUSH_GRACE_MS / 1000,
-			    (RECORD_FLUSH_GRACE_MS % 1000) * 1000 };
-
-			evtimer_add(r->grace, &tv);
-		}
+		relay_flush_grace(r);
 	}
 	flushed = s2c->out_closed || (half_backlog(s2c) == 0 &&
 	    inject_pending(s2c) == 0);
@@ -246,6 +255,11 @@ relay_grace_cb(evutil_socket_t fd, short events, void *arg)
 		}
 		relay_check_done(r);
 	} else if (r->state == RELAY_FLUSHING) {
+		/* A delay still holds lines for the host: wait for them. */
+		if (inject_hold_ms(s2c) > 0) {
+			relay_flush_grace(r);
+			return;
+		}
 		log_warnx("the host did not read the last %zu bytes within "
 		    "%d ms: giving up", half_backlog(s2c),
 		    RECORD_FLUSH_GRACE_MS);

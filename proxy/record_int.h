@@ -109,6 +109,7 @@ void		 inject_free(struct inject *);
 void		 inject_read_cb(evutil_socket_t, short, void *);
 void		 inject_source_ended(struct half *);
 size_t		 inject_pending(const struct half *);
+int64_t		 inject_hold_ms(const struct half *);
 int		 inject_reload(struct relay *);
 
 /* record.c */

@@ -401,3 +401,52 @@ test('with rules, a partial last line gets the same note as without', { timeout:
       assert.equal(notes.length, 2, `${name}: host and server each: ${notes}`);
     }
   }));
+
+test('a delay past the server\'s exit: the host still gets the held lines, in order, recorded as delivered', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const a = '{"jsonrpc":"2.0","method":"a"}';
+    const b = '{"jsonrpc":"2.0","method":"b"}';
+    const t0 = Date.now();
+    const r = await runMcpreel(['record', '--db', db, '--name', 'late', '--fault', 'dir=s2c method=a delay ms=11000',
+      '--', 'sh', '-c', `printf '%s\\n%s\\n' '${a}' '${b}'`], { keepStdinOpen: true, timeoutMs: 40000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.equal(r.stdout.toString(), `${a}\n${b}\n`, 'both reached the host');
+    assert.ok(Date.now() - t0 >= 10500, 'after the delay');
+    const rows = messages(db, 'late');
+    assert.deepEqual(rows.map((x) => [x.method, x.fault, x.fault_role]), [['a', 1, 'delayed'], ['b', null, null]]);
+  }));
+
+test('the record keeps the sender\'s order: a delayed request, then one answered with an error', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const r = await runMcpreel(['record', '--db', db, '--name', 'order', '--fault', 'method=a delay ms=1000',
+      '--fault', 'method=b error', '--', 'cat'], {
+      keepStdinOpen: true,
+      onSpawn: async (child) => {
+        child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"a"}\n{"jsonrpc":"2.0","id":2,"method":"b"}\n');
+        await sleep(2000);
+        child.stdin.end();
+      },
+    });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const rows = messages(db, 'order').filter((x) => x.direction === 'c2s');
+    assert.deepEqual(rows.map((x) => [x.method, x.fault, x.fault_role]), [['a', 1, 'delayed'], ['b', 2, 'original']]);
+    // The host got the error first: b was answered at once.
+    const out = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(out.map((m) => m.id), [2, 1]);
+    assert.equal(out[0].error.code, -32603);
+  }));
+
+test('lines a delay still holds for a server that exited are recorded as not delivered (original)', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const r = await runMcpreel(['record', '--db', db, '--name', 'lost', '--fault', 'method=a delay ms=5000',
+      '--', 'sh', '-c', 'sleep 1'], {
+      keepStdinOpen: true,
+      onSpawn: (child) => child.stdin.write('{"jsonrpc":"2.0","method":"a"}\n{"jsonrpc":"2.0","method":"b"}\n'),
+    });
+    const rows = messages(db, 'lost');
+    assert.deepEqual(rows.map((x) => [x.method, x.fault, x.fault_role]), [['a', 1, 'original'], ['b', null, 'original']]);
+    assert.match(r.stderr.toString(), /held back by faults and never delivered: 2/);
+  }));
