@@ -427,17 +427,6 @@ inject_timed_out(struct inject *ij, const char *p, size_t len, const char *id)
 	return 0;
 }
 
-/*
- * Whether a corrupt rule's mode is stray: the hit says so only in the
- * rule's canonical text.
- */
-static int
-inject_is_stray(const struct fault_hit *hit)
-{
-	return hit->rule_text != NULL &&
-	    strstr(hit->rule_text, "mode=stray") != NULL;
-}
-
 /* close: the server's pipes closed as if it died, or SIGKILL. */
 static void
 inject_close(struct inject *ij, const struct fault_hit *hit, int64_t n)
@@ -535,7 +524,7 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 		inject_out(ij, d, p, len, 1, 0, n, FAULT_ROLE_NONE);
 		break;
 	case FAULT_CORRUPT:
-		if (inject_is_stray(hit)) {
+		if (hit->corrupt == FAULT_CORRUPT_STRAY) {
 			if (hit->bytes != NULL)
 				inject_out(ij, d, hit->bytes, hit->len, 1, 0,
 				    n, FAULT_ROLE_INJECTED);

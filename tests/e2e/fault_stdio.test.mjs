@@ -450,3 +450,17 @@ test('lines a delay still holds for a server that exited are recorded as not del
     assert.deepEqual(rows.map((x) => [x.method, x.fault, x.fault_role]), [['a', 1, 'original'], ['b', null, 'original']]);
     assert.match(r.stderr.toString(), /held back by faults and never delivered: 2/);
   }));
+
+test('corrupt: a selector holding the text "mode=stray" does not make the mode stray', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const line = '{"jsonrpc":"2.0","method":"mode=stray"}';
+    const r = await runMcpreel(['record', '--db', db, '--name', 'notstray', '--fault', 'dir=s2c method=mode=stray corrupt',
+      '--', 'cat'], { input: `${line}\n` });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const out = r.stdout.toString().trim().split('\n');
+    assert.equal(out.length, 1, `one line back: ${out}`);
+    assert.ok(!out.includes(line), 'the original did not go through');
+    const rows = messages(db, 'notstray').filter((x) => x.direction === 's2c');
+    assert.deepEqual(rows.map((x) => x.fault_role), ['original', 'injected']);
+  }));
