@@ -26,7 +26,11 @@ fault_opts_read(const char *path, size_t *lenp, char **cause)
 	ssize_t		 n;
 	int		 fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+	/*
+	 * O_NONBLOCK: a FIFO with no writer must not block the open (on
+	 * SIGHUP, the relay's whole loop); it is refused below.
+	 */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
 		xasprintf(cause, "--faults %s: cannot open it: %s", path,
 		    strerror(errno));
 		return NULL;

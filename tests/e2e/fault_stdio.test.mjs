@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -463,4 +464,13 @@ test('corrupt: a selector holding the text "mode=stray" does not make the mode s
     assert.ok(!out.includes(line), 'the original did not go through');
     const rows = messages(db, 'notstray').filter((x) => x.direction === 's2c');
     assert.deepEqual(rows.map((x) => x.fault_role), ['original', 'injected']);
+  }));
+
+test('--faults naming a FIFO with no writer: refused at once, not a hang', { timeout: 30000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const fifo = join(dir, 'rules.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const r = await runMcpreel(['record', '--db', join(dir, 'f.db'), '--faults', fifo, '--', 'true'], { timeoutMs: 8000 });
+    assert.equal(r.code, 2, r.stderr.toString());
+    assert.match(r.stderr.toString(), /not a regular file/);
   }));
