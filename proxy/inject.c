@@ -562,7 +562,7 @@ inject_line(struct inject *ij, enum dir d, const char *p, size_t len)
 	struct fault_hit	 hit;
 	struct scan		 sc;
 	char			*id;
-	int			 answer, handled = 0;
+	int			 answer, handled = 0, hit_one;
 
 	scan_message(p, len, &sc);
 	answer = d == DIR_S2C && (sc.kind == KIND_RESPONSE ||
@@ -570,29 +570,22 @@ inject_line(struct inject *ij, enum dir d, const char *p, size_t len)
 	if (d == DIR_C2S && sc.kind == KIND_REQUEST)
 		inject_remember(ij, p, &sc);
 	memset(&hit, 0, sizeof hit);
-	if (fault_decide(ij->set, d, p, len, 0, &hit) == 1) {
-		/*
-		 * The answer to a request under a timeout rule: it belongs
-		 * to the request's fault when that is remembered.
-		 */
-		if (answer && hit.action == FAULT_TIMEOUT &&
-		    (id = inject_id_dup(p, &sc)) != NULL) {
-			handled = inject_timed_out(ij, p, len, id);
-			free(id);
-		}
-		if (!handled)
-			inject_apply(ij, d, p, len, &sc, &hit);
-		fault_hit_clear(&hit);
-		return;
-	}
-	/* Rules reloaded since the request: its answer is still held. */
+	hit_one = fault_decide(ij->set, d, p, len, 0, &hit) == 1;
+	/*
+	 * The answer to a request under a timeout rule belongs to the
+	 * request's fault while that is remembered, whatever the rules say
+	 * of it now (they may have been reloaded since the request): it is
+	 * swallowed, and the decision made for it is not acted on.
+	 */
 	if (answer && ij->nto != 0 && (id = inject_id_dup(p, &sc)) != NULL) {
 		handled = inject_timed_out(ij, p, len, id);
 		free(id);
-		if (handled)
-			return;
 	}
-	inject_out(ij, d, p, len, 1, 0, 0, FAULT_ROLE_NONE);
+	if (!handled && hit_one)
+		inject_apply(ij, d, p, len, &sc, &hit);
+	else if (!handled)
+		inject_out(ij, d, p, len, 1, 0, 0, FAULT_ROLE_NONE);
+	fault_hit_clear(&hit);
 }
 
 /*
@@ -725,8 +718,7 @@ inject_reload(struct relay *r)
 	} else
 		xasprintf(&note, "SIGHUP: fault rules reloaded: %zu",
 		    fault_set_count(ij->set));
-	if (cause == NULL)
-		log_info("%s", note);
+	/* fault_opts_reload logged the count already. */
 	tap_event(r->tap, r->session, "note", note, strlen(note));
 	free(note);
 	free(cause);

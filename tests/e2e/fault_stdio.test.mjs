@@ -474,3 +474,30 @@ test('--faults naming a FIFO with no writer: refused at once, not a hang', { tim
     assert.equal(r.code, 2, r.stderr.toString());
     assert.match(r.stderr.toString(), /not a regular file/);
   }));
+
+test('a timed-out request\'s answer stays swallowed after a reload whose rules select it otherwise', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const file = join(dir, 'rules.json');
+    writeFileSync(file, JSON.stringify({ rules: [{ action: 'timeout', method: 'x', ms: 100000 }] }));
+    // Answers each request 3 s after it came.
+    const server = `require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+      const m = JSON.parse(l); setTimeout(() => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} }) + '\\n'), 3000); });`;
+    const r = await runMcpreel(['record', '--db', db, '--name', 'tohup', '--faults', file, '--', process.execPath, '-e', server], {
+      keepStdinOpen: true,
+      onSpawn: async (child) => {
+        child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"x"}\n');
+        // Late enough for the handler to be set up, under ASan too.
+        await sleep(1500);
+        writeFileSync(file, JSON.stringify({ rules: [{ action: 'delay', dir: 's2c', ms: 10 }] }));
+        child.kill('SIGHUP');
+        await sleep(3000);
+        child.stdin.end();
+      },
+    });
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.equal(r.stdout.toString(), '', 'the host never got the answer');
+    assert.equal((r.stderr.toString().match(/fault rules reloaded/g) || []).length, 1, 'logged once');
+    const rows = messages(db, 'tohup');
+    assert.deepEqual(rows.map((x) => [x.direction, x.fault, x.fault_role]), [['c2s', 1, null], ['s2c', 1, 'original']]);
+  }));
