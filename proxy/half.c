@@ -206,14 +206,18 @@ half_close_out(struct half *h)
 	relay_check_done(r);
 }
 
-/* Say that the source ended with n bytes after its last newline. */
+/*
+ * Say that the source ended with n bytes after its last newline, and
+ * whether they were forwarded (not after a close fault).
+ */
 void
-half_partial(struct half *h, size_t n)
+half_partial(struct half *h, size_t n, int forwarded)
 {
 	char	*note;
 
 	xasprintf(&note, "%s ended with %zu bytes after the last newline; "
-	    "forwarded as they are", h->src_name, n);
+	    "%s", h->src_name, n, forwarded ? "forwarded as they are" :
+	    "not delivered (the server's side was closed by a fault)");
 	log_info("%s", note);
 	tap_event(h->r->tap, h->r->session, "note", note, strlen(note));
 	free(note);
@@ -227,7 +231,7 @@ half_source_ended(struct half *h, const char *why)
 		return;
 	/* A line streaming through (fault rules) is recorded first. */
 	if (h->line.wire > 0 || h->line.cur != NULL) {
-		half_partial(h, (size_t)h->line.wire);
+		half_partial(h, (size_t)h->line.wire, 1);
 		half_complete(h);
 	}
 	inject_source_ended(h);

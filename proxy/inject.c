@@ -104,12 +104,15 @@ struct inject {
 	size_t			 reqs_bytes;	/* text the ring holds */
 	struct inject_req	 tos[INJECT_TIMEOUTS_MAX]; /* a ring */
 	size_t			 nto;
+	int64_t			 closed;	/* the close fault that ended the
+						   server's side, or 0 */
 	int			 full;		/* a queue passed INJECT_QUEUE_MAX
 						   and they are not both under
 						   half yet */
 };
 
 static void	inject_flush(struct inject_dir *);
+static void	inject_partial(struct half *);
 static void	inject_queue(struct inject *, enum dir, const char *, size_t,
 		    int, int64_t, int64_t, int, int);
 
@@ -435,6 +438,8 @@ inject_close(struct inject *ij, const struct fault_hit *hit, int64_t n)
 	struct half	*s2c = &r->half[DIR_S2C];
 	char		*why;
 
+	/* From now on nothing more is decided or delivered (inject_read). */
+	ij->closed = n;
 	xasprintf(&why, "fault #%lld (rule %d) %s", (long long)n, hit->rule,
 	    hit->close == FAULT_CLOSE_KILL ? "killed the server (SIGKILL)" :
 	    "closed the server's stdin and stdout");
@@ -612,6 +617,18 @@ inject_read(struct half *h, const char *p, size_t n)
 				id->streaming = 0;
 				inject_flush(id);
 			}
+		} else if (nl != NULL && ij->closed != 0) {
+			/*
+			 * After a close fault what either side says reaches
+			 * nobody: recorded, not delivered, under the close.
+			 */
+			have = evbuffer_get_length(id->in);
+			line = xmalloc(have + k + 1);
+			evbuffer_remove(id->in, line, have);
+			memcpy(line + have, p, k);
+			inject_record(ij, h->dir, line, have + k, ij->closed,
+			    FAULT_ROLE_ORIGINAL);
+			free(line);
 		} else if (nl != NULL) {
 			have = evbuffer_get_length(id->in);
 			if (have == 0)
@@ -643,9 +660,12 @@ inject_read(struct half *h, const char *p, size_t n)
 			}
 			inject_pauses(ij);
 		}
-		/* A close fault ended the source: the rest is not read. */
-		if (nl == NULL || h->eof)
+		if (nl == NULL) {
+			/* A close fault ended the source in this read. */
+			if (h->eof)
+				inject_partial(h);
 			break;
+		}
 		p += k + 1;
 		n -= k + 1;
 	}
@@ -681,7 +701,6 @@ void
 inject_source_ended(struct half *h)
 {
 	struct inject_dir	*id;
-	size_t			 have;
 
 	if (h->r->inj == NULL)
 		return;
@@ -690,9 +709,30 @@ inject_source_ended(struct half *h)
 		id->streaming = 0;
 		inject_flush(id);
 	}
+	inject_partial(h);
+}
+
+/*
+ * What is left of a line when the source of h ended goes out as it is
+ * after what is queued (recorded only, after a close fault).
+ */
+static void
+inject_partial(struct half *h)
+{
+	struct inject_dir	*id = &h->r->inj->d[h->dir];
+	size_t			 have;
+
 	if ((have = evbuffer_get_length(id->in)) == 0)
 		return;
-	half_partial(h, have);
+	half_partial(h, have, h->r->inj->closed == 0);
+	if (h->r->inj->closed != 0) {
+		/* After a close fault: not delivered. */
+		inject_record(h->r->inj, h->dir, (const char *)
+		    evbuffer_pullup(id->in, -1), have, h->r->inj->closed,
+		    FAULT_ROLE_ORIGINAL);
+		evbuffer_drain(id->in, have);
+		return;
+	}
 	inject_out(h->r->inj, h->dir, (const char *)evbuffer_pullup(id->in,
 	    -1), have, 0, 0, 0, FAULT_ROLE_NONE);
 	evbuffer_drain(id->in, have);

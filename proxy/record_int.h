@@ -94,7 +94,7 @@ void		 half_free(struct half *);
 void		 half_pause(struct half *, int, int);
 size_t		 half_backlog(const struct half *);
 void		 half_source_ended(struct half *, const char *);
-void		 half_partial(struct half *, size_t);
+void		 half_partial(struct half *, size_t, int);
 void		 half_close_out(struct half *);
 void		 half_send(struct half *, const char *, size_t);
 void		 half_record(struct half *, const char *, size_t);

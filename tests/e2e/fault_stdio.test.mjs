@@ -501,3 +501,19 @@ test('a timed-out request\'s answer stays swallowed after a reload whose rules s
     const rows = messages(db, 'tohup');
     assert.deepEqual(rows.map((x) => [x.direction, x.fault, x.fault_role]), [['c2s', 1, null], ['s2c', 1, 'original']]);
   }));
+
+test('close on a server line: what it printed after, in the same read, reaches nobody and is recorded as such', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const a = '{"jsonrpc":"2.0","method":"a"}';
+    const b = '{"jsonrpc":"2.0","method":"b"}';
+    for (const mode of ['pipes', 'kill']) {
+      const name = `close-rest-${mode}`;
+      const r = await runMcpreel(['record', '--db', db, '--name', name, '--fault', `dir=s2c method=a close mode=${mode}`,
+        '--', 'sh', '-c', `printf '%s\\n%s\\n{"partial' '${a}' '${b}'; sleep 5`], { keepStdinOpen: true, timeoutMs: 20000 });
+      assert.equal(r.stdout.toString(), '', `${mode}: nothing reached the host`);
+      const rows = messages(db, name);
+      assert.deepEqual(rows.map((x) => [x.method, x.fault, x.fault_role]),
+        [['a', 1, 'original'], ['b', 1, 'original'], [null, 1, 'original']], mode);
+    }
+  }));
