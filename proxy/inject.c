@@ -106,7 +106,7 @@ struct inject {
 	size_t			 nto;
 	int64_t			 closed;	/* the close fault that ended the
 						   server's side, or 0 */
-	int			 full;		/* a queue passed INJECT_QUEUE_MAX
+	int			 full;		/* a queue passed its maximum,
 						   and they are not both under
 						   half yet */
 };
