@@ -112,6 +112,13 @@ enum fault_action {
 	FAULT_ACTION_MAX
 };
 
+enum fault_corrupt {
+	FAULT_CORRUPT_INVALID_JSON,	/* the message made invalid JSON */
+	FAULT_CORRUPT_TRUNCATE,		/* its first half */
+	FAULT_CORRUPT_STRAY,		/* a stray line sent before it */
+	FAULT_CORRUPT_MAX
+};
+
 enum fault_close {
 	FAULT_CLOSE_PIPES,	/* stdio: close both of the server's pipes */
 	FAULT_CLOSE_KILL,	/* stdio: SIGKILL the server */
@@ -132,9 +139,14 @@ enum fault_close {
  */
 #define FAULT_PENDING_MAX	4096
 /*
+ * The longest request id or method a remembered request keeps (bytes);
+ * a transport's own table of requests keeps no more.
+ */
+#define FAULT_KEEP_MAX		256
+/*
  * Messages that are not JSON-RPC (invalid, or a batch) are selected by no
  * rule.  Request ids and methods longer than 256 bytes and names longer
- * than 1024 are not kept (fault_int.h, FAULT_KEEP_MAX, FAULT_NAME_MAX).
+ * than 1024 are not kept (FAULT_KEEP_MAX; fault_int.h, FAULT_NAME_MAX).
  */
 
 struct fault_set;
@@ -151,6 +163,7 @@ struct fault_hit {
 	int64_t			 delay_ms;	/* delay (jitter applied),
 						   timeout */
 	enum fault_close	 close;
+	enum fault_corrupt	 corrupt;	/* corrupt: which mode */
 	int			 status;	/* http-status */
 	char			*retry_after;	/* header value, or NULL */
 	char			*www_authenticate; /* or NULL */

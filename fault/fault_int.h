@@ -19,11 +19,10 @@
 /*
  * What a remembered request keeps is bounded, so that FAULT_PENDING_MAX
  * of them stay small whatever peers send: a method or an id longer than
- * FAULT_KEEP_MAX bytes, or a name (tool, prompt, resource URI) longer
+ * FAULT_KEEP_MAX bytes (fault.h), or a name (tool, prompt, resource URI) longer
  * than FAULT_NAME_MAX, is not kept (a request with such an id is not
  * remembered; such a method or name matches no selector of it).
  */
-#define FAULT_KEEP_MAX		256
 #define FAULT_NAME_MAX		1024
 /*
  * The most a remembered request holds: its key (direction byte, id, NUL)

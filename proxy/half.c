@@ -31,6 +31,7 @@
 
 static void	half_write_failed(struct half *, int);
 static void	half_send_held(struct half *);
+static void	half_read_cb(evutil_socket_t, short, void *);
 
 /* Pause or resume reading the source, for one enum pause_why reason. */
 void
@@ -91,6 +92,24 @@ half_complete(struct half *h)
 	}
 }
 
+/*
+ * One whole line of this direction as a message for the record, under the
+ * same record size cap as the lines gathered in pieces (a note when cut).
+ */
+struct msg *
+half_line_msg(struct half *h, const char *p, size_t len)
+{
+	struct line	 l;
+	struct msg	*m;
+
+	line_init(&l, h->dir);
+	line_add(&l, p, len, 1);
+	m = line_finish(&l);
+	if (m->flags & MSG_TRUNCATED)
+		half_truncated(h, m);
+	return m;
+}
+
 /* Bytes in the backlog: what the destination has not taken yet. */
 size_t
 half_backlog(const struct half *h)
@@ -102,7 +121,7 @@ half_backlog(const struct half *h)
  * Send n bytes to the destination: written at once when nothing waits
  * before them, the rest kept in the backlog until it is writable.
  */
-static void
+void
 half_send(struct half *h, const char *p, size_t n)
 {
 	ssize_t	w;
@@ -135,7 +154,7 @@ half_send(struct half *h, const char *p, size_t n)
  * only ever looks at bytes that have just arrived, so a huge line costs
  * linear time.
  */
-static void
+void
 half_record(struct half *h, const char *p, size_t n)
 {
 	const char	*nl;
@@ -170,6 +189,7 @@ half_close_out(struct half *h)
 	h->out_closed = 1;
 	event_del(h->wr_ev);
 	evbuffer_drain(h->backlog, half_backlog(h));
+	half_pause(&r->half[!h->dir], PAUSE_ANSWER, 0);
 	if (h->dir == DIR_C2S) {
 		close(h->out_fd);
 		relay_end_now(r, "the server's stdin was closed");
@@ -186,23 +206,35 @@ half_close_out(struct half *h)
 	relay_check_done(r);
 }
 
+/*
+ * Say that the source ended with n bytes after its last newline, and
+ * whether they were forwarded (not after a close fault).
+ */
+void
+half_partial(struct half *h, size_t n, int forwarded)
+{
+	char	*note;
+
+	xasprintf(&note, "%s ended with %zu bytes after the last newline; "
+	    "%s", h->src_name, n, forwarded ? "forwarded as they are" :
+	    "not delivered (the server's side was closed by a fault)");
+	log_info("%s", note);
+	tap_event(h->r->tap, h->r->session, "note", note, strlen(note));
+	free(note);
+}
+
 /* The source ended: record what is left of a line, then close its peer. */
 void
 half_source_ended(struct half *h, const char *why)
 {
-	char	*note;
-
 	if (h->eof)
 		return;
+	/* A line streaming through (fault rules) is recorded first. */
 	if (h->line.wire > 0 || h->line.cur != NULL) {
-		xasprintf(&note, "%s ended with %llu bytes after the last "
-		    "newline; forwarded as they are", h->src_name,
-		    (unsigned long long)h->line.wire);
-		log_info("%s", note);
-		tap_event(h->r->tap, h->r->session, "note", note, strlen(note));
-		free(note);
+		half_partial(h, (size_t)h->line.wire, 1);
 		half_complete(h);
 	}
+	inject_source_ended(h);
 	if (h->held != NULL && evbuffer_get_length(h->held) > 0) {
 		tap_sync(h->r->tap);
 		half_send_held(h);
@@ -210,7 +242,7 @@ half_source_ended(struct half *h, const char *why)
 	log_debug("%s: %s", h->src_name, why);
 	h->eof = 1;
 	event_del(h->rd_ev);
-	if (h->out_closed || half_backlog(h) == 0)
+	if (h->out_closed || (half_backlog(h) == 0 && inject_pending(h) == 0))
 		half_close_out(h);
 	relay_check_done(h->r);
 }
@@ -303,16 +335,7 @@ half_read_cb(evutil_socket_t fd, short events, void *arg)
 	    errno == EWOULDBLOCK))
 		return;
 	if (n <= 0) {
-		if (n == -1)
-			log_warn("reading %s failed", h->src_name);
-		else if (h->dir == DIR_C2S)
-			relay_reason(h->r, "host closed the connection");
-		else if (h->r->state == RELAY_RUNNING) {
-			struct timeval	tv = { 0, RECORD_STDOUT_CHECK_MS * 1000 };
-
-			evtimer_add(h->r->stdout_check, &tv);
-		}
-		half_source_ended(h, n == 0 ? "end of file" : "read error");
+		half_read_ended(h, n);
 		return;
 	}
 	if (h->held != NULL)
@@ -322,10 +345,51 @@ half_read_cb(evutil_socket_t fd, short events, void *arg)
 		half_send(h, buf, (size_t)n);
 		half_record(h, buf, (size_t)n);
 	}
+	half_watermark(h);
+}
+
+/* Stop reading the source while the destination's backlog is too long. */
+void
+half_watermark(struct half *h)
+{
 	if (!h->out_closed && half_backlog(h) >= RECORD_MAX_OUTPUT) {
 		log_debug("%s is slow: pausing %s", h->dst_name, h->src_name);
 		half_pause(h, PAUSE_PEER, 1);
 	}
+}
+
+/*
+ * An answer injected in place of the other side (fault rules) went from
+ * h's source back to it, through the other half: while that half's
+ * backlog is too long, stop reading h's source, as if its own
+ * destination were slow.
+ */
+void
+half_answered(struct half *h)
+{
+	struct half	*o = &h->r->half[!h->dir];
+
+	if (!o->out_closed && half_backlog(o) >= RECORD_MAX_OUTPUT) {
+		log_debug("%s is slow with injected answers: pausing %s",
+		    o->dst_name, h->src_name);
+		half_pause(h, PAUSE_ANSWER, 1);
+	}
+}
+
+/* A read of the source gave end of file (0) or an error (-1). */
+void
+half_read_ended(struct half *h, ssize_t n)
+{
+	if (n == -1)
+		log_warn("reading %s failed", h->src_name);
+	else if (h->dir == DIR_C2S)
+		relay_reason(h->r, "host closed the connection");
+	else if (h->r->state == RELAY_RUNNING) {
+		struct timeval	tv = { 0, RECORD_STDOUT_CHECK_MS * 1000 };
+
+		evtimer_add(h->r->stdout_check, &tv);
+	}
+	half_source_ended(h, n == 0 ? "end of file" : "read error");
 }
 
 /* The destination is writable: write the backlog. */
@@ -343,12 +407,16 @@ half_write_cb(evutil_socket_t fd, short events, void *arg)
 		half_write_failed(h, errno);
 		return;
 	}
-	if ((h->pause & PAUSE_PEER) && half_backlog(h) <= RECORD_MAX_OUTPUT / 2)
-		half_pause(h, PAUSE_PEER, 0);
+	if (half_backlog(h) <= RECORD_MAX_OUTPUT / 2) {
+		if (h->pause & PAUSE_PEER)
+			half_pause(h, PAUSE_PEER, 0);
+		if (h->r->half[!h->dir].pause & PAUSE_ANSWER)
+			half_pause(&h->r->half[!h->dir], PAUSE_ANSWER, 0);
+	}
 	if (half_backlog(h) > 0)
 		return;
 	event_del(h->wr_ev);
-	if (h->eof)
+	if (h->eof && inject_pending(h) == 0)
 		half_close_out(h);
 	else
 		relay_check_done(h->r);
@@ -397,8 +465,9 @@ half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd,
 	h->in_fd = in_fd;
 	h->close_in = close_in;
 	h->out_fd = out_fd;
+	/* With fault rules each line is held for a decision: no tee. */
 	h->tee = record_loop_is_pipe(in_fd) &&
-	    record_loop_is_pipe(out_fd) && !durable;
+	    record_loop_is_pipe(out_fd) && !durable && r->inj == NULL;
 	if (durable && (h->held = evbuffer_new()) == NULL)
 		fatalx("cannot set up the relay for %s", h->src_name);
 	log_debug("%s -> %s: %s", h->src_name, h->dst_name, h->tee ?
@@ -406,7 +475,7 @@ half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd,
 	evutil_make_socket_nonblocking(in_fd);
 	evutil_make_socket_nonblocking(out_fd);
 	h->rd_ev = event_new(r->base, in_fd, EV_READ | EV_PERSIST,
-	    half_read_cb, h);
+	    r->inj != NULL ? inject_read_cb : half_read_cb, h);
 	h->wr_ev = event_new(r->base, out_fd, EV_WRITE | EV_PERSIST,
 	    half_write_cb, h);
 	h->backlog = evbuffer_new();

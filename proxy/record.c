@@ -95,6 +95,15 @@ record_set_durable(int on)
 	relay_durable = on;
 }
 
+/* The fault rules the relay applies (--fault), or NULL. */
+static const struct record_faults	*relay_faults;
+
+void
+record_set_faults(const struct record_faults *rf)
+{
+	relay_faults = rf != NULL && rf->set != NULL ? rf : NULL;
+}
+
 /*
  * Record one line of the server's stderr, redacted (by tap_event).  A
  * private key printed over several lines is one block the credential
@@ -174,6 +183,20 @@ relay_stderr_event_cb(struct bufferevent *bev, short what, void *arg)
 	relay_check_done(r);
 }
 
+/*
+ * Give the host RECORD_FLUSH_GRACE_MS to read what we hold for it, after
+ * the last line a fault delays for it is due: the host is still there.
+ */
+static void
+relay_flush_grace(struct relay *r)
+{
+	int64_t		ms = RECORD_FLUSH_GRACE_MS +
+			    inject_hold_ms(&r->half[DIR_S2C]);
+	struct timeval	tv = { (time_t)(ms / 1000), (ms % 1000) * 1000 };
+
+	evtimer_add(r->grace, &tv);
+}
+
 /* Finish once the server is gone and what it said has been passed on. */
 void
 relay_check_done(struct relay *r)
@@ -188,14 +211,10 @@ relay_check_done(struct relay *r)
 			return;
 		relay_set_state(r, RELAY_FLUSHING);
 		evtimer_del(r->grace);
-		{
-			struct timeval tv = { RECORD_FLUSH_GRACE_MS / 1000,
-			    (RECORD_FLUSH_GRACE_MS % 1000) * 1000 };
-
-			evtimer_add(r->grace, &tv);
-		}
+		relay_flush_grace(r);
 	}
-	flushed = s2c->out_closed || half_backlog(s2c) == 0;
+	flushed = s2c->out_closed || (half_backlog(s2c) == 0 &&
+	    inject_pending(s2c) == 0);
 	if (!flushed)
 		return;
 	relay_set_state(r, RELAY_DONE);
@@ -236,6 +255,11 @@ relay_grace_cb(evutil_socket_t fd, short events, void *arg)
 		}
 		relay_check_done(r);
 	} else if (r->state == RELAY_FLUSHING) {
+		/* A delay still holds lines for the host: wait for them. */
+		if (inject_hold_ms(s2c) > 0) {
+			relay_flush_grace(r);
+			return;
+		}
 		log_warnx("the host did not read the last %zu bytes within "
 		    "%d ms: giving up", half_backlog(s2c),
 		    RECORD_FLUSH_GRACE_MS);
@@ -295,6 +319,9 @@ relay_signal_cb(evutil_socket_t sig, short events, void *arg)
 	struct relay	*r = arg;
 	char		*note;
 
+	/* With --faults, SIGHUP re-reads the rules instead. */
+	if (sig == SIGHUP && inject_reload(r))
+		return;
 	xasprintf(&note, "mcpreel got %s: passed on to the server",
 	    strsignal((int)sig));
 	log_info("%s", note);
@@ -369,6 +396,8 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	}
 
 	r.rbuf = xmalloc(RECORD_READ_MAX);
+	if (relay_faults != NULL)
+		r.inj = inject_new(&r, relay_faults);
 	half_init(&r, DIR_C2S, STDIN_FILENO, 0, child_stdin_fd(r.child),
 	    relay_durable);
 	half_init(&r, DIR_S2C, child_stdout_fd(r.child), 1, STDOUT_FILENO,
@@ -404,6 +433,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	event_free(r.grace);
 	event_free(r.stdout_check);
 	bufferevent_free(r.err_in);
+	inject_free(r.inj);
 	for (i = 0; i < DIR_MAX; i++)
 		half_free(&r.half[i]);
 	free(r.rbuf);
