@@ -129,7 +129,7 @@ hresp_endpoint_session(struct hexch *x, const char *url)
 }
 
 /* One complete SSE event from the upstream. */
-static void
+void
 hresp_sse_event(struct hexch *x, struct sse_event *ev)
 {
 	struct hproxy	*p = x->c->p;
@@ -191,7 +191,7 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 }
 
 /* Forward the first n held bytes, in the framing the body came in. */
-static void
+void
 hresp_send_held(struct hexch *x, struct evbuffer *out, size_t n)
 {
 	struct evbuffer	*part;
@@ -278,6 +278,14 @@ hresp_head(struct hconn *c, struct http_head *h)
 		x->hold = evbuffer_new();
 	if (kind == HTTP_BODY_CLOSE)
 		x->close_after = 1;
+	if (c->p->opt->faults != NULL)
+		hfault_resp_head(x, kind);
+	if (x->fresp) {
+		/* --fault: the head waits with the body for the decision. */
+		evbuffer_remove_buffer(bufferevent_get_input(c->ubev),
+		    x->fhead, x->resp.len);
+		return;
+	}
 
 	/*
 	 * Pass the head on exactly as it came, unless its framing is
@@ -440,12 +448,18 @@ hresp_body(struct hconn *c, int eof)
 	struct evbuffer	*tmp;
 	struct sse_event ev;
 	char		*cause = NULL;
-	int		 rc, erc;
+	int		 rc, erc, frc;
 
 	if (x->resp_done)
 		return 1;
+	/* --fault: a delay holds what follows; a client left waiting. */
+	if (x->fwait || x->fhang)
+		return 0;
 	tmp = evbuffer_new();
-	rc = http_body_decode(&x->respbody, in, tmp, eof, &cause);
+	if (x->fbody_done)
+		rc = 1;
+	else
+		rc = http_body_decode(&x->respbody, in, tmp, eof, &cause);
 	if (rc == -1) {
 		evbuffer_free(tmp);
 		hexch_note(x, "bad response body from the upstream: %s",
@@ -471,7 +485,7 @@ hresp_body(struct hconn *c, int eof)
 		http_chunk_add(out, tmp);
 	else
 		evbuffer_add_buffer(out, tmp);
-	while (x->sse) {
+	while (x->sse && !x->fwait) {
 		memset(&ev, 0, sizeof ev);
 		erc = sse_next(&x->sp, x->ssebuf, &ev);
 		if (erc == 0)
@@ -480,10 +494,24 @@ hresp_body(struct hconn *c, int eof)
 			hexch_note(x, "an SSE event too large to record (over "
 			    "%d bytes): passed through, not recorded",
 			    SSE_LINE_MAX);
-		else {
+		else if (x->fsse) {
+			/* --fault: each event decided (hfault.c). */
+			frc = hfault_sse_event(x, &ev);
+			sse_event_clear(&ev);
+			if (frc == -1 || frc == 2) {
+				evbuffer_free(tmp);
+				if (frc == 2)
+					conn_watch_output(c);
+				return frc == 2 ? 1 : -1;
+			}
+			continue;
+		} else {
 			hresp_sse_event(x, &ev);
 			sse_event_clear(&ev);
 		}
+		if (x->fsse)
+			x->hold_ready = evbuffer_get_length(x->hold) -
+			    evbuffer_get_length(x->ssebuf);
 		/* All that the parser took has been handled, and may go. */
 		if (x->durable)
 			x->hold_ready = evbuffer_get_length(x->hold) -
@@ -499,7 +527,26 @@ hresp_body(struct hconn *c, int eof)
 	    evbuffer_get_length(x->ssebuf) <= evbuffer_get_length(x->hold))
 		x->hold_ready = evbuffer_get_length(x->hold) -
 		    evbuffer_get_length(x->ssebuf);
-	if (x->durable)
+	if (x->fsse) {
+		if (x->fwait) {
+			/* A delayed event holds the rest back. */
+			x->fbody_done = rc == 1;
+			evbuffer_free(tmp);
+			conn_watch_output(c);
+			return 0;
+		}
+		if (!x->sp.pending)
+			x->hold_ready = evbuffer_get_length(x->hold) -
+			    evbuffer_get_length(x->ssebuf);
+		hresp_send_held(x, out, x->hold_ready);
+	} else if (x->fresp) {
+		/* Held whole for the decision, up to a bound. */
+		if (rc == 0 && evbuffer_get_length(x->hold) > HFAULT_HOLD_MAX) {
+			evbuffer_add_buffer(out, x->fhead);
+			x->sent_resp = 1;
+			x->fresp = 0;
+		}
+	} else if (x->durable)
 		hresp_durable(c, rc == 1);
 	else if (x->hold != NULL && (!x->wait_endpoint || x->sse_events > 0 ||
 	    evbuffer_get_length(x->hold) > HTTP_HOLD_MAX)) {
@@ -509,6 +556,14 @@ hresp_body(struct hconn *c, int eof)
 	}
 	evbuffer_free(tmp);
 
+	if (rc == 1 && x->fresp && (frc = hfault_resp_end(x)) != 1) {
+		conn_watch_output(c);
+		return frc == 0 ? 0 : -1;
+	}
+	if (rc == 1 && x->fsse && hfault_stream_end(x)) {
+		conn_watch_output(c);
+		return 0;
+	}
 	if (rc == 1) {
 		hresp_release_hold(x, out);
 		if (x->rechunk) {

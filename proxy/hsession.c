@@ -407,9 +407,15 @@ hexch_assign(struct hexch *x, struct hsession *hs)
 	free(reqh);
 	if (x->have_resp)
 		hexch_record_response(x);
-	for (i = 0; i < x->nheld; i++)
+	/* --fault: a row that waited for the session, before its messages. */
+	hfault_assigned(x);
+	for (i = 0; i < x->nheld; i++) {
+		if (x->held[i]->fault_role != FAULT_ROLE_NONE &&
+		    x->held[i]->fault == 0)
+			x->held[i]->fault = x->fault_n;
 		tap_message_http(p->tap, hs->ws, x->wx, x->held[i],
 		    hexch_live(x));
+	}
 	free(x->held);
 	x->held = NULL;
 	x->nheld = 0;

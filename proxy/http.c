@@ -274,6 +274,9 @@ conn_read_requests(struct hconn *c)
 		if (!c->x->req_done) {
 			if (hexch_request_body(c) != 0)
 				return;
+			/* A fault answered it in the upstream's place. */
+			if (c->x == NULL)
+				continue;
 			if (!c->x->req_done)
 				return;
 		}
@@ -466,6 +469,8 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		bufferevent_set_timeouts(bev, NULL, NULL);
 		return;
 	}
+	if (x != NULL && hfault_upstream_gone(c))
+		return;
 	if ((what & BEV_EVENT_EOF) && c->connected) {
 		/* What is still buffered may complete the response. */
 		if (x != NULL && x->have_resp) {
@@ -567,6 +572,13 @@ proxy_accept_cb(int fd, void *arg)
 	return 0;
 }
 
+/* SIGHUP with --faults: the rules are read again. */
+static void
+proxy_sighup_cb(evutil_socket_t sig, short events, void *arg)
+{
+	hfault_reload(arg);
+}
+
 /* SIGINT or SIGTERM: stop recording, closing what is in flight. */
 static void
 proxy_signal_cb(evutil_socket_t sig, short events, void *arg)
@@ -598,6 +610,13 @@ record_http(struct writer *w, const struct http_options *opt,
 
 	memset(res, 0, sizeof *res);
 	res->exit_status = -1;
+	if (opt->durable && opt->faults != NULL) {
+		res->exit_code = 2;
+		res->reason = xstrdup("--durable and --fault cannot be given "
+		    "together over HTTP (a fault holds back what --durable "
+		    "holds until it is committed)");
+		return -1;
+	}
 	memset(&p, 0, sizeof p);
 	TAILQ_INIT(&p.conns);
 	p.w = w;
@@ -628,6 +647,10 @@ record_http(struct writer *w, const struct http_options *opt,
 	for (i = 0; i < 2; i++) {
 		p.sigs[i] = evsignal_new(p.base, sigs[i], proxy_signal_cb, &p);
 		evsignal_add(p.sigs[i], NULL);
+	}
+	if (opt->faults_reload != NULL) {
+		p.sighup = evsignal_new(p.base, SIGHUP, proxy_sighup_cb, &p);
+		evsignal_add(p.sighup, NULL);
 	}
 	/* Said at any log level, alone on its line: scripts wait for it. */
 	log_warnx("listening on %s", p.origin);
@@ -664,6 +687,8 @@ record_http(struct writer *w, const struct http_options *opt,
 	    xstrdup("recording stopped");
 	for (i = 0; i < 2; i++)
 		event_free(p.sigs[i]);
+	if (p.sighup != NULL)
+		event_free(p.sighup);
 	tap_free(p.tap);
 	free(p.origin);
 	net_upstream_clear(&p.up);

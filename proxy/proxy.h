@@ -121,6 +121,13 @@ int		 record_loop_is_pipe(int);
  */
 #define HTTP_UPSTREAM_TIMEOUT	300
 
+/*
+ * SIGHUP with --faults: read the rules again into the set (arg is the
+ * caller's); 0, or -1 with *cause (the set is then left as it was).
+ */
+struct fault_set;
+typedef int	(*fault_reload_cb)(void *, struct fault_set *, char **);
+
 struct http_options {
 	const char	 *name;		/* --name, or NULL */
 	const char	 *listen;	/* --listen */
@@ -135,6 +142,9 @@ struct http_options {
 	int		  upstream_timeout; /* seconds, 0: none */
 	char		**redact;	/* --redact-header NAME ... */
 	size_t		  nredact;
+	struct fault_set *faults;	/* --fault rules, or NULL: none */
+	fault_reload_cb	  faults_reload; /* SIGHUP re-reads them, or NULL */
+	void		 *faults_arg;
 };
 
 int		 record_http(struct writer *, const struct http_options *,

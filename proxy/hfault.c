@@ -1,0 +1,929 @@
+/*
+ * Fault injection over HTTP (record --listen --upstream --fault): where the
+ * rules of fault/ meet the reverse proxy.  With no rules none of this runs
+ * and every exchange goes as it always did.
+ *
+ * With rules, what a decision needs is held back until it is whole:
+ *  - a request's head and body (a POST's message), so that it can be
+ *    answered in the upstream's place (error, tool-error, http-status,
+ *    drop), held (delay), changed (corrupt, mutate; Content-Length follows)
+ *    or its connection reset, before the upstream sees any of it;
+ *  - a JSON response's head and body, so that it can be held, changed
+ *    (Content-Length follows), dropped or its connection closed;
+ *  - each SSE event, until it is complete: it is delivered, held, replaced
+ *    by another event (same id and type, new data), left out, or the
+ *    stream is ended (cleanly, end-stream) or reset there.
+ * A request or JSON body over HFAULT_HOLD_MAX goes on undecided.
+ *
+ * A client whose answer is not coming (a dropped request or response, a
+ * timeout) is left waiting: its POST stays open until it gives up (or the
+ * upstream timeout answers 504), as it would with a server that lost it.
+ *
+ * Every fault is recorded as one faults row (writer_fault) then the
+ * messages that carry its number, each with its role: 'original' (what the
+ * sender sent, not delivered as is), 'injected' (what mcpreel sent in its
+ * place), 'delayed' (delivered late).  An exchange whose response a fault
+ * made (an http-status, a reset, an ended stream) names it too.
+ */
+
+#include <sys/socket.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "http_int.h"
+#include "fault.h"
+
+/* The reason phrase of a status a fault answers with. */
+static const char *
+hfault_reason(int status)
+{
+	switch (status) {
+	case 200:
+		return "OK";
+	case 202:
+		return "Accepted";
+	case 401:
+		return "Unauthorized";
+	case 404:
+		return "Not Found";
+	case 429:
+		return "Too Many Requests";
+	case 500:
+		return "Internal Server Error";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Error";
+	}
+}
+
+/* Whether the run has fault rules. */
+int
+hfault_active(const struct hproxy *p)
+{
+	return p->opt->faults != NULL && fault_set_count(p->opt->faults) > 0;
+}
+
+/* A JSON-RPC message's method (a response: its request's) and id. */
+static void
+hfault_ident(struct hexch *x, enum dir d, const char *p, size_t len,
+    char **method, char **id)
+{
+	struct scan	sc;
+
+	*method = *id = NULL;
+	scan_message(p, len, &sc);
+	if (sc.has_method)
+		*method = scan_method_dup(p, &sc);
+	if (sc.has_id)
+		*id = scan_id_dup(p, &sc);
+	if (*method == NULL && d == DIR_S2C && x->req_rpc_method != NULL &&
+	    *id != NULL && x->rpc_id != NULL && strcmp(*id, x->rpc_id) == 0)
+		*method = xstrdup(x->req_rpc_method);
+}
+
+/* Write a faults row for x in its session; its number. */
+static int64_t
+hfault_write(struct hexch *x, const struct wfault *in)
+{
+	struct hproxy	*p = x->c->p;
+	struct wfault	 wf = *in;
+
+	wf.n = writer_session_next_fault(x->hs->ws);
+	writer_fault(p->w, x->hs->ws, &wf);
+	log_debug("fault #%lld (rule %d): %s", (long long)wf.n,
+	    wf.rule_index, wf.detail != NULL ? wf.detail : wf.action);
+	return wf.n;
+}
+
+/* Free a faults row kept until the session was known. */
+static void
+hfault_pend_free(struct wfault *wf)
+{
+	if (wf == NULL)
+		return;
+	free((char *)wf->rule);
+	free((char *)wf->method);
+	free((char *)wf->rpc_id);
+	free((char *)wf->detail);
+	free(wf);
+}
+
+/*
+ * Record that hit applied to the message p of x: a faults row, now if
+ * x's session is known; a request forwarded with no session yet (an
+ * initialize: its response names the session) keeps it until then
+ * (hfault_assigned), others go to the run's default session.  Returns its
+ * number, or 0 while it waits.
+ */
+static int64_t
+hfault_record(struct hexch *x, const struct fault_hit *hit, enum dir d,
+    const char *p, size_t len, int forwarded)
+{
+	struct wfault	 wf;
+	char		*method, *id;
+	int64_t		 n = 0;
+
+	hfault_ident(x, d, p, len, &method, &id);
+	memset(&wf, 0, sizeof wf);
+	wf.ts_ns = clock_wall_ns();
+	wf.mono_ns = clock_mono_ns();
+	wf.rule_index = hit->rule;
+	wf.rule = hit->rule_text;
+	wf.action = fault_action_name(hit->action);
+	wf.has_dir = 1;
+	wf.dir = d;
+	wf.method = method;
+	wf.rpc_id = id;
+	wf.detail = hit->detail;
+	if (x->hs == NULL && !forwarded)
+		hexch_assign(x, hsession_default(x->c->p, x->ts_ns));
+	if (x->hs != NULL)
+		n = hfault_write(x, &wf);
+	else {
+		hfault_pend_free(x->fpend);
+		x->fpend = xmalloc(sizeof *x->fpend);
+		*x->fpend = wf;
+		x->fpend->rule = xstrdup(wf.rule);
+		x->fpend->action = wf.action;
+		x->fpend->detail = wf.detail != NULL ? xstrdup(wf.detail) :
+		    NULL;
+		method = id = NULL;
+	}
+	free(method);
+	free(id);
+	return n;
+}
+
+/* x's session is now known: write the row that waited for it. */
+void
+hfault_assigned(struct hexch *x)
+{
+	if (x->fpend == NULL)
+		return;
+	x->fault_n = hfault_write(x, x->fpend);
+	hfault_pend_free(x->fpend);
+	x->fpend = NULL;
+}
+
+/* Record bytes as a message of x with a fault and its role. */
+static void
+hfault_tap(struct hexch *x, enum dir d, const char *p, size_t len,
+    const char *sse_id, int64_t n, int role)
+{
+	struct evbuffer	*b = evbuffer_new();
+
+	evbuffer_add(b, p, len);
+	x->tap_fault = n;
+	x->tap_role = role;
+	hexch_tap_data(x, d, b, len, sse_id, NULL);
+	x->tap_fault = 0;
+	x->tap_role = 0;
+	evbuffer_free(b);
+}
+
+/* Record x's request body (reqdata, as capped) with a fault and role. */
+static void
+hfault_tap_request(struct hexch *x, int64_t n, int role)
+{
+	size_t	len = evbuffer_get_length(x->reqdata);
+
+	x->tap_fault = n;
+	x->tap_role = role;
+	hexch_tap_data(x, DIR_C2S, x->reqdata, len, NULL, &x->reqcap);
+	x->tap_fault = 0;
+	x->tap_role = 0;
+	evbuffer_drain(x->reqdata, len);
+}
+
+/* The bytes a corrupt or mutate hit sends in place of the message p. */
+static struct evbuffer *
+hfault_replacement(const struct fault_hit *hit, const char *p, size_t len,
+    int *stray)
+{
+	struct evbuffer	*b = evbuffer_new();
+
+	*stray = hit->action == FAULT_CORRUPT && hit->bytes != NULL &&
+	    strstr(hit->detail != NULL ? hit->detail : "", "stray") != NULL;
+	if (hit->bytes != NULL)
+		evbuffer_add(b, hit->bytes, hit->len);
+	if (*stray) {
+		evbuffer_add(b, "\n", 1);
+		evbuffer_add(b, p, len);
+	}
+	return b;
+}
+
+/*
+ * Send x's held request upstream, as it came or (body not NULL) with body
+ * in place of its own; Content-Length follows a new body.
+ */
+void
+hfault_send_request(struct hexch *x, const char *body, size_t len)
+{
+	struct hconn	*c = x->c;
+	struct evbuffer	*out, *tmp;
+	char		*cause = NULL, *dropped;
+
+	x->fhold = 0;
+	if (conn_connect(c, &cause) != 0) {
+		conn_reply_error(c, 502, "Bad Gateway", cause);
+		free(cause);
+		return;
+	}
+	hexch_send_head(c, &x->req, body != NULL &&
+	    x->reqbody.kind != HTTP_BODY_CHUNKED ? &len : NULL);
+	out = bufferevent_get_output(c->ubev);
+	tmp = evbuffer_new();
+	if (body != NULL)
+		evbuffer_add(tmp, body, len);
+	else
+		evbuffer_add_buffer(tmp, x->reqhold);
+	evbuffer_drain(x->reqhold, evbuffer_get_length(x->reqhold));
+	if (x->reqbody.kind == HTTP_BODY_CHUNKED) {
+		http_chunk_add(out, tmp);
+		if (x->req_done) {
+			http_chunk_end_trailers(out, x->reqtrailers, &dropped);
+			hexch_trailers_note(x, "request", dropped);
+		}
+	} else
+		evbuffer_add_buffer(out, tmp);
+	evbuffer_free(tmp);
+	conn_watch_output(c);
+	hwait_set(c);
+}
+
+/* The request body outgrew what is held for a decision: it goes on. */
+void
+hfault_request_giveup(struct hexch *x)
+{
+	hexch_note_at(x, LOG_LEVEL_DEBUG, "a request body over %u bytes: "
+	    "passed on with no fault decided", HFAULT_HOLD_MAX);
+	hfault_send_request(x, NULL, 0);
+}
+
+/*
+ * Answer x's request ourselves with status, extra header lines (each
+ * "Name: value", NULL-ended) and a body of ctype; the exchange records
+ * the response as made by fault n.  The connection goes on to its next
+ * request (or closes, as the client asked).
+ */
+static void
+hfault_reply(struct hexch *x, int status, const char *const *extra,
+    const char *ctype, const char *body, size_t len, int64_t n)
+{
+	struct hconn	*c = x->c;
+	struct evbuffer	*out = bufferevent_get_output(c->cbev);
+	struct http_head *h = &x->resp;
+	size_t		 i, k = 0, nextra = 0;
+	const char	*colon;
+	char		 clen[32];
+	int		 close_after = x->close_after;
+
+	while (extra != NULL && extra[nextra] != NULL)
+		nextra++;
+	memset(h, 0, sizeof *h);
+	h->version = 11;
+	h->status = status;
+	h->reason = xstrdup(hfault_reason(status));
+	h->headers = xcalloc(nextra + 3, sizeof *h->headers);
+	if (ctype != NULL) {
+		h->headers[k].name = xstrdup("Content-Type");
+		h->headers[k++].value = xstrdup(ctype);
+	}
+	snprintf(clen, sizeof clen, "%zu", len);
+	h->headers[k].name = xstrdup("Content-Length");
+	h->headers[k++].value = xstrdup(clen);
+	for (i = 0; i < nextra; i++) {
+		colon = strchr(extra[i], ':');
+		h->headers[k].name = xstrndup(extra[i], colon - extra[i]);
+		h->headers[k++].value = xstrdup(colon + 2);
+	}
+	h->nheaders = k;
+	x->have_resp = 1;
+	if (x->wx != NULL) {
+		hexch_record_response(x);
+		if (n != 0)
+			writer_exchange_fault(c->p->w, x->wx, n);
+	}
+	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status, h->reason);
+	for (i = 0; i < h->nheaders; i++)
+		evbuffer_add_printf(out, "%s: %s\r\n", h->headers[i].name,
+		    h->headers[i].value);
+	if (close_after)
+		evbuffer_add_printf(out, "Connection: close\r\n");
+	evbuffer_add(out, "\r\n", 2);
+	evbuffer_add(out, body, len);
+	x->sent_resp = 1;
+	x->resp_done = 1;
+	free(x->outcome);
+	xasprintf(&x->outcome, "%d from a fault (#%lld)", status,
+	    (long long)n);
+	hexch_end(c, x->outcome);
+	if (close_after) {
+		conn_close_after_output(c);
+		return;
+	}
+	conn_pause(c->cbev, &c->cpause, PAUSE_BUSY, 0);
+	conn_watch_output(c);
+	hwait_set(c);
+}
+
+/* Reset the client's connection (SO_LINGER 0: an RST, not a FIN). */
+static void
+hfault_reset(struct hconn *c, const char *why)
+{
+	struct linger	l = { 1, 0 };
+	evutil_socket_t	fd = bufferevent_getfd(c->cbev);
+
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+	evbuffer_drain(bufferevent_get_output(c->cbev),
+	    evbuffer_get_length(bufferevent_get_output(c->cbev)));
+	conn_close(c, why);
+}
+
+/*
+ * Leave the client waiting for an answer that is not coming: the upstream
+ * connection closes, the client's stays open until it leaves (or the
+ * upstream timeout ends it).
+ */
+static void
+hfault_hang(struct hexch *x)
+{
+	struct hconn	*c = x->c;
+
+	x->fhang = 1;
+	x->resp_done = 0;
+	if (c->ubev != NULL) {
+		bufferevent_free(c->ubev);
+		c->ubev = NULL;
+	}
+	hwait_set(c);
+}
+
+/* A c2s delay ran out: the request goes on. */
+static void
+hfault_request_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct hexch	*x = arg;
+
+	x->fwait = 0;
+	hfault_send_request(x, NULL, 0);
+}
+
+/* A JSON-RPC request body, as opposed to a notification or response. */
+static int
+hfault_is_request(const char *p, size_t len)
+{
+	struct scan	sc;
+
+	scan_message(p, len, &sc);
+	return sc.kind == KIND_REQUEST;
+}
+
+/*
+ * The request's body is whole: decide, and forward it, answer it or hold
+ * it.  Returns 0, or -1 when the connection was closed.
+ */
+int
+hfault_request(struct hexch *x)
+{
+	struct hconn		*c = x->c;
+	struct fault_hit	 hit;
+	struct evbuffer		*rep;
+	struct timeval		 tv;
+	const char		*p;
+	size_t			 len = evbuffer_get_length(x->reqhold);
+	char			*extra[3] = { NULL, NULL, NULL };
+	char			*body;
+	int64_t			 n;
+	int			 stray, i;
+
+	p = (const char *)evbuffer_pullup(x->reqhold, -1);
+	memset(&hit, 0, sizeof hit);
+	if (len == 0 || fault_decide(c->p->opt->faults, DIR_C2S, p, len, 1,
+	    &hit) == 0) {
+		hfault_tap_request(x, 0, 0);
+		hfault_send_request(x, NULL, 0);
+		return c->dead ? -1 : 0;
+	}
+	switch (hit.action) {
+	case FAULT_DELAY:
+		n = hfault_record(x, &hit, DIR_C2S, p, len, 1);
+		x->fault_n = n;
+		hfault_tap_request(x, n, FAULT_ROLE_DELAYED);
+		x->fwait = 1;
+		x->ftimer = evtimer_new(c->p->base, hfault_request_timer_cb, x);
+		tv.tv_sec = hit.delay_ms / 1000;
+		tv.tv_usec = (hit.delay_ms % 1000) * 1000;
+		evtimer_add(x->ftimer, &tv);
+		break;
+	case FAULT_TIMEOUT:
+		n = hfault_record(x, &hit, DIR_C2S, p, len, 1);
+		x->fault_n = n;
+		x->fswallow = 1;
+		hfault_tap_request(x, n, 0);
+		hfault_send_request(x, NULL, 0);
+		break;
+	case FAULT_CORRUPT:
+	case FAULT_MUTATE:
+		n = hfault_record(x, &hit, DIR_C2S, p, len, 1);
+		x->fault_n = n;
+		hfault_tap_request(x, n, FAULT_ROLE_ORIGINAL);
+		rep = hfault_replacement(&hit, p, len, &stray);
+		len = evbuffer_get_length(rep);
+		body = xmalloc(len + 1);
+		evbuffer_remove(rep, body, len);
+		evbuffer_free(rep);
+		hfault_tap(x, DIR_C2S, body, len, NULL, n, FAULT_ROLE_INJECTED);
+		hfault_send_request(x, body, len);
+		free(body);
+		break;
+	case FAULT_ERROR:
+	case FAULT_TOOL_ERROR:
+		n = hfault_record(x, &hit, DIR_C2S, p, len, 0);
+		hfault_tap_request(x, n, FAULT_ROLE_ORIGINAL);
+		hfault_tap(x, DIR_S2C, hit.bytes, hit.len, NULL, n,
+		    FAULT_ROLE_INJECTED);
+		hfault_reply(x, 200, NULL, "application/json", hit.bytes,
+		    hit.len, 0);
+		break;
+	case FAULT_DROP:
+		n = hfault_record(x, &hit, DIR_C2S, p, len, 0);
+		hfault_tap_request(x, n, FAULT_ROLE_ORIGINAL);
+		if (hfault_is_request(p, len)) {
+			x->fhang = 1;
+			hwait_set(c);
+		} else
+			hfault_reply(x, 202, NULL, NULL, "", 0, 0);
+		break;
+	case FAULT_HTTP_STATUS:
+		n = hfault_record(x, &hit, DIR_C2S, p, len, 0);
+		hfault_tap_request(x, n, FAULT_ROLE_ORIGINAL);
+		i = 0;
+		if (hit.status == 401)
+			xasprintf(&extra[i++], "WWW-Authenticate: %s",
+			    hit.www_authenticate != NULL ?
+			    hit.www_authenticate : "Bearer realm=\"mcp\"");
+		if (hit.retry_after != NULL)
+			xasprintf(&extra[i++], "Retry-After: %s",
+			    hit.retry_after);
+		xasprintf(&body, "mcpreel: injected fault #%lld: %d %s\n",
+		    (long long)n, hit.status, hit.status == 404 ?
+		    "session not found" : hfault_reason(hit.status));
+		hfault_reply(x, hit.status, (const char *const *)extra,
+		    "text/plain; charset=utf-8", body, strlen(body), n);
+		free(body);
+		for (i = 0; extra[i] != NULL; i++)
+			free(extra[i]);
+		break;
+	case FAULT_CLOSE:
+	default:
+		n = hfault_record(x, &hit, DIR_C2S, p, len, 0);
+		hfault_tap_request(x, n, FAULT_ROLE_ORIGINAL);
+		if (x->wx != NULL)
+			writer_exchange_fault(c->p->w, x->wx, n);
+		free(x->outcome);
+		xasprintf(&x->outcome, "%s by a fault (#%lld)",
+		    hit.close == FAULT_CLOSE_END_STREAM ? "closed" : "reset",
+		    (long long)n);
+		if (hit.close == FAULT_CLOSE_END_STREAM)
+			conn_close(c, x->outcome);
+		else
+			hfault_reset(c, x->outcome);
+		break;
+	}
+	fault_hit_clear(&hit);
+	return c->dead ? -1 : 0;
+}
+
+/*
+ * The response head came (not sent yet): with rules, an SSE stream is
+ * decided event by event, and a JSON body is held whole with its head.
+ */
+void
+hfault_resp_head(struct hexch *x, enum http_body_kind kind)
+{
+	const char	*ctype;
+
+	if (!hfault_active(x->c->p) || x->durable)
+		return;
+	if (x->sse) {
+		/* A fixed length cannot take a changed event. */
+		if (kind == HTTP_BODY_LENGTH)
+			return;
+		x->fsse = 1;
+		if (x->hold == NULL)
+			x->hold = evbuffer_new();
+		return;
+	}
+	ctype = http_head_get(&x->resp, "Content-Type");
+	if (kind == HTTP_BODY_NONE || ctype == NULL ||
+	    strncasecmp(ctype, "application/json", 16) != 0 ||
+	    http_head_needs_reframe(&x->resp))
+		return;
+	x->fresp = 1;
+	x->fhead = evbuffer_new();
+	if (x->hold == NULL)
+		x->hold = evbuffer_new();
+}
+
+/* Send the held JSON response as it came: its head, then its body. */
+static void
+hfault_resp_release(struct hexch *x)
+{
+	struct evbuffer	*out = bufferevent_get_output(x->c->cbev);
+
+	evbuffer_add_buffer(out, x->fhead);
+	x->sent_resp = 1;
+	x->fresp = 0;
+	hresp_send_held(x, out, evbuffer_get_length(x->hold));
+}
+
+/* Send the held JSON response's head with body in place of its own. */
+static void
+hfault_resp_replace(struct hexch *x, struct evbuffer *body)
+{
+	struct evbuffer	*out = bufferevent_get_output(x->c->cbev);
+	struct http_head *h = &x->resp;
+	size_t		 i;
+
+	evbuffer_add_printf(out, "HTTP/1.%d %03d %s\r\n", h->version % 10,
+	    h->status, h->reason != NULL ? h->reason : "");
+	for (i = 0; i < h->nheaders; i++) {
+		if (strcasecmp(h->headers[i].name, "Content-Length") == 0 ||
+		    strcasecmp(h->headers[i].name, "Transfer-Encoding") == 0)
+			continue;
+		evbuffer_add_printf(out, "%s: %s\r\n", h->headers[i].name,
+		    h->headers[i].value);
+	}
+	evbuffer_add_printf(out, "Content-Length: %zu\r\n\r\n",
+	    evbuffer_get_length(body));
+	evbuffer_add_buffer(out, body);
+	evbuffer_drain(x->hold, evbuffer_get_length(x->hold));
+	x->rechunk = 0;
+	x->sent_resp = 1;
+	x->fresp = 0;
+}
+
+/* Record the held JSON response body with a fault and role. */
+static void
+hfault_tap_response(struct hexch *x, int64_t n, int role)
+{
+	size_t	len = evbuffer_get_length(x->respdata);
+
+	if (len == 0)
+		return;
+	x->tap_fault = n;
+	x->tap_role = role;
+	hexch_tap_data(x, DIR_S2C, x->respdata, len, NULL, &x->respcap);
+	x->tap_fault = 0;
+	x->tap_role = 0;
+	evbuffer_drain(x->respdata, len);
+}
+
+/* A s2c delay ran out: the held event or body goes on. */
+static void
+hfault_response_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct hexch	*x = arg;
+	struct hconn	*c = x->c;
+
+	x->fwait = 0;
+	if (x->fresp)
+		hfault_resp_release(x);
+	else {
+		hresp_send_held(x, bufferevent_get_output(c->cbev),
+		    x->fevent_len);
+		x->hold_ready = 0;
+	}
+	x->fevent_len = 0;
+	conn_pause(c->ubev, &c->upause, PAUSE_FAULT, 0);
+	if (hresp_body(c, 0) == 1)
+		hresp_done(c);
+	if (!c->dead)
+		conn_watch_output(c);
+}
+
+/* Start a s2c delay of hit's length. */
+static void
+hfault_delay(struct hexch *x, const struct fault_hit *hit)
+{
+	struct hconn	*c = x->c;
+	struct timeval	 tv;
+
+	x->fwait = 1;
+	if (x->ftimer == NULL)
+		x->ftimer = evtimer_new(c->p->base, hfault_response_timer_cb,
+		    x);
+	tv.tv_sec = hit->delay_ms / 1000;
+	tv.tv_usec = (hit->delay_ms % 1000) * 1000;
+	evtimer_add(x->ftimer, &tv);
+	conn_pause(c->ubev, &c->upause, PAUSE_FAULT, 1);
+}
+
+/*
+ * The JSON response body is whole (held with its head): decide.  Returns
+ * 1 when the response may end as usual (hresp_done), 0 when it waits (a
+ * delay) or the client is left waiting, -1 when the connection closed.
+ */
+int
+hfault_resp_end(struct hexch *x)
+{
+	struct hconn		*c = x->c;
+	struct fault_hit	 hit;
+	struct evbuffer		*rep;
+	const char		*p;
+	size_t			 len;
+	int64_t			 n;
+	int			 stray, rc = 1;
+
+	if (!x->fresp)
+		return 1;
+	len = evbuffer_get_length(x->hold);
+	p = (const char *)evbuffer_pullup(x->hold, -1);
+	if (x->fswallow) {
+		/* A timeout: the answer came, and goes no further. */
+		hfault_tap_response(x, x->fault_n, FAULT_ROLE_ORIGINAL);
+		hfault_hang(x);
+		return 0;
+	}
+	memset(&hit, 0, sizeof hit);
+	if (len == 0 || fault_decide(c->p->opt->faults, DIR_S2C, p, len, 1,
+	    &hit) == 0) {
+		hfault_resp_release(x);
+		return 1;
+	}
+	n = hfault_record(x, &hit, DIR_S2C, p, len, 0);
+	switch (hit.action) {
+	case FAULT_DELAY:
+		hfault_tap_response(x, n, FAULT_ROLE_DELAYED);
+		hfault_delay(x, &hit);
+		x->fbody_done = 1;
+		rc = 0;
+		break;
+	case FAULT_CORRUPT:
+	case FAULT_MUTATE:
+		hfault_tap_response(x, n, FAULT_ROLE_ORIGINAL);
+		rep = hfault_replacement(&hit, p, len, &stray);
+		p = (const char *)evbuffer_pullup(rep, -1);
+		hfault_tap(x, DIR_S2C, p, evbuffer_get_length(rep), NULL, n,
+		    FAULT_ROLE_INJECTED);
+		hfault_resp_replace(x, rep);
+		evbuffer_free(rep);
+		break;
+	case FAULT_CLOSE:
+		hfault_tap_response(x, n, FAULT_ROLE_ORIGINAL);
+		writer_exchange_fault(c->p->w, x->wx, n);
+		free(x->outcome);
+		xasprintf(&x->outcome, "%s by a fault (#%lld)",
+		    hit.close == FAULT_CLOSE_END_STREAM ? "closed" : "reset",
+		    (long long)n);
+		if (hit.close == FAULT_CLOSE_END_STREAM)
+			conn_close(c, x->outcome);
+		else
+			hfault_reset(c, x->outcome);
+		rc = -1;
+		break;
+	case FAULT_DROP:
+	default:
+		/* The answer is lost: the client waits, as for a drop. */
+		hfault_tap_response(x, n, FAULT_ROLE_ORIGINAL);
+		hfault_hang(x);
+		rc = 0;
+		break;
+	}
+	fault_hit_clear(&hit);
+	return rc;
+}
+
+/* Whether an SSE event's data answers x's own request. */
+static int
+hfault_answers_request(const struct hexch *x, const char *p, size_t len)
+{
+	struct scan	sc;
+
+	if (x->rpc_id == NULL)
+		return 0;
+	scan_message(p, len, &sc);
+	return (sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) &&
+	    sc.has_id && sc.id_len == strlen(x->rpc_id) &&
+	    memcmp(p + sc.id_off, x->rpc_id, sc.id_len) == 0;
+}
+
+/* Write an SSE event with ev's id and type and data in place of its own. */
+static void
+hfault_sse_write(struct evbuffer *out, const struct sse_event *ev,
+    const char *data, size_t len)
+{
+	const char	*nl;
+
+	if (ev->id != NULL)
+		evbuffer_add_printf(out, "id: %s\n", ev->id);
+	if (ev->type != NULL)
+		evbuffer_add_printf(out, "event: %s\n", ev->type);
+	/* Each line its own data field: the client joins them with \n. */
+	for (;;) {
+		nl = memchr(data, '\n', len);
+		evbuffer_add(out, "data: ", 6);
+		evbuffer_add(out, data, nl != NULL ? (size_t)(nl - data) :
+		    len);
+		evbuffer_add(out, "\n", 1);
+		if (nl == NULL)
+			break;
+		len -= (size_t)(nl - data) + 1;
+		data = nl + 1;
+	}
+	evbuffer_add(out, "\n", 1);
+}
+
+/*
+ * One complete SSE event of a stream decided event by event: its bytes
+ * are hold[hold_ready, end of what the parser took).  Returns 0 when the
+ * stream goes on, 1 when a delay holds it, 2 when it was ended (the
+ * response is done), -1 when the connection was closed.
+ */
+int
+hfault_sse_event(struct hexch *x, struct sse_event *ev)
+{
+	struct hconn		*c = x->c;
+	struct evbuffer		*out = bufferevent_get_output(c->cbev);
+	struct evbuffer		*rep, *ev_out;
+	struct fault_hit	 hit;
+	size_t			 start = x->hold_ready, end, evlen;
+	int64_t			 n;
+	int			 stray, rc = 0, answer;
+
+	end = evbuffer_get_length(x->hold) - evbuffer_get_length(x->ssebuf);
+	memset(&hit, 0, sizeof hit);
+	if ((ev->type != NULL && strcmp(ev->type, "endpoint") == 0) ||
+	    ev->data_len == 0) {
+		hresp_sse_event(x, ev);
+		x->hold_ready = evbuffer_get_length(x->hold) -
+		    evbuffer_get_length(x->ssebuf);
+		return 0;
+	}
+	if (x->wait_endpoint)
+		hexch_assign(x, hsession_default(c->p, x->ts_ns));
+	answer = hfault_answers_request(x, ev->data, ev->data_len);
+	if (x->fswallow && answer) {
+		/* A timeout: the answer goes no further. */
+		hit.action = FAULT_DROP;
+		n = x->fault_n;
+	} else if (fault_decide(c->p->opt->faults, DIR_S2C, ev->data,
+	    ev->data_len, 1, &hit) == 0) {
+		hresp_sse_event(x, ev);
+		x->hold_ready = end;
+		return 0;
+	} else
+		n = hfault_record(x, &hit, DIR_S2C, ev->data, ev->data_len, 0);
+	/* What came before the event goes on. */
+	hresp_send_held(x, out, start);
+	evlen = end - start;
+	x->hold_ready = 0;
+	switch (hit.action) {
+	case FAULT_DELAY:
+		if (hexch_awaits_answer(x))
+			hexch_answer_seen(x, ev->data, ev->data_len);
+		hfault_tap(x, DIR_S2C, ev->data, ev->data_len, ev->id, n,
+		    FAULT_ROLE_DELAYED);
+		x->fevent_len = evlen;
+		hfault_delay(x, &hit);
+		rc = 1;
+		break;
+	case FAULT_CORRUPT:
+	case FAULT_MUTATE:
+		if (hexch_awaits_answer(x))
+			hexch_answer_seen(x, ev->data, ev->data_len);
+		hfault_tap(x, DIR_S2C, ev->data, ev->data_len, ev->id, n,
+		    FAULT_ROLE_ORIGINAL);
+		rep = hfault_replacement(&hit, ev->data, ev->data_len, &stray);
+		hfault_tap(x, DIR_S2C, (const char *)evbuffer_pullup(rep, -1),
+		    evbuffer_get_length(rep), ev->id, n, FAULT_ROLE_INJECTED);
+		evbuffer_drain(x->hold, evlen);
+		ev_out = evbuffer_new();
+		hfault_sse_write(ev_out, ev, (const char *)evbuffer_pullup(rep,
+		    -1), evbuffer_get_length(rep));
+		/* The new event goes on with the next release. */
+		x->hold_ready = evbuffer_get_length(ev_out);
+		evbuffer_prepend_buffer(x->hold, ev_out);
+		evbuffer_free(ev_out);
+		evbuffer_free(rep);
+		break;
+	case FAULT_CLOSE:
+		hfault_tap(x, DIR_S2C, ev->data, ev->data_len, ev->id, n,
+		    FAULT_ROLE_ORIGINAL);
+		if (x->wx != NULL)
+			writer_exchange_fault(c->p->w, x->wx, n);
+		free(x->outcome);
+		if (hit.close == FAULT_CLOSE_END_STREAM) {
+			xasprintf(&x->outcome, "stream ended by a fault (#%lld)",
+			    (long long)n);
+			evbuffer_drain(x->hold, evbuffer_get_length(x->hold));
+			if (x->rechunk)
+				http_chunk_end(out);
+			/* The upstream's request goes with it. */
+			x->close_after = 1;
+			x->resp_done = 1;
+			rc = 2;
+			if (!x->rechunk) {
+				conn_close_after_output(c);
+				rc = -1;
+			}
+		} else {
+			xasprintf(&x->outcome, "reset by a fault (#%lld)",
+			    (long long)n);
+			hfault_reset(c, x->outcome);
+			rc = -1;
+		}
+		break;
+	case FAULT_DROP:
+	default:
+		hfault_tap(x, DIR_S2C, ev->data, ev->data_len, ev->id, n,
+		    FAULT_ROLE_ORIGINAL);
+		evbuffer_drain(x->hold, evlen);
+		if (answer)
+			x->fdropped = 1;
+		else if (hexch_awaits_answer(x))
+			hexch_answer_seen(x, ev->data, ev->data_len);
+		break;
+	}
+	fault_hit_clear(&hit);
+	return rc;
+}
+
+/*
+ * The upstream closed or failed while x waits on a fault (a delay, a
+ * client left waiting) with its response whole: nothing is lost, the
+ * connection is let go.  1 if so.
+ */
+int
+hfault_upstream_gone(struct hconn *c)
+{
+	struct hexch	*x = c->x;
+
+	if (x == NULL || !((x->fwait && x->fbody_done) || x->fhang))
+		return 0;
+	if (c->ubev != NULL) {
+		bufferevent_free(c->ubev);
+		c->ubev = NULL;
+	}
+	return 1;
+}
+
+/*
+ * An SSE response ended upstream: a stream whose answer was dropped
+ * leaves its client waiting (1); else 0, it ends as usual.
+ */
+int
+hfault_stream_end(struct hexch *x)
+{
+	if (!x->fsse || !x->fdropped)
+		return 0;
+	hresp_send_held(x, bufferevent_get_output(x->c->cbev),
+	    evbuffer_get_length(x->hold));
+	hfault_hang(x);
+	return 1;
+}
+
+/* Free what the exchange's faults hold. */
+void
+hfault_clear(struct hexch *x)
+{
+	if (x->ftimer != NULL)
+		event_free(x->ftimer);
+	x->ftimer = NULL;
+	if (x->fhead != NULL)
+		evbuffer_free(x->fhead);
+	x->fhead = NULL;
+	hfault_pend_free(x->fpend);
+	x->fpend = NULL;
+	free(x->req_rpc_method);
+	x->req_rpc_method = NULL;
+}
+
+/* SIGHUP: read the rules again (a bad file keeps the old ones). */
+int
+hfault_reload(struct hproxy *p)
+{
+	const struct http_options	*o = p->opt;
+	char				*cause = NULL;
+
+	if (o->faults_reload == NULL || o->faults == NULL)
+		return 0;
+	if (o->faults_reload(o->faults_arg, o->faults, &cause) != 0) {
+		log_warnx("fault rules not reloaded, the old ones stay: %s",
+		    cause);
+		free(cause);
+		return -1;
+	}
+	log_info("fault rules reloaded: %zu", fault_set_count(o->faults));
+	return 0;
+}
