@@ -1,4 +1,4 @@
--- mcpreel's database schema, version 5 (PRAGMA user_version = 5).
+-- mcpreel's database schema, version 6 (PRAGMA user_version = 6).
 --
 -- mcpreel applies this file to a new database and migrates older ones in
 -- code (store/store.c).  The tables and views here are a public interface:
@@ -84,6 +84,23 @@ CREATE TABLE messages (
                                        -- "[REDACTED]" (record's built-in
                                        -- rules, --redact-key, --redact-regex)
                                        -- and wire_size is the length sent
+  fault       INTEGER,                 -- record/mock --fault: the n (in
+                                       -- faults) of the fault this message
+                                       -- belongs to; NULL for untouched
+                                       -- traffic
+  fault_role  TEXT CHECK (fault_role IS NULL OR fault_role = 'original'
+                OR fault_role = 'injected' OR fault_role = 'delayed'),
+                                       -- what it is to that fault:
+                                       -- 'original': as its sender sent it,
+                                       -- but the receiver did not get it as
+                                       -- is (dropped, answered in its place,
+                                       -- corrupted, mutated, held past a
+                                       -- timeout); 'injected': made by
+                                       -- mcpreel, its sender never sent it
+                                       -- (an injected error, corrupt bytes,
+                                       -- a mutated message as forwarded);
+                                       -- 'delayed': forwarded unchanged,
+                                       -- late
   raw         BLOB NOT NULL,           -- exactly the bytes forwarded (unless
                                        -- truncated or redacted), without
                                        -- the newline that framed them (over
@@ -115,6 +132,31 @@ CREATE TABLE events (
 );
 CREATE INDEX events_session ON events(session_id, mono_ns);
 
+-- One row per fault mcpreel injected (record --fault, mock --fault): which
+-- rule, what it did, to which message.  The messages it concerns carry its
+-- n in messages.fault (with their fault_role), an HTTP response it made in
+-- http_exchanges.fault.
+CREATE TABLE faults (
+  id          INTEGER PRIMARY KEY,
+  session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  n           INTEGER NOT NULL,        -- from 1 in each session
+  ts_ns       INTEGER NOT NULL,
+  mono_ns     INTEGER NOT NULL,
+  rule_index  INTEGER NOT NULL,        -- the rule's place among the --fault
+                                       -- and --faults rules, from 1
+  rule        TEXT NOT NULL,           -- the rule, as text
+  action      TEXT NOT NULL,           -- 'delay', 'error', 'tool-error',
+                                       -- 'drop', 'timeout', 'corrupt',
+                                       -- 'close', 'http-status', 'mutate'
+  direction   TEXT,                    -- of the message it selected: 'c2s'
+                                       -- or 's2c'; NULL for none
+  method      TEXT,                    -- that message's method (for a
+                                       -- response, its request's), or NULL
+  rpc_id      TEXT,                    -- its id's JSON text, or NULL
+  detail      TEXT,                    -- what was done, in words
+  UNIQUE (session_id, n)
+);
+
 -- One row per HTTP request forwarded by `mcpreel record --listen`, with its
 -- response.  Header values that are credentials (Authorization, Cookie,
 -- Set-Cookie, Proxy-Authorization, Mcp-Param-*, Mcp-Session-Id, any
@@ -145,7 +187,11 @@ CREATE TABLE http_exchanges (
                                        -- fields, JSON array of [name,
                                        -- value] (redacted as headers are);
                                        -- NULL when it had none
-  response_trailers TEXT               -- the same for the response
+  response_trailers TEXT,              -- the same for the response
+  fault            INTEGER             -- the n (in faults) of the fault
+                                       -- that made this response (an
+                                       -- injected status, a reset, a stream
+                                       -- ended mid-way), or NULL
 );
 CREATE INDEX http_exchanges_session ON http_exchanges(session_id);
 

@@ -67,7 +67,7 @@ hfault_reason(int status)
 int
 hfault_active(const struct hproxy *p)
 {
-	return p->opt->faults != NULL && fault_set_count(p->opt->faults) > 0;
+	return p->opt->faults != NULL && p->opt->faults->set != NULL;
 }
 
 /* A JSON-RPC message's method (a response: its request's) and id. */
@@ -96,7 +96,7 @@ hfault_write(struct hexch *x, const struct wfault *in)
 	struct wfault	 wf = *in;
 
 	wf.n = writer_session_next_fault(x->hs->ws);
-	writer_fault(p->w, x->hs->ws, &wf);
+	tap_fault(p->tap, x->hs->ws, &wf);
 	log_debug("fault #%lld (rule %d): %s", (long long)wf.n,
 	    wf.rule_index, wf.detail != NULL ? wf.detail : wf.action);
 	return wf.n;
@@ -408,8 +408,8 @@ hfault_request(struct hexch *x)
 
 	p = (const char *)evbuffer_pullup(x->reqhold, -1);
 	memset(&hit, 0, sizeof hit);
-	if (len == 0 || fault_decide(c->p->opt->faults, DIR_C2S, p, len, 1,
-	    &hit) == 0) {
+	if (len == 0 || fault_decide(c->p->opt->faults->set, DIR_C2S, p, len,
+	    1, &hit) == 0) {
 		hfault_tap_request(x, 0, 0);
 		hfault_send_request(x, NULL, 0);
 		return c->dead ? -1 : 0;
@@ -656,8 +656,8 @@ hfault_resp_end(struct hexch *x)
 		return 0;
 	}
 	memset(&hit, 0, sizeof hit);
-	if (len == 0 || fault_decide(c->p->opt->faults, DIR_S2C, p, len, 1,
-	    &hit) == 0) {
+	if (len == 0 || fault_decide(c->p->opt->faults->set, DIR_S2C, p, len,
+	    1, &hit) == 0) {
 		hfault_resp_release(x);
 		return 1;
 	}
@@ -777,7 +777,7 @@ hfault_sse_event(struct hexch *x, struct sse_event *ev)
 		/* A timeout: the answer goes no further. */
 		hit.action = FAULT_DROP;
 		n = x->fault_n;
-	} else if (fault_decide(c->p->opt->faults, DIR_S2C, ev->data,
+	} else if (fault_decide(c->p->opt->faults->set, DIR_S2C, ev->data,
 	    ev->data_len, 1, &hit) == 0) {
 		hresp_sse_event(x, ev);
 		x->hold_ready = end;
@@ -913,17 +913,16 @@ hfault_clear(struct hexch *x)
 int
 hfault_reload(struct hproxy *p)
 {
-	const struct http_options	*o = p->opt;
+	const struct record_faults	*f = p->opt->faults;
 	char				*cause = NULL;
 
-	if (o->faults_reload == NULL || o->faults == NULL)
+	if (f == NULL || f->reload == NULL)
 		return 0;
-	if (o->faults_reload(o->faults_arg, o->faults, &cause) != 0) {
+	if (f->reload(f->set, f->arg, &cause) != 0) {
 		log_warnx("fault rules not reloaded, the old ones stay: %s",
 		    cause);
 		free(cause);
 		return -1;
 	}
-	log_info("fault rules reloaded: %zu", fault_set_count(o->faults));
 	return 0;
 }

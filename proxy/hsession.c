@@ -35,6 +35,10 @@ hsession_new(struct hproxy *p, const char *key, int legacy, int pending,
 	hs->ws = writer_session_begin_at(p->w, p->opt->name, legacy ? "sse" :
 	    "http", target, started_ns);
 	free(target);
+	/* --fault: the rules' count and seed, so the run can be repeated. */
+	if (p->opt->faults != NULL && p->opt->faults->note != NULL)
+		tap_event(p->tap, hs->ws, "note", p->opt->faults->note,
+		    strlen(p->opt->faults->note));
 	hs->next = p->sessions;
 	p->sessions = hs;
 	/* The normal course of traffic: shown with -v. */

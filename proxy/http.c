@@ -648,7 +648,7 @@ record_http(struct writer *w, const struct http_options *opt,
 		p.sigs[i] = evsignal_new(p.base, sigs[i], proxy_signal_cb, &p);
 		evsignal_add(p.sigs[i], NULL);
 	}
-	if (opt->faults_reload != NULL) {
+	if (opt->faults != NULL && opt->faults->reload != NULL) {
 		p.sighup = evsignal_new(p.base, SIGHUP, proxy_sighup_cb, &p);
 		evsignal_add(p.sighup, NULL);
 	}

@@ -39,6 +39,8 @@ int		 tap_message_http(struct tap *, struct wsession *,
 int		 tap_checking(void);
 void		 tap_event(struct tap *, struct wsession *, const char *,
 		     const void *, size_t);
+void		 tap_fault(struct tap *, struct wsession *,
+		     const struct wfault *);
 int		 tap_paused(const struct tap *);
 void		 tap_sync(struct tap *);
 void		 tap_exchange_end(struct tap *, struct wexchange *,
@@ -78,6 +80,22 @@ void		 record_set_spin(unsigned);
  * before it is forwarded.
  */
 void		 record_set_durable(int);
+/*
+ * --fault, --faults: the rules the stdio relay applies (set NULL: none,
+ * the plain path).  reload (NULL without --faults) puts the rules again
+ * into the set on SIGHUP, -1 with *cause keeping the old ones; note is
+ * recorded at the start ("fault rules: N; seed S").  All stay the
+ * caller's.
+ */
+struct fault_set;
+typedef int (*record_reload_cb)(struct fault_set *, void *, char **);
+struct record_faults {
+	struct fault_set	*set;
+	record_reload_cb	 reload;
+	void			*arg;
+	const char		*note;
+};
+void		 record_set_faults(const struct record_faults *);
 
 
 /* line.c: a line gathered for the record. */
@@ -121,13 +139,6 @@ int		 record_loop_is_pipe(int);
  */
 #define HTTP_UPSTREAM_TIMEOUT	300
 
-/*
- * SIGHUP with --faults: read the rules again into the set (arg is the
- * caller's); 0, or -1 with *cause (the set is then left as it was).
- */
-struct fault_set;
-typedef int	(*fault_reload_cb)(void *, struct fault_set *, char **);
-
 struct http_options {
 	const char	 *name;		/* --name, or NULL */
 	const char	 *listen;	/* --listen */
@@ -142,9 +153,7 @@ struct http_options {
 	int		  upstream_timeout; /* seconds, 0: none */
 	char		**redact;	/* --redact-header NAME ... */
 	size_t		  nredact;
-	struct fault_set *faults;	/* --fault rules, or NULL: none */
-	fault_reload_cb	  faults_reload; /* SIGHUP re-reads them, or NULL */
-	void		 *faults_arg;
+	const struct record_faults *faults; /* --fault, or NULL: none */
 };
 
 int		 record_http(struct writer *, const struct http_options *,

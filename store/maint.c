@@ -23,6 +23,7 @@ static const char *maint_deletes[] = {
 	"DELETE FROM messages WHERE session_id = ?1",
 	"DELETE FROM events WHERE session_id = ?1",
 	"DELETE FROM http_exchanges WHERE session_id = ?1",
+	"DELETE FROM faults WHERE session_id = ?1",
 	"DELETE FROM sessions WHERE id = ?1",
 };
 

@@ -116,6 +116,68 @@ static const char *migrations[] = {
 	/* 4 -> 5: the trailer fields of chunked HTTP bodies. */
 	"ALTER TABLE http_exchanges ADD COLUMN request_trailers TEXT;"
 	"ALTER TABLE http_exchanges ADD COLUMN response_trailers TEXT;",
+
+	/*
+	 * 5 -> 6: faults injected (record --fault, mock --fault), and what
+	 * each message or HTTP response is to one.  The two columns of
+	 * messages go before raw, which must stay last (see 2 -> 3): added
+	 * with ALTER TABLE they would follow it, and every message of 1 MiB
+	 * or more written later would have its zeroblob built in memory.
+	 * So messages is copied once more, ids kept.
+	 */
+	"CREATE TABLE faults ("
+	"  id INTEGER PRIMARY KEY,"
+	"  session_id INTEGER NOT NULL REFERENCES sessions(id)"
+	"    ON DELETE CASCADE,"
+	"  n INTEGER NOT NULL, ts_ns INTEGER NOT NULL,"
+	"  mono_ns INTEGER NOT NULL, rule_index INTEGER NOT NULL,"
+	"  rule TEXT NOT NULL, action TEXT NOT NULL, direction TEXT,"
+	"  method TEXT, rpc_id TEXT, detail TEXT,"
+	"  UNIQUE (session_id, n));"
+	"ALTER TABLE http_exchanges ADD COLUMN fault INTEGER;"
+	"DROP VIEW exchanges;"
+	"CREATE TABLE messages_v6 ("
+	"  id INTEGER PRIMARY KEY,"
+	"  session_id INTEGER NOT NULL REFERENCES sessions(id)"
+	"    ON DELETE CASCADE,"
+	"  seq INTEGER NOT NULL,"
+	"  direction TEXT NOT NULL CHECK (direction = 'c2s' OR"
+	"    direction = 's2c'),"
+	"  ts_ns INTEGER NOT NULL, mono_ns INTEGER NOT NULL,"
+	"  kind TEXT NOT NULL CHECK (kind = 'request' OR kind = 'response'"
+	"    OR kind = 'error' OR kind = 'notification' OR kind = 'batch'"
+	"    OR kind = 'invalid'),"
+	"  method TEXT, rpc_id TEXT,"
+	"  reply_to INTEGER REFERENCES messages(id),"
+	"  size INTEGER NOT NULL,"
+	"  http_exchange_id INTEGER REFERENCES http_exchanges(id),"
+	"  sse_event_id TEXT, wire_size INTEGER, sha256 TEXT,"
+	"  truncated INTEGER NOT NULL DEFAULT 0,"
+	"  redacted INTEGER NOT NULL DEFAULT 0,"
+	"  fault INTEGER,"
+	"  fault_role TEXT CHECK (fault_role IS NULL OR"
+	"    fault_role = 'original' OR fault_role = 'injected' OR"
+	"    fault_role = 'delayed'),"
+	"  raw BLOB NOT NULL,"
+	"  UNIQUE (session_id, seq));"
+	"INSERT INTO messages_v6 (id, session_id, seq, direction, ts_ns,"
+	"  mono_ns, kind, method, rpc_id, reply_to, size, http_exchange_id,"
+	"  sse_event_id, wire_size, sha256, truncated, redacted, raw)"
+	"  SELECT id, session_id, seq, direction, ts_ns, mono_ns, kind,"
+	"  method, rpc_id, reply_to, size, http_exchange_id, sse_event_id,"
+	"  wire_size, sha256, truncated, redacted, raw FROM messages;"
+	"DROP TABLE messages;"
+	"ALTER TABLE messages_v6 RENAME TO messages;"
+	"CREATE INDEX messages_reply_to ON messages(reply_to)"
+	"  WHERE reply_to IS NOT NULL;"
+	"CREATE VIEW exchanges AS"
+	"  SELECT q.session_id AS session_id, q.direction AS direction,"
+	"  q.method AS method, q.rpc_id AS rpc_id, q.seq AS request_seq,"
+	"  r.seq AS response_seq, r.kind AS outcome,"
+	"  q.ts_ns AS request_ts_ns, r.mono_ns - q.mono_ns AS latency_ns,"
+	"  q.raw AS request, r.raw AS response"
+	"  FROM messages q LEFT JOIN messages r ON r.reply_to = q.id"
+	"  WHERE q.kind = 'request';",
 };
 
 /* Create every missing directory above path, private to the owner. */

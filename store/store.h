@@ -10,7 +10,7 @@
 
 #include "core.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 /* What made a session (sessions.origin). */
 #define ORIGIN_RECORD	"record"	/* mcpreel record */

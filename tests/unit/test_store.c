@@ -214,8 +214,8 @@ Test(store, schema_version, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(store_test_int(db, "PRAGMA user_version"),
 	    STORE_SCHEMA_VERSION);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sqlite_master "
-	    "WHERE name IN ('sessions', 'messages', 'events', 'exchanges')"),
-	    4);
+	    "WHERE name IN ('sessions', 'messages', 'events', 'exchanges', "
+	    "'faults')"), 5);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sessions"), 0);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
 	    "pragma_table_info('http_exchanges') WHERE name IN "
@@ -229,6 +229,130 @@ Test(store, schema_version, .timeout = UNIT_TIMEOUT)
 	db = store_test_sqlite(path);
 	cr_assert_eq(store_test_int(db, "PRAGMA user_version"),
 	    STORE_SCHEMA_VERSION);
+	sqlite3_close(db);
+	free(path);
+}
+
+/*
+ * A version 5 file, the schema that came before faults (less the comments),
+ * with a session of two messages over HTTP, one of them cut and redacted.
+ */
+static const char store_v5_sql[] =
+    "CREATE TABLE sessions (id INTEGER PRIMARY KEY, name TEXT,"
+    " transport TEXT NOT NULL, target TEXT NOT NULL,"
+    " started_ns INTEGER NOT NULL, ended_ns INTEGER, exit_status INTEGER,"
+    " exit_signal INTEGER, end_reason TEXT,"
+    " messages_lost INTEGER NOT NULL DEFAULT 0, store_error TEXT,"
+    " imported_from TEXT, recorder_pid INTEGER, mcpreel_version TEXT,"
+    " origin TEXT NOT NULL DEFAULT 'record');"
+    "CREATE TABLE messages (id INTEGER PRIMARY KEY,"
+    " session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL, direction TEXT NOT NULL CHECK (direction ="
+    " 'c2s' OR direction = 's2c'), ts_ns INTEGER NOT NULL,"
+    " mono_ns INTEGER NOT NULL, kind TEXT NOT NULL, method TEXT,"
+    " rpc_id TEXT, reply_to INTEGER REFERENCES messages(id),"
+    " size INTEGER NOT NULL,"
+    " http_exchange_id INTEGER REFERENCES http_exchanges(id),"
+    " sse_event_id TEXT, wire_size INTEGER, sha256 TEXT,"
+    " truncated INTEGER NOT NULL DEFAULT 0,"
+    " redacted INTEGER NOT NULL DEFAULT 0, raw BLOB NOT NULL,"
+    " UNIQUE (session_id, seq));"
+    "CREATE INDEX messages_reply_to ON messages(reply_to)"
+    " WHERE reply_to IS NOT NULL;"
+    "CREATE TABLE events (id INTEGER PRIMARY KEY,"
+    " session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " ts_ns INTEGER NOT NULL, mono_ns INTEGER NOT NULL, kind TEXT NOT NULL,"
+    " text BLOB NOT NULL);"
+    "CREATE INDEX events_session ON events(session_id, mono_ns);"
+    "CREATE TABLE http_exchanges (id INTEGER PRIMARY KEY,"
+    " session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " connection INTEGER NOT NULL, method TEXT NOT NULL, path TEXT NOT NULL,"
+    " request_headers TEXT NOT NULL, started_ns INTEGER NOT NULL,"
+    " mono_ns INTEGER NOT NULL, status INTEGER, response_headers TEXT,"
+    " response_mono_ns INTEGER, ended_ns INTEGER, outcome TEXT, body BLOB,"
+    " request_trailers TEXT, response_trailers TEXT);"
+    "CREATE INDEX http_exchanges_session ON http_exchanges(session_id);"
+    "CREATE VIEW exchanges AS SELECT q.session_id AS session_id,"
+    " r.mono_ns - q.mono_ns AS latency_ns FROM messages q"
+    " LEFT JOIN messages r ON r.reply_to = q.id WHERE q.kind = 'request';"
+    "INSERT INTO sessions (id, transport, target, started_ns, origin)"
+    " VALUES (1, 'http', 'http://x/', 1, 'record');"
+    "INSERT INTO events VALUES (3, 1, 5, 50, 'note', 'hello');"
+    "INSERT INTO http_exchanges (id, session_id, connection, method, path,"
+    " request_headers, started_ns, mono_ns, status, response_trailers)"
+    " VALUES (4, 1, 1, 'POST', '/mcp', '[]', 9, 90, 200, '[[\"a\",\"b\"]]');"
+    "INSERT INTO messages VALUES (7, 1, 1, 'c2s', 10, 100, 'request',"
+    " 'ping', '1', NULL, 5, 4, NULL, NULL, NULL, 0, 0, X'7265713a31');"
+    "INSERT INTO messages VALUES (9, 1, 2, 's2c', 11, 142, 'response',"
+    " 'ping', '1', 7, 5, 4, 'ev-2', 900, 'abcd', 1, 1, X'7265733a31');"
+    "PRAGMA user_version = 5;";
+
+/*
+ * Opening a version 5 file migrates it to 6: a faults table, messages'
+ * fault and fault_role before raw (which stays last), http_exchanges'
+ * fault; every row keeps its columns, the view and the foreign keys
+ * hold, and the new columns take what the writer would write.
+ */
+Test(store, migrate_v5, .timeout = UNIT_TIMEOUT)
+{
+	struct store	*st;
+	sqlite3		*db;
+	char		*path, *cause = NULL;
+
+	path = store_test_path("v5.db");
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, store_v5_sql, NULL, NULL, NULL),
+	    SQLITE_OK, "%s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "store_open: %s", cause);
+	store_close(st);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "PRAGMA user_version"), 6);
+	cr_assert_eq(store_test_int(db, "SELECT cid FROM "
+	    "pragma_table_info('messages') WHERE name = 'raw'"),
+	    store_test_int(db, "SELECT max(cid) FROM "
+	    "pragma_table_info('messages')"), "raw is not the last column");
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_table_info('messages') WHERE name IN ('fault', "
+	    "'fault_role')"), 2);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_table_info('http_exchanges') WHERE name = 'fault'"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_table_info('faults')"), 12);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages"), 2);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages WHERE "
+	    "id = 7 AND raw = X'7265713a31' AND kind = 'request' AND "
+	    "http_exchange_id = 4 AND fault IS NULL AND fault_role IS NULL"),
+	    1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages WHERE "
+	    "id = 9 AND reply_to = 7 AND raw = X'7265733a31' AND "
+	    "sse_event_id = 'ev-2' AND wire_size = 900 AND sha256 = 'abcd' "
+	    "AND truncated = 1 AND redacted = 1"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT latency_ns FROM exchanges"),
+	    42);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM events WHERE "
+	    "id = 3 AND text = 'hello'"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM http_exchanges "
+	    "WHERE id = 4 AND status = 200 AND fault IS NULL AND "
+	    "response_trailers = '[[\"a\",\"b\"]]'"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sqlite_master "
+	    "WHERE name IN ('messages_v6', 'messages_reply_to')"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_foreign_key_check"), 0,
+	    "a dangling reference after the migration");
+	sqlite3_close(db);
+
+	/* The check on fault_role came along. */
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_neq(sqlite3_exec(db, "UPDATE messages SET fault_role = "
+	    "'other' WHERE id = 7", NULL, NULL, NULL), SQLITE_OK,
+	    "fault_role took a value outside its CHECK");
+	cr_assert_eq(sqlite3_exec(db, "UPDATE messages SET fault = 1, "
+	    "fault_role = 'delayed' WHERE id = 7", NULL, NULL, NULL),
+	    SQLITE_OK, "%s", sqlite3_errmsg(db));
 	sqlite3_close(db);
 	free(path);
 }
