@@ -1,0 +1,267 @@
+// Fault injection over Streamable HTTP: the official TypeScript SDK client
+// (StreamableHTTPClientTransport) talks to server-everything through
+// `mcpreel record --listen 127.0.0.1:0 --upstream URL --fault RULE`, and
+// each test asserts what the client saw (a rejection with the injected
+// code, a result with isError, a timeout, a parse error, a reset, an HTTP
+// status) and what the recording says (a faults row, the messages with
+// their roles, the exchange a status came from).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+import { mcpreelHttpSupport, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
+import { hasTable } from './lib/dbcheck.mjs';
+import { sql, withCleanup } from './lib/util.mjs';
+
+const support = mcpreelHttpSupport();
+const needsHttp = support.ok ? false : support.reason;
+const ECHO = { name: 'echo', arguments: { message: 'hello' } };
+
+/**
+ * Start server-everything over Streamable HTTP and mcpreel in front of it
+ * with these rules (and --seed); connect an SDK client.  Resolves
+ * {client, transport, errors, proxy, db, se}; all stopped by cleanup.
+ */
+async function faulted({ dir, defer }, rules, { seed = 1, name = 'fault-http', se } = {}) {
+  if (!se) {
+    se = await startServerEverything('streamableHttp');
+    defer(se.stop);
+  }
+  const db = join(dir, `${name}.db`);
+  const args = ['--seed', String(seed)];
+  for (const r of rules) args.push('--fault', r);
+  const proxy = await startMcpreelHttp({ db, upstream: se.origin, name, args });
+  defer(() => proxy.stop());
+  const transport = new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`), {
+    reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 30000, reconnectionDelayGrowFactor: 1.5 },
+  });
+  const errors = [];
+  const client = new Client({ name: 'fault-http-e2e', version: '1.0.0' });
+  client.onerror = (e) => errors.push(e);
+  await client.connect(transport);
+  defer(() => client.close());
+  return { client, transport, errors, proxy, db, se };
+}
+
+/** Stop mcpreel (SIGTERM) and give its exit and stderr. */
+async function stopped(proxy) {
+  const s = await proxy.stop();
+  assert.equal(s.code, 0, `mcpreel exits 0 on SIGTERM; stderr:\n${s.stderr}`);
+  assert.doesNotMatch(s.stderr, /AddressSanitizer|runtime error|LeakSanitizer/, 'no sanitizer report');
+  return s;
+}
+
+/** The faults rows of a database, and its messages that belong to one. */
+function faultRows(db) {
+  if (!hasTable(db, 'faults')) return { faults: [], msgs: [] };
+  return {
+    faults: sql(db, 'SELECT n, rule_index, rule, action, direction, method, rpc_id, detail FROM faults ORDER BY session_id, n'),
+    msgs: sql(db, `SELECT direction, kind, method, fault, fault_role, CAST(raw AS TEXT) AS raw
+      FROM messages WHERE fault IS NOT NULL ORDER BY id`),
+  };
+}
+
+/** Resolves or rejects p, with the time it took. */
+async function settle(p) {
+  const t0 = Date.now();
+  try {
+    return { ok: true, value: await p, ms: Date.now() - t0 };
+  } catch (error) {
+    return { ok: false, error, ms: Date.now() - t0 };
+  }
+}
+
+test('error: the client rejects with the injected code and message; the server never saw it', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db } = await faulted(ctx, ['tool=echo error code=-32042 message=injected-nope']);
+    const r = await settle(client.callTool(ECHO));
+    assert.equal(r.ok, false, 'the call rejects');
+    assert.equal(r.error.code, -32042, `the code: ${r.error}`);
+    assert.match(r.error.message, /injected-nope/);
+    // Other tools still reach the server.
+    const ok = await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } });
+    assert.match(JSON.stringify(ok.content), /5/);
+    await stopped(proxy);
+    const { faults, msgs } = faultRows(db);
+    assert.equal(faults.length, 1, JSON.stringify(faults));
+    assert.equal(faults[0].action, 'error');
+    assert.equal(faults[0].direction, 'c2s');
+    assert.equal(faults[0].method, 'tools/call');
+    const roles = msgs.map((m) => `${m.direction}:${m.fault_role}`);
+    assert.deepEqual(roles, ['c2s:original', 's2c:injected'], JSON.stringify(msgs));
+    assert.match(msgs[1].raw, /-32042/);
+  });
+});
+
+test('tool-error: the client gets a result with isError', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db } = await faulted(ctx, ['tool=echo tool-error']);
+    const res = await client.callTool(ECHO);
+    assert.equal(res.isError, true, JSON.stringify(res));
+    await stopped(proxy);
+    const { faults, msgs } = faultRows(db);
+    assert.deepEqual(faults.map((f) => f.action), ['tool-error']);
+    assert.deepEqual(msgs.map((m) => m.fault_role), ['original', 'injected']);
+  });
+});
+
+test('delay past the client timeout: the client times out and cancels; both recorded', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db } = await faulted(ctx, ['tool=echo delay ms=1500']);
+    const r = await settle(client.callTool(ECHO, undefined, { timeout: 300 }));
+    assert.equal(r.ok, false);
+    assert.equal(r.error.code, -32001, `a request timeout: ${r.error}`);
+    // The delayed request still reaches the server, late.
+    await new Promise((res) => setTimeout(res, 2000));
+    const later = await client.callTool(ECHO, undefined, { timeout: 5000 }).catch((e) => e);
+    assert.equal(later.code, -32001, 'the rule delays every echo');
+    await stopped(proxy);
+    const cancelled = sql(db, `SELECT CAST(raw AS TEXT) AS raw FROM messages WHERE direction = 'c2s' AND method = 'notifications/cancelled'`);
+    assert.ok(cancelled.length >= 1, 'notifications/cancelled recorded');
+    const { faults, msgs } = faultRows(db);
+    assert.ok(faults.length >= 1 && faults[0].action === 'delay', JSON.stringify(faults));
+    assert.equal(msgs[0].fault_role, 'delayed');
+    assert.equal(msgs[0].method, 'tools/call');
+  });
+});
+
+test('drop: a notification is accepted and not forwarded; a response is never delivered (timeout)', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db } = await faulted(ctx, ['method=notifications/initialized drop', 'dir=s2c tool=echo drop']);
+    // The initialized notification was dropped with a 202: connect went on.
+    const r = await settle(client.callTool(ECHO, undefined, { timeout: 800 }));
+    assert.equal(r.ok, false);
+    assert.equal(r.error.code, -32001, `timed out: ${r.error}`);
+    assert.ok(r.ms >= 700, `waited for the timeout (${r.ms} ms)`);
+    const ok = await client.callTool({ name: 'get-sum', arguments: { a: 1, b: 1 } });
+    assert.match(JSON.stringify(ok.content), /2/);
+    await stopped(proxy);
+    const { faults, msgs } = faultRows(db);
+    assert.deepEqual(faults.map((f) => `${f.action}:${f.direction}:${f.method}`),
+      ['drop:c2s:notifications/initialized', 'drop:s2c:tools/call'], JSON.stringify(faults));
+    assert.deepEqual(msgs.map((m) => `${m.direction}:${m.kind}:${m.fault_role}`),
+      ['c2s:notification:original', 's2c:response:original'], JSON.stringify(msgs));
+  });
+});
+
+test('corrupt: the SDK transport reports a parse error; what was sent is recorded', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db, errors } = await faulted(ctx, ['dir=s2c tool=echo corrupt']);
+    const r = await settle(client.callTool(ECHO, undefined, { timeout: 1000 }));
+    assert.equal(r.ok, false, 'no answer the client can read');
+    assert.ok(errors.length >= 1, 'onerror was called');
+    assert.match(String(errors[0]), /JSON|Unexpected|parse|Syntax/i, String(errors[0]));
+    await stopped(proxy);
+    const { faults, msgs } = faultRows(db);
+    assert.deepEqual(faults.map((f) => f.action), ['corrupt']);
+    assert.deepEqual(msgs.map((m) => m.fault_role), ['original', 'injected']);
+    assert.throws(() => JSON.parse(msgs[1].raw), 'the injected bytes are not JSON');
+  });
+});
+
+test('close mode=reset: the client sees the connection fail at once', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db } = await faulted(ctx, ['tool=echo close mode=reset']);
+    const r = await settle(client.callTool(ECHO, undefined, { timeout: 10000 }));
+    assert.equal(r.ok, false);
+    assert.notEqual(r.error.code, -32001, `not a timeout: ${r.error}`);
+    assert.ok(r.ms < 5000, `failed at once (${r.ms} ms)`);
+    assert.match(String(r.error?.cause?.code ?? r.error), /ECONNRESET|fetch failed|socket|terminated/i, String(r.error));
+    await stopped(proxy);
+    const { faults } = faultRows(db);
+    assert.deepEqual(faults.map((f) => f.action), ['close']);
+    const ex = sql(db, 'SELECT fault FROM http_exchanges WHERE fault IS NOT NULL');
+    assert.equal(ex.length, 1, 'the exchange names the fault');
+  });
+});
+
+test('close mode=end-stream: the SSE stream ends before the answer; the call times out', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db } = await faulted(ctx, ['dir=s2c tool=echo close mode=end-stream']);
+    const r = await settle(client.callTool(ECHO, undefined, { timeout: 800 }));
+    assert.equal(r.ok, false);
+    assert.equal(r.error.code, -32001, String(r.error));
+    await stopped(proxy);
+    const { faults } = faultRows(db);
+    assert.deepEqual(faults.map((f) => f.action), ['close']);
+  });
+});
+
+test('http-status 404 on the session: the SDK reports it (no re-initialize)', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db, transport } = await faulted(ctx, ['tool=echo http-status status=404']);
+    const sid = transport.sessionId;
+    const r = await settle(client.callTool(ECHO));
+    assert.equal(r.ok, false);
+    assert.equal(r.error.code, 404, String(r.error));
+    assert.match(r.error.message, /session not found/);
+    assert.equal(transport.sessionId, sid, 'the client keeps its session id');
+    await stopped(proxy);
+    const inits = sql(db, `SELECT COUNT(*) AS n FROM messages WHERE method = 'initialize' AND direction = 'c2s'`);
+    assert.equal(inits[0].n, 1, 'the SDK did not initialize again');
+    const ex = sql(db, 'SELECT status, fault FROM http_exchanges WHERE fault IS NOT NULL');
+    assert.deepEqual(ex.map((e) => e.status), [404]);
+    const { msgs } = faultRows(db);
+    assert.deepEqual(msgs.map((m) => m.fault_role), ['original']);
+  });
+});
+
+test('http-status 401 with WWW-Authenticate and 429 with Retry-After', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db, transport } = await faulted(ctx, [
+      'tool=echo nth=1 http-status status=401 www-authenticate=Bearer',
+      'tool=echo http-status status=429 retry-after=7',
+    ]);
+    const r1 = await settle(client.callTool(ECHO));
+    assert.equal(r1.ok, false);
+    assert.equal(r1.error.code, 401, String(r1.error));
+    // What the SDK read it from: the status and the header, seen raw.
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: ECHO });
+    const raw = await fetch(`${proxy.url}/mcp`, {
+      method: 'POST', body,
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId, 'mcp-protocol-version': transport.protocolVersion ?? '2025-06-18' },
+    });
+    assert.equal(raw.status, 429);
+    assert.equal(raw.headers.get('retry-after'), '7');
+    await raw.text();
+    const r2 = await settle(client.callTool(ECHO));
+    assert.equal(r2.error?.code, 429, String(r2.error));
+    await stopped(proxy);
+    const ex = sql(db, `SELECT status, response_headers FROM http_exchanges WHERE fault IS NOT NULL ORDER BY id`);
+    assert.deepEqual(ex.map((e) => e.status), [401, 429, 429]);
+    assert.match(ex[0].response_headers, /WWW-Authenticate","Bearer/);
+  });
+});
+
+test('a probability rule with a seed faults the same calls in two runs, about its share', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const se = await startServerEverything('streamableHttp');
+    ctx.defer(se.stop);
+    const N = 200;
+    const run = async (name) => {
+      const { client, proxy, db } = await faulted(ctx, ['tool=echo p=0.25 error code=-32099'], { seed: 4242, name, se });
+      const failed = [];
+      for (let i = 0; i < N; i++) {
+        const r = await settle(client.callTool({ name: 'echo', arguments: { message: `m${i}` } }));
+        if (!r.ok) {
+          assert.equal(r.error.code, -32099);
+          failed.push(i);
+        }
+      }
+      await stopped(proxy);
+      return { failed, db };
+    };
+    const a = await run('seed-a');
+    const b = await run('seed-b');
+    assert.deepEqual(b.failed, a.failed, 'the same calls failed in both runs');
+    const share = a.failed.length / N;
+    console.log(`# p=0.25 over ${N} calls: ${a.failed.length} faulted (${(share * 100).toFixed(1)}%)`);
+    assert.ok(share > 0.15 && share < 0.35, `about a quarter: ${share}`);
+    const { faults } = faultRows(a.db);
+    assert.equal(faults.length, a.failed.length, 'one faults row per faulted call');
+  });
+});
