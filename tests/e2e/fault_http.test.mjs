@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { mcpreelHttpSupport, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
+import { mcpreelHttpSupport, spawnUntilLine, startMcpreelHttp, startServerEverything, stopChild } from './lib/servers.mjs';
 import { hasTable } from './lib/dbcheck.mjs';
-import { sql, withCleanup } from './lib/util.mjs';
+import { PEERS_DIR, sql, withCleanup } from './lib/util.mjs';
 
 const support = mcpreelHttpSupport();
 const needsHttp = support.ok ? false : support.reason;
@@ -26,7 +26,7 @@ const ECHO = { name: 'echo', arguments: { message: 'hello' } };
  * with these rules (and --seed); connect an SDK client.  Resolves
  * {client, transport, errors, proxy, db, se}; all stopped by cleanup.
  */
-async function faulted({ dir, defer }, rules, { seed = 1, name = 'fault-http', se } = {}) {
+async function faulted({ dir, defer }, rules, { seed = 1, name = 'fault-http', se, path = '/mcp' } = {}) {
   if (!se) {
     se = await startServerEverything('streamableHttp');
     defer(se.stop);
@@ -36,7 +36,7 @@ async function faulted({ dir, defer }, rules, { seed = 1, name = 'fault-http', s
   for (const r of rules) args.push('--fault', r);
   const proxy = await startMcpreelHttp({ db, upstream: se.origin, name, args });
   defer(() => proxy.stop());
-  const transport = new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`), {
+  const transport = new StreamableHTTPClientTransport(new URL(`${proxy.url}${path}`), {
     reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 30000, reconnectionDelayGrowFactor: 1.5 },
   });
   const errors = [];
@@ -210,10 +210,12 @@ test('http-status 404 on the session: the SDK reports it (no re-initialize)', { 
   });
 });
 
+const WWW = 'Bearer resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource", scope="mcp"';
+
 test('http-status 401 with WWW-Authenticate and 429 with Retry-After', { skip: needsHttp, timeout: 60000 }, async () => {
   await withCleanup(async (ctx) => {
     const { client, proxy, db, transport } = await faulted(ctx, [
-      'tool=echo nth=1 http-status status=401 www-authenticate=Bearer',
+      `tool=echo nth=1 http-status status=401 www-authenticate='${WWW}'`,
       'tool=echo http-status status=429 retry-after=7',
     ]);
     const r1 = await settle(client.callTool(ECHO));
@@ -233,7 +235,8 @@ test('http-status 401 with WWW-Authenticate and 429 with Retry-After', { skip: n
     await stopped(proxy);
     const ex = sql(db, `SELECT status, response_headers FROM http_exchanges WHERE fault IS NOT NULL ORDER BY id`);
     assert.deepEqual(ex.map((e) => e.status), [401, 429, 429]);
-    assert.match(ex[0].response_headers, /WWW-Authenticate","Bearer/);
+    assert.deepEqual(JSON.parse(ex[0].response_headers).find(([k]) => k === 'WWW-Authenticate'), ['WWW-Authenticate', WWW]);
+    assert.deepEqual(JSON.parse(ex[1].response_headers).find(([k]) => k === 'Retry-After'), ['Retry-After', '7']);
   });
 });
 
@@ -263,5 +266,77 @@ test('a probability rule with a seed faults the same calls in two runs, about it
     assert.ok(share > 0.15 && share < 0.35, `about a quarter: ${share}`);
     const { faults } = faultRows(a.db);
     assert.equal(faults.length, a.failed.length, 'one faults row per faulted call');
+  });
+});
+
+/** The SDK's stateless server answering each POST with a JSON body. */
+async function jsonServer({ defer }) {
+  const p = await spawnUntilLine(process.execPath, [join(PEERS_DIR, 'sdk_stateless.mjs'), '--json'], {
+    stream: 'stdout', pattern: /^sdk_stateless: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'sdk_stateless --json',
+  });
+  defer(() => stopChild(p.child, p.exited));
+  return { origin: p.match[1] };
+}
+
+test('JSON response bodies: mutate and corrupt keep Content-Length right; delay and drop', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const se = await jsonServer(ctx);
+    const { client, proxy, db, errors } = await faulted(ctx, [
+      'dir=s2c method=tools/list mutate set=$.result.tools[0].name value=\'"renamed"\'',
+      'dir=s2c tool=echo nth=1 corrupt',
+      'dir=s2c tool=echo nth=1 delay ms=700',
+      'dir=s2c tool=echo nth=1 drop',
+    ], { se });
+    const tools = await client.listTools();
+    assert.deepEqual(tools.tools.map((t) => t.name), ['renamed'], 'the client sees the mutated list');
+    // corrupt: the SDK cannot parse the body: the call fails at once.
+    const c = await settle(client.callTool(ECHO, undefined, { timeout: 5000 }));
+    assert.equal(c.ok, false);
+    assert.ok(c.ms < 4000, `not a timeout (${c.ms} ms)`);
+    assert.match(String(c.error), /JSON|Unexpected|Syntax/i, String(c.error));
+    assert.ok(errors.length >= 1, 'onerror was called');
+    // delay: the answer comes, late.
+    const d = await settle(client.callTool(ECHO, undefined, { timeout: 5000 }));
+    assert.equal(d.ok, true, String(d.error));
+    assert.ok(d.ms >= 650, `delayed (${d.ms} ms)`);
+    // drop: the POST is left waiting; the client times out.
+    const x = await settle(client.callTool(ECHO, undefined, { timeout: 600 }));
+    assert.equal(x.error?.code, -32001, String(x.error));
+    const ok = await client.callTool(ECHO);
+    assert.match(JSON.stringify(ok.content), /Echo: hello/);
+    await stopped(proxy);
+    const { faults, msgs } = faultRows(db);
+    assert.deepEqual(faults.map((f) => f.action), ['mutate', 'corrupt', 'delay', 'drop'], JSON.stringify(faults));
+    assert.deepEqual(msgs.map((m) => `${m.fault}:${m.fault_role}`),
+      ['1:original', '1:injected', '2:original', '2:injected', '3:delayed', '4:original'], JSON.stringify(msgs));
+    assert.match(msgs[1].raw, /"renamed"/);
+  });
+});
+
+test('mutate of an SSE event: the client gets the changed message; SSE framing stays valid', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db } = await faulted(ctx, ['dir=s2c tool=echo mutate set=$.result.content[0].text value=\'"line one\\nline two"\'']);
+    const res = await client.callTool(ECHO);
+    assert.equal(res.content[0].text, 'line one\nline two', JSON.stringify(res));
+    const again = await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 2 } });
+    assert.match(JSON.stringify(again.content), /4/);
+    await stopped(proxy);
+    const { msgs } = faultRows(db);
+    assert.deepEqual(msgs.map((m) => m.fault_role), ['original', 'injected']);
+  });
+});
+
+test('delay of an SSE event and a c2s corrupt: the server gets invalid JSON and answers with an error', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db } = await faulted(ctx, ['dir=s2c tool=echo delay ms=600', 'dir=c2s tool=get-sum corrupt']);
+    const d = await settle(client.callTool(ECHO, undefined, { timeout: 5000 }));
+    assert.equal(d.ok, true, String(d.error));
+    assert.ok(d.ms >= 550, `delayed (${d.ms} ms)`);
+    const c = await settle(client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } }, undefined, { timeout: 1500 }));
+    assert.equal(c.ok, false, 'no answer to a request the server could not read');
+    await stopped(proxy);
+    const { faults, msgs } = faultRows(db);
+    assert.deepEqual(faults.map((f) => `${f.action}:${f.direction}`), ['delay:s2c', 'corrupt:c2s']);
+    assert.deepEqual(msgs.map((m) => `${m.direction}:${m.fault_role}`), ['s2c:delayed', 'c2s:original', 'c2s:injected']);
   });
 });
