@@ -39,6 +39,8 @@
 #include "http_int.h"
 #include "fault.h"
 
+static void	hfault_sse_data(struct evbuffer *, const char *, size_t);
+
 /* The reason phrase of a status a fault answers with. */
 static const char *
 hfault_reason(int status)
@@ -368,6 +370,39 @@ hfault_hang(struct hexch *x)
 	hwait_set(c);
 }
 
+/*
+ * Legacy HTTP+SSE: answers go on the session's event stream, not in the
+ * POST's response.  Put an answer there as an event of its own (between
+ * events: what is held back of the stream ends at one); 0, or -1 when
+ * the session has no stream that can take it now.
+ */
+static int
+hfault_legacy_answer(struct hexch *x, const char *p, size_t len)
+{
+	struct hconn	*c;
+	struct hexch	*s;
+	struct evbuffer	*ev;
+
+	TAILQ_FOREACH(c, &x->c->p->conns, entry) {
+		s = c->x;
+		if (c->dead || c->closing || s == NULL || s == x ||
+		    s->hs != x->hs || !s->sse || !s->fsse || s->fwait ||
+		    s->fhang || strcmp(s->req.method, "GET") != 0)
+			continue;
+		ev = evbuffer_new();
+		evbuffer_add_printf(ev, "event: message\n");
+		hfault_sse_data(ev, p, len);
+		if (s->rechunk)
+			http_chunk_add(bufferevent_get_output(c->cbev), ev);
+		else
+			evbuffer_add_buffer(bufferevent_get_output(c->cbev), ev);
+		evbuffer_free(ev);
+		conn_watch_output(c);
+		return 0;
+	}
+	return -1;
+}
+
 /* A c2s delay ran out: the request goes on. */
 static void
 hfault_request_timer_cb(evutil_socket_t fd, short events, void *arg)
@@ -452,13 +487,18 @@ hfault_request(struct hexch *x)
 		hfault_tap_request(x, n, FAULT_ROLE_ORIGINAL);
 		hfault_tap(x, DIR_S2C, hit.bytes, hit.len, NULL, n,
 		    FAULT_ROLE_INJECTED);
-		hfault_reply(x, 200, NULL, "application/json", hit.bytes,
-		    hit.len, 0);
+		if (x->hs->legacy && hfault_legacy_answer(x, hit.bytes,
+		    hit.len) == 0)
+			hfault_reply(x, 202, NULL, NULL, "", 0, 0);
+		else
+			hfault_reply(x, 200, NULL, "application/json",
+			    hit.bytes, hit.len, 0);
 		break;
 	case FAULT_DROP:
 		n = hfault_record(x, &hit, DIR_C2S, p, len, 0);
 		hfault_tap_request(x, n, FAULT_ROLE_ORIGINAL);
-		if (hfault_is_request(p, len)) {
+		/* Legacy HTTP+SSE: every POST is accepted so. */
+		if (hfault_is_request(p, len) && !x->hs->legacy) {
 			x->fhang = 1;
 			hwait_set(c);
 		} else
@@ -723,12 +763,19 @@ static void
 hfault_sse_write(struct evbuffer *out, const struct sse_event *ev,
     const char *data, size_t len)
 {
-	const char	*nl;
-
 	if (ev->id != NULL)
 		evbuffer_add_printf(out, "id: %s\n", ev->id);
 	if (ev->type != NULL)
 		evbuffer_add_printf(out, "event: %s\n", ev->type);
+	hfault_sse_data(out, data, len);
+}
+
+/* An SSE event's data fields and its end: one field a line of data. */
+static void
+hfault_sse_data(struct evbuffer *out, const char *data, size_t len)
+{
+	const char	*nl;
+
 	/* Each line its own data field: the client joins them with \n. */
 	for (;;) {
 		nl = memchr(data, '\n', len);

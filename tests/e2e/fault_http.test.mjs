@@ -12,6 +12,7 @@ import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 
 import { mcpreelHttpSupport, spawnUntilLine, startMcpreelHttp, startServerEverything, stopChild } from './lib/servers.mjs';
 import { hasTable } from './lib/dbcheck.mjs';
@@ -338,5 +339,30 @@ test('delay of an SSE event and a c2s corrupt: the server gets invalid JSON and 
     const { faults, msgs } = faultRows(db);
     assert.deepEqual(faults.map((f) => `${f.action}:${f.direction}`), ['delay:s2c', 'corrupt:c2s']);
     assert.deepEqual(msgs.map((m) => `${m.direction}:${m.fault_role}`), ['s2c:delayed', 'c2s:original', 'c2s:injected']);
+  });
+});
+
+test('legacy HTTP+SSE: an injected error and a tool-error come on the event stream; the POST gets 202', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const se = await startServerEverything('sse');
+    defer(se.stop);
+    const db = join(dir, 'legacy.db');
+    const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'legacy', args: ['--fault', 'tool=echo nth=1 error code=-32042', '--fault', 'tool=echo nth=1 tool-error'] });
+    defer(() => proxy.stop());
+    const client = new Client({ name: 'fault-http-legacy', version: '1.0.0' });
+    await client.connect(new SSEClientTransport(new URL(`${proxy.url}/sse`)));
+    defer(() => client.close());
+    const r = await settle(client.callTool(ECHO, undefined, { timeout: 5000 }));
+    assert.equal(r.error?.code, -32042, String(r.error));
+    const t = await client.callTool(ECHO, undefined, { timeout: 5000 });
+    assert.equal(t.isError, true, JSON.stringify(t));
+    const ok = await client.callTool(ECHO, undefined, { timeout: 5000 });
+    assert.match(JSON.stringify(ok.content), /hello/);
+    await stopped(proxy);
+    const { faults, msgs } = faultRows(db);
+    assert.deepEqual(faults.map((f) => f.action), ['error', 'tool-error']);
+    assert.deepEqual(msgs.map((m) => `${m.direction}:${m.fault_role}`), ['c2s:original', 's2c:injected', 'c2s:original', 's2c:injected']);
+    const st = sql(db, `SELECT status FROM http_exchanges WHERE method = 'POST' AND request_headers IS NOT NULL ORDER BY id`);
+    assert.ok(st.every((e) => e.status === 202), `every POST got 202: ${JSON.stringify(st)}`);
   });
 });
