@@ -211,8 +211,9 @@ hfault_replacement(const struct fault_hit *hit, const char *p, size_t len,
 {
 	struct evbuffer	*b = evbuffer_new();
 
+	/* The hit says mode=stray only in its rule's text. */
 	*stray = hit->action == FAULT_CORRUPT && hit->bytes != NULL &&
-	    strstr(hit->detail != NULL ? hit->detail : "", "stray") != NULL;
+	    strstr(hit->rule_text, "mode=stray") != NULL;
 	if (hit->bytes != NULL)
 		evbuffer_add(b, hit->bytes, hit->len);
 	if (*stray) {
@@ -512,9 +513,10 @@ hfault_request(struct hexch *x)
 			xasprintf(&extra[i++], "WWW-Authenticate: %s",
 			    hit.www_authenticate != NULL ?
 			    hit.www_authenticate : "Bearer realm=\"mcp\"");
-		if (hit.retry_after != NULL)
+		/* A 429 says when to try again (1 s unless the rule says). */
+		if (hit.retry_after != NULL || hit.status == 429)
 			xasprintf(&extra[i++], "Retry-After: %s",
-			    hit.retry_after);
+			    hit.retry_after != NULL ? hit.retry_after : "1");
 		xasprintf(&body, "mcpreel: injected fault #%lld: %d %s\n",
 		    (long long)n, hit.status, hit.status == 404 ?
 		    "session not found" : hfault_reason(hit.status));
