@@ -442,7 +442,7 @@ int
 hresp_body(struct hconn *c, int eof)
 {
 	struct hexch	*x = c->x;
-	struct evbuffer	*in = bufferevent_get_input(c->ubev);
+	struct evbuffer	*in;
 	struct evbuffer	*out = bufferevent_get_output(c->cbev);
 	char		*dropped;
 	struct evbuffer	*tmp;
@@ -456,10 +456,16 @@ hresp_body(struct hconn *c, int eof)
 	if (x->fwait || x->fhang)
 		return 0;
 	tmp = evbuffer_new();
+	/*
+	 * A body that ended while a fault delay ran is all read (its
+	 * upstream connection may be gone since, hfault_upstream_gone).
+	 */
 	if (x->fbody_done)
 		rc = 1;
-	else
+	else {
+		in = bufferevent_get_input(c->ubev);
 		rc = http_body_decode(&x->respbody, in, tmp, eof, &cause);
+	}
 	if (rc == -1) {
 		evbuffer_free(tmp);
 		hexch_note(x, "bad response body from the upstream: %s",
