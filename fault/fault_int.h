@@ -16,6 +16,16 @@
 #include "core.h"
 #include "fault.h"
 
+/*
+ * What a remembered request keeps is bounded, so that FAULT_PENDING_MAX
+ * of them stay small whatever peers send: a method or an id longer than
+ * FAULT_KEEP_MAX bytes, or a name (tool, prompt, resource URI) longer
+ * than FAULT_NAME_MAX, is not kept (a request with such an id is not
+ * remembered; such a method or name matches no selector of it).
+ */
+#define FAULT_KEEP_MAX		256
+#define FAULT_NAME_MAX		1024
+
 /* The most ".." steps a mutate pattern may have (see fault_act.c). */
 #define FAULT_MUTATE_DESCENDANTS	2
 

@@ -122,7 +122,8 @@ const struct fault_key fault_keys[] = {
 	{ .name = "www-authenticate", .slot = FS_WWW_AUTHENTICATE,
 	  .part = FP_PARAM, .actions = A(FAULT_HTTP_STATUS),
 	  .type = FV_STRING, .usage = "TEXT",
-	  .help = "a WWW-Authenticate header (401; default: Bearer)" },
+	  .help = "a WWW-Authenticate header (401; default: Bearer "
+	  "error=\"invalid_token\")" },
 	{ .name = "set", .slot = FS_SET, .part = FP_PARAM,
 	  .actions = A(FAULT_MUTATE), .type = FV_JPATH, .usage = "JSONPATH",
 	  .help = "set every place the path matches to value=" },
@@ -165,8 +166,7 @@ const struct fault_adef fault_adefs[FAULT_ACTION_MAX] = {
 	  "do not forward the message; close the transport" },
 	{ "http-status", FAULT_HTTP_STATUS, C2S, C2S, FAULT_BIT(KIND_REQUEST),
 	  NULL, FAULT_TRANSPORT_HTTP, REQ(FS_STATUS),
-	  "http-status status=401|404|429|500|503 [retry-after=SECONDS] "
-	  "[www-authenticate=TEXT]",
+	  "http-status status=N [retry-after=SECONDS] [www-authenticate=TEXT]",
 	  "(HTTP) answer a request with that status; the server never sees it" },
 	{ "mutate", FAULT_MUTATE, FAULT_DIRS_ANY, FAULT_DIRS_ANY,
 	  FAULT_KINDS_ANY, NULL, BOTH, 0,
@@ -682,6 +682,11 @@ fault_parse_check(struct fault_rule *r, char **why)
 			    "(give two rules)");
 			return -1;
 		}
+		if (v[FS_VALUE].set && !v[FS_SET].set) {
+			xasprintf(why, "mutate value= goes with set=JSONPATH "
+			    "(remove= takes no value)");
+			return -1;
+		}
 		if (!v[FS_SET].set && !v[FS_REMOVE].set) {
 			xasprintf(why, "mutate needs set=JSONPATH value=JSON "
 			    "or remove=JSONPATH");
@@ -690,11 +695,6 @@ fault_parse_check(struct fault_rule *r, char **why)
 		if (v[FS_SET].set && !v[FS_VALUE].set) {
 			xasprintf(why, "mutate set=%s needs value=JSON",
 			    v[FS_SET].s);
-			return -1;
-		}
-		if (v[FS_VALUE].set && !v[FS_SET].set) {
-			xasprintf(why, "mutate value= goes with set=JSONPATH "
-			    "(remove= takes no value)");
 			return -1;
 		}
 		break;

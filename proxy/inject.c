@@ -431,6 +431,7 @@ inject_read(struct half *h, const char *p, size_t n)
 	struct inject		*ij = h->r->inj;
 	struct inject_dir	*id = &ij->d[h->dir];
 	const char		*nl;
+	char			*line;
 	size_t			 k, have;
 
 	while (n > 0) {
@@ -448,10 +449,15 @@ inject_read(struct half *h, const char *p, size_t n)
 			if (have == 0)
 				inject_line(ij, h->dir, p, k);
 			else {
-				evbuffer_add(id->in, p, k);
-				inject_line(ij, h->dir, (const char *)
-				    evbuffer_pullup(id->in, -1), have + k);
-				evbuffer_drain(id->in, have + k);
+				/*
+				 * Taken out first: a close the line causes
+				 * sends what the gatherer holds.
+				 */
+				line = xmalloc(have + k);
+				evbuffer_remove(id->in, line, have);
+				memcpy(line + have, p, k);
+				inject_line(ij, h->dir, line, have + k);
+				free(line);
 			}
 		} else {
 			evbuffer_add(id->in, p, k);
@@ -469,7 +475,8 @@ inject_read(struct half *h, const char *p, size_t n)
 			} else if (have > INJECT_LINE_MAX)
 				half_pause(h, PAUSE_FAULT, 1);
 		}
-		if (nl == NULL)
+		/* A close fault ended the source: the rest is not read. */
+		if (nl == NULL || h->eof)
 			break;
 		p += k + 1;
 		n -= k + 1;

@@ -143,6 +143,23 @@ test('drop of a notification (progress #2) and of a response (the client times o
     assert.deepEqual(faults(db, 'drop').map((f) => [f.rule_index, f.action]), [[1, 'drop'], [2, 'drop']]);
   }));
 
+test('timeout: the server gets the request, its answer is held past the deadline and dropped', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const c = await connect(db, 'timeout', ['--fault', 'tool=echo timeout ms=300']);
+    await assert.rejects(echo(c.client, 'late', { timeout: 1000 }), (e) => e.code === -32001);
+    assert.equal((await echo(c.client, 'again', { timeout: 1000 }).catch((e) => e)).code, -32001,
+      'every echo answer is held');
+    const sum = await c.client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } });
+    assert.match(sum.content[0].text, /3/);
+    await c.client.close();
+    const rows = messages(db, 'timeout').filter((r) => r.fault === 1);
+    assert.deepEqual(rows.map((r) => [r.direction, r.kind, r.fault_role]),
+      [['c2s', 'request', null], ['s2c', 'response', 'original']]);
+    assert.equal(JSON.parse(rows[1].raw).result.content[0].text, 'Echo: late', 'the server did answer');
+    assert.deepEqual(faults(db, 'timeout').map((f) => f.action), ['timeout', 'timeout']);
+  }));
+
 test('corrupt: the SDK transport reports a parse error; original and sent both recorded', { timeout: 60000 }, () =>
   withCleanup(async ({ dir }) => {
     const db = join(dir, 'f.db');
