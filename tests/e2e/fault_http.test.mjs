@@ -366,3 +366,54 @@ test('legacy HTTP+SSE: an injected error and a tool-error come on the event stre
     assert.ok(st.every((e) => e.status === 202), `every POST got 202: ${JSON.stringify(st)}`);
   });
 });
+
+test('timeout and a c2s mutate: the answer is swallowed; a changed request body reaches the server with its new length', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { client, proxy, db } = await faulted(ctx, [
+      'tool=echo nth=1 timeout ms=200',
+      `dir=c2s tool=echo mutate set=$.params.arguments.message value='"a longer message than before"'`,
+    ]);
+    const t = await settle(client.callTool(ECHO, undefined, { timeout: 1000 }));
+    assert.equal(t.error?.code, -32001, String(t.error));
+    const m = await client.callTool(ECHO);
+    assert.equal(m.content[0].text, 'Echo: a longer message than before', JSON.stringify(m));
+    await stopped(proxy);
+    const { faults, msgs } = faultRows(db);
+    assert.deepEqual(faults.map((f) => f.action), ['timeout', 'mutate']);
+    assert.deepEqual(msgs.map((x) => `${x.fault}:${x.direction}:${x.kind}:${x.fault_role}`),
+      // The timed-out request went on as it was: its fault, no role.
+      ['1:c2s:request:null', '1:s2c:response:original', '2:c2s:request:original', '2:c2s:request:injected'], JSON.stringify(msgs));
+  });
+});
+
+test('--faults FILE over HTTP: SIGHUP reads it again and the rules change mid-session', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const { writeFileSync } = await import('node:fs');
+    const se = await startServerEverything('streamableHttp');
+    defer(se.stop);
+    const file = join(dir, 'faults.json');
+    writeFileSync(file, JSON.stringify({ rules: [{ tool: 'echo', action: 'http-status', status: 503 }] }));
+    const db = join(dir, 'hup.db');
+    const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'hup', args: ['--faults', file, '--seed', '3'] });
+    defer(() => proxy.stop());
+    const client = new Client({ name: 'fault-http-hup', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`)));
+    defer(() => client.close());
+    const before = await settle(client.callTool(ECHO));
+    assert.equal(before.error?.code, 503, String(before.error));
+    writeFileSync(file, JSON.stringify({ rules: [{ tool: 'echo', action: 'tool-error' }] }));
+    proxy.child.kill('SIGHUP');
+    let after;
+    for (let i = 0; i < 50; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      after = await client.callTool(ECHO).catch((e) => e);
+      if (after.isError === true) break;
+    }
+    assert.equal(after.isError, true, `the new rule applies: ${JSON.stringify(after)}`);
+    const s = await stopped(proxy);
+    assert.match(s.stderr, /fault rules reloaded: 1/);
+    const { faults } = faultRows(db);
+    assert.equal(faults[0].action, 'http-status');
+    assert.equal(faults[faults.length - 1].action, 'tool-error');
+  });
+});
