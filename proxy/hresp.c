@@ -279,7 +279,7 @@ hresp_head(struct hconn *c, struct http_head *h)
 	if (kind == HTTP_BODY_CLOSE)
 		x->close_after = 1;
 	if (c->p->opt->faults != NULL)
-		hfault_resp_head(x, kind);
+		hfresp_head(x, kind);
 	if (x->fresp) {
 		/* --fault: the head waits with the body for the decision. */
 		evbuffer_remove_buffer(bufferevent_get_input(c->ubev),
@@ -458,7 +458,7 @@ hresp_body(struct hconn *c, int eof)
 	tmp = evbuffer_new();
 	/*
 	 * A body that ended while a fault delay ran is all read (its
-	 * upstream connection may be gone since, hfault_upstream_gone).
+	 * upstream connection may be gone since, hfresp_upstream_gone).
 	 */
 	if (x->fbody_done)
 		rc = 1;
@@ -502,7 +502,7 @@ hresp_body(struct hconn *c, int eof)
 			    SSE_LINE_MAX);
 		else if (x->fsse) {
 			/* --fault: each event decided (hfault.c). */
-			frc = hfault_sse_event(x, &ev);
+			frc = hfresp_event(x, &ev);
 			sse_event_clear(&ev);
 			if (frc == -1 || frc == 2) {
 				evbuffer_free(tmp);
@@ -562,11 +562,11 @@ hresp_body(struct hconn *c, int eof)
 	}
 	evbuffer_free(tmp);
 
-	if (rc == 1 && x->fresp && (frc = hfault_resp_end(x)) != 1) {
+	if (rc == 1 && x->fresp && (frc = hfresp_end(x)) != 1) {
 		conn_watch_output(c);
 		return frc == 0 ? 0 : -1;
 	}
-	if (rc == 1 && x->fsse && hfault_stream_end(x)) {
+	if (rc == 1 && x->fsse && hfresp_stream_end(x)) {
 		conn_watch_output(c);
 		return 0;
 	}

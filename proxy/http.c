@@ -469,7 +469,7 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		bufferevent_set_timeouts(bev, NULL, NULL);
 		return;
 	}
-	if (x != NULL && hfault_upstream_gone(c))
+	if (x != NULL && hfresp_upstream_gone(c))
 		return;
 	if ((what & BEV_EVENT_EOF) && c->connected) {
 		/* What is still buffered may complete the response. */

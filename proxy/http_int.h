@@ -298,6 +298,7 @@ void		 hresp_sse_event(struct hexch *, struct sse_event *);
 void		 hresp_send_held(struct hexch *, struct evbuffer *, size_t);
 
 /* hfault.c */
+struct fault_hit;
 /*
  * The most of a request or JSON response body held back for a fault
  * decision; a longer one goes on undecided, as it would without --fault.
@@ -307,14 +308,25 @@ int		 hfault_active(const struct hproxy *);
 int		 hfault_request(struct hexch *);
 void		 hfault_request_giveup(struct hexch *);
 void		 hfault_send_request(struct hexch *, const char *, size_t);
-void		 hfault_resp_head(struct hexch *, enum http_body_kind);
-int		 hfault_sse_event(struct hexch *, struct sse_event *);
-int		 hfault_resp_end(struct hexch *);
 void		 hfault_assigned(struct hexch *);
-int		 hfault_upstream_gone(struct hconn *);
-int		 hfault_stream_end(struct hexch *);
 void		 hfault_clear(struct hexch *);
 int		 hfault_reload(struct hproxy *);
+int64_t		 hfault_record(struct hexch *, const struct fault_hit *, enum dir,
+		     const char *, size_t, int);
+void		 hfault_tap(struct hexch *, enum dir, const char *, size_t,
+		     const char *, int64_t, int);
+struct evbuffer	*hfault_replacement(const struct fault_hit *, const char *,
+		     size_t, int *);
+void		 hfault_reset(struct hconn *, const char *);
+void		 hfault_hang(struct hexch *);
+void		 hfault_sse_data(struct evbuffer *, const char *, size_t);
+
+/* hfresp.c */
+void		 hfresp_head(struct hexch *, enum http_body_kind);
+int		 hfresp_event(struct hexch *, struct sse_event *);
+int		 hfresp_end(struct hexch *);
+int		 hfresp_upstream_gone(struct hconn *);
+int		 hfresp_stream_end(struct hexch *);
 
 /* hwait.c */
 void		 hwait_start(struct hconn *);
