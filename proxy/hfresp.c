@@ -131,9 +131,10 @@ hfresp_delay(struct hexch *x, const struct fault_hit *hit)
 	struct timeval	 tv;
 
 	x->fwait = 1;
-	if (x->ftimer == NULL)
-		x->ftimer = evtimer_new(c->p->base, hfresp_timer_cb,
-		    x);
+	/* A c2s delay's timer (long fired) has the request's callback. */
+	if (x->ftimer != NULL)
+		event_free(x->ftimer);
+	x->ftimer = evtimer_new(c->p->base, hfresp_timer_cb, x);
 	tv.tv_sec = hit->delay_ms / 1000;
 	tv.tv_usec = (hit->delay_ms % 1000) * 1000;
 	evtimer_add(x->ftimer, &tv);

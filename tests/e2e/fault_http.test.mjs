@@ -110,17 +110,23 @@ test('tool-error: the client gets a result with isError', { skip: needsHttp, tim
   });
 });
 
-test('delay past the client timeout: the client times out and cancels; both recorded', { skip: needsHttp, timeout: 60000 }, async () => {
+test('delay past the client timeout: the client times out and cancels; a delay both ways is answered late; all recorded', { skip: needsHttp, timeout: 60000 }, async () => {
   await withCleanup(async (ctx) => {
     const { client, proxy, db } = await faulted(ctx, ['tool=echo delay ms=1500']);
     const r = await settle(client.callTool(ECHO, undefined, { timeout: 300 }));
     assert.equal(r.ok, false);
     assert.equal(r.error.code, -32001, `a request timeout: ${r.error}`);
-    // The delayed request still reaches the server, late.
-    await new Promise((res) => setTimeout(res, 2000));
-    const later = await client.callTool(ECHO, undefined, { timeout: 5000 }).catch((e) => e);
-    assert.equal(later.code, -32001, 'the rule delays every echo');
+    // The delayed request still reaches the server, late: its answer is
+    // recorded (delayed too) though the client had given up.
+    await new Promise((res) => setTimeout(res, 3500));
+    // The rule delays both the request and its answer: 1.5 s each way.
+    const later = await settle(client.callTool(ECHO, undefined, { timeout: 8000 }));
+    assert.equal(later.ok, true, `answered after both delays: ${later.error}`);
+    assert.match(JSON.stringify(later.value.content), /hello/);
+    assert.ok(later.ms >= 2900, `both delays ran (${later.ms} ms)`);
     await stopped(proxy);
+    const answers = sql(db, `SELECT fault_role FROM messages WHERE direction = 's2c' AND CAST(raw AS TEXT) LIKE '%Echo: hello%' ORDER BY id`);
+    assert.deepEqual(answers.map((a) => a.fault_role), ['delayed', 'delayed'], 'the server answered both calls; each answer delayed');
     const cancelled = sql(db, `SELECT CAST(raw AS TEXT) AS raw FROM messages WHERE direction = 'c2s' AND method = 'notifications/cancelled'`);
     assert.ok(cancelled.length >= 1, 'notifications/cancelled recorded');
     const { faults, msgs } = faultRows(db);
