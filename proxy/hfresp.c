@@ -360,15 +360,18 @@ hfresp_event(struct hexch *x, struct sse_event *ev)
 
 /*
  * The upstream closed or failed while x waits on a fault (a delay, a
- * client left waiting) with its response whole: nothing is lost, the
- * connection is let go.  1 if so.
+ * client left waiting) with its response whole, or before any of x's
+ * request went on it (held for its decision or delayed: it was idle, and
+ * the request goes on a new connection): nothing is lost, the connection
+ * is let go.  1 if so.
  */
 int
 hfresp_upstream_gone(struct hconn *c)
 {
 	struct hexch	*x = c->x;
 
-	if (x == NULL || !((x->fwait && x->fbody_done) || x->fhang))
+	if (x == NULL || !((x->fwait && x->fbody_done) || x->fhang ||
+	    x->fhold))
 		return 0;
 	if (c->ubev != NULL) {
 		bufferevent_free(c->ubev);

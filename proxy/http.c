@@ -401,6 +401,14 @@ conn_up_read_1(struct hconn *c, int eof)
 	char			*cause = NULL;
 	int			 rc;
 
+	if (c->x != NULL && c->x->fhold) {
+		/* --fault: x's request has not gone on yet; not its answer. */
+		log_info("connection %llu: %zu bytes from the upstream before "
+		    "the request was sent: dropped", (unsigned long long)c->id,
+		    evbuffer_get_length(in));
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
 	while (c->x != NULL && !c->x->have_resp) {
 		memset(&h, 0, sizeof h);
 		rc = http_head_parse(in, 0, &c->uscanned, &h, &cause);
@@ -478,6 +486,9 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 			if (c->dead || c->closing || c->x == NULL)
 				return;
 			x = c->x;
+			/* The end completed a body a fault now holds. */
+			if (hfresp_upstream_gone(c))
+				return;
 		}
 		if (x == NULL) {
 			/* An idle keep-alive connection: reconnect later. */

@@ -423,3 +423,75 @@ test('--faults FILE over HTTP: SIGHUP reads it again and the rules change mid-se
     assert.equal(faults[faults.length - 1].action, 'tool-error');
   });
 });
+
+// ---------------------------------------------------------------------------
+// Edges, against raw upstreams (peers/fault_edges.mjs) and a raw client.
+
+/** mcpreel in front of a raw edge upstream with these rules. */
+async function edged({ dir, defer }, mode, upOpts, rules, name) {
+  const { startEdgeUpstream } = await import('./peers/fault_edges.mjs');
+  const up = await startEdgeUpstream(mode, upOpts);
+  defer(() => up.close());
+  const args = [];
+  for (const r of rules) args.push('--fault', r);
+  const proxy = await startMcpreelHttp({ db: join(dir, `${name}.db`), upstream: up.origin, name, args });
+  defer(() => proxy.stop());
+  return { up, proxy };
+}
+
+/**
+ * POST body to url (on agent's connection): {status, body, ms}, or
+ * {error, ms} when the connection fails or nothing comes in timeoutMs.
+ * onData(bytesSoFar) is told as the response comes.
+ */
+async function rawPost(url, body, { agent, timeoutMs = 10000, headers = {}, onData } = {}) {
+  const http = await import('node:http');
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers } }, (res) => {
+      const parts = [];
+      let n = 0;
+      res.on('data', (c) => { parts.push(c); n += c.length; onData?.(n, Date.now() - t0); });
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(parts).toString(), ms: Date.now() - t0 }));
+      res.on('error', (error) => resolve({ error, ms: Date.now() - t0 }));
+    });
+    req.setTimeout(timeoutMs, () => { req.destroy(new Error('timeout')); });
+    req.on('error', (error) => resolve({ error, ms: Date.now() - t0 }));
+    if (typeof body === 'function') body(req);
+    else req.end(body);
+  });
+}
+
+const rpc = (id, method) => JSON.stringify({ jsonrpc: '2.0', id, method, params: {} });
+
+test('a delayed request on a kept-alive connection the upstream closed while it waited goes on a new one', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { up, proxy } = await edged(ctx, 'idle-close', { idleMs: 300 }, ['dir=c2s method=tools/call delay ms=900'], 'idle');
+    const http = await import('node:http');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    ctx.defer(async () => agent.destroy());
+    const a = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/list'), { agent });
+    assert.equal(a.status, 200, JSON.stringify(a));
+    const b = await rawPost(`${proxy.url}/mcp`, rpc(2, 'tools/call'), { agent });
+    assert.equal(b.status, 200, `the delayed call is answered: ${JSON.stringify(b)}`);
+    assert.match(b.body, /"id":2/);
+    assert.ok(b.ms >= 850, `it was delayed (${b.ms} ms)`);
+    assert.deepEqual(up.requests.map((r) => JSON.parse(r.body).method), ['tools/list', 'tools/call'], 'the upstream got both, once each');
+    await stopped(proxy);
+  });
+});
+
+test('a response ended by the upstream closing, with a s2c delay or drop: delivered late, or the client left waiting', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { up, proxy } = await edged(ctx, 'close-body', {}, ['dir=s2c method=tools/call delay ms=400', 'dir=s2c method=ping drop'], 'closebody');
+    const a = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'));
+    assert.equal(a.status, 200, JSON.stringify(a));
+    assert.match(a.body, /"closed":true/);
+    assert.ok(a.ms >= 380, `delayed (${a.ms} ms)`);
+    const b = await rawPost(`${proxy.url}/mcp`, rpc(2, 'ping'), { timeoutMs: 1200 });
+    assert.equal(b.error?.message, 'timeout', `left waiting, not closed: ${JSON.stringify(b)} ${b.error}`);
+    assert.ok(b.ms >= 1100);
+    assert.equal(up.requests.length, 2);
+    await stopped(proxy);
+  });
+});
