@@ -13,7 +13,8 @@
  *  - each SSE event, until it is complete: it is delivered, held, replaced
  *    by another event (same id and type, new data), left out, or the
  *    stream is ended (cleanly, end-stream) or reset there.
- * A request or JSON body over HFAULT_HOLD_MAX goes on undecided.
+ * A request or JSON body, or an SSE event, that outgrows HFAULT_HOLD_MAX
+ * before it is whole goes on as it comes, undecided (never faulted).
  *
  * A client whose answer is not coming (a dropped request or response, a
  * timeout) is left waiting: its POST stays open until it gives up (or the
@@ -247,7 +248,9 @@ hfault_send_request(struct hexch *x, const char *body, size_t len)
 		evbuffer_add(tmp, body, len);
 	else
 		evbuffer_add_buffer(tmp, x->reqhold);
-	evbuffer_drain(x->reqhold, evbuffer_get_length(x->reqhold));
+	/* What may follow (past HFAULT_HOLD_MAX) streams, held no more. */
+	evbuffer_free(x->reqhold);
+	x->reqhold = NULL;
 	if (x->reqbody.kind == HTTP_BODY_CHUNKED) {
 		http_chunk_add(out, tmp);
 		if (x->req_done) {

@@ -28,8 +28,11 @@ hfresp_head(struct hexch *x, enum http_body_kind kind)
 		return;
 	if (x->sse) {
 		/* A fixed length cannot take a changed event. */
-		if (kind == HTTP_BODY_LENGTH)
+		if (kind == HTTP_BODY_LENGTH) {
+			hexch_note_at(x, LOG_LEVEL_DEBUG, "an SSE response with "
+			    "Content-Length: its events go on undecided");
 			return;
+		}
 		x->fsse = 1;
 		if (x->hold == NULL)
 			x->hold = evbuffer_new();

@@ -208,6 +208,19 @@ hresp_send_held(struct hexch *x, struct evbuffer *out, size_t n)
 	x->hold_ready = 0;
 }
 
+/*
+ * --fault, SSE: what of hold the parser has taken may go (an event passed
+ * undecided was sent as it came, so ssebuf may hold more than hold).
+ */
+static void
+hresp_fsse_ready(struct hexch *x)
+{
+	size_t	hl = evbuffer_get_length(x->hold);
+	size_t	sl = evbuffer_get_length(x->ssebuf);
+
+	x->hold_ready = hl > sl ? hl - sl : 0;
+}
+
 /* What is held back may all go now; nothing is held from here on. */
 static void
 hresp_release_hold(struct hexch *x, struct evbuffer *out)
@@ -500,7 +513,7 @@ hresp_body(struct hconn *c, int eof)
 			hexch_note(x, "an SSE event too large to record (over "
 			    "%d bytes): passed through, not recorded",
 			    SSE_LINE_MAX);
-		else if (x->fsse) {
+		else if (x->fsse && !x->fpass) {
 			/* --fault: each event decided (hfault.c). */
 			frc = hfresp_event(x, &ev);
 			sse_event_clear(&ev);
@@ -515,9 +528,11 @@ hresp_body(struct hconn *c, int eof)
 			hresp_sse_event(x, &ev);
 			sse_event_clear(&ev);
 		}
-		if (x->fsse)
-			x->hold_ready = evbuffer_get_length(x->hold) -
-			    evbuffer_get_length(x->ssebuf);
+		if (x->fsse) {
+			/* An event passed undecided has ended. */
+			x->fpass = 0;
+			hresp_fsse_ready(x);
+		}
 		/* All that the parser took has been handled, and may go. */
 		if (x->durable)
 			x->hold_ready = evbuffer_get_length(x->hold) -
@@ -542,15 +557,32 @@ hresp_body(struct hconn *c, int eof)
 			return 0;
 		}
 		if (!x->sp.pending)
-			x->hold_ready = evbuffer_get_length(x->hold) -
-			    evbuffer_get_length(x->ssebuf);
+			hresp_fsse_ready(x);
+		/*
+		 * An event (or line) over HFAULT_HOLD_MAX is not held for a
+		 * decision: it goes on as it comes, undecided.
+		 */
+		if (!x->fpass && evbuffer_get_length(x->hold) -
+		    x->hold_ready > HFAULT_HOLD_MAX) {
+			hexch_note_at(x, LOG_LEVEL_DEBUG, "an SSE event over %u "
+			    "bytes: passed on with no fault decided",
+			    HFAULT_HOLD_MAX);
+			x->fpass = 1;
+		}
+		if (x->fpass)
+			x->hold_ready = evbuffer_get_length(x->hold);
 		hresp_send_held(x, out, x->hold_ready);
 	} else if (x->fresp) {
 		/* Held whole for the decision, up to a bound. */
 		if (rc == 0 && evbuffer_get_length(x->hold) > HFAULT_HOLD_MAX) {
+			hexch_note_at(x, LOG_LEVEL_DEBUG, "a response body "
+			    "over %u bytes: passed on with no fault decided",
+			    HFAULT_HOLD_MAX);
 			evbuffer_add_buffer(out, x->fhead);
 			x->sent_resp = 1;
 			x->fresp = 0;
+			/* The rest streams as it comes. */
+			hresp_release_hold(x, out);
 		}
 	} else if (x->durable)
 		hresp_durable(c, rc == 1);

@@ -177,6 +177,9 @@ struct hexch {
 						   (head in fhead) for it */
 	int			 fsse;		/* SSE events are decided one
 						   by one (held in hold) */
+	int			 fpass;		/* fsse: the event being read
+						   outgrew HFAULT_HOLD_MAX: it
+						   goes on undecided */
 	struct evbuffer		*fhead;		/* fresp: the head as it came */
 	int			 fswallow;	/* timeout: the answer to the
 						   request is not delivered */

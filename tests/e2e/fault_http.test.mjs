@@ -495,3 +495,41 @@ test('a response ended by the upstream closing, with a s2c delay or drop: delive
     await stopped(proxy);
   });
 });
+
+test('a request body over 16 MiB streams upstream as it comes (no fault decided)', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { up, proxy } = await edged(ctx, 'sink', {}, ['method=nope drop'], 'bigreq');
+    const MiB = 1 << 20;
+    const total = 40 * MiB;
+    let atLast = -1;
+    const r = await rawPost(`${proxy.url}/mcp`, async (req) => {
+      const piece = Buffer.alloc(MiB, 'a');
+      for (let i = 0; i < 40; i++) {
+        if (i === 36) {
+          // A pause: what came so far should be upstream by its end.
+          await new Promise((res) => setTimeout(res, 1500));
+          atLast = up.progress.length ? up.progress[up.progress.length - 1][1] : 0;
+        }
+        if (!req.write(piece)) await new Promise((res) => req.once('drain', res));
+      }
+      req.end();
+    }, { headers: { 'Content-Length': String(total) }, timeoutMs: 30000 });
+    assert.equal(r.status, 200, JSON.stringify(r));
+    assert.deepEqual(up.requests.map((q) => q.body), [`${total} bytes`]);
+    assert.ok(atLast >= 24 * MiB, `the upstream had ${atLast} bytes of 36 MiB sent before a pause`);
+    await stopped(proxy);
+  });
+});
+
+test('an SSE event over 16 MiB streams to the client as it comes (no fault decided)', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { up, proxy } = await edged(ctx, 'sse-big', { size: 24 << 20, ms: 500, pauseMs: 1500 }, ['method=nope drop'], 'bigsse');
+    let early = 0;
+    const r = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'), { timeoutMs: 30000, onData: (n) => { if (up.resumed === 0) early = n; } });
+    assert.equal(r.status, 200, JSON.stringify(r.error));
+    assert.ok(r.body.length >= 24 << 20, `all of it (${r.body.length})`);
+    assert.match(r.body.slice(-20), /"}}\n\n$/);
+    assert.ok(early >= 17 << 20, `past the hold bound it streamed: ${early} bytes before the upstream's last bytes`);
+    await stopped(proxy);
+  });
+});
