@@ -274,14 +274,37 @@ hfault_request_giveup(struct hexch *x)
 }
 
 /*
- * Answer x's request ourselves with status, extra header lines (each
- * "Name: value", NULL-ended) and a body of ctype; the exchange records
- * the response as made by fault n.  The connection goes on to its next
- * request (or closes, as the client asked).
+ * A header value a rule gave, without its control characters (CR and LF
+ * would end the header line, or the head): a warning says so.
+ */
+static char *
+hfault_header_value(const char *name, const char *v)
+{
+	char	*out = xmalloc(strlen(v) + 1), *o = out;
+	size_t	 dropped = 0;
+
+	for (; *v != '\0'; v++) {
+		if (((unsigned char)*v < 0x20 && *v != '\t') || *v == 0x7f)
+			dropped++;
+		else
+			*o++ = *v;
+	}
+	*o = '\0';
+	if (dropped > 0)
+		log_warnx("fault: %zu control characters left out of the "
+		    "%s header a rule gave", dropped, name);
+	return out;
+}
+
+/*
+ * Answer x's request ourselves for fault n with status, extra header
+ * lines (each "Name: value", NULL-ended) and a body of ctype; with named,
+ * the exchange records the response as made by fault n.  The connection
+ * goes on to its next request (or closes, as the client asked).
  */
 static void
 hfault_reply(struct hexch *x, int status, const char *const *extra,
-    const char *ctype, const char *body, size_t len, int64_t n)
+    const char *ctype, const char *body, size_t len, int64_t n, int named)
 {
 	struct hconn	*c = x->c;
 	struct evbuffer	*out = bufferevent_get_output(c->cbev);
@@ -308,13 +331,15 @@ hfault_reply(struct hexch *x, int status, const char *const *extra,
 	for (i = 0; i < nextra; i++) {
 		colon = strchr(extra[i], ':');
 		h->headers[k].name = xstrndup(extra[i], colon - extra[i]);
-		h->headers[k++].value = xstrdup(colon + 2);
+		h->headers[k].value = hfault_header_value(h->headers[k].name,
+		    colon + 2);
+		k++;
 	}
 	h->nheaders = k;
 	x->have_resp = 1;
 	if (x->wx != NULL) {
 		hexch_record_response(x);
-		if (n != 0)
+		if (named && n != 0)
 			writer_exchange_fault(c->p->w, x->wx, n);
 	}
 	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status, h->reason);
@@ -492,10 +517,10 @@ hfault_request(struct hexch *x)
 		    FAULT_ROLE_INJECTED);
 		if (x->hs->legacy && hfault_legacy_answer(x, hit.bytes,
 		    hit.len) == 0)
-			hfault_reply(x, 202, NULL, NULL, "", 0, 0);
+			hfault_reply(x, 202, NULL, NULL, "", 0, n, 0);
 		else
 			hfault_reply(x, 200, NULL, "application/json",
-			    hit.bytes, hit.len, 0);
+			    hit.bytes, hit.len, n, 0);
 		break;
 	case FAULT_DROP:
 		n = hfault_record(x, &hit, DIR_C2S, p, len, 0);
@@ -505,7 +530,7 @@ hfault_request(struct hexch *x)
 			x->fhang = 1;
 			hwait_set(c);
 		} else
-			hfault_reply(x, 202, NULL, NULL, "", 0, 0);
+			hfault_reply(x, 202, NULL, NULL, "", 0, n, 0);
 		break;
 	case FAULT_HTTP_STATUS:
 		n = hfault_record(x, &hit, DIR_C2S, p, len, 0);
@@ -523,7 +548,7 @@ hfault_request(struct hexch *x)
 		    (long long)n, hit.status, hit.status == 404 ?
 		    "session not found" : hfault_reason(hit.status));
 		hfault_reply(x, hit.status, (const char *const *)extra,
-		    "text/plain; charset=utf-8", body, strlen(body), n);
+		    "text/plain; charset=utf-8", body, strlen(body), n, 1);
 		free(body);
 		for (i = 0; extra[i] != NULL; i++)
 			free(extra[i]);

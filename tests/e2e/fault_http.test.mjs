@@ -434,9 +434,10 @@ async function edged({ dir, defer }, mode, upOpts, rules, name) {
   defer(() => up.close());
   const args = [];
   for (const r of rules) args.push('--fault', r);
-  const proxy = await startMcpreelHttp({ db: join(dir, `${name}.db`), upstream: up.origin, name, args });
+  const db = join(dir, `${name}.db`);
+  const proxy = await startMcpreelHttp({ db, upstream: up.origin, name, args });
   defer(() => proxy.stop());
-  return { up, proxy };
+  return { up, proxy, db };
 }
 
 /**
@@ -452,7 +453,7 @@ async function rawPost(url, body, { agent, timeoutMs = 10000, headers = {}, onDa
       const parts = [];
       let n = 0;
       res.on('data', (c) => { parts.push(c); n += c.length; onData?.(n, Date.now() - t0); });
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(parts).toString(), ms: Date.now() - t0 }));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts).toString(), ms: Date.now() - t0 }));
       res.on('error', (error) => resolve({ error, ms: Date.now() - t0 }));
     });
     req.setTimeout(timeoutMs, () => { req.destroy(new Error('timeout')); });
@@ -531,5 +532,26 @@ test('an SSE event over 16 MiB streams to the client as it comes (no fault decid
     assert.match(r.body.slice(-20), /"}}\n\n$/);
     assert.ok(early >= 17 << 20, `past the hold bound it streamed: ${early} bytes before the upstream's last bytes`);
     await stopped(proxy);
+  });
+});
+
+test('answers a fault made: the exchange says its number; a header value a rule gave cannot carry CR or LF', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { up, proxy, db } = await edged(ctx, 'idle-close', {}, [
+      'method=tools/call error code=-32042',
+      'method=ping http-status status=401 www-authenticate="Bearer x\r\nX-Injected: 1\r\n\r\nHTTP/1.1 200 OK"',
+    ], 'reply');
+    const a = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'));
+    assert.equal(a.status, 200);
+    assert.match(a.body, /-32042/);
+    const b = await rawPost(`${proxy.url}/mcp`, rpc(2, 'ping'));
+    assert.equal(b.status, 401, JSON.stringify(b));
+    assert.equal(b.headers['x-injected'], undefined, 'no header of its own');
+    assert.equal(b.headers['www-authenticate'], 'Bearer xX-Injected: 1HTTP/1.1 200 OK');
+    assert.equal(up.requests.length, 0);
+    const s = await stopped(proxy);
+    assert.match(s.stderr, /6 control characters left out of the WWW-Authenticate header/);
+    const ex = sql(db, 'SELECT outcome, fault FROM http_exchanges ORDER BY id');
+    assert.deepEqual(ex.map((e) => [e.outcome, e.fault]), [['200 from a fault (#1)', null], ['401 from a fault (#2)', 2]], JSON.stringify(ex));
   });
 });
