@@ -593,6 +593,7 @@ hfault_sse_data(struct evbuffer *out, const char *data, size_t len)
 	}
 	evbuffer_add(out, "\n", 1);
 }
+
 /* Free what the exchange's faults hold. */
 void
 hfault_clear(struct hexch *x)
