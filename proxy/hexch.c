@@ -459,6 +459,10 @@ hexch_send_head(struct hconn *c, const struct http_head *h,
 		}
 		if (strcasecmp(h->headers[i].name, "Host") == 0)
 			host_done = 1;
+		/* --fault: 100 Continue came from mcpreel. */
+		if (c->x->fcontinue && strcasecmp(h->headers[i].name,
+		    "Expect") == 0)
+			continue;
 		/* --fault: a changed body's length. */
 		if (length != NULL && strcasecmp(h->headers[i].name,
 		    "Content-Length") == 0)
@@ -614,6 +618,18 @@ hexch_start(struct hconn *c, struct http_head *h)
 	x->fhold = kind != HTTP_BODY_NONE && hfault_active(p);
 	if (x->fhold)
 		x->reqhold = evbuffer_new();
+	/*
+	 * The upstream sees nothing of a held request, so cannot ask for
+	 * its body: mcpreel does (RFC 9110 10.1.1).
+	 */
+	if (x->fhold && x->req.version == 11 &&
+	    (sid = http_head_get(&x->req, "Expect")) != NULL &&
+	    strcasecmp(sid, "100-continue") == 0) {
+		evbuffer_add_printf(bufferevent_get_output(c->cbev),
+		    "HTTP/1.1 100 Continue\r\n\r\n");
+		conn_watch_output(c);
+		x->fcontinue = 1;
+	}
 
 	/* The session, when the request names it. */
 	if ((sid = http_head_get(&x->req, "Mcp-Session-Id")) != NULL &&

@@ -61,6 +61,18 @@ hfresp_release(struct hexch *x)
 	hresp_send_held(x, out, evbuffer_get_length(x->hold));
 }
 
+/*
+ * The upstream left a held JSON response unfinished (it closed or failed,
+ * or sent a bad body): what came of it goes on, undecided, as it would
+ * with no rule.
+ */
+void
+hfresp_cut(struct hexch *x)
+{
+	if (x->fresp && x->fhead != NULL)
+		hfresp_release(x);
+}
+
 /* Send the held JSON response's head with body in place of its own. */
 static void
 hfresp_replace(struct hexch *x, struct evbuffer *body)

@@ -503,6 +503,7 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		}
 		hexch_note(x, "the upstream closed the connection in the "
 		    "middle of the response");
+		hfresp_cut(x);
 		free(x->outcome);
 		x->outcome = xstrdup("the upstream closed mid-response");
 		conn_close_after_output(c);
@@ -524,6 +525,7 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	} else if (x != NULL) {
 		hexch_note(x, "the upstream connection failed mid-response: "
 		    "%s", why);
+		hfresp_cut(x);
 		free(x->outcome);
 		xasprintf(&x->outcome, "upstream failed: %s", why);
 		conn_close_after_output(c);

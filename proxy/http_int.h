@@ -177,6 +177,9 @@ struct hexch {
 						   (head in fhead) for it */
 	int			 fsse;		/* SSE events are decided one
 						   by one (held in hold) */
+	int			 fcontinue;	/* fhold: mcpreel answered the
+						   request's Expect: 100-continue
+						   (not forwarded) */
 	int			 fpass;		/* fsse: the event being read
 						   outgrew HFAULT_HOLD_MAX: it
 						   goes on undecided */
@@ -329,6 +332,7 @@ void		 hfresp_head(struct hexch *, enum http_body_kind);
 int		 hfresp_event(struct hexch *, struct sse_event *);
 int		 hfresp_end(struct hexch *);
 int		 hfresp_upstream_gone(struct hconn *);
+void		 hfresp_cut(struct hexch *);
 int		 hfresp_stream_end(struct hexch *);
 
 /* hwait.c */

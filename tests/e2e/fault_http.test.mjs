@@ -454,7 +454,7 @@ async function rawPost(url, body, { agent, timeoutMs = 10000, headers = {}, onDa
       let n = 0;
       res.on('data', (c) => { parts.push(c); n += c.length; onData?.(n, Date.now() - t0); });
       res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts).toString(), ms: Date.now() - t0 }));
-      res.on('error', (error) => resolve({ error, ms: Date.now() - t0 }));
+      res.on('error', (error) => resolve({ error, status: res.statusCode, ms: Date.now() - t0 }));
     });
     req.setTimeout(timeoutMs, () => { req.destroy(new Error('timeout')); });
     req.on('error', (error) => resolve({ error, ms: Date.now() - t0 }));
@@ -522,6 +522,18 @@ test('a request body over 16 MiB streams upstream as it comes (no fault decided)
   });
 });
 
+test('a JSON response over 16 MiB streams to the client as it comes (no fault decided)', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { up, proxy } = await edged(ctx, 'json-big', { size: 20 << 20, cut: (16 << 20) + 4096, pauseMs: 1500 }, ['method=nope drop'], 'bigjson');
+    let early = 0;
+    const r = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'), { timeoutMs: 30000, onData: (n) => { if (up.resumed === 0) early = n; } });
+    assert.equal(r.status, 200, JSON.stringify(r.error));
+    assert.equal(r.body.length, 20 << 20);
+    assert.ok(early >= 16 << 20, `what came went on: ${early} bytes before the upstream paused`);
+    await stopped(proxy);
+  });
+});
+
 test('an SSE event over 16 MiB streams to the client as it comes (no fault decided)', { skip: needsHttp, timeout: 60000 }, async () => {
   await withCleanup(async (ctx) => {
     const { up, proxy } = await edged(ctx, 'sse-big', { size: 24 << 20, ms: 500, pauseMs: 1500 }, ['method=nope drop'], 'bigsse');
@@ -553,5 +565,35 @@ test('answers a fault made: the exchange says its number; a header value a rule 
     assert.match(s.stderr, /6 control characters left out of the WWW-Authenticate header/);
     const ex = sql(db, 'SELECT outcome, fault FROM http_exchanges ORDER BY id');
     assert.deepEqual(ex.map((e) => [e.outcome, e.fault]), [['200 from a fault (#1)', null], ['401 from a fault (#2)', 2]], JSON.stringify(ex));
+  });
+});
+
+test('a held request with Expect: 100-continue gets 100 from mcpreel; a held JSON answer cut short reaches the client as without rules', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { up, proxy } = await edged(ctx, 'idle-close', { idleMs: 5000 }, ['method=nope drop'], 'expect');
+    const net = await import('node:net');
+    const body = rpc(1, 'tools/list');
+    const sock = net.connect(proxy.port, '127.0.0.1');
+    ctx.defer(async () => sock.destroy());
+    let got = '';
+    sock.on('data', (c) => { got += c.toString(); });
+    const t0 = Date.now();
+    sock.write(`POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`);
+    while (!got.includes('\r\n\r\n') && Date.now() - t0 < 3000) await new Promise((res) => setTimeout(res, 20));
+    assert.match(got, /^HTTP\/1\.1 100 Continue\r\n\r\n$/, `100 at once (${Date.now() - t0} ms)`);
+    assert.ok(Date.now() - t0 < 1000);
+    sock.write(body);
+    while (!/"id":1/.test(got) && Date.now() - t0 < 5000) await new Promise((res) => setTimeout(res, 20));
+    assert.match(got, /HTTP\/1\.1 200 OK[^]*"id":1/);
+    assert.equal(up.requests.length, 1);
+    assert.doesNotMatch(up.requests[0].head, /expect:/i, 'Expect is not forwarded: the upstream owes no 100');
+    await stopped(proxy);
+  });
+  await withCleanup(async (ctx) => {
+    const { proxy } = await edged(ctx, 'short-body', {}, ['method=nope drop'], 'short');
+    const r = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'), { timeoutMs: 5000 });
+    assert.equal(r.status, 200, `the head and what came, then the close: ${r.error}`);
+    assert.ok(r.error, 'the body is cut short');
+    await stopped(proxy);
   });
 });

@@ -20,6 +20,11 @@
 //                 whose data is opts.size bytes of JSON, written in 64 KiB
 //                 pieces over opts.ms, then (up.resumed 0 until then)
 //                 waits opts.pauseMs before the event's end; the stream ends.
+//   'json-big'    a JSON answer of opts.size bytes with Content-Length: its
+//                 first opts.cut bytes (all but 1 MiB) at once, then (up.resumed 0 until then)
+//                 the rest after opts.pauseMs.
+//   'short-body'  a JSON answer whose Content-Length says 100 bytes more
+//                 than come before the upstream closes.
 import net from 'node:net';
 
 /** The id of a JSON-RPC request body, as JSON text ("null" if none). */
@@ -66,7 +71,7 @@ export function startEdgeUpstream(mode, opts = {}) {
         const body = buf.subarray(0, need);
         buf = buf.subarray(need);
         const [method, target] = head.split('\r\n')[0].split(' ');
-        requests.push({ method, target, body: mode === 'sink' ? `${body.length} bytes` : body.toString(), at: Date.now() });
+        requests.push({ method, target, head, body: mode === 'sink' ? `${body.length} bytes` : body.toString(), at: Date.now() });
         head = null;
         answer(sock, body.toString(mode === 'sink' ? 'latin1' : 'utf8').slice(0, 1000));
         arm();
@@ -81,6 +86,20 @@ export function startEdgeUpstream(mode, opts = {}) {
       sock.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(out)}\r\n\r\n${out}`);
     } else if (mode === 'close-body') {
       sock.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"jsonrpc":"2.0","id":${id},"result":{"closed":true}}`);
+    } else if (mode === 'short-body') {
+      const out = `{"jsonrpc":"2.0","id":${id},"result":{}}`;
+      sock.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(out) + 100}\r\n\r\n${out}`);
+    } else if (mode === 'json-big') {
+      const size = opts.size ?? 1 << 20;
+      const prefix = `{"jsonrpc":"2.0","id":${id},"result":{"pad":"`;
+      const full = prefix + 'x'.repeat(size - prefix.length - 3) + '"}}';
+      const cut = opts.cut ?? size - (1 << 20);
+      sock.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`);
+      sock.write(full.slice(0, cut));
+      setTimeout(() => {
+        ctl.resumed = Date.now();
+        sock.write(full.slice(cut));
+      }, opts.pauseMs ?? 0);
     } else if (mode === 'sse-big') {
       const size = opts.size ?? 1 << 20;
       const ms = opts.ms ?? 1000;
