@@ -685,8 +685,10 @@ hexch_request_body(struct hconn *c)
 		evbuffer_free(tmp);
 		if (rc == 1)
 			hexch_request_done(x);
-		else if (evbuffer_get_length(x->reqhold) > HFAULT_HOLD_MAX)
+		else if (hfault_over(x, evbuffer_get_length(x->reqhold)))
 			hfault_request_giveup(x);
+		if (!c->dead && c->x == x)
+			hfault_account(x);
 		return c->dead ? -1 : 0;
 	}
 	out = bufferevent_get_output(c->ubev);

@@ -72,6 +72,32 @@ hfault_active(const struct hproxy *p)
 	return p->opt->faults != NULL && p->opt->faults->set != NULL;
 }
 
+/* Count what x holds for decisions now in the proxy's total. */
+void
+hfault_account(struct hexch *x)
+{
+	struct hproxy	*p = x->c->p;
+	size_t		 now = 0;
+
+	if (x->fhold && x->reqhold != NULL)
+		now += evbuffer_get_length(x->reqhold);
+	if ((x->fresp || x->fsse) && x->hold != NULL)
+		now += evbuffer_get_length(x->hold);
+	p->fheld = p->fheld - x->fheld + now;
+	x->fheld = now;
+}
+
+/*
+ * Whether a message of len bytes still being held for its decision must
+ * go on undecided: it is over HFAULT_HOLD_MAX, or all that is held is
+ * over HFAULT_HELD_MAX.
+ */
+int
+hfault_over(const struct hexch *x, size_t len)
+{
+	return len > HFAULT_HOLD_MAX || x->c->p->fheld > HFAULT_HELD_MAX;
+}
+
 /* A JSON-RPC message's method (a response: its request's) and id. */
 static void
 hfault_ident(struct hexch *x, enum dir d, const char *p, size_t len,
@@ -251,6 +277,7 @@ hfault_send_request(struct hexch *x, const char *body, size_t len)
 	/* What may follow (past HFAULT_HOLD_MAX) streams, held no more. */
 	evbuffer_free(x->reqhold);
 	x->reqhold = NULL;
+	hfault_account(x);
 	if (x->reqbody.kind == HTTP_BODY_CHUNKED) {
 		http_chunk_add(out, tmp);
 		if (x->req_done) {
@@ -268,8 +295,9 @@ hfault_send_request(struct hexch *x, const char *body, size_t len)
 void
 hfault_request_giveup(struct hexch *x)
 {
-	hexch_note_at(x, LOG_LEVEL_DEBUG, "a request body over %u bytes: "
-	    "passed on with no fault decided", HFAULT_HOLD_MAX);
+	hexch_note_at(x, LOG_LEVEL_DEBUG, "a request body over %u bytes (or "
+	    "over %u held in all): passed on with no fault decided",
+	    HFAULT_HOLD_MAX, HFAULT_HELD_MAX);
 	hfault_send_request(x, NULL, 0);
 }
 
@@ -598,6 +626,8 @@ hfault_sse_data(struct evbuffer *out, const char *data, size_t len)
 void
 hfault_clear(struct hexch *x)
 {
+	x->c->p->fheld -= x->fheld;
+	x->fheld = 0;
 	if (x->ftimer != NULL)
 		event_free(x->ftimer);
 	x->ftimer = NULL;

@@ -131,6 +131,7 @@ hfresp_timer_cb(evutil_socket_t fd, short events, void *arg)
 		x->hold_ready = 0;
 	}
 	x->fevent_len = 0;
+	hfault_account(x);
 	conn_pause(c->ubev, &c->upause, PAUSE_FAULT, 0);
 	if (hresp_body(c, 0) == 1)
 		hresp_done(c);

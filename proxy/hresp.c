@@ -563,11 +563,11 @@ hresp_body(struct hconn *c, int eof)
 		 * An event (or line) over HFAULT_HOLD_MAX is not held for a
 		 * decision: it goes on as it comes, undecided.
 		 */
-		if (!x->fpass && evbuffer_get_length(x->hold) -
-		    x->hold_ready > HFAULT_HOLD_MAX) {
+		if (!x->fpass && hfault_over(x, evbuffer_get_length(x->hold) -
+		    x->hold_ready)) {
 			hexch_note_at(x, LOG_LEVEL_DEBUG, "an SSE event over %u "
-			    "bytes: passed on with no fault decided",
-			    HFAULT_HOLD_MAX);
+			    "bytes (or over %u held in all): passed on with no "
+			    "fault decided", HFAULT_HOLD_MAX, HFAULT_HELD_MAX);
 			x->fpass = 1;
 		}
 		if (x->fpass)
@@ -575,10 +575,11 @@ hresp_body(struct hconn *c, int eof)
 		hresp_send_held(x, out, x->hold_ready);
 	} else if (x->fresp) {
 		/* Held whole for the decision, up to a bound. */
-		if (rc == 0 && evbuffer_get_length(x->hold) > HFAULT_HOLD_MAX) {
+		if (rc == 0 && hfault_over(x, evbuffer_get_length(x->hold))) {
 			hexch_note_at(x, LOG_LEVEL_DEBUG, "a response body "
-			    "over %u bytes: passed on with no fault decided",
-			    HFAULT_HOLD_MAX);
+			    "over %u bytes (or over %u held in all): passed on "
+			    "with no fault decided", HFAULT_HOLD_MAX,
+			    HFAULT_HELD_MAX);
 			evbuffer_add_buffer(out, x->fhead);
 			x->sent_resp = 1;
 			x->fresp = 0;

@@ -390,6 +390,8 @@ static void
 conn_up_read(struct hconn *c, int eof)
 {
 	conn_up_read_1(c, eof);
+	if (!c->dead && c->x != NULL)
+		hfault_account(c->x);
 	conn_watch_output(c);
 }
 

@@ -177,6 +177,7 @@ struct hexch {
 						   (head in fhead) for it */
 	int			 fsse;		/* SSE events are decided one
 						   by one (held in hold) */
+	size_t			 fheld;		/* x's share of p->fheld */
 	int			 fcontinue;	/* fhold: mcpreel answered the
 						   request's Expect: 100-continue
 						   (not forwarded) */
@@ -270,6 +271,8 @@ struct hproxy {
 	struct event		*sigs[2];
 	struct event		*sighup;	/* --faults: re-read on SIGHUP */
 	char			*stop_reason;
+	size_t			 fheld;		/* --fault: bytes held for
+						   decisions, all exchanges */
 };
 
 /* http.c */
@@ -306,11 +309,16 @@ void		 hresp_send_held(struct hexch *, struct evbuffer *, size_t);
 /* hfault.c */
 struct fault_hit;
 /*
- * The most of a request or JSON response body held back for a fault
- * decision; a longer one goes on undecided, as it would without --fault.
+ * The most of a request or JSON response body, or of an SSE event, held
+ * back for a fault decision; a longer one goes on undecided, as it would
+ * without --fault.
  */
 #define HFAULT_HOLD_MAX		(16u * 1024 * 1024)
+/* The most held back for decisions by all exchanges; past it, the same. */
+#define HFAULT_HELD_MAX		(256u * 1024 * 1024)
 int		 hfault_active(const struct hproxy *);
+void		 hfault_account(struct hexch *);
+int		 hfault_over(const struct hexch *, size_t);
 int		 hfault_request(struct hexch *);
 void		 hfault_request_giveup(struct hexch *);
 void		 hfault_send_request(struct hexch *, const char *, size_t);
