@@ -151,8 +151,12 @@ cmd_record_usage(FILE *f)
 	    "                     (delay, error, tool-error, drop, timeout,\n"
 	    "                     corrupt, close, mutate), which then waits for\n"
 	    "                     its newline; SIGHUP re-reads --faults instead\n"
-	    "                     of reaching the server.  What was injected is\n"
-	    "                     recorded as such, with the rule\n"
+	    "                     of reaching the server.  Over HTTP a rule acts\n"
+	    "                     on a POST's body, a JSON response or one SSE\n"
+	    "                     event, and http-status and close\n"
+	    "                     mode=reset|end-stream apply (not with\n"
+	    "                     --durable).  What was injected is recorded as\n"
+	    "                     such, with the rule (docs/faults.md)\n"
 	    "\n"
 	    "With --upstream, record an MCP server over HTTP instead: mcpreel is a\n"
 	    "reverse proxy listening on ADDR, forwarding every path to the same\n"
@@ -273,6 +277,13 @@ static int
 record_fault_reload(struct fault_set *set, void *arg, char **cause)
 {
 	return fault_opts_reload(arg, set, 0, cause);
+}
+
+/* The same over HTTP, where http-status and reset rules may be. */
+static int
+record_fault_reload_http(struct fault_set *set, void *arg, char **cause)
+{
+	return fault_opts_reload(arg, set, 1, cause);
 }
 
 int
@@ -536,6 +547,11 @@ cmd_record(int argc, char **argv)
 		tap_set_check(lc);
 	}
 	if (http.upstream != NULL) {
+		if (faults != NULL) {
+			if (rf.reload != NULL)
+				rf.reload = record_fault_reload_http;
+			http.faults = &rf;
+		}
 		rc = record_over_http(w, &http, lc, path);
 		tap_set_redact(NULL);
 		redact_free(rules);

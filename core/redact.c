@@ -796,6 +796,8 @@ redact_msg_replace(struct msg *m, char *out, size_t outlen)
 	n->ident = m->ident;
 	n->ident_len = m->ident_len;
 	m->ident = NULL;
+	n->fault = m->fault;
+	n->fault_role = m->fault_role;
 	msg_free(m);
 	return n;
 }

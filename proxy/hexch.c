@@ -222,6 +222,8 @@ hexch_tap_data(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
 	struct msg	*m = msg_alloc(d, len);
 
 	evbuffer_copyout(data, m->raw, len);
+	m->fault = x->tap_fault;
+	m->fault_role = x->tap_role;
 	if (sse_id != NULL)
 		m->sse_id = xstrdup(sse_id);
 	if (cap != NULL && hcap_finish(cap, m) && line_cap_is_store()) {
@@ -384,6 +386,7 @@ hexch_free(struct hexch *x)
 	if (x->reqhold != NULL)
 		evbuffer_free(x->reqhold);
 	howed_clear(&x->owed);
+	hfault_clear(x);
 	free(x->rpc_id);
 	free(x->up_target);
 	free(x->up_host);
@@ -416,7 +419,8 @@ hexch_end(struct hconn *c, const char *outcome)
 }
 
 /*
- * The request head as the upstream gets it: the target under the
+ * The request head as the upstream gets it (with length not NULL, a
+ * body of that length in place of the one it came with): the target under the
  * upstream's path prefix (hexch_target), every field as the client sent
  * it.  Host too, so that an upstream checking Host against DNS rebinding
  * still sees what the client's browser sent (naming the upstream instead
@@ -425,8 +429,9 @@ hexch_end(struct hconn *c, const char *outcome)
  * absolute-form target's host replaces it.  A request with no Host gets
  * the upstream's.
  */
-static void
-hexch_send_head(struct hconn *c, const struct http_head *h)
+void
+hexch_send_head(struct hconn *c, const struct http_head *h,
+    const size_t *length)
 {
 	struct hproxy	*p = c->p;
 	struct evbuffer	*out = bufferevent_get_output(c->ubev);
@@ -454,12 +459,22 @@ hexch_send_head(struct hconn *c, const struct http_head *h)
 		}
 		if (strcasecmp(h->headers[i].name, "Host") == 0)
 			host_done = 1;
+		/* --fault: 100 Continue came from mcpreel. */
+		if (c->x->fcontinue && strcasecmp(h->headers[i].name,
+		    "Expect") == 0)
+			continue;
+		/* --fault: a changed body's length. */
+		if (length != NULL && strcasecmp(h->headers[i].name,
+		    "Content-Length") == 0)
+			continue;
 		evbuffer_add_printf(out, "%s: %s\r\n", h->headers[i].name,
 		    h->headers[i].value);
 	}
 	if (!host_done)
 		evbuffer_add_printf(out, "Host: %s\r\n", host != NULL ? host :
 		    p->up.url.hostport);
+	if (length != NULL)
+		evbuffer_add_printf(out, "Content-Length: %zu\r\n", *length);
 	evbuffer_add(out, "\r\n", 2);
 }
 
@@ -495,6 +510,8 @@ hexch_request_done(struct hexch *x)
 		scan_message(p, len, &sc);
 		if (sc.kind == KIND_REQUEST)
 			x->rpc_id = scan_id_dup(p, &sc);
+		if (sc.kind == KIND_REQUEST && x->fhold)
+			x->req_rpc_method = scan_method_dup(p, &sc);
 		/*
 		 * A whole body: what it owes is known from this scan, and
 		 * hexch_tap_data need not scan it again.
@@ -509,6 +526,11 @@ hexch_request_done(struct hexch *x)
 		init = sc.kind == KIND_REQUEST && !sc.method_escaped &&
 		    sc.method_len == 10 &&
 		    memcmp(p + sc.method_off, "initialize", 10) == 0;
+	}
+	if (x->fhold) {
+		/* --fault: decided, then forwarded or not (hfault.c). */
+		hfault_request(x);
+		return;
 	}
 	if (len == 0)
 		return;
@@ -592,6 +614,22 @@ hexch_start(struct hconn *c, struct http_head *h)
 	    *sid != '\0';
 	if (x->durable && kind != HTTP_BODY_NONE)
 		x->reqhold = evbuffer_new();
+	/* --fault: a body is decided before any of the request goes on. */
+	x->fhold = kind != HTTP_BODY_NONE && hfault_active(p);
+	if (x->fhold)
+		x->reqhold = evbuffer_new();
+	/*
+	 * The upstream sees nothing of a held request, so cannot ask for
+	 * its body: mcpreel does (RFC 9110 10.1.1).
+	 */
+	if (x->fhold && x->req.version == 11 &&
+	    (sid = http_head_get(&x->req, "Expect")) != NULL &&
+	    strcasecmp(sid, "100-continue") == 0) {
+		evbuffer_add_printf(bufferevent_get_output(c->cbev),
+		    "HTTP/1.1 100 Continue\r\n\r\n");
+		conn_watch_output(c);
+		x->fcontinue = 1;
+	}
 
 	/* The session, when the request names it. */
 	if ((sid = http_head_get(&x->req, "Mcp-Session-Id")) != NULL &&
@@ -604,12 +642,14 @@ hexch_start(struct hconn *c, struct http_head *h)
 		free(legacy);
 	}
 
+	if (x->fhold)
+		return 0;
 	if (conn_connect(c, &cause) != 0) {
 		conn_reply_error(c, 502, "Bad Gateway", cause);
 		free(cause);
 		return -1;
 	}
-	hexch_send_head(c, &x->req);
+	hexch_send_head(c, &x->req, NULL);
 	if (kind == HTTP_BODY_NONE)
 		hexch_request_done(x);
 	return 0;
@@ -626,7 +666,7 @@ hexch_request_body(struct hconn *c)
 	struct hexch	*x = c->x;
 	struct evbuffer	*in = bufferevent_get_input(c->cbev);
 	char		*dropped;
-	struct evbuffer	*out = bufferevent_get_output(c->ubev);
+	struct evbuffer	*out;
 	struct evbuffer	*tmp = evbuffer_new();
 	char		*cause = NULL;
 	int		 rc;
@@ -639,6 +679,19 @@ hexch_request_body(struct hconn *c)
 		return -1;
 	}
 	hcap_copy(&x->reqcap, x->reqdata, tmp);
+	if (x->fhold) {
+		/* --fault: held whole for the decision, up to a bound. */
+		evbuffer_add_buffer(x->reqhold, tmp);
+		evbuffer_free(tmp);
+		if (rc == 1)
+			hexch_request_done(x);
+		else if (hfault_over(x, evbuffer_get_length(x->reqhold)))
+			hfault_request_giveup(x);
+		if (!c->dead && c->x == x)
+			hfault_account(x);
+		return c->dead ? -1 : 0;
+	}
+	out = bufferevent_get_output(c->ubev);
 	if (x->reqhold != NULL) {
 		evbuffer_add_buffer(x->reqhold, tmp);
 		if (rc == 0 && x->reqcap.digest == NULL) {

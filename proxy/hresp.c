@@ -129,7 +129,7 @@ hresp_endpoint_session(struct hexch *x, const char *url)
 }
 
 /* One complete SSE event from the upstream. */
-static void
+void
 hresp_sse_event(struct hexch *x, struct sse_event *ev)
 {
 	struct hproxy	*p = x->c->p;
@@ -191,7 +191,7 @@ hresp_sse_event(struct hexch *x, struct sse_event *ev)
 }
 
 /* Forward the first n held bytes, in the framing the body came in. */
-static void
+void
 hresp_send_held(struct hexch *x, struct evbuffer *out, size_t n)
 {
 	struct evbuffer	*part;
@@ -206,6 +206,19 @@ hresp_send_held(struct hexch *x, struct evbuffer *out, size_t n)
 		evbuffer_add_buffer(out, part);
 	evbuffer_free(part);
 	x->hold_ready = 0;
+}
+
+/*
+ * --fault, SSE: what of hold the parser has taken may go (an event passed
+ * undecided was sent as it came, so ssebuf may hold more than hold).
+ */
+static void
+hresp_fsse_ready(struct hexch *x)
+{
+	size_t	hl = evbuffer_get_length(x->hold);
+	size_t	sl = evbuffer_get_length(x->ssebuf);
+
+	x->hold_ready = hl > sl ? hl - sl : 0;
 }
 
 /* What is held back may all go now; nothing is held from here on. */
@@ -278,6 +291,14 @@ hresp_head(struct hconn *c, struct http_head *h)
 		x->hold = evbuffer_new();
 	if (kind == HTTP_BODY_CLOSE)
 		x->close_after = 1;
+	if (c->p->opt->faults != NULL)
+		hfresp_head(x, kind);
+	if (x->fresp) {
+		/* --fault: the head waits with the body for the decision. */
+		evbuffer_remove_buffer(bufferevent_get_input(c->ubev),
+		    x->fhead, x->resp.len);
+		return;
+	}
 
 	/*
 	 * Pass the head on exactly as it came, unless its framing is
@@ -434,18 +455,30 @@ int
 hresp_body(struct hconn *c, int eof)
 {
 	struct hexch	*x = c->x;
-	struct evbuffer	*in = bufferevent_get_input(c->ubev);
+	struct evbuffer	*in;
 	struct evbuffer	*out = bufferevent_get_output(c->cbev);
 	char		*dropped;
 	struct evbuffer	*tmp;
 	struct sse_event ev;
 	char		*cause = NULL;
-	int		 rc, erc;
+	int		 rc, erc, frc;
 
 	if (x->resp_done)
 		return 1;
+	/* --fault: a delay holds what follows; a client left waiting. */
+	if (x->fwait || x->fhang)
+		return 0;
 	tmp = evbuffer_new();
-	rc = http_body_decode(&x->respbody, in, tmp, eof, &cause);
+	/*
+	 * A body that ended while a fault delay ran is all read (its
+	 * upstream connection may be gone since, hfresp_upstream_gone).
+	 */
+	if (x->fbody_done)
+		rc = 1;
+	else {
+		in = bufferevent_get_input(c->ubev);
+		rc = http_body_decode(&x->respbody, in, tmp, eof, &cause);
+	}
 	if (rc == -1) {
 		evbuffer_free(tmp);
 		hexch_note(x, "bad response body from the upstream: %s",
@@ -454,6 +487,7 @@ hresp_body(struct hconn *c, int eof)
 		xasprintf(&x->outcome, "bad response body: %s", cause);
 		free(cause);
 		/* What already went through still reaches the client. */
+		hfresp_cut(x);
 		conn_close_after_output(c);
 		return -1;
 	}
@@ -471,7 +505,7 @@ hresp_body(struct hconn *c, int eof)
 		http_chunk_add(out, tmp);
 	else
 		evbuffer_add_buffer(out, tmp);
-	while (x->sse) {
+	while (x->sse && !x->fwait) {
 		memset(&ev, 0, sizeof ev);
 		erc = sse_next(&x->sp, x->ssebuf, &ev);
 		if (erc == 0)
@@ -480,9 +514,25 @@ hresp_body(struct hconn *c, int eof)
 			hexch_note(x, "an SSE event too large to record (over "
 			    "%d bytes): passed through, not recorded",
 			    SSE_LINE_MAX);
-		else {
+		else if (x->fsse && !x->fpass) {
+			/* --fault: each event decided (hfault.c). */
+			frc = hfresp_event(x, &ev);
+			sse_event_clear(&ev);
+			if (frc == -1 || frc == 2) {
+				evbuffer_free(tmp);
+				if (frc == 2)
+					conn_watch_output(c);
+				return frc == 2 ? 1 : -1;
+			}
+			continue;
+		} else {
 			hresp_sse_event(x, &ev);
 			sse_event_clear(&ev);
+		}
+		if (x->fsse) {
+			/* An event passed undecided has ended. */
+			x->fpass = 0;
+			hresp_fsse_ready(x);
 		}
 		/* All that the parser took has been handled, and may go. */
 		if (x->durable)
@@ -499,7 +549,44 @@ hresp_body(struct hconn *c, int eof)
 	    evbuffer_get_length(x->ssebuf) <= evbuffer_get_length(x->hold))
 		x->hold_ready = evbuffer_get_length(x->hold) -
 		    evbuffer_get_length(x->ssebuf);
-	if (x->durable)
+	if (x->fsse) {
+		if (x->fwait) {
+			/* A delayed event holds the rest back. */
+			x->fbody_done = rc == 1;
+			evbuffer_free(tmp);
+			conn_watch_output(c);
+			return 0;
+		}
+		if (!x->sp.pending)
+			hresp_fsse_ready(x);
+		/*
+		 * An event (or line) over HFAULT_HOLD_MAX is not held for a
+		 * decision: it goes on as it comes, undecided.
+		 */
+		if (!x->fpass && hfault_over(x, evbuffer_get_length(x->hold) -
+		    x->hold_ready)) {
+			hexch_note_at(x, LOG_LEVEL_DEBUG, "an SSE event over %u "
+			    "bytes (or over %u held in all): passed on with no "
+			    "fault decided", HFAULT_HOLD_MAX, HFAULT_HELD_MAX);
+			x->fpass = 1;
+		}
+		if (x->fpass)
+			x->hold_ready = evbuffer_get_length(x->hold);
+		hresp_send_held(x, out, x->hold_ready);
+	} else if (x->fresp) {
+		/* Held whole for the decision, up to a bound. */
+		if (rc == 0 && hfault_over(x, evbuffer_get_length(x->hold))) {
+			hexch_note_at(x, LOG_LEVEL_DEBUG, "a response body "
+			    "over %u bytes (or over %u held in all): passed on "
+			    "with no fault decided", HFAULT_HOLD_MAX,
+			    HFAULT_HELD_MAX);
+			evbuffer_add_buffer(out, x->fhead);
+			x->sent_resp = 1;
+			x->fresp = 0;
+			/* The rest streams as it comes. */
+			hresp_release_hold(x, out);
+		}
+	} else if (x->durable)
 		hresp_durable(c, rc == 1);
 	else if (x->hold != NULL && (!x->wait_endpoint || x->sse_events > 0 ||
 	    evbuffer_get_length(x->hold) > HTTP_HOLD_MAX)) {
@@ -509,6 +596,14 @@ hresp_body(struct hconn *c, int eof)
 	}
 	evbuffer_free(tmp);
 
+	if (rc == 1 && x->fresp && (frc = hfresp_end(x)) != 1) {
+		conn_watch_output(c);
+		return frc == 0 ? 0 : -1;
+	}
+	if (rc == 1 && x->fsse && hfresp_stream_end(x)) {
+		conn_watch_output(c);
+		return 0;
+	}
 	if (rc == 1) {
 		hresp_release_hold(x, out);
 		if (x->rechunk) {

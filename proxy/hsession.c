@@ -35,6 +35,10 @@ hsession_new(struct hproxy *p, const char *key, int legacy, int pending,
 	hs->ws = writer_session_begin_at(p->w, p->opt->name, legacy ? "sse" :
 	    "http", target, started_ns);
 	free(target);
+	/* --fault: the rules' count and seed, so the run can be repeated. */
+	if (p->opt->faults != NULL && p->opt->faults->note != NULL)
+		tap_event(p->tap, hs->ws, "note", p->opt->faults->note,
+		    strlen(p->opt->faults->note));
 	hs->next = p->sessions;
 	p->sessions = hs;
 	/* The normal course of traffic: shown with -v. */
@@ -407,9 +411,15 @@ hexch_assign(struct hexch *x, struct hsession *hs)
 	free(reqh);
 	if (x->have_resp)
 		hexch_record_response(x);
-	for (i = 0; i < x->nheld; i++)
+	/* --fault: a row that waited for the session, before its messages. */
+	hfault_assigned(x);
+	for (i = 0; i < x->nheld; i++) {
+		if (x->held[i]->fault_role != FAULT_ROLE_NONE &&
+		    x->held[i]->fault == 0)
+			x->held[i]->fault = x->fault_n;
 		tap_message_http(p->tap, hs->ws, x->wx, x->held[i],
 		    hexch_live(x));
+	}
 	free(x->held);
 	x->held = NULL;
 	x->nheld = 0;

@@ -274,6 +274,9 @@ conn_read_requests(struct hconn *c)
 		if (!c->x->req_done) {
 			if (hexch_request_body(c) != 0)
 				return;
+			/* A fault answered it in the upstream's place. */
+			if (c->x == NULL)
+				continue;
 			if (!c->x->req_done)
 				return;
 		}
@@ -387,6 +390,8 @@ static void
 conn_up_read(struct hconn *c, int eof)
 {
 	conn_up_read_1(c, eof);
+	if (!c->dead && c->x != NULL)
+		hfault_account(c->x);
 	conn_watch_output(c);
 }
 
@@ -398,6 +403,14 @@ conn_up_read_1(struct hconn *c, int eof)
 	char			*cause = NULL;
 	int			 rc;
 
+	if (c->x != NULL && c->x->fhold) {
+		/* --fault: x's request has not gone on yet; not its answer. */
+		log_info("connection %llu: %zu bytes from the upstream before "
+		    "the request was sent: dropped", (unsigned long long)c->id,
+		    evbuffer_get_length(in));
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
 	while (c->x != NULL && !c->x->have_resp) {
 		memset(&h, 0, sizeof h);
 		rc = http_head_parse(in, 0, &c->uscanned, &h, &cause);
@@ -466,6 +479,8 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		bufferevent_set_timeouts(bev, NULL, NULL);
 		return;
 	}
+	if (x != NULL && hfresp_upstream_gone(c))
+		return;
 	if ((what & BEV_EVENT_EOF) && c->connected) {
 		/* What is still buffered may complete the response. */
 		if (x != NULL && x->have_resp) {
@@ -473,6 +488,9 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 			if (c->dead || c->closing || c->x == NULL)
 				return;
 			x = c->x;
+			/* The end completed a body a fault now holds. */
+			if (hfresp_upstream_gone(c))
+				return;
 		}
 		if (x == NULL) {
 			/* An idle keep-alive connection: reconnect later. */
@@ -487,6 +505,7 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		}
 		hexch_note(x, "the upstream closed the connection in the "
 		    "middle of the response");
+		hfresp_cut(x);
 		free(x->outcome);
 		x->outcome = xstrdup("the upstream closed mid-response");
 		conn_close_after_output(c);
@@ -508,6 +527,7 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	} else if (x != NULL) {
 		hexch_note(x, "the upstream connection failed mid-response: "
 		    "%s", why);
+		hfresp_cut(x);
 		free(x->outcome);
 		xasprintf(&x->outcome, "upstream failed: %s", why);
 		conn_close_after_output(c);
@@ -567,6 +587,13 @@ proxy_accept_cb(int fd, void *arg)
 	return 0;
 }
 
+/* SIGHUP with --faults: the rules are read again. */
+static void
+proxy_sighup_cb(evutil_socket_t sig, short events, void *arg)
+{
+	hfault_reload(arg);
+}
+
 /* SIGINT or SIGTERM: stop recording, closing what is in flight. */
 static void
 proxy_signal_cb(evutil_socket_t sig, short events, void *arg)
@@ -598,6 +625,13 @@ record_http(struct writer *w, const struct http_options *opt,
 
 	memset(res, 0, sizeof *res);
 	res->exit_status = -1;
+	if (opt->durable && opt->faults != NULL) {
+		res->exit_code = 2;
+		res->reason = xstrdup("--durable and --fault cannot be given "
+		    "together over HTTP (a fault holds back what --durable "
+		    "holds until it is committed)");
+		return -1;
+	}
 	memset(&p, 0, sizeof p);
 	TAILQ_INIT(&p.conns);
 	p.w = w;
@@ -628,6 +662,10 @@ record_http(struct writer *w, const struct http_options *opt,
 	for (i = 0; i < 2; i++) {
 		p.sigs[i] = evsignal_new(p.base, sigs[i], proxy_signal_cb, &p);
 		evsignal_add(p.sigs[i], NULL);
+	}
+	if (opt->faults != NULL && opt->faults->reload != NULL) {
+		p.sighup = evsignal_new(p.base, SIGHUP, proxy_sighup_cb, &p);
+		evsignal_add(p.sighup, NULL);
 	}
 	/* Said at any log level, alone on its line: scripts wait for it. */
 	log_warnx("listening on %s", p.origin);
@@ -664,6 +702,8 @@ record_http(struct writer *w, const struct http_options *opt,
 	    xstrdup("recording stopped");
 	for (i = 0; i < 2; i++)
 		event_free(p.sigs[i]);
+	if (p.sighup != NULL)
+		event_free(p.sighup);
 	tap_free(p.tap);
 	free(p.origin);
 	net_upstream_clear(&p.up);

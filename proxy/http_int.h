@@ -15,7 +15,8 @@ enum pause_why {
 	PAUSE_STORE = 0x2,	/* the writer's queue is full */
 	PAUSE_BUSY = 0x4,	/* client: an exchange is in flight and a lot
 				   of pipelined input waits */
-	PAUSE_CLOSING = 0x8	/* client: we close once our output is out */
+	PAUSE_CLOSING = 0x8,	/* client: we close once our output is out */
+	PAUSE_FAULT = 0x10	/* upstream: --fault delays an SSE event */
 };
 
 /* Unsent bytes for one side of a connection before its source pauses. */
@@ -168,6 +169,42 @@ struct hexch {
 	int			 client_left;	/* ended by the client closing
 						   its connection */
 	char			*outcome;
+
+	/* --fault (hfault.c) */
+	int			 fhold;		/* the request's head and body
+						   wait for the decision */
+	int			 fresp;		/* a JSON response held whole
+						   (head in fhead) for it */
+	int			 fsse;		/* SSE events are decided one
+						   by one (held in hold) */
+	size_t			 fheld;		/* x's share of p->fheld */
+	int			 fcontinue;	/* fhold: mcpreel answered the
+						   request's Expect: 100-continue
+						   (not forwarded) */
+	int			 fpass;		/* fsse: the event being read
+						   outgrew HFAULT_HOLD_MAX: it
+						   goes on undecided */
+	struct evbuffer		*fhead;		/* fresp: the head as it came */
+	int			 fswallow;	/* timeout: the answer to the
+						   request is not delivered */
+	int			 fdropped;	/* an answer owed was dropped:
+						   the client is left waiting */
+	int			 fhang;		/* nothing more will come: the
+						   exchange ends when the client
+						   leaves */
+	int			 fwait;		/* a delay runs (ftimer) */
+	int			 fbody_done;	/* the response body ended
+						   while a delay ran */
+	size_t			 fevent_len;	/* SSE: bytes of hold the
+						   delayed event takes */
+	struct event		*ftimer;
+	int64_t			 fault_n;	/* the request's fault (c2s,
+						   timeout), or 0 */
+	struct wfault		*fpend;		/* its row, until the session
+						   is known */
+	int64_t			 tap_fault;	/* what hexch_tap_data marks */
+	int			 tap_role;
+	char			*req_rpc_method; /* the request's method */
 };
 
 /*
@@ -232,7 +269,10 @@ struct hproxy {
 	int			 nsessions;	/* keyed and pending ones made
 						   (and refused) */
 	struct event		*sigs[2];
+	struct event		*sighup;	/* --faults: re-read on SIGHUP */
 	char			*stop_reason;
+	size_t			 fheld;		/* --fault: bytes held for
+						   decisions, all exchanges */
 };
 
 /* http.c */
@@ -263,6 +303,45 @@ void		 hexch_answer_seen(struct hexch *, const char *, size_t);
 void		 hresp_head(struct hconn *, struct http_head *);
 int		 hresp_body(struct hconn *, int);
 void		 hresp_done(struct hconn *);
+void		 hresp_sse_event(struct hexch *, struct sse_event *);
+void		 hresp_send_held(struct hexch *, struct evbuffer *, size_t);
+
+/* hfault.c */
+struct fault_hit;
+/*
+ * The most of a request or JSON response body, or of an SSE event, held
+ * back for a fault decision; a longer one goes on undecided, as it would
+ * without --fault.
+ */
+#define HFAULT_HOLD_MAX		(16u * 1024 * 1024)
+/* The most held back for decisions by all exchanges; past it, the same. */
+#define HFAULT_HELD_MAX		(256u * 1024 * 1024)
+int		 hfault_active(const struct hproxy *);
+void		 hfault_account(struct hexch *);
+int		 hfault_over(const struct hexch *, size_t);
+int		 hfault_request(struct hexch *);
+void		 hfault_request_giveup(struct hexch *);
+void		 hfault_send_request(struct hexch *, const char *, size_t);
+void		 hfault_assigned(struct hexch *);
+void		 hfault_clear(struct hexch *);
+int		 hfault_reload(struct hproxy *);
+int64_t		 hfault_record(struct hexch *, const struct fault_hit *, enum dir,
+		     const char *, size_t, int);
+void		 hfault_tap(struct hexch *, enum dir, const char *, size_t,
+		     const char *, int64_t, int);
+struct evbuffer	*hfault_replacement(const struct fault_hit *, const char *,
+		     size_t, int *);
+void		 hfault_reset(struct hconn *, const char *);
+void		 hfault_hang(struct hexch *);
+void		 hfault_sse_data(struct evbuffer *, const char *, size_t);
+
+/* hfresp.c */
+void		 hfresp_head(struct hexch *, enum http_body_kind);
+int		 hfresp_event(struct hexch *, struct sse_event *);
+int		 hfresp_end(struct hexch *);
+int		 hfresp_upstream_gone(struct hconn *);
+void		 hfresp_cut(struct hexch *);
+int		 hfresp_stream_end(struct hexch *);
 
 /* hwait.c */
 void		 hwait_start(struct hconn *);
@@ -295,5 +374,7 @@ void		 hexch_note(struct hexch *, const char *, ...)
 void		 hexch_note_at(struct hexch *, enum log_level, const char *,
 		     ...) PRINTFLIKE(3, 4);
 void		 hexch_trailers_note(struct hexch *, const char *, char *);
+void		 hexch_send_head(struct hconn *, const struct http_head *,
+		     const size_t *);
 
 #endif

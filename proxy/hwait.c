@@ -59,7 +59,7 @@ hwait_set(struct hconn *c)
 		    CONN_WAIT_HEAD : CONN_WAIT_IDLE;
 	else if (!c->x->req_done)
 		w = CONN_WAIT_BODY;
-	else if (!c->x->have_resp)
+	else if (!c->x->have_resp || c->x->fhang)
 		w = CONN_WAIT_UPSTREAM;
 	else
 		w = CONN_WAIT_NONE;

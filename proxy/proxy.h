@@ -153,6 +153,7 @@ struct http_options {
 	int		  upstream_timeout; /* seconds, 0: none */
 	char		**redact;	/* --redact-header NAME ... */
 	size_t		  nredact;
+	const struct record_faults *faults; /* --fault, or NULL: none */
 };
 
 int		 record_http(struct writer *, const struct http_options *,

@@ -4,7 +4,8 @@
 // does.  One tool, echo.  Listens on 127.0.0.1 (port chosen by the
 // kernel) and prints
 //     sdk_stateless: listening on http://127.0.0.1:PORT
-// on stdout.  The MCP endpoint is any path.
+// on stdout.  The MCP endpoint is any path.  With --json it answers each
+// POST with one JSON body (enableJsonResponse) instead of an SSE stream.
 import http from 'node:http';
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -37,7 +38,7 @@ const server = http.createServer(async (req, res) => {
     return;
   }
   const s = makeServer();
-  const t = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const t = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: process.argv.includes('--json') });
   res.on('close', () => {
     t.close();
     s.close();
