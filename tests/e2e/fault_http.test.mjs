@@ -16,7 +16,8 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 
 import { mcpreelHttpSupport, spawnUntilLine, startMcpreelHttp, startServerEverything, stopChild } from './lib/servers.mjs';
 import { hasTable } from './lib/dbcheck.mjs';
-import { PEERS_DIR, sql, withCleanup } from './lib/util.mjs';
+import { spawnSync } from 'node:child_process';
+import { MCPREEL, PEERS_DIR, sql, withCleanup } from './lib/util.mjs';
 
 const support = mcpreelHttpSupport();
 const needsHttp = support.ok ? false : support.reason;
@@ -547,22 +548,28 @@ test('an SSE event over 16 MiB streams to the client as it comes (no fault decid
   });
 });
 
-test('answers a fault made: the exchange says its number; a header value a rule gave cannot carry CR or LF', { skip: needsHttp, timeout: 60000 }, async () => {
+test('answers a fault made: the exchange says its number; a header value a rule gives cannot carry CR or LF', { skip: needsHttp, timeout: 60000 }, async () => {
+  // A rule whose header value would split the response head is refused
+  // before anything listens.
+  const bad = spawnSync(MCPREEL, ['record', '--db', '/nonexistent/never.db', '--listen', '127.0.0.1:0',
+    '--upstream', 'http://127.0.0.1:9', '--fault',
+    'method=ping http-status status=401 www-authenticate="Bearer x\r\nX-Injected: 1\r\n\r\nHTTP/1.1 200 OK"'],
+  { encoding: 'utf8', timeout: 20000 });
+  assert.equal(bad.status, 2, bad.stderr);
+  assert.match(bad.stderr, /www-authenticate= is a header value: it cannot hold a line break/);
   await withCleanup(async (ctx) => {
     const { up, proxy, db } = await edged(ctx, 'idle-close', {}, [
       'method=tools/call error code=-32042',
-      'method=ping http-status status=401 www-authenticate="Bearer x\r\nX-Injected: 1\r\n\r\nHTTP/1.1 200 OK"',
+      'method=ping http-status status=401 www-authenticate="Bearer realm=\\"mcp\\""',
     ], 'reply');
     const a = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'));
     assert.equal(a.status, 200);
     assert.match(a.body, /-32042/);
     const b = await rawPost(`${proxy.url}/mcp`, rpc(2, 'ping'));
     assert.equal(b.status, 401, JSON.stringify(b));
-    assert.equal(b.headers['x-injected'], undefined, 'no header of its own');
-    assert.equal(b.headers['www-authenticate'], 'Bearer xX-Injected: 1HTTP/1.1 200 OK');
+    assert.equal(b.headers['www-authenticate'], 'Bearer realm="mcp"');
     assert.equal(up.requests.length, 0);
-    const s = await stopped(proxy);
-    assert.match(s.stderr, /6 control characters left out of the WWW-Authenticate header/);
+    await stopped(proxy);
     const ex = sql(db, 'SELECT outcome, fault FROM http_exchanges ORDER BY id');
     assert.deepEqual(ex.map((e) => [e.outcome, e.fault]), [['200 from a fault (#1)', null], ['401 from a fault (#2)', 2]], JSON.stringify(ex));
   });
