@@ -358,6 +358,8 @@ void		 matcher_clear(struct matcher *);
 
 /* mock.c: playing a recorded server. */
 
+struct fault_set;
+
 struct mock_options {
 	const char	*listen;	/* Streamable HTTP here; NULL: stdio */
 	/*
@@ -379,6 +381,14 @@ struct mock_options {
 	void		*fallback_arg;
 	struct writer	*w;		/* record forwarded exchanges here */
 	struct wsession	*ws;
+	/*
+	 * --fault: the rules applied at the mock's edge (mockfault.c), or
+	 * NULL; on SIGHUP faults_reload(faults, faults_arg, cause) reads them
+	 * again (NULL: SIGHUP is not caught).
+	 */
+	struct fault_set *faults;
+	int		(*faults_reload)(struct fault_set *, void *, char **);
+	void		*faults_arg;
 };
 
 /*
@@ -398,6 +408,35 @@ struct mock_stats {
 };
 
 void		 mock_options_init(struct mock_options *);
+
+/* mockfault.c: --fault at the mock's edge. */
+struct mockfault;
+/* Which endpoint call a mock message is for. */
+enum mockfault_how {
+	MOCKFAULT_SEND,		/* endpoint_send: nobody asked for it */
+	MOCKFAULT_REQ_SEND,	/* ereq_send: before a request's answer */
+	MOCKFAULT_REQ_END	/* ereq_end: a request's answer */
+};
+struct mockfault_cbs {
+	/* A client message the rules let through (maybe changed, late). */
+	void	(*deliver)(struct ereq *, const char *, size_t, void *);
+	/* A fault closed stdio: the mock stops, as a dying server. */
+	void	(*closed)(const char *, void *);
+	/* Nothing is held for later any more. */
+	void	(*idle)(void *);
+};
+struct mockfault *mockfault_new(struct event_base *, struct endpoint *,
+		     const struct mock_options *, const struct mockfault_cbs *,
+		     void *);
+void		 mockfault_in(struct mockfault *, struct ereq *, const char *,
+		     size_t);
+void		 mockfault_out(struct mockfault *, enum mockfault_how,
+		     struct ereq *, const char *, size_t, int);
+int		 mockfault_recorded(const struct mockfault *);
+int		 mockfault_busy(const struct mockfault *);
+void		 mockfault_finish(struct mockfault *);
+void		 mockfault_free(struct mockfault *);
+
 int		 mock_parse_latency(struct mock_options *, const char *);
 int		 mock_run(struct plan *, struct matcher *,
 		     const struct mock_options *, struct mock_stats *,

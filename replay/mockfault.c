@@ -1,0 +1,783 @@
+/*
+ * The fault edge of the mock (mock --fault).  What the client sends passes
+ * here before mock.c handles it (c2s), and what the mock sends passes here
+ * before it reaches the endpoint (s2c).  A rule that applies (fault/)
+ * delays the message, answers a request in the server's place, drops,
+ * corrupts or mutates a message, or cuts the transport.  Each fault is
+ * logged in one line (the user asked for it, so at the default level)
+ * and, when the mock records (--on-miss forward), written as a faults row
+ * with the messages it touched and their roles.
+ *
+ * What the mock sends keeps its order on each channel (stdout; over HTTP
+ * one POST's answer, or the GET stream): a message delayed holds back
+ * those after it on its channel, as a slow server's pipe would.  Client
+ * messages are independent: a delayed request does not hold the next one.
+ */
+
+#include <sys/queue.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "fault.h"
+#include "replay.h"
+#include "store.h"
+
+/*
+ * Messages held at once (delayed, a request held by timeout or drop).
+ * Past this a delay goes at once and a held request is ended, with one
+ * warning: a rule that holds every message of a busy client must not grow
+ * without bound.
+ */
+#define MOCKFAULT_HELD_MAX	4096
+/* Faulted requests remembered, to say so when the client cancels one. */
+#define MOCKFAULT_IDS_MAX	1024
+/* A method or id longer than this is cut in the log line. */
+#define MOCKFAULT_LOG_FIELD	128
+
+enum mf_what {
+	MF_DELIVER,		/* a client message, late (delay) */
+	MF_OUT,			/* a mock message, late or queued */
+	MF_EXPIRE,		/* a request held by timeout: cut at due */
+	MF_HOLD,		/* a dropped request's POST, never answered */
+};
+
+/* A message (or a request's channel) the edge holds. */
+struct mfitem {
+	enum mf_what		 what;
+	enum mockfault_how	 how;		/* MF_OUT */
+	int			 decide;	/* MF_OUT: rules not asked yet */
+	int			 recorded;	/* recorded already (fallback) */
+	struct ereq		*er;
+	char			*bytes;
+	size_t			 len;
+	int64_t			 due_ns;
+	int64_t			 fault;		/* the fault that holds it */
+	json_t			*id;		/* its request's id, or NULL */
+	TAILQ_ENTRY(mfitem)	 entry;
+};
+
+struct mockfault {
+	struct event_base	*base;
+	struct endpoint		*ep;
+	struct fault_set	*set;
+	int			 http;
+	struct writer		*w;
+	struct wsession		*ws;
+	struct mockfault_cbs	 cbs;
+	void			*arg;
+	int			(*reload)(struct fault_set *, void *, char **);
+	void			*reload_arg;
+	struct event		*timer;
+	struct event		*hup;
+	TAILQ_HEAD(, mfitem)	 items;
+	size_t			 nitems;
+	int64_t			 nfaults;	/* numbered here without a
+						   writer */
+	int			 closed;	/* a fault closed stdio */
+	int			 running;	/* in mf_run */
+	int			 full_warned;
+	int			 delivering;	/* a recorded message goes */
+	json_t			*faulted;	/* [[id, n], ...], oldest
+						   first */
+};
+
+static void	mf_run(struct mockfault *);
+static void	mf_out(struct mockfault *, enum mockfault_how, struct ereq *,
+		    const char *, size_t, int, int);
+
+static void
+mf_item_free(struct mfitem *it)
+{
+	free(it->bytes);
+	json_decref(it->id);
+	free(it);
+}
+
+/* A new held item, queued last. */
+static struct mfitem *
+mf_item_add(struct mockfault *mf, enum mf_what what, struct ereq *er,
+    const char *bytes, size_t len, int64_t due_ns, int64_t fault)
+{
+	struct mfitem	*it = xcalloc(1, sizeof *it);
+
+	it->what = what;
+	it->er = er;
+	if (bytes != NULL) {
+		it->bytes = xmalloc(len + 1);
+		memcpy(it->bytes, bytes, len);
+		it->bytes[len] = '\0';
+		it->len = len;
+	}
+	it->due_ns = due_ns;
+	it->fault = fault;
+	TAILQ_INSERT_TAIL(&mf->items, it, entry);
+	mf->nitems++;
+	return it;
+}
+
+/* Whether MOCKFAULT_HELD_MAX is held (warned once). */
+static int
+mf_full(struct mockfault *mf)
+{
+	if (mf->nitems < MOCKFAULT_HELD_MAX)
+		return 0;
+	if (!mf->full_warned) {
+		mf->full_warned = 1;
+		log_warnx("mock: %d messages are held by faults: what a rule "
+		    "would hold now goes on at once", MOCKFAULT_HELD_MAX);
+	}
+	return 1;
+}
+
+/* The id of a request (its JSON), or NULL. */
+static json_t *
+mf_id(const char *bytes, size_t len)
+{
+	struct scan	 sc;
+
+	scan_message(bytes, len, &sc);
+	if (!sc.has_id)
+		return NULL;
+	return json_loadb(bytes + sc.id_off, sc.id_len, JSON_DECODE_ANY, NULL);
+}
+
+/* Remember that request id was faulted by fault n (for cancellations). */
+static void
+mf_remember(struct mockfault *mf, json_t *id, int64_t n)
+{
+	if (id == NULL)
+		return;
+	if (json_array_size(mf->faulted) >= MOCKFAULT_IDS_MAX)
+		json_array_remove(mf->faulted, 0);
+	json_array_append_new(mf->faulted, json_pack("[O, I]", id,
+	    (json_int_t)n));
+}
+
+/* Record one message of fault n in its role (when the mock records). */
+static void
+mf_record(struct mockfault *mf, enum dir d, const char *bytes, size_t len,
+    int64_t n, int role)
+{
+	struct msg	*m;
+
+	if (mf->w == NULL || bytes == NULL)
+		return;
+	m = msg_new(d, bytes, len);
+	m->fault = n;
+	m->fault_role = role;
+	writer_message(mf->w, mf->ws, NULL, m);
+}
+
+/*
+ * A rule applied to a message: number the fault, say it in one line and
+ * write its faults row.  Returns its number.
+ */
+static int64_t
+mf_note(struct mockfault *mf, const struct fault_hit *hit, enum dir d,
+    const char *bytes, size_t len)
+{
+	struct wfault	 wf;
+	struct scan	 sc;
+	char		*method = NULL, *id = NULL;
+	int64_t		 n;
+
+	scan_message(bytes, len, &sc);
+	if (sc.has_method)
+		method = xstrndup(bytes + sc.method_off, sc.method_len);
+	if (sc.has_id)
+		id = scan_id_dup(bytes, &sc);
+	n = mf->w != NULL ? writer_session_next_fault(mf->ws) : ++mf->nfaults;
+	log_warnx("mock: fault #%lld, rule %d `%s`: %s %.*s%s%.*s: %s",
+	    (long long)n, hit->rule, hit->rule_text, dir_name(d),
+	    MOCKFAULT_LOG_FIELD, method != NULL ? method : kind_name(sc.kind),
+	    id != NULL ? " id " : "", MOCKFAULT_LOG_FIELD, id != NULL ? id :
+	    "", hit->detail != NULL ? hit->detail :
+	    fault_action_name(hit->action));
+	if (mf->w != NULL) {
+		memset(&wf, 0, sizeof wf);
+		wf.n = n;
+		wf.ts_ns = clock_wall_ns();
+		wf.mono_ns = clock_mono_ns();
+		wf.rule_index = hit->rule;
+		wf.rule = hit->rule_text;
+		wf.action = fault_action_name(hit->action);
+		wf.has_dir = 1;
+		wf.dir = d;
+		wf.method = method;
+		wf.rpc_id = id;
+		wf.detail = hit->detail;
+		writer_fault(mf->w, mf->ws, &wf);
+	}
+	free(method);
+	free(id);
+	return n;
+}
+
+/* Hand a message to the endpoint as mock.c would have. */
+static void
+mf_emit(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
+    const char *bytes, size_t len)
+{
+	if (mf->closed) {
+		if (how == MOCKFAULT_REQ_END && er != NULL)
+			ereq_end(mf->ep, er, NULL, 0);
+		return;
+	}
+	switch (how) {
+	case MOCKFAULT_SEND:
+		endpoint_send(mf->ep, bytes, len);
+		break;
+	case MOCKFAULT_REQ_SEND:
+		ereq_send(mf->ep, er, bytes, len);
+		break;
+	case MOCKFAULT_REQ_END:
+		ereq_end(mf->ep, er, bytes, len);
+		break;
+	}
+}
+
+/*
+ * A close rule: over stdio the mock's output ends and the mock stops, as
+ * a server that exits or is killed; over HTTP er's connection (er NULL:
+ * the GET stream's) is reset, or its SSE stream ended.
+ */
+static void
+mf_close(struct mockfault *mf, struct ereq *er, enum fault_close how)
+{
+	if (!mf->http) {
+		ereq_cut(mf->ep, er, how == FAULT_CLOSE_KILL ? EREQ_CUT_KILL :
+		    EREQ_CUT_CLOSE, 0, NULL, NULL);
+		mf->closed = 1;
+		if (mf->cbs.closed != NULL)
+			mf->cbs.closed(how == FAULT_CLOSE_KILL ? "a fault "
+			    "killed the server's side of stdio" : "a fault "
+			    "closed the server's side of stdio", mf->arg);
+		return;
+	}
+	ereq_cut(mf->ep, er, how == FAULT_CLOSE_END_STREAM ?
+	    EREQ_CUT_END_STREAM : EREQ_CUT_RESET, 0, NULL, NULL);
+}
+
+/*
+ * Hold er's POST with no answer, as a server that lost the request
+ * (over stdio there is nothing to hold).
+ */
+static void
+mf_hold(struct mockfault *mf, struct ereq *er, enum mf_what what,
+    int64_t due_ns, int64_t n, json_t *id)
+{
+	struct mfitem	*it;
+
+	if (er == NULL)
+		return;
+	if (mf_full(mf)) {
+		ereq_end(mf->ep, er, NULL, 0);
+		return;
+	}
+	it = mf_item_add(mf, what, er, NULL, 0, due_ns, n);
+	it->id = json_incref(id);
+}
+
+/* Whether an earlier mock message on er's channel is still held. */
+static int
+mf_ahead(const struct mockfault *mf, const struct mfitem *stop,
+    const struct ereq *er)
+{
+	const struct mfitem	*it;
+
+	TAILQ_FOREACH(it, &mf->items, entry) {
+		if (it == stop)
+			break;
+		if (it->what == MF_OUT && it->er == er)
+			return 1;
+	}
+	return 0;
+}
+
+/* The s2c rules decide for one mock message, now at its channel's head. */
+static void
+mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
+    const char *bytes, size_t len, int recorded)
+{
+	struct fault_hit	 hit;
+	struct mfitem		*it;
+	json_t			*id;
+	int64_t			 n;
+
+	memset(&hit, 0, sizeof hit);
+	if (fault_decide(mf->set, DIR_S2C, bytes, len, mf->http, &hit) != 1) {
+		mf_emit(mf, how, er, bytes, len);
+		return;
+	}
+	n = mf_note(mf, &hit, DIR_S2C, bytes, len);
+	if (hit.action == FAULT_DELAY && !mf_full(mf)) {
+		it = mf_item_add(mf, MF_OUT, er, bytes, len, clock_mono_ns() +
+		    hit.delay_ms * 1000000, n);
+		it->how = how;
+		it->recorded = recorded;
+		fault_hit_clear(&hit);
+		return;
+	}
+	if (!recorded && hit.action != FAULT_DELAY)
+		mf_record(mf, DIR_S2C, bytes, len, n, FAULT_ROLE_ORIGINAL);
+	switch (hit.action) {
+	case FAULT_DELAY:
+		mf_record(mf, DIR_S2C, bytes, len, n, FAULT_ROLE_DELAYED);
+		mf_emit(mf, how, er, bytes, len);
+		break;
+	case FAULT_DROP:
+	case FAULT_TIMEOUT:
+		id = mf_id(bytes, len);
+		mf_remember(mf, id, n);
+		if (how == MOCKFAULT_REQ_END)
+			mf_hold(mf, er, MF_HOLD, INT64_MAX, n, id);
+		json_decref(id);
+		break;
+	case FAULT_CORRUPT:
+	case FAULT_MUTATE:
+		mf_record(mf, DIR_S2C, hit.bytes, hit.len, n,
+		    FAULT_ROLE_INJECTED);
+		if (hit.action == FAULT_CORRUPT && hit.bytes != NULL &&
+		    strstr(hit.detail != NULL ? hit.detail : "", "stray") !=
+		    NULL) {
+			/* The stray line first, then the message unchanged. */
+			mf_emit(mf, how == MOCKFAULT_SEND ? MOCKFAULT_SEND :
+			    MOCKFAULT_REQ_SEND, er, hit.bytes, hit.len);
+			mf_emit(mf, how, er, bytes, len);
+		} else if (hit.bytes != NULL)
+			mf_emit(mf, how, er, hit.bytes, hit.len);
+		else
+			mf_emit(mf, how, er, bytes, len);
+		break;
+	case FAULT_CLOSE:
+		mf_close(mf, er, hit.close);
+		break;
+	default:
+		/* Not an action for what the mock sends: it goes as it is. */
+		mf_emit(mf, how, er, bytes, len);
+		break;
+	}
+	fault_hit_clear(&hit);
+}
+
+/*
+ * A mock message: behind what is held on its channel, or now (asking the
+ * rules when decide).
+ */
+static void
+mf_out(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
+    const char *bytes, size_t len, int decide, int recorded)
+{
+	struct mfitem	*it;
+
+	if (mf_ahead(mf, NULL, er)) {
+		it = mf_item_add(mf, MF_OUT, er, bytes, len, 0, 0);
+		it->how = how;
+		it->decide = decide;
+		it->recorded = recorded;
+		if (!mf->running)
+			mf_run(mf);
+		return;
+	}
+	if (decide)
+		mf_out_now(mf, how, er, bytes, len, recorded);
+	else
+		mf_emit(mf, how, er, bytes, len);
+}
+
+/* A client message goes on to mock.c (the recorded flag said). */
+static void
+mf_deliver(struct mockfault *mf, struct ereq *er, const char *bytes,
+    size_t len, int recorded)
+{
+	int	was = mf->delivering;
+
+	mf->delivering = recorded;
+	mf->cbs.deliver(er, bytes, len, mf->arg);
+	mf->delivering = was;
+}
+
+/* One held item's time has come. */
+static void
+mf_release(struct mockfault *mf, struct mfitem *it)
+{
+	switch (it->what) {
+	case MF_DELIVER:
+		mf_record(mf, DIR_C2S, it->bytes, it->len, it->fault,
+		    FAULT_ROLE_DELAYED);
+		mf_deliver(mf, it->er, it->bytes, it->len, 1);
+		break;
+	case MF_OUT:
+		if (it->decide) {
+			mf_out_now(mf, it->how, it->er, it->bytes, it->len,
+			    it->recorded);
+			break;
+		}
+		if (it->fault != 0)
+			mf_record(mf, DIR_S2C, it->bytes, it->len, it->fault,
+			    FAULT_ROLE_DELAYED);
+		mf_emit(mf, it->how, it->er, it->bytes, it->len);
+		break;
+	case MF_EXPIRE:
+		/* The answer never came in time: the POST ends without it. */
+		if (!mf->closed)
+			ereq_cut(mf->ep, it->er, EREQ_CUT_END_STREAM, 0, NULL,
+			    NULL);
+		break;
+	case MF_HOLD:
+		break;
+	}
+}
+
+/* Whether anything but dropped requests is still held. */
+static int
+mf_busy(const struct mockfault *mf)
+{
+	const struct mfitem	*it;
+
+	TAILQ_FOREACH(it, &mf->items, entry) {
+		if (it->what != MF_HOLD)
+			return 1;
+	}
+	return 0;
+}
+
+/* Release what is due and at its channel's head; set the timer again. */
+static void
+mf_run(struct mockfault *mf)
+{
+	struct mfitem	*it;
+	struct timeval	 tv;
+	int64_t		 now, next;
+
+	mf->running = 1;
+again:
+	now = clock_mono_ns();
+	next = INT64_MAX;
+	TAILQ_FOREACH(it, &mf->items, entry) {
+		if (it->what == MF_HOLD)
+			continue;
+		if (it->what == MF_OUT && mf_ahead(mf, it, it->er))
+			continue;
+		if (it->due_ns > now) {
+			if (it->due_ns < next)
+				next = it->due_ns;
+			continue;
+		}
+		TAILQ_REMOVE(&mf->items, it, entry);
+		mf->nitems--;
+		mf_release(mf, it);
+		mf_item_free(it);
+		goto again;
+	}
+	mf->running = 0;
+	if (next != INT64_MAX) {
+		tv.tv_sec = (next - now) / 1000000000;
+		tv.tv_usec = ((next - now) % 1000000000) / 1000 + 1;
+		evtimer_add(mf->timer, &tv);
+	} else if (!mf_busy(mf) && mf->cbs.idle != NULL)
+		mf->cbs.idle(mf->arg);
+}
+
+static void
+mf_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	mf_run(arg);
+}
+
+/*
+ * The client cancelled a request (notifications/cancelled): say it, at
+ * the default level when a fault held that request (then, still held, it
+ * is never played).
+ */
+static void
+mf_cancelled(struct mockfault *mf, const char *bytes, size_t len)
+{
+	struct mfitem	*it, *next;
+	json_t		*msg, *id, *pair;
+	char		*text;
+	int64_t		 n = 0;
+	size_t		 i;
+	int		 held = 0;
+
+	if ((msg = json_loadb(bytes, len, 0, NULL)) == NULL)
+		return;
+	id = json_object_get(json_object_get(msg, "params"), "requestId");
+	if (id == NULL) {
+		json_decref(msg);
+		return;
+	}
+	json_array_foreach(mf->faulted, i, pair) {
+		if (json_equal(json_array_get(pair, 0), id))
+			n = json_integer_value(json_array_get(pair, 1));
+	}
+	for (it = TAILQ_FIRST(&mf->items); it != NULL; it = next) {
+		next = TAILQ_NEXT(it, entry);
+		if (it->what == MF_OUT || it->id == NULL ||
+		    !json_equal(it->id, id))
+			continue;
+		n = it->fault;
+		held = 1;
+		TAILQ_REMOVE(&mf->items, it, entry);
+		mf->nitems--;
+		if (it->er != NULL)
+			ereq_end(mf->ep, it->er, NULL, 0);
+		mf_item_free(it);
+	}
+	text = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (n != 0)
+		log_warnx("mock: the client cancelled request %.*s (fault "
+		    "#%lld)%s", MOCKFAULT_LOG_FIELD, text != NULL ? text : "?",
+		    (long long)n, held ? ": still held, it is not played" :
+		    "");
+	else
+		log_info("mock: the client cancelled request %.*s",
+		    MOCKFAULT_LOG_FIELD, text != NULL ? text : "?");
+	free(text);
+	json_decref(msg);
+}
+
+/* Whether bytes is a notifications/cancelled. */
+static int
+mf_is_cancel(const char *bytes, size_t len)
+{
+	static const char	 m[] = "notifications/cancelled";
+	struct scan		 sc;
+
+	scan_message(bytes, len, &sc);
+	return sc.kind == KIND_NOTIFICATION && sc.has_method &&
+	    sc.method_len == sizeof m - 1 && memcmp(bytes + sc.method_off, m,
+	    sizeof m - 1) == 0;
+}
+
+/* SIGHUP: the rules again (--fault and --faults re-read). */
+static void
+mf_hup_cb(evutil_socket_t sig, short events, void *arg)
+{
+	struct mockfault	*mf = arg;
+	char			*cause = NULL;
+
+	if (mf->reload(mf->set, mf->reload_arg, &cause) != 0) {
+		log_warnx("mock: SIGHUP: %s; the rules stay as they were",
+		    cause);
+		free(cause);
+		return;
+	}
+	log_warnx("mock: SIGHUP: %zu fault rule%s read again",
+	    fault_set_count(mf->set), fault_set_count(mf->set) == 1 ? "" :
+	    "s");
+}
+
+/*
+ * The fault edge for opt's rules (NULL when there are none) in front of
+ * ep; cbs.deliver gets the client's messages once the rules have passed
+ * them.
+ */
+struct mockfault *
+mockfault_new(struct event_base *base, struct endpoint *ep,
+    const struct mock_options *opt, const struct mockfault_cbs *cbs,
+    void *arg)
+{
+	struct mockfault	*mf;
+
+	if (opt->faults == NULL)
+		return NULL;
+	mf = xcalloc(1, sizeof *mf);
+	mf->base = base;
+	mf->ep = ep;
+	mf->set = opt->faults;
+	mf->http = opt->listen != NULL;
+	mf->w = opt->w;
+	mf->ws = opt->ws;
+	mf->cbs = *cbs;
+	mf->arg = arg;
+	mf->reload = opt->faults_reload;
+	mf->reload_arg = opt->faults_arg;
+	mf->faulted = json_array();
+	TAILQ_INIT(&mf->items);
+	if ((mf->timer = evtimer_new(base, mf_timer_cb, mf)) == NULL)
+		fatalx("cannot set up a timer");
+	if (mf->reload != NULL) {
+		mf->hup = evsignal_new(base, SIGHUP, mf_hup_cb, mf);
+		if (mf->hup == NULL || evsignal_add(mf->hup, NULL) != 0)
+			fatalx("cannot catch SIGHUP");
+	}
+	return mf;
+}
+
+/* A client message: the c2s rules decide what becomes of it. */
+void
+mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
+    size_t len)
+{
+	struct fault_hit	 hit;
+	struct mfitem		*it;
+	json_t			*id;
+	char			*both;
+	int64_t			 n;
+
+	if (mf->closed) {
+		if (er != NULL)
+			ereq_end(mf->ep, er, NULL, 0);
+		return;
+	}
+	if (mf_is_cancel(bytes, len))
+		mf_cancelled(mf, bytes, len);
+	memset(&hit, 0, sizeof hit);
+	if (fault_decide(mf->set, DIR_C2S, bytes, len, mf->http, &hit) != 1) {
+		mf_deliver(mf, er, bytes, len, 0);
+		return;
+	}
+	n = mf_note(mf, &hit, DIR_C2S, bytes, len);
+	id = mf_id(bytes, len);
+	if (hit.action != FAULT_DELAY)
+		mf_record(mf, DIR_C2S, bytes, len, n, FAULT_ROLE_ORIGINAL);
+	switch (hit.action) {
+	case FAULT_DELAY:
+		mf_remember(mf, id, n);
+		if (mf_full(mf)) {
+			mf_record(mf, DIR_C2S, bytes, len, n,
+			    FAULT_ROLE_DELAYED);
+			mf_deliver(mf, er, bytes, len, 1);
+			break;
+		}
+		it = mf_item_add(mf, MF_DELIVER, er, bytes, len,
+		    clock_mono_ns() + hit.delay_ms * 1000000, n);
+		it->id = json_incref(id);
+		if (!mf->running)
+			mf_run(mf);
+		break;
+	case FAULT_ERROR:
+	case FAULT_TOOL_ERROR:
+		mf_record(mf, DIR_S2C, hit.bytes, hit.len, n,
+		    FAULT_ROLE_INJECTED);
+		mf_out(mf, MOCKFAULT_REQ_END, er, hit.bytes, hit.len, 0, 1);
+		break;
+	case FAULT_DROP:
+		mf_remember(mf, id, n);
+		mf_hold(mf, er, MF_HOLD, INT64_MAX, n, id);
+		break;
+	case FAULT_TIMEOUT:
+		mf_remember(mf, id, n);
+		mf_hold(mf, er, MF_EXPIRE, clock_mono_ns() + hit.delay_ms *
+		    1000000, n, id);
+		if (!mf->running)
+			mf_run(mf);
+		break;
+	case FAULT_CORRUPT:
+	case FAULT_MUTATE:
+		mf_record(mf, DIR_C2S, hit.bytes, hit.len, n,
+		    FAULT_ROLE_INJECTED);
+		if (hit.bytes == NULL)
+			mf_deliver(mf, er, bytes, len, 1);
+		else if (hit.action == FAULT_CORRUPT && strstr(hit.detail !=
+		    NULL ? hit.detail : "", "stray") != NULL) {
+			if (mf->http) {
+				/* One POST body: the stray line, then it. */
+				both = xmalloc(hit.len + 1 + len);
+				memcpy(both, hit.bytes, hit.len);
+				both[hit.len] = '\n';
+				memcpy(both + hit.len + 1, bytes, len);
+				mf_deliver(mf, er, both, hit.len + 1 + len, 1);
+				free(both);
+			} else {
+				mf_deliver(mf, NULL, hit.bytes, hit.len, 1);
+				mf_deliver(mf, er, bytes, len, 1);
+			}
+		} else
+			mf_deliver(mf, er, hit.bytes, hit.len, 1);
+		break;
+	case FAULT_CLOSE:
+		mf_close(mf, er, hit.close);
+		break;
+	case FAULT_HTTP_STATUS:
+		if (er != NULL)
+			ereq_cut(mf->ep, er, EREQ_CUT_STATUS, hit.status,
+			    hit.retry_after, hit.www_authenticate);
+		break;
+	default:
+		mf_deliver(mf, er, bytes, len, 0);
+		break;
+	}
+	json_decref(id);
+	fault_hit_clear(&hit);
+}
+
+/*
+ * A mock message for the client (how: which endpoint call it is for):
+ * the s2c rules decide what becomes of it.  recorded: the mock recorded it
+ * already (it came from the fallback), so it is not recorded again as the
+ * original.  Bytes NULL (a request's channel ended with no answer) goes
+ * as it is, in its turn.
+ */
+void
+mockfault_out(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
+    const char *bytes, size_t len, int recorded)
+{
+	if (bytes == NULL) {
+		if (mf_ahead(mf, NULL, er))
+			mf_out(mf, how, er, NULL, 0, 0, 1);
+		else
+			mf_emit(mf, how, er, NULL, 0);
+		return;
+	}
+	mf_out(mf, how, er, bytes, len, 1, recorded);
+}
+
+/*
+ * Whether the message being delivered to mock.c is recorded already (a
+ * delayed, mutated or corrupted one): the fallback's recording leaves it.
+ */
+int
+mockfault_recorded(const struct mockfault *mf)
+{
+	return mf != NULL && mf->delivering;
+}
+
+/* Whether messages are still held for later (a delay, a timeout). */
+int
+mockfault_busy(const struct mockfault *mf)
+{
+	return mf != NULL && mf_busy(mf);
+}
+
+/*
+ * The mock stops: what the mock sent and a fault delays goes now, the
+ * client's delayed messages are never handled, and held requests end
+ * unanswered.
+ */
+void
+mockfault_finish(struct mockfault *mf)
+{
+	struct mfitem	*it;
+
+	if (mf == NULL)
+		return;
+	evtimer_del(mf->timer);
+	while ((it = TAILQ_FIRST(&mf->items)) != NULL) {
+		TAILQ_REMOVE(&mf->items, it, entry);
+		mf->nitems--;
+		if (it->what == MF_OUT)
+			mf_emit(mf, it->how, it->er, it->bytes, it->len);
+		else if (it->er != NULL)
+			ereq_end(mf->ep, it->er, NULL, 0);
+		mf_item_free(it);
+	}
+}
+
+void
+mockfault_free(struct mockfault *mf)
+{
+	if (mf == NULL)
+		return;
+	mockfault_finish(mf);
+	event_free(mf->timer);
+	if (mf->hup != NULL)
+		event_free(mf->hup);
+	json_decref(mf->faulted);
+	free(mf);
+}
