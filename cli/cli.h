@@ -134,6 +134,9 @@ struct fault_set *fault_opts_load(struct fault_opts *, int, char **);
 /* SIGHUP: the rules again (--fault and the file re-read) into set. */
 int		 fault_opts_reload(struct fault_opts *, struct fault_set *,
 		     int, char **);
+/* The note event a recording gets, "fault rules: N; seed S" (free it). */
+char		*fault_opts_note(const struct fault_opts *,
+		     const struct fault_set *);
 void		 fault_opts_clear(struct fault_opts *);
 
 /* dbpath.c */

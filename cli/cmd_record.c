@@ -11,8 +11,14 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "fault.h"
 #include "proxy.h"
 #include "store.h"
+
+/* The getopt codes of --fault, --faults and --seed. */
+#define RECORD_OPT_FAULT	0x110
+#define RECORD_OPT_FAULTS	0x111
+#define RECORD_OPT_SEED		0x112
 
 /* Where --upstream listens without --listen. */
 #define RECORD_DEFAULT_LISTEN "127.0.0.1:8808"
@@ -140,6 +146,12 @@ cmd_record_usage(FILE *f)
 	    "                bytes, the C locale (repeatable)\n"
 	    "  --no-default-redaction\n"
 	    "                leave out the built-in rules (below)\n"
+	    FAULT_OPTS_HELP
+	    "                Over stdio a rule acts on each complete line\n"
+	    "                (delay, error, tool-error, drop, timeout, corrupt,\n"
+	    "                close, mutate); SIGHUP re-reads --faults instead of\n"
+	    "                reaching the server.  Injected faults are recorded\n"
+	    "                as such (docs/faults.md)\n"
 	    "\n"
 	    "With --upstream, record an MCP server over HTTP instead: mcpreel is a\n"
 	    "reverse proxy listening on ADDR, forwarding every path to the same\n"
@@ -255,6 +267,13 @@ record_over_http(struct writer *w, struct http_options *http,
 	return res.exit_code;
 }
 
+/* SIGHUP with --faults: the rules again, into the set in force. */
+static int
+record_fault_reload(struct fault_set *set, void *arg, char **cause)
+{
+	return fault_opts_reload(arg, set, 0, cause);
+}
+
 int
 cmd_record(int argc, char **argv)
 {
@@ -277,6 +296,9 @@ cmd_record(int argc, char **argv)
 		{ "redact-key", required_argument, NULL, 'y' },
 		{ "redact-regex", required_argument, NULL, 'e' },
 		{ "no-default-redaction", no_argument, NULL, 'N' },
+		{ "fault", required_argument, NULL, RECORD_OPT_FAULT },
+		{ "faults", required_argument, NULL, RECORD_OPT_FAULTS },
+		{ "seed", required_argument, NULL, RECORD_OPT_SEED },
 		LIMITS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
@@ -295,8 +317,14 @@ cmd_record(int argc, char **argv)
 	long				 spin;
 	size_t				 max_record;
 	uint64_t			 lost;
+	struct fault_opts		 fopts;
+	struct fault_set		*faults = NULL;
+	struct record_faults		 rf;
+	char				*fnote = NULL;
 
 	memset(&http, 0, sizeof http);
+	memset(&fopts, 0, sizeof fopts);
+	memset(&rf, 0, sizeof rf);
 	/* The rules are built as options come; the defaults go in last. */
 	rules = redact_new(0);
 	limits_listen_defaults(&http.lim);
@@ -397,10 +425,22 @@ cmd_record(int argc, char **argv)
 		case 'N':
 			no_default_redaction = 1;
 			break;
+		case RECORD_OPT_FAULT:
+		case RECORD_OPT_FAULTS:
+		case RECORD_OPT_SEED:
+			if (fault_opts_set(&fopts, ch == RECORD_OPT_FAULT ?
+			    "fault" : ch == RECORD_OPT_FAULTS ? "faults" :
+			    "seed", optarg, &cause) != 0) {
+				fprintf(stderr, "mcpreel record: %s\n", cause);
+				free(cause);
+				goto usage;
+			}
+			break;
 		case 'h':
 			cmd_record_usage(stdout);
 			redact_free(rules);
 			free(http.redact);
+			fault_opts_clear(&fopts);
 			return EXIT_OK;
 		default:
 			opterr_report("record", argc, argv, "+hvq",
@@ -436,6 +476,24 @@ cmd_record(int argc, char **argv)
 	tap_set_redact(rules);
 	if (http.upstream != NULL && record_check_http(&http) != 0)
 		goto usage;
+	/* A bad rule stops us here: nothing is spawned, nothing recorded. */
+	if (fault_opts_any(&fopts)) {
+		faults = fault_opts_load(&fopts, http.upstream != NULL, &cause);
+		if (faults == NULL) {
+			fprintf(stderr, "mcpreel record: %s\n", cause);
+			free(cause);
+			goto usage;
+		}
+		fnote = fault_opts_note(&fopts, faults);
+		rf.set = faults;
+		rf.reload = fopts.file != NULL ? record_fault_reload : NULL;
+		rf.arg = &fopts;
+		rf.note = fnote;
+	} else if (fopts.has_seed) {
+		fprintf(stderr, "mcpreel record: --seed is for --fault or "
+		    "--faults rules, and none was given\n");
+		goto usage;
+	}
 
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
 	    (st = store_open(path, STORE_CREATE | STORE_PRIVATE,
@@ -480,6 +538,10 @@ cmd_record(int argc, char **argv)
 		rc = record_over_http(w, &http, lc, path);
 		tap_set_redact(NULL);
 		redact_free(rules);
+		if (faults != NULL)
+			fault_set_free(faults);
+		fault_opts_clear(&fopts);
+		free(fnote);
 		return rc;
 	}
 
@@ -491,7 +553,9 @@ cmd_record(int argc, char **argv)
 	s = writer_session_begin(w, name, "stdio", target);
 	free(target);
 
+	record_set_faults(&rf);
 	record_stdio(w, s, argv, &res);
+	record_set_faults(NULL);
 
 	/* A reason may name the command ("cannot run 'TOKEN=X'"). */
 	if (res.reason != NULL)
@@ -521,10 +585,18 @@ cmd_record(int argc, char **argv)
 	free(path);
 	tap_set_redact(NULL);
 	redact_free(rules);
+	if (faults != NULL)
+		fault_set_free(faults);
+	fault_opts_clear(&fopts);
+	free(fnote);
 	return res.exit_code;
 usage:
 	tap_set_redact(NULL);
 	redact_free(rules);
 	free(http.redact);
+	if (faults != NULL)
+		fault_set_free(faults);
+	fault_opts_clear(&fopts);
+	free(fnote);
 	return EXIT_USAGE;
 }

@@ -787,6 +787,8 @@ redact_msg_replace(struct msg *m, char *out, size_t outlen)
 	m->sse_id = NULL;
 	n->wire_size = m->wire_size >= 0 ? m->wire_size : (int64_t)m->len;
 	n->flags = m->flags | MSG_REDACTED;
+	n->fault = m->fault;
+	n->fault_role = m->fault_role;
 	if (m->flags & MSG_TRUNCATED) {
 		n->sha256 = m->sha256;
 		m->sha256 = NULL;

@@ -31,6 +31,7 @@
 
 static void	half_write_failed(struct half *, int);
 static void	half_send_held(struct half *);
+static void	half_read_cb(evutil_socket_t, short, void *);
 
 /* Pause or resume reading the source, for one enum pause_why reason. */
 void
@@ -102,7 +103,7 @@ half_backlog(const struct half *h)
  * Send n bytes to the destination: written at once when nothing waits
  * before them, the rest kept in the backlog until it is writable.
  */
-static void
+void
 half_send(struct half *h, const char *p, size_t n)
 {
 	ssize_t	w;
@@ -135,7 +136,7 @@ half_send(struct half *h, const char *p, size_t n)
  * only ever looks at bytes that have just arrived, so a huge line costs
  * linear time.
  */
-static void
+void
 half_record(struct half *h, const char *p, size_t n)
 {
 	const char	*nl;
@@ -194,6 +195,7 @@ half_source_ended(struct half *h, const char *why)
 
 	if (h->eof)
 		return;
+	inject_source_ended(h);
 	if (h->line.wire > 0 || h->line.cur != NULL) {
 		xasprintf(&note, "%s ended with %llu bytes after the last "
 		    "newline; forwarded as they are", h->src_name,
@@ -210,7 +212,7 @@ half_source_ended(struct half *h, const char *why)
 	log_debug("%s: %s", h->src_name, why);
 	h->eof = 1;
 	event_del(h->rd_ev);
-	if (h->out_closed || half_backlog(h) == 0)
+	if (h->out_closed || (half_backlog(h) == 0 && inject_pending(h) == 0))
 		half_close_out(h);
 	relay_check_done(h->r);
 }
@@ -303,16 +305,7 @@ half_read_cb(evutil_socket_t fd, short events, void *arg)
 	    errno == EWOULDBLOCK))
 		return;
 	if (n <= 0) {
-		if (n == -1)
-			log_warn("reading %s failed", h->src_name);
-		else if (h->dir == DIR_C2S)
-			relay_reason(h->r, "host closed the connection");
-		else if (h->r->state == RELAY_RUNNING) {
-			struct timeval	tv = { 0, RECORD_STDOUT_CHECK_MS * 1000 };
-
-			evtimer_add(h->r->stdout_check, &tv);
-		}
-		half_source_ended(h, n == 0 ? "end of file" : "read error");
+		half_read_ended(h, n);
 		return;
 	}
 	if (h->held != NULL)
@@ -322,10 +315,33 @@ half_read_cb(evutil_socket_t fd, short events, void *arg)
 		half_send(h, buf, (size_t)n);
 		half_record(h, buf, (size_t)n);
 	}
+	half_watermark(h);
+}
+
+/* Stop reading the source while the destination's backlog is too long. */
+void
+half_watermark(struct half *h)
+{
 	if (!h->out_closed && half_backlog(h) >= RECORD_MAX_OUTPUT) {
 		log_debug("%s is slow: pausing %s", h->dst_name, h->src_name);
 		half_pause(h, PAUSE_PEER, 1);
 	}
+}
+
+/* A read of the source gave end of file (0) or an error (-1). */
+void
+half_read_ended(struct half *h, ssize_t n)
+{
+	if (n == -1)
+		log_warn("reading %s failed", h->src_name);
+	else if (h->dir == DIR_C2S)
+		relay_reason(h->r, "host closed the connection");
+	else if (h->r->state == RELAY_RUNNING) {
+		struct timeval	tv = { 0, RECORD_STDOUT_CHECK_MS * 1000 };
+
+		evtimer_add(h->r->stdout_check, &tv);
+	}
+	half_source_ended(h, n == 0 ? "end of file" : "read error");
 }
 
 /* The destination is writable: write the backlog. */
@@ -348,7 +364,7 @@ half_write_cb(evutil_socket_t fd, short events, void *arg)
 	if (half_backlog(h) > 0)
 		return;
 	event_del(h->wr_ev);
-	if (h->eof)
+	if (h->eof && inject_pending(h) == 0)
 		half_close_out(h);
 	else
 		relay_check_done(h->r);
@@ -397,8 +413,9 @@ half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd,
 	h->in_fd = in_fd;
 	h->close_in = close_in;
 	h->out_fd = out_fd;
+	/* With fault rules each line is held for a decision: no tee. */
 	h->tee = record_loop_is_pipe(in_fd) &&
-	    record_loop_is_pipe(out_fd) && !durable;
+	    record_loop_is_pipe(out_fd) && !durable && r->inj == NULL;
 	if (durable && (h->held = evbuffer_new()) == NULL)
 		fatalx("cannot set up the relay for %s", h->src_name);
 	log_debug("%s -> %s: %s", h->src_name, h->dst_name, h->tee ?
@@ -406,7 +423,7 @@ half_init(struct relay *r, enum dir d, int in_fd, int close_in, int out_fd,
 	evutil_make_socket_nonblocking(in_fd);
 	evutil_make_socket_nonblocking(out_fd);
 	h->rd_ev = event_new(r->base, in_fd, EV_READ | EV_PERSIST,
-	    half_read_cb, h);
+	    r->inj != NULL ? inject_read_cb : half_read_cb, h);
 	h->wr_ev = event_new(r->base, out_fd, EV_WRITE | EV_PERSIST,
 	    half_write_cb, h);
 	h->backlog = evbuffer_new();

@@ -39,6 +39,8 @@ int		 tap_message_http(struct tap *, struct wsession *,
 int		 tap_checking(void);
 void		 tap_event(struct tap *, struct wsession *, const char *,
 		     const void *, size_t);
+void		 tap_fault(struct tap *, struct wsession *,
+		     const struct wfault *);
 int		 tap_paused(const struct tap *);
 void		 tap_sync(struct tap *);
 void		 tap_exchange_end(struct tap *, struct wexchange *,
@@ -78,6 +80,22 @@ void		 record_set_spin(unsigned);
  * before it is forwarded.
  */
 void		 record_set_durable(int);
+/*
+ * --fault, --faults: the rules the stdio relay applies (set NULL: none,
+ * the plain path).  reload (NULL without --faults) puts the rules again
+ * into the set on SIGHUP, -1 with *cause keeping the old ones; note is
+ * recorded at the start ("fault rules: N; seed S").  All stay the
+ * caller's.
+ */
+struct fault_set;
+typedef int (*record_reload_cb)(struct fault_set *, void *, char **);
+struct record_faults {
+	struct fault_set	*set;
+	record_reload_cb	 reload;
+	void			*arg;
+	const char		*note;
+};
+void		 record_set_faults(const struct record_faults *);
 
 
 /* line.c: a line gathered for the record. */

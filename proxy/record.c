@@ -95,6 +95,15 @@ record_set_durable(int on)
 	relay_durable = on;
 }
 
+/* The fault rules the relay applies (--fault), or NULL. */
+static const struct record_faults	*relay_faults;
+
+void
+record_set_faults(const struct record_faults *rf)
+{
+	relay_faults = rf != NULL && rf->set != NULL ? rf : NULL;
+}
+
 /*
  * Record one line of the server's stderr, redacted (by tap_event).  A
  * private key printed over several lines is one block the credential
@@ -195,7 +204,8 @@ relay_check_done(struct relay *r)
 			evtimer_add(r->grace, &tv);
 		}
 	}
-	flushed = s2c->out_closed || half_backlog(s2c) == 0;
+	flushed = s2c->out_closed || (half_backlog(s2c) == 0 &&
+	    inject_pending(s2c) == 0);
 	if (!flushed)
 		return;
 	relay_set_state(r, RELAY_DONE);
@@ -295,6 +305,9 @@ relay_signal_cb(evutil_socket_t sig, short events, void *arg)
 	struct relay	*r = arg;
 	char		*note;
 
+	/* With --faults, SIGHUP re-reads the rules instead. */
+	if (sig == SIGHUP && inject_reload(r))
+		return;
 	xasprintf(&note, "mcpreel got %s: passed on to the server",
 	    strsignal((int)sig));
 	log_info("%s", note);
@@ -369,6 +382,8 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	}
 
 	r.rbuf = xmalloc(RECORD_READ_MAX);
+	if (relay_faults != NULL)
+		r.inj = inject_new(&r, relay_faults);
 	half_init(&r, DIR_C2S, STDIN_FILENO, 0, child_stdin_fd(r.child),
 	    relay_durable);
 	half_init(&r, DIR_S2C, child_stdout_fd(r.child), 1, STDOUT_FILENO,
@@ -404,6 +419,7 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	event_free(r.grace);
 	event_free(r.stdout_check);
 	bufferevent_free(r.err_in);
+	inject_free(r.inj);
 	for (i = 0; i < DIR_MAX; i++)
 		half_free(&r.half[i]);
 	free(r.rbuf);

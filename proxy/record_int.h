@@ -24,7 +24,8 @@
 
 enum pause_why {
 	PAUSE_PEER = 0x1,	/* the destination is backed up */
-	PAUSE_STORE = 0x2	/* the writer's queue is full */
+	PAUSE_STORE = 0x2,	/* the writer's queue is full */
+	PAUSE_FAULT = 0x4	/* fault injection holds too much back */
 };
 
 enum relay_state {
@@ -61,8 +62,10 @@ struct half {
 	int			 out_closed;	/* destination closed or dead */
 };
 
+struct inject;
 struct relay {
 	struct event_base	*base;
+	struct inject		*inj;		/* --fault rules, or NULL */
 	struct wsession		*session;
 	struct child		*child;
 	struct tap		*tap;
@@ -90,6 +93,18 @@ void		 half_pause(struct half *, int, int);
 size_t		 half_backlog(const struct half *);
 void		 half_source_ended(struct half *, const char *);
 void		 half_close_out(struct half *);
+void		 half_send(struct half *, const char *, size_t);
+void		 half_record(struct half *, const char *, size_t);
+void		 half_watermark(struct half *);
+void		 half_read_ended(struct half *, ssize_t);
+
+/* inject.c: the line-at-a-time path with --fault rules. */
+struct inject	*inject_new(struct relay *, const struct record_faults *);
+void		 inject_free(struct inject *);
+void		 inject_read_cb(evutil_socket_t, short, void *);
+void		 inject_source_ended(struct half *);
+size_t		 inject_pending(const struct half *);
+int		 inject_reload(struct relay *);
 
 /* record.c */
 void		 relay_reason(struct relay *, const char *);

@@ -133,6 +133,13 @@ tap_event(struct tap *t, struct wsession *s, const char *kind,
 	writer_event(t->w, s, kind, text, len);
 }
 
+/* Record a fault injected (a faults row): before the messages naming it. */
+void
+tap_fault(struct tap *t, struct wsession *s, const struct wfault *f)
+{
+	writer_fault(t->w, s, f);
+}
+
 /*
  * End an HTTP exchange's record, with a body kept for people, redacted:
  * as a form when form is set (its Content-Type says so), else as text.

@@ -17,38 +17,6 @@
 #include "core.h"
 #include "transport.h"
 
-/* jpath.c: a JSONPath subset for naming places in a message. */
-
-/*
- * One step of a concrete path: an object key, an array index, or a step
- * into the JSON text held by a string (json set, key NULL).  A string is
- * stepped into when the diff compares two strings that both hold a JSON
- * object or array; its steps are written "{json}", so the "temperature"
- * key of the JSON in a tool result's text is
- * "$.result.content[0].text{json}.temperature".
- */
-struct jseg {
-	const char	*key;		/* NULL for an array index or {json} */
-	size_t		 index;
-	int		 json;		/* into the JSON held by the string */
-};
-
-/*
- * A compiled pattern: "$" then any of ".key", "['key']" (or double quotes;
- * \', \" and \\ escapes), "[n]", "[*]" (any index), ".*" (any key),
- * "{json}" (into the JSON held by a string), and "..key", "..['key']" or
- * "..*" (that key, or any key, at any depth below, through arrays and
- * {json} steps too).  "$" is the whole JSON-RPC message.  A pattern
- * matches a whole path, not a prefix of one.
- */
-struct jpath;
-
-struct jpath	*jpath_compile(const char *, char **);
-void		 jpath_free(struct jpath *);
-const char	*jpath_text(const struct jpath *);
-int		 jpath_match(const struct jpath *, const struct jseg *, size_t);
-char		*jpath_format(const struct jseg *, size_t);
-
 /* rscope.c and rules.c: what replay compares by, each rule scoped. */
 
 /*

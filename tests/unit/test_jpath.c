@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 
-#include "replay.h"
+#include "core.h"
 #include "unit.h"
 
 #define nitems(a)	(sizeof (a) / sizeof (a)[0])

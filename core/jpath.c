@@ -10,10 +10,11 @@
 
 #include <ctype.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay.h"
+#include "core.h"
 
 /* What one compiled step matches. */
 enum jpath_kind {

@@ -1,0 +1,594 @@
+/*
+ * Fault injection over stdio (record --fault): the relay's line-at-a-time
+ * path.  Without a rule the halves (half.c) forward bytes as they come,
+ * complete line or not; with rules each line is held until its newline,
+ * decided (fault_decide), then forwarded, changed, answered in the
+ * server's place, dropped or held back, and recorded as what it is:
+ * first a faults row, then the messages carrying its number.
+ *
+ * Each direction keeps a queue of lines waiting to go out: a delayed line
+ * holds back the lines behind it in the same direction, so order is kept.
+ * A line is recorded when it goes out.  The queue is bounded like a
+ * backlog: past RECORD_MAX_OUTPUT bytes its source stops being read.
+ */
+
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "fault.h"
+#include "record_int.h"
+
+/*
+ * A line longer than this is not held for a decision: it is forwarded as
+ * it comes, as without rules, and no fault applies to it.  Holding more
+ * would cost memory in proportion to what a peer sends.
+ */
+#define INJECT_LINE_MAX		((size_t)64 * 1024 * 1024)
+/* Bytes queued in one direction before its source stops being read. */
+#define INJECT_QUEUE_MAX	((size_t)4 * 1024 * 1024)
+/*
+ * Requests remembered for the faults rows of their answers (method) and
+ * requests under a timeout rule whose answer is to be swallowed: the
+ * oldest are forgotten past these.
+ */
+#define INJECT_REQS_MAX		1024
+#define INJECT_TIMEOUTS_MAX	1024
+
+/* A line waiting to go out. */
+struct inject_item {
+	TAILQ_ENTRY(inject_item) entry;
+	int64_t			 due;		/* monotonic ns: not before */
+	char			*bytes;		/* with its newline if nl */
+	size_t			 len;		/* without it */
+	int			 nl;
+	int64_t			 fault;		/* for the record */
+	int			 role;
+};
+TAILQ_HEAD(inject_queue, inject_item);
+
+/* One direction's state. */
+struct inject_dir {
+	struct inject		*ij;
+	enum dir		 dir;
+	struct evbuffer		*in;		/* a line being gathered */
+	int			 streaming;	/* past INJECT_LINE_MAX: the
+						   rest of it goes as it comes */
+	struct inject_queue	 queue;
+	size_t			 queued;	/* bytes in it */
+	struct event		*timer;		/* the head is due */
+};
+
+/* A request remembered: its id's text and method (or a timeout's fault). */
+struct inject_req {
+	char			*id;
+	char			*method;
+	int64_t			 fault;		/* timeouts: its fault */
+	int64_t			 deadline;	/* timeouts: monotonic ns */
+};
+
+struct inject {
+	struct relay		*r;
+	struct fault_set	*set;
+	record_reload_cb	 reload;
+	void			*reload_arg;
+	struct inject_dir	 d[DIR_MAX];
+	struct inject_req	 reqs[INJECT_REQS_MAX];	/* a ring */
+	size_t			 nreq;
+	struct inject_req	 tos[INJECT_TIMEOUTS_MAX]; /* a ring */
+	size_t			 nto;
+};
+
+static void	inject_flush(struct inject_dir *);
+
+/* Free what a remembered request holds. */
+static void
+inject_req_clear(struct inject_req *q)
+{
+	free(q->id);
+	free(q->method);
+	memset(q, 0, sizeof *q);
+}
+
+/* Record len bytes of direction d as fault n's role (0, 0: plain). */
+static void
+inject_record(struct inject *ij, enum dir d, const char *p, size_t len,
+    int64_t n, int role)
+{
+	struct relay	*r = ij->r;
+	struct msg	*m;
+	int		 i;
+
+	m = msg_new(d, p, len);
+	m->fault = n;
+	m->fault_role = role;
+	if (tap_message(r->tap, r->session, NULL, m)) {
+		for (i = 0; i < DIR_MAX; i++)
+			half_pause(&r->half[i], PAUSE_STORE, 1);
+	}
+}
+
+/* Send a line now: record it, then forward it (--durable: committed). */
+static void
+inject_send(struct inject_dir *id, struct inject_item *it)
+{
+	struct half	*h = &id->ij->r->half[id->dir];
+
+	inject_record(id->ij, id->dir, it->bytes, it->len, it->fault,
+	    it->role);
+	if (h->held != NULL)
+		tap_sync(id->ij->r->tap);
+	half_send(h, it->bytes, it->len + (it->nl ? 1 : 0));
+}
+
+/*
+ * A line for direction d to go out at due (0: now), after what is queued
+ * before it, recorded then as fault n's role.
+ */
+static void
+inject_out(struct inject *ij, enum dir d, const char *p, size_t len, int nl,
+    int64_t due, int64_t n, int role)
+{
+	struct inject_dir	*id = &ij->d[d];
+	struct inject_item	*it;
+
+	it = xcalloc(1, sizeof *it);
+	it->bytes = xmalloc(len + 1);
+	memcpy(it->bytes, p, len);
+	it->bytes[len] = '\n';
+	it->len = len;
+	it->nl = nl;
+	it->due = due;
+	it->fault = n;
+	it->role = role;
+	TAILQ_INSERT_TAIL(&id->queue, it, entry);
+	id->queued += len + 1;
+	inject_flush(id);
+	if (id->queued > INJECT_QUEUE_MAX)
+		half_pause(&ij->r->half[d], PAUSE_FAULT, 1);
+}
+
+/* Send what is due at the head of a direction's queue; wait for the rest. */
+static void
+inject_flush(struct inject_dir *id)
+{
+	struct inject_item	*it;
+	struct half		*h = &id->ij->r->half[id->dir];
+	int64_t			 now = clock_mono_ns(), wait;
+	struct timeval		 tv;
+
+	/* A line streaming through must end before anything else goes. */
+	if (id->streaming)
+		return;
+	while ((it = TAILQ_FIRST(&id->queue)) != NULL) {
+		if (it->due > now) {
+			wait = (it->due - now + 999) / 1000;
+			tv.tv_sec = wait / 1000000;
+			tv.tv_usec = wait % 1000000;
+			evtimer_add(id->timer, &tv);
+			break;
+		}
+		TAILQ_REMOVE(&id->queue, it, entry);
+		id->queued -= it->len + 1;
+		inject_send(id, it);
+		free(it->bytes);
+		free(it);
+	}
+	if ((h->pause & PAUSE_FAULT) && id->queued <= INJECT_QUEUE_MAX / 2)
+		half_pause(h, PAUSE_FAULT, 0);
+	if (TAILQ_EMPTY(&id->queue) && h->eof && !h->out_closed &&
+	    half_backlog(h) == 0)
+		half_close_out(h);
+	else if (TAILQ_EMPTY(&id->queue))
+		relay_check_done(id->ij->r);
+}
+
+/* The head of a queue is due. */
+static void
+inject_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	inject_flush(arg);
+}
+
+/* Bytes a direction holds back (queued or being gathered): 0 when none. */
+size_t
+inject_pending(const struct half *h)
+{
+	const struct inject_dir	*id;
+
+	if (h->r->inj == NULL)
+		return 0;
+	id = &h->r->inj->d[h->dir];
+	return id->queued;
+}
+
+/* Remember a client request's id and method (a ring). */
+static void
+inject_remember(struct inject *ij, const char *p, const struct scan *sc)
+{
+	struct inject_req	*q = &ij->reqs[ij->nreq++ % INJECT_REQS_MAX];
+
+	inject_req_clear(q);
+	q->id = scan_id_dup(p, sc);
+	q->method = scan_method_dup(p, sc);
+}
+
+/* The method of the request a response answers, if remembered. */
+static const char *
+inject_method_of(struct inject *ij, const char *id)
+{
+	size_t	i;
+
+	for (i = 0; i < INJECT_REQS_MAX; i++) {
+		if (ij->reqs[i].id != NULL && strcmp(ij->reqs[i].id, id) == 0)
+			return ij->reqs[i].method;
+	}
+	return NULL;
+}
+
+/*
+ * A server answer to a request under a timeout rule: swallowed, recorded
+ * as the server sent it.  1 when it was one.
+ */
+static int
+inject_timed_out(struct inject *ij, const char *p, size_t len, const char *id)
+{
+	struct inject_req	*q;
+	size_t			 i;
+	int64_t			 now = clock_mono_ns();
+
+	for (i = 0; i < INJECT_TIMEOUTS_MAX; i++) {
+		q = &ij->tos[i];
+		if (q->id == NULL || strcmp(q->id, id) != 0)
+			continue;
+		log_info("fault #%lld: the answer to request %s came %s its "
+		    "timeout: dropped", (long long)q->fault, id,
+		    now < q->deadline ? "before" : "after");
+		inject_record(ij, DIR_S2C, p, len, q->fault,
+		    FAULT_ROLE_ORIGINAL);
+		inject_req_clear(q);
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether a corrupt rule's mode is stray (the hit says it only in text). */
+static int
+inject_is_stray(const struct fault_hit *hit)
+{
+	return hit->rule_text != NULL &&
+	    strstr(hit->rule_text, "stray") != NULL;
+}
+
+/* close: the server's pipes closed as if it died, or SIGKILL. */
+static void
+inject_close(struct inject *ij, const struct fault_hit *hit, int64_t n)
+{
+	struct relay	*r = ij->r;
+	struct half	*s2c = &r->half[DIR_S2C];
+	char		*why;
+
+	xasprintf(&why, "fault #%lld (rule %d) %s", (long long)n, hit->rule,
+	    hit->close == FAULT_CLOSE_KILL ? "killed the server (SIGKILL)" :
+	    "closed the server's stdin and stdout");
+	relay_reason(r, why);
+	tap_event(r->tap, r->session, "note", why, strlen(why));
+	free(why);
+	r->signalled = 1;
+	if (hit->close == FAULT_CLOSE_KILL) {
+		child_signal(r->child, SIGKILL);
+		return;
+	}
+	/* What the server says from now on reaches nobody. */
+	if (!s2c->eof) {
+		half_source_ended(s2c, "closed by a fault");
+		if (s2c->in_fd != -1) {
+			close(s2c->in_fd);
+			s2c->in_fd = -1;
+		}
+	}
+	half_close_out(&r->half[DIR_C2S]);
+}
+
+/* Apply a decision to one line of direction d. */
+static void
+inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
+    const struct scan *sc, struct fault_hit *hit)
+{
+	struct wfault		 f;
+	struct inject_req	*q;
+	char			*id, *method;
+	int64_t			 n, now;
+
+	memset(&f, 0, sizeof f);
+	n = writer_session_next_fault(ij->r->session);
+	id = scan_id_dup(p, sc);
+	method = scan_method_dup(p, sc);
+	if (method == NULL && id != NULL && d == DIR_S2C &&
+	    inject_method_of(ij, id) != NULL)
+		method = xstrdup(inject_method_of(ij, id));
+	f.n = n;
+	f.ts_ns = clock_wall_ns();
+	f.mono_ns = now = clock_mono_ns();
+	f.rule_index = hit->rule;
+	f.rule = hit->rule_text;
+	f.action = fault_action_name(hit->action);
+	f.has_dir = 1;
+	f.dir = d;
+	f.method = method;
+	f.rpc_id = id;
+	f.detail = hit->detail;
+	tap_fault(ij->r->tap, ij->r->session, &f);
+	log_info("fault #%lld (rule %d): %s", (long long)n, hit->rule,
+	    hit->detail != NULL ? hit->detail : fault_action_name(hit->action));
+
+	switch (hit->action) {
+	case FAULT_DELAY:
+		inject_out(ij, d, p, len, 1, now + hit->delay_ms * 1000000,
+		    n, FAULT_ROLE_DELAYED);
+		break;
+	case FAULT_ERROR:
+	case FAULT_TOOL_ERROR:
+		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+		if (hit->bytes != NULL)
+			inject_out(ij, d == DIR_C2S ? DIR_S2C : DIR_C2S,
+			    hit->bytes, hit->len, 1, 0, n,
+			    FAULT_ROLE_INJECTED);
+		break;
+	case FAULT_DROP:
+		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+		break;
+	case FAULT_TIMEOUT:
+		if (id != NULL) {
+			q = &ij->tos[ij->nto++ % INJECT_TIMEOUTS_MAX];
+			inject_req_clear(q);
+			q->id = xstrdup(id);
+			q->fault = n;
+			q->deadline = now + hit->delay_ms * 1000000;
+		}
+		inject_out(ij, d, p, len, 1, 0, n, FAULT_ROLE_NONE);
+		break;
+	case FAULT_CORRUPT:
+		if (inject_is_stray(hit)) {
+			if (hit->bytes != NULL)
+				inject_out(ij, d, hit->bytes, hit->len, 1, 0,
+				    n, FAULT_ROLE_INJECTED);
+			inject_out(ij, d, p, len, 1, 0, n, FAULT_ROLE_NONE);
+			break;
+		}
+		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+		if (hit->bytes != NULL)
+			inject_out(ij, d, hit->bytes, hit->len, 1, 0, n,
+			    FAULT_ROLE_INJECTED);
+		break;
+	case FAULT_MUTATE:
+		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+		if (hit->bytes != NULL)
+			inject_out(ij, d, hit->bytes, hit->len, 1, 0, n,
+			    FAULT_ROLE_INJECTED);
+		break;
+	case FAULT_CLOSE:
+		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+		inject_close(ij, hit, n);
+		break;
+	default:
+		/* http-status and the like were refused at start-up. */
+		inject_out(ij, d, p, len, 1, 0, 0, FAULT_ROLE_NONE);
+		break;
+	}
+	free(id);
+	free(method);
+}
+
+/* One complete line of direction d (no newline): decide, then act. */
+static void
+inject_line(struct inject *ij, enum dir d, const char *p, size_t len)
+{
+	struct fault_hit	 hit;
+	struct scan		 sc;
+	char			*id;
+	int			 handled = 0;
+
+	scan_message(p, len, &sc);
+	if (d == DIR_C2S && sc.kind == KIND_REQUEST)
+		inject_remember(ij, p, &sc);
+	else if (d == DIR_S2C && (sc.kind == KIND_RESPONSE ||
+	    sc.kind == KIND_ERROR) && (id = scan_id_dup(p, &sc)) != NULL) {
+		handled = inject_timed_out(ij, p, len, id);
+		free(id);
+	}
+	if (handled)
+		return;
+	memset(&hit, 0, sizeof hit);
+	if (fault_decide(ij->set, d, p, len, 0, &hit) == 1) {
+		inject_apply(ij, d, p, len, &sc, &hit);
+		fault_hit_clear(&hit);
+		return;
+	}
+	inject_out(ij, d, p, len, 1, 0, 0, FAULT_ROLE_NONE);
+}
+
+/*
+ * The source of h gave n bytes: gather them into lines, each decided and
+ * sent when its newline comes.  A line past INJECT_LINE_MAX streams
+ * through undecided (once the lines before it are out).
+ */
+static void
+inject_read(struct half *h, const char *p, size_t n)
+{
+	struct inject		*ij = h->r->inj;
+	struct inject_dir	*id = &ij->d[h->dir];
+	const char		*nl;
+	size_t			 k, have;
+
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		k = nl != NULL ? (size_t)(nl - p) : n;
+		if (id->streaming) {
+			half_send(h, p, k + (nl != NULL ? 1 : 0));
+			half_record(h, p, k + (nl != NULL ? 1 : 0));
+			if (nl != NULL) {
+				id->streaming = 0;
+				inject_flush(id);
+			}
+		} else if (nl != NULL) {
+			have = evbuffer_get_length(id->in);
+			if (have == 0)
+				inject_line(ij, h->dir, p, k);
+			else {
+				evbuffer_add(id->in, p, k);
+				inject_line(ij, h->dir, (const char *)
+				    evbuffer_pullup(id->in, -1), have + k);
+				evbuffer_drain(id->in, have + k);
+			}
+		} else {
+			evbuffer_add(id->in, p, k);
+			have = evbuffer_get_length(id->in);
+			if (have > INJECT_LINE_MAX && TAILQ_EMPTY(&id->queue)) {
+				log_info("a line from %s is over %zu bytes: "
+				    "forwarded as it comes, no fault applies",
+				    h->src_name, INJECT_LINE_MAX);
+				id->streaming = 1;
+				half_send(h, (const char *)
+				    evbuffer_pullup(id->in, -1), have);
+				half_record(h, (const char *)
+				    evbuffer_pullup(id->in, -1), have);
+				evbuffer_drain(id->in, have);
+			} else if (have > INJECT_LINE_MAX)
+				half_pause(h, PAUSE_FAULT, 1);
+		}
+		if (nl == NULL)
+			break;
+		p += k + 1;
+		n -= k + 1;
+	}
+}
+
+/* The source of a half is readable, with fault rules: line at a time. */
+void
+inject_read_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct half	*h = arg;
+	char		*buf = h->r->rbuf;
+	ssize_t		 n;
+
+	h->r->moved++;
+	n = read(fd, buf, RECORD_READ_MAX);
+	if (n == -1 && (errno == EINTR || errno == EAGAIN ||
+	    errno == EWOULDBLOCK))
+		return;
+	if (n <= 0) {
+		half_read_ended(h, n);
+		return;
+	}
+	inject_read(h, buf, (size_t)n);
+	half_watermark(h);
+}
+
+/*
+ * The source of h ended: what is left of a line goes out as it is, after
+ * what is queued.
+ */
+void
+inject_source_ended(struct half *h)
+{
+	struct inject_dir	*id;
+	size_t			 have;
+
+	if (h->r->inj == NULL)
+		return;
+	id = &h->r->inj->d[h->dir];
+	if ((have = evbuffer_get_length(id->in)) == 0)
+		return;
+	inject_out(h->r->inj, h->dir, (const char *)evbuffer_pullup(id->in,
+	    -1), have, 0, 0, 0, FAULT_ROLE_NONE);
+	evbuffer_drain(id->in, have);
+}
+
+/*
+ * SIGHUP with --faults: the rules again.  A bad file keeps the rules in
+ * force, and says why.  0 when there is nothing to reload (no file: the
+ * signal goes to the server), 1 when handled.
+ */
+int
+inject_reload(struct relay *r)
+{
+	struct inject	*ij = r->inj;
+	char		*cause = NULL, *note;
+
+	if (ij == NULL || ij->reload == NULL)
+		return 0;
+	if (ij->reload(ij->set, ij->reload_arg, &cause) != 0) {
+		xasprintf(&note, "SIGHUP: the fault rules were not reloaded, "
+		    "the old ones stay: %s", cause);
+		log_warnx("%s", note);
+	} else
+		xasprintf(&note, "SIGHUP: fault rules reloaded: %zu",
+		    fault_set_count(ij->set));
+	if (cause == NULL)
+		log_info("%s", note);
+	tap_event(r->tap, r->session, "note", note, strlen(note));
+	free(note);
+	free(cause);
+	return 1;
+}
+
+/* The fault path of relay r, from rf (the set stays the caller's). */
+struct inject *
+inject_new(struct relay *r, const struct record_faults *rf)
+{
+	struct inject	*ij = xcalloc(1, sizeof *ij);
+	int		 d;
+
+	ij->r = r;
+	ij->set = rf->set;
+	ij->reload = rf->reload;
+	ij->reload_arg = rf->arg;
+	for (d = 0; d < DIR_MAX; d++) {
+		ij->d[d].ij = ij;
+		ij->d[d].dir = d;
+		TAILQ_INIT(&ij->d[d].queue);
+		ij->d[d].in = evbuffer_new();
+		ij->d[d].timer = evtimer_new(r->base, inject_timer_cb,
+		    &ij->d[d]);
+		if (ij->d[d].in == NULL || ij->d[d].timer == NULL)
+			fatalx("cannot set up fault injection");
+	}
+	if (rf->note != NULL)
+		tap_event(r->tap, r->session, "note", rf->note,
+		    strlen(rf->note));
+	return ij;
+}
+
+/* Free the fault path: what is still queued was never sent. */
+void
+inject_free(struct inject *ij)
+{
+	struct inject_item	*it;
+	size_t			 i;
+	int			 d;
+
+	if (ij == NULL)
+		return;
+	for (d = 0; d < DIR_MAX; d++) {
+		while ((it = TAILQ_FIRST(&ij->d[d].queue)) != NULL) {
+			TAILQ_REMOVE(&ij->d[d].queue, it, entry);
+			free(it->bytes);
+			free(it);
+		}
+		evbuffer_free(ij->d[d].in);
+		event_free(ij->d[d].timer);
+	}
+	for (i = 0; i < INJECT_REQS_MAX; i++)
+		inject_req_clear(&ij->reqs[i]);
+	for (i = 0; i < INJECT_TIMEOUTS_MAX; i++)
+		inject_req_clear(&ij->tos[i]);
+	free(ij);
+}
