@@ -125,7 +125,7 @@ static struct fault_set *
 cmd_mock_faults(struct fault_opts *fo, int http, char **cause)
 {
 	struct fault_set	*set;
-	char			*why;
+	char			*why = NULL;
 
 	if ((set = fault_opts_load(fo, http, cause)) != NULL)
 		return set;

@@ -84,6 +84,7 @@ struct econn {
 	int			 linger;	/* unread input: linger at close */
 	int			 lingering;
 	size_t			 lingered;	/* bytes dropped meanwhile */
+	int			 reset;		/* a fault resets it (next pass) */
 	TAILQ_ENTRY(econn)	 entry;
 };
 
@@ -436,6 +437,10 @@ ec_next_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct econn	*c = arg;
 
+	if (c->reset) {
+		ec_free(c);
+		return;
+	}
 	bufferevent_enable(c->bev, EV_READ);
 	ec_process(c);
 }
@@ -773,9 +778,15 @@ eh_cut(struct endpoint *ep, struct ereq *er, enum ereq_cut how, int status,
 		http_chunk_end(bufferevent_get_output(c->bev));
 		break;
 	default:
+		/*
+		 * SO_LINGER 0: the close sends RST.  Freed on the next pass:
+		 * we may be inside this connection's read callback.
+		 */
 		setsockopt(bufferevent_getfd(c->bev), SOL_SOCKET, SO_LINGER,
 		    &lg, sizeof lg);
-		ec_free(c);
+		c->reset = c->close_after = 1;
+		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+		event_active(c->next_ev, EV_TIMEOUT, 0);
 		return;
 	}
 	if (!c->close_after)

@@ -1,0 +1,298 @@
+// `mcpreel mock --fault`: a session of server-everything recorded once,
+// then served by mock with fault rules, to the official TypeScript SDK
+// client; the assertions are on what the client sees (a rejected promise,
+// isError, a timeout, a transport error, a close, an HTTP status), and on
+// the one line mock says per fault.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { runSession, serverEverythingCommand } from './lib/session.mjs';
+import { spawnUntilLine, stopChild } from './lib/servers.mjs';
+import { MCPREEL, runMcpreel, sql, tempDir } from './lib/util.mjs';
+
+const SANITIZER = /runtime error|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer/;
+const SUM = { name: 'get-sum', arguments: { a: 2, b: 3 } };
+const ECHO = { name: 'echo', arguments: { message: 'hello' } };
+const SUM_TEXT = 'The sum of 2 and 3 is 5.';
+const REQUEST_TIMEOUT = -32001;	// the SDK's ErrorCode.RequestTimeout
+const CONNECTION_CLOSED = -32000;
+
+let t;
+let db;
+
+before(async () => {
+  t = tempDir();
+  db = join(t.dir, 'm.db');
+  const { command, args } = serverEverythingCommand();
+  await runSession(MCPREEL, ['record', '--db', db, '--name', 'sdk', '--', command, ...args], { stderr: 'pipe' });
+});
+
+after(() => t?.cleanup());
+
+/* Until pred(text) holds for the text got so far, ms at most. */
+async function until(get, pred, ms, what) {
+  const end = Date.now() + ms;
+  while (!pred(get())) {
+    if (Date.now() > end) assert.fail(`${what}: not within ${ms} ms; got:\n${get()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/* An SDK client connected to a transport; what it sees is in seen. */
+async function clientOn(transport) {
+  const client = new Client({ name: 'fault-e2e', version: '1.0.0' }, { capabilities: { roots: {} } });
+  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [] }));
+  const seen = { errors: [], closed: false, sent: [] };
+  client.onerror = (e) => seen.errors.push(e);
+  client.onclose = () => { seen.closed = true; };
+  const send = transport.send.bind(transport);
+  transport.send = (m, o) => { seen.sent.push(m); return send(m, o); };
+  await client.connect(transport);
+  return { client, seen };
+}
+
+/* mock over stdio with args, the SDK client on it; stderr collected. */
+async function mockStdio(args) {
+  const transport = new StdioClientTransport({
+    command: MCPREEL,
+    args: ['mock', '--db', db, 'sdk', ...args],
+    stderr: 'pipe',
+    env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
+  });
+  let stderr = '';
+  transport.stderr.setEncoding('utf8');
+  transport.stderr.on('data', (c) => { stderr += c; });
+  const { client, seen } = await clientOn(transport);
+  return { client, seen, transport, stderr: () => stderr };
+}
+
+/* mock --listen with args, the SDK client on it over Streamable HTTP. */
+async function mockHttp(args) {
+  const p = await spawnUntilLine(MCPREEL, ['mock', '--db', db, 'sdk', '--listen', '127.0.0.1:0', ...args], {
+    pattern: /^mcpreel: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'mcpreel mock --listen --fault',
+    env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
+  });
+  const transport = new StreamableHTTPClientTransport(new URL(`${p.match[1]}/mcp`), {
+    reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 30000, reconnectionDelayGrowFactor: 1.5 },
+  });
+  const { client, seen } = await clientOn(transport);
+  return { client, seen, p, stop: () => stopChild(p.child, p.exited) };
+}
+
+async function rejection(promise) {
+  try {
+    await promise;
+  } catch (e) {
+    return e;
+  }
+  assert.fail('the promise was not rejected');
+}
+
+test('mock --fault error: the promise rejects with the code and message; other calls are played', { timeout: 60000 }, async () => {
+  const m = await mockStdio(['--fault', 'tool=get-sum error code=-32050 message="injected boom"']);
+  try {
+    const e = await rejection(m.client.callTool(SUM));
+    assert.equal(e.code, -32050);
+    assert.match(e.message, /injected boom/);
+    const echo = await m.client.callTool(ECHO);
+    assert.equal(echo.content[0].text, 'Echo: hello', 'a call no rule selects gets its recorded answer');
+    assert.match(m.stderr(), /mcpreel: mock: fault #1, rule 1 `[^`]*get-sum[^`]*`: c2s tools\/call id \d+: /, 'the fault in one line');
+    assert.equal(m.stderr().match(/fault #/g).length, 1, 'one fault, one line');
+  } finally {
+    await m.client.close();
+  }
+  assert.doesNotMatch(m.stderr(), SANITIZER);
+});
+
+test('mock --fault tool-error: the client gets a result with isError', { timeout: 60000 }, async () => {
+  const m = await mockStdio(['--fault', 'tool=echo tool-error text="the tool broke"']);
+  try {
+    const r = await m.client.callTool(ECHO);
+    assert.equal(r.isError, true);
+    assert.equal(r.content[0].text, 'the tool broke');
+    const sum = await m.client.callTool(SUM);
+    assert.equal(sum.content[0].text, SUM_TEXT);
+    assert.notEqual(sum.isError, true);
+  } finally {
+    await m.client.close();
+  }
+  assert.doesNotMatch(m.stderr(), SANITIZER);
+});
+
+test('mock --fault delay past the client\'s timeout: the client times out, and its cancellation reaches the mock', { timeout: 60000 }, async () => {
+  const m = await mockStdio(['--fault', 'tool=get-sum delay ms=3000']);
+  try {
+    const t0 = Date.now();
+    const e = await rejection(m.client.callTool(SUM, undefined, { timeout: 600 }));
+    assert.equal(e.code, REQUEST_TIMEOUT, String(e));
+    assert.ok(Date.now() - t0 < 2500, 'the client gave up at its own timeout');
+    const cancel = m.seen.sent.find((x) => x.method === 'notifications/cancelled');
+    assert.ok(cancel, 'the SDK sent notifications/cancelled');
+    await until(m.stderr, (s) => /the client cancelled request \S+ \(fault #1\): still held, it is not played/.test(s), 5000, 'the cancellation logged');
+    // A delay shorter than the timeout: the answer, late.
+    const t1 = Date.now();
+    const echo = await m.client.callTool(ECHO);
+    assert.equal(echo.content[0].text, 'Echo: hello');
+    assert.ok(Date.now() - t1 < 2500);
+  } finally {
+    await m.client.close();
+  }
+  assert.doesNotMatch(m.stderr(), SANITIZER);
+});
+
+test('mock --fault dir=s2c drop of a response: the call times out, the next one is answered', { timeout: 60000 }, async () => {
+  const m = await mockStdio(['--fault', 'dir=s2c tool=echo drop']);
+  try {
+    const e = await rejection(m.client.callTool(ECHO, undefined, { timeout: 1500 }));
+    assert.equal(e.code, REQUEST_TIMEOUT, String(e));
+    const sum = await m.client.callTool(SUM);
+    assert.equal(sum.content[0].text, SUM_TEXT);
+    assert.match(m.stderr(), /fault #1, rule 1 `[^`]*`: s2c response id \d+: /);
+    await until(m.stderr, (s) => /the client cancelled request \S+ \(fault #1\)/.test(s), 5000, 'the cancellation logged');
+  } finally {
+    await m.client.close();
+  }
+  assert.doesNotMatch(m.stderr(), SANITIZER);
+});
+
+test('mock --fault corrupt: the SDK\'s transport reports a parse error', { timeout: 60000 }, async () => {
+  const m = await mockStdio(['--fault', 'dir=s2c method=ping corrupt']);
+  try {
+    const e = await rejection(m.client.ping({ timeout: 1000 }));
+    assert.equal(e.code, REQUEST_TIMEOUT, 'the answer never came whole');
+    assert.ok(m.seen.errors.length >= 1, 'onerror was called');
+    assert.ok(m.seen.errors.some((x) => x instanceof SyntaxError || /JSON/.test(String(x))), m.seen.errors.map(String).join('\n'));
+    const sum = await m.client.callTool(SUM);
+    assert.equal(sum.content[0].text, SUM_TEXT, 'the transport goes on');
+  } finally {
+    await m.client.close();
+  }
+  assert.doesNotMatch(m.stderr(), SANITIZER);
+});
+
+test('mock --fault close after the 2nd call: the client sees the transport close', { timeout: 60000 }, async () => {
+  const m = await mockStdio(['--fault', 'dir=c2s method=tools/call nth=2 close']);
+  const closed = new Promise((r) => { m.client.onclose = () => { m.seen.closed = true; r(); }; });
+  const first = await m.client.callTool(SUM);
+  assert.equal(first.content[0].text, SUM_TEXT);
+  const e = await rejection(m.client.callTool(ECHO));
+  assert.equal(e.code, CONNECTION_CLOSED, String(e));
+  await closed;
+  assert.equal(m.seen.closed, true, 'onclose');
+  await until(m.stderr, (s) => /fault #1, rule 1 `[^`]*`: c2s tools\/call id \d+: /.test(s), 5000, 'the fault logged');
+  assert.doesNotMatch(m.stderr(), SANITIZER);
+});
+
+test('mock --fault http-status 404 with --listen: the SDK rejects the call with the status and keeps its session', { timeout: 60000 }, async () => {
+  const m = await mockHttp(['--fault', 'tool=get-sum http-status status=404']);
+  try {
+    const e = await rejection(m.client.callTool(SUM));
+    assert.equal(e.code, 404, String(e));
+    assert.match(e.message, /Streamable HTTP error: Error POSTing to endpoint/);
+    // The SDK 1.32.2 does not re-initialize on a 404: the next call goes
+    // in the same session, and no second initialize is sent.
+    const echo = await m.client.callTool(ECHO);
+    assert.equal(echo.content[0].text, 'Echo: hello');
+    assert.equal(m.seen.sent.filter((x) => x.method === 'initialize').length, 1);
+    await m.client.close();
+  } finally {
+    await m.stop();
+  }
+  assert.match(m.p.stderr(), /fault #1, rule 1 `[^`]*`: c2s tools\/call id \d+: /);
+  assert.doesNotMatch(m.p.stderr(), SANITIZER);
+});
+
+test('mock --fault http-status 429 and 401: Retry-After and WWW-Authenticate reach the client', { timeout: 60000 }, async () => {
+  const m = await mockHttp(['--fault', 'tool=get-sum http-status status=429 retry-after=7',
+    '--fault', 'tool=echo http-status status=401 www-authenticate="Bearer realm=\\"mock\\""']);
+  try {
+    const e = await rejection(m.client.callTool(SUM));
+    assert.equal(e.code, 429, String(e));
+    const u = await rejection(m.client.callTool(ECHO));
+    assert.equal(u.code, 401, String(u));
+    await m.client.close();
+  } finally {
+    await m.stop();
+  }
+  assert.doesNotMatch(m.p.stderr(), SANITIZER);
+});
+
+test('mock refuses http-status without --listen, clearly', { timeout: 30000 }, async () => {
+  const r = await runMcpreel(['mock', '--db', db, 'sdk', '--fault', 'http-status status=503'], { input: Buffer.alloc(0) });
+  assert.equal(r.code, 2, r.stderr.toString());
+  assert.match(r.stderr.toString(), /^mcpreel mock: .*http-status.*add --listen ADDR/m);
+});
+
+test('mock --fault p= with --seed: the same faults in two runs', { timeout: 120000 }, async () => {
+  const runOnce = async () => {
+    const m = await mockStdio(['--latency', 'none', '--seed', '1234', '--fault', 'tool=get-sum p=0.4 error code=-32050']);
+    const faulted = [];
+    try {
+      for (let i = 0; i < 30; i++) {
+        try {
+          await m.client.callTool(SUM);
+        } catch (e) {
+          assert.equal(e.code, -32050);
+          faulted.push(i);
+        }
+      }
+    } finally {
+      await m.client.close();
+    }
+    return faulted;
+  };
+  const a = await runOnce();
+  const b = await runOnce();
+  assert.deepEqual(a, b, 'the same calls faulted');
+  assert.ok(a.length > 0 && a.length < 30, `some, not all: ${a.length} of 30`);
+});
+
+test('mock --faults FILE is read again on SIGHUP', { timeout: 60000 }, async () => {
+  const file = join(t.dir, 'faults.json');
+  writeFileSync(file, JSON.stringify({ rules: [{ action: 'error', tool: 'get-sum', code: -32051 }] }));
+  const m = await mockStdio(['--faults', file]);
+  try {
+    assert.equal((await rejection(m.client.callTool(SUM))).code, -32051);
+    writeFileSync(file, JSON.stringify({ rules: [{ action: 'tool-error', tool: 'get-sum' }] }));
+    process.kill(m.transport.pid, 'SIGHUP');
+    await until(m.stderr, (s) => /SIGHUP: 1 fault rule read again/.test(s), 5000, 'the reload said');
+    assert.equal((await m.client.callTool(SUM)).isError, true, 'the new rule applies');
+    writeFileSync(file, '{ not json');
+    process.kill(m.transport.pid, 'SIGHUP');
+    await until(m.stderr, (s) => /SIGHUP: .*the rules stay as they were/.test(s), 5000, 'a bad file said');
+    assert.equal((await m.client.callTool(SUM)).isError, true, 'the rules stay');
+  } finally {
+    await m.client.close();
+  }
+  assert.doesNotMatch(m.stderr(), SANITIZER);
+});
+
+test('mock --on-miss forward records each fault: a faults row and the messages with their roles', { timeout: 90000 }, async () => {
+  const { command, args } = serverEverythingCommand();
+  const m = await mockStdio(['--on-miss', 'forward', '--fault', 'tool=echo error code=-32052', '--', command, ...args]);
+  try {
+    const e = await rejection(m.client.callTool({ name: 'echo', arguments: { message: 'never recorded' } }));
+    assert.equal(e.code, -32052);
+    await m.client.close();
+  } finally {
+    await m.client.close();
+  }
+  const s = sql(db, `SELECT id FROM sessions WHERE name LIKE 'mock fallback of %' ORDER BY id DESC LIMIT 1`);
+  assert.equal(s.length, 1);
+  const f = sql(db, `SELECT n, rule_index, action, direction, method FROM faults WHERE session_id = ${s[0].id}`);
+  assert.deepEqual(f, [{ n: 1, rule_index: 1, action: 'error', direction: 'c2s', method: 'tools/call' }]);
+  const msgs = sql(db, `SELECT direction, fault, fault_role FROM messages WHERE session_id = ${s[0].id} AND fault IS NOT NULL ORDER BY seq`);
+  assert.deepEqual(msgs, [
+    { direction: 'c2s', fault: 1, fault_role: 'original' },
+    { direction: 's2c', fault: 1, fault_role: 'injected' },
+  ]);
+  assert.doesNotMatch(m.stderr(), SANITIZER);
+});
