@@ -217,6 +217,20 @@ mf_note(struct mockfault *mf, const struct fault_hit *hit, enum dir d,
 	return n;
 }
 
+/*
+ * Whether a corrupt hit is mode=stray (its bytes go before the message,
+ * not instead): the hit says so only in its detail, which fault/ words
+ * "a line of stray bytes sent before ...".
+ */
+static int
+mf_stray(const struct fault_hit *hit)
+{
+	static const char	 w[] = "a line of stray bytes";
+
+	return hit->detail != NULL && strncmp(hit->detail, w, sizeof w - 1) ==
+	    0;
+}
+
 /* Hand a message to the endpoint as mock.c would have. */
 static void
 mf_emit(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
@@ -320,6 +334,8 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		it->how = how;
 		it->recorded = recorded;
 		fault_hit_clear(&hit);
+		if (!mf->running)
+			mf_run(mf);
 		return;
 	}
 	if (!recorded && hit.action != FAULT_DELAY)
@@ -342,8 +358,7 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		mf_record(mf, DIR_S2C, hit.bytes, hit.len, n,
 		    FAULT_ROLE_INJECTED);
 		if (hit.action == FAULT_CORRUPT && hit.bytes != NULL &&
-		    strstr(hit.detail != NULL ? hit.detail : "", "stray") !=
-		    NULL) {
+		    mf_stray(&hit)) {
 			/* The stray line first, then the message unchanged. */
 			mf_emit(mf, how == MOCKFAULT_SEND ? MOCKFAULT_SEND :
 			    MOCKFAULT_REQ_SEND, er, hit.bytes, hit.len);
@@ -674,8 +689,7 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 		    FAULT_ROLE_INJECTED);
 		if (hit.bytes == NULL)
 			mf_deliver(mf, er, bytes, len, 1);
-		else if (hit.action == FAULT_CORRUPT && strstr(hit.detail !=
-		    NULL ? hit.detail : "", "stray") != NULL) {
+		else if (hit.action == FAULT_CORRUPT && mf_stray(&hit)) {
 			if (mf->http) {
 				/* One POST body: the stray line, then it. */
 				both = xmalloc(hit.len + 1 + len);

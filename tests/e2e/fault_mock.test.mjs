@@ -225,6 +225,48 @@ test('mock --fault http-status 429 and 401: Retry-After and WWW-Authenticate rea
   assert.doesNotMatch(m.p.stderr(), SANITIZER);
 });
 
+test('mock --fault dir=s2c delay: the answer comes late, and what follows it on stdout waits behind it', { timeout: 60000 }, async () => {
+  const m = await mockStdio(['--latency', 'none', '--fault', 'dir=s2c tool=echo delay ms=1200']);
+  try {
+    const t0 = Date.now();
+    const order = [];
+    const [echo, sum] = await Promise.all([
+      m.client.callTool(ECHO).then((r) => { order.push('echo'); return r; }),
+      m.client.callTool(SUM).then((r) => { order.push('get-sum'); return r; }),
+    ]);
+    const ms = Date.now() - t0;
+    assert.deepEqual(order, ['echo', 'get-sum'], 'the answer after the delayed one waited for it');
+    assert.equal(echo.content[0].text, 'Echo: hello');
+    assert.equal(sum.content[0].text, SUM_TEXT);
+    assert.ok(ms >= 1100, `late: ${ms} ms`);
+    assert.match(m.stderr(), /fault #1, rule 1 `[^`]*`: s2c response id \d+: /);
+  } finally {
+    await m.client.close();
+  }
+  assert.doesNotMatch(m.stderr(), SANITIZER);
+});
+
+test('mock --listen --fault timeout and close: the POST ends with no answer, or its connection is reset; the mock lives on', { timeout: 60000 }, async () => {
+  const m = await mockHttp(['--fault', 'tool=get-sum timeout ms=300', '--fault', 'tool=echo close']);
+  try {
+    const t0 = Date.now();
+    const e = await rejection(m.client.callTool(SUM, undefined, { timeout: 2500 }));
+    assert.equal(e.code, REQUEST_TIMEOUT, String(e));
+    assert.ok(Date.now() - t0 >= 2000, 'the client waited for its own timeout');
+    const r = await rejection(m.client.callTool(ECHO, undefined, { timeout: 5000 }));
+    assert.match(String(r), /fetch failed|ECONNRESET|socket/i, 'a reset connection: ' + String(r));
+    const pong = await m.client.ping();
+    assert.deepEqual(pong, {}, 'the mock still serves');
+    await m.client.close();
+  } finally {
+    await m.stop();
+  }
+  const err = m.p.stderr();
+  assert.match(err, /fault #1, rule 1 `[^`]*`: c2s tools\/call id \d+: /);
+  assert.match(err, /fault #2, rule 2 `[^`]*`: c2s tools\/call id \d+: /);
+  assert.doesNotMatch(err, SANITIZER);
+});
+
 test('mock refuses http-status without --listen, clearly', { timeout: 30000 }, async () => {
   const r = await runMcpreel(['mock', '--db', db, 'sdk', '--fault', 'http-status status=503'], { input: Buffer.alloc(0) });
   assert.equal(r.code, 2, r.stderr.toString());
