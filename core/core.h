@@ -209,6 +209,8 @@ void		 jpath_free(struct jpath *);
 const char	*jpath_text(const struct jpath *);
 int		 jpath_match(const struct jpath *, const struct jseg *, size_t);
 char		*jpath_format(const struct jseg *, size_t);
+const char	*jpath_last_key(const struct jpath *);
+size_t		 jpath_descendants(const struct jpath *);
 
 /* msg.c */
 struct msg	*msg_new(enum dir, const void *, size_t);

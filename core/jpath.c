@@ -425,3 +425,31 @@ jpath_format(const struct jseg *path, size_t n)
 	buf[len] = '\0';
 	return buf;
 }
+
+/*
+ * The key of a pattern's last step when it is a plain key (".key" or
+ * "['key']"), else NULL: a place that may be added to an object.
+ */
+const char *
+jpath_last_key(const struct jpath *jp)
+{
+	if (jp->nsteps == 0 || jp->steps[jp->nsteps - 1].kind != JPATH_KEY)
+		return NULL;
+	return jp->steps[jp->nsteps - 1].key;
+}
+
+/*
+ * How many ".." steps a pattern has: matching costs up to (path length
+ * choose this), so callers walking hostile messages bound it.
+ */
+size_t
+jpath_descendants(const struct jpath *jp)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < jp->nsteps; i++) {
+		if (jp->steps[i].kind == JPATH_DESCENDANT)
+			n++;
+	}
+	return n;
+}

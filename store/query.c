@@ -9,7 +9,8 @@
 #include "store.h"
 #include "store_int.h"
 
-static int
+/* Prepare sql on st; on failure cause says which database and why. */
+int
 query_prepare(struct store *st, const char *sql, sqlite3_stmt **stmt,
     char **cause)
 {
@@ -21,7 +22,8 @@ query_prepare(struct store *st, const char *sql, sqlite3_stmt **stmt,
 	return 0;
 }
 
-static int
+/* A statement failed: say why in cause, finalize it, return -1. */
+int
 query_failed(struct store *st, sqlite3_stmt *stmt, char **cause)
 {
 	xasprintf(cause, "database %s: %s", st->path, sqlite3_errmsg(st->db));
@@ -108,8 +110,9 @@ query_find_session(struct store *st, const char *spec, int64_t *id,
 	return -1;
 }
 
-static const char *
-column_text(sqlite3_stmt *stmt, int i)
+/* A text column, or NULL. */
+const char *
+query_column_text(sqlite3_stmt *stmt, int i)
 {
 	return (const char *)sqlite3_column_text(stmt, i);
 }
@@ -119,8 +122,8 @@ column_text(sqlite3_stmt *stmt, int i)
  * line recorded as it came) is "" and not a null pointer that memcpy and
  * the scanners would be handed (SQLite returns NULL for an empty blob).
  */
-static const void *
-column_blob(sqlite3_stmt *stmt, int i)
+const void *
+query_column_blob(sqlite3_stmt *stmt, int i)
 {
 	const void	*p = sqlite3_column_blob(stmt, i);
 
@@ -128,10 +131,10 @@ column_blob(sqlite3_stmt *stmt, int i)
 }
 
 /* A stored direction ('c2s' or 's2c') as enum dir. */
-static enum dir
-column_dir(sqlite3_stmt *stmt, int i)
+enum dir
+query_column_dir(sqlite3_stmt *stmt, int i)
 {
-	const char	*d = column_text(stmt, i);
+	const char	*d = query_column_text(stmt, i);
 
 	return (d != NULL && strcmp(d, "s2c") == 0) ? DIR_S2C : DIR_C2S;
 }
@@ -160,20 +163,20 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		memset(&r, 0, sizeof r);
 		r.id = sqlite3_column_int64(stmt, 0);
-		r.name = column_text(stmt, 1);
-		r.transport = column_text(stmt, 2);
-		r.target = column_text(stmt, 3);
+		r.name = query_column_text(stmt, 1);
+		r.transport = query_column_text(stmt, 2);
+		r.target = query_column_text(stmt, 3);
 		r.started_ns = sqlite3_column_int64(stmt, 4);
 		r.ended_ns = sqlite3_column_int64(stmt, 5);
 		r.has_exit = sqlite3_column_type(stmt, 6) != SQLITE_NULL;
 		r.exit_status = sqlite3_column_int(stmt, 6);
 		r.exit_signal = sqlite3_column_int(stmt, 7);
-		r.end_reason = column_text(stmt, 8);
+		r.end_reason = query_column_text(stmt, 8);
 		r.messages_lost = sqlite3_column_int64(stmt, 9);
 		r.messages = sqlite3_column_int64(stmt, 10);
 		r.bytes = (int64_t)sqlite3_column_double(stmt, 11);
 		r.recorder_pid = sqlite3_column_int64(stmt, 12);
-		r.origin = column_text(stmt, 13);
+		r.origin = query_column_text(stmt, 13);
 		if (cb(&r, arg) != 0)
 			break;
 	}
@@ -191,17 +194,17 @@ query_message_row(sqlite3_stmt *stmt, struct timeline_row *r)
 
 	memset(r, 0, sizeof *r);
 	r->m.seq = sqlite3_column_int64(stmt, 0);
-	r->m.dir = column_dir(stmt, 1);
+	r->m.dir = query_column_dir(stmt, 1);
 	r->m.ts_ns = sqlite3_column_int64(stmt, 2);
 	r->m.mono_ns = sqlite3_column_int64(stmt, 3);
-	kind = kind_from_name(column_text(stmt, 4));
+	kind = kind_from_name(query_column_text(stmt, 4));
 	r->m.kind = (kind < 0) ? KIND_INVALID : kind;
-	r->m.method = column_text(stmt, 5);
-	r->m.rpc_id = column_text(stmt, 6);
+	r->m.method = query_column_text(stmt, 5);
+	r->m.rpc_id = query_column_text(stmt, 6);
 	r->m.latency_ns = (sqlite3_column_type(stmt, 7) == SQLITE_NULL) ? -1 :
 	    sqlite3_column_int64(stmt, 7);
 	r->m.reply_seq = sqlite3_column_int64(stmt, 8);
-	r->m.raw = column_blob(stmt, 9);
+	r->m.raw = query_column_blob(stmt, 9);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 9);
 	r->m.truncated = sqlite3_column_int(stmt, 10);
 }
@@ -214,8 +217,8 @@ query_event_row(sqlite3_stmt *stmt, struct timeline_row *r)
 	r->is_event = 1;
 	r->e.ts_ns = sqlite3_column_int64(stmt, 0);
 	r->e.mono_ns = sqlite3_column_int64(stmt, 1);
-	r->e.kind = column_text(stmt, 2);
-	r->e.text = column_blob(stmt, 3);
+	r->e.kind = query_column_text(stmt, 2);
+	r->e.text = query_column_blob(stmt, 3);
 	r->e.len = (size_t)sqlite3_column_bytes(stmt, 3);
 }
 
@@ -234,22 +237,22 @@ query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
 	if (r->is_event) {
 		r->e.ts_ns = sqlite3_column_int64(stmt, 3);
 		r->e.mono_ns = sqlite3_column_int64(stmt, 4);
-		r->e.kind = column_text(stmt, 5);
-		r->e.text = column_blob(stmt, 9);
+		r->e.kind = query_column_text(stmt, 5);
+		r->e.text = query_column_blob(stmt, 9);
 		r->e.len = (size_t)sqlite3_column_bytes(stmt, 9);
 		return;
 	}
 	r->m.seq = sqlite3_column_int64(stmt, 1);
-	r->m.dir = column_dir(stmt, 2);
+	r->m.dir = query_column_dir(stmt, 2);
 	r->m.ts_ns = sqlite3_column_int64(stmt, 3);
 	r->m.mono_ns = sqlite3_column_int64(stmt, 4);
-	kind = kind_from_name(column_text(stmt, 5));
+	kind = kind_from_name(query_column_text(stmt, 5));
 	r->m.kind = (kind < 0) ? KIND_INVALID : kind;
-	r->m.method = column_text(stmt, 6);
-	r->m.rpc_id = column_text(stmt, 7);
+	r->m.method = query_column_text(stmt, 6);
+	r->m.rpc_id = query_column_text(stmt, 7);
 	r->m.latency_ns = (sqlite3_column_type(stmt, 8) == SQLITE_NULL) ? -1 :
 	    sqlite3_column_int64(stmt, 8);
-	r->m.raw = column_blob(stmt, 9);
+	r->m.raw = query_column_blob(stmt, 9);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 9);
 }
 
@@ -631,8 +634,8 @@ query_method_stats(struct store *st, int64_t session, method_stats_cb cb,
 	sqlite3_bind_int64(stmt, 1, session);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		memset(&ms, 0, sizeof ms);
-		ms.dir = column_dir(stmt, 0);
-		ms.method = column_text(stmt, 1);
+		ms.dir = query_column_dir(stmt, 0);
+		ms.method = query_column_text(stmt, 1);
 		ms.requests = sqlite3_column_int64(stmt, 2);
 		ms.answered = sqlite3_column_int64(stmt, 3);
 		ms.errors = sqlite3_column_int64(stmt, 4);
@@ -677,335 +680,15 @@ query_hung(struct store *st, int64_t session, hung_cb cb, void *arg,
 		memset(&h, 0, sizeof h);
 		h.session_id = sqlite3_column_int64(stmt, 0);
 		h.seq = sqlite3_column_int64(stmt, 1);
-		h.dir = column_dir(stmt, 2);
-		h.method = column_text(stmt, 3);
-		h.rpc_id = column_text(stmt, 4);
+		h.dir = query_column_dir(stmt, 2);
+		h.method = query_column_text(stmt, 3);
+		h.rpc_id = query_column_text(stmt, 4);
 		h.ts_ns = sqlite3_column_int64(stmt, 5);
 		h.ended_ns = sqlite3_column_int64(stmt, 6);
 		if (cb(&h, arg) != 0)
 			break;
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return query_failed(st, stmt, cause);
-	sqlite3_finalize(stmt);
-	return 0;
-}
-
-/* Call cb with every column of one session's row (for export). */
-int
-query_session_info(struct store *st, int64_t id, session_info_cb cb,
-    void *arg, char **cause)
-{
-	sqlite3_stmt		*stmt;
-	struct session_info	 r;
-	int			 rc;
-
-	if (query_prepare(st, "SELECT id, name, transport, target, "
-	    "started_ns, ended_ns, exit_status, exit_signal, end_reason, "
-	    "messages_lost, store_error, imported_from, recorder_pid, "
-	    "mcpreel_version FROM sessions WHERE id = ?1", &stmt,
-	    cause) != 0)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, id);
-	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		memset(&r, 0, sizeof r);
-		r.id = sqlite3_column_int64(stmt, 0);
-		r.name = column_text(stmt, 1);
-		r.transport = column_text(stmt, 2);
-		r.target = column_text(stmt, 3);
-		r.started_ns = sqlite3_column_int64(stmt, 4);
-		r.has_ended = sqlite3_column_type(stmt, 5) != SQLITE_NULL;
-		r.ended_ns = sqlite3_column_int64(stmt, 5);
-		r.has_exit = sqlite3_column_type(stmt, 6) != SQLITE_NULL;
-		r.exit_status = sqlite3_column_int(stmt, 6);
-		r.exit_signal = sqlite3_column_int(stmt, 7);
-		r.end_reason = column_text(stmt, 8);
-		r.messages_lost = sqlite3_column_int64(stmt, 9);
-		r.store_error = column_text(stmt, 10);
-		r.imported_from = column_text(stmt, 11);
-		r.recorder_pid = sqlite3_column_int64(stmt, 12);
-		r.mcpreel_version = column_text(stmt, 13);
-		rc = cb(&r, arg);
-		sqlite3_finalize(stmt);
-		return rc == 0 ? 0 : -1;
-	}
-	if (rc != SQLITE_DONE)
-		return query_failed(st, stmt, cause);
-	sqlite3_finalize(stmt);
-	xasprintf(cause, "no session %lld in %s", (long long)id, st->path);
-	return -1;
-}
-
-/* Call cb for each HTTP exchange of a session, in the order they began. */
-int
-query_exchanges(struct store *st, int64_t session, exchange_cb cb,
-    void *arg, char **cause)
-{
-	sqlite3_stmt		*stmt;
-	struct exchange_row	 r;
-	int			 rc;
-
-	if (query_prepare(st, "SELECT id, connection, method, path, "
-	    "request_headers, started_ns, mono_ns, status, response_headers, "
-	    "response_mono_ns, ended_ns, outcome, body, request_trailers, "
-	    "response_trailers FROM http_exchanges "
-	    "WHERE session_id = ?1 ORDER BY mono_ns, id", &stmt, cause) != 0)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, session);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		memset(&r, 0, sizeof r);
-		r.id = sqlite3_column_int64(stmt, 0);
-		r.connection = sqlite3_column_int64(stmt, 1);
-		r.method = column_text(stmt, 2);
-		r.path = column_text(stmt, 3);
-		r.request_headers = column_text(stmt, 4);
-		r.started_ns = sqlite3_column_int64(stmt, 5);
-		r.mono_ns = sqlite3_column_int64(stmt, 6);
-		r.has_status = sqlite3_column_type(stmt, 7) != SQLITE_NULL;
-		r.status = sqlite3_column_int(stmt, 7);
-		r.response_headers = column_text(stmt, 8);
-		r.has_response_mono = sqlite3_column_type(stmt, 9) !=
-		    SQLITE_NULL;
-		r.response_mono_ns = sqlite3_column_int64(stmt, 9);
-		r.has_ended = sqlite3_column_type(stmt, 10) != SQLITE_NULL;
-		r.ended_ns = sqlite3_column_int64(stmt, 10);
-		r.outcome = column_text(stmt, 11);
-		r.has_body = sqlite3_column_type(stmt, 12) != SQLITE_NULL;
-		r.body = column_blob(stmt, 12);
-		r.body_len = (size_t)sqlite3_column_bytes(stmt, 12);
-		r.request_trailers = column_text(stmt, 13);
-		r.response_trailers = column_text(stmt, 14);
-		if (cb(&r, arg) != 0)
-			break;
-	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return query_failed(st, stmt, cause);
-	sqlite3_finalize(stmt);
-	return 0;
-}
-
-/* The ids of session's HTTP exchanges, in id order, to cb. */
-int
-query_exchange_ids(struct store *st, int64_t session,
-    int (*cb)(int64_t, void *), void *arg, char **cause)
-{
-	sqlite3_stmt	*stmt;
-	int		 rc;
-
-	if (query_prepare(st, "SELECT id FROM http_exchanges "
-	    "WHERE session_id = ?1 ORDER BY id", &stmt, cause) != 0)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, session);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		if (cb(sqlite3_column_int64(stmt, 0), arg) != 0)
-			break;
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return query_failed(st, stmt, cause);
-	sqlite3_finalize(stmt);
-	return 0;
-}
-
-/*
- * Looking HTTP exchanges up one by one, by id, with one statement: what
- * the check rules read of each (method, path, heads, status), so that a
- * session's exchanges need not all be held at once.
- */
-struct exchange_lookup {
-	struct store	*st;
-	sqlite3_stmt	*stmt;
-};
-
-struct exchange_lookup *
-query_exchange_open(struct store *st, char **cause)
-{
-	struct exchange_lookup	*l = xcalloc(1, sizeof *l);
-
-	l->st = st;
-	if (query_prepare(st, "SELECT id, method, path, request_headers, "
-	    "status, response_headers FROM http_exchanges WHERE id = ?1",
-	    &l->stmt, cause) != 0) {
-		free(l);
-		return NULL;
-	}
-	return l;
-}
-
-/*
- * Exchange id to cb (its method, path, heads and status only); 0 without
- * a call when there is none, -1 (and *cause) when it cannot be read.
- */
-int
-query_exchange_get(struct exchange_lookup *l, int64_t id, exchange_cb cb,
-    void *arg, char **cause)
-{
-	struct exchange_row	 r;
-	int			 rc;
-
-	sqlite3_reset(l->stmt);
-	sqlite3_bind_int64(l->stmt, 1, id);
-	if ((rc = sqlite3_step(l->stmt)) == SQLITE_ROW) {
-		memset(&r, 0, sizeof r);
-		r.id = sqlite3_column_int64(l->stmt, 0);
-		r.method = column_text(l->stmt, 1);
-		r.path = column_text(l->stmt, 2);
-		r.request_headers = column_text(l->stmt, 3);
-		r.has_status = sqlite3_column_type(l->stmt, 4) != SQLITE_NULL;
-		r.status = sqlite3_column_int(l->stmt, 4);
-		r.response_headers = column_text(l->stmt, 5);
-		(void)cb(&r, arg);
-		sqlite3_reset(l->stmt);
-		return 0;
-	}
-	if (rc != SQLITE_DONE) {
-		xasprintf(cause, "database %s: %s", l->st->path,
-		    sqlite3_errmsg(l->st->db));
-		sqlite3_reset(l->stmt);
-		return -1;
-	}
-	sqlite3_reset(l->stmt);
-	return 0;
-}
-
-void
-query_exchange_close(struct exchange_lookup *l)
-{
-	if (l == NULL)
-		return;
-	sqlite3_finalize(l->stmt);
-	free(l);
-}
-
-/* Fill r from the current row of the export's message statement. */
-static void
-query_export_message(sqlite3_stmt *stmt, struct export_row *r)
-{
-	int		 kind;
-
-	memset(r, 0, sizeof *r);
-	r->m.seq = sqlite3_column_int64(stmt, 0);
-	r->m.dir = column_dir(stmt, 1);
-	r->m.ts_ns = sqlite3_column_int64(stmt, 2);
-	r->m.mono_ns = sqlite3_column_int64(stmt, 3);
-	kind = kind_from_name(column_text(stmt, 4));
-	r->m.kind = (kind < 0) ? KIND_INVALID : kind;
-	r->m.method = column_text(stmt, 5);
-	r->m.rpc_id = column_text(stmt, 6);
-	r->m.latency_ns = -1;
-	r->reply_to_seq = sqlite3_column_int64(stmt, 7);
-	r->exchange = sqlite3_column_int64(stmt, 8);
-	r->sse_id = column_text(stmt, 9);
-	r->wire_size = (sqlite3_column_type(stmt, 10) == SQLITE_NULL) ? -1 :
-	    sqlite3_column_int64(stmt, 10);
-	r->sha256 = column_text(stmt, 11);
-	r->truncated = sqlite3_column_int(stmt, 12);
-	r->redacted = sqlite3_column_int(stmt, 13);
-	r->m.raw = column_blob(stmt, 14);
-	r->m.len = (size_t)sqlite3_column_bytes(stmt, 14);
-}
-
-/* Fill r from the current row of the export's event statement. */
-static void
-query_export_event(sqlite3_stmt *stmt, struct export_row *r)
-{
-	memset(r, 0, sizeof *r);
-	r->is_event = 1;
-	r->e.ts_ns = sqlite3_column_int64(stmt, 0);
-	r->e.mono_ns = sqlite3_column_int64(stmt, 1);
-	r->e.kind = column_text(stmt, 2);
-	r->e.text = column_blob(stmt, 3);
-	r->e.len = (size_t)sqlite3_column_bytes(stmt, 3);
-}
-
-/*
- * Call cb for every message of a session with all its columns, in the
- * order recorded (seq: the order an import must give them to the writer
- * for the same pairing), and every event, each before the first message
- * that came after it.
- */
-int
-query_export(struct store *st, int64_t session, export_cb cb, void *arg,
-    char **cause)
-{
-	sqlite3_stmt		*ms = NULL, *es = NULL;
-	struct export_row	 r;
-	int			 mrc, erc, stop = 0;
-
-	if (query_prepare(st, "SELECT m.seq, m.direction, m.ts_ns, "
-	    "m.mono_ns, m.kind, m.method, m.rpc_id, q.seq, "
-	    "m.http_exchange_id, m.sse_event_id, m.wire_size, m.sha256, "
-	    "m.truncated, m.redacted, m.raw FROM messages m LEFT JOIN "
-	    "messages q ON q.id = m.reply_to WHERE m.session_id = ?1 "
-	    "ORDER BY m.seq", &ms, cause) != 0 ||
-	    query_prepare(st, "SELECT ts_ns, mono_ns, kind, text FROM events "
-	    "WHERE session_id = ?1 ORDER BY mono_ns, id", &es, cause) != 0) {
-		sqlite3_finalize(ms);
-		return -1;
-	}
-	sqlite3_bind_int64(ms, 1, session);
-	sqlite3_bind_int64(es, 1, session);
-	mrc = sqlite3_step(ms);
-	erc = sqlite3_step(es);
-	while (!stop && (mrc == SQLITE_ROW || erc == SQLITE_ROW)) {
-		if (erc == SQLITE_ROW && (mrc != SQLITE_ROW ||
-		    sqlite3_column_int64(es, 1) <=
-		    sqlite3_column_int64(ms, 3))) {
-			query_export_event(es, &r);
-			stop = cb(&r, arg) != 0;
-			erc = sqlite3_step(es);
-		} else {
-			query_export_message(ms, &r);
-			stop = cb(&r, arg) != 0;
-			mrc = sqlite3_step(ms);
-		}
-	}
-	if (!stop && ((mrc != SQLITE_ROW && mrc != SQLITE_DONE) ||
-	    (erc != SQLITE_ROW && erc != SQLITE_DONE))) {
-		sqlite3_finalize(es);
-		return query_failed(st, ms, cause);
-	}
-	sqlite3_finalize(ms);
-	sqlite3_finalize(es);
-	if (stop) {
-		xasprintf(cause, "stopped");
-		return -1;
-	}
-	return 0;
-}
-
-/* How many messages, events and HTTP exchanges a session has. */
-int
-query_session_counts(struct store *st, int64_t session, int64_t *messages,
-    int64_t *events, int64_t *exchanges, char **cause)
-{
-	sqlite3_stmt	*stmt;
-
-	if (query_prepare(st, "SELECT "
-	    "(SELECT count(*) FROM messages WHERE session_id = ?1), "
-	    "(SELECT count(*) FROM events WHERE session_id = ?1), "
-	    "(SELECT count(*) FROM http_exchanges WHERE session_id = ?1)",
-	    &stmt, cause) != 0)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, session);
-	if (sqlite3_step(stmt) != SQLITE_ROW)
-		return query_failed(st, stmt, cause);
-	*messages = sqlite3_column_int64(stmt, 0);
-	*events = sqlite3_column_int64(stmt, 1);
-	*exchanges = sqlite3_column_int64(stmt, 2);
-	sqlite3_finalize(stmt);
-	return 0;
-}
-
-/* Delete a session and everything recorded in it (an import undone). */
-int
-query_drop_session(struct store *st, int64_t session, char **cause)
-{
-	sqlite3_stmt	*stmt;
-
-	if (query_prepare(st, "DELETE FROM sessions WHERE id = ?1", &stmt,
-	    cause) != 0)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, session);
-	if (sqlite3_step(stmt) != SQLITE_DONE)
 		return query_failed(st, stmt, cause);
 	sqlite3_finalize(stmt);
 	return 0;

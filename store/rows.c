@@ -90,6 +90,8 @@ rows_finalize(struct writer *w)
 	sqlite3_finalize(w->upd_exchange_resp);
 	sqlite3_finalize(w->upd_exchange_end);
 	sqlite3_finalize(w->upd_exchange_trailers);
+	sqlite3_finalize(w->ins_fault);
+	sqlite3_finalize(w->upd_exchange_fault);
 }
 
 static int
@@ -126,8 +128,9 @@ rows_init(struct writer *w, char **cause)
 	    rows_prepare(w, &w->ins_message, "INSERT INTO messages "
 	    "(session_id, seq, direction, ts_ns, mono_ns, kind, method, "
 	    "rpc_id, reply_to, size, raw, http_exchange_id, sse_event_id, "
-	    "wire_size, sha256, truncated, redacted) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "wire_size, sha256, truncated, redacted, fault, fault_role) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?)",
 	    cause) != 0 ||
 	    rows_prepare(w, &w->ins_event, "INSERT INTO events (session_id,"
 	    " ts_ns, mono_ns, kind, text) VALUES (?, ?, ?, ?, ?)",
@@ -152,7 +155,13 @@ rows_init(struct writer *w, char **cause)
 	    cause) != 0 ||
 	    rows_prepare(w, &w->upd_exchange_trailers, "UPDATE http_exchanges "
 	    "SET request_trailers = ?, response_trailers = ? WHERE id = ?",
-	    cause) != 0)
+	    cause) != 0 ||
+	    rows_prepare(w, &w->ins_fault, "INSERT INTO faults (session_id, "
+	    "n, ts_ns, mono_ns, rule_index, rule, action, direction, method, "
+	    "rpc_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    cause) != 0 ||
+	    rows_prepare(w, &w->upd_exchange_fault, "UPDATE http_exchanges "
+	    "SET fault = ? WHERE id = ?", cause) != 0)
 		return -1;
 	return 0;
 }
@@ -469,6 +478,11 @@ rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
 		sqlite3_bind_text(st, 15, m->sha256, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 16, (m->flags & MSG_TRUNCATED) != 0);
 	sqlite3_bind_int(st, 17, (m->flags & MSG_REDACTED) != 0);
+	if (m->fault > 0)
+		sqlite3_bind_int64(st, 18, m->fault);
+	if (fault_role_name(m->fault_role) != NULL)
+		sqlite3_bind_text(st, 19, fault_role_name(m->fault_role), -1,
+		    SQLITE_STATIC);
 	if (rows_step(w, st) != 0 || (m->len >= ROWS_BLOB_PIECES &&
 	    rows_blob_write(w, m) != 0)) {
 		s->lost++;
@@ -589,6 +603,15 @@ rows_exchange(struct writer *w, struct item *it)
 		if (rows_step(w, st) != 0)
 			rows_failed(w, "HTTP trailer fields");
 		break;
+	case ITEM_EXCHANGE_FAULT:
+		if (x->id == 0)
+			return;
+		st = w->upd_exchange_fault;
+		sqlite3_bind_int64(st, 1, it->fault->n);
+		sqlite3_bind_int64(st, 2, x->id);
+		if (rows_step(w, st) != 0)
+			rows_failed(w, "an HTTP exchange's fault");
+		break;
 	case ITEM_EXCHANGE_END:
 		if (x->id != 0) {
 			st = w->upd_exchange_end;
@@ -610,4 +633,35 @@ rows_exchange(struct writer *w, struct item *it)
 	default:
 		break;
 	}
+}
+
+/* Write a faults row: what a --fault rule did, to which message. */
+void
+rows_fault(struct writer *w, struct wsession *s, const struct wfault *f)
+{
+	sqlite3_stmt	*st = w->ins_fault;
+
+	if (!rows_ready(w, s, 0))
+		return;
+	sqlite3_bind_int64(st, 1, s->id);
+	sqlite3_bind_int64(st, 2, f->n);
+	sqlite3_bind_int64(st, 3, f->ts_ns);
+	sqlite3_bind_int64(st, 4, f->mono_ns);
+	sqlite3_bind_int(st, 5, f->rule_index);
+	sqlite3_bind_text(st, 6, f->rule != NULL ? f->rule : "", -1,
+	    SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, f->action != NULL ? f->action : "", -1,
+	    SQLITE_STATIC);
+	if (f->has_dir)
+		sqlite3_bind_text(st, 8, dir_name(f->dir), -1, SQLITE_STATIC);
+	if (f->method != NULL)
+		sqlite3_bind_text(st, 9, f->method, -1, SQLITE_STATIC);
+	if (f->rpc_id != NULL)
+		sqlite3_bind_text(st, 10, f->rpc_id, -1, SQLITE_STATIC);
+	if (f->detail != NULL)
+		sqlite3_bind_text(st, 11, f->detail, -1, SQLITE_STATIC);
+	if (rows_step(w, st) != 0)
+		rows_failed(w, "a fault");
+	else
+		w->failing = 0;
 }

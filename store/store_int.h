@@ -24,7 +24,9 @@ enum item_type {
 	ITEM_EXCHANGE_BEGIN,
 	ITEM_EXCHANGE_RESPONSE,
 	ITEM_EXCHANGE_TRAILERS,
-	ITEM_EXCHANGE_END
+	ITEM_EXCHANGE_END,
+	ITEM_FAULT,
+	ITEM_EXCHANGE_FAULT
 };
 
 struct item {
@@ -43,6 +45,9 @@ struct item {
 					   ended (ITEM_*_END); TRAILERS: the
 					   request's in path, the response's
 					   in headers */
+	struct wfault	*fault;		/* ITEM_FAULT: a copy, its strings
+					   owned; ITEM_EXCHANGE_FAULT: only
+					   its n */
 	size_t		 bytes;		/* what it counts against the queue */
 	int64_t		 queued_ns;	/* monotonic, when it was queued */
 	struct item	*next;
@@ -76,6 +81,9 @@ struct wsession {
 	struct wsession	*touched_next;	/* w->touched, while uncommitted */
 	struct wsession_meta *imp;	/* a session recorded elsewhere */
 	const char	*origin;	/* ORIGIN_*: what made it (static) */
+	int64_t		 faults;	/* fault numbers handed out by
+					   writer_session_next_fault(): the
+					   producer's, not the writer's */
 };
 
 struct writer {
@@ -115,6 +123,8 @@ struct writer {
 	sqlite3_stmt	*upd_exchange_resp;
 	sqlite3_stmt	*upd_exchange_end;
 	sqlite3_stmt	*upd_exchange_trailers;
+	sqlite3_stmt	*ins_fault;
+	sqlite3_stmt	*upd_exchange_fault;
 	int		 failing;	/* the last write failed */
 	int64_t		 busy_since;	/* when the lock wait began */
 	int		 last_rc;	/* its SQLite result code */
@@ -143,5 +153,15 @@ void		 rows_event(struct writer *, struct wsession *, const char *,
 		     struct msg *);
 void		 rows_end(struct writer *, struct item *);
 void		 rows_exchange(struct writer *, struct item *);
+void		 rows_fault(struct writer *, struct wsession *,
+		     const struct wfault *);
+
+/* query.c: what the files of queries share. */
+int		 query_prepare(struct store *, const char *, sqlite3_stmt **,
+		     char **);
+int		 query_failed(struct store *, sqlite3_stmt *, char **);
+const char	*query_column_text(sqlite3_stmt *, int);
+const void	*query_column_blob(sqlite3_stmt *, int);
+enum dir	 query_column_dir(sqlite3_stmt *, int);
 
 #endif

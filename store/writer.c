@@ -194,8 +194,9 @@ writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 	w->items++;
 	w->bytes += bytes;
 	w->enqueued++;
+	/* A fault goes with its messages: no wake-up of its own. */
 	wake = w->idle || w->items == WRITER_BATCH ||
-	    it->type != ITEM_MESSAGE;
+	    (it->type != ITEM_MESSAGE && it->type != ITEM_FAULT);
 	/*
 	 * What was queued before this item decides: one huge message does
 	 * not stop forwarding while it is written (the answer to it can go
@@ -423,6 +424,61 @@ writer_exchange_end_at(struct writer *w, struct wexchange *x,
 	writer_enqueue(w, it, sizeof *it + len);
 }
 
+/*
+ * Record a fault mcpreel injected (a faults row) in session s; queue it
+ * before the messages that carry its n, so that a reader finds the fault
+ * of each faulted message.  Its strings are copied.
+ */
+void
+writer_fault(struct writer *w, struct wsession *s, const struct wfault *f)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+	struct wfault	*c = xmalloc(sizeof *c);
+	size_t		 bytes = sizeof *it + sizeof *c;
+
+	*c = *f;
+	c->rule = xstrdup(f->rule != NULL ? f->rule : "");
+	c->action = xstrdup(f->action != NULL ? f->action : "");
+	c->method = xstrdup_or_null(f->method);
+	c->rpc_id = xstrdup_or_null(f->rpc_id);
+	c->detail = xstrdup_or_null(f->detail);
+	bytes += strlen(c->rule) + strlen(c->action) +
+	    (c->method != NULL ? strlen(c->method) : 0) +
+	    (c->rpc_id != NULL ? strlen(c->rpc_id) : 0) +
+	    (c->detail != NULL ? strlen(c->detail) : 0);
+	it->type = ITEM_FAULT;
+	it->session = s;
+	it->fault = c;
+	writer_enqueue(w, it, bytes);
+}
+
+/*
+ * The next fault number of session s: 1, 2, ...  Only the thread that
+ * records s (the event loop) calls it; the writer never reads it.
+ */
+int64_t
+writer_session_next_fault(struct wsession *s)
+{
+	return ++s->faults;
+}
+
+/*
+ * The response of HTTP exchange x was made by fault n (an injected
+ * status, a reset, an ended stream): http_exchanges.fault.  Before
+ * writer_exchange_end(), which hands x to the writer.
+ */
+void
+writer_exchange_fault(struct writer *w, struct wexchange *x, int64_t n)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_EXCHANGE_FAULT;
+	it->x = x;
+	it->fault = xcalloc(1, sizeof *it->fault);
+	it->fault->n = n;
+	writer_enqueue(w, it, sizeof *it + sizeof *it->fault);
+}
+
 /* Record an event of kind ("stderr", "exit", ...) with text. */
 void
 writer_event(struct writer *w, struct wsession *s, const char *kind,
@@ -510,6 +566,14 @@ item_free(struct item *it)
 	free(it->info.method);
 	free(it->info.path);
 	free(it->info.headers);
+	if (it->fault != NULL) {
+		free((char *)it->fault->rule);
+		free((char *)it->fault->action);
+		free((char *)it->fault->method);
+		free((char *)it->fault->rpc_id);
+		free((char *)it->fault->detail);
+		free(it->fault);
+	}
 	free(it);
 }
 
@@ -575,7 +639,11 @@ writer_batch(struct writer *w, struct item *it)
 		case ITEM_EXCHANGE_RESPONSE:
 		case ITEM_EXCHANGE_TRAILERS:
 		case ITEM_EXCHANGE_END:
+		case ITEM_EXCHANGE_FAULT:
 			rows_exchange(w, it);
+			break;
+		case ITEM_FAULT:
+			rows_fault(w, it->session, it->fault);
 			break;
 		case ITEM_EVENT:
 			rows_event(w, it->session, it->kind, it->msg);

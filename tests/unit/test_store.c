@@ -1340,3 +1340,165 @@ Test(store, lock_lifts_lag_pause, .timeout = UNIT_TIMEOUT)
 	pthread_mutex_destroy(&d.lock);
 	free(path);
 }
+
+/* A message of direction d with the fault n and role it was given. */
+static struct msg *
+store_test_faulted(enum dir d, const char *raw, int64_t n, int role)
+{
+	struct msg	*m = msg_new(d, raw, strlen(raw));
+
+	m->fault = n;
+	m->fault_role = role;
+	return m;
+}
+
+/*
+ * Faults are rows of their own, numbered per session, written in queue
+ * order with the messages that carry their n; each message keeps its
+ * fault and role (NULL for untouched traffic and for role none), an HTTP
+ * exchange the fault that made its response; deleting the session takes
+ * its faults with it.
+ */
+Test(store, writer_records_faults, .timeout = UNIT_TIMEOUT)
+{
+	static const struct {
+		int64_t		 fault;		/* 0: NULL */
+		const char	*role;
+	} want[] = {
+		{ 1, "original" }, { 1, "injected" }, { 0, NULL },
+		{ 2, "delayed" },
+	};
+	struct writer		*w;
+	struct wsession		*s, *s2;
+	struct wexchange	*x, *x2;
+	struct wexchange_info	 info = { 1, "POST", "/mcp", "[]", 1, 1 };
+	struct wfault		 f;
+	struct store		*st;
+	sqlite3			*db;
+	sqlite3_stmt		*stmt;
+	char			*path = store_test_path("faults.db");
+	char			*cause = NULL;
+	int64_t			 id, n1, n2;
+	size_t			 i;
+
+	w = store_test_writer(path);
+	s = writer_session_begin(w, "faulty", "http", "http://x/");
+	s2 = writer_session_begin(w, "other", "stdio", "[\"srv\"]");
+	n1 = writer_session_next_fault(s);
+	cr_assert_eq(n1, 1);
+	cr_assert_eq(writer_session_next_fault(s2), 1, "numbered per session");
+	memset(&f, 0, sizeof f);
+	f.n = n1;
+	f.ts_ns = 1000;
+	f.mono_ns = 2000;
+	f.rule_index = 1;
+	f.rule = "tool=search error code=-32001";
+	f.action = "error";
+	f.has_dir = 1;
+	f.dir = DIR_C2S;
+	f.method = "tools/call";
+	f.rpc_id = "7";
+	f.detail = "answered tools/call 7 with an error";
+	writer_fault(w, s, &f);
+	x = writer_exchange_begin(w, s, &info);
+	(void)writer_message(w, s, x, store_test_faulted(DIR_C2S,
+	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\"}", n1,
+	    FAULT_ROLE_ORIGINAL));
+	(void)writer_message(w, s, x, store_test_faulted(DIR_S2C,
+	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32001,"
+	    "\"message\":\"x\"}}", n1, FAULT_ROLE_INJECTED));
+	writer_exchange_end(w, x, "complete", NULL, 0);
+	(void)writer_message(w, s, NULL, store_test_faulted(DIR_C2S,
+	    "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}", 0,
+	    FAULT_ROLE_NONE));
+	/* A fault that selected no message: the optional columns NULL. */
+	n2 = writer_session_next_fault(s);
+	cr_assert_eq(n2, 2);
+	memset(&f, 0, sizeof f);
+	f.n = n2;
+	f.ts_ns = 3000;
+	f.mono_ns = 4000;
+	f.rule_index = 3;
+	f.rule = "delay=200ms";
+	f.action = "delay";
+	writer_fault(w, s, &f);
+	(void)writer_message(w, s, NULL, store_test_faulted(DIR_S2C,
+	    "{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{}}", n2,
+	    FAULT_ROLE_DELAYED));
+	(void)writer_message(w, s2, NULL, store_test_faulted(DIR_C2S,
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", 0, 0));
+	x2 = writer_exchange_begin(w, s, &info);
+	writer_exchange_fault(w, x2, n2);
+	writer_exchange_end(w, x2, "reset by fault", NULL, 0);
+	writer_session_end(w, s, -1, 0, "done");
+	writer_session_end(w, s2, -1, 0, "done");
+	writer_stop(w);
+	id = writer_session_id(s);
+	cr_assert_eq(writer_session_lost(s), 0);
+	writer_session_free(s);
+	writer_session_free(s2);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT n, ts_ns, mono_ns, "
+	    "rule_index, rule, action, direction, method, rpc_id, detail "
+	    "FROM faults WHERE session_id = ?1 ORDER BY n", -1, &stmt, NULL),
+	    SQLITE_OK, "%s", sqlite3_errmsg(db));
+	sqlite3_bind_int64(stmt, 1, id);
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
+	cr_assert_eq(sqlite3_column_int64(stmt, 0), 1);
+	cr_assert_eq(sqlite3_column_int64(stmt, 1), 1000);
+	cr_assert_eq(sqlite3_column_int64(stmt, 2), 2000);
+	cr_assert_eq(sqlite3_column_int(stmt, 3), 1);
+	store_test_text(stmt, 4, "tool=search error code=-32001", 1);
+	store_test_text(stmt, 5, "error", 1);
+	store_test_text(stmt, 6, "c2s", 1);
+	store_test_text(stmt, 7, "tools/call", 1);
+	store_test_text(stmt, 8, "7", 1);
+	store_test_text(stmt, 9, "answered tools/call 7 with an error", 1);
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW);
+	cr_assert_eq(sqlite3_column_int64(stmt, 0), 2);
+	cr_assert_eq(sqlite3_column_int(stmt, 3), 3);
+	store_test_text(stmt, 5, "delay", 2);
+	store_test_text(stmt, 6, NULL, 2);
+	store_test_text(stmt, 7, NULL, 2);
+	store_test_text(stmt, 8, NULL, 2);
+	store_test_text(stmt, 9, NULL, 2);
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_DONE);
+	sqlite3_finalize(stmt);
+
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT fault, fault_role FROM "
+	    "messages WHERE session_id = ?1 ORDER BY seq", -1, &stmt, NULL),
+	    SQLITE_OK);
+	sqlite3_bind_int64(stmt, 1, id);
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW, "message %zu", i);
+		if (want[i].fault == 0)
+			cr_assert_eq(sqlite3_column_type(stmt, 0),
+			    SQLITE_NULL, "message %zu", i);
+		else
+			cr_assert_eq(sqlite3_column_int64(stmt, 0),
+			    want[i].fault, "message %zu", i);
+		store_test_text(stmt, 1, want[i].role, i);
+	}
+	cr_assert_eq(sqlite3_step(stmt), SQLITE_DONE);
+	sqlite3_finalize(stmt);
+	cr_assert_eq(store_test_int(db, "SELECT group_concat(coalesce(fault, "
+	    "0), ',') = '0,2' FROM (SELECT fault FROM http_exchanges ORDER "
+	    "BY id)"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages WHERE "
+	    "fault IS NOT NULL AND session_id <> (SELECT min(id) FROM "
+	    "sessions)"), 0);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM faults"), 2);
+	sqlite3_close(db);
+
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "store_open: %s", cause);
+	cr_assert_eq(maint_delete_sessions(st, &id, 1, &cause), 0, "%s",
+	    cause);
+	store_close(st);
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM faults"), 0);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages"), 1);
+	sqlite3_close(db);
+	free(path);
+}
