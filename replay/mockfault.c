@@ -28,11 +28,12 @@
 
 /*
  * Messages held at once (delayed, a request held by timeout or drop).
- * Past this a delay goes at once and a held request is ended, with one
- * warning: a rule that holds every message of a busy client must not grow
- * without bound.
+ * Past these a delay goes at once (what waits on its channel with it)
+ * and a held request is ended, with one warning: a rule that holds every
+ * message of a busy client must not grow without bound.
  */
 #define MOCKFAULT_HELD_MAX	4096
+#define MOCKFAULT_HELD_BYTES	(64 * 1024 * 1024)
 /* Faulted requests remembered, to say so when the client cancels one. */
 #define MOCKFAULT_IDS_MAX	1024
 /* A method or id longer than this is cut in the log line. */
@@ -75,6 +76,7 @@ struct mockfault {
 	struct event		*hup;
 	TAILQ_HEAD(, mfitem)	 items;
 	size_t			 nitems;
+	size_t			 held_bytes;	/* their bytes */
 	int64_t			 nfaults;	/* numbered here without a
 						   writer */
 	int			 closed;	/* a fault closed stdio */
@@ -116,19 +118,31 @@ mf_item_add(struct mockfault *mf, enum mf_what what, struct ereq *er,
 	it->fault = fault;
 	TAILQ_INSERT_TAIL(&mf->items, it, entry);
 	mf->nitems++;
+	mf->held_bytes += it->len;
 	return it;
 }
 
-/* Whether MOCKFAULT_HELD_MAX is held (warned once). */
+/* Take a held item off the queue (the caller frees it). */
+static void
+mf_item_remove(struct mockfault *mf, struct mfitem *it)
+{
+	TAILQ_REMOVE(&mf->items, it, entry);
+	mf->nitems--;
+	mf->held_bytes -= it->len;
+}
+
+/* Whether MOCKFAULT_HELD_MAX messages or _BYTES are held (warned once). */
 static int
 mf_full(struct mockfault *mf)
 {
-	if (mf->nitems < MOCKFAULT_HELD_MAX)
+	if (mf->nitems < MOCKFAULT_HELD_MAX &&
+	    mf->held_bytes < MOCKFAULT_HELD_BYTES)
 		return 0;
 	if (!mf->full_warned) {
 		mf->full_warned = 1;
-		log_warnx("mock: %d messages are held by faults: what a rule "
-		    "would hold now goes on at once", MOCKFAULT_HELD_MAX);
+		log_warnx("mock: %zu messages (%zu bytes) are held by faults: "
+		    "what a rule would hold now goes on at once", mf->nitems,
+		    mf->held_bytes);
 	}
 	return 1;
 }
@@ -389,6 +403,14 @@ mf_out(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 {
 	struct mfitem	*it;
 
+	if (mf_ahead(mf, NULL, er) && mf_full(mf) && !mf->running) {
+		/* Too much held: what waits on this channel goes now. */
+		TAILQ_FOREACH(it, &mf->items, entry) {
+			if (it->what == MF_OUT && it->er == er)
+				it->due_ns = 0;
+		}
+		mf_run(mf);
+	}
 	if (mf_ahead(mf, NULL, er)) {
 		it = mf_item_add(mf, MF_OUT, er, bytes, len, 0, 0);
 		it->how = how;
@@ -461,34 +483,64 @@ mf_busy(const struct mockfault *mf)
 	return 0;
 }
 
+/* Whether channel er is among the n blocked. */
+static int
+mf_blocked(const struct ereq **blocked, size_t n, const struct ereq *er)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (blocked[i] == er)
+			return 1;
+	}
+	return 0;
+}
+
 /* Release what is due and at its channel's head; set the timer again. */
 static void
 mf_run(struct mockfault *mf)
 {
-	struct mfitem	*it;
-	struct timeval	 tv;
-	int64_t		 now, next;
+	struct mfitem		 *it, *prev = NULL;
+	const struct ereq	**blocked = NULL;
+	size_t			  nblocked = 0;
+	struct timeval		  tv;
+	int			  stuck;
+	int64_t			  now, next;
 
+	/*
+	 * One walk: a mock message that stays blocks its channel for the
+	 * rest of the walk (blocked[]).  Releasing may only add items at the
+	 * tail, which the walk then reaches, so it goes on from the item
+	 * before the one released.
+	 */
 	mf->running = 1;
-again:
 	now = clock_mono_ns();
 	next = INT64_MAX;
-	TAILQ_FOREACH(it, &mf->items, entry) {
-		if (it->what == MF_HOLD)
-			continue;
-		if (it->what == MF_OUT && mf_ahead(mf, it, it->er))
-			continue;
-		if (it->due_ns > now) {
-			if (it->due_ns < next)
-				next = it->due_ns;
+	for (it = TAILQ_FIRST(&mf->items); it != NULL; it = prev != NULL ?
+	    TAILQ_NEXT(prev, entry) : TAILQ_FIRST(&mf->items)) {
+		if (it->what == MF_HOLD) {
+			prev = it;
 			continue;
 		}
-		TAILQ_REMOVE(&mf->items, it, entry);
-		mf->nitems--;
+		stuck = it->what == MF_OUT && mf_blocked(blocked, nblocked,
+		    it->er);
+		if (stuck || it->due_ns > now) {
+			/* The first held on its channel says when to look. */
+			if (!stuck && it->due_ns < next)
+				next = it->due_ns;
+			if (it->what == MF_OUT && !stuck) {
+				blocked = xreallocarray(blocked, nblocked + 1,
+				    sizeof *blocked);
+				blocked[nblocked++] = it->er;
+			}
+			prev = it;
+			continue;
+		}
+		mf_item_remove(mf, it);
 		mf_release(mf, it);
 		mf_item_free(it);
-		goto again;
 	}
+	free(blocked);
 	mf->running = 0;
 	if (next != INT64_MAX) {
 		tv.tv_sec = (next - now) / 1000000000;
@@ -537,8 +589,7 @@ mf_cancelled(struct mockfault *mf, const char *bytes, size_t len)
 			continue;
 		n = it->fault;
 		held = 1;
-		TAILQ_REMOVE(&mf->items, it, entry);
-		mf->nitems--;
+		mf_item_remove(mf, it);
 		if (it->er != NULL)
 			ereq_end(mf->ep, it->er, NULL, 0);
 		mf_item_free(it);
@@ -773,8 +824,7 @@ mockfault_finish(struct mockfault *mf)
 		return;
 	evtimer_del(mf->timer);
 	while ((it = TAILQ_FIRST(&mf->items)) != NULL) {
-		TAILQ_REMOVE(&mf->items, it, entry);
-		mf->nitems--;
+		mf_item_remove(mf, it);
 		if (it->what == MF_OUT)
 			mf_emit(mf, it->how, it->er, it->bytes, it->len);
 		else if (it->er != NULL)

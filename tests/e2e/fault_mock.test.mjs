@@ -267,6 +267,19 @@ test('mock --listen --fault timeout and close: the POST ends with no answer, or 
   assert.doesNotMatch(err, SANITIZER);
 });
 
+test('mock --fault delaying every answer of a flood: what is held stays bounded, nothing is lost or reordered', { timeout: 90000 }, async () => {
+  const lines = [{ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'flood', version: '1' } } }];
+  for (let i = 1; i <= 6000; i++) lines.push({ jsonrpc: '2.0', id: i, method: 'ping' });
+  const r = await runMcpreel(['mock', '--db', db, 'sdk', '--latency', 'none', '--fault', 'dir=s2c method=ping delay ms=600000'],
+    { input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')), timeoutMs: 60000 });
+  const err = r.stderr.toString();
+  assert.equal(r.code, 0, err.slice(-2000));
+  assert.doesNotMatch(err, SANITIZER);
+  assert.equal(err.match(/are held by faults: what a rule would hold now goes on at once/g).length, 1, 'said once');
+  const ids = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l)).filter((m) => 'id' in m).map((m) => m.id);
+  assert.deepEqual(ids, lines.map((l) => l.id), 'every answer, in order');
+});
+
 test('mock refuses http-status without --listen, clearly', { timeout: 30000 }, async () => {
   const r = await runMcpreel(['mock', '--db', db, 'sdk', '--fault', 'http-status status=503'], { input: Buffer.alloc(0) });
   assert.equal(r.code, 2, r.stderr.toString());
