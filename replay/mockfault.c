@@ -34,10 +34,19 @@
  */
 #define MOCKFAULT_HELD_MAX	4096
 #define MOCKFAULT_HELD_BYTES	(64 * 1024 * 1024)
-/* Faulted requests remembered, to say so when the client cancels one. */
+/*
+ * Faulted requests remembered, to say so when the client cancels one; and
+ * client requests remembered, to name the method of an answer's fault.
+ */
 #define MOCKFAULT_IDS_MAX	1024
 /* A method or id longer than this is cut in the log line. */
 #define MOCKFAULT_LOG_FIELD	128
+
+/* A client request's id and method, for naming a response's fault. */
+struct mfreq {
+	json_t			*id;
+	char			*method;
+};
 
 enum mf_what {
 	MF_DELIVER,		/* a client message, late (delay) */
@@ -85,6 +94,8 @@ struct mockfault {
 	int			 delivering;	/* a recorded message goes */
 	json_t			*faulted;	/* [[id, n], ...], oldest
 						   first */
+	struct mfreq		*reqs;		/* the last client requests, */
+	size_t			 reqs_next;	/* a ring of MOCKFAULT_IDS_MAX */
 };
 
 static void	mf_run(struct mockfault *);
@@ -159,6 +170,47 @@ mf_id(const char *bytes, size_t len)
 	return json_loadb(bytes + sc.id_off, sc.id_len, JSON_DECODE_ANY, NULL);
 }
 
+/* Remember a client request's method by its id (the last so many). */
+static void
+mf_remember_request(struct mockfault *mf, const char *bytes, size_t len)
+{
+	struct mfreq	*r;
+	struct scan	 sc;
+
+	scan_message(bytes, len, &sc);
+	if (sc.kind != KIND_REQUEST || !sc.has_method)
+		return;
+	r = &mf->reqs[mf->reqs_next++ % MOCKFAULT_IDS_MAX];
+	json_decref(r->id);
+	free(r->method);
+	r->id = json_loadb(bytes + sc.id_off, sc.id_len, JSON_DECODE_ANY, NULL);
+	r->method = xstrndup(bytes + sc.method_off, sc.method_len);
+}
+
+/* The method of the client request with id (its JSON text), or NULL. */
+static const char *
+mf_request_method(const struct mockfault *mf, const char *idtext)
+{
+	const struct mfreq	*r;
+	json_t			*id;
+	const char		*method = NULL;
+	size_t			 i, n;
+
+	if (idtext == NULL || (id = json_loads(idtext, JSON_DECODE_ANY,
+	    NULL)) == NULL)
+		return NULL;
+	/* Newest first: over HTTP clients may reuse an id. */
+	n = mf->reqs_next < MOCKFAULT_IDS_MAX ? mf->reqs_next :
+	    MOCKFAULT_IDS_MAX;
+	for (i = 1; i <= n && method == NULL; i++) {
+		r = &mf->reqs[(mf->reqs_next - i) % MOCKFAULT_IDS_MAX];
+		if (r->id != NULL && json_equal(r->id, id))
+			method = r->method;
+	}
+	json_decref(id);
+	return method;
+}
+
 /* Remember that request id was faulted by fault n (for cancellations). */
 static void
 mf_remember(struct mockfault *mf, json_t *id, int64_t n)
@@ -200,10 +252,13 @@ mf_note(struct mockfault *mf, const struct fault_hit *hit, enum dir d,
 	int64_t		 n;
 
 	scan_message(bytes, len, &sc);
-	if (sc.has_method)
-		method = xstrndup(bytes + sc.method_off, sc.method_len);
 	if (sc.has_id)
 		id = scan_id_dup(bytes, &sc);
+	if (sc.has_method)
+		method = xstrndup(bytes + sc.method_off, sc.method_len);
+	else if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) &&
+	    d == DIR_S2C && mf_request_method(mf, id) != NULL)
+		method = xstrdup(mf_request_method(mf, id));
 	n = mf->w != NULL ? writer_session_next_fault(mf->ws) : ++mf->nfaults;
 	log_warnx("mock: fault #%lld, rule %d `%s`: %s %.*s%s%.*s: %s",
 	    (long long)n, hit->rule, hit->rule_text, dir_name(d),
@@ -352,7 +407,9 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 			mf_run(mf);
 		return;
 	}
-	if (!recorded && hit.action != FAULT_DELAY)
+	/* A stray line goes before the message, which goes on as it is. */
+	if (!recorded && hit.action != FAULT_DELAY && !(hit.action ==
+	    FAULT_CORRUPT && hit.bytes != NULL && mf_stray(&hit)))
 		mf_record(mf, DIR_S2C, bytes, len, n, FAULT_ROLE_ORIGINAL);
 	switch (hit.action) {
 	case FAULT_DELAY:
@@ -664,6 +721,7 @@ mockfault_new(struct event_base *base, struct endpoint *ep,
 	mf->reload = opt->faults_reload;
 	mf->reload_arg = opt->faults_arg;
 	mf->faulted = json_array();
+	mf->reqs = xcalloc(MOCKFAULT_IDS_MAX, sizeof *mf->reqs);
 	TAILQ_INIT(&mf->items);
 	if ((mf->timer = evtimer_new(base, mf_timer_cb, mf)) == NULL)
 		fatalx("cannot set up a timer");
@@ -685,6 +743,7 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 	json_t			*id;
 	char			*both;
 	int64_t			 n;
+	int			 stray;
 
 	if (mf->closed) {
 		if (er != NULL)
@@ -693,6 +752,7 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 	}
 	if (mf_is_cancel(bytes, len))
 		mf_cancelled(mf, bytes, len);
+	mf_remember_request(mf, bytes, len);
 	memset(&hit, 0, sizeof hit);
 	if (fault_decide(mf->set, DIR_C2S, bytes, len, mf->http, &hit) != 1) {
 		mf_deliver(mf, er, bytes, len, 0);
@@ -700,7 +760,14 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 	}
 	n = mf_note(mf, &hit, DIR_C2S, bytes, len);
 	id = mf_id(bytes, len);
-	if (hit.action != FAULT_DELAY)
+	/*
+	 * Over stdio a stray line goes before the message, which goes on as
+	 * it is (recorded as any, if it reaches the fallback); over HTTP the
+	 * two make one body.
+	 */
+	stray = hit.action == FAULT_CORRUPT && hit.bytes != NULL &&
+	    mf_stray(&hit);
+	if (hit.action != FAULT_DELAY && !(stray && !mf->http))
 		mf_record(mf, DIR_C2S, bytes, len, n, FAULT_ROLE_ORIGINAL);
 	switch (hit.action) {
 	case FAULT_DELAY:
@@ -740,7 +807,7 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 		    FAULT_ROLE_INJECTED);
 		if (hit.bytes == NULL)
 			mf_deliver(mf, er, bytes, len, 1);
-		else if (hit.action == FAULT_CORRUPT && mf_stray(&hit)) {
+		else if (stray) {
 			if (mf->http) {
 				/* One POST body: the stray line, then it. */
 				both = xmalloc(hit.len + 1 + len);
@@ -751,7 +818,7 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 				free(both);
 			} else {
 				mf_deliver(mf, NULL, hit.bytes, hit.len, 1);
-				mf_deliver(mf, er, bytes, len, 1);
+				mf_deliver(mf, er, bytes, len, 0);
 			}
 		} else
 			mf_deliver(mf, er, hit.bytes, hit.len, 1);
@@ -836,6 +903,8 @@ mockfault_finish(struct mockfault *mf)
 void
 mockfault_free(struct mockfault *mf)
 {
+	size_t	i;
+
 	if (mf == NULL)
 		return;
 	mockfault_finish(mf);
@@ -843,5 +912,10 @@ mockfault_free(struct mockfault *mf)
 	if (mf->hup != NULL)
 		event_free(mf->hup);
 	json_decref(mf->faulted);
+	for (i = 0; i < MOCKFAULT_IDS_MAX; i++) {
+		json_decref(mf->reqs[i].id);
+		free(mf->reqs[i].method);
+	}
+	free(mf->reqs);
 	free(mf);
 }

@@ -155,7 +155,7 @@ test('mock --fault dir=s2c drop of a response: the call times out, the next one 
     assert.equal(e.code, REQUEST_TIMEOUT, String(e));
     const sum = await m.client.callTool(SUM);
     assert.equal(sum.content[0].text, SUM_TEXT);
-    assert.match(m.stderr(), /fault #1, rule 1 `[^`]*`: s2c response id \d+: /);
+    assert.match(m.stderr(), /fault #1, rule 1 `[^`]*`: s2c tools\/call id \d+: /);
     await until(m.stderr, (s) => /the client cancelled request \S+ \(fault #1\)/.test(s), 5000, 'the cancellation logged');
   } finally {
     await m.client.close();
@@ -239,7 +239,7 @@ test('mock --fault dir=s2c delay: the answer comes late, and what follows it on 
     assert.equal(echo.content[0].text, 'Echo: hello');
     assert.equal(sum.content[0].text, SUM_TEXT);
     assert.ok(ms >= 1100, `late: ${ms} ms`);
-    assert.match(m.stderr(), /fault #1, rule 1 `[^`]*`: s2c response id \d+: /);
+    assert.match(m.stderr(), /fault #1, rule 1 `[^`]*`: s2c tools\/call id \d+: /);
   } finally {
     await m.client.close();
   }
@@ -332,22 +332,36 @@ test('mock --faults FILE is read again on SIGHUP', { timeout: 60000 }, async () 
 
 test('mock --on-miss forward records each fault: a faults row and the messages with their roles', { timeout: 90000 }, async () => {
   const { command, args } = serverEverythingCommand();
-  const m = await mockStdio(['--on-miss', 'forward', '--fault', 'tool=echo error code=-32052', '--', command, ...args]);
+  const m = await mockStdio(['--on-miss', 'forward',
+    '--fault', 'tool=echo error code=-32052',
+    '--fault', 'dir=s2c tool=get-sum mutate set=$.result.content[0].text value=\'"changed"\'',
+    '--fault', 'dir=c2s method=ping delay ms=200',
+    '--', command, ...args]);
   try {
     const e = await rejection(m.client.callTool({ name: 'echo', arguments: { message: 'never recorded' } }));
     assert.equal(e.code, -32052);
-    await m.client.close();
+    assert.equal((await m.client.callTool(SUM)).content[0].text, 'changed', 'the mutated answer');
+    assert.deepEqual(await m.client.ping(), {});
   } finally {
     await m.client.close();
   }
   const s = sql(db, `SELECT id FROM sessions WHERE name LIKE 'mock fallback of %' ORDER BY id DESC LIMIT 1`);
   assert.equal(s.length, 1);
-  const f = sql(db, `SELECT n, rule_index, action, direction, method FROM faults WHERE session_id = ${s[0].id}`);
-  assert.deepEqual(f, [{ n: 1, rule_index: 1, action: 'error', direction: 'c2s', method: 'tools/call' }]);
+  const f = sql(db, `SELECT n, rule_index, action, direction, method FROM faults WHERE session_id = ${s[0].id} ORDER BY n`);
+  assert.deepEqual(f, [
+    { n: 1, rule_index: 1, action: 'error', direction: 'c2s', method: 'tools/call' },
+    { n: 2, rule_index: 2, action: 'mutate', direction: 's2c', method: 'tools/call' },
+    { n: 3, rule_index: 3, action: 'delay', direction: 'c2s', method: 'ping' },
+  ]);
   const msgs = sql(db, `SELECT direction, fault, fault_role FROM messages WHERE session_id = ${s[0].id} AND fault IS NOT NULL ORDER BY seq`);
   assert.deepEqual(msgs, [
     { direction: 'c2s', fault: 1, fault_role: 'original' },
     { direction: 's2c', fault: 1, fault_role: 'injected' },
+    { direction: 's2c', fault: 2, fault_role: 'original' },
+    { direction: 's2c', fault: 2, fault_role: 'injected' },
+    { direction: 'c2s', fault: 3, fault_role: 'delayed' },
   ]);
+  assert.equal(sql(db, `SELECT count(*) AS n FROM messages WHERE session_id = ${s[0].id} AND method = 'ping'`)[0].n, 1,
+    'the delayed ping recorded once');
   assert.doesNotMatch(m.stderr(), SANITIZER);
 });
