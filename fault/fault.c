@@ -139,8 +139,8 @@ fault_set_add_json(struct fault_set *set, const char *name, const char *buf,
 	}
 	if ((j = json_object_get(root, "seed")) != NULL) {
 		if (!json_is_integer(j) || json_integer_value(j) < 0) {
-			xasprintf(cause, "%s: \"seed\": expected a whole number "
-			    "from 0", name);
+			xasprintf(cause, "%s: \"seed\": expected a whole "
+			    "number from 0", name);
 			goto fail;
 		}
 		*seed_out = (uint64_t)json_integer_value(j);
@@ -278,7 +278,7 @@ fault_decide(struct fault_set *set, enum dir dir, const char *buf,
 			continue;
 		rc = fault_act_apply(set, set->rules[i], (int)i + 1, &m, hit);
 	}
-	if (m.kind == KIND_REQUEST) {
+	if (m.kind == KIND_REQUEST && m.idlen <= FAULT_KEEP_MAX) {
 		/* Answered in the server's place, or never sent: no answer. */
 		switch (rc ? hit->action : FAULT_ACTION_MAX) {
 		case FAULT_ERROR:
@@ -319,16 +319,49 @@ fault_action_name(enum fault_action a)
 	return fault_adefs[a].name;
 }
 
-/* Append a line "  LEFT  help" to b, help at column 26 (wrapped). */
+/* Where usage puts the help of a line, and how wide it may go. */
+#define FAULT_USAGE_COL		26
+#define FAULT_USAGE_WIDTH	79
+
+/*
+ * Append a line "  LEFT  help" to *b: the help at FAULT_USAGE_COL (on
+ * the next line when LEFT reaches it), wrapped at FAULT_USAGE_WIDTH.
+ */
 static void
 fault_usage_line(char **b, const char *left, const char *help)
 {
-	char	*old = *b;
+	char		*old;
+	const char	*w = help, *sp;
+	size_t		 col, n;
 
-	if (strlen(left) < 24)
-		xasprintf(b, "%s  %-24s%s\n", old, left, help);
+	old = *b;
+	if (left == NULL || strlen(left) + 4 > FAULT_USAGE_COL)
+		xasprintf(b, "%s  %s\n%*s", old, left != NULL ? left : "",
+		    FAULT_USAGE_COL, "");
 	else
-		xasprintf(b, "%s  %s\n  %-24s%s\n", old, left, "", help);
+		xasprintf(b, "%s  %-*s", old, FAULT_USAGE_COL - 2, left);
+	free(old);
+	col = FAULT_USAGE_COL;
+	while (*w != '\0') {
+		sp = strchr(w, ' ');
+		n = sp != NULL ? (size_t)(sp - w) : strlen(w);
+		old = *b;
+		if (col > FAULT_USAGE_COL && col + 1 + n > FAULT_USAGE_WIDTH) {
+			xasprintf(b, "%s\n%*s%.*s", old, FAULT_USAGE_COL, "",
+			    (int)n, w);
+			col = FAULT_USAGE_COL + n;
+		} else {
+			xasprintf(b, "%s%s%.*s", old, col > FAULT_USAGE_COL ?
+			    " " : "", (int)n, w);
+			col += n + (col > FAULT_USAGE_COL ? 1 : 0);
+		}
+		free(old);
+		w += n;
+		while (*w == ' ')
+			w++;
+	}
+	old = *b;
+	xasprintf(b, "%s\n", old);
 	free(old);
 }
 
@@ -348,7 +381,8 @@ fault_usage(void)
 		return usage;
 	usage = xstrdup("Fault rules: --fault '[SELECTOR=VALUE ...] ACTION "
 	    "[PARAM=VALUE ...]'\n(values may be quoted \"...\" or "
-	    "'...'; the first rule that selects a message applies)\n"
+	    "'...'; the first rule that selects a message\napplies; "
+	    "docs/faults.md has the details)\n"
 	    "Selectors:\n");
 	for (i = 0; i < fault_nkeys; i++) {
 		k = &fault_keys[i];
@@ -362,10 +396,8 @@ fault_usage(void)
 	xasprintf(&usage, "%sActions:\n", old);
 	free(old);
 	for (a = 0; a < FAULT_ACTION_MAX; a++) {
-		old = usage;
-		xasprintf(&usage, "%s  %s\n  %-24s%s\n", old,
-		    fault_adefs[a].usage, "", fault_adefs[a].help);
-		free(old);
+		fault_usage_line(&usage, fault_adefs[a].usage,
+		    fault_adefs[a].help);
 	}
 	old = usage;
 	xasprintf(&usage, "%sParameters:\n", old);

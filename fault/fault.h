@@ -9,7 +9,9 @@
  *	[SELECTOR=VALUE ...] ACTION [PARAM=VALUE ...]
  *
  * words separated by blanks; a value may be quoted "..." or '...'
- * (backslash escapes \" \' \\ inside).  The first word that is an action
+ * (backslash escapes \" \' \\ inside; another backslash is kept; a bare
+ * value is taken as written, quotes and backslashes included, so
+ * value={"a":1} needs no quoting).  The first word that is an action
  * name is the action; words before it are selectors, after it params.
  * The JSON form (--faults FILE) is {"seed": N?, "rules": [OBJ, ...]} where
  * each OBJ has "action" and the same keys as the text form, with JSON
@@ -20,8 +22,9 @@
  * action can apply to):
  *	dir=c2s|s2c		the message's direction
  *	kind=request|response|error|notification
- *	method=GLOB		fnmatch(3); a response's or error's method is
- *				its request's
+ *	method=GLOB		a glob (* ? [...] and \ as in fnmatch(3), but
+ *				matched in O(pattern * text)); a response's
+ *				or error's method is its request's
  *	tool=GLOB		tools/call's params.name (a response: its
  *				request's)
  *	prompt=GLOB		prompts/get's params.name
@@ -48,7 +51,9 @@
  *	drop			the message is swallowed
  *	timeout ms=N		a request (c2s): it is forwarded, its answer
  *				held until N ms after the request, then
- *				dropped (if it came later: dropped)
+ *				dropped (if it came later: dropped).  The
+ *				answer's own decision names the same rule
+ *				with action FAULT_TIMEOUT and delay_ms N
  *	corrupt [mode=invalid-json|truncate|stray]
  *				the message is replaced by invalid JSON (the
  *				default), its first half, or is preceded by
@@ -67,7 +72,10 @@
  *				the message is forwarded changed: every place
  *				the path (core/jpath pattern) matches is set
  *				(an existing place, or a new key of an object)
- *				or removed
+ *				or removed (no step into a string's JSON;
+ *				at most 48 levels deep and 2 ".." steps).
+ *				A path that matches no place: the rule does
+ *				not apply to that message
  *
  * Each action has the directions and kinds it can apply to (a table:
  * error/tool-error/http-status/timeout: c2s requests; corrupt: any, but
@@ -112,6 +120,11 @@ enum fault_close {
 #define FAULT_DELAY_MAX_MS	(24 * 3600 * 1000) /* delay, timeout */
 /* Requests remembered per set for matching responses by id. */
 #define FAULT_PENDING_MAX	65536
+/*
+ * Messages that are not JSON-RPC (invalid, or a batch) are selected by no
+ * rule.  Request ids and methods longer than 256 bytes and names longer
+ * than 1024 are not kept (fault_int.h, FAULT_KEEP_MAX, FAULT_NAME_MAX).
+ */
 
 struct fault_set;
 

@@ -298,8 +298,8 @@ fault_act_apply(struct fault_set *set, const struct fault_rule *r,
 		break;
 	case FAULT_TIMEOUT:
 		hit->delay_ms = v[FS_MS].i;
-		xasprintf(&hit->detail, "%s forwarded; its answer is held until "
-		    "%lld ms after it, then dropped", what,
+		xasprintf(&hit->detail, "%s forwarded; its answer is held "
+		    "until %lld ms after it, then dropped", what,
 		    (long long)hit->delay_ms);
 		break;
 	case FAULT_CORRUPT:

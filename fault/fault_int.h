@@ -16,6 +16,16 @@
 #include "core.h"
 #include "fault.h"
 
+/*
+ * What a remembered request keeps is bounded, so that FAULT_PENDING_MAX
+ * of them stay small whatever peers send: a method or an id longer than
+ * FAULT_KEEP_MAX bytes, or a name (tool, prompt, resource URI) longer
+ * than FAULT_NAME_MAX, is not kept (a request with such an id is not
+ * remembered; such a method or name matches no selector of it).
+ */
+#define FAULT_KEEP_MAX		256
+#define FAULT_NAME_MAX		1024
+
 /* The most ".." steps a mutate pattern may have (see fault_act.c). */
 #define FAULT_MUTATE_DESCENDANTS	2
 
@@ -94,9 +104,9 @@ struct fault_adef {
 	unsigned		 dirs;		/* it may select these */
 	unsigned		 default_dirs;	/* without dir=: these */
 	unsigned		 kinds;		/* it may select these */
-	const char		*method;	/* it needs this method, or NULL */
+	const char		*method;	/* it needs this method */
 	unsigned		 transports;	/* FAULT_TRANSPORT_* */
-	unsigned		 required;	/* bit per slot that must be set */
+	unsigned		 required;	/* bit per slot it needs */
 	const char		*usage;		/* for --help */
 	const char		*help;
 };
@@ -119,7 +129,7 @@ struct fault_rule {
 	struct fault_val	 v[FS_MAX];
 	unsigned		 dirs;		/* what it can select, all */
 	unsigned		 kinds;		/* selectors and action met */
-	uint64_t		 seen;		/* messages counted (first, ...) */
+	uint64_t		 seen;		/* counted (first, ...) */
 };
 
 /* A request remembered until its answer comes (fault_match.c). */

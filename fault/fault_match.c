@@ -140,7 +140,8 @@ fault_match_param(const char *buf, size_t len, const char *member)
 	f.buf = params;
 	f.name = member;
 	if (scan_members(params, plen, fault_match_find_cb, &f) != 0 ||
-	    !f.found || f.len < 2 || params[f.off] != '"')
+	    !f.found || f.len < 2 || params[f.off] != '"' ||
+	    f.len - 2 > FAULT_NAME_MAX)
 		return NULL;
 	out = xmalloc(f.len - 1);
 	if (scan_string_decode(params + f.off + 1, f.len - 2, out, &n) != 0) {
@@ -300,11 +301,12 @@ fault_match_facts(struct fault_set *set, enum dir dir, const char *buf,
 		m->idlen = s.id_len;
 	}
 	if (s.kind == KIND_RESPONSE || s.kind == KIND_ERROR) {
-		if (m->id != NULL)
+		if (m->id != NULL && m->idlen <= FAULT_KEEP_MAX)
 			fault_match_recall(set, m);
 		return 0;
 	}
-	m->method = scan_method_dup(buf, &s);
+	if (s.method_len <= FAULT_KEEP_MAX)
+		m->method = scan_method_dup(buf, &s);
 	if (s.kind != KIND_REQUEST || m->method == NULL)
 		return 0;
 	for (i = 0; i < FAULT_NAMES; i++) {

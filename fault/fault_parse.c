@@ -122,7 +122,8 @@ const struct fault_key fault_keys[] = {
 	{ .name = "www-authenticate", .slot = FS_WWW_AUTHENTICATE,
 	  .part = FP_PARAM, .actions = A(FAULT_HTTP_STATUS),
 	  .type = FV_STRING, .usage = "TEXT",
-	  .help = "a WWW-Authenticate header (401; default: Bearer)" },
+	  .help = "a WWW-Authenticate header (401; default: Bearer "
+	  "error=\"invalid_token\")" },
 	{ .name = "set", .slot = FS_SET, .part = FP_PARAM,
 	  .actions = A(FAULT_MUTATE), .type = FV_JPATH, .usage = "JSONPATH",
 	  .help = "set every place the path matches to value=" },
@@ -165,9 +166,9 @@ const struct fault_adef fault_adefs[FAULT_ACTION_MAX] = {
 	  "do not forward the message; close the transport" },
 	{ "http-status", FAULT_HTTP_STATUS, C2S, C2S, FAULT_BIT(KIND_REQUEST),
 	  NULL, FAULT_TRANSPORT_HTTP, REQ(FS_STATUS),
-	  "http-status status=401|404|429|500|503 [retry-after=SECONDS] "
-	  "[www-authenticate=TEXT]",
-	  "(HTTP) answer a request with that status; the server never sees it" },
+	  "http-status status=N [retry-after=SECONDS] [www-authenticate=TEXT]",
+	  "(HTTP) answer a request with that status; the server never "
+	  "sees it" },
 	{ "mutate", FAULT_MUTATE, FAULT_DIRS_ANY, FAULT_DIRS_ANY,
 	  FAULT_KINDS_ANY, NULL, BOTH, 0,
 	  "mutate set=JSONPATH value=JSON | remove=JSONPATH",
@@ -529,7 +530,8 @@ fault_parse_value(struct fault_rule *r, const struct fault_key *k,
 		if (jpath_match(v->jp, NULL, 0)) {
 			q = fault_parse_quote(value);
 			xasprintf(why, "`%s=%s` names the whole message: name "
-			    "a place in it, such as $.result.tools", k->name, q);
+			    "a place in it, such as $.result.tools", k->name,
+			    q);
 			goto fail;
 		}
 		v->s = xstrdup(value);
@@ -682,6 +684,11 @@ fault_parse_check(struct fault_rule *r, char **why)
 			    "(give two rules)");
 			return -1;
 		}
+		if (v[FS_VALUE].set && !v[FS_SET].set) {
+			xasprintf(why, "mutate value= goes with set=JSONPATH "
+			    "(remove= takes no value)");
+			return -1;
+		}
 		if (!v[FS_SET].set && !v[FS_REMOVE].set) {
 			xasprintf(why, "mutate needs set=JSONPATH value=JSON "
 			    "or remove=JSONPATH");
@@ -690,11 +697,6 @@ fault_parse_check(struct fault_rule *r, char **why)
 		if (v[FS_SET].set && !v[FS_VALUE].set) {
 			xasprintf(why, "mutate set=%s needs value=JSON",
 			    v[FS_SET].s);
-			return -1;
-		}
-		if (v[FS_VALUE].set && !v[FS_SET].set) {
-			xasprintf(why, "mutate value= goes with set=JSONPATH "
-			    "(remove= takes no value)");
 			return -1;
 		}
 		break;
@@ -707,8 +709,8 @@ fault_parse_check(struct fault_rule *r, char **why)
 		}
 		if (v[FS_WWW_AUTHENTICATE].set &&
 		    strcmp(v[FS_STATUS].s, "401") != 0) {
-			xasprintf(why, "www-authenticate= goes with status=401, "
-			    "not %s", v[FS_STATUS].s);
+			xasprintf(why, "www-authenticate= goes with "
+			    "status=401, not %s", v[FS_STATUS].s);
 			return -1;
 		}
 		break;
@@ -731,16 +733,20 @@ fault_parse_needs_quote(const char *s)
 	return 0;
 }
 
-/* Append key=value to b, the value quoted when it needs to be. */
+/*
+ * Append key=value to b, the value quoted when it needs to be or when it
+ * is text (always), so that text reads as text: message="x".
+ */
 static void
-fault_parse_add_pair(struct fault_buf *b, const char *key, const char *s)
+fault_parse_add_pair(struct fault_buf *b, const char *key, const char *s,
+    int text)
 {
 	char		 quote;
 	const char	*p;
 
 	fault_parse_adds(b, key);
 	fault_parse_adds(b, "=");
-	if (!fault_parse_needs_quote(s)) {
+	if (!text && !fault_parse_needs_quote(s)) {
 		fault_parse_adds(b, s);
 		return;
 	}
@@ -776,7 +782,8 @@ fault_parse_canon(struct fault_rule *r)
 			if (b.len > 0)
 				fault_parse_adds(&b, " ");
 			fault_parse_add_pair(&b, fault_keys[i].name,
-			    r->v[fault_keys[i].slot].s);
+			    r->v[fault_keys[i].slot].s,
+			    fault_keys[i].type == FV_STRING);
 		}
 	}
 	r->text = b.s;
@@ -798,8 +805,8 @@ fault_parse_misplaced(const char *name, const struct fault_adef *adef,
 		if ((k = fault_parse_key(name, FP_PARAM, NULL, 1)) != NULL &&
 		    k->part == FP_PARAM) {
 			list = fault_parse_takers(name);
-			xasprintf(why, "`%s` is a parameter of %s: put it after "
-			    "the action", q, list);
+			xasprintf(why, "`%s` is a parameter of %s: put it "
+			    "after the action", q, list);
 			free(list);
 		} else if (fault_parse_action(name) != NULL) {
 			xasprintf(why, "`%s=`: %s is an action and takes no "
