@@ -76,8 +76,17 @@ struct xport	*cli_target_open(struct event_base *,
 		     const struct xport_cbs *, void *, void *, char **);
 struct store;
 struct plan;
-int		 cli_load_plan(struct store *, int64_t, struct plan *,
+int		 cli_load_plan(struct store *, int64_t, int, const char *,
+		     struct plan *, char **);
+int		 cli_faults_note(struct store *, int64_t, const char *,
 		     char **);
+/*
+ * --include-faults (check, replay, mock): keep the messages of injected
+ * faults that are left out by default (fault_role original or injected).
+ */
+#define CLI_OPT_INCLUDE_FAULTS	0x140
+#define CLI_INCLUDE_FAULTS_LONGOPT \
+	{ "include-faults", no_argument, NULL, CLI_OPT_INCLUDE_FAULTS }
 int		 cli_listen_check(const char *, const char *, int);
 
 /* limits.c */
@@ -161,7 +170,14 @@ void		 cmd_replay_usage(FILE *);
 
 /* cmd_export.c, cmd_import.c, har.c */
 #define JSONL_FORMAT	"mcpreel-jsonl"	/* the header line's "format" */
-#define JSONL_VERSION	1		/* its "version" */
+/*
+ * Its "version": 2 when the session holds injected faults ("fault"
+ * lines, messages' "fault" and "fault_role", exchanges' "fault"), which
+ * an mcpreel that reads only 1 refuses rather than lose; else 1.  Import
+ * reads both.
+ */
+#define JSONL_VERSION		2
+#define JSONL_VERSION_PLAIN	1
 struct store;
 int		 cmd_export(int, char **);
 void		 cmd_export_usage(FILE *);
@@ -245,7 +261,7 @@ void		 check_out_free(struct check_out *);
 struct store;
 int		 cmd_check(int, char **);
 void		 cmd_check_usage(FILE *);
-int		 cmd_check_run(struct store *, int64_t, struct check_out *,
+int		 cmd_check_run(struct store *, int64_t, int, struct check_out *,
 		    char **);
 size_t		 check_out_find(const struct check_out *, int64_t, int64_t,
 		    size_t *);

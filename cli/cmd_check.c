@@ -50,6 +50,7 @@ struct run {
 	int64_t			 messages;
 	size_t			 order;
 	int			 legacy_sse;	/* recorded as HTTP+SSE */
+	int			 flags;		/* QUERY_UNFAULTED, or 0 */
 };
 
 void
@@ -57,7 +58,7 @@ cmd_check_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: mcpreel check [--db PATH] [--json | --sarif | --junit]\n"
-	    "                     [-o FILE] [SESSION | --all]\n"
+	    "                     [-o FILE] [--include-faults] [SESSION | --all]\n"
 	    "\n"
 	    "Check a recorded session against the MCP specification, message by\n"
 	    "message (SESSION: an id, a name or 'last', the default), or every\n"
@@ -94,6 +95,12 @@ cmd_check_usage(FILE *f)
 	    "  --junit    JUnit XML: a suite per session, a testcase per message\n"
 	    "             with findings, failing when any is an error.\n"
 	    "  -o, --output FILE  write it to FILE, not stdout\n"
+	    "\n"
+	    "Messages of faults injected by --fault (record, mock) are left\n"
+	    "out, as if absent: what mcpreel sent in their place, and what it\n"
+	    "kept from their receiver (fault_role 'injected' and 'original';\n"
+	    "'delayed' ones stay).  A line on stderr says how many.\n"
+	    "  --include-faults   check them too\n"
 	    "At most %d findings are listed per session; past that they are only\n"
 	    "counted.\n"
 	    "\n"
@@ -267,7 +274,7 @@ check_info_cb(const struct session_row *s, void *arg)
 
 /* Check one session, keeping its findings in out. */
 static int
-check_session(struct store *st, int64_t id, struct check_out *out,
+check_session(struct store *st, int64_t id, int flags, struct check_out *out,
     char **cause)
 {
 	struct run		 r;
@@ -281,6 +288,7 @@ check_session(struct store *st, int64_t id, struct check_out *out,
 	memset(&r, 0, sizeof r);
 	r.out = out;
 	r.session = id;
+	r.flags = flags;
 	r.chk = check_new(check_finding_keep_cb, &r);
 	if (out->nsess == out->sessalloc) {
 		out->sessalloc = out->sessalloc == 0 ? 4 : out->sessalloc * 2;
@@ -298,7 +306,7 @@ check_session(struct store *st, int64_t id, struct check_out *out,
 		goto done;
 	if (r.nxch > 0 && (r.lookup = query_exchange_open(st, cause)) == NULL)
 		goto done;
-	if (query_export(st, id, check_export_cb, &r, cause) != 0)
+	if (query_export(st, id, r.flags, check_export_cb, &r, cause) != 0)
 		goto done;
 	/* Exchanges without a message (a GET refused, a DELETE). */
 	for (i = 0; i < r.nxch && r.cause == NULL; i++) {
@@ -354,10 +362,12 @@ check_all_cb(const struct session_row *s, void *arg)
 /*
  * Check session id, or every session when id is 0, keeping the findings
  * in out, each session's in seq order.  For the other views (show,
- * stats, report) as for check.
+ * stats, report) as for check.  flags: QUERY_UNFAULTED to leave out the
+ * messages of injected faults (what mcpreel made, what the receiver did
+ * not get as sent), as if absent; or 0.
  */
 int
-cmd_check_run(struct store *st, int64_t id, struct check_out *out,
+cmd_check_run(struct store *st, int64_t id, int flags, struct check_out *out,
     char **cause)
 {
 	struct idlist	ids = { NULL, 0, 0 };
@@ -370,7 +380,7 @@ cmd_check_run(struct store *st, int64_t id, struct check_out *out,
 	} else
 		check_all_cb(&(struct session_row){ .id = id }, &ids);
 	for (i = 0; i < ids.n; i++)
-		if (check_session(st, ids.v[i], out, cause) != 0)
+		if (check_session(st, ids.v[i], flags, out, cause) != 0)
 			goto done;
 	check_out_sort(out);
 	rc = 0;
@@ -411,6 +421,7 @@ cmd_check(int argc, char **argv)
 		{ "junit", no_argument, NULL, 'u' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "all", no_argument, NULL, 'a' },
+		CLI_INCLUDE_FAULTS_LONGOPT,
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -422,6 +433,7 @@ cmd_check(int argc, char **argv)
 	FILE				*f = stdout;
 	int64_t				 id;
 	int				 ch, all = 0, forms = 0, rc = EXIT_USAGE;
+	int				 include_faults = 0;
 
 	memset(&out, 0, sizeof out);
 	while ((ch = getopt_long(argc, argv, "hvqo:", longopts, NULL)) !=
@@ -450,6 +462,9 @@ cmd_check(int argc, char **argv)
 		case 'a':
 			all = 1;
 			break;
+		case CLI_OPT_INCLUDE_FAULTS:
+			include_faults = 1;
+			break;
 		case 'h':
 			cmd_check_usage(stdout);
 			return EXIT_OK;
@@ -475,7 +490,10 @@ cmd_check(int argc, char **argv)
 		goto fail;
 	id = 0;
 	if ((!all && query_find_session(st, spec, &id, &cause) != 0) ||
-	    cmd_check_run(st, id, &out, &cause) != 0)
+	    (!include_faults && cli_faults_note(st, id, "check",
+	    &cause) != 0) ||
+	    cmd_check_run(st, id, include_faults ? 0 : QUERY_UNFAULTED, &out,
+	    &cause) != 0)
 		goto fail;
 	if (ofile != NULL && (f = fopen(ofile, "w")) == NULL) {
 		xasprintf(&cause, "cannot write %s: %s (give -o a path in a "

@@ -26,6 +26,7 @@ struct verbatim {
 struct export {
 	FILE		*out;
 	int		 write_failed;
+	int		 version;	/* JSONL_VERSION or _PLAIN */
 };
 
 void
@@ -45,7 +46,8 @@ cmd_export_usage(FILE *f)
 	    "                  \"http_exchange\"), then every message (\"type\":\n"
 	    "                  \"message\") in the order recorded, with the\n"
 	    "                  server's stderr lines and other events (\"type\":\n"
-	    "                  \"event\") among them by time.  A message is\n"
+	    "                  \"event\") and the faults --fault injected\n"
+	    "                  (\"type\": \"fault\") among them by time.  A message is\n"
 	    "                  \"message\" (its JSON exactly as recorded), \"raw\"\n"
 	    "                  (other text) or \"raw_base64\" (bytes that are not\n"
 	    "                  UTF-8): 'mcpreel import' gives back the same bytes.\n"
@@ -181,7 +183,7 @@ export_header_cb(const struct session_info *si, void *arg)
 	json_t		*o = json_object();
 
 	json_object_set_new(o, "format", json_string(JSONL_FORMAT));
-	json_object_set_new(o, "version", json_integer(JSONL_VERSION));
+	json_object_set_new(o, "version", json_integer(ex->version));
 	json_object_set_new(o, "session", json_integer(si->id));
 	json_object_set_new(o, "name", export_json_str(si->name));
 	json_object_set_new(o, "transport", export_json_str(si->transport));
@@ -265,8 +267,52 @@ export_exchange_cb(const struct exchange_row *x, void *arg)
 	if (x->response_trailers != NULL)
 		export_headers(o, "response_trailers", x->response_trailers,
 		    v, &nv);
+	if (x->fault != 0)
+		json_object_set_new(o, "fault", json_integer(x->fault));
 	export_line(ex, o, v, nv);
 	return 0;
+}
+
+/*
+ * An id as written when it is one JSON value (the scanner found it in a
+ * message, so it nearly always is), else as a string; null for none.
+ */
+static void
+export_id(json_t *o, const char *id, struct verbatim *v, size_t *nv)
+{
+	if (id == NULL)
+		json_object_set_new(o, "id", json_null());
+	else if (export_value_ok(id)) {
+		v[*nv].key = "id";
+		v[*nv].text = id;
+		v[*nv].len = strlen(id);
+		(*nv)++;
+	} else
+		json_object_set_new(o, "id", export_json_str(id));
+}
+
+/* A fault mcpreel injected: a faults row, as a "fault" line. */
+static void
+export_fault(struct export *ex, const struct export_row *r)
+{
+	const struct fault_row	*f = r->e.fault;
+	struct verbatim		 v[1];
+	size_t			 nv = 0;
+	json_t			*o = json_object();
+
+	json_object_set_new(o, "type", json_string("fault"));
+	json_object_set_new(o, "n", json_integer(f->n));
+	json_object_set_new(o, "ts_ns", json_integer(f->ts_ns));
+	json_object_set_new(o, "mono_ns", json_integer(f->mono_ns));
+	json_object_set_new(o, "rule_index", json_integer(f->rule_index));
+	json_object_set_new(o, "rule", export_json_str(f->rule));
+	json_object_set_new(o, "action", export_json_str(f->action));
+	json_object_set_new(o, "direction", f->has_dir ?
+	    json_string(dir_name(f->dir)) : json_null());
+	json_object_set_new(o, "method", export_json_str(f->method));
+	json_object_set_new(o, "detail", export_json_str(f->detail));
+	export_id(o, f->rpc_id, v, &nv);
+	export_line(ex, o, v, nv);
 }
 
 static void
@@ -300,16 +346,12 @@ export_message(struct export *ex, const struct export_row *r)
 		json_object_set_new(o, "truncated", json_true());
 	if (r->redacted)
 		json_object_set_new(o, "redacted", json_true());
-	/* The id as written (the scanner found it, so it is JSON). */
-	if (m->rpc_id == NULL)
-		json_object_set_new(o, "id", json_null());
-	else if (export_value_ok(m->rpc_id)) {
-		v[nv].key = "id";
-		v[nv].text = m->rpc_id;
-		v[nv].len = strlen(m->rpc_id);
-		nv++;
-	} else
-		json_object_set_new(o, "id", export_json_str(m->rpc_id));
+	if (fault_role_name(m->fault_role) != NULL) {
+		json_object_set_new(o, "fault", json_integer(m->fault));
+		json_object_set_new(o, "fault_role",
+		    json_string(fault_role_name(m->fault_role)));
+	}
+	export_id(o, m->rpc_id, v, &nv);
 	if (export_verbatim_ok(m->raw, m->len)) {
 		v[nv].key = "message";
 		v[nv].text = m->raw;
@@ -331,6 +373,10 @@ export_row_cb(const struct export_row *r, void *arg)
 		export_message(ex, r);
 		return ex->write_failed;
 	}
+	if (r->e.fault != NULL) {
+		export_fault(ex, r);
+		return ex->write_failed;
+	}
 	o = json_object();
 	json_object_set_new(o, "type", json_string("event"));
 	json_object_set_new(o, "kind", export_json_str(r->e.kind));
@@ -349,14 +395,17 @@ export_row_cb(const struct export_row *r, void *arg)
 static int
 export_jsonl(struct store *st, int64_t id, struct export *ex, char **cause)
 {
-	int	rc = -1;
+	int	rc = -1, faults;
 
 	if (store_exec(st, "BEGIN", cause) != 0)
 		return -1;
+	if (faults_any(st, id, &faults, cause) != 0)
+		goto out;
+	ex->version = faults ? JSONL_VERSION : JSONL_VERSION_PLAIN;
 	if (query_session_info(st, id, export_header_cb, ex, cause) != 0 ||
 	    query_exchanges(st, id, export_exchange_cb, ex, cause) != 0)
 		goto out;
-	if (query_export(st, id, export_row_cb, ex, cause) != 0) {
+	if (query_export(st, id, 0, export_row_cb, ex, cause) != 0) {
 		if (!ex->write_failed)
 			goto out;
 		free(*cause);

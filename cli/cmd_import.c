@@ -37,7 +37,8 @@ static const char *field_names[F_MAX] = {
 	"outcome", "body", "body_base64", "direction", "ts_ns",
 	"sse_event_id", "wire_size", "sha256", "truncated", "redacted",
 	"message", "raw", "raw_base64", "kind", "text", "text_base64",
-	"request_trailers", "response_trailers",
+	"request_trailers", "response_trailers", "n", "rule_index", "rule",
+	"action", "detail", "id", "fault", "fault_role",
 	"t", "dir", "v", "startedAt", "label", "command", "exitCode"
 };
 
@@ -506,7 +507,8 @@ import_detect(struct import *imp)
 	    strcmp(type, "end") == 0))
 		fmt = IMPORT_TAPE;
 	else if (type != NULL && (strcmp(type, "message") == 0 ||
-	    strcmp(type, "event") == 0 || strcmp(type, "http_exchange") == 0))
+	    strcmp(type, "event") == 0 || strcmp(type, "http_exchange") == 0 ||
+	    strcmp(type, "fault") == 0))
 		fmt = IMPORT_JSONL;
 	free(type);
 	return fmt;
@@ -600,7 +602,7 @@ import_verify(struct import *imp, const char *db, int failed, int64_t *id)
 {
 	struct store	*st;
 	char		*cause = NULL;
-	int64_t		 nm = 0, ne = 0, nx = 0;
+	int64_t		 nm = 0, ne = 0, nx = 0, nf = 0;
 	int		 rc = -1;
 
 	*id = (imp->s != NULL) ? writer_session_id(imp->s) : 0;
@@ -614,21 +616,22 @@ import_verify(struct import *imp, const char *db, int failed, int64_t *id)
 		import_bad(imp, "cannot check what was imported: %s", cause);
 		goto out;
 	}
-	if (!failed && query_session_counts(st, *id, &nm, &ne, &nx,
-	    &cause) != 0)
+	if (!failed && (query_session_counts(st, *id, &nm, &ne, &nx,
+	    &cause) != 0 || faults_count(st, *id, &nf, &cause) != 0))
 		import_bad(imp, "cannot check what was imported: %s", cause);
 	else if (!failed) {
 		if (nm == imp->messages && ne == imp->events &&
-		    nx == (int64_t)imp->nxs && writer_session_lost(imp->s) ==
-		    0) {
+		    nx == (int64_t)imp->nxs && nf == imp->faults &&
+		    writer_session_lost(imp->s) == 0) {
 			store_close(st);
 			return 0;
 		}
 		import_bad(imp, "only %lld of %lld messages, %lld of %lld "
-		    "events and %lld of %zu HTTP exchanges could be written to "
-		    "%s (see the warning above)", (long long)nm,
-		    (long long)imp->messages, (long long)ne,
-		    (long long)imp->events, (long long)nx, imp->nxs, db);
+		    "events, %lld of %zu HTTP exchanges and %lld of %lld "
+		    "faults could be written to %s (see the warning above)",
+		    (long long)nm, (long long)imp->messages, (long long)ne,
+		    (long long)imp->events, (long long)nx, imp->nxs,
+		    (long long)nf, (long long)imp->faults, db);
 	}
 	free(cause);
 	cause = NULL;
@@ -745,8 +748,9 @@ cmd_import(int argc, char **argv)
 	if (rc == 0) {
 		printf("%lld\n", (long long)id);
 		log_info("imported %s as session %lld: %lld messages, %lld "
-		    "events, %zu HTTP exchanges", imp.path, (long long)id,
-		    (long long)imp.messages, (long long)imp.events, imp.nxs);
+		    "events, %zu HTTP exchanges, %lld faults", imp.path,
+		    (long long)id, (long long)imp.messages,
+		    (long long)imp.events, imp.nxs, (long long)imp.faults);
 	} else
 		fprintf(stderr, "mcpreel import: %s\n", imp.cause);
 	for (i = 0; i < imp.nxs; i++) {

@@ -81,6 +81,10 @@ cmd_mock_usage(FILE *f)
 	    "                     mock's output and stops it, as a dying server;\n"
 	    "                     http-status, close mode=reset|end-stream need\n"
 	    "                     --listen\n"
+	    "  --include-faults   answer from the messages of faults injected when\n"
+	    "                     recording too: by default what mcpreel sent in\n"
+	    "                     their place and what it kept from their receiver\n"
+	    "                     are left out, as if absent (stderr says how many)\n"
 	    "\n"
 	    "limits of --listen (as record --listen has them; the first three\n"
 	    "are refused without --listen):\n"
@@ -157,6 +161,7 @@ cmd_mock(int argc, char **argv)
 		{ "fault", required_argument, NULL, 'X' },
 		{ "faults", required_argument, NULL, 'Y' },
 		{ "seed", required_argument, NULL, 'Z' },
+		CLI_INCLUDE_FAULTS_LONGOPT,
 		LIMITS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
@@ -179,7 +184,7 @@ cmd_mock(int argc, char **argv)
 	int64_t				 id;
 	int				 ch, strict = 0, rc = EXIT_USAGE;
 	int				 built = 0, allow_remote = 0;
-	int				 scopable = 0;
+	int				 scopable = 0, include_faults = 0;
 	const char			*listen_only = NULL;
 
 	mock_options_init(&opt);
@@ -264,6 +269,9 @@ cmd_mock(int argc, char **argv)
 			    'Y' ? "faults" : "seed", optarg, &cause) != 0)
 				goto bad;
 			break;
+		case CLI_OPT_INCLUDE_FAULTS:
+			include_faults = 1;
+			break;
 		case 'S':
 			if (limits_parse_size(optarg, &opt.lim.max_body) != 0) {
 				fprintf(stderr, "mcpreel mock: --max-record-size "
@@ -326,7 +334,8 @@ cmd_mock(int argc, char **argv)
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
 	    (st = store_open(path, STORE_PRIVATE, &cause)) == NULL ||
 	    query_find_session(st, argv[0], &id, &cause) != 0 ||
-	    cli_load_plan(st, id, &plan, &cause) != 0)
+	    cli_load_plan(st, id, include_faults, "mock", &plan,
+	    &cause) != 0)
 		goto bad;
 	if (forward) {
 		/* Forwarded exchanges are recorded: the store goes on. */

@@ -81,6 +81,11 @@ cmd_replay_usage(FILE *f)
 	    "                         A longer one is given up (over HTTP its\n"
 	    "                         connection closed) and the report says so;\n"
 	    "                         its request counts as unanswered\n"
+	    "  --include-faults       send the messages of faults injected when\n"
+	    "                         recording (record --fault) too: by default\n"
+	    "                         what mcpreel sent in their place and what it\n"
+	    "                         kept from their receiver are left out, as if\n"
+	    "                         absent (stderr says how many)\n"
 	    "\n"
 	    "A normalize regex runs on every string value, and on the strings\n"
 	    "inside a string that holds JSON, decoded, never on that JSON text:\n"
@@ -133,6 +138,7 @@ cmd_replay(int argc, char **argv)
 		{ "cacert", required_argument, NULL, 'c' },
 		{ "insecure", no_argument, NULL, 'k' },
 		{ "max-record-size", required_argument, NULL, 'M' },
+		CLI_INCLUDE_FAULTS_LONGOPT,
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -153,7 +159,7 @@ cmd_replay(int argc, char **argv)
 	int64_t				 id;
 	long				 n;
 	int				 ch, record = 1, rc = EXIT_USAGE;
-	int				 scopable = 0;
+	int				 scopable = 0, include_faults = 0;
 	FILE				*out = stdout;
 
 	memset(&opt, 0, sizeof opt);
@@ -265,6 +271,9 @@ cmd_replay(int argc, char **argv)
 		case 'k':
 			target.insecure = 1;
 			break;
+		case CLI_OPT_INCLUDE_FAULTS:
+			include_faults = 1;
+			break;
 		case 'h':
 			cmd_replay_usage(stdout);
 			rc = EXIT_OK;
@@ -294,7 +303,8 @@ cmd_replay(int argc, char **argv)
 	    query_find_session(st, argv[0], &id, &cause) != 0 ||
 	    query_sessions(st, id, name_cb, &sn, &cause) != 0)
 		goto bad;
-	if (cli_load_plan(st, id, &plan, &cause) != 0)
+	if (cli_load_plan(st, id, include_faults, "replay", &plan,
+	    &cause) != 0)
 		goto bad;
 	rep.session = id;
 	rep.session_name = sn.name != NULL ? xstrdup(sn.name) : NULL;

@@ -17,8 +17,11 @@
  * a message: {"k":"m", seq, dir, t (ns since the first item), kind,
  *             method, id (the id's JSON text), re (the seq of the request
  *             it answers), lat (ns), size, err (1: an error, or a tool
- *             result with isError true), text, bin, cut}
- * an event:  {"k":"e", kind, t, text, bin, cut}
+ *             result with isError true), fault (the fault injected it
+ *             belongs to) and role ("original", "injected", "delayed")
+ *             when it is a fault's, text, bin, cut}
+ * an event:  {"k":"e", kind, t, text, bin, cut}; a fault injected by
+ *            --fault is one of kind "fault", its text a sentence
  * text is the first max_bytes of the bytes; bin 1 means they were not
  * UTF-8 and text shows each stray byte as \xNN (and a backslash as \\);
  * cut 1 means text holds only the first bytes.
@@ -322,6 +325,9 @@ html_row_cb(const struct timeline_row *r, void *arg)
 		fprintf(f, ",\"lat\":%lld", (long long)m->latency_ns);
 	fprintf(f, ",\"size\":%zu,\"err\":%d", m->len,
 	    m->kind == KIND_ERROR || html_tool_error(m));
+	if (fault_role_name(m->fault_role) != NULL)
+		fprintf(f, ",\"fault\":%lld,\"role\":\"%s\"",
+		    (long long)m->fault, fault_role_name(m->fault_role));
 	html_text(rp, m->raw, m->len);
 	fputs("}", f);
 	rp->messages++;
@@ -338,7 +344,7 @@ html_findings(struct store *st, int64_t id, FILE *f, char **cause)
 	size_t			 i;
 
 	memset(&o, 0, sizeof o);
-	if (cmd_check_run(st, id, &o, cause) != 0) {
+	if (cmd_check_run(st, id, QUERY_UNFAULTED, &o, cause) != 0) {
 		check_out_free(&o);
 		return -1;
 	}
@@ -374,7 +380,7 @@ html_write(struct store *st, int64_t id, struct report *rp, char **cause)
 		fatalx("report template has no %s", REPORT_MARKER);
 	fwrite(report_html, 1, (size_t)(mark - report_html), rp->f);
 	if (query_sessions(st, id, html_session_cb, rp, cause) != 0 ||
-	    query_timeline(st, id, 1, html_row_cb, rp, cause) != 0)
+	    query_timeline(st, id, QUERY_EVENTS, html_row_cb, rp, cause) != 0)
 		return -1;
 	fputs("\n]", rp->f);
 	if (html_findings(st, id, rp->f, cause) != 0)

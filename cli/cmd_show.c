@@ -63,11 +63,20 @@ cmd_show_usage(FILE *f)
 	    "direction (-> host to server, <- server to host), kind, method, id,\n"
 	    "latency for responses, and the start of the message.  The server's\n"
 	    "stderr lines and its exit are shown among them, marked '!'.\n"
+	    "So is each fault --fault injected (record, mock: '! fault', its\n"
+	    "number, rule and what it did), and a message that is a fault's is\n"
+	    "tagged [fault #N original] (as its sender sent it; its receiver did\n"
+	    "not get it so), [fault #N injected] (made by mcpreel) or\n"
+	    "[fault #N delayed] (forwarded late).\n"
 	    "\n"
 	    "--json prints one JSON object a line for each message: seq,\n"
 	    "direction, ts_ns, mono_ns, kind, method, id, latency_ns, size and\n"
 	    "the message itself (\"message\", or \"raw\" / \"raw_base64\" for\n"
-	    "bytes that are not JSON).  --events adds the stderr lines and exit.\n"
+	    "bytes that are not JSON), and for a fault's message \"fault\" (its\n"
+	    "number) and \"fault_role\".  Each fault is a line {\"event\": \"fault\",\n"
+	    "ts_ns, mono_ns, text, \"fault\": {n, rule_index, rule, action,\n"
+	    "direction, method, id, detail}}.  --events adds the stderr lines\n"
+	    "and exit.\n"
 	    "--raw prints each message's bytes as recorded, one a line (over\n"
 	    "HTTP a body may hold newlines of its own); --pretty prints JSON\n"
 	    "indented (it implies --raw), other bytes as they are.\n"
@@ -110,7 +119,8 @@ cmd_show_usage(FILE *f)
 	    "  '#12'            message seq 12 (the first column)\n"
 	    "The server's stderr lines and exit (timeline, --json --events) are\n"
 	    "kept within --since/--until and --grep, and left out when --method,\n"
-	    "--dir, --kind or --errors is given.\n");
+	    "--dir, --kind or --errors is given; faults are kept within --method\n"
+	    "and --dir too (those of the message they selected).\n");
 }
 
 static void
@@ -169,6 +179,11 @@ message_json(const struct show *sh, const struct message_row *m)
 	json_object_set_new(o, "latency_ns", m->latency_ns >= 0 ?
 	    json_integer(m->latency_ns) : json_null());
 	json_object_set_new(o, "size", json_integer((json_int_t)m->len));
+	if (fault_role_name(m->fault_role) != NULL) {
+		json_object_set_new(o, "fault", json_integer(m->fault));
+		json_object_set_new(o, "fault_role",
+		    json_string(fault_role_name(m->fault_role)));
+	}
 	if (m->kind != KIND_INVALID &&
 	    (v = fmt_json_value(m->raw, m->len)) != NULL)
 		json_object_set_new(o, "message", v);
@@ -186,6 +201,29 @@ message_json(const struct show *sh, const struct message_row *m)
 	return o;
 }
 
+/* A fault (an event of kind "fault") as its own columns. */
+static json_t *
+fault_json(const struct fault_row *f)
+{
+	json_t	*o = json_object(), *v;
+
+	json_object_set_new(o, "n", json_integer(f->n));
+	json_object_set_new(o, "rule_index", json_integer(f->rule_index));
+	json_object_set_new(o, "rule", json_string(f->rule));
+	json_object_set_new(o, "action", json_string(f->action));
+	json_object_set_new(o, "direction", f->has_dir ?
+	    json_string(dir_name(f->dir)) : json_null());
+	json_object_set_new(o, "method", f->method != NULL ?
+	    json_string(f->method) : json_null());
+	v = (f->rpc_id != NULL) ? json_loads(f->rpc_id, JSON_DECODE_ANY,
+	    NULL) : NULL;
+	json_object_set_new(o, "id", v != NULL ? v : (f->rpc_id != NULL ?
+	    json_string(f->rpc_id) : json_null()));
+	json_object_set_new(o, "detail", f->detail != NULL ?
+	    json_string(f->detail) : json_null());
+	return o;
+}
+
 static json_t *
 event_json(const struct event_row *e)
 {
@@ -195,6 +233,8 @@ event_json(const struct event_row *e)
 	json_object_set_new(o, "ts_ns", json_integer(e->ts_ns));
 	json_object_set_new(o, "mono_ns", json_integer(e->mono_ns));
 	fmt_json_bytes(o, "text", "text_base64", e->text, e->len);
+	if (e->fault != NULL)
+		json_object_set_new(o, "fault", fault_json(e->fault));
 	return o;
 }
 
@@ -243,6 +283,9 @@ show_line(const struct show *sh, const struct timeline_row *r, size_t first,
 	    r->m.method != NULL ? r->m.method : "",
 	    r->m.rpc_id != NULL ? r->m.rpc_id : "", lat,
 	    check_out_mark(&sh->chk, first, n));
+	if (fault_role_name(r->m.fault_role) != NULL)
+		printf("[fault #%lld %s] ", (long long)r->m.fault,
+		    fault_role_name(r->m.fault_role));
 	fmt_preview(stdout, r->m.raw, r->m.len, SHOW_PREVIEW_COLS);
 	printf("\n");
 	if (sh->findings)
@@ -674,6 +717,9 @@ cmd_show(int argc, char **argv)
 	f.events = (sh.format == SHOW_TIMELINE || (json && sh.events)) &&
 	    f.method == NULL && f.dir == NULL && f.kind == NULL &&
 	    !f.errors && !sh.findings;
+	/* Faults name a method and a direction: those filters keep them. */
+	f.faults = (sh.format == SHOW_TIMELINE || json) && f.kind == NULL &&
+	    !f.errors && !sh.findings;
 	sh.marks = !sh.follow && (sh.format == SHOW_TIMELINE ||
 	    sh.format == SHOW_JSON);
 	if ((path = dbpath_resolve(db, &cause)) == NULL ||
@@ -690,7 +736,8 @@ cmd_show(int argc, char **argv)
 	 * ones kept are bounded (CHECK_OUT_MAX), so show still streams.
 	 */
 	if (query_find_session(st, argv[optind], &id, &cause) != 0 ||
-	    (sh.marks && cmd_check_run(st, id, &sh.chk, &cause) != 0) ||
+	    (sh.marks && cmd_check_run(st, id, QUERY_UNFAULTED, &sh.chk,
+	    &cause) != 0) ||
 	    (sh.format == SHOW_TIMELINE && query_sessions(st, id, header_cb,
 	    NULL, &cause) != 0) ||
 	    (sh.session = id, show_follow(&sh, st, id, &f, &cause)) != 0) {

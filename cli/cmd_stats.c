@@ -23,6 +23,9 @@ struct stats {
 	int64_t		 now;		/* wall clock: ages of what is open */
 	int64_t		 rows;		/* rows in this table so far */
 	json_t		*out;		/* --json: the object built */
+	int64_t		 faults;	/* faults injected in what is shown */
+	int		 faulted;	/* a FAULTED column */
+	int64_t		 actions;	/* actions listed so far */
 };
 
 void
@@ -42,7 +45,12 @@ cmd_stats_usage(FILE *f)
 	    "            answered, errors (error responses, and results with\n"
 	    "            \"isError\": true), and the latency from request to\n"
 	    "            answer as the proxy saw it: p50, p95, p99 (nearest rank)\n"
-	    "            and max over the answered requests;\n"
+	    "            and max over the answered requests.  A request that\n"
+	    "            met a fault injected by --fault (mcpreel answered it, or\n"
+	    "            kept it or its answer from their receiver) is counted\n"
+	    "            apart, as FAULTED, and in none of the others: an\n"
+	    "            injected error is not the server's;\n"
+	    "  faults:   how many faults were injected, by action (when any);\n"
 	    "  hung:     requests no response answers, with their seq, method,\n"
 	    "            id and age (how long they waited: until the session\n"
 	    "            ended, or until now if it has not); the first %d, and\n"
@@ -51,7 +59,8 @@ cmd_stats_usage(FILE *f)
 	    "            counted by severity (check lists them).\n"
 	    "\n"
 	    "--json prints one JSON object: {\"sessions\": [...], \"methods\":\n"
-	    "[...], \"hung\": [the first %d], \"hung_count\": N, \"findings\":\n"
+	    "[...], \"faults\": {\"injected\": N, \"by_action\": {ACTION: N}},\n"
+	    "\"hung\": [the first %d], \"hung_count\": N, \"findings\":\n"
 	    "{\"error\": N, \"warning\": N, \"note\": N}}, times in ns (null\n"
 	    "where there is none).\n", STATS_HUNG_TEXT, STATS_HUNG_JSON);
 }
@@ -131,20 +140,63 @@ stats_method_cb(const struct method_stats *m, void *arg)
 		json_object_set_new(o, "p95_ns", stats_ns_json(m->p95_ns));
 		json_object_set_new(o, "p99_ns", stats_ns_json(m->p99_ns));
 		json_object_set_new(o, "max_ns", stats_ns_json(m->max_ns));
+		json_object_set_new(o, "faulted", json_integer(m->faulted));
 		json_array_append_new(json_object_get(sx->out, "methods"), o);
 		return 0;
 	}
 	if (sx->rows++ == 0)
-		printf("\n%-3s %-32s %8s %8s %7s %9s %9s %9s %9s\n", "DIR",
+		printf("\n%-3s %-32s %8s %8s %7s %9s %9s %9s %9s%s\n", "DIR",
 		    "METHOD", "REQUESTS", "ANSWERED", "ERRORS", "P50", "P95",
-		    "P99", "MAX");
-	printf("%-3s %-32s %8lld %8lld %7lld %9s %9s %9s %9s\n",
+		    "P99", "MAX", sx->faulted ? "  FAULTED" : "");
+	printf("%-3s %-32s %8lld %8lld %7lld %9s %9s %9s %9s",
 	    m->dir == DIR_C2S ? "->" : "<-", m->method,
 	    (long long)m->requests, (long long)m->answered,
 	    (long long)m->errors, stats_dur(m->p50_ns, p50, sizeof p50),
 	    stats_dur(m->p95_ns, p95, sizeof p95),
 	    stats_dur(m->p99_ns, p99, sizeof p99),
 	    stats_dur(m->max_ns, max, sizeof max));
+	if (sx->faulted)
+		printf("  %7lld", (long long)m->faulted);
+	printf("\n");
+	return 0;
+}
+
+/* One action of the faults injected, and how many. */
+static int
+stats_action_cb(const char *action, int64_t n, void *arg)
+{
+	struct stats	*sx = arg;
+
+	if (sx->json) {
+		json_object_set_new(json_object_get(json_object_get(sx->out,
+		    "faults"), "by_action"), action, json_integer(n));
+		return 0;
+	}
+	printf("%s%s %lld", sx->actions++ == 0 ? " (" : ", ", action,
+	    (long long)n);
+	return 0;
+}
+
+/*
+ * The faults injected in session id (every one if 0): how many, by
+ * action ("faults injected: 3 (error 2, drop 1)"); nothing in text when
+ * there were none.
+ */
+static int
+stats_faults(struct stats *sx, struct store *st, int64_t id, char **cause)
+{
+	if (sx->json)
+		json_object_set_new(sx->out, "faults", json_pack("{s:I, s:{}}",
+		    "injected", (json_int_t)sx->faults, "by_action"));
+	else if (sx->faults == 0)
+		return 0;
+	else
+		printf("\nfaults injected: %lld", (long long)sx->faults);
+	sx->actions = 0;
+	if (faults_by_action(st, id, stats_action_cb, sx, cause) != 0)
+		return -1;
+	if (!sx->json)
+		printf("%s\n", sx->actions > 0 ? ")" : "");
 	return 0;
 }
 
@@ -199,7 +251,7 @@ stats_findings(struct stats *sx, struct store *st, int64_t id, char **cause)
 	int			rc;
 
 	memset(&o, 0, sizeof o);
-	if ((rc = cmd_check_run(st, id, &o, cause)) != 0)
+	if ((rc = cmd_check_run(st, id, QUERY_UNFAULTED, &o, cause)) != 0)
 		goto done;
 	if (sx->json)
 		json_object_set_new(sx->out, "findings", json_pack("{s:I, s:I, "
@@ -221,6 +273,8 @@ done:
 static int
 stats_print(struct stats *sx, struct store *st, int64_t id, char **cause)
 {
+	int64_t	left_out;
+
 	if (sx->json) {
 		sx->out = json_object();
 		json_object_set_new(sx->out, "sessions", json_array());
@@ -230,11 +284,17 @@ stats_print(struct stats *sx, struct store *st, int64_t id, char **cause)
 	sx->rows = 0;
 	if (query_sessions(st, id, stats_session_cb, sx, cause) != 0)
 		return -1;
+	if (faults_count(st, id, &sx->faults, cause) != 0 ||
+	    faults_left_out(st, id, &left_out, cause) != 0)
+		return -1;
+	sx->faulted = sx->faults > 0 || left_out > 0;
 	sx->rows = 0;
 	if (query_method_stats(st, id, stats_method_cb, sx, cause) != 0)
 		return -1;
 	if (!sx->json && sx->rows == 0)
 		printf("\nno requests\n");
+	if (stats_faults(sx, st, id, cause) != 0)
+		return -1;
 	sx->rows = 0;
 	if (query_hung(st, id, stats_hung_cb, sx, cause) != 0)
 		return -1;

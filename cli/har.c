@@ -1,7 +1,11 @@
 /*
  * An HTTP session as an HTTP Archive (HAR 1.2): one entry for each
  * http_exchanges row, with the JSON-RPC messages that travelled in it as
- * the posted data and the response content.
+ * the posted data and the response content.  Where --fault injected a
+ * fault, the entry is what the client saw (the messages mcpreel made, not
+ * those it kept from the client), "_faults" lists the messages of faults
+ * it holds, "_fault" names the fault that made its response, and the
+ * log's "_faults" holds the faults rows.
  */
 
 #include <stdio.h>
@@ -24,6 +28,8 @@ struct har_msg {
 	char		*raw;
 	size_t		 len;
 	char		*sse_id;
+	int64_t		 fault;		/* its fault, or 0 */
+	int		 role;		/* FAULT_ROLE_* */
 };
 
 /* An exchange with its messages, until the entry is built. */
@@ -50,6 +56,7 @@ struct har {
 	size_t		 nxs;
 	struct har_index *byid;		/* sorted by id */
 	int64_t		 loose;		/* messages tied to no exchange */
+	json_t		*faults;	/* the faults rows */
 };
 
 /* Wall-clock ns as ISO 8601 in UTC with milliseconds. */
@@ -353,6 +360,8 @@ har_exchange_cb(const struct exchange_row *x, void *arg)
 	    (long long)x->connection));
 	if (x->outcome != NULL)
 		json_object_set_new(e, "_outcome", json_string(x->outcome));
+	if (x->fault != 0)
+		json_object_set_new(e, "_fault", json_integer(x->fault));
 	hx->entry = e;
 	if (x->has_body) {
 		hx->has_body = 1;
@@ -372,6 +381,41 @@ har_index_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+/* A faults row for the log's "_faults". */
+static json_t *
+har_fault(const struct fault_row *f)
+{
+	json_t	*o = json_object(), *id;
+
+	json_object_set_new(o, "n", json_integer(f->n));
+	json_object_set_new(o, "ts_ns", json_integer(f->ts_ns));
+	json_object_set_new(o, "rule_index", json_integer(f->rule_index));
+	json_object_set_new(o, "rule", export_json_str(f->rule));
+	json_object_set_new(o, "action", export_json_str(f->action));
+	json_object_set_new(o, "direction", f->has_dir ?
+	    json_string(dir_name(f->dir)) : json_null());
+	json_object_set_new(o, "method", export_json_str(f->method));
+	id = f->rpc_id != NULL ? json_loads(f->rpc_id, JSON_DECODE_ANY,
+	    NULL) : NULL;
+	json_object_set_new(o, "id", id != NULL ? id :
+	    export_json_str(f->rpc_id));
+	json_object_set_new(o, "detail", export_json_str(f->detail));
+	return o;
+}
+
+/*
+ * Whether a message went to its receiver: not one mcpreel kept from it
+ * (the client got what mcpreel made instead), and not the request
+ * mcpreel made of the client's (the client posted its own).
+ */
+static int
+har_seen(const struct har_msg *m)
+{
+	if (m->dir == DIR_S2C)
+		return m->role != FAULT_ROLE_ORIGINAL;
+	return m->role != FAULT_ROLE_INJECTED;
+}
+
 /* Copy each message into its exchange. */
 static int
 har_row_cb(const struct export_row *r, void *arg)
@@ -381,8 +425,11 @@ har_row_cb(const struct export_row *r, void *arg)
 	struct har_x		*hx;
 	struct har_msg		*m;
 
-	if (r->is_event)
+	if (r->is_event) {
+		if (r->e.fault != NULL)
+			json_array_append_new(h->faults, har_fault(r->e.fault));
 		return 0;
+	}
 	key.id = r->exchange;
 	if (r->exchange == 0 || (found = bsearch(&key, h->byid, h->nxs,
 	    sizeof *h->byid, har_index_cmp)) == NULL) {
@@ -398,6 +445,8 @@ har_row_cb(const struct export_row *r, void *arg)
 	if (m->len > 0)
 		memcpy(m->raw, r->m.raw, m->len);
 	m->sse_id = (r->sse_id != NULL) ? xstrdup(r->sse_id) : NULL;
+	m->fault = r->m.fault;
+	m->role = r->m.fault_role;
 	return 0;
 }
 
@@ -425,7 +474,7 @@ har_response_body(const struct har_x *hx, size_t *len, int *rebuilt)
 	*rebuilt = 0;
 	for (i = 0; i < hx->nmsgs; i++) {
 		m = &hx->msgs[i];
-		if (m->dir != DIR_S2C)
+		if (m->dir != DIR_S2C || !har_seen(m))
 			continue;
 		if (!hx->sse) {
 			if (n > 0)
@@ -467,13 +516,28 @@ har_bodies(struct har_x *hx)
 	json_t		*req = json_object_get(hx->entry, "request");
 	json_t		*resp = json_object_get(hx->entry, "response");
 	json_t		*content = json_object_get(resp, "content"), *pd;
-	json_t		*mime, *text;
+	json_t		*mime, *text, *fl = NULL, *o;
 	char		*body, *b64;
 	size_t		 i, len, blen;
 	int		 lossy, rebuilt;
 
 	for (i = 0; i < hx->nmsgs; i++) {
-		if (hx->msgs[i].dir != DIR_C2S)
+		if (fault_role_name(hx->msgs[i].role) == NULL)
+			continue;
+		if (fl == NULL)
+			fl = json_array();
+		o = json_object();
+		json_object_set_new(o, "fault", json_integer(hx->msgs[i].fault));
+		json_object_set_new(o, "role",
+		    json_string(fault_role_name(hx->msgs[i].role)));
+		json_object_set_new(o, "direction",
+		    json_string(dir_name(hx->msgs[i].dir)));
+		json_array_append_new(fl, o);
+	}
+	if (fl != NULL)
+		json_object_set_new(hx->entry, "_faults", fl);
+	for (i = 0; i < hx->nmsgs; i++) {
+		if (hx->msgs[i].dir != DIR_C2S || !har_seen(&hx->msgs[i]))
 			continue;
 		pd = json_object();
 		mime = json_object_get(req, "_mimeType");
@@ -536,6 +600,7 @@ har_write(struct store *st, int64_t id, FILE *out, char **cause)
 	int		 rc = -1;
 
 	memset(&h, 0, sizeof h);
+	h.faults = json_array();
 	/* One snapshot of a session that may still be recorded. */
 	if (store_exec(st, "BEGIN", cause) != 0)
 		return -1;
@@ -550,7 +615,7 @@ har_write(struct store *st, int64_t id, FILE *out, char **cause)
 		h.byid[i].i = i;
 	}
 	qsort(h.byid, h.nxs, sizeof *h.byid, har_index_cmp);
-	if (query_export(st, id, har_row_cb, &h, cause) != 0)
+	if (query_export(st, id, 0, har_row_cb, &h, cause) != 0)
 		goto out;
 
 	entries = json_array();
@@ -568,6 +633,8 @@ har_write(struct store *st, int64_t id, FILE *out, char **cause)
 	json_object_set_new(log, "comment", json_sprintf("mcpreel session "
 	    "%lld: %zu HTTP requests%s", (long long)id, h.nxs, h.loose != 0 ?
 	    "; messages tied to no HTTP request are left out" : ""));
+	if (json_array_size(h.faults) > 0)
+		json_object_set(log, "_faults", h.faults);
 	root = json_object();
 	json_object_set_new(root, "log", log);
 	if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
@@ -591,5 +658,6 @@ out:
 	free(h.xs);
 	free(h.byid);
 	free(target);
+	json_decref(h.faults);
 	return rc;
 }

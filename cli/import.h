@@ -30,7 +30,8 @@ enum field {
 	F_OUTCOME, F_BODY, F_BODY_B64, F_DIRECTION, F_TS_NS, F_SSE_EVENT_ID,
 	F_WIRE_SIZE, F_SHA256, F_TRUNCATED, F_REDACTED, F_MESSAGE, F_RAW,
 	F_RAW_B64, F_KIND, F_TEXT, F_TEXT_B64, F_REQUEST_TRAILERS,
-	F_RESPONSE_TRAILERS,
+	F_RESPONSE_TRAILERS, F_N, F_RULE_INDEX, F_RULE, F_ACTION, F_DETAIL,
+	F_ID, F_FAULT, F_FAULT_ROLE,
 	/* mcp-tape */
 	F_T, F_DIR, F_V, F_STARTED_AT, F_LABEL, F_COMMAND, F_EXIT_CODE,
 	F_MAX
@@ -84,6 +85,7 @@ struct import {
 	/* What was handed to the writer, to check against the store. */
 	int64_t			 messages;
 	int64_t			 events;
+	int64_t			 faults;
 
 	/* The writer's drain callback wakes a paused import. */
 	pthread_mutex_t		 lock;

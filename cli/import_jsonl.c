@@ -1,7 +1,7 @@
 /*
  * What 'mcpreel export --format jsonl' writes, for mcpreel import: a first
- * line for the session, "http_exchange" lines, and "message" and "event"
- * lines.  A message's "message" is taken as the line has it, byte for
+ * line for the session, "http_exchange" lines, and "message", "event"
+ * and "fault" lines.  A message's "message" is taken as the line has it, byte for
  * byte; "raw" and "raw_base64" are decoded.  The file's kind, method, id
  * and reply_to are not read: the writer works them out as it does when
  * recording.
@@ -65,8 +65,8 @@ jsonl_header(struct import *imp)
 		goto out;
 	if (v < 1 || v > JSONL_VERSION) {
 		import_bad(imp, "format version %lld: this mcpreel reads "
-		    "version %d (written by a newer mcpreel?)", (long long)v,
-		    JSONL_VERSION);
+		    "versions 1 to %d (written by a newer mcpreel?)",
+		    (long long)v, JSONL_VERSION);
 		goto out;
 	}
 	imp->ended_ns = WRITER_NO_TIME;
@@ -150,6 +150,7 @@ jsonl_exchange(struct import *imp)
 	char			*reqh = NULL, *resph = NULL;
 	char			*reqt = NULL, *respt = NULL;
 	int64_t			 id, conn = 0, status = -1, rmono, ended;
+	int64_t			 fault = 0;
 	int			 rc = -1;
 
 	memset(&info, 0, sizeof info);
@@ -162,8 +163,13 @@ jsonl_exchange(struct import *imp)
 	    import_int(imp, F_MONO_NS, 1, &info.mono_ns) != 0 ||
 	    import_int(imp, F_STATUS, 0, &status) != 0 ||
 	    import_int(imp, F_ENDED_NS, 0, &ended) != 0 ||
-	    import_str(imp, F_OUTCOME, &outcome) != 0)
+	    import_str(imp, F_OUTCOME, &outcome) != 0 ||
+	    import_int(imp, F_FAULT, 0, &fault) != 0)
 		goto out;
+	if (fault < 0) {
+		import_bad(imp, "\"fault\" is not a fault's number (from 1)");
+		goto out;
+	}
 	rmono = info.mono_ns;
 	if (import_int(imp, F_RESPONSE_MONO_NS, 0, &rmono) != 0)
 		goto out;
@@ -209,6 +215,8 @@ jsonl_exchange(struct import *imp)
 	}
 	if (reqt != NULL || respt != NULL)
 		writer_exchange_trailers(imp->w, x->wx, reqt, respt);
+	if (fault != 0)
+		writer_exchange_fault(imp->w, x->wx, fault);
 	rc = 0;
 out:
 	free(method);
@@ -221,6 +229,31 @@ out:
 	return rc;
 }
 
+/*
+ * A message's "fault" and "fault_role" into *fault and *role: both or
+ * neither, a number from 1 and a role's name.
+ */
+static int
+jsonl_fault_of(struct import *imp, int64_t *fault, int *role)
+{
+	char	*name = NULL;
+
+	*fault = 0;
+	*role = FAULT_ROLE_NONE;
+	if (import_int(imp, F_FAULT, 0, fault) != 0 ||
+	    import_str(imp, F_FAULT_ROLE, &name) != 0)
+		return -1;
+	if (name != NULL)
+		*role = faults_role(name);
+	free(name);
+	if ((name != NULL && *role == FAULT_ROLE_NONE) || *fault < 0 ||
+	    (*fault == 0) != (*role == FAULT_ROLE_NONE))
+		return import_bad(imp, "\"fault\" and \"fault_role\" go "
+		    "together: a fault's number (from 1) and \"original\", "
+		    "\"injected\" or \"delayed\"");
+	return 0;
+}
+
 static int
 jsonl_message(struct import *imp)
 {
@@ -228,6 +261,8 @@ jsonl_message(struct import *imp)
 	struct msg	*m;
 	char		*dir = NULL, *sse = NULL, *sha = NULL;
 	int64_t		 ts, mono, exch = 0, wire = -1, trunc = 0, red = 0;
+	int64_t		 fault;
+	int		 role;
 	json_t		*j;
 	enum dir	 d;
 
@@ -244,7 +279,8 @@ jsonl_message(struct import *imp)
 	if (import_int(imp, F_TS_NS, 1, &ts) != 0 ||
 	    import_int(imp, F_MONO_NS, 1, &mono) != 0 ||
 	    import_int(imp, F_EXCHANGE, 0, &exch) != 0 ||
-	    import_int(imp, F_WIRE_SIZE, 0, &wire) != 0)
+	    import_int(imp, F_WIRE_SIZE, 0, &wire) != 0 ||
+	    jsonl_fault_of(imp, &fault, &role) != 0)
 		return -1;
 	/* truncated and redacted: true, or 1 as the column has it. */
 	if ((j = import_json(imp, F_TRUNCATED)) != NULL) {
@@ -288,6 +324,8 @@ jsonl_message(struct import *imp)
 	} else
 		free(sha);
 	m->flags |= (trunc ? MSG_TRUNCATED : 0) | (red ? MSG_REDACTED : 0);
+	m->fault = fault;
+	m->fault_role = role;
 	import_message(imp, m, x != NULL ? x->wx : NULL);
 	return 0;
 bad:
@@ -331,6 +369,74 @@ jsonl_event(struct import *imp)
 	return 0;
 }
 
+/*
+ * A fault line: a faults row.  The id is kept as the line writes it (its
+ * JSON text, as messages.rpc_id has it).
+ */
+static int
+jsonl_fault(struct import *imp)
+{
+	struct wfault	 f;
+	char		*rule = NULL, *action = NULL, *dir = NULL;
+	char		*method = NULL, *detail = NULL, *id = NULL;
+	int64_t		 n, ts, mono, ri;
+	int		 rc = -1;
+
+	memset(&f, 0, sizeof f);
+	if (import_int(imp, F_N, 1, &n) != 0 ||
+	    import_int(imp, F_TS_NS, 1, &ts) != 0 ||
+	    import_int(imp, F_MONO_NS, 1, &mono) != 0 ||
+	    import_int(imp, F_RULE_INDEX, 1, &ri) != 0 ||
+	    import_str(imp, F_RULE, &rule) != 0 ||
+	    import_str(imp, F_ACTION, &action) != 0 ||
+	    import_str(imp, F_DIRECTION, &dir) != 0 ||
+	    import_str(imp, F_METHOD, &method) != 0 ||
+	    import_str(imp, F_DETAIL, &detail) != 0)
+		goto out;
+	if (n < 1 || ri < 1 || ri > INT_MAX) {
+		import_bad(imp, "a fault's \"n\" and \"rule_index\" count "
+		    "from 1");
+		goto out;
+	}
+	if (rule == NULL || action == NULL || *action == '\0') {
+		import_bad(imp, "a fault needs its \"rule\" and \"action\"");
+		goto out;
+	}
+	if (dir != NULL && strcmp(dir, "c2s") != 0 &&
+	    strcmp(dir, "s2c") != 0) {
+		import_bad(imp, "a fault's \"direction\" is not \"c2s\", "
+		    "\"s2c\" or null");
+		goto out;
+	}
+	if (import_has(imp, F_ID) && !(imp->f[F_ID].len == 4 &&
+	    memcmp(imp->line + imp->f[F_ID].off, "null", 4) == 0))
+		id = xstrndup(imp->line + imp->f[F_ID].off, imp->f[F_ID].len);
+	if (imp->s == NULL && jsonl_default_session(imp, "stdio", ts) != 0)
+		goto out;
+	f.n = n;
+	f.ts_ns = ts;
+	f.mono_ns = mono;
+	f.rule_index = (int)ri;
+	f.rule = rule;
+	f.action = action;
+	f.has_dir = dir != NULL;
+	f.dir = (dir != NULL && strcmp(dir, "s2c") == 0) ? DIR_S2C : DIR_C2S;
+	f.method = method;
+	f.rpc_id = id;
+	f.detail = detail;
+	writer_fault(imp->w, imp->s, &f);
+	imp->faults++;
+	rc = 0;
+out:
+	free(rule);
+	free(action);
+	free(dir);
+	free(method);
+	free(detail);
+	free(id);
+	return rc;
+}
+
 /* One line of an export. */
 int
 import_jsonl_line(struct import *imp)
@@ -349,9 +455,12 @@ import_jsonl_line(struct import *imp)
 		rc = jsonl_event(imp);
 	else if (type != NULL && strcmp(type, "http_exchange") == 0)
 		rc = jsonl_exchange(imp);
+	else if (type != NULL && strcmp(type, "fault") == 0)
+		rc = jsonl_fault(imp);
 	else
-		rc = import_bad(imp, "\"type\" is not \"message\", \"event\" "
-		    "or \"http_exchange\" (is this an mcpreel export?)");
+		rc = import_bad(imp, "\"type\" is not \"message\", \"event\", "
+		    "\"http_exchange\" or \"fault\" (is this an mcpreel "
+		    "export?)");
 	free(type);
 	return rc;
 }

@@ -95,13 +95,42 @@ load_cb(const struct timeline_row *r, void *arg)
 	return 0;
 }
 
-/* Load session id's messages into p and build the plan. */
+/*
+ * Load session id's messages into p and build the plan.  The messages of
+ * injected faults that did not reach their receiver as sent, or that
+ * mcpreel made, are left out (as if absent) unless include_faults, and
+ * cmd says how many on stderr.
+ */
 int
-cli_load_plan(struct store *st, int64_t id, struct plan *p, char **cause)
+cli_load_plan(struct store *st, int64_t id, int include_faults,
+    const char *cmd, struct plan *p, char **cause)
 {
-	if (query_timeline(st, id, 0, load_cb, p, cause) != 0)
+	if (!include_faults && cli_faults_note(st, id, cmd, cause) != 0)
+		return -1;
+	if (query_timeline(st, id, include_faults ? 0 : QUERY_UNFAULTED,
+	    load_cb, p, cause) != 0)
 		return -1;
 	plan_build(p);
+	return 0;
+}
+
+/*
+ * Say once on stderr how many messages of injected faults cmd leaves out
+ * of session id (every session if 0), if any.
+ */
+int
+cli_faults_note(struct store *st, int64_t id, const char *cmd, char **cause)
+{
+	int64_t	n;
+
+	if (faults_left_out(st, id, &n, cause) != 0)
+		return -1;
+	if (n > 0)
+		log_info("%s: left out %lld message%s of injected faults (what "
+		    "mcpreel sent in their place, and what it kept from their "
+		    "receiver: fault_role original or injected); "
+		    "--include-faults keeps them", cmd, (long long)n,
+		    n == 1 ? "" : "s");
 	return 0;
 }
 

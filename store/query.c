@@ -207,6 +207,8 @@ query_message_row(sqlite3_stmt *stmt, struct timeline_row *r)
 	r->m.raw = query_column_blob(stmt, 9);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 9);
 	r->m.truncated = sqlite3_column_int(stmt, 10);
+	r->m.fault = sqlite3_column_int64(stmt, 11);
+	r->m.fault_role = faults_role(query_column_text(stmt, 12));
 }
 
 /* Fill r from a row of the event statement in query_timeline. */
@@ -215,31 +217,49 @@ query_event_row(sqlite3_stmt *stmt, struct timeline_row *r)
 {
 	memset(r, 0, sizeof *r);
 	r->is_event = 1;
-	r->e.ts_ns = sqlite3_column_int64(stmt, 0);
-	r->e.mono_ns = sqlite3_column_int64(stmt, 1);
-	r->e.kind = query_column_text(stmt, 2);
-	r->e.text = query_column_blob(stmt, 3);
-	r->e.len = (size_t)sqlite3_column_bytes(stmt, 3);
+	faults_event_row(stmt, &r->e, &r->f);
 }
 
 /*
- * A timeline row from a statement whose columns are: is_event, seq (an
- * event's id), direction, ts_ns, mono_ns, kind, method, rpc_id, latency,
- * raw (an event's text).
+ * A timeline row from a statement whose columns are: what it is (0 a
+ * message, 1 an event, -1 a fault), seq (an event's or fault's id),
+ * direction, ts_ns, mono_ns, kind, method, rpc_id, latency, raw (an
+ * event's text); then the message's fault and fault_role, or the fault's
+ * n, rule_index, rule, action and detail.
  */
 static void
 query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
 {
-	int		 kind;
+	int		 kind, what;
 
 	memset(r, 0, sizeof *r);
-	r->is_event = sqlite3_column_int(stmt, 0);
+	what = sqlite3_column_int(stmt, 0);
+	r->is_event = (what != 0);
 	if (r->is_event) {
 		r->e.ts_ns = sqlite3_column_int64(stmt, 3);
 		r->e.mono_ns = sqlite3_column_int64(stmt, 4);
 		r->e.kind = query_column_text(stmt, 5);
 		r->e.text = query_column_blob(stmt, 9);
 		r->e.len = (size_t)sqlite3_column_bytes(stmt, 9);
+		if (what == -1) {
+			r->f.n = sqlite3_column_int64(stmt, 10);
+			r->f.rule_index = sqlite3_column_int(stmt, 12);
+			r->f.rule = query_column_text(stmt, 13);
+			r->f.action = query_column_text(stmt, 14);
+			r->f.detail = query_column_text(stmt, 15);
+			r->f.has_dir = sqlite3_column_type(stmt, 2) !=
+			    SQLITE_NULL;
+			r->f.dir = query_column_dir(stmt, 2);
+			r->f.method = query_column_text(stmt, 6);
+			r->f.rpc_id = query_column_text(stmt, 7);
+			r->f.ts_ns = r->e.ts_ns;
+			r->f.mono_ns = r->e.mono_ns;
+			if (r->f.rule == NULL)
+				r->f.rule = "";
+			if (r->f.action == NULL)
+				r->f.action = "";
+			r->e.fault = &r->f;
+		}
 		return;
 	}
 	r->m.seq = sqlite3_column_int64(stmt, 1);
@@ -254,13 +274,17 @@ query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
 	    sqlite3_column_int64(stmt, 8);
 	r->m.raw = query_column_blob(stmt, 9);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 9);
+	r->m.fault = sqlite3_column_int64(stmt, 10);
+	r->m.fault_role = faults_role(query_column_text(stmt, 11));
 }
 
 /*
- * Call cb for each message of a session, and each event when with_events
- * is set, in the order they happened (by monotonic time; a message before
- * an event of the same time, messages of one time by seq).  A response
- * carries its latency and its request's seq.
+ * Call cb for each message of a session, and with QUERY_EVENTS in flags
+ * each event and fault, in the order they happened (by monotonic time; a
+ * fault before a message of the same time, which it concerns, a message
+ * before an event of the same time, messages of one time by seq).  A
+ * response carries its latency and its request's seq.  QUERY_UNFAULTED
+ * leaves out a fault's original and injected messages.
  *
  * The rows are never sorted with their bytes: SQLite would hold the whole
  * session in its sorter (in memory, as big as the session).  Only the
@@ -268,34 +292,37 @@ query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
  * merged with the events, which their index gives in order.
  */
 int
-query_timeline(struct store *st, int64_t session, int with_events,
+query_timeline(struct store *st, int64_t session, int flags,
     timeline_cb cb, void *arg, char **cause)
 {
 	sqlite3_stmt		*order = NULL, *one = NULL, *ev = NULL;
 	struct timeline_row	 r;
+	int64_t			 mt, et;
 	int			 mrc, erc = SQLITE_DONE, rc, stop = 0;
 
 	if (query_prepare(st, "SELECT id, mono_ns FROM messages "
-	    "WHERE session_id = ?1 ORDER BY mono_ns, seq", &order,
-	    cause) != 0 ||
+	    "WHERE session_id = ?1 AND (?2 = 0 OR " FAULTS_KEPT("") ") "
+	    "ORDER BY mono_ns, seq", &order, cause) != 0 ||
 	    query_prepare(st, "SELECT m.seq, m.direction, m.ts_ns, m.mono_ns, "
 	    "m.kind, m.method, m.rpc_id, m.mono_ns - q.mono_ns, q.seq, m.raw, "
-	    "m.truncated FROM messages m LEFT JOIN messages q "
-	    "ON q.id = m.reply_to WHERE m.id = ?1", &one, cause) != 0 ||
-	    (with_events && query_prepare(st, "SELECT ts_ns, mono_ns, kind, "
-	    "text FROM events WHERE session_id = ?1 ORDER BY mono_ns, id",
+	    "m.truncated, m.fault, m.fault_role FROM messages m "
+	    "LEFT JOIN messages q ON q.id = m.reply_to WHERE m.id = ?1", &one,
+	    cause) != 0 ||
+	    ((flags & QUERY_EVENTS) && query_prepare(st, FAULTS_EVENTS_SQL,
 	    &ev, cause) != 0))
 		goto fail;
 	sqlite3_bind_int64(order, 1, session);
+	sqlite3_bind_int(order, 2, (flags & QUERY_UNFAULTED) != 0);
 	mrc = sqlite3_step(order);
 	if (ev != NULL) {
 		sqlite3_bind_int64(ev, 1, session);
 		erc = sqlite3_step(ev);
 	}
 	while (!stop && (mrc == SQLITE_ROW || erc == SQLITE_ROW)) {
-		if (mrc == SQLITE_ROW && (erc != SQLITE_ROW ||
-		    sqlite3_column_int64(order, 1) <=
-		    sqlite3_column_int64(ev, 1))) {
+		mt = (mrc == SQLITE_ROW) ? sqlite3_column_int64(order, 1) : 0;
+		et = (erc == SQLITE_ROW) ? sqlite3_column_int64(ev, 1) : 0;
+		if (mrc == SQLITE_ROW && (erc != SQLITE_ROW || mt < et ||
+		    (mt == et && sqlite3_column_int(ev, 5) != 1))) {
 			sqlite3_bind_int64(one, 1,
 			    sqlite3_column_int64(order, 0));
 			if ((rc = sqlite3_step(one)) == SQLITE_DONE) {
@@ -338,6 +365,7 @@ query_filter_init(struct query_filter *f)
 {
 	memset(f, 0, sizeof *f);
 	f->events = 1;
+	f->faults = 1;
 	f->seq_min = INT64_MIN;
 	f->seq_max = INT64_MAX;
 	f->rel_min = INT64_MIN;
@@ -377,7 +405,8 @@ query_cursor_init(struct query_cursor *c)
  */
 #define QUERY_FILTERED(plus)						\
 	"SELECT 0, m.seq, m.direction, m.ts_ns, m.mono_ns, m.kind, "	\
-	"m.method, m.rpc_id, m.mono_ns - q.mono_ns, m.raw "		\
+	"m.method, m.rpc_id, m.mono_ns - q.mono_ns, m.raw, m.fault, "	\
+	"m.fault_role, NULL, NULL, NULL, NULL "				\
 	"FROM messages m LEFT JOIN messages q ON q.id = m.reply_to "	\
 	"WHERE " plus "m.session_id = ?1 AND m.id > ?2 AND m.id <= ?3 "	\
 	"AND m.seq >= ?4 AND m.seq <= ?5 "				\
@@ -390,13 +419,26 @@ query_cursor_init(struct query_cursor *c)
 	"AND (NOT ?14 OR " QUERY_IS_ERROR("m") ") "			\
 	"UNION ALL "							\
 	"SELECT 1, e.id, NULL, e.ts_ns, e.mono_ns, e.kind, NULL, "	\
-	"NULL, NULL, e.text FROM events e "				\
+	"NULL, NULL, e.text, NULL, NULL, NULL, NULL, NULL, NULL "	\
+	"FROM events e "						\
 	"WHERE ?15 AND " plus "e.session_id = ?1 "			\
 	"AND e.id > ?16 AND e.id <= ?17 "				\
 	"AND e.mono_ns >= ?6 AND e.mono_ns <= ?7 "			\
 	"AND e.mono_ns >= ?18 AND e.mono_ns <= ?19 "			\
 	"AND e.ts_ns >= ?8 AND e.ts_ns <= ?9 "				\
 	"AND (?13 IS NULL OR instr(e.text, ?13) > 0) "			\
+	"UNION ALL "							\
+	"SELECT -1, id, direction, ts_ns, mono_ns, 'fault', method, "	\
+	"rpc_id, NULL, " FAULTS_TEXT ", n, NULL, rule_index, rule, "	\
+	"action, detail FROM faults "					\
+	"WHERE ?20 AND " plus "session_id = ?1 "			\
+	"AND id > ?21 AND id <= ?22 "					\
+	"AND mono_ns >= ?6 AND mono_ns <= ?7 "				\
+	"AND mono_ns >= ?18 AND mono_ns <= ?19 "			\
+	"AND ts_ns >= ?8 AND ts_ns <= ?9 "				\
+	"AND (?10 IS NULL OR method GLOB ?10) "				\
+	"AND (?11 IS NULL OR direction = ?11) "				\
+	"AND (?13 IS NULL OR instr(" FAULTS_TEXT ", ?13) > 0) "		\
 	"ORDER BY 5, 1, 2"
 
 /* Run a query of one row and one integer column: 1 and *v, 0 if none. */
@@ -429,7 +471,7 @@ query_int(struct store *st, const char *sql, int64_t a, int64_t b,
  */
 static int
 query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
-    int64_t *hw_msg, int64_t *hw_ev, char **cause)
+    int64_t *hw_msg, int64_t *hw_ev, int64_t *hw_fault, char **cause)
 {
 	sqlite3_stmt	*stmt;
 	int		 rc;
@@ -439,7 +481,8 @@ query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
 	    "ELSE -1 END, "
 	    "(SELECT max(id) FROM messages), "
 	    "(SELECT max(id) FROM events), s.transport = 'stdio', "
-	    "s.started_ns FROM sessions s WHERE s.id = ?1",
+	    "s.started_ns, (SELECT max(id) FROM faults) "
+	    "FROM sessions s WHERE s.id = ?1",
 	    &stmt, cause) != 0)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, session);
@@ -458,6 +501,7 @@ query_snapshot(struct store *st, int64_t session, struct query_cursor *c,
 	*hw_ev = sqlite3_column_int64(stmt, 3);
 	c->stdio = sqlite3_column_int(stmt, 4);
 	c->started_ns = sqlite3_column_int64(stmt, 5);
+	*hw_fault = sqlite3_column_int64(stmt, 6);
 	sqlite3_finalize(stmt);
 	if (c->started)
 		return 0;
@@ -532,12 +576,13 @@ query_timeline_next(struct store *st, int64_t session,
 {
 	sqlite3_stmt		*stmt = NULL;
 	struct timeline_row	 r;
-	int64_t			 hw_msg, hw_ev, ev_lo, ev_hi;
+	int64_t			 hw_msg, hw_ev, hw_fault, ev_lo, ev_hi;
 	int			 rc, first = (c->msg_id < 0);
 
 	if (store_exec(st, "BEGIN", cause) != 0)
 		return -1;
-	if (query_snapshot(st, session, c, &hw_msg, &hw_ev, cause) != 0 ||
+	if (query_snapshot(st, session, c, &hw_msg, &hw_ev, &hw_fault,
+	    cause) != 0 ||
 	    query_seq_bounds(st, session, f, &ev_lo, &ev_hi, cause) != 0 ||
 	    query_prepare(st, first ? QUERY_FILTERED("") :
 	    QUERY_FILTERED("+"), &stmt, cause) != 0)
@@ -565,6 +610,9 @@ query_timeline_next(struct store *st, int64_t session,
 	sqlite3_bind_int64(stmt, 17, hw_ev);
 	sqlite3_bind_int64(stmt, 18, ev_lo);
 	sqlite3_bind_int64(stmt, 19, ev_hi);
+	sqlite3_bind_int(stmt, 20, f->faults);
+	sqlite3_bind_int64(stmt, 21, first ? -1 : c->fault_id);
+	sqlite3_bind_int64(stmt, 22, hw_fault);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		query_timeline_row(stmt, &r);
 		if (cb(&r, arg) != 0)
@@ -578,6 +626,7 @@ query_timeline_next(struct store *st, int64_t session,
 	sqlite3_finalize(stmt);
 	c->msg_id = hw_msg;
 	c->event_id = hw_ev;
+	c->fault_id = hw_fault;
 	return store_exec(st, "COMMIT", cause);
 fail:
 	sqlite3_finalize(stmt);
@@ -588,22 +637,29 @@ fail:
 /*
  * Per direction and method: requests, answered, errors, and latency
  * percentiles by nearest rank (the value at rank ceil(n * p / 100) of the
- * n answered, lowest first), numbered by a window over each method.
+ * n answered, lowest first), numbered by a window over each method.  A
+ * request whose request or answer is a fault's original or injected
+ * message (f) is counted as faulted only: an injected error is not the
+ * server's, and an answer that never came is not a latency.
  */
 #define QUERY_METHOD_STATS(where)					\
 	"WITH x AS (SELECT q.direction AS d, q.method AS m, "		\
 	"r.id IS NOT NULL AS answered, r.mono_ns - q.mono_ns AS lat, "	\
-	"coalesce(" QUERY_IS_ERROR("r") ", 0) AS err "			\
+	"coalesce(" QUERY_IS_ERROR("r") ", 0) AS err, "			\
+	"NOT (" FAULTS_KEPT("q.") " AND coalesce(" FAULTS_KEPT("r.")	\
+	", 1)) AS f "							\
 	"FROM messages q LEFT JOIN messages r ON r.reply_to = q.id "	\
 	"WHERE q.kind = 'request' AND " where "), "			\
-	"y AS (SELECT d, m, answered, lat, err, row_number() OVER "	\
-	"(PARTITION BY d, m ORDER BY lat IS NULL, lat) AS rn, "		\
-	"count(lat) OVER (PARTITION BY d, m) AS n FROM x) "		\
-	"SELECT d, m, count(*), sum(answered), sum(err), "		\
-	"max(CASE WHEN rn = (n * 50 + 99) / 100 THEN lat END), "	\
-	"max(CASE WHEN rn = (n * 95 + 99) / 100 THEN lat END), "	\
-	"max(CASE WHEN rn = (n * 99 + 99) / 100 THEN lat END), "	\
-	"max(lat) FROM y GROUP BY d, m ORDER BY d, m"
+	"y AS (SELECT d, m, answered, lat, err, f, row_number() OVER "	\
+	"(PARTITION BY d, m, f ORDER BY lat IS NULL, lat) AS rn, "	\
+	"count(lat) OVER (PARTITION BY d, m, f) AS n FROM x) "		\
+	"SELECT d, m, sum(NOT f), sum(answered AND NOT f), "		\
+	"sum(err AND NOT f), "						\
+	"max(CASE WHEN NOT f AND rn = (n * 50 + 99) / 100 THEN lat END), " \
+	"max(CASE WHEN NOT f AND rn = (n * 95 + 99) / 100 THEN lat END), " \
+	"max(CASE WHEN NOT f AND rn = (n * 99 + 99) / 100 THEN lat END), " \
+	"max(CASE WHEN NOT f THEN lat END), sum(f) "			\
+	"FROM y GROUP BY d, m ORDER BY d, m"
 
 /* An integer column, or -1 for NULL. */
 static int64_t
@@ -643,6 +699,7 @@ query_method_stats(struct store *st, int64_t session, method_stats_cb cb,
 		ms.p95_ns = query_int_or(stmt, 6);
 		ms.p99_ns = query_int_or(stmt, 7);
 		ms.max_ns = query_int_or(stmt, 8);
+		ms.faulted = sqlite3_column_int64(stmt, 9);
 		if (cb(&ms, arg) != 0)
 			break;
 	}

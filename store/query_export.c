@@ -69,7 +69,7 @@ query_exchanges(struct store *st, int64_t session, exchange_cb cb,
 	if (query_prepare(st, "SELECT id, connection, method, path, "
 	    "request_headers, started_ns, mono_ns, status, response_headers, "
 	    "response_mono_ns, ended_ns, outcome, body, request_trailers, "
-	    "response_trailers FROM http_exchanges "
+	    "response_trailers, fault FROM http_exchanges "
 	    "WHERE session_id = ?1 ORDER BY mono_ns, id", &stmt, cause) != 0)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, session);
@@ -96,6 +96,7 @@ query_exchanges(struct store *st, int64_t session, exchange_cb cb,
 		r.body_len = (size_t)sqlite3_column_bytes(stmt, 12);
 		r.request_trailers = query_column_text(stmt, 13);
 		r.response_trailers = query_column_text(stmt, 14);
+		r.fault = sqlite3_column_int64(stmt, 15);
 		if (cb(&r, arg) != 0)
 			break;
 	}
@@ -220,32 +221,32 @@ query_export_message(sqlite3_stmt *stmt, struct export_row *r)
 	r->sha256 = query_column_text(stmt, 11);
 	r->truncated = sqlite3_column_int(stmt, 12);
 	r->redacted = sqlite3_column_int(stmt, 13);
+	r->m.fault = sqlite3_column_int64(stmt, 15);
+	r->m.fault_role = faults_role(query_column_text(stmt, 16));
 	r->m.raw = query_column_blob(stmt, 14);
 	r->m.len = (size_t)sqlite3_column_bytes(stmt, 14);
 }
 
-/* Fill r from the current row of the export's event statement. */
+/* Fill r from the current row of the export's events and faults. */
 static void
 query_export_event(sqlite3_stmt *stmt, struct export_row *r)
 {
 	memset(r, 0, sizeof *r);
 	r->is_event = 1;
-	r->e.ts_ns = sqlite3_column_int64(stmt, 0);
-	r->e.mono_ns = sqlite3_column_int64(stmt, 1);
-	r->e.kind = query_column_text(stmt, 2);
-	r->e.text = query_column_blob(stmt, 3);
-	r->e.len = (size_t)sqlite3_column_bytes(stmt, 3);
+	faults_event_row(stmt, &r->e, &r->f);
 }
 
 /*
  * Call cb for every message of a session with all its columns, in the
  * order recorded (seq: the order an import must give them to the writer
- * for the same pairing), and every event, each before the first message
- * that came after it.
+ * for the same pairing), and every event and fault (an event of kind
+ * "fault"), each before the first message that came after it.  With
+ * QUERY_UNFAULTED in flags, a fault's original and injected messages are
+ * left out.
  */
 int
-query_export(struct store *st, int64_t session, export_cb cb, void *arg,
-    char **cause)
+query_export(struct store *st, int64_t session, int flags, export_cb cb,
+    void *arg, char **cause)
 {
 	sqlite3_stmt		*ms = NULL, *es = NULL;
 	struct export_row	 r;
@@ -254,15 +255,16 @@ query_export(struct store *st, int64_t session, export_cb cb, void *arg,
 	if (query_prepare(st, "SELECT m.seq, m.direction, m.ts_ns, "
 	    "m.mono_ns, m.kind, m.method, m.rpc_id, q.seq, "
 	    "m.http_exchange_id, m.sse_event_id, m.wire_size, m.sha256, "
-	    "m.truncated, m.redacted, m.raw FROM messages m LEFT JOIN "
-	    "messages q ON q.id = m.reply_to WHERE m.session_id = ?1 "
+	    "m.truncated, m.redacted, m.raw, m.fault, m.fault_role "
+	    "FROM messages m LEFT JOIN messages q ON q.id = m.reply_to "
+	    "WHERE m.session_id = ?1 AND (?2 = 0 OR " FAULTS_KEPT("m.") ") "
 	    "ORDER BY m.seq", &ms, cause) != 0 ||
-	    query_prepare(st, "SELECT ts_ns, mono_ns, kind, text FROM events "
-	    "WHERE session_id = ?1 ORDER BY mono_ns, id", &es, cause) != 0) {
+	    query_prepare(st, FAULTS_EVENTS_SQL, &es, cause) != 0) {
 		sqlite3_finalize(ms);
 		return -1;
 	}
 	sqlite3_bind_int64(ms, 1, session);
+	sqlite3_bind_int(ms, 2, (flags & QUERY_UNFAULTED) != 0);
 	sqlite3_bind_int64(es, 1, session);
 	mrc = sqlite3_step(ms);
 	erc = sqlite3_step(es);

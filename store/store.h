@@ -155,6 +155,21 @@ struct session_row {
 	const char	*origin;	/* ORIGIN_*: what made it */
 };
 
+/* A faults row: a fault --fault injected. */
+struct fault_row {
+	int64_t		 n;		/* from 1 in its session */
+	int64_t		 ts_ns;
+	int64_t		 mono_ns;
+	int		 rule_index;	/* from 1 */
+	const char	*rule;		/* the rule as text */
+	const char	*action;
+	int		 has_dir;
+	enum dir	 dir;		/* of the message it selected */
+	const char	*method;	/* may be NULL */
+	const char	*rpc_id;	/* may be NULL */
+	const char	*detail;	/* may be NULL */
+};
+
 struct message_row {
 	int64_t		 seq;
 	enum dir	 dir;
@@ -169,14 +184,22 @@ struct message_row {
 	const void	*raw;
 	size_t		 len;
 	int		 truncated;	/* raw is a prefix (the record cap) */
+	int64_t		 fault;		/* the fault (faults.n) it belongs to,
+					   or 0 */
+	int		 fault_role;	/* FAULT_ROLE_* */
 };
 
+/*
+ * An event; a faults row is one too, of kind "fault", its text a sentence
+ * ("fault #2, rule 1 `...`: what was done").
+ */
 struct event_row {
 	int64_t		 ts_ns;
 	int64_t		 mono_ns;
 	const char	*kind;
 	const void	*text;
 	size_t		 len;
+	const struct fault_row *fault;	/* kind "fault": its row, else NULL */
 };
 
 /* A timeline entry: a message or an event, in the order they happened. */
@@ -184,7 +207,16 @@ struct timeline_row {
 	int			 is_event;
 	struct message_row	 m;
 	struct event_row	 e;
+	struct fault_row	 f;	/* e.fault points here */
 };
+
+/* What query_timeline() and query_export() read. */
+#define QUERY_EVENTS	0x1	/* events and faults rows too (timeline) */
+#define QUERY_UNFAULTED	0x2	/* leave out the messages of a fault that
+				   did not reach their receiver as sent, or
+				   that mcpreel made (fault_role 'original'
+				   or 'injected'), as if absent: what
+				   check, replay and mock read by default */
 
 typedef int (*session_cb)(const struct session_row *, void *);
 typedef int (*timeline_cb)(const struct timeline_row *, void *);
@@ -203,6 +235,9 @@ struct query_filter {
 					   result with "isError": true */
 	int		 events;	/* events too (within the times, the
 					   seqs' times and grep) */
+	int		 faults;	/* faults rows too, as events of kind
+					   "fault" (within the times, the seqs'
+					   times, grep, method and dir) */
 	int64_t		 seq_min, seq_max;
 	int64_t		 rel_min, rel_max;	/* ns since the first row */
 	int64_t		 wall_min, wall_max;	/* ts_ns */
@@ -212,6 +247,7 @@ struct query_filter {
 struct query_cursor {
 	int64_t		 msg_id;	/* newest messages.id seen; -1: none */
 	int64_t		 event_id;	/* newest events.id seen */
+	int64_t		 fault_id;	/* newest faults.id seen */
 	int		 started;	/* start_mono is known */
 	int64_t		 start_mono;	/* the session's first row (message or
 					   event): the timeline's time 0 */
@@ -240,6 +276,10 @@ struct method_stats {
 	int64_t		 requests;
 	int64_t		 answered;	/* with a response or an error */
 	int64_t		 errors;	/* error responses, "isError": true */
+	int64_t		 faulted;	/* requests left out of the counts
+					   and latencies: the request or its
+					   answer was a fault's original or
+					   injected message */
 	int64_t		 p50_ns;	/* nearest-rank percentiles of the */
 	int64_t		 p95_ns;	/* answered requests' latencies; -1 */
 	int64_t		 p99_ns;	/* when none was answered */
@@ -263,6 +303,15 @@ typedef int (*hung_cb)(const struct hung_row *, void *);
 int		 query_method_stats(struct store *, int64_t, method_stats_cb,
 		     void *, char **);
 int		 query_hung(struct store *, int64_t, hung_cb, void *, char **);
+
+/* faults.c */
+typedef int (*fault_action_cb)(const char *, int64_t, void *);
+int		 faults_left_out(struct store *, int64_t, int64_t *, char **);
+int		 faults_count(struct store *, int64_t, int64_t *, char **);
+int		 faults_any(struct store *, int64_t, int *, char **);
+int		 faults_by_action(struct store *, int64_t, fault_action_cb,
+		     void *, char **);
+int		 faults_role(const char *);
 
 /* maint.c */
 int		 maint_delete_sessions(struct store *, const int64_t *, size_t,
@@ -312,6 +361,8 @@ struct exchange_row {
 	size_t		 body_len;
 	const char	*request_trailers;	/* may be NULL */
 	const char	*response_trailers;	/* may be NULL */
+	int64_t		 fault;		/* the fault that made its response,
+					   or 0 */
 };
 
 /* A message with every column, or an event, for export. */
@@ -326,6 +377,7 @@ struct export_row {
 	int			 truncated;
 	int			 redacted;
 	struct event_row	 e;
+	struct fault_row	 f;	/* e.fault points here */
 };
 
 typedef int (*session_info_cb)(const struct session_info *, void *);
@@ -336,7 +388,7 @@ int		 query_session_info(struct store *, int64_t, session_info_cb,
 		     void *, char **);
 int		 query_exchanges(struct store *, int64_t, exchange_cb, void *,
 		     char **);
-int		 query_export(struct store *, int64_t, export_cb, void *,
+int		 query_export(struct store *, int64_t, int, export_cb, void *,
 		     char **);
 int		 query_exchange_ids(struct store *, int64_t,
 		     int (*)(int64_t, void *), void *, char **);

@@ -156,6 +156,32 @@ void		 rows_exchange(struct writer *, struct item *);
 void		 rows_fault(struct writer *, struct wsession *,
 		     const struct wfault *);
 
+/*
+ * faults.c: what the queries of faults share.  FAULTS_TEXT is a faults
+ * row as one sentence, an event's text; FAULTS_KEPT(m) holds for a
+ * message QUERY_UNFAULTED keeps.
+ */
+#define FAULTS_TEXT							\
+	"printf('fault #%d, rule %d `%s`: %s', n, rule_index, rule, "	\
+	"coalesce(detail, action || coalesce(' ' || method, '') || "	\
+	"coalesce(' ' || rpc_id, '')))"
+#define FAULTS_KEPT(m)							\
+	"(" m "fault_role IS NULL OR " m "fault_role = 'delayed')"
+/*
+ * A session's (?1) events and faults rows in time order: ts_ns, mono_ns,
+ * kind, text, id, then FAULTS_COLUMNS from column 5 (NULL for an event).
+ */
+#define FAULTS_COLUMNS	"1, n, rule_index, rule, action, direction, "	\
+	"method, rpc_id, detail"
+#define FAULTS_EVENTS_SQL						\
+	"SELECT ts_ns, mono_ns, kind, text, id, 0, NULL, NULL, NULL, "	\
+	"NULL, NULL, NULL, NULL, NULL FROM events WHERE session_id = ?1 "	\
+	"UNION ALL SELECT ts_ns, mono_ns, 'fault', " FAULTS_TEXT ", id, "	\
+	FAULTS_COLUMNS " FROM faults WHERE session_id = ?1 ORDER BY 2, 5"
+void		 faults_event_row(sqlite3_stmt *, struct event_row *,
+		     struct fault_row *);
+void		 faults_fill(sqlite3_stmt *, int, struct fault_row *);
+
 /* query.c: what the files of queries share. */
 int		 query_prepare(struct store *, const char *, sqlite3_stmt **,
 		     char **);

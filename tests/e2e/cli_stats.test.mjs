@@ -48,6 +48,8 @@ function expected(db, where) {
     return {
       direction: m.direction, method: m.method, requests: m.requests, answered: s.length, errors: m.errors,
       p50_ns: pct(s, 50), p95_ns: pct(s, 95), p99_ns: pct(s, 99), max_ns: s.length ? s.at(-1) : null,
+      // No fault injected here (fault_store.test.mjs counts them).
+      faulted: 0,
     };
   });
   const hung = rows.filter((r) => r.response_seq === null).sort((a, b) => a.session_id - b.session_id || a.request_seq - b.request_seq)

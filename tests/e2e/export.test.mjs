@@ -432,7 +432,7 @@ const BAD = [
   { name: 'bad base64', lines: ['{"type":"message","direction":"c2s","ts_ns":1,"mono_ns":1,"raw":"a"}', '{"type":"message","direction":"c2s","ts_ns":1,"mono_ns":1,"raw_base64":"!!"}'], line: 2, msg: /"raw_base64" is not base64/ },
   { name: 'unknown exchange', lines: ['{"type":"message","direction":"c2s","ts_ns":1,"mono_ns":1,"raw":"a","exchange":4}'], line: 1, msg: /exchange 4 has no http_exchange line/ },
   { name: 'header not first', lines: ['{"type":"event","kind":"note","ts_ns":1,"mono_ns":1,"text":"x"}', '{"format":"mcpreel-jsonl","version":1,"transport":"stdio","target":"[]","started_ns":1}'], line: 2, msg: /a session line after the first/ },
-  { name: 'newer format', lines: ['{"format":"mcpreel-jsonl","version":2,"transport":"stdio","target":"[]","started_ns":1}'], line: 1, msg: /format version 2/ },
+  { name: 'newer format', lines: ['{"format":"mcpreel-jsonl","version":3,"transport":"stdio","target":"[]","started_ns":1}'], line: 1, msg: /format version 3: this mcpreel reads versions 1 to 2/ },
   { name: 'unknown type', lines: ['{"type":"message","direction":"c2s","ts_ns":1,"mono_ns":1,"raw":"a"}', '{"type":"mystery"}'], line: 2, msg: /"type" is not/ },
   { name: 'unknown format', lines: ['{"hello":1}'], line: 1, msg: /cannot tell the file's format.*--format/ },
   { name: 'mcp-tape bad dir', lines: ['{"t":"2026-05-12T23:00:00.123Z","dir":"in","raw":{}}', '{"t":"2026-05-12T23:00:00.123Z","dir":"sideways","raw":{}}'], line: 2, msg: /"dir" is not "in" or "out"/ },

@@ -354,7 +354,7 @@ Test(import, writer_imports_session, .init = import_setup,
 	cr_assert_eq(query_exchanges(st, id, import_exchange_cb, &rd,
 	    &cause), 0, "%s", cause);
 	cr_assert_eq(rd.exchanges, 1);
-	cr_assert_eq(query_export(st, id, import_row_cb, &rd, &cause), 0,
+	cr_assert_eq(query_export(st, id, 0, import_row_cb, &rd, &cause), 0,
 	    "%s", cause);
 	cr_assert_eq(rd.messages, 2);
 	cr_assert_eq(rd.events, 1);

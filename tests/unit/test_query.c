@@ -296,3 +296,199 @@ Test(query, hung, .timeout = UNIT_TIMEOUT)
 	store_close(st);
 	free(path);
 }
+
+/* Queue text as a message of dir at mono, of fault n in role. */
+static void
+query_put_fault(struct writer *w, struct wsession *s, enum dir dir,
+    int64_t mono, const char *text, int64_t n, int role)
+{
+	struct msg	*m;
+
+	m = msg_new(dir, text, strlen(text));
+	m->mono_ns = mono;
+	m->fault = n;
+	m->fault_role = role;
+	(void)writer_message(w, s, NULL, m);
+}
+
+/* Queue a faults row n of action at mono. */
+static void
+query_fault(struct writer *w, struct wsession *s, int64_t n, int64_t mono,
+    const char *action)
+{
+	struct wfault	f;
+
+	memset(&f, 0, sizeof f);
+	f.n = n;
+	f.ts_ns = mono;
+	f.mono_ns = mono;
+	f.rule_index = 1;
+	f.rule = "method=tools/call";
+	f.action = action;
+	f.has_dir = 1;
+	f.dir = DIR_C2S;
+	f.method = "tools/call";
+	writer_fault(w, s, &f);
+}
+
+/* What a timeline walk saw, as text: "m1" a message, "e" an event, ... */
+struct faults_seen {
+	char	 order[256];
+	int64_t	 fault[16];	/* by seq */
+	int	 role[16];
+	int	 rows;
+};
+
+static int
+query_faults_cb(const struct timeline_row *r, void *arg)
+{
+	struct faults_seen	*seen = arg;
+	size_t			 len = strlen(seen->order);
+
+	seen->rows++;
+	if (r->is_event && r->e.fault != NULL) {
+		cr_assert_str_eq(r->e.kind, "fault");
+		snprintf(seen->order + len, sizeof seen->order - len, "f%lld ",
+		    (long long)r->e.fault->n);
+	} else if (r->is_event)
+		snprintf(seen->order + len, sizeof seen->order - len, "e ");
+	else {
+		snprintf(seen->order + len, sizeof seen->order - len, "m%lld ",
+		    (long long)r->m.seq);
+		cr_assert_lt(r->m.seq, 16);
+		seen->fault[r->m.seq] = r->m.fault;
+		seen->role[r->m.seq] = r->m.fault_role;
+	}
+	return 0;
+}
+
+static int
+query_action_cb(const char *action, int64_t n, void *arg)
+{
+	char	*out = arg;
+	size_t	 len = strlen(out);
+
+	snprintf(out + len, 128 - len, "%s %lld,", action, (long long)n);
+	return 0;
+}
+
+/*
+ * A session with an error injected in place of tools/call 2 (its request
+ * 'original', the error 'injected') and tools/call 3's answer delayed:
+ * the statistics count the faulted call apart; the timeline gives each
+ * fault before the messages of its time, and QUERY_UNFAULTED leaves out
+ * the two messages; the counts and actions are the session's.
+ */
+Test(query, faults, .timeout = UNIT_TIMEOUT)
+{
+	struct stats_seen	 seen;
+	struct faults_seen	 fs;
+	struct query_filter	 f;
+	struct query_cursor	 c;
+	struct store		*st;
+	struct writer		*w;
+	struct wsession		*s;
+	char			*path, *cause = NULL, actions[128] = "";
+	int64_t			 id, n;
+	int			 any;
+
+	xasprintf(&path, "%s/f.db", query_dir);
+	st = store_open(path, STORE_CREATE, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	w = writer_start(st, &cause);
+	cr_assert_not_null(w, "%s", cause);
+	s = writer_session_begin(w, "f", "stdio", "[\"x\"]");
+	query_put(w, s, DIR_C2S, 100 * MS, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"tools/call\"}");
+	query_put(w, s, DIR_S2C, 110 * MS, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"result\":{}}");
+	query_fault(w, s, 1, 200 * MS, "error");
+	query_put_fault(w, s, DIR_C2S, 200 * MS, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":2,\"method\":\"tools/call\"}", 1, FAULT_ROLE_ORIGINAL);
+	query_put_fault(w, s, DIR_S2C, 201 * MS, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":2,\"error\":{\"code\":-1,\"message\":\"x\"}}", 1,
+	    FAULT_ROLE_INJECTED);
+	query_put(w, s, DIR_C2S, 300 * MS, "{\"jsonrpc\":\"2.0\",\"id\":3,"
+	    "\"method\":\"tools/call\"}");
+	query_fault(w, s, 2, 400 * MS, "delay");
+	query_put_fault(w, s, DIR_S2C, 700 * MS, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":3,\"result\":{}}", 2, FAULT_ROLE_DELAYED);
+	writer_event(w, s, "note", "x", 1);
+	writer_session_end(w, s, 0, 0, "done");
+	writer_stop(w);
+	id = writer_session_id(s);
+	writer_session_free(s);
+
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(query_method_stats(st, id, query_stats_cb, &seen,
+	    &cause), 0, "%s", cause);
+	cr_assert_eq(seen.n, 1);
+	query_check(&seen, 0, DIR_C2S, "tools/call", 2, 2, 0, 10 * MS,
+	    400 * MS, 400 * MS, 400 * MS);
+	cr_assert_eq(seen.row[0].faulted, 1);
+
+	memset(&fs, 0, sizeof fs);
+	cr_assert_eq(query_timeline(st, id, QUERY_EVENTS, query_faults_cb,
+	    &fs, &cause), 0, "%s", cause);
+	cr_assert_str_eq(fs.order, "m1 m2 f1 m3 m4 m5 f2 m6 e ");
+	cr_assert_eq(fs.fault[3], 1);
+	cr_assert_eq(fs.role[3], FAULT_ROLE_ORIGINAL);
+	cr_assert_eq(fs.role[4], FAULT_ROLE_INJECTED);
+	cr_assert_eq(fs.fault[6], 2);
+	cr_assert_eq(fs.role[6], FAULT_ROLE_DELAYED);
+	cr_assert_eq(fs.fault[5], 0);
+	cr_assert_eq(fs.role[5], FAULT_ROLE_NONE);
+	memset(&fs, 0, sizeof fs);
+	cr_assert_eq(query_timeline(st, id, QUERY_UNFAULTED, query_faults_cb,
+	    &fs, &cause), 0, "%s", cause);
+	cr_assert_str_eq(fs.order, "m1 m2 m5 m6 ", "the delayed one stays");
+
+	/* Filtered: faults among the rows, once; without f.faults none. */
+	query_filter_init(&f);
+	query_cursor_init(&c);
+	memset(&fs, 0, sizeof fs);
+	cr_assert_eq(query_timeline_next(st, id, &f, &c, query_faults_cb, &fs,
+	    &cause), 0, "%s", cause);
+	cr_assert_str_eq(fs.order, "m1 m2 f1 m3 m4 m5 f2 m6 e ");
+	fs.rows = 0;
+	cr_assert_eq(query_timeline_next(st, id, &f, &c, query_faults_cb, &fs,
+	    &cause), 0, "%s", cause);
+	cr_assert_eq(fs.rows, 0, "nothing twice when following");
+	query_filter_init(&f);
+	query_cursor_init(&c);
+	f.faults = 0;
+	f.dir = "s2c";
+	f.events = 0;
+	memset(&fs, 0, sizeof fs);
+	cr_assert_eq(query_timeline_next(st, id, &f, &c, query_faults_cb, &fs,
+	    &cause), 0, "%s", cause);
+	cr_assert_str_eq(fs.order, "m2 m4 m6 ");
+	/* A fault is kept by --method and --dir on its own columns. */
+	query_filter_init(&f);
+	query_cursor_init(&c);
+	f.dir = "c2s";
+	f.method = "tools/*";
+	f.events = 0;
+	memset(&fs, 0, sizeof fs);
+	cr_assert_eq(query_timeline_next(st, id, &f, &c, query_faults_cb, &fs,
+	    &cause), 0, "%s", cause);
+	cr_assert_str_eq(fs.order, "m1 f1 m3 m5 f2 ");
+
+	cr_assert_eq(faults_left_out(st, id, &n, &cause), 0, "%s", cause);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(faults_left_out(st, 0, &n, &cause), 0, "%s", cause);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(faults_count(st, id, &n, &cause), 0, "%s", cause);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(faults_any(st, id, &any, &cause), 0, "%s", cause);
+	cr_assert_eq(any, 1);
+	cr_assert_eq(faults_any(st, id + 1, &any, &cause), 0, "%s", cause);
+	cr_assert_eq(any, 0);
+	cr_assert_eq(faults_by_action(st, id, query_action_cb, actions,
+	    &cause), 0, "%s", cause);
+	cr_assert_str_eq(actions, "delay 1,error 1,");
+	store_close(st);
+	free(path);
+}
