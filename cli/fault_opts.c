@@ -80,12 +80,9 @@ fault_opts_rules(const struct fault_opts *opts, int http, uint64_t *seed,
 	*has_seed = 0;
 	set = fault_set_new(0);
 	for (i = 0; i < opts->nrules; i++) {
-		if (fault_set_add_text(set, opts->rules[i], &why) != 0) {
-			xasprintf(cause, "--fault '%s': %s", opts->rules[i],
-			    why);
-			free(why);
+		/* The parser's message names the rule. */
+		if (fault_set_add_text(set, opts->rules[i], cause) != 0)
 			goto fail;
-		}
 	}
 	if (opts->file != NULL) {
 		if ((buf = fault_opts_read(opts->file, &len, cause)) == NULL)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fault.h"
 
 const struct cmd cmd_table[] = {
 	{ "record", "run an MCP server and record its traffic",
@@ -208,6 +209,11 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (strcmp(argv[0], "help") == 0) {
+		/* The fault rules' short reference (docs/faults.md in full). */
+		if (argc > 1 && strcmp(argv[1], "faults") == 0) {
+			fputs(fault_usage(), stdout);
+			return EXIT_OK;
+		}
 		if (argc > 1 && (c = find_cmd(argv[1])) != NULL) {
 			c->usage(stdout);
 			return EXIT_OK;

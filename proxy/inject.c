@@ -244,11 +244,13 @@ inject_timed_out(struct inject *ij, const char *p, size_t len, const char *id)
 	size_t			 i;
 	int64_t			 now = clock_mono_ns();
 
+	if (ij->nto == 0)
+		return 0;
 	for (i = 0; i < INJECT_TIMEOUTS_MAX; i++) {
 		q = &ij->tos[i];
 		if (q->id == NULL || strcmp(q->id, id) != 0)
 			continue;
-		log_info("fault #%lld: the answer to request %s came %s its "
+		log_debug("fault #%lld: the answer to request %s came %s its "
 		    "timeout: dropped", (long long)q->fault, id,
 		    now < q->deadline ? "before" : "after");
 		inject_record(ij, DIR_S2C, p, len, q->fault,
@@ -259,12 +261,15 @@ inject_timed_out(struct inject *ij, const char *p, size_t len, const char *id)
 	return 0;
 }
 
-/* Whether a corrupt rule's mode is stray (the hit says it only in text). */
+/*
+ * Whether a corrupt rule's mode is stray: the hit says so only in the
+ * rule's canonical text.
+ */
 static int
 inject_is_stray(const struct fault_hit *hit)
 {
 	return hit->rule_text != NULL &&
-	    strstr(hit->rule_text, "stray") != NULL;
+	    strstr(hit->rule_text, "mode=stray") != NULL;
 }
 
 /* close: the server's pipes closed as if it died, or SIGKILL. */
@@ -326,7 +331,7 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 	f.rpc_id = id;
 	f.detail = hit->detail;
 	tap_fault(ij->r->tap, ij->r->session, &f);
-	log_info("fault #%lld (rule %d): %s", (long long)n, hit->rule,
+	log_debug("fault #%lld (rule %d): %s", (long long)n, hit->rule,
 	    hit->detail != NULL ? hit->detail : fault_action_name(hit->action));
 
 	switch (hit->action) {
@@ -426,6 +431,7 @@ inject_read(struct half *h, const char *p, size_t n)
 	struct inject		*ij = h->r->inj;
 	struct inject_dir	*id = &ij->d[h->dir];
 	const char		*nl;
+	char			*line;
 	size_t			 k, have;
 
 	while (n > 0) {
@@ -443,10 +449,15 @@ inject_read(struct half *h, const char *p, size_t n)
 			if (have == 0)
 				inject_line(ij, h->dir, p, k);
 			else {
-				evbuffer_add(id->in, p, k);
-				inject_line(ij, h->dir, (const char *)
-				    evbuffer_pullup(id->in, -1), have + k);
-				evbuffer_drain(id->in, have + k);
+				/*
+				 * Taken out first: a close the line causes
+				 * sends what the gatherer holds.
+				 */
+				line = xmalloc(have + k);
+				evbuffer_remove(id->in, line, have);
+				memcpy(line + have, p, k);
+				inject_line(ij, h->dir, line, have + k);
+				free(line);
 			}
 		} else {
 			evbuffer_add(id->in, p, k);
@@ -464,7 +475,8 @@ inject_read(struct half *h, const char *p, size_t n)
 			} else if (have > INJECT_LINE_MAX)
 				half_pause(h, PAUSE_FAULT, 1);
 		}
-		if (nl == NULL)
+		/* A close fault ended the source: the rest is not read. */
+		if (nl == NULL || h->eof)
 			break;
 		p += k + 1;
 		n -= k + 1;
