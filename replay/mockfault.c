@@ -4,9 +4,8 @@
  * before it reaches the endpoint (s2c).  A rule that applies (fault/)
  * delays the message, answers a request in the server's place, drops,
  * corrupts or mutates a message, or cuts the transport.  Each fault is
- * logged in one line (the user asked for it, so at the default level)
- * and, when the mock records (--on-miss forward), written as a faults row
- * with the messages it touched and their roles.
+ * logged in one line and, when the mock records (--on-miss forward),
+ * written as a faults row with the messages it touched (mfnote.c).
  *
  * What the mock sends keeps its order on each channel (stdout; over HTTP
  * one POST's answer, or the GET stream): a message delayed holds back
@@ -24,7 +23,6 @@
 
 #include "fault.h"
 #include "replay.h"
-#include "store.h"
 
 /*
  * Messages held at once (delayed, a request held by timeout or drop).
@@ -34,19 +32,8 @@
  */
 #define MOCKFAULT_HELD_MAX	4096
 #define MOCKFAULT_HELD_BYTES	(64 * 1024 * 1024)
-/*
- * Faulted requests remembered, to say so when the client cancels one; and
- * client requests remembered, to name the method of an answer's fault.
- */
-#define MOCKFAULT_IDS_MAX	1024
-/* A method or id longer than this is cut in the log line. */
+/* An id longer than this is cut in the log line. */
 #define MOCKFAULT_LOG_FIELD	128
-
-/* A client request's id and method, for naming a response's fault. */
-struct mfreq {
-	json_t			*id;
-	char			*method;
-};
 
 enum mf_what {
 	MF_DELIVER,		/* a client message, late (delay) */
@@ -75,8 +62,6 @@ struct mockfault {
 	struct endpoint		*ep;
 	struct fault_set	*set;
 	int			 http;
-	struct writer		*w;
-	struct wsession		*ws;
 	struct mockfault_cbs	 cbs;
 	void			*arg;
 	int			(*reload)(struct fault_set *, void *, char **);
@@ -86,22 +71,18 @@ struct mockfault {
 	TAILQ_HEAD(, mfitem)	 items;
 	size_t			 nitems;
 	size_t			 held_bytes;	/* their bytes */
-	int64_t			 nfaults;	/* numbered here without a
-						   writer */
 	int			 closed;	/* a fault closed stdio */
 	int			 running;	/* in mf_run */
 	int			 full_warned;
 	int			 delivering;	/* a recorded message goes */
-	json_t			*faulted;	/* [[id, n], ...], oldest
-						   first */
-	struct mfreq		*reqs;		/* the last client requests, */
-	size_t			 reqs_next;	/* a ring of MOCKFAULT_IDS_MAX */
+	struct mfnote		*note;		/* what is said and recorded */
 };
 
 static void	mf_run(struct mockfault *);
 static void	mf_out(struct mockfault *, enum mockfault_how, struct ereq *,
 		    const char *, size_t, int, int);
 
+/* Free a held item taken off the queue. */
 static void
 mf_item_free(struct mfitem *it)
 {
@@ -156,134 +137,6 @@ mf_full(struct mockfault *mf)
 		    mf->held_bytes);
 	}
 	return 1;
-}
-
-/* The id of a request (its JSON), or NULL. */
-static json_t *
-mf_id(const char *bytes, size_t len)
-{
-	struct scan	 sc;
-
-	scan_message(bytes, len, &sc);
-	if (!sc.has_id)
-		return NULL;
-	return json_loadb(bytes + sc.id_off, sc.id_len, JSON_DECODE_ANY, NULL);
-}
-
-/* Remember a client request's method by its id (the last so many). */
-static void
-mf_remember_request(struct mockfault *mf, const char *bytes, size_t len)
-{
-	struct mfreq	*r;
-	struct scan	 sc;
-
-	scan_message(bytes, len, &sc);
-	if (sc.kind != KIND_REQUEST || !sc.has_method)
-		return;
-	r = &mf->reqs[mf->reqs_next++ % MOCKFAULT_IDS_MAX];
-	json_decref(r->id);
-	free(r->method);
-	r->id = json_loadb(bytes + sc.id_off, sc.id_len, JSON_DECODE_ANY, NULL);
-	r->method = xstrndup(bytes + sc.method_off, sc.method_len);
-}
-
-/* The method of the client request with id (its JSON text), or NULL. */
-static const char *
-mf_request_method(const struct mockfault *mf, const char *idtext)
-{
-	const struct mfreq	*r;
-	json_t			*id;
-	const char		*method = NULL;
-	size_t			 i, n;
-
-	if (idtext == NULL || (id = json_loads(idtext, JSON_DECODE_ANY,
-	    NULL)) == NULL)
-		return NULL;
-	/* Newest first: over HTTP clients may reuse an id. */
-	n = mf->reqs_next < MOCKFAULT_IDS_MAX ? mf->reqs_next :
-	    MOCKFAULT_IDS_MAX;
-	for (i = 1; i <= n && method == NULL; i++) {
-		r = &mf->reqs[(mf->reqs_next - i) % MOCKFAULT_IDS_MAX];
-		if (r->id != NULL && json_equal(r->id, id))
-			method = r->method;
-	}
-	json_decref(id);
-	return method;
-}
-
-/* Remember that request id was faulted by fault n (for cancellations). */
-static void
-mf_remember(struct mockfault *mf, json_t *id, int64_t n)
-{
-	if (id == NULL)
-		return;
-	if (json_array_size(mf->faulted) >= MOCKFAULT_IDS_MAX)
-		json_array_remove(mf->faulted, 0);
-	json_array_append_new(mf->faulted, json_pack("[O, I]", id,
-	    (json_int_t)n));
-}
-
-/* Record one message of fault n in its role (when the mock records). */
-static void
-mf_record(struct mockfault *mf, enum dir d, const char *bytes, size_t len,
-    int64_t n, int role)
-{
-	struct msg	*m;
-
-	if (mf->w == NULL || bytes == NULL)
-		return;
-	m = msg_new(d, bytes, len);
-	m->fault = n;
-	m->fault_role = role;
-	writer_message(mf->w, mf->ws, NULL, m);
-}
-
-/*
- * A rule applied to a message: number the fault, say it in one line and
- * write its faults row.  Returns its number.
- */
-static int64_t
-mf_note(struct mockfault *mf, const struct fault_hit *hit, enum dir d,
-    const char *bytes, size_t len)
-{
-	struct wfault	 wf;
-	struct scan	 sc;
-	char		*method = NULL, *id = NULL;
-	int64_t		 n;
-
-	scan_message(bytes, len, &sc);
-	if (sc.has_id)
-		id = scan_id_dup(bytes, &sc);
-	if (sc.has_method)
-		method = xstrndup(bytes + sc.method_off, sc.method_len);
-	else if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) &&
-	    d == DIR_S2C && mf_request_method(mf, id) != NULL)
-		method = xstrdup(mf_request_method(mf, id));
-	n = mf->w != NULL ? writer_session_next_fault(mf->ws) : ++mf->nfaults;
-	log_warnx("mock: fault #%lld, rule %d `%s`: %s %.*s%s%.*s: %s",
-	    (long long)n, hit->rule, hit->rule_text, dir_name(d),
-	    MOCKFAULT_LOG_FIELD, method != NULL ? method : kind_name(sc.kind),
-	    id != NULL ? " id " : "", MOCKFAULT_LOG_FIELD, id != NULL ? id :
-	    "", hit->detail != NULL ? hit->detail :
-	    fault_action_name(hit->action));
-	if (mf->w != NULL) {
-		memset(&wf, 0, sizeof wf);
-		wf.n = n;
-		wf.ts_ns = clock_wall_ns();
-		wf.mono_ns = clock_mono_ns();
-		wf.rule_index = hit->rule;
-		wf.rule = hit->rule_text;
-		wf.action = fault_action_name(hit->action);
-		wf.has_dir = 1;
-		wf.dir = d;
-		wf.method = method;
-		wf.rpc_id = id;
-		wf.detail = hit->detail;
-		writer_fault(mf->w, mf->ws, &wf);
-	}
-	free(method);
-	free(id);
-	return n;
 }
 
 /*
@@ -396,7 +249,7 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		mf_emit(mf, how, er, bytes, len);
 		return;
 	}
-	n = mf_note(mf, &hit, DIR_S2C, bytes, len);
+	n = mfnote_fault(mf->note, &hit, DIR_S2C, bytes, len);
 	if (hit.action == FAULT_DELAY && !mf_full(mf)) {
 		it = mf_item_add(mf, MF_OUT, er, bytes, len, clock_mono_ns() +
 		    hit.delay_ms * 1000000, n);
@@ -410,23 +263,23 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 	/* A stray line goes before the message, which goes on as it is. */
 	if (!recorded && hit.action != FAULT_DELAY && !(hit.action ==
 	    FAULT_CORRUPT && hit.bytes != NULL && mf_stray(&hit)))
-		mf_record(mf, DIR_S2C, bytes, len, n, FAULT_ROLE_ORIGINAL);
+		mfnote_record(mf->note, DIR_S2C, bytes, len, n, FAULT_ROLE_ORIGINAL);
 	switch (hit.action) {
 	case FAULT_DELAY:
-		mf_record(mf, DIR_S2C, bytes, len, n, FAULT_ROLE_DELAYED);
+		mfnote_record(mf->note, DIR_S2C, bytes, len, n, FAULT_ROLE_DELAYED);
 		mf_emit(mf, how, er, bytes, len);
 		break;
 	case FAULT_DROP:
 	case FAULT_TIMEOUT:
-		id = mf_id(bytes, len);
-		mf_remember(mf, id, n);
+		id = mfnote_id(bytes, len);
+		mfnote_faulted(mf->note, id, n);
 		if (how == MOCKFAULT_REQ_END)
 			mf_hold(mf, er, MF_HOLD, INT64_MAX, n, id);
 		json_decref(id);
 		break;
 	case FAULT_CORRUPT:
 	case FAULT_MUTATE:
-		mf_record(mf, DIR_S2C, hit.bytes, hit.len, n,
+		mfnote_record(mf->note, DIR_S2C, hit.bytes, hit.len, n,
 		    FAULT_ROLE_INJECTED);
 		if (hit.action == FAULT_CORRUPT && hit.bytes != NULL &&
 		    mf_stray(&hit)) {
@@ -501,7 +354,7 @@ mf_release(struct mockfault *mf, struct mfitem *it)
 {
 	switch (it->what) {
 	case MF_DELIVER:
-		mf_record(mf, DIR_C2S, it->bytes, it->len, it->fault,
+		mfnote_record(mf->note, DIR_C2S, it->bytes, it->len, it->fault,
 		    FAULT_ROLE_DELAYED);
 		mf_deliver(mf, it->er, it->bytes, it->len, 1);
 		break;
@@ -512,7 +365,7 @@ mf_release(struct mockfault *mf, struct mfitem *it)
 			break;
 		}
 		if (it->fault != 0)
-			mf_record(mf, DIR_S2C, it->bytes, it->len, it->fault,
+			mfnote_record(mf->note, DIR_S2C, it->bytes, it->len, it->fault,
 			    FAULT_ROLE_DELAYED);
 		mf_emit(mf, it->how, it->er, it->bytes, it->len);
 		break;
@@ -607,6 +460,7 @@ mf_run(struct mockfault *mf)
 		mf->cbs.idle(mf->arg);
 }
 
+/* A held message's time has come. */
 static void
 mf_timer_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -622,10 +476,9 @@ static void
 mf_cancelled(struct mockfault *mf, const char *bytes, size_t len)
 {
 	struct mfitem	*it, *next;
-	json_t		*msg, *id, *pair;
+	json_t		*msg, *id;
 	char		*text;
-	int64_t		 n = 0;
-	size_t		 i;
+	int64_t		 n;
 	int		 held = 0;
 
 	if ((msg = json_loadb(bytes, len, 0, NULL)) == NULL)
@@ -635,10 +488,7 @@ mf_cancelled(struct mockfault *mf, const char *bytes, size_t len)
 		json_decref(msg);
 		return;
 	}
-	json_array_foreach(mf->faulted, i, pair) {
-		if (json_equal(json_array_get(pair, 0), id))
-			n = json_integer_value(json_array_get(pair, 1));
-	}
+	n = mfnote_faulted_n(mf->note, id);
 	for (it = TAILQ_FIRST(&mf->items); it != NULL; it = next) {
 		next = TAILQ_NEXT(it, entry);
 		if (it->what == MF_OUT || it->id == NULL ||
@@ -662,19 +512,6 @@ mf_cancelled(struct mockfault *mf, const char *bytes, size_t len)
 		    MOCKFAULT_LOG_FIELD, text != NULL ? text : "?");
 	free(text);
 	json_decref(msg);
-}
-
-/* Whether bytes is a notifications/cancelled. */
-static int
-mf_is_cancel(const char *bytes, size_t len)
-{
-	static const char	 m[] = "notifications/cancelled";
-	struct scan		 sc;
-
-	scan_message(bytes, len, &sc);
-	return sc.kind == KIND_NOTIFICATION && sc.has_method &&
-	    sc.method_len == sizeof m - 1 && memcmp(bytes + sc.method_off, m,
-	    sizeof m - 1) == 0;
 }
 
 /* SIGHUP: the rules again (--fault and --faults re-read). */
@@ -714,14 +551,11 @@ mockfault_new(struct event_base *base, struct endpoint *ep,
 	mf->ep = ep;
 	mf->set = opt->faults;
 	mf->http = opt->listen != NULL;
-	mf->w = opt->w;
-	mf->ws = opt->ws;
 	mf->cbs = *cbs;
 	mf->arg = arg;
 	mf->reload = opt->faults_reload;
 	mf->reload_arg = opt->faults_arg;
-	mf->faulted = json_array();
-	mf->reqs = xcalloc(MOCKFAULT_IDS_MAX, sizeof *mf->reqs);
+	mf->note = mfnote_new(opt->w, opt->ws);
 	TAILQ_INIT(&mf->items);
 	if ((mf->timer = evtimer_new(base, mf_timer_cb, mf)) == NULL)
 		fatalx("cannot set up a timer");
@@ -750,16 +584,16 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 			ereq_end(mf->ep, er, NULL, 0);
 		return;
 	}
-	if (mf_is_cancel(bytes, len))
+	if (mfnote_is_cancel(bytes, len))
 		mf_cancelled(mf, bytes, len);
-	mf_remember_request(mf, bytes, len);
+	mfnote_request(mf->note, bytes, len);
 	memset(&hit, 0, sizeof hit);
 	if (fault_decide(mf->set, DIR_C2S, bytes, len, mf->http, &hit) != 1) {
 		mf_deliver(mf, er, bytes, len, 0);
 		return;
 	}
-	n = mf_note(mf, &hit, DIR_C2S, bytes, len);
-	id = mf_id(bytes, len);
+	n = mfnote_fault(mf->note, &hit, DIR_C2S, bytes, len);
+	id = mfnote_id(bytes, len);
 	/*
 	 * Over stdio a stray line goes before the message, which goes on as
 	 * it is (recorded as any, if it reaches the fallback); over HTTP the
@@ -768,12 +602,12 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 	stray = hit.action == FAULT_CORRUPT && hit.bytes != NULL &&
 	    mf_stray(&hit);
 	if (hit.action != FAULT_DELAY && !(stray && !mf->http))
-		mf_record(mf, DIR_C2S, bytes, len, n, FAULT_ROLE_ORIGINAL);
+		mfnote_record(mf->note, DIR_C2S, bytes, len, n, FAULT_ROLE_ORIGINAL);
 	switch (hit.action) {
 	case FAULT_DELAY:
-		mf_remember(mf, id, n);
+		mfnote_faulted(mf->note, id, n);
 		if (mf_full(mf)) {
-			mf_record(mf, DIR_C2S, bytes, len, n,
+			mfnote_record(mf->note, DIR_C2S, bytes, len, n,
 			    FAULT_ROLE_DELAYED);
 			mf_deliver(mf, er, bytes, len, 1);
 			break;
@@ -786,16 +620,16 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 		break;
 	case FAULT_ERROR:
 	case FAULT_TOOL_ERROR:
-		mf_record(mf, DIR_S2C, hit.bytes, hit.len, n,
+		mfnote_record(mf->note, DIR_S2C, hit.bytes, hit.len, n,
 		    FAULT_ROLE_INJECTED);
 		mf_out(mf, MOCKFAULT_REQ_END, er, hit.bytes, hit.len, 0, 1);
 		break;
 	case FAULT_DROP:
-		mf_remember(mf, id, n);
+		mfnote_faulted(mf->note, id, n);
 		mf_hold(mf, er, MF_HOLD, INT64_MAX, n, id);
 		break;
 	case FAULT_TIMEOUT:
-		mf_remember(mf, id, n);
+		mfnote_faulted(mf->note, id, n);
 		mf_hold(mf, er, MF_EXPIRE, clock_mono_ns() + hit.delay_ms *
 		    1000000, n, id);
 		if (!mf->running)
@@ -803,7 +637,7 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 		break;
 	case FAULT_CORRUPT:
 	case FAULT_MUTATE:
-		mf_record(mf, DIR_C2S, hit.bytes, hit.len, n,
+		mfnote_record(mf->note, DIR_C2S, hit.bytes, hit.len, n,
 		    FAULT_ROLE_INJECTED);
 		if (hit.bytes == NULL)
 			mf_deliver(mf, er, bytes, len, 1);
@@ -900,22 +734,16 @@ mockfault_finish(struct mockfault *mf)
 	}
 }
 
+/* Free the edge, ending what it still holds (mockfault_finish). */
 void
 mockfault_free(struct mockfault *mf)
 {
-	size_t	i;
-
 	if (mf == NULL)
 		return;
 	mockfault_finish(mf);
 	event_free(mf->timer);
 	if (mf->hup != NULL)
 		event_free(mf->hup);
-	json_decref(mf->faulted);
-	for (i = 0; i < MOCKFAULT_IDS_MAX; i++) {
-		json_decref(mf->reqs[i].id);
-		free(mf->reqs[i].method);
-	}
-	free(mf->reqs);
+	mfnote_free(mf->note);
 	free(mf);
 }

@@ -405,6 +405,25 @@ int		 mockfault_busy(const struct mockfault *);
 void		 mockfault_finish(struct mockfault *);
 void		 mockfault_free(struct mockfault *);
 
+/* mfnote.c: what mock --fault says and records of each fault. */
+struct fault_hit;
+struct mfnote;
+struct mfnote	*mfnote_new(struct writer *, struct wsession *);
+void		 mfnote_free(struct mfnote *);
+/* A client message went by: a request's method is kept by its id. */
+void		 mfnote_request(struct mfnote *, const char *, size_t);
+/* A rule applied: number, log and record the fault; its number. */
+int64_t		 mfnote_fault(struct mfnote *, const struct fault_hit *,
+		     enum dir, const char *, size_t);
+/* Record a message of fault n in its role (FAULT_ROLE_*). */
+void		 mfnote_record(struct mfnote *, enum dir, const char *,
+		     size_t, int64_t, int);
+/* Request id (JSON) was held by fault n; which fault held id, or 0. */
+void		 mfnote_faulted(struct mfnote *, json_t *, int64_t);
+int64_t		 mfnote_faulted_n(const struct mfnote *, const json_t *);
+json_t		*mfnote_id(const char *, size_t);
+int		 mfnote_is_cancel(const char *, size_t);
+
 int		 mock_parse_latency(struct mock_options *, const char *);
 int		 mock_run(struct plan *, struct matcher *,
 		     const struct mock_options *, struct mock_stats *,
