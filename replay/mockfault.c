@@ -726,6 +726,9 @@ mockfault_finish(struct mockfault *mf)
 	evtimer_del(mf->timer);
 	while ((it = TAILQ_FIRST(&mf->items)) != NULL) {
 		mf_item_remove(mf, it);
+		if (it->what == MF_OUT && it->fault != 0)
+			mfnote_record(mf->note, DIR_S2C, it->bytes, it->len,
+			    it->fault, FAULT_ROLE_DELAYED);
 		if (it->what == MF_OUT)
 			mf_emit(mf, it->how, it->er, it->bytes, it->len);
 		else if (it->er != NULL)
