@@ -579,21 +579,39 @@ inject_new(struct relay *r, const struct record_faults *rf)
 	return ij;
 }
 
-/* Free the fault path: what is still queued was never sent. */
+/*
+ * Free the fault path.  What is still queued (the session ended while a
+ * delay held it) was never sent: it is recorded all the same, with a note
+ * saying so, so that the record loses nothing that was read.
+ */
 void
 inject_free(struct inject *ij)
 {
 	struct inject_item	*it;
-	size_t			 i;
+	size_t			 i, left;
 	int			 d;
+	char			*note;
 
 	if (ij == NULL)
 		return;
 	for (d = 0; d < DIR_MAX; d++) {
+		left = 0;
 		while ((it = TAILQ_FIRST(&ij->d[d].queue)) != NULL) {
 			TAILQ_REMOVE(&ij->d[d].queue, it, entry);
+			inject_record(ij, d, it->bytes, it->len, it->fault,
+			    it->role);
 			free(it->bytes);
 			free(it);
+			left++;
+		}
+		if (left > 0) {
+			xasprintf(&note, "messages for %s still held back by "
+			    "faults when the session ended: %zu, recorded but "
+			    "never delivered", ij->r->half[d].dst_name, left);
+			log_warnx("%s", note);
+			tap_event(ij->r->tap, ij->r->session, "note", note,
+			    strlen(note));
+			free(note);
 		}
 		evbuffer_free(ij->d[d].in);
 		event_free(ij->d[d].timer);

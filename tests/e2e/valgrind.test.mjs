@@ -73,6 +73,32 @@ test('valgrind: a stdio session with cat (garbage, a partial last line)', { skip
   }
 });
 
+test('valgrind: a stdio session with fault rules (delay, error, drop, mutate, corrupt)', { skip, timeout: 180000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'v.db');
+    const input = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n' +
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"e"}}\n' +
+      '{"jsonrpc":"2.0","method":"notifications/x"}\n' +
+      '{"jsonrpc":"2.0","id":3,"method":"m","params":{"a":1}}\n' +
+      '{"jsonrpc":"2.0","id":4,"method":"c"}\nnot json\n{"partial';
+    const r = await runValgrind(['record', '--db', db, '--seed', '1',
+      '--fault', 'method=ping dir=c2s delay ms=50', '--fault', 'tool=e error',
+      '--fault', 'method=notifications/x drop', '--fault', 'method=m dir=c2s mutate set=$.params.a value=2',
+      '--fault', 'method=c dir=s2c corrupt mode=truncate', '--', 'cat'], { input });
+    assert.equal(r.code, 0, `cat's status, not valgrind's ${VG_ERROR}; stderr: ${r.stderr.slice(-6000)}`);
+    assertClean(r.stderr);
+    const lines = r.stdout.split('\n');
+    assert.equal(JSON.parse(lines[0]).error.code, -32603, 'the injected error first: the delay holds the rest');
+    assert.deepEqual(lines.slice(1), ['{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"jsonrpc":"2.0","id":3,"method":"m","params":{"a":2}}',
+      '{"jsonrpc":"2.0","id":4,"method":"c"}'.slice(0, 18), 'not json', '{"partial']);
+    assert.deepEqual(sql(db, 'SELECT action FROM faults ORDER BY n').map((f) => f.action),
+      ['delay', 'error', 'drop', 'mutate', 'corrupt']);
+  } finally {
+    t.cleanup();
+  }
+});
+
 test('valgrind: a stdio session whose server exits under the host', { skip, timeout: 180000 }, async () => {
   const t = tempDir();
   try {
