@@ -163,6 +163,26 @@ mfnote_record(struct mfnote *nt, enum dir d, const char *bytes, size_t len,
 	writer_message(nt->w, nt->ws, NULL, m);
 }
 
+/* Blank s's control bytes (a rule's CR LF), for one log line; s or NULL. */
+static char *
+mfnote_blank(char *s)
+{
+	char	*p;
+
+	for (p = s; p != NULL && *p != '\0'; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	}
+	return s;
+}
+
+/* A copy of s for one log line. */
+static char *
+mfnote_oneline(const char *s)
+{
+	return mfnote_blank(xstrdup(s != NULL ? s : ""));
+}
+
 /*
  * A rule applied to a message: number the fault, say it in one line and
  * write its faults row.  Returns its number.
@@ -173,7 +193,7 @@ mfnote_fault(struct mfnote *nt, const struct fault_hit *hit, enum dir d,
 {
 	struct wfault	 wf;
 	struct scan	 sc;
-	char		*method = NULL, *id = NULL;
+	char		*method = NULL, *id = NULL, *rule, *detail;
 	int64_t		 n;
 
 	scan_message(bytes, len, &sc);
@@ -184,13 +204,18 @@ mfnote_fault(struct mfnote *nt, const struct fault_hit *hit, enum dir d,
 	else if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) &&
 	    d == DIR_S2C && mfnote_method(nt, id) != NULL)
 		method = xstrdup(mfnote_method(nt, id));
+	mfnote_blank(method);
+	mfnote_blank(id);
 	n = nt->w != NULL ? writer_session_next_fault(nt->ws) : ++nt->nfaults;
-	log_warnx("mock: fault #%lld, rule %d `%s`: %s %.*s%s%.*s: %s",
-	    (long long)n, hit->rule, hit->rule_text, dir_name(d),
-	    MFNOTE_LOG_FIELD, method != NULL ? method : kind_name(sc.kind),
-	    id != NULL ? " id " : "", MFNOTE_LOG_FIELD, id != NULL ? id :
-	    "", hit->detail != NULL ? hit->detail :
+	rule = mfnote_oneline(hit->rule_text);
+	detail = mfnote_oneline(hit->detail != NULL ? hit->detail :
 	    fault_action_name(hit->action));
+	log_warnx("mock: fault #%lld, rule %d `%s`: %s %.*s%s%.*s: %s",
+	    (long long)n, hit->rule, rule, dir_name(d), MFNOTE_LOG_FIELD,
+	    method != NULL ? method : kind_name(sc.kind), id != NULL ? " id " :
+	    "", MFNOTE_LOG_FIELD, id != NULL ? id : "", detail);
+	free(rule);
+	free(detail);
 	if (nt->w != NULL) {
 		memset(&wf, 0, sizeof wf);
 		wf.n = n;

@@ -15,7 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { runSession, serverEverythingCommand } from './lib/session.mjs';
-import { spawnUntilLine, stopChild } from './lib/servers.mjs';
+import { request, spawnUntilLine, stopChild } from './lib/servers.mjs';
 import { MCPREEL, runMcpreel, sql, tempDir } from './lib/util.mjs';
 
 const SANITIZER = /runtime error|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer/;
@@ -212,12 +212,25 @@ test('mock --fault http-status 404 with --listen: the SDK rejects the call with 
 
 test('mock --fault http-status 429 and 401: Retry-After and WWW-Authenticate reach the client', { timeout: 60000 }, async () => {
   const m = await mockHttp(['--fault', 'tool=get-sum http-status status=429 retry-after=7',
-    '--fault', 'tool=echo http-status status=401 www-authenticate="Bearer realm=\\"mock\\""']);
+    '--fault', 'tool=echo http-status status=401 www-authenticate="Bearer realm=\\"mock\\""',
+    '--fault', 'method=ping http-status status=401 www-authenticate="x\r\nX-Evil: 1"']);
   try {
     const e = await rejection(m.client.callTool(SUM));
     assert.equal(e.code, 429, String(e));
     const u = await rejection(m.client.callTool(ECHO));
     assert.equal(u.code, 401, String(u));
+    // The headers as sent, seen raw; a value's CR LF cannot add a header.
+    const post = (body) => request(`${m.p.match[1]}/mcp`, { method: 'POST', body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } });
+    const busy = await post({ jsonrpc: '2.0', id: 70, method: 'tools/call', params: SUM });
+    assert.equal(busy.status, 429);
+    assert.equal(busy.headers['retry-after'], '7');
+    const auth = await post({ jsonrpc: '2.0', id: 71, method: 'tools/call', params: ECHO });
+    assert.equal(auth.headers['www-authenticate'], 'Bearer realm="mock"');
+    const evil = await post({ jsonrpc: '2.0', id: 72, method: 'ping' });
+    assert.equal(evil.status, 401);
+    assert.equal(evil.headers['x-evil'], undefined);
+    assert.match(evil.headers['www-authenticate'], /^x\s*X-Evil: 1$/);
     await m.client.close();
   } finally {
     await m.stop();
