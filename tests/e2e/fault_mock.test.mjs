@@ -323,6 +323,26 @@ test('mock --fault p= with --seed: the same faults in two runs', { timeout: 1200
   assert.ok(a.length > 0 && a.length < 30, `some, not all: ${a.length} of 30`);
 });
 
+test('mock --fault p=10% over 1000 calls: about a tenth faulted, the same ones for the same seed, others for another', { timeout: 120000 }, async () => {
+  const lines = [{ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'p', version: '1' } } }];
+  for (let i = 1; i <= 1000; i++) lines.push({ jsonrpc: '2.0', id: i, method: 'tools/call', params: SUM });
+  const input = Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join(''));
+  const faulted = async (seed) => {
+    const r = await runMcpreel(['mock', '--db', db, 'sdk', '--latency', 'none', '--seed', seed, '--fault', 'tool=get-sum p=10% error code=-32050'],
+      { input, timeoutMs: 60000 });
+    assert.equal(r.code, 0, r.stderr.toString().slice(-2000));
+    const out = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l)).filter((m) => typeof m.id === 'number' && m.id > 0);
+    assert.equal(out.length, 1000, 'every call answered');
+    return out.filter((m) => m.error?.code === -32050).map((m) => m.id).sort((a, b) => a - b);
+  };
+  const a = await faulted('7');
+  const b = await faulted('7');
+  const c = await faulted('8');
+  assert.deepEqual(a, b, 'the same seed: the same calls');
+  assert.notDeepEqual(a, c, 'another seed: other calls');
+  for (const f of [a, c]) assert.ok(f.length >= 60 && f.length <= 140, `about 100 of 1000: ${f.length}`);
+});
+
 test('mock --faults FILE is read again on SIGHUP', { timeout: 60000 }, async () => {
   const file = join(t.dir, 'faults.json');
   writeFileSync(file, JSON.stringify({ rules: [{ action: 'error', tool: 'get-sum', code: -32051 }] }));
