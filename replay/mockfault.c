@@ -234,10 +234,14 @@ mf_ahead(const struct mockfault *mf, const struct mfitem *stop,
 	return 0;
 }
 
-/* The s2c rules decide for one mock message, now at its channel's head. */
-static void
+/*
+ * The s2c rules decide for one mock message, now at its channel's head.
+ * held: the queued item it is, if it is one: a delay then keeps it in its
+ * place (returns 1), so what waits behind it stays behind it.
+ */
+static int
 mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
-    const char *bytes, size_t len, int recorded)
+    const char *bytes, size_t len, int recorded, struct mfitem *held)
 {
 	struct fault_hit	 hit;
 	struct mfitem		*it;
@@ -247,9 +251,16 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 	memset(&hit, 0, sizeof hit);
 	if (fault_decide(mf->set, DIR_S2C, bytes, len, mf->http, &hit) != 1) {
 		mf_emit(mf, how, er, bytes, len);
-		return;
+		return 0;
 	}
 	n = mfnote_fault(mf->note, &hit, DIR_S2C, bytes, len);
+	if (hit.action == FAULT_DELAY && held != NULL) {
+		held->decide = 0;
+		held->fault = n;
+		held->due_ns = clock_mono_ns() + hit.delay_ms * 1000000;
+		fault_hit_clear(&hit);
+		return 1;
+	}
 	if (hit.action == FAULT_DELAY && !mf_full(mf)) {
 		it = mf_item_add(mf, MF_OUT, er, bytes, len, clock_mono_ns() +
 		    hit.delay_ms * 1000000, n);
@@ -258,7 +269,7 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		fault_hit_clear(&hit);
 		if (!mf->running)
 			mf_run(mf);
-		return;
+		return 0;
 	}
 	/* A stray line goes before the message, which goes on as it is. */
 	if (!recorded && hit.action != FAULT_DELAY && !(hit.action ==
@@ -301,6 +312,7 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		break;
 	}
 	fault_hit_clear(&hit);
+	return 0;
 }
 
 /*
@@ -331,7 +343,7 @@ mf_out(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		return;
 	}
 	if (decide)
-		mf_out_now(mf, how, er, bytes, len, recorded);
+		mf_out_now(mf, how, er, bytes, len, recorded, NULL);
 	else
 		mf_emit(mf, how, er, bytes, len);
 }
@@ -359,14 +371,10 @@ mf_release(struct mockfault *mf, struct mfitem *it)
 		mf_deliver(mf, it->er, it->bytes, it->len, 1);
 		break;
 	case MF_OUT:
-		if (it->decide) {
-			mf_out_now(mf, it->how, it->er, it->bytes, it->len,
-			    it->recorded);
-			break;
-		}
+		/* Delayed (decided), or queued behind one (mf_run decides). */
 		if (it->fault != 0)
-			mfnote_record(mf->note, DIR_S2C, it->bytes, it->len, it->fault,
-			    FAULT_ROLE_DELAYED);
+			mfnote_record(mf->note, DIR_S2C, it->bytes, it->len,
+			    it->fault, FAULT_ROLE_DELAYED);
 		mf_emit(mf, it->how, it->er, it->bytes, it->len);
 		break;
 	case MF_EXPIRE:
@@ -434,21 +442,25 @@ mf_run(struct mockfault *mf)
 		}
 		stuck = it->what == MF_OUT && mf_blocked(blocked, nblocked,
 		    it->er);
-		if (stuck || it->due_ns > now) {
-			/* The first held on its channel says when to look. */
-			if (!stuck && it->due_ns < next)
-				next = it->due_ns;
-			if (it->what == MF_OUT && !stuck) {
-				blocked = xreallocarray(blocked, nblocked + 1,
-				    sizeof *blocked);
-				blocked[nblocked++] = it->er;
-			}
-			prev = it;
+		if (!stuck && it->due_ns <= now && !(it->what == MF_OUT &&
+		    it->decide && mf_out_now(mf, it->how, it->er, it->bytes,
+		    it->len, it->recorded, it))) {
+			/* Released (a queued one: the rules have acted). */
+			mf_item_remove(mf, it);
+			if (!(it->what == MF_OUT && it->decide))
+				mf_release(mf, it);
+			mf_item_free(it);
 			continue;
 		}
-		mf_item_remove(mf, it);
-		mf_release(mf, it);
-		mf_item_free(it);
+		/* It stays; the first on its channel says when to look. */
+		if (!stuck && it->due_ns < next)
+			next = it->due_ns;
+		if (it->what == MF_OUT && !stuck) {
+			blocked = xreallocarray(blocked, nblocked + 1,
+			    sizeof *blocked);
+			blocked[nblocked++] = it->er;
+		}
+		prev = it;
 	}
 	free(blocked);
 	mf->running = 0;

@@ -293,6 +293,20 @@ test('mock --fault delaying every answer of a flood: what is held stays bounded,
   assert.deepEqual(ids, lines.map((l) => l.id), 'every answer, in order');
 });
 
+test('mock --fault dir=s2c p=30% delay: answers delayed at random keep their order on stdout', { timeout: 60000 }, async () => {
+  const lines = [{ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'o', version: '1' } } }];
+  for (let i = 1; i <= 300; i++) lines.push({ jsonrpc: '2.0', id: i, method: 'ping' });
+  const r = await runMcpreel(['mock', '--db', db, 'sdk', '--latency', 'none', '--seed', '3', '--fault', 'dir=s2c method=ping p=30% delay ms=20 jitter=15'],
+    { input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')), timeoutMs: 60000 });
+  const err = r.stderr.toString();
+  assert.equal(r.code, 0, err.slice(-2000));
+  assert.doesNotMatch(err, SANITIZER);
+  const n = err.match(/mock: fault #/g).length;
+  assert.ok(n > 50 && n < 150, `about 90 of 300 delayed: ${n}`);
+  const ids = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l)).filter((m) => 'id' in m).map((m) => m.id);
+  assert.deepEqual(ids, lines.map((l) => l.id), 'every answer, in order');
+});
+
 test('mock refuses http-status without --listen, clearly', { timeout: 30000 }, async () => {
   const r = await runMcpreel(['mock', '--db', db, 'sdk', '--fault', 'http-status status=503'], { input: Buffer.alloc(0) });
   assert.equal(r.code, 2, r.stderr.toString());
