@@ -46,8 +46,8 @@ enum mf_what {
 struct mfitem {
 	enum mf_what		 what;
 	enum mockfault_how	 how;		/* MF_OUT */
-	int			 decide;	/* MF_OUT: rules not asked yet */
-	int			 recorded;	/* recorded already (fallback) */
+	int			 decide;	/* MF_OUT: rules not asked */
+	int			 recorded;	/* recorded (the fallback's) */
 	struct ereq		*er;
 	char			*bytes;
 	size_t			 len;
@@ -274,10 +274,12 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 	/* A stray line goes before the message, which goes on as it is. */
 	if (!recorded && hit.action != FAULT_DELAY && !(hit.action ==
 	    FAULT_CORRUPT && hit.bytes != NULL && mf_stray(&hit)))
-		mfnote_record(mf->note, DIR_S2C, bytes, len, n, FAULT_ROLE_ORIGINAL);
+		mfnote_record(mf->note, DIR_S2C, bytes, len, n,
+		    FAULT_ROLE_ORIGINAL);
 	switch (hit.action) {
 	case FAULT_DELAY:
-		mfnote_record(mf->note, DIR_S2C, bytes, len, n, FAULT_ROLE_DELAYED);
+		mfnote_record(mf->note, DIR_S2C, bytes, len, n,
+		    FAULT_ROLE_DELAYED);
 		mf_emit(mf, how, er, bytes, len);
 		break;
 	case FAULT_DROP:
@@ -614,7 +616,8 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 	stray = hit.action == FAULT_CORRUPT && hit.bytes != NULL &&
 	    mf_stray(&hit);
 	if (hit.action != FAULT_DELAY && !(stray && !mf->http))
-		mfnote_record(mf->note, DIR_C2S, bytes, len, n, FAULT_ROLE_ORIGINAL);
+		mfnote_record(mf->note, DIR_C2S, bytes, len, n,
+		    FAULT_ROLE_ORIGINAL);
 	switch (hit.action) {
 	case FAULT_DELAY:
 		mfnote_faulted(mf->note, id, n);
