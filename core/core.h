@@ -211,6 +211,18 @@ int		 jpath_match(const struct jpath *, const struct jseg *, size_t);
 char		*jpath_format(const struct jseg *, size_t);
 const char	*jpath_last_key(const struct jpath *);
 size_t		 jpath_descendants(const struct jpath *);
+int		 jpath_has_json(const struct jpath *);
+/*
+ * Matching as a walk descends: a state is jpath_nstates() bytes, set at
+ * the root by jpath_start() and moved one segment down by
+ * jpath_advance() in O(steps); jpath_accepts() says whether the path so
+ * far matches, as jpath_match() on the whole path would.
+ */
+size_t		 jpath_nstates(const struct jpath *);
+void		 jpath_start(const struct jpath *, unsigned char *);
+int		 jpath_advance(const struct jpath *, const unsigned char *,
+		     const struct jseg *, unsigned char *);
+int		 jpath_accepts(const struct jpath *, const unsigned char *);
 
 /* msg.c */
 struct msg	*msg_new(enum dir, const void *, size_t);

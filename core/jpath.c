@@ -297,13 +297,36 @@ jpath_text(const struct jpath *jp)
 	return jp->text;
 }
 
+/* Whether one segment of a path meets one step (not a ".." step). */
+static int
+jpath_step_meets(const struct jpath_step *st, const struct jseg *seg)
+{
+	switch (st->kind) {
+	case JPATH_KEY:
+		return seg->key != NULL && strcmp(seg->key, st->key) == 0;
+	case JPATH_ANY_KEY:
+		return seg->key != NULL;
+	case JPATH_INDEX:
+		return seg->key == NULL && !seg->json &&
+		    seg->index == st->index;
+	case JPATH_ANY_INDEX:
+		return seg->key == NULL && !seg->json;
+	case JPATH_JSON:
+		return seg->json;
+	case JPATH_DESCENDANT:
+		return seg->key != NULL && (st->key == NULL ||
+		    strcmp(st->key, seg->key) == 0);
+	default:
+		return 0;
+	}
+}
+
 /* Whether steps from s on match the whole of path from p on. */
 static int
 jpath_match_from(const struct jpath *jp, size_t s, const struct jseg *path,
     size_t n, size_t p)
 {
 	const struct jpath_step	*st;
-	const struct jseg	*seg;
 	size_t			 k;
 
 	if (s == jp->nsteps)
@@ -311,43 +334,14 @@ jpath_match_from(const struct jpath *jp, size_t s, const struct jseg *path,
 	st = &jp->steps[s];
 	if (st->kind == JPATH_DESCENDANT) {
 		for (k = p; k < n; k++) {
-			if (path[k].key == NULL)
-				continue;
-			if (st->key != NULL &&
-			    strcmp(st->key, path[k].key) != 0)
-				continue;
-			if (jpath_match_from(jp, s + 1, path, n, k + 1))
+			if (jpath_step_meets(st, &path[k]) &&
+			    jpath_match_from(jp, s + 1, path, n, k + 1))
 				return 1;
 		}
 		return 0;
 	}
-	if (p == n)
+	if (p == n || !jpath_step_meets(st, &path[p]))
 		return 0;
-	seg = &path[p];
-	switch (st->kind) {
-	case JPATH_KEY:
-		if (seg->key == NULL || strcmp(seg->key, st->key) != 0)
-			return 0;
-		break;
-	case JPATH_ANY_KEY:
-		if (seg->key == NULL)
-			return 0;
-		break;
-	case JPATH_INDEX:
-		if (seg->key != NULL || seg->json || seg->index != st->index)
-			return 0;
-		break;
-	case JPATH_ANY_INDEX:
-		if (seg->key != NULL || seg->json)
-			return 0;
-		break;
-	case JPATH_JSON:
-		if (!seg->json)
-			return 0;
-		break;
-	default:
-		return 0;
-	}
 	return jpath_match_from(jp, s + 1, path, n, p + 1);
 }
 
@@ -452,4 +446,72 @@ jpath_descendants(const struct jpath *jp)
 			n++;
 	}
 	return n;
+}
+
+/* Whether a pattern has a {json} step. */
+int
+jpath_has_json(const struct jpath *jp)
+{
+	size_t	i;
+
+	for (i = 0; i < jp->nsteps; i++) {
+		if (jp->steps[i].kind == JPATH_JSON)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * How many bytes a match state takes: one per position in the pattern
+ * (before each step, and after the last).
+ */
+size_t
+jpath_nstates(const struct jpath *jp)
+{
+	return jp->nsteps + 1;
+}
+
+/* The match state at the root: only the first position is live. */
+void
+jpath_start(const struct jpath *jp, unsigned char *state)
+{
+	memset(state, 0, jp->nsteps + 1);
+	state[0] = 1;
+}
+
+/*
+ * The state after one more segment of a path, from the state before it:
+ * a ".." step stays live over any segment and moves on over a key it
+ * names; any other step moves on over a segment it meets.  Costs
+ * O(steps).  Returns whether any position is still live (if none, no
+ * path below can match).
+ */
+int
+jpath_advance(const struct jpath *jp, const unsigned char *from,
+    const struct jseg *seg, unsigned char *to)
+{
+	const struct jpath_step	*st;
+	size_t			 s;
+	int			 live = 0;
+
+	memset(to, 0, jp->nsteps + 1);
+	for (s = 0; s < jp->nsteps; s++) {
+		if (!from[s])
+			continue;
+		st = &jp->steps[s];
+		if (st->kind == JPATH_DESCENDANT)
+			to[s] = 1;
+		if (jpath_step_meets(st, seg))
+			to[s + 1] = 1;
+	}
+	for (s = 0; s <= jp->nsteps; s++)
+		live |= to[s];
+	return live;
+}
+
+/* Whether a state is at the end of the pattern: the path matches. */
+int
+jpath_accepts(const struct jpath *jp, const unsigned char *state)
+{
+	return state[jp->nsteps];
 }

@@ -100,7 +100,7 @@ fault_set_add_text(struct fault_set *set, const char *text, char **cause)
 /*
  * Add the rules of a --faults file's contents (name for messages): all
  * of them or, on any error, none.  *seed_out is set to its "seed" when it
- * has one (*has_seed 1, else 0).
+ * has one (*has_seed 1, else 0), and left alone when the file is refused.
  */
 int
 fault_set_add_json(struct fault_set *set, const char *name, const char *buf,
@@ -112,6 +112,8 @@ fault_set_add_json(struct fault_set *set, const char *name, const char *buf,
 	const char	*key;
 	size_t		 i, n = 0;
 	char		*why = NULL;
+	uint64_t	 seed = 0;
+	int		 got_seed = 0;
 
 	*has_seed = 0;
 	if (len > FAULT_FILE_MAX) {
@@ -143,8 +145,8 @@ fault_set_add_json(struct fault_set *set, const char *name, const char *buf,
 			    "number from 0", name);
 			goto fail;
 		}
-		*seed_out = (uint64_t)json_integer_value(j);
-		*has_seed = 1;
+		seed = (uint64_t)json_integer_value(j);
+		got_seed = 1;
 	}
 	rules = json_object_get(root, "rules");
 	if (rules == NULL || !json_is_array(rules)) {
@@ -170,6 +172,10 @@ fault_set_add_json(struct fault_set *set, const char *name, const char *buf,
 	fault_set_append(set, parsed, n);
 	free(parsed);
 	json_decref(root);
+	if (got_seed) {
+		*seed_out = seed;
+		*has_seed = 1;
+	}
 	return 0;
 
 fail:

@@ -164,7 +164,8 @@ void		 fault_set_free(struct fault_set *);
 int		 fault_set_add_text(struct fault_set *, const char *, char **);
 /*
  * Add the rules of a --faults file's contents (name for messages);
- * *seed_out is set to its "seed" when it has one (has_seed 1).
+ * *seed_out is set to its "seed" when it has one (has_seed 1); a refused
+ * file leaves it alone.
  */
 int		 fault_set_add_json(struct fault_set *, const char *,
 		     const char *, size_t, uint64_t *, int *, char **);

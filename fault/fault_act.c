@@ -22,14 +22,16 @@
 #define FAULT_STRAY_LINE	"this line is not JSON (stray bytes injected " \
 	"by mcpreel)"
 /*
- * mutate looks this deep into a message and no deeper: with at most
- * FAULT_MUTATE_DESCENDANTS ".." steps in a pattern, matching one place
- * costs at most (depth choose descendants) steps, so a message's work
- * stays bounded by its size.
+ * mutate looks this deep into a message and no deeper.  It matches its
+ * pattern as it descends (a state per depth, moved in O(steps) a node),
+ * so a message costs at most its nodes times the pattern's steps.
  */
 #define FAULT_MUTATE_DEPTH	48
 /* How much of an id the detail quotes. */
 #define FAULT_ID_QUOTE		64
+
+/* Match steps mutate has taken (jpath states moved), for tests. */
+uint64_t	fault_act_work;
 
 /* "tools/call request 7" (or what is known of it), for details. */
 static char *
@@ -159,14 +161,36 @@ struct fault_act_walk {
 	const struct jpath	*jp;
 	json_t			*value;		/* set: what to write */
 	const char		*last;		/* set: a key it may add */
-	struct jseg		 path[FAULT_MUTATE_DEPTH];
+	size_t			 nstates;	/* jpath_nstates() */
+	unsigned char		*states;	/* one state a depth, and 1 */
 	size_t			 changes;
 };
+
+/*
+ * Move the walk's state at depth one segment down into depth + 1.
+ * Returns whether a place below can still match.
+ */
+static int
+fault_act_advance(struct fault_act_walk *w, size_t depth,
+    const struct jseg *seg)
+{
+	fault_act_work += w->nstates;
+	return jpath_advance(w->jp, w->states + depth * w->nstates, seg,
+	    w->states + (depth + 1) * w->nstates);
+}
+
+/* Whether the state at depth says the path so far matches. */
+static int
+fault_act_matches(struct fault_act_walk *w, size_t depth)
+{
+	return jpath_accepts(w->jp, w->states + depth * w->nstates);
+}
 
 /* Set or remove every place below node (at depth) the pattern matches. */
 static void
 fault_act_walk(struct fault_act_walk *w, json_t *node, size_t depth)
 {
+	struct jseg	 seg;
 	const char	*key;
 	json_t		*child;
 	void		*tmp;
@@ -174,12 +198,13 @@ fault_act_walk(struct fault_act_walk *w, json_t *node, size_t depth)
 
 	if (depth >= FAULT_MUTATE_DEPTH)
 		return;
+	memset(&seg, 0, sizeof seg);
 	if (json_is_object(node)) {
 		json_object_foreach_safe(node, tmp, key, child) {
-			w->path[depth].key = key;
-			w->path[depth].index = 0;
-			w->path[depth].json = 0;
-			if (jpath_match(w->jp, w->path, depth + 1)) {
+			seg.key = key;
+			if (!fault_act_advance(w, depth, &seg))
+				continue;
+			if (fault_act_matches(w, depth + 1)) {
 				if (w->value == NULL)
 					json_object_del(node, key);
 				else
@@ -191,8 +216,9 @@ fault_act_walk(struct fault_act_walk *w, json_t *node, size_t depth)
 		}
 		if (w->value != NULL && w->last != NULL &&
 		    json_object_get(node, w->last) == NULL) {
-			w->path[depth].key = w->last;
-			if (jpath_match(w->jp, w->path, depth + 1)) {
+			seg.key = w->last;
+			if (fault_act_advance(w, depth, &seg) &&
+			    fault_act_matches(w, depth + 1)) {
 				json_object_set(node, w->last, w->value);
 				w->changes++;
 			}
@@ -200,10 +226,10 @@ fault_act_walk(struct fault_act_walk *w, json_t *node, size_t depth)
 	} else if (json_is_array(node)) {
 		/* From the end, so a removal leaves the indexes to come. */
 		for (i = json_array_size(node); i-- > 0;) {
-			w->path[depth].key = NULL;
-			w->path[depth].index = i;
-			w->path[depth].json = 0;
-			if (jpath_match(w->jp, w->path, depth + 1)) {
+			seg.index = i;
+			if (!fault_act_advance(w, depth, &seg))
+				continue;
+			if (fault_act_matches(w, depth + 1)) {
 				if (w->value == NULL)
 					json_array_remove(node, i);
 				else
@@ -232,7 +258,11 @@ fault_act_mutate(const struct fault_rule *r, const struct fault_msg *m,
 	w.jp = set ? r->v[FS_SET].jp : r->v[FS_REMOVE].jp;
 	w.value = set ? r->v[FS_VALUE].json : NULL;
 	w.last = set ? jpath_last_key(w.jp) : NULL;
+	w.nstates = jpath_nstates(w.jp);
+	w.states = xreallocarray(NULL, FAULT_MUTATE_DEPTH + 1, w.nstates);
+	jpath_start(w.jp, w.states);
 	fault_act_walk(&w, root, 0);
+	free(w.states);
 	if (w.changes == 0) {
 		json_decref(root);
 		return 0;

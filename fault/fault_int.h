@@ -206,6 +206,7 @@ void		 fault_match_clear(struct fault_set *);
 void		 fault_match_forget_timeouts(struct fault_set *);
 
 /* fault_act.c */
+extern uint64_t	 fault_act_work;	/* mutate's match steps, all */
 int		 fault_act_apply(struct fault_set *, const struct fault_rule *,
 		     int, const struct fault_msg *, struct fault_hit *);
 void		 fault_act_late_answer(const struct fault_rule *, int,

@@ -362,6 +362,10 @@ fault_match_rule(struct fault_set *set, struct fault_rule *r,
 	if (!(a->transports & t) || (a->action == FAULT_CLOSE &&
 	    v[FS_MODE].set && !(fault_close_transports[v[FS_MODE].i] & t)))
 		return 0;
+	/* A timeout needs its request remembered to hold the answer. */
+	if (a->action == FAULT_TIMEOUT && (m->id == NULL ||
+	    m->idlen > FAULT_KEEP_MAX))
+		return 0;
 	if (a->method != NULL && (m->method == NULL ||
 	    strcmp(a->method, m->method) != 0))
 		return 0;

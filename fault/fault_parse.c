@@ -527,6 +527,12 @@ fault_parse_value(struct fault_rule *r, const struct fault_key *k,
 			    k->name, q, FAULT_MUTATE_DESCENDANTS);
 			goto fail;
 		}
+		if (jpath_has_json(v->jp)) {
+			q = fault_parse_quote(value);
+			xasprintf(why, "`%s=%s`: mutate does not step into "
+			    "JSON held by strings ({json})", k->name, q);
+			goto fail;
+		}
 		if (jpath_match(v->jp, NULL, 0)) {
 			q = fault_parse_quote(value);
 			xasprintf(why, "`%s=%s` names the whole message: name "
@@ -913,6 +919,11 @@ fault_parse_finish(struct fault_rule *r, char **why)
 	if (fault_parse_check(r, why) != 0)
 		goto fail;
 	fault_parse_canon(r);
+	if (strlen(r->text) > FAULT_RULE_TEXT_MAX) {
+		xasprintf(why, "the rule is %zu bytes as written back; the "
+		    "most is %d", strlen(r->text), FAULT_RULE_TEXT_MAX);
+		goto fail;
+	}
 	return r;
 
 fail:

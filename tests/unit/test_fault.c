@@ -109,6 +109,10 @@ static const struct fault_bad fault_bad_rules[] = {
 	{ "mutate remove=$..a..b..c", "`remove=$..a..b..c`: at most 2 `..` "
 	  "steps" },
 	{ "mutate set=$.a value=nope", "`value=nope`: not JSON" },
+	{ "mutate set=$.result.content[0].text{json}.a value=2",
+	  "`set=$.result.content[0].text{json}.a`: mutate does not step into "
+	  "JSON held by strings ({json})" },
+	{ "mutate remove=$..text{json}", "mutate does not step into JSON" },
 	{ "delay ms=5 ms=6", "`ms` given twice" },
 	{ "method=a method=b drop", "`method` given twice" },
 	{ "=x drop", "`=x`: a value with no key before =" },
@@ -258,6 +262,48 @@ Test(fault, long_rule, .timeout = UNIT_TIMEOUT)
 	cr_expect_lt(strlen(cause), 300);
 	free(cause);
 	free(text);
+	fault_set_free(set);
+}
+
+/*
+ * The limit is on the text as written back too, whichever form the rule
+ * came in: a JSON rule whose canonical text is too long is refused (its
+ * text would not read back), and so is a text rule that quoting makes
+ * too long.
+ */
+Test(fault, long_rule_any_form, .timeout = UNIT_TIMEOUT)
+{
+	struct fault_set	*set = fault_set_new(1);
+	char			*msg, *file, *text, *cause = NULL;
+	uint64_t		 seed = 0;
+	int			 has_seed = 0;
+	size_t			 n = FAULT_RULE_TEXT_MAX + 10, i;
+
+	msg = xmalloc(n + 1);
+	memset(msg, 'm', n);
+	msg[n] = '\0';
+	xasprintf(&file, "{\"rules\": [{\"action\": \"error\", "
+	    "\"message\": \"%s\"}]}", msg);
+	cr_expect_eq(fault_set_add_json(set, "f.json", file, strlen(file),
+	    &seed, &has_seed, &cause), -1);
+	cr_expect(cause != NULL && strstr(cause, "the most is 65536") != NULL,
+	    "%s", cause);
+	free(cause);
+	cause = NULL;
+	free(file);
+	/* Under the limit as given, over it once each \ is escaped. */
+	for (i = 0; i < n; i += 2)
+		msg[i] = '\\';
+	msg[FAULT_RULE_TEXT_MAX - 100] = '\0';
+	xasprintf(&text, "error message=%s", msg);
+	cr_assert_lt(strlen(text), FAULT_RULE_TEXT_MAX);
+	cr_expect_eq(fault_set_add_text(set, text, &cause), -1);
+	cr_expect(cause != NULL && strstr(cause, "the most is 65536") != NULL,
+	    "%s", cause);
+	free(cause);
+	free(text);
+	free(msg);
+	cr_expect_eq(fault_set_count(set), 0);
 	fault_set_free(set);
 }
 
@@ -656,6 +702,43 @@ Test(fault, timeout_holds_the_answer, .timeout = UNIT_TIMEOUT)
 	fault_set_free(set);
 }
 
+/*
+ * A request whose id is too long to remember is not put under timeout
+ * (its answer could not be held), so no timeout is recorded that the
+ * client never saw.
+ */
+Test(fault, timeout_needs_a_remembered_id, .timeout = UNIT_TIMEOUT)
+{
+	static const char *const rules[] = { "method=slow timeout ms=100",
+		NULL };
+	struct fault_set	*set = fault_rules(1, rules);
+	char			 id[FAULT_KEEP_MAX + 8], *req, *res;
+
+	memset(id, 'i', sizeof id - 1);
+	id[0] = id[sizeof id - 2] = '"';
+	id[sizeof id - 1] = '\0';
+	xasprintf(&req, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":"
+	    "\"slow\"}", id);
+	xasprintf(&res, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}",
+	    id);
+	cr_expect_eq(fault_rule_of(set, DIR_C2S, req, 0), 0);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, res, 0), 0);
+	/* An id of FAULT_KEEP_MAX bytes is still remembered. */
+	id[FAULT_KEEP_MAX - 1] = '"';
+	id[FAULT_KEEP_MAX] = '\0';
+	free(req);
+	free(res);
+	xasprintf(&req, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":"
+	    "\"slow\"}", id);
+	xasprintf(&res, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}",
+	    id);
+	cr_expect_eq(fault_rule_of(set, DIR_C2S, req, 0), 1);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, res, 0), 1);
+	free(req);
+	free(res);
+	fault_set_free(set);
+}
+
 Test(fault, answered_requests_are_not_remembered, .timeout = UNIT_TIMEOUT)
 {
 	static const char *const rules[] = { "tool=a dir=c2s error",
@@ -711,6 +794,201 @@ Test(fault, mutate, .timeout = UNIT_TIMEOUT)
 	set = fault_rules(1, none);
 	cr_expect_eq(fault_rule_of(set, DIR_S2C, tools, 0), 0);
 	fault_set_free(set);
+}
+
+/* Nested "a" objects in the deep message, and keys at its bottom. */
+#define FAULT_DEEP_NEST		45
+#define FAULT_DEEP_KEYS		100000
+
+/*
+ * A mutate pattern with two ".." steps over a deep message with many
+ * keys: the match steps taken stay within nodes times pattern positions
+ * (matching each node's whole path from the root took about 1 000 times
+ * that).
+ */
+Test(fault, mutate_work_is_bounded, .timeout = UNIT_TIMEOUT)
+{
+	const char *const	 rules[] = { "mutate remove=$..a..a.zzz",
+	    "mutate remove=$.result.zzz", NULL };
+	struct fault_set	*set;
+	struct fault_hit	 hit;
+	char			*msg, *p;
+	/* Members: jsonrpc, id, result, the "a"s, the keys and zzz. */
+	size_t			 i, size, nodes = 3 + FAULT_DEEP_NEST +
+	    FAULT_DEEP_KEYS + 1;
+
+	size = 64 + FAULT_DEEP_NEST * 8 + FAULT_DEEP_KEYS * 16;
+	msg = xmalloc(size);
+	p = msg + sprintf(msg, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":");
+	for (i = 0; i < FAULT_DEEP_NEST; i++)
+		p += sprintf(p, "{\"a\":");
+	*p++ = '{';
+	for (i = 0; i < FAULT_DEEP_KEYS; i++)
+		p += sprintf(p, "%s\"k%zu\":0", i > 0 ? "," : "", i);
+	p += sprintf(p, ",\"zzz\":1}");
+	for (i = 0; i < FAULT_DEEP_NEST; i++)
+		*p++ = '}';
+	strcpy(p, "}");
+	cr_assert_lt(strlen(msg), size);
+
+	set = fault_rules(1, rules);
+	fault_act_work = 0;
+	cr_assert_eq(fault_decide(set, DIR_S2C, msg, strlen(msg), 0, &hit), 1);
+	cr_expect_eq(hit.rule, 1);
+	cr_expect(strstr(hit.bytes, "zzz") == NULL, "zzz still there");
+	cr_expect(strstr(hit.bytes, "\"k99999\":0") != NULL);
+	/* $..a..a.zzz: 4 positions, moved once a member. */
+	cr_expect_leq(fault_act_work, (uint64_t)nodes * 4,
+	    "%llu match steps for %zu nodes",
+	    (unsigned long long)fault_act_work, nodes);
+	fault_hit_clear(&hit);
+	fault_set_free(set);
+
+	/* A pattern without "..": nothing below $.result is visited. */
+	set = fault_rules(1, rules + 1);
+	fault_act_work = 0;
+	cr_expect_eq(fault_decide(set, DIR_S2C, msg, strlen(msg), 0, &hit), 0);
+	cr_expect_leq(fault_act_work, 16, "%llu match steps",
+	    (unsigned long long)fault_act_work);
+	fault_set_free(set);
+	free(msg);
+}
+
+/* The user reference, whose rules and faults file must parse. */
+#define FAULT_DOC		DOCS_DIR "/faults.md"
+#define FAULT_DOC_MAX		(256 * 1024)
+
+/* Read the user reference into a string; the caller frees it. */
+static char *
+fault_doc(void)
+{
+	FILE	*f;
+	char	*doc = xmalloc(FAULT_DOC_MAX + 1);
+	size_t	 n;
+
+	f = fopen(FAULT_DOC, "r");
+	cr_assert_not_null(f, "cannot open %s", FAULT_DOC);
+	n = fread(doc, 1, FAULT_DOC_MAX, f);
+	cr_assert_lt(n, FAULT_DOC_MAX, "%s is too big", FAULT_DOC);
+	fclose(f);
+	doc[n] = '\0';
+	return doc;
+}
+
+/*
+ * Every --fault '...' in docs/faults.md (the examples and the recipes)
+ * and its faults file example are taken by the module.
+ */
+Test(fault, doc_rules_parse, .timeout = UNIT_TIMEOUT)
+{
+	struct fault_set	*set;
+	char			*doc = fault_doc(), *p, *end, *rule;
+	char			*cause = NULL;
+	uint64_t		 seed = 0;
+	int			 has_seed = 0;
+	size_t			 n = 0;
+
+	for (p = doc; (p = strstr(p, "--fault '")) != NULL; p = end + 1) {
+		p += strlen("--fault '");
+		end = strchr(p, '\'');
+		cr_assert_not_null(end);
+		rule = xstrndup(p, (size_t)(end - p));
+		set = fault_set_new(1);
+		cr_expect_eq(fault_set_add_text(set, rule, &cause), 0,
+		    "docs/faults.md: `%s`: %s", rule, cause);
+		free(cause);
+		cause = NULL;
+		fault_set_free(set);
+		free(rule);
+		n++;
+	}
+	cr_expect_geq(n, 10, "only %zu rules found in %s", n, FAULT_DOC);
+
+	p = strstr(doc, "```json\n");
+	cr_assert_not_null(p, "no faults file example in %s", FAULT_DOC);
+	p += strlen("```json\n");
+	end = strstr(p, "```");
+	cr_assert_not_null(end);
+	set = fault_set_new(1);
+	cr_expect_eq(fault_set_add_json(set, "faults.md", p, (size_t)(end - p),
+	    &seed, &has_seed, &cause), 0, "%s", cause);
+	cr_expect_eq(fault_set_count(set), 3);
+	cr_expect_eq(has_seed, 1);
+	cr_expect_eq(seed, 42);
+	free(cause);
+	fault_set_free(set);
+	free(doc);
+}
+
+/* Find a --fault recipe in docs/faults.md by its comment line. */
+static char *
+fault_doc_recipe(const char *comment)
+{
+	char	*doc = fault_doc(), *p, *end, *rule;
+
+	p = strstr(doc, comment);
+	cr_assert_not_null(p, "no recipe `%s` in %s", comment, FAULT_DOC);
+	p = strstr(p, "--fault '");
+	cr_assert_not_null(p);
+	p += strlen("--fault '");
+	end = strchr(p, '\'');
+	cr_assert_not_null(end);
+	rule = xstrndup(p, (size_t)(end - p));
+	free(doc);
+	return rule;
+}
+
+/*
+ * The recipes do what their comments say: the server dies at the 6th
+ * tools/call (after 5 calls and their answers), and the slow server
+ * delays answers, not the server's own requests.
+ */
+Test(fault, doc_recipes_do_what_they_say, .timeout = UNIT_TIMEOUT)
+{
+	char			*rule, req[128], ans[128];
+	const char		*rules[2] = { NULL, NULL };
+	const char		*ping = "{\"jsonrpc\":\"2.0\",\"id\":\"s1\","
+	    "\"method\":\"ping\"}";
+	const char		*pong = "{\"jsonrpc\":\"2.0\",\"id\":9,"
+	    "\"result\":{}}";
+	struct fault_set	*set;
+	int			 i;
+
+	rule = fault_doc_recipe("# A server that dies after the 5th tool "
+	    "call");
+	rules[0] = rule;
+	set = fault_rules(1, rules);
+	for (i = 1; i <= 7; i++) {
+		snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}",
+		    i);
+		snprintf(ans, sizeof ans, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"result\":{\"content\":[]}}", i);
+		cr_expect_eq(fault_rule_of(set, DIR_C2S, req, 0),
+		    i == 6 ? 1 : 0, "`%s`: call %d", rule, i);
+		if (i >= 6)
+			break;
+		cr_expect_eq(fault_rule_of(set, DIR_S2C, ans, 0), 0,
+		    "`%s`: answer %d", rule, i);
+	}
+	fault_set_free(set);
+	free(rule);
+
+	rule = fault_doc_recipe("# A slow server");
+	rules[0] = rule;
+	set = fault_rules(1, rules);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, ping, 0), 0, "`%s`", rule);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, pong, 0), 1, "`%s`", rule);
+	fault_set_free(set);
+	free(rule);
+
+	rule = fault_doc_recipe("# every answer from the server");
+	rules[0] = rule;
+	set = fault_rules(1, rules);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, ping, 0), 0, "`%s`", rule);
+	cr_expect_eq(fault_rule_of(set, DIR_S2C, pong, 0), 1, "`%s`", rule);
+	fault_set_free(set);
+	free(rule);
 }
 
 Test(fault, transport, .timeout = UNIT_TIMEOUT)
@@ -799,6 +1077,14 @@ Test(fault, json_form, .timeout = UNIT_TIMEOUT)
 	    "http-status status=429 retry-after=5");
 	cr_expect_str_eq(fault_set_rule_text(set, 6),
 	    "dir=c2s corrupt mode=stray");
+	/* A refused file leaves the seed alone, even with a good "seed". */
+	seed = 7;
+	cr_expect_eq(fault_json(set, "{\"seed\": 123, \"rules\": ["
+	    "{\"action\": \"nope\"}]}", &seed, &has_seed, &cause), -1);
+	free(cause);
+	cause = NULL;
+	cr_expect_eq(seed, 7);
+	cr_expect_eq(has_seed, 0);
 	/* No seed: has_seed 0. */
 	cr_assert_eq(fault_json(set, "{\"rules\": []}", &seed, &has_seed,
 	    &cause), 0);

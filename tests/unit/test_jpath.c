@@ -116,7 +116,30 @@ static const struct jpath_match_case jpath_match_cases[] = {
 	{ "$.text{json}", { 2, { K("text"), I(0) } }, 0 },
 };
 
-/* Each pattern matches exactly the paths it names. */
+/* Whether a pattern matches a path, one jpath_advance() a segment. */
+static int
+jpath_match_walk(const struct jpath *jp, const struct jseg *path, size_t n)
+{
+	unsigned char	*a, *b, *t;
+	size_t		 i;
+	int		 r;
+
+	a = xmalloc(jpath_nstates(jp));
+	b = xmalloc(jpath_nstates(jp));
+	jpath_start(jp, a);
+	for (i = 0; i < n; i++) {
+		jpath_advance(jp, a, &path[i], b);
+		t = a;
+		a = b;
+		b = t;
+	}
+	r = jpath_accepts(jp, a);
+	free(a);
+	free(b);
+	return r;
+}
+
+/* Each pattern matches exactly the paths it names, whole or stepwise. */
 Test(jpath, match, .timeout = UNIT_TIMEOUT)
 {
 	const struct jpath_match_case	*c;
@@ -132,6 +155,9 @@ Test(jpath, match, .timeout = UNIT_TIMEOUT)
 		cr_expect_eq(jpath_match(jp, c->path.seg, c->path.n), c->want,
 		    "case %zu: %s against %s: want %d", i, c->pattern, text,
 		    c->want);
+		cr_expect_eq(jpath_match_walk(jp, c->path.seg, c->path.n),
+		    c->want, "case %zu: %s against %s step by step: want %d",
+		    i, c->pattern, text, c->want);
 		free(text);
 		jpath_free(jp);
 	}
