@@ -151,8 +151,14 @@ inject_out(struct inject *ij, enum dir d, const char *p, size_t len, int nl,
 	TAILQ_INSERT_TAIL(&id->queue, it, entry);
 	id->queued += len + 1;
 	inject_flush(id);
-	if (id->queued > INJECT_QUEUE_MAX)
-		half_pause(&ij->r->half[d], PAUSE_FAULT, 1);
+	/*
+	 * Either source can fill a queue (an injected answer goes the other
+	 * way): both wait until it drains.
+	 */
+	if (id->queued > INJECT_QUEUE_MAX) {
+		half_pause(&ij->r->half[DIR_C2S], PAUSE_FAULT, 1);
+		half_pause(&ij->r->half[DIR_S2C], PAUSE_FAULT, 1);
+	}
 }
 
 /* Send what is due at the head of a direction's queue; wait for the rest. */
@@ -160,7 +166,8 @@ static void
 inject_flush(struct inject_dir *id)
 {
 	struct inject_item	*it;
-	struct half		*h = &id->ij->r->half[id->dir];
+	struct relay		*r = id->ij->r;
+	struct half		*h = &r->half[id->dir];
 	int64_t			 now = clock_mono_ns(), wait;
 	struct timeval		 tv;
 
@@ -181,8 +188,15 @@ inject_flush(struct inject_dir *id)
 		free(it->bytes);
 		free(it);
 	}
-	if ((h->pause & PAUSE_FAULT) && id->queued <= INJECT_QUEUE_MAX / 2)
-		half_pause(h, PAUSE_FAULT, 0);
+	/* A long line waits for an empty queue, to stream through. */
+	if (((r->half[DIR_C2S].pause | r->half[DIR_S2C].pause) &
+	    PAUSE_FAULT) && id->queued <= INJECT_QUEUE_MAX / 2 &&
+	    id->ij->d[!id->dir].queued <= INJECT_QUEUE_MAX / 2 &&
+	    (evbuffer_get_length(id->in) <= INJECT_LINE_MAX ||
+	    TAILQ_EMPTY(&id->queue))) {
+		half_pause(&id->ij->r->half[DIR_C2S], PAUSE_FAULT, 0);
+		half_pause(&id->ij->r->half[DIR_S2C], PAUSE_FAULT, 0);
+	}
 	if (TAILQ_EMPTY(&id->queue) && h->eof && !h->out_closed &&
 	    half_backlog(h) == 0)
 		half_close_out(h);
@@ -351,6 +365,11 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 		inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
 		break;
 	case FAULT_TIMEOUT:
+		/* An answer whose request's fault is forgotten: dropped. */
+		if (d == DIR_S2C) {
+			inject_record(ij, d, p, len, n, FAULT_ROLE_ORIGINAL);
+			break;
+		}
 		if (id != NULL) {
 			q = &ij->tos[ij->nto++ % INJECT_TIMEOUTS_MAX];
 			inject_req_clear(q);
@@ -399,23 +418,35 @@ inject_line(struct inject *ij, enum dir d, const char *p, size_t len)
 	struct fault_hit	 hit;
 	struct scan		 sc;
 	char			*id;
-	int			 handled = 0;
+	int			 answer, handled = 0;
 
 	scan_message(p, len, &sc);
+	answer = d == DIR_S2C && (sc.kind == KIND_RESPONSE ||
+	    sc.kind == KIND_ERROR);
 	if (d == DIR_C2S && sc.kind == KIND_REQUEST)
 		inject_remember(ij, p, &sc);
-	else if (d == DIR_S2C && (sc.kind == KIND_RESPONSE ||
-	    sc.kind == KIND_ERROR) && (id = scan_id_dup(p, &sc)) != NULL) {
-		handled = inject_timed_out(ij, p, len, id);
-		free(id);
-	}
-	if (handled)
-		return;
 	memset(&hit, 0, sizeof hit);
 	if (fault_decide(ij->set, d, p, len, 0, &hit) == 1) {
-		inject_apply(ij, d, p, len, &sc, &hit);
+		/*
+		 * The answer to a request under a timeout rule: it belongs
+		 * to the request's fault when that is remembered.
+		 */
+		if (answer && hit.action == FAULT_TIMEOUT &&
+		    (id = scan_id_dup(p, &sc)) != NULL) {
+			handled = inject_timed_out(ij, p, len, id);
+			free(id);
+		}
+		if (!handled)
+			inject_apply(ij, d, p, len, &sc, &hit);
 		fault_hit_clear(&hit);
 		return;
+	}
+	/* Rules reloaded since the request: its answer is still held. */
+	if (answer && ij->nto != 0 && (id = scan_id_dup(p, &sc)) != NULL) {
+		handled = inject_timed_out(ij, p, len, id);
+		free(id);
+		if (handled)
+			return;
 	}
 	inject_out(ij, d, p, len, 1, 0, 0, FAULT_ROLE_NONE);
 }
