@@ -68,18 +68,26 @@ mfnote_free(struct mfnote *nt)
 	free(nt);
 }
 
-/* The fault n that held request id, or 0. */
+/*
+ * The fault n that held request id, or 0; *deadline_ns (if not NULL) its
+ * answer's deadline under a timeout rule, else 0.
+ */
 int64_t
-mfnote_faulted_n(const struct mfnote *nt, const json_t *id)
+mfnote_faulted_n(const struct mfnote *nt, const json_t *id,
+    int64_t *deadline_ns)
 {
-	json_t	*pair;
+	json_t	*t;
 	size_t	 i;
-	int64_t	 n = 0;
+	int64_t	 n = 0, deadline = 0;
 
-	json_array_foreach(nt->faulted, i, pair) {
-		if (json_equal(json_array_get(pair, 0), id))
-			n = json_integer_value(json_array_get(pair, 1));
+	json_array_foreach(nt->faulted, i, t) {
+		if (!json_equal(json_array_get(t, 0), id))
+			continue;
+		n = json_integer_value(json_array_get(t, 1));
+		deadline = json_integer_value(json_array_get(t, 2));
 	}
+	if (deadline_ns != NULL)
+		*deadline_ns = deadline;
 	return n;
 }
 
@@ -136,16 +144,20 @@ mfnote_method(const struct mfnote *nt, const char *idtext)
 	return method;
 }
 
-/* Remember that request id was faulted by fault n (for cancellations). */
+/*
+ * Remember that request id was faulted by fault n (for cancellations), and
+ * under a timeout rule its answer's deadline (else 0).
+ */
 void
-mfnote_faulted(struct mfnote *nt, json_t *id, int64_t n)
+mfnote_faulted(struct mfnote *nt, json_t *id, int64_t n,
+    int64_t deadline_ns)
 {
 	if (id == NULL)
 		return;
 	if (json_array_size(nt->faulted) >= MFNOTE_IDS_MAX)
 		json_array_remove(nt->faulted, 0);
-	json_array_append_new(nt->faulted, json_pack("[O, I]", id,
-	    (json_int_t)n));
+	json_array_append_new(nt->faulted, json_pack("[O, I, I]", id,
+	    (json_int_t)n, (json_int_t)deadline_ns));
 }
 
 /* Record one message of fault n in its role (when the mock records). */

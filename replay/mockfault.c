@@ -235,6 +235,38 @@ mf_ahead(const struct mockfault *mf, const struct mfitem *stop,
 }
 
 /*
+ * The answer to a request under a timeout rule: never given.  Over HTTP
+ * its POST ends, with no answer, at the deadline (the request's time plus
+ * the rule's ms; at once if that has passed).  It belongs to the request's
+ * fault, said when the request came; one the mock did not see come (its
+ * id too long, forgotten) is a fault of its own.
+ */
+static void
+mf_late_answer(struct mockfault *mf, const struct fault_hit *hit,
+    enum mockfault_how how, struct ereq *er, const char *bytes, size_t len,
+    int recorded)
+{
+	json_t	*id = mfnote_id(bytes, len);
+	int64_t	 n, deadline, now = clock_mono_ns();
+
+	if ((n = mfnote_faulted_n(mf->note, id, &deadline)) == 0)
+		n = mfnote_fault(mf->note, hit, DIR_S2C, bytes, len);
+	else
+		log_info("mock: fault #%lld: the answer to a request under "
+		    "timeout is held, then dropped", (long long)n);
+	if (!recorded)
+		mfnote_record(mf->note, DIR_S2C, bytes, len, n,
+		    FAULT_ROLE_ORIGINAL);
+	if (how == MOCKFAULT_REQ_END && er != NULL) {
+		mf_hold(mf, er, MF_EXPIRE, deadline > now ? deadline : now, n,
+		    id);
+		if (!mf->running)
+			mf_run(mf);
+	}
+	json_decref(id);
+}
+
+/*
  * The s2c rules decide for one mock message, now at its channel's head.
  * held: the queued item it is, if it is one: a delay then keeps it in its
  * place (returns 1), so what waits behind it stays behind it.
@@ -251,6 +283,11 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 	memset(&hit, 0, sizeof hit);
 	if (fault_decide(mf->set, DIR_S2C, bytes, len, mf->http, &hit) != 1) {
 		mf_emit(mf, how, er, bytes, len);
+		return 0;
+	}
+	if (hit.action == FAULT_TIMEOUT) {
+		mf_late_answer(mf, &hit, how, er, bytes, len, recorded);
+		fault_hit_clear(&hit);
 		return 0;
 	}
 	n = mfnote_fault(mf->note, &hit, DIR_S2C, bytes, len);
@@ -283,9 +320,8 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		mf_emit(mf, how, er, bytes, len);
 		break;
 	case FAULT_DROP:
-	case FAULT_TIMEOUT:
 		id = mfnote_id(bytes, len);
-		mfnote_faulted(mf->note, id, n);
+		mfnote_faulted(mf->note, id, n, 0);
 		if (how == MOCKFAULT_REQ_END)
 			mf_hold(mf, er, MF_HOLD, INT64_MAX, n, id);
 		json_decref(id);
@@ -502,7 +538,7 @@ mf_cancelled(struct mockfault *mf, const char *bytes, size_t len)
 		json_decref(msg);
 		return;
 	}
-	n = mfnote_faulted_n(mf->note, id);
+	n = mfnote_faulted_n(mf->note, id, NULL);
 	for (it = TAILQ_FIRST(&mf->items); it != NULL; it = next) {
 		next = TAILQ_NEXT(it, entry);
 		if (it->what == MF_OUT || it->id == NULL ||
@@ -615,12 +651,13 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 	 */
 	stray = hit.action == FAULT_CORRUPT && hit.bytes != NULL &&
 	    mf_stray(&hit);
-	if (hit.action != FAULT_DELAY && !(stray && !mf->http))
+	if (hit.action != FAULT_DELAY && hit.action != FAULT_TIMEOUT &&
+	    !(stray && !mf->http))
 		mfnote_record(mf->note, DIR_C2S, bytes, len, n,
 		    FAULT_ROLE_ORIGINAL);
 	switch (hit.action) {
 	case FAULT_DELAY:
-		mfnote_faulted(mf->note, id, n);
+		mfnote_faulted(mf->note, id, n, 0);
 		if (mf_full(mf)) {
 			mfnote_record(mf->note, DIR_C2S, bytes, len, n,
 			    FAULT_ROLE_DELAYED);
@@ -640,15 +677,14 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 		mf_out(mf, MOCKFAULT_REQ_END, er, hit.bytes, hit.len, 0, 1);
 		break;
 	case FAULT_DROP:
-		mfnote_faulted(mf->note, id, n);
+		mfnote_faulted(mf->note, id, n, 0);
 		mf_hold(mf, er, MF_HOLD, INT64_MAX, n, id);
 		break;
 	case FAULT_TIMEOUT:
-		mfnote_faulted(mf->note, id, n);
-		mf_hold(mf, er, MF_EXPIRE, clock_mono_ns() + hit.delay_ms *
-		    1000000, n, id);
-		if (!mf->running)
-			mf_run(mf);
+		/* It is played; its answer meets the rule (mf_late_answer). */
+		mfnote_faulted(mf->note, id, n, clock_mono_ns() +
+		    hit.delay_ms * 1000000);
+		mf_deliver(mf, er, bytes, len, 0);
 		break;
 	case FAULT_CORRUPT:
 	case FAULT_MUTATE:

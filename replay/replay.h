@@ -418,9 +418,13 @@ int64_t		 mfnote_fault(struct mfnote *, const struct fault_hit *,
 /* Record a message of fault n in its role (FAULT_ROLE_*). */
 void		 mfnote_record(struct mfnote *, enum dir, const char *,
 		     size_t, int64_t, int);
-/* Request id (JSON) was held by fault n; which fault held id, or 0. */
-void		 mfnote_faulted(struct mfnote *, json_t *, int64_t);
-int64_t		 mfnote_faulted_n(const struct mfnote *, const json_t *);
+/*
+ * Request id (JSON) was held by fault n (a timeout: its answer's deadline);
+ * which fault held id, or 0.
+ */
+void		 mfnote_faulted(struct mfnote *, json_t *, int64_t, int64_t);
+int64_t		 mfnote_faulted_n(const struct mfnote *, const json_t *,
+		     int64_t *);
 json_t		*mfnote_id(const char *, size_t);
 int		 mfnote_is_cancel(const char *, size_t);
 

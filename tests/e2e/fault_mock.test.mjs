@@ -383,12 +383,16 @@ test('mock --on-miss forward records each fault: a faults row and the messages w
     '--fault', 'tool=echo error code=-32052',
     '--fault', 'dir=s2c tool=get-sum mutate set=$.result.content[0].text value=\'"changed"\'',
     '--fault', 'dir=c2s method=ping delay ms=200',
+    '--fault', 'method=prompts/list timeout ms=300',
     '--', command, ...args]);
   try {
     const e = await rejection(m.client.callTool({ name: 'echo', arguments: { message: 'never recorded' } }));
     assert.equal(e.code, -32052);
     assert.equal((await m.client.callTool(SUM)).content[0].text, 'changed', 'the mutated answer');
     assert.deepEqual(await m.client.ping(), {});
+    const late = await rejection(m.client.listPrompts({}, { timeout: 1500 }));
+    assert.equal(late.code, REQUEST_TIMEOUT, 'the answer under timeout never came');
+    await until(m.stderr, (x) => /the client cancelled request \S+ \(fault #4\)/.test(x), 5000, 'the cancellation logged');
   } finally {
     await m.client.close();
   }
@@ -399,6 +403,7 @@ test('mock --on-miss forward records each fault: a faults row and the messages w
     { n: 1, rule_index: 1, action: 'error', direction: 'c2s', method: 'tools/call' },
     { n: 2, rule_index: 2, action: 'mutate', direction: 's2c', method: 'tools/call' },
     { n: 3, rule_index: 3, action: 'delay', direction: 'c2s', method: 'ping' },
+    { n: 4, rule_index: 4, action: 'timeout', direction: 'c2s', method: 'prompts/list' },
   ]);
   const msgs = sql(db, `SELECT direction, fault, fault_role FROM messages WHERE session_id = ${s[0].id} AND fault IS NOT NULL ORDER BY seq`);
   assert.deepEqual(msgs, [
@@ -407,6 +412,7 @@ test('mock --on-miss forward records each fault: a faults row and the messages w
     { direction: 's2c', fault: 2, fault_role: 'original' },
     { direction: 's2c', fault: 2, fault_role: 'injected' },
     { direction: 'c2s', fault: 3, fault_role: 'delayed' },
+    { direction: 's2c', fault: 4, fault_role: 'original' },
   ]);
   assert.equal(sql(db, `SELECT count(*) AS n FROM messages WHERE session_id = ${s[0].id} AND method = 'ping'`)[0].n, 1,
     'the delayed ping recorded once');
