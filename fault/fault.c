@@ -58,20 +58,6 @@ fault_set_append(struct fault_set *set, struct fault_rule **rules, size_t n)
 	set->nrules += n;
 }
 
-/* A short quote of a rule's text for messages (caller frees). */
-static char *
-fault_set_quote(const char *text)
-{
-	size_t	len = strlen(text), cut;
-	char	*q;
-
-	if (len <= 80)
-		return xstrdup(text);
-	cut = scan_utf8_trim(text, 80);
-	xasprintf(&q, "%.*s...", (int)cut, text);
-	return q;
-}
-
 /* Add one rule from its text form; -1 with *cause on a bad rule. */
 int
 fault_set_add_text(struct fault_set *set, const char *text, char **cause)
@@ -79,7 +65,7 @@ fault_set_add_text(struct fault_set *set, const char *text, char **cause)
 	struct fault_rule	*r;
 	char			*why = NULL, *q;
 
-	q = fault_set_quote(text);
+	q = fault_table_quote(text);
 	if (set->nrules >= FAULT_RULES_MAX) {
 		xasprintf(cause, "fault rule `%s`: too many rules (the most "
 		    "is %d)", q, FAULT_RULES_MAX);

@@ -22,8 +22,11 @@
  * action can apply to):
  *	dir=c2s|s2c		the message's direction
  *	kind=request|response|error|notification
- *	method=GLOB		a glob (* ? [...] and \ as in fnmatch(3), but
- *				matched in O(pattern * text)); a response's
+ *	method=GLOB		a glob (* ? [...] and \ as in fnmatch(3), "\"
+ *				quoting in classes too, but matched in
+ *				O(pattern * text); a "[" with no "]" is
+ *				itself and what follows it a glob again, where
+ *				glibc differs); a response's
  *				or error's method is its request's
  *	tool=GLOB		tools/call's params.name (a response: its
  *				request's)
@@ -53,7 +56,11 @@
  *				held until N ms after the request, then
  *				dropped (if it came later: dropped).  The
  *				answer's own decision names the same rule
- *				with action FAULT_TIMEOUT and delay_ms N
+ *				with action FAULT_TIMEOUT and delay_ms N.
+ *				A request whose id is too long to remember
+ *				(FAULT_KEEP_MAX) is not selected; one
+ *				forgotten (FAULT_PENDING_MAX) gets its
+ *				answer as is, with no hit
  *	corrupt [mode=invalid-json|truncate|stray]
  *				the message is replaced by invalid JSON (the
  *				default), its first half, or is preceded by
@@ -118,8 +125,12 @@ enum fault_close {
 #define FAULT_RULE_TEXT_MAX	(64 * 1024)	/* one rule's text */
 #define FAULT_FILE_MAX		(4 * 1024 * 1024) /* a --faults file */
 #define FAULT_DELAY_MAX_MS	(24 * 3600 * 1000) /* delay, timeout */
-/* Requests remembered per set for matching responses by id. */
-#define FAULT_PENDING_MAX	65536
+/*
+ * Requests remembered per set for matching responses by id: each keeps
+ * at most about 2 KiB (its id twice, method and one name, all bounded),
+ * so a set's remembered requests hold at most about 9 MiB.
+ */
+#define FAULT_PENDING_MAX	4096
 /*
  * Messages that are not JSON-RPC (invalid, or a batch) are selected by no
  * rule.  Request ids and methods longer than 256 bytes and names longer

@@ -242,6 +242,32 @@ fault_act_walk(struct fault_act_walk *w, json_t *node, size_t depth)
 	}
 }
 
+/*
+ * A mutated message's text: numbers with 15 significant digits when that
+ * writes every one back exactly (0.1 stays 0.1), else with 17.
+ */
+static char *
+fault_act_dump(json_t *root)
+{
+	json_t	*back;
+	char	*s;
+
+	s = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	if (s != NULL) {
+		back = json_loads(s, 0, NULL);
+		if (back != NULL && json_equal(back, root)) {
+			json_decref(back);
+			return s;
+		}
+		json_decref(back);
+		free(s);
+	}
+	s = json_dumps(root, JSON_COMPACT);
+	if (s == NULL)
+		fatalx("fault: cannot write a mutated message");
+	return s;
+}
+
 /* mutate: the changed message; 0 when the pattern matched no place. */
 static int
 fault_act_mutate(const struct fault_rule *r, const struct fault_msg *m,
@@ -267,10 +293,8 @@ fault_act_mutate(const struct fault_rule *r, const struct fault_msg *m,
 		json_decref(root);
 		return 0;
 	}
-	hit->bytes = json_dumps(root, JSON_COMPACT);
+	hit->bytes = fault_act_dump(root);
 	json_decref(root);
-	if (hit->bytes == NULL)
-		fatalx("fault: cannot write a mutated message");
 	hit->len = strlen(hit->bytes);
 	xasprintf(&hit->detail, "%s forwarded with %s %s at %zu place%s", what,
 	    set ? "set" : "removed", set ? r->v[FS_SET].s : r->v[FS_REMOVE].s,

@@ -25,6 +25,13 @@
  */
 #define FAULT_KEEP_MAX		256
 #define FAULT_NAME_MAX		1024
+/*
+ * The most a remembered request holds: its key (direction byte, id, NUL)
+ * and idmap's copy of it, its method and one name with their NULs, and
+ * the structures and allocator headers around them.
+ */
+#define FAULT_PEND_WORST	(2 * (FAULT_KEEP_MAX + 2) + \
+	(FAULT_KEEP_MAX + 1) + (FAULT_NAME_MAX + 1) + 256)
 
 /* The most ".." steps a mutate pattern may have (see fault_act.c). */
 #define FAULT_MUTATE_DESCENDANTS	2
@@ -175,7 +182,7 @@ struct fault_msg {
 	int		 http;		/* over HTTP */
 };
 
-/* fault_parse.c */
+/* fault_table.c */
 extern const struct fault_key	 fault_keys[];
 extern const size_t		 fault_nkeys;
 extern const struct fault_adef	 fault_adefs[];
@@ -189,6 +196,18 @@ struct fault_named {
 	const char		*methods[4];	/* NULL-terminated */
 };
 extern const struct fault_named	 fault_names[FAULT_NAMES];
+extern const enum msg_kind	 fault_kind_values[];
+const struct fault_adef *fault_table_action(const char *);
+const struct fault_key *fault_table_key(const char *, enum fault_part,
+		     const struct fault_adef *, int);
+char		*fault_table_quote(const char *);
+char		*fault_table_list(enum fault_part, const struct fault_adef *);
+char		*fault_table_actions(void);
+char		*fault_table_takers(const char *);
+char		*fault_table_suggest(const char *, const struct fault_adef *);
+void		 fault_table_canon(struct fault_rule *);
+
+/* fault_parse.c */
 struct fault_rule *fault_parse_text(const char *, char **);
 struct fault_rule *fault_parse_json(const json_t *, char **);
 void		 fault_parse_free(struct fault_rule *);

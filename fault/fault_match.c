@@ -12,6 +12,41 @@
 #include "fault_int.h"
 
 /*
+ * The "]" closing the class that opens at p ("["), or NULL when none
+ * does (the "[" is then itself): a "]" first is itself, and "\" quotes
+ * the byte after it, as in fnmatch(3).
+ */
+static const char *
+fault_match_class_end(const char *p)
+{
+	const char	*q = p + 1;
+
+	if (*q == '!' || *q == '^')
+		q++;
+	if (*q == ']')
+		q++;
+	for (; *q != '\0'; q++) {
+		if (*q == '\\' && q[1] != '\0')
+			q++;
+		else if (*q == ']')
+			return q;
+	}
+	return NULL;
+}
+
+/* One byte of a class at *pp ("\x" is x), *pp moved past it. */
+static unsigned char
+fault_match_class_byte(const char **pp)
+{
+	const char	*p = *pp;
+
+	if (*p == '\\' && p[1] != '\0')
+		p++;
+	*pp = p + 1;
+	return (unsigned char)*p;
+}
+
+/*
  * Whether the glob element at *pp matches byte c: "?", "[...]" (ranges,
  * "!" or "^" to negate; a "[" with no "]" is itself), "\x" or a byte.
  * *pp moves past the element.
@@ -28,30 +63,25 @@ fault_match_elem(const char **pp, unsigned char c)
 		*pp = p + 1;
 		return 1;
 	case '\\':
-		if (p[1] != '\0') {
-			*pp = p + 2;
-			return (unsigned char)p[1] == c;
+		if (p[1] == '\0') {	/* a trailing "\" matches nothing */
+			*pp = p + 1;
+			return 0;
 		}
-		break;
+		*pp = p + 2;
+		return (unsigned char)p[1] == c;
 	case '[':
-		q = p + 1;
-		if (*q == '!' || *q == '^') {
-			neg = 1;
-			q++;
-		}
-		if (*q == ']')		/* a "]" first is itself */
-			q++;
-		q = strchr(q, ']');
-		if (q == NULL)
+		if ((q = fault_match_class_end(p)) == NULL)
 			break;
 		p++;
-		if (neg)
+		if (*p == '!' || *p == '^') {
+			neg = 1;
 			p++;
+		}
 		do {
-			lo = hi = (unsigned char)*p++;
+			lo = hi = fault_match_class_byte(&p);
 			if (*p == '-' && p + 1 < q) {
-				hi = (unsigned char)p[1];
-				p += 2;
+				p++;
+				hi = fault_match_class_byte(&p);
 			}
 			if (c >= lo && c <= hi)
 				ok = 1;

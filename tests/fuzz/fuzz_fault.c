@@ -7,8 +7,9 @@
  *	bit 4		the first rule line is a --faults file (JSON)
  *
  * then the rule lines (text form, each a --fault), then messages, one a
- * line, client to server and back in turn.  Every rule taken must read
- * back from its canonical text as the same text; every decision must
+ * line, client to server and back in turn.  Every rule taken, of either
+ * form and however few lines there are, must read back from its
+ * canonical text as the same text; every decision must
  * name a rule of the set with its text, keep delays in bounds, and an
  * answer or a mutated message made by the module must be JSON (corrupt
  * invalid-json must not be).  Memory and time are bounded by the rules'
@@ -48,6 +49,26 @@ fuzz_fault_canon(const uint8_t *data, size_t size, struct fault_set *set)
 	}
 }
 
+/* The rules are all read: check their text, and the transport. */
+static void
+fuzz_fault_rules(const uint8_t *data, size_t size, struct fault_set *set,
+    int http)
+{
+	char	*cause = NULL;
+
+	fuzz_fault_canon(data, size, set);
+	fault_set_check_transport(set, http, &cause);
+	free(cause);
+}
+
+/* Whether a corrupt hit's rule is of mode invalid-json (the default). */
+static int
+fuzz_fault_invalid_json(const struct fault_hit *hit)
+{
+	return strstr(hit->rule_text, "corrupt mode=truncate") == NULL &&
+	    strstr(hit->rule_text, "corrupt mode=stray") == NULL;
+}
+
 /* Check one decision's hit against the set. */
 static void
 fuzz_fault_hit(const uint8_t *data, size_t size, struct fault_set *set,
@@ -77,6 +98,10 @@ fuzz_fault_hit(const uint8_t *data, size_t size, struct fault_set *set,
 		if (hit->bytes == NULL || hit->len > 2 * size + 128)
 			fuzz_fail(data, size, "corrupt made %zu bytes",
 			    hit->len);
+		if (fuzz_fault_invalid_json(hit) &&
+		    scan_is_json(hit->bytes, hit->len))
+			fuzz_fail(data, size, "corrupt invalid-json made JSON: "
+			    "%.*s", (int)hit->len, hit->bytes);
 		break;
 	default:
 		if (hit->bytes != NULL)
@@ -95,7 +120,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char			*line, *cause;
 	size_t			 nrules, i = 0, len;
 	uint64_t		 seed;
-	int			 http, json, has_seed;
+	int			 http, json, has_seed, checked = 0;
 
 	if (size < 1)
 		return 0;
@@ -120,10 +145,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			free(cause);
 			if (i == nrules - 1) {
-				fuzz_fault_canon(data, size, set);
-				cause = NULL;
-				fault_set_check_transport(set, http, &cause);
-				free(cause);
+				fuzz_fault_rules(data, size, set, http);
+				checked = 1;
 			}
 		} else {
 			if (fault_decide(set, (i - nrules) % 2 == 0 ?
@@ -135,6 +158,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		p = nl + 1;
 	}
+	/* Fewer lines than rules: the rules there are, checked the same. */
+	if (!checked)
+		fuzz_fault_rules(data, size, set, http);
 	/* SIGHUP: the same rules again, taken over; then one more message. */
 	next = fault_set_new(0);
 	for (i = 0; i < fault_set_count(set); i++) {

@@ -364,6 +364,13 @@ Test(fault, glob, .timeout = UNIT_TIMEOUT)
 		{ "[", "[", 1 }, { "[]]", "]", 1 }, { "*a*b*c", "xaybzc", 1 },
 		{ "*a*b*c", "xaybzcd", 0 }, { "search", "search2", 0 },
 		{ "s*h", "search", 1 }, { "**", "abc", 1 },
+		/* "\\" quotes inside a class too, as in fnmatch(3). */
+		{ "[\\]]", "]", 1 }, { "[\\]]", "\\", 0 },
+		{ "[\\]]x", "]x", 1 }, { "[a\\-z]", "-", 1 },
+		{ "[a\\-z]", "m", 0 }, { "[\\!a]", "!", 1 },
+		{ "[!\\]]", "]", 0 }, { "[!\\]]", "a", 1 },
+		/* A trailing "\\" matches nothing. */
+		{ "a\\", "a\\", 0 }, { "\\", "\\", 0 },
 	};
 	size_t	i;
 
@@ -789,6 +796,20 @@ Test(fault, mutate, .timeout = UNIT_TIMEOUT)
 	    DIR_S2C, tools, 0, &hit);
 	cr_expect(strstr(hit.bytes, "{\"name\":{\"o\":[1]},\"x\":2}") != NULL,
 	    "%s", hit.bytes);
+	fault_hit_clear(&hit);
+	/* Other numbers are written back as they read: 0.1 stays 0.1. */
+	fault_hit_of("mutate remove=$.result.x", DIR_S2C, "{\"jsonrpc\":"
+	    "\"2.0\",\"id\":1,\"result\":{\"x\":1,\"t\":0.1,"
+	    "\"e\":1.5e300,\"p\":0.30000000000000004}}", 0, &hit);
+	fault_expect_bytes(&hit, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
+	    "{\"t\":0.10000000000000001,\"e\":1.5000000000000001e300,"
+	    "\"p\":0.30000000000000004}}");
+	fault_hit_clear(&hit);
+	fault_hit_of("mutate remove=$.result.x", DIR_S2C, "{\"jsonrpc\":"
+	    "\"2.0\",\"id\":1,\"result\":{\"x\":1,\"t\":0.1,"
+	    "\"e\":1.5e300}}", 0, &hit);
+	fault_expect_bytes(&hit, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
+	    "{\"t\":0.1,\"e\":1.5e300}}");
 	fault_hit_clear(&hit);
 	/* A path that matches nothing: the rule does not apply. */
 	set = fault_rules(1, none);
@@ -1232,6 +1253,10 @@ Test(fault, pending_max, .timeout = UNIT_TIMEOUT)
 	cr_expect_eq(set->npending, FAULT_PENDING_MAX - 1);
 	cr_expect_eq(fault_rule_of(set, DIR_S2C, RESULT("2"), 0), 0);
 	fault_set_free(set);
+	/* What they hold at worst stays small (65 536 of them: 130 MiB). */
+	cr_expect_leq((uint64_t)FAULT_PENDING_MAX * FAULT_PEND_WORST,
+	    16 * 1024 * 1024, "%d requests of %d bytes", FAULT_PENDING_MAX,
+	    FAULT_PEND_WORST);
 }
 
 Test(fault, take_rules, .timeout = UNIT_TIMEOUT)
