@@ -168,8 +168,10 @@ void		 rows_fault(struct writer *, struct wsession *,
 #define FAULTS_KEPT(m)							\
 	"(" m "fault_role IS NULL OR " m "fault_role = 'delayed')"
 /*
- * A session's (?1) events and faults rows in time order: ts_ns, mono_ns,
- * kind, text, id, then FAULTS_COLUMNS from column 5 (NULL for an event).
+ * A session's (?1) events and faults rows in time order, a fault before
+ * an event of its time (the ids of two tables do not compare): ts_ns,
+ * mono_ns, kind, text, id, then FAULTS_COLUMNS from column 5 (NULL for an
+ * event).
  */
 #define FAULTS_COLUMNS	"1, n, rule_index, rule, action, direction, "	\
 	"method, rpc_id, detail"
@@ -177,7 +179,7 @@ void		 rows_fault(struct writer *, struct wsession *,
 	"SELECT ts_ns, mono_ns, kind, text, id, 0, NULL, NULL, NULL, "	\
 	"NULL, NULL, NULL, NULL, NULL FROM events WHERE session_id = ?1 "	\
 	"UNION ALL SELECT ts_ns, mono_ns, 'fault', " FAULTS_TEXT ", id, "	\
-	FAULTS_COLUMNS " FROM faults WHERE session_id = ?1 ORDER BY 2, 5"
+	FAULTS_COLUMNS " FROM faults WHERE session_id = ?1 ORDER BY 2, 6 DESC, 5"
 void		 faults_event_row(sqlite3_stmt *, struct event_row *,
 		     struct fault_row *);
 void		 faults_fill(sqlite3_stmt *, int, struct fault_row *);
