@@ -112,6 +112,13 @@ enum fault_action {
 	FAULT_ACTION_MAX
 };
 
+enum fault_corrupt {
+	FAULT_CORRUPT_INVALID_JSON,	/* the message made invalid JSON */
+	FAULT_CORRUPT_TRUNCATE,		/* its first half */
+	FAULT_CORRUPT_STRAY,		/* a stray line sent before it */
+	FAULT_CORRUPT_MAX
+};
+
 enum fault_close {
 	FAULT_CLOSE_PIPES,	/* stdio: close both of the server's pipes */
 	FAULT_CLOSE_KILL,	/* stdio: SIGKILL the server */
@@ -151,6 +158,7 @@ struct fault_hit {
 	int64_t			 delay_ms;	/* delay (jitter applied),
 						   timeout */
 	enum fault_close	 close;
+	enum fault_corrupt	 corrupt;	/* corrupt: which mode */
 	int			 status;	/* http-status */
 	char			*retry_after;	/* header value, or NULL */
 	char			*www_authenticate; /* or NULL */

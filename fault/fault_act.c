@@ -121,8 +121,9 @@ fault_act_corrupt(const struct fault_rule *r, const struct fault_msg *m,
 	int	mode = r->v[FS_MODE].set ? (int)r->v[FS_MODE].i : 0;
 	size_t	last;
 
-	switch (mode) {
-	case 1:		/* truncate */
+	hit->corrupt = (enum fault_corrupt)mode;
+	switch (hit->corrupt) {
+	case FAULT_CORRUPT_TRUNCATE:
 		hit->len = m->len / 2;
 		hit->bytes = xmalloc(hit->len + 1);
 		memcpy(hit->bytes, m->buf, hit->len);
@@ -130,7 +131,7 @@ fault_act_corrupt(const struct fault_rule *r, const struct fault_msg *m,
 		xasprintf(&hit->detail, "%s cut to its first %zu of %zu "
 		    "bytes", what, hit->len, m->len);
 		break;
-	case 2:		/* stray */
+	case FAULT_CORRUPT_STRAY:
 		hit->bytes = xstrdup(FAULT_STRAY_LINE);
 		hit->len = strlen(hit->bytes);
 		xasprintf(&hit->detail, "a line of stray bytes sent before %s",

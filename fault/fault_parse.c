@@ -371,6 +371,12 @@ fault_parse_check(struct fault_rule *r, char **why)
 			return -1;
 		}
 		if (v[FS_WWW_AUTHENTICATE].set &&
+		    strpbrk(v[FS_WWW_AUTHENTICATE].s, "\r\n") != NULL) {
+			xasprintf(why, "www-authenticate= is a header value: "
+			    "it cannot hold a line break");
+			return -1;
+		}
+		if (v[FS_WWW_AUTHENTICATE].set &&
 		    strcmp(v[FS_STATUS].s, "401") != 0) {
 			xasprintf(why, "www-authenticate= goes with "
 			    "status=401, not %s", v[FS_STATUS].s);

@@ -96,6 +96,9 @@ static const struct fault_bad fault_bad_rules[] = {
 	  "expected a whole number from 0 to 86400" },
 	{ "http-status status=429 www-authenticate=x", "www-authenticate= "
 	  "goes with status=401, not 429" },
+	{ "http-status status=401 www-authenticate=\"a\r\nX-Evil: 1\"",
+	  "www-authenticate= is a header value: it cannot hold a line "
+	  "break" },
 	{ "mutate", "mutate needs set=JSONPATH value=JSON or "
 	  "remove=JSONPATH" },
 	{ "mutate set=$.a", "mutate set=$.a needs value=JSON" },
@@ -629,11 +632,13 @@ Test(fault, corrupt_modes, .timeout = UNIT_TIMEOUT)
 	fault_hit_of("corrupt", DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":1,"
 	    "\"result\":{}} ", 0, &hit);
 	cr_expect_eq(hit.action, FAULT_CORRUPT);
+	cr_expect_eq(hit.corrupt, FAULT_CORRUPT_INVALID_JSON);
 	fault_expect_bytes(&hit, "{\"jsonrpc\":\"2.0\",\"id\":1,"
 	    "\"result\":{},} ");
 	cr_expect_eq(scan_is_json(hit.bytes, hit.len), 0);
 	fault_hit_clear(&hit);
 	fault_hit_of("corrupt mode=truncate", DIR_S2C, RESULT("12"), 0, &hit);
+	cr_expect_eq(hit.corrupt, FAULT_CORRUPT_TRUNCATE);
 	cr_expect_eq(hit.len, strlen(RESULT("12")) / 2);
 	cr_expect(memcmp(hit.bytes, RESULT("12"), hit.len) == 0);
 	cr_expect(strstr(hit.detail, "first 18 of 37 bytes") != NULL, "%s",
@@ -643,6 +648,7 @@ Test(fault, corrupt_modes, .timeout = UNIT_TIMEOUT)
 	    &hit);
 	cr_expect_eq(scan_is_json(hit.bytes, hit.len), 0);
 	cr_expect_null(memchr(hit.bytes, '\n', hit.len));
+	cr_expect_eq(hit.corrupt, FAULT_CORRUPT_STRAY);
 	cr_expect(strstr(hit.detail, "stray") != NULL);
 	fault_hit_clear(&hit);
 }
