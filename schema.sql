@@ -100,7 +100,12 @@ CREATE TABLE messages (
                                        -- (an injected error, corrupt bytes,
                                        -- a mutated message as forwarded);
                                        -- 'delayed': forwarded unchanged,
-                                       -- late
+                                       -- late.  What passed between
+                                       -- mcpreel and the server (what
+                                       -- check, replay and mock read) is
+                                       -- a c2s 'injected' or a s2c
+                                       -- 'original' message, never a c2s
+                                       -- 'original' or a s2c 'injected'
   raw         BLOB NOT NULL,           -- exactly the bytes forwarded (unless
                                        -- truncated or redacted), without
                                        -- the newline that framed them (over

@@ -55,6 +55,8 @@ void		 fmt_preview(FILE *, const void *, size_t, size_t);
 json_t		*fmt_json_value(const void *, size_t);
 void		 fmt_json_bytes(json_t *, const char *, const char *,
 		     const void *, size_t);
+void		 fmt_json_text(json_t *, const char *, const char *,
+		     const char *);
 void		 fmt_json_line(json_t *);
 char		*fmt_target(const char *);
 const char	*fmt_session_state(const struct session_row *);
@@ -82,7 +84,8 @@ int		 cli_faults_note(struct store *, int64_t, const char *,
 		     char **);
 /*
  * --include-faults (check, replay, mock): keep the messages of injected
- * faults that are left out by default (fault_role original or injected).
+ * faults that are left out by default (FAULTS_KEPT in store/store_int.h:
+ * a c2s original, a s2c injected message).
  */
 #define CLI_OPT_INCLUDE_FAULTS	0x140
 #define CLI_INCLUDE_FAULTS_LONGOPT \

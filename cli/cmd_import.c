@@ -38,7 +38,8 @@ static const char *field_names[F_MAX] = {
 	"sse_event_id", "wire_size", "sha256", "truncated", "redacted",
 	"message", "raw", "raw_base64", "kind", "text", "text_base64",
 	"request_trailers", "response_trailers", "n", "rule_index", "rule",
-	"action", "detail", "id", "fault", "fault_role",
+	"action", "detail", "id", "fault", "fault_role", "rule_base64",
+	"action_base64", "method_base64", "detail_base64",
 	"t", "dir", "v", "startedAt", "label", "command", "exitCode"
 };
 
@@ -602,8 +603,8 @@ import_verify(struct import *imp, const char *db, int failed, int64_t *id)
 {
 	struct store	*st;
 	char		*cause = NULL;
-	int64_t		 nm = 0, ne = 0, nx = 0, nf = 0;
-	int		 rc = -1;
+	int64_t		 nm = 0, ne = 0, nx = 0, nf = 0, nd = 0;
+	int		 rc = -1, whole;
 
 	*id = (imp->s != NULL) ? writer_session_id(imp->s) : 0;
 	if (*id == 0) {
@@ -617,21 +618,30 @@ import_verify(struct import *imp, const char *db, int failed, int64_t *id)
 		goto out;
 	}
 	if (!failed && (query_session_counts(st, *id, &nm, &ne, &nx,
-	    &cause) != 0 || faults_count(st, *id, &nf, &cause) != 0))
+	    &cause) != 0 || faults_count(st, *id, &nf, &cause) != 0 ||
+	    faults_dangling(st, *id, &nd, &cause) != 0))
 		import_bad(imp, "cannot check what was imported: %s", cause);
 	else if (!failed) {
-		if (nm == imp->messages && ne == imp->events &&
+		whole = nm == imp->messages && ne == imp->events &&
 		    nx == (int64_t)imp->nxs && nf == imp->faults &&
-		    writer_session_lost(imp->s) == 0) {
+		    writer_session_lost(imp->s) == 0;
+		if (whole && nd == 0) {
 			store_close(st);
 			return 0;
 		}
-		import_bad(imp, "only %lld of %lld messages, %lld of %lld "
-		    "events, %lld of %zu HTTP exchanges and %lld of %lld "
-		    "faults could be written to %s (see the warning above)",
-		    (long long)nm, (long long)imp->messages, (long long)ne,
-		    (long long)imp->events, (long long)nx, imp->nxs,
-		    (long long)nf, (long long)imp->faults, db);
+		if (whole)
+			import_bad(imp, "%lld %s a \"fault\" that has no fault "
+			    "line", (long long)nd, nd == 1 ?
+			    "message or HTTP exchange names" :
+			    "messages or HTTP exchanges name");
+		else
+			import_bad(imp, "only %lld of %lld messages, %lld of "
+			    "%lld events, %lld of %zu HTTP exchanges and %lld "
+			    "of %lld faults could be written to %s (see the "
+			    "warning above)", (long long)nm,
+			    (long long)imp->messages, (long long)ne,
+			    (long long)imp->events, (long long)nx, imp->nxs,
+			    (long long)nf, (long long)imp->faults, db);
 	}
 	free(cause);
 	cause = NULL;

@@ -163,7 +163,7 @@ static json_t *
 message_json(const struct show *sh, const struct message_row *m)
 {
 	json_t	*o = json_object(), *v, *fa;
-	size_t	 i, first, n = 0;
+	size_t	 i, first = 0, n = 0;
 
 	json_object_set_new(o, "seq", json_integer(m->seq));
 	json_object_set_new(o, "direction", json_string(dir_name(m->dir)));
@@ -209,18 +209,16 @@ fault_json(const struct fault_row *f)
 
 	json_object_set_new(o, "n", json_integer(f->n));
 	json_object_set_new(o, "rule_index", json_integer(f->rule_index));
-	json_object_set_new(o, "rule", json_string(f->rule));
-	json_object_set_new(o, "action", json_string(f->action));
+	fmt_json_text(o, "rule", "rule_base64", f->rule);
+	fmt_json_text(o, "action", "action_base64", f->action);
 	json_object_set_new(o, "direction", f->has_dir ?
 	    json_string(dir_name(f->dir)) : json_null());
-	json_object_set_new(o, "method", f->method != NULL ?
-	    json_string(f->method) : json_null());
+	fmt_json_text(o, "method", "method_base64", f->method);
 	v = (f->rpc_id != NULL) ? json_loads(f->rpc_id, JSON_DECODE_ANY,
 	    NULL) : NULL;
 	json_object_set_new(o, "id", v != NULL ? v : (f->rpc_id != NULL ?
 	    json_string(f->rpc_id) : json_null()));
-	json_object_set_new(o, "detail", f->detail != NULL ?
-	    json_string(f->detail) : json_null());
+	fmt_json_text(o, "detail", "detail_base64", f->detail);
 	return o;
 }
 

@@ -107,6 +107,27 @@ fmt_json_bytes(json_t *obj, const char *key_text, const char *key_b64,
 	free(out);
 }
 
+/*
+ * Set key in obj to text s (null for NULL), always: text that is not
+ * UTF-8 has those bytes as '?' there, and its bytes whole in base64 at
+ * key_b64, so that nothing is lost.
+ */
+void
+fmt_json_text(json_t *obj, const char *key, const char *key_b64,
+    const char *s)
+{
+	char	*out;
+	size_t	 o;
+
+	json_object_set_new(obj, key, export_json_str(s));
+	if (s == NULL || json_is_string(json_object_get(obj, key)) == 0 ||
+	    strcmp(json_string_value(json_object_get(obj, key)), s) == 0)
+		return;
+	out = b64_encode(s, strlen(s), &o);
+	json_object_set_new(obj, key_b64, json_stringn(out, o));
+	free(out);
+}
+
 /* The target for a person: a JSON argv array joined by spaces. */
 char *
 fmt_target(const char *target)

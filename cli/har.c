@@ -390,16 +390,16 @@ har_fault(const struct fault_row *f)
 	json_object_set_new(o, "n", json_integer(f->n));
 	json_object_set_new(o, "ts_ns", json_integer(f->ts_ns));
 	json_object_set_new(o, "rule_index", json_integer(f->rule_index));
-	json_object_set_new(o, "rule", export_json_str(f->rule));
-	json_object_set_new(o, "action", export_json_str(f->action));
+	fmt_json_text(o, "rule", "rule_base64", f->rule);
+	fmt_json_text(o, "action", "action_base64", f->action);
 	json_object_set_new(o, "direction", f->has_dir ?
 	    json_string(dir_name(f->dir)) : json_null());
-	json_object_set_new(o, "method", export_json_str(f->method));
+	fmt_json_text(o, "method", "method_base64", f->method);
 	id = f->rpc_id != NULL ? json_loads(f->rpc_id, JSON_DECODE_ANY,
 	    NULL) : NULL;
 	json_object_set_new(o, "id", id != NULL ? id :
 	    export_json_str(f->rpc_id));
-	json_object_set_new(o, "detail", export_json_str(f->detail));
+	fmt_json_text(o, "detail", "detail_base64", f->detail);
 	return o;
 }
 

@@ -370,6 +370,36 @@ jsonl_event(struct import *imp)
 }
 
 /*
+ * A fault's text member k into *out, or its bytes from b64 (what export
+ * writes beside it when they are not UTF-8), which then win.
+ */
+static int
+jsonl_fault_text(struct import *imp, enum field k, enum field b64,
+    char **out)
+{
+	char	*enc;
+	void	*bytes;
+	size_t	 len;
+
+	if (import_str(imp, k, out) != 0)
+		return -1;
+	if (!import_has(imp, b64))
+		return 0;
+	if (import_str(imp, b64, &enc) != 0)
+		return -1;
+	bytes = (enc != NULL) ? b64_decode(enc, strlen(enc), &len) : NULL;
+	free(enc);
+	if (bytes == NULL || memchr(bytes, '\0', len) != NULL) {
+		free(bytes);
+		return import_bad(imp, "a fault's \"..._base64\" is not base64 "
+		    "of text without NUL");
+	}
+	free(*out);
+	*out = bytes;
+	return 0;
+}
+
+/*
  * A fault line: a faults row.  The id is kept as the line writes it (its
  * JSON text, as messages.rpc_id has it).
  */
@@ -387,11 +417,11 @@ jsonl_fault(struct import *imp)
 	    import_int(imp, F_TS_NS, 1, &ts) != 0 ||
 	    import_int(imp, F_MONO_NS, 1, &mono) != 0 ||
 	    import_int(imp, F_RULE_INDEX, 1, &ri) != 0 ||
-	    import_str(imp, F_RULE, &rule) != 0 ||
-	    import_str(imp, F_ACTION, &action) != 0 ||
+	    jsonl_fault_text(imp, F_RULE, F_RULE_B64, &rule) != 0 ||
+	    jsonl_fault_text(imp, F_ACTION, F_ACTION_B64, &action) != 0 ||
 	    import_str(imp, F_DIRECTION, &dir) != 0 ||
-	    import_str(imp, F_METHOD, &method) != 0 ||
-	    import_str(imp, F_DETAIL, &detail) != 0)
+	    jsonl_fault_text(imp, F_METHOD, F_METHOD_B64, &method) != 0 ||
+	    jsonl_fault_text(imp, F_DETAIL, F_DETAIL_B64, &detail) != 0)
 		goto out;
 	if (n < 1 || ri < 1 || ri > INT_MAX) {
 		import_bad(imp, "a fault's \"n\" and \"rule_index\" count "

@@ -126,10 +126,10 @@ cli_faults_note(struct store *st, int64_t id, const char *cmd, char **cause)
 	if (faults_left_out(st, id, &n, cause) != 0)
 		return -1;
 	if (n > 0)
-		log_info("%s: left out %lld message%s of injected faults (what "
-		    "mcpreel sent in their place, and what it kept from their "
-		    "receiver: fault_role original or injected); "
-		    "--include-faults keeps them", cmd, (long long)n,
+		log_info("%s: left out %lld message%s of injected faults that "
+		    "did not pass between mcpreel and the server (c2s "
+		    "original, s2c injected); --include-faults keeps them",
+		    cmd, (long long)n,
 		    n == 1 ? "" : "s");
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
- * The questions asked of the faults --fault injected: the faults rows as
- * events of a timeline, how many there were of each action, and how
- * many messages check, replay and mock leave out for being a fault's.
+ * The faults --fault injected: queued for the writer (writer_fault and
+ * its kin), and the questions asked of them: the faults rows as events of
+ * a timeline, how many there were of each action, and how many messages
+ * check, replay and mock leave out for being a fault's.
  */
 
 #include <stdlib.h>
@@ -11,6 +12,82 @@
 
 #include "store.h"
 #include "store_int.h"
+
+/* A copy of s, or NULL for NULL. */
+static char *
+faults_dup(const char *s)
+{
+	return (s != NULL) ? xstrdup(s) : NULL;
+}
+
+/*
+ * Record a fault mcpreel injected (a faults row) in session s; queue it
+ * before the messages that carry its n, so that a reader finds the fault
+ * of each faulted message.  Its strings are copied.
+ */
+void
+writer_fault(struct writer *w, struct wsession *s, const struct wfault *f)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+	struct wfault	*c = xmalloc(sizeof *c);
+	size_t		 bytes = sizeof *it + sizeof *c;
+
+	*c = *f;
+	c->rule = xstrdup(f->rule != NULL ? f->rule : "");
+	c->action = xstrdup(f->action != NULL ? f->action : "");
+	c->method = faults_dup(f->method);
+	c->rpc_id = faults_dup(f->rpc_id);
+	c->detail = faults_dup(f->detail);
+	bytes += strlen(c->rule) + strlen(c->action) +
+	    (c->method != NULL ? strlen(c->method) : 0) +
+	    (c->rpc_id != NULL ? strlen(c->rpc_id) : 0) +
+	    (c->detail != NULL ? strlen(c->detail) : 0);
+	it->type = ITEM_FAULT;
+	it->session = s;
+	it->fault = c;
+	writer_enqueue(w, it, bytes);
+}
+
+/*
+ * The next fault number of session s: 1, 2, ...  Only the thread that
+ * records s (the event loop) calls it; the writer never reads it.
+ */
+int64_t
+writer_session_next_fault(struct wsession *s)
+{
+	return ++s->faults;
+}
+
+/*
+ * The response of HTTP exchange x was made by fault n (an injected
+ * status, a reset, an ended stream): http_exchanges.fault.  Before
+ * writer_exchange_end(), which hands x to the writer.
+ */
+void
+writer_exchange_fault(struct writer *w, struct wexchange *x, int64_t n)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_EXCHANGE_FAULT;
+	it->x = x;
+	it->fault = xcalloc(1, sizeof *it->fault);
+	it->fault->n = n;
+	writer_enqueue(w, it, sizeof *it + sizeof *it->fault);
+}
+
+/* Free a queued fault (writer_fault's copy and its strings), or NULL. */
+void
+faults_free(struct wfault *f)
+{
+	if (f == NULL)
+		return;
+	free((char *)f->rule);
+	free((char *)f->action);
+	free((char *)f->method);
+	free((char *)f->rpc_id);
+	free((char *)f->detail);
+	free(f);
+}
 
 /* A stored fault_role as FAULT_ROLE_* (FAULT_ROLE_NONE for NULL). */
 int
@@ -76,6 +153,7 @@ faults_int(struct store *st, const char *sql, int64_t session, int64_t *n,
 {
 	sqlite3_stmt	*stmt;
 
+	*n = 0;
 	if (query_prepare(st, sql, &stmt, cause) != 0)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, session);
@@ -108,6 +186,22 @@ faults_count(struct store *st, int64_t session, int64_t *n, char **cause)
 {
 	return faults_int(st, "SELECT count(*) FROM faults WHERE ?1 = 0 OR "
 	    "session_id = ?1", session, n, cause);
+}
+
+/*
+ * How many messages and HTTP exchanges of session name a fault (n) that
+ * the session has no faults row of: what a damaged import would leave.
+ */
+int
+faults_dangling(struct store *st, int64_t session, int64_t *n, char **cause)
+{
+	return faults_int(st, "SELECT (SELECT count(*) FROM messages m "
+	    "WHERE m.session_id = ?1 AND m.fault IS NOT NULL AND NOT EXISTS "
+	    "(SELECT 1 FROM faults f WHERE f.session_id = ?1 AND "
+	    "f.n = m.fault)) + (SELECT count(*) FROM http_exchanges x "
+	    "WHERE x.session_id = ?1 AND x.fault IS NOT NULL AND NOT EXISTS "
+	    "(SELECT 1 FROM faults f WHERE f.session_id = ?1 AND "
+	    "f.n = x.fault))", session, n, cause);
 }
 
 /*

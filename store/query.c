@@ -224,8 +224,8 @@ query_event_row(sqlite3_stmt *stmt, struct timeline_row *r)
  * A timeline row from a statement whose columns are: what it is (0 a
  * message, 1 an event, -1 a fault), seq (an event's or fault's id),
  * direction, ts_ns, mono_ns, kind, method, rpc_id, latency, raw (an
- * event's text); then the message's fault and fault_role, or the fault's
- * n, rule_index, rule, action and detail.
+ * event's text); then the message's fault and fault_role; then, from
+ * column 12, a fault's FAULTS_FIELDS (faults_fill).
  */
 static void
 query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
@@ -242,22 +242,9 @@ query_timeline_row(sqlite3_stmt *stmt, struct timeline_row *r)
 		r->e.text = query_column_blob(stmt, 9);
 		r->e.len = (size_t)sqlite3_column_bytes(stmt, 9);
 		if (what == -1) {
-			r->f.n = sqlite3_column_int64(stmt, 10);
-			r->f.rule_index = sqlite3_column_int(stmt, 12);
-			r->f.rule = query_column_text(stmt, 13);
-			r->f.action = query_column_text(stmt, 14);
-			r->f.detail = query_column_text(stmt, 15);
-			r->f.has_dir = sqlite3_column_type(stmt, 2) !=
-			    SQLITE_NULL;
-			r->f.dir = query_column_dir(stmt, 2);
-			r->f.method = query_column_text(stmt, 6);
-			r->f.rpc_id = query_column_text(stmt, 7);
+			faults_fill(stmt, 12, &r->f);
 			r->f.ts_ns = r->e.ts_ns;
 			r->f.mono_ns = r->e.mono_ns;
-			if (r->f.rule == NULL)
-				r->f.rule = "";
-			if (r->f.action == NULL)
-				r->f.action = "";
 			r->e.fault = &r->f;
 		}
 		return;
@@ -406,7 +393,7 @@ query_cursor_init(struct query_cursor *c)
 #define QUERY_FILTERED(plus)						\
 	"SELECT 0, m.seq, m.direction, m.ts_ns, m.mono_ns, m.kind, "	\
 	"m.method, m.rpc_id, m.mono_ns - q.mono_ns, m.raw, m.fault, "	\
-	"m.fault_role, NULL, NULL, NULL, NULL "				\
+	"m.fault_role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "	\
 	"FROM messages m LEFT JOIN messages q ON q.id = m.reply_to "	\
 	"WHERE " plus "m.session_id = ?1 AND m.id > ?2 AND m.id <= ?3 "	\
 	"AND m.seq >= ?4 AND m.seq <= ?5 "				\
@@ -419,7 +406,8 @@ query_cursor_init(struct query_cursor *c)
 	"AND (NOT ?14 OR " QUERY_IS_ERROR("m") ") "			\
 	"UNION ALL "							\
 	"SELECT 1, e.id, NULL, e.ts_ns, e.mono_ns, e.kind, NULL, "	\
-	"NULL, NULL, e.text, NULL, NULL, NULL, NULL, NULL, NULL "	\
+	"NULL, NULL, e.text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "	\
+	"NULL, NULL, NULL "						\
 	"FROM events e "						\
 	"WHERE ?15 AND " plus "e.session_id = ?1 "			\
 	"AND e.id > ?16 AND e.id <= ?17 "				\
@@ -429,8 +417,8 @@ query_cursor_init(struct query_cursor *c)
 	"AND (?13 IS NULL OR instr(e.text, ?13) > 0) "			\
 	"UNION ALL "							\
 	"SELECT -1, id, direction, ts_ns, mono_ns, 'fault', method, "	\
-	"rpc_id, NULL, " FAULTS_TEXT ", n, NULL, rule_index, rule, "	\
-	"action, detail FROM faults "					\
+	"rpc_id, NULL, " FAULTS_TEXT ", NULL, NULL, " FAULTS_FIELDS	\
+	" FROM faults "							\
 	"WHERE ?20 AND " plus "session_id = ?1 "			\
 	"AND id > ?21 AND id <= ?22 "					\
 	"AND mono_ns >= ?6 AND mono_ns <= ?7 "				\
@@ -640,17 +628,19 @@ fail:
  * n answered, lowest first), numbered by a window over each method.  A
  * request whose request or answer is a fault's original or injected
  * message (f) is counted as faulted only: an injected error is not the
- * server's, and an answer that never came is not a latency.
+ * server's, and an answer that never came is not a latency.  A faulted
+ * call counts once per fault (fk): a mutated request's original and its
+ * forwarded copy are one call.
  */
 #define QUERY_METHOD_STATS(where)					\
 	"WITH x AS (SELECT q.direction AS d, q.method AS m, "		\
 	"r.id IS NOT NULL AS answered, r.mono_ns - q.mono_ns AS lat, "	\
 	"coalesce(" QUERY_IS_ERROR("r") ", 0) AS err, "			\
-	"NOT (" FAULTS_KEPT("q.") " AND coalesce(" FAULTS_KEPT("r.")	\
-	", 1)) AS f "							\
+	"(" FAULTS_TOUCHED("q.") " OR " FAULTS_TOUCHED("r.") ") AS f, "	\
+	"q.session_id || ' ' || coalesce(q.fault, r.fault) AS fk "	\
 	"FROM messages q LEFT JOIN messages r ON r.reply_to = q.id "	\
 	"WHERE q.kind = 'request' AND " where "), "			\
-	"y AS (SELECT d, m, answered, lat, err, f, row_number() OVER "	\
+	"y AS (SELECT d, m, answered, lat, err, f, fk, row_number() OVER "	\
 	"(PARTITION BY d, m, f ORDER BY lat IS NULL, lat) AS rn, "	\
 	"count(lat) OVER (PARTITION BY d, m, f) AS n FROM x) "		\
 	"SELECT d, m, sum(NOT f), sum(answered AND NOT f), "		\
@@ -658,7 +648,8 @@ fail:
 	"max(CASE WHEN NOT f AND rn = (n * 50 + 99) / 100 THEN lat END), " \
 	"max(CASE WHEN NOT f AND rn = (n * 95 + 99) / 100 THEN lat END), " \
 	"max(CASE WHEN NOT f AND rn = (n * 99 + 99) / 100 THEN lat END), " \
-	"max(CASE WHEN NOT f THEN lat END), sum(f) "			\
+	"max(CASE WHEN NOT f THEN lat END), "				\
+	"count(DISTINCT CASE WHEN f THEN fk END) "			\
 	"FROM y GROUP BY d, m ORDER BY d, m"
 
 /* An integer column, or -1 for NULL. */
@@ -715,11 +706,16 @@ query_method_stats(struct store *st, int64_t session, method_stats_cb cb,
 	"JOIN sessions s ON s.id = q.session_id "			\
 	"WHERE q.kind = 'request' AND " where " AND NOT EXISTS "	\
 	"(SELECT 1 FROM messages r WHERE r.reply_to = q.id) "		\
+	"AND NOT (q.fault_role IS 'original' AND EXISTS (SELECT 1 "	\
+	"FROM faults f WHERE f.session_id = q.session_id AND "		\
+	"f.n = q.fault AND f.action = 'mutate')) "			\
 	"ORDER BY q.session_id, q.seq"
 
 /*
  * Call cb for each request of session (every session if 0) that has no
- * response, in the order recorded.
+ * response, in the order recorded.  A mutated request's original is not
+ * one: its forwarded copy stands for the call (and is listed itself when
+ * unanswered).
  */
 int
 query_hung(struct store *st, int64_t session, hung_cb cb, void *arg,

@@ -237,6 +237,16 @@ rows_exec(struct writer *w, const char *sql)
 	return (rc == SQLITE_OK) ? 0 : -1;
 }
 
+/* Put s on the list of sessions with rows in the open transaction. */
+static void
+rows_touch(struct writer *w, struct wsession *s)
+{
+	if (s->uncommitted == 0 && s->faults_uncommitted == 0) {
+		s->touched_next = w->touched;
+		w->touched = s;
+	}
+}
+
 /* The open transaction committed: its rows are kept. */
 void
 rows_committed(struct writer *w)
@@ -244,11 +254,14 @@ rows_committed(struct writer *w)
 	struct wsession	*s;
 
 	for (s = w->touched; s != NULL; s = s->touched_next)
-		s->uncommitted = 0;
+		s->uncommitted = s->faults_uncommitted = 0;
 	w->touched = NULL;
 }
 
-/* The open transaction is lost: count its messages as not recorded. */
+/*
+ * The open transaction is lost: count its messages and faults as not
+ * recorded.
+ */
 void
 rows_rollback(struct writer *w)
 {
@@ -258,7 +271,8 @@ rows_rollback(struct writer *w)
 		sqlite3_exec(w->st->db, "ROLLBACK", NULL, NULL, NULL);
 	for (s = w->touched; s != NULL; s = s->touched_next) {
 		s->lost += s->uncommitted;
-		s->uncommitted = 0;
+		s->faults_lost += s->faults_uncommitted;
+		s->uncommitted = s->faults_uncommitted = 0;
 	}
 	w->touched = NULL;
 }
@@ -490,10 +504,8 @@ rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
 	} else {
 		w->failing = 0;
 		rows_session_earlier(w, s, m->ts_ns);
-		if (s->uncommitted++ == 0) {
-			s->touched_next = w->touched;
-			w->touched = s;
-		}
+		rows_touch(w, s);
+		s->uncommitted++;
 		if (sc.kind == KIND_REQUEST && klen != 0) {
 			/* idmap copies the method: give it a terminated one. */
 			if (mown == NULL && mtext != NULL) {
@@ -535,6 +547,12 @@ rows_end(struct writer *w, struct item *it)
 	sqlite3_stmt	*st = w->end_session;
 	struct wsession	*s = it->session;
 
+	if (s->faults_lost != 0)
+		log_warnx("session %lld: %llu injected fault%s could not be "
+		    "recorded: the messages that name %s have no fault row",
+		    (long long)s->id, (unsigned long long)s->faults_lost,
+		    s->faults_lost == 1 ? "" : "s",
+		    s->faults_lost == 1 ? "it" : "them");
 	if (!rows_ready(w, s, 1))
 		return;
 	if (it->info.ts_ns != WRITER_NO_TIME)
@@ -641,8 +659,10 @@ rows_fault(struct writer *w, struct wsession *s, const struct wfault *f)
 {
 	sqlite3_stmt	*st = w->ins_fault;
 
-	if (!rows_ready(w, s, 0))
+	if (!rows_ready(w, s, 0)) {
+		s->faults_lost++;
 		return;
+	}
 	sqlite3_bind_int64(st, 1, s->id);
 	sqlite3_bind_int64(st, 2, f->n);
 	sqlite3_bind_int64(st, 3, f->ts_ns);
@@ -660,8 +680,12 @@ rows_fault(struct writer *w, struct wsession *s, const struct wfault *f)
 		sqlite3_bind_text(st, 10, f->rpc_id, -1, SQLITE_STATIC);
 	if (f->detail != NULL)
 		sqlite3_bind_text(st, 11, f->detail, -1, SQLITE_STATIC);
-	if (rows_step(w, st) != 0)
+	if (rows_step(w, st) != 0) {
+		s->faults_lost++;
 		rows_failed(w, "a fault");
-	else
+	} else {
 		w->failing = 0;
+		rows_touch(w, s);
+		s->faults_uncommitted++;
+	}
 }

@@ -131,6 +131,7 @@ void		 writer_exchange_fault(struct writer *, struct wexchange *,
 int64_t		 writer_session_id(const struct wsession *);
 int64_t		 writer_session_id_now(const struct wsession *);
 uint64_t	 writer_session_lost(const struct wsession *);
+uint64_t	 writer_session_faults_lost(const struct wsession *);
 void		 writer_stop(struct writer *);
 void		 writer_session_free(struct wsession *);
 
@@ -212,11 +213,15 @@ struct timeline_row {
 
 /* What query_timeline() and query_export() read. */
 #define QUERY_EVENTS	0x1	/* events and faults rows too (timeline) */
-#define QUERY_UNFAULTED	0x2	/* leave out the messages of a fault that
-				   did not reach their receiver as sent, or
-				   that mcpreel made (fault_role 'original'
-				   or 'injected'), as if absent: what
-				   check, replay and mock read by default */
+#define QUERY_UNFAULTED	0x2	/* leave out, as if absent, the messages of
+				   a fault that did not pass between
+				   mcpreel and the server: a c2s 'original'
+				   (the server did not get it as sent), a
+				   s2c 'injected' (the server never sent
+				   it); a c2s 'injected' copy (a mutated
+				   request as forwarded) stays, the server
+				   answered it: what check, replay and
+				   mock read by default */
 
 typedef int (*session_cb)(const struct session_row *, void *);
 typedef int (*timeline_cb)(const struct timeline_row *, void *);
@@ -308,6 +313,7 @@ int		 query_hung(struct store *, int64_t, hung_cb, void *, char **);
 typedef int (*fault_action_cb)(const char *, int64_t, void *);
 int		 faults_left_out(struct store *, int64_t, int64_t *, char **);
 int		 faults_count(struct store *, int64_t, int64_t *, char **);
+int		 faults_dangling(struct store *, int64_t, int64_t *, char **);
 int		 faults_any(struct store *, int64_t, int *, char **);
 int		 faults_by_action(struct store *, int64_t, fault_action_cb,
 		     void *, char **);

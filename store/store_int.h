@@ -76,6 +76,8 @@ struct wsession {
 	int64_t		 seq;
 	uint64_t	 lost;
 	uint64_t	 uncommitted;	/* rows of the open transaction */
+	uint64_t	 faults_lost;	/* faults rows not written */
+	uint64_t	 faults_uncommitted; /* in the open transaction */
 	struct idmap	*pending;	/* requests awaiting a response */
 	struct wsession	*all_next;	/* w->all: every session begun */
 	struct wsession	*touched_next;	/* w->touched, while uncommitted */
@@ -147,6 +149,8 @@ void		 rows_committed(struct writer *);
 void		 rows_rollback(struct writer *);
 void		 rows_broken(struct writer *);
 void		 rows_begin(struct writer *, struct wsession *);
+int		 writer_enqueue(struct writer *, struct item *, size_t);
+
 void		 rows_message(struct writer *, struct wsession *,
 		     struct wexchange *, struct msg *);
 void		 rows_event(struct writer *, struct wsession *, const char *,
@@ -159,27 +163,37 @@ void		 rows_fault(struct writer *, struct wsession *,
 /*
  * faults.c: what the queries of faults share.  FAULTS_TEXT is a faults
  * row as one sentence, an event's text; FAULTS_KEPT(m) holds for a
- * message QUERY_UNFAULTED keeps.
+ * message QUERY_UNFAULTED keeps: what travelled between mcpreel and the
+ * server (untouched, delayed, a c2s injected copy the server got, a s2c
+ * original the server sent), never what did not (a c2s original the
+ * server never got as is, a s2c injected message it never sent).
+ * FAULTS_TOUCHED(m) holds for a fault's original or injected message.
  */
 #define FAULTS_TEXT							\
 	"printf('fault #%d, rule %d `%s`: %s', n, rule_index, rule, "	\
 	"coalesce(detail, action || coalesce(' ' || method, '') || "	\
 	"coalesce(' ' || rpc_id, '')))"
 #define FAULTS_KEPT(m)							\
-	"(" m "fault_role IS NULL OR " m "fault_role = 'delayed')"
+	"(" m "fault_role IS NULL OR " m "fault_role = 'delayed' OR "	\
+	"(" m "fault_role = 'injected' AND " m "direction = 'c2s') OR "	\
+	"(" m "fault_role = 'original' AND " m "direction = 's2c'))"
+#define FAULTS_TOUCHED(m)						\
+	"(coalesce(" m "fault_role, '') IN ('original', 'injected'))"
 /*
  * A session's (?1) events and faults rows in time order, a fault before
  * an event of its time (the ids of two tables do not compare): ts_ns,
  * mono_ns, kind, text, id, then FAULTS_COLUMNS from column 5 (NULL for an
  * event).
  */
-#define FAULTS_COLUMNS	"1, n, rule_index, rule, action, direction, "	\
-	"method, rpc_id, detail"
+#define FAULTS_FIELDS	"n, rule_index, rule, action, direction, method, "	\
+	"rpc_id, detail"
+#define FAULTS_COLUMNS	"1, " FAULTS_FIELDS
 #define FAULTS_EVENTS_SQL						\
 	"SELECT ts_ns, mono_ns, kind, text, id, 0, NULL, NULL, NULL, "	\
 	"NULL, NULL, NULL, NULL, NULL FROM events WHERE session_id = ?1 "	\
 	"UNION ALL SELECT ts_ns, mono_ns, 'fault', " FAULTS_TEXT ", id, "	\
 	FAULTS_COLUMNS " FROM faults WHERE session_id = ?1 ORDER BY 2, 6 DESC, 5"
+void		 faults_free(struct wfault *);
 void		 faults_event_row(sqlite3_stmt *, struct event_row *,
 		     struct fault_row *);
 void		 faults_fill(sqlite3_stmt *, int, struct fault_row *);

@@ -174,7 +174,7 @@ writer_set_drain_cb(struct writer *w, void (*cb)(void *), void *arg)
 }
 
 /* Queue an item; returns 1 when the producer should pause reading. */
-static int
+int
 writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 {
 	int	wake, pause;
@@ -424,61 +424,6 @@ writer_exchange_end_at(struct writer *w, struct wexchange *x,
 	writer_enqueue(w, it, sizeof *it + len);
 }
 
-/*
- * Record a fault mcpreel injected (a faults row) in session s; queue it
- * before the messages that carry its n, so that a reader finds the fault
- * of each faulted message.  Its strings are copied.
- */
-void
-writer_fault(struct writer *w, struct wsession *s, const struct wfault *f)
-{
-	struct item	*it = xcalloc(1, sizeof *it);
-	struct wfault	*c = xmalloc(sizeof *c);
-	size_t		 bytes = sizeof *it + sizeof *c;
-
-	*c = *f;
-	c->rule = xstrdup(f->rule != NULL ? f->rule : "");
-	c->action = xstrdup(f->action != NULL ? f->action : "");
-	c->method = xstrdup_or_null(f->method);
-	c->rpc_id = xstrdup_or_null(f->rpc_id);
-	c->detail = xstrdup_or_null(f->detail);
-	bytes += strlen(c->rule) + strlen(c->action) +
-	    (c->method != NULL ? strlen(c->method) : 0) +
-	    (c->rpc_id != NULL ? strlen(c->rpc_id) : 0) +
-	    (c->detail != NULL ? strlen(c->detail) : 0);
-	it->type = ITEM_FAULT;
-	it->session = s;
-	it->fault = c;
-	writer_enqueue(w, it, bytes);
-}
-
-/*
- * The next fault number of session s: 1, 2, ...  Only the thread that
- * records s (the event loop) calls it; the writer never reads it.
- */
-int64_t
-writer_session_next_fault(struct wsession *s)
-{
-	return ++s->faults;
-}
-
-/*
- * The response of HTTP exchange x was made by fault n (an injected
- * status, a reset, an ended stream): http_exchanges.fault.  Before
- * writer_exchange_end(), which hands x to the writer.
- */
-void
-writer_exchange_fault(struct writer *w, struct wexchange *x, int64_t n)
-{
-	struct item	*it = xcalloc(1, sizeof *it);
-
-	it->type = ITEM_EXCHANGE_FAULT;
-	it->x = x;
-	it->fault = xcalloc(1, sizeof *it->fault);
-	it->fault->n = n;
-	writer_enqueue(w, it, sizeof *it + sizeof *it->fault);
-}
-
 /* Record an event of kind ("stderr", "exit", ...) with text. */
 void
 writer_event(struct writer *w, struct wsession *s, const char *kind,
@@ -557,6 +502,13 @@ writer_session_lost(const struct wsession *s)
 	return s->lost;
 }
 
+/* Faults rows of session s not written; valid after writer_stop(). */
+uint64_t
+writer_session_faults_lost(const struct wsession *s)
+{
+	return s->faults_lost;
+}
+
 static void
 item_free(struct item *it)
 {
@@ -566,21 +518,15 @@ item_free(struct item *it)
 	free(it->info.method);
 	free(it->info.path);
 	free(it->info.headers);
-	if (it->fault != NULL) {
-		free((char *)it->fault->rule);
-		free((char *)it->fault->action);
-		free((char *)it->fault->method);
-		free((char *)it->fault->rpc_id);
-		free((char *)it->fault->detail);
-		free(it->fault);
-	}
+	faults_free(it->fault);
 	free(it);
 }
 
 /*
  * An item that cannot go into a transaction (recording stopped, or the
- * database stayed locked): a message is counted as not recorded, and a
- * session's first and last rows are still tried on their own.
+ * database stayed locked): a message or a fault is counted as not
+ * recorded, and a session's first and last rows are still tried on their
+ * own.
  */
 static void
 writer_skip(struct writer *w, struct item *it)
@@ -589,6 +535,9 @@ writer_skip(struct writer *w, struct item *it)
 	case ITEM_MESSAGE:
 		it->session->seq++;
 		it->session->lost++;
+		break;
+	case ITEM_FAULT:
+		it->session->faults_lost++;
 		break;
 	case ITEM_SESSION_BEGIN:
 		if (w->broken == NULL)

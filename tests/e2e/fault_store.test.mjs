@@ -150,6 +150,14 @@ test('import of faults: the rows and columns as the contract has them', { timeou
   assert.equal(r.code, 1);
   assert.match(r.err, /1 of 2 faults could be written/);
   assert.equal(sql(db, 'SELECT count(*) AS n FROM sessions')[0].n, 1);
+  // A message naming a fault with no fault line is refused, undone.
+  const dangling = STDIO.replace(/"fault":2,"fault_role":"delayed"/, '"fault":7,"fault_role":"delayed"');
+  assert.notEqual(dangling, STDIO);
+  writeFileSync(file, dangling);
+  const d = await mc(['import', '--db', db, file]);
+  assert.equal(d.code, 1);
+  assert.match(d.err, /1 message or HTTP exchange names a "fault" that has no fault line/);
+  assert.equal(sql(db, 'SELECT count(*) AS n FROM sessions')[0].n, 1);
 }));
 
 test('show: faults as events, messages tagged; --json carries them', { timeout: 60000 }, () => withCleanup(async ({ dir }) => {
@@ -231,6 +239,63 @@ test('check leaves a fault\'s original and injected messages out, says so once; 
   assert.match(all.err, LEFT_OUT);
   // The delayed answer is kept: tools/call 3 is answered, no finding.
   assert.doesNotMatch(a.out, /never answered/);
+}));
+
+// tools/call 2 mutated on its way to the server (the client's request
+// 'original', the forwarded copy 'injected', the server's answer to the
+// latter), then tools/call 3's answer mutated on its way to the client.
+const MUTATED = [
+  line({ format: 'mcpreel-jsonl', version: 2, name: 'mutated', transport: 'stdio', target: '["srv"]', started_ns: ns(at(0)), ended_ns: ns(at(5000)), exit_status: 0, end_reason: 'server exited' }),
+  msg('c2s', 100, INIT),
+  msg('s2c', 200, INIT_R),
+  msg('c2s', 300, INITED),
+  fault(1, 1000, 1, 'tool=search mutate', 'mutate', 'c2s', 'tools/call', 2, 'mutated'),
+  msg('c2s', 1000, SEARCH, { fault: 1, fault_role: 'original' }),
+  msg('c2s', 1000, { ...SEARCH, params: { name: 'search', arguments: { q: 'y' } } }, { fault: 1, fault_role: 'injected' }),
+  msg('s2c', 1100, { jsonrpc: '2.0', id: 2, result: { content: [] } }),
+  msg('c2s', 1900, ECHO),
+  fault(2, 2000, 1, 'tool=echo mutate', 'mutate', 's2c', 'tools/call', 3, 'mutated'),
+  msg('s2c', 2000, ECHO_R, { fault: 2, fault_role: 'original' }),
+  msg('s2c', 2000, { ...ECHO_R, result: { content: [] } }, { fault: 2, fault_role: 'injected' }),
+].join('\n') + '\n';
+
+test('a mutated request: check sees what the server got and answered, stats counts the call once and not as hung', { timeout: 60000 }, () => withCleanup(async ({ dir }) => {
+  const db = join(dir, 'm.db');
+  const id = await importText(dir, db, 'm', MUTATED);
+  const a = await mc(['check', '--db', db, '--json', String(id)]);
+  assert.equal(a.code, 0, `no jsonrpc.unknown-id: ${a.out}`);
+  const j = JSON.parse(a.out).sessions[0];
+  assert.equal(j.messages, 7, 'the client\'s original request and the answer the client got are left out');
+  assert.doesNotMatch(a.out, /unknown-id|duplicate-id/);
+  assert.match(a.err, /left out 2 messages of injected faults/);
+  const st = await mc(['stats', '--db', db, '--json', String(id)]);
+  assert.equal(st.code, 0, st.err);
+  const s = JSON.parse(st.out);
+  const call = s.methods.find((m) => m.method === 'tools/call');
+  assert.equal(call.faulted, 2, 'two faulted calls, each once');
+  const t = await mc(['stats', '--db', db, String(id)]);
+  assert.match(t.out, /no hung requests/);
+}));
+
+test('fault text that is not UTF-8: show --json keeps every key (and its bytes in base64), export and import give the bytes back', { timeout: 60000 }, () => withCleanup(async ({ dir }) => {
+  const db = join(dir, 'u.db');
+  const id = await importText(dir, db, 'u', STDIO);
+  execFileSync('sqlite3', [db, `UPDATE faults SET rule = CAST(X'746f6f6c3dff' AS TEXT), method = CAST(X'1b5b33316dff' AS TEXT) WHERE n = 1`]);
+  const sh = await mc(['show', '--db', db, '--json', String(id)]);
+  assert.equal(sh.code, 0, sh.err);
+  const f = sh.out.trim().split('\n').map((l) => JSON.parse(l)).find((o) => o.fault && o.fault.n === 1).fault;
+  assert.equal(f.rule, 'tool=?');
+  assert.equal(Buffer.from(f.rule_base64, 'base64').toString('hex'), '746f6f6c3dff');
+  assert.equal(f.method, '\x1b[31m?');
+  assert.equal(Buffer.from(f.method_base64, 'base64').toString('hex'), '1b5b33316dff');
+  const ex = await mc(['export', '--db', db, String(id)]);
+  assert.equal(ex.code, 0, ex.err);
+  const file = join(dir, 'u.jsonl');
+  writeFileSync(file, ex.out);
+  const db2 = join(dir, 'u2.db');
+  const r = await mc(['import', '--db', db2, file]);
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(sql(db2, 'SELECT hex(rule) AS r, hex(method) AS m FROM faults WHERE n = 1'), [{ r: '746F6F6C3DFF', m: '1B5B33316DFF' }]);
 }));
 
 test('mock answers from a session with faults: a faulted request matches nothing unless --include-faults (SDK client)', { timeout: 90000 }, () => withCleanup(async ({ dir, defer }) => {

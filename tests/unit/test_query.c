@@ -492,3 +492,90 @@ Test(query, faults, .timeout = UNIT_TIMEOUT)
 	store_close(st);
 	free(path);
 }
+
+/*
+ * A session with tools/call 2's request mutated (the client's 'original',
+ * the forwarded 'injected', the server's answer to the latter), tools/call
+ * 3's answer mutated (the server's 'original', the 'injected' the client
+ * got) and a notification dropped at the time of an event recorded before
+ * its fault: QUERY_UNFAULTED keeps what travelled between mcpreel and the
+ * server (the forwarded request, the server's answer); the statistics
+ * count each faulted call once and the mutated request is not hung; a
+ * fault comes before the message and the event of its time.
+ */
+Test(query, faults_mutate, .timeout = UNIT_TIMEOUT)
+{
+	struct stats_seen	 seen;
+	struct hung_seen	 hung;
+	struct faults_seen	 fs;
+	struct store		*st;
+	struct writer		*w;
+	struct wsession		*s;
+	struct msg		*ev;
+	char			*path, *cause = NULL;
+	int64_t			 id, n;
+
+	xasprintf(&path, "%s/fm.db", query_dir);
+	st = store_open(path, STORE_CREATE, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	w = writer_start(st, &cause);
+	cr_assert_not_null(w, "%s", cause);
+	s = writer_session_begin(w, "fm", "stdio", "[\"x\"]");
+	query_put(w, s, DIR_C2S, 100 * MS, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"tools/call\"}");
+	query_put(w, s, DIR_S2C, 110 * MS, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"result\":{}}");
+	query_fault(w, s, 1, 200 * MS, "mutate");
+	query_put_fault(w, s, DIR_C2S, 200 * MS, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":2,\"method\":\"tools/call\"}", 1, FAULT_ROLE_ORIGINAL);
+	query_put_fault(w, s, DIR_C2S, 200 * MS, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":2,\"method\":\"tools/call\",\"params\":{}}", 1,
+	    FAULT_ROLE_INJECTED);
+	query_put(w, s, DIR_S2C, 250 * MS, "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"result\":{}}");
+	query_put(w, s, DIR_C2S, 300 * MS, "{\"jsonrpc\":\"2.0\",\"id\":3,"
+	    "\"method\":\"tools/call\"}");
+	query_fault(w, s, 2, 350 * MS, "mutate");
+	query_put_fault(w, s, DIR_S2C, 350 * MS, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":3,\"result\":{}}", 2, FAULT_ROLE_ORIGINAL);
+	query_put_fault(w, s, DIR_S2C, 350 * MS, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":3,\"result\":{\"x\":1}}", 2, FAULT_ROLE_INJECTED);
+	ev = msg_new(DIR_S2C, "x", 1);
+	ev->mono_ns = 500 * MS;
+	writer_event_msg(w, s, "note", ev);
+	query_fault(w, s, 3, 500 * MS, "drop");
+	query_put_fault(w, s, DIR_C2S, 500 * MS, "{\"jsonrpc\":\"2.0\","
+	    "\"method\":\"notifications/x\"}", 3, FAULT_ROLE_ORIGINAL);
+	writer_session_end(w, s, 0, 0, "done");
+	writer_stop(w);
+	id = writer_session_id(s);
+	writer_session_free(s);
+
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	memset(&fs, 0, sizeof fs);
+	cr_assert_eq(query_timeline(st, id, QUERY_EVENTS, query_faults_cb,
+	    &fs, &cause), 0, "%s", cause);
+	cr_assert_str_eq(fs.order, "m1 m2 f1 m3 m4 m5 m6 f2 m7 m8 f3 m9 e ");
+	memset(&fs, 0, sizeof fs);
+	cr_assert_eq(query_timeline(st, id, QUERY_UNFAULTED, query_faults_cb,
+	    &fs, &cause), 0, "%s", cause);
+	cr_assert_str_eq(fs.order, "m1 m2 m4 m5 m6 m7 ",
+	    "what the server got and sent");
+	cr_assert_eq(faults_left_out(st, id, &n, &cause), 0, "%s", cause);
+	cr_assert_eq(n, 3);
+
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(query_method_stats(st, id, query_stats_cb, &seen,
+	    &cause), 0, "%s", cause);
+	cr_assert_eq(seen.n, 1);
+	cr_assert_eq(seen.row[0].requests, 1);
+	cr_assert_eq(seen.row[0].faulted, 2, "each faulted call once: %lld",
+	    (long long)seen.row[0].faulted);
+	memset(&hung, 0, sizeof hung);
+	cr_assert_eq(query_hung(st, id, query_hung_cb, &hung, &cause), 0,
+	    "%s", cause);
+	cr_assert_eq(hung.n, 0, "the mutated call was answered");
+	store_close(st);
+	free(path);
+}

@@ -1229,6 +1229,7 @@ store_test_ping(int n)
  */
 Test(store, lock_at_session_begin, .timeout = UNIT_TIMEOUT)
 {
+	struct wfault	 f;
 	struct writer	*w;
 	struct wsession	*s;
 	sqlite3		*other;
@@ -1240,6 +1241,11 @@ Test(store, lock_at_session_begin, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL),
 	    SQLITE_OK);
 	s = writer_session_begin(w, "locked", "stdio", "[]");
+	memset(&f, 0, sizeof f);
+	f.n = writer_session_next_fault(s);
+	f.rule = "method=ping drop";
+	f.action = "drop";
+	writer_fault(w, s, &f);
 	writer_message(w, s, NULL, store_test_ping(1));
 	sleep(2 * STORE_BUSY_TIMEOUT_MS / 1000 + 2);
 	cr_assert_eq(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL),
@@ -1251,6 +1257,8 @@ Test(store, lock_at_session_begin, .timeout = UNIT_TIMEOUT)
 	cr_assert_neq(writer_session_id(s), 0, "the session row was never "
 	    "written");
 	cr_assert_eq(writer_session_lost(s), 1);
+	cr_assert_eq(writer_session_faults_lost(s), 1, "the fault of the "
+	    "locked batch is counted");
 	writer_session_free(s);
 	cr_assert_eq(store_test_int(other, "SELECT count(*) FROM messages"),
 	    5);
@@ -1430,11 +1438,16 @@ Test(store, writer_records_faults, .timeout = UNIT_TIMEOUT)
 	x2 = writer_exchange_begin(w, s, &info);
 	writer_exchange_fault(w, x2, n2);
 	writer_exchange_end(w, x2, "reset by fault", NULL, 0);
+	/* A faults row that cannot be written (n taken) is counted. */
+	writer_fault(w, s2, &f);
+	writer_fault(w, s2, &f);
 	writer_session_end(w, s, -1, 0, "done");
 	writer_session_end(w, s2, -1, 0, "done");
 	writer_stop(w);
 	id = writer_session_id(s);
 	cr_assert_eq(writer_session_lost(s), 0);
+	cr_assert_eq(writer_session_faults_lost(s), 0);
+	cr_assert_eq(writer_session_faults_lost(s2), 1);
 	writer_session_free(s);
 	writer_session_free(s2);
 
@@ -1488,7 +1501,8 @@ Test(store, writer_records_faults, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages WHERE "
 	    "fault IS NOT NULL AND session_id <> (SELECT min(id) FROM "
 	    "sessions)"), 0);
-	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM faults"), 2);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM faults"), 3,
+	    "s's two and s2's first");
 	sqlite3_close(db);
 
 	st = store_open(path, 0, &cause);
@@ -1497,7 +1511,7 @@ Test(store, writer_records_faults, .timeout = UNIT_TIMEOUT)
 	    cause);
 	store_close(st);
 	db = store_test_sqlite(path);
-	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM faults"), 0);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM faults"), 1);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages"), 1);
 	sqlite3_close(db);
 	free(path);
