@@ -179,14 +179,18 @@ mf_emit(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 /*
  * A close rule: over stdio the mock's output ends and the mock stops, as
  * a server that exits or is killed; over HTTP er's connection (er NULL:
- * the GET stream's) is reset, or its SSE stream ended.
+ * the GET stream's) is reset, or its SSE stream ended.  end: er is given
+ * up here (ended once cut); else its owner still sends on it and ends it.
  */
 static void
-mf_close(struct mockfault *mf, struct ereq *er, enum fault_close how)
+mf_close(struct mockfault *mf, struct ereq *er, enum fault_close how,
+    int end)
 {
 	if (!mf->http) {
 		ereq_cut(mf->ep, er, how == FAULT_CLOSE_KILL ? EREQ_CUT_KILL :
 		    EREQ_CUT_CLOSE, 0, NULL, NULL);
+		if (end && er != NULL)
+			ereq_end(mf->ep, er, NULL, 0);
 		mf->closed = 1;
 		if (mf->cbs.closed != NULL)
 			mf->cbs.closed(how == FAULT_CLOSE_KILL ? "a fault "
@@ -196,6 +200,8 @@ mf_close(struct mockfault *mf, struct ereq *er, enum fault_close how)
 	}
 	ereq_cut(mf->ep, er, how == FAULT_CLOSE_END_STREAM ?
 	    EREQ_CUT_END_STREAM : EREQ_CUT_RESET, 0, NULL, NULL);
+	if (end && er != NULL)
+		ereq_end(mf->ep, er, NULL, 0);
 }
 
 /*
@@ -342,7 +348,7 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 			mf_emit(mf, how, er, bytes, len);
 		break;
 	case FAULT_CLOSE:
-		mf_close(mf, er, hit.close);
+		mf_close(mf, er, hit.close, how == MOCKFAULT_REQ_END);
 		break;
 	default:
 		/* Not an action for what the mock sends: it goes as it is. */
@@ -420,6 +426,7 @@ mf_release(struct mockfault *mf, struct mfitem *it)
 		if (!mf->closed)
 			ereq_cut(mf->ep, it->er, EREQ_CUT_END_STREAM, 0, NULL,
 			    NULL);
+		ereq_end(mf->ep, it->er, NULL, 0);
 		break;
 	case MF_HOLD:
 		break;
@@ -709,12 +716,14 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 			mf_deliver(mf, er, hit.bytes, hit.len, 1);
 		break;
 	case FAULT_CLOSE:
-		mf_close(mf, er, hit.close);
+		mf_close(mf, er, hit.close, 1);
 		break;
 	case FAULT_HTTP_STATUS:
-		if (er != NULL)
+		if (er != NULL) {
 			ereq_cut(mf->ep, er, EREQ_CUT_STATUS, hit.status,
 			    hit.retry_after, hit.www_authenticate);
+			ereq_end(mf->ep, er, NULL, 0);
+		}
 		break;
 	default:
 		mf_deliver(mf, er, bytes, len, 0);

@@ -27,9 +27,10 @@ ereq_end(struct endpoint *ep, struct ereq *er, const char *bytes,
 
 /*
  * A fault cuts er's channel short (er NULL: the channel of messages nobody
- * asked for); er is gone after this, as after ereq_end.  status and the
- * two header values (NULL: none) are for EREQ_CUT_STATUS.  A cut the
- * endpoint cannot make (a status over stdio) ends er with nothing.
+ * asked for).  er stays the caller's, cut off from its channel: what is
+ * sent on it later goes nowhere, and ereq_end then frees it.  status and
+ * the two header values (NULL: none) are for EREQ_CUT_STATUS.  A cut the
+ * endpoint cannot make (a status over stdio) does nothing.
  */
 void
 ereq_cut(struct endpoint *ep, struct ereq *er, enum ereq_cut how,
@@ -38,8 +39,6 @@ ereq_cut(struct endpoint *ep, struct ereq *er, enum ereq_cut how,
 	if (ep->ops->cut != NULL)
 		ep->ops->cut(ep, er, how, status, retry_after,
 		    www_authenticate);
-	else
-		ep->ops->req_end(ep, er, NULL, 0);
 }
 
 /* The session id to hand out on HTTP answers (nothing over stdio). */

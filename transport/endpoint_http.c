@@ -63,6 +63,7 @@ enum ec_wait {
 struct ereq {
 	struct econn	*c;		/* NULL once the client went away */
 	int		 streaming;	/* the SSE head has gone out */
+	int		 cut;		/* a fault cut its channel */
 };
 
 struct econn {
@@ -595,6 +596,8 @@ eh_full(struct endpoint *ep, struct ereq *er)
 	struct econn		*c = (er != NULL && er->c != NULL) ? er->c :
 				    eh->stream;
 
+	if (er != NULL && er->cut)
+		return 0;
 	if (c == NULL)
 		return (eh->nunsent >= ENDPOINT_UNSENT_MAX ||
 		    evbuffer_get_length(eh->unsent) >= ENDPOINT_OUTPUT_MAX) ?
@@ -626,6 +629,8 @@ static void
 eh_req_send(struct endpoint *ep, struct ereq *er, const char *bytes,
     size_t len)
 {
+	if (er != NULL && er->cut)
+		return;
 	if (er == NULL || er->c == NULL) {
 		eh_send(ep, bytes, len);
 		return;
@@ -730,7 +735,8 @@ eh_header_add(struct evbuffer *buf, const char *name, const char *value)
  * A fault cuts er's POST (er NULL: the GET stream) short: a status with
  * no body (a POST whose answer has begun streaming is reset instead), a
  * reset (SO_LINGER 0: the close sends RST), or the end of its SSE stream
- * with no answer in it.
+ * with no answer in it.  er stays its owner's, cut off: what is sent on
+ * it later is dropped, and ereq_end frees it.
  */
 static void
 eh_cut(struct endpoint *ep, struct ereq *er, enum ereq_cut how, int status,
@@ -743,9 +749,12 @@ eh_cut(struct endpoint *ep, struct ereq *er, enum ereq_cut how, int status,
 	int			 streaming = er != NULL && er->streaming;
 
 	if (er != NULL) {
+		if (er->cut)
+			return;
 		if (c != NULL)
 			c->er = NULL;
-		free(er);
+		er->c = NULL;
+		er->cut = 1;
 	}
 	if (c == NULL)
 		return;

@@ -418,3 +418,84 @@ test('mock --on-miss forward records each fault: a faults row and the messages w
     'the delayed ping recorded once');
   assert.doesNotMatch(m.stderr(), SANITIZER);
 });
+
+/*
+ * A stdio server that logs (notifications/message) and reports progress
+ * before it answers tools/call: what the recorded call plays before its
+ * answer, on the POST's own SSE stream.
+ */
+const STUB = `import sys, json, time
+for line in sys.stdin:
+    m = json.loads(line)
+    if 'id' not in m or 'method' not in m: continue
+    r = {}
+    if m['method'] == 'initialize':
+        r = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "stub", "version": "1"}}
+    elif m['method'] == 'tools/call':
+        print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "working"}}), flush=True)
+        tok = m.get('params', {}).get('_meta', {}).get('progressToken')
+        if tok is not None:
+            print(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": tok, "progress": 1}}), flush=True)
+        time.sleep(0.05)
+        r = {"content": [{"type": "text", "text": "done"}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": m['id'], "result": r}), flush=True)
+`;
+const STUB_INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } };
+const STUB_CALL = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'work', arguments: {}, _meta: { progressToken: 7 } } };
+
+/* The stub's script and a session recorded from it (name stub) in db. */
+async function stubSession(dir, db2, extra = []) {
+  const py = join(dir, 'stub.py');
+  writeFileSync(py, STUB);
+  const lines = [STUB_INIT, { jsonrpc: '2.0', method: 'notifications/initialized' }, STUB_CALL, ...extra];
+  const r = await runMcpreel(['record', '--db', db2, '--name', 'stub', '--', 'python3', py],
+    { input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')) });
+  assert.equal(r.code, 0, r.stderr.toString());
+  return py;
+}
+
+/* POST one JSON-RPC message to url; the answer, or the error it met. */
+async function post(url, msg, session) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  if (session) headers['mcp-session-id'] = session;
+  try {
+    return await request(url, { method: 'POST', headers, body: JSON.stringify(msg), timeoutMs: 10000 });
+  } catch (e) {
+    return { error: e };
+  }
+}
+
+for (const mode of ['reset', 'end-stream']) {
+  test(`mock --listen --fault dir=s2c close mode=${mode} of a notification before an answer: the POST is cut, the mock lives on`, { timeout: 60000 }, async () => {
+    const db2 = join(t.dir, `stub-${mode}.db`);
+    await stubSession(t.dir, db2);
+    const p = await spawnUntilLine(MCPREEL, ['mock', '--db', db2, 'stub', '--listen', '127.0.0.1:0', '--latency', 'none',
+      '--fault', `dir=s2c method=notifications/message close mode=${mode}`], {
+      pattern: /^mcpreel: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'mcpreel mock --listen close',
+      env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
+    });
+    try {
+      const url = `${p.match[1]}/mcp`;
+      const init = await post(url, STUB_INIT);
+      assert.equal(init.status, 200, String(init.error));
+      const session = init.headers['mcp-session-id'];
+      const cut = await post(url, STUB_CALL, session);
+      if (mode === 'reset') {
+        assert.ok(cut.error, `the connection is reset, got status ${cut.status}`);
+      } else {
+        assert.equal(cut.status, 200, String(cut.error));
+        const body = cut.body.toString();
+        assert.doesNotMatch(body, /"result"|notifications\/message/, 'no answer and no log on the cut stream: ' + body);
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      const again = await post(url, { jsonrpc: '2.0', id: 3, method: 'ping' }, session);
+      assert.equal(again.status, 200, 'the mock still serves: ' + String(again.error) + p.stderr());
+      assert.equal(p.child.exitCode, null, 'the mock is still running');
+    } finally {
+      await stopChild(p.child, p.exited);
+    }
+    const err = p.stderr();
+    assert.match(err, /fault #1, rule 1 `[^`]*`: s2c notifications\/message/);
+    assert.doesNotMatch(err, SANITIZER);
+  });
+}
