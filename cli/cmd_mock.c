@@ -320,6 +320,10 @@ cmd_mock(int argc, char **argv)
 			goto bad;
 		opt.faults_reload = cmd_mock_reload;
 		opt.faults_arg = &fo;
+	} else if (fo.o.has_seed) {
+		fprintf(stderr, "mcpreel mock: --seed is for --fault or "
+		    "--faults rules, and none was given\n");
+		goto out;
 	}
 	if (argc < 1) {
 		fprintf(stderr, "mcpreel mock: give one SESSION to serve (an "

@@ -139,18 +139,12 @@ mf_full(struct mockfault *mf)
 	return 1;
 }
 
-/*
- * Whether a corrupt hit is mode=stray (its bytes go before the message,
- * not instead): the hit says so only in its detail, which fault/ words
- * "a line of stray bytes sent before ...".
- */
+/* Whether a corrupt hit is mode=stray (its bytes go before the message). */
 static int
 mf_stray(const struct fault_hit *hit)
 {
-	static const char	 w[] = "a line of stray bytes";
-
-	return hit->detail != NULL && strncmp(hit->detail, w, sizeof w - 1) ==
-	    0;
+	return hit->action == FAULT_CORRUPT && hit->corrupt ==
+	    FAULT_CORRUPT_STRAY;
 }
 
 /* Hand a message to the endpoint as mock.c would have. */

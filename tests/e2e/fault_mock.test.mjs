@@ -313,6 +313,12 @@ test('mock refuses http-status without --listen, clearly', { timeout: 30000 }, a
   assert.match(r.stderr.toString(), /^mcpreel mock: .*http-status.*add --listen ADDR/m);
 });
 
+test('mock refuses --seed without rules, as record does', { timeout: 30000 }, async () => {
+  const r = await runMcpreel(['mock', '--db', db, 'sdk', '--seed', '5'], { input: Buffer.alloc(0) });
+  assert.equal(r.code, 2, r.stderr.toString());
+  assert.match(r.stderr.toString(), /^mcpreel mock: --seed is for --fault or --faults rules, and none was given$/m);
+});
+
 test('mock --fault p= with --seed: the same faults in two runs', { timeout: 120000 }, async () => {
   const runOnce = async () => {
     const m = await mockStdio(['--latency', 'none', '--seed', '1234', '--fault', 'tool=get-sum p=0.4 error code=-32050']);
