@@ -48,6 +48,8 @@ struct mfitem {
 	enum mockfault_how	 how;		/* MF_OUT */
 	int			 decide;	/* MF_OUT: rules not asked */
 	int			 recorded;	/* recorded (the fallback's) */
+	int			 flushed;	/* MF_OUT: let go at the bound,
+						   a delay no longer holds it */
 	struct ereq		*er;
 	char			*bytes;
 	size_t			 len;
@@ -291,14 +293,14 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		return 0;
 	}
 	n = mfnote_fault(mf->note, &hit, DIR_S2C, bytes, len);
-	if (hit.action == FAULT_DELAY && held != NULL) {
+	if (hit.action == FAULT_DELAY && held != NULL && !held->flushed) {
 		held->decide = 0;
 		held->fault = n;
 		held->due_ns = clock_mono_ns() + hit.delay_ms * 1000000;
 		fault_hit_clear(&hit);
 		return 1;
 	}
-	if (hit.action == FAULT_DELAY && !mf_full(mf)) {
+	if (hit.action == FAULT_DELAY && held == NULL && !mf_full(mf)) {
 		it = mf_item_add(mf, MF_OUT, er, bytes, len, clock_mono_ns() +
 		    hit.delay_ms * 1000000, n);
 		it->how = how;
@@ -366,8 +368,10 @@ mf_out(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 	if (mf_ahead(mf, NULL, er) && mf_full(mf) && !mf->running) {
 		/* Too much held: what waits on this channel goes now. */
 		TAILQ_FOREACH(it, &mf->items, entry) {
-			if (it->what == MF_OUT && it->er == er)
+			if (it->what == MF_OUT && it->er == er) {
 				it->due_ns = 0;
+				it->flushed = 1;
+			}
 		}
 		mf_run(mf);
 	}

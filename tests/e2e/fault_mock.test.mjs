@@ -283,8 +283,16 @@ test('mock --listen --fault timeout and close: the POST ends with no answer, or 
 test('mock --fault delaying every answer of a flood: what is held stays bounded, nothing is lost or reordered', { timeout: 90000 }, async () => {
   const lines = [{ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'flood', version: '1' } } }];
   for (let i = 1; i <= 6000; i++) lines.push({ jsonrpc: '2.0', id: i, method: 'ping' });
-  const r = await runMcpreel(['mock', '--db', db, 'sdk', '--latency', 'none', '--fault', 'dir=s2c method=ping delay ms=600000'],
-    { input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')), timeoutMs: 60000 });
+  let out = '';
+  let child;
+  const run = runMcpreel(['mock', '--db', db, 'sdk', '--latency', 'none', '--fault', 'dir=s2c method=ping delay ms=600000'], {
+    input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')), timeoutMs: 60000, keepStdinOpen: true,
+    onSpawn: (c) => { child = c; c.stdout.on('data', (d) => { out += d; }); },
+  });
+  // At the bound what was held goes at once, while the client still talks.
+  await until(() => String(out.split('\n').length), (n) => Number(n) > 4000, 30000, 'answers let go at the bound');
+  child.stdin.end();
+  const r = await run;
   const err = r.stderr.toString();
   assert.equal(r.code, 0, err.slice(-2000));
   assert.doesNotMatch(err, SANITIZER);
