@@ -19,6 +19,14 @@
  * in flight of any client a mock serves.
  */
 #define MFNOTE_IDS_MAX		1024
+/*
+ * An id or method longer than this is not remembered, as fault/ keeps
+ * none longer (FAULT_KEEP_MAX): what is remembered then holds at most
+ * MFNOTE_IDS_MAX * 2 * MFNOTE_KEEP_MAX bytes (512 KiB) for the requests
+ * and MFNOTE_IDS_MAX * MFNOTE_KEEP_MAX (256 KiB) for the faulted ones,
+ * whatever the client sends.
+ */
+#define MFNOTE_KEEP_MAX		256
 /* A method or id longer than this is cut in the log line. */
 #define MFNOTE_LOG_FIELD	128
 
@@ -91,14 +99,14 @@ mfnote_faulted_n(const struct mfnote *nt, const json_t *id,
 	return n;
 }
 
-/* The id of a request (its JSON), or NULL. */
+/* The id of a request (its JSON), or NULL (none, or too long to keep). */
 json_t *
 mfnote_id(const char *bytes, size_t len)
 {
 	struct scan	 sc;
 
 	scan_message(bytes, len, &sc);
-	if (!sc.has_id)
+	if (!sc.has_id || sc.id_len > MFNOTE_KEEP_MAX)
 		return NULL;
 	return json_loadb(bytes + sc.id_off, sc.id_len, JSON_DECODE_ANY, NULL);
 }
@@ -111,7 +119,8 @@ mfnote_request(struct mfnote *nt, const char *bytes, size_t len)
 	struct scan	 sc;
 
 	scan_message(bytes, len, &sc);
-	if (sc.kind != KIND_REQUEST || !sc.has_method)
+	if (sc.kind != KIND_REQUEST || !sc.has_method || sc.id_len >
+	    MFNOTE_KEEP_MAX || sc.method_len > MFNOTE_KEEP_MAX)
 		return;
 	r = &nt->reqs[nt->reqs_next++ % MFNOTE_IDS_MAX];
 	json_decref(r->id);

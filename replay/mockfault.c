@@ -28,7 +28,8 @@
  * Messages held at once (delayed, a request held by timeout or drop).
  * Past these a delay goes at once (what waits on its channel with it)
  * and a held request is ended, with one warning: a rule that holds every
- * message of a busy client must not grow without bound.
+ * message of a busy client must not grow without bound.  A held request
+ * keeps its id only up to 256 bytes (mfnote_id), so its item stays small.
  */
 #define MOCKFAULT_HELD_MAX	4096
 #define MOCKFAULT_HELD_BYTES	(64 * 1024 * 1024)
