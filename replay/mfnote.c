@@ -184,6 +184,53 @@ mfnote_record(struct mfnote *nt, enum dir d, const char *bytes, size_t len,
 	writer_message(nt->w, nt->ws, NULL, m);
 }
 
+/*
+ * Record an s2c message of fault n in its role: as the fallback sent it
+ * (fb, its id ours) when it came from the fallback, else as the mock made
+ * it.
+ */
+void
+mfnote_record_fb(struct mfnote *nt, const char *bytes, size_t len,
+    const char *fb, size_t fblen, int64_t n, int role)
+{
+	if (fb != NULL)
+		mfnote_record(nt, DIR_S2C, fb, fblen, n, role);
+	else
+		mfnote_record(nt, DIR_S2C, bytes, len, n, role);
+}
+
+/*
+ * Record the s2c copy fault n made (bytes) in place of a message; one of
+ * the fallback's (fb) keeps the fallback's id, as the session's other
+ * messages do, when the copy is a JSON object with an id.
+ */
+void
+mfnote_record_injected(struct mfnote *nt, const char *bytes, size_t len,
+    const char *fb, size_t fblen, int64_t n)
+{
+	json_t	*copy, *id;
+	char	*s;
+
+	if (fb == NULL || bytes == NULL || (id = mfnote_id(fb, fblen)) ==
+	    NULL) {
+		mfnote_record(nt, DIR_S2C, bytes, len, n, FAULT_ROLE_INJECTED);
+		return;
+	}
+	s = NULL;
+	copy = json_loadb(bytes, len, 0, NULL);
+	if (json_is_object(copy) && json_object_get(copy, "id") != NULL &&
+	    json_object_set(copy, "id", id) == 0)
+		s = json_dumps(copy, JSON_COMPACT);
+	if (s != NULL)
+		mfnote_record(nt, DIR_S2C, s, strlen(s), n,
+		    FAULT_ROLE_INJECTED);
+	else
+		mfnote_record(nt, DIR_S2C, bytes, len, n, FAULT_ROLE_INJECTED);
+	free(s);
+	json_decref(copy);
+	json_decref(id);
+}
+
 /* Blank s's control bytes (a rule's CR LF), for one log line; s or NULL. */
 static char *
 mfnote_blank(char *s)

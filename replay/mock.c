@@ -154,14 +154,15 @@ static void	mock_maybe_exit(struct mock *);
 
 /*
  * A message for the client, through the fault edge when there are rules
- * (recorded: the mock recorded it already, from the fallback).
+ * (fb: the message as the fallback sent it, which the edge records once
+ * its rules have decided; NULL: the mock's own).
  */
 static void
 mock_out(struct mock *mk, enum mockfault_how how, struct ereq *er,
-    const char *bytes, size_t len, int recorded)
+    const char *bytes, size_t len, const char *fb, size_t fblen)
 {
 	if (mk->mf != NULL)
-		mockfault_out(mk->mf, how, er, bytes, len, recorded);
+		mockfault_out(mk->mf, how, er, bytes, len, fb, fblen);
 	else if (how == MOCKFAULT_SEND)
 		endpoint_send(mk->ep, bytes, len);
 	else if (how == MOCKFAULT_REQ_SEND)
@@ -283,7 +284,7 @@ play_send_item(struct play *pl, const struct mitem *it, int after)
 	pl->after_note = json_object_get(msg, "id") == NULL;
 	s = mock_dump(msg);
 	mock_out(mk, after ? MOCKFAULT_SEND : MOCKFAULT_REQ_SEND, pl->er, s,
-	    strlen(s), 0);
+	    strlen(s), NULL, 0);
 	free(s);
 	json_decref(msg);
 }
@@ -428,7 +429,7 @@ mock_misses_flush(struct mock *mk)
 	    !mock_miss_waits(mk, ms->seq)) {
 		TAILQ_REMOVE(&mk->misses, ms, entry);
 		mock_out(mk, MOCKFAULT_REQ_END, ms->er, ms->text,
-		    strlen(ms->text), 0);
+		    strlen(ms->text), NULL, 0);
 		mock_count(mk, &mk->stats->missed);
 		free(ms->text);
 		free(ms);
@@ -508,7 +509,7 @@ play_step(struct play *pl)
 		resp = mock_copy(mk, e->resp);
 		json_object_set(resp, "id", pl->live_id);
 		s = mock_dump(resp);
-		mock_out(mk, MOCKFAULT_REQ_END, pl->er, s, strlen(s), 0);
+		mock_out(mk, MOCKFAULT_REQ_END, pl->er, s, strlen(s), NULL, 0);
 		pl->er = NULL;
 		free(s);
 		json_decref(resp);
@@ -532,15 +533,25 @@ play_step(struct play *pl)
 	play_free(pl);
 }
 
-/* Record what went to or came from the fallback. */
+/*
+ * Record what went to or came from the fallback; a faulted client message
+ * (delayed, mutated, corrupted) in its fault's role.
+ */
 static void
 fallback_record(struct mock *mk, enum dir d, const char *bytes, size_t len)
 {
-	/* A faulted client message was recorded with its role already. */
-	if (mk->opt->w != NULL && !(d == DIR_C2S &&
-	    mockfault_recorded(mk->mf)))
-		writer_message(mk->opt->w, mk->opt->ws, NULL, msg_new(d, bytes,
-		    len));
+	struct msg	*m;
+	int64_t		 n;
+	int		 role;
+
+	if (mk->opt->w == NULL)
+		return;
+	m = msg_new(d, bytes, len);
+	if (d == DIR_C2S && mockfault_taken(mk->mf, &n, &role)) {
+		m->fault = n;
+		m->fault_role = role;
+	}
+	writer_message(mk->opt->w, mk->opt->ws, NULL, m);
 }
 
 /* Pass a client message on to the fallback server. */
@@ -557,7 +568,8 @@ fallback_send(struct mock *mk, const char *bytes, size_t len)
  */
 /* End a request that was forwarded: the answer under the client's id. */
 static void
-fallback_answer(struct mock *mk, json_t *entry, json_t *answer)
+fallback_answer(struct mock *mk, json_t *entry, json_t *answer,
+    const char *fb, size_t fblen)
 {
 	struct ereq	*er = (struct ereq *)(intptr_t)json_integer_value(
 			    json_object_get(entry, "er"));
@@ -565,7 +577,7 @@ fallback_answer(struct mock *mk, json_t *entry, json_t *answer)
 
 	json_object_set(answer, "id", json_object_get(entry, "id"));
 	s = mock_dump(answer);
-	mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), 1);
+	mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), fb, fblen);
 	free(s);
 }
 
@@ -583,7 +595,9 @@ fallback_message_cb(const char *bytes, size_t len, void *arg)
 	char		*idtext;
 	const char	*note;
 
-	fallback_record(mk, DIR_S2C, bytes, len);
+	/* With rules, the fault edge records what it passes on. */
+	if (mk->mf == NULL)
+		fallback_record(mk, DIR_S2C, bytes, len);
 	scan_message(bytes, len, &sc);
 	if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) &&
 	    (idtext = scan_id_dup(bytes, &sc)) != NULL) {
@@ -592,10 +606,12 @@ fallback_message_cb(const char *bytes, size_t len, void *arg)
 		json_object_del(mk->fb_waiting, idtext);
 		if (entry != NULL && (answer = json_loadb(bytes, len, 0,
 		    NULL)) != NULL) {
-			fallback_answer(mk, entry, answer);
+			fallback_answer(mk, entry, answer, bytes, len);
 			json_decref(answer);
 			mock_maybe_exit(mk);
-		} else if (entry == NULL)
+		} else if (mk->mf != NULL)
+			fallback_record(mk, DIR_S2C, bytes, len);
+		if (entry == NULL)
 			log_debug("mock: the fallback answered %s, which "
 			    "nobody waits for", idtext);
 		json_decref(entry);
@@ -610,7 +626,7 @@ fallback_message_cb(const char *bytes, size_t len, void *arg)
 		writer_event(mk->opt->w, mk->opt->ws, "note", note,
 		    strlen(note));
 	}
-	mock_out(mk, MOCKFAULT_SEND, NULL, bytes, len, 1);
+	mock_out(mk, MOCKFAULT_SEND, NULL, bytes, len, bytes, len);
 	/*
 	 * A client that does not keep up with its event stream: the fallback
 	 * waits (its socket or pipe fills, as it would writing to the client
@@ -648,7 +664,7 @@ fallback_sweep_cb(evutil_socket_t fd, short events, void *arg)
 		err = json_pack("{s:s, s:{s:i, s:s}}", "jsonrpc", "2.0",
 		    "error", "code", -32603, "message", why);
 		free(why);
-		fallback_answer(mk, entry, err);
+		fallback_answer(mk, entry, err, NULL, 0);
 		json_decref(err);
 		json_decref(entry);
 	}
@@ -748,7 +764,8 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 			ms->seq = mk->nplays;
 			TAILQ_INSERT_TAIL(&mk->misses, ms, entry);
 		} else {
-			mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), 0);
+			mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), NULL,
+			    0);
 			free(s);
 			mock_count(mk, &mk->stats->missed);
 		}
@@ -854,7 +871,7 @@ mock_deliver(struct ereq *er, const char *bytes, size_t len, void *arg)
 		    "batches are not played" : "mcpreel mock: not a JSON-RPC "
 		    "message");
 		s = mock_dump(out);
-		mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), 0);
+		mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), NULL, 0);
 		er = NULL;
 		free(s);
 		json_decref(out);
@@ -1120,7 +1137,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 			if (msg == NULL)
 				continue;
 			s = mock_dump(msg);
-			mock_out(&mk, MOCKFAULT_SEND, NULL, s, strlen(s), 0);
+			mock_out(&mk, MOCKFAULT_SEND, NULL, s, strlen(s), NULL,
+			    0);
 			free(s);
 			json_decref(msg);
 		}

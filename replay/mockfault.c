@@ -48,7 +48,8 @@ struct mfitem {
 	enum mf_what		 what;
 	enum mockfault_how	 how;		/* MF_OUT */
 	int			 decide;	/* MF_OUT: rules not asked */
-	int			 recorded;	/* recorded (the fallback's) */
+	char			*fb;		/* MF_OUT: the fallback's bytes */
+	size_t			 fblen;
 	int			 flushed;	/* MF_OUT: let go at the bound,
 						   a delay no longer holds it */
 	struct ereq		*er;
@@ -77,19 +78,22 @@ struct mockfault {
 	int			 closed;	/* a fault closed stdio */
 	int			 running;	/* in mf_run */
 	int			 full_warned;
-	int			 delivering;	/* a recorded message goes */
+	int64_t			 deliver_n;	/* a faulted client message goes:
+						   its fault and role, until */
+	int			 deliver_role;	/* the fallback takes it */
 	struct mfnote		*note;		/* what is said and recorded */
 };
 
 static void	mf_run(struct mockfault *);
 static void	mf_out(struct mockfault *, enum mockfault_how, struct ereq *,
-		    const char *, size_t, int, int);
+		    const char *, size_t, int, const char *, size_t);
 
 /* Free a held item taken off the queue. */
 static void
 mf_item_free(struct mfitem *it)
 {
 	free(it->bytes);
+	free(it->fb);
 	json_decref(it->id);
 	free(it);
 }
@@ -123,7 +127,20 @@ mf_item_remove(struct mockfault *mf, struct mfitem *it)
 {
 	TAILQ_REMOVE(&mf->items, it, entry);
 	mf->nitems--;
-	mf->held_bytes -= it->len;
+	mf->held_bytes -= it->len + it->fblen;
+}
+
+/* Keep the fallback's bytes fb (NULL: none) with a queued message. */
+static void
+mf_item_fb(struct mockfault *mf, struct mfitem *it, const char *fb,
+    size_t fblen)
+{
+	if (fb == NULL)
+		return;
+	it->fb = xmalloc(fblen + 1);
+	memcpy(it->fb, fb, fblen);
+	it->fblen = fblen;
+	mf->held_bytes += fblen;
 }
 
 /* Whether MOCKFAULT_HELD_MAX messages or _BYTES are held (warned once). */
@@ -247,7 +264,7 @@ mf_ahead(const struct mockfault *mf, const struct mfitem *stop,
 static void
 mf_late_answer(struct mockfault *mf, const struct fault_hit *hit,
     enum mockfault_how how, struct ereq *er, const char *bytes, size_t len,
-    int recorded)
+    const char *fb, size_t fblen)
 {
 	json_t	*id = mfnote_id(bytes, len);
 	int64_t	 n, deadline, now = clock_mono_ns();
@@ -257,9 +274,8 @@ mf_late_answer(struct mockfault *mf, const struct fault_hit *hit,
 	else
 		log_info("mock: fault #%lld: the answer to a request under "
 		    "timeout is held, then dropped", (long long)n);
-	if (!recorded)
-		mfnote_record(mf->note, DIR_S2C, bytes, len, n,
-		    FAULT_ROLE_ORIGINAL);
+	mfnote_record_fb(mf->note, bytes, len, fb, fblen, n,
+	    FAULT_ROLE_ORIGINAL);
 	if (how == MOCKFAULT_REQ_END && er != NULL) {
 		mf_hold(mf, er, MF_EXPIRE, deadline > now ? deadline : now, n,
 		    id);
@@ -272,11 +288,14 @@ mf_late_answer(struct mockfault *mf, const struct fault_hit *hit,
 /*
  * The s2c rules decide for one mock message, now at its channel's head.
  * held: the queued item it is, if it is one: a delay then keeps it in its
- * place (returns 1), so what waits behind it stays behind it.
+ * place (returns 1), so what waits behind it stays behind it.  fb: the
+ * message as the fallback sent it (NULL: the mock's own), recorded once
+ * the rules have decided, in its role.
  */
 static int
 mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
-    const char *bytes, size_t len, int recorded, struct mfitem *held)
+    const char *bytes, size_t len, const char *fb, size_t fblen,
+    struct mfitem *held)
 {
 	struct fault_hit	 hit;
 	struct mfitem		*it;
@@ -285,11 +304,13 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 
 	memset(&hit, 0, sizeof hit);
 	if (fault_decide(mf->set, DIR_S2C, bytes, len, mf->http, &hit) != 1) {
+		mfnote_record(mf->note, DIR_S2C, fb, fblen, 0,
+		    FAULT_ROLE_NONE);
 		mf_emit(mf, how, er, bytes, len);
 		return 0;
 	}
 	if (hit.action == FAULT_TIMEOUT) {
-		mf_late_answer(mf, &hit, how, er, bytes, len, recorded);
+		mf_late_answer(mf, &hit, how, er, bytes, len, fb, fblen);
 		fault_hit_clear(&hit);
 		return 0;
 	}
@@ -305,21 +326,28 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		it = mf_item_add(mf, MF_OUT, er, bytes, len, clock_mono_ns() +
 		    hit.delay_ms * 1000000, n);
 		it->how = how;
-		it->recorded = recorded;
+		mf_item_fb(mf, it, fb, fblen);
 		fault_hit_clear(&hit);
 		if (!mf->running)
 			mf_run(mf);
 		return 0;
 	}
 	/* A stray line goes before the message, which goes on as it is. */
-	if (!recorded && hit.action != FAULT_DELAY && !(hit.action ==
-	    FAULT_CORRUPT && hit.bytes != NULL && mf_stray(&hit)))
-		mfnote_record(mf->note, DIR_S2C, bytes, len, n,
+	if (hit.action == FAULT_CORRUPT && hit.bytes != NULL && mf_stray(&hit))
+		mfnote_record(mf->note, DIR_S2C, fb, fblen, 0,
+		    FAULT_ROLE_NONE);
+	else if (hit.action == FAULT_DELAY)
+		mfnote_record_fb(mf->note, bytes, len, fb, fblen, n,
+		    FAULT_ROLE_DELAYED);
+	else if (hit.action == FAULT_DROP || hit.action == FAULT_CORRUPT ||
+	    hit.action == FAULT_MUTATE || hit.action == FAULT_CLOSE)
+		mfnote_record_fb(mf->note, bytes, len, fb, fblen, n,
 		    FAULT_ROLE_ORIGINAL);
+	else
+		mfnote_record(mf->note, DIR_S2C, fb, fblen, 0,
+		    FAULT_ROLE_NONE);
 	switch (hit.action) {
 	case FAULT_DELAY:
-		mfnote_record(mf->note, DIR_S2C, bytes, len, n,
-		    FAULT_ROLE_DELAYED);
 		mf_emit(mf, how, er, bytes, len);
 		break;
 	case FAULT_DROP:
@@ -331,8 +359,8 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		break;
 	case FAULT_CORRUPT:
 	case FAULT_MUTATE:
-		mfnote_record(mf->note, DIR_S2C, hit.bytes, hit.len, n,
-		    FAULT_ROLE_INJECTED);
+		mfnote_record_injected(mf->note, hit.bytes, hit.len, fb, fblen,
+		    n);
 		if (hit.action == FAULT_CORRUPT && hit.bytes != NULL &&
 		    mf_stray(&hit)) {
 			/* The stray line first, then the message unchanged. */
@@ -362,7 +390,7 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
  */
 static void
 mf_out(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
-    const char *bytes, size_t len, int decide, int recorded)
+    const char *bytes, size_t len, int decide, const char *fb, size_t fblen)
 {
 	struct mfitem	*it;
 
@@ -380,27 +408,36 @@ mf_out(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		it = mf_item_add(mf, MF_OUT, er, bytes, len, 0, 0);
 		it->how = how;
 		it->decide = decide;
-		it->recorded = recorded;
+		mf_item_fb(mf, it, fb, fblen);
 		if (!mf->running)
 			mf_run(mf);
 		return;
 	}
 	if (decide)
-		mf_out_now(mf, how, er, bytes, len, recorded, NULL);
+		mf_out_now(mf, how, er, bytes, len, fb, fblen, NULL);
 	else
 		mf_emit(mf, how, er, bytes, len);
 }
 
-/* A client message goes on to mock.c (the recorded flag said). */
+/*
+ * A client message goes on to mock.c.  Fault n's message in role (n 0:
+ * untouched) is recorded as the fallback gets it (mockfault_taken), or as
+ * it is if mock.c does not forward it.
+ */
 static void
 mf_deliver(struct mockfault *mf, struct ereq *er, const char *bytes,
-    size_t len, int recorded)
+    size_t len, int64_t n, int role)
 {
-	int	was = mf->delivering;
+	int64_t	was_n = mf->deliver_n;
+	int	was_role = mf->deliver_role;
 
-	mf->delivering = recorded;
+	mf->deliver_n = n;
+	mf->deliver_role = role;
 	mf->cbs.deliver(er, bytes, len, mf->arg);
-	mf->delivering = was;
+	if (n != 0 && mf->deliver_n != 0)
+		mfnote_record(mf->note, DIR_C2S, bytes, len, n, role);
+	mf->deliver_n = was_n;
+	mf->deliver_role = was_role;
 }
 
 /* One held item's time has come. */
@@ -409,15 +446,17 @@ mf_release(struct mockfault *mf, struct mfitem *it)
 {
 	switch (it->what) {
 	case MF_DELIVER:
-		mfnote_record(mf->note, DIR_C2S, it->bytes, it->len, it->fault,
+		mf_deliver(mf, it->er, it->bytes, it->len, it->fault,
 		    FAULT_ROLE_DELAYED);
-		mf_deliver(mf, it->er, it->bytes, it->len, 1);
 		break;
 	case MF_OUT:
 		/* Delayed (decided), or queued behind one (mf_run decides). */
 		if (it->fault != 0)
-			mfnote_record(mf->note, DIR_S2C, it->bytes, it->len,
-			    it->fault, FAULT_ROLE_DELAYED);
+			mfnote_record_fb(mf->note, it->bytes, it->len, it->fb,
+			    it->fblen, it->fault, FAULT_ROLE_DELAYED);
+		else
+			mfnote_record(mf->note, DIR_S2C, it->fb, it->fblen, 0,
+			    FAULT_ROLE_NONE);
 		mf_emit(mf, it->how, it->er, it->bytes, it->len);
 		break;
 	case MF_EXPIRE:
@@ -488,7 +527,7 @@ mf_run(struct mockfault *mf)
 		    it->er);
 		if (!stuck && it->due_ns <= now && !(it->what == MF_OUT &&
 		    it->decide && mf_out_now(mf, it->how, it->er, it->bytes,
-		    it->len, it->recorded, it))) {
+		    it->len, it->fb, it->fblen, it))) {
 			/* Released (a queued one: the rules have acted). */
 			mf_item_remove(mf, it);
 			if (!(it->what == MF_OUT && it->decide))
@@ -645,7 +684,7 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 	mfnote_request(mf->note, bytes, len);
 	memset(&hit, 0, sizeof hit);
 	if (fault_decide(mf->set, DIR_C2S, bytes, len, mf->http, &hit) != 1) {
-		mf_deliver(mf, er, bytes, len, 0);
+		mf_deliver(mf, er, bytes, len, 0, 0);
 		return;
 	}
 	n = mfnote_fault(mf->note, &hit, DIR_C2S, bytes, len);
@@ -665,9 +704,7 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 	case FAULT_DELAY:
 		mfnote_faulted(mf->note, id, n, 0);
 		if (mf_full(mf)) {
-			mfnote_record(mf->note, DIR_C2S, bytes, len, n,
-			    FAULT_ROLE_DELAYED);
-			mf_deliver(mf, er, bytes, len, 1);
+			mf_deliver(mf, er, bytes, len, n, FAULT_ROLE_DELAYED);
 			break;
 		}
 		it = mf_item_add(mf, MF_DELIVER, er, bytes, len,
@@ -680,7 +717,8 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 	case FAULT_TOOL_ERROR:
 		mfnote_record(mf->note, DIR_S2C, hit.bytes, hit.len, n,
 		    FAULT_ROLE_INJECTED);
-		mf_out(mf, MOCKFAULT_REQ_END, er, hit.bytes, hit.len, 0, 1);
+		mf_out(mf, MOCKFAULT_REQ_END, er, hit.bytes, hit.len, 0, NULL,
+		    0);
 		break;
 	case FAULT_DROP:
 		mfnote_faulted(mf->note, id, n, 0);
@@ -690,14 +728,13 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 		/* It is played; its answer meets the rule (mf_late_answer). */
 		mfnote_faulted(mf->note, id, n, clock_mono_ns() +
 		    hit.delay_ms * 1000000);
-		mf_deliver(mf, er, bytes, len, 0);
+		mf_deliver(mf, er, bytes, len, 0, 0);
 		break;
 	case FAULT_CORRUPT:
 	case FAULT_MUTATE:
-		mfnote_record(mf->note, DIR_C2S, hit.bytes, hit.len, n,
-		    FAULT_ROLE_INJECTED);
+		/* The copy sent instead: recorded as the fallback gets it. */
 		if (hit.bytes == NULL)
-			mf_deliver(mf, er, bytes, len, 1);
+			mf_deliver(mf, er, bytes, len, n, FAULT_ROLE_INJECTED);
 		else if (stray) {
 			if (mf->http) {
 				/* One POST body: the stray line, then it. */
@@ -705,14 +742,17 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 				memcpy(both, hit.bytes, hit.len);
 				both[hit.len] = '\n';
 				memcpy(both + hit.len + 1, bytes, len);
-				mf_deliver(mf, er, both, hit.len + 1 + len, 1);
+				mf_deliver(mf, er, both, hit.len + 1 + len, n,
+				    FAULT_ROLE_INJECTED);
 				free(both);
 			} else {
-				mf_deliver(mf, NULL, hit.bytes, hit.len, 1);
-				mf_deliver(mf, er, bytes, len, 0);
+				mf_deliver(mf, NULL, hit.bytes, hit.len, n,
+				    FAULT_ROLE_INJECTED);
+				mf_deliver(mf, er, bytes, len, 0, 0);
 			}
 		} else
-			mf_deliver(mf, er, hit.bytes, hit.len, 1);
+			mf_deliver(mf, er, hit.bytes, hit.len, n,
+			    FAULT_ROLE_INJECTED);
 		break;
 	case FAULT_CLOSE:
 		mf_close(mf, er, hit.close, 1);
@@ -725,7 +765,7 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 		}
 		break;
 	default:
-		mf_deliver(mf, er, bytes, len, 0);
+		mf_deliver(mf, er, bytes, len, 0, 0);
 		break;
 	}
 	json_decref(id);
@@ -734,33 +774,39 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 
 /*
  * A mock message for the client (how: which endpoint call it is for):
- * the s2c rules decide what becomes of it.  recorded: the mock recorded it
- * already (it came from the fallback), so it is not recorded again as the
- * original.  Bytes NULL (a request's channel ended with no answer) goes
- * as it is, in its turn.
+ * the s2c rules decide what becomes of it.  fb: the message as the
+ * fallback sent it (NULL: the mock's own), recorded once the rules have
+ * decided, in its role.  Bytes NULL (a request's channel ended with no
+ * answer) goes as it is, in its turn.
  */
 void
 mockfault_out(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
-    const char *bytes, size_t len, int recorded)
+    const char *bytes, size_t len, const char *fb, size_t fblen)
 {
 	if (bytes == NULL) {
 		if (mf_ahead(mf, NULL, er))
-			mf_out(mf, how, er, NULL, 0, 0, 1);
+			mf_out(mf, how, er, NULL, 0, 0, NULL, 0);
 		else
 			mf_emit(mf, how, er, NULL, 0);
 		return;
 	}
-	mf_out(mf, how, er, bytes, len, 1, recorded);
+	mf_out(mf, how, er, bytes, len, 1, fb, fblen);
 }
 
 /*
- * Whether the message being delivered to mock.c is recorded already (a
- * delayed, mutated or corrupted one): the fallback's recording leaves it.
+ * Whether the client message being delivered to mock.c is a fault's (a
+ * delayed, mutated or corrupted one) and not yet recorded: then *n and
+ * *role say how the copy the fallback gets is recorded (once: it is taken).
  */
 int
-mockfault_recorded(const struct mockfault *mf)
+mockfault_taken(struct mockfault *mf, int64_t *n, int *role)
 {
-	return mf != NULL && mf->delivering;
+	if (mf == NULL || mf->deliver_n == 0)
+		return 0;
+	*n = mf->deliver_n;
+	*role = mf->deliver_role;
+	mf->deliver_n = 0;
+	return 1;
 }
 
 /* Whether messages are still held for later (a delay, a timeout). */
@@ -786,8 +832,11 @@ mockfault_finish(struct mockfault *mf)
 	while ((it = TAILQ_FIRST(&mf->items)) != NULL) {
 		mf_item_remove(mf, it);
 		if (it->what == MF_OUT && it->fault != 0)
-			mfnote_record(mf->note, DIR_S2C, it->bytes, it->len,
-			    it->fault, FAULT_ROLE_DELAYED);
+			mfnote_record_fb(mf->note, it->bytes, it->len, it->fb,
+			    it->fblen, it->fault, FAULT_ROLE_DELAYED);
+		else if (it->what == MF_OUT)
+			mfnote_record(mf->note, DIR_S2C, it->fb, it->fblen, 0,
+			    FAULT_ROLE_NONE);
 		if (it->what == MF_OUT)
 			mf_emit(mf, it->how, it->er, it->bytes, it->len);
 		else if (it->er != NULL)

@@ -399,8 +399,9 @@ struct mockfault *mockfault_new(struct event_base *, struct endpoint *,
 void		 mockfault_in(struct mockfault *, struct ereq *, const char *,
 		     size_t);
 void		 mockfault_out(struct mockfault *, enum mockfault_how,
-		     struct ereq *, const char *, size_t, int);
-int		 mockfault_recorded(const struct mockfault *);
+		     struct ereq *, const char *, size_t, const char *,
+		     size_t);
+int		 mockfault_taken(struct mockfault *, int64_t *, int *);
 int		 mockfault_busy(const struct mockfault *);
 void		 mockfault_finish(struct mockfault *);
 void		 mockfault_free(struct mockfault *);
@@ -418,6 +419,12 @@ int64_t		 mfnote_fault(struct mfnote *, const struct fault_hit *,
 /* Record a message of fault n in its role (FAULT_ROLE_*). */
 void		 mfnote_record(struct mfnote *, enum dir, const char *,
 		     size_t, int64_t, int);
+/* The same of an s2c message, as the fallback sent it if it did. */
+void		 mfnote_record_fb(struct mfnote *, const char *, size_t,
+		     const char *, size_t, int64_t, int);
+/* Record fault n's s2c copy, under the fallback's id if it was one's. */
+void		 mfnote_record_injected(struct mfnote *, const char *, size_t,
+		     const char *, size_t, int64_t);
 /*
  * Request id (JSON) was held by fault n (a timeout: its answer's deadline);
  * which fault held id, or 0.

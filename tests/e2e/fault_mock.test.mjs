@@ -212,14 +212,13 @@ test('mock --fault http-status 404 with --listen: the SDK rejects the call with 
 
 test('mock --fault http-status 429 and 401: Retry-After and WWW-Authenticate reach the client', { timeout: 60000 }, async () => {
   const m = await mockHttp(['--fault', 'tool=get-sum http-status status=429 retry-after=7',
-    '--fault', 'tool=echo http-status status=401 www-authenticate="Bearer realm=\\"mock\\""',
-    '--fault', 'method=ping http-status status=401 www-authenticate="x\r\nX-Evil: 1"']);
+    '--fault', 'tool=echo http-status status=401 www-authenticate="Bearer realm=\\"mock\\""']);
   try {
     const e = await rejection(m.client.callTool(SUM));
     assert.equal(e.code, 429, String(e));
     const u = await rejection(m.client.callTool(ECHO));
     assert.equal(u.code, 401, String(u));
-    // The headers as sent, seen raw; a value's CR LF cannot add a header.
+    // The headers as sent, seen raw.
     const post = (body) => request(`${m.p.match[1]}/mcp`, { method: 'POST', body: JSON.stringify(body),
       headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } });
     const busy = await post({ jsonrpc: '2.0', id: 70, method: 'tools/call', params: SUM });
@@ -227,15 +226,16 @@ test('mock --fault http-status 429 and 401: Retry-After and WWW-Authenticate rea
     assert.equal(busy.headers['retry-after'], '7');
     const auth = await post({ jsonrpc: '2.0', id: 71, method: 'tools/call', params: ECHO });
     assert.equal(auth.headers['www-authenticate'], 'Bearer realm="mock"');
-    const evil = await post({ jsonrpc: '2.0', id: 72, method: 'ping' });
-    assert.equal(evil.status, 401);
-    assert.equal(evil.headers['x-evil'], undefined);
-    assert.match(evil.headers['www-authenticate'], /^x\s*X-Evil: 1$/);
     await m.client.close();
   } finally {
     await m.stop();
   }
   assert.doesNotMatch(m.p.stderr(), SANITIZER);
+  // A value's line break could add a header: such a rule is refused.
+  const r = await runMcpreel(['mock', '--db', db, 'sdk', '--listen', '127.0.0.1:0',
+    '--fault', 'method=ping http-status status=401 www-authenticate="x\r\nX-Evil: 1"'], { input: Buffer.alloc(0) });
+  assert.equal(r.code, 2, r.stderr.toString());
+  assert.match(r.stderr.toString(), /www-authenticate= is a header value: it cannot hold a line break/);
 });
 
 test('mock --fault dir=s2c delay: the answer comes late, and what follows it on stdout waits behind it', { timeout: 60000 }, async () => {
@@ -513,3 +513,70 @@ for (const mode of ['reset', 'end-stream']) {
     assert.doesNotMatch(err, SANITIZER);
   });
 }
+
+/*
+ * mock --on-miss forward with the stub as fallback: lines sent on stdin,
+ * stdin closed once the answers to ids came; the fallback session's
+ * messages and faults.
+ */
+async function forwardRun(name, rules, lines, ids) {
+  const db2 = join(t.dir, `fwd-${name}.db`);
+  const py = await stubSession(t.dir, db2);
+  let out = '';
+  let child;
+  const run = runMcpreel(['mock', '--db', db2, 'stub', '--latency', 'none', '--on-miss', 'forward',
+    ...rules.flatMap((r) => ['--fault', r]), '--', 'python3', py], {
+    input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')), timeoutMs: 30000, keepStdinOpen: true,
+    onSpawn: (c) => { child = c; c.stdout.on('data', (d) => { out += d; }); },
+  });
+  const answered = () => out.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l)).filter((m) => 'id' in m).map((m) => m.id);
+  await until(() => JSON.stringify(answered()), () => ids.every((i) => answered().includes(i)), 10000, 'the answers');
+  child.stdin.end();
+  const r = await run;
+  assert.equal(r.code, 0, r.stderr.toString());
+  assert.doesNotMatch(r.stderr.toString(), SANITIZER);
+  const s = sql(db2, `SELECT id FROM sessions WHERE name LIKE 'mock fallback of %' ORDER BY id DESC LIMIT 1`)[0].id;
+  const msgs = sql(db2, `SELECT direction, fault, fault_role AS role, method, rpc_id AS id FROM messages WHERE session_id = ${s} AND (method IN ('tools/list', 'prompts/list') OR fault IS NOT NULL) ORDER BY seq`);
+  return { msgs, faults: sql(db2, `SELECT n, action, direction FROM faults WHERE session_id = ${s} ORDER BY n`), out: answered() };
+}
+
+/* What check and mock keep of a session: all but a c2s original and a s2c injected message. */
+function kept(msgs) {
+  return msgs.filter((m) => !(m.direction === 'c2s' && m.role === 'original') && !(m.direction === 's2c' && m.role === 'injected'));
+}
+
+const FWD_LINES = [STUB_INIT, { jsonrpc: '2.0', method: 'notifications/initialized' },
+  { jsonrpc: '2.0', id: 5, method: 'tools/list' }, { jsonrpc: '2.0', id: 6, method: 'prompts/list' }];
+
+test('mock --on-miss forward --fault delay both ways: the copies forwarded and answered are recorded once each, in the fallback\'s ids', { timeout: 60000 }, async () => {
+  const r = await forwardRun('delay', ['dir=c2s method=tools/list delay ms=100', 'dir=s2c method=prompts/list delay ms=100'], FWD_LINES, [5, 6]);
+  assert.deepEqual(r.faults, [{ n: 1, action: 'delay', direction: 'c2s' }, { n: 2, action: 'delay', direction: 's2c' }]);
+  const k = kept(r.msgs);
+  assert.equal(k.length, 4, JSON.stringify(r.msgs));
+  for (const method of ['tools/list', 'prompts/list']) {
+    const req = k.filter((m) => m.method === method && m.direction === 'c2s');
+    const ans = k.filter((m) => m.method === method && m.direction === 's2c');
+    assert.equal(req.length, 1, `${method} request once: ${JSON.stringify(r.msgs)}`);
+    assert.equal(ans.length, 1, `${method} answer once: ${JSON.stringify(r.msgs)}`);
+    assert.match(req[0].id, /^"mcpreel-fb-\d+"$/, 'the id the fallback got');
+    assert.equal(ans[0].id, req[0].id, `${method}: the answer pairs with the request recorded`);
+  }
+  assert.deepEqual(k.find((m) => m.method === 'tools/list' && m.direction === 'c2s').role, 'delayed');
+  assert.deepEqual(k.find((m) => m.method === 'prompts/list' && m.direction === 's2c').role, 'delayed');
+});
+
+test('mock --on-miss forward --fault mutate both ways: the original and the copy sent each once, with their roles, in one id space', { timeout: 60000 }, async () => {
+  const r = await forwardRun('mutate', ['dir=c2s method=tools/list mutate set=$.x value=1', 'dir=s2c method=prompts/list mutate set=$.result.x value=1'], FWD_LINES, [5, 6]);
+  assert.deepEqual(r.faults, [{ n: 1, action: 'mutate', direction: 'c2s' }, { n: 2, action: 'mutate', direction: 's2c' }]);
+  const tl = r.msgs.filter((m) => m.method === 'tools/list');
+  assert.deepEqual(tl.map((m) => [m.direction, m.fault, m.role]), [['c2s', 1, 'original'], ['c2s', 1, 'injected'], ['s2c', null, null]]);
+  assert.equal(tl[2].id, tl[1].id, 'the answer pairs with the copy forwarded');
+  const pl = r.msgs.filter((m) => m.direction === 's2c' && m.fault === 2);
+  assert.deepEqual(pl.map((m) => m.role), ['original', 'injected'], JSON.stringify(r.msgs));
+  assert.ok(pl.every((m) => /^"mcpreel-fb-\d+"$/.test(m.id)), 'the fallback\'s id: ' + JSON.stringify(pl));
+  assert.equal(r.msgs.filter((m) => m.method === 'prompts/list' && m.direction === 's2c' && m.fault === null).length, 0, 'the original is not also recorded untouched');
+  const k = kept(r.msgs);
+  for (const m of k.filter((x) => x.direction === 's2c')) {
+    assert.ok(k.some((q) => q.direction === 'c2s' && q.id === m.id), `answer ${m.id} pairs with a kept request: ${JSON.stringify(k)}`);
+  }
+});
