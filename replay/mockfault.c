@@ -78,6 +78,7 @@ struct mockfault {
 	int			 closed;	/* a fault closed stdio */
 	int			 running;	/* in mf_run */
 	int			 full_warned;
+	int			 finished;	/* mockfault_finish: hold nothing */
 	int64_t			 deliver_n;	/* a faulted client message goes:
 						   its fault and role, until */
 	int			 deliver_role;	/* the fallback takes it */
@@ -143,10 +144,15 @@ mf_item_fb(struct mockfault *mf, struct mfitem *it, const char *fb,
 	mf->held_bytes += fblen;
 }
 
-/* Whether MOCKFAULT_HELD_MAX messages or _BYTES are held (warned once). */
+/*
+ * Whether MOCKFAULT_HELD_MAX messages or _BYTES are held (warned once), or
+ * the mock stops: then nothing more is held.
+ */
 static int
 mf_full(struct mockfault *mf)
 {
+	if (mf->finished)
+		return 1;
 	if (mf->nitems < MOCKFAULT_HELD_MAX &&
 	    mf->held_bytes < MOCKFAULT_HELD_BYTES)
 		return 0;
@@ -508,6 +514,9 @@ mf_run(struct mockfault *mf)
 	int			  stuck;
 	int64_t			  now, next;
 
+	if (mf->finished)
+		return;
+
 	/*
 	 * One walk: a mock message that stays blocks its channel for the
 	 * rest of the walk (blocked[]).  Releasing may only add items at the
@@ -817,9 +826,10 @@ mockfault_busy(const struct mockfault *mf)
 }
 
 /*
- * The mock stops: what the mock sent and a fault delays goes now, the
+ * The mock stops: what the mock sent and a fault delays goes now (what
+ * waited behind it meets the rules, a delay holding it no more), the
  * client's delayed messages are never handled, and held requests end
- * unanswered.
+ * unanswered.  What comes after is held no more either.
  */
 void
 mockfault_finish(struct mockfault *mf)
@@ -829,17 +839,21 @@ mockfault_finish(struct mockfault *mf)
 	if (mf == NULL)
 		return;
 	evtimer_del(mf->timer);
+	mf->finished = 1;
 	while ((it = TAILQ_FIRST(&mf->items)) != NULL) {
 		mf_item_remove(mf, it);
-		if (it->what == MF_OUT && it->fault != 0)
+		if (it->what == MF_OUT && it->decide)
+			mf_out_now(mf, it->how, it->er, it->bytes, it->len,
+			    it->fb, it->fblen, NULL);
+		else if (it->what == MF_OUT && it->fault != 0)
 			mfnote_record_fb(mf->note, it->bytes, it->len, it->fb,
 			    it->fblen, it->fault, FAULT_ROLE_DELAYED);
 		else if (it->what == MF_OUT)
 			mfnote_record(mf->note, DIR_S2C, it->fb, it->fblen, 0,
 			    FAULT_ROLE_NONE);
-		if (it->what == MF_OUT)
+		if (it->what == MF_OUT && !it->decide)
 			mf_emit(mf, it->how, it->er, it->bytes, it->len);
-		else if (it->er != NULL)
+		else if (it->what != MF_OUT && it->er != NULL)
 			ereq_end(mf->ep, it->er, NULL, 0);
 		mf_item_free(it);
 	}

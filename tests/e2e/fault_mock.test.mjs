@@ -580,3 +580,18 @@ test('mock --on-miss forward --fault mutate both ways: the original and the copy
     assert.ok(k.some((q) => q.direction === 'c2s' && q.id === m.id), `answer ${m.id} pairs with a kept request: ${JSON.stringify(k)}`);
   }
 });
+
+test('mock --fault at stop: a message queued behind a delayed one still meets the rules', { timeout: 60000 }, async () => {
+  const lines = [{ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'stop', version: '1' } } },
+    { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 2, method: 'ping' }];
+  const r = await runMcpreel(['mock', '--db', db, 'sdk', '--latency', 'none', '--fault', 'dir=s2c method=tools/list delay ms=600000',
+    '--fault', 'dir=s2c method=ping mutate set=$.result.x value=1'],
+  { input: Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join('')), timeoutMs: 30000 });
+  const err = r.stderr.toString();
+  assert.equal(r.code, 0, err);
+  assert.doesNotMatch(err, SANITIZER);
+  const msgs = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l)).filter((m) => 'id' in m);
+  assert.deepEqual(msgs.map((m) => m.id), [0, 1, 2], 'every answer, in order');
+  assert.deepEqual(msgs[2].result, { x: 1 }, 'the ping answer was mutated at stop');
+  assert.match(err, /fault #2, rule 2 `[^`]*`: s2c /);
+});
