@@ -23,147 +23,10 @@
 
 #include "fault.h"
 #include "replay.h"
+#include "mockfault_int.h"
 
-/*
- * Messages held at once (delayed, a request held by timeout or drop).
- * Past these a delay goes at once (what waits on its channel with it)
- * and a held request is ended, with one warning: a rule that holds every
- * message of a busy client must not grow without bound.  A held request
- * keeps its id only up to 256 bytes (mfnote_id), so its item stays small.
- */
-#define MOCKFAULT_HELD_MAX	4096
-#define MOCKFAULT_HELD_BYTES	(64 * 1024 * 1024)
-/* An id longer than this is cut in the log line. */
-#define MOCKFAULT_LOG_FIELD	128
-
-enum mf_what {
-	MF_DELIVER,		/* a client message, late (delay) */
-	MF_OUT,			/* a mock message, late or queued */
-	MF_EXPIRE,		/* a request held by timeout: cut at due */
-	MF_HOLD,		/* a dropped request's POST, never answered */
-};
-
-/* A message (or a request's channel) the edge holds. */
-struct mfitem {
-	enum mf_what		 what;
-	enum mockfault_how	 how;		/* MF_OUT */
-	int			 decide;	/* MF_OUT: rules not asked */
-	char			*fb;		/* MF_OUT: the fallback's bytes */
-	size_t			 fblen;
-	int			 flushed;	/* MF_OUT: let go at the bound,
-						   a delay no longer holds it */
-	struct ereq		*er;
-	char			*bytes;
-	size_t			 len;
-	int64_t			 due_ns;
-	int64_t			 fault;		/* the fault that holds it */
-	json_t			*id;		/* its request's id, or NULL */
-	TAILQ_ENTRY(mfitem)	 entry;
-};
-
-struct mockfault {
-	struct event_base	*base;
-	struct endpoint		*ep;
-	struct fault_set	*set;
-	int			 http;
-	struct mockfault_cbs	 cbs;
-	void			*arg;
-	int			(*reload)(struct fault_set *, void *, char **);
-	void			*reload_arg;
-	struct event		*timer;
-	struct event		*hup;
-	TAILQ_HEAD(, mfitem)	 items;
-	size_t			 nitems;
-	size_t			 held_bytes;	/* their bytes */
-	int			 closed;	/* a fault closed stdio */
-	int			 running;	/* in mf_run */
-	int			 full_warned;
-	int			 finished;	/* mockfault_finish: hold nothing */
-	int64_t			 deliver_n;	/* a faulted client message goes:
-						   its fault and role, until */
-	int			 deliver_role;	/* the fallback takes it */
-	struct mfnote		*note;		/* what is said and recorded */
-};
-
-static void	mf_run(struct mockfault *);
 static void	mf_out(struct mockfault *, enum mockfault_how, struct ereq *,
 		    const char *, size_t, int, const char *, size_t);
-
-/* Free a held item taken off the queue. */
-static void
-mf_item_free(struct mfitem *it)
-{
-	free(it->bytes);
-	free(it->fb);
-	json_decref(it->id);
-	free(it);
-}
-
-/* A new held item, queued last. */
-static struct mfitem *
-mf_item_add(struct mockfault *mf, enum mf_what what, struct ereq *er,
-    const char *bytes, size_t len, int64_t due_ns, int64_t fault)
-{
-	struct mfitem	*it = xcalloc(1, sizeof *it);
-
-	it->what = what;
-	it->er = er;
-	if (bytes != NULL) {
-		it->bytes = xmalloc(len + 1);
-		memcpy(it->bytes, bytes, len);
-		it->bytes[len] = '\0';
-		it->len = len;
-	}
-	it->due_ns = due_ns;
-	it->fault = fault;
-	TAILQ_INSERT_TAIL(&mf->items, it, entry);
-	mf->nitems++;
-	mf->held_bytes += it->len;
-	return it;
-}
-
-/* Take a held item off the queue (the caller frees it). */
-static void
-mf_item_remove(struct mockfault *mf, struct mfitem *it)
-{
-	TAILQ_REMOVE(&mf->items, it, entry);
-	mf->nitems--;
-	mf->held_bytes -= it->len + it->fblen;
-}
-
-/* Keep the fallback's bytes fb (NULL: none) with a queued message. */
-static void
-mf_item_fb(struct mockfault *mf, struct mfitem *it, const char *fb,
-    size_t fblen)
-{
-	if (fb == NULL)
-		return;
-	it->fb = xmalloc(fblen + 1);
-	memcpy(it->fb, fb, fblen);
-	it->fblen = fblen;
-	mf->held_bytes += fblen;
-}
-
-/*
- * Whether MOCKFAULT_HELD_MAX messages or _BYTES are held (warned once), or
- * the mock stops: then nothing more is held.
- */
-static int
-mf_full(struct mockfault *mf)
-{
-	if (mf->finished)
-		return 1;
-	if (mf->nitems < MOCKFAULT_HELD_MAX &&
-	    mf->held_bytes < MOCKFAULT_HELD_BYTES)
-		return 0;
-	if (!mf->full_warned) {
-		mf->full_warned = 1;
-		log_warnx("mock: %zu messages (%zu bytes) are held by faults: "
-		    "what a rule would hold now goes on at once", mf->nitems,
-		    mf->held_bytes);
-	}
-	return 1;
-}
 
 /* Whether a corrupt hit is mode=stray (its bytes go before the message). */
 static int
@@ -224,26 +87,6 @@ mf_close(struct mockfault *mf, struct ereq *er, enum fault_close how,
 		ereq_end(mf->ep, er, NULL, 0);
 }
 
-/*
- * Hold er's POST with no answer, as a server that lost the request
- * (over stdio there is nothing to hold).
- */
-static void
-mf_hold(struct mockfault *mf, struct ereq *er, enum mf_what what,
-    int64_t due_ns, int64_t n, json_t *id)
-{
-	struct mfitem	*it;
-
-	if (er == NULL)
-		return;
-	if (mf_full(mf)) {
-		ereq_end(mf->ep, er, NULL, 0);
-		return;
-	}
-	it = mf_item_add(mf, what, er, NULL, 0, due_ns, n);
-	it->id = json_incref(id);
-}
-
 /* Whether an earlier mock message on er's channel is still held. */
 static int
 mf_ahead(const struct mockfault *mf, const struct mfitem *stop,
@@ -258,37 +101,6 @@ mf_ahead(const struct mockfault *mf, const struct mfitem *stop,
 			return 1;
 	}
 	return 0;
-}
-
-/*
- * The answer to a request under a timeout rule: never given.  Over HTTP
- * its POST ends, with no answer, at the deadline (the request's time plus
- * the rule's ms; at once if that has passed).  It belongs to the request's
- * fault, said when the request came; one the mock did not see come (its
- * id too long, forgotten) is a fault of its own.
- */
-static void
-mf_late_answer(struct mockfault *mf, const struct fault_hit *hit,
-    enum mockfault_how how, struct ereq *er, const char *bytes, size_t len,
-    const char *fb, size_t fblen)
-{
-	json_t	*id = mfnote_id(bytes, len);
-	int64_t	 n, deadline, now = clock_mono_ns();
-
-	if ((n = mfnote_faulted_n(mf->note, id, &deadline)) == 0)
-		n = mfnote_fault(mf->note, hit, DIR_S2C, bytes, len);
-	else
-		log_info("mock: fault #%lld: the answer to a request under "
-		    "timeout is held, then dropped", (long long)n);
-	mfnote_record_fb(mf->note, bytes, len, fb, fblen, n,
-	    FAULT_ROLE_ORIGINAL);
-	if (how == MOCKFAULT_REQ_END && er != NULL) {
-		mf_hold(mf, er, MF_EXPIRE, deadline > now ? deadline : now, n,
-		    id);
-		if (!mf->running)
-			mf_run(mf);
-	}
-	json_decref(id);
 }
 
 /*
@@ -316,7 +128,7 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		return 0;
 	}
 	if (hit.action == FAULT_TIMEOUT) {
-		mf_late_answer(mf, &hit, how, er, bytes, len, fb, fblen);
+		mfhold_late_answer(mf, &hit, how, er, bytes, len, fb, fblen);
 		fault_hit_clear(&hit);
 		return 0;
 	}
@@ -328,14 +140,14 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		fault_hit_clear(&hit);
 		return 1;
 	}
-	if (hit.action == FAULT_DELAY && held == NULL && !mf_full(mf)) {
-		it = mf_item_add(mf, MF_OUT, er, bytes, len, clock_mono_ns() +
+	if (hit.action == FAULT_DELAY && held == NULL && !mfhold_full(mf)) {
+		it = mfhold_add(mf, MF_OUT, er, bytes, len, clock_mono_ns() +
 		    hit.delay_ms * 1000000, n);
 		it->how = how;
-		mf_item_fb(mf, it, fb, fblen);
+		mfhold_fb(mf, it, fb, fblen);
 		fault_hit_clear(&hit);
 		if (!mf->running)
-			mf_run(mf);
+			mockfault_run(mf);
 		return 0;
 	}
 	/* A stray line goes before the message, which goes on as it is. */
@@ -360,7 +172,7 @@ mf_out_now(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 		id = mfnote_id(bytes, len);
 		mfnote_faulted(mf->note, id, n, 0);
 		if (how == MOCKFAULT_REQ_END)
-			mf_hold(mf, er, MF_HOLD, INT64_MAX, n, id);
+			mfhold_request(mf, er, MF_HOLD, INT64_MAX, n, id);
 		json_decref(id);
 		break;
 	case FAULT_CORRUPT:
@@ -400,7 +212,7 @@ mf_out(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 {
 	struct mfitem	*it;
 
-	if (mf_ahead(mf, NULL, er) && mf_full(mf) && !mf->running) {
+	if (mf_ahead(mf, NULL, er) && mfhold_full(mf) && !mf->running) {
 		/* Too much held: what waits on this channel goes now. */
 		TAILQ_FOREACH(it, &mf->items, entry) {
 			if (it->what == MF_OUT && it->er == er) {
@@ -408,15 +220,15 @@ mf_out(struct mockfault *mf, enum mockfault_how how, struct ereq *er,
 				it->flushed = 1;
 			}
 		}
-		mf_run(mf);
+		mockfault_run(mf);
 	}
 	if (mf_ahead(mf, NULL, er)) {
-		it = mf_item_add(mf, MF_OUT, er, bytes, len, 0, 0);
+		it = mfhold_add(mf, MF_OUT, er, bytes, len, 0, 0);
 		it->how = how;
 		it->decide = decide;
-		mf_item_fb(mf, it, fb, fblen);
+		mfhold_fb(mf, it, fb, fblen);
 		if (!mf->running)
-			mf_run(mf);
+			mockfault_run(mf);
 		return;
 	}
 	if (decide)
@@ -456,7 +268,7 @@ mf_release(struct mockfault *mf, struct mfitem *it)
 		    FAULT_ROLE_DELAYED);
 		break;
 	case MF_OUT:
-		/* Delayed (decided), or queued behind one (mf_run decides). */
+		/* Delayed (decided), or queued behind one (mockfault_run decides). */
 		if (it->fault != 0)
 			mfnote_record_fb(mf->note, it->bytes, it->len, it->fb,
 			    it->fblen, it->fault, FAULT_ROLE_DELAYED);
@@ -477,19 +289,6 @@ mf_release(struct mockfault *mf, struct mfitem *it)
 	}
 }
 
-/* Whether anything but dropped requests is still held. */
-static int
-mf_busy(const struct mockfault *mf)
-{
-	const struct mfitem	*it;
-
-	TAILQ_FOREACH(it, &mf->items, entry) {
-		if (it->what != MF_HOLD)
-			return 1;
-	}
-	return 0;
-}
-
 /* Whether channel er is among the n blocked. */
 static int
 mf_blocked(const struct ereq **blocked, size_t n, const struct ereq *er)
@@ -504,8 +303,8 @@ mf_blocked(const struct ereq **blocked, size_t n, const struct ereq *er)
 }
 
 /* Release what is due and at its channel's head; set the timer again. */
-static void
-mf_run(struct mockfault *mf)
+void
+mockfault_run(struct mockfault *mf)
 {
 	struct mfitem		 *it, *prev = NULL;
 	const struct ereq	**blocked = NULL;
@@ -538,10 +337,10 @@ mf_run(struct mockfault *mf)
 		    it->decide && mf_out_now(mf, it->how, it->er, it->bytes,
 		    it->len, it->fb, it->fblen, it))) {
 			/* Released (a queued one: the rules have acted). */
-			mf_item_remove(mf, it);
+			mfhold_remove(mf, it);
 			if (!(it->what == MF_OUT && it->decide))
 				mf_release(mf, it);
-			mf_item_free(it);
+			mfhold_free(it);
 			continue;
 		}
 		/* It stays; the first on its channel says when to look. */
@@ -560,7 +359,7 @@ mf_run(struct mockfault *mf)
 		tv.tv_sec = (next - now) / 1000000000;
 		tv.tv_usec = ((next - now) % 1000000000) / 1000 + 1;
 		evtimer_add(mf->timer, &tv);
-	} else if (!mf_busy(mf) && mf->cbs.idle != NULL)
+	} else if (!mfhold_busy(mf) && mf->cbs.idle != NULL)
 		mf->cbs.idle(mf->arg);
 }
 
@@ -568,54 +367,7 @@ mf_run(struct mockfault *mf)
 static void
 mf_timer_cb(evutil_socket_t fd, short events, void *arg)
 {
-	mf_run(arg);
-}
-
-/*
- * The client cancelled a request (notifications/cancelled): say it, at
- * the default level when a fault held that request (then, still held, it
- * is never played).
- */
-static void
-mf_cancelled(struct mockfault *mf, const char *bytes, size_t len)
-{
-	struct mfitem	*it, *next;
-	json_t		*msg, *id;
-	char		*text;
-	int64_t		 n;
-	int		 held = 0;
-
-	if ((msg = json_loadb(bytes, len, 0, NULL)) == NULL)
-		return;
-	id = json_object_get(json_object_get(msg, "params"), "requestId");
-	if (id == NULL) {
-		json_decref(msg);
-		return;
-	}
-	n = mfnote_faulted_n(mf->note, id, NULL);
-	for (it = TAILQ_FIRST(&mf->items); it != NULL; it = next) {
-		next = TAILQ_NEXT(it, entry);
-		if (it->what == MF_OUT || it->id == NULL ||
-		    !json_equal(it->id, id))
-			continue;
-		n = it->fault;
-		held = 1;
-		mf_item_remove(mf, it);
-		if (it->er != NULL)
-			ereq_end(mf->ep, it->er, NULL, 0);
-		mf_item_free(it);
-	}
-	text = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
-	if (n != 0)
-		log_warnx("mock: the client cancelled request %.*s (fault "
-		    "#%lld)%s", MOCKFAULT_LOG_FIELD, text != NULL ? text : "?",
-		    (long long)n, held ? ": still held, it is not played" :
-		    "");
-	else
-		log_info("mock: the client cancelled request %.*s",
-		    MOCKFAULT_LOG_FIELD, text != NULL ? text : "?");
-	free(text);
-	json_decref(msg);
+	mockfault_run(arg);
 }
 
 /* SIGHUP: the rules again (--fault and --faults re-read). */
@@ -689,7 +441,7 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 		return;
 	}
 	if (mfnote_is_cancel(bytes, len))
-		mf_cancelled(mf, bytes, len);
+		mfhold_cancelled(mf, bytes, len);
 	mfnote_request(mf->note, bytes, len);
 	memset(&hit, 0, sizeof hit);
 	if (fault_decide(mf->set, DIR_C2S, bytes, len, mf->http, &hit) != 1) {
@@ -712,15 +464,15 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 	switch (hit.action) {
 	case FAULT_DELAY:
 		mfnote_faulted(mf->note, id, n, 0);
-		if (mf_full(mf)) {
+		if (mfhold_full(mf)) {
 			mf_deliver(mf, er, bytes, len, n, FAULT_ROLE_DELAYED);
 			break;
 		}
-		it = mf_item_add(mf, MF_DELIVER, er, bytes, len,
+		it = mfhold_add(mf, MF_DELIVER, er, bytes, len,
 		    clock_mono_ns() + hit.delay_ms * 1000000, n);
 		it->id = json_incref(id);
 		if (!mf->running)
-			mf_run(mf);
+			mockfault_run(mf);
 		break;
 	case FAULT_ERROR:
 	case FAULT_TOOL_ERROR:
@@ -731,10 +483,10 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 		break;
 	case FAULT_DROP:
 		mfnote_faulted(mf->note, id, n, 0);
-		mf_hold(mf, er, MF_HOLD, INT64_MAX, n, id);
+		mfhold_request(mf, er, MF_HOLD, INT64_MAX, n, id);
 		break;
 	case FAULT_TIMEOUT:
-		/* It is played; its answer meets the rule (mf_late_answer). */
+		/* It is played; its answer meets the rule (mfhold_late_answer). */
 		mfnote_faulted(mf->note, id, n, clock_mono_ns() +
 		    hit.delay_ms * 1000000);
 		mf_deliver(mf, er, bytes, len, 0, 0);
@@ -822,7 +574,7 @@ mockfault_taken(struct mockfault *mf, int64_t *n, int *role)
 int
 mockfault_busy(const struct mockfault *mf)
 {
-	return mf != NULL && mf_busy(mf);
+	return mf != NULL && mfhold_busy(mf);
 }
 
 /*
@@ -841,7 +593,7 @@ mockfault_finish(struct mockfault *mf)
 	evtimer_del(mf->timer);
 	mf->finished = 1;
 	while ((it = TAILQ_FIRST(&mf->items)) != NULL) {
-		mf_item_remove(mf, it);
+		mfhold_remove(mf, it);
 		if (it->what == MF_OUT && it->decide)
 			mf_out_now(mf, it->how, it->er, it->bytes, it->len,
 			    it->fb, it->fblen, NULL);
@@ -855,7 +607,7 @@ mockfault_finish(struct mockfault *mf)
 			mf_emit(mf, it->how, it->er, it->bytes, it->len);
 		else if (it->what != MF_OUT && it->er != NULL)
 			ereq_end(mf->ep, it->er, NULL, 0);
-		mf_item_free(it);
+		mfhold_free(it);
 	}
 }
 
