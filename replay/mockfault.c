@@ -516,6 +516,12 @@ mockfault_in(struct mockfault *mf, struct ereq *er, const char *bytes,
 			    FAULT_ROLE_INJECTED);
 		break;
 	case FAULT_CLOSE:
+		if (mf->http && er == NULL) {
+			/* Its POST was answered (202): not the GET stream's. */
+			log_warnx("mock: fault #%lld: the message's POST was "
+			    "answered already: nothing is cut", (long long)n);
+			break;
+		}
 		mf_close(mf, er, hit.close, 1);
 		break;
 	case FAULT_HTTP_STATUS:

@@ -595,3 +595,15 @@ test('mock --fault at stop: a message queued behind a delayed one still meets th
   assert.deepEqual(msgs[2].result, { x: 1 }, 'the ping answer was mutated at stop');
   assert.match(err, /fault #2, rule 2 `[^`]*`: s2c /);
 });
+
+test('mock --listen --fault close of a client notification: its POST was answered, nothing else is cut, and the log says so', { timeout: 60000 }, async () => {
+  const m = await mockHttp(['--fault', 'dir=c2s method=notifications/initialized close mode=reset']);
+  try {
+    await until(m.p.stderr, (x) => /fault #1: the message's POST was answered already: nothing is cut/.test(x), 5000, 'the log');
+    assert.deepEqual(await m.client.ping(), {}, 'the mock still serves');
+    await m.client.close();
+  } finally {
+    await m.stop();
+  }
+  assert.doesNotMatch(m.p.stderr(), SANITIZER);
+});
