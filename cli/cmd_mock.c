@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fault.h"
 #include "proxy.h"
 #include "replay.h"
 #include "store.h"
@@ -72,6 +73,14 @@ cmd_mock_usage(FILE *f)
 	    "                     error (default), or an answer from a live server,\n"
 	    "                     --fallback URL (Streamable HTTP) or -- CMD (stdio),\n"
 	    "                     the new exchange recorded as a session of its own\n"
+	    FAULT_OPTS_HELP
+	    "                     Rules apply at the mock's edge: c2s is what the\n"
+	    "                     client sends, s2c what the mock answers or sends;\n"
+	    "                     each fault is logged on stderr (and recorded with\n"
+	    "                     --on-miss forward).  close over stdio ends the\n"
+	    "                     mock's output and stops it, as a dying server;\n"
+	    "                     http-status, close mode=reset|end-stream need\n"
+	    "                     --listen\n"
 	    "  --include-faults   answer from the messages of faults injected when\n"
 	    "                     recording too: by default what did not pass\n"
 	    "                     between mcpreel and the server (a client's\n"
@@ -99,6 +108,44 @@ cmd_mock_usage(FILE *f)
 	    LISTENER_MAX_DEFAULT, HTTP_HEAD_TIMEOUT, HTTP_IDLE_TIMEOUT);
 }
 
+/* --fault, --faults, --seed, and the transport their rules are for. */
+struct cmd_mock_fo {
+	struct fault_opts	 o;
+	int			 http;
+};
+
+/* SIGHUP: --fault and --faults read again into set. */
+static int
+cmd_mock_reload(struct fault_set *set, void *arg, char **cause)
+{
+	struct cmd_mock_fo	*fo = arg;
+
+	return fault_opts_reload(&fo->o, set, fo->http, cause);
+}
+
+/*
+ * The rules of --fault and --faults for this transport; a rule that needs
+ * --listen is refused saying so.  NULL with *cause.
+ */
+static struct fault_set *
+cmd_mock_faults(struct fault_opts *fo, int http, char **cause)
+{
+	struct fault_set	*set;
+	char			*why = NULL;
+
+	if ((set = fault_opts_load(fo, http, cause)) != NULL)
+		return set;
+	if (http || (set = fault_opts_load(fo, 1, &why)) == NULL)
+		return NULL;
+	fault_set_free(set);
+	free(why);
+	why = *cause;
+	xasprintf(cause, "%s: mock serves stdio here; that rule needs "
+	    "Streamable HTTP: add --listen ADDR", why);
+	free(why);
+	return NULL;
+}
+
 int
 cmd_mock(int argc, char **argv)
 {
@@ -113,6 +160,9 @@ cmd_mock(int argc, char **argv)
 		{ "fallback", required_argument, NULL, 'F' },
 		{ "allow-remote", no_argument, NULL, 'A' },
 		{ "max-record-size", required_argument, NULL, 'S' },
+		{ "fault", required_argument, NULL, 'X' },
+		{ "faults", required_argument, NULL, 'Y' },
+		{ "seed", required_argument, NULL, 'Z' },
 		CLI_INCLUDE_FAULTS_LONGOPT,
 		LIMITS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
@@ -126,12 +176,13 @@ cmd_mock(int argc, char **argv)
 	struct writer			*w = NULL;
 	struct cli_target		 target;
 	struct diff_rules		 ignore;
+	struct cmd_mock_fo		 fo;
 	const char			*db = NULL;
 	const char			*fallback_url = NULL;
 	char				*label = NULL, *tlabel;
 	int				 forward = 0;
 	char				*path = NULL, *cause = NULL;
-	char				*why;
+	char				*why, *note;
 	int64_t				 id;
 	int				 ch, strict = 0, rc = EXIT_USAGE;
 	int				 built = 0, allow_remote = 0;
@@ -139,6 +190,7 @@ cmd_mock(int argc, char **argv)
 	const char			*listen_only = NULL;
 
 	mock_options_init(&opt);
+	memset(&fo, 0, sizeof fo);
 	limits_listen_defaults(&opt.lim);
 	opt.lim.max_body = RECORD_MAX_RECORD;
 	memset(&target, 0, sizeof target);
@@ -212,6 +264,13 @@ cmd_mock(int argc, char **argv)
 		case 'A':
 			allow_remote = 1;
 			break;
+		case 'X':
+		case 'Y':
+		case 'Z':
+			if (fault_opts_set(&fo.o, ch == 'X' ? "fault" : ch ==
+			    'Y' ? "faults" : "seed", optarg, &cause) != 0)
+				goto bad;
+			break;
 		case CLI_OPT_INCLUDE_FAULTS:
 			include_faults = 1;
 			break;
@@ -254,6 +313,18 @@ cmd_mock(int argc, char **argv)
 		    "no answer could reach the client");
 		goto out;
 	}
+	if (fault_opts_any(&fo.o)) {
+		fo.http = opt.listen != NULL;
+		if ((opt.faults = cmd_mock_faults(&fo.o, fo.http, &cause)) ==
+		    NULL)
+			goto bad;
+		opt.faults_reload = cmd_mock_reload;
+		opt.faults_arg = &fo;
+	} else if (fo.o.has_seed) {
+		fprintf(stderr, "mcpreel mock: --seed is for --fault or "
+		    "--faults rules, and none was given\n");
+		goto out;
+	}
 	if (argc < 1) {
 		fprintf(stderr, "mcpreel mock: give one SESSION to serve (an "
 		    "id, a name or 'last')\n");
@@ -289,6 +360,11 @@ cmd_mock(int argc, char **argv)
 		free(tlabel);
 		opt.fallback = cli_target_open;
 		opt.fallback_arg = &target;
+		if (opt.faults != NULL) {
+			note = fault_opts_note(&fo.o, opt.faults);
+			writer_event(w, opt.ws, "note", note, strlen(note));
+			free(note);
+		}
 	} else {
 		store_close(st);
 		st = NULL;
@@ -335,6 +411,9 @@ out:
 		matcher_clear(&m);
 	plan_clear(&plan);
 	rules_clear(&ignore);
+	if (opt.faults != NULL)
+		fault_set_free(opt.faults);
+	fault_opts_clear(&fo.o);
 	free(cause);
 	free(path);
 	return rc;

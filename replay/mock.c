@@ -146,10 +146,30 @@ struct mock {
 	char			*fb_why;	/* why it is gone, if it is */
 	struct pending		*pend;		/* answers not yet written, */
 	size_t			 npend, pend0;	/* pend[pend0..npend) */
+	struct mockfault	*mf;		/* --fault's edge, or NULL */
 };
 
 static void	play_step(struct play *);
 static void	mock_maybe_exit(struct mock *);
+
+/*
+ * A message for the client, through the fault edge when there are rules
+ * (fb: the message as the fallback sent it, which the edge records once
+ * its rules have decided; NULL: the mock's own).
+ */
+static void
+mock_out(struct mock *mk, enum mockfault_how how, struct ereq *er,
+    const char *bytes, size_t len, const char *fb, size_t fblen)
+{
+	if (mk->mf != NULL)
+		mockfault_out(mk->mf, how, er, bytes, len, fb, fblen);
+	else if (how == MOCKFAULT_SEND)
+		endpoint_send(mk->ep, bytes, len);
+	else if (how == MOCKFAULT_REQ_SEND)
+		ereq_send(mk->ep, er, bytes, len);
+	else
+		ereq_end(mk->ep, er, bytes, len);
+}
 
 /* Count the answers the endpoint has written since we last looked. */
 static void
@@ -263,10 +283,8 @@ play_send_item(struct play *pl, const struct mitem *it, int after)
 	}
 	pl->after_note = json_object_get(msg, "id") == NULL;
 	s = mock_dump(msg);
-	if (after)
-		endpoint_send(mk->ep, s, strlen(s));
-	else
-		ereq_send(mk->ep, pl->er, s, strlen(s));
+	mock_out(mk, after ? MOCKFAULT_SEND : MOCKFAULT_REQ_SEND, pl->er, s,
+	    strlen(s), NULL, 0);
 	free(s);
 	json_decref(msg);
 }
@@ -410,7 +428,8 @@ mock_misses_flush(struct mock *mk)
 	while ((ms = TAILQ_FIRST(&mk->misses)) != NULL &&
 	    !mock_miss_waits(mk, ms->seq)) {
 		TAILQ_REMOVE(&mk->misses, ms, entry);
-		ereq_end(mk->ep, ms->er, ms->text, strlen(ms->text));
+		mock_out(mk, MOCKFAULT_REQ_END, ms->er, ms->text,
+		    strlen(ms->text), NULL, 0);
 		mock_count(mk, &mk->stats->missed);
 		free(ms->text);
 		free(ms);
@@ -490,7 +509,7 @@ play_step(struct play *pl)
 		resp = mock_copy(mk, e->resp);
 		json_object_set(resp, "id", pl->live_id);
 		s = mock_dump(resp);
-		ereq_end(mk->ep, pl->er, s, strlen(s));
+		mock_out(mk, MOCKFAULT_REQ_END, pl->er, s, strlen(s), NULL, 0);
 		pl->er = NULL;
 		free(s);
 		json_decref(resp);
@@ -514,13 +533,25 @@ play_step(struct play *pl)
 	play_free(pl);
 }
 
-/* Record what went to or came from the fallback. */
+/*
+ * Record what went to or came from the fallback; a faulted client message
+ * (delayed, mutated, corrupted) in its fault's role.
+ */
 static void
 fallback_record(struct mock *mk, enum dir d, const char *bytes, size_t len)
 {
-	if (mk->opt->w != NULL)
-		writer_message(mk->opt->w, mk->opt->ws, NULL, msg_new(d, bytes,
-		    len));
+	struct msg	*m;
+	int64_t		 n;
+	int		 role;
+
+	if (mk->opt->w == NULL)
+		return;
+	m = msg_new(d, bytes, len);
+	if (d == DIR_C2S && mockfault_taken(mk->mf, &n, &role)) {
+		m->fault = n;
+		m->fault_role = role;
+	}
+	writer_message(mk->opt->w, mk->opt->ws, NULL, m);
 }
 
 /* Pass a client message on to the fallback server. */
@@ -537,7 +568,8 @@ fallback_send(struct mock *mk, const char *bytes, size_t len)
  */
 /* End a request that was forwarded: the answer under the client's id. */
 static void
-fallback_answer(struct mock *mk, json_t *entry, json_t *answer)
+fallback_answer(struct mock *mk, json_t *entry, json_t *answer,
+    const char *fb, size_t fblen)
 {
 	struct ereq	*er = (struct ereq *)(intptr_t)json_integer_value(
 			    json_object_get(entry, "er"));
@@ -545,7 +577,7 @@ fallback_answer(struct mock *mk, json_t *entry, json_t *answer)
 
 	json_object_set(answer, "id", json_object_get(entry, "id"));
 	s = mock_dump(answer);
-	ereq_end(mk->ep, er, s, strlen(s));
+	mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), fb, fblen);
 	free(s);
 }
 
@@ -563,7 +595,9 @@ fallback_message_cb(const char *bytes, size_t len, void *arg)
 	char		*idtext;
 	const char	*note;
 
-	fallback_record(mk, DIR_S2C, bytes, len);
+	/* With rules, the fault edge records what it passes on. */
+	if (mk->mf == NULL)
+		fallback_record(mk, DIR_S2C, bytes, len);
 	scan_message(bytes, len, &sc);
 	if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) &&
 	    (idtext = scan_id_dup(bytes, &sc)) != NULL) {
@@ -572,10 +606,12 @@ fallback_message_cb(const char *bytes, size_t len, void *arg)
 		json_object_del(mk->fb_waiting, idtext);
 		if (entry != NULL && (answer = json_loadb(bytes, len, 0,
 		    NULL)) != NULL) {
-			fallback_answer(mk, entry, answer);
+			fallback_answer(mk, entry, answer, bytes, len);
 			json_decref(answer);
 			mock_maybe_exit(mk);
-		} else if (entry == NULL)
+		} else if (mk->mf != NULL)
+			fallback_record(mk, DIR_S2C, bytes, len);
+		if (entry == NULL)
 			log_debug("mock: the fallback answered %s, which "
 			    "nobody waits for", idtext);
 		json_decref(entry);
@@ -590,7 +626,7 @@ fallback_message_cb(const char *bytes, size_t len, void *arg)
 		writer_event(mk->opt->w, mk->opt->ws, "note", note,
 		    strlen(note));
 	}
-	endpoint_send(mk->ep, bytes, len);
+	mock_out(mk, MOCKFAULT_SEND, NULL, bytes, len, bytes, len);
 	/*
 	 * A client that does not keep up with its event stream: the fallback
 	 * waits (its socket or pipe fills, as it would writing to the client
@@ -628,7 +664,7 @@ fallback_sweep_cb(evutil_socket_t fd, short events, void *arg)
 		err = json_pack("{s:s, s:{s:i, s:s}}", "jsonrpc", "2.0",
 		    "error", "code", -32603, "message", why);
 		free(why);
-		fallback_answer(mk, entry, err);
+		fallback_answer(mk, entry, err, NULL, 0);
 		json_decref(err);
 		json_decref(entry);
 	}
@@ -728,7 +764,8 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 			ms->seq = mk->nplays;
 			TAILQ_INSERT_TAIL(&mk->misses, ms, entry);
 		} else {
-			ereq_end(mk->ep, er, s, strlen(s));
+			mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), NULL,
+			    0);
 			free(s);
 			mock_count(mk, &mk->stats->missed);
 		}
@@ -793,8 +830,9 @@ mock_answer(struct mock *mk, const char *idtext)
 	return -1;
 }
 
+/* A client message, past the fault edge if any: handle it. */
 static void
-mock_message_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
+mock_deliver(struct ereq *er, const char *bytes, size_t len, void *arg)
 {
 	struct mock	*mk = arg;
 	struct scan	 sc;
@@ -833,7 +871,7 @@ mock_message_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
 		    "batches are not played" : "mcpreel mock: not a JSON-RPC "
 		    "message");
 		s = mock_dump(out);
-		ereq_end(mk->ep, er, s, strlen(s));
+		mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), NULL, 0);
 		er = NULL;
 		free(s);
 		json_decref(out);
@@ -842,6 +880,33 @@ mock_message_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
 	if (er != NULL && sc.kind != KIND_REQUEST)
 		ereq_end(mk->ep, er, NULL, 0);
 	json_decref(msg);
+}
+
+static void
+mock_message_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
+{
+	struct mock	*mk = arg;
+
+	if (mk->mf != NULL)
+		mockfault_in(mk->mf, er, bytes, len);
+	else
+		mock_deliver(er, bytes, len, mk);
+}
+
+/* A fault closed stdio as a dying server's: stop. */
+static void
+mock_fault_closed_cb(const char *why, void *arg)
+{
+	struct mock	*mk = arg;
+
+	log_debug("mock: %s; stopping", why);
+	event_base_loopbreak(mk->base);
+}
+
+static void
+mock_fault_idle_cb(void *arg)
+{
+	mock_maybe_exit(arg);
 }
 
 /*
@@ -858,7 +923,8 @@ mock_maybe_exit(struct mock *mk)
 
 	if (!mk->stdin_closed)
 		return;
-	if (TAILQ_EMPTY(&mk->plays) && json_object_size(mk->fb_waiting) == 0)
+	if (TAILQ_EMPTY(&mk->plays) && json_object_size(mk->fb_waiting) == 0 &&
+	    !mockfault_busy(mk->mf))
 		event_base_loopbreak(mk->base);
 	else if (!mk->input_file && !evtimer_pending(mk->exit_ev, NULL)) {
 		endpoint_progress(mk->ep, &queued, &mk->exit_written);
@@ -1011,6 +1077,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 				    mock_failed_cb, mock_drained_cb };
 	struct xport_cbs	 fcbs = { fallback_message_cb, fallback_event_cb,
 				    fallback_closed_cb };
+	struct mockfault_cbs	 mfcbs = { mock_deliver, mock_fault_closed_cb,
+				    mock_fault_idle_cb };
 	struct event		*sigs[2];
 	struct play		*pl;
 	char			*origin = NULL, *s;
@@ -1054,11 +1122,13 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 			event_base_free(mk.base);
 			return -1;
 		}
+		mk.mf = mockfault_new(mk.base, mk.ep, opt, &mfcbs, &mk);
 		/* Said at any log level, alone on its line: scripts wait. */
 		log_warnx("listening on %s", origin);
 		free(origin);
 	} else {
 		mk.ep = endpoint_stdio(mk.base, &cbs, &mk);
+		mk.mf = mockfault_new(mk.base, mk.ep, opt, &mfcbs, &mk);
 		mk.input_file = endpoint_stdio_input_is_file();
 		/* What the server said before any request, it says first. */
 		for (i = 0; i < m->nprelude; i++) {
@@ -1067,7 +1137,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 			if (msg == NULL)
 				continue;
 			s = mock_dump(msg);
-			endpoint_send(mk.ep, s, strlen(s));
+			mock_out(&mk, MOCKFAULT_SEND, NULL, s, strlen(s), NULL,
+			    0);
 			free(s);
 			json_decref(msg);
 		}
@@ -1079,6 +1150,8 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 
 	event_base_dispatch(mk.base);
 
+	/* What faults hold goes first: it may be on a play's channel. */
+	mockfault_finish(mk.mf);
 	/* Plays still waiting (on latency or an answer) end unanswered. */
 	while ((pl = TAILQ_FIRST(&mk.plays)) != NULL) {
 		if (pl->step <= pl->e->nbefore)
@@ -1124,6 +1197,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 	event_free(mk.fb_sweep);
 	event_free(sigs[0]);
 	event_free(sigs[1]);
+	mockfault_free(mk.mf);
 	endpoint_free(mk.ep);
 	event_base_free(mk.base);
 	return 0;

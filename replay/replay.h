@@ -326,6 +326,8 @@ void		 matcher_clear(struct matcher *);
 
 /* mock.c: playing a recorded server. */
 
+struct fault_set;
+
 struct mock_options {
 	const char	*listen;	/* Streamable HTTP here; NULL: stdio */
 	/*
@@ -347,6 +349,14 @@ struct mock_options {
 	void		*fallback_arg;
 	struct writer	*w;		/* record forwarded exchanges here */
 	struct wsession	*ws;
+	/*
+	 * --fault: the rules applied at the mock's edge (mockfault.c), or
+	 * NULL; on SIGHUP faults_reload(faults, faults_arg, cause) reads them
+	 * again (NULL: SIGHUP is not caught).
+	 */
+	struct fault_set *faults;
+	int		(*faults_reload)(struct fault_set *, void *, char **);
+	void		*faults_arg;
 };
 
 /*
@@ -366,6 +376,65 @@ struct mock_stats {
 };
 
 void		 mock_options_init(struct mock_options *);
+
+/* mockfault.c: --fault at the mock's edge. */
+struct mockfault;
+/* Which endpoint call a mock message is for. */
+enum mockfault_how {
+	MOCKFAULT_SEND,		/* endpoint_send: nobody asked for it */
+	MOCKFAULT_REQ_SEND,	/* ereq_send: before a request's answer */
+	MOCKFAULT_REQ_END	/* ereq_end: a request's answer */
+};
+struct mockfault_cbs {
+	/* A client message the rules let through (maybe changed, late). */
+	void	(*deliver)(struct ereq *, const char *, size_t, void *);
+	/* A fault closed stdio: the mock stops, as a dying server. */
+	void	(*closed)(const char *, void *);
+	/* Nothing is held for later any more. */
+	void	(*idle)(void *);
+};
+struct mockfault *mockfault_new(struct event_base *, struct endpoint *,
+		     const struct mock_options *, const struct mockfault_cbs *,
+		     void *);
+void		 mockfault_in(struct mockfault *, struct ereq *, const char *,
+		     size_t);
+void		 mockfault_out(struct mockfault *, enum mockfault_how,
+		     struct ereq *, const char *, size_t, const char *,
+		     size_t);
+int		 mockfault_taken(struct mockfault *, int64_t *, int *);
+int		 mockfault_busy(const struct mockfault *);
+void		 mockfault_finish(struct mockfault *);
+void		 mockfault_free(struct mockfault *);
+
+/* mfnote.c: what mock --fault says and records of each fault. */
+struct fault_hit;
+struct mfnote;
+struct mfnote	*mfnote_new(struct writer *, struct wsession *);
+void		 mfnote_free(struct mfnote *);
+/* A client message went by: a request's method is kept by its id. */
+void		 mfnote_request(struct mfnote *, const char *, size_t);
+/* A rule applied: number, log and record the fault; its number. */
+int64_t		 mfnote_fault(struct mfnote *, const struct fault_hit *,
+		     enum dir, const char *, size_t);
+/* Record a message of fault n in its role (FAULT_ROLE_*). */
+void		 mfnote_record(struct mfnote *, enum dir, const char *,
+		     size_t, int64_t, int);
+/* The same of an s2c message, as the fallback sent it if it did. */
+void		 mfnote_record_fb(struct mfnote *, const char *, size_t,
+		     const char *, size_t, int64_t, int);
+/* Record fault n's s2c copy, under the fallback's id if it was one's. */
+void		 mfnote_record_injected(struct mfnote *, const char *, size_t,
+		     const char *, size_t, int64_t);
+/*
+ * Request id (JSON) was held by fault n (a timeout: its answer's deadline);
+ * which fault held id, or 0.
+ */
+void		 mfnote_faulted(struct mfnote *, json_t *, int64_t, int64_t);
+int64_t		 mfnote_faulted_n(const struct mfnote *, const json_t *,
+		     int64_t *);
+json_t		*mfnote_id(const char *, size_t);
+int		 mfnote_is_cancel(const char *, size_t);
+
 int		 mock_parse_latency(struct mock_options *, const char *);
 int		 mock_run(struct plan *, struct matcher *,
 		     const struct mock_options *, struct mock_stats *,

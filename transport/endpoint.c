@@ -25,6 +25,22 @@ ereq_end(struct endpoint *ep, struct ereq *er, const char *bytes,
 	ep->ops->req_end(ep, er, bytes, len);
 }
 
+/*
+ * A fault cuts er's channel short (er NULL: the channel of messages nobody
+ * asked for).  er stays the caller's, cut off from its channel: what is
+ * sent on it later goes nowhere, and ereq_end then frees it.  status and
+ * the two header values (NULL: none) are for EREQ_CUT_STATUS.  A cut the
+ * endpoint cannot make (a status over stdio) does nothing.
+ */
+void
+ereq_cut(struct endpoint *ep, struct ereq *er, enum ereq_cut how,
+    int status, const char *retry_after, const char *www_authenticate)
+{
+	if (ep->ops->cut != NULL)
+		ep->ops->cut(ep, er, how, status, retry_after,
+		    www_authenticate);
+}
+
 /* The session id to hand out on HTTP answers (nothing over stdio). */
 void
 endpoint_set_session(struct endpoint *ep, const char *id)

@@ -63,6 +63,7 @@ enum ec_wait {
 struct ereq {
 	struct econn	*c;		/* NULL once the client went away */
 	int		 streaming;	/* the SSE head has gone out */
+	int		 cut;		/* a fault cut its channel */
 };
 
 struct econn {
@@ -84,6 +85,7 @@ struct econn {
 	int			 linger;	/* unread input: linger at close */
 	int			 lingering;
 	size_t			 lingered;	/* bytes dropped meanwhile */
+	int			 reset;		/* a fault resets it (next pass) */
 	TAILQ_ENTRY(econn)	 entry;
 };
 
@@ -436,6 +438,10 @@ ec_next_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct econn	*c = arg;
 
+	if (c->reset) {
+		ec_free(c);
+		return;
+	}
 	bufferevent_enable(c->bev, EV_READ);
 	ec_process(c);
 }
@@ -590,6 +596,8 @@ eh_full(struct endpoint *ep, struct ereq *er)
 	struct econn		*c = (er != NULL && er->c != NULL) ? er->c :
 				    eh->stream;
 
+	if (er != NULL && er->cut)
+		return 0;
 	if (c == NULL)
 		return (eh->nunsent >= ENDPOINT_UNSENT_MAX ||
 		    evbuffer_get_length(eh->unsent) >= ENDPOINT_OUTPUT_MAX) ?
@@ -621,6 +629,8 @@ static void
 eh_req_send(struct endpoint *ep, struct ereq *er, const char *bytes,
     size_t len)
 {
+	if (er != NULL && er->cut)
+		return;
 	if (er == NULL || er->c == NULL) {
 		eh_send(ep, bytes, len);
 		return;
@@ -685,9 +695,116 @@ eh_free(struct endpoint *ep)
 	free(eh);
 }
 
+/* The reason phrase of a status a fault may answer with. */
+static const char *
+eh_reason(int status)
+{
+	switch (status) {
+	case 401:
+		return "Unauthorized";
+	case 404:
+		return "Not Found";
+	case 429:
+		return "Too Many Requests";
+	case 500:
+		return "Internal Server Error";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Error";
+	}
+}
+
+/* Add header name: value to buf, the value's control bytes left out. */
+static void
+eh_header_add(struct evbuffer *buf, const char *name, const char *value)
+{
+	const char	*p;
+
+	if (value == NULL)
+		return;
+	evbuffer_add_printf(buf, "%s: ", name);
+	for (p = value; *p != '\0'; p++) {
+		if ((unsigned char)*p >= 0x20 && *p != 0x7f)
+			evbuffer_add(buf, p, 1);
+	}
+	evbuffer_add(buf, "\r\n", 2);
+}
+
+/*
+ * A fault cuts er's POST (er NULL: the GET stream) short: a status with
+ * no body (a POST whose answer has begun streaming is reset instead), a
+ * reset (SO_LINGER 0: the close sends RST), or the end of its SSE stream
+ * with no answer in it.  er stays its owner's, cut off: what is sent on
+ * it later is dropped, and ereq_end frees it.
+ */
+static void
+eh_cut(struct endpoint *ep, struct ereq *er, enum ereq_cut how, int status,
+    const char *retry_after, const char *www_authenticate)
+{
+	struct endpoint_http	*eh = (struct endpoint_http *)ep;
+	struct econn		*c = er != NULL ? er->c : eh->stream;
+	struct evbuffer		*hdrs;
+	struct linger		 lg = { 1, 0 };
+	int			 streaming = er != NULL && er->streaming;
+
+	if (er != NULL) {
+		if (er->cut)
+			return;
+		if (c != NULL)
+			c->er = NULL;
+		er->c = NULL;
+		er->cut = 1;
+	}
+	if (c == NULL)
+		return;
+	if (how == EREQ_CUT_STATUS && (er == NULL || streaming))
+		how = EREQ_CUT_RESET;
+	switch (how) {
+	case EREQ_CUT_STATUS:
+		if ((hdrs = evbuffer_new()) == NULL)
+			fatalx("cannot make an answer");
+		eh_header_add(hdrs, "Retry-After", retry_after);
+		eh_header_add(hdrs, "WWW-Authenticate", www_authenticate);
+		evbuffer_add_printf(hdrs, "Content-Length: 0\r\n%s\r\n",
+		    c->close_after ? "Connection: close\r\n" : "");
+		evbuffer_add(hdrs, "", 1);
+		ec_head(c, status, eh_reason(status),
+		    (const char *)evbuffer_pullup(hdrs, -1));
+		evbuffer_free(hdrs);
+		break;
+	case EREQ_CUT_END_STREAM:
+		if (er == NULL) {
+			/* As when a newer stream replaces it. */
+			http_chunk_end(bufferevent_get_output(c->bev));
+			c->stream = 0;
+			c->close_after = 1;
+			eh->stream = NULL;
+			return;
+		}
+		if (!streaming)
+			ec_sse_start(c);
+		http_chunk_end(bufferevent_get_output(c->bev));
+		break;
+	default:
+		/*
+		 * SO_LINGER 0: the close sends RST.  Freed on the next pass:
+		 * we may be inside this connection's read callback.
+		 */
+		setsockopt(bufferevent_getfd(c->bev), SOL_SOCKET, SO_LINGER,
+		    &lg, sizeof lg);
+		c->reset = c->close_after = 1;
+		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+		event_active(c->next_ev, EV_TIMEOUT, 0);
+		return;
+	}
+	if (!c->close_after)
+		event_active(c->next_ev, EV_TIMEOUT, 0);
+}
+
 static const struct endpoint_ops eh_ops = {
 	eh_send, eh_req_send, eh_req_end, eh_set_session, NULL, NULL, eh_full,
-	eh_free
+	eh_free, eh_cut
 };
 
 /*

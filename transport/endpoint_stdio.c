@@ -305,9 +305,40 @@ es_free(struct endpoint *ep)
 	free(es);
 }
 
+/*
+ * A fault closes the transport as a dying server would: what is queued is
+ * written (EREQ_CUT_CLOSE, as a server's last writes reach the pipe) or
+ * dropped (EREQ_CUT_KILL), then our stdout is closed and stdin no longer
+ * read.  Fd 1 then points at /dev/null, so no later write reaches the
+ * client or lands on another file opened as fd 1.
+ */
+static void
+es_cut(struct endpoint *ep, struct ereq *er, enum ereq_cut how, int status,
+    const char *retry_after, const char *www_authenticate)
+{
+	struct endpoint_stdio	*es = (struct endpoint_stdio *)ep;
+	struct evbuffer		*out = bufferevent_get_output(es->out);
+	int			 fd;
+
+	if (how != EREQ_CUT_CLOSE && how != EREQ_CUT_KILL)
+		return;
+	bufferevent_disable(es->in, EV_READ);
+	if (how == EREQ_CUT_CLOSE)
+		es_flush(ep);
+	es->failed = 1;
+	bufferevent_disable(es->out, EV_WRITE);
+	evbuffer_unfreeze(out, 1);
+	evbuffer_drain(out, evbuffer_get_length(out));
+	if ((fd = open("/dev/null", O_WRONLY)) != -1) {
+		dup2(fd, STDOUT_FILENO);
+		close(fd);
+	} else
+		close(STDOUT_FILENO);
+}
+
 static const struct endpoint_ops es_ops = {
 	es_send, es_req_send, es_req_end, NULL, es_flush, es_progress,
-	NULL, es_free
+	NULL, es_free, es_cut
 };
 
 /* Serve over our own stdin and stdout (base from endpoint_stdio_base_new). */

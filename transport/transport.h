@@ -338,6 +338,19 @@ void		 xport_init(struct xport *, const struct xport_ops *,
 struct endpoint;
 struct ereq;
 
+/* How a fault (mock --fault) cuts a request's channel short: ereq_cut(). */
+enum ereq_cut {
+	EREQ_CUT_STATUS,	/* HTTP: answer with a status, no body */
+	EREQ_CUT_RESET,		/* HTTP: reset the connection */
+	EREQ_CUT_END_STREAM,	/* HTTP: end the answer's SSE stream
+				   without the answer */
+	EREQ_CUT_CLOSE,		/* stdio: write what is queued, close our
+				   stdout (a server exiting) */
+	EREQ_CUT_KILL,		/* stdio: close our stdout now, dropping
+				   what is queued (a server killed) */
+	EREQ_CUT_MAX
+};
+
 struct endpoint_cbs {
 	/* A client message; er is its reply channel, NULL if none. */
 	void	(*message)(struct ereq *, const char *, size_t, void *);
@@ -366,6 +379,8 @@ struct endpoint_ops {
 	void	(*progress)(struct endpoint *, uint64_t *, uint64_t *);
 	int	(*full)(struct endpoint *, struct ereq *);
 	void	(*free)(struct endpoint *);
+	void	(*cut)(struct endpoint *, struct ereq *, enum ereq_cut, int,
+		    const char *, const char *);
 };
 
 struct endpoint {
@@ -392,5 +407,7 @@ void		 ereq_send(struct endpoint *, struct ereq *, const char *,
 		     size_t);
 void		 ereq_end(struct endpoint *, struct ereq *, const char *,
 		     size_t);
+void		 ereq_cut(struct endpoint *, struct ereq *, enum ereq_cut,
+		     int, const char *, const char *);
 
 #endif

@@ -99,6 +99,52 @@ test('valgrind: a stdio session with fault rules (delay, error, drop, mutate, co
   }
 });
 
+test('valgrind: mock --fault over stdio and over HTTP (error, delay, drop, stray, mutate, status, reset, a held POST)', { skip, timeout: 300000 }, async () => {
+  const t = tempDir();
+  let mp;
+  try {
+    const db = join(t.dir, 'v.db');
+    const reqs = [
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'e' } },
+      { jsonrpc: '2.0', id: 4, method: 'prompts/list' },
+      { jsonrpc: '2.0', id: 5, method: 'resources/list' },
+    ];
+    const input = reqs.map((m) => JSON.stringify(m) + '\n').join('');
+    const rec = spawnSync(BIN, ['record', '--db', db, '--name', 's', '--', process.execPath, join(PEERS_DIR, 'emptypeer.mjs')], { input });
+    assert.equal(rec.status, 0, String(rec.stderr));
+    const rules = ['--fault', 'tool=e error', '--fault', 'dir=s2c method=ping delay ms=200', '--fault', 'method=tools/list drop',
+      '--fault', 'dir=s2c method=prompts/list corrupt mode=stray', '--fault', 'dir=s2c method=resources/list mutate set=$.result.echo value=1'];
+    const r = await runValgrind(['mock', '--db', db, 's', '--latency', 'none', ...rules], { input });
+    assert.equal(r.code, 0, r.stderr.slice(-6000));
+    assertClean(r.stderr);
+    const out = r.stdout.trim().split('\n');
+    assert.equal(out.length, 5, r.stdout);
+    assert.equal(r.stderr.match(/mock: fault #/g).length, 5);
+
+    mp = await spawnUntilLine('valgrind', [...VG, BIN, 'mock', '--db', db, 's', '--listen', '127.0.0.1:0',
+      '--fault', 'method=ping http-status status=503 retry-after=1', '--fault', 'method=tools/list close',
+      '--fault', 'method=prompts/list drop', '--fault', 'dir=s2c method=resources/list delay ms=100'], {
+      pattern: /^mcpreel: listening on (http:\/\/127\.0\.0\.1:\d+)$/, timeoutMs: 60000, name: 'valgrind mcpreel mock --listen --fault',
+    });
+    const post = (m, timeoutMs = 30000) => request(`${mp.match[1]}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream' }, body: JSON.stringify(m), timeoutMs });
+    const busy = await post(reqs[0]);
+    assert.equal(busy.status, 503);
+    assert.equal(busy.headers['retry-after'], '1');
+    await assert.rejects(post(reqs[1]), /ECONNRESET|socket hang up/);
+    await assert.rejects(post(reqs[3], 1500), /no complete answer/, 'a dropped request: its POST is never answered');
+    assert.equal((await post(reqs[4])).status, 200);
+    const stopped = await stopChild(mp.child, mp.exited, { graceMs: 60000 });
+    assert.equal(stopped.code, 0, mp.stderr().slice(-6000));
+    assertClean(mp.stderr());
+  } finally {
+    if (mp) await stopChild(mp.child, mp.exited, { graceMs: 60000 });
+    t.cleanup();
+  }
+});
+
 test('valgrind: a stdio session whose server exits under the host', { skip, timeout: 180000 }, async () => {
   const t = tempDir();
   try {
