@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "store.h"
+#include "transport.h"
 
 /* What mcpreel speaks to clients and upstreams. */
 #define HAR_HTTP_VERSION	"HTTP/1.1"
@@ -86,30 +87,9 @@ har_ms(int64_t us)
 static const char *
 har_status_text(int status)
 {
-	static const struct {
-		int		 status;
-		const char	*text;
-	} texts[] = {
-		{ 200, "OK" }, { 201, "Created" }, { 202, "Accepted" },
-		{ 204, "No Content" }, { 301, "Moved Permanently" },
-		{ 302, "Found" }, { 304, "Not Modified" },
-		{ 307, "Temporary Redirect" }, { 308, "Permanent Redirect" },
-		{ 400, "Bad Request" }, { 401, "Unauthorized" },
-		{ 403, "Forbidden" }, { 404, "Not Found" },
-		{ 405, "Method Not Allowed" }, { 406, "Not Acceptable" },
-		{ 409, "Conflict" }, { 413, "Content Too Large" },
-		{ 415, "Unsupported Media Type" },
-		{ 429, "Too Many Requests" },
-		{ 500, "Internal Server Error" }, { 502, "Bad Gateway" },
-		{ 503, "Service Unavailable" }, { 504, "Gateway Timeout" },
-	};
-	size_t	i;
+	const char	*text = http_reason(status);
 
-	for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
-		if (texts[i].status == status)
-			return texts[i].text;
-	}
-	return "";
+	return (text != NULL) ? text : "";
 }
 
 /* Text that may not be UTF-8 as a string: such bytes become U+FFFD. */

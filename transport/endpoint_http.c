@@ -699,20 +699,9 @@ eh_free(struct endpoint *ep)
 static const char *
 eh_reason(int status)
 {
-	switch (status) {
-	case 401:
-		return "Unauthorized";
-	case 404:
-		return "Not Found";
-	case 429:
-		return "Too Many Requests";
-	case 500:
-		return "Internal Server Error";
-	case 503:
-		return "Service Unavailable";
-	default:
-		return "Error";
-	}
+	const char	*text = http_reason(status);
+
+	return (text != NULL) ? text : "Error";
 }
 
 /* Add header name: value to buf, the value's control bytes left out. */

@@ -757,3 +757,38 @@ http_body_kind(const struct http_head *head, const char *req_method,
 	*kind = head->is_request ? HTTP_BODY_NONE : HTTP_BODY_CLOSE;
 	return 0;
 }
+
+/*
+ * The usual reason phrase of a status (RFC 9110 15), for the heads
+ * mcpreel writes itself and for HAR; NULL for one it does not know.
+ */
+const char *
+http_reason(int status)
+{
+	static const struct {
+		int		 status;
+		const char	*text;
+	} texts[] = {
+		{ 100, "Continue" },
+		{ 200, "OK" }, { 201, "Created" }, { 202, "Accepted" },
+		{ 204, "No Content" }, { 301, "Moved Permanently" },
+		{ 302, "Found" }, { 304, "Not Modified" },
+		{ 307, "Temporary Redirect" }, { 308, "Permanent Redirect" },
+		{ 400, "Bad Request" }, { 401, "Unauthorized" },
+		{ 403, "Forbidden" }, { 404, "Not Found" },
+		{ 405, "Method Not Allowed" }, { 406, "Not Acceptable" },
+		{ 409, "Conflict" }, { 413, "Content Too Large" },
+		{ 415, "Unsupported Media Type" },
+		{ 429, "Too Many Requests" }, { 431,
+		  "Request Header Fields Too Large" },
+		{ 500, "Internal Server Error" }, { 502, "Bad Gateway" },
+		{ 503, "Service Unavailable" }, { 504, "Gateway Timeout" },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		if (texts[i].status == status)
+			return texts[i].text;
+	}
+	return NULL;
+}

@@ -128,6 +128,7 @@ void		 http_chunk_add(struct evbuffer *, struct evbuffer *);
 void		 http_chunk_end(struct evbuffer *);
 void		 http_chunk_end_trailers(struct evbuffer *,
 		     struct evbuffer *, char **);
+const char	*http_reason(int);
 int		 http_fields_parse(struct evbuffer *, struct http_head *,
 		     char **);
 
