@@ -517,3 +517,31 @@ test('close on a server line: what it printed after, in the same read, reaches n
         [['a', 1, 'original'], ['b', 1, 'original'], [null, 1, 'original']], mode);
     }
   }));
+
+test('a server that exits while a delay has its stdout paused: its last lines are still read, delivered and recorded', { timeout: 90000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    // Past the 4 MiB a direction may hold, then a tail that fits in the
+    // pipe, written while reading is paused, then exit.
+    const server = `import sys, time
+w = sys.stdout.write
+w('{"jsonrpc":"2.0","method":"first"}\\n')
+pad = 'x' * 1000
+for i in range(4000):
+    w('{"jsonrpc":"2.0","method":"n","params":{"i":%d,"p":"%s"}}\\n' % (i, pad))
+sys.stdout.flush()
+time.sleep(1)
+for i in range(20):
+    w('{"jsonrpc":"2.0","method":"tail","params":{"i":%d}}\\n' % i)
+sys.stdout.flush()
+`;
+    const r = await runMcpreel(['record', '--db', db, '--name', 'pausedexit', '--fault', 'dir=s2c method=first delay ms=13000',
+      '--', 'python3', '-c', server], { keepStdinOpen: true, timeoutMs: 60000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const out = r.stdout.toString().trim().split('\n');
+    assert.equal(out.length, 4021, `lines the host got; stderr: ${r.stderr}`);
+    assert.equal(out.filter((l) => l.includes('"tail"')).length, 20);
+    assert.doesNotMatch(r.stderr.toString(), /a child of it|gave up/);
+    const n = sql(db, `SELECT COUNT(*) AS n FROM messages WHERE session_id = (SELECT id FROM sessions WHERE name = 'pausedexit')`)[0].n;
+    assert.equal(n, 4021);
+  }));
