@@ -69,6 +69,8 @@ struct inject_item {
 	int			 role;
 	int			 send;		/* 0: recorded only (never
 						   delivered, role original) */
+	struct msg		*msg;		/* recorded only: made already
+						   (bytes is NULL) */
 };
 TAILQ_HEAD(inject_queue, inject_item);
 
@@ -83,6 +85,11 @@ struct inject_dir {
 	size_t			 queued;	/* bytes in it */
 	struct event		*timer;		/* the head is due */
 	size_t			 undelivered;	/* its destination closed */
+	struct line		 late;		/* after a close fault, a line
+						   past INJECT_LINE_MAX: kept
+						   for the record, within its
+						   cap, never sent */
+	int			 late_on;
 };
 
 /* A request remembered: its id's text and method (or a timeout's fault). */
@@ -154,32 +161,44 @@ inject_req_clear(struct inject_req *q)
 	memset(q, 0, sizeof *q);
 }
 
-/* Record len bytes of direction d as fault n's role (0, 0: plain). */
+/* Record a message made already (the tap takes it). */
 static void
-inject_record(struct inject *ij, enum dir d, const char *p, size_t len,
-    int64_t n, int role)
+inject_record_msg(struct inject *ij, struct msg *m)
 {
 	struct relay	*r = ij->r;
-	struct msg	*m;
 	int		 i;
 
-	m = half_line_msg(&r->half[d], p, len);
-	m->fault = n;
-	m->fault_role = role;
 	if (tap_message(r->tap, r->session, NULL, m)) {
 		for (i = 0; i < DIR_MAX; i++)
 			half_pause(&r->half[i], PAUSE_STORE, 1);
 	}
 }
 
+/* Record len bytes of direction d as fault n's role (0, 0: plain). */
+static void
+inject_record(struct inject *ij, enum dir d, const char *p, size_t len,
+    int64_t n, int role)
+{
+	struct msg	*m;
+
+	m = half_line_msg(&ij->r->half[d], p, len);
+	m->fault = n;
+	m->fault_role = role;
+	inject_record_msg(ij, m);
+}
+
 /*
- * The role a line is recorded with when it was not delivered: original
- * (the receiver did not get it), unless mcpreel made it (injected).
+ * The role a line of direction d is recorded with when it was not
+ * delivered: original (the receiver did not get it), unless mcpreel made it
+ * for the host (injected, which readers leave out as the host's view).  One
+ * made for the server is original too: readers would take an injected c2s
+ * message as one the server got.
  */
 static int
-inject_undelivered_role(int role)
+inject_undelivered_role(enum dir d, int role)
 {
-	return role == FAULT_ROLE_INJECTED ? role : FAULT_ROLE_ORIGINAL;
+	return role == FAULT_ROLE_INJECTED && d == DIR_S2C ? role :
+	    FAULT_ROLE_ORIGINAL;
 }
 
 /*
@@ -192,11 +211,16 @@ inject_send(struct inject_dir *id, struct inject_item *it)
 {
 	struct half	*h = &id->ij->r->half[id->dir];
 
+	if (it->msg != NULL) {
+		inject_record_msg(id->ij, it->msg);
+		it->msg = NULL;
+		return;
+	}
 	if (!it->send || h->out_closed) {
 		if (it->send)
 			id->undelivered++;
 		inject_record(id->ij, id->dir, it->bytes, it->len, it->fault,
-		    inject_undelivered_role(it->role));
+		    inject_undelivered_role(id->dir, it->role));
 		return;
 	}
 	inject_record(id->ij, id->dir, it->bytes, it->len, it->fault,
@@ -253,6 +277,55 @@ inject_queue(struct inject *ij, enum dir d, const char *p, size_t len, int nl,
 	id->queued += len + 1;
 	inject_flush(id);
 	inject_pauses(ij);
+}
+
+/*
+ * A line of direction d gathered after a close fault (m, the tap's): fault
+ * n's original, recorded now when nothing of its direction is held, else
+ * in its turn.
+ */
+static void
+inject_closed_msg(struct inject *ij, enum dir d, struct msg *m)
+{
+	struct inject_dir	*id = &ij->d[d];
+	struct inject_item	*it;
+
+	m->fault = ij->closed;
+	m->fault_role = FAULT_ROLE_ORIGINAL;
+	if (TAILQ_EMPTY(&id->queue)) {
+		inject_record_msg(ij, m);
+		return;
+	}
+	it = xcalloc(1, sizeof *it);
+	it->msg = m;
+	TAILQ_INSERT_TAIL(&id->queue, it, entry);
+	id->queued += 1;
+	inject_flush(id);
+}
+
+/*
+ * The end of a line of direction d after a close fault (p, k: its last
+ * bytes): it reaches nobody, and is recorded under the close in its turn.
+ */
+static void
+inject_after_close(struct inject_dir *id, const char *p, size_t k)
+{
+	struct inject	*ij = id->ij;
+	char		*line;
+	size_t		 have;
+
+	if (id->late_on) {
+		line_add(&id->late, p, k, 0);
+		id->late_on = 0;
+		inject_closed_msg(ij, id->dir, line_finish(&id->late));
+		return;
+	}
+	have = evbuffer_get_length(id->in);
+	line = xmalloc(have + k + 1);
+	evbuffer_remove(id->in, line, have);
+	memcpy(line + have, p, k);
+	inject_original(ij, id->dir, line, have + k, ij->closed);
+	free(line);
 }
 
 /* Send what is due at the head of a direction's queue; wait for the rest. */
@@ -567,28 +640,29 @@ inject_line(struct inject *ij, enum dir d, const char *p, size_t len)
 	struct fault_hit	 hit;
 	struct scan		 sc;
 	char			*id;
-	int			 answer, handled = 0, hit_one;
+	int			 answer, handled = 0;
 
 	scan_message(p, len, &sc);
 	answer = d == DIR_S2C && (sc.kind == KIND_RESPONSE ||
 	    sc.kind == KIND_ERROR);
 	if (d == DIR_C2S && sc.kind == KIND_REQUEST)
 		inject_remember(ij, p, &sc);
-	memset(&hit, 0, sizeof hit);
-	hit_one = fault_decide(ij->set, d, p, len, 0, &hit) == 1;
 	/*
 	 * The answer to a request under a timeout rule belongs to the
 	 * request's fault while that is remembered, whatever the rules say
 	 * of it now (they may have been reloaded since the request): it is
-	 * swallowed, and the decision made for it is not acted on.
+	 * swallowed, and not decided (no rule counts it, no draw is made).
 	 */
 	if (answer && ij->nto != 0 && (id = inject_id_dup(p, &sc)) != NULL) {
 		handled = inject_timed_out(ij, p, len, id);
 		free(id);
 	}
-	if (!handled && hit_one)
+	if (handled)
+		return;
+	memset(&hit, 0, sizeof hit);
+	if (fault_decide(ij->set, d, p, len, 0, &hit) == 1)
 		inject_apply(ij, d, p, len, &sc, &hit);
-	else if (!handled)
+	else
 		inject_out(ij, d, p, len, 1, 0, 0, FAULT_ROLE_NONE);
 	fault_hit_clear(&hit);
 }
@@ -611,7 +685,9 @@ inject_read(struct half *h, const char *p, size_t n)
 		nl = memchr(p, '\n', n);
 		k = nl != NULL ? (size_t)(nl - p) : n;
 		if (id->streaming) {
-			half_send(h, p, k + (nl != NULL ? 1 : 0));
+			/* After a close fault it reaches nobody. */
+			if (ij->closed == 0)
+				half_send(h, p, k + (nl != NULL ? 1 : 0));
 			half_record(h, p, k + (nl != NULL ? 1 : 0));
 			if (nl != NULL) {
 				id->streaming = 0;
@@ -622,14 +698,10 @@ inject_read(struct half *h, const char *p, size_t n)
 			 * After a close fault what either side says reaches
 			 * nobody: recorded, not delivered, under the close.
 			 */
-			have = evbuffer_get_length(id->in);
-			line = xmalloc(have + k + 1);
-			evbuffer_remove(id->in, line, have);
-			memcpy(line + have, p, k);
-			inject_record(ij, h->dir, line, have + k, ij->closed,
-			    FAULT_ROLE_ORIGINAL);
-			free(line);
-		} else if (nl != NULL) {
+			inject_after_close(id, p, k);
+		} else if (id->late_on)
+			line_add(&id->late, p, k, 0);
+		else if (nl != NULL) {
 			have = evbuffer_get_length(id->in);
 			if (have == 0)
 				inject_line(ij, h->dir, p, k);
@@ -647,7 +719,18 @@ inject_read(struct half *h, const char *p, size_t n)
 		} else {
 			evbuffer_add(id->in, p, k);
 			have = evbuffer_get_length(id->in);
-			if (have > INJECT_LINE_MAX && TAILQ_EMPTY(&id->queue)) {
+			if (have > INJECT_LINE_MAX && ij->closed != 0) {
+				/*
+				 * After a close fault nothing streams: it is
+				 * kept for the record, within its cap.
+				 */
+				line_init(&id->late, h->dir);
+				line_add(&id->late, (const char *)
+				    evbuffer_pullup(id->in, -1), have, 0);
+				evbuffer_drain(id->in, have);
+				id->late_on = 1;
+			} else if (have > INJECT_LINE_MAX &&
+			    TAILQ_EMPTY(&id->queue)) {
 				log_info("a line from %s is over %zu bytes: "
 				    "forwarded as it comes, no fault applies",
 				    h->src_name, INJECT_LINE_MAX);
@@ -722,15 +805,17 @@ inject_partial(struct half *h)
 	struct inject_dir	*id = &h->r->inj->d[h->dir];
 	size_t			 have;
 
+	if (id->late_on) {
+		half_partial(h, (size_t)id->late.wire, 0);
+		inject_after_close(id, "", 0);
+		return;
+	}
 	if ((have = evbuffer_get_length(id->in)) == 0)
 		return;
 	half_partial(h, have, h->r->inj->closed == 0);
 	if (h->r->inj->closed != 0) {
-		/* After a close fault: not delivered. */
-		inject_record(h->r->inj, h->dir, (const char *)
-		    evbuffer_pullup(id->in, -1), have, h->r->inj->closed,
-		    FAULT_ROLE_ORIGINAL);
-		evbuffer_drain(id->in, have);
+		/* After a close fault: not delivered, in its turn. */
+		inject_after_close(id, "", 0);
 		return;
 	}
 	inject_out(h->r->inj, h->dir, (const char *)evbuffer_pullup(id->in,
@@ -812,8 +897,12 @@ inject_free(struct inject *ij)
 		left = ij->d[d].undelivered;
 		while ((it = TAILQ_FIRST(&ij->d[d].queue)) != NULL) {
 			TAILQ_REMOVE(&ij->d[d].queue, it, entry);
-			inject_record(ij, d, it->bytes, it->len, it->fault,
-			    inject_undelivered_role(it->role));
+			if (it->msg != NULL)
+				inject_record_msg(ij, it->msg);
+			else
+				inject_record(ij, d, it->bytes, it->len,
+				    it->fault, inject_undelivered_role(d,
+				    it->role));
 			if (it->send)
 				left++;
 			free(it->bytes);
@@ -828,6 +917,7 @@ inject_free(struct inject *ij)
 			    strlen(note));
 			free(note);
 		}
+		line_clear(&ij->d[d].late);
 		evbuffer_free(ij->d[d].in);
 		event_free(ij->d[d].timer);
 	}
