@@ -18,6 +18,9 @@
  * recorded and not sent).  A line still held when the session ends, or
  * whose destination has closed, was not delivered: it is recorded as
  * original, whatever it was queued as, and a note says how many.
+ *
+ * The requests it remembers (methods of answers, timeouts) are kept by
+ * inject_req.c.
  */
 
 #include <sys/queue.h>
@@ -42,22 +45,6 @@
 #define INJECT_LINE_MAX		((size_t)64 * 1024 * 1024)
 /* Bytes queued in one direction before its source stops being read. */
 #define INJECT_QUEUE_MAX	((size_t)4 * 1024 * 1024)
-/*
- * Requests remembered for the faults rows of their answers (method) and
- * requests under a timeout rule whose answer is to be swallowed: the
- * oldest are forgotten past these.
- */
-#define INJECT_REQS_MAX		1024
-#define INJECT_TIMEOUTS_MAX	1024
-/*
- * What they keep is bounded as fault/ bounds its own: an id or a method
- * longer than FAULT_KEEP_MAX bytes is not kept (the request is not
- * remembered), and the ring of requests holds at most INJECT_REQS_BYTES
- * of text, forgetting its oldest past that; the timeouts' ids hold at most
- * INJECT_TIMEOUTS_MAX * (FAULT_KEEP_MAX + 1) bytes.
- */
-#define INJECT_REQS_BYTES	((size_t)128 * 1024)
-
 /* A line waiting to go out. */
 struct inject_item {
 	TAILQ_ENTRY(inject_item) entry;
@@ -92,25 +79,13 @@ struct inject_dir {
 	int			 late_on;
 };
 
-/* A request remembered: its id's text and method (or a timeout's fault). */
-struct inject_req {
-	char			*id;
-	char			*method;
-	int64_t			 fault;		/* timeouts: its fault */
-	int64_t			 deadline;	/* timeouts: monotonic ns */
-};
-
 struct inject {
 	struct relay		*r;
 	struct fault_set	*set;
 	record_reload_cb	 reload;
 	void			*reload_arg;
 	struct inject_dir	 d[DIR_MAX];
-	struct inject_req	 reqs[INJECT_REQS_MAX];	/* a ring */
-	size_t			 nreq;
-	size_t			 reqs_bytes;	/* text the ring holds */
-	struct inject_req	 tos[INJECT_TIMEOUTS_MAX]; /* a ring */
-	size_t			 nto;
+	struct inject_reqs	*rq;		/* requests remembered */
 	int64_t			 closed;	/* the close fault that ended the
 						   server's side, or 0 */
 	int			 full;		/* a queue passed its maximum,
@@ -150,15 +125,6 @@ inject_pauses(struct inject *ij)
 		    !TAILQ_EMPTY(&id->queue)));
 		half_pause(&ij->r->half[d], PAUSE_FAULT, on);
 	}
-}
-
-/* Free what a remembered request holds. */
-static void
-inject_req_clear(struct inject_req *q)
-{
-	free(q->id);
-	free(q->method);
-	memset(q, 0, sizeof *q);
 }
 
 /* Record a message made already (the tap takes it). */
@@ -401,108 +367,6 @@ inject_pending(const struct half *h)
 	return id->queued;
 }
 
-/*
- * A message's id's text, or NULL when it has none or it is longer than
- * anything remembered (FAULT_KEEP_MAX): for the faults row and lookups.
- */
-static char *
-inject_id_dup(const char *p, const struct scan *sc)
-{
-	if (!sc->has_id || sc->id_len > FAULT_KEEP_MAX)
-		return NULL;
-	return scan_id_dup(p, sc);
-}
-
-/* A message's method, or NULL when it has none or it is too long. */
-static char *
-inject_method_dup(const char *p, const struct scan *sc)
-{
-	if (!sc->has_method || sc->method_len > FAULT_KEEP_MAX)
-		return NULL;
-	return scan_method_dup(p, sc);
-}
-
-/* The bytes a remembered request's text takes. */
-static size_t
-inject_req_bytes(const struct inject_req *q)
-{
-	return (q->id != NULL ? strlen(q->id) + 1 : 0) +
-	    (q->method != NULL ? strlen(q->method) + 1 : 0);
-}
-
-/* Forget request slot i of the ring. */
-static void
-inject_forget(struct inject *ij, size_t i)
-{
-	ij->reqs_bytes -= inject_req_bytes(&ij->reqs[i]);
-	inject_req_clear(&ij->reqs[i]);
-}
-
-/*
- * Remember a client request's id and method (a ring), unless either is
- * longer than FAULT_KEEP_MAX; past INJECT_REQS_BYTES the oldest go.
- */
-static void
-inject_remember(struct inject *ij, const char *p, const struct scan *sc)
-{
-	struct inject_req	*q;
-	size_t			 i, slot;
-
-	if (!sc->has_id || sc->id_len > FAULT_KEEP_MAX ||
-	    (sc->has_method && sc->method_len > FAULT_KEEP_MAX))
-		return;
-	slot = ij->nreq++ % INJECT_REQS_MAX;
-	inject_forget(ij, slot);
-	q = &ij->reqs[slot];
-	q->id = inject_id_dup(p, sc);
-	q->method = inject_method_dup(p, sc);
-	ij->reqs_bytes += inject_req_bytes(q);
-	/* The oldest follow the newest in the ring. */
-	for (i = 1; i < INJECT_REQS_MAX &&
-	    ij->reqs_bytes > INJECT_REQS_BYTES; i++)
-		inject_forget(ij, (slot + i) % INJECT_REQS_MAX);
-}
-
-/* The method of the request a response answers, if remembered. */
-static const char *
-inject_method_of(struct inject *ij, const char *id)
-{
-	size_t	i;
-
-	for (i = 0; i < INJECT_REQS_MAX; i++) {
-		if (ij->reqs[i].id != NULL && strcmp(ij->reqs[i].id, id) == 0)
-			return ij->reqs[i].method;
-	}
-	return NULL;
-}
-
-/*
- * A server answer to a request under a timeout rule: swallowed, recorded
- * as the server sent it.  1 when it was one.
- */
-static int
-inject_timed_out(struct inject *ij, const char *p, size_t len, const char *id)
-{
-	struct inject_req	*q;
-	size_t			 i;
-	int64_t			 now = clock_mono_ns();
-
-	if (ij->nto == 0)
-		return 0;
-	for (i = 0; i < INJECT_TIMEOUTS_MAX; i++) {
-		q = &ij->tos[i];
-		if (q->id == NULL || strcmp(q->id, id) != 0)
-			continue;
-		log_debug("fault #%lld: the answer to request %s came %s its "
-		    "timeout: dropped", (long long)q->fault, id,
-		    now < q->deadline ? "before" : "after");
-		inject_original(ij, DIR_S2C, p, len, q->fault);
-		inject_req_clear(q);
-		return 1;
-	}
-	return 0;
-}
-
 /* close: the server's pipes closed as if it died, or SIGKILL. */
 static void
 inject_close(struct inject *ij, const struct fault_hit *hit, int64_t n)
@@ -541,7 +405,6 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
     const struct scan *sc, struct fault_hit *hit)
 {
 	struct wfault		 f;
-	struct inject_req	*q;
 	char			*id, *method;
 	int64_t			 n, now;
 
@@ -551,8 +414,8 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 	id = inject_id_dup(p, sc);
 	method = inject_method_dup(p, sc);
 	if (method == NULL && id != NULL && d == DIR_S2C &&
-	    inject_method_of(ij, id) != NULL)
-		method = xstrdup(inject_method_of(ij, id));
+	    inject_reqs_method_of(ij->rq, id) != NULL)
+		method = xstrdup(inject_reqs_method_of(ij->rq, id));
 	f.n = n;
 	f.ts_ns = clock_wall_ns();
 	f.mono_ns = now = clock_mono_ns();
@@ -592,13 +455,9 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 			inject_original(ij, d, p, len, n);
 			break;
 		}
-		if (id != NULL && strlen(id) <= FAULT_KEEP_MAX) {
-			q = &ij->tos[ij->nto++ % INJECT_TIMEOUTS_MAX];
-			inject_req_clear(q);
-			q->id = xstrdup(id);
-			q->fault = n;
-			q->deadline = now + hit->delay_ms * 1000000;
-		}
+		if (id != NULL)
+			inject_reqs_timeout(ij->rq, id, n,
+			    now + hit->delay_ms * 1000000);
 		inject_out(ij, d, p, len, 1, 0, n, FAULT_ROLE_NONE);
 		break;
 	case FAULT_CORRUPT:
@@ -641,21 +500,25 @@ inject_line(struct inject *ij, enum dir d, const char *p, size_t len)
 	struct scan		 sc;
 	char			*id;
 	int			 answer, handled = 0;
+	int64_t			 n;
 
 	scan_message(p, len, &sc);
 	answer = d == DIR_S2C && (sc.kind == KIND_RESPONSE ||
 	    sc.kind == KIND_ERROR);
 	if (d == DIR_C2S && sc.kind == KIND_REQUEST)
-		inject_remember(ij, p, &sc);
+		inject_reqs_remember(ij->rq, p, &sc);
 	/*
 	 * The answer to a request under a timeout rule belongs to the
 	 * request's fault while that is remembered, whatever the rules say
 	 * of it now (they may have been reloaded since the request): it is
 	 * swallowed, and not decided (no rule counts it, no draw is made).
 	 */
-	if (answer && ij->nto != 0 && (id = inject_id_dup(p, &sc)) != NULL) {
-		handled = inject_timed_out(ij, p, len, id);
+	if (answer && inject_reqs_timeouts(ij->rq) &&
+	    (id = inject_id_dup(p, &sc)) != NULL) {
+		handled = inject_reqs_timed_out(ij->rq, id, &n);
 		free(id);
+		if (handled)
+			inject_original(ij, DIR_S2C, p, len, n);
 	}
 	if (handled)
 		return;
@@ -861,6 +724,7 @@ inject_new(struct relay *r, const struct record_faults *rf)
 	ij->set = rf->set;
 	ij->reload = rf->reload;
 	ij->reload_arg = rf->arg;
+	ij->rq = inject_reqs_new();
 	for (d = 0; d < DIR_MAX; d++) {
 		ij->d[d].ij = ij;
 		ij->d[d].dir = d;
@@ -887,7 +751,7 @@ void
 inject_free(struct inject *ij)
 {
 	struct inject_item	*it;
-	size_t			 i, left;
+	size_t			 left;
 	int			 d;
 	char			*note;
 
@@ -921,9 +785,6 @@ inject_free(struct inject *ij)
 		evbuffer_free(ij->d[d].in);
 		event_free(ij->d[d].timer);
 	}
-	for (i = 0; i < INJECT_REQS_MAX; i++)
-		inject_req_clear(&ij->reqs[i]);
-	for (i = 0; i < INJECT_TIMEOUTS_MAX; i++)
-		inject_req_clear(&ij->tos[i]);
+	inject_reqs_free(ij->rq);
 	free(ij);
 }
