@@ -18,6 +18,9 @@
  * recorded and not sent).  A line still held when the session ends, or
  * whose destination has closed, was not delivered: it is recorded as
  * original, whatever it was queued as, and a note says how many.
+ *
+ * The requests it remembers (methods of answers, timeouts) are kept by
+ * inject_req.c.
  */
 
 #include <sys/queue.h>
@@ -42,22 +45,6 @@
 #define INJECT_LINE_MAX		((size_t)64 * 1024 * 1024)
 /* Bytes queued in one direction before its source stops being read. */
 #define INJECT_QUEUE_MAX	((size_t)4 * 1024 * 1024)
-/*
- * Requests remembered for the faults rows of their answers (method) and
- * requests under a timeout rule whose answer is to be swallowed: the
- * oldest are forgotten past these.
- */
-#define INJECT_REQS_MAX		1024
-#define INJECT_TIMEOUTS_MAX	1024
-/*
- * What they keep is bounded as fault/ bounds its own: an id or a method
- * longer than FAULT_KEEP_MAX bytes is not kept (the request is not
- * remembered), and the ring of requests holds at most INJECT_REQS_BYTES
- * of text, forgetting its oldest past that; the timeouts' ids hold at most
- * INJECT_TIMEOUTS_MAX * (FAULT_KEEP_MAX + 1) bytes.
- */
-#define INJECT_REQS_BYTES	((size_t)128 * 1024)
-
 /* A line waiting to go out. */
 struct inject_item {
 	TAILQ_ENTRY(inject_item) entry;
@@ -69,6 +56,8 @@ struct inject_item {
 	int			 role;
 	int			 send;		/* 0: recorded only (never
 						   delivered, role original) */
+	struct msg		*msg;		/* recorded only: made already
+						   (bytes is NULL) */
 };
 TAILQ_HEAD(inject_queue, inject_item);
 
@@ -83,14 +72,11 @@ struct inject_dir {
 	size_t			 queued;	/* bytes in it */
 	struct event		*timer;		/* the head is due */
 	size_t			 undelivered;	/* its destination closed */
-};
-
-/* A request remembered: its id's text and method (or a timeout's fault). */
-struct inject_req {
-	char			*id;
-	char			*method;
-	int64_t			 fault;		/* timeouts: its fault */
-	int64_t			 deadline;	/* timeouts: monotonic ns */
+	struct line		 late;		/* after a close fault, a line
+						   past INJECT_LINE_MAX: kept
+						   for the record, within its
+						   cap, never sent */
+	int			 late_on;
 };
 
 struct inject {
@@ -99,11 +85,7 @@ struct inject {
 	record_reload_cb	 reload;
 	void			*reload_arg;
 	struct inject_dir	 d[DIR_MAX];
-	struct inject_req	 reqs[INJECT_REQS_MAX];	/* a ring */
-	size_t			 nreq;
-	size_t			 reqs_bytes;	/* text the ring holds */
-	struct inject_req	 tos[INJECT_TIMEOUTS_MAX]; /* a ring */
-	size_t			 nto;
+	struct inject_reqs	*rq;		/* requests remembered */
 	int64_t			 closed;	/* the close fault that ended the
 						   server's side, or 0 */
 	int			 full;		/* a queue passed its maximum,
@@ -145,13 +127,17 @@ inject_pauses(struct inject *ij)
 	}
 }
 
-/* Free what a remembered request holds. */
+/* Record a message made already (the tap takes it). */
 static void
-inject_req_clear(struct inject_req *q)
+inject_record_msg(struct inject *ij, struct msg *m)
 {
-	free(q->id);
-	free(q->method);
-	memset(q, 0, sizeof *q);
+	struct relay	*r = ij->r;
+	int		 i;
+
+	if (tap_message(r->tap, r->session, NULL, m)) {
+		for (i = 0; i < DIR_MAX; i++)
+			half_pause(&r->half[i], PAUSE_STORE, 1);
+	}
 }
 
 /* Record len bytes of direction d as fault n's role (0, 0: plain). */
@@ -159,27 +145,26 @@ static void
 inject_record(struct inject *ij, enum dir d, const char *p, size_t len,
     int64_t n, int role)
 {
-	struct relay	*r = ij->r;
 	struct msg	*m;
-	int		 i;
 
-	m = half_line_msg(&r->half[d], p, len);
+	m = half_line_msg(&ij->r->half[d], p, len);
 	m->fault = n;
 	m->fault_role = role;
-	if (tap_message(r->tap, r->session, NULL, m)) {
-		for (i = 0; i < DIR_MAX; i++)
-			half_pause(&r->half[i], PAUSE_STORE, 1);
-	}
+	inject_record_msg(ij, m);
 }
 
 /*
- * The role a line is recorded with when it was not delivered: original
- * (the receiver did not get it), unless mcpreel made it (injected).
+ * The role a line of direction d is recorded with when it was not
+ * delivered: original (the receiver did not get it), unless mcpreel made it
+ * for the host (injected, which readers leave out as the host's view).  One
+ * made for the server is original too: readers would take an injected c2s
+ * message as one the server got.
  */
 static int
-inject_undelivered_role(int role)
+inject_undelivered_role(enum dir d, int role)
 {
-	return role == FAULT_ROLE_INJECTED ? role : FAULT_ROLE_ORIGINAL;
+	return role == FAULT_ROLE_INJECTED && d == DIR_S2C ? role :
+	    FAULT_ROLE_ORIGINAL;
 }
 
 /*
@@ -192,11 +177,16 @@ inject_send(struct inject_dir *id, struct inject_item *it)
 {
 	struct half	*h = &id->ij->r->half[id->dir];
 
+	if (it->msg != NULL) {
+		inject_record_msg(id->ij, it->msg);
+		it->msg = NULL;
+		return;
+	}
 	if (!it->send || h->out_closed) {
 		if (it->send)
 			id->undelivered++;
 		inject_record(id->ij, id->dir, it->bytes, it->len, it->fault,
-		    inject_undelivered_role(it->role));
+		    inject_undelivered_role(id->dir, it->role));
 		return;
 	}
 	inject_record(id->ij, id->dir, it->bytes, it->len, it->fault,
@@ -253,6 +243,55 @@ inject_queue(struct inject *ij, enum dir d, const char *p, size_t len, int nl,
 	id->queued += len + 1;
 	inject_flush(id);
 	inject_pauses(ij);
+}
+
+/*
+ * A line of direction d gathered after a close fault (m, the tap's): fault
+ * n's original, recorded now when nothing of its direction is held, else
+ * in its turn.
+ */
+static void
+inject_closed_msg(struct inject *ij, enum dir d, struct msg *m)
+{
+	struct inject_dir	*id = &ij->d[d];
+	struct inject_item	*it;
+
+	m->fault = ij->closed;
+	m->fault_role = FAULT_ROLE_ORIGINAL;
+	if (TAILQ_EMPTY(&id->queue)) {
+		inject_record_msg(ij, m);
+		return;
+	}
+	it = xcalloc(1, sizeof *it);
+	it->msg = m;
+	TAILQ_INSERT_TAIL(&id->queue, it, entry);
+	id->queued += 1;
+	inject_flush(id);
+}
+
+/*
+ * The end of a line of direction d after a close fault (p, k: its last
+ * bytes): it reaches nobody, and is recorded under the close in its turn.
+ */
+static void
+inject_after_close(struct inject_dir *id, const char *p, size_t k)
+{
+	struct inject	*ij = id->ij;
+	char		*line;
+	size_t		 have;
+
+	if (id->late_on) {
+		line_add(&id->late, p, k, 0);
+		id->late_on = 0;
+		inject_closed_msg(ij, id->dir, line_finish(&id->late));
+		return;
+	}
+	have = evbuffer_get_length(id->in);
+	line = xmalloc(have + k + 1);
+	evbuffer_remove(id->in, line, have);
+	memcpy(line + have, p, k);
+	inject_original(ij, id->dir, line, have + k, ij->closed);
+	free(line);
 }
 
 /* Send what is due at the head of a direction's queue; wait for the rest. */
@@ -328,108 +367,6 @@ inject_pending(const struct half *h)
 	return id->queued;
 }
 
-/*
- * A message's id's text, or NULL when it has none or it is longer than
- * anything remembered (FAULT_KEEP_MAX): for the faults row and lookups.
- */
-static char *
-inject_id_dup(const char *p, const struct scan *sc)
-{
-	if (!sc->has_id || sc->id_len > FAULT_KEEP_MAX)
-		return NULL;
-	return scan_id_dup(p, sc);
-}
-
-/* A message's method, or NULL when it has none or it is too long. */
-static char *
-inject_method_dup(const char *p, const struct scan *sc)
-{
-	if (!sc->has_method || sc->method_len > FAULT_KEEP_MAX)
-		return NULL;
-	return scan_method_dup(p, sc);
-}
-
-/* The bytes a remembered request's text takes. */
-static size_t
-inject_req_bytes(const struct inject_req *q)
-{
-	return (q->id != NULL ? strlen(q->id) + 1 : 0) +
-	    (q->method != NULL ? strlen(q->method) + 1 : 0);
-}
-
-/* Forget request slot i of the ring. */
-static void
-inject_forget(struct inject *ij, size_t i)
-{
-	ij->reqs_bytes -= inject_req_bytes(&ij->reqs[i]);
-	inject_req_clear(&ij->reqs[i]);
-}
-
-/*
- * Remember a client request's id and method (a ring), unless either is
- * longer than FAULT_KEEP_MAX; past INJECT_REQS_BYTES the oldest go.
- */
-static void
-inject_remember(struct inject *ij, const char *p, const struct scan *sc)
-{
-	struct inject_req	*q;
-	size_t			 i, slot;
-
-	if (!sc->has_id || sc->id_len > FAULT_KEEP_MAX ||
-	    (sc->has_method && sc->method_len > FAULT_KEEP_MAX))
-		return;
-	slot = ij->nreq++ % INJECT_REQS_MAX;
-	inject_forget(ij, slot);
-	q = &ij->reqs[slot];
-	q->id = inject_id_dup(p, sc);
-	q->method = inject_method_dup(p, sc);
-	ij->reqs_bytes += inject_req_bytes(q);
-	/* The oldest follow the newest in the ring. */
-	for (i = 1; i < INJECT_REQS_MAX &&
-	    ij->reqs_bytes > INJECT_REQS_BYTES; i++)
-		inject_forget(ij, (slot + i) % INJECT_REQS_MAX);
-}
-
-/* The method of the request a response answers, if remembered. */
-static const char *
-inject_method_of(struct inject *ij, const char *id)
-{
-	size_t	i;
-
-	for (i = 0; i < INJECT_REQS_MAX; i++) {
-		if (ij->reqs[i].id != NULL && strcmp(ij->reqs[i].id, id) == 0)
-			return ij->reqs[i].method;
-	}
-	return NULL;
-}
-
-/*
- * A server answer to a request under a timeout rule: swallowed, recorded
- * as the server sent it.  1 when it was one.
- */
-static int
-inject_timed_out(struct inject *ij, const char *p, size_t len, const char *id)
-{
-	struct inject_req	*q;
-	size_t			 i;
-	int64_t			 now = clock_mono_ns();
-
-	if (ij->nto == 0)
-		return 0;
-	for (i = 0; i < INJECT_TIMEOUTS_MAX; i++) {
-		q = &ij->tos[i];
-		if (q->id == NULL || strcmp(q->id, id) != 0)
-			continue;
-		log_debug("fault #%lld: the answer to request %s came %s its "
-		    "timeout: dropped", (long long)q->fault, id,
-		    now < q->deadline ? "before" : "after");
-		inject_original(ij, DIR_S2C, p, len, q->fault);
-		inject_req_clear(q);
-		return 1;
-	}
-	return 0;
-}
-
 /* close: the server's pipes closed as if it died, or SIGKILL. */
 static void
 inject_close(struct inject *ij, const struct fault_hit *hit, int64_t n)
@@ -468,7 +405,6 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
     const struct scan *sc, struct fault_hit *hit)
 {
 	struct wfault		 f;
-	struct inject_req	*q;
 	char			*id, *method;
 	int64_t			 n, now;
 
@@ -478,8 +414,8 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 	id = inject_id_dup(p, sc);
 	method = inject_method_dup(p, sc);
 	if (method == NULL && id != NULL && d == DIR_S2C &&
-	    inject_method_of(ij, id) != NULL)
-		method = xstrdup(inject_method_of(ij, id));
+	    inject_reqs_method_of(ij->rq, id) != NULL)
+		method = xstrdup(inject_reqs_method_of(ij->rq, id));
 	f.n = n;
 	f.ts_ns = clock_wall_ns();
 	f.mono_ns = now = clock_mono_ns();
@@ -519,13 +455,9 @@ inject_apply(struct inject *ij, enum dir d, const char *p, size_t len,
 			inject_original(ij, d, p, len, n);
 			break;
 		}
-		if (id != NULL && strlen(id) <= FAULT_KEEP_MAX) {
-			q = &ij->tos[ij->nto++ % INJECT_TIMEOUTS_MAX];
-			inject_req_clear(q);
-			q->id = xstrdup(id);
-			q->fault = n;
-			q->deadline = now + hit->delay_ms * 1000000;
-		}
+		if (id != NULL)
+			inject_reqs_timeout(ij->rq, id, n,
+			    now + hit->delay_ms * 1000000);
 		inject_out(ij, d, p, len, 1, 0, n, FAULT_ROLE_NONE);
 		break;
 	case FAULT_CORRUPT:
@@ -567,28 +499,33 @@ inject_line(struct inject *ij, enum dir d, const char *p, size_t len)
 	struct fault_hit	 hit;
 	struct scan		 sc;
 	char			*id;
-	int			 answer, handled = 0, hit_one;
+	int			 answer, handled = 0;
+	int64_t			 n;
 
 	scan_message(p, len, &sc);
 	answer = d == DIR_S2C && (sc.kind == KIND_RESPONSE ||
 	    sc.kind == KIND_ERROR);
 	if (d == DIR_C2S && sc.kind == KIND_REQUEST)
-		inject_remember(ij, p, &sc);
-	memset(&hit, 0, sizeof hit);
-	hit_one = fault_decide(ij->set, d, p, len, 0, &hit) == 1;
+		inject_reqs_remember(ij->rq, p, &sc);
 	/*
 	 * The answer to a request under a timeout rule belongs to the
 	 * request's fault while that is remembered, whatever the rules say
 	 * of it now (they may have been reloaded since the request): it is
-	 * swallowed, and the decision made for it is not acted on.
+	 * swallowed, and not decided (no rule counts it, no draw is made).
 	 */
-	if (answer && ij->nto != 0 && (id = inject_id_dup(p, &sc)) != NULL) {
-		handled = inject_timed_out(ij, p, len, id);
+	if (answer && inject_reqs_timeouts(ij->rq) &&
+	    (id = inject_id_dup(p, &sc)) != NULL) {
+		handled = inject_reqs_timed_out(ij->rq, id, &n);
 		free(id);
+		if (handled)
+			inject_original(ij, DIR_S2C, p, len, n);
 	}
-	if (!handled && hit_one)
+	if (handled)
+		return;
+	memset(&hit, 0, sizeof hit);
+	if (fault_decide(ij->set, d, p, len, 0, &hit) == 1)
 		inject_apply(ij, d, p, len, &sc, &hit);
-	else if (!handled)
+	else
 		inject_out(ij, d, p, len, 1, 0, 0, FAULT_ROLE_NONE);
 	fault_hit_clear(&hit);
 }
@@ -611,7 +548,9 @@ inject_read(struct half *h, const char *p, size_t n)
 		nl = memchr(p, '\n', n);
 		k = nl != NULL ? (size_t)(nl - p) : n;
 		if (id->streaming) {
-			half_send(h, p, k + (nl != NULL ? 1 : 0));
+			/* After a close fault it reaches nobody. */
+			if (ij->closed == 0)
+				half_send(h, p, k + (nl != NULL ? 1 : 0));
 			half_record(h, p, k + (nl != NULL ? 1 : 0));
 			if (nl != NULL) {
 				id->streaming = 0;
@@ -622,14 +561,10 @@ inject_read(struct half *h, const char *p, size_t n)
 			 * After a close fault what either side says reaches
 			 * nobody: recorded, not delivered, under the close.
 			 */
-			have = evbuffer_get_length(id->in);
-			line = xmalloc(have + k + 1);
-			evbuffer_remove(id->in, line, have);
-			memcpy(line + have, p, k);
-			inject_record(ij, h->dir, line, have + k, ij->closed,
-			    FAULT_ROLE_ORIGINAL);
-			free(line);
-		} else if (nl != NULL) {
+			inject_after_close(id, p, k);
+		} else if (id->late_on)
+			line_add(&id->late, p, k, 0);
+		else if (nl != NULL) {
 			have = evbuffer_get_length(id->in);
 			if (have == 0)
 				inject_line(ij, h->dir, p, k);
@@ -647,7 +582,18 @@ inject_read(struct half *h, const char *p, size_t n)
 		} else {
 			evbuffer_add(id->in, p, k);
 			have = evbuffer_get_length(id->in);
-			if (have > INJECT_LINE_MAX && TAILQ_EMPTY(&id->queue)) {
+			if (have > INJECT_LINE_MAX && ij->closed != 0) {
+				/*
+				 * After a close fault nothing streams: it is
+				 * kept for the record, within its cap.
+				 */
+				line_init(&id->late, h->dir);
+				line_add(&id->late, (const char *)
+				    evbuffer_pullup(id->in, -1), have, 0);
+				evbuffer_drain(id->in, have);
+				id->late_on = 1;
+			} else if (have > INJECT_LINE_MAX &&
+			    TAILQ_EMPTY(&id->queue)) {
 				log_info("a line from %s is over %zu bytes: "
 				    "forwarded as it comes, no fault applies",
 				    h->src_name, INJECT_LINE_MAX);
@@ -722,15 +668,17 @@ inject_partial(struct half *h)
 	struct inject_dir	*id = &h->r->inj->d[h->dir];
 	size_t			 have;
 
+	if (id->late_on) {
+		half_partial(h, (size_t)id->late.wire, 0);
+		inject_after_close(id, "", 0);
+		return;
+	}
 	if ((have = evbuffer_get_length(id->in)) == 0)
 		return;
 	half_partial(h, have, h->r->inj->closed == 0);
 	if (h->r->inj->closed != 0) {
-		/* After a close fault: not delivered. */
-		inject_record(h->r->inj, h->dir, (const char *)
-		    evbuffer_pullup(id->in, -1), have, h->r->inj->closed,
-		    FAULT_ROLE_ORIGINAL);
-		evbuffer_drain(id->in, have);
+		/* After a close fault: not delivered, in its turn. */
+		inject_after_close(id, "", 0);
 		return;
 	}
 	inject_out(h->r->inj, h->dir, (const char *)evbuffer_pullup(id->in,
@@ -776,6 +724,7 @@ inject_new(struct relay *r, const struct record_faults *rf)
 	ij->set = rf->set;
 	ij->reload = rf->reload;
 	ij->reload_arg = rf->arg;
+	ij->rq = inject_reqs_new();
 	for (d = 0; d < DIR_MAX; d++) {
 		ij->d[d].ij = ij;
 		ij->d[d].dir = d;
@@ -802,7 +751,7 @@ void
 inject_free(struct inject *ij)
 {
 	struct inject_item	*it;
-	size_t			 i, left;
+	size_t			 left;
 	int			 d;
 	char			*note;
 
@@ -812,8 +761,12 @@ inject_free(struct inject *ij)
 		left = ij->d[d].undelivered;
 		while ((it = TAILQ_FIRST(&ij->d[d].queue)) != NULL) {
 			TAILQ_REMOVE(&ij->d[d].queue, it, entry);
-			inject_record(ij, d, it->bytes, it->len, it->fault,
-			    inject_undelivered_role(it->role));
+			if (it->msg != NULL)
+				inject_record_msg(ij, it->msg);
+			else
+				inject_record(ij, d, it->bytes, it->len,
+				    it->fault, inject_undelivered_role(d,
+				    it->role));
 			if (it->send)
 				left++;
 			free(it->bytes);
@@ -828,12 +781,10 @@ inject_free(struct inject *ij)
 			    strlen(note));
 			free(note);
 		}
+		line_clear(&ij->d[d].late);
 		evbuffer_free(ij->d[d].in);
 		event_free(ij->d[d].timer);
 	}
-	for (i = 0; i < INJECT_REQS_MAX; i++)
-		inject_req_clear(&ij->reqs[i]);
-	for (i = 0; i < INJECT_TIMEOUTS_MAX; i++)
-		inject_req_clear(&ij->tos[i]);
+	inject_reqs_free(ij->rq);
 	free(ij);
 }

@@ -221,31 +221,82 @@ relay_check_done(struct relay *r)
 	event_base_loopbreak(r->base);
 }
 
+/* Wake the ending's timer in ms milliseconds. */
+static void
+relay_grace_in(struct relay *r, int64_t ms)
+{
+	struct timeval	tv = { (time_t)(ms / 1000), (ms % 1000) * 1000 };
+
+	evtimer_add(r->grace, &tv);
+}
+
+/* Milliseconds until the last line a delay holds, in either direction. */
+static int64_t
+relay_fault_hold_ms(struct relay *r)
+{
+	int64_t	a = inject_hold_ms(&r->half[DIR_S2C]);
+	int64_t	b = inject_hold_ms(&r->half[DIR_C2S]);
+
+	return a > b ? a : b;
+}
+
+/*
+ * The server exited while reading its stdout was paused and the host (or
+ * the writer) did not catch up: what is left in the pipe is not read,
+ * hence neither delivered nor recorded.  Say so, in the log and the record.
+ */
+static void
+relay_gave_up_paused(struct relay *r)
+{
+	char	*note;
+
+	xasprintf(&note, "the server exited while reading its stdout was "
+	    "paused (the %s did not catch up) for %d ms: what is left in it "
+	    "was not read, delivered or recorded",
+	    (r->half[DIR_S2C].pause & PAUSE_STORE) ? "record writer" : "host",
+	    RECORD_FLUSH_GRACE_MS);
+	log_warnx("%s", note);
+	tap_event(r->tap, r->session, "note", note, strlen(note));
+	free(note);
+}
+
 /* A stage of the ending took too long: move on without it. */
 static void
 relay_grace_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct relay	*r = arg;
 	struct half	*s2c = &r->half[DIR_S2C];
+	int64_t		 hold;
 
 	if (r->state == RELAY_DRAINING) {
 		/*
-		 * Reading its stdout is paused (the host or the writer is
-		 * behind): what is left in the pipe is not lost, only not
-		 * read yet.  Wait on, up to the flush grace in all.
+		 * Reading its stdout is paused by a delay of ours (its queue
+		 * is full): what is left in the pipe is read once the delay
+		 * is due.  Wait for that, then the grace again.
+		 */
+		hold = relay_fault_hold_ms(r);
+		if (!s2c->eof && (s2c->pause & (PAUSE_PEER | PAUSE_STORE)) ==
+		    0 && (s2c->pause & PAUSE_FAULT) && hold > 0) {
+			relay_grace_in(r, hold + RECORD_EXIT_GRACE_MS);
+			return;
+		}
+		/*
+		 * Paused because the host or the writer is behind: what is
+		 * left in the pipe is not lost, only not read yet.  Wait on,
+		 * up to the flush grace in all.
 		 */
 		if (s2c->pause != 0 && !s2c->eof && r->grace_waited <
 		    RECORD_FLUSH_GRACE_MS) {
-			struct timeval	tv = { RECORD_EXIT_GRACE_MS / 1000,
-			    (RECORD_EXIT_GRACE_MS % 1000) * 1000 };
-
 			r->grace_waited += RECORD_EXIT_GRACE_MS;
-			evtimer_add(r->grace, &tv);
+			relay_grace_in(r, RECORD_EXIT_GRACE_MS);
 			return;
 		}
-		log_warnx("the server exited but its stdout or stderr is "
-		    "still open after %d ms (a child of it?): not waiting",
-		    RECORD_EXIT_GRACE_MS);
+		if (s2c->pause != 0 && !s2c->eof)
+			relay_gave_up_paused(r);
+		else
+			log_warnx("the server exited but its stdout or stderr "
+			    "is still open after %d ms (a child of it?): not "
+			    "waiting", RECORD_EXIT_GRACE_MS);
 		if (!s2c->eof)
 			half_source_ended(s2c, "gave up after the server "
 			    "exited");

@@ -112,6 +112,22 @@ size_t		 inject_pending(const struct half *);
 int64_t		 inject_hold_ms(const struct half *);
 int		 inject_reload(struct relay *);
 
+/* inject_req.c: the requests the fault path remembers. */
+struct inject_reqs;
+struct scan;
+struct inject_reqs *inject_reqs_new(void);
+void		 inject_reqs_free(struct inject_reqs *);
+void		 inject_reqs_remember(struct inject_reqs *, const char *,
+		    const struct scan *);
+const char	*inject_reqs_method_of(struct inject_reqs *, const char *);
+int		 inject_reqs_timeouts(const struct inject_reqs *);
+void		 inject_reqs_timeout(struct inject_reqs *, const char *, int64_t,
+		    int64_t);
+int		 inject_reqs_timed_out(struct inject_reqs *, const char *,
+		    int64_t *);
+char		*inject_id_dup(const char *, const struct scan *);
+char		*inject_method_dup(const char *, const struct scan *);
+
 /* record.c */
 void		 relay_reason(struct relay *, const char *);
 void		 relay_check_done(struct relay *);

@@ -517,3 +517,112 @@ test('close on a server line: what it printed after, in the same read, reaches n
         [['a', 1, 'original'], ['b', 1, 'original'], [null, 1, 'original']], mode);
     }
   }));
+
+test('a server that exits while a delay has its stdout paused: its last lines are still read, delivered and recorded', { timeout: 90000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    // Past the 4 MiB a direction may hold, then a tail that fits in the
+    // pipe, written while reading is paused, then exit.
+    const server = `import sys, time
+w = sys.stdout.write
+w('{"jsonrpc":"2.0","method":"first"}\\n')
+pad = 'x' * 1000
+for i in range(4000):
+    w('{"jsonrpc":"2.0","method":"n","params":{"i":%d,"p":"%s"}}\\n' % (i, pad))
+sys.stdout.flush()
+time.sleep(1)
+for i in range(20):
+    w('{"jsonrpc":"2.0","method":"tail","params":{"i":%d}}\\n' % i)
+sys.stdout.flush()
+`;
+    const r = await runMcpreel(['record', '--db', db, '--name', 'pausedexit', '--fault', 'dir=s2c method=first delay ms=13000',
+      '--', 'python3', '-c', server], { keepStdinOpen: true, timeoutMs: 60000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const out = r.stdout.toString().trim().split('\n');
+    assert.equal(out.length, 4021, `lines the host got; stderr: ${r.stderr}`);
+    assert.equal(out.filter((l) => l.includes('"tail"')).length, 20);
+    assert.doesNotMatch(r.stderr.toString(), /a child of it|gave up/);
+    const n = sql(db, `SELECT COUNT(*) AS n FROM messages WHERE session_id = (SELECT id FROM sessions WHERE name = 'pausedexit')`)[0].n;
+    assert.equal(n, 4021);
+  }));
+
+test('after a close fault, what the server printed after the closing line is recorded behind it, in the sender\'s order', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const [a, c, b] = ['a', 'c', 'b'].map((m) => `{"jsonrpc":"2.0","method":"${m}"}`);
+    const r = await runMcpreel(['record', '--db', db, '--name', 'closeorder', '--fault', 'dir=s2c method=a delay ms=2000',
+      '--fault', 'dir=s2c method=c close', '--', 'sh', '-c', `printf '%s\\n%s\\n%s\\n{"partial' '${a}' '${c}' '${b}'; sleep 5`],
+    { keepStdinOpen: true, timeoutMs: 30000 });
+    assert.equal(r.stdout.toString(), `${a}\n`, 'the delayed line still reached the host');
+    const rows = messages(db, 'closeorder');
+    assert.deepEqual(rows.map((x) => [x.method, x.fault, x.fault_role]),
+      [['a', 1, 'delayed'], ['c', 2, 'original'], ['b', 2, 'original'], [null, 2, 'original']]);
+  }));
+
+test('after a close fault, a host line over 64 MiB does not stream: recorded under the close, not delivered', { timeout: 90000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const r = await runMcpreel(['record', '--db', db, '--name', 'closebig', '--fault', 'dir=c2s method=x close',
+      '--', 'sh', '-c', 'sleep 6'], {
+      keepStdinOpen: true,
+      timeoutMs: 60000,
+      onSpawn: async (child) => {
+        child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"x"}\n');
+        await sleep(300);
+        const chunk = Buffer.alloc(1 << 20, 'y');
+        for (let i = 0; i < 70; i++) {
+          if (!child.stdin.write(chunk)) await new Promise((res) => child.stdin.once('drain', res));
+        }
+        child.stdin.end('\n');
+      },
+    });
+    assert.doesNotMatch(r.stderr.toString(), /forwarded as it comes/);
+    const rows = sql(db, `SELECT direction, fault, fault_role, size FROM messages
+      WHERE session_id = (SELECT id FROM sessions WHERE name = 'closebig') ORDER BY seq`);
+    assert.deepEqual(rows.map((x) => [x.direction, x.fault, x.fault_role]), [['c2s', 1, 'original'], ['c2s', 1, 'original']]);
+    assert.equal(rows[1].size, 70 << 20);
+  }));
+
+test('bytes injected for the server and never delivered are recorded as original, not injected', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    // The host's n is held 5 s; m's corrupt bytes queue behind it, and the
+    // server exits first.
+    const r = await runMcpreel(['record', '--db', db, '--name', 'undeliv', '--fault', 'dir=c2s method=n delay ms=5000',
+      '--fault', 'dir=c2s method=m corrupt', '--', 'sh', '-c', 'sleep 1'], {
+      keepStdinOpen: true,
+      onSpawn: (child) => child.stdin.write('{"jsonrpc":"2.0","method":"n"}\n{"jsonrpc":"2.0","method":"m"}\n'),
+    });
+    const rows = messages(db, 'undeliv').filter((x) => x.direction === 'c2s');
+    assert.deepEqual(rows.map((x) => [x.fault, x.fault_role]), [[1, 'original'], [2, 'original'], [2, 'original']]);
+    assert.deepEqual(rows.slice(0, 2).map((x) => x.method), ['n', 'm']);
+    assert.match(r.stderr.toString(), /held back by faults and never delivered: 2/);
+  }));
+
+test('a swallowed timed-out answer is not counted by nth= of a rule reloaded since', { timeout: 60000 }, () =>
+  withCleanup(async ({ dir }) => {
+    const db = join(dir, 'f.db');
+    const file = join(dir, 'rules.json');
+    writeFileSync(file, JSON.stringify({ rules: [{ action: 'timeout', method: 'x', ms: 100000 }] }));
+    // Answers each request 2 s after it came.
+    const server = `require('readline').createInterface({ input: process.stdin }).on('line', (l) => {
+      const m = JSON.parse(l); setTimeout(() => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} }) + '\\n'), 2000); });`;
+    const r = await runMcpreel(['record', '--db', db, '--name', 'tonth', '--faults', file, '--', process.execPath, '-e', server], {
+      keepStdinOpen: true,
+      onSpawn: async (child) => {
+        child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"x"}\n');
+        await sleep(1000);
+        writeFileSync(file, JSON.stringify({ rules: [{ action: 'drop', dir: 's2c', nth: 2 }] }));
+        child.kill('SIGHUP');
+        await sleep(2000);
+        child.stdin.write('{"jsonrpc":"2.0","id":2,"method":"y"}\n');
+        await sleep(500);
+        child.stdin.write('{"jsonrpc":"2.0","id":3,"method":"z"}\n');
+        await sleep(3000);
+        child.stdin.end();
+      },
+    });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const ids = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l).id);
+    assert.deepEqual(ids, [2], 'x swallowed, y delivered (the 1st s2c the rule counts), z dropped (the 2nd)');
+  }));
