@@ -525,7 +525,7 @@ test('a request body over 16 MiB streams upstream as it comes (no fault decided)
 
 test('a JSON response over 16 MiB streams to the client as it comes (no fault decided)', { skip: needsHttp, timeout: 60000 }, async () => {
   await withCleanup(async (ctx) => {
-    const { up, proxy } = await edged(ctx, 'json-big', { size: 20 << 20, cut: (16 << 20) + 4096, pauseMs: 1500 }, ['method=nope drop'], 'bigjson');
+    const { up, proxy } = await edged(ctx, 'json-big', { size: 20 << 20, cut: (16 << 20) + 1, pauseMs: 1500 }, ['method=nope drop'], 'bigjson');
     let early = 0;
     const r = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'), { timeoutMs: 30000, onData: (n) => { if (up.resumed === 0) early = n; } });
     assert.equal(r.status, 200, JSON.stringify(r.error));
