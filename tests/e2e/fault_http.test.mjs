@@ -604,3 +604,35 @@ test('a held request with Expect: 100-continue gets 100 from mcpreel; a held JSO
     await stopped(proxy);
   });
 });
+
+test('an upstream that resets a held JSON answer mid-body: the head and what came, as with no rule', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { up, proxy } = await edged(ctx, 'short-reset', {}, ['method=nope drop'], 'shortrst');
+    let got = 0;
+    const r = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'), { timeoutMs: 5000, onData: (n) => { got = n; } });
+    assert.equal(r.status, 200, `not a 502: ${JSON.stringify(r)} ${r.error}`);
+    assert.ok(r.error, 'the body is cut short');
+    assert.equal(got, '{"jsonrpc":"2.0","id":1,"result":{}}'.length, 'what came reached the client');
+    assert.equal(up.requests.length, 1);
+    await stopped(proxy);
+  });
+});
+
+test('a timeout whose answer the upstream cuts short (closed or reset): nothing of it reaches the client, which is left waiting', { skip: needsHttp, timeout: 60000 }, async () => {
+  for (const mode of ['short-body', 'short-reset']) {
+    await withCleanup(async (ctx) => {
+      const { up, proxy, db } = await edged(ctx, mode, {}, ['method=tools/call timeout ms=3000'], `to-${mode}`);
+      let got = 0;
+      const r = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'), { timeoutMs: 1500, onData: (n) => { got = n; } });
+      assert.equal(r.error?.message, 'timeout', `${mode}: left waiting, not answered or closed: ${JSON.stringify(r)} ${r.error}`);
+      assert.equal(r.status, undefined, `${mode}: no head`);
+      assert.equal(got, 0);
+      assert.ok(r.ms >= 1400);
+      assert.equal(up.requests.length, 1);
+      // Another request on a new connection is answered as usual.
+      const b = await rawPost(`${proxy.url}/mcp`, rpc(2, 'ping'), { timeoutMs: 5000 });
+      assert.equal(b.status, 200, `${mode}: ${JSON.stringify(b)} ${b.error}`);
+      await stopped(proxy);
+    });
+  }
+});
