@@ -148,8 +148,12 @@ hfresp_timer_cb(evutil_socket_t fd, short events, void *arg)
 	conn_pause(c->ubev, &c->upause, PAUSE_FAULT, 0);
 	if (hresp_body(c, 0) == 1)
 		hresp_done(c);
-	if (!c->dead)
-		conn_watch_output(c);
+	if (c->dead)
+		return;
+	/* What hresp_body held since (the next delayed event) counts. */
+	if (c->x != NULL)
+		hfault_account(c->x);
+	conn_watch_output(c);
 }
 
 /* Start a s2c delay of hit's length. */

@@ -429,11 +429,11 @@ test('--faults FILE over HTTP: SIGHUP reads it again and the rules change mid-se
 // Edges, against raw upstreams (peers/fault_edges.mjs) and a raw client.
 
 /** mcpreel in front of a raw edge upstream with these rules. */
-async function edged({ dir, defer }, mode, upOpts, rules, name) {
+async function edged({ dir, defer }, mode, upOpts, rules, name, extra = []) {
   const { startEdgeUpstream } = await import('./peers/fault_edges.mjs');
   const up = await startEdgeUpstream(mode, upOpts);
   defer(() => up.close());
-  const args = [];
+  const args = [...extra];
   for (const r of rules) args.push('--fault', r);
   const db = join(dir, `${name}.db`);
   const proxy = await startMcpreelHttp({ db, upstream: up.origin, name, args });
@@ -614,6 +614,43 @@ test('an upstream that resets a held JSON answer mid-body: the head and what cam
     assert.ok(r.error, 'the body is cut short');
     assert.equal(got, '{"jsonrpc":"2.0","id":1,"result":{}}'.length, 'what came reached the client');
     assert.equal(up.requests.length, 1);
+    await stopped(proxy);
+  });
+});
+
+test('dropped requests left waiting no longer count as held: 256 MiB of them do not turn off decisions', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { up, proxy } = await edged(ctx, 'sink', {}, ['method=tools/call drop', 'method=ping error code=-32001 message=decided'], 'heldmax', ['-v']);
+    const http = await import('node:http');
+    const agent = new http.Agent({ keepAlive: false, maxSockets: 64 });
+    ctx.defer(async () => agent.destroy());
+    // Sixteen bodies of exactly 16 MiB (the most one may hold) and one
+    // small one, all dropped: 256 MiB + 1 KiB, were they still counted.
+    const MiB = 1 << 20;
+    const big = (size) => {
+      const prefix = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"pad":"';
+      return Buffer.from(prefix + 'x'.repeat(size - prefix.length - 3) + '"}}');
+    };
+    const body16 = big(16 * MiB);
+    const hung = [];
+    for (let i = 0; i < 16; i++) hung.push(rawPost(`${proxy.url}/mcp`, body16, { agent, timeoutMs: 100000 }));
+    hung.push(rawPost(`${proxy.url}/mcp`, big(1024), { agent, timeoutMs: 100000 }));
+    const t0 = Date.now();
+    const drops = () => (proxy.stderr().match(/fault #\d+ \(rule 1\)/g) ?? []).length;
+    while (drops() < 17 && Date.now() - t0 < 60000) await new Promise((res) => setTimeout(res, 100));
+    assert.equal(drops(), 17, `all 17 dropped: ${proxy.stderr().slice(-2000)}`);
+    // A ping whose body comes in two reads is held across them: decided.
+    const ping = Buffer.from(rpc(2, 'ping'));
+    const r = await rawPost(`${proxy.url}/mcp`, async (req) => {
+      req.write(ping.subarray(0, 10));
+      await new Promise((res) => setTimeout(res, 300));
+      req.end(ping.subarray(10));
+    }, { agent, timeoutMs: 10000, headers: { 'Content-Length': String(ping.length) } });
+    assert.equal(r.status, 200, JSON.stringify(r));
+    assert.match(r.body, /"code":-32001/, `the ping rule applied, not passed on undecided: ${r.body}`);
+    assert.equal(up.requests.length, 0, 'nothing reached the upstream');
+    agent.destroy();
+    await Promise.all(hung);
     await stopped(proxy);
   });
 });
