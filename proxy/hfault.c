@@ -409,7 +409,8 @@ hfault_reset(struct hconn *c, const char *why)
 /*
  * Leave the client waiting for an answer that is not coming: the upstream
  * connection closes, the client's stays open until it leaves (or the
- * upstream timeout ends it).
+ * upstream timeout ends it).  What was held of the answer is never sent:
+ * it is let go, and no longer counts as held.
  */
 void
 hfault_hang(struct hexch *x)
@@ -418,6 +419,13 @@ hfault_hang(struct hexch *x)
 
 	x->fhang = 1;
 	x->resp_done = 0;
+	if (x->fresp && x->hold != NULL)
+		evbuffer_drain(x->hold, evbuffer_get_length(x->hold));
+	if (x->fhead != NULL) {
+		evbuffer_free(x->fhead);
+		x->fhead = NULL;
+	}
+	hfault_account(x);
 	if (c->ubev != NULL) {
 		bufferevent_free(c->ubev);
 		c->ubev = NULL;
@@ -555,6 +563,9 @@ hfault_request(struct hexch *x)
 		/* Legacy HTTP+SSE: every POST is accepted so. */
 		if (hfault_is_request(p, len) && !x->hs->legacy) {
 			x->fhang = 1;
+			/* Never sent: no longer held for a decision. */
+			evbuffer_drain(x->reqhold, len);
+			hfault_account(x);
 			hwait_set(c);
 		} else
 			hfault_reply(x, 202, NULL, NULL, "", 0, n, 0);

@@ -61,18 +61,6 @@ hfresp_release(struct hexch *x)
 	hresp_send_held(x, out, evbuffer_get_length(x->hold));
 }
 
-/*
- * The upstream left a held JSON response unfinished (it closed or failed,
- * or sent a bad body): what came of it goes on, undecided, as it would
- * with no rule.
- */
-void
-hfresp_cut(struct hexch *x)
-{
-	if (x->fresp && x->fhead != NULL)
-		hfresp_release(x);
-}
-
 /* Send the held JSON response's head with body in place of its own. */
 static void
 hfresp_replace(struct hexch *x, struct evbuffer *body)
@@ -115,6 +103,31 @@ hfresp_tap(struct hexch *x, int64_t n, int role)
 	evbuffer_drain(x->respdata, len);
 }
 
+/*
+ * The upstream left a response unfinished (it closed or failed, or sent a
+ * bad body).  A held JSON response goes on as far as it came, undecided,
+ * as it would with no rule.  An answer a fault keeps from the client (a
+ * timeout's, a dropped one) stays kept: the client is left waiting, and
+ * 1 says so (the caller leaves the connection open); else 0.
+ */
+int
+hfresp_cut(struct hexch *x)
+{
+	if (x->fhang)
+		return 1;
+	/* A stream whose answer was dropped: as if it had ended. */
+	if (x->fsse && x->fdropped)
+		return hfresp_stream_end(x);
+	if (x->fresp && x->fswallow) {
+		hfresp_tap(x, x->fault_n, FAULT_ROLE_ORIGINAL);
+		hfault_hang(x);
+		return 1;
+	}
+	if (x->fresp && x->fhead != NULL)
+		hfresp_release(x);
+	return 0;
+}
+
 /* A s2c delay ran out: the held event or body goes on. */
 static void
 hfresp_timer_cb(evutil_socket_t fd, short events, void *arg)
@@ -135,8 +148,12 @@ hfresp_timer_cb(evutil_socket_t fd, short events, void *arg)
 	conn_pause(c->ubev, &c->upause, PAUSE_FAULT, 0);
 	if (hresp_body(c, 0) == 1)
 		hresp_done(c);
-	if (!c->dead)
-		conn_watch_output(c);
+	if (c->dead)
+		return;
+	/* What hresp_body held since (the next delayed event) counts. */
+	if (c->x != NULL)
+		hfault_account(c->x);
+	conn_watch_output(c);
 }
 
 /* Start a s2c delay of hit's length. */

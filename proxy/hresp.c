@@ -487,7 +487,8 @@ hresp_body(struct hconn *c, int eof)
 		xasprintf(&x->outcome, "bad response body: %s", cause);
 		free(cause);
 		/* What already went through still reaches the client. */
-		hfresp_cut(x);
+		if (hfresp_cut(x))
+			return 0;
 		conn_close_after_output(c);
 		return -1;
 	}

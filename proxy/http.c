@@ -505,7 +505,8 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		}
 		hexch_note(x, "the upstream closed the connection in the "
 		    "middle of the response");
-		hfresp_cut(x);
+		if (hfresp_cut(x))
+			return;
 		free(x->outcome);
 		x->outcome = xstrdup("the upstream closed mid-response");
 		conn_close_after_output(c);
@@ -520,14 +521,18 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		    c->p->up.url.origin, evutil_socket_error_to_string(err));
 	else
 		why = net_upstream_error(bev, &c->p->up);
-	if (x != NULL && !x->sent_resp) {
+	/* A JSON response a fault holds has its head, not sent yet. */
+	if (x != NULL && !x->sent_resp && !x->fresp) {
 		log_warnx("connection %llu: %s", (unsigned long long)c->id,
 		    why);
 		conn_reply_error(c, 502, "Bad Gateway", why);
 	} else if (x != NULL) {
 		hexch_note(x, "the upstream connection failed mid-response: "
 		    "%s", why);
-		hfresp_cut(x);
+		if (hfresp_cut(x)) {
+			free(why);
+			return;
+		}
 		free(x->outcome);
 		xasprintf(&x->outcome, "upstream failed: %s", why);
 		conn_close_after_output(c);

@@ -340,7 +340,7 @@ void		 hfresp_head(struct hexch *, enum http_body_kind);
 int		 hfresp_event(struct hexch *, struct sse_event *);
 int		 hfresp_end(struct hexch *);
 int		 hfresp_upstream_gone(struct hconn *);
-void		 hfresp_cut(struct hexch *);
+int		 hfresp_cut(struct hexch *);
 int		 hfresp_stream_end(struct hexch *);
 
 /* hwait.c */

@@ -429,11 +429,11 @@ test('--faults FILE over HTTP: SIGHUP reads it again and the rules change mid-se
 // Edges, against raw upstreams (peers/fault_edges.mjs) and a raw client.
 
 /** mcpreel in front of a raw edge upstream with these rules. */
-async function edged({ dir, defer }, mode, upOpts, rules, name) {
+async function edged({ dir, defer }, mode, upOpts, rules, name, extra = []) {
   const { startEdgeUpstream } = await import('./peers/fault_edges.mjs');
   const up = await startEdgeUpstream(mode, upOpts);
   defer(() => up.close());
-  const args = [];
+  const args = [...extra];
   for (const r of rules) args.push('--fault', r);
   const db = join(dir, `${name}.db`);
   const proxy = await startMcpreelHttp({ db, upstream: up.origin, name, args });
@@ -525,7 +525,7 @@ test('a request body over 16 MiB streams upstream as it comes (no fault decided)
 
 test('a JSON response over 16 MiB streams to the client as it comes (no fault decided)', { skip: needsHttp, timeout: 60000 }, async () => {
   await withCleanup(async (ctx) => {
-    const { up, proxy } = await edged(ctx, 'json-big', { size: 20 << 20, cut: (16 << 20) + 4096, pauseMs: 1500 }, ['method=nope drop'], 'bigjson');
+    const { up, proxy } = await edged(ctx, 'json-big', { size: 20 << 20, cut: (16 << 20) + 1, pauseMs: 1500 }, ['method=nope drop'], 'bigjson');
     let early = 0;
     const r = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'), { timeoutMs: 30000, onData: (n) => { if (up.resumed === 0) early = n; } });
     assert.equal(r.status, 200, JSON.stringify(r.error));
@@ -603,4 +603,73 @@ test('a held request with Expect: 100-continue gets 100 from mcpreel; a held JSO
     assert.ok(r.error, 'the body is cut short');
     await stopped(proxy);
   });
+});
+
+test('an upstream that resets a held JSON answer mid-body: the head and what came, as with no rule', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { up, proxy } = await edged(ctx, 'short-reset', {}, ['method=nope drop'], 'shortrst');
+    let got = 0;
+    const r = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'), { timeoutMs: 5000, onData: (n) => { got = n; } });
+    assert.equal(r.status, 200, `not a 502: ${JSON.stringify(r)} ${r.error}`);
+    assert.ok(r.error, 'the body is cut short');
+    assert.equal(got, '{"jsonrpc":"2.0","id":1,"result":{}}'.length, 'what came reached the client');
+    assert.equal(up.requests.length, 1);
+    await stopped(proxy);
+  });
+});
+
+test('dropped requests left waiting no longer count as held: 256 MiB of them do not turn off decisions', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { up, proxy } = await edged(ctx, 'sink', {}, ['method=tools/call drop', 'method=ping error code=-32001 message=decided'], 'heldmax', ['-v']);
+    const http = await import('node:http');
+    const agent = new http.Agent({ keepAlive: false, maxSockets: 64 });
+    ctx.defer(async () => agent.destroy());
+    // Sixteen bodies of exactly 16 MiB (the most one may hold) and one
+    // small one, all dropped: 256 MiB + 1 KiB, were they still counted.
+    const MiB = 1 << 20;
+    const big = (size) => {
+      const prefix = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"pad":"';
+      return Buffer.from(prefix + 'x'.repeat(size - prefix.length - 3) + '"}}');
+    };
+    const body16 = big(16 * MiB);
+    const hung = [];
+    for (let i = 0; i < 16; i++) hung.push(rawPost(`${proxy.url}/mcp`, body16, { agent, timeoutMs: 100000 }));
+    hung.push(rawPost(`${proxy.url}/mcp`, big(1024), { agent, timeoutMs: 100000 }));
+    const t0 = Date.now();
+    const drops = () => (proxy.stderr().match(/fault #\d+ \(rule 1\)/g) ?? []).length;
+    while (drops() < 17 && Date.now() - t0 < 60000) await new Promise((res) => setTimeout(res, 100));
+    assert.equal(drops(), 17, `all 17 dropped: ${proxy.stderr().slice(-2000)}`);
+    // A ping whose body comes in two reads is held across them: decided.
+    const ping = Buffer.from(rpc(2, 'ping'));
+    const r = await rawPost(`${proxy.url}/mcp`, async (req) => {
+      req.write(ping.subarray(0, 10));
+      await new Promise((res) => setTimeout(res, 300));
+      req.end(ping.subarray(10));
+    }, { agent, timeoutMs: 10000, headers: { 'Content-Length': String(ping.length) } });
+    assert.equal(r.status, 200, JSON.stringify(r));
+    assert.match(r.body, /"code":-32001/, `the ping rule applied, not passed on undecided: ${r.body}`);
+    assert.equal(up.requests.length, 0, 'nothing reached the upstream');
+    agent.destroy();
+    await Promise.all(hung);
+    await stopped(proxy);
+  });
+});
+
+test('a timeout whose answer the upstream cuts short (closed or reset): nothing of it reaches the client, which is left waiting', { skip: needsHttp, timeout: 60000 }, async () => {
+  for (const mode of ['short-body', 'short-reset']) {
+    await withCleanup(async (ctx) => {
+      const { up, proxy, db } = await edged(ctx, mode, {}, ['method=tools/call timeout ms=3000'], `to-${mode}`);
+      let got = 0;
+      const r = await rawPost(`${proxy.url}/mcp`, rpc(1, 'tools/call'), { timeoutMs: 1500, onData: (n) => { got = n; } });
+      assert.equal(r.error?.message, 'timeout', `${mode}: left waiting, not answered or closed: ${JSON.stringify(r)} ${r.error}`);
+      assert.equal(r.status, undefined, `${mode}: no head`);
+      assert.equal(got, 0);
+      assert.ok(r.ms >= 1400);
+      assert.equal(up.requests.length, 1);
+      // Another request on a new connection is answered as usual.
+      const b = await rawPost(`${proxy.url}/mcp`, rpc(2, 'ping'), { timeoutMs: 5000 });
+      assert.equal(b.status, 200, `${mode}: ${JSON.stringify(b)} ${b.error}`);
+      await stopped(proxy);
+    });
+  }
 });

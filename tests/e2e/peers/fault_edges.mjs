@@ -25,6 +25,8 @@
 //                 the rest after opts.pauseMs.
 //   'short-body'  a JSON answer whose Content-Length says 100 bytes more
 //                 than come before the upstream closes.
+//   'short-reset' the same answer, then the connection reset (TCP RST, not
+//                 a FIN) once what came has been written.
 import net from 'node:net';
 
 /** The id of a JSON-RPC request body, as JSON text ("null" if none). */
@@ -89,6 +91,10 @@ export function startEdgeUpstream(mode, opts = {}) {
     } else if (mode === 'short-body') {
       const out = `{"jsonrpc":"2.0","id":${id},"result":{}}`;
       sock.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(out) + 100}\r\n\r\n${out}`);
+    } else if (mode === 'short-reset') {
+      const out = `{"jsonrpc":"2.0","id":${id},"result":{}}`;
+      sock.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(out) + 100}\r\n\r\n${out}`,
+        () => setTimeout(() => sock.resetAndDestroy(), 100));
     } else if (mode === 'json-big') {
       const size = opts.size ?? 1 << 20;
       const prefix = `{"jsonrpc":"2.0","id":${id},"result":{"pad":"`;
