@@ -45,24 +45,9 @@
 static const char *
 hfault_reason(int status)
 {
-	switch (status) {
-	case 200:
-		return "OK";
-	case 202:
-		return "Accepted";
-	case 401:
-		return "Unauthorized";
-	case 404:
-		return "Not Found";
-	case 429:
-		return "Too Many Requests";
-	case 500:
-		return "Internal Server Error";
-	case 503:
-		return "Service Unavailable";
-	default:
-		return "Error";
-	}
+	const char	*text = http_reason(status);
+
+	return (text != NULL) ? text : "Error";
 }
 
 /* Whether the run has fault rules. */
