@@ -507,6 +507,28 @@ export_close(FILE *f, const char *path, char *tmp, int failed, char **cause)
 	return rc;
 }
 
+/*
+ * Write session id of st as JSON lines to path, whole or not at all: a
+ * private file beside it replaces it once complete (a cassette).
+ */
+int
+export_jsonl_file(struct store *st, int64_t id, const char *path,
+    char **cause)
+{
+	struct export	 ex;
+	char		*tmp;
+
+	memset(&ex, 0, sizeof ex);
+	if ((ex.out = export_open(path, &tmp, cause)) == NULL)
+		return -1;
+	errno = 0;
+	if (export_jsonl(st, id, &ex, cause) != 0) {
+		export_close(ex.out, path, tmp, 1, NULL);
+		return -1;
+	}
+	return export_close(ex.out, path, tmp, ex.write_failed, cause);
+}
+
 int
 cmd_export(int argc, char **argv)
 {
@@ -518,14 +540,16 @@ cmd_export(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct export			 ex;
+	struct session_arg		 sa;
 	struct store			*st = NULL;
 	const char			*db = NULL, *format = "jsonl";
 	const char			*output = NULL;
-	char				*path = NULL, *cause = NULL, *tmp;
+	char				*cause = NULL, *tmp;
 	int64_t				 id;
 	int				 ch, rc;
 
 	memset(&ex, 0, sizeof ex);
+	memset(&sa, 0, sizeof sa);
 	while ((ch = getopt_long(argc, argv, "ho:vq", longopts, NULL)) !=
 	    -1) {
 		if (cli_common_option(ch, optarg))
@@ -559,10 +583,11 @@ cmd_export(int argc, char **argv)
 		    "name or 'last'; see 'mcpreel sessions')\n");
 		return EXIT_USAGE;
 	}
-	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, 0, &cause)) == NULL ||
-	    query_find_session(st, argv[optind], &id, &cause) != 0 ||
-	    (ex.out = export_open(output, &tmp, &cause)) == NULL)
+	if (session_arg_open(db, argv[optind], 0, &sa, &cause) != 0)
+		goto fail;
+	st = sa.st;
+	id = sa.id;
+	if ((ex.out = export_open(output, &tmp, &cause)) == NULL)
 		goto fail;
 
 	errno = 0;
@@ -576,14 +601,11 @@ cmd_export(int argc, char **argv)
 	}
 	if (export_close(ex.out, output, tmp, ex.write_failed, &cause) != 0)
 		goto fail;
-	store_close(st);
-	free(path);
+	session_arg_close(&sa);
 	return EXIT_OK;
 fail:
 	fprintf(stderr, "mcpreel export: %s\n", cause);
 	free(cause);
-	if (st != NULL)
-		store_close(st);
-	free(path);
+	session_arg_close(&sa);
 	return EXIT_USAGE;
 }
