@@ -245,6 +245,8 @@ struct rresult {
 	struct diff	 diff;
 	int64_t		 rec_latency_ns;	/* -1: not known */
 	int64_t		 live_latency_ns;
+	int64_t		 seq_b;		/* diff: the request's seq in B (the
+					   second recording); replay: 0 */
 };
 
 struct replay_report {
@@ -275,10 +277,30 @@ int		 replay_run(struct plan *, struct xport *(*)(struct event_base *,
 int		 replay_exit_status(const struct replay_report *);
 void		 replay_report_clear(struct replay_report *);
 
+/* compare.c: an answer against the recorded one (replay and diff). */
+char		*compare_params(const json_t *);
+struct rresult	*compare_add(struct replay_report *, const struct rmsg *,
+		     const struct rmsg *);
+void		 compare_answer(struct replay_report *, struct rresult *,
+		     const struct rmsg *, const struct rmsg *, const json_t *,
+		     int, struct diff_rules *);
+
 /* report.c */
+/* What the two sides of a difference are called: recorded, replayed. */
+struct report_sides {
+	const char	*a;
+	const char	*b;
+};
+extern const struct report_sides report_replay_sides;
 void		 report_text(FILE *, const struct replay_report *, int);
 void		 report_json(FILE *, const struct replay_report *);
 void		 report_junit(FILE *, const struct replay_report *);
+void		 report_text_diff(FILE *, const char *, const struct diff *,
+		     const struct report_sides *, int);
+void		 report_json_entry(json_t *, const struct diff_entry *,
+		     const struct report_sides *);
+void		 report_junit_diff(FILE *, const struct diff *);
+void		 report_xml_escape(FILE *, const char *);
 
 /* match.c: which recorded exchange answers a live request (mock). */
 
