@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { runSession, serverEverythingCommand } from './lib/session.mjs';
-import { E2E_DIR, MCPREEL, PEERS_DIR, runMcpreel, tempDir } from './lib/util.mjs';
+import { E2E_DIR, MCPREEL, PEERS_DIR, runMcpreel, sql, tempDir } from './lib/util.mjs';
 
 // The rules file the README shows for server-everything.
 const RULES_FILE = join(E2E_DIR, '..', '..', 'examples', 'everything-rules.json');
@@ -120,6 +120,121 @@ test('diff: a wrapper that changes one description and one answer gives exactly 
     assert.match(x, /failures="2"/);
     assert.match(x, new RegExp(`name="tool ${DESCRIBED}"><failure message="changed: description">`));
     assert.match(j.stdout.toString(), /1 different/, 'the text report on stdout too');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('diff: two recordings of the same session give none with the README rules file, and the time of day without it', { timeout: 240000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 's.db');
+    await record(db, 'one');
+    await record(db, 'two');
+
+    const r = await runMcpreel(['diff', '--db', db, 'one', 'two', '--rules', RULES_FILE, '--report', 'json'], { timeoutMs: 60000 });
+    assert.equal(r.code, 0, `exit status: ${r.stdout.toString().slice(0, 3000)} ${r.stderr}`);
+    const rep = JSON.parse(r.stdout.toString());
+    assert.ok(rep.requests_a > 20, 'the whole session');
+    assert.equal(rep.requests_a, rep.requests_b);
+    assert.equal(rep.exchanges + rep.list_answers, rep.requests_a, 'every request paired');
+    assert.equal(rep.same, rep.exchanges);
+    assert.deepEqual(rep.differences, []);
+    assert.deepEqual([rep.only_in_a, rep.only_in_b], [[], []]);
+    for (const k of ['tools', 'prompts', 'resources', 'resourceTemplates']) {
+      assert.equal(rep.definitions[k].compared, true, k);
+      assert.deepEqual([rep.definitions[k].added, rep.definitions[k].removed, rep.definitions[k].changed], [[], [], []], k);
+    }
+    assert.deepEqual(rep.unused_rules, [], 'the README rules all did something');
+    assert.equal(rep.exit_status, 0);
+
+    // The JUnit report: valid, no failure.
+    const xml = join(t.dir, 's.xml');
+    const j = await runMcpreel(['diff', '--db', db, 'one', 'two', '--rules', RULES_FILE, '--report', 'junit', '-o', xml], { timeoutMs: 60000 });
+    assert.equal(j.code, 0);
+    const x = readFileSync(xml, 'utf8');
+    assert.ok(wellFormed(x, xml));
+    assert.match(x, /failures="0"/);
+    assert.doesNotMatch(x, /<failure/);
+    assert.equal((x.match(/<testcase /g) ?? []).length, rep.exchanges, 'a testcase per exchange');
+
+    // Without the rules the times of day differ: the rules are what hide them.
+    const bare = await runMcpreel(['diff', '--db', db, 'one', 'two', '--json'], { timeoutMs: 60000 });
+    const brep = JSON.parse(bare.stdout.toString());
+    if (brep.differences.length > 0) {
+      assert.equal(bare.code, 1);
+      for (const d of brep.differences) assert.match(JSON.stringify([d.a, d.b]), /[0-9]:[0-9]{2}:[0-9]{2}|^\["[A-Za-z0-9+/=]+","[A-Za-z0-9+/=]+"\]$/, d.path);
+    } else {
+      assert.equal(bare.code, 0, 'both recorded within the same second');
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('diff: requests only in A and only in B, repeats paired in order; exit statuses and mistakes', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'a.db');
+    const asker = join(PEERS_DIR, 'asker.mjs');
+    const call = (id, name) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
+    const rec = async (name, calls) => {
+      const input = calls.map((c, i) => call(i + 1, c)).join('\n') + '\n';
+      const r = await runMcpreel(['record', '--db', db, '--name', name, '--', process.execPath, asker], { input: Buffer.from(input) });
+      assert.equal(r.code, 0, r.stderr.toString());
+    };
+    await rec('a', ['x', 'y', 'x']);
+    await rec('b', ['x', 'z', 'x', 'x']);
+
+    let r = await runMcpreel(['diff', '--db', db, 'a', 'b', '--json']);
+    assert.equal(r.code, 1, r.stderr.toString());
+    const rep = JSON.parse(r.stdout.toString());
+    // Seqs as recorded: the asker answers as they come, so they interleave.
+    const seqs = (name) => sql(db, `SELECT m.seq, json_extract(CAST(m.raw AS TEXT), '$.params.name') AS tool FROM messages m
+      JOIN sessions s ON s.id = m.session_id WHERE s.name = '${name}' AND m.direction = 'c2s' ORDER BY m.seq`);
+    const sa = seqs('a');
+    const sb = seqs('b');
+    assert.deepEqual(sa.map((x) => x.tool), ['x', 'y', 'x']);
+    assert.deepEqual(rep.only_in_a.map((o) => [o.seq, o.method, o.params]), [[sa[1].seq, 'tools/call', '{"name":"y","arguments":{}}']]);
+    assert.deepEqual(rep.only_in_b.map((o) => [o.seq, o.params]),
+      [[sb[1].seq, '{"name":"z","arguments":{}}'], [sb[3].seq, '{"name":"x","arguments":{}}']], 'z, and the third x');
+    assert.deepEqual(rep.results.map((x) => [x.seq_a, x.seq_b, x.status]),
+      [[sa[0].seq, sb[0].seq, 'same'], [sa[2].seq, sb[2].seq, 'same']], 'x with x, in order');
+    assert.deepEqual(rep.definitions.tools, { compared: false, listed_in_a: false, listed_in_b: false, added: [], removed: [], changed: [] });
+    r = await runMcpreel(['diff', '--db', db, 'a', 'b']);
+    assert.match(r.stdout.toString(), new RegExp(`only in A: seq ${sa[1].seq} tools/call \\{"name":"y"`));
+    assert.match(r.stdout.toString(), new RegExp(`only in B: seq ${sb[3].seq} tools/call \\{"name":"x"`));
+
+    // The same session twice, and an --ignore-tool that hides nothing
+    // paired: still the requests only on one side.
+    r = await runMcpreel(['diff', '--db', db, 'a', 'a']);
+    assert.equal(r.code, 0, r.stdout.toString());
+    assert.match(r.stdout.toString(), /3 exchanges compared, 3 same/);
+    r = await runMcpreel(['diff', '--db', db, 'b', 'b', '--ignore-tool', 'z', '--json']);
+    assert.equal(r.code, 0);
+    assert.equal(JSON.parse(r.stdout.toString()).ignored, 1);
+
+    // Could not run: exit 2, one clear line.
+    r = await runMcpreel(['diff', '--db', db, 'a', 'nope']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr.toString(), /mcpreel diff: .*no session with id or name 'nope'/);
+    r = await runMcpreel(['diff', '--db', db, 'a']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr.toString(), /give two sessions, A and B/);
+    r = await runMcpreel(['diff', '--db', db, 'a', 'b', '--jsn']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr.toString(), /'--json'/, 'the nearest spelling');
+    r = await runMcpreel(['diff', '--db', db, 'a', 'b', '--report', 'xml']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr.toString(), /--report takes text, json or junit/);
+    r = await runMcpreel(['diff', '--db', db, 'a', 'b', '--rules', join(t.dir, 'missing.json')]);
+    assert.equal(r.code, 2);
+    r = await runMcpreel(['diff', '--db', join(t.dir, 'none.db'), 'a', 'b']);
+    assert.equal(r.code, 2);
+    r = await runMcpreel(['diff', '--help']);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout.toString(), /usage: mcpreel diff/);
+    assert.match(r.stdout.toString(), /example:\n  mcpreel diff /);
   } finally {
     t.cleanup();
   }
