@@ -337,6 +337,8 @@ struct matcher {
 	struct diff_rules rules;	/* its ignores: params paths left
 					   out of keys (owned) */
 	json_t		*used;		/* key -> times matched */
+	json_t		*index;		/* key -> [entry indices], in order:
+					   a find costs no walk of them all */
 };
 
 void		 matcher_build(struct matcher *, const struct plan *, int,
