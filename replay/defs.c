@@ -89,6 +89,31 @@ defs_add(struct defs_diff *out, const char *name, enum defs_how how)
 }
 
 /*
+ * The first key of path text p (after the "$"), as jpath_format writes
+ * it: ".key", or "['key']" with ' and \\ escaped.  NULL when p does not
+ * start with a key (the caller frees it).
+ */
+static char *
+defs_field(const char *p)
+{
+	char	*out;
+	size_t	 n = 0;
+
+	if (p[0] == '.')
+		return xstrndup(p + 1, strcspn(p + 1, ".[{"));
+	if (p[0] != '[' || p[1] != '\'')
+		return NULL;
+	out = xmalloc(strlen(p) + 1);
+	for (p += 2; *p != '\0' && *p != '\''; p++) {
+		if (*p == '\\' && p[1] != '\0')
+			p++;
+		out[n++] = *p;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/*
  * Paths from the wrapped answer to paths from the definition, and the
  * top-level fields that differ (description, inputSchema, ...) into
  * c->fields, each once, in the order found.
@@ -96,9 +121,9 @@ defs_add(struct defs_diff *out, const char *name, enum defs_how how)
 static void
 defs_paths(enum defs_which k, struct defs_change *c)
 {
-	char		*prefix, *p;
-	size_t		 i, plen, n;
-	json_t		*f;
+	char		*prefix, *p, *key;
+	size_t		 i, plen;
+	json_t		*f, *seen = json_object();
 
 	xasprintf(&prefix, "$.result.%s[0]", defs_kinds[k].key);
 	plen = strlen(prefix);
@@ -109,33 +134,22 @@ defs_paths(enum defs_which k, struct defs_change *c)
 		xasprintf(&p, "$%s", c->diff.v[i].path + plen);
 		free(c->diff.v[i].path);
 		c->diff.v[i].path = p;
-		if (p[1] != '.')
-			n = 0;	/* the whole definition: no field */
-		else
-			n = strcspn(p + 2, ".[{");
-		f = n > 0 ? json_stringn(p + 2, n) : json_string("(whole)");
+		if ((key = defs_field(p + 1)) == NULL)
+			key = xstrdup("(whole)");
+		f = json_string(key);
+		free(key);
 		if (f == NULL)
 			continue;
-		if (json_array_size(c->fields) == 0 ||
-		    !defs_has(c->fields, json_string_value(f)))
+		/* A set beside the list: a definition may have many fields. */
+		if (json_object_get(seen, json_string_value(f)) == NULL) {
+			json_object_set_new(seen, json_string_value(f),
+			    json_true());
 			json_array_append(c->fields, f);
+		}
 		json_decref(f);
 	}
+	json_decref(seen);
 	free(prefix);
-}
-
-/* Whether array a holds string s. */
-int
-defs_has(const json_t *a, const char *s)
-{
-	const json_t	*v;
-	size_t		 i;
-
-	json_array_foreach(a, i, v) {
-		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
-			return 1;
-	}
-	return 0;
 }
 
 /* For qsort: names in byte order. */

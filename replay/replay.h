@@ -392,7 +392,6 @@ struct defs_diff {
 };
 
 json_t		*defs_collect(const struct plan *, enum defs_which);
-int		 defs_has(const json_t *, const char *);
 void		 defs_compare(enum defs_which, const json_t *, const json_t *,
 		     struct diff_rules *, struct defs_diff *);
 void		 defs_clear(struct defs_diff *);

@@ -35,16 +35,25 @@ sdiff_out_session(int64_t id, const char *name)
 static char *
 sdiff_out_fields(const json_t *fields)
 {
-	char	*s = NULL, *n;
-	size_t	 i;
+	char	*s;
+	size_t	 i, len = 0, size = 0, n;
+	const char *f;
 
+	for (i = 0; i < json_array_size(fields); i++)
+		size += json_string_length(json_array_get(fields, i)) + 2;
+	s = xmalloc(size + 1);
 	for (i = 0; i < json_array_size(fields); i++) {
-		xasprintf(&n, "%s%s%s", s ? s : "", s ? ", " : "",
-		    json_string_value(json_array_get(fields, i)));
-		free(s);
-		s = n;
+		f = json_string_value(json_array_get(fields, i));
+		n = json_string_length(json_array_get(fields, i));
+		if (i > 0) {
+			memcpy(s + len, ", ", 2);
+			len += 2;
+		}
+		memcpy(s + len, f, n);
+		len += n;
 	}
-	return s ? s : xstrdup("");
+	s[len] = '\0';
+	return s;
 }
 
 /* One line on a kind of definition: how many of each change. */

@@ -106,6 +106,12 @@ static const struct defs_case defs_cases[] = {
 	  "\"d2\"}, \"u\": {\"name\": \"u\", \"annotations\": "
 	  "{\"idempotentHint\": true}}}",
 	  "", "", "t:title,description;u:annotations" },
+	/* Fields whose names are no identifiers: named whole. */
+	{ "{\"t\": {\"name\": \"t\", \"x-vendor.ext\": {\"a\": 1}, "
+	  "\"it's\": 1}}",
+	  "{\"t\": {\"name\": \"t\", \"x-vendor.ext\": {\"a\": 2}, "
+	  "\"it's\": 2}}",
+	  "", "", "t:x-vendor.ext,it's" },
 	/* Number spelling is no change, as in the diff. */
 	{ "{\"t\": {\"name\": \"t\", \"inputSchema\": {\"maximum\": 1}}}",
 	  "{\"t\": {\"name\": \"t\", \"inputSchema\": {\"maximum\": 1.0}}}",
