@@ -171,6 +171,10 @@ void		 cmd_mock_usage(FILE *);
 int		 cmd_replay(int, char **);
 void		 cmd_replay_usage(FILE *);
 
+/* cmd_diff.c */
+int		 cmd_diff(int, char **);
+void		 cmd_diff_usage(FILE *);
+
 /* cmd_export.c, cmd_import.c, har.c */
 #define JSONL_FORMAT	"mcpreel-jsonl"	/* the header line's "format" */
 /*

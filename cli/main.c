@@ -34,6 +34,8 @@ const struct cmd cmd_table[] = {
 	    cmd_replay, cmd_replay_usage },
 	{ "mock", "serve a recorded session as the server, offline",
 	    cmd_mock, cmd_mock_usage },
+	{ "diff", "compare two recorded sessions, with no server",
+	    cmd_diff, cmd_diff_usage },
 	{ "export", "write a session out as JSON lines or a HAR",
 	    cmd_export, cmd_export_usage },
 	{ "import", "record a session from a JSON lines file or mcp-tape trace",

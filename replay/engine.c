@@ -26,8 +26,6 @@
 #define ENGINE_LINGER_MS	300
 /* How long the server gets to finish (exit, or DELETE) at the end. */
 #define ENGINE_FINISH_MS	6000
-/* Short params shown in reports. */
-#define ENGINE_PARAMS_MAX	60
 
 /* Keys whose values the server issues and the client sends back. */
 static const char *opaque_keys[] = {
@@ -739,28 +737,6 @@ engine_closed_cb(const char *why, void *arg)
 	event_base_loopbreak(e->base);
 }
 
-/* A short, one-line form of a request's params, for people. */
-static char *
-short_params(const json_t *msg)
-{
-	json_t	*params = json_object_get(msg, "params");
-	char	*s, *out;
-	size_t	 len;
-
-	if (params == NULL)
-		return xstrdup("");
-	s = json_dumps(params, JSON_COMPACT | JSON_PRESERVE_ORDER |
-	    JSON_ENCODE_ANY);
-	if (s == NULL)
-		return xstrdup("");
-	len = strlen(s);
-	if (len <= ENGINE_PARAMS_MAX)
-		return s;
-	xasprintf(&out, "%.*s...", ENGINE_PARAMS_MAX - 3, s);
-	free(s);
-	return out;
-}
-
 /* The places of an answer not compared: redacted when recorded. */
 static void
 engine_note_unchecked(struct engine *e, const struct rresult *res)
@@ -806,33 +782,12 @@ engine_results(struct engine *e)
 		if (m->answer < 0)
 			continue;	/* unanswered in the recording */
 		a = &p->m[m->answer];
-		rep->r = xreallocarray(rep->r, rep->n + 1, sizeof *rep->r);
-		res = &rep->r[rep->n++];
-		memset(res, 0, sizeof *res);
-		res->seq = m->seq;
-		res->method = m->method;
-		res->id = m->id;
-		res->params = short_params(m->json);
-		res->rec_latency_ns = clock_sub(a->mono_ns, m->mono_ns);
-		res->live_latency_ns = (r != NULL && r->state == RQ_ANSWERED) ?
-		    clock_sub(r->answered_ns, r->sent_ns) : -1;
-		if (m->truncated || a->truncated)
-			res->status = RSTATUS_TRUNCATED;
-		else if (rules_skips(e->opt->rules, m->json))
-			res->status = RSTATUS_IGNORED;
-		else if (r->state != RQ_ANSWERED)
-			res->status = RSTATUS_MISSING;
-		else if (a->json == NULL ||
-		    diff_messages_for(m->json, a->json, r->live,
-		    e->opt->rules, &res->diff) > 0)
-			res->status = RSTATUS_DIFFERENT;
-		else
-			res->status = RSTATUS_SAME;
-		if (res->status == RSTATUS_DIFFERENT ||
-		    res->status == RSTATUS_SAME)
-			rules_note_use(e->opt->rules, m->json, a->json,
-			    r->live);
-		rep->count[res->status]++;
+		res = compare_add(rep, m, a);
+		if (r != NULL && r->state == RQ_ANSWERED)
+			res->live_latency_ns = clock_sub(r->answered_ns,
+			    r->sent_ns);
+		compare_answer(rep, res, m, a, (r != NULL &&
+		    r->state == RQ_ANSWERED) ? r->live : NULL, 0, e->opt->rules);
 		if (res->diff.nredacted > 0)
 			engine_note_unchecked(e, res);
 	}

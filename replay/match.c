@@ -363,12 +363,14 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 {
 	struct mentry	*e;
 	ssize_t		*entry_of = NULL;
+	json_t		*list;
 	size_t		 i;
 
 	memset(m, 0, sizeof *m);
 	m->plan = p;
 	m->strict = strict;
 	m->used = json_object();
+	m->index = json_object();
 	rules_init(&m->rules);
 	if (rules != NULL) {
 		m->rules = *rules;
@@ -386,6 +388,11 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 		e->req = i;
 		e->resp = (size_t)p->m[i].answer;
 		e->key = match_request_key(p->m[i].json, &m->rules);
+		if ((list = json_object_get(m->index, e->key)) == NULL) {
+			list = json_array();
+			json_object_set_new(m->index, e->key, list);
+		}
+		json_array_append_new(list, json_integer((json_int_t)m->n));
 		e->redacted = redacted_in(json_object_get(p->m[i].json,
 		    "params"));
 		e->latency_ns = clock_sub(p->m[e->resp].mono_ns,
@@ -468,9 +475,10 @@ const struct mentry *
 matcher_find(struct matcher *m, const json_t *msg)
 {
 	const struct mentry	*found = NULL;
+	json_t			*list;
 	char			*key;
 	json_int_t		 used;
-	size_t			 i, seen = 0;
+	size_t			 i, n;
 	int			 wild = 0;
 
 	if ((key = match_request_key(msg, &m->rules)) == NULL)
@@ -485,13 +493,11 @@ matcher_find(struct matcher *m, const json_t *msg)
 			wild = 1;
 		}
 	} else {
-		for (i = 0; i < m->n; i++) {
-			if (strcmp(m->e[i].key, key) != 0)
-				continue;
-			found = &m->e[i];
-			if ((json_int_t)seen++ == used)
-				break;
-		}
+		/* The used-th entry of the key, or its last. */
+		list = json_object_get(m->index, key);
+		if ((n = json_array_size(list)) > 0)
+			found = &m->e[json_integer_value(json_array_get(list,
+			    (size_t)used < n ? (size_t)used : n - 1))];
 		/* The recorded key stands for the live one from here. */
 		for (i = 0; found == NULL && i < m->n; i++) {
 			if (!match_redacted(m, &m->e[i], msg))
@@ -785,5 +791,6 @@ matcher_clear(struct matcher *m)
 	free(m->prelude);
 	rules_clear(&m->rules);
 	json_decref(m->used);
+	json_decref(m->index);
 	memset(m, 0, sizeof *m);
 }

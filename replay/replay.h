@@ -245,6 +245,8 @@ struct rresult {
 	struct diff	 diff;
 	int64_t		 rec_latency_ns;	/* -1: not known */
 	int64_t		 live_latency_ns;
+	int64_t		 seq_b;		/* diff: the request's seq in B (the
+					   second recording); replay: 0 */
 };
 
 struct replay_report {
@@ -275,10 +277,30 @@ int		 replay_run(struct plan *, struct xport *(*)(struct event_base *,
 int		 replay_exit_status(const struct replay_report *);
 void		 replay_report_clear(struct replay_report *);
 
+/* compare.c: an answer against the recorded one (replay and diff). */
+char		*compare_params(const json_t *);
+struct rresult	*compare_add(struct replay_report *, const struct rmsg *,
+		     const struct rmsg *);
+void		 compare_answer(struct replay_report *, struct rresult *,
+		     const struct rmsg *, const struct rmsg *, const json_t *,
+		     int, struct diff_rules *);
+
 /* report.c */
+/* What the two sides of a difference are called: recorded, replayed. */
+struct report_sides {
+	const char	*a;
+	const char	*b;
+};
+extern const struct report_sides report_replay_sides;
 void		 report_text(FILE *, const struct replay_report *, int);
 void		 report_json(FILE *, const struct replay_report *);
 void		 report_junit(FILE *, const struct replay_report *);
+void		 report_text_diff(FILE *, const char *, const struct diff *,
+		     const struct report_sides *, int);
+void		 report_json_entry(json_t *, const struct diff_entry *,
+		     const struct report_sides *);
+void		 report_junit_diff(FILE *, const struct diff *);
+void		 report_xml_escape(FILE *, const char *);
 
 /* match.c: which recorded exchange answers a live request (mock). */
 
@@ -315,6 +337,8 @@ struct matcher {
 	struct diff_rules rules;	/* its ignores: params paths left
 					   out of keys (owned) */
 	json_t		*used;		/* key -> times matched */
+	json_t		*index;		/* key -> [entry indices], in order:
+					   a find costs no walk of them all */
 };
 
 void		 matcher_build(struct matcher *, const struct plan *, int,
@@ -323,6 +347,94 @@ const struct mentry *matcher_find(struct matcher *, const json_t *);
 char		*match_request_key(const json_t *, const struct diff_rules *);
 json_t		*matcher_miss(const struct matcher *, const json_t *);
 void		 matcher_clear(struct matcher *);
+
+/* defs.c: the tools, prompts and resources two recordings list. */
+
+enum defs_which {
+	DEFS_TOOLS,
+	DEFS_PROMPTS,
+	DEFS_RESOURCES,
+	DEFS_TEMPLATES,
+	DEFS_MAX
+};
+
+/* A kind of definition: its names, its list method, where it is. */
+struct defs_kind {
+	const char	*plural;	/* "tools", for people and JSON */
+	const char	*one;		/* "tool" */
+	const char	*method;	/* "tools/list" */
+	const char	*key;		/* the answer's result.tools */
+	const char	*id;		/* what names one: "name", "uri" */
+};
+extern const struct defs_kind defs_kinds[DEFS_MAX];
+
+enum defs_how {
+	DEFS_ADDED,			/* only in the second recording */
+	DEFS_REMOVED,			/* only in the first */
+	DEFS_CHANGED
+};
+
+struct defs_change {
+	char		*name;
+	enum defs_how	 how;
+	json_t		*fields;	/* changed: the top-level fields that
+					   differ ("description", ...) */
+	struct diff	 diff;		/* changed: paths from the definition */
+};
+
+struct defs_diff {
+	struct defs_change *v;
+	size_t		    n;
+	int		    listed;	/* 1: in A, 2: in B, 3: both (only
+					   then compared) */
+	int		    ignored;	/* the list method's answers are
+					   skipped by a rule */
+};
+
+json_t		*defs_collect(const struct plan *, enum defs_which);
+void		 defs_compare(enum defs_which, const json_t *, const json_t *,
+		     struct diff_rules *, struct defs_diff *);
+void		 defs_clear(struct defs_diff *);
+
+/* sdiff.c: two recorded sessions compared, with no server (diff). */
+
+/* A request in one recording that the other does not have. */
+struct sdiff_only {
+	int64_t		 seq;
+	const char	*method;	/* the plan's */
+	char		*params;	/* short, for people */
+};
+
+struct sdiff_report {
+	/*
+	 * The exchanges both have, as replay reports them: A's request and
+	 * answer as the recorded side, B's answer as the other (seq_b).
+	 */
+	struct replay_report ex;
+	int64_t		 session_b;
+	char		*session_name_b;
+	struct sdiff_only *only_a;
+	size_t		 nonly_a;
+	struct sdiff_only *only_b;
+	size_t		 nonly_b;
+	size_t		 requests_a;	/* answered requests in each */
+	size_t		 requests_b;
+	size_t		 lists;		/* pairs of list requests, compared
+					   as definitions, not as answers */
+	struct defs_diff defs[DEFS_MAX];
+	size_t		 defs_changes;	/* in all kinds */
+};
+
+extern const struct report_sides sdiff_sides;
+void		 sdiff_run(const struct plan *, const struct plan *,
+		     struct diff_rules *, struct sdiff_report *);
+int		 sdiff_exit_status(const struct sdiff_report *);
+void		 sdiff_clear(struct sdiff_report *);
+
+/* sdiff_out.c */
+void		 sdiff_out_text(FILE *, const struct sdiff_report *, int);
+void		 sdiff_out_json(FILE *, const struct sdiff_report *);
+void		 sdiff_out_junit(FILE *, const struct sdiff_report *);
 
 /* mock.c: playing a recorded server. */
 

@@ -191,17 +191,57 @@ report_pair(const json_t *ra, const json_t *rb, size_t max, size_t ctx,
 	free(db);
 }
 
+const struct report_sides report_replay_sides = { "recorded", "replayed" };
+
+/*
+ * The differences of one answer, a line each after a blank line: head
+ * (which request), the path and both values, or where a long value
+ * first differs and its neighbourhood on each side, named by sides.
+ */
+void
+report_text_diff(FILE *f, const char *head, const struct diff *d,
+    const struct report_sides *sides, int colour)
+{
+	const char	*red = colour ? "\033[31m" : "", *green = colour ?
+			    "\033[32m" : "", *off = colour ? "\033[0m" : "";
+	const struct diff_entry *e;
+	char		*a, *b, *what;
+	size_t		 j, wa = strlen(sides->a), wb = strlen(sides->b);
+	int		 w = (int)(wa > wb ? wa : wb);
+
+	for (j = 0; j < d->n; j++) {
+		e = &d->v[j];
+		report_pair(e->recorded, e->replayed, REPORT_VALUE_MAX,
+		    REPORT_CONTEXT, &what, &a, &b);
+		if (what == NULL)
+			fprintf(f, "%s%s  %s: %s%s%s -> %s%s%s%s\n",
+			    j == 0 ? "\n" : "", head, e->path, red, a, off,
+			    green, b, off, e->redacted ?
+			    "  (redacted when recorded)" : "");
+		else
+			fprintf(f, "%s%s  %s: %s%s\n"
+			    "    %s:%*s %s%s%s\n"
+			    "    %s:%*s %s%s%s\n",
+			    j == 0 ? "\n" : "", head, e->path, what,
+			    e->redacted ? "  (redacted when recorded)" : "",
+			    sides->a, w - (int)wa, "", red, a, off,
+			    sides->b, w - (int)wb, "", green, b, off);
+		free(what);
+		free(a);
+		free(b);
+	}
+}
+
 /* The text report; colour when writing to a terminal. */
 void
 report_text(FILE *f, const struct replay_report *rep, int colour)
 {
-	const char	*red = colour ? "\033[31m" : "", *green = colour ?
-			    "\033[32m" : "", *bold = colour ? "\033[1m" : "",
-			    *off = colour ? "\033[0m" : "", *k;
+	const char	*red = colour ? "\033[31m" : "", *bold = colour ?
+			    "\033[1m" : "", *off = colour ? "\033[0m" : "", *k;
 	const struct rresult *r;
 	json_t		*v;
-	char		*a, *b, *what;
-	size_t		 i, j;
+	char		*head;
+	size_t		 i;
 
 	fprintf(f, "%sreplay of session %lld%s%s%s against %s: %zu requests, "
 	    "%zu same, %zu different, %zu missing", bold,
@@ -249,30 +289,12 @@ report_text(FILE *f, const struct replay_report *rep, int colour)
 			fprintf(f, "\n%sseq %lld %s %s%s  no response\n", red,
 			    (long long)r->seq, r->method ? r->method : "?",
 			    r->params, off);
-		for (j = 0; j < r->diff.n; j++) {
-			report_pair(r->diff.v[j].recorded,
-			    r->diff.v[j].replayed, REPORT_VALUE_MAX,
-			    REPORT_CONTEXT, &what, &a, &b);
-			if (what == NULL)
-				fprintf(f, "%sseq %lld %s %s  %s: %s%s%s -> "
-				    "%s%s%s%s\n", j == 0 ? "\n" : "",
-				    (long long)r->seq, r->method ? r->method :
-				    "?", r->params, r->diff.v[j].path, red, a,
-				    off, green, b, off, r->diff.v[j].redacted ?
-				    "  (redacted when recorded)" : "");
-			else
-				fprintf(f, "%sseq %lld %s %s  %s: %s%s\n"
-				    "    recorded: %s%s%s\n"
-				    "    replayed: %s%s%s\n",
-				    j == 0 ? "\n" : "", (long long)r->seq,
-				    r->method ? r->method : "?", r->params,
-				    r->diff.v[j].path, what,
-				    r->diff.v[j].redacted ? "  (redacted when "
-				    "recorded)" : "", red, a, off, green, b,
-				    off);
-			free(what);
-			free(a);
-			free(b);
+		if (r->diff.n > 0) {
+			xasprintf(&head, "seq %lld %s %s", (long long)r->seq,
+			    r->method ? r->method : "?", r->params);
+			report_text_diff(f, head, &r->diff, &report_replay_sides,
+			    colour);
+			free(head);
 		}
 		if (slow(r))
 			fprintf(f, "seq %lld %s  slower: %.1f ms recorded, "
@@ -295,6 +317,21 @@ static json_t *
 ms_or_null(int64_t ns)
 {
 	return ns < 0 ? json_null() : json_real((double)ns / 1e6);
+}
+
+/*
+ * One difference into JSON object d: its path, the value on each side
+ * under the sides' names (null: absent), and whether it was redacted.
+ */
+void
+report_json_entry(json_t *d, const struct diff_entry *e,
+    const struct report_sides *sides)
+{
+	json_object_set_new(d, "path", json_string(e->path));
+	json_object_set(d, sides->a, e->recorded ? e->recorded : json_null());
+	json_object_set(d, sides->b, e->replayed ? e->replayed : json_null());
+	if (e->redacted)
+		json_object_set_new(d, "redacted", json_true());
 }
 
 /* The JSON report. */
@@ -329,14 +366,7 @@ report_json(FILE *f, const struct replay_report *rep)
 			json_object_set_new(d, "seq", json_integer(r->seq));
 			json_object_set_new(d, "method", json_string(r->method ?
 			    r->method : "?"));
-			json_object_set_new(d, "path",
-			    json_string(r->diff.v[j].path));
-			json_object_set(d, "recorded", r->diff.v[j].recorded ?
-			    r->diff.v[j].recorded : json_null());
-			json_object_set(d, "replayed", r->diff.v[j].replayed ?
-			    r->diff.v[j].replayed : json_null());
-			if (r->diff.v[j].redacted)
-				json_object_set_new(d, "redacted", json_true());
+			report_json_entry(d, &r->diff.v[j], &report_replay_sides);
 			json_array_append_new(diffs, d);
 		}
 		x = json_object();
@@ -384,8 +414,8 @@ report_json(FILE *f, const struct replay_report *rep)
 }
 
 /* Write s with XML's five characters escaped (and control bytes dropped). */
-static void
-xml_escape(FILE *f, const char *s)
+void
+report_xml_escape(FILE *f, const char *s)
 {
 	for (; *s != '\0'; s++) {
 		switch (*s) {
@@ -402,13 +432,41 @@ xml_escape(FILE *f, const char *s)
 	}
 }
 
+/* The differences of one answer as a JUnit failure's text, a line each. */
+void
+report_junit_diff(FILE *f, const struct diff *d)
+{
+	char	*a, *b, *what;
+	size_t	 j;
+
+	for (j = 0; j < d->n; j++) {
+		report_pair(d->v[j].recorded, d->v[j].replayed,
+		    REPORT_JUNIT_MAX, REPORT_JUNIT_CONTEXT, &what, &a, &b);
+		report_xml_escape(f, d->v[j].path);
+		fputs(": ", f);
+		if (what != NULL) {
+			report_xml_escape(f, what);
+			fputs(": ", f);
+		}
+		report_xml_escape(f, a);
+		fputs(" -&gt; ", f);
+		report_xml_escape(f, b);
+		free(what);
+		if (d->v[j].redacted)
+			fputs(" (redacted when recorded)", f);
+		fputc('\n', f);
+		free(a);
+		free(b);
+	}
+}
+
 /* JUnit XML: one testcase per request, a failure for each that differs. */
 void
 report_junit(FILE *f, const struct replay_report *rep)
 {
 	const struct rresult *r;
-	char		*name, *a, *b, *what;
-	size_t		 i, j;
+	char		*name;
+	size_t		 i;
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
 	    "  <testsuite name=\"mcpreel replay of session %lld\" tests=\"%zu\" "
@@ -421,7 +479,7 @@ report_junit(FILE *f, const struct replay_report *rep)
 		for (i = 0; i < json_array_size(rep->unused_rules); i++) {
 			fprintf(f, "      <property name=\"unused_rule\" "
 			    "value=\"");
-			xml_escape(f, json_string_value(json_object_get(
+			report_xml_escape(f, json_string_value(json_object_get(
 			    json_array_get(rep->unused_rules, i), "rule")));
 			fprintf(f, "\"/>\n");
 		}
@@ -433,7 +491,7 @@ report_junit(FILE *f, const struct replay_report *rep)
 		    r->method ? r->method : "?", r->params);
 		fprintf(f, "    <testcase classname=\"session%lld\" name=\"",
 		    (long long)rep->session);
-		xml_escape(f, name);
+		report_xml_escape(f, name);
 		fprintf(f, "\" time=\"%.6f\">", r->live_latency_ns < 0 ? 0 :
 		    (double)r->live_latency_ns / 1e9);
 		free(name);
@@ -447,26 +505,7 @@ report_junit(FILE *f, const struct replay_report *rep)
 		else if (r->status == RSTATUS_DIFFERENT) {
 			fprintf(f, "<failure message=\"%zu difference%s\">",
 			    r->diff.n, r->diff.n == 1 ? "" : "s");
-			for (j = 0; j < r->diff.n; j++) {
-				report_pair(r->diff.v[j].recorded,
-				    r->diff.v[j].replayed, REPORT_JUNIT_MAX,
-				    REPORT_JUNIT_CONTEXT, &what, &a, &b);
-				xml_escape(f, r->diff.v[j].path);
-				fputs(": ", f);
-				if (what != NULL) {
-					xml_escape(f, what);
-					fputs(": ", f);
-				}
-				xml_escape(f, a);
-				fputs(" -&gt; ", f);
-				xml_escape(f, b);
-				free(what);
-				if (r->diff.v[j].redacted)
-					fputs(" (redacted when recorded)", f);
-				fputc('\n', f);
-				free(a);
-				free(b);
-			}
+			report_junit_diff(f, &r->diff);
 			fprintf(f, "</failure>");
 		}
 		fprintf(f, "</testcase>\n");

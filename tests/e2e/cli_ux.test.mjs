@@ -248,7 +248,7 @@ test('-V is the version; help help and help -v are the help', async () => {
 
 test('every --help: on stdout, exit 0, within 80 columns, in plain words', async () => {
   const cmds = [[], ['record'], ['sessions'], ['show'], ['stats'], ['check'], ['prune'], ['rm'], ['report'], ['replay'],
-    ['mock'], ['export'], ['import']];
+    ['mock'], ['diff'], ['export'], ['import']];
   for (const cmd of cmds) {
     const r = await runMcpreel([...cmd, '--help']);
     const what = `mcpreel ${cmd.join(' ')} --help`;
@@ -261,7 +261,7 @@ test('every --help: on stdout, exit 0, within 80 columns, in plain words', async
       assert.ok([...line].length <= 80, `${what}: a line of ${[...line].length}: ${line}`);
     }
     assert.doesNotMatch(text, /Values record redacted|whose values record|Nothing ever contacts|the default now/, what);
-    if (['show', 'stats', 'check', 'rm', 'report', 'replay', 'mock', 'export'].includes(cmd[0])) {
+    if (['show', 'stats', 'check', 'rm', 'report', 'replay', 'mock', 'diff', 'export'].includes(cmd[0])) {
       assert.match(text.replace(/\n/g, ' '), /'last' is the newest session recorded \(or imported\); 'last-replay' and 'last-mock'/, what);
     }
   }

@@ -40,7 +40,7 @@ const FIRST = ['README.md', 'docs/recording.md', 'docs/looking.md', 'docs/redact
 const PAGES = [...FIRST, ...readdirSync(join(TOP, 'docs')).filter((f) => f.endsWith('.md')).sort()
   .map((f) => `docs/${f}`).filter((f) => !FIRST.includes(f))];
 // mcpreel's commands, for telling a command in a JSON or YAML fence.
-const SUBCOMMANDS = ['record', 'sessions', 'show', 'stats', 'prune', 'rm', 'report', 'replay', 'mock', 'check', 'export', 'import'];
+const SUBCOMMANDS = ['record', 'sessions', 'show', 'stats', 'prune', 'rm', 'report', 'replay', 'mock', 'diff', 'check', 'export', 'import'];
 // One block runs at most this long: the longest records and replays the
 // demo client's whole session (about 20 s under ASan on a loaded machine).
 const BLOCK_TIMEOUT_MS = 180000;

@@ -1,0 +1,276 @@
+/* mcpreel diff: compare two recorded sessions, with no server. */
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "replay.h"
+#include "store.h"
+
+/* --json and --junit, short for --report json and --report junit -o. */
+#define DIFF_OPT_JSON	0x200
+#define DIFF_OPT_JUNIT	0x201
+
+void
+cmd_diff_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mcpreel diff [--db PATH] A B [OPTIONS]\n"
+	    "\n"
+	    "Compare two recorded sessions exchange by exchange, with no server:\n"
+	    "the same client against two versions of a server, or yesterday's run\n"
+	    "against today's.  A and B are ids, names or 'last' (both in the same\n"
+	    "database).\n"
+	    CLI_SESSION_WORDS
+	    "\n"
+	    "B's requests are paired with A's as mock matches them (method and\n"
+	    "params, _meta aside, repeats in order).  The report lists requests\n"
+	    "only in A, only in B, and answers that differ (the structural diff\n"
+	    "replay makes, with the same rules), and the tools, prompts, resources\n"
+	    "and resource templates each side listed: added, removed, and changed\n"
+	    "(which fields: description, inputSchema, outputSchema, annotations,\n"
+	    "title, ...), with the differences.  The answers to the list methods\n"
+	    "are compared that way, not as answers.\n"
+	    "\n"
+	    "example:\n"
+	    "  mcpreel diff yesterday today --rules examples/everything-rules.json\n"
+	    "\n"
+	    "options:\n"
+	    "  --ignore PATH          do not compare PATH in answers (repeatable),\n"
+	    "                         a JSONPath subset as replay takes; in the\n"
+	    "                         request it leaves PATH out of the pairing\n"
+	    "  --for KEY=GLOB         after --ignore: only for a tool, prompt,\n"
+	    "                         resource or method (as replay)\n"
+	    "  --ignore-method M      do not compare the answers to method M\n"
+	    "  --ignore-tool NAME     ... to tools/call of tool NAME\n"
+	    "  --ignore-prompt NAME   ... to prompts/get of prompt NAME\n"
+	    "  --ignore-resource URI  ... to resources/read of URI (all globs)\n"
+	    "  --rules FILE           the same in a JSON file, as replay takes it\n"
+	    "  --report text|json|junit   the report's form (default text)\n"
+	    "  -o FILE                write the report to FILE, not stdout (the\n"
+	    "                         text report still goes to stdout)\n"
+	    "  --json                 the same as --report json\n"
+	    "  --junit FILE           the same as --report junit -o FILE\n"
+	    "  --include-faults       keep the messages of faults injected when\n"
+	    "                         recording (left out by default, as replay)\n"
+	    "\n"
+	    "Exit status: 0 the same, 1 any difference (a request only on one side,\n"
+	    "an answer that differs or that B lacks, a definition added, removed\n"
+	    "or changed), 2 could not run.\n");
+}
+
+/* What each side is: its store, session and name. */
+struct diff_side {
+	struct store	*st;
+	int64_t		 id;
+	char		*name;
+};
+
+static int
+diff_name_cb(const struct session_row *r, void *arg)
+{
+	struct diff_side	*s = arg;
+
+	free(s->name);
+	s->name = r->name != NULL ? xstrdup(r->name) : NULL;
+	return 0;
+}
+
+/*
+ * Open session argument arg (of the database db, or the default): its
+ * store and id into side.  The one place a side is resolved.
+ */
+static int
+diff_open(const char *db, const char *arg, struct diff_side *side,
+    char **cause)
+{
+	char	*path;
+
+	if ((path = dbpath_resolve(db, cause)) == NULL)
+		return -1;
+	side->st = store_open(path, 0, cause);
+	free(path);
+	if (side->st == NULL ||
+	    query_find_session(side->st, arg, &side->id, cause) != 0)
+		return -1;
+	return 0;
+}
+
+/* Load a side's plan and name; closes its store. */
+static int
+diff_load(struct diff_side *side, int include_faults, struct plan *p,
+    char **cause)
+{
+	int	rc = 0;
+
+	if (query_sessions(side->st, side->id, diff_name_cb, side,
+	    cause) != 0 || cli_load_plan(side->st, side->id, include_faults,
+	    "diff", p, cause) != 0)
+		rc = -1;
+	store_close(side->st);
+	side->st = NULL;
+	return rc;
+}
+
+int
+cmd_diff(int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "ignore", required_argument, NULL, 'i' },
+		{ "for", required_argument, NULL, 'f' },
+		{ "ignore-method", required_argument, NULL, 'm' },
+		{ "ignore-tool", required_argument, NULL, 'T' },
+		{ "ignore-prompt", required_argument, NULL, 'P' },
+		{ "ignore-resource", required_argument, NULL, 'U' },
+		{ "rules", required_argument, NULL, 'R' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, DIFF_OPT_JSON },
+		{ "junit", required_argument, NULL, DIFF_OPT_JUNIT },
+		CLI_INCLUDE_FAULTS_LONGOPT,
+		CLI_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct diff_rules		 rules;
+	struct diff_side		 a, b;
+	struct plan			 pa, pb;
+	struct sdiff_report		 rep;
+	const char			*db = NULL, *report = "text";
+	const char			*out_path = NULL;
+	char				*cause = NULL;
+	int				 ch, rc = EXIT_USAGE, scopable = 0;
+	int				 include_faults = 0;
+	FILE				*out = stdout;
+
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	memset(&pa, 0, sizeof pa);
+	memset(&pb, 0, sizeof pb);
+	memset(&rep, 0, sizeof rep);
+	rules_init(&rules);
+
+	while ((ch = getopt_long(argc, argv, "hvqo:", longopts, NULL)) !=
+	    -1) {
+		if (cli_common_option(ch, optarg))
+			continue;
+		/* --for narrows the --ignore (and --for) just before it. */
+		if (ch != 'f')
+			scopable = ch == 'i';
+		switch (ch) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'i':
+			if (rules_add_ignore(&rules, optarg, &cause) != 0)
+				goto bad;
+			break;
+		case 'm':
+		case 'T':
+		case 'P':
+		case 'U':
+			if (rules_opts_skip(&rules, ch, optarg, &cause) != 0)
+				goto bad;
+			break;
+		case 'f':
+			if (rules_opts_for(&rules, scopable, optarg, &cause) !=
+			    0)
+				goto bad;
+			break;
+		case 'R':
+			if (rules_load(&rules, optarg, &cause) != 0)
+				goto bad;
+			break;
+		case 'r':
+			if (strcmp(optarg, "text") != 0 &&
+			    strcmp(optarg, "json") != 0 &&
+			    strcmp(optarg, "junit") != 0) {
+				fprintf(stderr, "mcpreel diff: --report takes "
+				    "text, json or junit\n");
+				goto out;
+			}
+			report = optarg;
+			break;
+		case DIFF_OPT_JSON:
+			report = "json";
+			break;
+		case DIFF_OPT_JUNIT:
+			report = "junit";
+			out_path = optarg;
+			break;
+		case 'o':
+			out_path = optarg;
+			break;
+		case CLI_OPT_INCLUDE_FAULTS:
+			include_faults = 1;
+			break;
+		case 'h':
+			cmd_diff_usage(stdout);
+			rc = EXIT_OK;
+			goto out;
+		default:
+			opterr_report("diff", argc, argv, "hvqo:", longopts);
+			goto out;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 2) {
+		fprintf(stderr, "mcpreel diff: give two sessions, A and B (ids, "
+		    "names or 'last'): mcpreel diff A B\n");
+		goto out;
+	}
+
+	if (diff_open(db, argv[0], &a, &cause) != 0 ||
+	    diff_load(&a, include_faults, &pa, &cause) != 0 ||
+	    diff_open(db, argv[1], &b, &cause) != 0 ||
+	    diff_load(&b, include_faults, &pb, &cause) != 0)
+		goto bad;
+
+	rep.ex.session = a.id;
+	rep.ex.session_name = a.name != NULL ? xstrdup(a.name) : NULL;
+	rep.session_b = b.id;
+	rep.session_name_b = b.name != NULL ? xstrdup(b.name) : NULL;
+	sdiff_run(&pa, &pb, &rules, &rep);
+
+	if (out_path != NULL && (out = fopen(out_path, "we")) == NULL) {
+		fprintf(stderr, "mcpreel diff: cannot write %s: %m\n",
+		    out_path);
+		out = stdout;
+		goto out;
+	}
+	if (strcmp(report, "json") == 0)
+		sdiff_out_json(out, &rep);
+	else if (strcmp(report, "junit") == 0)
+		sdiff_out_junit(out, &rep);
+	else
+		sdiff_out_text(out, &rep, out == stdout &&
+		    isatty(STDOUT_FILENO));
+	if (out != stdout && strcmp(report, "text") != 0)
+		sdiff_out_text(stdout, &rep, isatty(STDOUT_FILENO));
+	if (fflush(out) != 0 || ferror(out)) {
+		fprintf(stderr, "mcpreel diff: cannot write the report: %m\n");
+		goto out;
+	}
+	rc = sdiff_exit_status(&rep);
+	goto out;
+
+bad:
+	fprintf(stderr, "mcpreel diff: %s\n", cause);
+	rc = EXIT_USAGE;
+out:
+	if (out != stdout)
+		fclose(out);
+	store_close(a.st);
+	store_close(b.st);
+	sdiff_clear(&rep);
+	plan_clear(&pa);
+	plan_clear(&pb);
+	rules_clear(&rules);
+	free(a.name);
+	free(b.name);
+	free(cause);
+	return rc;
+}

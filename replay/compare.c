@@ -1,0 +1,86 @@
+/*
+ * One recorded exchange's answer against another answer to the same
+ * request, into a report: replay compares the live server's answer,
+ * diff the answer a second recording holds.  The one place that decides
+ * whether two answers are the same, so both commands report alike.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+
+/* Short params shown in reports. */
+#define COMPARE_PARAMS_MAX	60
+
+/* A short, one-line form of a request's params, for people. */
+char *
+compare_params(const json_t *msg)
+{
+	json_t	*params = json_object_get(msg, "params");
+	char	*s, *out;
+	size_t	 len;
+
+	if (params == NULL)
+		return xstrdup("");
+	s = json_dumps(params, JSON_COMPACT | JSON_PRESERVE_ORDER |
+	    JSON_ENCODE_ANY);
+	if (s == NULL)
+		return xstrdup("");
+	len = strlen(s);
+	if (len <= COMPARE_PARAMS_MAX)
+		return s;
+	xasprintf(&out, "%.*s...", COMPARE_PARAMS_MAX - 3, s);
+	free(s);
+	return out;
+}
+
+/*
+ * A new result in rep for recorded request req and its recorded answer
+ * ans (both in rep's plan, which must outlive rep); its status is set by
+ * compare_answer().
+ */
+struct rresult *
+compare_add(struct replay_report *rep, const struct rmsg *req,
+    const struct rmsg *ans)
+{
+	struct rresult	*res;
+
+	rep->r = xreallocarray(rep->r, rep->n + 1, sizeof *rep->r);
+	res = &rep->r[rep->n++];
+	memset(res, 0, sizeof *res);
+	res->seq = req->seq;
+	res->method = req->method;
+	res->id = req->id;
+	res->params = compare_params(req->json);
+	res->rec_latency_ns = clock_sub(ans->mono_ns, req->mono_ns);
+	res->live_latency_ns = -1;
+	return res;
+}
+
+/*
+ * Compare other (the answer to compare, NULL when none came;
+ * other_truncated when it was recorded cut at the record cap) with the
+ * recorded answer ans to req, under rules: res gets its status and
+ * differences, rep its count, and rules the note of what they matched.
+ */
+void
+compare_answer(struct replay_report *rep, struct rresult *res,
+    const struct rmsg *req, const struct rmsg *ans, const json_t *other,
+    int other_truncated, struct diff_rules *rules)
+{
+	if (req->truncated || ans->truncated || other_truncated)
+		res->status = RSTATUS_TRUNCATED;
+	else if (rules_skips(rules, req->json))
+		res->status = RSTATUS_IGNORED;
+	else if (other == NULL)
+		res->status = RSTATUS_MISSING;
+	else if (ans->json == NULL || diff_messages_for(req->json, ans->json,
+	    other, rules, &res->diff) > 0)
+		res->status = RSTATUS_DIFFERENT;
+	else
+		res->status = RSTATUS_SAME;
+	if (res->status == RSTATUS_DIFFERENT || res->status == RSTATUS_SAME)
+		rules_note_use(rules, req->json, ans->json, other);
+	rep->count[res->status]++;
+}
