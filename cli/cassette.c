@@ -176,6 +176,18 @@ cassette_free(struct cassette *c)
 	free(c);
 }
 
+/*
+ * Keep the temporary store's files past the process (a recording whose
+ * cassette could not be written), and free the cassette.
+ */
+void
+cassette_keep(struct cassette *c)
+{
+	free(c->dir);
+	c->dir = NULL;
+	cassette_free(c);
+}
+
 /* Write session id of st to path as a cassette, whole or not at all. */
 int
 cassette_save(struct store *st, int64_t id, const char *path, char **cause)

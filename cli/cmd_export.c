@@ -488,6 +488,9 @@ export_close(FILE *f, const char *path, char *tmp, int failed, char **cause)
 
 	if (fflush(f) != 0 || ferror(f))
 		failed = 1;
+	/* On disk before the rename makes it the file: whole after a crash. */
+	if (!failed && tmp != NULL && fsync(fileno(f)) != 0)
+		failed = 1;
 	if (f != stdout && fclose(f) != 0)
 		failed = 1;
 	if (failed) {
