@@ -253,6 +253,8 @@ test('record --cassette: SIGKILL leaves an existing FILE as it was', { timeout: 
   }
 });
 
+// mcpreel record --listen 127.0.0.1:0 --upstream ORIGIN --cassette FILE,
+// two SDK client sessions through it, then SIGTERM.
 test('record --cassette over Streamable HTTP: one MCP session is FILE, the next FILE-2; each the export of its session', { skip: needsHttp, timeout: 180000 }, async () => {
   await withCleanup(async ({ dir, defer }) => {
     const se = await startServerEverything('streamableHttp');
