@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { runSession, runSessionWith, serverEverythingCommand, streamableHttpTransport } from './lib/session.mjs';
+import { runSession, runSessionWith, serverEverythingCommand, sseTransport, streamableHttpTransport } from './lib/session.mjs';
 import { mcpreelHttpSupport, request, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
 import { sessionsOf } from './lib/dbcheck.mjs';
 import { MCPREEL, runMcpreel, sql, tempDir, withCleanup } from './lib/util.mjs';
@@ -287,6 +287,29 @@ test('record --cassette over Streamable HTTP: one MCP session is FILE, the next 
     }
     assert.match(stopped.stderr, /cassette .*http\.jsonl: session 1/);
     assert.match(stopped.stderr, /cassette .*http-2\.jsonl: session 2/);
+  });
+});
+
+test('record --cassette over legacy HTTP+SSE: FILE is the export of the session', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const se = await startServerEverything('sse');
+    defer(se.stop);
+    const db = join(dir, 'rec.db');
+    const file = join(dir, 'sse.jsonl');
+    const proxy = await startMcpreelHttp({ db, upstream: se.origin, args: ['--cassette', file] });
+    defer(() => proxy.stop());
+    const direct = await runSessionWith(sseTransport(se.url), {});
+    const proxied = await runSessionWith(sseTransport(`${proxy.url}/sse`), {});
+    assert.deepEqual(proxied, direct, 'the client sees the same results through mcpreel');
+    const stopped = await proxy.stop();
+    assert.equal(stopped.code, 0, stopped.stderr);
+    const sessions = sessionsOf(db);
+    assert.equal(sessions.length, 1, JSON.stringify(sessions));
+    assert.deepEqual(readFileSync(file), await exported(['--db', db, String(sessions[0].id)]), 'FILE: the export of the session');
+    const lines = cassetteLines(file);
+    assert.equal(lines[0].transport, 'sse');
+    assert.ok(lines.filter((l) => l.type === 'message').length > 30, 'the whole session');
+    assert.equal(existsSync(join(dir, 'sse-2.jsonl')), false, 'one session, one file');
   });
 });
 
