@@ -217,7 +217,7 @@ void		 record_cassette_hold(int);
 int		 record_cassette_write(const char *, int64_t *, size_t, int,
 		     const char *, char **);
 
-/* The session a command was given: from the database or a cassette. */
+/* session_arg.c: the session a command was given, database or cassette. */
 struct session_arg {
 	struct store	*st;		/* open, or NULL once handed on */
 	char		*db;		/* the database's path (a cassette's
