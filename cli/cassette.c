@@ -208,9 +208,9 @@ cassette_session(const struct cassette *c)
 	return c->id;
 }
 
-/* Remove the temporary store and free the cassette. */
-void
-cassette_free(struct cassette *c)
+/* Free the cassette, removing its temporary store unless keep. */
+static void
+cassette_release(struct cassette *c, int keep)
 {
 	size_t	i;
 
@@ -218,12 +218,30 @@ cassette_free(struct cassette *c)
 		return;
 	if (c->slot != -1)
 		cassette_slots[c->slot] = NULL;
-	cassette_unlink(c);
+	if (!keep)
+		cassette_unlink(c);
 	for (i = 0; i < CASSETTE_NFILES; i++)
 		free(c->files[i]);
 	free(c->dir);
 	free(c->db);
 	free(c);
+}
+
+/* Remove the temporary store and free the cassette. */
+void
+cassette_free(struct cassette *c)
+{
+	cassette_release(c, 0);
+}
+
+/*
+ * Keep the temporary store's files past the process (a recording whose
+ * cassette could not be written), and free the cassette.
+ */
+void
+cassette_keep(struct cassette *c)
+{
+	cassette_release(c, 1);
 }
 
 /* Write session id of st to path as a cassette, whole or not at all. */

@@ -208,7 +208,18 @@ struct cassette	*cassette_temp(char **);
 const char	*cassette_db(const struct cassette *);
 int64_t		 cassette_session(const struct cassette *);
 void		 cassette_free(struct cassette *);
+void		 cassette_keep(struct cassette *);
 int		 cassette_save(struct store *, int64_t, const char *, char **);
+
+/*
+ * record_cassette.c: record --cassette FILE.  Over HTTP a run's sessions
+ * go to FILE, FILE-2, ... (record_cassette_path), oldest first.
+ */
+int		 record_cassette_check(const char *, char **);
+char		*record_cassette_path(const char *, size_t);
+void		 record_cassette_hold(int);
+int		 record_cassette_write(const char *, int64_t *, size_t, int,
+		     const char *, char **);
 
 /* session_arg.c: the session a command was given, database or cassette. */
 struct session_arg {

@@ -19,6 +19,15 @@
 #define RECORD_OPT_FAULT	0x110
 #define RECORD_OPT_FAULTS	0x111
 #define RECORD_OPT_SEED		0x112
+/* The getopt codes of --cassette and --no-db. */
+#define RECORD_OPT_CASSETTE	0x113
+#define RECORD_OPT_NO_DB	0x114
+
+/* record --cassette FILE [--no-db]: where the recording goes at the end. */
+struct record_out {
+	const char	*cassette;	/* --cassette FILE, or NULL */
+	struct cassette	*temp;		/* --no-db: the temporary store */
+};
 
 /* Where --upstream listens without --listen. */
 #define RECORD_DEFAULT_LISTEN "127.0.0.1:8808"
@@ -76,9 +85,10 @@ void
 cmd_record_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: mcpreel record [--db PATH] [--name NAME] [-v] -- CMD [ARGS...]\n"
-	    "       mcpreel record [--db PATH] [--name NAME] [-v] [--listen ADDR]\n"
-	    "                      --upstream URL [HTTP OPTIONS]\n"
+	    "usage: mcpreel record [--db PATH | --no-db] [--cassette FILE] [--name NAME]\n"
+	    "                      [-v] -- CMD [ARGS...]\n"
+	    "       mcpreel record [--db PATH | --no-db] [--cassette FILE] [--name NAME]\n"
+	    "                      [-v] [--listen ADDR] --upstream URL [HTTP OPTIONS]\n"
 	    "\n"
 	    "Run CMD as an MCP server over stdio, in place of the server: the host\n"
 	    "talks to mcpreel's stdin and stdout exactly as it would to CMD's.\n"
@@ -92,6 +102,22 @@ cmd_record_usage(FILE *f)
 	    "  --db PATH     the database (default: $MCPREEL_DB, else\n"
 	    "                ~/.local/share/mcpreel/mcpreel.db); created mode 0600\n"
 	    "  --name NAME   a name for the session, to find it by later\n"
+	    "  --cassette FILE\n"
+	    "                when the session ends (whatever ends it: the host,\n"
+	    "                the server, a signal), write it to FILE as a\n"
+	    "                cassette: what 'mcpreel export' writes, mode 0600,\n"
+	    "                whole or not at all (a file beside FILE renamed\n"
+	    "                over it).  Over HTTP, when the recording stops:\n"
+	    "                the first MCP session to FILE, the next to FILE-2\n"
+	    "                (before the extension: a-2.jsonl), ...; a session\n"
+	    "                without a message gets none.  A FILE that cannot be\n"
+	    "                made stops record before it starts; one that cannot\n"
+	    "                be written at the end exits 1 (or the server's\n"
+	    "                non-zero status), saying where the recording is.  A\n"
+	    "                server that did not start leaves FILE as it was\n"
+	    "  --no-db       record into a temporary store, removed at exit,\n"
+	    "                not the database: no database is made or opened,\n"
+	    "                and FILE is all that is kept (needs --cassette)\n"
 	    "  -v, -q        more or less on stderr\n"
 	    "  --spin-us N   after bytes move, poll for N microseconds more\n"
 	    "                before sleeping (default %d; 0: sleep at once).\n"
@@ -163,8 +189,8 @@ cmd_record_usage(FILE *f)
 	    "path under URL (Streamable HTTP, and the legacy HTTP+SSE transport).\n"
 	    "Point the client at mcpreel's address instead of the server's.  Each\n"
 	    "MCP session (Mcp-Session-Id, or the legacy endpoint URL's session) is\n"
-	    "recorded as a session of its own.  It runs until SIGINT or SIGTERM,\n"
-	    "then exits 0.\n"
+	    "recorded as a session of its own.  It runs until SIGINT, SIGTERM or\n"
+	    "SIGHUP (SIGHUP re-reads --faults instead, when given), then exits 0.\n"
 	    "\n"
 	    "HTTP options:\n"
 	    "  --listen ADDR          where to listen: PORT, HOST:PORT or [V6]:PORT\n"
@@ -217,8 +243,45 @@ cmd_record_usage(FILE *f)
 	    "@modelcontextprotocol/server-everything\n"
 	    "  mcpreel record --listen 127.0.0.1:8808 --upstream "
 	    "http://127.0.0.1:3001\n"
+	    "  mcpreel record --no-db --cassette tests/fixtures/everything.jsonl -- "
+	    "npx -y @modelcontextprotocol/server-everything\n"
 	    "  mcpreel record --redact-key ssn --redact-regex "
 	    "'[0-9]{4}-[0-9]{4}-[0-9]{4}' -- ./server\n");
+}
+
+/*
+ * Write the sessions ids[0..n) of the store at db as ro's cassettes once
+ * the writer has stopped; over HTTP (http) a session without a message
+ * gets none.  Returns the exit code: code, or 1 in its place when it was
+ * 0 and the cassette could not be written, which leaves the recording
+ * where it is (the temporary store of --no-db kept) and says where.
+ */
+static int
+record_out_write(struct record_out *ro, const char *db, int64_t *ids,
+    size_t n, int http, int code)
+{
+	char	*cause = NULL;
+	int	 written;
+
+	written = record_cassette_write(db, ids, n, http, ro->cassette,
+	    &cause);
+	if (written > 0)
+		return code;
+	if (written == 0) {
+		fprintf(stderr, "mcpreel record: no MCP message was recorded: "
+		    "the cassette %s was not written\n", ro->cassette);
+		return code != 0 ? code : EXIT_FAIL;
+	}
+	fprintf(stderr, "mcpreel record: %s\n", cause);
+	free(cause);
+	if (ro->temp != NULL) {
+		cassette_keep(ro->temp);
+		ro->temp = NULL;
+	}
+	fprintf(stderr, "mcpreel record: the recording is kept in %s ('mcpreel "
+	    "sessions --db %s'; 'mcpreel export --db %s SESSION -o FILE' "
+	    "writes a cassette)\n", db, db, db);
+	return code != 0 ? code : EXIT_FAIL;
 }
 
 /* Say what is wrong with --listen or --upstream before anything starts. */
@@ -247,12 +310,16 @@ record_check_http(const struct http_options *http)
  */
 static int
 record_over_http(struct writer *w, struct http_options *http,
-    struct livecheck *lc, char *path)
+    struct livecheck *lc, char *path, struct record_out *ro)
 {
 	struct record_result	res;
-	int			rc;
+	int			rc, code;
+	int64_t			*ids;
+	size_t			 n;
 
 	rc = record_http(w, http, &res);
+	if (rc == 0 && ro->cassette != NULL)
+		record_cassette_hold(1);
 	writer_stop(w);
 	tap_set_check(NULL);
 	livecheck_stop(lc);
@@ -262,14 +329,20 @@ record_over_http(struct writer *w, struct http_options *http,
 			res.reason = tap_redact_text(res.reason);
 		fprintf(stderr, "mcpreel record: %s\n", res.reason != NULL ?
 		    res.reason : "recording failed");
-	}
-	else
+	} else if (ro->temp == NULL)
 		log_info("recorded to %s", path);
+	code = res.exit_code;
+	if (rc == 0 && ro->cassette != NULL) {
+		ids = record_http_ids(&res, &n);
+		code = record_out_write(ro, path, ids, n, 1, code);
+		free(ids);
+		record_cassette_hold(0);
+	}
 	record_http_free(&res);
 	free(res.reason);
 	free(http->redact);
 	free(path);
-	return res.exit_code;
+	return code;
 }
 
 /* SIGHUP with --faults: the rules again, into the set in force. */
@@ -311,6 +384,8 @@ cmd_record(int argc, char **argv)
 		{ "fault", required_argument, NULL, RECORD_OPT_FAULT },
 		{ "faults", required_argument, NULL, RECORD_OPT_FAULTS },
 		{ "seed", required_argument, NULL, RECORD_OPT_SEED },
+		{ "cassette", required_argument, NULL, RECORD_OPT_CASSETTE },
+		{ "no-db", no_argument, NULL, RECORD_OPT_NO_DB },
 		LIMITS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
@@ -333,10 +408,13 @@ cmd_record(int argc, char **argv)
 	struct fault_set		*faults = NULL;
 	struct record_faults		 rf;
 	char				*fnote = NULL;
+	struct record_out		 ro;
+	int				 no_db = 0, started;
 
 	memset(&http, 0, sizeof http);
 	memset(&fopts, 0, sizeof fopts);
 	memset(&rf, 0, sizeof rf);
+	memset(&ro, 0, sizeof ro);
 	/* The rules are built as options come; the defaults go in last. */
 	rules = redact_new(0);
 	limits_listen_defaults(&http.lim);
@@ -448,6 +526,12 @@ cmd_record(int argc, char **argv)
 				goto usage;
 			}
 			break;
+		case RECORD_OPT_CASSETTE:
+			ro.cassette = optarg;
+			break;
+		case RECORD_OPT_NO_DB:
+			no_db = 1;
+			break;
 		case 'h':
 			cmd_record_usage(stdout);
 			redact_free(rules);
@@ -480,6 +564,23 @@ cmd_record(int argc, char **argv)
 		    "--upstream URL for an HTTP server)\n");
 		goto usage;
 	}
+	if (no_db && ro.cassette == NULL) {
+		fprintf(stderr, "mcpreel record: --no-db needs --cassette FILE "
+		    "(without a database the recording must go somewhere)\n");
+		goto usage;
+	}
+	if (no_db && db != NULL) {
+		fprintf(stderr, "mcpreel record: give either --db PATH or "
+		    "--no-db, not both\n");
+		goto usage;
+	}
+	/* A cassette that could not be written is found out now. */
+	if (ro.cassette != NULL && record_cassette_check(ro.cassette,
+	    &cause) != 0) {
+		fprintf(stderr, "mcpreel record: %s\n", cause);
+		free(cause);
+		goto usage;
+	}
 	if (http.upstream != NULL && http.listen == NULL)
 		http.listen = RECORD_DEFAULT_LISTEN;
 	http.name = name;
@@ -507,9 +608,16 @@ cmd_record(int argc, char **argv)
 		goto usage;
 	}
 
-	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, STORE_CREATE | STORE_PRIVATE,
-	    &cause)) == NULL) {
+	/* --no-db: a private store of our own, removed at exit. */
+	if (no_db) {
+		if ((ro.temp = cassette_temp(&cause)) != NULL)
+			path = xstrdup(cassette_db(ro.temp));
+		else
+			path = NULL;
+	} else
+		path = dbpath_resolve(db, &cause);
+	if (path == NULL || (st = store_open(path, STORE_CREATE |
+	    STORE_PRIVATE, &cause)) == NULL) {
 		fprintf(stderr, "mcpreel record: %s\n", cause);
 		free(cause);
 		free(path);
@@ -552,7 +660,8 @@ cmd_record(int argc, char **argv)
 				rf.reload = record_fault_reload_http;
 			http.faults = &rf;
 		}
-		rc = record_over_http(w, &http, lc, path);
+		rc = record_over_http(w, &http, lc, path, &ro);
+		cassette_free(ro.temp);
 		tap_set_redact(NULL);
 		redact_free(rules);
 		if (faults != NULL)
@@ -571,8 +680,10 @@ cmd_record(int argc, char **argv)
 	free(target);
 
 	record_set_faults(&rf);
-	record_stdio(w, s, argv, &res);
+	started = record_stdio(w, s, argv, &res) == 0;
 	record_set_faults(NULL);
+	if (ro.cassette != NULL)
+		record_cassette_hold(1);
 
 	/* A reason may name the command ("cannot run 'TOKEN=X'"). */
 	if (res.reason != NULL)
@@ -594,9 +705,22 @@ cmd_record(int argc, char **argv)
 		    "but could not be recorded",
 		    (long long)writer_session_id(s), path,
 		    (unsigned long long)lost);
-	else
+	else if (ro.temp == NULL)
 		log_info("recorded session %lld in %s",
 		    (long long)writer_session_id(s), path);
+	rc = res.exit_code;
+	if (ro.cassette != NULL) {
+		int64_t	id = writer_session_id(s);
+
+		/* A typo in CMD does not replace a cassette with nothing. */
+		if (!started)
+			log_warnx("the server did not start: the cassette %s "
+			    "is left as it was", ro.cassette);
+		else
+			rc = record_out_write(&ro, path, &id, 1, 0, rc);
+		record_cassette_hold(0);
+	}
+	cassette_free(ro.temp);
 	writer_session_free(s);
 	free(res.reason);
 	free(path);
@@ -606,8 +730,9 @@ cmd_record(int argc, char **argv)
 		fault_set_free(faults);
 	fault_opts_clear(&fopts);
 	free(fnote);
-	return res.exit_code;
+	return rc;
 usage:
+	cassette_free(ro.temp);
 	tap_set_redact(NULL);
 	redact_free(rules);
 	free(http.redact);

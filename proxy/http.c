@@ -614,7 +614,7 @@ proxy_signal_cb(evutil_socket_t sig, short events, void *arg)
 
 /*
  * Listen for clients and record their traffic with the upstream until
- * SIGINT or SIGTERM.  Returns -1 (res says why) when it cannot start.
+ * SIGINT, SIGTERM or SIGHUP (but SIGHUP re-reads --faults).  Returns -1 (res says why) when it cannot start.
  */
 int
 record_http(struct writer *w, const struct http_options *opt,
@@ -668,10 +668,15 @@ record_http(struct writer *w, const struct http_options *opt,
 		p.sigs[i] = evsignal_new(p.base, sigs[i], proxy_signal_cb, &p);
 		evsignal_add(p.sigs[i], NULL);
 	}
-	if (opt->faults != NULL && opt->faults->reload != NULL) {
-		p.sighup = evsignal_new(p.base, SIGHUP, proxy_sighup_cb, &p);
-		evsignal_add(p.sighup, NULL);
-	}
+	/*
+	 * SIGHUP re-reads --faults; else it is a hangup (the terminal
+	 * closed), and stops the recording as SIGTERM does, so that its
+	 * sessions end and their cassettes are written.
+	 */
+	p.sighup = evsignal_new(p.base, SIGHUP, opt->faults != NULL &&
+	    opt->faults->reload != NULL ? proxy_sighup_cb : proxy_signal_cb,
+	    &p);
+	evsignal_add(p.sighup, NULL);
 	/* Said at any log level, alone on its line: scripts wait for it. */
 	log_warnx("listening on %s", p.origin);
 	{
@@ -716,6 +721,31 @@ record_http(struct writer *w, const struct http_options *opt,
 	/* The sessions outlive the loop: the caller stops the writer. */
 	res->sessions = p.sessions;
 	return 0;
+}
+
+/*
+ * The ids of the sessions record_http() recorded, once the writer has
+ * stopped (a session never written has none and is left out); *n gets
+ * their number.  Free the array.
+ */
+int64_t *
+record_http_ids(const struct record_result *res, size_t *n)
+{
+	struct hsession	*hs;
+	int64_t		*ids = NULL;
+	size_t		 count = 0;
+
+	for (hs = res->sessions; hs != NULL; hs = hs->next)
+		count++;
+	*n = 0;
+	if (count == 0)
+		return NULL;
+	ids = xreallocarray(NULL, count, sizeof *ids);
+	for (hs = res->sessions; hs != NULL; hs = hs->next) {
+		if (writer_session_id(hs->ws) > 0)
+			ids[(*n)++] = writer_session_id(hs->ws);
+	}
+	return ids;
 }
 
 /* Free what record_http() left, once the writer has stopped. */

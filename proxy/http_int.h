@@ -269,7 +269,7 @@ struct hproxy {
 	int			 nsessions;	/* keyed and pending ones made
 						   (and refused) */
 	struct event		*sigs[2];
-	struct event		*sighup;	/* --faults: re-read on SIGHUP */
+	struct event		*sighup;	/* re-reads --faults, else stops */
 	char			*stop_reason;
 	size_t			 fheld;		/* --fault: bytes held for
 						   decisions, all exchanges */

@@ -159,5 +159,6 @@ struct http_options {
 int		 record_http(struct writer *, const struct http_options *,
 		     struct record_result *);
 void		 record_http_free(struct record_result *);
+int64_t		*record_http_ids(const struct record_result *, size_t *);
 
 #endif
