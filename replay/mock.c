@@ -554,6 +554,22 @@ fallback_record(struct mock *mk, enum dir d, const char *bytes, size_t len)
 	writer_message(mk->opt->w, mk->opt->ws, NULL, m);
 }
 
+/*
+ * Record a message as the client sent or got it, in the cassette being
+ * recorded: always (a forwarded request or its answer), or (any) only
+ * while a forwarded request is in flight unless all of it is recorded.
+ */
+static void
+mock_cassette(struct mock *mk, enum dir d, const char *bytes, size_t len,
+    int any)
+{
+	if (mk->opt->cw == NULL || (any && !mk->opt->cw_all &&
+	    json_object_size(mk->fb_waiting) == 0))
+		return;
+	writer_message(mk->opt->cw, mk->opt->cws, NULL, msg_new(d, bytes,
+	    len));
+}
+
 /* Pass a client message on to the fallback server. */
 static void
 fallback_send(struct mock *mk, const char *bytes, size_t len)
@@ -577,6 +593,9 @@ fallback_answer(struct mock *mk, json_t *entry, json_t *answer,
 
 	json_object_set(answer, "id", json_object_get(entry, "id"));
 	s = mock_dump(answer);
+	/* The fallback's answer; not the mock's error when it gave none. */
+	if (fb != NULL)
+		mock_cassette(mk, DIR_S2C, s, strlen(s), 0);
 	mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), fb, fblen);
 	free(s);
 }
@@ -626,6 +645,7 @@ fallback_message_cb(const char *bytes, size_t len, void *arg)
 		writer_event(mk->opt->w, mk->opt->ws, "note", note,
 		    strlen(note));
 	}
+	mock_cassette(mk, DIR_S2C, bytes, len, 1);
 	mock_out(mk, MOCKFAULT_SEND, NULL, bytes, len, bytes, len);
 	/*
 	 * A client that does not keep up with its event stream: the fallback
@@ -703,7 +723,8 @@ fallback_closed_cb(const char *why, void *arg)
  * over HTTP there are many clients); 0 when it went, -1 when it cannot.
  */
 static int
-fallback_forward(struct mock *mk, struct ereq *er, const json_t *msg)
+fallback_forward(struct mock *mk, struct ereq *er, const json_t *msg,
+    const char *bytes, size_t len)
 {
 	struct timeval	 tv = { 1, 0 };
 	json_t		*copy, *entry;
@@ -716,6 +737,7 @@ fallback_forward(struct mock *mk, struct ereq *er, const json_t *msg)
 	entry = json_pack("{s:I, s:O, s:I}", "er", (json_int_t)(intptr_t)er,
 	    "id", json_object_get(msg, "id"), "deadline", (json_int_t)
 	    (clock_mono_ns() + (int64_t)MOCK_FALLBACK_TIMEOUT_MS * 1000000));
+	mock_cassette(mk, DIR_C2S, bytes, len, 0);
 	json_object_set_new(mk->fb_waiting, idtext, entry);
 	copy = json_deep_copy(msg);
 	json_object_set_new(copy, "id", json_string(id));
@@ -749,7 +771,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	    mk->plan->m[e->req].method != NULL &&
 	    strcmp(mk->plan->m[e->req].method, "initialize") == 0)
 		fallback_send(mk, bytes, len);	/* it must be ready too */
-	if (e == NULL && fallback_forward(mk, er, msg) == 0)
+	if (e == NULL && fallback_forward(mk, er, msg, bytes, len) == 0)
 		return;
 	if (e == NULL) {
 		err = matcher_miss(mk->m, msg);
@@ -851,8 +873,10 @@ mock_deliver(struct ereq *er, const char *bytes, size_t len, void *arg)
 		/* Ours, or the fallback's (it asked through us). */
 		if ((idtext = scan_id_dup(bytes, &sc)) != NULL &&
 		    mock_answer(mk, idtext) != 0) {
-			if (mk->fb != NULL)
+			if (mk->fb != NULL) {
+				mock_cassette(mk, DIR_C2S, bytes, len, 1);
 				fallback_send(mk, bytes, len);
+			}
 			else
 				log_debug("mock: an answer (id %s) to nothing "
 				    "we asked", idtext);
@@ -860,8 +884,10 @@ mock_deliver(struct ereq *er, const char *bytes, size_t len, void *arg)
 		free(idtext);
 		break;
 	case KIND_NOTIFICATION:
-		if (mk->fb != NULL)
+		if (mk->fb != NULL) {
+			mock_cassette(mk, DIR_C2S, bytes, len, 1);
 			fallback_send(mk, bytes, len);
+		}
 		break;
 	default:
 		/* As a JSON-RPC server would: a parse error, no id. */
