@@ -552,7 +552,16 @@ serve:
 		rc = EXIT_FAIL;
 	}
 	free(stats.out_error);
-	if (rec.rm.w != NULL) {
+	if (rec.rm.w != NULL && !rec.rm.appending && (stats.fb_lost ||
+	    stats.fb_failed > 0 || stats.missed > 0)) {
+		/* A broken server must not wipe a good cassette. */
+		fprintf(stderr, "mcpreel mock: the server %s, so %s was left "
+		    "as it was (--record-mode %s rewrites it only from a whole "
+		    "session)\n", stats.fb_lost ? "went away" :
+		    stats.fb_failed > 0 ? "did not answer every request" :
+		    "could not be reached", rec.path, recmode_name(rec.mode));
+		rc = EXIT_FAIL;
+	} else if (rec.rm.w != NULL) {
 		if (recmode_end(&rec.rm, &added, &cause) != 0) {
 			fprintf(stderr, "mcpreel mock: the cassette was not "
 			    "written: %s\n", cause);

@@ -718,6 +718,7 @@ fallback_sweep_cb(evutil_socket_t fd, short events, void *arg)
 		    "error", "code", -32603, "message", why);
 		free(why);
 		fallback_answer(mk, entry, err, NULL, 0);
+		mk->stats->fb_failed++;
 		json_decref(err);
 		json_decref(entry);
 	}
@@ -741,8 +742,10 @@ fallback_closed_cb(const char *why, void *arg)
 {
 	struct mock	*mk = arg;
 
-	if (!mk->fb_finishing)
+	if (!mk->fb_finishing) {
 		log_warnx("mock: the fallback server is gone: %s", why);
+		mk->stats->fb_lost = 1;
+	}
 	free(mk->fb_why);
 	mk->fb_why = xstrdup(why);
 	if (mk->fb_finishing)
@@ -1234,6 +1237,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 				    (MOCK_FALLBACK_FINISH_MS % 1000) * 1000 };
 
 		stats->dropped += json_object_size(mk.fb_waiting);
+		stats->fb_failed += json_object_size(mk.fb_waiting);
 		json_object_foreach(mk.fb_waiting, k, v)
 			ereq_end(mk.ep, (struct ereq *)(intptr_t)
 			    json_integer_value(json_object_get(v, "er")), NULL,

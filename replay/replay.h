@@ -380,6 +380,10 @@ struct mock_stats {
 	uint64_t	 unwritten;	/* answers made but never written */
 	uint64_t	 dropped;	/* requests whose answer was never made
 					   (mock stopped first) */
+	uint64_t	 fb_failed;	/* forwarded requests the fallback did
+					   not answer (in time, or at all) */
+	int		 fb_lost;	/* the fallback went away before the
+					   end */
 	char		*out_error;	/* why writing failed (caller frees),
 					   or NULL */
 };

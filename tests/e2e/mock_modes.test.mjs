@@ -51,6 +51,7 @@ async function clientRun(args, { more = false } = {}) {
     throw e;
   }
   out.stderr = stderr;
+  assert.doesNotMatch(stderr, /Sanitizer|runtime error/, 'mcpreel mock ran clean');
   return out;
 }
 
@@ -186,6 +187,55 @@ test('record modes: the options that do not go together are refused, saying why'
       assert.match(r.stderr.toString(), re, args.join(' '));
       assert.ok(!existsSync(cas), 'no cassette written');
     }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('record modes: all re-records a changed answer as that one line; a server that fails leaves the cassette as it was', { timeout: 180000 }, async () => {
+  const t = tempDir();
+  try {
+    const cas = join(t.dir, 'fixture.jsonl');
+    const log = join(t.dir, 'server.log');
+    const server = ['--', process.execPath, join(PEERS_DIR, 'countpeer.mjs'), log];
+    const mode = (m) => ['mock', '--cassette', cas, '--record-mode', m, '--latency', 'none'];
+    await clientRun([...mode('all'), ...server]);
+    const first = readFileSync(cas).toString();
+
+    // The same server, one answer changed (server v2).
+    const changed = ['--', process.execPath, join(PEERS_DIR, 'mutate.mjs'), 'is 5.', 'is 6.', '--',
+      process.execPath, join(PEERS_DIR, 'countpeer.mjs'), log];
+    const v2 = await clientRun([...mode('all'), ...changed]);
+    assert.equal(v2.sum.content[0].text, 'The sum of 2 and 3 is 6.');
+    const a = first.split('\n');
+    const b = readFileSync(cas).toString().split('\n');
+    assert.equal(b.length, a.length, 'as many lines');
+    const differ = a.map((l, i) => i).filter((i) => a[i] !== b[i]);
+    // The header (its target is another command now) and the answer.
+    assert.deepEqual(differ.length, 2, `two lines differ: ${differ.map((i) => b[i]).join('\n')}`);
+    assert.equal(differ[0], 0);
+    const [oldHead, newHead] = [JSON.parse(a[0]), JSON.parse(b[0])];
+    assert.match(newHead.target, /mutate\.mjs/);
+    const vol = { started_ns: 0, ended_ns: 0, recorder_pid: 0 };
+    assert.deepEqual({ ...newHead, target: oldHead.target, ...vol }, { ...oldHead, ...vol },
+      'the header differs in its target alone');
+    const line = JSON.parse(b[differ[1]]);
+    assert.equal(line.message.result.content[0].text, 'The sum of 2 and 3 is 6.');
+    // Its times moved onto the old file's clock: its request's (an old
+    // line) is a moment before it, not a run before.
+    const req = JSON.parse(b.find((l) => l.includes(`"seq":${line.reply_to},`)));
+    const gap = line.mono_ns - req.mono_ns;
+    assert.ok(gap >= 0 && gap < 5e9, `the recorded gap kept: ${gap} ns`);
+    assert.ok(line.ts_ns - req.ts_ns >= 0 && line.ts_ns - req.ts_ns < 5e9);
+
+    // A server that dies at once: all does not wipe the cassette.
+    const now = readFileSync(cas);
+    const dead = await runMcpreel([...mode('all'), '--', process.execPath, '-e', 'process.exit(3)'],
+      { input: Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping"}\n') });
+    assert.equal(dead.code, 1, dead.stderr.toString());
+    assert.match(dead.stderr.toString(), /left as it was/);
+    assert.doesNotMatch(dead.stderr.toString(), /Sanitizer|runtime error/);
+    assert.ok(readFileSync(cas).equals(now), 'the cassette as it was');
   } finally {
     t.cleanup();
   }
