@@ -10,7 +10,9 @@
  * as it came, its answer comes back under the same id, and the exchange is
  * recorded as a session of its own.  The client's lifecycle messages
  * (initialize, notifications/initialized) are passed to the fallback too,
- * so it is ready when the first miss comes.
+ * so it is ready when the first miss comes.  With --record-mode the
+ * client's side of the fallback's traffic is recorded too (mock_cassette),
+ * for the cassette.
  */
 
 #include <sys/queue.h>
