@@ -131,7 +131,9 @@ test('record modes: once, none, all, new_episodes write what they say and reach 
     // new_episodes after a client change: the one new exchange appended.
     const mark = serverLog(log).length;
     const grown = await clientRun([...mode('new_episodes'), ...server], { more: true });
-    assert.equal(grown.progress, 2, 'the live progress reached the client');
+    // Live, the SDK may lose the last progress callback (it and the
+    // answer can come in one read); the cassette has both (below).
+    assert.ok(grown.progress >= 1, 'the live progress reached the client');
     assert.deepEqual(requestsAt(serverLog(log).slice(mark)), ['initialize', 'tools/call trigger-long-running-operation'],
       'new_episodes: the server saw the handshake and the one new call');
     const appended = readFileSync(cas);
@@ -153,7 +155,9 @@ test('record modes: once, none, all, new_episodes write what they say and reach 
     const mark2 = serverLog(log).length;
     // (The recorded pacing: all at once, the SDK loses progress callbacks.)
     const replayed = await clientRun(['mock', '--cassette', cas, '--record-mode', 'none'], { more: true });
-    assert.deepEqual(results(replayed), results(grown), 'the grown cassette answers the changed client');
+    assert.equal(replayed.progress, 2, 'the recorded progress played');
+    assert.deepEqual({ ...results(replayed), progress: 0 }, { ...results(grown), progress: 0 },
+      'the grown cassette answers the changed client');
     assert.equal(serverLog(log).length, mark2);
 
     // new_episodes again: nothing missed, nothing written.
