@@ -532,10 +532,16 @@ serve:
 		cli_stdio_notice("mock");
 	if (mock_run(&plan, &m, &opt, &stats, &cause) != 0)
 		goto bad;
-	log_info("mock: answered %llu requests from session %lld, %llu "
-	    "unmatched, %llu forwarded", (unsigned long long)stats.answered,
-	    (long long)id, (unsigned long long)stats.missed,
-	    (unsigned long long)stats.forwarded);
+	if (rec.path != NULL)
+		log_info("mock: answered %llu requests from the cassette, %llu "
+		    "unmatched, %llu forwarded", (unsigned long long)
+		    stats.answered, (unsigned long long)stats.missed,
+		    (unsigned long long)stats.forwarded);
+	else
+		log_info("mock: answered %llu requests from session %lld, %llu "
+		    "unmatched, %llu forwarded", (unsigned long long)
+		    stats.answered, (long long)id, (unsigned long long)
+		    stats.missed, (unsigned long long)stats.forwarded);
 	rc = EXIT_OK;
 	if (stats.out_error != NULL) {
 		fprintf(stderr, "mcpreel mock: %s: %llu answer%s could not be "
@@ -570,7 +576,8 @@ serve:
 		} else
 			log_info("mock: %s: %zu message%s recorded (%s)",
 			    rec.path, added, added == 1 ? "" : "s",
-			    rec.rm.appending ? "appended" : added == 0 &&
+			    rec.rm.appending ? (added == 0 ? "nothing was "
+			    "missing: unchanged" : "appended") : added == 0 &&
 			    access(rec.path, F_OK) == 0 ? "unchanged" :
 			    "rewritten");
 	}

@@ -459,7 +459,6 @@ int		 mock_run(struct plan *, struct matcher *,
  */
 int		 restamp_member(const char *, size_t, const char *, size_t *,
 		     size_t *);
-char		*restamp_key(const char *, size_t);
 char		*restamp_stable(const char *, size_t, const char *, size_t,
 		     size_t *);
 int64_t		 restamp_last_seq(const char *, size_t);

@@ -177,7 +177,7 @@ restamp_add(char **line, size_t *len, int *owned, const char *name,
  * members, compact, members in their order.  NULL for a line that is not
  * a JSON object (never matched).
  */
-char *
+static char *
 restamp_key(const char *line, size_t len)
 {
 	json_t	*o;
