@@ -6,69 +6,106 @@
  * goes through the same readers as a session of the database.
  */
 
-#include <sys/stat.h>
-
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "import.h"
+#include "proxy.h"
+
+/* The files SQLite and the store may make beside a database. */
+static const char *cassette_suffixes[] = {
+	"", "-wal", "-shm", "-journal", "-reserve."	/* and our pid */
+};
+#define CASSETTE_NFILES	(sizeof cassette_suffixes / sizeof cassette_suffixes[0])
 
 struct cassette {
 	char	*dir;		/* the private temporary directory */
 	char	*db;		/* the store in it */
 	int64_t	 id;		/* the session read, 0 for none */
-	struct cassette *next;	/* on the list removed at exit */
+	/* Made in advance: a signal handler may only unlink them. */
+	char	*files[CASSETTE_NFILES];
+	int	 slot;		/* in cassette_slots, -1 if none */
 };
 
-/* Temporary stores not freed yet: removed at exit whatever the way out. */
-static struct cassette	*cassette_live;
+/*
+ * Temporary stores not removed yet, for the exit and signal handlers: a
+ * fixed table, since a handler can walk it without locks or allocation.
+ * A process reads a few cassettes at most; beyond the table, only exit
+ * and free remove them.
+ */
+#define CASSETTE_SLOTS	8
+static struct cassette *volatile cassette_slots[CASSETTE_SLOTS];
 
-/* Remove a temporary store's files and directory. */
+/* Remove a temporary store's files and its directory (signal-safe). */
 static void
-cassette_remove(struct cassette *c)
+cassette_unlink(struct cassette *c)
 {
-	static const char	*suffixes[] = { "", "-wal", "-shm", "-journal" };
-	char			*p;
-	size_t			 i;
+	size_t	i;
 
-	if (c->dir == NULL)
-		return;
-	for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-		xasprintf(&p, "%s%s", c->db, suffixes[i]);
-		unlink(p);
-		free(p);
+	for (i = 0; i < CASSETTE_NFILES; i++) {
+		if (c->files[i] != NULL)
+			unlink(c->files[i]);
 	}
 	rmdir(c->dir);
-	free(c->dir);
-	c->dir = NULL;
 }
 
 static void
 cassette_atexit(void)
 {
-	struct cassette	*c;
+	int	i;
 
-	for (c = cassette_live; c != NULL; c = c->next)
-		cassette_remove(c);
+	for (i = 0; i < CASSETTE_SLOTS; i++) {
+		if (cassette_slots[i] != NULL)
+			cassette_unlink(cassette_slots[i]);
+	}
 }
 
 /*
- * Whether a SESSION argument names a cassette rather than a session of the
- * database: a file that is there, or what only a path looks like (a '/'
- * in it, or a name ending in .jsonl), so a missing file is said to be
- * missing rather than looked for among the sessions.
+ * A signal that would end the process where it stands (none of mcpreel's
+ * own handlers is set for it): remove the temporary stores, then die of
+ * it as before.
+ */
+static void
+cassette_signal(int sig)
+{
+	cassette_atexit();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Catch the signals that end a process, where nothing else catches them. */
+static void
+cassette_catch(void)
+{
+	static const int	 sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction	 sa, old;
+	size_t			 i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = cassette_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_DFL)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+/*
+ * Whether a SESSION argument can only be a cassette: it looks like a path
+ * (a '/' in it, or a name ending in .jsonl), so a missing file is said to
+ * be missing rather than looked for among the sessions.  Another word is
+ * a cassette only when no session has it (session_arg_open()).
  */
 int
 cassette_is(const char *arg)
 {
-	struct stat	 sb;
-	size_t		 len = strlen(arg);
+	size_t	len = strlen(arg);
 
-	if (stat(arg, &sb) == 0 && S_ISREG(sb.st_mode))
-		return 1;
 	return strchr(arg, '/') != NULL || (len > 6 &&
 	    strcmp(arg + len - 6, ".jsonl") == 0);
 }
@@ -80,6 +117,7 @@ cassette_temp(char **cause)
 	static int	 registered;
 	struct cassette	*c = xcalloc(1, sizeof *c);
 	const char	*tmpdir = getenv("TMPDIR");
+	size_t		 i;
 
 	if (tmpdir == NULL || *tmpdir == '\0')
 		tmpdir = "/tmp";
@@ -93,12 +131,25 @@ cassette_temp(char **cause)
 		return NULL;
 	}
 	xasprintf(&c->db, "%s/session.sqlite", c->dir);
+	for (i = 0; i < CASSETTE_NFILES; i++)
+		xasprintf(&c->files[i], "%s%s", c->db, cassette_suffixes[i]);
+	/* store_reserve() names its file after the process. */
+	free(c->files[CASSETTE_NFILES - 1]);
+	xasprintf(&c->files[CASSETTE_NFILES - 1], "%s-reserve.%ld", c->db,
+	    (long)getpid());
 	if (!registered) {
 		atexit(cassette_atexit);
+		cassette_catch();
 		registered = 1;
 	}
-	c->next = cassette_live;
-	cassette_live = c;
+	c->slot = -1;
+	for (i = 0; i < CASSETTE_SLOTS; i++) {
+		if (cassette_slots[i] == NULL) {
+			cassette_slots[i] = c;
+			c->slot = (int)i;
+			break;
+		}
+	}
 	return c;
 }
 
@@ -128,7 +179,7 @@ cassette_load(const char *path, char **cause)
 	imp.path = path;
 	imp.format = IMPORT_JSONL;
 	imp.keep = 1;
-	imp.max_record = 0;
+	imp.max_record = RECORD_MAX_RECORD;
 	if (import_file(&imp, c->db, &id) != 0) {
 		*cause = imp.cause;
 		imp.cause = NULL;
@@ -161,17 +212,16 @@ cassette_session(const struct cassette *c)
 void
 cassette_free(struct cassette *c)
 {
-	struct cassette	**pp;
+	size_t	i;
 
 	if (c == NULL)
 		return;
-	for (pp = &cassette_live; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
-	cassette_remove(c);
+	if (c->slot != -1)
+		cassette_slots[c->slot] = NULL;
+	cassette_unlink(c);
+	for (i = 0; i < CASSETTE_NFILES; i++)
+		free(c->files[i]);
+	free(c->dir);
 	free(c->db);
 	free(c);
 }
@@ -181,44 +231,4 @@ int
 cassette_save(struct store *st, int64_t id, const char *path, char **cause)
 {
 	return export_jsonl_file(st, id, path, cause);
-}
-
-/*
- * Open the session a command was given: SESSION is an id, a name or
- * 'last' in the database (db, or the default one), or a cassette.  flags
- * are store_open()'s, for the database.
- */
-int
-session_arg_open(const char *db, const char *arg, int flags,
-    struct session_arg *sa, char **cause)
-{
-	memset(sa, 0, sizeof *sa);
-	if (cassette_is(arg)) {
-		if ((sa->cassette = cassette_load(arg, cause)) == NULL)
-			return -1;
-		sa->db = xstrdup(cassette_db(sa->cassette));
-		sa->id = cassette_session(sa->cassette);
-	} else if ((sa->db = dbpath_resolve(db, cause)) == NULL)
-		return -1;
-	if ((sa->st = store_open(sa->db, sa->cassette != NULL ?
-	    STORE_PRIVATE : flags, cause)) == NULL)
-		goto fail;
-	if (sa->cassette == NULL && query_find_session(sa->st, arg, &sa->id,
-	    cause) != 0)
-		goto fail;
-	return 0;
-fail:
-	session_arg_close(sa);
-	return -1;
-}
-
-/* Close what session_arg_open() opened (a store handed on is NULL). */
-void
-session_arg_close(struct session_arg *sa)
-{
-	if (sa->st != NULL)
-		store_close(sa->st);
-	free(sa->db);
-	cassette_free(sa->cassette);
-	memset(sa, 0, sizeof *sa);
 }

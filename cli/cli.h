@@ -231,7 +231,7 @@ int64_t		 cassette_session(const struct cassette *);
 void		 cassette_free(struct cassette *);
 int		 cassette_save(struct store *, int64_t, const char *, char **);
 
-/* The session a command was given: from the database or a cassette. */
+/* session_arg.c: the session a command was given, database or cassette. */
 struct session_arg {
 	struct store	*st;		/* open, or NULL once handed on */
 	char		*db;		/* the database's path (a cassette's
