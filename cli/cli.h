@@ -167,6 +167,31 @@ void		 cmd_sessions_usage(FILE *);
 int		 cmd_mock(int, char **);
 void		 cmd_mock_usage(FILE *);
 
+/* recmode.c: mock --record-mode, a cassette recorded through the fallback. */
+enum recmode_mode {
+	RECMODE_NONE,		/* the cassette only */
+	RECMODE_ONCE,		/* NONE if the file is there, else ALL */
+	RECMODE_NEW_EPISODES,	/* misses forwarded and appended */
+	RECMODE_ALL,		/* everything forwarded, the file rewritten */
+	RECMODE_MAX
+};
+struct cassette;
+struct writer;
+struct wsession;
+struct recmode {
+	const char	*path;		/* the cassette */
+	int		 appending;	/* new_episodes on a file there */
+	struct cassette	*tmp;		/* the recording's temporary store */
+	struct writer	*w;
+	struct wsession	*ws;
+};
+int		 recmode_parse(const char *, enum recmode_mode *);
+const char	*recmode_name(enum recmode_mode);
+int		 recmode_begin(struct recmode *, const char *, const char *,
+		     char **);
+int		 recmode_end(struct recmode *, size_t *, char **);
+void		 recmode_clear(struct recmode *);
+
 /* cmd_replay.c */
 int		 cmd_replay(int, char **);
 void		 cmd_replay_usage(FILE *);

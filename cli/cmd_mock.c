@@ -18,6 +18,8 @@ cmd_mock_usage(FILE *f)
 	fprintf(f,
 	    "usage: mcpreel mock [--db PATH] SESSION [--listen ADDR] [OPTIONS]\n"
 	    "       mcpreel mock ... --on-miss forward {--fallback URL | -- CMD [ARGS...]}\n"
+	    "       mcpreel mock --cassette FILE [--record-mode MODE] [--listen ADDR]\n"
+	    "                    [OPTIONS] [--fallback URL | -- CMD [ARGS...]]\n"
 	    "\n"
 	    "Play the server of a recorded session, so a client can be tested\n"
 	    "with no real server: over stdio (a host launches mcpreel mock in\n"
@@ -41,7 +43,30 @@ cmd_mock_usage(FILE *f)
 	    "around the gaps (a string with [REDACTED] in it), when no request\n"
 	    "matches exactly; the log says so.\n"
 	    "\n"
+	    "With --cassette FILE, mock serves a cassette (a session as the\n"
+	    "JSON lines of export) and records it from a live server as\n"
+	    "--record-mode says (see docs/cassettes.md):\n"
+	    "  none          answer from FILE only; a miss gets the explained\n"
+	    "                error; a server given is not started\n"
+	    "  once          none if FILE is there, else all (the default)\n"
+	    "  new_episodes  answer from FILE; a miss goes to the server and\n"
+	    "                the new exchange is appended to FILE (its bytes\n"
+	    "                kept; nothing written when nothing missed; no\n"
+	    "                FILE yet: as all)\n"
+	    "  all           every request goes to the server; FILE is\n"
+	    "                rewritten, a line that changed only in its times\n"
+	    "                kept as it was, so an unchanged session gives the\n"
+	    "                same bytes\n"
+	    "The server is --fallback URL or -- CMD [ARGS...] (needed unless\n"
+	    "none); --on-miss, --db and, when recording, --fault are refused.\n"
+	    "FILE gets what the client sent and got (its own ids), written\n"
+	    "when mock ends (the client closed, or a signal), whole or not at\n"
+	    "all.\n"
+	    "\n"
 	    "options:\n"
+	    "  --cassette FILE    serve and record the cassette FILE\n"
+	    "  --record-mode none|once|new_episodes|all\n"
+	    "                     with --cassette: what is recorded (above)\n"
 	    "  --listen ADDR      serve Streamable HTTP on ADDR (PORT, HOST:PORT;\n"
 	    "                     port 0 picks one; printed on stderr when ready).\n"
 	    "                     A loopback address unless --allow-remote\n"
@@ -146,6 +171,105 @@ cmd_mock_faults(struct fault_opts *fo, int http, char **cause)
 	return NULL;
 }
 
+/* --record-mode and --cassette, and what they need of the command. */
+struct cmd_mock_rec {
+	const char		*path;		/* --cassette FILE, or NULL */
+	int			 mode_given;
+	enum recmode_mode	 mode;
+	int			 on_miss_given;
+	struct cassette		*cas;		/* the cassette read */
+	struct recmode		 rm;		/* the cassette recorded */
+};
+
+/*
+ * mock --cassette FILE: check the options go together, read the cassette
+ * (none, new_episodes on a file there) or start from nothing (all), and
+ * for a mode that records, set the fallback up and begin the recording.
+ * args are the server command after --, if any.
+ */
+static int
+cmd_mock_recmode(struct cmd_mock_rec *rec, const char *db, int argc,
+    char **args, const char *fallback_url, const struct fault_opts *fo,
+    int include_faults, struct mock_options *opt, struct cli_target *target,
+    struct plan *plan, char **cause)
+{
+	struct store	*st;
+	char		*tlabel;
+	int		 exists;
+
+	if (rec->on_miss_given) {
+		xasprintf(cause, "--record-mode says what a miss gets (none: "
+		    "the explained error; once, new_episodes, all: an answer "
+		    "from the server, recorded): leave out --on-miss");
+		return -1;
+	}
+	if (db != NULL) {
+		xasprintf(cause, "--db: with --cassette mock reads and "
+		    "writes the cassette only; leave out --db");
+		return -1;
+	}
+	if (fallback_url != NULL && argc > 0) {
+		xasprintf(cause, "give one server: --fallback URL or -- CMD "
+		    "[ARGS...], not both");
+		return -1;
+	}
+	if (rec->mode != RECMODE_NONE && fallback_url == NULL && argc == 0) {
+		xasprintf(cause, "--record-mode %s records from a live server: "
+		    "give it with --fallback URL or -- CMD [ARGS...] (or use "
+		    "--record-mode none)", recmode_name(rec->mode));
+		return -1;
+	}
+	if (rec->mode != RECMODE_NONE && fault_opts_any(fo)) {
+		xasprintf(cause, "--record-mode %s records the server as it is, "
+		    "and --fault would put the injected faults in the cassette: "
+		    "record it first, then mock it with --record-mode none and "
+		    "--fault", recmode_name(rec->mode));
+		return -1;
+	}
+	exists = access(rec->path, F_OK) == 0;
+	if (rec->mode == RECMODE_ONCE)
+		rec->mode = exists ? RECMODE_NONE : RECMODE_ALL;
+	if (rec->mode == RECMODE_NONE && !exists) {
+		xasprintf(cause, "the cassette %s is not there: record it with "
+		    "--record-mode once and a server", rec->path);
+		return -1;
+	}
+	rec->rm.path = rec->path;
+	rec->rm.appending = rec->mode == RECMODE_NEW_EPISODES && exists;
+	if (rec->mode == RECMODE_NONE || rec->rm.appending) {
+		if ((rec->cas = cassette_load(rec->path, cause)) == NULL)
+			return -1;
+		if ((st = store_open(cassette_db(rec->cas), STORE_PRIVATE,
+		    cause)) == NULL)
+			return -1;
+		if (cli_load_plan(st, cassette_session(rec->cas),
+		    include_faults, "mock", plan, cause) != 0) {
+			store_close(st);
+			return -1;
+		}
+		store_close(st);
+	} else
+		plan_build(plan);	/* nothing: every request a miss */
+	if (rec->mode == RECMODE_NONE)
+		return 0;	/* no server is started */
+	target->url = fallback_url;
+	target->max_body = opt->lim.max_body;
+	target->argv = args;
+	tlabel = cli_target_label(target);
+	if (recmode_begin(&rec->rm, opt->listen != NULL ? "http" : "stdio",
+	    tlabel, cause) != 0) {
+		free(tlabel);
+		return -1;
+	}
+	free(tlabel);
+	opt->fallback = cli_target_open;
+	opt->fallback_arg = target;
+	opt->cw = rec->rm.w;
+	opt->cws = rec->rm.ws;
+	opt->cw_all = !rec->rm.appending;
+	return 0;
+}
+
 int
 cmd_mock(int argc, char **argv)
 {
@@ -163,6 +287,8 @@ cmd_mock(int argc, char **argv)
 		{ "fault", required_argument, NULL, 'X' },
 		{ "faults", required_argument, NULL, 'Y' },
 		{ "seed", required_argument, NULL, 'Z' },
+		{ "record-mode", required_argument, NULL, 'R' },
+		{ "cassette", required_argument, NULL, 'C' },
 		CLI_INCLUDE_FAULTS_LONGOPT,
 		LIMITS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
@@ -177,6 +303,8 @@ cmd_mock(int argc, char **argv)
 	struct cli_target		 target;
 	struct diff_rules		 ignore;
 	struct cmd_mock_fo		 fo;
+	struct cmd_mock_rec		 rec;
+	size_t				 added;
 	const char			*db = NULL;
 	const char			*fallback_url = NULL;
 	char				*label = NULL, *tlabel;
@@ -191,6 +319,8 @@ cmd_mock(int argc, char **argv)
 
 	mock_options_init(&opt);
 	memset(&fo, 0, sizeof fo);
+	memset(&rec, 0, sizeof rec);
+	rec.mode = RECMODE_ONCE;
 	limits_listen_defaults(&opt.lim);
 	opt.lim.max_body = RECORD_MAX_RECORD;
 	memset(&target, 0, sizeof target);
@@ -249,7 +379,20 @@ cmd_mock(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case 'R':
+			if (recmode_parse(optarg, &rec.mode) != 0) {
+				fprintf(stderr, "mcpreel mock: --record-mode "
+				    "takes none, once, new_episodes or all, not "
+				    "'%s'\n", optarg);
+				goto out;
+			}
+			rec.mode_given = 1;
+			break;
+		case 'C':
+			rec.path = optarg;
+			break;
 		case 'O':
+			rec.on_miss_given = 1;
 			if (strcmp(optarg, "forward") == 0)
 				forward = 1;
 			else if (strcmp(optarg, "error") != 0) {
@@ -325,6 +468,19 @@ cmd_mock(int argc, char **argv)
 		    "--faults rules, and none was given\n");
 		goto out;
 	}
+	if (rec.mode_given && rec.path == NULL) {
+		fprintf(stderr, "mcpreel mock: --record-mode goes with "
+		    "--cassette FILE, the cassette it reads or records\n");
+		goto out;
+	}
+	if (rec.path != NULL) {
+		/* No SESSION: the cassette; what follows is the server. */
+		if (cmd_mock_recmode(&rec, db, argc, argv, fallback_url, &fo.o,
+		    include_faults, &opt, &target, &plan, &cause) != 0)
+			goto bad;
+		id = 0;
+		goto serve;
+	}
 	if (argc < 1) {
 		fprintf(stderr, "mcpreel mock: give one SESSION to serve (an "
 		    "id, a name or 'last')\n");
@@ -369,16 +525,23 @@ cmd_mock(int argc, char **argv)
 		store_close(st);
 		st = NULL;
 	}
+serve:
 	matcher_build(&m, &plan, strict, &ignore);
 	built = 1;
 	if (opt.listen == NULL)
 		cli_stdio_notice("mock");
 	if (mock_run(&plan, &m, &opt, &stats, &cause) != 0)
 		goto bad;
-	log_info("mock: answered %llu requests from session %lld, %llu "
-	    "unmatched, %llu forwarded", (unsigned long long)stats.answered,
-	    (long long)id, (unsigned long long)stats.missed,
-	    (unsigned long long)stats.forwarded);
+	if (rec.path != NULL)
+		log_info("mock: answered %llu requests from the cassette, %llu "
+		    "unmatched, %llu forwarded", (unsigned long long)
+		    stats.answered, (unsigned long long)stats.missed,
+		    (unsigned long long)stats.forwarded);
+	else
+		log_info("mock: answered %llu requests from session %lld, %llu "
+		    "unmatched, %llu forwarded", (unsigned long long)
+		    stats.answered, (long long)id, (unsigned long long)
+		    stats.missed, (unsigned long long)stats.forwarded);
 	rc = EXIT_OK;
 	if (stats.out_error != NULL) {
 		fprintf(stderr, "mcpreel mock: %s: %llu answer%s could not be "
@@ -396,6 +559,28 @@ cmd_mock(int argc, char **argv)
 		rc = EXIT_FAIL;
 	}
 	free(stats.out_error);
+	if (rec.rm.w != NULL && !rec.rm.appending && (stats.fb_lost ||
+	    stats.fb_failed > 0 || stats.missed > 0)) {
+		/* A broken server must not wipe a good cassette. */
+		fprintf(stderr, "mcpreel mock: the server %s, so %s was left "
+		    "as it was (--record-mode %s rewrites it only from a whole "
+		    "session)\n", stats.fb_lost ? "went away" :
+		    stats.fb_failed > 0 ? "did not answer every request" :
+		    "could not be reached", rec.path, recmode_name(rec.mode));
+		rc = EXIT_FAIL;
+	} else if (rec.rm.w != NULL) {
+		if (recmode_end(&rec.rm, &added, &cause) != 0) {
+			fprintf(stderr, "mcpreel mock: the cassette was not "
+			    "written: %s\n", cause);
+			rc = EXIT_FAIL;
+		} else
+			log_info("mock: %s: %zu message%s recorded (%s)",
+			    rec.path, added, added == 1 ? "" : "s",
+			    rec.rm.appending ? (added == 0 ? "nothing was "
+			    "missing: unchanged" : "appended") : added == 0 &&
+			    access(rec.path, F_OK) == 0 ? "unchanged" :
+			    "rewritten");
+	}
 	goto out;
 bad:
 	fprintf(stderr, "mcpreel mock: %s\n", cause);
@@ -406,6 +591,8 @@ out:
 		writer_session_free(opt.ws);
 	}
 	store_close(st);
+	recmode_clear(&rec.rm);
+	cassette_free(rec.cas);
 	free(label);
 	if (built)
 		matcher_clear(&m);

@@ -10,7 +10,9 @@
  * as it came, its answer comes back under the same id, and the exchange is
  * recorded as a session of its own.  The client's lifecycle messages
  * (initialize, notifications/initialized) are passed to the fallback too,
- * so it is ready when the first miss comes.
+ * so it is ready when the first miss comes.  With --record-mode the
+ * client's side of the fallback's traffic is recorded too (mock_cassette),
+ * for the cassette.
  */
 
 #include <sys/queue.h>
@@ -554,6 +556,55 @@ fallback_record(struct mock *mk, enum dir d, const char *bytes, size_t len)
 	writer_message(mk->opt->w, mk->opt->ws, NULL, m);
 }
 
+/*
+ * Whether a message that is not a forwarded request or its answer belongs
+ * to the forwarded exchanges in flight: what a server says while working
+ * on a request (progress, log messages, its own requests to the client),
+ * the client's answers to those, and its cancellations.  Not the rest
+ * (the list_changed a server says as it handles the handshake mock passed
+ * it, which may come late enough to overlap the first miss).
+ */
+static int
+mock_cassette_in_flight(enum dir d, const char *bytes, size_t len)
+{
+	struct scan	 sc;
+	char		*method;
+	int		 yes;
+
+	scan_message(bytes, len, &sc);
+	if (sc.kind == KIND_REQUEST)
+		return d == DIR_S2C;
+	if (sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR)
+		return d == DIR_C2S;
+	if (sc.kind != KIND_NOTIFICATION ||
+	    (method = scan_method_dup(bytes, &sc)) == NULL)
+		return 0;
+	yes = d == DIR_S2C ? strcmp(method, "notifications/progress") == 0 ||
+	    strcmp(method, "notifications/message") == 0 :
+	    strcmp(method, "notifications/cancelled") == 0;
+	free(method);
+	return yes;
+}
+
+/*
+ * Record a message as the client sent or got it, in the cassette being
+ * recorded: always (a forwarded request or its answer), or (any) only
+ * when it belongs to a forwarded exchange in flight, unless all of the
+ * fallback's traffic is recorded.
+ */
+static void
+mock_cassette(struct mock *mk, enum dir d, const char *bytes, size_t len,
+    int any)
+{
+	if (mk->opt->cw == NULL)
+		return;
+	if (any && !mk->opt->cw_all && (json_object_size(mk->fb_waiting) ==
+	    0 || !mock_cassette_in_flight(d, bytes, len)))
+		return;
+	writer_message(mk->opt->cw, mk->opt->cws, NULL, msg_new(d, bytes,
+	    len));
+}
+
 /* Pass a client message on to the fallback server. */
 static void
 fallback_send(struct mock *mk, const char *bytes, size_t len)
@@ -577,6 +628,9 @@ fallback_answer(struct mock *mk, json_t *entry, json_t *answer,
 
 	json_object_set(answer, "id", json_object_get(entry, "id"));
 	s = mock_dump(answer);
+	/* The fallback's answer; not the mock's error when it gave none. */
+	if (fb != NULL)
+		mock_cassette(mk, DIR_S2C, s, strlen(s), 0);
 	mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), fb, fblen);
 	free(s);
 }
@@ -626,6 +680,7 @@ fallback_message_cb(const char *bytes, size_t len, void *arg)
 		writer_event(mk->opt->w, mk->opt->ws, "note", note,
 		    strlen(note));
 	}
+	mock_cassette(mk, DIR_S2C, bytes, len, 1);
 	mock_out(mk, MOCKFAULT_SEND, NULL, bytes, len, bytes, len);
 	/*
 	 * A client that does not keep up with its event stream: the fallback
@@ -665,6 +720,7 @@ fallback_sweep_cb(evutil_socket_t fd, short events, void *arg)
 		    "error", "code", -32603, "message", why);
 		free(why);
 		fallback_answer(mk, entry, err, NULL, 0);
+		mk->stats->fb_failed++;
 		json_decref(err);
 		json_decref(entry);
 	}
@@ -688,8 +744,10 @@ fallback_closed_cb(const char *why, void *arg)
 {
 	struct mock	*mk = arg;
 
-	if (!mk->fb_finishing)
+	if (!mk->fb_finishing) {
 		log_warnx("mock: the fallback server is gone: %s", why);
+		mk->stats->fb_lost = 1;
+	}
 	free(mk->fb_why);
 	mk->fb_why = xstrdup(why);
 	if (mk->fb_finishing)
@@ -703,7 +761,8 @@ fallback_closed_cb(const char *why, void *arg)
  * over HTTP there are many clients); 0 when it went, -1 when it cannot.
  */
 static int
-fallback_forward(struct mock *mk, struct ereq *er, const json_t *msg)
+fallback_forward(struct mock *mk, struct ereq *er, const json_t *msg,
+    const char *bytes, size_t len)
 {
 	struct timeval	 tv = { 1, 0 };
 	json_t		*copy, *entry;
@@ -716,6 +775,7 @@ fallback_forward(struct mock *mk, struct ereq *er, const json_t *msg)
 	entry = json_pack("{s:I, s:O, s:I}", "er", (json_int_t)(intptr_t)er,
 	    "id", json_object_get(msg, "id"), "deadline", (json_int_t)
 	    (clock_mono_ns() + (int64_t)MOCK_FALLBACK_TIMEOUT_MS * 1000000));
+	mock_cassette(mk, DIR_C2S, bytes, len, 0);
 	json_object_set_new(mk->fb_waiting, idtext, entry);
 	copy = json_deep_copy(msg);
 	json_object_set_new(copy, "id", json_string(id));
@@ -749,7 +809,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	    mk->plan->m[e->req].method != NULL &&
 	    strcmp(mk->plan->m[e->req].method, "initialize") == 0)
 		fallback_send(mk, bytes, len);	/* it must be ready too */
-	if (e == NULL && fallback_forward(mk, er, msg) == 0)
+	if (e == NULL && fallback_forward(mk, er, msg, bytes, len) == 0)
 		return;
 	if (e == NULL) {
 		err = matcher_miss(mk->m, msg);
@@ -851,8 +911,10 @@ mock_deliver(struct ereq *er, const char *bytes, size_t len, void *arg)
 		/* Ours, or the fallback's (it asked through us). */
 		if ((idtext = scan_id_dup(bytes, &sc)) != NULL &&
 		    mock_answer(mk, idtext) != 0) {
-			if (mk->fb != NULL)
+			if (mk->fb != NULL) {
+				mock_cassette(mk, DIR_C2S, bytes, len, 1);
 				fallback_send(mk, bytes, len);
+			}
 			else
 				log_debug("mock: an answer (id %s) to nothing "
 				    "we asked", idtext);
@@ -860,8 +922,10 @@ mock_deliver(struct ereq *er, const char *bytes, size_t len, void *arg)
 		free(idtext);
 		break;
 	case KIND_NOTIFICATION:
-		if (mk->fb != NULL)
+		if (mk->fb != NULL) {
+			mock_cassette(mk, DIR_C2S, bytes, len, 1);
 			fallback_send(mk, bytes, len);
+		}
 		break;
 	default:
 		/* As a JSON-RPC server would: a parse error, no id. */
@@ -1175,6 +1239,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 				    (MOCK_FALLBACK_FINISH_MS % 1000) * 1000 };
 
 		stats->dropped += json_object_size(mk.fb_waiting);
+		stats->fb_failed += json_object_size(mk.fb_waiting);
 		json_object_foreach(mk.fb_waiting, k, v)
 			ereq_end(mk.ep, (struct ereq *)(intptr_t)
 			    json_integer_value(json_object_get(v, "er")), NULL,

@@ -462,6 +462,15 @@ struct mock_options {
 	struct writer	*w;		/* record forwarded exchanges here */
 	struct wsession	*ws;
 	/*
+	 * A cassette being recorded (--record-mode): the client's side of
+	 * what went through the fallback, its ids and bytes.  cw_all: all
+	 * of it; else only the forwarded exchanges (the request, what the
+	 * fallback and the client said while one was in flight, its answer).
+	 */
+	struct writer	*cw;
+	struct wsession	*cws;
+	int		 cw_all;
+	/*
 	 * --fault: the rules applied at the mock's edge (mockfault.c), or
 	 * NULL; on SIGHUP faults_reload(faults, faults_arg, cause) reads them
 	 * again (NULL: SIGHUP is not caught).
@@ -483,6 +492,10 @@ struct mock_stats {
 	uint64_t	 unwritten;	/* answers made but never written */
 	uint64_t	 dropped;	/* requests whose answer was never made
 					   (mock stopped first) */
+	uint64_t	 fb_failed;	/* forwarded requests the fallback did
+					   not answer (in time, or at all) */
+	int		 fb_lost;	/* the fallback went away before the
+					   end */
 	char		*out_error;	/* why writing failed (caller frees),
 					   or NULL */
 };
@@ -551,5 +564,16 @@ int		 mock_parse_latency(struct mock_options *, const char *);
 int		 mock_run(struct plan *, struct matcher *,
 		     const struct mock_options *, struct mock_stats *,
 		     char **);
+
+/*
+ * restamp.c: a cassette re-recorded keeps the bytes of its lines that did
+ * not change but for their times; lines appended are numbered on.
+ */
+int		 restamp_member(const char *, size_t, const char *, size_t *,
+		     size_t *);
+char		*restamp_stable(const char *, size_t, const char *, size_t,
+		     size_t *);
+int64_t		 restamp_last_seq(const char *, size_t);
+char		*restamp_renumber(const char *, size_t, int64_t, size_t *);
 
 #endif

@@ -1,0 +1,275 @@
+/*
+ * mock --record-mode: a cassette recorded through mock's fallback.  The
+ * client's side of what went through the fallback is recorded into a
+ * temporary store of its own (mock.c says what goes in), and when mock
+ * ends it is exported as JSON lines and written to the cassette: whole
+ * (all), keeping the old file's lines where only their times changed
+ * (restamp.c), or appended to the old file's bytes (new_episodes).
+ */
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "replay.h"
+#include "store.h"
+
+/*
+ * The largest cassette read whole to re-record or append to: a fixture
+ * beside a test is far smaller; past this, it is refused rather than
+ * held in memory twice.
+ */
+#define RECMODE_MAX_FILE	((size_t)1 << 30)
+
+static const char *recmode_names[RECMODE_MAX] = {
+	"none", "once", "new_episodes", "all"
+};
+
+/* The mode called name; -1 when there is none. */
+int
+recmode_parse(const char *name, enum recmode_mode *mode)
+{
+	int	i;
+
+	for (i = 0; i < RECMODE_MAX; i++) {
+		if (strcmp(name, recmode_names[i]) == 0) {
+			*mode = i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The mode's name, as --record-mode takes it. */
+const char *
+recmode_name(enum recmode_mode mode)
+{
+	return mode < RECMODE_MAX ? recmode_names[mode] : "?";
+}
+
+/*
+ * Begin recording the cassette rm->path: a temporary store and a session
+ * in it, over transport to target.
+ */
+int
+recmode_begin(struct recmode *rm, const char *transport, const char *target,
+    char **cause)
+{
+	struct store	*st;
+	char		*copy;
+
+	if ((rm->tmp = cassette_temp(cause)) == NULL)
+		return -1;
+	if ((st = store_open(cassette_db(rm->tmp), STORE_CREATE |
+	    STORE_PRIVATE, cause)) == NULL)
+		return -1;
+	if ((rm->w = writer_start(st, cause)) == NULL) {
+		store_close(st);
+		return -1;
+	}
+	copy = xstrdup(rm->path);
+	rm->ws = writer_session_as(rm->w, basename(copy), transport, target,
+	    ORIGIN_MOCK);
+	free(copy);
+	return 0;
+}
+
+/* Read the file at path whole; NULL with cause (ENOENT in *missing). */
+static char *
+recmode_read(const char *path, size_t *len, int *missing, char **cause)
+{
+	struct stat	 sb;
+	char		*buf;
+	FILE		*f;
+
+	*len = 0;
+	if (missing != NULL)
+		*missing = 0;
+	if ((f = fopen(path, "re")) == NULL) {
+		if (missing != NULL && errno == ENOENT)
+			*missing = 1;
+		xasprintf(cause, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    (uintmax_t)sb.st_size > RECMODE_MAX_FILE) {
+		xasprintf(cause, "%s is not a regular file of at most %zu "
+		    "bytes", path, RECMODE_MAX_FILE);
+		fclose(f);
+		return NULL;
+	}
+	buf = xmalloc((size_t)sb.st_size + 1);
+	*len = fread(buf, 1, (size_t)sb.st_size, f);
+	if (ferror(f) || *len != (size_t)sb.st_size) {
+		xasprintf(cause, "cannot read %s whole (did it change while "
+		    "mock ran?)", path);
+		free(buf);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	buf[*len] = '\0';
+	return buf;
+}
+
+/*
+ * Write the parts (pointer, length pairs; NULL ends them) to path, whole
+ * or not at all: a private file beside it, synced, renamed over it.
+ */
+static int
+recmode_write(const char *path, const char *const *parts,
+    const size_t *lens, char **cause)
+{
+	char	*tmp;
+	size_t	 i, off;
+	ssize_t	 n;
+	int	 fd;
+
+	xasprintf(&tmp, "%s.XXXXXX", path);
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+		xasprintf(cause, "cannot create a file beside %s: %s (is its "
+		    "directory there and writable?)", path, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	for (i = 0; parts[i] != NULL; i++) {
+		for (off = 0; off < lens[i]; off += (size_t)n) {
+			n = write(fd, parts[i] + off, lens[i] - off);
+			if (n == -1 && errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			if (n <= 0)
+				goto fail;
+		}
+	}
+	if (fsync(fd) != 0 || close(fd) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) != 0)
+		goto fail;
+	free(tmp);
+	return 0;
+fail:
+	xasprintf(cause, "cannot write %s: %s", path, strerror(errno));
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+	free(tmp);
+	return -1;
+}
+
+/*
+ * The recording as the JSON lines export writes (*len bytes); the
+ * session ended, the writer stopped.
+ */
+static char *
+recmode_export(struct recmode *rm, size_t *len, char **cause)
+{
+	struct store	*st;
+	char		*path, *buf = NULL;
+	int64_t		 id;
+
+	writer_session_end(rm->w, rm->ws, -1, 0, "mock stopped");
+	id = writer_session_id(rm->ws);
+	writer_stop(rm->w);
+	writer_session_free(rm->ws);
+	rm->w = NULL;
+	rm->ws = NULL;
+	if ((st = store_open(cassette_db(rm->tmp), STORE_PRIVATE, cause)) ==
+	    NULL)
+		return NULL;
+	xasprintf(&path, "%s.jsonl", cassette_db(rm->tmp));
+	if (export_jsonl_file(st, id, path, cause) == 0)
+		buf = recmode_read(path, len, NULL, cause);
+	store_close(st);
+	unlink(path);
+	free(path);
+	return buf;
+}
+
+/*
+ * Mock has ended: write what was recorded to the cassette.  Appending
+ * (new_episodes on a file there): the new exchanges after the file's
+ * bytes, numbered on, and nothing at all when there are none.  Else the
+ * file rewritten, its unchanged lines kept; not written when that gives
+ * its bytes.  *added: the messages written anew.
+ */
+int
+recmode_end(struct recmode *rm, size_t *added, char **cause)
+{
+	const char	*parts[4];
+	size_t		 lens[4], newlen, oldlen = 0, outlen, n = 0;
+	char		*newbuf, *oldbuf = NULL, *out = NULL;
+	int		 missing, rc = -1;
+
+	*added = 0;
+	if ((newbuf = recmode_export(rm, &newlen, cause)) == NULL)
+		return -1;
+	out = restamp_renumber(newbuf, newlen, 0, &outlen);
+	*added = (size_t)restamp_last_seq(out, outlen);
+	free(out);
+	out = NULL;
+	if (rm->appending) {
+		if (*added == 0) {
+			rc = 0;
+			goto done;
+		}
+		if ((oldbuf = recmode_read(rm->path, &oldlen, NULL, cause)) ==
+		    NULL)
+			goto done;
+		out = restamp_renumber(newbuf, newlen, restamp_last_seq(oldbuf,
+		    oldlen), &outlen);
+		parts[n] = oldbuf;
+		lens[n++] = oldlen;
+		if (oldlen > 0 && oldbuf[oldlen - 1] != '\n') {
+			parts[n] = "\n";
+			lens[n++] = 1;
+		}
+	} else {
+		oldbuf = recmode_read(rm->path, &oldlen, &missing, cause);
+		if (oldbuf == NULL && !missing)
+			goto done;
+		free(*cause);
+		*cause = NULL;
+		out = restamp_stable(oldbuf, oldlen, newbuf, newlen, &outlen);
+		if (oldbuf != NULL && outlen == oldlen && memcmp(out, oldbuf,
+		    oldlen) == 0) {
+			*added = 0;
+			rc = 0;
+			goto done;
+		}
+	}
+	parts[n] = out;
+	lens[n++] = outlen;
+	parts[n] = NULL;
+	rc = recmode_write(rm->path, parts, lens, cause);
+done:
+	free(newbuf);
+	free(oldbuf);
+	free(out);
+	return rc;
+}
+
+/* Free what recmode_begin() made (a recording not ended is lost). */
+void
+recmode_clear(struct recmode *rm)
+{
+	if (rm->w != NULL) {
+		writer_stop(rm->w);
+		writer_session_free(rm->ws);
+	}
+	cassette_free(rm->tmp);
+	rm->w = NULL;
+	rm->ws = NULL;
+	rm->tmp = NULL;
+}
