@@ -128,6 +128,7 @@ cassette_load(const char *path, char **cause)
 	imp.path = path;
 	imp.format = IMPORT_JSONL;
 	imp.keep = 1;
+	imp.scratch = 1;
 	imp.max_record = 0;
 	if (import_file(&imp, c->db, &id) != 0) {
 		*cause = imp.cause;
@@ -201,7 +202,7 @@ session_arg_open(const char *db, const char *arg, int flags,
 	} else if ((sa->db = dbpath_resolve(db, cause)) == NULL)
 		return -1;
 	if ((sa->st = store_open(sa->db, sa->cassette != NULL ?
-	    STORE_PRIVATE : flags, cause)) == NULL)
+	    STORE_PRIVATE | STORE_SCRATCH : flags, cause)) == NULL)
 		goto fail;
 	if (sa->cassette == NULL && query_find_session(sa->st, arg, &sa->id,
 	    cause) != 0)
@@ -221,4 +222,31 @@ session_arg_close(struct session_arg *sa)
 	free(sa->db);
 	cassette_free(sa->cassette);
 	memset(sa, 0, sizeof *sa);
+}
+
+/*
+ * Hand over the store a command records its own run in (replay's, mock's
+ * forwarded exchanges): the database the session came from; for a
+ * cassette, which is read-only input, the database --db names (db, created
+ * if need be), or *st NULL when none was given: the run is not recorded.
+ */
+int
+session_arg_recorder(const char *db, struct session_arg *sa,
+    struct store **st, char **cause)
+{
+	char	*path;
+
+	*st = NULL;
+	if (sa->cassette == NULL) {
+		*st = sa->st;
+		sa->st = NULL;
+		return 0;
+	}
+	if (db == NULL)
+		return 0;
+	if ((path = dbpath_resolve(db, cause)) == NULL)
+		return -1;
+	*st = store_open(path, STORE_CREATE | STORE_PRIVATE, cause);
+	free(path);
+	return *st == NULL ? -1 : 0;
 }

@@ -723,7 +723,7 @@ Test(match, miss_nearest, .timeout = UNIT_TIMEOUT)
 		cr_assert_eq(json_integer_value(json_object_get(
 		    json_object_get(data, "nearest"), "seq")), c->seq,
 		    "%s: %s", c->live, c->why);
-		rec = json_object_get(p.m[c->seq - 1].json, "params");
+		rec = json_object_get(plan_json(&p.m[c->seq - 1]), "params");
 		cr_assert(json_equal(json_object_get(json_object_get(data,
 		    "nearest"), "params"), rec), "nearest carries its params");
 		cr_assert_eq(json_array_size(json_object_get(data,
