@@ -118,6 +118,37 @@ test('a cassette in git: mocked with no database and no server gives the same tr
     assert.equal(s.length, 1, 'with --db, only the replay is in that database');
     assert.match(s[0].name, /^replay of \d+$/);
     assert.deepEqual(readdirSync(tmp), []);
+
+    // mock --on-miss forward: the miss is answered live; recorded only with --db.
+    const raw = [
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'never recorded' } } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get-sum', arguments: { a: 2, b: 3 } } },
+    ];
+    const input = Buffer.from(raw.map((l) => JSON.stringify(l) + '\n').join(''));
+    const answers = (r) => new Map(r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l))
+      .filter((m) => 'id' in m && !('method' in m)).map((m) => [m.id, m]));
+    for (const withDb of [false, true]) {
+      const fdb = join(t.dir, 'fallback.db');
+      r = await runMcpreel(['mock', ...(withDb ? ['--db', fdb] : []), file, '--on-miss', 'forward', '--', command, ...args],
+        { env, input, timeoutMs: 60000 });
+      assert.equal(r.code, 0, r.stderr.toString());
+      const byId = answers(r);
+      assert.equal(byId.get(1).result.content[0].text, 'Echo: never recorded', 'the miss got the live server\'s answer');
+      assert.equal(byId.get(2).result.content[0].text, 'The sum of 2 and 3 is 5.', 'a match still comes from the cassette');
+      assert.deepEqual(readdirSync(empty), [], 'the default database is never made');
+      assert.deepEqual(readdirSync(tmp), []);
+      if (withDb) {
+        const f = sql(fdb, `SELECT id, name FROM sessions`);
+        assert.equal(f.length, 1, 'with --db, the forwarded exchanges are recorded there');
+        assert.match(f[0].name, /^mock fallback of \d+$/);
+        const m = sql(fdb, `SELECT direction, method FROM messages WHERE session_id = ${f[0].id} AND method = 'tools/call' ORDER BY seq`);
+        assert.deepEqual(m, [{ direction: 'c2s', method: 'tools/call' }, { direction: 's2c', method: 'tools/call' }]);
+      } else {
+        assert.ok(!readdirSync(t.dir).includes('fallback.db'), 'without --db nothing is recorded');
+      }
+    }
   } finally {
     t.cleanup();
   }
