@@ -212,21 +212,13 @@ char *
 match_request_key(const json_t *msg, const struct diff_rules *rules)
 {
 	const char	*method = match_method(msg);
-	json_t		*params;
-	char		*text = NULL, *key;
+	char		*key;
 
 	if (method == NULL)
 		return NULL;
-	if (!match_lifecycle_method(method) &&
-	    (params = match_params(rules, msg)) != NULL) {
-		text = json_dumps(params, JSON_SORT_KEYS | JSON_COMPACT |
-		    JSON_ENCODE_ANY);
-		json_decref(params);
-		if (text == NULL)
-			fatalx("cannot encode request params as JSON");
-	}
-	xasprintf(&key, "%s\n%s", method, text != NULL ? text : "");
-	free(text);
+	if (!match_lifecycle_method(method))
+		return mkey_request(method, msg, rules);	/* mkey.c */
+	xasprintf(&key, "%s\n", method);
 	return key;
 }
 

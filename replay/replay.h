@@ -323,6 +323,10 @@ void		 matcher_build(struct matcher *, const struct plan *, int,
 		     struct diff_rules *);
 const struct mentry *matcher_find(struct matcher *, const json_t *);
 char		*match_request_key(const json_t *, const struct diff_rules *);
+
+/* mkey.c: match_request_key()'s text of canonical params. */
+char		*mkey_request(const char *, const json_t *,
+		     const struct diff_rules *);
 json_t		*matcher_miss(const struct matcher *, const json_t *);
 void		 matcher_clear(struct matcher *);
 
