@@ -30,10 +30,13 @@ http_throughput_n=${BENCH_HTTP_THROUGHPUT_N:-100000}
 http_conns=${BENCH_HTTP_CONNS:-4}
 mitm_latency_n=${BENCH_MITM_LATENCY_N:-2000}
 mitm_throughput_n=${BENCH_MITM_THROUGHPUT_N:-10000}
+# The cassette mock opens (bench/cassette_bench): its messages.
+cassette_n=${BENCH_CASSETTE_N:-100000}
 # How long a server gets to say it is listening.
 ready_timeout=${BENCH_READY_TIMEOUT:-15}
 
-for f in "$mcpreel" "$load" "$echo_server" "$http_echo" "$http_load" "$build/bench/check_bench"; do
+for f in "$mcpreel" "$load" "$echo_server" "$http_echo" "$http_load" "$build/bench/check_bench" \
+    "$build/bench/cassette_bench"; do
 	if [ ! -x "$f" ]; then
 		echo "bench: $f is missing: build first (make bench, or cmake" \
 		    "-S . -B $build -DCMAKE_BUILD_TYPE=Release && cmake --build $build)" >&2
@@ -520,6 +523,49 @@ else
 fi
 echo
 
+# --- cassette ------------------------------------------------------------
+
+# A cassette of $cassette_n messages (a handshake, then tools/call requests
+# of ~250 B answered with ~1 KiB of text) served by 'mcpreel mock FILE':
+# the time from its start until it has answered an initialize request over
+# stdio, with its peak RSS; beside it, the same session from a database
+# ('mcpreel mock --db DB 1').  Run three times each, the best kept (the
+# machine's other load only ever adds).
+echo "cassette: $cassette_n messages, from the file and from a database ..."
+cas_file=-; cas_file_rss=-; cas_db=-; cas_db_rss=-
+# Time CMD... three times: the best ready_ms and its rss_kb in $best.
+best_of3() {
+	local i line ms b=
+	best=
+	for i in 1 2 3; do
+		line=$("$build/bench/cassette_bench" -- "$@" 2>>"$tmp/cassette.log") || return 1
+		ms=$(kv "$line" ready_ms)
+		if [ -z "$b" ] || awk "BEGIN { exit !($ms < $b) }"; then
+			b=$ms; best=$line
+		fi
+	done
+}
+if "$build/bench/cassette_bench" --jsonl "$cassette_n" > "$tmp/cassette.jsonl" &&
+    "$mcpreel" import --db "$tmp/cassette.db" "$tmp/cassette.jsonl" > /dev/null 2>&1; then
+	if best_of3 "$mcpreel" mock "$tmp/cassette.jsonl"; then
+		cas_file=$(kv "$best" ready_ms); cas_file_rss=$(kv "$best" rss_kb)
+		echo "mock CASSETTE: ready in $cas_file ms, peak RSS $cas_file_rss KiB" \
+		    "($(du -k "$tmp/cassette.jsonl" | cut -f1) KiB file)"
+	else
+		fail "mock of the cassette did not answer: $(tail -n 3 "$tmp/cassette.log")"
+	fi
+	if best_of3 "$mcpreel" mock --db "$tmp/cassette.db" 1; then
+		cas_db=$(kv "$best" ready_ms); cas_db_rss=$(kv "$best" rss_kb)
+		echo "mock --db DB 1: ready in $cas_db ms, peak RSS $cas_db_rss KiB"
+	else
+		fail "mock of the imported session did not answer: $(tail -n 3 "$tmp/cassette.log")"
+	fi
+	rm -f "$tmp/cassette.jsonl" "$tmp/cassette.db"*
+else
+	fail "the cassette could not be written or imported"
+fi
+echo
+
 # --- targets -------------------------------------------------------------
 
 # Whether any of the figures is missing.
@@ -558,6 +604,9 @@ report "check: >= 200000 messages/s (1 M messages)" \
 report "mcpreel check of a recorded 1 M: >= 200000 msgs/s" \
     "$cdb_rate msgs/s, $(mib "${cdb_rss/-/}")" \
     "$cdb_rate >= 200000" "$cdb_rate"
+report "mock of a $cassette_n-message cassette ready < 1 s" \
+    "$cas_file ms, $(mib "${cas_file_rss/-/}") (db: $cas_db ms)" \
+    "$cas_file < 1000" "$cas_file"
 if [ $mitm = 1 ]; then
 	report "HTTP: lower added p50 latency than mitmdump" \
 	    "$(added "$hl_p50_d" "$hl_p50_m" us) vs $(added "$hl_p50_d" "$hl_p50_x" us)" \

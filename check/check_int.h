@@ -157,9 +157,6 @@ const char	*check_path(struct check *, const char *, char *, size_t);
 void		 check_restart(struct check *);
 int		 check_status_unknown(const struct check_msg *);
 
-/* jload.c */
-json_t		*jload(const void *, size_t);
-
 /* rpc.c */
 char		*rpc_key(const char *);
 char		*rpc_key_free(char *);

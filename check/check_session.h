@@ -192,4 +192,12 @@ void		 check_exchange(struct check *, const struct check_http *);
 enum proto_version check_version(const struct check *);
 size_t		 check_count(const struct check *, int);
 
+/*
+ * jload.c: plain JSON read fast into the tree json_loadb() would build
+ * (JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL), or NULL
+ * when it does not read it: then ask jansson (replay's plan reads its
+ * messages so too).
+ */
+json_t		*jload(const void *, size_t);
+
 #endif

@@ -179,6 +179,7 @@ cassette_load(const char *path, char **cause)
 	imp.path = path;
 	imp.format = IMPORT_JSONL;
 	imp.keep = 1;
+	imp.scratch = 1;
 	imp.max_record = RECORD_MAX_RECORD;
 	if (import_file(&imp, c->db, &id) != 0) {
 		*cause = imp.cause;

@@ -257,6 +257,13 @@ struct session_arg {
 int		 session_arg_open(const char *, const char *, int,
 		     struct session_arg *, char **);
 void		 session_arg_close(struct session_arg *);
+int		 session_arg_recorder(const char *, struct session_arg *,
+		     struct store **, char **);
+/* For the help of every command taking a SESSION. */
+#define CLI_SESSION_CASSETTE \
+	"SESSION may also be a cassette: a file 'mcpreel export' wrote (a\n" \
+	"path, or a name ending in .jsonl), read as it is; no database is\n" \
+	"read or created for it.  See docs/cassettes.md.\n"
 
 /* cmd_report.c */
 int		 cmd_report(int, char **);

@@ -62,7 +62,7 @@ cmd_check_usage(FILE *f)
 	    "\n"
 	    "Check a recorded session against the MCP specification, message by\n"
 	    "message (SESSION: an id, a name or 'last', the default), or every\n"
-	    "session with --all.\n" CLI_SESSION_WORDS
+	    "session with --all.\n" CLI_SESSION_WORDS CLI_SESSION_CASSETTE
 	    "Each message is read under the protocol revision the session\n"
 	    "negotiated (initialize's protocolVersion; for 2026-07-28 the one\n"
 	    "each request names in params._meta) and checked for: its shape\n"
@@ -429,6 +429,7 @@ cmd_check(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct check_out		 out;
+	struct session_arg		 sa;
 	struct store			*st = NULL;
 	enum check_form			 form = FORM_TEXT;
 	const char			*db = NULL, *spec = "last", *ofile = NULL;
@@ -439,6 +440,7 @@ cmd_check(int argc, char **argv)
 	int				 include_faults = 0;
 
 	memset(&out, 0, sizeof out);
+	memset(&sa, 0, sizeof sa);
 	while ((ch = getopt_long(argc, argv, "hvqo:", longopts, NULL)) !=
 	    -1) {
 		if (cli_common_option(ch, optarg))
@@ -488,12 +490,17 @@ cmd_check(int argc, char **argv)
 	}
 	if (argc - optind == 1)
 		spec = argv[optind];
-	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, 0, &cause)) == NULL)
-		goto fail;
 	id = 0;
-	if ((!all && query_find_session(st, spec, &id, &cause) != 0) ||
-	    (!include_faults && cli_faults_note(st, id, "check",
+	if (all ? (path = dbpath_resolve(db, &cause)) == NULL ||
+	    (st = store_open(path, 0, &cause)) == NULL :
+	    session_arg_open(db, spec, 0, &sa, &cause) != 0)
+		goto fail;
+	if (!all) {
+		st = sa.st;
+		id = sa.id;
+		sa.st = NULL;	/* closed below */
+	}
+	if ((!include_faults && cli_faults_note(st, id, "check",
 	    &cause) != 0) ||
 	    cmd_check_run(st, id, include_faults ? 0 : QUERY_UNFAULTED, &out,
 	    &cause) != 0)
@@ -521,6 +528,7 @@ done:
 	check_out_free(&out);
 	if (st != NULL)
 		store_close(st);
+	session_arg_close(&sa);
 	free(path);
 	return rc;
 }

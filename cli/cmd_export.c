@@ -43,6 +43,7 @@ cmd_export_usage(FILE *f)
 	    "\n"
 	    "Write one recorded session out.  SESSION is its id, its name (the\n"
 	    "newest session of that name) or 'last'.\n" CLI_SESSION_WORDS
+	    CLI_SESSION_CASSETTE
 	    "\n"
 	    "  --format jsonl  (the default) one JSON object a line: first the\n"
 	    "                  session (\"format\": \"" JSONL_FORMAT "\", name,\n"

@@ -28,7 +28,10 @@ cmd_mock_usage(FILE *f)
 	    "over either transport can be served over either.  Nothing\n"
 	    "contacts a real server unless --on-miss forward.  SESSION is an\n"
 	    "id, a name or 'last'.\n"
-	    CLI_SESSION_WORDS
+	    CLI_SESSION_WORDS CLI_SESSION_CASSETTE
+	    "With a cassette, --on-miss forward records the forwarded\n"
+	    "exchanges only with --db (in that database); without it, nothing\n"
+	    "is written.\n"
 	    "\n"
 	    "Each request gets the recorded answer to the matching recorded\n"
 	    "request (same method and params; _meta and progress tokens aside;\n"
@@ -298,6 +301,7 @@ cmd_mock(int argc, char **argv)
 	struct mock_stats		 stats;
 	struct matcher			 m;
 	struct plan			 plan;
+	struct session_arg		 sa;
 	struct store			*st = NULL;
 	struct writer			*w = NULL;
 	struct cli_target		 target;
@@ -309,7 +313,7 @@ cmd_mock(int argc, char **argv)
 	const char			*fallback_url = NULL;
 	char				*label = NULL, *tlabel;
 	int				 forward = 0;
-	char				*path = NULL, *cause = NULL;
+	char				*cause = NULL;
 	char				*why, *note;
 	int64_t				 id;
 	int				 ch, strict = 0, rc = EXIT_USAGE;
@@ -325,6 +329,7 @@ cmd_mock(int argc, char **argv)
 	opt.lim.max_body = RECORD_MAX_RECORD;
 	memset(&target, 0, sizeof target);
 	memset(&plan, 0, sizeof plan);
+	memset(&sa, 0, sizeof sa);
 	memset(&m, 0, sizeof m);
 	rules_init(&ignore);
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
@@ -493,15 +498,19 @@ cmd_mock(int argc, char **argv)
 		    "\n");
 		goto out;
 	}
-	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, STORE_PRIVATE, &cause)) == NULL ||
-	    query_find_session(st, argv[0], &id, &cause) != 0 ||
-	    cli_load_plan(st, id, include_faults, "mock", &plan,
+	if (session_arg_open(db, argv[0], STORE_PRIVATE, &sa, &cause) != 0)
+		goto bad;
+	id = sa.id;
+	if (cli_load_plan(sa.st, id, include_faults, "mock", &plan,
 	    &cause) != 0)
 		goto bad;
+	/* A cassette's forwarded exchanges go only to a database given. */
+	if (forward && session_arg_recorder(db, &sa, &st, &cause) != 0)
+		goto bad;
+	session_arg_close(&sa);
 	if (forward) {
 		/* Forwarded exchanges are recorded: the store goes on. */
-		if ((w = writer_start(st, &cause)) == NULL)
+		if (st != NULL && (w = writer_start(st, &cause)) == NULL)
 			goto bad;
 		st = NULL;
 		xasprintf(&label, "mock fallback of %lld", (long long)id);
@@ -511,12 +520,13 @@ cmd_mock(int argc, char **argv)
 		target.max_body = opt.lim.max_body;
 		target.argv = argv + 1;
 		tlabel = cli_target_label(&target);
-		opt.ws = writer_session_as(w, label, fallback_url != NULL ?
-		    "http" : "stdio", tlabel, ORIGIN_MOCK);
+		if (w != NULL)
+			opt.ws = writer_session_as(w, label, fallback_url !=
+			    NULL ? "http" : "stdio", tlabel, ORIGIN_MOCK);
 		free(tlabel);
 		opt.fallback = cli_target_open;
 		opt.fallback_arg = &target;
-		if (opt.faults != NULL) {
+		if (w != NULL && opt.faults != NULL) {
 			note = fault_opts_note(&fo.o, opt.faults);
 			writer_event(w, opt.ws, "note", note, strlen(note));
 			free(note);
@@ -602,6 +612,6 @@ out:
 		fault_set_free(opt.faults);
 	fault_opts_clear(&fo.o);
 	free(cause);
-	free(path);
+	session_arg_close(&sa);
 	return rc;
 }

@@ -25,7 +25,9 @@ cmd_replay_usage(FILE *f)
 	    "over stdio, or a Streamable HTTP endpoint URL) and compare every\n"
 	    "response with the recorded one.  A session recorded over either\n"
 	    "transport replays over either.  SESSION is an id, a name or 'last'.\n"
-	    CLI_SESSION_WORDS
+	    CLI_SESSION_WORDS CLI_SESSION_CASSETTE
+	    "The replay of a cassette is recorded only with --db (in that\n"
+	    "database): without it, nothing is written.\n"
 	    "\n"
 	    "Messages go in causal order: each is sent once every response the\n"
 	    "recorded client had received before sending it has arrived (or timed\n"
@@ -151,11 +153,12 @@ cmd_replay(int argc, char **argv)
 	struct plan			 plan;
 	struct session_name		 sn = { NULL, NULL };
 	struct cli_target		 target;
+	struct session_arg		 sa;
 	struct store			*st = NULL;
 	struct writer			*w = NULL;
 	const char			*db = NULL, *report = "text";
 	const char			*out_path = NULL, *name = NULL;
-	char				*path = NULL, *cause = NULL, *end;
+	char				*cause = NULL, *end;
 	char				*label = NULL, *tlabel;
 	const char			**before = NULL;
 	size_t				 nbefore = 0, i;
@@ -169,6 +172,7 @@ cmd_replay(int argc, char **argv)
 	memset(&rep, 0, sizeof rep);
 	memset(&plan, 0, sizeof plan);
 	memset(&target, 0, sizeof target);
+	memset(&sa, 0, sizeof sa);
 	target.max_body = RECORD_MAX_RECORD;
 	rules_init(&rules);
 	opt.timeout_ms = REPLAY_DEFAULT_TIMEOUT * 1000;
@@ -301,14 +305,18 @@ cmd_replay(int argc, char **argv)
 		goto out;
 	}
 
-	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, STORE_PRIVATE, &cause)) == NULL ||
-	    query_find_session(st, argv[0], &id, &cause) != 0 ||
-	    query_sessions(st, id, name_cb, &sn, &cause) != 0)
+	if (session_arg_open(db, argv[0], STORE_PRIVATE, &sa, &cause) != 0)
 		goto bad;
-	if (cli_load_plan(st, id, include_faults, "replay", &plan,
+	id = sa.id;
+	if (query_sessions(sa.st, id, name_cb, &sn, &cause) != 0 ||
+	    cli_load_plan(sa.st, id, include_faults, "replay", &plan,
 	    &cause) != 0)
 		goto bad;
+	/* A cassette's replay is recorded only in a database given. */
+	if (record && session_arg_recorder(db, &sa, &st, &cause) != 0)
+		goto bad;
+	record = st != NULL;
+	session_arg_close(&sa);
 	rep.session = id;
 	rep.session_name = sn.name != NULL ? xstrdup(sn.name) : NULL;
 
@@ -393,6 +401,6 @@ out:
 	free(label);
 	free(before);
 	free(cause);
-	free(path);
+	session_arg_close(&sa);
 	return rc;
 }

@@ -85,7 +85,7 @@ cmd_report_usage(FILE *f)
 	    "Write a recorded session as one HTML file that opens in a browser\n"
 	    "from disk, offline: no scripts, fonts or styles from elsewhere.\n"
 	    "SESSION is its id, its name (the newest session of that name) or\n"
-	    "'last'.\n" CLI_SESSION_WORDS
+	    "'last'.\n" CLI_SESSION_WORDS CLI_SESSION_CASSETTE
 	    "\n"
 	    "The page shows the session's facts; a timeline with lanes for the\n"
 	    "host, mcpreel and the server, each message an arrow in its\n"
@@ -480,14 +480,16 @@ cmd_report(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct report			 rp;
+	struct session_arg		 sa;
 	struct store			*st = NULL;
 	const char			*db = NULL, *out = NULL;
-	char				*path = NULL, *dflt = NULL;
+	char				*dflt = NULL;
 	char				*tmp = NULL, *cause = NULL;
 	int64_t				 id;
 	int				 ch, ok, rc = EXIT_USAGE;
 
 	memset(&rp, 0, sizeof rp);
+	memset(&sa, 0, sizeof sa);
 	rp.max_bytes = REPORT_MAX_BYTES_DEFAULT;
 	while ((ch = getopt_long(argc, argv, "ho:vq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
@@ -521,10 +523,10 @@ cmd_report(int argc, char **argv)
 		    "name or 'last'; see 'mcpreel sessions')\n");
 		return EXIT_USAGE;
 	}
-	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, 0, &cause)) == NULL ||
-	    query_find_session(st, argv[optind], &id, &cause) != 0)
+	if (session_arg_open(db, argv[optind], 0, &sa, &cause) != 0)
 		goto fail;
+	st = sa.st;
+	id = sa.id;
 	if (out == NULL) {
 		xasprintf(&dflt, "mcpreel-%lld.html", (long long)id);
 		out = dflt;
@@ -547,10 +549,8 @@ cmd_report(int argc, char **argv)
 fail:
 	fprintf(stderr, "mcpreel report: %s\n", cause);
 out:
-	if (st != NULL)
-		store_close(st);
+	session_arg_close(&sa);
 	free(cause);
 	free(dflt);
-	free(path);
 	return rc;
 }

@@ -58,6 +58,8 @@ cmd_show_usage(FILE *f)
 	    "\n"
 	    "Print a recorded session.  SESSION is its id, its name (the newest\n"
 	    "session of that name) or 'last'.\n" CLI_SESSION_WORDS
+	    CLI_SESSION_CASSETTE
+	    "A cassette is whole: --follow on one shows it and ends.\n"
 	    "\n"
 	    "Without --json, a timeline: seconds since the session began, the\n"
 	    "direction (-> host to server, <- server to host), kind, method, id,\n"
@@ -638,9 +640,10 @@ cmd_show(int argc, char **argv)
 	};
 	struct show			 sh;
 	struct query_filter		 f;
+	struct session_arg		 sa;
 	struct store			*st;
 	const char			*db = NULL;
-	char				*path, *cause = NULL, *glob = NULL;
+	char				*cause = NULL, *glob = NULL;
 	int64_t				 id;
 	int				 ch, rc = EXIT_OK, json = 0, raw = 0;
 	int				 pretty = 0;
@@ -720,21 +723,26 @@ cmd_show(int argc, char **argv)
 	    !f.errors && !sh.findings;
 	sh.marks = !sh.follow && (sh.format == SHOW_TIMELINE ||
 	    sh.format == SHOW_JSON);
-	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, 0, &cause)) == NULL) {
+	if (session_arg_open(db, argv[optind], 0, &sa, &cause) != 0) {
 		fprintf(stderr, "mcpreel show: %s\n", cause);
 		free(cause);
-		free(path);
 		free(glob);
 		return EXIT_USAGE;
+	}
+	st = sa.st;
+	id = sa.id;
+	/* A cassette is whole: nothing more will come to follow. */
+	if (sa.cassette != NULL && sh.follow) {
+		sh.follow = 0;
+		sh.marks = sh.format == SHOW_TIMELINE ||
+		    sh.format == SHOW_JSON;
 	}
 	/*
 	 * The findings are read first, in a pass of their own: one about a
 	 * message may come only later (a request never answered), and the
 	 * ones kept are bounded (CHECK_OUT_MAX), so show still streams.
 	 */
-	if (query_find_session(st, argv[optind], &id, &cause) != 0 ||
-	    (sh.marks && cmd_check_run(st, id, QUERY_UNFAULTED, &sh.chk,
+	if ((sh.marks && cmd_check_run(st, id, QUERY_UNFAULTED, &sh.chk,
 	    &cause) != 0) ||
 	    (sh.format == SHOW_TIMELINE && query_sessions(st, id, header_cb,
 	    NULL, &cause) != 0) ||
@@ -749,8 +757,7 @@ cmd_show(int argc, char **argv)
 		show_findings_json(&sh, 0);	/* not a message: no filter
 						   keeps it */
 	check_out_free(&sh.chk);
-	store_close(st);
-	free(path);
+	session_arg_close(&sa);
 	free(glob);
 	return rc;
 }

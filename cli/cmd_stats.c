@@ -36,6 +36,7 @@ cmd_stats_usage(FILE *f)
 	    "\n"
 	    "Sum up a recorded session (SESSION: an id, a name or 'last', the\n"
 	    "default), or every session with --all.\n" CLI_SESSION_WORDS
+	    CLI_SESSION_CASSETTE
 	    "It shows:\n"
 	    "\n"
 	    "  sessions: how long each ran (so far, if not ended), its messages\n"
@@ -324,13 +325,15 @@ cmd_stats(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct stats			 sx;
+	struct session_arg		 sa;
 	struct store			*st;
 	const char			*db = NULL, *spec = "last";
-	char				*path, *cause = NULL;
+	char				*path = NULL, *cause = NULL;
 	int64_t				 id = 0;
 	int				 ch, all = 0, rc = EXIT_OK;
 
 	memset(&sx, 0, sizeof sx);
+	memset(&sa, 0, sizeof sa);
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
@@ -360,22 +363,28 @@ cmd_stats(int argc, char **argv)
 	}
 	if (argc - optind == 1)
 		spec = argv[optind];
-	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, 0, &cause)) == NULL) {
+	if (all ? (path = dbpath_resolve(db, &cause)) == NULL ||
+	    (st = store_open(path, 0, &cause)) == NULL :
+	    session_arg_open(db, spec, 0, &sa, &cause) != 0) {
 		fprintf(stderr, "mcpreel stats: %s\n", cause);
 		free(cause);
 		free(path);
 		return EXIT_USAGE;
 	}
+	if (!all) {
+		st = sa.st;
+		id = sa.id;
+	}
 	sx.now = clock_wall_ns();
-	if ((!all && query_find_session(st, spec, &id, &cause) != 0) ||
-	    stats_print(&sx, st, id, &cause) != 0) {
+	if (stats_print(&sx, st, id, &cause) != 0) {
 		fprintf(stderr, "mcpreel stats: %s\n", cause);
 		free(cause);
 		rc = EXIT_USAGE;
 	}
 	json_decref(sx.out);
-	store_close(st);
+	if (all)
+		store_close(st);
+	session_arg_close(&sa);
 	free(path);
 	return rc;
 }

@@ -65,6 +65,8 @@ struct import {
 	const char		*name;		/* --name, or NULL */
 	int			 keep;		/* a cassette: keep the file's
 						   session id, imported_from */
+	int			 scratch;	/* into a scratch store
+						   (STORE_SCRATCH) */
 	char			*from;		/* sessions.imported_from */
 
 	/* The line being read. */

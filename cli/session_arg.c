@@ -53,7 +53,8 @@ session_arg_open(const char *db, const char *arg, int flags,
 		return -1;
 	sa->db = xstrdup(cassette_db(sa->cassette));
 	sa->id = cassette_session(sa->cassette);
-	if ((sa->st = store_open(sa->db, STORE_PRIVATE, cause)) == NULL)
+	if ((sa->st = store_open(sa->db, STORE_PRIVATE | STORE_SCRATCH,
+	    cause)) == NULL)
 		goto fail;
 	return 0;
 fail:
@@ -70,4 +71,31 @@ session_arg_close(struct session_arg *sa)
 	free(sa->db);
 	cassette_free(sa->cassette);
 	memset(sa, 0, sizeof *sa);
+}
+
+/*
+ * Hand over the store a command records its own run in (replay's, mock's
+ * forwarded exchanges): the database the session came from; for a
+ * cassette, which is read-only input, the database --db names (db, created
+ * if need be), or *st NULL when none was given: the run is not recorded.
+ */
+int
+session_arg_recorder(const char *db, struct session_arg *sa,
+    struct store **st, char **cause)
+{
+	char	*path;
+
+	*st = NULL;
+	if (sa->cassette == NULL) {
+		*st = sa->st;
+		sa->st = NULL;
+		return 0;
+	}
+	if (db == NULL)
+		return 0;
+	if ((path = dbpath_resolve(db, cause)) == NULL)
+		return -1;
+	*st = store_open(path, STORE_CREATE | STORE_PRIVATE, cause);
+	free(path);
+	return *st == NULL ? -1 : 0;
 }

@@ -52,7 +52,7 @@ compare_add(struct replay_report *rep, const struct rmsg *req,
 	res->seq = req->seq;
 	res->method = req->method;
 	res->id = req->id;
-	res->params = compare_params(req->json);
+	res->params = compare_params(plan_json(req));
 	res->rec_latency_ns = clock_sub(ans->mono_ns, req->mono_ns);
 	res->live_latency_ns = -1;
 	return res;
@@ -71,16 +71,16 @@ compare_answer(struct replay_report *rep, struct rresult *res,
 {
 	if (req->truncated || ans->truncated || other_truncated)
 		res->status = RSTATUS_TRUNCATED;
-	else if (rules_skips(rules, req->json))
+	else if (rules_skips(rules, plan_json(req)))
 		res->status = RSTATUS_IGNORED;
 	else if (other == NULL)
 		res->status = RSTATUS_MISSING;
-	else if (ans->json == NULL || diff_messages_for(req->json, ans->json,
+	else if (plan_json(ans) == NULL || diff_messages_for(plan_json(req), plan_json(ans),
 	    other, rules, &res->diff) > 0)
 		res->status = RSTATUS_DIFFERENT;
 	else
 		res->status = RSTATUS_SAME;
 	if (res->status == RSTATUS_DIFFERENT || res->status == RSTATUS_SAME)
-		rules_note_use(rules, req->json, ans->json, other);
+		rules_note_use(rules, plan_json(req), plan_json(ans), other);
 	rep->count[res->status]++;
 }

@@ -44,11 +44,11 @@ defs_collect(const struct plan *p, enum defs_which k)
 		m = &p->m[i];
 		if (m->dir != DIR_C2S || m->kind != KIND_REQUEST ||
 		    m->method == NULL || strcmp(m->method, dk->method) != 0 ||
-		    m->answer < 0 || p->m[m->answer].json == NULL)
+		    m->answer < 0 || plan_json(&p->m[m->answer]) == NULL)
 			continue;
 		if (out == NULL)
 			out = json_object();
-		list = json_object_get(json_object_get(p->m[m->answer].json,
+		list = json_object_get(json_object_get(plan_json(&p->m[m->answer]),
 		    "result"), dk->key);
 		json_array_foreach(list, j, d) {
 			name = json_object_get(d, dk->id);

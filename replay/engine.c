@@ -444,12 +444,12 @@ engine_step(struct engine *e)
 		m = &p->m[s->msg];
 		e->next++;
 		e->last_send_ns = now;
-		if (m->json != NULL && redacted_in(m->json)) {
+		if (plan_json(m) != NULL && redacted_in(plan_json(m))) {
 			char	*what;
 
 			xasprintf(&what, "seq %lld %s", (long long)m->seq,
 			    m->method != NULL ? m->method : "(no method)");
-			engine_warn_redacted(e, m->json, what);
+			engine_warn_redacted(e, plan_json(m), what);
 			free(what);
 		}
 		if ((r = e->by_msg[s->msg]) != NULL) {
@@ -461,8 +461,8 @@ engine_step(struct engine *e)
 			tv.tv_usec = (e->opt->timeout_ms % 1000) * 1000;
 			evtimer_add(r->timer, &tv);
 		}
-		if (m->json != NULL && json_object_size(e->remap) > 0) {
-			copy = json_deep_copy(m->json);
+		if (plan_json(m) != NULL && json_object_size(e->remap) > 0) {
+			copy = json_deep_copy(plan_json(m));
 			if (remap_apply(e, copy) > 0 && (bytes = json_dumps(copy,
 			    JSON_COMPACT | JSON_PRESERVE_ORDER |
 			    JSON_ENCODE_ANY)) != NULL) {
@@ -473,7 +473,7 @@ engine_step(struct engine *e)
 			}
 			json_decref(copy);
 		}
-		engine_send_msg(e, m->json, m->raw, m->len);
+		engine_send_msg(e, plan_json(m), m->raw, m->len);
 	}
 	if (!engine_outstanding(e) && !evtimer_pending(e->end_ev, NULL)) {
 		tv.tv_sec = 0;
@@ -513,10 +513,10 @@ engine_index_server_requests(struct engine *e)
 	for (i = 0; i < p->n; i++) {
 		m = &p->m[i];
 		if (m->dir != DIR_S2C || m->kind != KIND_REQUEST ||
-		    m->answer < 0 || m->json == NULL ||
-		    p->m[m->answer].json == NULL)
+		    m->answer < 0 || plan_json(m) == NULL ||
+		    plan_json(&p->m[m->answer]) == NULL)
 			continue;
-		key = match_request_key(m->json, NULL);
+		key = match_request_key(plan_json(m), NULL);
 		engine_index_answer(e, key, m->answer);
 		free(key);
 		/* By method alone too, for when params carry per-run values. */
@@ -543,8 +543,8 @@ engine_find_answer(struct engine *e, const char *key)
 	at = (size_t)used < json_array_size(list) ? (size_t)used :
 	    json_array_size(list) - 1;
 	json_object_set_new(e->srv_used, key, json_integer(used + 1));
-	return e->plan->m[json_integer_value(json_array_get(list,
-	    at))].json;
+	return plan_json(&e->plan->m[json_integer_value(json_array_get(
+	    list, at))]);
 }
 
 /* A request from the live server: answer it as the recorded client did. */
@@ -623,8 +623,8 @@ engine_response(struct engine *e, const json_t *msg, const char *idtext)
 	    (pv = json_string_value(json_object_get(json_object_get(msg,
 	    "result"), "protocolVersion"))) != NULL)
 		xport_set_protocol_version(e->xp, pv);
-	if (m->answer >= 0 && e->plan->m[m->answer].json != NULL)
-		remap_learn(e, e->plan->m[m->answer].json, msg);
+	if (m->answer >= 0 && plan_json(&e->plan->m[m->answer]) != NULL)
+		remap_learn(e, plan_json(&e->plan->m[m->answer]), msg);
 	if (m->method != NULL && strcmp(m->method, "tools/list") == 0)
 		engine_learn_tools(e, json_object_get(msg, "result"));
 	engine_step(e);

@@ -212,21 +212,13 @@ char *
 match_request_key(const json_t *msg, const struct diff_rules *rules)
 {
 	const char	*method = match_method(msg);
-	json_t		*params;
-	char		*text = NULL, *key;
+	char		*key;
 
 	if (method == NULL)
 		return NULL;
-	if (!match_lifecycle_method(method) &&
-	    (params = match_params(rules, msg)) != NULL) {
-		text = json_dumps(params, JSON_SORT_KEYS | JSON_COMPACT |
-		    JSON_ENCODE_ANY);
-		json_decref(params);
-		if (text == NULL)
-			fatalx("cannot encode request params as JSON");
-	}
-	xasprintf(&key, "%s\n%s", method, text != NULL ? text : "");
-	free(text);
+	if (!match_lifecycle_method(method))
+		return mkey_request(method, msg, rules);	/* mkey.c */
+	xasprintf(&key, "%s\n", method);
 	return key;
 }
 
@@ -234,7 +226,7 @@ match_request_key(const json_t *msg, const struct diff_rules *rules)
 static const json_t *
 match_request(const struct matcher *m, const struct mentry *e)
 {
-	return m->plan->m[e->req].json;
+	return plan_json(&m->plan->m[e->req]);
 }
 
 /* Append a message to play to a list of items. */
@@ -255,7 +247,7 @@ match_is_entry(const struct plan *p, size_t i)
 
 	/* An answer cut at the record cap is no answer to play. */
 	return r->dir == DIR_C2S && r->kind == KIND_REQUEST &&
-	    r->json != NULL && match_method(r->json) != NULL &&
+	    plan_json(r) != NULL && match_method(plan_json(r)) != NULL &&
 	    r->answer >= 0 && !p->m[r->answer].truncated;
 }
 
@@ -268,12 +260,12 @@ match_owner(const struct matcher *m, const struct rmsg *r,
     const size_t *flight, size_t nflight)
 {
 	const json_t	*token, *params, *theirs;
-	const char	*method = match_method(r->json);
+	const char	*method = match_method(plan_json(r));
 	size_t		 i;
 
 	if (method == NULL || strcmp(method, "notifications/progress") != 0)
 		return flight[nflight - 1];
-	params = json_object_get(r->json, "params");
+	params = json_object_get(plan_json(r), "params");
 	if ((token = json_object_get(params, "progressToken")) == NULL)
 		return flight[nflight - 1];
 	for (i = nflight; i > 0; i--) {
@@ -331,7 +323,7 @@ match_attribute(struct matcher *m, const ssize_t *entry_of)
 		}
 		/* Batches and what is not JSON-RPC are not played. */
 		if ((r->kind != KIND_NOTIFICATION && r->kind != KIND_REQUEST) ||
-		    r->json == NULL)
+		    plan_json(r) == NULL)
 			continue;
 
 		if (nflight > 0) {
@@ -364,7 +356,7 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 	struct mentry	*e;
 	ssize_t		*entry_of = NULL;
 	json_t		*list;
-	size_t		 i;
+	size_t		 i, alloc = 0;
 
 	memset(m, 0, sizeof *m);
 	m->plan = p;
@@ -382,18 +374,21 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 		entry_of[i] = -1;
 		if (!match_is_entry(p, i))
 			continue;
-		m->e = xreallocarray(m->e, m->n + 1, sizeof *m->e);
+		if (m->n == alloc) {
+			alloc = alloc * 2 + 256;
+			m->e = xreallocarray(m->e, alloc, sizeof *m->e);
+		}
 		e = &m->e[m->n];
 		memset(e, 0, sizeof *e);
 		e->req = i;
 		e->resp = (size_t)p->m[i].answer;
-		e->key = match_request_key(p->m[i].json, &m->rules);
+		e->key = match_request_key(plan_json(&p->m[i]), &m->rules);
 		if ((list = json_object_get(m->index, e->key)) == NULL) {
 			list = json_array();
 			json_object_set_new(m->index, e->key, list);
 		}
 		json_array_append_new(list, json_integer((json_int_t)m->n));
-		e->redacted = redacted_in(json_object_get(p->m[i].json,
+		e->redacted = redacted_in(json_object_get(plan_json(&p->m[i]),
 		    "params"));
 		e->latency_ns = clock_sub(p->m[e->resp].mono_ns,
 		    p->m[i].mono_ns);
@@ -456,7 +451,7 @@ match_note_redacted(const struct matcher *m, const struct mentry *e)
 	const struct rmsg	*r = &m->plan->m[e->req];
 	char			*where;
 
-	where = redacted_where(r->json, MATCH_REDACTED_PATHS);
+	where = redacted_where(plan_json(r), MATCH_REDACTED_PATHS);
 	log_info("mock: a %s request matches the one recorded at seq %lld "
 	    "only with the values redacted when recorded taken as any "
 	    "value (at %s)", r->method != NULL ? r->method : "?",
@@ -542,9 +537,9 @@ match_unanswered(const struct matcher *m, const char *method)
 
 	for (i = 0; i < p->n; i++) {
 		if (p->m[i].dir != DIR_C2S || p->m[i].kind != KIND_REQUEST ||
-		    p->m[i].answer >= 0 || p->m[i].json == NULL)
+		    p->m[i].answer >= 0 || plan_json(&p->m[i]) == NULL)
 			continue;
-		theirs = match_method(p->m[i].json);
+		theirs = match_method(plan_json(&p->m[i]));
 		if (theirs != NULL && strcmp(theirs, method) == 0)
 			return 1;
 	}
@@ -681,7 +676,7 @@ match_data(const struct matcher *m, const char *method,
 	size_t			 i, n;
 
 	nearest = json_pack("{sI}", "seq", (json_int_t)r->seq);
-	if ((params = json_object_get(r->json, "params")) != NULL)
+	if ((params = json_object_get(plan_json(r), "params")) != NULL)
 		json_object_set_new(nearest, "params", json_deep_copy(params));
 
 	n = match_diff(m, e, msg, &d);

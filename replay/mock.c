@@ -220,7 +220,7 @@ mock_count(struct mock *mk, uint64_t *counter)
 static json_t *
 mock_copy(struct mock *mk, size_t i)
 {
-	return json_deep_copy(mk->plan->m[i].json);
+	return json_deep_copy(plan_json(&mk->plan->m[i]));
 }
 
 static char *
@@ -835,8 +835,8 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 		    json_string_value(json_object_get(msg, "method")) : "?");
 		return;
 	}
-	if (redacted_in(mk->plan->m[e->resp].json)) {
-		s = redacted_where(mk->plan->m[e->resp].json, 8);
+	if (redacted_in(plan_json(&mk->plan->m[e->resp]))) {
+		s = redacted_where(plan_json(&mk->plan->m[e->resp]), 8);
 		log_info("mock: the recorded answer (seq %lld) holds values "
 		    "redacted when recorded: the client gets \"" REDACTED
 		    "\" at %s", (long long)mk->plan->m[e->resp].seq, s);
@@ -846,7 +846,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	if (mk->plan->m[e->req].method != NULL &&
 	    strcmp(mk->plan->m[e->req].method, "initialize") == 0 &&
 	    (pv = json_string_value(json_object_get(json_object_get(
-	    mk->plan->m[e->resp].json, "result"), "protocolVersion"))) !=
+	    plan_json(&mk->plan->m[e->resp]), "result"), "protocolVersion"))) !=
 	    NULL && strcmp(pv, MOCK_SESSIONLESS_FROM) < 0) {
 		for (i = 0; i < 32; i++)
 			sid[i] = "0123456789abcdef"[arc4random_uniform(16)];
@@ -860,7 +860,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	pl->live_id = json_incref(json_object_get(msg, "id"));
 	pl->live_token = json_incref(progress_token(msg));
 	pl->rec_token = json_incref(progress_token(
-	    mk->plan->m[e->req].json));
+	    plan_json(&mk->plan->m[e->req])));
 	pl->start_ns = pl->last_ns = clock_mono_ns();
 	pl->start_seq = mk->nplays++;
 	pl->timer = evtimer_new(mk->base, play_timer_cb, pl);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_session.h"
 #include "replay.h"
 
 /* Add a recorded message (in the order the proxy saw it). */
@@ -21,7 +22,10 @@ plan_add(struct plan *p, int64_t seq, enum dir d, int64_t mono_ns,
 	struct rmsg	*m;
 	struct scan	 sc;
 
-	p->m = xreallocarray(p->m, p->n + 1, sizeof *p->m);
+	if (p->n == p->alloc) {
+		p->alloc = p->alloc == 0 ? 1024 : p->alloc * 2;
+		p->m = xreallocarray(p->m, p->alloc, sizeof *p->m);
+	}
 	m = &p->m[p->n++];
 	memset(m, 0, sizeof *m);
 	m->seq = seq;
@@ -36,10 +40,32 @@ plan_add(struct plan *p, int64_t seq, enum dir d, int64_t mono_ns,
 	m->kind = sc.kind;
 	m->method = scan_method_dup(m->raw, &sc);
 	m->id = scan_id_dup(m->raw, &sc);
-	if (sc.kind != KIND_INVALID)
-		m->json = json_loadb(m->raw, len, JSON_DECODE_ANY |
-		    JSON_ALLOW_NUL, NULL);
+	/* Not parsed yet: see plan_json(). */
+	m->jdone = sc.kind == KIND_INVALID;
 	m->answer = m->request = -1;
+}
+
+/*
+ * A recorded message parsed, or NULL when it is not JSON.  Parsed on
+ * first use, not when added: a mock answers from a recording of a
+ * hundred thousand messages at once, and most answers are never asked
+ * for, so their JSON is not built (half the start-up time and most of
+ * the memory).  The cache is no part of the plan's value, so a plan
+ * read through a const pointer still fills it.
+ */
+json_t *
+plan_json(const struct rmsg *r)
+{
+	struct rmsg	*w = (struct rmsg *)r;
+
+	/* The plain case read fast (check's reader), else by jansson. */
+	if (!w->jdone) {
+		if ((w->jcache = jload(w->raw, w->len)) == NULL)
+			w->jcache = json_loadb(w->raw, w->len,
+			    JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+		w->jdone = 1;
+	}
+	return w->jcache;
 }
 
 /*
@@ -59,8 +85,9 @@ plan_set_truncated(struct plan *p, enum msg_kind kind, const char *method,
 	free(m->id);
 	m->method = method != NULL ? xstrdup(method) : NULL;
 	m->id = id != NULL ? xstrdup(id) : NULL;
-	json_decref(m->json);
-	m->json = NULL;
+	json_decref(m->jcache);
+	m->jcache = NULL;
+	m->jdone = 1;
 }
 
 /* The pending-request key: the request's direction, then its id text. */
@@ -84,7 +111,8 @@ void
 plan_build(struct plan *p)
 {
 	struct idmap	*pending = idmap_new();
-	size_t		*answered = NULL, nanswered = 0, done = 0, i, klen;
+	size_t		*answered = NULL, nanswered = 0, nalloc = 0;
+	size_t		 done = 0, i, klen;
 	int64_t		 idx, prev_mono = -1;
 	char		 key[512];
 	struct rmsg	*m;
@@ -108,8 +136,12 @@ plan_build(struct plan *p)
 					m->method = xstrdup(p->m[idx].method);
 				if (m->dir == DIR_S2C &&
 				    !p->m[idx].truncated) {
-					answered = xreallocarray(answered,
-					    nanswered + 1, sizeof *answered);
+					if (nanswered == nalloc) {
+						nalloc = nalloc * 2 + 256;
+						answered = xreallocarray(
+						    answered, nalloc,
+						    sizeof *answered);
+					}
 					answered[nanswered++] = (size_t)idx;
 				}
 			}
@@ -119,8 +151,12 @@ plan_build(struct plan *p)
 		if (m->dir != DIR_C2S || m->kind == KIND_RESPONSE ||
 		    m->kind == KIND_ERROR || m->truncated)
 			continue;
-		p->sends = xreallocarray(p->sends, p->nsends + 1,
-		    sizeof *p->sends);
+		if (p->nsends == p->sendsalloc) {
+			p->sendsalloc = p->sendsalloc == 0 ? 256 :
+			    p->sendsalloc * 2;
+			p->sends = xreallocarray(p->sends, p->sendsalloc,
+			    sizeof *p->sends);
+		}
 		s = &p->sends[p->nsends++];
 		memset(s, 0, sizeof *s);
 		s->msg = i;
@@ -149,7 +185,7 @@ plan_clear(struct plan *p)
 		free(p->m[i].method);
 		free(p->m[i].id);
 		free(p->m[i].raw);
-		json_decref(p->m[i].json);
+		json_decref(p->m[i].jcache);
 	}
 	for (i = 0; i < p->nsends; i++)
 		free(p->sends[i].needs);

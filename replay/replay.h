@@ -180,7 +180,8 @@ struct rmsg {
 	char		*id;		/* the id's JSON text, or NULL */
 	char		*raw;
 	size_t		 len;
-	json_t		*json;		/* parsed, or NULL when not JSON */
+	json_t		*jcache;	/* plan_json(): parsed on first use */
+	int		 jdone;		/* jcache is what it will be */
 	int		 truncated;	/* raw is only a prefix (the record
 					   cap): never sent, never compared */
 	ssize_t		 answer;	/* requests: their response, or -1 */
@@ -199,9 +200,9 @@ struct send {
 
 struct plan {
 	struct rmsg	*m;
-	size_t		 n;
+	size_t		 n, alloc;
 	struct send	*sends;
-	size_t		 nsends;
+	size_t		 nsends, sendsalloc;
 };
 
 void		 plan_add(struct plan *, int64_t, enum dir, int64_t,
@@ -210,6 +211,7 @@ void		 plan_set_truncated(struct plan *, enum msg_kind,
 		     const char *, const char *);
 void		 plan_build(struct plan *);
 void		 plan_clear(struct plan *);
+json_t		*plan_json(const struct rmsg *);
 
 /* engine.c: replaying a plan against a live server. */
 
@@ -345,6 +347,10 @@ void		 matcher_build(struct matcher *, const struct plan *, int,
 		     struct diff_rules *);
 const struct mentry *matcher_find(struct matcher *, const json_t *);
 char		*match_request_key(const json_t *, const struct diff_rules *);
+
+/* mkey.c: match_request_key()'s text of canonical params. */
+char		*mkey_request(const char *, const json_t *,
+		     const struct diff_rules *);
 json_t		*matcher_miss(const struct matcher *, const json_t *);
 void		 matcher_clear(struct matcher *);
 

@@ -45,7 +45,7 @@ sdiff_only_add(struct sdiff_only **v, size_t *n, const struct rmsg *m)
 	*v = xreallocarray(*v, *n + 1, sizeof **v);
 	(*v)[*n].seq = m->seq;
 	(*v)[*n].method = m->method;
-	(*v)[*n].params = compare_params(m->json);
+	(*v)[*n].params = compare_params(plan_json(m));
 	(*n)++;
 }
 
@@ -101,11 +101,11 @@ sdiff_run(const struct plan *a, const struct plan *b,
 	for (i = 0; i < b->n; i++) {
 		bq = &b->m[i];
 		if (bq->dir != DIR_C2S || bq->kind != KIND_REQUEST ||
-		    bq->json == NULL || bq->method == NULL)
+		    plan_json(bq) == NULL || bq->method == NULL)
 			continue;
 		if (bq->answer >= 0)
 			rep->requests_b++;
-		e = matcher_find(&m, bq->json);
+		e = matcher_find(&m, plan_json(bq));
 		if (e != NULL && pair[e - m.e] < 0)
 			pair[e - m.e] = (ssize_t)i;
 		else if (bq->answer >= 0)
@@ -129,7 +129,7 @@ sdiff_run(const struct plan *a, const struct plan *b,
 		if (ba != NULL)
 			res->live_latency_ns = clock_sub(ba->mono_ns,
 			    bq->mono_ns);
-		compare_answer(&rep->ex, res, rq, ra, ba != NULL ? ba->json :
+		compare_answer(&rep->ex, res, rq, ra, ba != NULL ? plan_json(ba) :
 		    NULL, ba != NULL && ba->truncated, &m.rules);
 	}
 	sdiff_defs(a, b, &m.rules, rep);

@@ -469,8 +469,11 @@ store_open(const char *path, int flags, char **cause)
 	 * check them half way.
 	 */
 	if ((fresh && store_exec(st, "PRAGMA page_size = 16384", cause) !=
-	    0) || store_exec(st, "PRAGMA journal_mode = WAL", cause) != 0 ||
-	    store_exec(st, "PRAGMA synchronous = NORMAL", cause) != 0)
+	    0) || store_exec(st, (flags & STORE_SCRATCH) ?
+	    "PRAGMA journal_mode = MEMORY" : "PRAGMA journal_mode = WAL",
+	    cause) != 0 || store_exec(st, (flags & STORE_SCRATCH) ?
+	    "PRAGMA synchronous = OFF" : "PRAGMA synchronous = NORMAL",
+	    cause) != 0)
 		goto fail;
 	if (store_migrate(st, cause) != 0)
 		goto fail;

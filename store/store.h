@@ -58,6 +58,12 @@ struct wsession_meta {
 /* store.c */
 #define STORE_CREATE	0x1	/* create the file (mode 0600) and its dirs */
 #define STORE_PRIVATE	0x2	/* a writer: files others can use set 0600 */
+/*
+ * A scratch store of one process (a cassette read into a temporary file,
+ * removed when done): its journal in memory, no syncs, no WAL.  Nothing
+ * in it needs to survive a crash, and it loads faster so.
+ */
+#define STORE_SCRATCH	0x4
 struct store	*store_open(const char *, int, char **);
 size_t		 store_max_message(struct store *);
 void		 store_close(struct store *);

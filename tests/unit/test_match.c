@@ -723,7 +723,7 @@ Test(match, miss_nearest, .timeout = UNIT_TIMEOUT)
 		cr_assert_eq(json_integer_value(json_object_get(
 		    json_object_get(data, "nearest"), "seq")), c->seq,
 		    "%s: %s", c->live, c->why);
-		rec = json_object_get(p.m[c->seq - 1].json, "params");
+		rec = json_object_get(plan_json(&p.m[c->seq - 1]), "params");
 		cr_assert(json_equal(json_object_get(json_object_get(data,
 		    "nearest"), "params"), rec), "nearest carries its params");
 		cr_assert_eq(json_array_size(json_object_get(data,
@@ -823,4 +823,36 @@ Test(match, miss_differences_bounded, .timeout = UNIT_TIMEOUT)
 	matcher_clear(&m);
 	plan_clear(&p);
 	free(req);
+}
+
+/*
+ * The key's text is what jansson writes of the canonical params (sorted,
+ * compact): escapes, non-ASCII, reals, nested _meta left out, integral
+ * reals as integers, with no copy of the tree made.
+ */
+Test(match, key_text_as_jansson_writes_it, .timeout = UNIT_TIMEOUT)
+{
+	json_t	*msg, *canon;
+	char	*key, *text, *want;
+
+	msg = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m/x\","
+	    "\"params\":{\"s\":\"a\\\"b\\\\c\\n\\t\\b\\f\\r\\u0001\\u001f "
+	    "\\u00e9\\u20ac/\\u007f\",\"r\":0.1,\"big\":1e300,\"i\":-5,"
+	    "\"z\":{\"_meta\":{\"x\":1},\"y\":[true,false,null,1.0,-2.5e-7]},"
+	    "\"_meta\":{\"progressToken\":3}}}", 0, NULL);
+	cr_assert_not_null(msg);
+	canon = json_loads("{\"s\":\"a\\\"b\\\\c\\n\\t\\b\\f\\r\\u0001\\u001f "
+	    "\\u00e9\\u20ac/\\u007f\",\"r\":0.1,\"big\":1e300,\"i\":-5,"
+	    "\"z\":{\"y\":[true,false,null,1,-2.5e-7]}}", 0, NULL);
+	cr_assert_not_null(canon);
+	text = json_dumps(canon, JSON_SORT_KEYS | JSON_COMPACT |
+	    JSON_ENCODE_ANY);
+	xasprintf(&want, "m/x\n%s", text);
+	key = match_request_key(msg, NULL);
+	cr_assert_str_eq(key, want);
+	free(key);
+	free(want);
+	free(text);
+	json_decref(canon);
+	json_decref(msg);
 }

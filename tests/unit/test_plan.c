@@ -168,8 +168,40 @@ Test(plan, empty_message_from_null, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(p.m[1].kind, KIND_INVALID);
 	cr_assert_eq(p.m[1].len, 0);
 	cr_assert_str_eq(p.m[1].raw, "");
-	cr_assert_null(p.m[1].json);
+	cr_assert_null(plan_json(&p.m[1]));
 	cr_assert_eq(p.m[0].answer, 3, "the request still pairs");
 	cr_assert_eq(p.nsends, 2, "the empty client line is sent as it came");
+	plan_clear(&p);
+}
+
+/*
+ * A message's JSON is built when first asked for, not when added (a
+ * mock of a long recording parses only what it uses), and is the same
+ * whenever asked; the plan grows past its first allocation intact.
+ */
+Test(plan, json_on_first_use, .timeout = UNIT_TIMEOUT)
+{
+	struct plan	 p;
+	json_t		*j;
+	size_t		 i;
+
+	memset(&p, 0, sizeof p);
+	for (i = 0; i < 3000; i += 2) {
+		plan_add(&p, (int64_t)i + 1, DIR_C2S, (int64_t)i * 10,
+		    REQ(1, "a"), strlen(REQ(1, "a")));
+		plan_add(&p, (int64_t)i + 2, DIR_S2C, (int64_t)i * 10 + 5,
+		    RESP(1), strlen(RESP(1)));
+	}
+	plan_build(&p);
+	cr_assert_eq(p.n, 3000);
+	cr_assert_eq(p.nsends, 1500);
+	cr_assert_eq(p.m[2998].answer, 2999);
+	for (i = 0; i < p.n; i++)
+		cr_assert_eq(p.m[i].jdone, 0, "message %zu parsed early", i);
+	j = plan_json(&p.m[2999]);
+	cr_assert_not_null(j);
+	cr_assert_eq(json_integer_value(json_object_get(j, "id")), 1);
+	cr_assert_eq(plan_json(&p.m[2999]), j, "parsed once");
+	cr_assert_eq(p.m[2997].jdone, 0, "the others still not");
 	plan_clear(&p);
 }
