@@ -549,3 +549,36 @@ test('record --listen started with SIGHUP ignored (nohup) keeps ignoring it; SIG
     assert.doesNotMatch(p.stderr(), /Hangup/);
   });
 });
+
+test('record --cassette over HTTP: a FIFO at FILE-2 is refused (no hang), FILE is written; a file replaced is named', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const se = await startServerEverything('streamableHttp');
+    defer(se.stop);
+    const file = join(dir, 'r.jsonl');
+    writeFileSync(file, 'an older run\n');
+    const proxy = await startMcpreelHttp({ upstream: se.origin, db: join(dir, 'x.db'), args: ['--cassette', file] });
+    defer(() => proxy.stop());
+    const init = JSON.stringify({
+      jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    });
+    for (let i = 0; i < 2; i++) {
+      const r = await request(`${proxy.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: init,
+      });
+      assert.equal(r.status, 200);
+    }
+    execFileSync('mkfifo', [join(dir, 'r-2.jsonl')]);
+    const t0 = Date.now();
+    const stopped = await proxy.stop();
+    assert.ok(Date.now() - t0 < 8000, 'no hang on the FIFO');
+    assert.equal(stopped.killed, false);
+    assert.equal(stopped.code, 1, stopped.stderr);
+    assert.match(stopped.stderr, /cassette .*r\.jsonl: replacing the file there/);
+    assert.match(stopped.stderr, /the cassette .*r-2\.jsonl was not written: it is not a regular file/);
+    assert.equal(cassetteLines(file).filter((l) => l.type === 'message').length, 2, 'FILE, the first session, is written');
+    assert.equal(statSync(join(dir, 'r-2.jsonl')).isFIFO(), true);
+  });
+});
