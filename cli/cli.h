@@ -241,10 +241,11 @@ int		 cassette_save(struct store *, int64_t, const char *, char **);
  * go to FILE, FILE-2, ... (record_cassette_path), oldest first.
  */
 int		 record_cassette_check(const char *, char **);
+int		 record_cassette_check_db(const char *, const char *, char **);
 char		*record_cassette_path(const char *, size_t);
-void		 record_cassette_hold(int);
-int		 record_cassette_write(const char *, int64_t *, size_t, int,
-		     const char *, char **);
+void		 record_cassette_hold(void);
+int		 record_cassette_write(const char *, int64_t *, size_t,
+		     const char *, int64_t *, char **);
 
 /* session_arg.c: the session a command was given, database or cassette. */
 struct session_arg {

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,12 +110,14 @@ cmd_record_usage(FILE *f)
 	    "                whole or not at all (a file beside FILE renamed\n"
 	    "                over it).  Over HTTP, when the recording stops:\n"
 	    "                the first MCP session to FILE, the next to FILE-2\n"
-	    "                (before the extension: a-2.jsonl), ...; a session\n"
-	    "                without a message gets none.  A FILE that cannot be\n"
-	    "                made stops record before it starts; one that cannot\n"
-	    "                be written at the end exits 1 (or the server's\n"
-	    "                non-zero status), saying where the recording is.  A\n"
-	    "                server that did not start leaves FILE as it was\n"
+	    "                (before the extension: a-2.jsonl), ...  A session\n"
+	    "                without a message gets none (FILE is left as it\n"
+	    "                was).  A FILE that cannot be made (-, a directory,\n"
+	    "                a pipe, the database) stops record before it\n"
+	    "                starts; one that cannot be written at the end, or\n"
+	    "                a session with messages that could not be recorded\n"
+	    "                (written, its header says messages_lost), exits 1\n"
+	    "                (or the server's non-zero status)\n"
 	    "  --no-db       record into a temporary store, removed at exit,\n"
 	    "                not the database: no database is made or opened,\n"
 	    "                and FILE is all that is kept (needs --cassette)\n"
@@ -251,25 +254,35 @@ cmd_record_usage(FILE *f)
 
 /*
  * Write the sessions ids[0..n) of the store at db as ro's cassettes once
- * the writer has stopped; over HTTP (http) a session without a message
- * gets none.  Returns the exit code: code, or 1 in its place when it was
- * 0 and the cassette could not be written, which leaves the recording
+ * the writer has stopped; a session without a message gets none.  Returns
+ * the exit code: code, or 1 in its place when it was 0 and no cassette
+ * was written, or one lacks messages (written all the same: it is what
+ * was recorded), or one could not be written, which leaves the recording
  * where it is (the temporary store of --no-db kept) and says where.
  */
 static int
 record_out_write(struct record_out *ro, const char *db, int64_t *ids,
-    size_t n, int http, int code)
+    size_t n, int code)
 {
 	char	*cause = NULL;
+	int64_t	 lost;
 	int	 written;
 
-	written = record_cassette_write(db, ids, n, http, ro->cassette,
+	written = record_cassette_write(db, ids, n, ro->cassette, &lost,
 	    &cause);
-	if (written > 0)
+	if (written > 0 && lost == 0)
 		return code;
+	if (written > 0) {
+		fprintf(stderr, "mcpreel record: the cassette %s is "
+		    "incomplete: %lld messages were forwarded but could not "
+		    "be recorded (its header says messages_lost)\n",
+		    ro->cassette, (long long)lost);
+		return code != 0 ? code : EXIT_FAIL;
+	}
 	if (written == 0) {
 		fprintf(stderr, "mcpreel record: no MCP message was recorded: "
-		    "the cassette %s was not written\n", ro->cassette);
+		    "the cassette %s was not written (a file there is left "
+		    "as it was)\n", ro->cassette);
 		return code != 0 ? code : EXIT_FAIL;
 	}
 	fprintf(stderr, "mcpreel record: %s\n", cause);
@@ -318,8 +331,11 @@ record_over_http(struct writer *w, struct http_options *http,
 	size_t			 n;
 
 	rc = record_http(w, http, &res);
-	if (rc == 0 && ro->cassette != NULL)
-		record_cassette_hold(1);
+	/* Stopped: a second signal waits for the cassette, or ends us. */
+	if (ro->cassette != NULL)
+		record_cassette_hold();
+	else
+		record_stop_mask(SIG_UNBLOCK);
 	writer_stop(w);
 	tap_set_check(NULL);
 	livecheck_stop(lc);
@@ -334,9 +350,8 @@ record_over_http(struct writer *w, struct http_options *http,
 	code = res.exit_code;
 	if (rc == 0 && ro->cassette != NULL) {
 		ids = record_http_ids(&res, &n);
-		code = record_out_write(ro, path, ids, n, 1, code);
+		code = record_out_write(ro, path, ids, n, code);
 		free(ids);
-		record_cassette_hold(0);
 	}
 	record_http_free(&res);
 	free(res.reason);
@@ -616,6 +631,12 @@ cmd_record(int argc, char **argv)
 			path = NULL;
 	} else
 		path = dbpath_resolve(db, &cause);
+	/* The cassette is not the database: asked before and once open. */
+	if (path != NULL && ro.cassette != NULL &&
+	    record_cassette_check_db(ro.cassette, path, &cause) != 0) {
+		free(path);
+		path = NULL;
+	}
 	if (path == NULL || (st = store_open(path, STORE_CREATE |
 	    STORE_PRIVATE, &cause)) == NULL) {
 		fprintf(stderr, "mcpreel record: %s\n", cause);
@@ -635,25 +656,36 @@ cmd_record(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if ((w = writer_start(st, &cause)) == NULL) {
+	if (ro.cassette != NULL && record_cassette_check_db(ro.cassette, path,
+	    &cause) != 0) {
 		fprintf(stderr, "mcpreel record: %s\n", cause);
 		store_close(st);
 		free(cause);
 		free(path);
 		goto usage;
 	}
-	if (check) {
+	/* Its threads never take a stop signal: the event loop does. */
+	record_stop_mask(SIG_BLOCK);
+	w = writer_start(st, &cause);
+	if (w != NULL && check) {
 		/* Over HTTP, sessions are many: lines name theirs. */
-		lc = livecheck_start(http.upstream != NULL, &cause);
-		if (lc == NULL) {
-			fprintf(stderr, "mcpreel record: %s\n", cause);
+		if ((lc = livecheck_start(http.upstream != NULL, &cause)) ==
+		    NULL) {
 			writer_stop(w);	/* closes st */
-			free(cause);
-			free(path);
-			goto usage;
+			w = NULL;
+			st = NULL;
 		}
-		tap_set_check(lc);
 	}
+	record_stop_mask(SIG_UNBLOCK);
+	if (w == NULL) {
+		fprintf(stderr, "mcpreel record: %s\n", cause);
+		store_close(st);
+		free(cause);
+		free(path);
+		goto usage;
+	}
+	if (lc != NULL)
+		tap_set_check(lc);
 	if (http.upstream != NULL) {
 		if (faults != NULL) {
 			if (rf.reload != NULL)
@@ -683,7 +715,9 @@ cmd_record(int argc, char **argv)
 	started = record_stdio(w, s, argv, &res) == 0;
 	record_set_faults(NULL);
 	if (ro.cassette != NULL)
-		record_cassette_hold(1);
+		record_cassette_hold();
+	else
+		record_stop_mask(SIG_UNBLOCK);
 
 	/* A reason may name the command ("cannot run 'TOKEN=X'"). */
 	if (res.reason != NULL)
@@ -717,8 +751,7 @@ cmd_record(int argc, char **argv)
 			log_warnx("the server did not start: the cassette %s "
 			    "is left as it was", ro.cassette);
 		else
-			rc = record_out_write(&ro, path, &id, 1, 0, rc);
-		record_cassette_hold(0);
+			rc = record_out_write(&ro, path, &id, 1, rc);
 	}
 	cassette_free(ro.temp);
 	writer_session_free(s);

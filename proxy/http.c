@@ -599,7 +599,7 @@ proxy_sighup_cb(evutil_socket_t sig, short events, void *arg)
 	hfault_reload(arg);
 }
 
-/* SIGINT or SIGTERM: stop recording, closing what is in flight. */
+/* SIGINT, SIGTERM or SIGHUP: stop recording, closing what is in flight. */
 static void
 proxy_signal_cb(evutil_socket_t sig, short events, void *arg)
 {
@@ -614,7 +614,9 @@ proxy_signal_cb(evutil_socket_t sig, short events, void *arg)
 
 /*
  * Listen for clients and record their traffic with the upstream until
- * SIGINT, SIGTERM or SIGHUP (but SIGHUP re-reads --faults).  Returns -1 (res says why) when it cannot start.
+ * SIGINT, SIGTERM or SIGHUP (but SIGHUP re-reads --faults, and stays
+ * ignored when it was at start).  Returns -1 (res says why) when it
+ * cannot start.
  */
 int
 record_http(struct writer *w, const struct http_options *opt,
@@ -626,6 +628,7 @@ record_http(struct writer *w, const struct http_options *opt,
 	struct hconn		*c;
 	char			*cause = NULL;
 	static const int	 sigs[] = { SIGINT, SIGTERM };
+	struct sigaction	 oldhup;
 	int			 i;
 
 	memset(res, 0, sizeof *res);
@@ -671,12 +674,18 @@ record_http(struct writer *w, const struct http_options *opt,
 	/*
 	 * SIGHUP re-reads --faults; else it is a hangup (the terminal
 	 * closed), and stops the recording as SIGTERM does, so that its
-	 * sessions end and their cassettes are written.
+	 * sessions end and their cassettes are written.  Started ignoring
+	 * it (nohup), mcpreel keeps ignoring it.
 	 */
-	p.sighup = evsignal_new(p.base, SIGHUP, opt->faults != NULL &&
-	    opt->faults->reload != NULL ? proxy_sighup_cb : proxy_signal_cb,
-	    &p);
-	evsignal_add(p.sighup, NULL);
+	if (opt->faults != NULL && opt->faults->reload != NULL)
+		p.sighup = evsignal_new(p.base, SIGHUP, proxy_sighup_cb, &p);
+	else if (sigaction(SIGHUP, NULL, &oldhup) == 0 &&
+	    oldhup.sa_handler == SIG_IGN)
+		log_debug("SIGHUP was ignored at start: it stays ignored");
+	else
+		p.sighup = evsignal_new(p.base, SIGHUP, proxy_signal_cb, &p);
+	if (p.sighup != NULL)
+		evsignal_add(p.sighup, NULL);
 	/* Said at any log level, alone on its line: scripts wait for it. */
 	log_warnx("listening on %s", p.origin);
 	{
@@ -710,6 +719,8 @@ record_http(struct writer *w, const struct http_options *opt,
 	res->exit_code = 0;
 	res->reason = p.stop_reason != NULL ? p.stop_reason :
 	    xstrdup("recording stopped");
+	/* As record_stdio() does: the caller unblocks them, or holds. */
+	record_stop_mask(SIG_BLOCK);
 	for (i = 0; i < 2; i++)
 		event_free(p.sigs[i]);
 	if (p.sighup != NULL)

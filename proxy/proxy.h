@@ -71,6 +71,7 @@ struct record_result {
 
 int		 record_stdio(struct writer *, struct wsession *,
 		     char *const [], struct record_result *);
+void		 record_stop_mask(int);
 /* --spin-us: the default, the most it takes, and the setter. */
 #define RECORD_SPIN_US		20
 #define RECORD_SPIN_US_MAX	10000

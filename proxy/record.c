@@ -11,6 +11,7 @@
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -391,6 +392,23 @@ relay_signal_cb(evutil_socket_t sig, short events, void *arg)
 }
 
 /*
+ * Block (how = SIG_BLOCK) or unblock (SIG_UNBLOCK) in the calling thread
+ * the signals that ask a recording to stop: a thread started while they
+ * are blocked keeps them blocked, and they go to the event loop's thread.
+ */
+void
+record_stop_mask(int how)
+{
+	sigset_t	set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(how, &set, NULL);
+}
+
+/*
  * Run argv as the server and relay stdio between it and the host until the
  * server has exited and its last words reached the host.  Returns -1 only
  * when the server could not be started (res says why and the exit code).
@@ -479,6 +497,11 @@ record_stdio(struct writer *w, struct wsession *s, char *const argv[],
 	res->reason = xstrdup(r.reason != NULL ? r.reason :
 	    "server exited");
 
+	/*
+	 * Freed, the events put back what the signals did before (death):
+	 * blocked first, and the caller decides (record_stop_mask()).
+	 */
+	record_stop_mask(SIG_BLOCK);
 	for (i = 0; i < 3; i++)
 		event_free(r.sigs[i]);
 	event_free(r.grace);

@@ -6,12 +6,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { runSession, runSessionWith, serverEverythingCommand, sseTransport, streamableHttpTransport } from './lib/session.mjs';
-import { mcpreelHttpSupport, request, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
+import { mcpreelHttpSupport, request, spawnUntilLine, startMcpreelHttp, startServerEverything, stopChild } from './lib/servers.mjs';
 import { sessionsOf } from './lib/dbcheck.mjs';
 import { MCPREEL, runMcpreel, sql, tempDir, withCleanup } from './lib/util.mjs';
 
@@ -352,5 +352,233 @@ test('record --cassette --no-db over HTTP: SIGINT and SIGHUP end the run and wri
     assert.equal(stopped.code, 1, stopped.stderr);
     assert.match(stopped.stderr, /no MCP message was recorded: the cassette .*none\.jsonl was not written/);
     assert.equal(existsSync(file), false);
+  });
+});
+
+test('record --cassette -, and a FILE that is the database, are refused before anything runs', { timeout: 30000 }, async () => {
+  const t = tempDir();
+  try {
+    const marker = join(t.dir, 'ran');
+    const cmd = ['--', 'sh', '-c', `touch ${marker}`];
+    let r = await runMcpreel(['record', '--no-db', '--cassette', '-', ...cmd], { input: Buffer.alloc(0) });
+    assert.equal(r.code, 2, r.stderr.toString());
+    assert.match(r.stderr.toString(), /--cassette -: a cassette is written to a file, not to standard output .*\.\/-/);
+    assert.equal(existsSync(marker), false, 'nothing was run');
+
+    const db = join(t.dir, 'x.db');
+    const first = await runMcpreel(['record', '--db', db, '--', 'cat'], { input: Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping"}\n') });
+    assert.equal(first.code, 0, first.stderr.toString());
+    const link = join(t.dir, 'link.jsonl');
+    symlinkSync(db, link);
+    for (const c of [db, link, `${db}-wal`]) {
+      r = await runMcpreel(['record', '--db', db, '--cassette', c, ...cmd], { input: Buffer.alloc(0) });
+      assert.equal(r.code, 2, `--cassette ${c}: exit 2; ${r.stderr}`);
+      assert.match(r.stderr.toString(), /--cassette .* is the database .*x\.db(-wal)?: give another file/);
+      assert.equal(existsSync(marker), false, 'nothing was run');
+    }
+    // A fresh database named twice: refused before it is made.
+    const fresh = join(t.dir, 'fresh.db');
+    r = await runMcpreel(['record', '--db', fresh, '--cassette', fresh, ...cmd], { input: Buffer.alloc(0) });
+    assert.equal(r.code, 2);
+    assert.equal(existsSync(fresh), false, 'no database made');
+    assert.equal(sql(db, 'SELECT count(*) AS n FROM sessions')[0].n, 1, 'the database is still a database, its session there');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('record --cassette over stdio: a session with no message leaves FILE as it was, and exits non-zero', { timeout: 30000 }, async () => {
+  const t = tempDir();
+  try {
+    const file = join(t.dir, 'c.jsonl');
+    writeFileSync(file, 'the good cassette\n');
+    const db = join(t.dir, 'x.db');
+    // The host sends nothing (cat exits 0), and a server that fails at once.
+    for (const [cmd, code] of [[['cat'], 1], [['sh', '-c', 'exit 3'], 3]]) {
+      const r = await runMcpreel(['record', '--db', db, '--cassette', file, '--', ...cmd], { input: Buffer.alloc(0) });
+      assert.equal(r.code, code, `${cmd.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr.toString(), /no MCP message was recorded: the cassette .*c\.jsonl was not written \(a file there is left as it was\)/);
+      assert.equal(readFileSync(file, 'utf8'), 'the good cassette\n', `${cmd.join(' ')}: FILE untouched`);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('record --cassette: a FIFO at FILE by the end is refused, not opened (no hang); the recording is kept', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  try {
+    const file = join(t.dir, 'c.jsonl');
+    const db = join(t.dir, 'x.db');
+    const t0 = Date.now();
+    const r = await recordCat(['--db', db, '--cassette', file], async (child) => {
+      execFileSync('mkfifo', [file]);
+      child.stdin.end();
+    });
+    assert.ok(Date.now() - t0 < 15000, 'no hang on the FIFO');
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /the cassette .*c\.jsonl was not written: it is not a regular file/);
+    assert.match(r.stderr, /the recording is kept in /);
+    assert.equal(statSync(file).isFIFO(), true, 'the FIFO is left as it was');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('record --cassette: messages that could not be recorded: the cassette is written, says so, exit 1', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'x.db');
+    const file = join(t.dir, 'c.jsonl');
+    const ping = (id) => `{"jsonrpc":"2.0","id":${id},"method":"ping"}\n`;
+    let lock;
+    const r = await recordCat(['--db', db, '--cassette', file], async (child) => {
+      // The first exchange recorded, then the database locked past the 5 s bound.
+      for (let i = 0; i < 100 && sql(db, 'SELECT count(*) AS n FROM messages')[0].n < 2; i++) await sleep(50);
+      lock = await holdLock(db);
+      for (let id = 2; id <= 8; id++) {
+        child.stdin.write(ping(id));
+        await sleep(1000);
+      }
+      await lock.release();
+      child.stdin.end();
+    });
+    assert.equal(r.code, 1, `exit 1 although cat exited 0; stderr:\n${r.stderr}`);
+    const m = /the cassette .*c\.jsonl is incomplete: (\d+) messages were forwarded but could not be recorded/.exec(r.stderr);
+    assert.ok(m, r.stderr);
+    const lines = cassetteLines(file);
+    assert.equal(lines[0].messages_lost, Number(m[1]), 'the header says how many');
+    assert.ok(lines[0].messages_lost > 0);
+    assert.equal(lines.filter((l) => l.type === 'message').length + lines[0].messages_lost, 16, 'recorded + lost = all');
+  } finally {
+    t.cleanup();
+  }
+});
+
+/** Hold the database's write lock from another process until release(). */
+async function holdLock(db) {
+  const sh = spawn('sqlite3', [db], { stdio: ['pipe', 'pipe', 'pipe'] });
+  sh.stdin.write('BEGIN IMMEDIATE;\nSELECT \'held\';\n');
+  await new Promise((resolve, reject) => {
+    sh.stdout.once('data', resolve);
+    sh.once('error', reject);
+  });
+  return {
+    release: async () => {
+      sh.stdin.end('COMMIT;\n');
+      await new Promise((resolve) => sh.on('close', resolve));
+    },
+  };
+}
+
+function sleep(ms) {
+  return new Promise((res) => setTimeout(res, ms));
+}
+
+/** Send sig to child now and every 5 ms until it exits (at most ms). */
+async function signalUntilExit(child, sig, ms) {
+  const t0 = Date.now();
+  while (child.exitCode === null && child.signalCode === null && Date.now() - t0 < ms) {
+    child.kill(sig);
+    await sleep(5);
+  }
+}
+
+test('record --cassette --no-db: signals again and again while it stops do not kill it; the cassette is written', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const env = isolatedEnv(t.dir);
+    for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+      const file = join(t.dir, `${sig}.jsonl`);
+      const r = await recordCat(['--no-db', '--cassette', file], async (child) => {
+        if (sig === 'SIGHUP') child.stdin.end();	/* SIGHUP is passed on: the host ends it */
+        await signalUntilExit(child, sig, 5000);
+      }, env);
+      assert.equal(r.signal, null, `${sig}: mcpreel exits by itself; stderr:\n${r.stderr}`);
+      assert.equal(cassetteLines(file).filter((l) => l.type === 'message').length, 2, `${sig}: the ping and its echo`);
+      assert.deepEqual(filesUnder(join(t.dir, 'tmp')), [], `${sig}: the temporary store is gone`);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('record --cassette over HTTP: signals again and again while it stops do not kill it', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const se = await startServerEverything('streamableHttp');
+    defer(se.stop);
+    const init = JSON.stringify({
+      jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    });
+    for (let i = 0; i < 3; i++) {
+      const file = join(dir, `${i}.jsonl`);
+      const proxy = await startMcpreelHttp({ upstream: se.origin, db: join(dir, 'x.db'), args: ['--cassette', file] });
+      defer(() => proxy.stop());
+      const r = await request(`${proxy.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: init,
+      });
+      assert.equal(r.status, 200);
+      await signalUntilExit(proxy.child, 'SIGTERM', 5000);
+      const stopped = await proxy.stop();
+      assert.equal(stopped.signal, null, `round ${i}: not killed by a later SIGTERM; stderr:\n${stopped.stderr}`);
+      assert.equal(stopped.code, 0);
+      assert.equal(cassetteLines(file).filter((l) => l.type === 'message').length, 2);
+    }
+  });
+});
+
+test('record --listen started with SIGHUP ignored (nohup) keeps ignoring it; SIGTERM still stops it', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async ({ dir }) => {
+    const db = join(dir, 'x.db');
+    const p = await spawnUntilLine('sh', ['-c', 'trap "" HUP; exec "$0" "$@"', MCPREEL, 'record', '--db', db,
+      '--listen', '127.0.0.1:0', '--upstream', 'http://127.0.0.1:9/'], {
+      pattern: /^mcpreel: listening on /,
+      name: 'mcpreel record under trap "" HUP',
+    });
+    p.child.kill('SIGHUP');
+    await sleep(1000);
+    assert.equal(p.child.exitCode, null, `still running after SIGHUP; stderr:\n${p.stderr()}`);
+    assert.equal(p.child.signalCode, null);
+    const stopped = await stopChild(p.child, p.exited);
+    assert.equal(stopped.code, 0, p.stderr());
+    assert.equal(stopped.killed, false);
+    assert.match(p.stderr(), /recording stopped \(Terminated\)/);
+    assert.doesNotMatch(p.stderr(), /Hangup/);
+  });
+});
+
+test('record --cassette over HTTP: a FIFO at FILE-2 is refused (no hang), FILE is written; a file replaced is named', { skip: needsHttp, timeout: 60000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const se = await startServerEverything('streamableHttp');
+    defer(se.stop);
+    const file = join(dir, 'r.jsonl');
+    writeFileSync(file, 'an older run\n');
+    const proxy = await startMcpreelHttp({ upstream: se.origin, db: join(dir, 'x.db'), args: ['--cassette', file] });
+    defer(() => proxy.stop());
+    const init = JSON.stringify({
+      jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    });
+    for (let i = 0; i < 2; i++) {
+      const r = await request(`${proxy.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: init,
+      });
+      assert.equal(r.status, 200);
+    }
+    execFileSync('mkfifo', [join(dir, 'r-2.jsonl')]);
+    const t0 = Date.now();
+    const stopped = await proxy.stop();
+    assert.ok(Date.now() - t0 < 8000, 'no hang on the FIFO');
+    assert.equal(stopped.killed, false);
+    assert.equal(stopped.code, 1, stopped.stderr);
+    assert.match(stopped.stderr, /cassette .*r\.jsonl: replacing the file there/);
+    assert.match(stopped.stderr, /the cassette .*r-2\.jsonl was not written: it is not a regular file/);
+    assert.equal(cassetteLines(file).filter((l) => l.type === 'message').length, 2, 'FILE, the first session, is written');
+    assert.equal(statSync(join(dir, 'r-2.jsonl')).isFIFO(), true);
   });
 });
