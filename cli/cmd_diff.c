@@ -50,8 +50,9 @@ cmd_diff_usage(FILE *f)
 	    "  --ignore-resource URI  ... to resources/read of URI (all globs)\n"
 	    "  --rules FILE           the same in a JSON file, as replay takes it\n"
 	    "  --report text|json|junit   the report's form (default text)\n"
-	    "  -o FILE                write the report to FILE, not stdout (the\n"
-	    "                         text report still goes to stdout)\n"
+	    "  -o FILE                write the report to FILE, not stdout (with\n"
+	    "                         json or junit, the text report still goes\n"
+	    "                         to stdout)\n"
 	    "  --json                 the same as --report json\n"
 	    "  --junit FILE           the same as --report junit -o FILE\n"
 	    "  --include-faults       keep the messages of faults injected when\n"
@@ -59,7 +60,8 @@ cmd_diff_usage(FILE *f)
 	    "\n"
 	    "Exit status: 0 the same, 1 any difference (a request only on one side,\n"
 	    "an answer that differs or that B lacks, a definition added, removed\n"
-	    "or changed), 2 could not run.\n");
+	    "or changed, a kind of definition only one side listed), 2 could not\n"
+	    "run.\n");
 }
 
 /* What each side is: its store, session and name. */
