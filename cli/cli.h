@@ -192,6 +192,35 @@ json_t		*export_json_str(const char *);
 int		 cmd_import(int, char **);
 void		 cmd_import_usage(FILE *);
 int		 har_write(struct store *, int64_t, FILE *, char **);
+int		 export_jsonl_file(struct store *, int64_t, const char *,
+		     char **);
+
+/*
+ * cassette.c: a session as a file, the JSON lines export writes.  A
+ * command reads one by loading it into a temporary store of its own (a
+ * private directory under $TMPDIR, removed when freed or at exit) and
+ * running as on a database: one code path for every reader.
+ */
+struct cassette;
+int		 cassette_is(const char *);
+struct cassette	*cassette_load(const char *, char **);
+struct cassette	*cassette_temp(char **);
+const char	*cassette_db(const struct cassette *);
+int64_t		 cassette_session(const struct cassette *);
+void		 cassette_free(struct cassette *);
+int		 cassette_save(struct store *, int64_t, const char *, char **);
+
+/* session_arg.c: the session a command was given, database or cassette. */
+struct session_arg {
+	struct store	*st;		/* open, or NULL once handed on */
+	char		*db;		/* the database's path (a cassette's
+					   temporary one) */
+	int64_t		 id;
+	struct cassette	*cassette;	/* when SESSION was a cassette */
+};
+int		 session_arg_open(const char *, const char *, int,
+		     struct session_arg *, char **);
+void		 session_arg_close(struct session_arg *);
 
 /* cmd_report.c */
 int		 cmd_report(int, char **);

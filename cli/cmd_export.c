@@ -3,6 +3,8 @@
  * 'mcpreel import' reads back byte for byte, or as an HTTP Archive.
  */
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,6 +29,9 @@ struct export {
 	FILE		*out;
 	int		 write_failed;
 	int		 version;	/* JSONL_VERSION or _PLAIN */
+	int64_t		*xids;		/* the session's exchanges' row ids */
+	size_t		 nx;
+	size_t		 xcap;
 };
 
 void
@@ -233,6 +238,29 @@ export_headers(json_t *o, const char *key, const char *text,
 	json_object_set_new(o, key, export_json_str(text));
 }
 
+static int
+export_xid_cmp(const void *a, const void *b)
+{
+	int64_t	x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * An exchange's number in the file: its place in the session (1, 2, ...),
+ * not its row id, which depends on what else the database holds; so a
+ * session gives the same lines from any database, a cassette's own too.
+ */
+static int64_t
+export_xnum(const struct export *ex, int64_t rowid)
+{
+	const int64_t	*p;
+
+	p = bsearch(&rowid, ex->xids, ex->nx, sizeof *ex->xids,
+	    export_xid_cmp);
+	return p != NULL ? (int64_t)(p - ex->xids) + 1 : 0;
+}
+
 /* One HTTP request with its response, as recorded. */
 static int
 export_exchange_cb(const struct exchange_row *x, void *arg)
@@ -242,8 +270,15 @@ export_exchange_cb(const struct exchange_row *x, void *arg)
 	size_t		 nv = 0;
 	json_t		*o = json_object();
 
+	/* Rows come in id order: the list stays sorted. */
+	if (ex->nx == ex->xcap) {
+		ex->xcap = ex->xcap * 2 + 64;
+		ex->xids = xreallocarray(ex->xids, ex->xcap,
+		    sizeof *ex->xids);
+	}
+	ex->xids[ex->nx++] = x->id;
 	json_object_set_new(o, "type", json_string("http_exchange"));
-	json_object_set_new(o, "exchange", json_integer(x->id));
+	json_object_set_new(o, "exchange", json_integer((json_int_t)ex->nx));
 	json_object_set_new(o, "connection", json_integer(x->connection));
 	json_object_set_new(o, "method", export_json_str(x->method));
 	json_object_set_new(o, "path", export_json_str(x->path));
@@ -333,8 +368,9 @@ export_message(struct export *ex, const struct export_row *r)
 	json_object_set_new(o, "reply_to", export_int_or_null(
 	    r->reply_to_seq != 0, r->reply_to_seq));
 	json_object_set_new(o, "size", json_integer((json_int_t)m->len));
-	if (r->exchange != 0)
-		json_object_set_new(o, "exchange", json_integer(r->exchange));
+	if (r->exchange != 0 && export_xnum(ex, r->exchange) != 0)
+		json_object_set_new(o, "exchange",
+		    json_integer(export_xnum(ex, r->exchange)));
 	if (r->sse_id != NULL)
 		json_object_set_new(o, "sse_event_id", export_json_str(r->sse_id));
 	if (r->wire_size >= 0)
@@ -414,6 +450,9 @@ export_jsonl(struct store *st, int64_t id, struct export *ex, char **cause)
 	rc = 0;
 out:
 	store_exec(st, "COMMIT", NULL);
+	free(ex->xids);
+	ex->xids = NULL;
+	ex->nx = ex->xcap = 0;
 	return rc;
 }
 
@@ -451,18 +490,35 @@ export_har(struct store *st, int64_t id, struct export *ex, char **cause)
 }
 
 /*
- * Where the export goes: stdout, or a private temporary file beside path
- * that replaces it once complete (*tmp gets its name).
+ * Where the export goes: stdout; what is not a regular file (a device such
+ * as /dev/null, a pipe), written as it is; else a private temporary file
+ * beside the file (beside what a symbolic link points to, so the link
+ * stays) that replaces it once complete (*tmp gets its name, *real the
+ * file's).
  */
 static FILE *
-export_open(const char *path, char **tmp, char **cause)
+export_open(const char *path, char **tmp, char **real, char **cause)
 {
-	FILE	*f;
-	int	 fd;
+	struct stat	 sb;
+	FILE		*f;
+	int		 fd;
 
-	*tmp = NULL;
+	*tmp = *real = NULL;
 	if (path == NULL || strcmp(path, "-") == 0)
 		return stdout;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if (S_ISDIR(sb.st_mode)) {
+			xasprintf(cause, "%s is a directory: give a file name",
+			    path);
+			return NULL;
+		}
+		if ((f = fopen(path, "we")) == NULL)
+			xasprintf(cause, "cannot write to %s: %s", path,
+			    strerror(errno));
+		return f;
+	}
+	if ((*real = realpath(path, NULL)) != NULL)
+		path = *real;
 	xasprintf(tmp, "%s.XXXXXX", path);
 	if ((fd = mkostemp(*tmp, O_CLOEXEC)) == -1) {
 		xasprintf(cause, "cannot create a file beside %s: %s (is its "
@@ -482,17 +538,23 @@ export_open(const char *path, char **tmp, char **cause)
  * (cause may be NULL when the caller has its reason already).
  */
 static int
-export_close(FILE *f, const char *path, char *tmp, int failed, char **cause)
+export_close(FILE *f, const char *path, char *tmp, char *real, int failed,
+    char **cause)
 {
-	int	 rc = 0;
+	int	 rc = 0, out = (f == stdout);
 
+	if (real != NULL)
+		path = real;
 	if (fflush(f) != 0 || ferror(f))
 		failed = 1;
-	if (f != stdout && fclose(f) != 0)
+	/* A file that replaces another is on disk before it does. */
+	if (!failed && tmp != NULL && fsync(fileno(f)) != 0)
+		failed = 1;
+	if (!out && fclose(f) != 0)
 		failed = 1;
 	if (failed) {
 		if (cause != NULL)
-			xasprintf(cause, "cannot write %s: %s", tmp != NULL ?
+			xasprintf(cause, "cannot write %s: %s", !out ?
 			    path : "to stdout", errno != 0 ? strerror(errno) :
 			    "write error");
 		rc = -1;
@@ -504,7 +566,30 @@ export_close(FILE *f, const char *path, char *tmp, int failed, char **cause)
 	if (rc != 0 && tmp != NULL)
 		unlink(tmp);
 	free(tmp);
+	free(real);
 	return rc;
+}
+
+/*
+ * Write session id of st as JSON lines to path, whole or not at all: a
+ * private file beside it replaces it once complete (a cassette).
+ */
+int
+export_jsonl_file(struct store *st, int64_t id, const char *path,
+    char **cause)
+{
+	struct export	 ex;
+	char		*tmp, *real;
+
+	memset(&ex, 0, sizeof ex);
+	if ((ex.out = export_open(path, &tmp, &real, cause)) == NULL)
+		return -1;
+	errno = 0;
+	if (export_jsonl(st, id, &ex, cause) != 0) {
+		export_close(ex.out, path, tmp, real, 1, NULL);
+		return -1;
+	}
+	return export_close(ex.out, path, tmp, real, ex.write_failed, cause);
 }
 
 int
@@ -518,14 +603,16 @@ cmd_export(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct export			 ex;
+	struct session_arg		 sa;
 	struct store			*st = NULL;
 	const char			*db = NULL, *format = "jsonl";
 	const char			*output = NULL;
-	char				*path = NULL, *cause = NULL, *tmp;
+	char				*cause = NULL, *tmp, *real;
 	int64_t				 id;
 	int				 ch, rc;
 
 	memset(&ex, 0, sizeof ex);
+	memset(&sa, 0, sizeof sa);
 	while ((ch = getopt_long(argc, argv, "ho:vq", longopts, NULL)) !=
 	    -1) {
 		if (cli_common_option(ch, optarg))
@@ -559,10 +646,11 @@ cmd_export(int argc, char **argv)
 		    "name or 'last'; see 'mcpreel sessions')\n");
 		return EXIT_USAGE;
 	}
-	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, 0, &cause)) == NULL ||
-	    query_find_session(st, argv[optind], &id, &cause) != 0 ||
-	    (ex.out = export_open(output, &tmp, &cause)) == NULL)
+	if (session_arg_open(db, argv[optind], 0, &sa, &cause) != 0)
+		goto fail;
+	st = sa.st;
+	id = sa.id;
+	if ((ex.out = export_open(output, &tmp, &real, &cause)) == NULL)
 		goto fail;
 
 	errno = 0;
@@ -571,19 +659,17 @@ cmd_export(int argc, char **argv)
 	else
 		rc = export_jsonl(st, id, &ex, &cause);
 	if (rc != 0) {
-		export_close(ex.out, output, tmp, 1, NULL);
+		export_close(ex.out, output, tmp, real, 1, NULL);
 		goto fail;
 	}
-	if (export_close(ex.out, output, tmp, ex.write_failed, &cause) != 0)
+	if (export_close(ex.out, output, tmp, real, ex.write_failed,
+	    &cause) != 0)
 		goto fail;
-	store_close(st);
-	free(path);
+	session_arg_close(&sa);
 	return EXIT_OK;
 fail:
 	fprintf(stderr, "mcpreel export: %s\n", cause);
 	free(cause);
-	if (st != NULL)
-		store_close(st);
-	free(path);
+	session_arg_close(&sa);
 	return EXIT_USAGE;
 }

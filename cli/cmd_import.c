@@ -39,7 +39,8 @@ static const char *field_names[F_MAX] = {
 	"message", "raw", "raw_base64", "kind", "text", "text_base64",
 	"request_trailers", "response_trailers", "n", "rule_index", "rule",
 	"action", "detail", "id", "fault", "fault_role", "rule_base64",
-	"action_base64", "method_base64", "detail_base64",
+	"action_base64", "method_base64", "detail_base64", "session",
+	"imported_from",
 	"t", "dir", "v", "startedAt", "label", "command", "exitCode"
 };
 
@@ -460,7 +461,7 @@ import_begin(struct import *imp, const char *name, const char *transport,
 {
 	struct wsession_meta	 m = *meta;
 
-	if (imp->from == NULL)
+	if (imp->from == NULL && !imp->keep)
 		imp->from = import_from(imp->path, imp->format);
 	m.imported_from = imp->from;
 	imp->s = writer_session_import(imp->w, imp->name != NULL ? imp->name :
@@ -659,6 +660,60 @@ out:
 	return -1;
 }
 
+/*
+ * Import imp->file (imp->path names it) into the database at db, created
+ * if need be: 0 with the session's id in *id, or -1 with imp->cause (and
+ * imp->store_failed when the database, not the file, was the trouble).
+ * Nothing of a refused file stays in the database.
+ */
+int
+import_file(struct import *imp, const char *db, int64_t *id)
+{
+	struct store	*st;
+	char		*cause = NULL;
+	int		 rc;
+
+	*id = 0;
+	if ((st = store_open(db, STORE_CREATE | STORE_PRIVATE,
+	    &cause)) == NULL || (imp->w = writer_start(st, &cause)) == NULL) {
+		imp->cause = cause;
+		imp->store_failed = 1;
+		return -1;
+	}
+	pthread_mutex_init(&imp->lock, NULL);
+	pthread_cond_init(&imp->cond, NULL);
+	imp->inited = 1;
+	writer_set_drain_cb(imp->w, import_drain_cb, imp);
+	rc = import_read(imp, imp->file);
+	import_finish(imp, rc == 0);
+	writer_set_drain_cb(imp->w, NULL, NULL);
+	writer_stop(imp->w);
+	imp->w = NULL;
+	return import_verify(imp, db, rc != 0, id);
+}
+
+/* Free what an import holds (not the struct, nor its file). */
+void
+import_clear(struct import *imp)
+{
+	size_t	i;
+
+	for (i = 0; i < imp->nxs; i++) {
+		free(imp->xs[i].outcome);
+		msg_free(imp->xs[i].body);
+	}
+	free(imp->xs);
+	writer_session_free(imp->s);
+	free(imp->end_reason);
+	free(imp->from);
+	free(imp->cause);
+	if (imp->inited) {
+		pthread_mutex_destroy(&imp->lock);
+		pthread_cond_destroy(&imp->cond);
+	}
+	memset(imp, 0, sizeof *imp);
+}
+
 int
 cmd_import(int argc, char **argv)
 {
@@ -671,13 +726,11 @@ cmd_import(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct import			 imp;
-	struct store			*st;
 	FILE				*f = NULL;
 	const char			*db = NULL, *format = NULL;
 	char				*path = NULL, *cause = NULL;
 	int64_t				 id;
-	size_t				 i;
-	int				 ch, rc;
+	int				 ch, rc, ex;
 
 	memset(&imp, 0, sizeof imp);
 	imp.max_record = RECORD_MAX_RECORD;
@@ -735,26 +788,15 @@ cmd_import(int argc, char **argv)
 		    imp.path, strerror(errno));
 		return EXIT_USAGE;
 	}
-	if ((path = dbpath_resolve(db, &cause)) == NULL ||
-	    (st = store_open(path, STORE_CREATE | STORE_PRIVATE,
-	    &cause)) == NULL ||
-	    (imp.w = writer_start(st, &cause)) == NULL) {
+	if ((path = dbpath_resolve(db, &cause)) == NULL) {
 		fprintf(stderr, "mcpreel import: %s\n", cause);
 		free(cause);
-		free(path);
 		if (f != stdin)
 			fclose(f);
 		return EXIT_USAGE;
 	}
-	pthread_mutex_init(&imp.lock, NULL);
-	pthread_cond_init(&imp.cond, NULL);
-	writer_set_drain_cb(imp.w, import_drain_cb, &imp);
-	rc = import_read(&imp, f);
-	import_finish(&imp, rc == 0);
-	writer_set_drain_cb(imp.w, NULL, NULL);
-	writer_stop(imp.w);
-	rc = import_verify(&imp, path, rc != 0, &id);
-
+	imp.file = f;
+	rc = import_file(&imp, path, &id);
 	if (rc == 0) {
 		printf("%lld\n", (long long)id);
 		log_info("imported %s as session %lld: %lld messages, %lld "
@@ -763,19 +805,10 @@ cmd_import(int argc, char **argv)
 		    (long long)imp.events, imp.nxs, (long long)imp.faults);
 	} else
 		fprintf(stderr, "mcpreel import: %s\n", imp.cause);
-	for (i = 0; i < imp.nxs; i++) {
-		free(imp.xs[i].outcome);
-		msg_free(imp.xs[i].body);
-	}
-	free(imp.xs);
-	writer_session_free(imp.s);
-	free(imp.end_reason);
-	free(imp.from);
-	free(imp.cause);
+	ex = (rc == 0) ? EXIT_OK : imp.store_failed ? EXIT_USAGE : EXIT_FAIL;
+	import_clear(&imp);
 	free(path);
-	pthread_mutex_destroy(&imp.lock);
-	pthread_cond_destroy(&imp.cond);
 	if (f != stdin)
 		fclose(f);
-	return rc == 0 ? EXIT_OK : EXIT_FAIL;
+	return ex;
 }

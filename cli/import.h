@@ -32,7 +32,7 @@ enum field {
 	F_RAW_B64, F_KIND, F_TEXT, F_TEXT_B64, F_REQUEST_TRAILERS,
 	F_RESPONSE_TRAILERS, F_N, F_RULE_INDEX, F_RULE, F_ACTION, F_DETAIL,
 	F_ID, F_FAULT, F_FAULT_ROLE, F_RULE_B64, F_ACTION_B64, F_METHOD_B64,
-	F_DETAIL_B64,
+	F_DETAIL_B64, F_SESSION, F_IMPORTED_FROM,
 	/* mcp-tape */
 	F_T, F_DIR, F_V, F_STARTED_AT, F_LABEL, F_COMMAND, F_EXIT_CODE,
 	F_MAX
@@ -56,10 +56,15 @@ struct import_x {
 
 struct import {
 	const char		*path;		/* as given; "-" is stdin */
+	FILE			*file;		/* read from */
+	int			 store_failed;	/* the database failed */
+	int			 inited;	/* lock and cond are */
 	size_t			 max_record;	/* --max-record-size, 0: none */
 	struct import_long	*long_line;	/* the line, when over it */
 	enum import_format	 format;
 	const char		*name;		/* --name, or NULL */
+	int			 keep;		/* a cassette: keep the file's
+						   session id, imported_from */
 	char			*from;		/* sessions.imported_from */
 
 	/* The line being read. */
@@ -95,6 +100,8 @@ struct import {
 };
 
 /* cmd_import.c */
+int		 import_file(struct import *, const char *, int64_t *);
+void		 import_clear(struct import *);
 int		 import_bad(struct import *, const char *, ...)
 		     PRINTFLIKE(2, 3);
 int		 import_has(const struct import *, enum field);

@@ -83,6 +83,14 @@ jsonl_header(struct import *imp)
 	    import_int(imp, F_RECORDER_PID, 0, &pid) != 0 ||
 	    import_str(imp, F_MCPREEL_VERSION, &version) != 0)
 		goto out;
+	/* A cassette read for a command is the session it was. */
+	if (imp->keep && (import_int(imp, F_SESSION, 0, &meta.id) != 0 ||
+	    import_str(imp, F_IMPORTED_FROM, &imp->from) != 0))
+		goto out;
+	if (meta.id < 0) {
+		import_bad(imp, "\"session\" is not a session id");
+		goto out;
+	}
 	if (transport == NULL || (strcmp(transport, "stdio") != 0 &&
 	    strcmp(transport, "http") != 0 && strcmp(transport, "sse") != 0)) {
 		import_bad(imp, "\"transport\" is not \"stdio\", \"http\" or "

@@ -122,8 +122,8 @@ rows_init(struct writer *w, char **cause)
 	sqlite3_wal_hook(w->st->db, rows_wal_hook, w);
 	if (rows_prepare(w, &w->ins_session, "INSERT INTO sessions (name, "
 	    "transport, target, started_ns, recorder_pid, mcpreel_version, "
-	    "imported_from, end_reason, origin) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "imported_from, end_reason, origin, id) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	    cause) != 0 ||
 	    rows_prepare(w, &w->ins_message, "INSERT INTO messages "
 	    "(session_id, seq, direction, ts_ns, mono_ns, kind, method, "
@@ -327,6 +327,9 @@ rows_begin(struct writer *w, struct wsession *s)
 			sqlite3_bind_text(st, 7, s->imp->imported_from, -1,
 			    SQLITE_STATIC);
 		sqlite3_bind_text(st, 8, WRITER_IMPORTING, -1, SQLITE_STATIC);
+		/* Unbound (NULL) gives the next free id. */
+		if (s->imp->id != 0)
+			sqlite3_bind_int64(st, 10, s->imp->id);
 	}
 	if (rows_step(w, st) != 0) {
 		rows_failed(w, "a session");

@@ -41,6 +41,7 @@ struct wexchange_info {
  * transport and target (writer_session_import).  Strings are copied.
  */
 struct wsession_meta {
+	int64_t		 id;		/* the session's id; 0: the next free */
 	int64_t		 started_ns;
 	int64_t		 recorder_pid;	/* 0: unknown */
 	const char	*version;	/* the mcpreel that recorded it, or NULL */
