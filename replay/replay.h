@@ -403,6 +403,10 @@ void		 defs_compare(enum defs_which, const json_t *, const json_t *,
 		     struct diff_rules *, struct defs_diff *);
 void		 defs_clear(struct defs_diff *);
 
+/* remap.c: opaque values one run issued, as the other run's. */
+int		 remap_apply(const json_t *, json_t *);
+void		 remap_learn(json_t *, const json_t *, const json_t *);
+
 /* sdiff.c: two recorded sessions compared, with no server (diff). */
 
 /* A request in one recording that the other does not have. */

@@ -17,7 +17,11 @@
  * and A has not either is left out, one A answered and B did not is
  * counted missing.  B's answered requests are paired before those it
  * did not answer, so a request B's client gave up and sent again is
- * paired with its answered time.
+ * paired with its answered time.  The opaque values a server issues
+ * (cursors, task ids) are learnt from each pair's answers and B's put as
+ * A's in B's later requests before they are paired, as replay does.
+ * Paired answers are compared as recorded (a differing cursor in them
+ * is left to the default ignores and the rules).
  */
 
 #include <stdlib.h>
@@ -49,6 +53,26 @@ sdiff_only_add(struct sdiff_only **v, size_t *n, const struct rmsg *m)
 	(*v)[*n].method = m->method;
 	(*v)[*n].params = compare_params(m->json);
 	(*n)++;
+}
+
+/*
+ * The entry of A that B's request bq pairs with, its opaque values (a
+ * cursor, a task id B's server issued) put as A's where remap has
+ * learnt them.
+ */
+static const struct mentry *
+sdiff_find(struct matcher *m, const json_t *remap, const struct rmsg *bq)
+{
+	const struct mentry	*e;
+	json_t			*copy;
+
+	if (json_object_size(remap) == 0)
+		return matcher_find(m, bq->json);
+	copy = json_deep_copy(bq->json);
+	remap_apply(remap, copy);
+	e = matcher_find(m, copy);
+	json_decref(copy);
+	return e;
 }
 
 /* The definitions of each kind, compared. */
@@ -92,6 +116,7 @@ sdiff_run(const struct plan *a, const struct plan *b,
 	const struct rmsg	*rq, *ra, *bq, *ba;
 	struct rresult		*res;
 	ssize_t			*pair;
+	json_t			*remap = json_object();
 	size_t			 i, k;
 	int			 pass;
 
@@ -115,10 +140,14 @@ sdiff_run(const struct plan *a, const struct plan *b,
 				continue;
 			if (bq->answer >= 0)
 				rep->requests_b++;
-			e = matcher_find(&m, bq->json);
-			if (e != NULL && pair[e - m.e] < 0)
+			e = sdiff_find(&m, remap, bq);
+			if (e != NULL && pair[e - m.e] < 0) {
 				pair[e - m.e] = (ssize_t)i;
-			else if (bq->answer >= 0)
+				/* B's cursors and task ids as A's from here. */
+				if (bq->answer >= 0)
+					remap_learn(remap, b->m[bq->answer].json,
+					    a->m[e->resp].json);
+			} else if (bq->answer >= 0)
 				sdiff_only_add(&rep->only_b, &rep->nonly_b,
 				    bq);
 		}
@@ -155,6 +184,7 @@ sdiff_run(const struct plan *a, const struct plan *b,
 	sdiff_defs(a, b, &m.rules, rep);
 	rep->ex.unused_rules = rules_unused(&m.rules);
 	free(pair);
+	json_decref(remap);
 	matcher_clear(&m);
 }
 

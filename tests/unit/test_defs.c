@@ -519,3 +519,42 @@ Test(defs, sdiff_redacted_requests_cost_a_fill_per_shape, .timeout = 30)
 	plan_clear(&a);
 	plan_clear(&b);
 }
+
+Test(defs, sdiff_cursors_b_issued_read_as_a_s, .timeout = UNIT_TIMEOUT)
+{
+	/* Each server issues its own random cursor for the second page. */
+	static const struct defs_rec ra[] = {
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"),
+		S2C("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":"
+		    "[{\"name\":\"a\"}],\"nextCursor\":\"ca\"}}"),
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
+		    "\"params\":{\"cursor\":\"ca\"}}"),
+		S2C("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":"
+		    "[{\"name\":\"b\"}]}}"),
+	};
+	static const struct defs_rec rb[] = {
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"),
+		S2C("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":"
+		    "[{\"name\":\"a\"}],\"nextCursor\":\"cb\"}}"),
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
+		    "\"params\":{\"cursor\":\"cb\"}}"),
+		S2C("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":"
+		    "[{\"name\":\"b\"}]}}"),
+	};
+	struct plan		 a, b;
+	struct diff_rules	 rules;
+	struct sdiff_report	 rep;
+
+	defs_test_plan(&a, ra, nitems(ra));
+	defs_test_plan(&b, rb, nitems(rb));
+	rules_init(&rules);
+	memset(&rep, 0, sizeof rep);
+	sdiff_run(&a, &b, &rules, &rep);
+	cr_expect_eq(rep.nonly_a + rep.nonly_b, 0, "page 2 paired");
+	cr_expect_eq(rep.lists, 2);
+	cr_expect_eq(rep.defs[DEFS_TOOLS].n, 0);
+	cr_expect_eq(sdiff_exit_status(&rep), 0);
+	sdiff_clear(&rep);
+	plan_clear(&a);
+	plan_clear(&b);
+}
