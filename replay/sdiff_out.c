@@ -169,8 +169,7 @@ sdiff_out_text(FILE *f, const struct sdiff_report *rep, int colour)
 		    ex->unused_rules, j), "rule")));
 }
 
-/* Append v to array a; a value that could not be made is a bug, not a
- * line to leave out. */
+/* Append v to array a, where a NULL v (not made) is fatal, not left out. */
 static void
 sdiff_out_append(json_t *a, json_t *v)
 {
