@@ -23,7 +23,9 @@ cmd_diff_usage(FILE *f)
 	    "Compare two recorded sessions exchange by exchange, with no server:\n"
 	    "the same client against two versions of a server, or yesterday's run\n"
 	    "against today's.  A and B are ids, names or 'last' (both in the same\n"
-	    "database).\n"
+	    "database), or cassettes: files that 'mcpreel export' wrote (JSONL),\n"
+	    "read with nothing written.  A word that names a session and a file\n"
+	    "is the session.\n"
 	    CLI_SESSION_WORDS
 	    "\n"
 	    "B's requests are paired with A's as mock matches them (method and\n"
@@ -35,8 +37,9 @@ cmd_diff_usage(FILE *f)
 	    "title, ...), with the differences.  The answers to the list methods\n"
 	    "are compared that way, not as answers.\n"
 	    "\n"
-	    "example:\n"
+	    "examples:\n"
 	    "  mcpreel diff yesterday today --rules examples/everything-rules.json\n"
+	    "  mcpreel diff v1.jsonl v2.jsonl --json\n"
 	    "\n"
 	    "options:\n"
 	    "  --ignore PATH          do not compare PATH in answers (repeatable),\n"
@@ -50,8 +53,9 @@ cmd_diff_usage(FILE *f)
 	    "  --ignore-resource URI  ... to resources/read of URI (all globs)\n"
 	    "  --rules FILE           the same in a JSON file, as replay takes it\n"
 	    "  --report text|json|junit   the report's form (default text)\n"
-	    "  -o FILE                write the report to FILE, not stdout (the\n"
-	    "                         text report still goes to stdout)\n"
+	    "  -o FILE                write the report to FILE, not stdout (with\n"
+	    "                         json or junit, the text report still goes\n"
+	    "                         to stdout)\n"
 	    "  --json                 the same as --report json\n"
 	    "  --junit FILE           the same as --report junit -o FILE\n"
 	    "  --include-faults       keep the messages of faults injected when\n"
@@ -59,12 +63,13 @@ cmd_diff_usage(FILE *f)
 	    "\n"
 	    "Exit status: 0 the same, 1 any difference (a request only on one side,\n"
 	    "an answer that differs or that B lacks, a definition added, removed\n"
-	    "or changed), 2 could not run.\n");
+	    "or changed, a kind of definition only one side listed), 2 could not\n"
+	    "run.\n");
 }
 
-/* What each side is: its store, session and name. */
+/* What each side is: its session (database or cassette) and name. */
 struct diff_side {
-	struct store	*st;
+	struct session_arg sa;		/* until its plan is loaded */
 	int64_t		 id;
 	char		*name;
 };
@@ -80,38 +85,30 @@ diff_name_cb(const struct session_row *r, void *arg)
 }
 
 /*
- * Open session argument arg (of the database db, or the default): its
- * store and id into side.  The one place a side is resolved.
+ * Open session argument arg (of the database db, or the default, or a
+ * cassette file): its store and id into side.  The one place a side is
+ * resolved.
  */
 static int
 diff_open(const char *db, const char *arg, struct diff_side *side,
     char **cause)
 {
-	char	*path;
-
-	if ((path = dbpath_resolve(db, cause)) == NULL)
-		return -1;
-	side->st = store_open(path, 0, cause);
-	free(path);
-	if (side->st == NULL ||
-	    query_find_session(side->st, arg, &side->id, cause) != 0)
-		return -1;
-	return 0;
+	return session_arg_open(db, arg, 0, &side->sa, cause);
 }
 
-/* Load a side's plan and name; closes its store. */
+/* Load a side's plan and name; closes its session. */
 static int
 diff_load(struct diff_side *side, int include_faults, struct plan *p,
     char **cause)
 {
 	int	rc = 0;
 
-	if (query_sessions(side->st, side->id, diff_name_cb, side,
-	    cause) != 0 || cli_load_plan(side->st, side->id, include_faults,
-	    "diff", p, cause) != 0)
+	side->id = side->sa.id;
+	if (query_sessions(side->sa.st, side->sa.id, diff_name_cb, side,
+	    cause) != 0 || cli_load_plan(side->sa.st, side->sa.id,
+	    include_faults, "diff", p, cause) != 0)
 		rc = -1;
-	store_close(side->st);
-	side->st = NULL;
+	session_arg_close(&side->sa);
 	return rc;
 }
 
@@ -219,7 +216,7 @@ cmd_diff(int argc, char **argv)
 	argv += optind;
 	if (argc != 2) {
 		fprintf(stderr, "mcpreel diff: give two sessions, A and B (ids, "
-		    "names or 'last'): mcpreel diff A B\n");
+		    "names, 'last' or cassette files): mcpreel diff A B\n");
 		goto out;
 	}
 
@@ -263,8 +260,8 @@ bad:
 out:
 	if (out != stdout)
 		fclose(out);
-	store_close(a.st);
-	store_close(b.st);
+	session_arg_close(&a.sa);
+	session_arg_close(&b.sa);
 	sdiff_clear(&rep);
 	plan_clear(&pa);
 	plan_clear(&pb);

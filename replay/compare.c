@@ -30,7 +30,11 @@ compare_params(const json_t *msg)
 	len = strlen(s);
 	if (len <= COMPARE_PARAMS_MAX)
 		return s;
-	xasprintf(&out, "%.*s...", COMPARE_PARAMS_MAX - 3, s);
+	/* Cut before a character, not inside one (UTF-8). */
+	len = COMPARE_PARAMS_MAX - 3;
+	while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
+		len--;
+	xasprintf(&out, "%.*s...", (int)len, s);
 	free(s);
 	return out;
 }
@@ -75,8 +79,8 @@ compare_answer(struct replay_report *rep, struct rresult *res,
 		res->status = RSTATUS_IGNORED;
 	else if (other == NULL)
 		res->status = RSTATUS_MISSING;
-	else if (plan_json(ans) == NULL || diff_messages_for(plan_json(req), plan_json(ans),
-	    other, rules, &res->diff) > 0)
+	else if (plan_json(ans) == NULL || diff_messages_for(plan_json(req),
+	    plan_json(ans), other, rules, &res->diff) > 0)
 		res->status = RSTATUS_DIFFERENT;
 	else
 		res->status = RSTATUS_SAME;

@@ -27,15 +27,6 @@
 /* How long the server gets to finish (exit, or DELETE) at the end. */
 #define ENGINE_FINISH_MS	6000
 
-/* Keys whose values the server issues and the client sends back. */
-static const char *opaque_keys[] = {
-	"requestState",		/* 2026-07-28 multi round-trip requests */
-	"nextCursor",		/* pagination: answered as "cursor" */
-	"cursor",
-	"taskId",		/* 2025-11-25 tasks */
-	NULL
-};
-
 enum rq_state {
 	RQ_UNSENT,
 	RQ_SENT,
@@ -278,68 +269,6 @@ engine_send(struct engine *e, const char *bytes, size_t len)
 	engine_send_msg(e, NULL, bytes, len);
 }
 
-/* Replace learnt opaque values in a message about to be sent. */
-static int
-remap_apply(struct engine *e, json_t *v)
-{
-	const char	*k;
-	json_t		*c, *to;
-	size_t		 i;
-	int		 n = 0, j;
-
-	if (json_is_object(v)) {
-		json_object_foreach(v, k, c) {
-			for (j = 0; opaque_keys[j] != NULL; j++) {
-				if (strcmp(k, opaque_keys[j]) != 0 ||
-				    !json_is_string(c))
-					continue;
-				to = json_object_get(e->remap,
-				    json_string_value(c));
-				if (to != NULL) {
-					json_object_set(v, k, to);
-					n++;
-				}
-			}
-			n += remap_apply(e, json_object_get(v, k));
-		}
-	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, c)
-			n += remap_apply(e, c);
-	}
-	return n;
-}
-
-/* Learn opaque values from a recorded answer and its live counterpart. */
-static void
-remap_learn(struct engine *e, const json_t *rec, const json_t *live)
-{
-	const char	*k;
-	json_t		*c, *l;
-	size_t		 i;
-	int		 j;
-
-	if (json_is_object(rec) && json_is_object(live)) {
-		json_object_foreach((json_t *)rec, k, c) {
-			l = json_object_get(live, k);
-			if (l == NULL)
-				continue;
-			for (j = 0; opaque_keys[j] != NULL; j++) {
-				if (strcmp(k, opaque_keys[j]) == 0 &&
-				    json_is_string(c) && json_is_string(l) &&
-				    !json_equal(c, l))
-					json_object_set(e->remap,
-					    json_string_value(c), l);
-			}
-			remap_learn(e, c, l);
-		}
-	} else if (json_is_array(rec) && json_is_array(live)) {
-		for (i = 0; i < json_array_size(rec) &&
-		    i < json_array_size(live); i++)
-			remap_learn(e, json_array_get(rec, i),
-			    json_array_get(live, i));
-	}
-}
-
 static void
 engine_timeout_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -463,7 +392,7 @@ engine_step(struct engine *e)
 		}
 		if (plan_json(m) != NULL && json_object_size(e->remap) > 0) {
 			copy = json_deep_copy(plan_json(m));
-			if (remap_apply(e, copy) > 0 && (bytes = json_dumps(copy,
+			if (remap_apply(e->remap, copy) > 0 && (bytes = json_dumps(copy,
 			    JSON_COMPACT | JSON_PRESERVE_ORDER |
 			    JSON_ENCODE_ANY)) != NULL) {
 				engine_send_msg(e, copy, bytes, strlen(bytes));
@@ -624,7 +553,7 @@ engine_response(struct engine *e, const json_t *msg, const char *idtext)
 	    "result"), "protocolVersion"))) != NULL)
 		xport_set_protocol_version(e->xp, pv);
 	if (m->answer >= 0 && plan_json(&e->plan->m[m->answer]) != NULL)
-		remap_learn(e, plan_json(&e->plan->m[m->answer]), msg);
+		remap_learn(e->remap, plan_json(&e->plan->m[m->answer]), msg);
 	if (m->method != NULL && strcmp(m->method, "tools/list") == 0)
 		engine_learn_tools(e, json_object_get(msg, "result"));
 	engine_step(e);

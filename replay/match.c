@@ -47,6 +47,13 @@
 #define MATCH_REDACTED_PATHS	8
 
 /*
+ * Redacted shapes a find fills a request for, at most: a request matched
+ * with wildcards costs a fill per shape, so a recording with more (every
+ * call redacted differently) matches only through the first ones.
+ */
+#define MATCH_SHAPES_MAX	256
+
+/*
  * Reals within this magnitude (2^53) hold integers exactly, so one with
  * an integral value is keyed as the integer; larger ones stay reals.
  */
@@ -343,6 +350,39 @@ match_attribute(struct matcher *m, const ssize_t *entry_of)
 }
 
 /*
+ * The index in m->shapes of the redacted shape of recorded request req
+ * (method and what redacted_shape keeps), a new one when it is the
+ * first; shape_of maps a shape's text to its index.  The entry about to
+ * be added, m->n, stands for a new shape.
+ */
+static size_t
+match_shape_of(struct matcher *m, json_t *shape_of, const json_t *req)
+{
+	json_t	*shape, *have;
+	char	*text, *key;
+	size_t	 k;
+
+	shape = redacted_shape(req);
+	text = shape != NULL ? json_dumps(shape, JSON_COMPACT |
+	    JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+	json_decref(shape);
+	xasprintf(&key, "%s\n%s", match_method(req), text != NULL ? text : "");
+	free(text);
+	if ((have = json_object_get(shape_of, key)) != NULL) {
+		free(key);
+		return (size_t)json_integer_value(have);
+	}
+	k = m->nshapes;
+	m->shapes = xreallocarray(m->shapes, k + 1, sizeof *m->shapes);
+	m->shapes[m->nshapes++] = m->n;
+	if (json_object_set_new(shape_of, key, json_integer((json_int_t)k)) !=
+	    0)
+		fatalx("matcher: a redacted shape not indexed");
+	free(key);
+	return k;
+}
+
+/*
  * Build the matcher for a plan (which must outlive it): its entries in
  * recorded order, each with what the server did around it.  The ignores
  * of rules (NULL: none) name places in the request
@@ -355,7 +395,7 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 {
 	struct mentry	*e;
 	ssize_t		*entry_of = NULL;
-	json_t		*list;
+	json_t		*list, *shape_of;
 	size_t		 i, alloc = 0;
 
 	memset(m, 0, sizeof *m);
@@ -369,6 +409,7 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 		rules_init(rules);
 	}
 
+	shape_of = json_object();
 	entry_of = xreallocarray(NULL, p->n + 1, sizeof *entry_of);
 	for (i = 0; i < p->n; i++) {
 		entry_of[i] = -1;
@@ -385,17 +426,24 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 		e->key = match_request_key(plan_json(&p->m[i]), &m->rules);
 		if ((list = json_object_get(m->index, e->key)) == NULL) {
 			list = json_array();
-			json_object_set_new(m->index, e->key, list);
+			/* On failure jansson has released list. */
+			if (json_object_set_new(m->index, e->key, list) != 0)
+				fatalx("matcher: a request key not indexed");
 		}
-		json_array_append_new(list, json_integer((json_int_t)m->n));
+		if (json_array_append_new(list, json_integer((json_int_t)
+		    m->n)) != 0)
+			fatalx("matcher: a request key not indexed");
 		e->redacted = redacted_in(json_object_get(plan_json(&p->m[i]),
 		    "params"));
+		if (e->redacted)
+			e->shape = match_shape_of(m, shape_of, plan_json(&p->m[i]));
 		e->latency_ns = clock_sub(p->m[e->resp].mono_ns,
 		    p->m[i].mono_ns);
 		entry_of[i] = (ssize_t)m->n++;
 	}
 	match_attribute(m, entry_of);
 	free(entry_of);
+	json_decref(shape_of);
 }
 
 /*
@@ -422,25 +470,79 @@ match_redacted(const struct matcher *m, const struct mentry *e,
 }
 
 /*
- * Among the entries of this key that a live request matches with their
- * redacted values as wildcards, the one for its used-th time (the last
- * again once all have been).
+ * A request no entry's key matches, against the redacted entries with
+ * their redacted values as wildcards: the first entry in recorded order
+ * it matches gives the key, and of that key's entries it matches, the
+ * one for the key's used-th time (the last again once all have been) is
+ * the answer; *keyp becomes the key.  Entries of one shape fill the
+ * request alike, so it is filled once per shape, not once per entry,
+ * and only entries the filled key indexes are looked at.
  */
 static const struct mentry *
-match_redacted_nth(const struct matcher *m, const char *key,
-    const json_t *msg, json_int_t used)
+match_redacted_find(struct matcher *m, const json_t *msg, char **keyp)
 {
 	const struct mentry	*found = NULL;
-	size_t			 i, seen = 0;
+	const json_t		*rec;
+	json_t			*filled, *list;
+	const char		*method = match_method(msg);
+	char			**ks;
+	size_t			 nsh, s, j, e, best = SIZE_MAX, seen = 0, n;
+	json_int_t		 used;
 
-	for (i = 0; i < m->n; i++) {
-		if (strcmp(m->e[i].key, key) != 0 ||
-		    !match_redacted(m, &m->e[i], msg))
-			continue;
-		found = &m->e[i];
-		if ((json_int_t)seen++ == used)
-			break;
+	if (method == NULL || m->nshapes == 0)
+		return NULL;
+	nsh = m->nshapes;
+	if (nsh > MATCH_SHAPES_MAX) {
+		nsh = MATCH_SHAPES_MAX;
+		if (!m->shapes_capped)
+			log_warnx("mock: the recording's requests are redacted "
+			    "in %zu ways; a request that matches none exactly "
+			    "is tried against the first %d only", m->nshapes,
+			    MATCH_SHAPES_MAX);
+		m->shapes_capped = 1;
 	}
+	ks = xreallocarray(NULL, nsh, sizeof *ks);
+	for (s = 0; s < nsh; s++) {
+		ks[s] = NULL;
+		rec = match_request(m, &m->e[m->shapes[s]]);
+		if (strcmp(match_method(rec), method) != 0)
+			continue;
+		filled = redacted_fill(rec, msg);
+		ks[s] = match_request_key(filled, &m->rules);
+		json_decref(filled);
+		if (ks[s] == NULL)
+			continue;
+		/* The first entry of this shape the filled key names. */
+		list = json_object_get(m->index, ks[s]);
+		for (j = 0; j < json_array_size(list); j++) {
+			e = (size_t)json_integer_value(json_array_get(list, j));
+			if (m->e[e].redacted && m->e[e].shape == s) {
+				if (e < best)
+					best = e;
+				break;
+			}
+		}
+	}
+	if (best != SIZE_MAX) {
+		free(*keyp);
+		*keyp = xstrdup(m->e[best].key);
+		used = json_integer_value(json_object_get(m->used, *keyp));
+		list = json_object_get(m->index, *keyp);
+		n = json_array_size(list);
+		for (j = 0; j < n; j++) {
+			e = (size_t)json_integer_value(json_array_get(list, j));
+			if (!m->e[e].redacted || m->e[e].shape >= nsh ||
+			    ks[m->e[e].shape] == NULL ||
+			    strcmp(ks[m->e[e].shape], *keyp) != 0)
+				continue;
+			found = &m->e[e];
+			if ((json_int_t)seen++ == used)
+				break;
+		}
+	}
+	for (s = 0; s < nsh; s++)
+		free(ks[s]);
+	free(ks);
 	return found;
 }
 
@@ -473,7 +575,7 @@ matcher_find(struct matcher *m, const json_t *msg)
 	json_t			*list;
 	char			*key;
 	json_int_t		 used;
-	size_t			 i, n;
+	size_t			 n;
 	int			 wild = 0;
 
 	if ((key = match_request_key(msg, &m->rules)) == NULL)
@@ -494,14 +596,10 @@ matcher_find(struct matcher *m, const json_t *msg)
 			found = &m->e[json_integer_value(json_array_get(list,
 			    (size_t)used < n ? (size_t)used : n - 1))];
 		/* The recorded key stands for the live one from here. */
-		for (i = 0; found == NULL && i < m->n; i++) {
-			if (!match_redacted(m, &m->e[i], msg))
-				continue;
-			free(key);
-			key = xstrdup(m->e[i].key);
+		if (found == NULL && (found = match_redacted_find(m, msg,
+		    &key)) != NULL) {
 			used = json_integer_value(json_object_get(m->used,
 			    key));
-			found = match_redacted_nth(m, key, msg, used);
 			wild = 1;
 		}
 	}
@@ -787,5 +885,6 @@ matcher_clear(struct matcher *m)
 	rules_clear(&m->rules);
 	json_decref(m->used);
 	json_decref(m->index);
+	free(m->shapes);
 	memset(m, 0, sizeof *m);
 }

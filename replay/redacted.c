@@ -162,6 +162,48 @@ redacted_fill(const json_t *rec, const json_t *live)
 	return json_deep_copy(live);
 }
 
+/*
+ * What of rec redacted_fill() reads: rec with every member and element
+ * that holds no redacted string left out (an element as null, so the
+ * others keep their places); NULL when rec holds none.  Two recordings
+ * with equal shapes fill any live message alike.
+ */
+json_t *
+redacted_shape(const json_t *rec)
+{
+	json_t		*out = NULL, *e, *sub;
+	const char	*k;
+	size_t		 i, last = 0;
+
+	if (rec == NULL)
+		return NULL;
+	if (redacted_string(rec))
+		return json_deep_copy(rec);
+	if (json_is_object(rec)) {
+		json_object_foreach((json_t *)rec, k, e) {
+			if ((sub = redacted_shape(e)) == NULL)
+				continue;
+			if (out == NULL)
+				out = json_object();
+			json_object_set_new(out, k, sub);
+		}
+		return out;
+	}
+	if (!json_is_array(rec))
+		return NULL;
+	json_array_foreach(rec, i, e) {
+		if ((sub = redacted_shape(e)) == NULL)
+			continue;
+		if (out == NULL)
+			out = json_array();
+		for (; last < i; last++)
+			json_array_append_new(out, json_null());
+		json_array_append_new(out, sub);
+		last = i + 1;
+	}
+	return out;
+}
+
 /* Where the walk for redacted_where is. */
 struct rwhere {
 	struct jseg	*path;

@@ -165,6 +165,7 @@ int		 redacted_string(const json_t *);
 int		 redacted_in(const json_t *);
 int		 redacted_matches(const json_t *, const json_t *);
 json_t		*redacted_fill(const json_t *, const json_t *);
+json_t		*redacted_shape(const json_t *);
 char		*redacted_where(const json_t *, size_t);
 
 /* plan.c: what replay sends, and what it waits for before each send. */
@@ -326,6 +327,7 @@ struct mentry {
 	size_t		 nafter;
 	int		 redacted;	/* its params hold [REDACTED]: matched
 					   as wildcards there (redacted.c) */
+	size_t		 shape;		/* redacted: its index in shapes */
 };
 
 struct matcher {
@@ -341,6 +343,11 @@ struct matcher {
 	json_t		*used;		/* key -> times matched */
 	json_t		*index;		/* key -> [entry indices], in order:
 					   a find costs no walk of them all */
+	size_t		*shapes;	/* per redacted shape (method and what
+					   redacted_shape keeps), an entry */
+	size_t		 nshapes;
+	int		 shapes_capped;	/* said that a find tried only the
+					   first MATCH_SHAPES_MAX */
 };
 
 void		 matcher_build(struct matcher *, const struct plan *, int,
@@ -402,6 +409,10 @@ void		 defs_compare(enum defs_which, const json_t *, const json_t *,
 		     struct diff_rules *, struct defs_diff *);
 void		 defs_clear(struct defs_diff *);
 
+/* remap.c: opaque values one run issued, as the other run's. */
+int		 remap_apply(const json_t *, json_t *);
+void		 remap_learn(json_t *, const json_t *, const json_t *);
+
 /* sdiff.c: two recorded sessions compared, with no server (diff). */
 
 /* A request in one recording that the other does not have. */
@@ -434,6 +445,7 @@ struct sdiff_report {
 extern const struct report_sides sdiff_sides;
 void		 sdiff_run(const struct plan *, const struct plan *,
 		     struct diff_rules *, struct sdiff_report *);
+size_t		 sdiff_defs_one_sided(const struct sdiff_report *);
 int		 sdiff_exit_status(const struct sdiff_report *);
 void		 sdiff_clear(struct sdiff_report *);
 

@@ -15,7 +15,13 @@
  *
  * An exchange is a request with its answer: a request B did not answer
  * and A has not either is left out, one A answered and B did not is
- * counted missing.
+ * counted missing.  B's answered requests are paired before those it
+ * did not answer, so a request B's client gave up and sent again is
+ * paired with its answered time.  The opaque values a server issues
+ * (cursors, task ids) are learnt from each pair's answers and B's put as
+ * A's in B's later requests before they are paired, as replay does.
+ * Paired answers are compared as recorded (a differing cursor in them
+ * is left to the default ignores and the rules).
  */
 
 #include <stdlib.h>
@@ -47,6 +53,26 @@ sdiff_only_add(struct sdiff_only **v, size_t *n, const struct rmsg *m)
 	(*v)[*n].method = m->method;
 	(*v)[*n].params = compare_params(plan_json(m));
 	(*n)++;
+}
+
+/*
+ * The entry of A that B's request bq pairs with, its opaque values (a
+ * cursor, a task id B's server issued) put as A's where remap has
+ * learnt them.
+ */
+static const struct mentry *
+sdiff_find(struct matcher *m, const json_t *remap, const struct rmsg *bq)
+{
+	const struct mentry	*e;
+	json_t			*copy;
+
+	if (json_object_size(remap) == 0)
+		return matcher_find(m, plan_json(bq));
+	copy = json_deep_copy(plan_json(bq));
+	remap_apply(remap, copy);
+	e = matcher_find(m, copy);
+	json_decref(copy);
+	return e;
 }
 
 /* The definitions of each kind, compared. */
@@ -90,7 +116,9 @@ sdiff_run(const struct plan *a, const struct plan *b,
 	const struct rmsg	*rq, *ra, *bq, *ba;
 	struct rresult		*res;
 	ssize_t			*pair;
+	json_t			*remap = json_object();
 	size_t			 i, k;
+	int			 pass;
 
 	rep->ex.notes = json_array();
 	matcher_build(&m, a, 0, rules);
@@ -98,18 +126,31 @@ sdiff_run(const struct plan *a, const struct plan *b,
 	pair = xreallocarray(NULL, m.n + 1, sizeof *pair);
 	for (k = 0; k < m.n; k++)
 		pair[k] = -1;
-	for (i = 0; i < b->n; i++) {
-		bq = &b->m[i];
-		if (bq->dir != DIR_C2S || bq->kind != KIND_REQUEST ||
-		    plan_json(bq) == NULL || bq->method == NULL)
-			continue;
-		if (bq->answer >= 0)
-			rep->requests_b++;
-		e = matcher_find(&m, plan_json(bq));
-		if (e != NULL && pair[e - m.e] < 0)
-			pair[e - m.e] = (ssize_t)i;
-		else if (bq->answer >= 0)
-			sdiff_only_add(&rep->only_b, &rep->nonly_b, bq);
+	/*
+	 * The answered requests of B first, then those B did not answer:
+	 * a request B's client gave up on and sent again takes A's entry
+	 * with its answered time, not the one it gave up.
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < b->n; i++) {
+			bq = &b->m[i];
+			if (bq->dir != DIR_C2S || bq->kind != KIND_REQUEST ||
+			    plan_json(bq) == NULL || bq->method == NULL ||
+			    (bq->answer >= 0) != (pass == 0))
+				continue;
+			if (bq->answer >= 0)
+				rep->requests_b++;
+			e = sdiff_find(&m, remap, bq);
+			if (e != NULL && pair[e - m.e] < 0) {
+				pair[e - m.e] = (ssize_t)i;
+				/* B's cursors and task ids as A's from here. */
+				if (bq->answer >= 0)
+					remap_learn(remap, plan_json(&b->m[bq->answer]),
+					    plan_json(&a->m[e->resp]));
+			} else if (bq->answer >= 0)
+				sdiff_only_add(&rep->only_b, &rep->nonly_b,
+				    bq);
+		}
 	}
 	for (k = 0; k < m.n; k++) {
 		rq = &a->m[m.e[k].req];
@@ -118,12 +159,20 @@ sdiff_run(const struct plan *a, const struct plan *b,
 			sdiff_only_add(&rep->only_a, &rep->nonly_a, rq);
 			continue;
 		}
-		if (sdiff_is_list(rq->method)) {
+		bq = &b->m[pair[k]];
+		ba = bq->answer >= 0 ? &b->m[bq->answer] : NULL;
+		/*
+		 * A list answer both sides have whole is compared as
+		 * definitions; one B did not give, or either side recorded
+		 * cut or not as JSON, is reported as an exchange (missing,
+		 * truncated, different).
+		 */
+		if (sdiff_is_list(rq->method) && ba != NULL &&
+		    plan_json(ba) != NULL && !ba->truncated && plan_json(ra) != NULL &&
+		    !ra->truncated && !rq->truncated) {
 			rep->lists++;
 			continue;
 		}
-		bq = &b->m[pair[k]];
-		ba = bq->answer >= 0 ? &b->m[bq->answer] : NULL;
 		res = compare_add(&rep->ex, rq, ra);
 		res->seq_b = bq->seq;
 		if (ba != NULL)
@@ -135,7 +184,22 @@ sdiff_run(const struct plan *a, const struct plan *b,
 	sdiff_defs(a, b, &m.rules, rep);
 	rep->ex.unused_rules = rules_unused(&m.rules);
 	free(pair);
+	json_decref(remap);
 	matcher_clear(&m);
+}
+
+/* How many kinds of definition one side listed and the other did not. */
+size_t
+sdiff_defs_one_sided(const struct sdiff_report *rep)
+{
+	size_t	n = 0;
+	int	k;
+
+	for (k = 0; k < DEFS_MAX; k++) {
+		if (rep->defs[k].listed == 1 || rep->defs[k].listed == 2)
+			n++;
+	}
+	return n;
 }
 
 /* 0 the same, 1 any difference (an exchange, a request, a definition). */
@@ -144,7 +208,8 @@ sdiff_exit_status(const struct sdiff_report *rep)
 {
 	if (rep->ex.count[RSTATUS_DIFFERENT] != 0 ||
 	    rep->ex.count[RSTATUS_MISSING] != 0 || rep->nonly_a != 0 ||
-	    rep->nonly_b != 0 || rep->defs_changes != 0)
+	    rep->nonly_b != 0 || rep->defs_changes != 0 ||
+	    sdiff_defs_one_sided(rep) != 0)
 		return 1;
 	return 0;
 }

@@ -169,6 +169,14 @@ sdiff_out_text(FILE *f, const struct sdiff_report *rep, int colour)
 		    ex->unused_rules, j), "rule")));
 }
 
+/* Append v to array a, where a NULL v (not made) is fatal, not left out. */
+static void
+sdiff_out_append(json_t *a, json_t *v)
+{
+	if (v == NULL || json_array_append_new(a, v) != 0)
+		fatalx("diff: a report entry could not be made");
+}
+
 /* A list of requests only one side has, as JSON. */
 static json_t *
 sdiff_out_only_json(const struct sdiff_only *v, size_t n)
@@ -177,7 +185,7 @@ sdiff_out_only_json(const struct sdiff_only *v, size_t n)
 	size_t	 i;
 
 	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("{s:I, s:s, s:s}", "seq",
+		sdiff_out_append(a, json_pack("{s:I, s:s, s:s}", "seq",
 		    (json_int_t)v[i].seq, "method", v[i].method, "params",
 		    v[i].params));
 	return a;
@@ -201,12 +209,14 @@ sdiff_out_defs_json(const struct defs_diff *dd)
 	for (i = 0; i < dd->n; i++) {
 		c = &dd->v[i];
 		if (c->how != DEFS_CHANGED) {
-			json_array_append_new(lists[c->how],
+			sdiff_out_append(lists[c->how],
 			    json_string(c->name));
 			continue;
 		}
 		x = json_pack("{s:s, s:O}", "name", c->name, "fields",
 		    c->fields);
+		if (x == NULL)
+			fatalx("diff: a report entry could not be made");
 		d = json_array();
 		for (j = 0; j < c->diff.n; j++) {
 			json_t	*e = json_object();
@@ -259,10 +269,12 @@ sdiff_out_json(FILE *f, const struct sdiff_report *rep)
 			d = json_pack("{s:I, s:I, s:s}", "seq_a",
 			    (json_int_t)r->seq, "seq_b", (json_int_t)r->seq_b,
 			    "method", r->method ? r->method : "?");
+			if (d == NULL)
+				fatalx("diff: a report entry could not be made");
 			report_json_entry(d, &r->diff.v[j], &sdiff_sides);
-			json_array_append_new(diffs, d);
+			sdiff_out_append(diffs, d);
 		}
-		json_array_append_new(results, json_pack("{s:I, s:I, s:s, "
+		sdiff_out_append(results, json_pack("{s:I, s:I, s:s, "
 		    "s:s}", "seq_a", (json_int_t)r->seq, "seq_b",
 		    (json_int_t)r->seq_b, "method", r->method ? r->method : "?",
 		    "status", sdiff_out_status[r->status]));
@@ -307,9 +319,11 @@ sdiff_out_junit(FILE *f, const struct sdiff_report *rep)
 	size_t			 i, tests, failures;
 	int			 k;
 
-	tests = ex->n + rep->nonly_a + rep->nonly_b + rep->defs_changes;
+	tests = ex->n + rep->nonly_a + rep->nonly_b + rep->defs_changes +
+	    sdiff_defs_one_sided(rep);
 	failures = ex->count[RSTATUS_DIFFERENT] + ex->count[RSTATUS_MISSING] +
-	    rep->nonly_a + rep->nonly_b + rep->defs_changes;
+	    rep->nonly_a + rep->nonly_b + rep->defs_changes +
+	    sdiff_defs_one_sided(rep);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
 	    "  <testsuite name=\"mcpreel diff of session %lld and session "
 	    "%lld\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
@@ -317,6 +331,12 @@ sdiff_out_junit(FILE *f, const struct sdiff_report *rep)
 	    failures, ex->count[RSTATUS_IGNORED] +
 	    ex->count[RSTATUS_TRUNCATED]);
 	for (k = 0; k < DEFS_MAX; k++) {
+		if (rep->defs[k].listed == 1 || rep->defs[k].listed == 2) {
+			sdiff_out_case(f, "definitions", defs_kinds[k].plural);
+			fprintf(f, "<failure message=\"listed in %s only, not "
+			    "compared\"/></testcase>\n",
+			    rep->defs[k].listed == 1 ? "A" : "B");
+		}
 		for (i = 0; i < rep->defs[k].n; i++) {
 			c = &rep->defs[k].v[i];
 			xasprintf(&name, "%s %s", defs_kinds[k].one, c->name);

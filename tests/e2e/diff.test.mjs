@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { runSession, serverEverythingCommand } from './lib/session.mjs';
@@ -125,6 +125,40 @@ test('diff: a wrapper that changes one description and one answer gives exactly 
   }
 });
 
+test('diff: two cassettes exported from the recordings give the same report as the sessions', { timeout: 240000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'c.db');
+    await record(db, 'v1');
+    await record(db, 'v2', retool());
+    const va = join(t.dir, 'v1.jsonl');
+    const vb = join(t.dir, 'v2.jsonl');
+    for (const [name, file] of [['v1', va], ['v2', vb]]) {
+      const e = await runMcpreel(['export', '--db', db, name, '-o', file]);
+      assert.equal(e.code, 0, e.stderr.toString());
+    }
+    const fromDb = await runMcpreel(['diff', '--db', db, 'v1', 'v2', '--rules', RULES_FILE, '--json'], { timeoutMs: 60000 });
+    assert.equal(fromDb.code, 1, fromDb.stderr.toString());
+    // No database at all for the cassettes: --db names one that is not there.
+    const none = join(t.dir, 'none.db');
+    const fromFiles = await runMcpreel(['diff', '--db', none, va, vb, '--rules', RULES_FILE, '--json'], { timeoutMs: 60000 });
+    assert.equal(fromFiles.code, 1, fromFiles.stderr.toString());
+    assert.deepEqual(JSON.parse(fromFiles.stdout.toString()), JSON.parse(fromDb.stdout.toString()));
+    assert.equal(JSON.parse(fromFiles.stdout.toString()).definitions.tools.changed.length, 1);
+    assert.ok(!existsSync(none), 'reading cassettes creates no database');
+    // One side a session, the other a cassette: the same again.
+    const mixed = await runMcpreel(['diff', '--db', db, 'v1', vb, '--rules', RULES_FILE, '--json'], { timeoutMs: 60000 });
+    assert.equal(mixed.code, 1, mixed.stderr.toString());
+    assert.deepEqual(JSON.parse(mixed.stdout.toString()), JSON.parse(fromDb.stdout.toString()));
+    // The text report of the cassettes: the same lines.
+    const ta = await runMcpreel(['diff', '--db', db, 'v1', 'v2', '--rules', RULES_FILE]);
+    const tb = await runMcpreel(['diff', va, vb, '--rules', RULES_FILE]);
+    assert.equal(tb.stdout.toString(), ta.stdout.toString());
+  } finally {
+    t.cleanup();
+  }
+});
+
 test('diff: two recordings of the same session give none with the README rules file, and the time of day without it', { timeout: 240000 }, async () => {
   const t = tempDir();
   try {
@@ -234,7 +268,9 @@ test('diff: requests only in A and only in B, repeats paired in order; exit stat
     r = await runMcpreel(['diff', '--help']);
     assert.equal(r.code, 0);
     assert.match(r.stdout.toString(), /usage: mcpreel diff/);
-    assert.match(r.stdout.toString(), /example:\n  mcpreel diff /);
+    assert.match(r.stdout.toString(), /examples:\n  mcpreel diff /);
+    assert.match(r.stdout.toString(), /or cassettes: files that 'mcpreel export' wrote/);
+    assert.match(r.stdout.toString(), /not stdout \(with\n +json or junit, the text report still goes/);
   } finally {
     t.cleanup();
   }

@@ -377,3 +377,184 @@ Test(defs, sdiff_pairs_repeats_in_order_and_says_what_one_side_has,
 	plan_clear(&a);
 	plan_clear(&b);
 }
+
+Test(defs, sdiff_list_b_did_not_answer_is_a_difference,
+    .timeout = UNIT_TIMEOUT)
+{
+	/* A lists its tools; B's tools/list went unanswered. */
+	static const struct defs_rec ra[] = {
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"),
+		S2C("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":"
+		    "[{\"name\":\"a\"}]}}"),
+	};
+	static const struct defs_rec rb[] = {
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"),
+	};
+	struct plan		 a, b;
+	struct diff_rules	 rules;
+	struct sdiff_report	 rep;
+
+	defs_test_plan(&a, ra, nitems(ra));
+	defs_test_plan(&b, rb, nitems(rb));
+	rules_init(&rules);
+	memset(&rep, 0, sizeof rep);
+	sdiff_run(&a, &b, &rules, &rep);
+	cr_expect_eq(rep.lists, 0, "not compared as definitions");
+	cr_assert_eq(rep.ex.n, 1);
+	cr_expect_eq(rep.ex.r[0].status, RSTATUS_MISSING);
+	cr_expect_eq(rep.defs[DEFS_TOOLS].listed, 1);
+	cr_expect_eq(sdiff_defs_one_sided(&rep), 1);
+	cr_expect_eq(sdiff_exit_status(&rep), 1);
+	sdiff_clear(&rep);
+	plan_clear(&a);
+	plan_clear(&b);
+}
+
+Test(defs, sdiff_retry_pairs_with_the_answered_time, .timeout = UNIT_TIMEOUT)
+{
+	/* A answered x once; B gave x up, sent it again, got the answer. */
+	static const struct defs_rec ra[] = {
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+		    "\"params\":{\"name\":\"x\"}}"),
+		S2C("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"n\":1}}"),
+	};
+	static const struct defs_rec rb[] = {
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+		    "\"params\":{\"name\":\"x\"}}"),
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+		    "\"params\":{\"name\":\"x\"}}"),
+		S2C("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"n\":1}}"),
+	};
+	struct plan		 a, b;
+	struct diff_rules	 rules;
+	struct sdiff_report	 rep;
+
+	defs_test_plan(&a, ra, nitems(ra));
+	defs_test_plan(&b, rb, nitems(rb));
+	rules_init(&rules);
+	memset(&rep, 0, sizeof rep);
+	sdiff_run(&a, &b, &rules, &rep);
+	cr_expect_eq(rep.nonly_a + rep.nonly_b, 0);
+	cr_assert_eq(rep.ex.n, 1);
+	cr_expect_eq(rep.ex.r[0].seq_b, 2);
+	cr_expect_eq(rep.ex.r[0].status, RSTATUS_SAME);
+	cr_expect_eq(sdiff_exit_status(&rep), 0);
+	sdiff_clear(&rep);
+	plan_clear(&a);
+	plan_clear(&b);
+}
+
+Test(defs, params_cut_before_a_character, .timeout = UNIT_TIMEOUT)
+{
+	json_t	*msg, *s;
+	char	*p;
+	size_t	 i;
+	char	 name[128] = "a";
+
+	/* "a" then 30 two-byte characters: the cut falls inside one. */
+	for (i = 0; i < 30; i++)
+		strcat(name, "\xc3\xa9");
+	msg = json_pack("{s:s, s:{s:s}}", "method", "tools/call", "params",
+	    "name", name);
+	cr_assert_not_null(msg);
+	p = compare_params(msg);
+	cr_expect_lt(strlen(p), 61);
+	s = json_string(p);
+	cr_expect_not_null(s, "valid UTF-8: %s", p);
+	json_decref(s);
+	free(p);
+	json_decref(msg);
+}
+
+/* A fill per entry (3000 x 3000) took minutes; a fill per shape, ms. */
+Test(defs, sdiff_redacted_requests_cost_a_fill_per_shape, .timeout = 30)
+{
+	struct plan		 a, b;
+	struct diff_rules	 rules;
+	struct sdiff_report	 rep;
+	char			*t;
+	size_t			 i, n = 3000;
+
+	/* Every call redacted alike, an i that differs on each side. */
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	for (i = 0; i < n; i++) {
+		xasprintf(&t, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":"
+		    "\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":"
+		    "{\"token\":\"[REDACTED]\",\"i\":%zu}}}", i, i);
+		plan_add(&a, (int64_t)(2 * i + 1), DIR_C2S, 0, t, strlen(t));
+		free(t);
+		xasprintf(&t, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"result\":{}}",
+		    i);
+		plan_add(&a, (int64_t)(2 * i + 2), DIR_S2C, 0, t, strlen(t));
+		free(t);
+		xasprintf(&t, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":"
+		    "\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":"
+		    "{\"token\":\"s3cret\",\"i\":%zu}}}", i, i + n);
+		plan_add(&b, (int64_t)(2 * i + 1), DIR_C2S, 0, t, strlen(t));
+		free(t);
+		xasprintf(&t, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"result\":{}}",
+		    i);
+		plan_add(&b, (int64_t)(2 * i + 2), DIR_S2C, 0, t, strlen(t));
+		free(t);
+	}
+	/* And one that matches with the token as a wildcard. */
+	t = "{\"jsonrpc\":\"2.0\",\"id\":\"z\",\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"x\",\"arguments\":{\"token\":\"t\","
+	    "\"i\":7}}}";
+	plan_add(&b, (int64_t)(2 * n + 1), DIR_C2S, 0, t, strlen(t));
+	t = "{\"jsonrpc\":\"2.0\",\"id\":\"z\",\"result\":{}}";
+	plan_add(&b, (int64_t)(2 * n + 2), DIR_S2C, 0, t, strlen(t));
+	plan_build(&a);
+	plan_build(&b);
+	rules_init(&rules);
+	memset(&rep, 0, sizeof rep);
+	sdiff_run(&a, &b, &rules, &rep);
+	cr_expect_eq(rep.nonly_b, n);
+	cr_expect_eq(rep.nonly_a, n - 1);
+	cr_assert_eq(rep.ex.n, 1);
+	cr_expect_eq(rep.ex.r[0].seq, 15, "A's i=7");
+	cr_expect_eq(rep.ex.r[0].seq_b, (int64_t)(2 * n + 1));
+	sdiff_clear(&rep);
+	plan_clear(&a);
+	plan_clear(&b);
+}
+
+Test(defs, sdiff_cursors_b_issued_read_as_a_s, .timeout = UNIT_TIMEOUT)
+{
+	/* Each server issues its own random cursor for the second page. */
+	static const struct defs_rec ra[] = {
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"),
+		S2C("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":"
+		    "[{\"name\":\"a\"}],\"nextCursor\":\"ca\"}}"),
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
+		    "\"params\":{\"cursor\":\"ca\"}}"),
+		S2C("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":"
+		    "[{\"name\":\"b\"}]}}"),
+	};
+	static const struct defs_rec rb[] = {
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"),
+		S2C("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":"
+		    "[{\"name\":\"a\"}],\"nextCursor\":\"cb\"}}"),
+		C2S("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
+		    "\"params\":{\"cursor\":\"cb\"}}"),
+		S2C("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":"
+		    "[{\"name\":\"b\"}]}}"),
+	};
+	struct plan		 a, b;
+	struct diff_rules	 rules;
+	struct sdiff_report	 rep;
+
+	defs_test_plan(&a, ra, nitems(ra));
+	defs_test_plan(&b, rb, nitems(rb));
+	rules_init(&rules);
+	memset(&rep, 0, sizeof rep);
+	sdiff_run(&a, &b, &rules, &rep);
+	cr_expect_eq(rep.nonly_a + rep.nonly_b, 0, "page 2 paired");
+	cr_expect_eq(rep.lists, 2);
+	cr_expect_eq(rep.defs[DEFS_TOOLS].n, 0);
+	cr_expect_eq(sdiff_exit_status(&rep), 0);
+	sdiff_clear(&rep);
+	plan_clear(&a);
+	plan_clear(&b);
+}
