@@ -115,6 +115,8 @@ int		 before_run(const char *, char **);
 struct diff_rules;
 int		 rules_opts_skip(struct diff_rules *, int, const char *,
 		     char **);
+int		 rules_opts_take(struct diff_rules *, int *, int, const char *,
+		     char **);
 int		 rules_opts_for(struct diff_rules *, int, const char *,
 		     char **);
 

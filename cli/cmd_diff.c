@@ -153,32 +153,16 @@ cmd_diff(int argc, char **argv)
 	    -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
-		/* --for narrows the --ignore (and --for) just before it. */
-		if (ch != 'f')
-			scopable = ch == 'i';
+		switch (rules_opts_take(&rules, &scopable, ch, optarg,
+		    &cause)) {
+		case 0:
+			continue;
+		case -1:
+			goto bad;
+		}
 		switch (ch) {
 		case 'd':
 			db = optarg;
-			break;
-		case 'i':
-			if (rules_add_ignore(&rules, optarg, &cause) != 0)
-				goto bad;
-			break;
-		case 'm':
-		case 'T':
-		case 'P':
-		case 'U':
-			if (rules_opts_skip(&rules, ch, optarg, &cause) != 0)
-				goto bad;
-			break;
-		case 'f':
-			if (rules_opts_for(&rules, scopable, optarg, &cause) !=
-			    0)
-				goto bad;
-			break;
-		case 'R':
-			if (rules_load(&rules, optarg, &cause) != 0)
-				goto bad;
 			break;
 		case 'r':
 			if (strcmp(optarg, "text") != 0 &&

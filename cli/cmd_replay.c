@@ -182,9 +182,13 @@ cmd_replay(int argc, char **argv)
 	    -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
-		/* --for narrows the --ignore (and --for) just before it. */
-		if (ch != 'f')
-			scopable = ch == 'i';
+		switch (rules_opts_take(&rules, &scopable, ch, optarg,
+		    &cause)) {
+		case 0:
+			continue;
+		case -1:
+			goto bad;
+		}
 		switch (ch) {
 		case 'd':
 			db = optarg;
@@ -207,31 +211,10 @@ cmd_replay(int argc, char **argv)
 			}
 			opt.pace = 1;
 			break;
-		case 'i':
-			if (rules_add_ignore(&rules, optarg, &cause) !=
-			    0)
-				goto bad;
-			break;
-		case 'm':
-		case 'T':
-		case 'P':
-		case 'U':
-			if (rules_opts_skip(&rules, ch, optarg, &cause) != 0)
-				goto bad;
-			break;
-		case 'f':
-			if (rules_opts_for(&rules, scopable, optarg, &cause) !=
-			    0)
-				goto bad;
-			break;
 		case 'b':
 			before = xreallocarray(before, nbefore + 1,
 			    sizeof *before);
 			before[nbefore++] = optarg;
-			break;
-		case 'R':
-			if (rules_load(&rules, optarg, &cause) != 0)
-				goto bad;
 			break;
 		case 'N':
 			if (strcmp(optarg, "strict") != 0) {

@@ -1,6 +1,7 @@
 /*
- * The replay rule options replay and mock share: --ignore-method, -tool,
- * -prompt and -resource, and --for narrowing the --ignore just before.
+ * The rule options replay, diff and mock share: --ignore, --ignore-method,
+ * -tool, -prompt and -resource, --for narrowing the --ignore just before,
+ * and --rules.
  */
 
 #include <stdlib.h>
@@ -70,4 +71,31 @@ rules_opts_for(struct diff_rules *rules, int scopable, const char *kv,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Take the rule option ch of replay and diff (the getopt chars: 'i'
+ * --ignore, 'm' 'T' 'P' 'U' --ignore-*, 'f' --for, 'R' --rules), keeping
+ * *scopable (whether a --for may follow) across calls: 0 taken, 1 when
+ * ch is none of them, -1 with *cause when its value is bad.
+ */
+int
+rules_opts_take(struct diff_rules *rules, int *scopable, int ch,
+    const char *arg, char **cause)
+{
+	int	was = *scopable;
+
+	/* --for narrows the --ignore (and --for) just before it. */
+	if (ch != 'f')
+		*scopable = ch == 'i';
+	switch (ch) {
+	case 'i':
+		return rules_add_ignore(rules, arg, cause);
+	case 'f':
+		return rules_opts_for(rules, was, arg, cause);
+	case 'R':
+		return rules_load(rules, arg, cause);
+	default:
+		return rules_opts_skip(rules, ch, arg, cause);
+	}
 }

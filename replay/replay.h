@@ -303,6 +303,8 @@ void		 report_text_diff(FILE *, const char *, const struct diff *,
 void		 report_json_entry(json_t *, const struct diff_entry *,
 		     const struct report_sides *);
 void		 report_junit_diff(FILE *, const struct diff *);
+void		 report_junit_verdict(FILE *, const struct rresult *,
+		     const char *, const char *);
 void		 report_xml_escape(FILE *, const char *);
 
 /* match.c: which recorded exchange answers a live request (mock). */

@@ -460,6 +460,31 @@ report_junit_diff(FILE *f, const struct diff *d)
 	}
 }
 
+/*
+ * A result's JUnit verdict inside its testcase: skipped (ignored, or cut
+ * when recorded: "recorded cut at --max-record-size: " cut_what), a
+ * failure (missing: missing_what; different: the differences), or
+ * nothing when the same.
+ */
+void
+report_junit_verdict(FILE *f, const struct rresult *r, const char *cut_what,
+    const char *missing_what)
+{
+	if (r->status == RSTATUS_IGNORED)
+		fprintf(f, "<skipped/>");
+	else if (r->status == RSTATUS_TRUNCATED)
+		fprintf(f, "<skipped message=\"recorded cut at "
+		    "--max-record-size: %s\"/>", cut_what);
+	else if (r->status == RSTATUS_MISSING)
+		fprintf(f, "<failure message=\"%s\"/>", missing_what);
+	else if (r->status == RSTATUS_DIFFERENT) {
+		fprintf(f, "<failure message=\"%zu difference%s\">",
+		    r->diff.n, r->diff.n == 1 ? "" : "s");
+		report_junit_diff(f, &r->diff);
+		fprintf(f, "</failure>");
+	}
+}
+
 /* JUnit XML: one testcase per request, a failure for each that differs. */
 void
 report_junit(FILE *f, const struct replay_report *rep)
@@ -495,19 +520,7 @@ report_junit(FILE *f, const struct replay_report *rep)
 		fprintf(f, "\" time=\"%.6f\">", r->live_latency_ns < 0 ? 0 :
 		    (double)r->live_latency_ns / 1e9);
 		free(name);
-		if (r->status == RSTATUS_IGNORED)
-			fprintf(f, "<skipped/>");
-		else if (r->status == RSTATUS_TRUNCATED)
-			fprintf(f, "<skipped message=\"recorded cut at "
-			    "--max-record-size: not replayed\"/>");
-		else if (r->status == RSTATUS_MISSING)
-			fprintf(f, "<failure message=\"no response\"/>");
-		else if (r->status == RSTATUS_DIFFERENT) {
-			fprintf(f, "<failure message=\"%zu difference%s\">",
-			    r->diff.n, r->diff.n == 1 ? "" : "s");
-			report_junit_diff(f, &r->diff);
-			fprintf(f, "</failure>");
-		}
+		report_junit_verdict(f, r, "not replayed", "no response");
 		fprintf(f, "</testcase>\n");
 	}
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
