@@ -800,10 +800,18 @@ import_sink(struct import *imp)
 
 	if (import_read(imp, imp->file) != 0)
 		return -1;
-	if (imp->nfault_refs == 0)
-		return 0;
 	qsort(imp->fault_ns, imp->nfault_ns, sizeof *imp->fault_ns,
 	    import_n_cmp);
+	/* The store keeps one fault of each number: import is undone. */
+	for (i = 1; i < imp->nfault_ns; i++) {
+		if (imp->fault_ns[i] == imp->fault_ns[i - 1])
+			nd++;
+	}
+	if (nd != 0)
+		return import_bad(imp, "only %lld of %lld faults could be "
+		    "kept: %lld %s a number (\"n\") a fault line before had",
+		    (long long)(imp->faults - nd), (long long)imp->faults,
+		    (long long)nd, nd == 1 ? "has" : "have");
 	for (i = 0; i < imp->nfault_refs; i++) {
 		if (imp->nfault_ns == 0 || bsearch(&imp->fault_refs[i],
 		    imp->fault_ns, imp->nfault_ns, sizeof *imp->fault_ns,

@@ -475,6 +475,17 @@ test('a cassette with faults is planned as the session it imports as: the same a
   const sfile = await served(join(dir, 'shuffled.jsonl'), []);
   assert.deepEqual(sfile, sdb, 'a file out of time order');
 
+  // Two faults of one number: refused, as import refuses it.
+  const dup = join(dir, 'dup.jsonl');
+  writeFileSync(dup, STDIO.replace(/"type":"fault","n":2/, '"type":"fault","n":1'));
+  const di = await mc(['import', '--db', join(dir, 'x.db'), dup]);
+  assert.match(di.err, /1 of 2 faults could be/);
+  for (const cmd of [['mock', dup], ['replay', '--no-record', dup, '--', 'true']]) {
+    const r = await mc(cmd);
+    assert.notEqual(r.code, 0, r.err);
+    assert.match(r.err, /dup\.jsonl: only 1 of 2 faults could be kept: 1 has a number \("n"\) a fault line before had/);
+  }
+
   // A message naming a fault no line has: refused as import refuses it.
   const dangling = STDIO.replace(/.*"type":"fault","n":1,.*\n/, '');
   const bad = join(dir, 'dangling.jsonl');
