@@ -800,8 +800,9 @@ import_sink(struct import *imp)
 
 	if (import_read(imp, imp->file) != 0)
 		return -1;
-	qsort(imp->fault_ns, imp->nfault_ns, sizeof *imp->fault_ns,
-	    import_n_cmp);
+	if (imp->nfault_ns > 1)
+		qsort(imp->fault_ns, imp->nfault_ns, sizeof *imp->fault_ns,
+		    import_n_cmp);
 	/* The store keeps one fault of each number: import is undone. */
 	for (i = 1; i < imp->nfault_ns; i++) {
 		if (imp->fault_ns[i] == imp->fault_ns[i - 1])
