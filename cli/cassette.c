@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "import.h"
+#include "replay.h"
 #include "proxy.h"
 
 /* The files SQLite and the store may make beside a database. */
@@ -250,4 +251,140 @@ int
 cassette_save(struct store *st, int64_t id, const char *path, char **cause)
 {
 	return export_jsonl_file(st, id, path, cause);
+}
+
+/* What cassette_plan() reads the messages into. */
+struct cassette_sink {
+	struct plan	*plan;
+	int		 include_faults;
+	int64_t		 left_out;	/* messages of faults left out */
+	int		 sorted;	/* added in (mono_ns, seq) order */
+};
+
+/*
+ * Whether a message is one QUERY_UNFAULTED keeps (FAULTS_KEPT): what
+ * passed between mcpreel and the server.
+ */
+static int
+cassette_kept(const struct msg *m)
+{
+	return m->fault_role == FAULT_ROLE_NONE ||
+	    m->fault_role == FAULT_ROLE_DELAYED ||
+	    (m->fault_role == FAULT_ROLE_INJECTED && m->dir == DIR_C2S) ||
+	    (m->fault_role == FAULT_ROLE_ORIGINAL && m->dir == DIR_S2C);
+}
+
+/* A message of the cassette into the plan, as cli_load_plan() adds one. */
+static void
+cassette_sink_cb(struct import *imp, struct msg *m)
+{
+	struct cassette_sink	*cs = imp->sink_arg;
+	struct plan		*p = cs->plan;
+	struct rmsg		*r;
+	char			*method, *id;
+
+	if (!cs->include_faults && !cassette_kept(m)) {
+		cs->left_out++;
+		msg_free(m);
+		return;
+	}
+	if (p->n > 0 && (p->m[p->n - 1].mono_ns > m->mono_ns))
+		cs->sorted = 0;
+	plan_add(p, imp->messages, m->dir, m->mono_ns, m->raw, m->len);
+	if (m->flags & MSG_TRUNCATED) {
+		/* As the writer classifies it: from the bytes it has. */
+		r = &p->m[p->n - 1];
+		method = r->method != NULL ? xstrdup(r->method) : NULL;
+		id = r->id != NULL ? xstrdup(r->id) : NULL;
+		plan_set_truncated(p, r->kind, method, id);
+		free(method);
+		free(id);
+	}
+	msg_free(m);
+}
+
+static int
+cassette_rmsg_cmp(const void *a, const void *b)
+{
+	const struct rmsg	*x = a, *y = b;
+
+	if (x->mono_ns != y->mono_ns)
+		return (x->mono_ns > y->mono_ns) - (x->mono_ns < y->mono_ns);
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/*
+ * Read the cassette at path straight into p and build the plan, with no
+ * store: the messages cli_load_plan() would load from the session the
+ * cassette imports as, in the same order, the same faults' messages left
+ * out (unless include_faults; cmd says how many on stderr).  The file is
+ * checked as cassette_load() checks it, with the same errors; p is only
+ * filled when all of it was read.  *id and *name (either may be NULL)
+ * get the session's id and name (NULL for none).
+ */
+int
+cassette_plan(const char *path, int include_faults, const char *cmd,
+    struct plan *p, int64_t *id, char **name, char **cause)
+{
+	struct import		 imp;
+	struct cassette_sink	 cs;
+	int			 rc;
+
+	memset(&imp, 0, sizeof imp);
+	memset(&cs, 0, sizeof cs);
+	if ((imp.file = fopen(path, "re")) == NULL) {
+		xasprintf(cause, "cannot open the cassette %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	cs.plan = p;
+	cs.include_faults = include_faults;
+	cs.sorted = 1;
+	imp.path = path;
+	imp.format = IMPORT_JSONL;
+	imp.keep = 1;
+	imp.max_record = 0;
+	imp.sink = cassette_sink_cb;
+	imp.sink_arg = &cs;
+	rc = import_sink(&imp);
+	fclose(imp.file);
+	if (rc != 0) {
+		*cause = imp.cause;
+		imp.cause = NULL;
+		import_clear(&imp);
+		plan_clear(p);
+		return -1;
+	}
+	/* The store's order: by monotonic time, then seq. */
+	if (!cs.sorted)
+		qsort(p->m, p->n, sizeof *p->m, cassette_rmsg_cmp);
+	if (id != NULL)
+		*id = imp.sess_id != 0 ? imp.sess_id : 1;
+	if (name != NULL) {
+		*name = imp.sess_name;
+		imp.sess_name = NULL;
+	}
+	import_clear(&imp);
+	cli_faults_say(cmd, cs.left_out);
+	plan_build(p);
+	return 0;
+}
+
+/*
+ * The store a command records its run on a cassette in: the database db
+ * names (created if need be), or *st NULL when db is NULL.
+ */
+int
+cassette_recorder(const char *db, struct store **st, char **cause)
+{
+	char	*path;
+
+	*st = NULL;
+	if (db == NULL)
+		return 0;
+	if ((path = dbpath_resolve(db, cause)) == NULL)
+		return -1;
+	*st = store_open(path, STORE_CREATE | STORE_PRIVATE, cause);
+	free(path);
+	return *st == NULL ? -1 : 0;
 }

@@ -82,6 +82,7 @@ int		 cli_load_plan(struct store *, int64_t, int, const char *,
 		     struct plan *, char **);
 int		 cli_faults_note(struct store *, int64_t, const char *,
 		     char **);
+void		 cli_faults_say(const char *, int64_t);
 /*
  * --include-faults (check, replay, mock): keep the messages of injected
  * faults that are left out by default (FAULTS_KEPT in store/store_int.h:
@@ -237,6 +238,9 @@ int64_t		 cassette_session(const struct cassette *);
 void		 cassette_free(struct cassette *);
 void		 cassette_keep(struct cassette *);
 int		 cassette_save(struct store *, int64_t, const char *, char **);
+int		 cassette_plan(const char *, int, const char *, struct plan *,
+		     int64_t *, char **, char **);
+int		 cassette_recorder(const char *, struct store **, char **);
 
 /*
  * record_cassette.c: record --cassette FILE.  Over HTTP a run's sessions

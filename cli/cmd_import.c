@@ -239,11 +239,20 @@ import_cut_member(const struct import *imp)
 static int
 import_member_cb(const struct scan_member *mb, void *arg)
 {
+	static size_t	 lens[F_MAX];
 	struct import	*imp = arg;
+	const char	*key = imp->line + mb->key_off;
 	int		 k;
 
+	if (lens[0] == 0) {
+		for (k = 0; k < F_MAX; k++)
+			lens[k] = strlen(field_names[k]);
+	}
 	for (k = 0; k < F_MAX; k++) {
-		if (scan_key_is(imp->line, mb, field_names[k])) {
+		/* A plain key by its length and bytes: no strlen each time. */
+		if (!mb->key_escaped ? (mb->key_len == lens[k] &&
+		    memcmp(key, field_names[k], lens[k]) == 0) :
+		    scan_key_is(imp->line, mb, field_names[k])) {
 			/* Duplicate keys: the last wins, as in jansson. */
 			imp->f[k].off = mb->val_off;
 			imp->f[k].len = mb->val_len;
@@ -506,6 +515,13 @@ import_begin(struct import *imp, const char *name, const char *transport,
 {
 	struct wsession_meta	 m = *meta;
 
+	imp->begun = 1;
+	if (imp->sink != NULL) {
+		imp->sess_id = meta->id;
+		name = imp->name != NULL ? imp->name : name;
+		imp->sess_name = name != NULL ? xstrdup(name) : NULL;
+		return 0;
+	}
 	if (imp->from == NULL && !imp->keep)
 		imp->from = import_from(imp->path, imp->format);
 	m.imported_from = imp->from;
@@ -521,6 +537,13 @@ import_begin(struct import *imp, const char *name, const char *transport,
 void
 import_message(struct import *imp, struct msg *m, struct wexchange *x)
 {
+	if (imp->sink != NULL) {
+		imp->messages++;
+		if (m->fault > 0)
+			import_fault_ref(imp, m->fault);
+		imp->sink(imp, m);
+		return;
+	}
 	pthread_mutex_lock(&imp->lock);
 	imp->drained = 0;
 	pthread_mutex_unlock(&imp->lock);
@@ -612,7 +635,7 @@ import_read(struct import *imp, FILE *f)
 	if (imp->cause != NULL)
 		return -1;
 	imp->lineno = 0;
-	if (imp->s == NULL)
+	if (!imp->begun)
 		return import_bad(imp, "no session in the file (is it empty?)");
 	return 0;
 }
@@ -744,6 +767,65 @@ import_file(struct import *imp, const char *db, int64_t *id)
 	return import_verify(imp, db, rc != 0, id);
 }
 
+/* Note a fault a message or an HTTP exchange names (sink mode). */
+void
+import_fault_ref(struct import *imp, int64_t n)
+{
+	if ((imp->nfault_refs & (imp->nfault_refs - 1)) == 0)
+		imp->fault_refs = xreallocarray(imp->fault_refs,
+		    imp->nfault_refs == 0 ? 1 : imp->nfault_refs * 2,
+		    sizeof *imp->fault_refs);
+	imp->fault_refs[imp->nfault_refs++] = n;
+}
+
+static int
+import_n_cmp(const void *a, const void *b)
+{
+	int64_t	x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Read imp->file with no store: each message goes to imp->sink, as the
+ * writer would number it.  The same lines are refused with the same
+ * errors as import_file() gives, and a fault named that has no fault
+ * line too: 0, or -1 with imp->cause.
+ */
+int
+import_sink(struct import *imp)
+{
+	size_t	i;
+	int64_t	nd = 0;
+
+	if (import_read(imp, imp->file) != 0)
+		return -1;
+	if (imp->nfault_ns > 1)
+		qsort(imp->fault_ns, imp->nfault_ns, sizeof *imp->fault_ns,
+		    import_n_cmp);
+	/* The store keeps one fault of each number: import is undone. */
+	for (i = 1; i < imp->nfault_ns; i++) {
+		if (imp->fault_ns[i] == imp->fault_ns[i - 1])
+			nd++;
+	}
+	if (nd != 0)
+		return import_bad(imp, "only %lld of %lld faults could be "
+		    "kept: %lld %s a number (\"n\") a fault line before had",
+		    (long long)(imp->faults - nd), (long long)imp->faults,
+		    (long long)nd, nd == 1 ? "has" : "have");
+	for (i = 0; i < imp->nfault_refs; i++) {
+		if (imp->nfault_ns == 0 || bsearch(&imp->fault_refs[i],
+		    imp->fault_ns, imp->nfault_ns, sizeof *imp->fault_ns,
+		    import_n_cmp) == NULL)
+			nd++;
+	}
+	if (nd == 0)
+		return 0;
+	return import_bad(imp, "%lld %s a \"fault\" that has no fault line",
+	    (long long)nd, nd == 1 ? "message or HTTP exchange names" :
+	    "messages or HTTP exchanges name");
+}
+
 /* Free what an import holds (not the struct, nor its file). */
 void
 import_clear(struct import *imp)
@@ -755,6 +837,9 @@ import_clear(struct import *imp)
 		msg_free(imp->xs[i].body);
 	}
 	free(imp->xs);
+	free(imp->fault_ns);
+	free(imp->fault_refs);
+	free(imp->sess_name);
 	writer_session_free(imp->s);
 	free(imp->end_reason);
 	free(imp->from);

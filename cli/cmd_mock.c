@@ -498,16 +498,25 @@ cmd_mock(int argc, char **argv)
 		    "\n");
 		goto out;
 	}
-	if (session_arg_open(db, argv[0], STORE_PRIVATE, &sa, &cause) != 0)
-		goto bad;
-	id = sa.id;
-	if (cli_load_plan(sa.st, id, include_faults, "mock", &plan,
-	    &cause) != 0)
-		goto bad;
-	/* A cassette's forwarded exchanges go only to a database given. */
-	if (forward && session_arg_recorder(db, &sa, &st, &cause) != 0)
-		goto bad;
-	session_arg_close(&sa);
+	if (cassette_is(argv[0])) {
+		/* Straight from the file; forwarded exchanges go only to a
+		   database given. */
+		if (cassette_plan(argv[0], include_faults, "mock", &plan, &id,
+		    NULL, &cause) != 0 || (forward && cassette_recorder(db,
+		    &st, &cause) != 0))
+			goto bad;
+	} else {
+		if (session_arg_open(db, argv[0], STORE_PRIVATE, &sa,
+		    &cause) != 0)
+			goto bad;
+		id = sa.id;
+		if (cli_load_plan(sa.st, id, include_faults, "mock", &plan,
+		    &cause) != 0)
+			goto bad;
+		if (forward && session_arg_recorder(db, &sa, &st, &cause) != 0)
+			goto bad;
+		session_arg_close(&sa);
+	}
 	if (forward) {
 		/* Forwarded exchanges are recorded: the store goes on. */
 		if (st != NULL && (w = writer_start(st, &cause)) == NULL)

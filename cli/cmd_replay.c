@@ -288,18 +288,27 @@ cmd_replay(int argc, char **argv)
 		goto out;
 	}
 
-	if (session_arg_open(db, argv[0], STORE_PRIVATE, &sa, &cause) != 0)
-		goto bad;
-	id = sa.id;
-	if (query_sessions(sa.st, id, name_cb, &sn, &cause) != 0 ||
-	    cli_load_plan(sa.st, id, include_faults, "replay", &plan,
-	    &cause) != 0)
-		goto bad;
-	/* A cassette's replay is recorded only in a database given. */
-	if (record && session_arg_recorder(db, &sa, &st, &cause) != 0)
-		goto bad;
+	if (cassette_is(argv[0])) {
+		/* Straight from the file; its replay is recorded only in a
+		   database given. */
+		if (cassette_plan(argv[0], include_faults, "replay", &plan,
+		    &id, &sn.name, &cause) != 0 || (record &&
+		    cassette_recorder(db, &st, &cause) != 0))
+			goto bad;
+	} else {
+		if (session_arg_open(db, argv[0], STORE_PRIVATE, &sa,
+		    &cause) != 0)
+			goto bad;
+		id = sa.id;
+		if (query_sessions(sa.st, id, name_cb, &sn, &cause) != 0 ||
+		    cli_load_plan(sa.st, id, include_faults, "replay", &plan,
+		    &cause) != 0)
+			goto bad;
+		if (record && session_arg_recorder(db, &sa, &st, &cause) != 0)
+			goto bad;
+		session_arg_close(&sa);
+	}
 	record = st != NULL;
-	session_arg_close(&sa);
 	rep.session = id;
 	rep.session_name = sn.name != NULL ? xstrdup(sn.name) : NULL;
 

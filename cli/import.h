@@ -77,7 +77,22 @@ struct import {
 	char			*cause;		/* the first error */
 
 	struct writer		*w;
-	struct wsession		*s;		/* once begun */
+	struct wsession		*s;		/* once begun, with a writer */
+	int			 begun;		/* the session was begun */
+
+	/*
+	 * Sink mode (import_sink()): no store and no writer; each message
+	 * goes to sink (which takes it), numbered as the writer would
+	 * (imp->messages), and the faults named are checked here.
+	 */
+	void			(*sink)(struct import *, struct msg *);
+	void			*sink_arg;
+	int64_t			 sess_id;	/* the file's "session", or 0 */
+	char			*sess_name;	/* the session's name, or NULL */
+	int64_t			*fault_ns;	/* the fault lines' n */
+	size_t			 nfault_ns;
+	int64_t			*fault_refs;	/* the n messages name */
+	size_t			 nfault_refs;
 	int			 ended;		/* an end line was read */
 	int64_t			 ended_ns;	/* WRITER_NO_TIME: none */
 	int			 exit_status;	/* -1: none */
@@ -119,6 +134,8 @@ int		 import_begin(struct import *, const char *, const char *,
 		     const char *, const struct wsession_meta *);
 void		 import_message(struct import *, struct msg *,
 		     struct wexchange *);
+int		 import_sink(struct import *);
+void		 import_fault_ref(struct import *, int64_t);
 
 /* import_jsonl.c */
 int		 import_jsonl_line(struct import *);

@@ -191,7 +191,7 @@ jsonl_exchange(struct import *imp)
 	    jsonl_headers(imp, F_REQUEST_TRAILERS, &reqt) != 0 ||
 	    jsonl_headers(imp, F_RESPONSE_TRAILERS, &respt) != 0)
 		goto out;
-	if (imp->s == NULL && jsonl_default_session(imp, "http",
+	if (!imp->begun && jsonl_default_session(imp, "http",
 	    info.ts_ns) != 0)
 		goto out;
 	if (jsonl_x_find(imp, id) != NULL) {
@@ -215,6 +215,13 @@ jsonl_exchange(struct import *imp)
 	info.method = method;
 	info.path = path;
 	info.headers = reqh != NULL ? reqh : "[]";
+	if (imp->sink != NULL) {
+		/* Nothing of it is stored: only the fault it names counts. */
+		if (fault != 0)
+			import_fault_ref(imp, fault);
+		rc = 0;
+		goto out;
+	}
 	x->wx = writer_exchange_begin(imp->w, imp->s, &info);
 	if (status >= 0) {
 		info.headers = resph;
@@ -314,7 +321,7 @@ jsonl_message(struct import *imp)
 		m = import_msg_member(imp, F_MESSAGE, d);
 	else if ((m = import_bytes(imp, F_RAW, F_RAW_B64, d)) == NULL)
 		goto bad;
-	if (imp->s == NULL && jsonl_default_session(imp, "stdio", ts) != 0) {
+	if (!imp->begun && jsonl_default_session(imp, "stdio", ts) != 0) {
 		msg_free(m);
 		goto bad;
 	}
@@ -364,14 +371,17 @@ jsonl_event(struct import *imp)
 		free(kind);
 		return -1;
 	}
-	if (imp->s == NULL && jsonl_default_session(imp, "stdio", ts) != 0) {
+	if (!imp->begun && jsonl_default_session(imp, "stdio", ts) != 0) {
 		msg_free(m);
 		free(kind);
 		return -1;
 	}
 	m->ts_ns = ts;
 	m->mono_ns = mono;
-	writer_event_msg(imp->w, imp->s, kind, m);
+	if (imp->sink != NULL)
+		msg_free(m);
+	else
+		writer_event_msg(imp->w, imp->s, kind, m);
 	imp->events++;
 	free(kind);
 	return 0;
@@ -449,7 +459,7 @@ jsonl_fault(struct import *imp)
 	if (import_has(imp, F_ID) && !(imp->f[F_ID].len == 4 &&
 	    memcmp(imp->line + imp->f[F_ID].off, "null", 4) == 0))
 		id = xstrndup(imp->line + imp->f[F_ID].off, imp->f[F_ID].len);
-	if (imp->s == NULL && jsonl_default_session(imp, "stdio", ts) != 0)
+	if (!imp->begun && jsonl_default_session(imp, "stdio", ts) != 0)
 		goto out;
 	f.n = n;
 	f.ts_ns = ts;
@@ -462,7 +472,14 @@ jsonl_fault(struct import *imp)
 	f.method = method;
 	f.rpc_id = id;
 	f.detail = detail;
-	writer_fault(imp->w, imp->s, &f);
+	if (imp->sink != NULL) {
+		if ((imp->nfault_ns & (imp->nfault_ns - 1)) == 0)
+			imp->fault_ns = xreallocarray(imp->fault_ns,
+			    imp->nfault_ns == 0 ? 1 : imp->nfault_ns * 2,
+			    sizeof *imp->fault_ns);
+		imp->fault_ns[imp->nfault_ns++] = n;
+	} else
+		writer_fault(imp->w, imp->s, &f);
 	imp->faults++;
 	rc = 0;
 out:

@@ -138,7 +138,7 @@ tape_end(struct import *imp)
 		return -1;
 	if (code < -1 || code > INT_MAX)
 		return import_bad(imp, "\"exitCode\" is out of range");
-	if (imp->s == NULL && tape_begin(imp, imp->ended_ns, NULL, NULL) != 0)
+	if (!imp->begun && tape_begin(imp, imp->ended_ns, NULL, NULL) != 0)
 		return -1;
 	imp->ended = 1;
 	imp->exit_status = (int)code;
@@ -172,7 +172,7 @@ tape_message(struct import *imp)
 	free(dir);
 	if (!imp->f[F_RAW].set)
 		return import_bad(imp, "no \"raw\"");
-	if (imp->s == NULL && tape_begin(imp, ts, NULL, NULL) != 0)
+	if (!imp->begun && tape_begin(imp, ts, NULL, NULL) != 0)
 		return -1;
 	m = import_msg_member(imp, F_RAW, d);
 	m->ts_ns = ts;

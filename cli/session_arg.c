@@ -83,19 +83,11 @@ int
 session_arg_recorder(const char *db, struct session_arg *sa,
     struct store **st, char **cause)
 {
-	char	*path;
-
 	*st = NULL;
 	if (sa->cassette == NULL) {
 		*st = sa->st;
 		sa->st = NULL;
 		return 0;
 	}
-	if (db == NULL)
-		return 0;
-	if ((path = dbpath_resolve(db, cause)) == NULL)
-		return -1;
-	*st = store_open(path, STORE_CREATE | STORE_PRIVATE, cause);
-	free(path);
-	return *st == NULL ? -1 : 0;
+	return cassette_recorder(db, st, cause);
 }

@@ -125,13 +125,20 @@ cli_faults_note(struct store *st, int64_t id, const char *cmd, char **cause)
 
 	if (faults_left_out(st, id, &n, cause) != 0)
 		return -1;
+	cli_faults_say(cmd, n);
+	return 0;
+}
+
+/* Say on stderr that cmd leaves out n messages of injected faults, if any. */
+void
+cli_faults_say(const char *cmd, int64_t n)
+{
 	if (n > 0)
 		log_info("%s: left out %lld message%s of injected faults that "
 		    "did not pass between mcpreel and the server (c2s "
 		    "original, s2c injected); --include-faults keeps them",
 		    cmd, (long long)n,
 		    n == 1 ? "" : "s");
-	return 0;
 }
 
 /*

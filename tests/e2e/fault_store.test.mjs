@@ -416,3 +416,86 @@ test('a version 5 database (the schema before faults) migrates to 6 and keeps it
   assert.equal((await mc(['rm', '--db', db, '--force', String(id)])).code, 0);
   assert.equal(sql(db, 'SELECT count(*) AS n FROM faults')[0].n, 0, 'rm takes a session\'s faults with it');
 }));
+
+test('a cassette with faults is planned as the session it imports as: the same answers, the same "left out" note, the same refusal', { timeout: 120000 }, () => withCleanup(async ({ dir, defer }) => {
+  const db = join(dir, 'f.db');
+  const id = await importText(dir, db, 's', STDIO);
+  const file = join(dir, 's.jsonl');
+  // What the client gets, and the note, from `mock` of SESSION.
+  async function served(session, extra) {
+    const transport = new StdioClientTransport({ command: MCPREEL, args: ['mock', '--latency', 'none', ...extra, session], stderr: 'pipe' });
+    let err = '';
+    transport.stderr.on('data', (c) => { err += c; });
+    const client = new Client({ name: 'fault-cassette', version: '1' });
+    defer(() => client.close());
+    await client.connect(transport);
+    const got = [];
+    for (const [name, args] of [['echo', { m: 'hi' }], ['search', { q: 'x' }], ['echo', { m: 'hi' }]]) {
+      try {
+        got.push({ ok: await client.callTool({ name, arguments: args }) });
+      } catch (e) {
+        got.push({ code: e.code, message: e.message });
+      }
+    }
+    await client.close();
+    return { got, note: (err.match(/^.*left out.*$/m) || [''])[0] };
+  }
+  for (const extra of [[], ['--include-faults']]) {
+    const fromDb = await served(String(id), ['--db', db, ...extra]);
+    const fromFile = await served(file, extra);
+    assert.deepEqual(fromFile, fromDb, `mock ${extra.join(' ')}`);
+    if (extra.length === 0) {
+      assert.match(fromFile.note, /mock: left out 2 messages of injected faults/);
+      assert.equal(fromFile.got[1].code, -32602, 'the faulted request matches nothing');
+      assert.deepEqual(fromFile.got[0].ok, ECHO_R.result, 'the delayed answer is served');
+    } else {
+      assert.equal(fromFile.note, '');
+      assert.equal(fromFile.got[1].code, -32001, 'the injected error, kept');
+    }
+  }
+
+  // replay of the cassette reports what replay of the session reports.
+  const server = [MCPREEL, 'mock', '--db', db, '--latency', 'none', String(id)];
+  for (const extra of [[], ['--include-faults']]) {
+    const a = await mc(['replay', '--db', db, '--no-record', '--report', 'json', ...extra, String(id), '--', ...server], { timeoutMs: 60000 });
+    const b = await mc(['replay', '--no-record', '--report', 'json', ...extra, file, '--', ...server], { timeoutMs: 60000 });
+    assert.equal(b.code, a.code, `${b.out}\n${b.err}`);
+    // Times differ from run to run: the rest is the same.
+    const strip = (s) => JSON.parse(s, (k, v) => (/_ms$/.test(k) ? undefined : v));
+    assert.deepEqual(strip(b.out), strip(a.out), `replay ${extra.join(' ')}`);
+    assert.equal((b.err.match(/left out \d+ messages/) || [''])[0], (a.err.match(/left out \d+ messages/) || [''])[0]);
+  }
+
+  // Lines out of time order are planned in the store's order (by time).
+  const lines = STDIO.trim().split('\n');
+  const shuffled = [lines[0], lines[1], lines[2], lines[3], lines[7], lines[4], lines[5], lines[6], ...lines.slice(8)].join('\n') + '\n';
+  const id2 = await importText(dir, db, 'shuffled', shuffled);
+  writeFileSync(join(dir, 'shuffled.jsonl'), shuffled);
+  const sdb = await served(String(id2), ['--db', db]);
+  const sfile = await served(join(dir, 'shuffled.jsonl'), []);
+  assert.deepEqual(sfile, sdb, 'a file out of time order');
+
+  // Two faults of one number: refused, as import refuses it.
+  const dup = join(dir, 'dup.jsonl');
+  writeFileSync(dup, STDIO.replace(/"type":"fault","n":2/, '"type":"fault","n":1'));
+  const di = await mc(['import', '--db', join(dir, 'x.db'), dup]);
+  assert.match(di.err, /1 of 2 faults could be/);
+  for (const cmd of [['mock', dup], ['replay', '--no-record', dup, '--', 'true']]) {
+    const r = await mc(cmd);
+    assert.notEqual(r.code, 0, r.err);
+    assert.match(r.err, /dup\.jsonl: only 1 of 2 faults could be kept: 1 has a number \("n"\) a fault line before had/);
+  }
+
+  // A message naming a fault no line has: refused as import refuses it.
+  const dangling = STDIO.replace(/.*"type":"fault","n":1,.*\n/, '');
+  const bad = join(dir, 'dangling.jsonl');
+  writeFileSync(bad, dangling);
+  const imp = await mc(['import', '--db', join(dir, 'x.db'), bad]);
+  assert.equal(imp.code, 1);
+  assert.match(imp.err, /2 messages or HTTP exchanges name a "fault" that has no fault line/);
+  for (const cmd of [['mock', bad], ['replay', '--no-record', bad, '--', 'true']]) {
+    const r = await mc(cmd);
+    assert.notEqual(r.code, 0, r.err);
+    assert.match(r.err, /dangling\.jsonl: 2 messages or HTTP exchanges name a "fault" that has no fault line/);
+  }
+}));
