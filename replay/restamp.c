@@ -30,6 +30,9 @@ static const char *restamp_volatile[] = {
 static const char *restamp_wall[] = { "ts_ns", "started_ns", "ended_ns" };
 static const char *restamp_mono[] = { "mono_ns", "response_mono_ns" };
 
+/* The longest pause an appended recording's first line is put after. */
+#define RESTAMP_APPEND_GAP_NS	((int64_t)1000000000)
+
 #define NITEMS(a)	(sizeof (a) / sizeof (a)[0])
 
 /* One line of a buffer, without its newline. */
@@ -362,12 +365,12 @@ restamp_last_seq(const char *buf, size_t len)
 
 /*
  * The lines of a cassette but its header (the first line), with their seq
- * and reply_to numbered on from base: what is appended to a cassette
- * whose last seq is base.  Returns them (malloc'd), their length in
- * *outlen.
+ * and reply_to numbered on from base and their times moved by dwall and
+ * dmono.  Returns them (malloc'd), their length in *outlen.
  */
-char *
-restamp_renumber(const char *buf, size_t len, int64_t base, size_t *outlen)
+static char *
+restamp_renumber_shift(const char *buf, size_t len, int64_t base,
+    int64_t dwall, int64_t dmono, size_t *outlen)
 {
 	struct rline	*v;
 	size_t		 n, i, alloc = 0, llen;
@@ -382,6 +385,9 @@ restamp_renumber(const char *buf, size_t len, int64_t base, size_t *outlen)
 		owned = 0;
 		restamp_add(&line, &llen, &owned, "seq", base);
 		restamp_add(&line, &llen, &owned, "reply_to", base);
+		restamp_add(&line, &llen, &owned, "ts_ns", dwall);
+		restamp_add(&line, &llen, &owned, "mono_ns", dmono);
+		restamp_add(&line, &llen, &owned, "response_mono_ns", dmono);
 		restamp_put(&out, outlen, &alloc, line, llen);
 		if (owned)
 			free(line);
@@ -390,4 +396,73 @@ restamp_renumber(const char *buf, size_t len, int64_t base, size_t *outlen)
 	if (out == NULL)
 		out = xcalloc(1, 1);
 	return out;
+}
+
+/*
+ * The lines of a cassette but its header (the first line), with their seq
+ * and reply_to numbered on from base: what is appended to a cassette
+ * whose last seq is base.  Returns them (malloc'd), their length in
+ * *outlen.
+ */
+char *
+restamp_renumber(const char *buf, size_t len, int64_t base, size_t *outlen)
+{
+	return restamp_renumber_shift(buf, len, base, 0, 0, outlen);
+}
+
+/*
+ * The value of member name in the last line of buf that has it (0: none);
+ * first: in the first line past the header instead.
+ */
+static int
+restamp_edge(const char *buf, size_t len, const char *name, int first,
+    int64_t *v)
+{
+	struct rline	*l;
+	size_t		 n, i;
+	int		 found = 0;
+
+	l = restamp_split(buf, len, &n);
+	for (i = 0; i < n && !found; i++) {
+		if (first)
+			found = i > 0 && restamp_int(l[i].p, l[i].len, name, v);
+		else
+			found = restamp_int(l[n - 1 - i].p, l[n - 1 - i].len,
+			    name, v);
+	}
+	free(l);
+	return found;
+}
+
+/*
+ * What newbuf (a cassette recorded anew) appends to oldbuf: its lines but
+ * the header, seq and reply_to numbered on from oldbuf's last seq, and
+ * their times moved onto oldbuf's clocks: the first comes after oldbuf's
+ * last line by the time the new recording took from its start to its
+ * first line (at most RESTAMP_APPEND_GAP_NS), the rest as recorded after
+ * it.  Returns them (malloc'd), their length in *outlen.
+ */
+char *
+restamp_append(const char *oldbuf, size_t oldlen, const char *newbuf,
+    size_t newlen, size_t *outlen)
+{
+	int64_t	 start, first, last, gap = 0, dwall = 0, dmono = 0;
+
+	if (restamp_edge(newbuf, newlen, "started_ns", 0, &start) &&
+	    restamp_edge(newbuf, newlen, "ts_ns", 1, &first) &&
+	    !__builtin_sub_overflow(first, start, &gap))
+		gap = gap < 0 ? 0 : gap > RESTAMP_APPEND_GAP_NS ?
+		    RESTAMP_APPEND_GAP_NS : gap;
+	if (restamp_edge(oldbuf, oldlen, "ts_ns", 0, &last) &&
+	    restamp_edge(newbuf, newlen, "ts_ns", 1, &first) &&
+	    (__builtin_add_overflow(last, gap, &last) ||
+	    __builtin_sub_overflow(last, first, &dwall)))
+		dwall = 0;
+	if (restamp_edge(oldbuf, oldlen, "mono_ns", 0, &last) &&
+	    restamp_edge(newbuf, newlen, "mono_ns", 1, &first) &&
+	    (__builtin_add_overflow(last, gap, &last) ||
+	    __builtin_sub_overflow(last, first, &dmono)))
+		dmono = 0;
+	return restamp_renumber_shift(newbuf, newlen, restamp_last_seq(oldbuf,
+	    oldlen), dwall, dmono, outlen);
 }
