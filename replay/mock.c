@@ -159,6 +159,7 @@ struct mock {
 	size_t			 nheld, aheld;
 	size_t			 heldbytes;
 	uint64_t		 hmark;		/* the last held's mark */
+	int64_t			 cw_ts, cw_mono; /* the last written's times */
 };
 
 /* A message of the forwarded exchanges in flight, held for the cassette. */
@@ -602,6 +603,24 @@ mock_cassette_in_flight(enum dir d, const char *bytes, size_t len)
 	return yes;
 }
 
+/*
+ * Write a message into the cassette being recorded.  An exchange is
+ * written when it ends, after what ended before it: a message earlier
+ * than the last one written takes its times, so the cassette's order by
+ * time is its order by seq (the order its pairing is read in).
+ */
+static void
+mock_cassette_put(struct mock *mk, struct msg *m)
+{
+	if (m->mono_ns < mk->cw_mono)
+		m->mono_ns = mk->cw_mono;
+	if (m->ts_ns < mk->cw_ts)
+		m->ts_ns = mk->cw_ts;
+	mk->cw_mono = m->mono_ns;
+	mk->cw_ts = m->ts_ns;
+	writer_message(mk->opt->cw, mk->opt->cws, NULL, m);
+}
+
 /* Drop the held messages (no forwarded exchange is left to take them). */
 static void
 mock_held_clear(struct mock *mk)
@@ -628,8 +647,7 @@ mock_cassette(struct mock *mk, enum dir d, const char *bytes, size_t len)
 		return;
 	if (json_object_size(mk->fb_waiting) == 0) {
 		if (mk->opt->cw_all)
-			writer_message(mk->opt->cw, mk->opt->cws, NULL,
-			    msg_new(d, bytes, len));
+			mock_cassette_put(mk, msg_new(d, bytes, len));
 		return;
 	}
 	if (!mk->opt->cw_all && !mock_cassette_in_flight(d, bytes, len))
@@ -677,18 +695,16 @@ mock_cassette_end(struct mock *mk, json_t *entry, const char *answer)
 		return;
 	}
 	mark = (uint64_t)json_integer_value(json_object_get(entry, "mark"));
-	writer_message(mk->opt->cw, mk->opt->cws, NULL, req);
+	mock_cassette_put(mk, req);
 	for (i = 0; i < mk->nheld; i++) {
 		if (mk->held[i].mark > mark) {
 			mk->heldbytes -= mk->held[i].m->len;
-			writer_message(mk->opt->cw, mk->opt->cws, NULL,
-			    mk->held[i].m);
+			mock_cassette_put(mk, mk->held[i].m);
 		} else
 			mk->held[k++] = mk->held[i];
 	}
 	mk->nheld = k;
-	writer_message(mk->opt->cw, mk->opt->cws, NULL, msg_new(DIR_S2C,
-	    answer, strlen(answer)));
+	mock_cassette_put(mk, msg_new(DIR_S2C, answer, strlen(answer)));
 	if (json_object_size(mk->fb_waiting) == 0)
 		mock_held_clear(mk);
 }
