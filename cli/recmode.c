@@ -23,10 +23,11 @@
 
 /*
  * The largest cassette read whole to re-record or append to: a fixture
- * beside a test is far smaller; past this, it is refused rather than
- * held in memory twice.
+ * beside a test is far smaller.  Re-recording holds the old file, the new
+ * recording and the result, with 48 bytes a line and a table of hashes
+ * (restamp.c): about 3 to 4 times the file at most.
  */
-#define RECMODE_MAX_FILE	((size_t)1 << 30)
+#define RECMODE_MAX_FILE	((size_t)256 << 20)
 
 static const char *recmode_names[RECMODE_MAX] = {
 	"none", "once", "new_episodes", "all"
@@ -177,7 +178,8 @@ recmode_read(const char *path, size_t *len, int *missing, char **cause)
 	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) ||
 	    (uintmax_t)sb.st_size > RECMODE_MAX_FILE) {
 		xasprintf(cause, "%s is not a regular file of at most %zu "
-		    "bytes", path, RECMODE_MAX_FILE);
+		    "MiB (the most mock reads whole to rewrite or append "
+		    "to)", path, RECMODE_MAX_FILE >> 20);
 		fclose(f);
 		return NULL;
 	}

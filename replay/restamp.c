@@ -4,8 +4,9 @@
  * (and the recorder's pid and version) is written as the old line, so an
  * unchanged session re-records to the same file and a changed answer
  * shows in a diff as that line alone.  Lines are matched in order, each
- * new line to the first old line with the same content not taken yet, so
- * a request repeated is matched in its order.  A new line with no match
+ * new line to the first old line with the same content (seq and reply_to
+ * included) not taken yet; old lines are kept by their content's hash,
+ * the content made again only to compare.  A new line with no match
  * keeps its own times, moved onto the old file's clock (by the shift of
  * the nearest matched line), so the gaps mock plays stay the recorded
  * ones.  And appending new exchanges to a cassette: their seq and
@@ -39,9 +40,21 @@ static const char *restamp_mono[] = { "mono_ns", "response_mono_ns" };
 struct rline {
 	const char	*p;
 	size_t		 len;
-	char		*key;		/* its content but for times, or NULL */
+	uint64_t	 hash;		/* of its content but for times */
+	int		 keyed;		/* it has one (a JSON object) */
+	int		 taken;		/* old lines: matched already */
 	ssize_t		 match;		/* new lines: the old line taken */
 };
+
+/* Old lines of one content hash, chained in order. */
+struct rslot {
+	uint64_t	 hash;
+	size_t		 head;		/* SIZE_MAX: an empty slot */
+	size_t		 tail;
+};
+
+/* How many old lines of one hash a new line looks at (collisions). */
+#define RESTAMP_WALK_MAX	64
 
 /* Split buf into lines (the last may lack its newline). */
 static struct rline *
@@ -61,7 +74,9 @@ restamp_split(const char *buf, size_t len, size_t *n)
 		}
 		v[*n].p = p;
 		v[*n].len = (size_t)(nl - p);
-		v[*n].key = NULL;
+		v[*n].hash = 0;
+		v[*n].keyed = 0;
+		v[*n].taken = 0;
 		v[*n].match = -1;
 		(*n)++;
 		p = nl + 1;
@@ -199,6 +214,54 @@ restamp_key(const char *line, size_t len)
 	return s;
 }
 
+/*
+ * FNV-1a of a line's key: 0 with *keyed clear when it has none; the key
+ * in *keep (caller frees) when keep is not NULL.
+ */
+static uint64_t
+restamp_hash(const char *line, size_t len, int *keyed, char **keep)
+{
+	char		*key;
+	const char	*p;
+	uint64_t	 h = 0xcbf29ce484222325ULL;
+
+	*keyed = 0;
+	if ((key = restamp_key(line, len)) == NULL)
+		return 0;
+	for (p = key; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	if (keep != NULL)
+		*keep = key;
+	else
+		free(key);
+	*keyed = 1;
+	return h;
+}
+
+/* Whether line a has the key kb (their hashes being equal). */
+static int
+restamp_same(const struct rline *a, const char *kb)
+{
+	char	*ka;
+	int	 same;
+
+	ka = restamp_key(a->p, a->len);
+	same = ka != NULL && strcmp(ka, kb) == 0;
+	free(ka);
+	return same;
+}
+
+/* The slot of hash h in tab (mask + 1 slots): its own, or an empty one. */
+static struct rslot *
+restamp_slot(struct rslot *tab, size_t mask, uint64_t h)
+{
+	size_t	i = (size_t)h & mask;
+
+	while (tab[i].head != SIZE_MAX && tab[i].hash != h)
+		i = (i + 1) & mask;
+	return &tab[i];
+}
+
 /* Append len bytes and a newline to out (kept NUL-terminated). */
 static void
 restamp_put(char **out, size_t *outlen, size_t *alloc, const char *p,
@@ -244,8 +307,9 @@ restamp_stable(const char *oldbuf, size_t oldlen, const char *newbuf,
 {
 	struct rline	*ov, *nv;
 	size_t		 on = 0, nn, i, alloc = 0, *next = NULL;
-	json_t		*heads, *chain;
-	char		*out = NULL, *line;
+	struct rslot	*tab, *sl;
+	size_t		 mask, k, walk;
+	char		*out = NULL, *line, *key;
 	size_t		 llen;
 	int64_t		*dwall, *dmono, w, m;
 	int		*has, owned, hw, hm, have_w = 0, have_m = 0;
@@ -254,34 +318,60 @@ restamp_stable(const char *oldbuf, size_t oldlen, const char *newbuf,
 	*outlen = 0;
 	ov = oldbuf != NULL ? restamp_split(oldbuf, oldlen, &on) : NULL;
 	nv = restamp_split(newbuf, newlen, &nn);
-	heads = json_object();
 	if (on > 0)
 		next = xreallocarray(NULL, on, sizeof *next);
-	/* Old lines by content, each key's lines chained in order. */
+	/*
+	 * Old lines by their content's hash (the content itself is made
+	 * again only to compare), each hash's lines chained in order.
+	 */
+	for (mask = 16; mask < 2 * on; mask *= 2)
+		;
+	tab = xreallocarray(NULL, mask, sizeof *tab);
+	for (i = 0; i < mask; i++)
+		tab[i].head = SIZE_MAX;
+	mask--;
 	for (i = 0; i < on; i++) {
 		next[i] = SIZE_MAX;
-		if ((ov[i].key = restamp_key(ov[i].p, ov[i].len)) == NULL)
+		ov[i].hash = restamp_hash(ov[i].p, ov[i].len, &ov[i].keyed,
+		    NULL);
+		if (!ov[i].keyed)
 			continue;
-		if ((chain = json_object_get(heads, ov[i].key)) == NULL) {
-			json_object_set_new(heads, ov[i].key, json_pack("[I,I]",
-			    (json_int_t)i, (json_int_t)i));
-			continue;
+		sl = restamp_slot(tab, mask, ov[i].hash);
+		if (sl->head == SIZE_MAX) {
+			sl->hash = ov[i].hash;
+			sl->head = sl->tail = i;
+		} else {
+			next[sl->tail] = i;
+			sl->tail = i;
 		}
-		next[json_integer_value(json_array_get(chain, 1))] = i;
-		json_array_set_new(chain, 1, json_integer((json_int_t)i));
 	}
 	/* Each new line takes the first old line of its content left. */
 	for (i = 0; i < nn; i++) {
-		if ((nv[i].key = restamp_key(nv[i].p, nv[i].len)) == NULL ||
-		    (chain = json_object_get(heads, nv[i].key)) == NULL)
+		nv[i].hash = restamp_hash(nv[i].p, nv[i].len, &nv[i].keyed,
+		    &key);
+		if (!nv[i].keyed)
 			continue;
-		j = (ssize_t)json_integer_value(json_array_get(chain, 0));
-		nv[i].match = j;
-		if (next[j] == SIZE_MAX)
-			json_object_del(heads, nv[i].key);
-		else
-			json_array_set_new(chain, 0, json_integer(
-			    (json_int_t)next[j]));
+		sl = restamp_slot(tab, mask, nv[i].hash);
+		if (sl->head >= on) {	/* none, or all taken */
+			free(key);
+			continue;
+		}
+		for (k = sl->head, walk = 0; k != SIZE_MAX && walk <
+		    RESTAMP_WALK_MAX; k = next[k]) {
+			if (ov[k].taken)
+				continue;
+			walk++;
+			if (restamp_same(&ov[k], key)) {
+				ov[k].taken = 1;
+				nv[i].match = (ssize_t)k;
+				break;
+			}
+		}
+		free(key);
+		while (sl->head < on && ov[sl->head].taken)
+			sl->head = next[sl->head];
+		if (sl->head == SIZE_MAX)
+			sl->head = SIZE_MAX - 1;	/* spent, not empty */
 	}
 	/*
 	 * The shifts: each unmatched line takes the nearest matched line's
@@ -332,17 +422,13 @@ restamp_stable(const char *oldbuf, size_t oldlen, const char *newbuf,
 	}
 	if (out == NULL)
 		out = xcalloc(1, 1);
-	for (i = 0; i < on; i++)
-		free(ov[i].key);
-	for (i = 0; i < nn; i++)
-		free(nv[i].key);
+	free(tab);
 	free(ov);
 	free(nv);
 	free(next);
 	free(dwall);
 	free(dmono);
 	free(has);
-	json_decref(heads);
 	return out;
 }
 
