@@ -561,7 +561,8 @@ serve:
 		rc = EXIT_FAIL;
 	}
 	free(stats.out_error);
-	if (stats.fb_failed > 0) {
+	/* Recording: the cassette lacks those exchanges, so say it failed. */
+	if (rec.rm.w != NULL && stats.fb_failed > 0) {
 		fprintf(stderr, "mcpreel mock: %llu forwarded request%s got no "
 		    "answer from the server%s\n", (unsigned long long)
 		    stats.fb_failed, stats.fb_failed == 1 ? "" : "s",
