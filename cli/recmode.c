@@ -206,7 +206,7 @@ recmode_write(const char *path, const char *const *parts,
     const size_t *lens, char **cause)
 {
 	struct stat	 sb;
-	char		*tmp;
+	char		*tmp, *dir;
 	size_t		 i, off;
 	ssize_t		 n;
 	int		 fd;
@@ -239,6 +239,14 @@ recmode_write(const char *path, const char *const *parts,
 	fd = -1;
 	if (rename(tmp, path) != 0)
 		goto fail;
+	/* The rename itself on disk: its directory synced (best effort). */
+	dir = xstrdup(path);
+	if ((fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) !=
+	    -1) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
 	free(tmp);
 	return 0;
 fail:
