@@ -92,6 +92,22 @@ Test(restamp, repeats_keep_their_own_lines)
 	free(out);
 }
 
+Test(restamp, identical_lines_are_taken_in_order)
+{
+	/* Hand-made lines alike in everything: each old one taken once. */
+	const char	*old = MSG("1", "1", "1", "{\"r\":1}")
+			    MSG("1", "2", "2", "{\"r\":1}")
+			    MSG("1", "3", "3", "{\"r\":1}");
+	const char	*new = MSG("1", "7", "7", "{\"r\":1}")
+			    MSG("1", "8", "8", "{\"r\":1}");
+	const char	*want = MSG("1", "1", "1", "{\"r\":1}")
+			    MSG("1", "2", "2", "{\"r\":1}");
+	char		*out = stable(old, new);
+
+	cr_assert_str_eq(out, want);
+	free(out);
+}
+
 Test(restamp, inserted_exchange_renumbers_what_follows)
 {
 	/*
