@@ -184,6 +184,8 @@ struct wsession;
 struct recmode {
 	const char	*path;		/* the cassette */
 	int		 appending;	/* new_episodes on a file there */
+	char		*real;		/* where it is written (a symlink
+					   followed) */
 	struct cassette	*tmp;		/* the recording's temporary store */
 	struct writer	*w;
 	struct wsession	*ws;
@@ -192,6 +194,7 @@ int		 recmode_parse(const char *, enum recmode_mode *);
 const char	*recmode_name(enum recmode_mode);
 int		 recmode_begin(struct recmode *, const char *, const char *,
 		     char **);
+int		 recmode_check(struct recmode *, char **);
 int		 recmode_end(struct recmode *, size_t *, char **);
 void		 recmode_clear(struct recmode *);
 

@@ -64,7 +64,8 @@ cmd_mock_usage(FILE *f)
 	    "none); --on-miss, --db and, when recording, --fault are refused.\n"
 	    "FILE gets what the client sent and got (its own ids), written\n"
 	    "when mock ends (the client closed, or a signal), whole or not at\n"
-	    "all.\n"
+	    "all; an exchange once answered.  A forwarded request gets 30 s;\n"
+	    "one the server did not answer is left out, and mock exits 1.\n"
 	    "\n"
 	    "options:\n"
 	    "  --cassette FILE    serve and record the cassette FILE\n"
@@ -255,6 +256,8 @@ cmd_mock_recmode(struct cmd_mock_rec *rec, const char *db, int argc,
 		plan_build(plan);	/* nothing: every request a miss */
 	if (rec->mode == RECMODE_NONE)
 		return 0;	/* no server is started */
+	if (recmode_check(&rec->rm, cause) != 0)
+		return -1;
 	target->url = fallback_url;
 	target->max_body = opt->lim.max_body;
 	target->argv = args;
@@ -578,7 +581,21 @@ serve:
 		rc = EXIT_FAIL;
 	}
 	free(stats.out_error);
-	if (rec.rm.w != NULL && !rec.rm.appending && (stats.fb_lost ||
+	/* Recording: the cassette lacks those exchanges, so say it failed. */
+	if (rec.rm.w != NULL && stats.fb_failed > 0) {
+		fprintf(stderr, "mcpreel mock: %llu forwarded request%s got no "
+		    "answer from the server%s\n", (unsigned long long)
+		    stats.fb_failed, stats.fb_failed == 1 ? "" : "s",
+		    rec.rm.appending ? " (left out of the cassette)" : "");
+		rc = EXIT_FAIL;
+	}
+	if (rec.rm.w != NULL && stats.cw_lost > 0) {
+		fprintf(stderr, "mcpreel mock: %llu message%s could not be "
+		    "kept for the cassette, so %s was left as it was\n",
+		    (unsigned long long)stats.cw_lost, stats.cw_lost == 1 ?
+		    "" : "s", rec.path);
+		rc = EXIT_FAIL;
+	} else if (rec.rm.w != NULL && !rec.rm.appending && (stats.fb_lost ||
 	    stats.fb_failed > 0 || stats.missed > 0)) {
 		/* A broken server must not wipe a good cassette. */
 		fprintf(stderr, "mcpreel mock: the server %s, so %s was left "

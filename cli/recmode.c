@@ -23,10 +23,11 @@
 
 /*
  * The largest cassette read whole to re-record or append to: a fixture
- * beside a test is far smaller; past this, it is refused rather than
- * held in memory twice.
+ * beside a test is far smaller.  Re-recording holds the old file, the new
+ * recording and the result, with 48 bytes a line and a table of hashes
+ * (restamp.c): about 3 to 4 times the file at most.
  */
-#define RECMODE_MAX_FILE	((size_t)1 << 30)
+#define RECMODE_MAX_FILE	((size_t)256 << 20)
 
 static const char *recmode_names[RECMODE_MAX] = {
 	"none", "once", "new_episodes", "all"
@@ -81,6 +82,82 @@ recmode_begin(struct recmode *rm, const char *transport, const char *target,
 	return 0;
 }
 
+/* Whether the file at path begins with a cassette's header line. */
+static int
+recmode_is_cassette(const char *path)
+{
+	char	 buf[65536];
+	size_t	 n;
+	char	*nl;
+	json_t	*o;
+	FILE	*f;
+	int	 yes;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if ((nl = memchr(buf, '\n', n)) != NULL)
+		n = (size_t)(nl - buf);
+	o = json_loadb(buf, n, 0, NULL);
+	yes = json_is_object(o) && json_is_string(json_object_get(o,
+	    "format")) && strcmp(json_string_value(json_object_get(o,
+	    "format")), "mcpreel-jsonl") == 0;
+	json_decref(o);
+	return yes;
+}
+
+/*
+ * Before mock serves: where the cassette will be written (a symlink
+ * followed), that a file can be made there, and that rewriting does not
+ * replace a file that is not a cassette.
+ */
+int
+recmode_check(struct recmode *rm, char **cause)
+{
+	struct stat	 sb;
+	char		*tmp;
+	int		 fd;
+
+	free(rm->real);
+	rm->real = NULL;
+	if (lstat(rm->path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+		if ((rm->real = realpath(rm->path, NULL)) == NULL) {
+			xasprintf(cause, "%s is a symlink to nothing there "
+			    "(%s): the cassette would not be written where it "
+			    "points", rm->path, strerror(errno));
+			return -1;
+		}
+	} else
+		rm->real = xstrdup(rm->path);
+	if (stat(rm->real, &sb) == 0) {
+		if (!S_ISREG(sb.st_mode)) {
+			xasprintf(cause, "%s is not a regular file", rm->path);
+			return -1;
+		}
+		if (!rm->appending && !recmode_is_cassette(rm->real)) {
+			xasprintf(cause, "%s is there and is not a cassette "
+			    "(its first line is not a mcpreel-jsonl header): "
+			    "not replacing it (rm %s to record there)",
+			    rm->path, rm->path);
+			return -1;
+		}
+	}
+	xasprintf(&tmp, "%s.XXXXXX", rm->real);
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+		xasprintf(cause, "cannot create a file beside %s: %s (is its "
+		    "directory there and writable?)", rm->path,
+		    strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+	return 0;
+}
+
 /* Read the file at path whole; NULL with cause (ENOENT in *missing). */
 static char *
 recmode_read(const char *path, size_t *len, int *missing, char **cause)
@@ -101,7 +178,8 @@ recmode_read(const char *path, size_t *len, int *missing, char **cause)
 	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) ||
 	    (uintmax_t)sb.st_size > RECMODE_MAX_FILE) {
 		xasprintf(cause, "%s is not a regular file of at most %zu "
-		    "bytes", path, RECMODE_MAX_FILE);
+		    "MiB (the most mock reads whole to rewrite or append "
+		    "to)", path, RECMODE_MAX_FILE >> 20);
 		fclose(f);
 		return NULL;
 	}
@@ -127,10 +205,11 @@ static int
 recmode_write(const char *path, const char *const *parts,
     const size_t *lens, char **cause)
 {
-	char	*tmp;
-	size_t	 i, off;
-	ssize_t	 n;
-	int	 fd;
+	struct stat	 sb;
+	char		*tmp, *dir;
+	size_t		 i, off;
+	ssize_t		 n;
+	int		 fd;
 
 	xasprintf(&tmp, "%s.XXXXXX", path);
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
@@ -139,6 +218,9 @@ recmode_write(const char *path, const char *const *parts,
 		free(tmp);
 		return -1;
 	}
+	/* A file there keeps its mode (a fixture is often 0644). */
+	if (stat(path, &sb) == 0 && fchmod(fd, sb.st_mode & 07777) != 0)
+		goto fail;
 	for (i = 0; parts[i] != NULL; i++) {
 		for (off = 0; off < lens[i]; off += (size_t)n) {
 			n = write(fd, parts[i] + off, lens[i] - off);
@@ -157,6 +239,14 @@ recmode_write(const char *path, const char *const *parts,
 	fd = -1;
 	if (rename(tmp, path) != 0)
 		goto fail;
+	/* The rename itself on disk: its directory synced (best effort). */
+	dir = xstrdup(path);
+	if ((fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) !=
+	    -1) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
 	free(tmp);
 	return 0;
 fail:
@@ -178,13 +268,21 @@ recmode_export(struct recmode *rm, size_t *len, char **cause)
 	struct store	*st;
 	char		*path, *buf = NULL;
 	int64_t		 id;
+	uint64_t	 lost;
 
 	writer_session_end(rm->w, rm->ws, -1, 0, "mock stopped");
 	id = writer_session_id(rm->ws);
 	writer_stop(rm->w);
+	lost = writer_session_lost(rm->ws);
 	writer_session_free(rm->ws);
 	rm->w = NULL;
 	rm->ws = NULL;
+	if (lost > 0) {
+		xasprintf(cause, "%llu message%s could not be kept while "
+		    "recording (is the temporary directory full?)",
+		    (unsigned long long)lost, lost == 1 ? "" : "s");
+		return NULL;
+	}
 	if ((st = store_open(cassette_db(rm->tmp), STORE_PRIVATE, cause)) ==
 	    NULL)
 		return NULL;
@@ -227,8 +325,7 @@ recmode_end(struct recmode *rm, size_t *added, char **cause)
 		if ((oldbuf = recmode_read(rm->path, &oldlen, NULL, cause)) ==
 		    NULL)
 			goto done;
-		out = restamp_renumber(newbuf, newlen, restamp_last_seq(oldbuf,
-		    oldlen), &outlen);
+		out = restamp_append(oldbuf, oldlen, newbuf, newlen, &outlen);
 		parts[n] = oldbuf;
 		lens[n++] = oldlen;
 		if (oldlen > 0 && oldbuf[oldlen - 1] != '\n') {
@@ -252,7 +349,8 @@ recmode_end(struct recmode *rm, size_t *added, char **cause)
 	parts[n] = out;
 	lens[n++] = outlen;
 	parts[n] = NULL;
-	rc = recmode_write(rm->path, parts, lens, cause);
+	rc = recmode_write(rm->real != NULL ? rm->real : rm->path, parts, lens,
+	    cause);
 done:
 	free(newbuf);
 	free(oldbuf);
@@ -272,4 +370,6 @@ recmode_clear(struct recmode *rm)
 	rm->w = NULL;
 	rm->ws = NULL;
 	rm->tmp = NULL;
+	free(rm->real);
+	rm->real = NULL;
 }

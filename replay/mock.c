@@ -33,6 +33,12 @@
 #define MOCK_ANSWER_TIMEOUT_MS	30000
 /* How long a request forwarded to the fallback may take. */
 #define MOCK_FALLBACK_TIMEOUT_MS 30000
+/*
+ * The messages held for the cassette while forwarded exchanges are in
+ * flight (written when an exchange is answered): past this many bytes, the
+ * rest are dropped and the recording is marked incomplete.
+ */
+#define MOCK_CASSETTE_HELD_MAX	((size_t)256 << 20)
 /* After the client has gone, how long to finish what is in flight. */
 #define MOCK_EXIT_WAIT_MS	5000
 /* How long the fallback server gets to finish at the end. */
@@ -149,6 +155,17 @@ struct mock {
 	struct pending		*pend;		/* answers not yet written, */
 	size_t			 npend, pend0;	/* pend[pend0..npend) */
 	struct mockfault	*mf;		/* --fault's edge, or NULL */
+	struct held		*held;		/* for the cassette, in order */
+	size_t			 nheld, aheld;
+	size_t			 heldbytes;
+	uint64_t		 hmark;		/* the last held's mark */
+	int64_t			 cw_ts, cw_mono; /* the last written's times */
+};
+
+/* A message of the forwarded exchanges in flight, held for the cassette. */
+struct held {
+	struct msg	*m;
+	uint64_t	 mark;
 };
 
 static void	play_step(struct play *);
@@ -587,22 +604,109 @@ mock_cassette_in_flight(enum dir d, const char *bytes, size_t len)
 }
 
 /*
- * Record a message as the client sent or got it, in the cassette being
- * recorded: always (a forwarded request or its answer), or (any) only
- * when it belongs to a forwarded exchange in flight, unless all of the
- * fallback's traffic is recorded.
+ * Write a message into the cassette being recorded.  An exchange is
+ * written when it ends, after what ended before it: a message earlier
+ * than the last one written takes its times, so the cassette's order by
+ * time is its order by seq (the order its pairing is read in).
  */
 static void
-mock_cassette(struct mock *mk, enum dir d, const char *bytes, size_t len,
-    int any)
+mock_cassette_put(struct mock *mk, struct msg *m)
+{
+	if (m->mono_ns < mk->cw_mono)
+		m->mono_ns = mk->cw_mono;
+	if (m->ts_ns < mk->cw_ts)
+		m->ts_ns = mk->cw_ts;
+	mk->cw_mono = m->mono_ns;
+	mk->cw_ts = m->ts_ns;
+	writer_message(mk->opt->cw, mk->opt->cws, NULL, m);
+}
+
+/* Drop the held messages (no forwarded exchange is left to take them). */
+static void
+mock_held_clear(struct mock *mk)
+{
+	size_t	i;
+
+	for (i = 0; i < mk->nheld; i++)
+		msg_free(mk->held[i].m);
+	mk->nheld = 0;
+	mk->heldbytes = 0;
+}
+
+/*
+ * A message as the client sent or got it, for the cassette being
+ * recorded, that is not a forwarded request or its answer (any): written
+ * at once when no forwarded exchange is in flight and all of the
+ * fallback's traffic is recorded; held for the exchanges in flight when
+ * it belongs to them (or all is recorded); else not recorded.
+ */
+static void
+mock_cassette(struct mock *mk, enum dir d, const char *bytes, size_t len)
 {
 	if (mk->opt->cw == NULL)
 		return;
-	if (any && !mk->opt->cw_all && (json_object_size(mk->fb_waiting) ==
-	    0 || !mock_cassette_in_flight(d, bytes, len)))
+	if (json_object_size(mk->fb_waiting) == 0) {
+		if (mk->opt->cw_all)
+			mock_cassette_put(mk, msg_new(d, bytes, len));
 		return;
-	writer_message(mk->opt->cw, mk->opt->cws, NULL, msg_new(d, bytes,
-	    len));
+	}
+	if (!mk->opt->cw_all && !mock_cassette_in_flight(d, bytes, len))
+		return;
+	if (mk->heldbytes + len > MOCK_CASSETTE_HELD_MAX) {
+		if (mk->stats->cw_lost++ == 0)
+			log_warnx("mock: more than %zu MiB said while requests "
+			    "were forwarded; the cassette will not be written",
+			    MOCK_CASSETTE_HELD_MAX >> 20);
+		return;
+	}
+	if (mk->nheld == mk->aheld) {
+		mk->aheld = mk->aheld == 0 ? 16 : mk->aheld * 2;
+		mk->held = xreallocarray(mk->held, mk->aheld,
+		    sizeof *mk->held);
+	}
+	mk->held[mk->nheld].m = msg_new(d, bytes, len);
+	mk->held[mk->nheld++].mark = ++mk->hmark;
+	mk->heldbytes += len;
+}
+
+/*
+ * A forwarded exchange has ended (entry, out of fb_waiting): answered
+ * (answer, as the client got it), its request, the held messages that
+ * came after it and its answer go into the cassette together, so a
+ * request is paired with its own answer whatever the client's ids; not
+ * answered (NULL), nothing of it does.
+ */
+static void
+mock_cassette_end(struct mock *mk, json_t *entry, const char *answer)
+{
+	struct msg	*req;
+	uint64_t	 mark;
+	size_t		 i, k = 0;
+
+	req = (struct msg *)(intptr_t)json_integer_value(json_object_get(entry,
+	    "req"));
+	json_object_del(entry, "req");
+	if (req == NULL)
+		return;
+	if (answer == NULL) {
+		msg_free(req);
+		if (json_object_size(mk->fb_waiting) == 0)
+			mock_held_clear(mk);
+		return;
+	}
+	mark = (uint64_t)json_integer_value(json_object_get(entry, "mark"));
+	mock_cassette_put(mk, req);
+	for (i = 0; i < mk->nheld; i++) {
+		if (mk->held[i].mark > mark) {
+			mk->heldbytes -= mk->held[i].m->len;
+			mock_cassette_put(mk, mk->held[i].m);
+		} else
+			mk->held[k++] = mk->held[i];
+	}
+	mk->nheld = k;
+	mock_cassette_put(mk, msg_new(DIR_S2C, answer, strlen(answer)));
+	if (json_object_size(mk->fb_waiting) == 0)
+		mock_held_clear(mk);
 }
 
 /* Pass a client message on to the fallback server. */
@@ -629,8 +733,7 @@ fallback_answer(struct mock *mk, json_t *entry, json_t *answer,
 	json_object_set(answer, "id", json_object_get(entry, "id"));
 	s = mock_dump(answer);
 	/* The fallback's answer; not the mock's error when it gave none. */
-	if (fb != NULL)
-		mock_cassette(mk, DIR_S2C, s, strlen(s), 0);
+	mock_cassette_end(mk, entry, fb != NULL ? s : NULL);
 	mock_out(mk, MOCKFAULT_REQ_END, er, s, strlen(s), fb, fblen);
 	free(s);
 }
@@ -680,7 +783,7 @@ fallback_message_cb(const char *bytes, size_t len, void *arg)
 		writer_event(mk->opt->w, mk->opt->ws, "note", note,
 		    strlen(note));
 	}
-	mock_cassette(mk, DIR_S2C, bytes, len, 1);
+	mock_cassette(mk, DIR_S2C, bytes, len);
 	mock_out(mk, MOCKFAULT_SEND, NULL, bytes, len, bytes, len);
 	/*
 	 * A client that does not keep up with its event stream: the fallback
@@ -714,8 +817,10 @@ fallback_sweep_cb(evutil_socket_t fd, short events, void *arg)
 			xasprintf(&why, "mcpreel mock: the fallback server is "
 			    "gone: %s", mk->fb_why);
 		else
-			why = xstrdup("mcpreel mock: the fallback server did "
-			    "not answer in time");
+			xasprintf(&why, "mcpreel mock: the fallback server "
+			    "did not answer within %d s (the longest mock "
+			    "waits for a forwarded request)",
+			    MOCK_FALLBACK_TIMEOUT_MS / 1000);
 		err = json_pack("{s:s, s:{s:i, s:s}}", "jsonrpc", "2.0",
 		    "error", "code", -32603, "message", why);
 		free(why);
@@ -775,7 +880,12 @@ fallback_forward(struct mock *mk, struct ereq *er, const json_t *msg,
 	entry = json_pack("{s:I, s:O, s:I}", "er", (json_int_t)(intptr_t)er,
 	    "id", json_object_get(msg, "id"), "deadline", (json_int_t)
 	    (clock_mono_ns() + (int64_t)MOCK_FALLBACK_TIMEOUT_MS * 1000000));
-	mock_cassette(mk, DIR_C2S, bytes, len, 0);
+	if (mk->opt->cw != NULL) {
+		json_object_set_new(entry, "req", json_integer((json_int_t)
+		    (intptr_t)msg_new(DIR_C2S, bytes, len)));
+		json_object_set_new(entry, "mark", json_integer((json_int_t)
+		    mk->hmark));
+	}
 	json_object_set_new(mk->fb_waiting, idtext, entry);
 	copy = json_deep_copy(msg);
 	json_object_set_new(copy, "id", json_string(id));
@@ -912,7 +1022,7 @@ mock_deliver(struct ereq *er, const char *bytes, size_t len, void *arg)
 		if ((idtext = scan_id_dup(bytes, &sc)) != NULL &&
 		    mock_answer(mk, idtext) != 0) {
 			if (mk->fb != NULL) {
-				mock_cassette(mk, DIR_C2S, bytes, len, 1);
+				mock_cassette(mk, DIR_C2S, bytes, len);
 				fallback_send(mk, bytes, len);
 			}
 			else
@@ -923,7 +1033,7 @@ mock_deliver(struct ereq *er, const char *bytes, size_t len, void *arg)
 		break;
 	case KIND_NOTIFICATION:
 		if (mk->fb != NULL) {
-			mock_cassette(mk, DIR_C2S, bytes, len, 1);
+			mock_cassette(mk, DIR_C2S, bytes, len);
 			fallback_send(mk, bytes, len);
 		}
 		break;
@@ -1240,11 +1350,15 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 
 		stats->dropped += json_object_size(mk.fb_waiting);
 		stats->fb_failed += json_object_size(mk.fb_waiting);
-		json_object_foreach(mk.fb_waiting, k, v)
+		json_object_foreach(mk.fb_waiting, k, v) {
 			ereq_end(mk.ep, (struct ereq *)(intptr_t)
 			    json_integer_value(json_object_get(v, "er")), NULL,
 			    0);
+			msg_free((struct msg *)(intptr_t)json_integer_value(
+			    json_object_get(v, "req")));
+		}
 		json_object_clear(mk.fb_waiting);
+		mock_held_clear(&mk);
 		/* Let it stop the way clients stop servers, briefly. */
 		if (mk.fb_why == NULL) {
 			mk.fb_finishing = 1;
@@ -1256,10 +1370,26 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		xport_free(mk.fb);
 	}
 	json_decref(mk.fb_waiting);
+	mock_held_clear(&mk);
+	free(mk.held);
 	free(mk.fb_why);
 	event_free(mk.exit_ev);
 	event_free(mk.kick_ev);
 	event_free(mk.fb_sweep);
+	/*
+	 * A cassette is written when mock_run returns: from here a stop
+	 * signal waits (blocked to the end), rather than ending the process
+	 * with the recording unwritten or half of it beside the file.
+	 */
+	if (opt->cw != NULL) {
+		sigset_t	stop;
+
+		sigemptyset(&stop);
+		sigaddset(&stop, SIGINT);
+		sigaddset(&stop, SIGTERM);
+		sigaddset(&stop, SIGHUP);
+		sigprocmask(SIG_BLOCK, &stop, NULL);
+	}
 	event_free(sigs[0]);
 	event_free(sigs[1]);
 	mockfault_free(mk.mf);

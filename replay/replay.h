@@ -516,6 +516,8 @@ struct mock_stats {
 					   not answer (in time, or at all) */
 	int		 fb_lost;	/* the fallback went away before the
 					   end */
+	uint64_t	 cw_lost;	/* messages left out of the cassette
+					   (too much held) */
 	char		*out_error;	/* why writing failed (caller frees),
 					   or NULL */
 };
@@ -595,5 +597,7 @@ char		*restamp_stable(const char *, size_t, const char *, size_t,
 		     size_t *);
 int64_t		 restamp_last_seq(const char *, size_t);
 char		*restamp_renumber(const char *, size_t, int64_t, size_t *);
+char		*restamp_append(const char *, size_t, const char *, size_t,
+		     size_t *);
 
 #endif

@@ -4,8 +4,9 @@
  * (and the recorder's pid and version) is written as the old line, so an
  * unchanged session re-records to the same file and a changed answer
  * shows in a diff as that line alone.  Lines are matched in order, each
- * new line to the first old line with the same content not taken yet, so
- * a request repeated is matched in its order.  A new line with no match
+ * new line to the first old line with the same content (seq and reply_to
+ * included) not taken yet; old lines are kept by their content's hash,
+ * the content made again only to compare.  A new line with no match
  * keeps its own times, moved onto the old file's clock (by the shift of
  * the nearest matched line), so the gaps mock plays stay the recorded
  * ones.  And appending new exchanges to a cassette: their seq and
@@ -30,15 +31,30 @@ static const char *restamp_volatile[] = {
 static const char *restamp_wall[] = { "ts_ns", "started_ns", "ended_ns" };
 static const char *restamp_mono[] = { "mono_ns", "response_mono_ns" };
 
+/* The longest pause an appended recording's first line is put after. */
+#define RESTAMP_APPEND_GAP_NS	((int64_t)1000000000)
+
 #define NITEMS(a)	(sizeof (a) / sizeof (a)[0])
 
 /* One line of a buffer, without its newline. */
 struct rline {
 	const char	*p;
 	size_t		 len;
-	char		*key;		/* its content but for times, or NULL */
+	uint64_t	 hash;		/* of its content but for times */
+	int		 keyed;		/* it has one (a JSON object) */
+	int		 taken;		/* old lines: matched already */
 	ssize_t		 match;		/* new lines: the old line taken */
 };
+
+/* Old lines of one content hash, chained in order. */
+struct rslot {
+	uint64_t	 hash;
+	size_t		 head;		/* SIZE_MAX: an empty slot */
+	size_t		 tail;
+};
+
+/* How many old lines of one hash a new line looks at (collisions). */
+#define RESTAMP_WALK_MAX	64
 
 /* Split buf into lines (the last may lack its newline). */
 static struct rline *
@@ -58,7 +74,9 @@ restamp_split(const char *buf, size_t len, size_t *n)
 		}
 		v[*n].p = p;
 		v[*n].len = (size_t)(nl - p);
-		v[*n].key = NULL;
+		v[*n].hash = 0;
+		v[*n].keyed = 0;
+		v[*n].taken = 0;
 		v[*n].match = -1;
 		(*n)++;
 		p = nl + 1;
@@ -196,6 +214,54 @@ restamp_key(const char *line, size_t len)
 	return s;
 }
 
+/*
+ * FNV-1a of a line's key: 0 with *keyed clear when it has none; the key
+ * in *keep (caller frees) when keep is not NULL.
+ */
+static uint64_t
+restamp_hash(const char *line, size_t len, int *keyed, char **keep)
+{
+	char		*key;
+	const char	*p;
+	uint64_t	 h = 0xcbf29ce484222325ULL;
+
+	*keyed = 0;
+	if ((key = restamp_key(line, len)) == NULL)
+		return 0;
+	for (p = key; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	if (keep != NULL)
+		*keep = key;
+	else
+		free(key);
+	*keyed = 1;
+	return h;
+}
+
+/* Whether line a has the key kb (their hashes being equal). */
+static int
+restamp_same(const struct rline *a, const char *kb)
+{
+	char	*ka;
+	int	 same;
+
+	ka = restamp_key(a->p, a->len);
+	same = ka != NULL && strcmp(ka, kb) == 0;
+	free(ka);
+	return same;
+}
+
+/* The slot of hash h in tab (mask + 1 slots): its own, or an empty one. */
+static struct rslot *
+restamp_slot(struct rslot *tab, size_t mask, uint64_t h)
+{
+	size_t	i = (size_t)h & mask;
+
+	while (tab[i].head != SIZE_MAX && tab[i].hash != h)
+		i = (i + 1) & mask;
+	return &tab[i];
+}
+
 /* Append len bytes and a newline to out (kept NUL-terminated). */
 static void
 restamp_put(char **out, size_t *outlen, size_t *alloc, const char *p,
@@ -241,8 +307,9 @@ restamp_stable(const char *oldbuf, size_t oldlen, const char *newbuf,
 {
 	struct rline	*ov, *nv;
 	size_t		 on = 0, nn, i, alloc = 0, *next = NULL;
-	json_t		*heads, *chain;
-	char		*out = NULL, *line;
+	struct rslot	*tab, *sl;
+	size_t		 mask, k, walk;
+	char		*out = NULL, *line, *key;
 	size_t		 llen;
 	int64_t		*dwall, *dmono, w, m;
 	int		*has, owned, hw, hm, have_w = 0, have_m = 0;
@@ -251,34 +318,60 @@ restamp_stable(const char *oldbuf, size_t oldlen, const char *newbuf,
 	*outlen = 0;
 	ov = oldbuf != NULL ? restamp_split(oldbuf, oldlen, &on) : NULL;
 	nv = restamp_split(newbuf, newlen, &nn);
-	heads = json_object();
 	if (on > 0)
 		next = xreallocarray(NULL, on, sizeof *next);
-	/* Old lines by content, each key's lines chained in order. */
+	/*
+	 * Old lines by their content's hash (the content itself is made
+	 * again only to compare), each hash's lines chained in order.
+	 */
+	for (mask = 16; mask < 2 * on; mask *= 2)
+		;
+	tab = xreallocarray(NULL, mask, sizeof *tab);
+	for (i = 0; i < mask; i++)
+		tab[i].head = SIZE_MAX;
+	mask--;
 	for (i = 0; i < on; i++) {
 		next[i] = SIZE_MAX;
-		if ((ov[i].key = restamp_key(ov[i].p, ov[i].len)) == NULL)
+		ov[i].hash = restamp_hash(ov[i].p, ov[i].len, &ov[i].keyed,
+		    NULL);
+		if (!ov[i].keyed)
 			continue;
-		if ((chain = json_object_get(heads, ov[i].key)) == NULL) {
-			json_object_set_new(heads, ov[i].key, json_pack("[I,I]",
-			    (json_int_t)i, (json_int_t)i));
-			continue;
+		sl = restamp_slot(tab, mask, ov[i].hash);
+		if (sl->head == SIZE_MAX) {
+			sl->hash = ov[i].hash;
+			sl->head = sl->tail = i;
+		} else {
+			next[sl->tail] = i;
+			sl->tail = i;
 		}
-		next[json_integer_value(json_array_get(chain, 1))] = i;
-		json_array_set_new(chain, 1, json_integer((json_int_t)i));
 	}
 	/* Each new line takes the first old line of its content left. */
 	for (i = 0; i < nn; i++) {
-		if ((nv[i].key = restamp_key(nv[i].p, nv[i].len)) == NULL ||
-		    (chain = json_object_get(heads, nv[i].key)) == NULL)
+		nv[i].hash = restamp_hash(nv[i].p, nv[i].len, &nv[i].keyed,
+		    &key);
+		if (!nv[i].keyed)
 			continue;
-		j = (ssize_t)json_integer_value(json_array_get(chain, 0));
-		nv[i].match = j;
-		if (next[j] == SIZE_MAX)
-			json_object_del(heads, nv[i].key);
-		else
-			json_array_set_new(chain, 0, json_integer(
-			    (json_int_t)next[j]));
+		sl = restamp_slot(tab, mask, nv[i].hash);
+		if (sl->head >= on) {	/* none, or all taken */
+			free(key);
+			continue;
+		}
+		for (k = sl->head, walk = 0; k != SIZE_MAX && walk <
+		    RESTAMP_WALK_MAX; k = next[k]) {
+			if (ov[k].taken)
+				continue;
+			walk++;
+			if (restamp_same(&ov[k], key)) {
+				ov[k].taken = 1;
+				nv[i].match = (ssize_t)k;
+				break;
+			}
+		}
+		free(key);
+		while (sl->head < on && ov[sl->head].taken)
+			sl->head = next[sl->head];
+		if (sl->head == SIZE_MAX)
+			sl->head = SIZE_MAX - 1;	/* spent, not empty */
 	}
 	/*
 	 * The shifts: each unmatched line takes the nearest matched line's
@@ -329,17 +422,13 @@ restamp_stable(const char *oldbuf, size_t oldlen, const char *newbuf,
 	}
 	if (out == NULL)
 		out = xcalloc(1, 1);
-	for (i = 0; i < on; i++)
-		free(ov[i].key);
-	for (i = 0; i < nn; i++)
-		free(nv[i].key);
+	free(tab);
 	free(ov);
 	free(nv);
 	free(next);
 	free(dwall);
 	free(dmono);
 	free(has);
-	json_decref(heads);
 	return out;
 }
 
@@ -362,12 +451,12 @@ restamp_last_seq(const char *buf, size_t len)
 
 /*
  * The lines of a cassette but its header (the first line), with their seq
- * and reply_to numbered on from base: what is appended to a cassette
- * whose last seq is base.  Returns them (malloc'd), their length in
- * *outlen.
+ * and reply_to numbered on from base and their times moved by dwall and
+ * dmono.  Returns them (malloc'd), their length in *outlen.
  */
-char *
-restamp_renumber(const char *buf, size_t len, int64_t base, size_t *outlen)
+static char *
+restamp_renumber_shift(const char *buf, size_t len, int64_t base,
+    int64_t dwall, int64_t dmono, size_t *outlen)
 {
 	struct rline	*v;
 	size_t		 n, i, alloc = 0, llen;
@@ -382,6 +471,9 @@ restamp_renumber(const char *buf, size_t len, int64_t base, size_t *outlen)
 		owned = 0;
 		restamp_add(&line, &llen, &owned, "seq", base);
 		restamp_add(&line, &llen, &owned, "reply_to", base);
+		restamp_add(&line, &llen, &owned, "ts_ns", dwall);
+		restamp_add(&line, &llen, &owned, "mono_ns", dmono);
+		restamp_add(&line, &llen, &owned, "response_mono_ns", dmono);
 		restamp_put(&out, outlen, &alloc, line, llen);
 		if (owned)
 			free(line);
@@ -390,4 +482,73 @@ restamp_renumber(const char *buf, size_t len, int64_t base, size_t *outlen)
 	if (out == NULL)
 		out = xcalloc(1, 1);
 	return out;
+}
+
+/*
+ * The lines of a cassette but its header (the first line), with their seq
+ * and reply_to numbered on from base: what is appended to a cassette
+ * whose last seq is base.  Returns them (malloc'd), their length in
+ * *outlen.
+ */
+char *
+restamp_renumber(const char *buf, size_t len, int64_t base, size_t *outlen)
+{
+	return restamp_renumber_shift(buf, len, base, 0, 0, outlen);
+}
+
+/*
+ * The value of member name in the last line of buf that has it (0: none);
+ * first: in the first line past the header instead.
+ */
+static int
+restamp_edge(const char *buf, size_t len, const char *name, int first,
+    int64_t *v)
+{
+	struct rline	*l;
+	size_t		 n, i;
+	int		 found = 0;
+
+	l = restamp_split(buf, len, &n);
+	for (i = 0; i < n && !found; i++) {
+		if (first)
+			found = i > 0 && restamp_int(l[i].p, l[i].len, name, v);
+		else
+			found = restamp_int(l[n - 1 - i].p, l[n - 1 - i].len,
+			    name, v);
+	}
+	free(l);
+	return found;
+}
+
+/*
+ * What newbuf (a cassette recorded anew) appends to oldbuf: its lines but
+ * the header, seq and reply_to numbered on from oldbuf's last seq, and
+ * their times moved onto oldbuf's clocks: the first comes after oldbuf's
+ * last line by the time the new recording took from its start to its
+ * first line (at most RESTAMP_APPEND_GAP_NS), the rest as recorded after
+ * it.  Returns them (malloc'd), their length in *outlen.
+ */
+char *
+restamp_append(const char *oldbuf, size_t oldlen, const char *newbuf,
+    size_t newlen, size_t *outlen)
+{
+	int64_t	 start, first, last, gap = 0, dwall = 0, dmono = 0;
+
+	if (restamp_edge(newbuf, newlen, "started_ns", 0, &start) &&
+	    restamp_edge(newbuf, newlen, "ts_ns", 1, &first) &&
+	    !__builtin_sub_overflow(first, start, &gap))
+		gap = gap < 0 ? 0 : gap > RESTAMP_APPEND_GAP_NS ?
+		    RESTAMP_APPEND_GAP_NS : gap;
+	if (restamp_edge(oldbuf, oldlen, "ts_ns", 0, &last) &&
+	    restamp_edge(newbuf, newlen, "ts_ns", 1, &first) &&
+	    (__builtin_add_overflow(last, gap, &last) ||
+	    __builtin_sub_overflow(last, first, &dwall)))
+		dwall = 0;
+	if (restamp_edge(oldbuf, oldlen, "mono_ns", 0, &last) &&
+	    restamp_edge(newbuf, newlen, "mono_ns", 1, &first) &&
+	    (__builtin_add_overflow(last, gap, &last) ||
+	    __builtin_sub_overflow(last, first, &dmono)))
+		dmono = 0;
+	return restamp_renumber_shift(newbuf, newlen, restamp_last_seq(oldbuf,
+	    oldlen), dwall, dmono, outlen);
 }

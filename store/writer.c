@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -651,7 +652,14 @@ writer_main(void *arg)
 	struct timespec	 ts;
 	size_t		 bytes, items;
 	int		 stop, drained, quiet;
+	sigset_t	 sigs;
 
+	/* The stop signals are the main thread's to take (or to block). */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		/*

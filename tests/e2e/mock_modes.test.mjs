@@ -5,7 +5,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -269,6 +270,205 @@ test('record modes with a Streamable HTTP server (--fallback URL): once records 
     assert.deepEqual(results(offline), results(live), 'the server gone: answered from the cassette');
   } finally {
     await srv.stop().catch(() => {});
+    t.cleanup();
+  }
+});
+
+// A raw JSON-RPC client of mcpreel over stdio: send lines when it likes,
+// wait for answers, close when it likes.  (Those still running when a
+// test fails are killed: kids.)
+const kids = new Set();
+const killKids = () => { for (const k of kids) k.kill('SIGKILL'); };
+function rawClient(args) {
+  const child = spawn(MCPREEL, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' } });
+  kids.add(child);
+  child.on('close', () => kids.delete(child));
+  const got = [];
+  let buf = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => {
+    buf += c;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      got.push(JSON.parse(buf.slice(0, nl)));
+      buf = buf.slice(nl + 1);
+    }
+  });
+  child.stderr.on('data', (c) => { stderr += c; });
+  child.stdin.on('error', () => {});
+  const done = new Promise((res) => child.on('close', (code, signal) => res({ code, signal, stderr })));
+  return {
+    child, got, done,
+    get stderr() { return stderr; },
+    send: (m) => child.stdin.write(JSON.stringify(m) + '\n'),
+    async answer(id, ms = 20000) {
+      for (let t = 0; t < ms; t += 20) {
+        const a = got.find((m) => m.id === id && m.method === undefined);
+        if (a) return a;
+        await sleep(20);
+      }
+      throw new Error(`no answer to ${id}; stderr: ${stderr}`);
+    },
+    end: () => child.stdin.end(),
+  };
+}
+
+const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const INITED = { jsonrpc: '2.0', method: 'notifications/initialized' };
+const call = (id, name, args) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const SLOW = ['--', process.execPath, join(PEERS_DIR, 'slowpeer.mjs')];
+
+async function handshake(c) {
+  c.send(INIT);
+  await c.answer(0);
+  c.send(INITED);
+}
+
+test('record modes: an exchange goes in once answered: a forward that fails is left out (exit 1); the same id twice in flight pairs right; appended times follow the file', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const cas = join(t.dir, 'c.jsonl');
+    const mode = (m) => ['mock', '--cassette', cas, '--record-mode', m, '--latency', 'none', ...SLOW];
+    // all: the client reuses id 5 while the first is in flight; the
+    // second is answered first.
+    let c = rawClient(mode('all'));
+    await handshake(c);
+    c.send(call(5, 'slow', { secs: 1, tag: 'first' }));
+    await sleep(100);
+    c.send(call(5, 'slow', { secs: 0.1, tag: 'second' }));
+    for (let i = 0; i < 300 && c.got.filter((m) => m.id === 5).length < 2; i++) await sleep(20);
+    c.end();
+    let r = await c.done;
+    assert.equal(r.code, 0, r.stderr);
+    let recs = lines(readFileSync(cas));
+    for (const tag of ['first', 'second']) {
+      const req = recs.find((x) => x.message?.params?.arguments?.tag === tag);
+      const ans = recs.find((x) => x.message?.result?.content?.[0]?.text === tag);
+      assert.equal(ans.reply_to, req.seq, `the answer "${tag}" paired with its own request`);
+    }
+    // And mock plays it so: each request gets its own answer.
+    c = rawClient(['mock', '--cassette', cas, '--record-mode', 'none', '--latency', 'none']);
+    await handshake(c);
+    c.send(call(7, 'slow', { secs: 1, tag: 'first' }));
+    assert.equal((await c.answer(7)).result.content[0].text, 'first');
+    c.send(call(8, 'slow', { secs: 0.1, tag: 'second' }));
+    assert.equal((await c.answer(8)).result.content[0].text, 'second');
+    c.end();
+    assert.equal((await c.done).code, 0);
+
+    // new_episodes a while later: one new call answered, one never; the
+    // client closes with it in flight.
+    const before = readFileSync(cas);
+    await sleep(2500);
+    c = rawClient(mode('new_episodes'));
+    await handshake(c);
+    c.send(call(9, 'never', {}));
+    c.send(call(10, 'slow', { secs: 0.1, tag: 'new' }));
+    await c.answer(10);
+    c.end();
+    r = await c.done;
+    assert.equal(r.code, 1, 'a forward that failed: exit 1');
+    assert.match(r.stderr, /1 forwarded request got no answer from the server \(left out of the cassette\)/);
+    const after = readFileSync(cas);
+    assert.ok(after.subarray(0, before.length).equals(before), 'the old bytes kept');
+    const added = lines(after.subarray(before.length));
+    assert.deepEqual(added.map((x) => x.message.params?.name ?? x.message.result?.content?.[0]?.text), ['slow', 'new'],
+      'the answered exchange alone appended');
+    assert.equal(added[0].seq, recs.at(-1).seq + 1);
+    assert.equal(added[1].reply_to, added[0].seq);
+    // Its times follow the old file's last line, not the 2.5 s between.
+    const gap = added[0].mono_ns - recs.at(-1).mono_ns;
+    assert.ok(gap >= 0 && gap <= 1e9, `appended mono_ns follows the file: ${gap} ns`);
+    const wgap = added[0].ts_ns - recs.at(-1).ts_ns;
+    assert.ok(wgap >= 0 && wgap <= 1e9, `appended ts_ns follows the file: ${wgap} ns`);
+    // Again: the failed call is missed again, and nothing piles up.
+    c = rawClient(mode('new_episodes'));
+    await handshake(c);
+    c.send(call(9, 'never', {}));
+    await sleep(300);
+    c.end();
+    r = await c.done;
+    assert.equal(r.code, 1);
+    assert.ok(readFileSync(cas).equals(after), 'nothing appended by a run whose forward failed');
+    const imp = await runMcpreel(['import', cas, '--db', join(t.dir, 'i.db')]);
+    assert.equal(imp.code, 0, imp.stderr.toString());
+  } finally {
+    killKids();
+    t.cleanup();
+  }
+});
+
+test('record modes: FILE checked before serving: a directory not there, a file that is not a cassette; its mode kept, a symlink followed', { timeout: 120000 }, async () => {
+  const t = tempDir();
+  try {
+    const log = join(t.dir, 'server.log');
+    const counted = ['--', process.execPath, join(PEERS_DIR, 'countpeer.mjs'), log];
+    const nodir = join(t.dir, 'nodir', 'c.jsonl');
+    let r = await runMcpreel(['mock', '--cassette', nodir, '--record-mode', 'once', ...counted], { input: Buffer.alloc(0) });
+    assert.equal(r.code, 2, r.stderr.toString());
+    assert.match(r.stderr.toString(), /cannot create a file beside .*nodir/);
+    assert.ok(!existsSync(log), 'the server was not started');
+
+    const py = join(t.dir, 't.py');
+    writeFileSync(py, 'print(1)\n');
+    r = await runMcpreel(['mock', '--cassette', py, '--record-mode', 'all', ...counted], { input: Buffer.alloc(0) });
+    assert.equal(r.code, 2, r.stderr.toString());
+    assert.match(r.stderr.toString(), /is there and is not a cassette \(its first line is not a mcpreel-jsonl header\): not replacing it \(rm /);
+    assert.equal(readFileSync(py, 'utf8'), 'print(1)\n');
+    assert.ok(!existsSync(log), 'the server was not started');
+
+    // A new file: 0600; a fixture there at 0644 stays 0644, through a
+    // symlink that stays a symlink.
+    const cas = join(t.dir, 'real.jsonl');
+    const input = Buffer.from(JSON.stringify(INIT) + '\n');
+    r = await runMcpreel(['mock', '--cassette', cas, '--record-mode', 'all', ...SLOW], { input });
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.equal(statSync(cas).mode & 0o777, 0o600);
+    chmodSync(cas, 0o644);
+    const link = join(t.dir, 'link.jsonl');
+    symlinkSync(cas, link);
+    const old = readFileSync(cas);
+    r = await runMcpreel(['mock', '--cassette', link, '--record-mode', 'all', '--', process.execPath,
+      join(PEERS_DIR, 'mutate.mjs'), 'slowpeer', 'slowpeer2', '--', ...SLOW.slice(1)], { input });
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.ok(lstatSync(link).isSymbolicLink(), 'the link kept');
+    assert.ok(!readFileSync(cas).equals(old), 'its target rewritten');
+    assert.match(readFileSync(cas, 'utf8'), /slowpeer2/);
+    assert.equal(statSync(cas).mode & 0o777, 0o644, 'its mode kept');
+    assert.deepEqual(readdirSync(t.dir).filter((f) => /\.jsonl\./.test(f)), [], 'no temporary file left');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('record modes: a stop signal while the cassette is written waits for it', { timeout: 180000 }, async () => {
+  const t = tempDir();
+  try {
+    const cas = join(t.dir, 'big.jsonl');
+    // A large old cassette makes the rewrite take a while.
+    const head = { format: 'mcpreel-jsonl', version: 1, session: 1, name: 'big.jsonl', started_ns: 1, ended_ns: 2 };
+    const body = [];
+    for (let i = 1; i <= 150000; i++) {
+      body.push(JSON.stringify({ type: 'message', seq: i, direction: 'c2s', ts_ns: i, mono_ns: i, kind: 'notification', method: 'notifications/x', reply_to: null, message: { jsonrpc: '2.0', method: 'notifications/x', params: { i } } }));
+    }
+    writeFileSync(cas, JSON.stringify(head) + '\n' + body.join('\n') + '\n');
+    const c = rawClient(['mock', '--cassette', cas, '--record-mode', 'all', '--latency', 'none', ...SLOW]);
+    await handshake(c);
+    c.end();
+    // mock logs its summary when it stops serving, then writes the file.
+    for (let i = 0; i < 1000 && !/mock: answered/.test(c.stderr); i++) await sleep(10);
+    assert.match(c.stderr, /mock: answered/);
+    c.child.kill('SIGTERM');
+    await sleep(50);
+    c.child.kill('SIGINT');
+    const r = await c.done;
+    assert.equal(r.signal, null, `not killed by the signal: ${r.stderr}`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /messages recorded \(rewritten\)/);
+    assert.equal(lines(readFileSync(cas)).length, 4, 'the new recording written whole');
+    assert.deepEqual(readdirSync(t.dir).filter((f) => f !== 'big.jsonl'), [], 'no temporary file left');
+  } finally {
+    killKids();
     t.cleanup();
   }
 });

@@ -1,8 +1,8 @@
 /*
  * The stable re-recording of a cassette (replay/restamp.c) on any bytes:
  * within its bounds, and re-recording a file over itself gives the file
- * back (each line newline-ended), whatever its lines are; renumbering and
- * the last seq stay within their bounds too.
+ * back (each line newline-ended), whatever its lines are; renumbering,
+ * appending and the last seq stay within their bounds too.
  */
 
 #include <stdlib.h>
@@ -39,6 +39,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	out = restamp_stable(buf, i, buf + i, size - i, &olen);
 	free(out);
 	out = restamp_renumber(buf, size, (int64_t)size, &olen);
+	free(out);
+	out = restamp_append(buf, i, buf + i, size - i, &olen);
 	free(out);
 	(void)restamp_last_seq(buf, size);
 	free(want);

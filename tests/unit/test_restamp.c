@@ -73,9 +73,28 @@ Test(restamp, changed_line_alone_differs_shifted)
 	free(out);
 }
 
-Test(restamp, repeats_match_in_order)
+Test(restamp, repeats_keep_their_own_lines)
 {
-	/* The same line three times: each new one takes the next old. */
+	/* The same message twice, numbered as an export numbers it. */
+	const char	*old = MSG("1", "1", "1", "{\"r\":1}")
+			    MSG("2", "2", "2", "{\"r\":1}")
+			    MSG("3", "3", "3", "{\"r\":2}");
+	const char	*new = MSG("1", "7", "7", "{\"r\":1}")
+			    MSG("2", "8", "8", "{\"r\":1}")
+			    MSG("3", "9", "9", "{\"r\":3}");
+	/* The first two are the old ones; the third changed (shift -6). */
+	const char	*want = MSG("1", "1", "1", "{\"r\":1}")
+			    MSG("2", "2", "2", "{\"r\":1}")
+			    MSG("3", "3", "3", "{\"r\":3}");
+	char		*out = stable(old, new);
+
+	cr_assert_str_eq(out, want);
+	free(out);
+}
+
+Test(restamp, identical_lines_are_taken_in_order)
+{
+	/* Hand-made lines alike in everything: each old one taken once. */
 	const char	*old = MSG("1", "1", "1", "{\"r\":1}")
 			    MSG("1", "2", "2", "{\"r\":1}")
 			    MSG("1", "3", "3", "{\"r\":1}");
@@ -89,18 +108,42 @@ Test(restamp, repeats_match_in_order)
 	free(out);
 }
 
-Test(restamp, inserted_line_does_not_disturb_the_rest)
+Test(restamp, inserted_exchange_renumbers_what_follows)
 {
+	/*
+	 * A line inserted: the lines after it have other seq numbers, so
+	 * they differ from the old ones (their seq), keep their new content
+	 * and times moved by the last match's shift.
+	 */
 	const char	*old = MSG("1", "10", "1", "{\"a\":1}")
 			    MSG("2", "20", "2", "{\"z\":1}");
 	const char	*new = MSG("1", "110", "101", "{\"a\":1}")
-			    MSG("9", "115", "105", "{\"new\":1}")
-			    MSG("2", "120", "102", "{\"z\":1}");
+			    MSG("2", "115", "105", "{\"new\":1}")
+			    MSG("3", "120", "110", "{\"z\":1}");
 	const char	*want = MSG("1", "10", "1", "{\"a\":1}")
-			    MSG("9", "15", "5", "{\"new\":1}")
-			    MSG("2", "20", "2", "{\"z\":1}");
+			    MSG("2", "15", "5", "{\"new\":1}")
+			    MSG("3", "20", "10", "{\"z\":1}");
 	char		*out = stable(old, new);
 
+	cr_assert_str_eq(out, want);
+	free(out);
+}
+
+Test(restamp, appended_lines_follow_the_old_clock)
+{
+	/* Old: last line at wall 500, mono 50. */
+	const char	*old = HDR("7", "100") MSG("1", "400", "40", "{\"a\":1}")
+			    MSG("2", "500", "50", "{\"b\":1}");
+	/* New run: started at 9000, first line 3 ns later. */
+	const char	*new = HDR("9", "9000") MSG("1", "9003", "77003",
+			    "{\"c\":1}") MSG("2", "9010", "77010", "{\"d\":1}");
+	const char	*want = MSG("3", "503", "53", "{\"c\":1}")
+			    MSG("4", "510", "60", "{\"d\":1}");
+	size_t		 len;
+	char		*out;
+
+	out = restamp_append(old, strlen(old), new, strlen(new), &len);
+	cr_assert_eq(strlen(out), len);
 	cr_assert_str_eq(out, want);
 	free(out);
 }
