@@ -267,6 +267,9 @@ struct session_arg {
 int		 session_arg_open(const char *, const char *, int,
 		     struct session_arg *, char **);
 void		 session_arg_close(struct session_arg *);
+int		 session_arg_plan(const char *, const char *, int,
+		     const char *, struct plan *, int64_t *, char **,
+		     struct store **, char **);
 int		 session_arg_recorder(const char *, struct session_arg *,
 		     struct store **, char **);
 /* For the help of every command taking a SESSION. */

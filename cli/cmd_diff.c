@@ -69,48 +69,9 @@ cmd_diff_usage(FILE *f)
 
 /* What each side is: its session (database or cassette) and name. */
 struct diff_side {
-	struct session_arg sa;		/* until its plan is loaded */
 	int64_t		 id;
 	char		*name;
 };
-
-static int
-diff_name_cb(const struct session_row *r, void *arg)
-{
-	struct diff_side	*s = arg;
-
-	free(s->name);
-	s->name = r->name != NULL ? xstrdup(r->name) : NULL;
-	return 0;
-}
-
-/*
- * Open session argument arg (of the database db, or the default, or a
- * cassette file): its store and id into side.  The one place a side is
- * resolved.
- */
-static int
-diff_open(const char *db, const char *arg, struct diff_side *side,
-    char **cause)
-{
-	return session_arg_open(db, arg, 0, &side->sa, cause);
-}
-
-/* Load a side's plan and name; closes its session. */
-static int
-diff_load(struct diff_side *side, int include_faults, struct plan *p,
-    char **cause)
-{
-	int	rc = 0;
-
-	side->id = side->sa.id;
-	if (query_sessions(side->sa.st, side->sa.id, diff_name_cb, side,
-	    cause) != 0 || cli_load_plan(side->sa.st, side->sa.id,
-	    include_faults, "diff", p, cause) != 0)
-		rc = -1;
-	session_arg_close(&side->sa);
-	return rc;
-}
 
 int
 cmd_diff(int argc, char **argv)
@@ -204,10 +165,11 @@ cmd_diff(int argc, char **argv)
 		goto out;
 	}
 
-	if (diff_open(db, argv[0], &a, &cause) != 0 ||
-	    diff_load(&a, include_faults, &pa, &cause) != 0 ||
-	    diff_open(db, argv[1], &b, &cause) != 0 ||
-	    diff_load(&b, include_faults, &pb, &cause) != 0)
+	/* Each side the way replay and mock take their session. */
+	if (session_arg_plan(db, argv[0], include_faults, "diff", &pa, &a.id,
+	    &a.name, NULL, &cause) != 0 ||
+	    session_arg_plan(db, argv[1], include_faults, "diff", &pb, &b.id,
+	    &b.name, NULL, &cause) != 0)
 		goto bad;
 
 	rep.ex.session = a.id;
@@ -244,8 +206,6 @@ bad:
 out:
 	if (out != stdout)
 		fclose(out);
-	session_arg_close(&a.sa);
-	session_arg_close(&b.sa);
 	sdiff_clear(&rep);
 	plan_clear(&pa);
 	plan_clear(&pb);

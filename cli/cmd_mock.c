@@ -304,7 +304,6 @@ cmd_mock(int argc, char **argv)
 	struct mock_stats		 stats;
 	struct matcher			 m;
 	struct plan			 plan;
-	struct session_arg		 sa;
 	struct store			*st = NULL;
 	struct writer			*w = NULL;
 	struct cli_target		 target;
@@ -332,7 +331,6 @@ cmd_mock(int argc, char **argv)
 	opt.lim.max_body = RECORD_MAX_RECORD;
 	memset(&target, 0, sizeof target);
 	memset(&plan, 0, sizeof plan);
-	memset(&sa, 0, sizeof sa);
 	memset(&m, 0, sizeof m);
 	rules_init(&ignore);
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
@@ -501,25 +499,10 @@ cmd_mock(int argc, char **argv)
 		    "\n");
 		goto out;
 	}
-	if (cassette_is(argv[0])) {
-		/* Straight from the file; forwarded exchanges go only to a
-		   database given. */
-		if (cassette_plan(argv[0], include_faults, "mock", &plan, &id,
-		    NULL, &cause) != 0 || (forward && cassette_recorder(db,
-		    &st, &cause) != 0))
-			goto bad;
-	} else {
-		if (session_arg_open(db, argv[0], STORE_PRIVATE, &sa,
-		    &cause) != 0)
-			goto bad;
-		id = sa.id;
-		if (cli_load_plan(sa.st, id, include_faults, "mock", &plan,
-		    &cause) != 0)
-			goto bad;
-		if (forward && session_arg_recorder(db, &sa, &st, &cause) != 0)
-			goto bad;
-		session_arg_close(&sa);
-	}
+	/* Forwarded exchanges are recorded (of a cassette, with --db). */
+	if (session_arg_plan(db, argv[0], include_faults, "mock", &plan, &id,
+	    NULL, forward ? &st : NULL, &cause) != 0)
+		goto bad;
 	if (forward) {
 		/* Forwarded exchanges are recorded: the store goes on. */
 		if (st != NULL && (w = writer_start(st, &cause)) == NULL)
@@ -638,6 +621,5 @@ out:
 		fault_set_free(opt.faults);
 	fault_opts_clear(&fo.o);
 	free(cause);
-	session_arg_close(&sa);
 	return rc;
 }

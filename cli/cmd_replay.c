@@ -105,21 +105,6 @@ cmd_replay_usage(FILE *f)
 	    "ended.  A request is never sent twice.\n");
 }
 
-struct session_name {
-	char	*name;
-	char	*transport;
-};
-
-static int
-name_cb(const struct session_row *r, void *arg)
-{
-	struct session_name	*sn = arg;
-
-	sn->name = r->name != NULL ? xstrdup(r->name) : NULL;
-	sn->transport = xstrdup(r->transport);
-	return 0;
-}
-
 int
 cmd_replay(int argc, char **argv)
 {
@@ -151,9 +136,8 @@ cmd_replay(int argc, char **argv)
 	struct replay_report		 rep;
 	struct diff_rules		 rules;
 	struct plan			 plan;
-	struct session_name		 sn = { NULL, NULL };
+	char				*sname = NULL;
 	struct cli_target		 target;
-	struct session_arg		 sa;
 	struct store			*st = NULL;
 	struct writer			*w = NULL;
 	const char			*db = NULL, *report = "text";
@@ -172,7 +156,6 @@ cmd_replay(int argc, char **argv)
 	memset(&rep, 0, sizeof rep);
 	memset(&plan, 0, sizeof plan);
 	memset(&target, 0, sizeof target);
-	memset(&sa, 0, sizeof sa);
 	target.max_body = RECORD_MAX_RECORD;
 	rules_init(&rules);
 	opt.timeout_ms = REPLAY_DEFAULT_TIMEOUT * 1000;
@@ -288,29 +271,13 @@ cmd_replay(int argc, char **argv)
 		goto out;
 	}
 
-	if (cassette_is(argv[0])) {
-		/* Straight from the file; its replay is recorded only in a
-		   database given. */
-		if (cassette_plan(argv[0], include_faults, "replay", &plan,
-		    &id, &sn.name, &cause) != 0 || (record &&
-		    cassette_recorder(db, &st, &cause) != 0))
-			goto bad;
-	} else {
-		if (session_arg_open(db, argv[0], STORE_PRIVATE, &sa,
-		    &cause) != 0)
-			goto bad;
-		id = sa.id;
-		if (query_sessions(sa.st, id, name_cb, &sn, &cause) != 0 ||
-		    cli_load_plan(sa.st, id, include_faults, "replay", &plan,
-		    &cause) != 0)
-			goto bad;
-		if (record && session_arg_recorder(db, &sa, &st, &cause) != 0)
-			goto bad;
-		session_arg_close(&sa);
-	}
+	/* A replay of a cassette is recorded only in a --db given. */
+	if (session_arg_plan(db, argv[0], include_faults, "replay", &plan,
+	    &id, &sname, record ? &st : NULL, &cause) != 0)
+		goto bad;
 	record = st != NULL;
 	rep.session = id;
-	rep.session_name = sn.name != NULL ? xstrdup(sn.name) : NULL;
+	rep.session_name = sname;
 
 	/* The server is not started yet: --before may reset its state. */
 	for (i = 0; i < nbefore; i++) {
@@ -388,11 +355,8 @@ out:
 	replay_report_clear(&rep);
 	plan_clear(&plan);
 	rules_clear(&rules);
-	free(sn.name);
-	free(sn.transport);
 	free(label);
 	free(before);
 	free(cause);
-	session_arg_close(&sa);
 	return rc;
 }

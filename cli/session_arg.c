@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "store.h"
+#include "replay.h"
 
 /* Whether arg names a regular file. */
 static int
@@ -90,4 +91,58 @@ session_arg_recorder(const char *db, struct session_arg *sa,
 		return 0;
 	}
 	return cassette_recorder(db, st, cause);
+}
+
+static int
+session_arg_name_cb(const struct session_row *r, void *arg)
+{
+	char	**name = arg;
+
+	free(*name);
+	*name = r->name != NULL ? xstrdup(r->name) : NULL;
+	return 0;
+}
+
+/*
+ * Load the plan of SESSION arg for cmd (replay, mock, diff): a cassette
+ * straight from the file, a session from the database (db, or the
+ * default).  *id and *name (NULL for none; name may be NULL) get what it
+ * is.  With rec not NULL, *rec gets the store cmd records its own run in:
+ * the session's database; for a cassette, read-only input, the database
+ * --db names (db), or NULL when none was given: the run is not recorded.
+ */
+int
+session_arg_plan(const char *db, const char *arg, int include_faults,
+    const char *cmd, struct plan *p, int64_t *id, char **name,
+    struct store **rec, char **cause)
+{
+	struct session_arg	 sa;
+	int			 rc = -1;
+
+	if (rec != NULL)
+		*rec = NULL;
+	if (cassette_is(arg)) {
+		if (cassette_plan(arg, include_faults, cmd, p, id, name,
+		    cause) != 0)
+			return -1;
+		if (rec != NULL && cassette_recorder(db, rec, cause) != 0) {
+			plan_clear(p);
+			return -1;
+		}
+		return 0;
+	}
+	if (session_arg_open(db, arg, STORE_PRIVATE, &sa, cause) != 0)
+		return -1;
+	*id = sa.id;
+	if ((name == NULL || query_sessions(sa.st, sa.id,
+	    session_arg_name_cb, name, cause) == 0) &&
+	    cli_load_plan(sa.st, sa.id, include_faults, cmd, p, cause) == 0 &&
+	    (rec == NULL || session_arg_recorder(db, &sa, rec, cause) == 0))
+		rc = 0;
+	session_arg_close(&sa);
+	if (rc != 0 && name != NULL) {
+		free(*name);
+		*name = NULL;
+	}
+	return rc;
 }
