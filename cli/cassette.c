@@ -343,7 +343,7 @@ cassette_plan(const char *path, int include_faults, const char *cmd,
 	imp.path = path;
 	imp.format = IMPORT_JSONL;
 	imp.keep = 1;
-	imp.max_record = 0;
+	imp.max_record = RECORD_MAX_RECORD;	/* as cassette_load() */
 	imp.sink = cassette_sink_cb;
 	imp.sink_arg = &cs;
 	rc = import_sink(&imp);

@@ -103,6 +103,7 @@ struct import {
 
 	struct import_x		*xs;
 	size_t			 nxs;
+	size_t			 axs;		/* room in xs */
 	int			 xs_sorted;
 
 	/* What was handed to the writer, to check against the store. */

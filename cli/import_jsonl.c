@@ -198,9 +198,19 @@ jsonl_exchange(struct import *imp)
 		import_bad(imp, "a second http_exchange %lld", (long long)id);
 		goto out;
 	}
-	imp->xs = xreallocarray(imp->xs, imp->nxs + 1, sizeof *imp->xs);
+	/*
+	 * Files number their exchanges in order: the list stays sorted
+	 * (no sort per lookup) unless one comes out of order.
+	 */
+	if (imp->nxs == 0)
+		imp->xs_sorted = 1;
+	else if (imp->xs[imp->nxs - 1].file_id > id)
+		imp->xs_sorted = 0;
+	if (imp->nxs == imp->axs) {
+		imp->axs = imp->axs * 2 + 64;
+		imp->xs = xreallocarray(imp->xs, imp->axs, sizeof *imp->xs);
+	}
 	x = &imp->xs[imp->nxs++];
-	imp->xs_sorted = 0;
 	memset(x, 0, sizeof *x);
 	x->file_id = id;
 	x->ended_ns = ended;

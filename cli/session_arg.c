@@ -127,11 +127,17 @@ session_arg_plan(const char *db, const char *arg, int include_faults,
 			return -1;
 		if (rec != NULL && cassette_recorder(db, rec, cause) != 0) {
 			plan_clear(p);
+			if (name != NULL) {
+				free(*name);
+				*name = NULL;
+			}
 			return -1;
 		}
 		return 0;
 	}
-	if (session_arg_open(db, arg, STORE_PRIVATE, &sa, cause) != 0)
+	/* Only a command that records its run makes the database private. */
+	if (session_arg_open(db, arg, rec != NULL ? STORE_PRIVATE : 0, &sa,
+	    cause) != 0)
 		return -1;
 	*id = sa.id;
 	if ((name == NULL || query_sessions(sa.st, sa.id,
