@@ -249,6 +249,7 @@ int		 cassette_recorder(const char *, struct store **, char **);
  * record_cassette.c: record --cassette FILE.  Over HTTP a run's sessions
  * go to FILE, FILE-2, ... (record_cassette_path), oldest first.
  */
+int		 record_cassette_beside(const char *);
 int		 record_cassette_check(const char *, char **);
 int		 record_cassette_check_db(const char *, const char *, char **);
 char		*record_cassette_path(const char *, size_t);

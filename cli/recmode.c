@@ -117,8 +117,7 @@ int
 recmode_check(struct recmode *rm, char **cause)
 {
 	struct stat	 sb;
-	char		*tmp;
-	int		 fd;
+	int		 error;
 
 	free(rm->real);
 	rm->real = NULL;
@@ -144,17 +143,12 @@ recmode_check(struct recmode *rm, char **cause)
 			return -1;
 		}
 	}
-	xasprintf(&tmp, "%s.XXXXXX", rm->real);
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+	if ((error = record_cassette_beside(rm->real)) != 0) {
 		xasprintf(cause, "cannot create a file beside %s: %s (is its "
 		    "directory there and writable?)", rm->path,
-		    strerror(errno));
-		free(tmp);
+		    strerror(error));
 		return -1;
 	}
-	close(fd);
-	unlink(tmp);
-	free(tmp);
 	return 0;
 }
 

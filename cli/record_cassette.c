@@ -19,6 +19,28 @@
 #include "store.h"
 
 /*
+ * Whether a file can be made beside path (a cassette's temporary file
+ * goes there before it replaces path): 0, or the errno that says why not.
+ * record --cassette and mock --cassette ask it before they start.
+ */
+int
+record_cassette_beside(const char *path)
+{
+	char	*tmp;
+	int	 fd, error = 0;
+
+	xasprintf(&tmp, "%s.XXXXXX", path);
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1)
+		error = errno;
+	else {
+		close(fd);
+		unlink(tmp);
+	}
+	free(tmp);
+	return error;
+}
+
+/*
  * Whether a file can be made beside path, which is where a cassette's
  * temporary file goes (beside what a symbolic link points to, as export
  * writes it).
@@ -26,23 +48,18 @@
 static int
 record_cassette_probe(const char *path, char **cause)
 {
-	char	*real, *tmp;
-	int	 fd;
+	char	*real;
+	int	 error;
 
 	if ((real = realpath(path, NULL)) != NULL)
 		path = real;
-	xasprintf(&tmp, "%s.XXXXXX", path);
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+	if ((error = record_cassette_beside(path)) != 0) {
 		xasprintf(cause, "--cassette %s: cannot create a file there: "
 		    "%s (is its directory there and writable?)", path,
-		    strerror(errno));
-		free(tmp);
+		    strerror(error));
 		free(real);
 		return -1;
 	}
-	close(fd);
-	unlink(tmp);
-	free(tmp);
 	free(real);
 	return 0;
 }
