@@ -1,0 +1,259 @@
+/*
+ * formats: interchange.  A recorded session written out or read in as a
+ * file of another shape (JSONL cassettes, HAR, mcp-tape), and MCP traffic
+ * as OpenTelemetry traces (OTLP) sent to a collector or written to a file.
+ * The commands call these and parse arguments; nothing here parses a
+ * command line or knows cli/.
+ */
+#ifndef MCPREEL_FORMATS_H
+#define MCPREEL_FORMATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core.h"
+
+/* obuf.c: a growable byte buffer the encoders write into. */
+struct obuf {
+	uint8_t		*p;
+	size_t		 len;
+	size_t		 cap;
+};
+void		 obuf_init(struct obuf *);
+void		 obuf_free(struct obuf *);
+void		 obuf_reset(struct obuf *);
+void		 obuf_add(struct obuf *, const void *, size_t);
+void		 obuf_byte(struct obuf *, uint8_t);
+void		 obuf_str(struct obuf *, const char *);
+
+/*
+ * OTLP: MCP traffic as spans following OpenTelemetry's semantic
+ * conventions for MCP (mcp.method.name, gen_ai.tool.name, ...).  Three
+ * steps, each its own file:
+ *
+ *   a message ──otlp_fact_new()──> facts      (loop thread: small, cheap)
+ *   facts ──otlp_builder──> spans             (exporter thread; pure)
+ *   spans ──otlp_pb_traces()/otlp_json_traces()──> bytes   (pure)
+ *
+ * and otlp_export.c, which runs the second and third on a thread of its
+ * own behind a bounded queue and sends the bytes to a collector.
+ */
+
+/* Which peer mcpreel reports for (--otlp-side). */
+enum otlp_side {
+	OTLP_SIDE_SERVER,	/* the default: mcpreel stands where the server
+				   is; a client's request is a SERVER span, a
+				   server's request (sampling, elicitation,
+				   roots) a CLIENT span */
+	OTLP_SIDE_CLIENT,	/* the mirror: for mcpreel in front of a remote
+				   server */
+	OTLP_SIDE_MAX
+};
+
+/* OTLP's enums, as integers (OTLP/JSON writes them as numbers too). */
+#define OTLP_KIND_INTERNAL	1
+#define OTLP_KIND_SERVER	2
+#define OTLP_KIND_CLIENT	3
+#define OTLP_STATUS_UNSET	0
+#define OTLP_STATUS_OK		1
+#define OTLP_STATUS_ERROR	2
+
+/*
+ * A payload attribute (--otlp-payloads: gen_ai.tool.call.arguments and
+ * .result, gen_ai.prompt.variable.*) larger than this is left out, with
+ * the span attribute mcpreel.payload_omitted saying which: collectors
+ * refuse requests of a few MiB, and one answer must not cost a batch.
+ */
+#define OTLP_PAYLOAD_MAX	((size_t)64 * 1024)
+/* A string attribute (a tool name, a URI, an id) longer is cut here. */
+#define OTLP_STRING_MAX		((size_t)1024)
+
+/* otlp_fact.c: what a span needs of one message. */
+struct otlp_fact {
+	enum dir	 dir;
+	enum msg_kind	 kind;		/* KIND_REQUEST, _NOTIFICATION,
+					   _RESPONSE, _ERROR */
+	int64_t		 ts_ns;		/* the message's wall time */
+	char		*method;	/* request, notification */
+	char		*id;		/* the id's JSON text as written (so
+					   "7" and 7 stay apart), or NULL for
+					   none or null */
+	char		*jsonrpc;	/* "jsonrpc" when not "2.0", else NULL */
+	char		*name;		/* params.name: tools/call,
+					   prompts/get */
+	char		*uri;		/* params.uri: resources/read,
+					   subscribe, unsubscribe,
+					   notifications/resources/updated */
+	char		*traceparent;	/* params._meta.traceparent */
+	char		*tracestate;	/* params._meta.tracestate */
+	char		*protocol_version; /* initialize: params.protocolVersion
+					   asked, result.protocolVersion
+					   answered */
+	char		*cancel_id;	/* notifications/cancelled: the
+					   params.requestId's JSON text */
+	int		 tool_error;	/* a result with "isError": true */
+	int		 has_code;	/* an error response: */
+	int64_t		 code;		/*   error.code */
+	char		*message;	/*   error.message, cut to
+					   OTLP_STRING_MAX */
+	char		*payload;	/* with payloads: the JSON text of a
+					   tools/call's params.arguments, a
+					   prompts/get's params.arguments, or
+					   the result of an answer; NULL when
+					   none or over OTLP_PAYLOAD_MAX */
+	int		 payload_omitted; /* there was one, over the limit */
+	size_t		 size;		/* bytes this fact holds, for the
+					   exporter's bound */
+	struct otlp_fact *next;		/* a batch's elements; the queue */
+	void		*sess;		/* the exporter's, untouched here */
+};
+/*
+ * The facts of message m (a list: a JSON-RPC batch gives one per
+ * element), taken with scan_members() and no parse of the whole message;
+ * NULL when m is not JSON-RPC a span can come of (not JSON, a bare
+ * value).  A message cut at the record cap (MSG_TRUNCATED) is read from
+ * its ident.  payloads: keep the payload texts.  Pure.
+ */
+struct otlp_fact *otlp_fact_new(const struct msg *, int);
+void		 otlp_fact_free(struct otlp_fact *);	/* the whole list */
+
+/* otlp_span.c: facts in, spans out. */
+
+/* What a session's spans all say (copied by otlp_builder_new). */
+struct otlp_sess_info {
+	const char	*transport;	/* "stdio", "http" or "sse" */
+	int64_t		 started_ns;	/* the session's started_ns */
+	const char	*target;	/* the session's target as stored */
+	const char	*client_address; /* HTTP: the client's address, */
+	int		 client_port;	/*   and port (0: unknown) */
+	const char	*server_address; /* HTTP: the upstream's host, */
+	int		 server_port;	/*   and port */
+};
+
+struct otlp_span {
+	uint8_t		 trace_id[16];
+	uint8_t		 span_id[8];
+	uint8_t		 parent_id[8];
+	int		 has_parent;	/* from params._meta.traceparent */
+	char		*trace_state;	/* params._meta.tracestate, or NULL */
+	char		*name;		/* "tools/call echo", "initialize" */
+	int		 kind;		/* OTLP_KIND_* */
+	int64_t		 start_ns;	/* wall time, ns since the epoch */
+	int64_t		 end_ns;
+	int		 status;	/* OTLP_STATUS_* */
+	char		*status_message; /* JSONRPCError.message, or NULL */
+	json_t		*attrs;		/* an object: each member an attribute;
+					   strings, integers, reals, booleans;
+					   an object or array is a structured
+					   value (kvlist, array) */
+	struct otlp_span *next;
+};
+
+/*
+ * The spans of one session, built from its facts in the order they
+ * passed.  A request is a span from the request to its answer (paired by
+ * direction and id, at most OTLP_PENDING_MAX waiting; the oldest beyond
+ * that ends as error.type "unanswered"); a notification is a span of no
+ * length; a notifications/cancelled ends the span of the request it
+ * names (error.type "cancelled").  Without a traceparent in
+ * params._meta, a span's trace is the session's: one trace id for the
+ * whole session, from its started_ns, transport and target, so the
+ * spans of a session are one trace live and from `export` alike.
+ * mcp.session.id is likewise derived from the session (an MCP session id
+ * is a credential and never leaves mcpreel).  Span ids are random.
+ */
+#define OTLP_PENDING_MAX	4096
+struct otlp_builder;
+struct otlp_builder *otlp_builder_new(const struct otlp_sess_info *,
+		     enum otlp_side, int);
+/* Take fact f (the builder frees it); spans completed are appended. */
+void		 otlp_builder_fact(struct otlp_builder *, struct otlp_fact *,
+		     struct otlp_span **);
+/* The session is over at end_ns: every request still waiting ends
+   (error.type "unanswered") and is appended. */
+void		 otlp_builder_end(struct otlp_builder *, int64_t,
+		     struct otlp_span **);
+void		 otlp_builder_free(struct otlp_builder *);
+void		 otlp_span_free(struct otlp_span *);	/* the whole list */
+/* The session's mcp.session.id and trace id (hex, 32 digits each). */
+void		 otlp_session_key(const struct otlp_sess_info *, char [33]);
+
+/* otlp_pb.c, otlp_json.c: spans to an ExportTraceServiceRequest. */
+
+/* The resource and scope every request carries. */
+struct otlp_resource {
+	const char	*service_name;	/* service.name */
+	json_t		*attrs;		/* more resource attributes (an
+					   object; OTEL_RESOURCE_ATTRIBUTES),
+					   or NULL */
+};
+/* Protobuf (application/x-protobuf), appended to out. */
+void		 otlp_pb_traces(const struct otlp_resource *,
+		     const struct otlp_span *, struct obuf *);
+/* OTLP/JSON (application/json), one line without its newline. */
+void		 otlp_json_traces(const struct otlp_resource *,
+		     const struct otlp_span *, struct obuf *);
+
+/* otlp_export.c: a bounded queue, a thread, and a collector. */
+enum otlp_protocol {
+	OTLP_HTTP_PROTOBUF,	/* http/protobuf, the default */
+	OTLP_HTTP_JSON,		/* http/json */
+	OTLP_PROTOCOL_MAX
+};
+struct otlp_config {
+	char		*endpoint;	/* the traces URL (…/v1/traces) */
+	char		**headers;	/* "Name: value" each (credentials:
+					   never logged, never stored) */
+	size_t		 nheaders;
+	enum otlp_protocol protocol;
+	int		 timeout_ms;	/* one export, retries included */
+	char		*service_name;
+	json_t		*resource_attrs; /* or NULL */
+	enum otlp_side	 side;
+	int		 payloads;	/* --otlp-payloads */
+	int		 block;		/* export --otlp: wait for room
+					   rather than drop */
+	const char	*cacert;	/* https: a CA file, or NULL */
+	int		 insecure;	/* https: no verification */
+};
+/*
+ * Fill c from url (--otlp URL, or NULL) and the environment as the
+ * OpenTelemetry SDKs read it: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used
+ * as is), OTEL_EXPORTER_OTLP_ENDPOINT (+ "/v1/traces"),
+ * OTEL_EXPORTER_OTLP_[TRACES_]HEADERS, _PROTOCOL, _TIMEOUT,
+ * OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES.  A URL given wins over the
+ * environment.  -1 with *cause when nothing names a collector or a value
+ * is bad (grpc: not supported, said so).
+ */
+int		 otlp_config_env(struct otlp_config *, const char *, char **);
+void		 otlp_config_clear(struct otlp_config *);
+
+struct otlp;
+struct otlp_sess;
+struct otlp	*otlp_start(const struct otlp_config *, char **);
+/* The calls below are for one thread (the event loop's). */
+struct otlp_sess *otlp_session(struct otlp *, const struct otlp_sess_info *);
+/*
+ * Message m of session s passed.  Never blocks (unless block): when the
+ * queue is full (OTLP_QUEUE_MAX facts or OTLP_QUEUE_BYTES) the message's
+ * span is dropped and counted against s.
+ */
+#define OTLP_QUEUE_MAX		8192
+#define OTLP_QUEUE_BYTES	((size_t)16 * 1024 * 1024)
+void		 otlp_message(struct otlp *, struct otlp_sess *,
+		     const struct msg *);
+void		 otlp_session_end(struct otlp *, struct otlp_sess *, int64_t);
+/*
+ * Send what is queued, waiting at most deadline_ms; what is left is
+ * dropped and counted.  After it, the counts are final.
+ */
+void		 otlp_stop(struct otlp *, int);
+/* Spans of s dropped (queue full, collector failing), after otlp_stop. */
+uint64_t	 otlp_session_dropped(const struct otlp_sess *);
+/* Totals, after otlp_stop: spans sent and dropped. */
+void		 otlp_totals(const struct otlp *, uint64_t *, uint64_t *);
+void		 otlp_free(struct otlp *);	/* and its sessions */
+
+#endif
