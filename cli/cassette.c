@@ -250,7 +250,7 @@ cassette_keep(struct cassette *c)
 int
 cassette_save(struct store *st, int64_t id, const char *path, char **cause)
 {
-	return export_jsonl_file(st, id, path, cause);
+	return formats_export(st, id, FORMATS_JSONL, path, cause);
 }
 
 /* What cassette_plan() reads the messages into. */

@@ -53,10 +53,6 @@ const char	*fmt_time(int64_t, char *, size_t);
 const char	*fmt_duration(int64_t, char *, size_t);
 void		 fmt_preview(FILE *, const void *, size_t, size_t);
 json_t		*fmt_json_value(const void *, size_t);
-void		 fmt_json_bytes(json_t *, const char *, const char *,
-		     const void *, size_t);
-void		 fmt_json_text(json_t *, const char *, const char *,
-		     const char *);
 void		 fmt_json_line(json_t *);
 char		*fmt_target(const char *);
 const char	*fmt_session_state(const struct session_row *);
@@ -206,25 +202,11 @@ void		 cmd_replay_usage(FILE *);
 int		 cmd_diff(int, char **);
 void		 cmd_diff_usage(FILE *);
 
-/* cmd_export.c, cmd_import.c, har.c */
-#define JSONL_FORMAT	"mcpreel-jsonl"	/* the header line's "format" */
-/*
- * Its "version": 2 when the session holds injected faults ("fault"
- * lines, messages' "fault" and "fault_role", exchanges' "fault"), which
- * an mcpreel that reads only 1 refuses rather than lose; else 1.  Import
- * reads both.
- */
-#define JSONL_VERSION		2
-#define JSONL_VERSION_PLAIN	1
-struct store;
+/* cmd_export.c, cmd_import.c */
 int		 cmd_export(int, char **);
 void		 cmd_export_usage(FILE *);
-json_t		*export_json_str(const char *);
 int		 cmd_import(int, char **);
 void		 cmd_import_usage(FILE *);
-int		 har_write(struct store *, int64_t, FILE *, char **);
-int		 export_jsonl_file(struct store *, int64_t, const char *,
-		     char **);
 
 /*
  * cassette.c: a session as a file, the JSON lines export writes.  A

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "formats.h"
 #include "protocol.h"
 #include "store.h"
 
@@ -190,7 +191,7 @@ message_json(const struct show *sh, const struct message_row *m)
 	    (v = fmt_json_value(m->raw, m->len)) != NULL)
 		json_object_set_new(o, "message", v);
 	else
-		fmt_json_bytes(o, "raw", "raw_base64", m->raw, m->len);
+		fjson_bytes(o, "raw", "raw_base64", m->raw, m->len);
 	if (sh->marks)
 		first = check_out_find(&sh->chk, sh->session, m->seq, &n);
 	if (n > 0) {
@@ -211,16 +212,12 @@ fault_json(const struct fault_row *f)
 
 	json_object_set_new(o, "n", json_integer(f->n));
 	json_object_set_new(o, "rule_index", json_integer(f->rule_index));
-	fmt_json_text(o, "rule", "rule_base64", f->rule);
-	fmt_json_text(o, "action", "action_base64", f->action);
-	json_object_set_new(o, "direction", f->has_dir ?
-	    json_string(dir_name(f->dir)) : json_null());
-	fmt_json_text(o, "method", "method_base64", f->method);
+	fjson_fault_rule(o, f);
 	v = (f->rpc_id != NULL) ? json_loads(f->rpc_id, JSON_DECODE_ANY,
 	    NULL) : NULL;
 	json_object_set_new(o, "id", v != NULL ? v : (f->rpc_id != NULL ?
 	    json_string(f->rpc_id) : json_null()));
-	fmt_json_text(o, "detail", "detail_base64", f->detail);
+	fjson_text(o, "detail", "detail_base64", f->detail);
 	return o;
 }
 
@@ -232,7 +229,7 @@ event_json(const struct event_row *e)
 	json_object_set_new(o, "event", json_string(e->kind));
 	json_object_set_new(o, "ts_ns", json_integer(e->ts_ns));
 	json_object_set_new(o, "mono_ns", json_integer(e->mono_ns));
-	fmt_json_bytes(o, "text", "text_base64", e->text, e->len);
+	fjson_bytes(o, "text", "text_base64", e->text, e->len);
 	if (e->fault != NULL)
 		json_object_set_new(o, "fault", fault_json(e->fault));
 	return o;

@@ -76,7 +76,7 @@ fmt_preview(FILE *f, const void *raw, size_t len, size_t max)
 
 /*
  * Bytes as a JSON value for --json output: the parsed JSON when they are
- * JSON, else NULL (the caller then uses fmt_json_bytes).
+ * JSON, else NULL (the caller then uses fjson_bytes).
  */
 json_t *
 fmt_json_value(const void *raw, size_t len)
@@ -84,48 +84,6 @@ fmt_json_value(const void *raw, size_t len)
 	if (raw == NULL || len == 0)
 		return NULL;
 	return json_loadb(raw, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-}
-
-/*
- * Set key in obj to bytes that are not JSON: as a string when they are
- * UTF-8 (key_text), else base64 (key_b64).
- */
-void
-fmt_json_bytes(json_t *obj, const char *key_text, const char *key_b64,
-    const void *raw, size_t len)
-{
-	json_t	*s;
-	char	*out;
-	size_t	 o;
-
-	if ((s = json_stringn(raw != NULL ? raw : "", len)) != NULL) {
-		json_object_set_new(obj, key_text, s);
-		return;
-	}
-	out = b64_encode(raw, len, &o);
-	json_object_set_new(obj, key_b64, json_stringn(out, o));
-	free(out);
-}
-
-/*
- * Set key in obj to text s (null for NULL), always: text that is not
- * UTF-8 has those bytes as '?' there, and its bytes whole in base64 at
- * key_b64, so that nothing is lost.
- */
-void
-fmt_json_text(json_t *obj, const char *key, const char *key_b64,
-    const char *s)
-{
-	char	*out;
-	size_t	 o;
-
-	json_object_set_new(obj, key, export_json_str(s));
-	if (s == NULL || json_is_string(json_object_get(obj, key)) == 0 ||
-	    strcmp(json_string_value(json_object_get(obj, key)), s) == 0)
-		return;
-	out = b64_encode(s, strlen(s), &o);
-	json_object_set_new(obj, key_b64, json_stringn(out, o));
-	free(out);
 }
 
 /* The target for a person: a JSON argv array joined by spaces. */

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "formats.h"
 #include "store.h"
 
 enum import_format {

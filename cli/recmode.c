@@ -11,13 +11,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "formats.h"
 #include "replay.h"
 #include "store.h"
 
@@ -192,67 +192,6 @@ recmode_read(const char *path, size_t *len, int *missing, char **cause)
 }
 
 /*
- * Write the parts (pointer, length pairs; NULL ends them) to path, whole
- * or not at all: a private file beside it, synced, renamed over it.
- */
-static int
-recmode_write(const char *path, const char *const *parts,
-    const size_t *lens, char **cause)
-{
-	struct stat	 sb;
-	char		*tmp, *dir;
-	size_t		 i, off;
-	ssize_t		 n;
-	int		 fd;
-
-	xasprintf(&tmp, "%s.XXXXXX", path);
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
-		xasprintf(cause, "cannot create a file beside %s: %s (is its "
-		    "directory there and writable?)", path, strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	/* A file there keeps its mode (a fixture is often 0644). */
-	if (stat(path, &sb) == 0 && fchmod(fd, sb.st_mode & 07777) != 0)
-		goto fail;
-	for (i = 0; parts[i] != NULL; i++) {
-		for (off = 0; off < lens[i]; off += (size_t)n) {
-			n = write(fd, parts[i] + off, lens[i] - off);
-			if (n == -1 && errno == EINTR) {
-				n = 0;
-				continue;
-			}
-			if (n <= 0)
-				goto fail;
-		}
-	}
-	if (fsync(fd) != 0 || close(fd) != 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0)
-		goto fail;
-	/* The rename itself on disk: its directory synced (best effort). */
-	dir = xstrdup(path);
-	if ((fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) !=
-	    -1) {
-		fsync(fd);
-		close(fd);
-	}
-	free(dir);
-	free(tmp);
-	return 0;
-fail:
-	xasprintf(cause, "cannot write %s: %s", path, strerror(errno));
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	return -1;
-}
-
-/*
  * The recording as the JSON lines export writes (*len bytes); the
  * session ended, the writer stopped.
  */
@@ -281,7 +220,7 @@ recmode_export(struct recmode *rm, size_t *len, char **cause)
 	    NULL)
 		return NULL;
 	xasprintf(&path, "%s.jsonl", cassette_db(rm->tmp));
-	if (export_jsonl_file(st, id, path, cause) == 0)
+	if (formats_export(st, id, FORMATS_JSONL, path, cause) == 0)
 		buf = recmode_read(path, len, NULL, cause);
 	store_close(st);
 	unlink(path);
@@ -343,8 +282,8 @@ recmode_end(struct recmode *rm, size_t *added, char **cause)
 	parts[n] = out;
 	lens[n++] = outlen;
 	parts[n] = NULL;
-	rc = recmode_write(rm->real != NULL ? rm->real : rm->path, parts, lens,
-	    cause);
+	rc = formats_write_file(rm->real != NULL ? rm->real : rm->path, parts,
+	    lens, cause);
 done:
 	free(newbuf);
 	free(oldbuf);

@@ -10,10 +10,71 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
 #include "core.h"
+
+/*
+ * The files formats write and read: a session written out (JSONL, HAR)
+ * and read back in (JSONL, mcp-tape).
+ */
+struct store;
+
+/* formats.c: a session written out as a file, whole or not at all. */
+enum formats_kind {
+	FORMATS_JSONL,		/* jsonl_export.c: the cassette */
+	FORMATS_HAR,		/* har.c: an HTTP Archive */
+	FORMATS_MAX
+};
+int		 formats_export(struct store *, int64_t, enum formats_kind,
+		     const char *, char **);
+/*
+ * A file being written: stdout (a NULL or "-" path); what is not a
+ * regular file (a device such as /dev/null, a pipe), written as it is;
+ * else a private temporary file beside it (beside what a symbolic link
+ * points to, so the link stays), synced and renamed over it once
+ * complete.  keep_mode: a file there keeps its mode (else the new one is
+ * private, 0600).
+ */
+struct formats_file {
+	FILE		*f;
+	const char	*path;
+	char		*tmp;		/* the temporary file, or NULL */
+	char		*real;		/* path with links resolved, or NULL */
+	int		 keep_mode;
+};
+FILE		*formats_open(struct formats_file *, const char *, int,
+		     char **);
+int		 formats_close(struct formats_file *, int, char **);
+int		 formats_write_file(const char *, const char *const *,
+		     const size_t *, char **);
+
+/* fjson.c: bytes and text as JSON members, losing nothing. */
+json_t		*fjson_str(const char *);
+void		 fjson_bytes(json_t *, const char *, const char *,
+		     const void *, size_t);
+void		 fjson_text(json_t *, const char *, const char *,
+		     const char *);
+struct fault_row;
+void		 fjson_fault_rule(json_t *, const struct fault_row *);
+
+/* jsonl_export.c: a session as JSON lines (what import reads back). */
+#define JSONL_FORMAT	"mcpreel-jsonl"	/* the header line's "format" */
+/*
+ * Its "version": 2 when the session holds injected faults ("fault"
+ * lines, messages' "fault" and "fault_role", exchanges' "fault"), which
+ * an mcpreel that reads only 1 refuses rather than lose; else 1.  Import
+ * reads both.
+ */
+#define JSONL_VERSION		2
+#define JSONL_VERSION_PLAIN	1
+int		 jsonl_export(struct store *, int64_t, FILE *, int *,
+		     char **);
+
+/* har.c: an HTTP session as an HTTP Archive (HAR 1.2). */
+int		 har_write(struct store *, int64_t, FILE *, char **);
 
 /* obuf.c: a growable byte buffer the encoders write into. */
 struct obuf {

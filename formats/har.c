@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "cli.h"
+#include "formats.h"
 #include "store.h"
 #include "transport.h"
 
@@ -286,7 +286,7 @@ har_exchange_cb(const struct exchange_row *x, void *arg)
 	req = json_object();
 	json_object_set_new(req, "method", json_string(x->method));
 	url = har_url(h, x);
-	json_object_set_new(req, "url", export_json_str(url));
+	json_object_set_new(req, "url", fjson_str(url));
 	free(url);
 	json_object_set_new(req, "httpVersion", json_string(HAR_HTTP_VERSION));
 	json_object_set_new(req, "cookies", json_array());
@@ -370,16 +370,12 @@ har_fault(const struct fault_row *f)
 	json_object_set_new(o, "n", json_integer(f->n));
 	json_object_set_new(o, "ts_ns", json_integer(f->ts_ns));
 	json_object_set_new(o, "rule_index", json_integer(f->rule_index));
-	fmt_json_text(o, "rule", "rule_base64", f->rule);
-	fmt_json_text(o, "action", "action_base64", f->action);
-	json_object_set_new(o, "direction", f->has_dir ?
-	    json_string(dir_name(f->dir)) : json_null());
-	fmt_json_text(o, "method", "method_base64", f->method);
+	fjson_fault_rule(o, f);
 	id = f->rpc_id != NULL ? json_loads(f->rpc_id, JSON_DECODE_ANY,
 	    NULL) : NULL;
 	json_object_set_new(o, "id", id != NULL ? id :
-	    export_json_str(f->rpc_id));
-	fmt_json_text(o, "detail", "detail_base64", f->detail);
+	    fjson_str(f->rpc_id));
+	fjson_text(o, "detail", "detail_base64", f->detail);
 	return o;
 }
 
