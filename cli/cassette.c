@@ -13,7 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "import.h"
+#include "cli.h"
+#include "formats.h"
 #include "replay.h"
 #include "proxy.h"
 
@@ -162,13 +163,12 @@ cassette_temp(char **cause)
 struct cassette *
 cassette_load(const char *path, char **cause)
 {
-	struct import	 imp;
-	struct cassette	*c;
-	FILE		*f;
-	int64_t		 id;
+	struct import_opts	 imp;
+	struct import_result	 r;
+	struct cassette		*c;
 
 	memset(&imp, 0, sizeof imp);
-	if ((f = imp.file = fopen(path, "re")) == NULL) {
+	if ((imp.file = fopen(path, "re")) == NULL) {
 		xasprintf(cause, "cannot open the cassette %s: %s", path,
 		    strerror(errno));
 		return NULL;
@@ -182,17 +182,17 @@ cassette_load(const char *path, char **cause)
 	imp.keep = 1;
 	imp.scratch = 1;
 	imp.max_record = RECORD_MAX_RECORD;
-	if (import_file(&imp, c->db, &id) != 0) {
-		*cause = imp.cause;
-		imp.cause = NULL;
-		import_clear(&imp);
-		fclose(f);
+	if (import_file(&imp, c->db, &r) != 0) {
+		*cause = r.cause;
+		r.cause = NULL;
+		import_result_clear(&r);
+		fclose(imp.file);
 		cassette_free(c);
 		return NULL;
 	}
-	fclose(f);
-	import_clear(&imp);
-	c->id = id;
+	fclose(imp.file);
+	c->id = r.id;
+	import_result_clear(&r);
 	return c;
 }
 
@@ -276,9 +276,9 @@ cassette_kept(const struct msg *m)
 
 /* A message of the cassette into the plan, as cli_load_plan() adds one. */
 static void
-cassette_sink_cb(struct import *imp, struct msg *m)
+cassette_sink_cb(struct msg *m, int64_t seq, void *arg)
 {
-	struct cassette_sink	*cs = imp->sink_arg;
+	struct cassette_sink	*cs = arg;
 	struct plan		*p = cs->plan;
 	struct rmsg		*r;
 	char			*method, *id;
@@ -290,7 +290,7 @@ cassette_sink_cb(struct import *imp, struct msg *m)
 	}
 	if (p->n > 0 && (p->m[p->n - 1].mono_ns > m->mono_ns))
 		cs->sorted = 0;
-	plan_add(p, imp->messages, m->dir, m->mono_ns, m->raw, m->len);
+	plan_add(p, seq, m->dir, m->mono_ns, m->raw, m->len);
 	if (m->flags & MSG_TRUNCATED) {
 		/* As the writer classifies it: from the bytes it has. */
 		r = &p->m[p->n - 1];
@@ -326,7 +326,8 @@ int
 cassette_plan(const char *path, int include_faults, const char *cmd,
     struct plan *p, int64_t *id, char **name, char **cause)
 {
-	struct import		 imp;
+	struct import_opts	 imp;
+	struct import_result	 r;
 	struct cassette_sink	 cs;
 	int			 rc;
 
@@ -346,12 +347,12 @@ cassette_plan(const char *path, int include_faults, const char *cmd,
 	imp.max_record = RECORD_MAX_RECORD;	/* as cassette_load() */
 	imp.sink = cassette_sink_cb;
 	imp.sink_arg = &cs;
-	rc = import_sink(&imp);
+	rc = import_sink(&imp, &r);
 	fclose(imp.file);
 	if (rc != 0) {
-		*cause = imp.cause;
-		imp.cause = NULL;
-		import_clear(&imp);
+		*cause = r.cause;
+		r.cause = NULL;
+		import_result_clear(&r);
 		plan_clear(p);
 		return -1;
 	}
@@ -359,12 +360,12 @@ cassette_plan(const char *path, int include_faults, const char *cmd,
 	if (!cs.sorted)
 		qsort(p->m, p->n, sizeof *p->m, cassette_rmsg_cmp);
 	if (id != NULL)
-		*id = imp.sess_id != 0 ? imp.sess_id : 1;
+		*id = r.id != 0 ? r.id : 1;
 	if (name != NULL) {
-		*name = imp.sess_name;
-		imp.sess_name = NULL;
+		*name = r.name;
+		r.name = NULL;
 	}
-	import_clear(&imp);
+	import_result_clear(&r);
 	cli_faults_say(cmd, cs.left_out);
 	plan_build(p);
 	return 0;

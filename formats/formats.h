@@ -76,6 +76,47 @@ int		 jsonl_export(struct store *, int64_t, FILE *, int *,
 /* har.c: an HTTP session as an HTTP Archive (HAR 1.2). */
 int		 har_write(struct store *, int64_t, FILE *, char **);
 
+/* import.c: a session read in from a file, JSON lines or mcp-tape. */
+enum import_format {
+	IMPORT_AUTO,		/* told from the first line */
+	IMPORT_JSONL,		/* what jsonl_export() writes */
+	IMPORT_TAPE,		/* an mcp-tape trace */
+	IMPORT_FORMAT_MAX
+};
+struct import_opts {
+	const char	*path;		/* as given; "-" is stdin */
+	FILE		*file;		/* read from (the caller's) */
+	enum import_format format;
+	const char	*name;		/* the session's name, or NULL: the
+					   file's */
+	size_t		 max_record;	/* --max-record-size, 0: none */
+	int		 keep;		/* a cassette: keep the file's
+					   session id, no imported_from */
+	int		 scratch;	/* into a scratch store
+					   (STORE_SCRATCH) */
+	/* import_sink(): each message (sink takes it) and its seq. */
+	void		(*sink)(struct msg *, int64_t, void *);
+	void		*sink_arg;
+};
+struct import_result {
+	int64_t		 id;		/* import_file(): the session's id;
+					   import_sink(): the file's
+					   "session", 0 for none */
+	char		*name;		/* import_sink(): the session's name,
+					   or NULL */
+	int64_t		 messages;	/* handed to the writer or sink */
+	int64_t		 events;
+	int64_t		 faults;
+	size_t		 exchanges;	/* HTTP exchanges */
+	int		 store_failed;	/* the database, not the file, failed */
+	char		*cause;		/* the first error */
+};
+int		 import_file(const struct import_opts *, const char *,
+		     struct import_result *);
+int		 import_sink(const struct import_opts *,
+		     struct import_result *);
+void		 import_result_clear(struct import_result *);
+
 /* obuf.c: a growable byte buffer the encoders write into. */
 struct obuf {
 	uint8_t		*p;

@@ -1,25 +1,17 @@
 /*
- * What the files of mcpreel import share: the state of one import, the
- * members a line may have, and reading them.  Only cmd_import.c,
- * import_jsonl.c and import_tape.c include it.
+ * What the files of formats/ share and the commands do not see: the state
+ * of one import, the members a line may have, and reading them (import.c,
+ * import_jsonl.c, import_tape.c, import_long.c).
  */
-#ifndef MCPREEL_IMPORT_H
-#define MCPREEL_IMPORT_H
+#ifndef MCPREEL_FORMATS_INT_H
+#define MCPREEL_FORMATS_INT_H
 
 #include <pthread.h>
 
 #include <jansson.h>
 
-#include "cli.h"
 #include "formats.h"
 #include "store.h"
-
-enum import_format {
-	IMPORT_AUTO,
-	IMPORT_JSONL,		/* mcpreel export --format jsonl */
-	IMPORT_TAPE,		/* an mcp-tape trace */
-	IMPORT_FORMAT_MAX
-};
 
 /* The members import looks at, in either format. */
 enum field {
@@ -56,18 +48,13 @@ struct import_x {
 };
 
 struct import {
-	const char		*path;		/* as given; "-" is stdin */
-	FILE			*file;		/* read from */
+	struct import_opts	 o;		/* what the caller asked for (a
+						   copy; o.format is set once
+						   told) */
 	int			 store_failed;	/* the database failed */
 	int			 inited;	/* lock and cond are */
-	size_t			 max_record;	/* --max-record-size, 0: none */
-	struct import_long	*long_line;	/* the line, when over it */
-	enum import_format	 format;
-	const char		*name;		/* --name, or NULL */
-	int			 keep;		/* a cassette: keep the file's
-						   session id, imported_from */
-	int			 scratch;	/* into a scratch store
-						   (STORE_SCRATCH) */
+	struct import_long	*long_line;	/* the line, when over
+						   o.max_record */
 	char			*from;		/* sessions.imported_from */
 
 	/* The line being read. */
@@ -82,12 +69,10 @@ struct import {
 	int			 begun;		/* the session was begun */
 
 	/*
-	 * Sink mode (import_sink()): no store and no writer; each message
-	 * goes to sink (which takes it), numbered as the writer would
-	 * (imp->messages), and the faults named are checked here.
+	 * Sink mode (import_sink(), o.sink): no store and no writer; each
+	 * message goes to o.sink (which takes it), numbered as the writer
+	 * would (imp->messages), and the faults named are checked here.
 	 */
-	void			(*sink)(struct import *, struct msg *);
-	void			*sink_arg;
 	int64_t			 sess_id;	/* the file's "session", or 0 */
 	char			*sess_name;	/* the session's name, or NULL */
 	int64_t			*fault_ns;	/* the fault lines' n */
@@ -118,12 +103,10 @@ struct import {
 	int			 drained;
 };
 
-/* cmd_import.c */
-int		 import_file(struct import *, const char *, int64_t *);
-void		 import_clear(struct import *);
+/* import.c */
 int		 import_bad(struct import *, const char *, ...)
 		     PRINTFLIKE(2, 3);
-int		 import_has(const struct import *, enum field);
+int		 import_present(const struct import *, enum field);
 int		 import_int(struct import *, enum field, int, int64_t *);
 int		 import_str(struct import *, enum field, char **);
 json_t		*import_json(struct import *, enum field);
@@ -136,7 +119,6 @@ int		 import_begin(struct import *, const char *, const char *,
 		     const char *, const struct wsession_meta *);
 void		 import_message(struct import *, struct msg *,
 		     struct wexchange *);
-int		 import_sink(struct import *);
 void		 import_fault_ref(struct import *, int64_t);
 
 /* import_jsonl.c */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "import.h"
+#include "formats_int.h"
 
 /* Where the tokenizer is in the line's one object. */
 enum long_state {
@@ -85,7 +85,7 @@ import_long_new(struct import *imp)
 	struct import_long	*l = xcalloc(1, sizeof *l);
 
 	l->imp = imp;
-	l->cap = imp->max_record;
+	l->cap = imp->o.max_record;
 	return l;
 }
 
@@ -289,7 +289,7 @@ import_long_msg(struct import_long *l, size_t off, enum dir d)
 	m->flags |= MSG_TRUNCATED;
 	log_warnx("%s line %zu: a message of %llu bytes, over "
 	    "--max-record-size: stored as its first %zu bytes, its size and "
-	    "SHA-256", l->imp->path, l->imp->lineno,
+	    "SHA-256", l->imp->o.path, l->imp->lineno,
 	    (unsigned long long)b->len, l->cap);
 	return m;
 }

@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "import.h"
+#include "formats_int.h"
 
 static int
 jsonl_x_cmp(const void *a, const void *b)
@@ -84,7 +84,7 @@ jsonl_header(struct import *imp)
 	    import_str(imp, F_MCPREEL_VERSION, &version) != 0)
 		goto out;
 	/* A cassette read for a command is the session it was. */
-	if (imp->keep && (import_int(imp, F_SESSION, 0, &meta.id) != 0 ||
+	if (imp->o.keep && (import_int(imp, F_SESSION, 0, &meta.id) != 0 ||
 	    import_str(imp, F_IMPORTED_FROM, &imp->from) != 0))
 		goto out;
 	if (meta.id < 0) {
@@ -127,7 +127,7 @@ out:
 static int
 jsonl_headers(struct import *imp, enum field f, char **out)
 {
-	if (import_has(imp, f) && imp->line[imp->f[f].off] == '[') {
+	if (import_present(imp, f) && imp->line[imp->f[f].off] == '[') {
 		*out = xstrndup(imp->line + imp->f[f].off, imp->f[f].len);
 		return 0;
 	}
@@ -216,7 +216,7 @@ jsonl_exchange(struct import *imp)
 	x->ended_ns = ended;
 	x->outcome = outcome;
 	outcome = NULL;
-	if (import_has(imp, F_BODY) || import_has(imp, F_BODY_B64)) {
+	if (import_present(imp, F_BODY) || import_present(imp, F_BODY_B64)) {
 		if ((x->body = import_bytes(imp, F_BODY, F_BODY_B64,
 		    DIR_S2C)) == NULL)
 			goto out;
@@ -225,7 +225,7 @@ jsonl_exchange(struct import *imp)
 	info.method = method;
 	info.path = path;
 	info.headers = reqh != NULL ? reqh : "[]";
-	if (imp->sink != NULL) {
+	if (imp->o.sink != NULL) {
 		/* Nothing of it is stored: only the fault it names counts. */
 		if (fault != 0)
 			import_fault_ref(imp, fault);
@@ -388,7 +388,7 @@ jsonl_event(struct import *imp)
 	}
 	m->ts_ns = ts;
 	m->mono_ns = mono;
-	if (imp->sink != NULL)
+	if (imp->o.sink != NULL)
 		msg_free(m);
 	else
 		writer_event_msg(imp->w, imp->s, kind, m);
@@ -411,7 +411,7 @@ jsonl_fault_text(struct import *imp, enum field k, enum field b64,
 
 	if (import_str(imp, k, out) != 0)
 		return -1;
-	if (!import_has(imp, b64))
+	if (!import_present(imp, b64))
 		return 0;
 	if (import_str(imp, b64, &enc) != 0)
 		return -1;
@@ -466,7 +466,7 @@ jsonl_fault(struct import *imp)
 		    "\"s2c\" or null");
 		goto out;
 	}
-	if (import_has(imp, F_ID) && !(imp->f[F_ID].len == 4 &&
+	if (import_present(imp, F_ID) && !(imp->f[F_ID].len == 4 &&
 	    memcmp(imp->line + imp->f[F_ID].off, "null", 4) == 0))
 		id = xstrndup(imp->line + imp->f[F_ID].off, imp->f[F_ID].len);
 	if (!imp->begun && jsonl_default_session(imp, "stdio", ts) != 0)
@@ -482,7 +482,7 @@ jsonl_fault(struct import *imp)
 	f.method = method;
 	f.rpc_id = id;
 	f.detail = detail;
-	if (imp->sink != NULL) {
+	if (imp->o.sink != NULL) {
 		if ((imp->nfault_ns & (imp->nfault_ns - 1)) == 0)
 			imp->fault_ns = xreallocarray(imp->fault_ns,
 			    imp->nfault_ns == 0 ? 1 : imp->nfault_ns * 2,

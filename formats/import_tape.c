@@ -19,7 +19,7 @@
 
 #include <jansson.h>
 
-#include "import.h"
+#include "formats_int.h"
 
 /* The mcp-tape trace version this reads ("v" of the meta line). */
 #define TAPE_VERSION	1
@@ -103,7 +103,7 @@ tape_meta(struct import *imp)
 	    import_str(imp, F_LABEL, &label) != 0)
 		goto out;
 	/* The command as the file writes it: a JSON array of strings. */
-	if (import_has(imp, F_COMMAND)) {
+	if (import_present(imp, F_COMMAND)) {
 		cmd = json_loadb(imp->line + imp->f[F_COMMAND].off,
 		    imp->f[F_COMMAND].len, 0, NULL);
 		json_array_foreach(cmd, i, v) {
@@ -201,7 +201,7 @@ import_tape_line(struct import *imp)
 		rc = tape_end(imp);
 	} else {
 		log_warnx("%s line %zu: skipped an mcp-tape line of type '%s' "
-		    "(not a message, not known here)", imp->path, imp->lineno,
+		    "(not a message, not known here)", imp->o.path, imp->lineno,
 		    type);
 		rc = 0;
 	}
