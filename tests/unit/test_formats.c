@@ -1,0 +1,216 @@
+/*
+ * formats/ through its header alone, as the commands use it: a cassette
+ * imported and exported again gives the same bytes, the sink reads what
+ * import_file() would store and refuses what it would refuse, and the
+ * file writer replaces a file whole, keeping its mode when asked.
+ */
+
+#include <sys/stat.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "formats.h"
+#include "store.h"
+#include "unit.h"
+
+/* A small cassette: a session and three messages, one of them a batch. */
+static const char formats_cassette[] =
+    "{\"format\":\"mcpreel-jsonl\",\"version\":1,\"session\":7,"
+    "\"name\":\"t\",\"transport\":\"stdio\",\"target\":\"[\\\"srv\\\"]\","
+    "\"started_ns\":1000,\"ended_ns\":9000,\"exit_status\":0}\n"
+    "{\"type\":\"message\",\"direction\":\"c2s\",\"ts_ns\":2000,"
+    "\"mono_ns\":20,\"message\":{\"jsonrpc\":\"2.0\",\"id\":1,"
+    "\"method\":\"ping\"}}\n"
+    "{\"type\":\"message\",\"direction\":\"s2c\",\"ts_ns\":3000,"
+    "\"mono_ns\":30,\"message\":{\"jsonrpc\":\"2.0\",\"id\":1,"
+    "\"result\":{}}}\n"
+    "{\"type\":\"message\",\"direction\":\"c2s\",\"ts_ns\":4000,"
+    "\"mono_ns\":40,\"message\":[{\"jsonrpc\":\"2.0\","
+    "\"method\":\"notifications/initialized\"}]}\n";
+
+static char	formats_dir[64];
+
+static void
+formats_setup(void)
+{
+	snprintf(formats_dir, sizeof formats_dir, "/tmp/mcpreel-unit-XXXXXX");
+	cr_assert_not_null(mkdtemp(formats_dir), "mkdtemp failed");
+}
+
+static int
+formats_rm_cb(const char *path, const struct stat *sb, int flag,
+    struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void
+formats_teardown(void)
+{
+	if (formats_dir[0] != '\0')
+		nftw(formats_dir, formats_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The whole of a file, NUL-terminated. */
+static char *
+formats_slurp(const char *path, size_t *len)
+{
+	FILE	*f = fopen(path, "r");
+	char	*buf;
+
+	cr_assert_not_null(f, "cannot open %s", path);
+	buf = calloc(1, 1 << 20);
+	*len = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	return buf;
+}
+
+/* Import text as a cassette into db, then export it to out. */
+static int64_t
+formats_through(const char *text, size_t len, const char *db,
+    const char *out)
+{
+	struct import_opts	 o;
+	struct import_result	 r;
+	struct store		*st;
+	char			*cause = NULL;
+	int64_t			 id;
+
+	memset(&o, 0, sizeof o);
+	o.path = "cassette";
+	o.file = fmemopen((void *)text, len, "r");
+	o.format = IMPORT_AUTO;
+	o.keep = 1;
+	cr_assert_eq(import_file(&o, db, &r), 0, "import: %s", r.cause);
+	fclose(o.file);
+	cr_assert_eq(r.messages, 3);
+	id = r.id;
+	import_result_clear(&r);
+	st = store_open(db, 0, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	cr_assert_eq(formats_export(st, id, FORMATS_JSONL, out, &cause), 0,
+	    "export: %s", cause);
+	store_close(st);
+	return id;
+}
+
+Test(formats, cassette_round_trip, .init = formats_setup,
+    .fini = formats_teardown, .timeout = UNIT_TIMEOUT)
+{
+	char	 db1[128], db2[128], out1[128], out2[128], *a, *b;
+	size_t	 alen, blen;
+
+	snprintf(db1, sizeof db1, "%s/1.db", formats_dir);
+	snprintf(db2, sizeof db2, "%s/2.db", formats_dir);
+	snprintf(out1, sizeof out1, "%s/1.jsonl", formats_dir);
+	snprintf(out2, sizeof out2, "%s/2.jsonl", formats_dir);
+	cr_assert_eq(formats_through(formats_cassette,
+	    sizeof formats_cassette - 1, db1, out1), 7);
+	a = formats_slurp(out1, &alen);
+	cr_assert_not_null(strstr(a, "\"message\":[{\"jsonrpc\":\"2.0\","
+	    "\"method\":\"notifications/initialized\"}]}\n"),
+	    "the batch is not written as it was: %s", a);
+	cr_assert_not_null(strstr(a, "\"format\":\"mcpreel-jsonl\""));
+	cr_assert_eq(formats_through(a, alen, db2, out2), 7);
+	b = formats_slurp(out2, &blen);
+	cr_assert_eq(alen, blen);
+	cr_assert_str_eq(a, b);
+	free(a);
+	free(b);
+}
+
+/* What the sink was handed. */
+struct formats_seen {
+	int64_t	 seqs[8];
+	size_t	 n;
+};
+
+static void
+formats_sink_cb(struct msg *m, int64_t seq, void *arg)
+{
+	struct formats_seen	*fs = arg;
+
+	if (fs->n < 8)
+		fs->seqs[fs->n++] = seq;
+	msg_free(m);
+}
+
+Test(formats, sink_numbers_and_refuses, .timeout = UNIT_TIMEOUT)
+{
+	static const char	 bad[] = "{\"format\":\"mcpreel-jsonl\","
+	    "\"version\":1,\"name\":null,\"transport\":\"stdio\","
+	    "\"target\":\"x\",\"started_ns\":1}\n"
+	    "{\"type\":\"message\",\"direction\":\"sideways\",\"ts_ns\":1,"
+	    "\"mono_ns\":1,\"message\":{}}\n";
+	struct import_opts	 o;
+	struct import_result	 r;
+	struct formats_seen	 fs;
+
+	memset(&o, 0, sizeof o);
+	memset(&fs, 0, sizeof fs);
+	o.path = "c.jsonl";
+	o.file = fmemopen((void *)formats_cassette,
+	    sizeof formats_cassette - 1, "r");
+	o.format = IMPORT_JSONL;
+	o.keep = 1;
+	o.sink = formats_sink_cb;
+	o.sink_arg = &fs;
+	cr_assert_eq(import_sink(&o, &r), 0, "%s", r.cause);
+	fclose(o.file);
+	cr_assert_eq(r.id, 7);
+	cr_assert_str_eq(r.name, "t");
+	cr_assert_eq(r.messages, 3);
+	cr_assert_eq(fs.n, 3);
+	cr_assert_eq(fs.seqs[0], 1);
+	cr_assert_eq(fs.seqs[2], 3);
+	import_result_clear(&r);
+
+	o.file = fmemopen((void *)bad, sizeof bad - 1, "r");
+	cr_assert_eq(import_sink(&o, &r), -1);
+	fclose(o.file);
+	cr_assert_not_null(r.cause);
+	cr_assert_not_null(strstr(r.cause, "c.jsonl line 2: \"direction\""),
+	    "%s", r.cause);
+	cr_assert_eq(r.store_failed, 0);
+	import_result_clear(&r);
+}
+
+Test(formats, write_file_whole_keeping_mode, .init = formats_setup,
+    .fini = formats_teardown, .timeout = UNIT_TIMEOUT)
+{
+	const char		*parts[] = { "new ", "bytes\n", NULL };
+	const size_t		 lens[] = { 4, 6 };
+	struct formats_file	 ff;
+	struct stat		 sb;
+	char			 path[128], fresh[128], *buf, *cause = NULL;
+	size_t			 len;
+	FILE			*f;
+
+	snprintf(path, sizeof path, "%s/fixture.jsonl", formats_dir);
+	f = fopen(path, "w");
+	fputs("old bytes that are longer\n", f);
+	fclose(f);
+	chmod(path, 0644);
+	cr_assert_eq(formats_write_file(path, parts, lens, &cause), 0, "%s",
+	    cause);
+	buf = formats_slurp(path, &len);
+	cr_assert_str_eq(buf, "new bytes\n");
+	free(buf);
+	cr_assert_eq(stat(path, &sb), 0);
+	cr_assert_eq(sb.st_mode & 07777, 0644);
+
+	/* A new file is private; a directory is refused with its name. */
+	snprintf(fresh, sizeof fresh, "%s/fresh", formats_dir);
+	cr_assert_not_null(formats_open(&ff, fresh, 0, &cause));
+	cr_assert_eq(formats_close(&ff, 0, &cause), 0, "%s", cause);
+	cr_assert_eq(stat(fresh, &sb), 0);
+	cr_assert_eq(sb.st_mode & 07777, 0600);
+	cr_assert_null(formats_open(&ff, formats_dir, 0, &cause));
+	cr_assert_not_null(strstr(cause, "is a directory"), "%s", cause);
+	free(cause);
+}
