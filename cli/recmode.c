@@ -121,6 +121,12 @@ recmode_check(struct recmode *rm, char **cause)
 
 	free(rm->real);
 	rm->real = NULL;
+	if (strcmp(rm->path, "-") == 0) {
+		xasprintf(cause, "--cassette -: a cassette is written to a "
+		    "file, not to standard output (give a file name; ./- for "
+		    "a file named -)");
+		return -1;
+	}
 	if (lstat(rm->path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
 		if ((rm->real = realpath(rm->path, NULL)) == NULL) {
 			xasprintf(cause, "%s is a symlink to nothing there "

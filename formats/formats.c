@@ -127,17 +127,29 @@ formats_close(struct formats_file *ff, int failed, char **cause)
 
 /*
  * Write the parts (pointer, length pairs; NULL ends them) to path, whole
- * or not at all, a file there keeping its mode.
+ * or not at all, a file there keeping its mode.  Only ever a regular
+ * file: "-" is not stdout here, and a device or a pipe is refused.
  */
 int
 formats_write_file(const char *path, const char *const *parts,
     const size_t *lens, char **cause)
 {
 	struct formats_file	 ff;
+	struct stat		 sb;
 	FILE			*f;
 	size_t			 i;
 	int			 failed = 0;
 
+	if (path == NULL || strcmp(path, "-") == 0) {
+		xasprintf(cause, "%s: a file name is needed, not standard "
+		    "output (./- for a file named -)", path == NULL ? "(none)" :
+		    path);
+		return -1;
+	}
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		xasprintf(cause, "%s is not a regular file", path);
+		return -1;
+	}
 	if ((f = formats_open(&ff, path, 1, cause)) == NULL)
 		return -1;
 	errno = 0;

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -192,6 +192,24 @@ test('record modes: the options that do not go together are refused, saying why'
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr.toString(), re, args.join(' '));
       assert.ok(!existsSync(cas), 'no cassette written');
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('record modes: --cassette - is refused, nothing goes to stdout and no file named - is made', { timeout: 60000 }, () => {
+  const t = tempDir();
+  try {
+    for (const m of ['all', 'new_episodes', 'once']) {
+      const r = spawnSync(MCPREEL, ['mock', '--cassette', '-', '--record-mode', m, '--', 'cat'], {
+        cwd: t.dir, input: Buffer.alloc(0), timeout: 30000,
+        env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
+      });
+      assert.equal(r.status, 2, `${m}: ${r.stderr}`);
+      assert.match(r.stderr.toString(), /--cassette -: a cassette is written to a file, not to standard output/, m);
+      assert.equal(r.stdout.length, 0, `${m}: stdout is the MCP channel: ${r.stdout}`);
+      assert.ok(!existsSync(join(t.dir, '-')), `${m}: no file named -`);
     }
   } finally {
     t.cleanup();

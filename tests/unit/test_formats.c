@@ -7,10 +7,12 @@
 
 #include <sys/stat.h>
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -212,5 +214,39 @@ Test(formats, write_file_whole_keeping_mode, .init = formats_setup,
 	cr_assert_eq(sb.st_mode & 07777, 0600);
 	cr_assert_null(formats_open(&ff, formats_dir, 0, &cause));
 	cr_assert_not_null(strstr(cause, "is a directory"), "%s", cause);
+	free(cause);
+}
+
+Test(formats, write_file_never_stdout, .init = formats_setup,
+    .fini = formats_teardown, .timeout = UNIT_TIMEOUT)
+{
+	const char	*parts[] = { "cassette\n", NULL };
+	const size_t	 lens[] = { 9 };
+	struct stat	 sb;
+	char		 out[128], *cause = NULL;
+	int		 fd;
+
+	/* stdout into a file, to see that nothing reaches it. */
+	snprintf(out, sizeof out, "%s/stdout", formats_dir);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert_neq(fd, -1);
+	fflush(stdout);
+	cr_assert_neq(dup2(fd, STDOUT_FILENO), -1);
+	close(fd);
+	cr_assert_eq(chdir(formats_dir), 0);
+	cr_assert_eq(formats_write_file("-", parts, lens, &cause), -1);
+	cr_assert_not_null(strstr(cause, "./- for a file named -"), "%s",
+	    cause);
+	free(cause);
+	cause = NULL;
+	fflush(stdout);
+	cr_assert_eq(stat(out, &sb), 0);
+	cr_assert_eq(sb.st_size, 0, "%lld bytes on stdout",
+	    (long long)sb.st_size);
+	cr_assert_neq(stat("-", &sb), 0, "a file named - was made");
+
+	/* A device is not a file to write whole. */
+	cr_assert_eq(formats_write_file("/dev/null", parts, lens, &cause), -1);
+	cr_assert_not_null(strstr(cause, "not a regular file"), "%s", cause);
 	free(cause);
 }
