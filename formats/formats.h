@@ -94,7 +94,8 @@ struct import_opts {
 					   session id, no imported_from */
 	int		 scratch;	/* into a scratch store
 					   (STORE_SCRATCH) */
-	/* import_sink(): each message (sink takes it) and its seq. */
+	/* import_sink(): each message (sink takes it) and its seq;
+	   required there (else -1 with cause), unused by import_file(). */
 	void		(*sink)(struct msg *, int64_t, void *);
 	void		*sink_arg;
 };

@@ -871,8 +871,8 @@ import_file(const struct import_opts *o, const char *db,
 }
 
 /*
- * Read o->file with no store: each message goes to o->sink, as the
- * writer would number it.  The same lines are refused with the same
+ * Read o->file with no store: each message goes to o->sink (required:
+ * -1 with r->cause without one), as the writer would number it.  The same lines are refused with the same
  * errors as import_file() gives: 0 with the file's session id (0: none)
  * and name in r, or -1 with r->cause.
  */
@@ -882,6 +882,11 @@ import_sink(const struct import_opts *o, struct import_result *r)
 	struct import	 imp;
 
 	memset(r, 0, sizeof *r);
+	if (o->sink == NULL) {
+		xasprintf(&r->cause, "%s: no sink to read into",
+		    o->path != NULL ? o->path : "(import)");
+		return -1;
+	}
 	import_init(&imp, o);
 	return import_done(&imp, r, import_run_sink(&imp));
 }

@@ -180,6 +180,17 @@ Test(formats, sink_numbers_and_refuses, .timeout = UNIT_TIMEOUT)
 	    "%s", r.cause);
 	cr_assert_eq(r.store_failed, 0);
 	import_result_clear(&r);
+
+	/* No sink: refused with a reason, the file not read. */
+	o.sink = NULL;
+	o.file = fmemopen((void *)formats_cassette,
+	    sizeof formats_cassette - 1, "r");
+	cr_assert_eq(import_sink(&o, &r), -1);
+	cr_assert_eq(ftell(o.file), 0);
+	fclose(o.file);
+	cr_assert_not_null(r.cause);
+	cr_assert_not_null(strstr(r.cause, "no sink"), "%s", r.cause);
+	import_result_clear(&r);
 }
 
 Test(formats, write_file_whole_keeping_mode, .init = formats_setup,
