@@ -56,8 +56,12 @@ formats_open(struct formats_file *ff, const char *path, int keep_mode,
 		ff->tmp = ff->real = NULL;
 		return NULL;
 	}
-	/* A file there keeps its mode (a fixture is often 0644). */
-	if (keep_mode && there && fchmod(fd, sb.st_mode & 07777) != 0) {
+	/*
+	 * A file there keeps its mode (a fixture is often 0644); a stream
+	 * that cannot be made (no memory) is an error, the file removed.
+	 */
+	if ((keep_mode && there && fchmod(fd, sb.st_mode & 07777) != 0) ||
+	    (ff->f = fdopen(fd, "w")) == NULL) {
 		xasprintf(cause, "cannot write %s: %s", path, strerror(errno));
 		close(fd);
 		unlink(ff->tmp);
@@ -66,8 +70,6 @@ formats_open(struct formats_file *ff, const char *path, int keep_mode,
 		ff->tmp = ff->real = NULL;
 		return NULL;
 	}
-	if ((ff->f = fdopen(fd, "w")) == NULL)
-		fatal("fdopen");
 	return ff->f;
 }
 
