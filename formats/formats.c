@@ -30,7 +30,6 @@ formats_open(struct formats_file *ff, const char *path, int keep_mode,
 
 	memset(ff, 0, sizeof *ff);
 	ff->path = path;
-	ff->keep_mode = keep_mode;
 	if (path == NULL || strcmp(path, "-") == 0)
 		return ff->f = stdout;
 	there = stat(path, &sb) == 0;
@@ -155,6 +154,10 @@ formats_write_file(const char *path, const char *const *parts,
 	if ((f = formats_open(&ff, path, 1, cause)) == NULL)
 		return -1;
 	errno = 0;
+	/*
+	 * fwrite() does not retry EINTR; a regular file on a local disk
+	 * does not give it, and mock blocks its stop signals before this.
+	 */
 	for (i = 0; parts[i] != NULL && !failed; i++) {
 		if (lens[i] != 0 && fwrite(parts[i], 1, lens[i], f) != lens[i])
 			failed = 1;

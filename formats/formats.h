@@ -35,15 +35,14 @@ int		 formats_export(struct store *, int64_t, enum formats_kind,
  * regular file (a device such as /dev/null, a pipe), written as it is;
  * else a private temporary file beside it (beside what a symbolic link
  * points to, so the link stays), synced and renamed over it once
- * complete.  keep_mode: a file there keeps its mode (else the new one is
- * private, 0600).
+ * complete.  formats_open()'s int, keep_mode: a file there keeps its
+ * mode (else the new one is private, 0600).
  */
 struct formats_file {
 	FILE		*f;
 	const char	*path;
 	char		*tmp;		/* the temporary file, or NULL */
 	char		*real;		/* path with links resolved, or NULL */
-	int		 keep_mode;
 };
 FILE		*formats_open(struct formats_file *, const char *, int,
 		     char **);
