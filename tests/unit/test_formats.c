@@ -5,10 +5,13 @@
  * file writer replaces a file whole, keeping its mode when asked.
  */
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,4 +263,96 @@ Test(formats, write_file_never_stdout, .init = formats_setup,
 	cr_assert_eq(formats_write_file("/dev/null", parts, lens, &cause), -1);
 	cr_assert_not_null(strstr(cause, "not a regular file"), "%s", cause);
 	free(cause);
+}
+
+/* How many entries dir holds, "." and ".." aside. */
+static int
+formats_entries(const char *dir)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 n = 0;
+
+	cr_assert_not_null(d = opendir(dir));
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+Test(formats, write_file_keeps_a_symlink, .init = formats_setup,
+    .fini = formats_teardown, .timeout = UNIT_TIMEOUT)
+{
+	const char	*parts[] = { "new\n", NULL };
+	const size_t	 lens[] = { 4 };
+	struct stat	 sb;
+	char		 real[128], link[128], *buf, *cause = NULL;
+	size_t		 len;
+	FILE		*f;
+
+	snprintf(real, sizeof real, "%s/real.jsonl", formats_dir);
+	snprintf(link, sizeof link, "%s/link.jsonl", formats_dir);
+	cr_assert_not_null(f = fopen(real, "w"));
+	fputs("old\n", f);
+	fclose(f);
+	cr_assert_eq(symlink("real.jsonl", link), 0);
+	cr_assert_eq(formats_write_file(link, parts, lens, &cause), 0, "%s",
+	    cause);
+	cr_assert_eq(lstat(link, &sb), 0);
+	cr_assert(S_ISLNK(sb.st_mode), "the link was replaced by a file");
+	buf = formats_slurp(real, &len);
+	cr_assert_str_eq(buf, "new\n");
+	free(buf);
+	cr_assert_eq(formats_entries(formats_dir), 2, "a temporary file left");
+}
+
+Test(formats, write_file_failed_leaves_old_file, .init = formats_setup,
+    .fini = formats_teardown, .timeout = UNIT_TIMEOUT)
+{
+	static char	 big[64 * 1024];
+	const char	*parts[] = { big, NULL };
+	const size_t	 lens[] = { sizeof big };
+	struct rlimit	 rl = { 4096, 4096 };
+	char		 path[128], *buf, *cause = NULL;
+	size_t		 len;
+	FILE		*f;
+
+	/* A file size limit below what is written: EFBIG, not SIGXFSZ. */
+	snprintf(path, sizeof path, "%s/old.jsonl", formats_dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fputs("old bytes\n", f);
+	fclose(f);
+	memset(big, 'x', sizeof big);
+	signal(SIGXFSZ, SIG_IGN);
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	cr_assert_eq(formats_write_file(path, parts, lens, &cause), -1);
+	cr_assert_not_null(strstr(cause, "File too large"), "%s", cause);
+	free(cause);
+	buf = formats_slurp(path, &len);
+	cr_assert_str_eq(buf, "old bytes\n");
+	free(buf);
+	cr_assert_eq(formats_entries(formats_dir), 1, "a temporary file left");
+}
+
+Test(formats, close_rename_failed_removes_temp, .init = formats_setup,
+    .fini = formats_teardown, .timeout = UNIT_TIMEOUT)
+{
+	struct formats_file	 ff;
+	char			 path[128], inner[128], *cause = NULL;
+	FILE			*f;
+
+	/* The target becomes a directory with a file in it meanwhile. */
+	snprintf(path, sizeof path, "%s/target", formats_dir);
+	snprintf(inner, sizeof inner, "%s/target/inner", formats_dir);
+	cr_assert_not_null(f = formats_open(&ff, path, 1, &cause), "%s",
+	    cause);
+	fputs("bytes\n", f);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	cr_assert_not_null(f = fopen(inner, "w"));
+	fclose(f);
+	cr_assert_eq(formats_close(&ff, 0, &cause), -1);
+	cr_assert_not_null(strstr(cause, "cannot rename"), "%s", cause);
+	free(cause);
+	cr_assert_eq(formats_entries(formats_dir), 1, "a temporary file left");
+	cr_assert_eq(formats_entries(path), 1);
 }
