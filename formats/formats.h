@@ -103,13 +103,15 @@ struct import_result {
 					   import_sink(): the file's
 					   "session", 0 for none */
 	char		*name;		/* import_sink(): the session's name,
-					   or NULL */
+					   or NULL; r's, freed by
+					   import_result_clear() (set it
+					   NULL to take it over) */
 	int64_t		 messages;	/* handed to the writer or sink */
 	int64_t		 events;
 	int64_t		 faults;
 	size_t		 exchanges;	/* HTTP exchanges */
 	int		 store_failed;	/* the database, not the file, failed */
-	char		*cause;		/* the first error */
+	char		*cause;		/* the first error; r's, as name */
 };
 int		 import_file(const struct import_opts *, const char *,
 		     struct import_result *);

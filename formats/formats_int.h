@@ -121,6 +121,24 @@ void		 import_message(struct import *, struct msg *,
 		     struct wexchange *);
 void		 import_fault_ref(struct import *, int64_t);
 
+/*
+ * lreader.c: the lines of a file, read in chunks into one buffer that
+ * grows as needed (lreader_next() until NULL, then lreader_free()).
+ */
+struct lreader {
+	FILE	*f;
+	char	*buf;
+	size_t	 cap;
+	size_t	 start;		/* the next line begins here */
+	size_t	 end;		/* bytes read end here */
+	size_t	 scanned;	/* from start: no newline before this */
+	int	 eof;
+	int	 cut;		/* the line returned had no newline */
+	struct import_long *ll;	/* the last line, when it was long */
+};
+const char	*lreader_next(struct import *, struct lreader *, size_t *);
+void		 lreader_free(struct import *, struct lreader *);
+
 /* import_jsonl.c */
 int		 import_jsonl_line(struct import *);
 
