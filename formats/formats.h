@@ -188,6 +188,12 @@ int		 otlp_traceparent_parse(const char *, uint8_t [16],
 
 /* otlp_pb.c, otlp_json.c: spans to an ExportTraceServiceRequest. */
 
+/*
+ * A structured attribute value nested deeper than this is written as its
+ * JSON text (a string value): backends refuse or flatten deep values.
+ */
+#define OTLP_VALUE_DEPTH	32
+
 /* The resource and scope every request carries. */
 struct otlp_resource {
 	const char	*service_name;	/* service.name */
