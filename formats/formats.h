@@ -136,6 +136,39 @@ struct otlp_sess_info {
 	int		 server_port;	/*   and port */
 };
 
+/*
+ * A payload attribute (--otlp-payloads) of a span, kept as text while
+ * the span waits for its answer and made a value only when the span is
+ * encoded (otlp_payload_value): a parsed JSON tree costs tens of times
+ * its text.
+ */
+struct otlp_payload {
+	char		*key;		/* gen_ai.tool.call.arguments, ... */
+	char		*text;		/* JSON text (json), or a string's
+					   value (valid UTF-8; may hold NUL) */
+	size_t		 len;		/* of text */
+	int		 json;		/* 1: a structured value when it
+					   parses (see otlp_payload_value) */
+	struct otlp_payload *next;
+};
+/*
+ * A structured payload of more values than this is sent as its JSON text
+ * (a string value), as one nested deeper than OTLP_VALUE_DEPTH is.
+ */
+#define OTLP_VALUE_NODES	4096
+/*
+ * Payload text a builder holds across its requests waiting for answers;
+ * a request's payload past it is left out (mcpreel.payload_omitted).
+ */
+#define OTLP_PAYLOAD_PENDING_MAX ((size_t)4 * 1024 * 1024)
+/*
+ * The attribute value of payload p, for the encoders (a new reference):
+ * a string for a string payload; for a JSON one its structured value,
+ * or its text as a string when it does not parse (a lone surrogate, an
+ * integer past int64) or holds more than OTLP_VALUE_NODES values.
+ */
+json_t		*otlp_payload_value(const struct otlp_payload *);
+
 struct otlp_span {
 	uint8_t		 trace_id[16];
 	uint8_t		 span_id[8];
@@ -152,6 +185,7 @@ struct otlp_span {
 					   strings, integers, reals, booleans;
 					   an object or array is a structured
 					   value (kvlist, array) */
+	struct otlp_payload *payloads;	/* payload attributes, as text */
 	struct otlp_span *next;
 };
 

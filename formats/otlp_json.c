@@ -119,7 +119,8 @@ otlp_json_kvlist(json_t *obj, size_t depth)
 static json_t *
 otlp_json_span(const struct otlp_span *s)
 {
-	json_t	*o = json_object(), *st;
+	json_t	*o = json_object(), *st, *attrs, *v;
+	const struct otlp_payload *pl;
 
 	json_object_set_new(o, "traceId", otlp_json_hex(s->trace_id,
 	    sizeof s->trace_id));
@@ -137,8 +138,16 @@ otlp_json_span(const struct otlp_span *s)
 	json_object_set_new(o, "startTimeUnixNano",
 	    otlp_json_int64(s->start_ns));
 	json_object_set_new(o, "endTimeUnixNano", otlp_json_int64(s->end_ns));
-	json_object_set_new(o, "attributes", s->attrs != NULL ?
-	    otlp_json_kvlist(s->attrs, 0) : json_array());
+	attrs = s->attrs != NULL ? otlp_json_kvlist(s->attrs, 0) :
+	    json_array();
+	/* payloads: each made a value only now */
+	for (pl = s->payloads; pl != NULL; pl = pl->next) {
+		v = otlp_payload_value(pl);
+		json_array_append_new(attrs, otlp_json_keyvalue(pl->key, v,
+		    0));
+		json_decref(v);
+	}
+	json_object_set_new(o, "attributes", attrs);
 	if (s->status != OTLP_STATUS_UNSET || s->status_message != NULL) {
 		st = json_object();
 		if (s->status_message != NULL)

@@ -216,6 +216,7 @@ otlp_pb_span(struct pbw *w, size_t l, struct obuf *o,
     const struct otlp_span *s)
 {
 	struct obuf	*sp = otlp_pb_level(w, l), *st;
+	const struct otlp_payload *pl;
 	const char	*k;
 	json_t		*v;
 
@@ -235,6 +236,13 @@ otlp_pb_span(struct pbw *w, size_t l, struct obuf *o,
 		json_object_foreach(s->attrs, k, v)
 			otlp_pb_keyvalue(w, l + 1, sp, PB_SPAN_ATTRIBUTES, k,
 			    v, 0);
+	}
+	/* payloads: each made a value only now, and let go at once */
+	for (pl = s->payloads; pl != NULL; pl = pl->next) {
+		v = otlp_payload_value(pl);
+		otlp_pb_keyvalue(w, l + 1, sp, PB_SPAN_ATTRIBUTES, pl->key, v,
+		    0);
+		json_decref(v);
 	}
 	if (s->status != OTLP_STATUS_UNSET || s->status_message != NULL) {
 		st = otlp_pb_level(w, l + 1);

@@ -35,6 +35,7 @@ struct otlp_pend {
 	uint32_t	 hash;
 	int		 tools_call;	/* tools/call: isError and result */
 	int		 initialize;	/* initialize: the version answered */
+	size_t		 payload_bytes;	/* payload text its span holds */
 	char		*omitted;	/* mcpreel.payload_omitted so far */
 	struct otlp_span *span;
 	struct otlp_pend *hnext;	/* the bucket's chain */
@@ -52,6 +53,9 @@ struct otlp_builder {
 	uint8_t		 trace_id[16];
 	char		 session_id[33];
 	char		*protocol_version;	/* the session's so far */
+	size_t		 payload_bytes;		/* payload text of the spans
+						   waiting (at most
+						   OTLP_PAYLOAD_PENDING_MAX) */
 	int		 sessionless;		/* a version of 2026-07-28 or
 						   later seen: no MCP session,
 						   no mcp.session.id */
@@ -380,49 +384,128 @@ otlp_span_omitted(char **list, const char *what)
 	*list = s;
 }
 
-/* A payload's JSON text as an attribute value: structured when it parses. */
-static json_t *
-otlp_span_payload_value(const char *text)
+/*
+ * Whether the JSON text at p (len bytes) holds at most max values
+ * (counted as its openings and commas outside strings, plus one).
+ */
+static int
+otlp_span_nodes_within(const char *p, size_t len, size_t max)
 {
-	json_t		*j;
-	json_error_t	 e;
+	size_t	 i, n = 1;
+	int	 in_str = 0;
 
-	j = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
-	if (j != NULL)
-		return j;
-	if ((j = json_string(text)) == NULL) {
-		char	*esc = scan_utf8_escape(text);
-
-		j = json_string(esc);
-		free(esc);
-	}
-	return j;
-}
-
-/* prompts/get: each member of params.arguments a prompt variable. */
-static void
-otlp_span_prompt_vars(json_t *attrs, const char *text)
-{
-	json_t		*args, *v;
-	const char	*k;
-	char		*key, *s;
-
-	if ((args = json_loads(text, 0, NULL)) == NULL)
-		return;
-	if (json_is_object(args)) {
-		json_object_foreach(args, k, v) {
-			xasprintf(&key, "gen_ai.prompt.variable.%s", k);
-			if (json_is_string(v))
-				json_object_set(attrs, key, v);
-			else if ((s = json_dumps(v, JSON_COMPACT |
-			    JSON_ENCODE_ANY)) != NULL) {
-				otlp_span_attr(attrs, key, s);
-				free(s);
-			}
-			free(key);
+	for (i = 0; i < len; i++) {
+		if (in_str) {
+			if (p[i] == '\\')
+				i++;
+			else if (p[i] == '"')
+				in_str = 0;
+			continue;
+		}
+		if (p[i] == '"')
+			in_str = 1;
+		else if (p[i] == '[' || p[i] == '{' || p[i] == ',') {
+			if (++n > max)
+				return 0;
 		}
 	}
-	json_decref(args);
+	return 1;
+}
+
+/* A string value of n bytes at p: valid UTF-8 always (escaped if not). */
+static json_t *
+otlp_span_string_value(const char *p, size_t n)
+{
+	json_t	*j;
+	char	*t, *esc;
+
+	if ((j = json_stringn(p, n)) != NULL)
+		return j;
+	t = xstrndup(p, n);
+	esc = scan_utf8_escape(t);
+	j = json_string(esc);
+	free(esc);
+	free(t);
+	return j != NULL ? j : json_string("");
+}
+
+/* A payload's attribute value, made when it is encoded; see formats.h. */
+json_t *
+otlp_payload_value(const struct otlp_payload *p)
+{
+	json_t	*j;
+
+	if (p->json && otlp_span_nodes_within(p->text, p->len,
+	    OTLP_VALUE_NODES) &&
+	    (j = json_loadb(p->text, p->len, JSON_DECODE_ANY |
+	    JSON_ALLOW_NUL, NULL)) != NULL)
+		return j;
+	return otlp_span_string_value(p->text, p->len);
+}
+
+/* Add a payload attribute to span s (key and text copied). */
+static void
+otlp_span_payload_add(struct otlp_span *s, const char *key,
+    const char *text, size_t len, int json)
+{
+	struct otlp_payload	*p = xcalloc(1, sizeof *p), **pp;
+
+	p->key = xstrdup(key);
+	p->text = xmalloc(len + 1);
+	memcpy(p->text, text, len);
+	p->text[len] = '\0';
+	p->len = len;
+	p->json = json;
+	for (pp = &s->payloads; *pp != NULL; pp = &(*pp)->next)
+		;
+	*pp = p;
+}
+
+/* The prompt variables being made from params.arguments. */
+struct otlp_vars {
+	const char		*buf;
+	struct otlp_span	*s;
+};
+
+/* One member of prompts/get's params.arguments: a prompt variable. */
+static int
+otlp_span_var_cb(const struct scan_member *mb, void *arg)
+{
+	struct otlp_vars	*ov = arg;
+	const char		*v = ov->buf + mb->val_off;
+	char			*k, *key, *t;
+	size_t			 n = 0, kn = 0;
+
+	k = xmalloc(mb->key_len + 1);
+	if (scan_string_decode(ov->buf + mb->key_off, mb->key_len, k,
+	    &kn) != 0)
+		kn = 0;
+	k[kn] = '\0';
+	xasprintf(&key, "gen_ai.prompt.variable.%s", k);
+	if (mb->val_len >= 2 && v[0] == '"') {
+		/* a string's value; a lone surrogate becomes U+FFFD */
+		t = xmalloc(mb->val_len);
+		if (scan_string_decode(v + 1, mb->val_len - 2, t, &n) != 0)
+			n = 0;
+		otlp_span_payload_add(ov->s, key, t, n, 0);
+		free(t);
+	} else
+		otlp_span_payload_add(ov->s, key, v, mb->val_len, 0);
+	free(key);
+	free(k);
+	return 0;
+}
+
+/*
+ * prompts/get: each member of params.arguments a prompt variable (a
+ * string: a string's value, else the value's JSON text), each on its own.
+ */
+static void
+otlp_span_prompt_vars(struct otlp_span *s, const char *text, size_t len)
+{
+	struct otlp_vars	 ov = { text, s };
+
+	(void)scan_members(text, len, otlp_span_var_cb, &ov);
 }
 
 /*
@@ -504,15 +587,21 @@ otlp_span_error(struct otlp_span *s, const char *type, const char *msg)
 	s->status_message = msg != NULL ? xstrdup(msg) : NULL;
 }
 
-/* The span a request or notification f starts. */
+/*
+ * The span a request or notification f starts.  charged: a request's,
+ * the payload text its span holds while it waits (counted against the
+ * builder's OTLP_PAYLOAD_PENDING_MAX); NULL for a notification.
+ */
 static struct otlp_span *
 otlp_span_start(struct otlp_builder *b, const struct otlp_fact *f,
-    char **omitted)
+    char **omitted, size_t *charged)
 {
 	struct otlp_span	*s = xcalloc(1, sizeof *s);
 	const char		*m = f->method, *target = NULL;
 	int			 tools_call = strcmp(m, "tools/call") == 0;
 	int			 prompts_get = strcmp(m, "prompts/get") == 0;
+	int			 over = 0;
+	size_t			 plen;
 
 	s->attrs = json_object();
 	s->kind = otlp_span_kind(b, f->dir);
@@ -553,15 +642,24 @@ otlp_span_start(struct otlp_builder *b, const struct otlp_fact *f,
 		otlp_span_attr(s->attrs, "mcp.protocol.version",
 		    b->protocol_version);
 	otlp_span_common(b, s, f);
-	if (b->payloads && f->payload != NULL) {
+	plen = f->payload != NULL ? strlen(f->payload) : 0;
+	if (b->payloads && f->payload != NULL && charged != NULL &&
+	    b->payload_bytes + plen > OTLP_PAYLOAD_PENDING_MAX)
+		over = 1;	/* too much waits already: left out */
+	else if (b->payloads && f->payload != NULL && (tools_call ||
+	    prompts_get)) {
 		if (tools_call)
-			json_object_set_new(s->attrs,
-			    "gen_ai.tool.call.arguments",
-			    otlp_span_payload_value(f->payload));
-		else if (prompts_get)
-			otlp_span_prompt_vars(s->attrs, f->payload);
+			otlp_span_payload_add(s, "gen_ai.tool.call.arguments",
+			    f->payload, plen, 1);
+		else
+			otlp_span_prompt_vars(s, f->payload, plen);
+		if (charged != NULL) {
+			*charged = plen;
+			b->payload_bytes += plen;
+		}
 	}
-	if (b->payloads && f->payload_omitted)
+	if (b->payloads && (f->payload_omitted || over) && (tools_call ||
+	    prompts_get))
 		otlp_span_omitted(omitted, tools_call ?
 		    "gen_ai.tool.call.arguments" : "gen_ai.prompt.variable");
 	if (target != NULL)
@@ -578,6 +676,7 @@ otlp_span_finish(struct otlp_builder *b, struct otlp_pend *p, int64_t ts)
 	struct otlp_span	*s = p->span;
 
 	s->end_ns = ts < s->start_ns ? s->start_ns : ts;
+	b->payload_bytes -= p->payload_bytes;
 	if (p->omitted != NULL)
 		otlp_span_attr(s->attrs, "mcpreel.payload_omitted",
 		    p->omitted);
@@ -643,7 +742,7 @@ otlp_span_request(struct otlp_builder *b, const struct otlp_fact *f)
 	p->hash = otlp_span_hash(f->dir, id);
 	p->tools_call = strcmp(f->method, "tools/call") == 0;
 	p->initialize = strcmp(f->method, "initialize") == 0;
-	p->span = otlp_span_start(b, f, &p->omitted);
+	p->span = otlp_span_start(b, f, &p->omitted, &p->payload_bytes);
 	if (b->npending >= b->nbuckets &&
 	    b->nbuckets < OTLP_PENDING_BUCKETS_MAX)
 		otlp_span_grow(b);
@@ -676,7 +775,7 @@ otlp_span_notification(struct otlp_builder *b, const struct otlp_fact *f)
 		otlp_span_error(p->span, "cancelled", NULL);
 		otlp_span_finish(b, p, f->ts_ns);
 	}
-	s = otlp_span_start(b, f, &omitted);
+	s = otlp_span_start(b, f, &omitted, NULL);
 	if (omitted != NULL)
 		otlp_span_attr(s->attrs, "mcpreel.payload_omitted", omitted);
 	free(omitted);
@@ -711,9 +810,8 @@ otlp_span_answer(struct otlp_builder *b, const struct otlp_fact *f)
 		if (p->tools_call && f->tool_error)
 			otlp_span_error(s, "tool_error", NULL);
 		else if (p->tools_call && b->payloads && f->payload != NULL)
-			json_object_set_new(s->attrs,
-			    "gen_ai.tool.call.result",
-			    otlp_span_payload_value(f->payload));
+			otlp_span_payload_add(s, "gen_ai.tool.call.result",
+			    f->payload, strlen(f->payload), 1);
 		if (p->tools_call && b->payloads && f->payload_omitted &&
 		    !f->tool_error)
 			otlp_span_omitted(&p->omitted,
@@ -799,6 +897,7 @@ void
 otlp_span_free(struct otlp_span *s)
 {
 	struct otlp_span	*next;
+	struct otlp_payload	*pl;
 
 	for (; s != NULL; s = next) {
 		next = s->next;
@@ -806,6 +905,12 @@ otlp_span_free(struct otlp_span *s)
 		free(s->name);
 		free(s->status_message);
 		json_decref(s->attrs);
+		while ((pl = s->payloads) != NULL) {
+			s->payloads = pl->next;
+			free(pl->key);
+			free(pl->text);
+			free(pl);
+		}
 		free(s);
 	}
 }

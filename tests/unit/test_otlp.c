@@ -358,10 +358,42 @@ span_by(const struct otlp_span *s, const char *id, const char *name)
 	return NULL;
 }
 
+/* The string payload k of span s (a prompt variable), or NULL. */
+static const char *
+spayload(const struct otlp_span *s, const char *k)
+{
+	const struct otlp_payload	*p;
+
+	for (p = s->payloads; p != NULL; p = p->next)
+		if (!p->json && strcmp(p->key, k) == 0)
+			return p->text;
+	return NULL;
+}
+
 static const char *
 sattr(const struct otlp_span *s, const char *k)
 {
-	return json_string_value(json_object_get(s->attrs, k));
+	json_t	*v = json_object_get(s->attrs, k);
+
+	return v != NULL ? json_string_value(v) : spayload(s, k);
+}
+
+/*
+ * The value payload k of span s would be encoded as, or NULL; the last
+ * one made is freed at the next call (and at pval(NULL, NULL)).
+ */
+static json_t *
+pval(const struct otlp_span *s, const char *k)
+{
+	static json_t			*last;
+	const struct otlp_payload	*p;
+
+	json_decref(last);
+	last = NULL;
+	for (p = s != NULL ? s->payloads : NULL; p != NULL; p = p->next)
+		if (strcmp(p->key, k) == 0)
+			return last = otlp_payload_value(p);
+	return NULL;
 }
 
 static const char *session_msgs[][2] = {
@@ -490,11 +522,11 @@ Test(otlp_span, whole_session_server_side, .timeout = UNIT_TIMEOUT)
 	    8) == 0);
 	cr_assert_str_eq(sp->trace_state, "a=b");
 	cr_assert_eq(sp->status, OTLP_STATUS_UNSET);
-	v = json_object_get(sp->attrs, "gen_ai.tool.call.arguments");
+	v = pval(sp, "gen_ai.tool.call.arguments");
 	cr_assert(json_is_object(v));
 	cr_assert_str_eq(json_string_value(json_object_get(v, "message")),
 	    "hi");
-	v = json_object_get(sp->attrs, "gen_ai.tool.call.result");
+	v = pval(sp, "gen_ai.tool.call.result");
 	cr_assert(json_is_object(v));
 	cr_assert(json_is_array(json_object_get(v, "content")));
 
@@ -503,7 +535,7 @@ Test(otlp_span, whole_session_server_side, .timeout = UNIT_TIMEOUT)
 	cr_assert_str_eq(sattr(sp, "error.type"), "tool_error");
 	cr_assert_eq(sp->status, OTLP_STATUS_ERROR);
 	cr_assert_null(sp->status_message);
-	cr_assert_null(json_object_get(sp->attrs, "gen_ai.tool.call.result"));
+	cr_assert_null(pval(sp, "gen_ai.tool.call.result"));
 	cr_assert_eq(sp->has_parent, 0);
 	cr_assert_null(sp->trace_state);
 	/* the string id "4" paired with its own answer */
@@ -607,9 +639,8 @@ Test(otlp_span, stdio_and_no_payloads, .timeout = UNIT_TIMEOUT)
 	cr_assert_str_eq(sattr(out, "network.transport"), "pipe");
 	cr_assert_null(json_object_get(out->attrs, "network.protocol.name"));
 	cr_assert_null(json_object_get(out->attrs, "client.address"));
-	cr_assert_null(json_object_get(out->attrs,
-	    "gen_ai.tool.call.arguments"));
-	cr_assert_null(json_object_get(out->attrs, "gen_ai.tool.call.result"));
+	cr_assert_null(pval(out, "gen_ai.tool.call.arguments"));
+	cr_assert_null(pval(out, "gen_ai.tool.call.result"));
 	cr_assert_eq(out->has_parent, 0);	/* all-zero trace id */
 	cr_assert_eq(out->end_ns, out->start_ns);	/* clock went back */
 	otlp_span_free(out);
@@ -638,7 +669,7 @@ Test(otlp_span, payload_that_does_not_parse, .timeout = UNIT_TIMEOUT)
 	otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
 	msg_free(m);
 	cr_assert_eq(nspans(out), 1);
-	v = json_object_get(out->attrs, "gen_ai.tool.call.arguments");
+	v = pval(out, "gen_ai.tool.call.arguments");
 	cr_assert(json_is_string(v));
 	cr_assert_str_eq(json_string_value(v),
 	    "{\"n\":123456789012345678901234567890}");
@@ -702,6 +733,102 @@ Test(otlp_span, sessionless_2026, .timeout = UNIT_TIMEOUT)
 	cr_assert_null(sattr(s.spans->next, "mcp.session.id"));
 	otlp_span_free(s.spans);
 	otlp_builder_free(s.b);
+}
+
+/*
+ * Payload memory: requests waiting hold their payloads as text, at most
+ * OTLP_PAYLOAD_PENDING_MAX of it (past it left out and said so), and a
+ * payload of more than OTLP_VALUE_NODES values is encoded as its text.
+ */
+Test(otlp_span, payload_memory_bound, .timeout = UNIT_TIMEOUT)
+{
+	struct otlp_builder	*b = otlp_builder_new(&test_info,
+	    OTLP_SIDE_SERVER, 1);
+	struct otlp_span	*out = NULL, *sp;
+	struct msg		*m;
+	char			*text, *args;
+	size_t			 i, n = 200, alen = 60 * 1024, with = 0, omit = 0;
+	json_t			*v;
+
+	args = malloc(alen + 1);
+	args[0] = '[';
+	for (i = 1; i + 3 < alen; i += 3)
+		memcpy(args + i, "{},", 3);
+	memcpy(args + i - 1, "]", 2);	/* replaces the last comma */
+	for (i = 0; i < n; i++) {
+		xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":"
+		    "\"tools/call\",\"params\":{\"name\":\"e\",\"arguments\":"
+		    "%s}}", i, args);
+		m = mk(DIR_C2S, (int64_t)i + 1, text);
+		otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
+		msg_free(m);
+		free(text);
+	}
+	cr_assert_null(out);
+	otlp_builder_end(b, 1000, &out);
+	cr_assert_eq(nspans(out), n);
+	for (sp = out; sp != NULL; sp = sp->next) {
+		if (sp->payloads != NULL) {
+			with++;
+			cr_assert_null(sattr(sp, "mcpreel.payload_omitted"));
+		} else {
+			omit++;
+			cr_assert_str_eq(sattr(sp, "mcpreel.payload_omitted"),
+			    "gen_ai.tool.call.arguments");
+		}
+	}
+	cr_assert_eq(with, OTLP_PAYLOAD_PENDING_MAX / strlen(args));
+	cr_assert_eq(with + omit, n);
+	/* 20k values: over the node budget, so its JSON text */
+	v = pval(out, "gen_ai.tool.call.arguments");
+	cr_assert(json_is_string(v));
+	cr_assert_eq(json_string_length(v), strlen(args));
+	otlp_span_free(out);
+	out = NULL;
+
+	/* all answered: the budget is free again */
+	xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"e\",\"arguments\":"
+	    "[1,2,{\"a\":[]}]}}");
+	m = mk(DIR_C2S, 2000, text);
+	otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
+	msg_free(m);
+	free(text);
+	otlp_builder_end(b, 3000, &out);
+	cr_assert_eq(nspans(out), 1);
+	v = pval(out, "gen_ai.tool.call.arguments");
+	cr_assert(json_is_array(v));
+	cr_assert_eq(json_array_size(v), 3);
+	pval(NULL, NULL);
+	otlp_span_free(out);
+	otlp_builder_free(b);
+	free(args);
+}
+
+/*
+ * prompts/get variables each on its own: a lone surrogate in one is
+ * U+FFFD and drops none of the others.
+ */
+Test(otlp_span, prompt_variables_one_by_one, .timeout = UNIT_TIMEOUT)
+{
+	struct otlp_builder	*b = otlp_builder_new(&test_info,
+	    OTLP_SIDE_SERVER, 1);
+	struct otlp_span	*out = NULL;
+	struct msg		*m;
+
+	m = mk(DIR_C2S, 10, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"prompts/get\",\"params\":{\"name\":\"p\",\"arguments\":{"
+	    "\"x\":\"a\\ud800b\",\"y\":\"ok\",\"n\":[1, 2]}}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
+	msg_free(m);
+	otlp_builder_end(b, 20, &out);
+	cr_assert_eq(nspans(out), 1);
+	cr_assert_str_eq(sattr(out, "gen_ai.prompt.variable.x"),
+	    "a\xef\xbf\xbd" "b");
+	cr_assert_str_eq(sattr(out, "gen_ai.prompt.variable.y"), "ok");
+	cr_assert_str_eq(sattr(out, "gen_ai.prompt.variable.n"), "[1, 2]");
+	otlp_span_free(out);
+	otlp_builder_free(b);
 }
 
 Test(otlp_span, traceparent_rules, .timeout = UNIT_TIMEOUT)
