@@ -100,6 +100,8 @@ struct otlp_fact {
 	int		 tool_error;	/* a result with "isError": true */
 	int		 has_code;	/* an error response: */
 	int64_t		 code;		/*   error.code */
+	char		*code_text;	/*   an integer error.code past
+					   int64: its text (has_code 0) */
 	char		*message;	/*   error.message, cut to
 					   OTLP_STRING_MAX */
 	char		*payload;	/* with payloads: the JSON text of a

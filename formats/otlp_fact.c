@@ -8,6 +8,7 @@
  * OTLP_PAYLOAD_MAX (left out above it, and said so).
  */
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,22 +228,33 @@ otlp_fact_result(struct otlp_fact *f, const char *buf,
 		    &fv.found[1]);
 }
 
-/* Whether the JSON text at p (len bytes) is an integer; its value in *v. */
+/*
+ * Whether the JSON text at p (len bytes) is an integer within int64: 1
+ * and its value in *v; -1 when it is an integer out of that range; 0
+ * when it is no integer.
+ */
 static int
 otlp_fact_integer(const char *p, size_t len, int64_t *v)
 {
 	char	 tmp[32], *end;
 	long long ll;
+	size_t	 i;
 
-	if (len == 0 || len >= sizeof tmp)
+	for (i = (len > 0 && p[0] == '-') ? 1 : 0; i < len; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+	if (len == 0 || (len == 1 && p[0] == '-'))
 		return 0;
+	if (len >= sizeof tmp)
+		return -1;
 	memcpy(tmp, p, len);
 	tmp[len] = '\0';
-	if (strpbrk(tmp, ".eE") != NULL)
-		return 0;
+	errno = 0;
 	ll = strtoll(tmp, &end, 10);
 	if (*end != '\0')
 		return 0;
+	if (errno == ERANGE)
+		return -1;
 	*v = (int64_t)ll;
 	return 1;
 }
@@ -254,12 +266,18 @@ otlp_fact_error(struct otlp_fact *f, const char *buf,
 {
 	static const char *const names[] = { "code", "message", NULL };
 	struct fact_val	 fv;
+	int		 r;
 
 	if (otlp_fact_walk(buf, em->val_off, em->val_len, names, &fv) != 0)
 		return;
-	if (fv.has[0])
-		f->has_code = otlp_fact_integer(buf + fv.found[0].val_off,
+	if (fv.has[0]) {
+		r = otlp_fact_integer(buf + fv.found[0].val_off,
 		    fv.found[0].val_len, &f->code);
+		f->has_code = r == 1;
+		if (r == -1)
+			f->code_text = otlp_fact_text(buf + fv.found[0].val_off,
+			    fv.found[0].val_len);
+	}
 	if (fv.has[1])
 		f->message = otlp_fact_member_string(buf, &fv.found[1]);
 }
@@ -271,7 +289,7 @@ otlp_fact_size(const struct otlp_fact *f)
 	const char	*s[] = { f->method, f->id, f->jsonrpc, f->name, f->uri,
 	    f->traceparent, f->tracestate, f->protocol_version, f->meta_version,
 	    f->cancel_id,
-	    f->message, f->payload };
+	    f->message, f->payload, f->code_text };
 	size_t		 i, n = sizeof *f;
 
 	for (i = 0; i < sizeof s / sizeof s[0]; i++)
@@ -414,6 +432,7 @@ otlp_fact_free(struct otlp_fact *f)
 		free(f->meta_version);
 		free(f->cancel_id);
 		free(f->message);
+		free(f->code_text);
 		free(f->payload);
 		free(f);
 	}

@@ -802,6 +802,10 @@ otlp_span_answer(struct otlp_builder *b, const struct otlp_fact *f)
 			otlp_span_attr(s->attrs, "rpc.response.status_code",
 			    code);
 		}
+		/* a code past int64: its text, and no type of its own */
+		if (!f->has_code && f->code_text != NULL)
+			otlp_span_attr(s->attrs, "rpc.response.status_code",
+			    f->code_text);
 		if (!f->has_code)
 			otlp_span_error(s, "_OTHER", f->message);
 		else if (otlp_span_code_is_error(s->kind, f->code))

@@ -831,6 +831,40 @@ Test(otlp_span, prompt_variables_one_by_one, .timeout = UNIT_TIMEOUT)
 	otlp_builder_free(b);
 }
 
+/* An error code past int64: error.type _OTHER and the code as written. */
+Test(otlp_span, error_code_out_of_range, .timeout = UNIT_TIMEOUT)
+{
+	static const char *const codes[] = { "99999999999999999999",
+	    "-9223372036854775809", "123456789012345678901234567890123" };
+	struct otlp_builder	*b;
+	struct otlp_span	*out;
+	struct msg		*m;
+	char			*text;
+	size_t			 i;
+
+	for (i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+		b = otlp_builder_new(&test_info, OTLP_SIDE_CLIENT, 0);
+		out = NULL;
+		m = mk(DIR_C2S, 10, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+		    "\"method\":\"ping\"}");
+		otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+		msg_free(m);
+		xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":"
+		    "{\"code\":%s,\"message\":\"m\"}}", codes[i]);
+		m = mk(DIR_S2C, 20, text);
+		free(text);
+		otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+		msg_free(m);
+		cr_assert_eq(nspans(out), 1);
+		cr_assert_str_eq(sattr(out, "error.type"), "_OTHER");
+		cr_assert_str_eq(sattr(out, "rpc.response.status_code"),
+		    codes[i]);
+		cr_assert_str_eq(out->status_message, "m");
+		otlp_span_free(out);
+		otlp_builder_free(b);
+	}
+}
+
 Test(otlp_span, traceparent_rules, .timeout = UNIT_TIMEOUT)
 {
 	static const struct {
