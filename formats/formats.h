@@ -59,6 +59,9 @@ enum otlp_side {
 #define OTLP_STATUS_UNSET	0
 #define OTLP_STATUS_OK		1
 #define OTLP_STATUS_ERROR	2
+/* trace.proto's SpanFlags: bits of Span.flags beside the trace flags. */
+#define OTLP_SPAN_FLAGS_HAS_IS_REMOTE	0x100u
+#define OTLP_SPAN_FLAGS_IS_REMOTE	0x200u
 
 /*
  * A payload attribute (--otlp-payloads: gen_ai.tool.call.arguments and
@@ -176,6 +179,10 @@ struct otlp_span {
 	uint8_t		 span_id[8];
 	uint8_t		 parent_id[8];
 	int		 has_parent;	/* from params._meta.traceparent */
+	uint32_t	 flags;		/* Span.flags: the traceparent's trace
+					   flags (low 8 bits), and
+					   OTLP_SPAN_FLAGS_HAS_IS_REMOTE, with
+					   _IS_REMOTE when the parent is */
 	char		*trace_state;	/* params._meta.tracestate, or NULL */
 	char		*name;		/* "tools/call echo", "initialize" */
 	int		 kind;		/* OTLP_KIND_* */
@@ -226,7 +233,11 @@ void		 otlp_session_key(const struct otlp_sess_info *, char [33]);
 /* The session's trace id (the spans without a traceparent). */
 void		 otlp_session_trace_id(const struct otlp_sess_info *,
 		     uint8_t [16]);
-/* A W3C traceparent's trace and parent span ids: 0, or -1 if invalid. */
+/*
+ * A W3C traceparent's trace and parent span ids: 0, or -1 if invalid.
+ * Version 00 is exactly 55 characters; a later version (not ff) is read
+ * by its first 55 when the 56th is absent or '-', as W3C says.
+ */
 int		 otlp_traceparent_parse(const char *, uint8_t [16],
 		     uint8_t [8]);
 

@@ -134,6 +134,8 @@ otlp_json_span(const struct otlp_span *s)
 		    otlp_json_hex(s->parent_id, sizeof s->parent_id));
 	json_object_set_new(o, "name", json_string(s->name != NULL ?
 	    s->name : ""));
+	if (s->flags != 0)	/* fixed32: a number in OTLP/JSON */
+		json_object_set_new(o, "flags", json_integer(s->flags));
 	json_object_set_new(o, "kind", json_integer(s->kind));
 	json_object_set_new(o, "startTimeUnixNano",
 	    otlp_json_int64(s->start_ns));

@@ -21,6 +21,7 @@
 #define PB_VARINT	0
 #define PB_FIXED64	1
 #define PB_LEN		2
+#define PB_FIXED32	5
 
 /* ExportTraceServiceRequest */
 #define PB_REQ_RESOURCE_SPANS	1
@@ -41,6 +42,7 @@
 #define PB_SPAN_END		8
 #define PB_SPAN_ATTRIBUTES	9
 #define PB_SPAN_STATUS		15
+#define PB_SPAN_FLAGS		16	/* fixed32 */
 /* Status */
 #define PB_STATUS_MESSAGE	2
 #define PB_STATUS_CODE		3
@@ -119,6 +121,18 @@ otlp_pb_fixed64(struct obuf *o, unsigned int field, uint64_t v)
 	for (i = 0; i < 8; i++)
 		b[i] = (uint8_t)(v >> (8 * i));
 	obuf_add(o, b, 8);
+}
+
+static void
+otlp_pb_fixed32(struct obuf *o, unsigned int field, uint32_t v)
+{
+	uint8_t	 b[4];
+	size_t	 i;
+
+	otlp_pb_tag(o, field, PB_FIXED32);
+	for (i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	obuf_add(o, b, 4);
 }
 
 /* The scratch buffer of level l, emptied. */
@@ -255,6 +269,8 @@ otlp_pb_span(struct pbw *w, size_t l, struct obuf *o,
 		}
 		otlp_pb_bytes(sp, PB_SPAN_STATUS, st->p, st->len);
 	}
+	if (s->flags != 0)
+		otlp_pb_fixed32(sp, PB_SPAN_FLAGS, s->flags);
 	otlp_pb_bytes(o, PB_SS_SPANS, sp->p, sp->len);
 }
 

@@ -330,9 +330,15 @@ otlp_traceparent_parse(const char *tp, uint8_t trace[16], uint8_t span[8])
 	size_t			 i;
 	int			 hi, lo;
 
-	/* 00-<32 hex>-<16 hex>-<2 hex>; lower case, as W3C requires. */
-	if (tp == NULL || strlen(tp) != 55 || tp[2] != '-' || tp[35] != '-' ||
-	    tp[52] != '-')
+	/* 00-<32 hex>-<16 hex>-<2 hex>; lower case, as W3C requires.  A
+	   later version may go on after a '-'; ff is invalid. */
+	if (tp == NULL || strnlen(tp, 56) < 55 || tp[2] != '-' ||
+	    tp[35] != '-' || tp[52] != '-')
+		return -1;
+	if (strncmp(tp, "ff", 2) == 0)
+		return -1;
+	if (strncmp(tp, "00", 2) == 0 ? tp[55] != '\0' :
+	    (tp[55] != '\0' && tp[55] != '-'))
 		return -1;
 	for (i = 0; i < 55; i++) {
 		if (i == 2 || i == 35 || i == 52)
@@ -341,8 +347,6 @@ otlp_traceparent_parse(const char *tp, uint8_t trace[16], uint8_t span[8])
 		    (tp[i] >= 'a' && tp[i] <= 'f')))
 			return -1;
 	}
-	if (strncmp(tp, "00", 2) != 0)
-		return -1;
 	for (i = 0; i < 16; i++) {
 		hi = scan_hex_value(tp[3 + 2 * i]);
 		lo = scan_hex_value(tp[4 + 2 * i]);
@@ -609,10 +613,16 @@ otlp_span_start(struct otlp_builder *b, const struct otlp_fact *f,
 	if (otlp_traceparent_parse(f->traceparent, s->trace_id,
 	    s->parent_id) == 0) {
 		s->has_parent = 1;
+		/* the trace flags; the parent is remote: in another process */
+		s->flags = (uint32_t)(scan_hex_value(f->traceparent[53]) << 4 |
+		    scan_hex_value(f->traceparent[54])) |
+		    OTLP_SPAN_FLAGS_HAS_IS_REMOTE | OTLP_SPAN_FLAGS_IS_REMOTE;
 		if (f->tracestate != NULL && f->tracestate[0] != '\0')
 			s->trace_state = xstrdup(f->tracestate);
-	} else
+	} else {
 		memcpy(s->trace_id, b->trace_id, sizeof s->trace_id);
+		s->flags = OTLP_SPAN_FLAGS_HAS_IS_REMOTE;
+	}
 	otlp_span_new_id(b, s->span_id);
 
 	otlp_span_attr(s->attrs, "mcp.method.name", m);

@@ -521,6 +521,9 @@ Test(otlp_span, whole_session_server_side, .timeout = UNIT_TIMEOUT)
 	cr_assert(memcmp(sp->parent_id, "\xb7\xad\x6b\x71\x69\x20\x33\x31",
 	    8) == 0);
 	cr_assert_str_eq(sp->trace_state, "a=b");
+	/* the traceparent's flags 01, and a remote parent */
+	cr_assert_eq(sp->flags, 0x301);
+	cr_assert_eq(span_by(s.spans, "2", NULL)->flags, 0x100);
 	cr_assert_eq(sp->status, OTLP_STATUS_UNSET);
 	v = pval(sp, "gen_ai.tool.call.arguments");
 	cr_assert(json_is_object(v));
@@ -876,7 +879,13 @@ Test(otlp_span, traceparent_rules, .timeout = UNIT_TIMEOUT)
 		{ "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01", 0 },
 		{ "00-00000000000000000000000000000000-b7ad6b7169203331-01", 0 },
 		{ "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", 0 },
-		{ "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", 0 },
+		/* a later version: its first 55 characters, as W3C says */
+		{ "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", 1 },
+		{ "cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-xyz",
+		    1 },
+		{ "cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01x", 0 },
+		{ "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", 0 },
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-x", 0 },
 		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0", 0 },
 		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-", 0 },
 		{ "00_0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", 0 },
@@ -997,6 +1006,12 @@ pb_find(const uint8_t *buf, size_t len, unsigned f, size_t n,
 			memcpy(&cur.v, p, 8);
 			p += 8;
 			break;
+		case 5:
+			cr_assert_leq(4, (size_t)(end - p));
+			cur.v = (uint64_t)p[0] | (uint64_t)p[1] << 8 |
+			    (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+			p += 4;
+			break;
 		case 2:
 			cr_assert_eq(pb_varint(&p, end, &v), 0);
 			cr_assert_leq(v, (uint64_t)(end - p));
@@ -1083,6 +1098,7 @@ enc_spans(void)
 	memset(b->span_id, 0x02, 8);
 	memset(b->parent_id, 0x03, 8);
 	b->has_parent = 1;
+	b->flags = 0x301;
 	b->trace_state = strdup("k=v");
 	b->name = strdup("notifications/initialized");
 	b->kind = OTLP_KIND_CLIENT;
@@ -1136,6 +1152,7 @@ Test(otlp_pb, fields_read_back, .timeout = UNIT_TIMEOUT)
 	cr_assert(pb_find(sp.p, sp.len, 2, 0, &f) && f.len == 8 &&
 	    f.p[7] == 0x01);
 	cr_assert_not(pb_find(sp.p, sp.len, 4, 0, &f));
+	cr_assert_not(pb_find(sp.p, sp.len, 16, 0, &f));	/* flags 0 */
 	cr_assert(pb_find(sp.p, sp.len, 5, 0, &f) &&
 	    pb_streq(&f, "tools/call echo"));
 	cr_assert(pb_find(sp.p, sp.len, 6, 0, &f) && f.wire == 0 &&
@@ -1177,6 +1194,9 @@ Test(otlp_pb, fields_read_back, .timeout = UNIT_TIMEOUT)
 	    f.p[0] == 0x03);
 	cr_assert(pb_find(sp.p, sp.len, 6, 0, &f) && f.v == OTLP_KIND_CLIENT);
 	cr_assert_not(pb_find(sp.p, sp.len, 15, 0, &f));
+	/* Span.flags: fixed32 field 16 */
+	cr_assert(pb_find(sp.p, sp.len, 16, 0, &f) && f.wire == 5 &&
+	    f.v == 0x301);
 	/* down the deep array: 32 array levels, then a JSON text */
 	cr_assert(pb_attr(sp.p, sp.len, 9, "deep", &v));
 	for (depth = 0; depth < OTLP_VALUE_DEPTH; depth++) {
@@ -1231,6 +1251,7 @@ Test(otlp_json, shape_read_back, .timeout = UNIT_TIMEOUT)
 	cr_assert_str_eq(json_string_value(json_object_get(sp, "spanId")),
 	    "0101010101010101");
 	cr_assert_null(json_object_get(sp, "parentSpanId"));
+	cr_assert_null(json_object_get(sp, "flags"));
 	cr_assert_eq(json_integer_value(json_object_get(sp, "kind")), 2);
 	cr_assert_str_eq(json_string_value(json_object_get(sp,
 	    "startTimeUnixNano")), "1700000000123456789");
@@ -1272,6 +1293,7 @@ Test(otlp_json, shape_read_back, .timeout = UNIT_TIMEOUT)
 	    "parentSpanId")), "0303030303030303");
 	cr_assert_str_eq(json_string_value(json_object_get(sp, "traceState")),
 	    "k=v");
+	cr_assert_eq(json_integer_value(json_object_get(sp, "flags")), 0x301);
 	cr_assert_null(json_object_get(sp, "status"));
 	v = json_object_get(json_array_get(json_object_get(sp, "attributes"),
 	    0), "value");
