@@ -72,6 +72,8 @@ enum otlp_side {
 #define OTLP_PAYLOAD_MAX	((size_t)64 * 1024)
 /* A string attribute (a tool name, a URI, an id) longer is cut here. */
 #define OTLP_STRING_MAX		((size_t)1024)
+/* An id whose text is longer is paired by its SHA-256 (otlp_fact.id_key). */
+#define OTLP_ID_KEY_MAX		((size_t)4096)
 
 /* otlp_fact.c: what a span needs of one message. */
 struct otlp_fact {
@@ -83,6 +85,10 @@ struct otlp_fact {
 	char		*id;		/* the id's JSON text as written (so
 					   "7" and 7 stay apart), or NULL for
 					   none or null */
+	char		*id_key;	/* what pairs the id: its whole JSON
+					   text up to OTLP_ID_KEY_MAX bytes,
+					   past it "#sha256:" and the hex
+					   SHA-256 of the whole text */
 	char		*jsonrpc;	/* "jsonrpc" when not "2.0", else NULL */
 	char		*name;		/* params.name: tools/call,
 					   prompts/get */
@@ -99,7 +105,7 @@ struct otlp_fact {
 					   later: each request names its
 					   version) */
 	char		*cancel_id;	/* notifications/cancelled: the
-					   params.requestId's JSON text */
+					   params.requestId's key (as id_key) */
 	int		 tool_error;	/* a result with "isError": true */
 	int		 has_code;	/* an error response: */
 	int64_t		 code;		/*   error.code */

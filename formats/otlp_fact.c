@@ -135,6 +135,27 @@ otlp_fact_text(const char *p, size_t len)
 	return xstrndup(p, len);
 }
 
+/*
+ * The key that pairs an id (or a cancelled requestId) whose JSON text is
+ * at p (len bytes): the text itself up to OTLP_ID_KEY_MAX, past it
+ * "#sha256:" and the SHA-256 of all of it (no JSON text begins with #).
+ */
+static char *
+otlp_fact_id_key(const char *p, size_t len)
+{
+	struct digest	*d;
+	char		*hex, *out;
+
+	if (len <= OTLP_ID_KEY_MAX)
+		return xstrndup(p, len);
+	d = digest_new();
+	digest_update(d, p, len);
+	hex = digest_hex_free(d);
+	xasprintf(&out, "#sha256:%s", hex);
+	free(hex);
+	return out;
+}
+
 /* The string member's value at mb, or NULL. */
 static char *
 otlp_fact_member_string(const char *buf, const struct scan_member *mb)
@@ -201,7 +222,7 @@ otlp_fact_params(struct otlp_fact *f, const char *buf,
 		f->protocol_version = otlp_fact_member_string(buf,
 		    &fv.found[3]);
 	if (strcmp(m, "notifications/cancelled") == 0 && fv.has[4])
-		f->cancel_id = otlp_fact_text(buf + fv.found[4].val_off,
+		f->cancel_id = otlp_fact_id_key(buf + fv.found[4].val_off,
 		    fv.found[4].val_len);
 	if (payloads && named && fv.has[5])
 		otlp_fact_payload(f, buf, &fv.found[5]);
@@ -286,7 +307,7 @@ otlp_fact_error(struct otlp_fact *f, const char *buf,
 static size_t
 otlp_fact_size(const struct otlp_fact *f)
 {
-	const char	*s[] = { f->method, f->id, f->jsonrpc, f->name, f->uri,
+	const char	*s[] = { f->method, f->id, f->id_key, f->jsonrpc, f->name, f->uri,
 	    f->traceparent, f->tracestate, f->protocol_version, f->meta_version,
 	    f->cancel_id,
 	    f->message, f->payload, f->code_text };
@@ -336,8 +357,11 @@ otlp_fact_one(const struct msg *m, const char *buf, size_t len, int trunc,
 	f->ts_ns = m->ts_ns;
 	f->method = method;
 	if (fs.id != NULL && !(fs.id->val_len == 4 &&
-	    memcmp(buf + fs.id->val_off, "null", 4) == 0))
+	    memcmp(buf + fs.id->val_off, "null", 4) == 0)) {
 		f->id = otlp_fact_text(buf + fs.id->val_off, fs.id->val_len);
+		f->id_key = otlp_fact_id_key(buf + fs.id->val_off,
+		    fs.id->val_len);
+	}
 	if (trunc)
 		goto done;
 	if (fs.jsonrpc != NULL) {
@@ -423,6 +447,7 @@ otlp_fact_free(struct otlp_fact *f)
 		next = f->next;
 		free(f->method);
 		free(f->id);
+		free(f->id_key);
 		free(f->jsonrpc);
 		free(f->name);
 		free(f->uri);

@@ -308,13 +308,20 @@ otlp_span_attr(json_t *attrs, const char *key, const char *v)
 static void
 otlp_span_id_attr(json_t *attrs, const char *id)
 {
-	size_t	 n = strlen(id), o = 0;
+	size_t	 n = strlen(id), o = 0, body, back;
 	char	*v;
 
-	if (n >= 2 && id[0] == '"' && id[n - 1] == '"') {
+	if (n >= 2 && id[0] == '"') {
+		/* the body: without its closing quote, or cut (then perhaps
+		   inside an escape: drop up to 6 bytes until it decodes) */
+		body = id[n - 1] == '"' ? n - 2 : n - 1;
 		v = xmalloc(n);
-		if (scan_string_decode(id + 1, n - 2, v, &o) != 0)
+		for (back = 0; back <= 6 && back <= body; back++) {
 			o = 0;
+			if (scan_string_decode(id + 1, body - back, v, &o) == 0)
+				break;
+			o = 0;
+		}
 		v[o] = '\0';
 		otlp_span_attr(attrs, "jsonrpc.request.id", v);
 		free(v);
@@ -741,7 +748,7 @@ static void
 otlp_span_request(struct otlp_builder *b, const struct otlp_fact *f)
 {
 	struct otlp_pend	*p, *old;
-	const char		*id = f->id != NULL ? f->id : "null";
+	const char		*id = f->id_key != NULL ? f->id_key : "null";
 
 	/* An id reused while its first request waits ends the first. */
 	if ((old = otlp_span_take(b, f->dir, id)) != NULL)
@@ -801,7 +808,7 @@ otlp_span_answer(struct otlp_builder *b, const struct otlp_fact *f)
 	char			 code[32];
 	enum dir		 rd = f->dir == DIR_C2S ? DIR_S2C : DIR_C2S;
 
-	p = otlp_span_take(b, rd, f->id != NULL ? f->id : "null");
+	p = otlp_span_take(b, rd, f->id_key != NULL ? f->id_key : "null");
 	if (p == NULL)
 		return;		/* no span: an answer to nothing we saw */
 	s = p->span;

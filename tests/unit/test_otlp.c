@@ -868,6 +868,67 @@ Test(otlp_span, error_code_out_of_range, .timeout = UNIT_TIMEOUT)
 	}
 }
 
+/*
+ * Long ids pair by all of their text (a SHA-256 past OTLP_ID_KEY_MAX),
+ * not by the first OTLP_STRING_MAX bytes the attribute keeps; a cut
+ * string id is still its text, even cut inside an escape.
+ */
+Test(otlp_span, long_ids_pair_whole, .timeout = UNIT_TIMEOUT)
+{
+	static const size_t	 lens[] = { 2000, 9000 };
+	struct otlp_builder	*b;
+	struct otlp_span	*out;
+	struct msg		*m;
+	char			*base, *text;
+	size_t			 li, i, n;
+	const char		*v;
+
+	for (li = 0; li < 2; li++) {
+		n = lens[li];
+		b = otlp_builder_new(&test_info, OTLP_SIDE_SERVER, 0);
+		out = NULL;
+		base = malloc(n + 1);
+		for (i = 0; i < n; i++)		/* \" escapes throughout */
+			base[i] = i % 2 == 0 ? '\\' : '"';
+		base[n] = '\0';
+		for (i = 0; i < 2; i++) {	/* ids "<base>A", "<base>B" */
+			xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":\"%s%c\","
+			    "\"method\":\"ping\"}", base, (int)('A' + i));
+			m = mk(DIR_C2S, 10 + (int64_t)i, text);
+			otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+			msg_free(m);
+			free(text);
+		}
+		cr_assert_null(out, "len %zu: the second ended the first", n);
+		/* B answered first and with an error, then A cancelled */
+		xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":\"%sB\","
+		    "\"error\":{\"code\":-1,\"message\":\"b\"}}", base);
+		m = mk(DIR_S2C, 20, text);
+		otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+		msg_free(m);
+		free(text);
+		xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"method\":"
+		    "\"notifications/cancelled\",\"params\":{\"requestId\":"
+		    "\"%sA\"}}", base);
+		m = mk(DIR_C2S, 30, text);
+		otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+		msg_free(m);
+		free(text);
+		cr_assert_eq(nspans(out), 3);
+		cr_assert_str_eq(out->status_message, "b");
+		cr_assert_eq(out->start_ns, 11);
+		cr_assert_str_eq(sattr(out->next, "error.type"), "cancelled");
+		cr_assert_eq(out->next->start_ns, 10);
+		/* the attribute: the id's value cut, not empty */
+		v = sattr(out, "jsonrpc.request.id");
+		cr_assert_geq(strlen(v), 500);
+		cr_assert_eq(v[0], '"');
+		otlp_span_free(out);
+		otlp_builder_free(b);
+		free(base);
+	}
+}
+
 Test(otlp_span, traceparent_rules, .timeout = UNIT_TIMEOUT)
 {
 	static const struct {
