@@ -82,6 +82,9 @@ struct otlp_fact {
 					   _RESPONSE, _ERROR */
 	int64_t		 ts_ns;		/* the message's wall time */
 	char		*method;	/* request, notification */
+	size_t		 method_len;	/* strings may hold a NUL (a \u0000):
+					   method, name, uri and message have
+					   their lengths */
 	char		*id;		/* the id's JSON text as written (so
 					   "7" and 7 stay apart), or NULL for
 					   none or null */
@@ -92,9 +95,11 @@ struct otlp_fact {
 	char		*jsonrpc;	/* "jsonrpc" when not "2.0", else NULL */
 	char		*name;		/* params.name: tools/call,
 					   prompts/get */
+	size_t		 name_len;
 	char		*uri;		/* params.uri: resources/read,
 					   subscribe, unsubscribe,
 					   notifications/resources/updated */
+	size_t		 uri_len;
 	char		*traceparent;	/* params._meta.traceparent */
 	char		*tracestate;	/* params._meta.tracestate */
 	char		*protocol_version; /* initialize: params.protocolVersion
@@ -113,6 +118,7 @@ struct otlp_fact {
 					   int64: its text (has_code 0) */
 	char		*message;	/*   error.message, cut to
 					   OTLP_STRING_MAX */
+	size_t		 message_len;
 	char		*payload;	/* with payloads: the JSON text of a
 					   tools/call's params.arguments, a
 					   prompts/get's params.arguments, or
@@ -191,11 +197,14 @@ struct otlp_span {
 					   _IS_REMOTE when the parent is */
 	char		*trace_state;	/* params._meta.tracestate, or NULL */
 	char		*name;		/* "tools/call echo", "initialize" */
+	size_t		 name_len;	/* name and status_message may hold a
+					   NUL: their lengths (0: up to it) */
 	int		 kind;		/* OTLP_KIND_* */
 	int64_t		 start_ns;	/* wall time, ns since the epoch */
 	int64_t		 end_ns;
 	int		 status;	/* OTLP_STATUS_* */
 	char		*status_message; /* JSONRPCError.message, or NULL */
+	size_t		 status_message_len;
 	json_t		*attrs;		/* an object: each member an attribute;
 					   strings, integers, reals, booleans;
 					   an object or array is a structured

@@ -106,7 +106,7 @@ otlp_fact_walk(const char *buf, size_t off, size_t len,
  * it is no string.
  */
 static char *
-otlp_fact_string(const char *p, size_t len)
+otlp_fact_string(const char *p, size_t len, size_t *lenp)
 {
 	char	*out;
 	size_t	 n = 0;
@@ -119,10 +119,18 @@ otlp_fact_string(const char *p, size_t len)
 		return NULL;
 	}
 	out[n] = '\0';
-	/* A \u0000 ends the C string; what follows it is not kept. */
-	n = strlen(out);
-	if (n > OTLP_STRING_MAX)
-		out[scan_utf8_trim(out, OTLP_STRING_MAX)] = '\0';
+	/* A \u0000 is kept: the length says where the string ends. */
+	if (n > OTLP_STRING_MAX) {
+		n = scan_utf8_trim(out, OTLP_STRING_MAX);
+		out[n] = '\0';
+	}
+	if (lenp != NULL)
+		*lenp = n;
+	else if (strlen(out) != n) {
+		/* no room for a length: what has a NUL is no value */
+		free(out);
+		return NULL;
+	}
 	return out;
 }
 
@@ -156,11 +164,22 @@ otlp_fact_id_key(const char *p, size_t len)
 	return out;
 }
 
-/* The string member's value at mb, or NULL. */
+/*
+ * The string member's value at mb, or NULL; its length to *lenp (NULL:
+ * a value with a NUL in it is none, as for a version or traceparent).
+ */
 static char *
-otlp_fact_member_string(const char *buf, const struct scan_member *mb)
+otlp_fact_member_string(const char *buf, const struct scan_member *mb,
+    size_t *lenp)
 {
-	return otlp_fact_string(buf + mb->val_off, mb->val_len);
+	return otlp_fact_string(buf + mb->val_off, mb->val_len, lenp);
+}
+
+/* Whether string s of n bytes (it may hold NUL) is lit. */
+static int
+otlp_fact_is(const char *s, size_t n, const char *lit)
+{
+	return n == strlen(lit) && memcmp(s, lit, n) == 0;
 }
 
 /* Keep the JSON text at mb as f's payload, or note that it is too big. */
@@ -178,12 +197,12 @@ otlp_fact_payload(struct otlp_fact *f, const char *buf,
 
 /* Whether method m is one whose params.uri is mcp.resource.uri. */
 static int
-otlp_fact_has_uri(const char *m)
+otlp_fact_has_uri(const char *m, size_t n)
 {
-	return strcmp(m, "resources/read") == 0 ||
-	    strcmp(m, "resources/subscribe") == 0 ||
-	    strcmp(m, "resources/unsubscribe") == 0 ||
-	    strcmp(m, "notifications/resources/updated") == 0;
+	return otlp_fact_is(m, n, "resources/read") ||
+	    otlp_fact_is(m, n, "resources/subscribe") ||
+	    otlp_fact_is(m, n, "resources/unsubscribe") ||
+	    otlp_fact_is(m, n, "notifications/resources/updated");
 }
 
 /* Fill f from the params of a request or notification. */
@@ -197,31 +216,35 @@ otlp_fact_params(struct otlp_fact *f, const char *buf,
 	    "tracestate", "io.modelcontextprotocol/protocolVersion", NULL };
 	struct fact_val	 fv, mv;
 	const char	*m = f->method;
+	size_t		 mn = f->method_len;
 	int		 named;
 
 	if (otlp_fact_walk(buf, pm->val_off, pm->val_len, names, &fv) != 0)
 		return;
-	named = strcmp(m, "tools/call") == 0 || strcmp(m, "prompts/get") == 0;
+	named = otlp_fact_is(m, mn, "tools/call") ||
+	    otlp_fact_is(m, mn, "prompts/get");
 	if (named && fv.has[0])
-		f->name = otlp_fact_member_string(buf, &fv.found[0]);
-	if (otlp_fact_has_uri(m) && fv.has[1])
-		f->uri = otlp_fact_member_string(buf, &fv.found[1]);
+		f->name = otlp_fact_member_string(buf, &fv.found[0],
+		    &f->name_len);
+	if (otlp_fact_has_uri(m, mn) && fv.has[1])
+		f->uri = otlp_fact_member_string(buf, &fv.found[1],
+		    &f->uri_len);
 	if (fv.has[2] && otlp_fact_walk(buf, fv.found[2].val_off,
 	    fv.found[2].val_len, meta_names, &mv) == 0) {
 		if (mv.has[0])
 			f->traceparent = otlp_fact_member_string(buf,
-			    &mv.found[0]);
+			    &mv.found[0], NULL);
 		if (mv.has[1])
 			f->tracestate = otlp_fact_member_string(buf,
-			    &mv.found[1]);
+			    &mv.found[1], NULL);
 		if (mv.has[2])
 			f->meta_version = otlp_fact_member_string(buf,
-			    &mv.found[2]);
+			    &mv.found[2], NULL);
 	}
-	if (strcmp(m, "initialize") == 0 && fv.has[3])
+	if (otlp_fact_is(m, mn, "initialize") && fv.has[3])
 		f->protocol_version = otlp_fact_member_string(buf,
-		    &fv.found[3]);
-	if (strcmp(m, "notifications/cancelled") == 0 && fv.has[4])
+		    &fv.found[3], NULL);
+	if (otlp_fact_is(m, mn, "notifications/cancelled") && fv.has[4])
 		f->cancel_id = otlp_fact_id_key(buf + fv.found[4].val_off,
 		    fv.found[4].val_len);
 	if (payloads && named && fv.has[5])
@@ -246,7 +269,7 @@ otlp_fact_result(struct otlp_fact *f, const char *buf,
 		f->tool_error = 1;
 	if (fv.has[1])
 		f->protocol_version = otlp_fact_member_string(buf,
-		    &fv.found[1]);
+		    &fv.found[1], NULL);
 }
 
 /*
@@ -300,7 +323,8 @@ otlp_fact_error(struct otlp_fact *f, const char *buf,
 			    fv.found[0].val_len);
 	}
 	if (fv.has[1])
-		f->message = otlp_fact_member_string(buf, &fv.found[1]);
+		f->message = otlp_fact_member_string(buf, &fv.found[1],
+		    &f->message_len);
 }
 
 /* Add up the bytes f holds. */
@@ -316,6 +340,8 @@ otlp_fact_size(const struct otlp_fact *f)
 	for (i = 0; i < sizeof s / sizeof s[0]; i++)
 		if (s[i] != NULL)
 			n += strlen(s[i]) + 1;
+	/* past a NUL in them */
+	n += f->method_len + f->name_len + f->uri_len + f->message_len;
 	return n;
 }
 
@@ -335,13 +361,15 @@ otlp_fact_one(const struct msg *m, const char *buf, size_t len, int trunc,
 	struct fact_scan	 fs;
 	enum msg_kind		 kind;
 	char			*v, *method = NULL;
+	size_t			 method_len = 0;
 
 	memset(&fs, 0, sizeof fs);
 	fs.buf = buf;
 	if (scan_members(buf, len, otlp_fact_top_cb, &fs) != 0)
 		return NULL;
 	if (fs.method != NULL) {
-		method = otlp_fact_member_string(buf, fs.method);
+		method = otlp_fact_member_string(buf, fs.method,
+		    &method_len);
 		if (method == NULL)
 			return NULL;
 		kind = fs.id != NULL ? KIND_REQUEST : KIND_NOTIFICATION;
@@ -356,6 +384,7 @@ otlp_fact_one(const struct msg *m, const char *buf, size_t len, int trunc,
 	f->kind = kind;
 	f->ts_ns = m->ts_ns;
 	f->method = method;
+	f->method_len = method_len;
 	if (fs.id != NULL && !(fs.id->val_len == 4 &&
 	    memcmp(buf + fs.id->val_off, "null", 4) == 0)) {
 		f->id = otlp_fact_text(buf + fs.id->val_off, fs.id->val_len);
@@ -365,7 +394,7 @@ otlp_fact_one(const struct msg *m, const char *buf, size_t len, int trunc,
 	if (trunc)
 		goto done;
 	if (fs.jsonrpc != NULL) {
-		v = otlp_fact_member_string(buf, fs.jsonrpc);
+		v = otlp_fact_member_string(buf, fs.jsonrpc, NULL);
 		if (v == NULL)
 			f->jsonrpc = otlp_fact_text(buf + fs.jsonrpc->val_off,
 			    fs.jsonrpc->val_len);

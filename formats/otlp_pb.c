@@ -241,7 +241,11 @@ otlp_pb_span(struct pbw *w, size_t l, struct obuf *o,
 	if (s->has_parent)
 		otlp_pb_bytes(sp, PB_SPAN_PARENT_SPAN_ID, s->parent_id,
 		    sizeof s->parent_id);
-	otlp_pb_string(sp, PB_SPAN_NAME, s->name != NULL ? s->name : "");
+	if (s->name != NULL)
+		otlp_pb_bytes(sp, PB_SPAN_NAME, s->name, s->name_len != 0 ?
+		    s->name_len : strlen(s->name));
+	else
+		otlp_pb_string(sp, PB_SPAN_NAME, "");
 	otlp_pb_tag(sp, PB_SPAN_KIND, PB_VARINT);
 	otlp_pb_varint(sp, (uint64_t)s->kind);
 	otlp_pb_fixed64(sp, PB_SPAN_START, (uint64_t)s->start_ns);
@@ -261,8 +265,9 @@ otlp_pb_span(struct pbw *w, size_t l, struct obuf *o,
 	if (s->status != OTLP_STATUS_UNSET || s->status_message != NULL) {
 		st = otlp_pb_level(w, l + 1);
 		if (s->status_message != NULL)
-			otlp_pb_string(st, PB_STATUS_MESSAGE,
-			    s->status_message);
+			otlp_pb_bytes(st, PB_STATUS_MESSAGE, s->status_message,
+			    s->status_message_len != 0 ?
+			    s->status_message_len : strlen(s->status_message));
 		if (s->status != OTLP_STATUS_UNSET) {
 			otlp_pb_tag(st, PB_STATUS_CODE, PB_VARINT);
 			otlp_pb_varint(st, (uint64_t)s->status);

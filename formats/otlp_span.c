@@ -285,6 +285,30 @@ otlp_span_begin(struct otlp_builder *b, struct otlp_span **out)
 	b->tail = out;
 }
 
+/* A string attribute of n bytes (it may hold NUL): valid UTF-8 always. */
+static void
+otlp_span_attrn(json_t *attrs, const char *key, const char *v, size_t n)
+{
+	json_t	*j;
+	char	*esc;
+
+	if ((j = json_stringn(v, n)) == NULL) {
+		esc = scan_utf8_escape(v);	/* up to a NUL: it is not */
+		j = json_string(esc);
+		free(esc);
+	}
+	if (j != NULL)
+		json_object_set_new(attrs, key, j);
+}
+
+/* Whether fact f's method (it may hold a NUL) is m. */
+static int
+otlp_span_method_is(const struct otlp_fact *f, const char *m)
+{
+	return f->method_len == strlen(m) &&
+	    memcmp(f->method, m, f->method_len) == 0;
+}
+
 /* A string attribute: valid UTF-8 always (other bytes escaped). */
 static void
 otlp_span_attr(json_t *attrs, const char *key, const char *v)
@@ -588,14 +612,25 @@ otlp_span_common(const struct otlp_builder *b, struct otlp_span *s,
 	}
 }
 
-/* Set the span's error: error.type, status ERROR and its description. */
+/*
+ * Set the span's error: error.type, status ERROR and its description
+ * (msg, of msg_len bytes: it may hold a NUL).
+ */
 static void
-otlp_span_error(struct otlp_span *s, const char *type, const char *msg)
+otlp_span_error(struct otlp_span *s, const char *type, const char *msg,
+    size_t msg_len)
 {
 	otlp_span_attr(s->attrs, "error.type", type);
 	s->status = OTLP_STATUS_ERROR;
 	free(s->status_message);
-	s->status_message = msg != NULL ? xstrdup(msg) : NULL;
+	s->status_message = NULL;
+	s->status_message_len = 0;
+	if (msg != NULL) {
+		s->status_message = xmalloc(msg_len + 1);
+		memcpy(s->status_message, msg, msg_len);
+		s->status_message[msg_len] = '\0';
+		s->status_message_len = msg_len;
+	}
 }
 
 /*
@@ -609,8 +644,10 @@ otlp_span_start(struct otlp_builder *b, const struct otlp_fact *f,
 {
 	struct otlp_span	*s = xcalloc(1, sizeof *s);
 	const char		*m = f->method, *target = NULL;
-	int			 tools_call = strcmp(m, "tools/call") == 0;
-	int			 prompts_get = strcmp(m, "prompts/get") == 0;
+	size_t			 target_len = 0;
+	int			 tools_call = otlp_span_method_is(f, "tools/call");
+	int			 prompts_get = otlp_span_method_is(f,
+				     "prompts/get");
 	int			 over = 0;
 	size_t			 plen;
 
@@ -632,23 +669,28 @@ otlp_span_start(struct otlp_builder *b, const struct otlp_fact *f,
 	}
 	otlp_span_new_id(b, s->span_id);
 
-	otlp_span_attr(s->attrs, "mcp.method.name", m);
+	otlp_span_attrn(s->attrs, "mcp.method.name", m, f->method_len);
 	if (f->kind == KIND_REQUEST && f->id != NULL)
 		otlp_span_id_attr(s->attrs, f->id);
 	if (tools_call && f->name != NULL) {
-		otlp_span_attr(s->attrs, "gen_ai.tool.name", f->name);
+		otlp_span_attrn(s->attrs, "gen_ai.tool.name", f->name,
+		    f->name_len);
 		target = f->name;
+		target_len = f->name_len;
 	}
 	if (tools_call)
 		otlp_span_attr(s->attrs, "gen_ai.operation.name",
 		    "execute_tool");
 	if (prompts_get && f->name != NULL) {
-		otlp_span_attr(s->attrs, "gen_ai.prompt.name", f->name);
+		otlp_span_attrn(s->attrs, "gen_ai.prompt.name", f->name,
+		    f->name_len);
 		target = f->name;
+		target_len = f->name_len;
 	}
 	if (f->uri != NULL)
-		otlp_span_attr(s->attrs, "mcp.resource.uri", f->uri);
-	if (strcmp(m, "initialize") == 0 && f->kind == KIND_REQUEST &&
+		otlp_span_attrn(s->attrs, "mcp.resource.uri", f->uri,
+		    f->uri_len);
+	if (otlp_span_method_is(f, "initialize") && f->kind == KIND_REQUEST &&
 	    f->protocol_version != NULL)
 		otlp_span_set_version(b, f->protocol_version);
 	/* A request's own version (params._meta) is its span's and the
@@ -679,10 +721,15 @@ otlp_span_start(struct otlp_builder *b, const struct otlp_fact *f,
 	    prompts_get))
 		otlp_span_omitted(omitted, tools_call ?
 		    "gen_ai.tool.call.arguments" : "gen_ai.prompt.variable");
-	if (target != NULL)
-		xasprintf(&s->name, "%s %s", m, target);
-	else
-		s->name = xstrdup(m);
+	/* "{method} {target}", each of its length (a NUL is kept) */
+	s->name_len = f->method_len + (target != NULL ? 1 + target_len : 0);
+	s->name = xmalloc(s->name_len + 1);
+	memcpy(s->name, m, f->method_len);
+	if (target != NULL) {
+		s->name[f->method_len] = ' ';
+		memcpy(s->name + f->method_len + 1, target, target_len);
+	}
+	s->name[s->name_len] = '\0';
 	return s;
 }
 
@@ -723,7 +770,7 @@ static void
 otlp_span_unanswered(struct otlp_builder *b, struct otlp_pend *p,
     int64_t ts)
 {
-	otlp_span_error(p->span, "unanswered", NULL);
+	otlp_span_error(p->span, "unanswered", NULL, 0);
 	otlp_span_finish(b, p, ts);
 }
 
@@ -757,8 +804,8 @@ otlp_span_request(struct otlp_builder *b, const struct otlp_fact *f)
 	p->dir = f->dir;
 	p->id = xstrdup(id);
 	p->hash = otlp_span_hash(f->dir, id);
-	p->tools_call = strcmp(f->method, "tools/call") == 0;
-	p->initialize = strcmp(f->method, "initialize") == 0;
+	p->tools_call = otlp_span_method_is(f, "tools/call");
+	p->initialize = otlp_span_method_is(f, "initialize");
 	p->span = otlp_span_start(b, f, &p->omitted, &p->payload_bytes);
 	if (b->npending >= b->nbuckets &&
 	    b->nbuckets < OTLP_PENDING_BUCKETS_MAX)
@@ -786,10 +833,10 @@ otlp_span_notification(struct otlp_builder *b, const struct otlp_fact *f)
 	struct otlp_span	*s;
 	char			*omitted = NULL;
 
-	if (strcmp(f->method, "notifications/cancelled") == 0 &&
+	if (otlp_span_method_is(f, "notifications/cancelled") &&
 	    f->cancel_id != NULL &&
 	    (p = otlp_span_take(b, f->dir, f->cancel_id)) != NULL) {
-		otlp_span_error(p->span, "cancelled", NULL);
+		otlp_span_error(p->span, "cancelled", NULL, 0);
 		otlp_span_finish(b, p, f->ts_ns);
 	}
 	s = otlp_span_start(b, f, &omitted, NULL);
@@ -824,12 +871,14 @@ otlp_span_answer(struct otlp_builder *b, const struct otlp_fact *f)
 			otlp_span_attr(s->attrs, "rpc.response.status_code",
 			    f->code_text);
 		if (!f->has_code)
-			otlp_span_error(s, "_OTHER", f->message);
+			otlp_span_error(s, "_OTHER", f->message,
+			    f->message_len);
 		else if (otlp_span_code_is_error(s->kind, f->code))
-			otlp_span_error(s, code, f->message);
+			otlp_span_error(s, code, f->message,
+			    f->message_len);
 	} else {
 		if (p->tools_call && f->tool_error)
-			otlp_span_error(s, "tool_error", NULL);
+			otlp_span_error(s, "tool_error", NULL, 0);
 		else if (p->tools_call && b->payloads && f->payload != NULL)
 			otlp_span_payload_add(s, "gen_ai.tool.call.result",
 			    f->payload, strlen(f->payload), 1);

@@ -929,6 +929,76 @@ Test(otlp_span, long_ids_pair_whole, .timeout = UNIT_TIMEOUT)
 	}
 }
 
+/*
+ * A \u0000 in a string is kept (its length explicit): in the attribute,
+ * the span's name and its status message, in protobuf as a NUL byte and
+ * in OTLP/JSON as \u0000; a method with a NUL is no known method.
+ */
+Test(otlp_span, nul_kept, .timeout = UNIT_TIMEOUT)
+{
+	static const char	 uri[] = "file:///\xef\xbf\xbd\0tail";
+	static const char	 name[] = "tools/call e\0x";
+	struct otlp_builder	*b = otlp_builder_new(&test_info,
+	    OTLP_SIDE_SERVER, 0);
+	struct otlp_resource	 r = { NULL, NULL };
+	struct otlp_span	*out = NULL;
+	struct obuf		 o;
+	struct msg		*m;
+	json_t			*v;
+
+	m = mk(DIR_C2S, 10, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"resources/read\",\"params\":{\"uri\":"
+	    "\"file:///\\udfff\\u0000tail\"}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	m = mk(DIR_C2S, 11, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"e\\u0000x\"}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	m = mk(DIR_C2S, 12, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"tools/call\\u0000\",\"params\":{\"name\":\"n\"}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	m = mk(DIR_S2C, 20, "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{"
+	    "\"code\":-32000,\"message\":\"a\\u0000b\"}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	otlp_builder_end(b, 30, &out);
+	cr_assert_eq(nspans(out), 3);
+	/* the notification with a NUL in its method: no tool, no target */
+	cr_assert_eq(out->name_len, 11);
+	cr_assert(memcmp(out->name, "tools/call\0", 11) == 0);
+	cr_assert_null(json_object_get(out->attrs, "gen_ai.tool.name"));
+	cr_assert_eq(json_string_length(json_object_get(out->attrs,
+	    "mcp.method.name")), 11);
+	/* tools/call e\0x: name, tool name and status message whole */
+	cr_assert_eq(out->next->name_len, sizeof name - 1);
+	cr_assert(memcmp(out->next->name, name, sizeof name - 1) == 0);
+	v = json_object_get(out->next->attrs, "gen_ai.tool.name");
+	cr_assert_eq(json_string_length(v), 3);
+	cr_assert_eq(out->next->status_message_len, 3);
+	cr_assert(memcmp(out->next->status_message, "a\0b", 3) == 0);
+	/* the uri: U+FFFD, NUL, tail */
+	v = json_object_get(out->next->next->attrs, "mcp.resource.uri");
+	cr_assert_eq(json_string_length(v), sizeof uri - 1);
+	cr_assert(memcmp(json_string_value(v), uri, sizeof uri - 1) == 0);
+
+	obuf_init(&o);
+	otlp_pb_traces(&r, out, &o);
+	cr_assert_not_null(memmem(o.p, o.len, uri, sizeof uri - 1));
+	cr_assert_not_null(memmem(o.p, o.len, name, sizeof name - 1));
+	cr_assert_not_null(memmem(o.p, o.len, "a\0b", 3));
+	obuf_reset(&o);
+	otlp_json_traces(&r, out, &o);
+	cr_assert_not_null(memmem(o.p, o.len, "tail", 4));
+	cr_assert_not_null(memmem(o.p, o.len, "\\u0000tail", 10));
+	cr_assert_not_null(memmem(o.p, o.len, "e\\u0000x", 8));
+	cr_assert_not_null(memmem(o.p, o.len, "a\\u0000b", 8));
+	obuf_free(&o);
+	otlp_span_free(out);
+	otlp_builder_free(b);
+}
+
 Test(otlp_span, traceparent_rules, .timeout = UNIT_TIMEOUT)
 {
 	static const struct {
