@@ -251,19 +251,25 @@ otlp_fact_params(struct otlp_fact *f, const char *buf,
 		otlp_fact_payload(f, buf, &fv.found[5]);
 }
 
-/* Fill f from the result of an answer. */
+/*
+ * Fill f from the result of an answer.  Only a tools/call answer's
+ * result is a payload, and the fact cannot know what it answers: a
+ * result is kept only when it has "content" or "structuredContent" (a
+ * CallToolResult has one of them), so tools/list, resources/read and
+ * the like are not copied on the loop's thread nor counted in the queue.
+ */
 static void
 otlp_fact_result(struct otlp_fact *f, const char *buf,
     const struct scan_member *rm, int payloads)
 {
 	static const char *const names[] = { "isError", "protocolVersion",
-	    NULL };
+	    "content", "structuredContent", NULL };
 	struct fact_val	 fv;
 
-	if (payloads)
-		otlp_fact_payload(f, buf, rm);
 	if (otlp_fact_walk(buf, rm->val_off, rm->val_len, names, &fv) != 0)
 		return;
+	if (payloads && (fv.has[2] || fv.has[3]))
+		otlp_fact_payload(f, buf, rm);
 	if (fv.has[0] && fv.found[0].val_len == 4 &&
 	    memcmp(buf + fv.found[0].val_off, "true", 4) == 0)
 		f->tool_error = 1;

@@ -109,6 +109,21 @@ Test(otlp_fact, answers, .timeout = UNIT_TIMEOUT)
 	    "\"text\":\"boom\"}],\"isError\":true}");
 	otlp_fact_free(f);
 
+	/* only a result that can be a tools/call's is kept as a payload */
+	f = facts(DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{"
+	    "\"tools\":[{\"name\":\"a\"}]}}", 1);
+	cr_assert_null(f->payload);
+	cr_assert_eq(f->payload_omitted, 0);
+	otlp_fact_free(f);
+	f = facts(DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{"
+	    "\"contents\":[{\"uri\":\"a:/\",\"text\":\"x\"}]}}", 1);
+	cr_assert_null(f->payload);
+	otlp_fact_free(f);
+	f = facts(DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{"
+	    "\"structuredContent\":{\"n\":1}}}", 1);
+	cr_assert_str_eq(f->payload, "{\"structuredContent\":{\"n\":1}}");
+	otlp_fact_free(f);
+
 	f = facts(DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{"
 	    "\"isError\":false}}", 0);
 	cr_assert_eq(f->tool_error, 0);
