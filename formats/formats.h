@@ -228,7 +228,37 @@ struct otlp_config {
  * is bad (grpc: not supported, said so).
  */
 int		 otlp_config_env(struct otlp_config *, const char *, char **);
+/* Add "Name: value" (--otlp-header); the value is never quoted back. */
+int		 otlp_config_header(struct otlp_config *, const char *,
+		     char **);
 void		 otlp_config_clear(struct otlp_config *);
+
+/* otlp_config.c: a collector's URL, split. */
+struct otlp_url {
+	int		 tls;		/* https */
+	char		*host;		/* without brackets */
+	char		*port;
+	char		*hostport;	/* as written: the Host header */
+	char		*path;		/* path and query as written, or "" */
+};
+int		 otlp_url_parse(const char *, struct otlp_url *, char **);
+void		 otlp_url_clear(struct otlp_url *);
+
+/*
+ * otlp_http.c: a blocking HTTP/1.1 client for the exporter's thread: one
+ * keep-alive connection (TCP or TLS) to the collector, every wait a poll
+ * bounded by a deadline.
+ */
+struct otlp_http;
+struct otlp_http *otlp_http_new(const struct otlp_config *, char **);
+/*
+ * POST body to the endpoint, done by deadline (clock_mono_ns): 0 with
+ * the status and Retry-After in seconds (-1: none) when an answer came,
+ * -1 with *cause when none did (connect, TLS, timeout, a bad answer).
+ */
+int		 otlp_http_post(struct otlp_http *, const void *, size_t,
+		     int64_t, int *, int *, char **);
+void		 otlp_http_free(struct otlp_http *);
 
 struct otlp;
 struct otlp_sess;
