@@ -179,8 +179,20 @@ void		 otlp_builder_free(struct otlp_builder *);
 void		 otlp_span_free(struct otlp_span *);	/* the whole list */
 /* The session's mcp.session.id and trace id (hex, 32 digits each). */
 void		 otlp_session_key(const struct otlp_sess_info *, char [33]);
+/* The session's trace id (the spans without a traceparent). */
+void		 otlp_session_trace_id(const struct otlp_sess_info *,
+		     uint8_t [16]);
+/* A W3C traceparent's trace and parent span ids: 0, or -1 if invalid. */
+int		 otlp_traceparent_parse(const char *, uint8_t [16],
+		     uint8_t [8]);
 
 /* otlp_pb.c, otlp_json.c: spans to an ExportTraceServiceRequest. */
+
+/*
+ * A structured attribute value nested deeper than this is written as its
+ * JSON text (a string value): backends refuse or flatten deep values.
+ */
+#define OTLP_VALUE_DEPTH	32
 
 /* The resource and scope every request carries. */
 struct otlp_resource {
