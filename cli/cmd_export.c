@@ -723,6 +723,13 @@ cmd_export(int argc, char **argv)
 		otlp_opts_clear(&oo);
 		return EXIT_USAGE;
 	}
+	if (strcmp(format, "otlp") == 0 && otlp_opts_check(&oo, 1,
+	    &cause) != 0) {
+		fprintf(stderr, "mcpreel export: %s\n", cause);
+		free(cause);
+		otlp_opts_clear(&oo);
+		return EXIT_USAGE;
+	}
 	if (oo.url != NULL && output != NULL) {
 		fprintf(stderr, "mcpreel export: give either --otlp URL or "
 		    "-o FILE, not both\n");

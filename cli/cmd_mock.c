@@ -479,7 +479,7 @@ cmd_mock(int argc, char **argv)
 		goto out;
 	}
 	/* A bad --otlp URL or OTEL_* variable stops us before anything. */
-	if (otlp_opts_check(&oo, &cause) != 0)
+	if (otlp_opts_check(&oo, 0, &cause) != 0)
 		goto bad;
 	if (fault_opts_any(&fo.o)) {
 		fo.http = opt.listen != NULL;
@@ -573,7 +573,8 @@ serve:
 	rc = mock_run(&plan, &m, &opt, &stats, &cause);
 	if (otlp != NULL) {
 		otlp_session_end(otlp, opt.otlp_sess, clock_wall_ns());
-		otlp_stop(otlp, TAP_OTLP_STOP_MS);
+		otlp_stop(otlp, opt.listen != NULL ? TAP_OTLP_STOP_MS :
+		    TAP_OTLP_STOP_STDIO_MS);
 		/* The forwarded traffic's row, when there is one. */
 		if (w != NULL)
 			writer_session_otlp_dropped(w, opt.ws, (int64_t)

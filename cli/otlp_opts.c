@@ -176,14 +176,20 @@ otlp_opts_file_config(const struct otlp_opts *o, struct otlp_config *c,
 	return 0;
 }
 
-/* Whether the options and environment make a configuration (-1: why). */
+/*
+ * Whether the options and environment make a configuration (-1: why);
+ * with file, one for a file when no --otlp is given (export).
+ */
 int
-otlp_opts_check(const struct otlp_opts *o, char **cause)
+otlp_opts_check(const struct otlp_opts *o, int file, char **cause)
 {
 	struct otlp_config	 c;
 	int			 rc;
 
-	rc = otlp_opts_config(o, &c, cause);
+	if (file && o->url == NULL)
+		rc = otlp_opts_file_config(o, &c, cause);
+	else
+		rc = otlp_opts_config(o, &c, cause);
 	otlp_config_clear(&c);
 	return rc < 0 ? -1 : 0;
 }
