@@ -38,10 +38,10 @@ void
 cmd_export_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: mcpreel export [--db PATH] [--format jsonl|har|otlp] [-o FILE] "
-	    "SESSION\n"
-	    "       mcpreel export [--db PATH] --format otlp --otlp URL|env "
-	    "[OTLP OPTIONS] SESSION\n"
+	    "usage: mcpreel export [--db PATH] [--format jsonl|har|otlp] "
+	    "[-o FILE] SESSION\n"
+	    "       mcpreel export [--db PATH] --format otlp --otlp URL|env\n"
+	    "                      [OTLP OPTIONS] SESSION\n"
 	    "\n"
 	    "Write one recorded session out.  SESSION is its id, its name (the\n"
 	    "newest session of that name) or 'last'.\n" CLI_SESSION_WORDS
