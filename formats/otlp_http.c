@@ -287,7 +287,11 @@ otlp_http_tls(struct otlp_http *h, int64_t deadline, char **cause)
 			continue;
 		}
 		vr = SSL_get_verify_result(h->ssl);
-		if (vr != X509_V_OK)
+		if (vr == X509_V_ERR_HOSTNAME_MISMATCH ||
+		    vr == X509_V_ERR_IP_ADDRESS_MISMATCH)
+			xasprintf(cause, "TLS: the collector's certificate is "
+			    "not for %s", h->url.host);
+		else if (vr != X509_V_OK)
 			xasprintf(cause, "TLS: the collector's certificate is "
 			    "not trusted (%s); give a CA file "
 			    "(OTEL_EXPORTER_OTLP_CERTIFICATE)",
