@@ -485,6 +485,10 @@ otlp_start(const struct otlp_config *c, char **cause)
 	size_t			 i;
 	int			 r;
 
+	if (c->endpoint == NULL) {
+		xasprintf(cause, "no OpenTelemetry collector named");
+		return NULL;
+	}
 	o = xcalloc(1, sizeof *o);
 	o->cfg = *c;
 	o->cfg.endpoint = xstrdup(c->endpoint);
