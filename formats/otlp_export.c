@@ -578,8 +578,10 @@ otlp_export_push(struct otlp *o, struct otlp_item *it, int bounded)
 
 	pthread_mutex_lock(&o->mtx);
 	for (;;) {
+		/* One item over the bytes alone goes when the queue is
+		   empty: else block would wait for it forever. */
 		full = bounded && (o->count >= OTLP_QUEUE_MAX ||
-		    o->bytes + it->size > OTLP_QUEUE_BYTES);
+		    (o->count > 0 && o->bytes + it->size > OTLP_QUEUE_BYTES));
 		if (!full || !o->cfg.block || o->stopping)
 			break;
 		pthread_cond_wait(&o->room, &o->mtx);
