@@ -174,6 +174,8 @@ struct session_row {
 					   session was imported (no recorder
 					   of this machine) */
 	const char	*origin;	/* ORIGIN_*: what made it */
+	int		 has_otlp_dropped; /* exported with --otlp: */
+	int64_t		 otlp_dropped;	/*   spans not delivered */
 };
 
 /* A faults row: a fault --fault injected. */
