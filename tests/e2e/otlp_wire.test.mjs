@@ -14,7 +14,8 @@ import { createServer } from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { runSession, serverEverythingCommand } from './lib/session.mjs';
+import { runSession, runSessionWith, serverEverythingCommand, sseTransport, streamableHttpTransport } from './lib/session.mjs';
+import { startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
 import { MCPREEL, runMcpreel, sql, withCleanup } from './lib/util.mjs';
 
 /** A port nothing listens on (bound, then closed). */
@@ -125,6 +126,41 @@ test('record --otlp to a closed port: the same transcript, every span counted dr
   assert.ok(lines.length <= 2, `no line per message (the failure, and one summary at the end):\n${lines.join('\n')}`);
   // The end waits at most 5 s for the collector.
   assert.ok(ms < 45000, `the run took ${ms} ms`);
+}));
+
+test('record --listen --otlp to a closed port: each HTTP session counts its spans and keeps its client', { timeout: 180000 }, () => withCleanup(async ({ dir, defer }) => {
+  for (const mode of ['streamableHttp', 'sse']) {
+    const se = await startServerEverything(mode);
+    defer(se.stop);
+    const make = (url) => (mode === 'sse' ? sseTransport(url) : streamableHttpTransport(url));
+    const path = new URL(se.url).pathname;
+    const direct = await runSessionWith(make(se.url), {});
+    const db = join(dir, `${mode}.db`);
+    const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: mode,
+      args: ['--otlp', `http://127.0.0.1:${await closedPort()}`] });
+    defer(() => proxy.stop());
+    const proxied = await runSessionWith(make(`${proxy.url}${path}`), {});
+    assert.deepEqual(proxied, direct, `${mode}: the same results with the collector down`);
+    const t0 = Date.now();
+    const stopped = await proxy.stop();
+    assert.equal(stopped.code, 0, `${mode}: exits 0 on SIGTERM; ${stopped.stderr}`);
+    assert.ok(Date.now() - t0 < 9000, `${mode}: stopped within the exporter's 5 s and the writer`);
+    const rows = sql(db, 'SELECT id, transport, otlp_dropped, client_address, client_port FROM sessions');
+    let spans = 0;
+    for (const r of rows) {
+      const n = spanCount(db, r.id);
+      spans += n;
+      assert.equal(r.otlp_dropped, n, `${mode} session ${r.id}: every span counted dropped`);
+      assert.equal(r.transport, mode === 'sse' ? 'sse' : 'http');
+      if (n > 0) {
+        assert.equal(r.client_address, '127.0.0.1', `${mode} session ${r.id}: its client`);
+        assert.ok(r.client_port > 0 && r.client_port < 65536);
+      }
+    }
+    assert.ok(spans > 10, `${mode}: a real session (${spans} spans)`);
+    const said = collectorLines(stopped.stderr).filter((l) => /spans are dropped while it fails/.test(l));
+    assert.equal(said.length, 1, `${mode}: said once:\n${stopped.stderr}`);
+  }
 }));
 
 test('record --otlp to a collector: otlp_dropped 0, one trace; export --format otlp gives the same spans', { timeout: 180000 }, () => withCleanup(async ({ dir, defer }) => {
