@@ -24,15 +24,21 @@ struct collector {
 	const char	*const *script;	/* a status line and fields, or
 					   "hang": read, never answer */
 	int		 requests;	/* answered or hung */
+	int		 unanswered;	/* "unanswered" seen in bodies */
+	char		 head[4096];	/* the last request's head */
 	pthread_t	 thread;
 };
 
-/* Read one request (head and Content-Length body) from c; -1 at EOF. */
+/* Export over http/json (the bodies can be searched) when set. */
+static int export_json;
+
+/* Read one request (head and Content-Length body) from c into co; -1
+   at EOF. */
 static int
-collector_read(int c)
+collector_read(struct collector *co, int c)
 {
-	char	buf[65536], *e, *cl;
-	size_t	len = 0, need;
+	char	buf[65536], *e, *cl, *body, *p;
+	size_t	len = 0, need, have, blen;
 	ssize_t	r;
 
 	for (;;) {
@@ -44,16 +50,23 @@ collector_read(int c)
 			return -1;
 		len += (size_t)r;
 	}
+	snprintf(co->head, sizeof co->head, "%.*s", (int)(e + 4 - buf), buf);
 	cl = strcasestr(buf, "Content-Length:");
 	need = cl != NULL ? strtoul(cl + 15, NULL, 10) : 0;
-	need -= len - (size_t)(e + 4 - buf) < need ?
-	    len - (size_t)(e + 4 - buf) : need;
-	while (need > 0) {
-		if ((r = read(c, buf, need < sizeof buf ? need :
-		    sizeof buf)) <= 0)
+	body = calloc(1, need + 1);
+	have = len - (size_t)(e + 4 - buf);
+	blen = have < need ? have : need;
+	memcpy(body, e + 4, blen);
+	while (blen < need) {
+		if ((r = read(c, body + blen, need - blen)) <= 0) {
+			free(body);
 			return -1;
-		need -= (size_t)r;
+		}
+		blen += (size_t)r;
 	}
+	for (p = body; (p = strstr(p, "\"unanswered\"")) != NULL; p++)
+		__atomic_add_fetch(&co->unanswered, 1, __ATOMIC_SEQ_CST);
+	free(body);
 	return 0;
 }
 
@@ -66,7 +79,7 @@ collector_main(void *arg)
 	int			 c, i;
 
 	while ((c = accept(co->fd, NULL, NULL)) != -1) {
-		while (collector_read(c) == 0) {
+		while (collector_read(co, c) == 0) {
 			for (i = 0; co->script[i + 1] != NULL &&
 			    i < co->requests; i++)
 				;
@@ -75,6 +88,11 @@ collector_main(void *arg)
 			if (strcmp(a, "hang") == 0) {
 				sleep(30);
 				break;
+			}
+			if (strncmp(a, "slow:", 5) == 0) {
+				/* "slow:" then an answer: given 2 s late. */
+				sleep(2);
+				a += 5;
 			}
 			if (write(c, a, strlen(a)) < 0)
 				break;
@@ -121,6 +139,8 @@ export_start(int port, int timeout_ms)
 	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
 	cr_assert_eq(otlp_config_env(&c, url, &cause), 0, "%s", cause);
 	c.timeout_ms = timeout_ms;
+	if (export_json)
+		c.protocol = OTLP_HTTP_JSON;
 	o = otlp_start(&c, &cause);
 	cr_assert_not_null(o, "%s", cause);
 	otlp_config_clear(&c);
@@ -303,4 +323,74 @@ Test(otlp_export, hung_collector_fills_the_queue, .timeout = 20)
 	cr_assert_eq(dropped, OTLP_QUEUE_MAX + 512);
 	cr_assert_eq(otlp_session_dropped(s), dropped);
 	otlp_free(o);
+}
+
+/* Pass one message of session s (raw, direction d) to o. */
+static void
+export_raw(struct otlp *o, struct otlp_sess *s, enum dir d, const char *raw)
+{
+	struct msg	*m = msg_new(d, raw, strlen(raw));
+
+	m->ts_ns = clock_wall_ns();
+	otlp_message(o, s, m);
+	msg_free(m);
+}
+
+/* Requests in the builder whose answers the full queue dropped. */
+static void
+export_dropped_answers(int lots)
+{
+	static const char *const script[] = {
+		"slow:" OK_200, OK_200, NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	char			 raw[128];
+	int			 i, nreq = lots ? 200 : 50;
+
+	export_json = 1;
+	collector_start(&co, script);
+	o = export_start(co.port, 10000);
+	export_json = 0;
+	s = export_session(o);
+	/* 10 answered: a batch sent after 1 s, which the collector holds
+	   2 s while the queue is empty. */
+	export_calls(o, s, 10);
+	usleep(1300000);
+	/* Requests queued behind it, then the queue filled with pings. */
+	for (i = 1; i <= nreq; i++) {
+		snprintf(raw, sizeof raw, "{\"jsonrpc\":\"2.0\",\"id\":"
+		    "\"r%d\",\"method\":\"tools/list\"}", i);
+		export_raw(o, s, DIR_C2S, raw);
+	}
+	for (i = 0; i < OTLP_QUEUE_MAX - nreq; i++)
+		export_raw(o, s, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"method\":"
+		    "\"notifications/message\",\"params\":{}}");
+	/* Their answers: the queue is full, so they are dropped. */
+	for (i = 1; i <= nreq; i++) {
+		snprintf(raw, sizeof raw, "{\"jsonrpc\":\"2.0\",\"id\":"
+		    "\"r%d\",\"result\":{\"tools\":[]}}", i);
+		export_raw(o, s, DIR_S2C, raw);
+	}
+	otlp_session_end(o, s, clock_wall_ns());
+	otlp_stop(o, 5000);
+	otlp_totals(o, &sent, &dropped);
+	/* Each request is one span, counted dropped, never an error. */
+	cr_assert_eq(__atomic_load_n(&co.unanswered, __ATOMIC_SEQ_CST), 0);
+	cr_assert_eq(dropped, (uint64_t)nreq);
+	cr_assert_eq(sent, 10 + OTLP_QUEUE_MAX - nreq);
+	cr_assert_eq(otlp_session_dropped(s), (uint64_t)nreq);
+	otlp_free(o);
+}
+
+Test(otlp_export, dropped_answers_are_not_unanswered, .timeout = 30)
+{
+	export_dropped_answers(0);
+}
+
+Test(otlp_export, dropped_answers_past_the_set_make_it_lossy,
+    .timeout = 30)
+{
+	export_dropped_answers(1);
 }
