@@ -291,6 +291,8 @@ struct otlp;
 struct otlp_sess;
 struct otlp	*otlp_start(const struct otlp_config *, char **);
 /* The calls below are for one thread (the event loop's). */
+/* A session lives until otlp_free; once its end is processed only a
+   small struct (for otlp_session_dropped) stays of it. */
 struct otlp_sess *otlp_session(struct otlp *, const struct otlp_sess_info *);
 /*
  * Message m of session s passed.  Never blocks (unless block): when the

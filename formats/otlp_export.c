@@ -37,6 +37,10 @@ struct otlp_forget {
 	char			*id;		/* NULL: a null id */
 };
 
+/*
+ * A session: its builder lives until its end is processed (then only
+ * this small struct stays, for otlp_session_dropped, until otlp_free).
+ */
 struct otlp_sess {
 	struct otlp_builder	*b;		/* the exporter thread's */
 	atomic_uint_least64_t	 dropped;
@@ -390,7 +394,7 @@ otlp_export_forget(struct otlp *o, struct otlp_sess *s,
 
 /*
  * Session s ends at end_ns: its waiting requests end unanswered (counted
- * as dropped, not sent, when it lost answers).
+ * as dropped, not sent, when it lost answers) and its builder is freed.
  */
 static void
 otlp_export_end(struct otlp *o, struct otlp_sess *s, int64_t end_ns)
@@ -406,6 +410,8 @@ otlp_export_end(struct otlp *o, struct otlp_sess *s, int64_t end_ns)
 		otlp_span_free(spans);
 	} else
 		otlp_export_batch_add(o, s, spans);
+	otlp_builder_free(s->b);
+	s->b = NULL;
 	s->ended = 1;
 }
 

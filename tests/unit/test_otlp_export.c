@@ -14,6 +14,12 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+#if defined(__SANITIZE_ADDRESS__)
+/* ASan's (its header is clang's only). */
+size_t	__sanitizer_get_current_allocated_bytes(void);
+#else
+#include <malloc.h>
+#endif
 
 #include "formats.h"
 
@@ -28,6 +34,17 @@ struct collector {
 	char		 head[4096];	/* the last request's head */
 	pthread_t	 thread;
 };
+
+/* Bytes the process has allocated. */
+static size_t
+allocated(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	return mallinfo2().uordblks;
+#endif
+}
 
 /* Export over http/json (the bodies can be searched) when set. */
 static int export_json;
@@ -393,4 +410,32 @@ Test(otlp_export, dropped_answers_past_the_set_make_it_lossy,
     .timeout = 30)
 {
 	export_dropped_answers(1);
+}
+
+Test(otlp_export, ended_sessions_keep_little, .timeout = 30)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	size_t			 before, after;
+	int			 i, n = 2000;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 5000);
+	before = allocated();
+	for (i = 0; i < n; i++) {
+		s = export_session(o);
+		export_calls(o, s, 1);
+		otlp_session_end(o, s, clock_wall_ns());
+	}
+	otlp_stop(o, 5000);
+	after = allocated();
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, (uint64_t)n);
+	/* The small struct for otlp_session_dropped, not the builder. */
+	cr_assert_lt((after - before) / (size_t)n, 400, "%zu bytes a session",
+	    (after - before) / (size_t)n);
+	otlp_free(o);
 }
