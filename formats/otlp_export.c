@@ -323,15 +323,15 @@ otlp_export_send(struct otlp *o)
 			xasprintf(&why, "HTTP %d", status);
 		if (!otlp_export_retryable(r == 0 ? status : 0))
 			goto drop;
-		if (retry_after >= 0)
+		/* The backoff is a floor: Retry-After 0 is no busy loop. */
+		wait = backoff + (int64_t)((double)backoff * 0.4 *
+		    (otlp_export_random(o) - 0.5));
+		if (retry_after >= 0 &&
+		    (int64_t)retry_after * 1000000000 > wait)
 			wait = (int64_t)retry_after * 1000000000;
-		else {
-			wait = backoff + (int64_t)((double)backoff * 0.4 *
-			    (otlp_export_random(o) - 0.5));
-			backoff *= 2;
-			if (backoff > OTLP_BACKOFF_MAX_NS)
-				backoff = OTLP_BACKOFF_MAX_NS;
-		}
+		backoff *= 2;
+		if (backoff > OTLP_BACKOFF_MAX_NS)
+			backoff = OTLP_BACKOFF_MAX_NS;
 		if (wait > OTLP_BACKOFF_MAX_NS)
 			wait = OTLP_BACKOFF_MAX_NS;
 		now = clock_mono_ns();

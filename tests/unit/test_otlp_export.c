@@ -439,3 +439,45 @@ Test(otlp_export, ended_sessions_keep_little, .timeout = 30)
 	    (after - before) / (size_t)n);
 	otlp_free(o);
 }
+
+/* A collector answering 429 with retry_after: POSTs within the timeout. */
+static int
+export_429(const char *const *script, int timeout_ms)
+{
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+
+	collector_start(&co, script);
+	o = export_start(co.port, timeout_ms);
+	s = export_session(o);
+	export_calls(o, s, 1);
+	otlp_stop(o, 10000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 0);
+	cr_assert_eq(dropped, 1);
+	otlp_free(o);
+	return __atomic_load_n(&co.requests, __ATOMIC_SEQ_CST);
+}
+
+Test(otlp_export, retry_after_0_backs_off, .timeout = 20)
+{
+	static const char *const script[] = {
+		"HTTP/1.1 429 Slow\r\nRetry-After: 0\r\n"
+		"Content-Length: 0\r\n\r\n", NULL };
+
+	/* at 0, ~1 s (0.8-1.2), ~3 s (2.4-3.6): past 2.2 s */
+	cr_assert_eq(export_429(script, 2200), 2);
+}
+
+Test(otlp_export, retry_after_2_is_waited, .timeout = 20)
+{
+	static const char *const script[] = {
+		"HTTP/1.1 503 Busy\r\nRetry-After: 2\r\n"
+		"Content-Length: 0\r\n\r\n", NULL };
+
+	/* at 0, 2 s (not ~1 s), then 4 s (2 doubled, ±20%: over 3.2 s) */
+	cr_assert_eq(export_429(script, 3000), 2);
+	cr_assert_eq(export_429(script, 1900), 1);
+}
