@@ -215,7 +215,7 @@ otlp_export_batch_take(struct otlp *o, size_t n, struct otlp_run **taken,
 	if (o->batch == NULL)
 		o->batch_tail = &o->batch;
 	o->nbatch -= n;
-	o->batch_first = clock_mono_ns();
+	/* What is left keeps its batch_first: it is due as soon. */
 	*taken = xreallocarray(NULL, o->nruns > 0 ? o->nruns : 1,
 	    sizeof **taken);
 	*ntaken = 0;
@@ -493,7 +493,8 @@ otlp_export_main(void *arg)
 			n++;
 			bytes += it->size;
 			free(it);
-			if (o->nbatch >= OTLP_BATCH_SPANS)
+			/* An item can end thousands: the batch stays small. */
+			while (o->nbatch >= OTLP_BATCH_SPANS)
 				otlp_export_send(o);
 		}
 		if (n > 0) {
@@ -505,7 +506,7 @@ otlp_export_main(void *arg)
 		}
 		if (stopping)
 			break;
-		if (o->nbatch > 0 && clock_mono_ns() >= o->batch_first +
+		while (o->nbatch > 0 && clock_mono_ns() >= o->batch_first +
 		    OTLP_BATCH_DELAY_NS)
 			otlp_export_send(o);
 	}

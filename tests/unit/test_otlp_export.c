@@ -481,3 +481,31 @@ Test(otlp_export, retry_after_2_is_waited, .timeout = 20)
 	cr_assert_eq(export_429(script, 3000), 2);
 	cr_assert_eq(export_429(script, 1900), 1);
 }
+
+Test(otlp_export, a_backlog_goes_at_once, .timeout = 20)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	char			 raw[128];
+	int			 i;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 5000);
+	s = export_session(o);
+	for (i = 1; i <= 3000; i++) {
+		snprintf(raw, sizeof raw, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"ping\"}", i);
+		export_raw(o, s, DIR_C2S, raw);
+	}
+	/* 3000 unanswered spans at once: 6 POSTs now, not one a second */
+	otlp_session_end(o, s, clock_wall_ns());
+	usleep(1500000);
+	cr_assert_eq(__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST), 6);
+	otlp_stop(o, 5000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 3000);
+	otlp_free(o);
+}
