@@ -180,6 +180,10 @@ void		 otlp_builder_fact(struct otlp_builder *, struct otlp_fact *,
    (error.type "unanswered") and is appended. */
 void		 otlp_builder_end(struct otlp_builder *, int64_t,
 		     struct otlp_span **);
+/* Forget the request of a direction and id (its answer was dropped):
+   1 if one waited (its span is freed, never sent), else 0. */
+int		 otlp_builder_forget(struct otlp_builder *, enum dir,
+		     const char *);
 void		 otlp_builder_free(struct otlp_builder *);
 void		 otlp_span_free(struct otlp_span *);	/* the whole list */
 /* The session's mcp.session.id and trace id (hex, 32 digits each). */
@@ -288,6 +292,8 @@ struct otlp;
 struct otlp_sess;
 struct otlp	*otlp_start(const struct otlp_config *, char **);
 /* The calls below are for one thread (the event loop's). */
+/* A session lives until otlp_free; once its end is processed only a
+   small struct (for otlp_session_dropped) stays of it. */
 struct otlp_sess *otlp_session(struct otlp *, const struct otlp_sess_info *);
 /*
  * Message m of session s passed.  Never blocks (unless block): when the

@@ -25,14 +25,32 @@
 /* Retry backoff: from 1 s, doubling, at most 30 s (Retry-After too). */
 #define OTLP_BACKOFF_FIRST_NS	((int64_t)1000000000)
 #define OTLP_BACKOFF_MAX_NS	((int64_t)30 * 1000000000)
+/* Answers dropped while their session's next item waits: past this
+   many the session is lossy (its unanswered spans are dropped, not sent). */
+#define OTLP_FORGET_MAX		64
 /* Why a batch went unsent when the stop's deadline came first. */
 #define OTLP_TIME_RAN_OUT	"time ran out before it could be sent"
 
+/* A request whose answer was dropped: the builder forgets it. */
+struct otlp_forget {
+	enum dir		 dir;		/* the request's */
+	char			*id;		/* NULL: a null id */
+};
+
+/*
+ * A session: its builder lives until its end is processed (then only
+ * this small struct stays, for otlp_session_dropped, until otlp_free).
+ */
 struct otlp_sess {
 	struct otlp_builder	*b;		/* the exporter thread's */
 	atomic_uint_least64_t	 dropped;
 	int			 end_queued;	/* the loop thread's */
 	int			 ended;		/* the exporter thread's */
+	/* Under mtx: answers dropped since the session's last item. */
+	struct otlp_forget	*forget;
+	size_t			 nforget;
+	int			 lossy;		/* more than OTLP_FORGET_MAX */
+	int			 lost;		/* the exporter thread's lossy */
 	struct otlp_sess	*next;		/* every session */
 };
 
@@ -48,6 +66,9 @@ struct otlp_item {
 	int64_t			 end_ns;
 	size_t			 size;		/* in the queue's bytes */
 	uint64_t		 nspans;	/* spans its facts start */
+	struct otlp_forget	*forget;	/* requests to forget first */
+	size_t			 nforget;
+	int			 lossy;		/* the session lost answers */
 	struct otlp_item	*next;
 };
 
@@ -194,7 +215,7 @@ otlp_export_batch_take(struct otlp *o, size_t n, struct otlp_run **taken,
 	if (o->batch == NULL)
 		o->batch_tail = &o->batch;
 	o->nbatch -= n;
-	o->batch_first = clock_mono_ns();
+	/* What is left keeps its batch_first: it is due as soon. */
 	*taken = xreallocarray(NULL, o->nruns > 0 ? o->nruns : 1,
 	    sizeof **taken);
 	*ntaken = 0;
@@ -302,15 +323,15 @@ otlp_export_send(struct otlp *o)
 			xasprintf(&why, "HTTP %d", status);
 		if (!otlp_export_retryable(r == 0 ? status : 0))
 			goto drop;
-		if (retry_after >= 0)
+		/* The backoff is a floor: Retry-After 0 is no busy loop. */
+		wait = backoff + (int64_t)((double)backoff * 0.4 *
+		    (otlp_export_random(o) - 0.5));
+		if (retry_after >= 0 &&
+		    (int64_t)retry_after * 1000000000 > wait)
 			wait = (int64_t)retry_after * 1000000000;
-		else {
-			wait = backoff + (int64_t)((double)backoff * 0.4 *
-			    (otlp_export_random(o) - 0.5));
-			backoff *= 2;
-			if (backoff > OTLP_BACKOFF_MAX_NS)
-				backoff = OTLP_BACKOFF_MAX_NS;
-		}
+		backoff *= 2;
+		if (backoff > OTLP_BACKOFF_MAX_NS)
+			backoff = OTLP_BACKOFF_MAX_NS;
 		if (wait > OTLP_BACKOFF_MAX_NS)
 			wait = OTLP_BACKOFF_MAX_NS;
 		now = clock_mono_ns();
@@ -342,6 +363,58 @@ drop:
 	otlp_span_free(spans);
 }
 
+/* Free n forget entries at f. */
+static void
+otlp_export_forget_free(struct otlp_forget *f, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		free(f[i].id);
+	free(f);
+}
+
+/*
+ * Session s lost the answers of n requests f (freed here): its builder
+ * forgets them, each counted as a dropped span; lossy: more were lost.
+ */
+static void
+otlp_export_forget(struct otlp *o, struct otlp_sess *s,
+    struct otlp_forget *f, size_t n, int lossy)
+{
+	size_t	i;
+
+	if (lossy)
+		s->lost = 1;
+	for (i = 0; i < n && s->b != NULL; i++)
+		if (otlp_builder_forget(s->b, f[i].dir, f[i].id))
+			otlp_export_drop(o, s, 1);
+	otlp_export_forget_free(f, n);
+}
+
+/*
+ * Session s ends at end_ns: its waiting requests end unanswered (counted
+ * as dropped, not sent, when it lost answers) and its builder is freed.
+ */
+static void
+otlp_export_end(struct otlp *o, struct otlp_sess *s, int64_t end_ns)
+{
+	struct otlp_span	*spans = NULL, *sp;
+	uint64_t		 n = 0;
+
+	otlp_builder_end(s->b, end_ns, &spans);
+	if (s->lost) {
+		for (sp = spans; sp != NULL; sp = sp->next)
+			n++;
+		otlp_export_drop(o, s, n);
+		otlp_span_free(spans);
+	} else
+		otlp_export_batch_add(o, s, spans);
+	otlp_builder_free(s->b);
+	s->b = NULL;
+	s->ended = 1;
+}
+
 /*
  * Feed one item to its session's builder; completed spans to the batch.
  * Stopping and past the deadline, its spans are only counted as dropped.
@@ -352,6 +425,9 @@ otlp_export_item(struct otlp *o, struct otlp_item *it, int stopping)
 	struct otlp_fact	*f, *next;
 	struct otlp_span	*spans;
 
+	otlp_export_forget(o, it->sess, it->forget, it->nforget, it->lossy);
+	it->forget = NULL;
+	it->nforget = 0;
 	if (stopping && it->type == OTLP_ITEM_FACTS &&
 	    clock_mono_ns() >= o->stop_deadline) {
 		otlp_export_drop(o, it->sess, it->nspans);
@@ -361,12 +437,8 @@ otlp_export_item(struct otlp *o, struct otlp_item *it, int stopping)
 	}
 
 	if (it->type == OTLP_ITEM_END) {
-		if (!it->sess->ended) {
-			spans = NULL;
-			otlp_builder_end(it->sess->b, it->end_ns, &spans);
-			otlp_export_batch_add(o, it->sess, spans);
-			it->sess->ended = 1;
-		}
+		if (!it->sess->ended)
+			otlp_export_end(o, it->sess, it->end_ns);
 		return;
 	}
 	for (f = it->facts; f != NULL; f = next) {
@@ -390,10 +462,10 @@ otlp_export_main(void *arg)
 	struct otlp		*o = arg;
 	struct otlp_item	*list, *it, *next;
 	struct otlp_sess	*s;
-	struct otlp_span	*spans;
+	struct otlp_forget	*fl;
 	struct timespec		 ts;
-	size_t			 n, bytes;
-	int			 stopping;
+	size_t			 n, bytes, nf;
+	int			 stopping, lossy;
 
 	for (;;) {
 		pthread_mutex_lock(&o->mtx);
@@ -421,7 +493,8 @@ otlp_export_main(void *arg)
 			n++;
 			bytes += it->size;
 			free(it);
-			if (o->nbatch >= OTLP_BATCH_SPANS)
+			/* An item can end thousands: the batch stays small. */
+			while (o->nbatch >= OTLP_BATCH_SPANS)
 				otlp_export_send(o);
 		}
 		if (n > 0) {
@@ -433,7 +506,7 @@ otlp_export_main(void *arg)
 		}
 		if (stopping)
 			break;
-		if (o->nbatch > 0 && clock_mono_ns() >= o->batch_first +
+		while (o->nbatch > 0 && clock_mono_ns() >= o->batch_first +
 		    OTLP_BATCH_DELAY_NS)
 			otlp_export_send(o);
 	}
@@ -456,12 +529,20 @@ otlp_export_main(void *arg)
 		free(it);
 	}
 	for (s = o->sessions; s != NULL; s = s->next) {
-		if (s->ended)
+		/* Answers dropped after the session's last item. */
+		pthread_mutex_lock(&o->mtx);
+		fl = s->forget;
+		nf = s->nforget;
+		lossy = s->lossy;
+		s->forget = NULL;
+		s->nforget = 0;
+		pthread_mutex_unlock(&o->mtx);
+		if (s->ended) {
+			otlp_export_forget_free(fl, nf);
 			continue;
-		spans = NULL;
-		otlp_builder_end(s->b, clock_wall_ns(), &spans);
-		otlp_export_batch_add(o, s, spans);
-		s->ended = 1;
+		}
+		otlp_export_forget(o, s, fl, nf, lossy);
+		otlp_export_end(o, s, clock_wall_ns());
 	}
 	while (o->nbatch > 0)
 		otlp_export_send(o);
@@ -569,6 +650,34 @@ otlp_session(struct otlp *o, const struct otlp_sess_info *info)
 	return s;
 }
 
+/*
+ * Item it is dropped (under mtx): the requests its answers answer are
+ * remembered in its session, for its builder to forget; past
+ * OTLP_FORGET_MAX the session is lossy.
+ */
+static void
+otlp_export_lost(struct otlp_item *it)
+{
+	struct otlp_sess	*s = it->sess;
+	struct otlp_fact	*f;
+
+	for (f = it->facts; f != NULL; f = f->next) {
+		if (f->kind != KIND_RESPONSE && f->kind != KIND_ERROR)
+			continue;
+		if (s->nforget == OTLP_FORGET_MAX) {
+			s->lossy = 1;
+			continue;
+		}
+		if (s->forget == NULL)
+			s->forget = xreallocarray(NULL, OTLP_FORGET_MAX,
+			    sizeof *s->forget);
+		s->forget[s->nforget].dir = f->dir == DIR_C2S ? DIR_S2C :
+		    DIR_C2S;
+		s->forget[s->nforget++].id = f->id != NULL ? xstrdup(f->id) :
+		    NULL;
+	}
+}
+
 /* Queue item it (whose facts would start nspans spans); drop it when full
    and not block, or when stopping. */
 static void
@@ -587,6 +696,7 @@ otlp_export_push(struct otlp *o, struct otlp_item *it, int bounded)
 		pthread_cond_wait(&o->room, &o->mtx);
 	}
 	if (full || o->stopping) {
+		otlp_export_lost(it);
 		pthread_mutex_unlock(&o->mtx);
 		otlp_export_drop(o, it->sess, it->nspans);
 		if (full)
@@ -596,6 +706,12 @@ otlp_export_push(struct otlp *o, struct otlp_item *it, int bounded)
 		free(it);
 		return;
 	}
+	/* The answers dropped since the session's last item go first. */
+	it->forget = it->sess->forget;
+	it->nforget = it->sess->nforget;
+	it->lossy = it->sess->lossy;
+	it->sess->forget = NULL;
+	it->sess->nforget = 0;
 	if (o->head == NULL)
 		pthread_cond_signal(&o->work);
 	*o->tailp = it;
@@ -707,6 +823,7 @@ otlp_free(struct otlp *o)
 	for (s = o->sessions; s != NULL; s = next) {
 		next = s->next;
 		otlp_builder_free(s->b);
+		otlp_export_forget_free(s->forget, s->nforget);
 		free(s);
 	}
 	otlp_span_free(o->batch);

@@ -610,6 +610,40 @@ Test(otlp_span, stdio_and_no_payloads, .timeout = UNIT_TIMEOUT)
 	otlp_builder_free(b);
 }
 
+/* A payload jansson cannot hold (an integer past int64) stays its text. */
+Test(otlp_span, payload_that_does_not_parse, .timeout = UNIT_TIMEOUT)
+{
+	struct otlp_builder	*b = otlp_builder_new(&test_info,
+	    OTLP_SIDE_SERVER, 1);
+	struct otlp_span	*out = NULL;
+	struct msg		*m;
+	json_t			*v;
+
+	m = mk(DIR_C2S, 10, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"e\",\"arguments\":{\"n\":"
+	    "123456789012345678901234567890}}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
+	msg_free(m);
+	/* a truncated error answer: an error, though its code is unknown */
+	m = mk(DIR_S2C, 20, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{}}");
+	m->flags = MSG_TRUNCATED;
+	m->ident = strdup("{\"id\":1,\"error\":null}");
+	m->ident_len = strlen(m->ident);
+	otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
+	msg_free(m);
+	cr_assert_eq(nspans(out), 1);
+	v = json_object_get(out->attrs, "gen_ai.tool.call.arguments");
+	cr_assert(json_is_string(v));
+	cr_assert_str_eq(json_string_value(v),
+	    "{\"n\":123456789012345678901234567890}");
+	cr_assert_str_eq(sattr(out, "error.type"), "_OTHER");
+	cr_assert_null(json_object_get(out->attrs, "rpc.response.status_code"));
+	cr_assert_eq(out->status, OTLP_STATUS_ERROR);
+	cr_assert_eq(out->end_ns, 20);
+	otlp_span_free(out);
+	otlp_builder_free(b);
+}
+
 Test(otlp_span, traceparent_rules, .timeout = UNIT_TIMEOUT)
 {
 	static const struct {
@@ -671,6 +705,37 @@ Test(otlp_span, pending_bound, .timeout = UNIT_TIMEOUT)
 	otlp_builder_end(b, 200000, &out);
 	cr_assert_eq(nspans(out), OTLP_PENDING_MAX + 1);
 	otlp_span_free(out);
+	otlp_builder_free(b);
+}
+
+Test(otlp_span, forget_a_request, .timeout = UNIT_TIMEOUT)
+{
+	struct otlp_builder	*b = otlp_builder_new(&test_info,
+	    OTLP_SIDE_SERVER, 0);
+	struct otlp_span	*out = NULL;
+	struct msg		*m;
+
+	m = mk(DIR_C2S, 1, "{\"jsonrpc\":\"2.0\",\"id\":\"a\","
+	    "\"method\":\"ping\"}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	m = mk(DIR_S2C, 2, "{\"jsonrpc\":\"2.0\",\"id\":null,"
+	    "\"method\":\"ping\"}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	/* the id's JSON text, and the request's direction */
+	cr_assert_eq(otlp_builder_forget(b, DIR_S2C, "\"a\""), 0);
+	cr_assert_eq(otlp_builder_forget(b, DIR_C2S, "a"), 0);
+	cr_assert_eq(otlp_builder_forget(b, DIR_C2S, "\"a\""), 1);
+	cr_assert_eq(otlp_builder_forget(b, DIR_C2S, "\"a\""), 0);
+	cr_assert_eq(otlp_builder_forget(b, DIR_S2C, NULL), 1);
+	/* forgotten: neither its answer nor the end makes a span */
+	m = mk(DIR_S2C, 3, "{\"jsonrpc\":\"2.0\",\"id\":\"a\","
+	    "\"result\":{}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	otlp_builder_end(b, 4, &out);
+	cr_assert_null(out);
 	otlp_builder_free(b);
 }
 
