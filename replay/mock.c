@@ -1393,11 +1393,13 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 	event_free(mk.kick_ev);
 	event_free(mk.fb_sweep);
 	/*
-	 * A cassette is written when mock_run returns: from here a stop
-	 * signal waits (blocked to the end), rather than ending the process
-	 * with the recording unwritten or half of it beside the file.
+	 * A cassette is written, and the OpenTelemetry exporter finishes,
+	 * when mock_run returns: from here a stop signal waits (blocked to
+	 * the end), rather than ending the process with the recording
+	 * unwritten or half of it beside the file, or the session's row
+	 * without its end and dropped-span count.
 	 */
-	if (opt->cw != NULL) {
+	if (opt->cw != NULL || opt->otlp != NULL) {
 		sigset_t	stop;
 
 		sigemptyset(&stop);

@@ -11,11 +11,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { runSession, runSessionWith, serverEverythingCommand, sseTransport, streamableHttpTransport } from './lib/session.mjs';
-import { startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
+import { request, spawnUntilLine, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
 import { MCPREEL, runMcpreel, sql, withCleanup } from './lib/util.mjs';
 
 /** A port nothing listens on (bound, then closed). */
@@ -237,4 +238,51 @@ test('mock --otlp: the mock reports its client\'s session as its server', { time
   assert.ok(spans.some((x) => x.name.startsWith('tools/call ')), 'tools/call TOOL');
   const attr = (x, k) => x.attributes.find((a) => a.key === k)?.value;
   assert.deepEqual(attr(init, 'network.transport'), { stringValue: 'pipe' });
+}));
+
+/** A collector that takes connections and never answers. */
+async function startHangingCollector() {
+  const socks = [];
+  const s = createTcpServer((c) => {
+    socks.push(c);
+    c.on('data', () => {});
+    c.on('error', () => {});
+  });
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  return {
+    origin: `http://127.0.0.1:${s.address().port}`,
+    stop: () => new Promise((r) => { for (const c of socks) c.destroy(); s.close(r); }),
+  };
+}
+
+test('mock --listen --otlp: a second SIGTERM while the exporter finishes is held; the fallback row is written', { timeout: 180000 }, () => withCleanup(async ({ dir, defer }) => {
+  const db = join(dir, 'rec.db');
+  const { command, args } = serverEverythingCommand();
+  await runSession(MCPREEL, ['record', '--db', db, '--name', 'src', '--', command, ...args], { stderr: 'pipe' });
+  const col = await startHangingCollector();
+  defer(col.stop);
+  const p = await spawnUntilLine(MCPREEL, ['mock', '--db', db, 'src', '--listen', '127.0.0.1:0', '--on-miss', 'forward',
+    '--otlp', col.origin, '--', command, ...args], {
+    pattern: /^mcpreel: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'mcpreel mock --otlp',
+  });
+  defer(async () => { if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL'); });
+  const url = `${p.match[1]}/mcp`;
+  const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  const post = (m) => request(url, { method: 'POST', headers, body: JSON.stringify(m) });
+  const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  assert.equal(init.status, 200);
+  const echo = await post({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: { message: 'not in the recording' } } });
+  assert.equal(echo.status, 200, 'forwarded');
+  p.child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 500));
+  p.child.kill('SIGTERM');
+  const t0 = Date.now();
+  const { code, signal } = await p.exited;
+  assert.equal(signal, null, `the second SIGTERM did not end it; stderr:\n${p.stderr()}`);
+  assert.equal(code, 0, p.stderr());
+  assert.ok(Date.now() - t0 < 15000, 'the exporter\'s 5 s, then done');
+  assert.match(p.stderr(), /OpenTelemetry/, 'the summary was said');
+  const [row] = sql(db, "SELECT ended_ns, end_reason, otlp_dropped FROM sessions WHERE name LIKE 'mock fallback of %'");
+  assert.ok(row.ended_ns > 0, 'the fallback row ended');
+  assert.ok(row.otlp_dropped > 0, `its otlp_dropped written (${row.otlp_dropped})`);
 }));
