@@ -44,7 +44,10 @@ CREATE TABLE sessions (
   otlp_dropped    INTEGER,             -- --otlp: the spans of this session
                                        -- not delivered to the OpenTelemetry
                                        -- collector (0: all were); NULL when
-                                       -- it was not exported
+                                       -- it was not exported.  For mock's
+                                       -- fallback row: those of the whole
+                                       -- mock run, answered from the
+                                       -- recording or forwarded
   client_address  TEXT,                -- over HTTP: the address of the client
   client_port     INTEGER              -- connection that began the session
                                        -- (record --otlp); NULL otherwise

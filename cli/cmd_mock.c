@@ -105,7 +105,10 @@ cmd_mock_usage(FILE *f)
 	    OTLP_OPTS_HELP
 	    "                     The mock reports as the server of one session\n"
 	    "                     (its client's), each message as the client sent\n"
-	    "                     it or the mock answered (before --fault rules)\n"
+	    "                     it or the mock answered (before --fault rules).\n"
+	    "                     With --on-miss forward, the fallback's row gets\n"
+	    "                     as otlp_dropped the spans of the whole mock run\n"
+	    "                     not delivered, those the recording answered too\n"
 	    FAULT_OPTS_HELP
 	    "                     Rules apply at the mock's edge: c2s is what the\n"
 	    "                     client sends, s2c what the mock answers or sends;\n"

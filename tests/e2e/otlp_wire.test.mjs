@@ -271,6 +271,10 @@ test('mock --listen --otlp: a second SIGTERM while the exporter finishes is held
   const post = (m) => request(url, { method: 'POST', headers, body: JSON.stringify(m) });
   const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
   assert.equal(init.status, 200);
+  for (const id of [1, 2, 3]) {
+    const r = await post({ jsonrpc: '2.0', id, method: 'tools/list' });
+    assert.equal(r.status, 200, 'answered from the recording');
+  }
   const echo = await post({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: { message: 'not in the recording' } } });
   assert.equal(echo.status, 200, 'forwarded');
   p.child.kill('SIGTERM');
@@ -282,7 +286,11 @@ test('mock --listen --otlp: a second SIGTERM while the exporter finishes is held
   assert.equal(code, 0, p.stderr());
   assert.ok(Date.now() - t0 < 15000, 'the exporter\'s 5 s, then done');
   assert.match(p.stderr(), /OpenTelemetry/, 'the summary was said');
-  const [row] = sql(db, "SELECT ended_ns, end_reason, otlp_dropped FROM sessions WHERE name LIKE 'mock fallback of %'");
+  const [row] = sql(db, "SELECT id, ended_ns, end_reason, otlp_dropped FROM sessions WHERE name LIKE 'mock fallback of %'");
   assert.ok(row.ended_ns > 0, 'the fallback row ended');
-  assert.ok(row.otlp_dropped > 0, `its otlp_dropped written (${row.otlp_dropped})`);
+  // Its otlp_dropped counts the whole mock run (the --help says so): the
+  // initialize the recording answered as well as the one forwarded request.
+  const own = spanCount(db, row.id);
+  assert.ok(row.otlp_dropped >= own + 3, `otlp_dropped: the whole run's spans (${row.otlp_dropped}), not only the row's ${own}`);
+  assert.match(String((await runMcpreel(['mock', '--help'])).stdout), /fallback's row gets\s+as otlp_dropped the spans of the whole mock run/);
 }));
