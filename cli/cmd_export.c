@@ -222,12 +222,11 @@ export_header_cb(const struct session_info *si, void *arg)
 	if (si->has_otlp_dropped)
 		json_object_set_new(o, "otlp_dropped",
 		    json_integer(si->otlp_dropped));
-	if (si->client_address != NULL) {
-		json_object_set_new(o, "client_address",
-		    json_string(si->client_address));
-		json_object_set_new(o, "client_port", export_int_or_null(
-		    si->client_port > 0, si->client_port));
-	}
+	/*
+	 * Not the client's address and port (kept in the database for
+	 * export --format otlp): a cassette is shared, and an ephemeral
+	 * port would change with every recording of the same traffic.
+	 */
 	json_object_set_new(o, "store_error", export_json_str(si->store_error));
 	json_object_set_new(o, "imported_from",
 	    export_json_str(si->imported_from));

@@ -159,6 +159,19 @@ test('record --listen --otlp to a closed port: each HTTP session counts its span
       }
     }
     assert.ok(spans > 10, `${mode}: a real session (${spans} spans)`);
+    // The cassette leaves the client out (the database keeps it); an
+    // import of it has none.
+    const withClient = rows.find((r) => r.client_address !== null);
+    const cas = join(dir, `${mode}.jsonl`);
+    assert.equal((await runMcpreel(['export', '--db', db, String(withClient.id), '-o', cas])).code, 0);
+    const head = JSON.parse(readFileSync(cas, 'utf8').split('\n')[0]);
+    assert.ok(!('client_address' in head) && !('client_port' in head), `${mode}: no client in the cassette header`);
+    assert.equal(head.otlp_dropped, withClient.otlp_dropped, `${mode}: otlp_dropped is`);
+    assert.ok(!readFileSync(cas, 'utf8').includes(`"client_port"`));
+    const imp = join(dir, `${mode}-imp.db`);
+    assert.equal((await runMcpreel(['import', '--db', imp, cas])).code, 0);
+    assert.deepEqual(sql(imp, 'SELECT otlp_dropped, client_address, client_port FROM sessions'),
+      [{ otlp_dropped: withClient.otlp_dropped, client_address: null, client_port: null }]);
     const said = collectorLines(stopped.stderr).filter((l) => /spans are dropped while it fails/.test(l));
     assert.equal(said.length, 1, `${mode}: said once:\n${stopped.stderr}`);
   }
