@@ -43,8 +43,12 @@ CREATE TABLE sessions (
                                        -- or 'mock' (mock's fallback traffic)
   otlp_dropped    INTEGER,             -- --otlp: the spans of this session
                                        -- not delivered to the OpenTelemetry
-                                       -- collector (0: all were); NULL when
-                                       -- it was not exported.  For mock's
+                                       -- collector (0: all were).  Written
+                                       -- when the recorder stops; NULL
+                                       -- until then (a running recording,
+                                       -- even for its ended sessions),
+                                       -- after a crash or SIGKILL, or when
+                                       -- not exported.  For mock's
                                        -- fallback row: those of the whole
                                        -- mock run, answered from the
                                        -- recording or forwarded
