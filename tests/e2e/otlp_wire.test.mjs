@@ -307,3 +307,32 @@ test('mock --listen --otlp: a second SIGTERM while the exporter finishes is held
   assert.ok(row.otlp_dropped >= own + 3, `otlp_dropped: the whole run's spans (${row.otlp_dropped}), not only the row's ${own}`);
   assert.match(String((await runMcpreel(['mock', '--help'])).stdout), /fallback's row gets\s+as otlp_dropped the spans of the whole mock run/);
 }));
+
+test('mock --listen --otlp: every client\'s spans go into one session and trace, as --help says', { timeout: 180000 }, () => withCleanup(async ({ dir, defer }) => {
+  const db = join(dir, 'rec.db');
+  const { command, args } = serverEverythingCommand();
+  await runSession(MCPREEL, ['record', '--db', db, '--name', 'src', '--', command, ...args], { stderr: 'pipe' });
+  const sink = await startSink();
+  defer(sink.stop);
+  const p = await spawnUntilLine(MCPREEL, ['mock', '--db', db, 'src', '--listen', '127.0.0.1:0', '--otlp', sink.origin,
+    '--otlp-protocol', 'http/json'], { pattern: /^mcpreel: listening on (http:\/\/127\.0\.0\.1:\d+)$/, name: 'mcpreel mock --otlp' });
+  defer(async () => { if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL'); });
+  const url = `${p.match[1]}/mcp`;
+  const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  const sids = [];
+  for (const name of ['a', 'b']) {
+    const r = await request(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name, version: '1' } } }) });
+    assert.equal(r.status, 200);
+    sids.push(r.headers['mcp-session-id']);
+  }
+  assert.ok(sids[0] && sids[1] && sids[0] !== sids[1], 'two HTTP sessions');
+  p.child.kill('SIGTERM');
+  assert.equal((await p.exited).code, 0, p.stderr());
+  const inits = sink.spans().filter((x) => x.name === 'initialize');
+  assert.equal(inits.length, 2, 'a span for each client\'s initialize');
+  const sid = (x) => x.attributes.find((a) => a.key === 'mcp.session.id')?.value.stringValue;
+  assert.equal(inits[0].traceId, inits[1].traceId, 'one trace');
+  assert.equal(sid(inits[0]), sid(inits[1]), 'one mcp.session.id');
+  assert.match(String((await runMcpreel(['mock', '--help'])).stdout), /With --listen, every client's spans go into\s+that one session and trace/);
+}));
