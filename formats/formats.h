@@ -9,6 +9,7 @@
 #define MCPREEL_FORMATS_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -345,6 +346,10 @@ void		 otlp_builder_fact(struct otlp_builder *, struct otlp_fact *,
    (error.type "unanswered") and is appended. */
 void		 otlp_builder_end(struct otlp_builder *, int64_t,
 		     struct otlp_span **);
+/* Forget the request of a direction and id (its answer was dropped):
+   1 if one waited (its span is freed, never sent), else 0. */
+int		 otlp_builder_forget(struct otlp_builder *, enum dir,
+		     const char *);
 void		 otlp_builder_free(struct otlp_builder *);
 void		 otlp_span_free(struct otlp_span *);	/* the whole list */
 /* The session's mcp.session.id and trace id (hex, 32 digits each). */
@@ -414,12 +419,51 @@ struct otlp_config {
  * is bad (grpc: not supported, said so).
  */
 int		 otlp_config_env(struct otlp_config *, const char *, char **);
+/* Add "Name: value" (--otlp-header); the value is never quoted back. */
+int		 otlp_config_header(struct otlp_config *, const char *,
+		     char **);
 void		 otlp_config_clear(struct otlp_config *);
+
+/* otlp_config.c: a collector's URL, split. */
+struct otlp_url {
+	int		 tls;		/* https */
+	char		*host;		/* without brackets */
+	char		*port;
+	char		*hostport;	/* as written: the Host header */
+	char		*path;		/* path and query as written, or "" */
+};
+int		 otlp_url_parse(const char *, struct otlp_url *, char **);
+void		 otlp_url_clear(struct otlp_url *);
+
+/*
+ * otlp_http.c: a blocking HTTP/1.1 client for the exporter's thread: one
+ * keep-alive connection (TCP or TLS) to the collector, every wait a poll
+ * bounded by a deadline.
+ */
+struct otlp_http;
+struct otlp_http *otlp_http_new(const struct otlp_config *, char **);
+/*
+ * POST body to the endpoint, done by deadline (clock_mono_ns): 0 with
+ * the status and Retry-After in seconds (-1: none) when an answer came,
+ * -1 with *cause when none did (connect, TLS, timeout, a bad answer).
+ */
+int		 otlp_http_post(struct otlp_http *, const void *, size_t,
+		     int64_t, int *, int *, char **);
+void		 otlp_http_free(struct otlp_http *);
+/*
+ * A second deadline (clock_mono_ns) another thread may bring forward
+ * (otlp_stop's): every wait also ends by it, seen within
+ * OTLP_HTTP_SLICE_MS.  NULL: none.
+ */
+#define OTLP_HTTP_SLICE_MS	50
+void		 otlp_http_limit(struct otlp_http *, const _Atomic int64_t *);
 
 struct otlp;
 struct otlp_sess;
 struct otlp	*otlp_start(const struct otlp_config *, char **);
 /* The calls below are for one thread (the event loop's). */
+/* A session lives until otlp_free; once its end is processed only a
+   small struct (for otlp_session_dropped) stays of it. */
 struct otlp_sess *otlp_session(struct otlp *, const struct otlp_sess_info *);
 /*
  * Message m of session s passed.  Never blocks (unless block): when the
@@ -441,5 +485,11 @@ uint64_t	 otlp_session_dropped(const struct otlp_sess *);
 /* Totals, after otlp_stop: spans sent and dropped. */
 void		 otlp_totals(const struct otlp *, uint64_t *, uint64_t *);
 void		 otlp_free(struct otlp *);	/* and its sessions */
+
+/* otlp_file.c: a recorded session as spans (export --format otlp). */
+struct store;
+int		 otlp_file_session(struct store *, int64_t,
+		     const struct otlp_config *, FILE *, uint64_t *,
+		     uint64_t *, char **);
 
 #endif

@@ -143,6 +143,15 @@ jsonl_export_header_cb(const struct session_info *si, void *arg)
 	json_object_set_new(o, "end_reason", fjson_str(si->end_reason));
 	json_object_set_new(o, "messages_lost",
 	    json_integer(si->messages_lost));
+	/* Only for a session exported with --otlp: older files unchanged. */
+	if (si->has_otlp_dropped)
+		json_object_set_new(o, "otlp_dropped",
+		    json_integer(si->otlp_dropped));
+	/*
+	 * Not the client's address and port (kept in the database for
+	 * export --format otlp): a cassette is shared, and an ephemeral
+	 * port would change with every recording of the same traffic.
+	 */
 	json_object_set_new(o, "store_error", fjson_str(si->store_error));
 	json_object_set_new(o, "imported_from",
 	    fjson_str(si->imported_from));

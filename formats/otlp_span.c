@@ -940,6 +940,23 @@ otlp_builder_end(struct otlp_builder *b, int64_t end_ns,
 	}
 }
 
+/* Forget the request of direction d and id text id (its answer was
+   dropped): 1 if one waited, its span freed unsent; else 0. */
+int
+otlp_builder_forget(struct otlp_builder *b, enum dir d, const char *id)
+{
+	struct otlp_pend	*p;
+
+	if ((p = otlp_span_take(b, d, id != NULL ? id : "null")) == NULL)
+		return 0;
+	otlp_span_free(p->span);
+	free(p->omitted);
+	free(p->id);
+	free(p);
+	return 1;
+}
+
+/* Free builder b and the requests still waiting in it. */
 void
 otlp_builder_free(struct otlp_builder *b)
 {

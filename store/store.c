@@ -178,6 +178,15 @@ static const char *migrations[] = {
 	"  q.raw AS request, r.raw AS response"
 	"  FROM messages q LEFT JOIN messages r ON r.reply_to = q.id"
 	"  WHERE q.kind = 'request';",
+
+	/*
+	 * 6 -> 7: what OpenTelemetry export (--otlp) did not deliver of a
+	 * session, NULL for a session not exported; over HTTP the client
+	 * that began the session (its spans name it, live and exported).
+	 */
+	"ALTER TABLE sessions ADD COLUMN otlp_dropped INTEGER;"
+	"ALTER TABLE sessions ADD COLUMN client_address TEXT;"
+	"ALTER TABLE sessions ADD COLUMN client_port INTEGER;",
 };
 
 /* Create every missing directory above path, private to the owner. */

@@ -10,7 +10,7 @@
 
 #include "core.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 /* What made a session (sessions.origin). */
 #define ORIGIN_RECORD	"record"	/* mcpreel record */
@@ -112,6 +112,19 @@ void		 writer_session_end(struct writer *, struct wsession *, int,
 		     int, const char *);
 void		 writer_session_end_at(struct writer *, struct wsession *,
 		     int64_t, int, int, const char *);
+/*
+ * The spans of session s that OpenTelemetry export did not deliver
+ * (sessions.otlp_dropped); queued like its end, after it.
+ */
+void		 writer_session_otlp_dropped(struct writer *, struct wsession *,
+		     int64_t);
+/* The client (address, port) that began session s over HTTP. */
+void		 writer_session_client(struct writer *, struct wsession *,
+		     const char *, int);
+/* What the producer hangs on a session (record --otlp: its exporter
+   session); the writer never reads it.  The loop thread only. */
+void		 writer_session_set_tag(struct wsession *, void *);
+void		*writer_session_tag(const struct wsession *);
 /* A fault mcpreel injected (a faults row), for writer_fault(); strings
    are copied. */
 struct wfault {
@@ -161,6 +174,8 @@ struct session_row {
 					   session was imported (no recorder
 					   of this machine) */
 	const char	*origin;	/* ORIGIN_*: what made it */
+	int		 has_otlp_dropped; /* exported with --otlp: */
+	int64_t		 otlp_dropped;	/*   spans not delivered */
 };
 
 /* A faults row: a fault --fault injected. */
@@ -350,6 +365,10 @@ struct session_info {
 	const char	*imported_from;	/* may be NULL */
 	int64_t		 recorder_pid;	/* 0 when unknown */
 	const char	*mcpreel_version; /* may be NULL */
+	int		 has_otlp_dropped; /* exported with --otlp: */
+	int64_t		 otlp_dropped;	/*   spans not delivered */
+	const char	*client_address; /* HTTP: the client, or NULL */
+	int		 client_port;	/*   and its port (0: unknown) */
 };
 
 /* An http_exchanges row. */

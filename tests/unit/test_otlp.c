@@ -1084,6 +1084,37 @@ Test(otlp_span, pending_bound, .timeout = UNIT_TIMEOUT)
 	otlp_builder_free(b);
 }
 
+Test(otlp_span, forget_a_request, .timeout = UNIT_TIMEOUT)
+{
+	struct otlp_builder	*b = otlp_builder_new(&test_info,
+	    OTLP_SIDE_SERVER, 0);
+	struct otlp_span	*out = NULL;
+	struct msg		*m;
+
+	m = mk(DIR_C2S, 1, "{\"jsonrpc\":\"2.0\",\"id\":\"a\","
+	    "\"method\":\"ping\"}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	m = mk(DIR_S2C, 2, "{\"jsonrpc\":\"2.0\",\"id\":null,"
+	    "\"method\":\"ping\"}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	/* the id's JSON text, and the request's direction */
+	cr_assert_eq(otlp_builder_forget(b, DIR_S2C, "\"a\""), 0);
+	cr_assert_eq(otlp_builder_forget(b, DIR_C2S, "a"), 0);
+	cr_assert_eq(otlp_builder_forget(b, DIR_C2S, "\"a\""), 1);
+	cr_assert_eq(otlp_builder_forget(b, DIR_C2S, "\"a\""), 0);
+	cr_assert_eq(otlp_builder_forget(b, DIR_S2C, NULL), 1);
+	/* forgotten: neither its answer nor the end makes a span */
+	m = mk(DIR_S2C, 3, "{\"jsonrpc\":\"2.0\",\"id\":\"a\","
+	    "\"result\":{}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	otlp_builder_end(b, 4, &out);
+	cr_assert_null(out);
+	otlp_builder_free(b);
+}
+
 Test(otlp_span, session_key_is_stable, .timeout = UNIT_TIMEOUT)
 {
 	struct otlp_sess_info	 a = test_info, c = test_info;

@@ -1,0 +1,511 @@
+/*
+ * The OTLP exporter against a scripted collector on 127.0.0.1 (a thread
+ * of the test): spans sent and dropped are counted, retries follow the
+ * status, and nothing waits past otlp_stop's deadline.
+ */
+
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#if defined(__SANITIZE_ADDRESS__)
+/* ASan's (its header is clang's only). */
+size_t	__sanitizer_get_current_allocated_bytes(void);
+#else
+#include <malloc.h>
+#endif
+
+#include "formats.h"
+
+/* What the collector answers to request n: the last entry repeats. */
+struct collector {
+	int		 fd;
+	int		 port;
+	const char	*const *script;	/* a status line and fields, or
+					   "hang": read, never answer */
+	int		 requests;	/* answered or hung */
+	int		 unanswered;	/* "unanswered" seen in bodies */
+	char		 head[4096];	/* the last request's head */
+	pthread_t	 thread;
+};
+
+/* Bytes the process has allocated. */
+static size_t
+allocated(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	return mallinfo2().uordblks;
+#endif
+}
+
+/* Export over http/json (the bodies can be searched) when set. */
+static int export_json;
+
+/* Read one request (head and Content-Length body) from c into co; -1
+   at EOF. */
+static int
+collector_read(struct collector *co, int c)
+{
+	char	buf[65536], *e, *cl, *body, *p;
+	size_t	len = 0, need, have, blen;
+	ssize_t	r;
+
+	for (;;) {
+		buf[len] = '\0';
+		if ((e = strstr(buf, "\r\n\r\n")) != NULL)
+			break;
+		if (len + 1 >= sizeof buf ||
+		    (r = read(c, buf + len, sizeof buf - 1 - len)) <= 0)
+			return -1;
+		len += (size_t)r;
+	}
+	snprintf(co->head, sizeof co->head, "%.*s", (int)(e + 4 - buf), buf);
+	cl = strcasestr(buf, "Content-Length:");
+	need = cl != NULL ? strtoul(cl + 15, NULL, 10) : 0;
+	body = calloc(1, need + 1);
+	have = len - (size_t)(e + 4 - buf);
+	blen = have < need ? have : need;
+	memcpy(body, e + 4, blen);
+	while (blen < need) {
+		if ((r = read(c, body + blen, need - blen)) <= 0) {
+			free(body);
+			return -1;
+		}
+		blen += (size_t)r;
+	}
+	for (p = body; (p = strstr(p, "\"unanswered\"")) != NULL; p++)
+		__atomic_add_fetch(&co->unanswered, 1, __ATOMIC_SEQ_CST);
+	free(body);
+	return 0;
+}
+
+/* The collector's thread: answer each request by the script. */
+static void *
+collector_main(void *arg)
+{
+	struct collector	*co = arg;
+	const char		*a;
+	int			 c, i;
+
+	while ((c = accept(co->fd, NULL, NULL)) != -1) {
+		while (collector_read(co, c) == 0) {
+			for (i = 0; co->script[i + 1] != NULL &&
+			    i < co->requests; i++)
+				;
+			a = co->script[i];
+			__atomic_add_fetch(&co->requests, 1, __ATOMIC_SEQ_CST);
+			if (strcmp(a, "hang") == 0) {
+				sleep(30);
+				break;
+			}
+			if (strncmp(a, "slow:", 5) == 0) {
+				/* "slow:" then an answer: given 2 s late. */
+				sleep(2);
+				a += 5;
+			}
+			if (write(c, a, strlen(a)) < 0)
+				break;
+		}
+		close(c);
+	}
+	return NULL;
+}
+
+/* Start a collector on a free port with script. */
+static void
+collector_start(struct collector *co, const char *const *script)
+{
+	struct sockaddr_in	sin;
+	socklen_t		len = sizeof sin;
+	int			one = 1;
+
+	memset(co, 0, sizeof *co);
+	co->script = script;
+	co->fd = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert_neq(co->fd, -1);
+	setsockopt(co->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(bind(co->fd, (struct sockaddr *)&sin, sizeof sin), 0);
+	cr_assert_eq(listen(co->fd, 8), 0);
+	getsockname(co->fd, (struct sockaddr *)&sin, &len);
+	co->port = ntohs(sin.sin_port);
+	pthread_create(&co->thread, NULL, collector_main, co);
+	pthread_detach(co->thread);
+}
+
+/* An exporter to port (timeout_ms per batch). */
+static struct otlp *
+export_start(int port, int timeout_ms)
+{
+	struct otlp_config	 c;
+	struct otlp		*o;
+	char			 url[64], *cause = NULL;
+
+	unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+	unsetenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS");
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+	cr_assert_eq(otlp_config_env(&c, url, &cause), 0, "%s", cause);
+	c.timeout_ms = timeout_ms;
+	if (export_json)
+		c.protocol = OTLP_HTTP_JSON;
+	o = otlp_start(&c, &cause);
+	cr_assert_not_null(o, "%s", cause);
+	otlp_config_clear(&c);
+	return o;
+}
+
+/* Pass n tools/call requests and their answers through session s; the
+   longest otlp_message call in ns. */
+static int64_t
+export_calls(struct otlp *o, struct otlp_sess *s, int n)
+{
+	struct msg	*m;
+	char		 raw[256];
+	int		 i, d;
+	int64_t		 t0, dt, max = 0;
+
+	for (i = 1; i <= n; i++) {
+		for (d = 0; d < 2; d++) {
+			if (d == 0)
+				snprintf(raw, sizeof raw, "{\"jsonrpc\":\"2.0\","
+				    "\"id\":%d,\"method\":\"tools/call\","
+				    "\"params\":{\"name\":\"echo\"}}", i);
+			else
+				snprintf(raw, sizeof raw, "{\"jsonrpc\":\"2.0\","
+				    "\"id\":%d,\"result\":{\"content\":[]}}", i);
+			m = msg_new(d == 0 ? DIR_C2S : DIR_S2C, raw,
+			    strlen(raw));
+			m->ts_ns = clock_wall_ns();
+			t0 = clock_mono_ns();
+			otlp_message(o, s, m);
+			dt = clock_mono_ns() - t0;
+			if (dt > max)
+				max = dt;
+			msg_free(m);
+		}
+	}
+	return max;
+}
+
+/* A session of o. */
+static struct otlp_sess *
+export_session(struct otlp *o)
+{
+	struct otlp_sess_info	si;
+
+	memset(&si, 0, sizeof si);
+	si.transport = "stdio";
+	si.started_ns = clock_wall_ns();
+	si.target = "test";
+	return otlp_session(o, &si);
+}
+
+#define OK_200	"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+
+Test(otlp_export, sent_in_batches_on_one_connection, .timeout = 20)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s, *s2;
+	uint64_t		 sent, dropped;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 5000);
+	s = export_session(o);
+	s2 = export_session(o);
+	export_calls(o, s, 1000);
+	export_calls(o, s2, 30);
+	otlp_session_end(o, s, clock_wall_ns());
+	otlp_stop(o, 5000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 1030);
+	cr_assert_eq(dropped, 0);
+	cr_assert_eq(otlp_session_dropped(s), 0);
+	/* 512 + 512 + the rest (one more when a loaded machine stalls the
+	   test past the 1 s timer). */
+	cr_assert_geq(__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST), 3);
+	cr_assert_leq(__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST), 4);
+	otlp_free(o);
+}
+
+Test(otlp_export, http_500_drops_at_once, .timeout = 20)
+{
+	static const char *const script[] = {
+		"HTTP/1.1 500 Oops\r\nContent-Length: 4\r\n\r\nboom", NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	int64_t			 t0;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 5000);
+	s = export_session(o);
+	export_calls(o, s, 10);
+	t0 = clock_mono_ns();
+	otlp_stop(o, 5000);
+	cr_assert_lt(clock_mono_ns() - t0, (int64_t)1000000000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 0);
+	cr_assert_eq(dropped, 10);
+	cr_assert_eq(otlp_session_dropped(s), 10);
+	/* Not retried: one request a batch (two when the timer split). */
+	cr_assert_leq(__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST), 2);
+	otlp_free(o);
+}
+
+Test(otlp_export, retried_after_429_and_503, .timeout = 20)
+{
+	static const char *const script[] = {
+		"HTTP/1.1 429 Slow\r\nRetry-After: 0\r\n"
+		"Transfer-Encoding: chunked\r\n\r\n4\r\nslow\r\n0\r\n\r\n",
+		"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n",
+		OK_200, NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 5000);
+	s = export_session(o);
+	export_calls(o, s, 10);
+	otlp_stop(o, 5000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 10);
+	cr_assert_eq(dropped, 0);
+	cr_assert_geq(__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST), 3);
+	otlp_free(o);
+}
+
+Test(otlp_export, closed_port_within_deadline, .timeout = 20)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	int64_t			 t0;
+	int			 port;
+
+	/* A port nothing listens on: one that was just closed. */
+	collector_start(&co, script);
+	port = co.port;
+	shutdown(co.fd, SHUT_RDWR);
+	close(co.fd);
+	o = export_start(port, 10000);
+	s = export_session(o);
+	export_calls(o, s, 5);
+	t0 = clock_mono_ns();
+	otlp_stop(o, 1500);
+	cr_assert_lt(clock_mono_ns() - t0, (int64_t)2500000000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 0);
+	cr_assert_eq(dropped, 5);
+	cr_assert_eq(otlp_session_dropped(s), 5);
+	otlp_free(o);
+}
+
+Test(otlp_export, hung_collector_fills_the_queue, .timeout = 20)
+{
+	static const char *const script[] = { "hang", NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	int64_t			 t0;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 10000);
+	s = export_session(o);
+	/* Past one batch, and past the queue while the first one hangs. */
+	export_calls(o, s, OTLP_QUEUE_MAX);
+	export_calls(o, s, 512);
+	t0 = clock_mono_ns();
+	otlp_stop(o, 1000);
+	cr_assert_lt(clock_mono_ns() - t0, (int64_t)2000000000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 0);
+	cr_assert_eq(dropped, OTLP_QUEUE_MAX + 512);
+	cr_assert_eq(otlp_session_dropped(s), dropped);
+	otlp_free(o);
+}
+
+/* Pass one message of session s (raw, direction d) to o. */
+static void
+export_raw(struct otlp *o, struct otlp_sess *s, enum dir d, const char *raw)
+{
+	struct msg	*m = msg_new(d, raw, strlen(raw));
+
+	m->ts_ns = clock_wall_ns();
+	otlp_message(o, s, m);
+	msg_free(m);
+}
+
+/* Requests in the builder whose answers the full queue dropped. */
+static void
+export_dropped_answers(int lots)
+{
+	static const char *const script[] = {
+		"slow:" OK_200, OK_200, NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	char			 raw[128];
+	int			 i, nreq = lots ? 200 : 50;
+
+	export_json = 1;
+	collector_start(&co, script);
+	o = export_start(co.port, 10000);
+	export_json = 0;
+	s = export_session(o);
+	/* 10 answered: a batch sent after 1 s, which the collector holds
+	   2 s while the queue is empty. */
+	export_calls(o, s, 10);
+	usleep(1300000);
+	/* Requests queued behind it, then the queue filled with pings. */
+	for (i = 1; i <= nreq; i++) {
+		snprintf(raw, sizeof raw, "{\"jsonrpc\":\"2.0\",\"id\":"
+		    "\"r%d\",\"method\":\"tools/list\"}", i);
+		export_raw(o, s, DIR_C2S, raw);
+	}
+	for (i = 0; i < OTLP_QUEUE_MAX - nreq; i++)
+		export_raw(o, s, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"method\":"
+		    "\"notifications/message\",\"params\":{}}");
+	/* Their answers: the queue is full, so they are dropped. */
+	for (i = 1; i <= nreq; i++) {
+		snprintf(raw, sizeof raw, "{\"jsonrpc\":\"2.0\",\"id\":"
+		    "\"r%d\",\"result\":{\"tools\":[]}}", i);
+		export_raw(o, s, DIR_S2C, raw);
+	}
+	otlp_session_end(o, s, clock_wall_ns());
+	otlp_stop(o, 5000);
+	otlp_totals(o, &sent, &dropped);
+	/* Each request is one span, counted dropped, never an error. */
+	cr_assert_eq(__atomic_load_n(&co.unanswered, __ATOMIC_SEQ_CST), 0);
+	cr_assert_eq(dropped, (uint64_t)nreq);
+	cr_assert_eq(sent, 10 + OTLP_QUEUE_MAX - nreq);
+	cr_assert_eq(otlp_session_dropped(s), (uint64_t)nreq);
+	otlp_free(o);
+}
+
+Test(otlp_export, dropped_answers_are_not_unanswered, .timeout = 30)
+{
+	export_dropped_answers(0);
+}
+
+Test(otlp_export, dropped_answers_past_the_set_make_it_lossy,
+    .timeout = 30)
+{
+	export_dropped_answers(1);
+}
+
+Test(otlp_export, ended_sessions_keep_little, .timeout = 30)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	size_t			 before, after;
+	int			 i, n = 2000;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 5000);
+	before = allocated();
+	for (i = 0; i < n; i++) {
+		s = export_session(o);
+		export_calls(o, s, 1);
+		otlp_session_end(o, s, clock_wall_ns());
+	}
+	otlp_stop(o, 5000);
+	after = allocated();
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, (uint64_t)n);
+	/* The small struct for otlp_session_dropped, not the builder. */
+	cr_assert_lt((after - before) / (size_t)n, 400, "%zu bytes a session",
+	    (after - before) / (size_t)n);
+	otlp_free(o);
+}
+
+/* A collector answering 429 with retry_after: POSTs within the timeout. */
+static int
+export_429(const char *const *script, int timeout_ms)
+{
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+
+	collector_start(&co, script);
+	o = export_start(co.port, timeout_ms);
+	s = export_session(o);
+	export_calls(o, s, 1);
+	otlp_stop(o, 10000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 0);
+	cr_assert_eq(dropped, 1);
+	otlp_free(o);
+	return __atomic_load_n(&co.requests, __ATOMIC_SEQ_CST);
+}
+
+Test(otlp_export, retry_after_0_backs_off, .timeout = 20)
+{
+	static const char *const script[] = {
+		"HTTP/1.1 429 Slow\r\nRetry-After: 0\r\n"
+		"Content-Length: 0\r\n\r\n", NULL };
+
+	/* at 0, ~1 s (0.8-1.2), ~3 s (2.4-3.6): past 2.2 s */
+	cr_assert_eq(export_429(script, 2200), 2);
+}
+
+Test(otlp_export, retry_after_2_is_waited, .timeout = 20)
+{
+	static const char *const script[] = {
+		"HTTP/1.1 503 Busy\r\nRetry-After: 2\r\n"
+		"Content-Length: 0\r\n\r\n", NULL };
+
+	/* at 0, 2 s (not ~1 s), then 4 s (2 doubled, ±20%: over 3.2 s) */
+	cr_assert_eq(export_429(script, 3000), 2);
+	cr_assert_eq(export_429(script, 1900), 1);
+}
+
+Test(otlp_export, a_backlog_goes_at_once, .timeout = 20)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	char			 raw[128];
+	int			 i;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 5000);
+	s = export_session(o);
+	for (i = 1; i <= 3000; i++) {
+		snprintf(raw, sizeof raw, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"ping\"}", i);
+		export_raw(o, s, DIR_C2S, raw);
+	}
+	/* 3000 unanswered spans at once: 6 POSTs now, not one a second */
+	otlp_session_end(o, s, clock_wall_ns());
+	usleep(1500000);
+	cr_assert_eq(__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST), 6);
+	otlp_stop(o, 5000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 3000);
+	otlp_free(o);
+}
