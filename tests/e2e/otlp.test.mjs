@@ -1,0 +1,365 @@
+// OpenTelemetry export, checked by an independent decoder: the TypeScript
+// SDK client drives server-everything through `mcpreel record --otlp URL`
+// (over stdio and over Streamable HTTP) and otlp/receiver.py, a collector
+// made of Google's protobuf library and the OTLP message definitions,
+// receives the spans.  What each span must be is worked out from the
+// recorded messages (JSON.parse) and the MCP semantic conventions
+// (lib/otlp.mjs's attribute table); then `export --format otlp` of the
+// same session must give the same spans; then a collector that is down,
+// slow, failing or throttling must change nothing for the client or the
+// recording, and be counted.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { EmptyResultSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import {
+  KIND, closedPort, compareSpans, decodeFile, expectedSpans, mcpreelOtlpSupport, peerRule,
+  receiverSupport, recordedSession, sessionIds, spanShape, startReceiver,
+} from './lib/otlp.mjs';
+import { CLIENT_INFO, ROOTS, serverEverythingCommand, stdioTransport, streamableHttpTransport } from './lib/session.mjs';
+import { startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
+import { MCPREEL, runMcpreel, sql, withCleanup } from './lib/util.mjs';
+
+const rx = receiverSupport();
+const ot = mcpreelOtlpSupport();
+const skip = !rx.ok ? rx.reason : !ot.ok ? ot.reason : false;
+
+// The traceparents the client puts in params._meta: two valid ones (one
+// with a tracestate) and one with an all-zero trace id, which is invalid
+// and must be ignored (the span stays in the session's trace).
+const TP = {
+  echo: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'e2e=1,vendor=mcpreel' },
+  prompt: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+  invalid: { traceparent: '00-00000000000000000000000000000000-b7ad6b7169203331-01' },
+};
+
+const TIME_RE = /\d{1,2}:\d{2}:\d{2}(?:\s?[AaPp]\.?\s?[Mm]\.?)?/g;
+
+/**
+ * One SDK session: initialize, tools/list, tools/call echo (traceparent
+ * and tracestate), tools/call of a tool that does not exist and of one
+ * with bad arguments (both answered with isError results by this SDK),
+ * prompts/get (traceparent), a prompt whose handler throws (-32603), one
+ * that does not exist (-32602), resources/read, a method nobody has
+ * (-32601), ping (an invalid traceparent), close.  The client offers
+ * roots, so server-everything asks for them (server-to-client requests).
+ * Resolves {transcript, sent, received}: the results (deterministic), and
+ * the messages the client sent and received, as the client saw them.
+ */
+async function scriptedSession(factory) {
+  const diag = { stderr: '' };
+  const made = factory(diag);
+  const sent = [];
+  const received = [];
+  const inner = made.transport;
+  // A tap: every message both ways, as the client sent and got it.
+  const transport = {
+    set onmessage(f) { inner.onmessage = (m, extra) => { received.push(m); f(m, extra); }; },
+    set onclose(f) { inner.onclose = f; },
+    set onerror(f) { inner.onerror = f; },
+    get sessionId() { return inner.sessionId; },
+    setProtocolVersion: (v) => inner.setProtocolVersion?.(v),
+    start: () => inner.start(),
+    send: (m, o) => { sent.push(m); return inner.send(m, o); },
+    close: () => inner.close(),
+  };
+  const client = new Client(CLIENT_INFO, { capabilities: { roots: { listChanged: true } } });
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: ROOTS }));
+  const steps = [];
+  const step = async (name, fn) => {
+    try {
+      steps.push({ step: name, result: JSON.parse(JSON.stringify(await fn()).replace(TIME_RE, '<TIME>')) });
+    } catch (e) {
+      if (typeof e?.code !== 'number') throw e;
+      steps.push({ step: name, error: { code: e.code, message: String(e.message) } });
+    }
+  };
+  await client.connect(transport);
+  steps.push({ step: 'initialize', result: { version: client.getServerVersion()?.name } });
+  await step('tools/list', async () => (await client.listTools()).tools.map((t) => t.name).sort());
+  await step('tools/call echo', () => client.callTool({ name: 'echo', arguments: { message: 'otlp' }, _meta: TP.echo }));
+  await step('tools/call no-such-tool', () => client.callTool({ name: 'no-such-tool', arguments: {} }));
+  await step('tools/call get-sum bad', () => client.callTool({ name: 'get-sum', arguments: { a: 'x', b: 1 } }));
+  await step('prompts/get args-prompt', () => client.getPrompt({ name: 'args-prompt', arguments: { city: 'Paris' }, _meta: TP.prompt }));
+  await step('prompts/get resource-prompt bad', () => client.getPrompt({ name: 'resource-prompt', arguments: { resourceType: 'nope', resourceId: '1' } }));
+  await step('prompts/get no-such-prompt', () => client.getPrompt({ name: 'no-such-prompt' }));
+  await step('resources/read', () => client.readResource({ uri: 'demo://resource/dynamic/text/1' }));
+  await step('no such method', () => client.request({ method: 'mcpreel/no-such-method', params: {} }, EmptyResultSchema));
+  await step('ping', () => client.request({ method: 'ping', params: { _meta: TP.invalid } }, EmptyResultSchema));
+  // server-everything asks for the roots 350 ms after initialization:
+  // let that request be answered before the end.
+  await new Promise((r) => setTimeout(r, 800));
+  await client.close();
+  return { transcript: steps, sent, received, diag };
+}
+
+/** The SDK script over stdio through `mcpreel ARGS -- server-everything`. */
+function viaStdio(args, env = {}) {
+  const { command, args: seArgs } = serverEverythingCommand();
+  return stdioTransport(MCPREEL, [...args, '--', command, ...seArgs],
+    { stderr: 'pipe', env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1', ...env } });
+}
+
+/** Check a session's received spans against its recording; returns {expected, received, session, rows}. */
+function checkSpans(db, name, received, { side = 'server', payloads = false, serverPort, label }) {
+  const { session, rows } = recordedSession(db, `name = '${name}'`);
+  const expected = expectedSpans(rows, { session, side });
+  const s = {
+    side,
+    payloads,
+    transport: session.transport,
+    sessionKey: sessionIds(session).sessionKey,
+    clientAddress: '127.0.0.1',
+    serverAddress: '127.0.0.1',
+    serverPort,
+    peer: peerRule({ transport: session.transport, side }),
+  };
+  const requests = rows.filter((r) => r.kind === 'request').length;
+  const notifications = rows.filter((r) => r.kind === 'notification').length;
+  assert.equal(expected.length, requests + notifications);
+  assert.equal(received.length, requests + notifications,
+    `${label}: span count = ${requests} requests + ${notifications} notifications on the wire; got ${received.map((x) => x.name).join(', ')}`);
+  const { problems } = compareSpans(received, expected, s);
+  assert.deepEqual(problems, [], `${label}: spans against the recording and the conventions`);
+  return { expected, received, session, rows };
+}
+
+/** What the script must have exercised, so that a checked span set means something. */
+function assertCoverage(expected, label) {
+  const has = (pred, what) => assert.ok(expected.some(pred), `${label}: the session has ${what}`);
+  has((e) => e.name === 'tools/call echo' && e.parentId === '00f067aa0ba902b7', 'the echo call with its traceparent');
+  has((e) => e.name === 'tools/call no-such-tool' && e.fact.errorType === 'tool_error', 'a tool error (no such tool)');
+  has((e) => e.name === 'prompts/get args-prompt' && e.parentId === 'b7ad6b7169203331', 'the prompt with its traceparent');
+  has((e) => e.name === 'prompts/get resource-prompt' && e.fact.errorType === '-32603', 'a server error (-32603)');
+  has((e) => e.name === 'prompts/get no-such-prompt' && e.fact.code === '-32602', 'an invalid-params answer');
+  has((e) => e.fact.code === '-32601', 'a method-not-found answer');
+  has((e) => e.name === 'resources/read' && e.fact.uri === 'demo://resource/dynamic/text/1', 'resources/read');
+  has((e) => e.name === 'ping' && e.parentId === '', 'ping with an invalid traceparent');
+  has((e) => e.name === 'notifications/initialized', 'a client notification');
+  has((e) => e.name === 'roots/list', 'a server-to-client request');
+}
+
+/** The session's messages, compared with what the client sent and received (multisets: HTTP has no one order). */
+function assertAllRecorded(rows, run, label) {
+  const canon = (list) => list.map((m) => JSON.stringify(m, Object.keys(flatKeys(m)).sort())).sort();
+  assert.deepEqual(canon(rows.filter((r) => r.direction === 'c2s').map((r) => JSON.parse(r.raw))), canon(run.sent),
+    `${label}: every client message is recorded`);
+  assert.deepEqual(canon(rows.filter((r) => r.direction === 's2c').map((r) => JSON.parse(r.raw))), canon(run.received),
+    `${label}: every server message is recorded`);
+}
+
+/** Every key of a JSON value, for a replacer that sorts them. */
+function flatKeys(v, out = {}) {
+  if (Array.isArray(v)) v.forEach((x) => flatKeys(x, out));
+  else if (v && typeof v === 'object') for (const k of Object.keys(v)) { out[k] = 1; flatKeys(v[k], out); }
+  return out;
+}
+
+/** stderr lines about the collector. */
+const collectorLines = (stderr) => stderr.split('\n').filter((l) => /OpenTelemetry|collector|otlp/i.test(l));
+
+/** The session row's otlp_dropped. */
+const dropped = (db, name) => sql(db, `SELECT otlp_dropped FROM sessions WHERE name = '${name}'`)[0]?.otlp_dropped;
+
+// The baseline transcript, without --otlp (the script is deterministic).
+let baseline = null;
+async function baselineTranscript(dir) {
+  if (!baseline) baseline = (await scriptedSession(viaStdio(['record', '--db', join(dir, 'base.db')]))).transcript;
+  return baseline;
+}
+
+test('stdio: live spans, decoded by protobuf, match the recording and the conventions', { skip, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const rcv = await startReceiver(dir);
+    defer(rcv.stop);
+    const db = join(dir, 'rec.db');
+    const env = {
+      OTEL_SERVICE_NAME: 'e2e-agents',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=e2e,host.name=box-7',
+    };
+    const run = await scriptedSession(viaStdio(['record', '--db', db, '--name', 'live-stdio', '--otlp', rcv.origin,
+      '--otlp-header', 'X-E2E-Token: not-a-secret-but-kept-out'], env));
+    assert.deepEqual(run.transcript, await baselineTranscript(dir), 'the client sees what it sees without --otlp');
+
+    const { rows } = recordedSession(db, `name = 'live-stdio'`);
+    const want = rows.filter((r) => r.kind === 'request' || r.kind === 'notification').length;
+    const got = await rcv.waitSpans(want);
+    const reqs = rcv.requests();
+    assert.deepEqual(reqs.flatMap((r) => r.problems), [], 'the receiver found nothing wrong in the encoding');
+    assert.deepEqual(reqs.filter((r) => r.error), [], 'every request decoded');
+    for (const r of reqs) {
+      assert.equal(r.contentType, 'application/x-protobuf', 'protobuf by default');
+      assert.equal(r.path, '/v1/traces', '--otlp ORIGIN posts to ORIGIN/v1/traces');
+      assert.equal(r.headers['x-e2e-token'], 'not-a-secret-but-kept-out', '--otlp-header is sent');
+    }
+    const { expected } = checkSpans(db, 'live-stdio', got, { label: 'stdio' });
+    assertCoverage(expected, 'stdio');
+    assertAllRecorded(rows, run, 'stdio');
+
+    for (const sp of got) {
+      assert.equal(sp.resource['service.name']?.value, 'e2e-agents', 'OTEL_SERVICE_NAME is service.name');
+      assert.equal(sp.resource['deployment.environment']?.value, 'e2e', 'OTEL_RESOURCE_ATTRIBUTES members are resource attributes');
+      assert.equal(sp.resource['host.name']?.value, 'box-7');
+      assert.equal(sp.resource['telemetry.sdk.name']?.value, 'mcpreel');
+      assert.equal(sp.resource['telemetry.sdk.version']?.type, 'string');
+      assert.equal(sp.scope.name, 'mcpreel');
+      assert.ok(sp.scope.version, 'the scope has a version');
+    }
+    // Side server: what the client sent is a SERVER span, the server's own requests CLIENT spans.
+    assert.equal(got.find((s) => s.name === 'tools/call echo').kind, KIND.SERVER);
+    assert.equal(got.find((s) => s.name === 'roots/list').kind, KIND.CLIENT);
+
+    assert.equal(dropped(db, 'live-stdio'), 0, 'otlp_dropped is 0 with a healthy collector');
+    assert.deepEqual(collectorLines(run.diag.stderr), [], 'nothing on stderr about the collector when all went well');
+    assert.ok(!run.diag.stderr.includes('not-a-secret-but-kept-out'), 'a header value never reaches stderr');
+  });
+});
+
+/** server-everything over Streamable HTTP through record --listen --otlp; returns what the checks need. */
+async function liveHttp({ dir, defer }, name, otlpArgs, { side = 'server', env } = {}) {
+  const se = await startServerEverything('streamableHttp');
+  defer(se.stop);
+  const rcv = await startReceiver(dir, [], name);
+  defer(rcv.stop);
+  const db = join(dir, `${name}.db`);
+  const proxy = await startMcpreelHttp({ db, upstream: se.origin, name, args: [...otlpArgs(rcv)], env });
+  defer(() => proxy.stop());
+  const run = await scriptedSession(streamableHttpTransport(`${proxy.url}/mcp`));
+  const stopped = await proxy.stop();
+  assert.equal(stopped.code, 0, `mcpreel exits 0; stderr:\n${stopped.stderr}`);
+  const { rows } = recordedSession(db, `name = '${name}'`);
+  const want = rows.filter((r) => r.kind === 'request' || r.kind === 'notification').length;
+  const got = await rcv.waitSpans(want);
+  const reqs = rcv.requests();
+  assert.deepEqual(reqs.flatMap((r) => r.problems), [], `${name}: the receiver found nothing wrong in the encoding`);
+  assert.deepEqual(reqs.filter((r) => r.error), [], `${name}: every request decoded`);
+  const checked = checkSpans(db, name, got, { side, serverPort: se.port, label: name });
+  assertCoverage(checked.expected, name);
+  assertAllRecorded(rows, run, name);
+  assert.equal(dropped(db, name), 0, `${name}: otlp_dropped is 0`);
+  assert.deepEqual(collectorLines(stopped.stderr), [], `${name}: nothing on stderr about the collector`);
+  return { db, rcv, got, reqs, run, se, ...checked };
+}
+
+test('Streamable HTTP: live spans as OTLP/JSON, side server', { skip, timeout: 120000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const r = await liveHttp(ctx, 'live-http', (rcv) => ['--otlp', rcv.url, '--otlp-protocol', 'http/json']);
+    for (const q of r.reqs) assert.equal(q.contentType, 'application/json', '--otlp-protocol http/json');
+    const echo = r.got.find((s) => s.name === 'tools/call echo');
+    assert.equal(echo.kind, KIND.SERVER);
+    assert.equal(echo.attributes['network.transport'].value, 'tcp');
+    assert.equal(echo.attributes['client.address'].value, '127.0.0.1');
+    assert.equal(echo.attributes['client.port'].type, 'int');
+  });
+});
+
+test('Streamable HTTP: side client mirrors the kinds and names the upstream', { skip, timeout: 120000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const r = await liveHttp(ctx, 'live-http-client', (rcv) => ['--otlp', rcv.origin, '--otlp-side', 'client'], { side: 'client' });
+    const echo = r.got.find((s) => s.name === 'tools/call echo');
+    assert.equal(echo.kind, KIND.CLIENT, 'side client: a client request is a CLIENT span');
+    assert.equal(echo.attributes['server.port'].value, r.se.port, 'server.port is the upstream port');
+    // A -32602 is an error for the client side (every code is).
+    const bad = r.got.find((s) => s.name === 'prompts/get no-such-prompt');
+    assert.equal(bad.status.code, 2);
+    assert.equal(bad.attributes['error.type'].value, '-32602');
+    const roots = r.got.find((s) => s.name === 'roots/list');
+    assert.equal(roots.kind, KIND.SERVER, 'side client: the server\'s request is a SERVER span');
+  });
+});
+
+test('export --format otlp: the same spans as live, to a collector and to a file', { skip, timeout: 180000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { dir, defer } = ctx;
+    const live = await liveHttp(ctx, 'exp-http', (rcv) => ['--otlp', rcv.origin]);
+    const shapes = (spans) => spans.map(spanShape).map((s) => JSON.stringify(s, Object.keys(flatKeys(s)).sort())).sort();
+
+    const rcv = await startReceiver(dir, [], 'export');
+    defer(rcv.stop);
+    const sent = await runMcpreel(['export', '--db', live.db, '--format', 'otlp', 'exp-http', '--otlp', rcv.origin], { timeoutMs: 60000 });
+    assert.equal(sent.code, 0, `export --otlp exits 0; stderr:\n${sent.stderr}`);
+    const exported = await rcv.waitSpans(live.got.length);
+    assert.deepEqual(rcv.requests().flatMap((r) => r.problems), []);
+    assert.deepEqual(shapes(exported), shapes(live.got), 'export --otlp: the same spans as live (span ids aside)');
+
+    const file = join(dir, 'spans.jsonl');
+    const wrote = await runMcpreel(['export', '--db', live.db, '--format', 'otlp', 'exp-http', '-o', file], { timeoutMs: 60000 });
+    assert.equal(wrote.code, 0, `export -o exits 0; stderr:\n${wrote.stderr}`);
+    const dec = decodeFile(file);
+    assert.equal(dec.code, 0, `every line decodes strictly: ${dec.stderr}\n${JSON.stringify(dec.lines.filter((l) => l.error))}`);
+    assert.deepEqual(dec.lines.flatMap((l) => l.problems), [], 'the file: nothing wrong in the OTLP/JSON');
+    assert.ok(readFileSync(file, 'utf8').endsWith('\n'), 'the file ends with a newline');
+    assert.deepEqual(shapes(dec.lines.flatMap((l) => l.spans)), shapes(live.got), 'export -o: the same spans as live');
+    // A span's own id is new each time, and unique.
+    const ids = new Set([...live.got, ...exported].map((s) => s.spanId));
+    assert.equal(ids.size, live.got.length + exported.length, 'span ids are unique');
+  });
+});
+
+// A collector in trouble: the client sees the same, every message is
+// recorded, the drop is counted in the session row and said once on
+// stderr.  Short timeouts keep the run under the SDK's 2 s close grace.
+const TROUBLE = [
+  { name: 'down', phases: null, env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1500' }, says: /refused|connect/i },
+  { name: 'slow', phases: ['slow', '5'], env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1000' }, says: /time/i },
+  { name: '500', phases: ['status', '500'], env: {}, says: /\b500\b/ },
+  { name: '429', phases: ['status', '429'], env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1500' }, says: /\b429\b/ },
+];
+
+for (const t of TROUBLE) {
+  test(`collector ${t.name}: forwarding and recording unaffected, drops counted and said once`, { skip, timeout: 120000 }, async () => {
+    await withCleanup(async ({ dir, defer }) => {
+      let url;
+      if (t.phases) {
+        const rcv = await startReceiver(dir, t.phases);
+        defer(rcv.stop);
+        url = rcv.origin;
+      } else {
+        url = `http://127.0.0.1:${await closedPort()}`;
+      }
+      const db = join(dir, 'rec.db');
+      const name = `trouble-${t.name}`;
+      const started = Date.now();
+      const run = await scriptedSession(viaStdio(['record', '--db', db, '--name', name, '--otlp', url], t.env));
+      const ms = Date.now() - started;
+      assert.deepEqual(run.transcript, await baselineTranscript(dir), 'the client sees what it sees without --otlp');
+      const { rows } = recordedSession(db, `name = '${name}'`);
+      assertAllRecorded(rows, run, name);
+      const n = dropped(db, name);
+      assert.ok(n > 0, `otlp_dropped > 0 (is ${n}); stderr:\n${run.diag.stderr}`);
+      const spans = rows.filter((r) => r.kind === 'request' || r.kind === 'notification').length;
+      assert.ok(n <= spans, `otlp_dropped ${n} <= ${spans} spans`);
+      const failures = run.diag.stderr.split('\n').filter((l) => /spans are dropped while it fails/.test(l));
+      assert.equal(failures.length, 1, `the failure is said exactly once; stderr:\n${run.diag.stderr}`);
+      assert.match(failures[0], t.says, 'it says what failed');
+      assert.ok(failures[0].includes(url.replace(/\/$/, '')), 'it names the collector');
+      assert.ok(ms < 30000, `the session took ${ms} ms`);
+    });
+  });
+}
+
+test('collector answers 503 twice, then 200: retried, nothing dropped', { skip, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const rcv = await startReceiver(dir, ['status', '503', 'x2', 'ok']);
+    defer(rcv.stop);
+    const db = join(dir, 'rec.db');
+    const run = await scriptedSession(viaStdio(['record', '--db', db, '--name', 'retry', '--otlp', rcv.origin],
+      { OTEL_EXPORTER_OTLP_TIMEOUT: '10000' }));
+    const { rows } = recordedSession(db, `name = 'retry'`);
+    const want = rows.filter((r) => r.kind === 'request' || r.kind === 'notification').length;
+    const got = await rcv.waitSpans(want, 15000);
+    const reqs = rcv.requests();
+    assert.ok(reqs.length >= 3, 'two refused, then accepted');
+    assert.deepEqual(reqs.slice(0, 2).map((r) => r.answer), [503, 503]);
+    assert.deepEqual(reqs[1].spans.map((s) => s.spanId), reqs[0].spans.map((s) => s.spanId), 'a retry sends the same batch');
+    checkSpans(db, 'retry', got, { label: 'retry' });
+    assert.equal(dropped(db, 'retry'), 0, 'nothing dropped');
+    assert.ok(run.diag.stderr.split('\n').filter((l) => /spans are dropped while it fails/.test(l)).length <= 1,
+      `a failure is said at most once; stderr:\n${run.diag.stderr}`);
+  });
+});
