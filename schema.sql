@@ -1,4 +1,4 @@
--- mcpreel's database schema, version 6 (PRAGMA user_version = 6).
+-- mcpreel's database schema, version 7 (PRAGMA user_version = 7).
 --
 -- mcpreel applies this file to a new database and migrates older ones in
 -- code (store/store.c).  The tables and views here are a public interface:
@@ -37,10 +37,14 @@ CREATE TABLE sessions (
                                        -- its format; NULL when recorded
   recorder_pid    INTEGER,             -- pid of the mcpreel that recorded it
   mcpreel_version TEXT,
-  origin          TEXT NOT NULL DEFAULT 'record'
+  origin          TEXT NOT NULL DEFAULT 'record',
                                        -- what made it: 'record', 'import',
                                        -- 'replay' (replay's own recording)
                                        -- or 'mock' (mock's fallback traffic)
+  otlp_dropped    INTEGER              -- --otlp: the spans of this session
+                                       -- not delivered to the OpenTelemetry
+                                       -- collector (0: all were); NULL when
+                                       -- it was not exported
 );
 
 -- Every message forwarded, in either direction, as the exact bytes (less

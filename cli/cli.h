@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "core.h"
+#include "formats.h"
 #include "transport.h"
 
 /* Exit statuses of our own (record exits with the server's). */
@@ -153,6 +154,63 @@ int		 fault_opts_reload(struct fault_opts *, struct fault_set *,
 char		*fault_opts_note(const struct fault_opts *,
 		     const struct fault_set *);
 void		 fault_opts_clear(struct fault_opts *);
+
+/* otlp_opts.c: --otlp and its options (record, mock, export). */
+struct otlp;
+struct otlp_config;
+#define OTLP_OPT_URL		0x150
+#define OTLP_OPT_PAYLOADS	0x151
+#define OTLP_OPT_SIDE		0x152
+#define OTLP_OPT_PROTOCOL	0x153
+#define OTLP_OPT_HEADER		0x154
+#define OTLP_OPTS_LONGOPTS \
+	{ "otlp", required_argument, NULL, OTLP_OPT_URL }, \
+	{ "otlp-payloads", no_argument, NULL, OTLP_OPT_PAYLOADS }, \
+	{ "otlp-side", required_argument, NULL, OTLP_OPT_SIDE }, \
+	{ "otlp-protocol", required_argument, NULL, OTLP_OPT_PROTOCOL }, \
+	{ "otlp-header", required_argument, NULL, OTLP_OPT_HEADER }
+#define OTLP_OPTS_HELP \
+	"  --otlp URL|env     send each request (and notification) as an\n" \
+	"                     OpenTelemetry span to the collector at URL over\n" \
+	"                     OTLP/HTTP (http://HOST:4318 gets /v1/traces; any\n" \
+	"                     other path is used as is); env: the collector\n" \
+	"                     of OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT.  The\n" \
+	"                     OTEL_EXPORTER_OTLP_* variables (headers,\n" \
+	"                     protocol, timeout), OTEL_SERVICE_NAME and\n" \
+	"                     OTEL_RESOURCE_ATTRIBUTES apply.  Never slows\n" \
+	"                     forwarding: spans the collector does not take\n" \
+	"                     are dropped, counted in the session's row\n" \
+	"                     (otlp_dropped), and said once on stderr\n" \
+	"  --otlp-payloads    with the spans, tools' arguments and results and\n" \
+	"                     prompts' arguments, as recorded (redacted)\n" \
+	"  --otlp-side server|client\n" \
+	"                     report for the server (default: the client's\n" \
+	"                     requests are SERVER spans) or for the client\n" \
+	"  --otlp-protocol http/protobuf|http/json\n" \
+	"                     the encoding (default http/protobuf, or\n" \
+	"                     OTEL_EXPORTER_OTLP_PROTOCOL)\n" \
+	"  --otlp-header 'Name: value'\n" \
+	"                     a header for the collector (repeatable), such\n" \
+	"                     as a key; never logged or stored\n"
+struct otlp_opts {
+	const char	 *url;		/* --otlp URL, "env", or NULL */
+	int		  payloads;
+	int		  has_side;
+	enum otlp_side	  side;
+	int		  has_protocol;
+	enum otlp_protocol protocol;
+	const char	**headers;	/* --otlp-header, as given */
+	size_t		  nheaders;
+	const char	 *extra;	/* an --otlp-* option given, or NULL */
+};
+int		 otlp_opts_option(struct otlp_opts *, int, const char *,
+		     char **);
+int		 otlp_opts_config(const struct otlp_opts *,
+		     struct otlp_config *, char **);
+int		 otlp_opts_check(const struct otlp_opts *, char **);
+int		 otlp_opts_start(const struct otlp_opts *, int, struct otlp **,
+		     char **);
+void		 otlp_opts_clear(struct otlp_opts *);
 
 /* dbpath.c */
 char		*dbpath_default(char **);

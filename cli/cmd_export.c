@@ -204,6 +204,10 @@ export_header_cb(const struct session_info *si, void *arg)
 	json_object_set_new(o, "end_reason", export_json_str(si->end_reason));
 	json_object_set_new(o, "messages_lost",
 	    json_integer(si->messages_lost));
+	/* Only for a session exported with --otlp: older files unchanged. */
+	if (si->has_otlp_dropped)
+		json_object_set_new(o, "otlp_dropped",
+		    json_integer(si->otlp_dropped));
 	json_object_set_new(o, "store_error", export_json_str(si->store_error));
 	json_object_set_new(o, "imported_from",
 	    export_json_str(si->imported_from));

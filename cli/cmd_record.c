@@ -175,6 +175,7 @@ cmd_record_usage(FILE *f)
 	    "                bytes, the C locale (repeatable)\n"
 	    "  --no-default-redaction\n"
 	    "                leave out the built-in rules (below)\n"
+	    OTLP_OPTS_HELP
 	    FAULT_OPTS_HELP
 	    "                     Over stdio a rule acts on each complete line\n"
 	    "                     (delay, error, tool-error, drop, timeout,\n"
@@ -319,11 +320,13 @@ record_check_http(const struct http_options *http)
  * Record an HTTP server until a signal; its sessions were many or none.
  * lc (may be NULL) is stopped here: after the writer (its backlog must
  * not hold the recording back, and the sessions' row ids are then
- * final) and before the sessions it names are freed.
+ * final) and before the sessions it names are freed; otlp (--otlp, may
+ * be NULL) before the writer, which then records its counts.
  */
 static int
 record_over_http(struct writer *w, struct http_options *http,
-    struct livecheck *lc, char *path, struct record_out *ro)
+    struct livecheck *lc, char *path, struct record_out *ro,
+    struct otlp *otlp)
 {
 	struct record_result	res;
 	int			rc, code;
@@ -336,7 +339,10 @@ record_over_http(struct writer *w, struct http_options *http,
 		record_cassette_hold();
 	else
 		record_stop_mask(SIG_UNBLOCK);
+	/* The sessions' rows get what the collector did not. */
+	tap_otlp_finish(w, TAP_OTLP_STOP_MS);
 	writer_stop(w);
+	otlp_free(otlp);
 	tap_set_check(NULL);
 	livecheck_stop(lc);
 	if (rc != 0) {
@@ -402,6 +408,7 @@ cmd_record(int argc, char **argv)
 		{ "cassette", required_argument, NULL, RECORD_OPT_CASSETTE },
 		{ "no-db", no_argument, NULL, RECORD_OPT_NO_DB },
 		LIMITS_LONGOPTS,
+		OTLP_OPTS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -416,6 +423,8 @@ cmd_record(int argc, char **argv)
 	int				 ch, rc, durable = 0, http_only = 0;
 	int				 no_default_redaction = 0, check = 0;
 	struct livecheck		*lc = NULL;
+	struct otlp_sess_info		 oinfo;
+	int64_t				 started_ns;
 	long				 spin;
 	size_t				 max_record;
 	uint64_t			 lost;
@@ -425,8 +434,11 @@ cmd_record(int argc, char **argv)
 	char				*fnote = NULL;
 	struct record_out		 ro;
 	int				 no_db = 0, started;
+	struct otlp_opts		 oopts;
+	struct otlp			*otlp = NULL;
 
 	memset(&http, 0, sizeof http);
+	memset(&oopts, 0, sizeof oopts);
 	memset(&fopts, 0, sizeof fopts);
 	memset(&rf, 0, sizeof rf);
 	memset(&ro, 0, sizeof ro);
@@ -442,6 +454,14 @@ cmd_record(int argc, char **argv)
 			http_only = 1;
 			continue;
 		case -1:
+			goto usage;
+		}
+		switch (otlp_opts_option(&oopts, ch, optarg, &cause)) {
+		case 0:
+			continue;
+		case -1:
+			fprintf(stderr, "mcpreel record: %s\n", cause);
+			free(cause);
 			goto usage;
 		}
 		switch (ch) {
@@ -552,6 +572,7 @@ cmd_record(int argc, char **argv)
 			redact_free(rules);
 			free(http.redact);
 			fault_opts_clear(&fopts);
+			otlp_opts_clear(&oopts);
 			return EXIT_OK;
 		default:
 			opterr_report("record", argc, argv, "+hvq",
@@ -592,6 +613,12 @@ cmd_record(int argc, char **argv)
 	/* A cassette that could not be written is found out now. */
 	if (ro.cassette != NULL && record_cassette_check(ro.cassette,
 	    &cause) != 0) {
+		fprintf(stderr, "mcpreel record: %s\n", cause);
+		free(cause);
+		goto usage;
+	}
+	/* A bad --otlp URL or OTEL_* variable stops us before anything. */
+	if (otlp_opts_check(&oopts, &cause) != 0) {
 		fprintf(stderr, "mcpreel record: %s\n", cause);
 		free(cause);
 		goto usage;
@@ -667,6 +694,12 @@ cmd_record(int argc, char **argv)
 	/* Its threads never take a stop signal: the event loop does. */
 	record_stop_mask(SIG_BLOCK);
 	w = writer_start(st, &cause);
+	/* The exporter's thread takes no stop signal either. */
+	if (w != NULL && otlp_opts_start(&oopts, 0, &otlp, &cause) != 0) {
+		writer_stop(w);	/* closes st */
+		w = NULL;
+		st = NULL;
+	}
 	if (w != NULL && check) {
 		/* Over HTTP, sessions are many: lines name theirs. */
 		if ((lc = livecheck_start(http.upstream != NULL, &cause)) ==
@@ -674,6 +707,8 @@ cmd_record(int argc, char **argv)
 			writer_stop(w);	/* closes st */
 			w = NULL;
 			st = NULL;
+			otlp_free(otlp);
+			otlp = NULL;
 		}
 	}
 	record_stop_mask(SIG_UNBLOCK);
@@ -686,14 +721,16 @@ cmd_record(int argc, char **argv)
 	}
 	if (lc != NULL)
 		tap_set_check(lc);
+	tap_set_otlp(otlp);
 	if (http.upstream != NULL) {
 		if (faults != NULL) {
 			if (rf.reload != NULL)
 				rf.reload = record_fault_reload_http;
 			http.faults = &rf;
 		}
-		rc = record_over_http(w, &http, lc, path, &ro);
+		rc = record_over_http(w, &http, lc, path, &ro, otlp);
 		cassette_free(ro.temp);
+		otlp_opts_clear(&oopts);
 		tap_set_redact(NULL);
 		redact_free(rules);
 		if (faults != NULL)
@@ -708,7 +745,15 @@ cmd_record(int argc, char **argv)
 	shown = tap_redact_argv(argv);
 	target = tap_redact_string(cli_target_json(shown));
 	redact_argv_free(shown);
-	s = writer_session_begin(w, name, "stdio", target);
+	started_ns = clock_wall_ns();
+	s = writer_session_begin_at(w, name, "stdio", target, started_ns);
+	if (otlp != NULL) {
+		memset(&oinfo, 0, sizeof oinfo);
+		oinfo.transport = "stdio";
+		oinfo.started_ns = started_ns;
+		oinfo.target = target;
+		tap_otlp_begin(s, &oinfo);
+	}
 	free(target);
 
 	record_set_faults(&rf);
@@ -726,6 +771,8 @@ cmd_record(int argc, char **argv)
 	    res.reason);
 	tap_check_end(s);
 	tap_set_check(NULL);
+	/* Its row gets what the collector did not, before the writer stops. */
+	tap_otlp_finish(w, TAP_OTLP_STOP_MS);
 	/*
 	 * The record first, as over HTTP: the checker's backlog must not
 	 * hold the recording (and the exit) back.  The checker only
@@ -733,6 +780,7 @@ cmd_record(int argc, char **argv)
 	 */
 	writer_stop(w);
 	livecheck_stop(lc);
+	otlp_free(otlp);
 	lost = writer_session_lost(s);
 	if (lost != 0)
 		log_warnx("session %lld in %s: %llu messages were forwarded "
@@ -762,9 +810,11 @@ cmd_record(int argc, char **argv)
 	if (faults != NULL)
 		fault_set_free(faults);
 	fault_opts_clear(&fopts);
+	otlp_opts_clear(&oopts);
 	free(fnote);
 	return rc;
 usage:
+	otlp_opts_clear(&oopts);
 	cassette_free(ro.temp);
 	tap_set_redact(NULL);
 	redact_free(rules);

@@ -48,6 +48,7 @@ jsonl_header(struct import *imp)
 	char			*format = NULL, *name = NULL, *transport = NULL;
 	char			*target = NULL, *version = NULL, *serr = NULL;
 	int64_t			 v = 0, status = -1, sig = 0, pid = 0;
+	int64_t			 otlp_dropped = -1;
 	int			 rc = -1;
 
 	memset(&meta, 0, sizeof meta);
@@ -81,7 +82,8 @@ jsonl_header(struct import *imp)
 	    import_int(imp, F_MESSAGES_LOST, 0, &meta.lost) != 0 ||
 	    import_str(imp, F_STORE_ERROR, &serr) != 0 ||
 	    import_int(imp, F_RECORDER_PID, 0, &pid) != 0 ||
-	    import_str(imp, F_MCPREEL_VERSION, &version) != 0)
+	    import_str(imp, F_MCPREEL_VERSION, &version) != 0 ||
+	    import_int(imp, F_OTLP_DROPPED, 0, &otlp_dropped) != 0)
 		goto out;
 	/* A cassette read for a command is the session it was. */
 	if (imp->keep && (import_int(imp, F_SESSION, 0, &meta.id) != 0 ||
@@ -110,6 +112,9 @@ jsonl_header(struct import *imp)
 	meta.store_error = serr;
 	rc = import_begin(imp, name, transport, target != NULL ? target :
 	    "(imported)", &meta);
+	/* Exported to a collector when recorded: what it did not get. */
+	if (rc == 0 && otlp_dropped >= 0 && imp->s != NULL)
+		writer_session_otlp_dropped(imp->w, imp->s, otlp_dropped);
 out:
 	free(format);
 	free(name);

@@ -179,8 +179,20 @@ void		 otlp_builder_free(struct otlp_builder *);
 void		 otlp_span_free(struct otlp_span *);	/* the whole list */
 /* The session's mcp.session.id and trace id (hex, 32 digits each). */
 void		 otlp_session_key(const struct otlp_sess_info *, char [33]);
+/* The session's trace id (the spans without a traceparent). */
+void		 otlp_session_trace_id(const struct otlp_sess_info *,
+		     uint8_t [16]);
+/* A W3C traceparent's trace and parent span ids: 0, or -1 if invalid. */
+int		 otlp_traceparent_parse(const char *, uint8_t [16],
+		     uint8_t [8]);
 
 /* otlp_pb.c, otlp_json.c: spans to an ExportTraceServiceRequest. */
+
+/*
+ * A structured attribute value nested deeper than this is written as its
+ * JSON text (a string value): backends refuse or flatten deep values.
+ */
+#define OTLP_VALUE_DEPTH	32
 
 /* The resource and scope every request carries. */
 struct otlp_resource {
@@ -228,7 +240,37 @@ struct otlp_config {
  * is bad (grpc: not supported, said so).
  */
 int		 otlp_config_env(struct otlp_config *, const char *, char **);
+/* Add "Name: value" (--otlp-header); the value is never quoted back. */
+int		 otlp_config_header(struct otlp_config *, const char *,
+		     char **);
 void		 otlp_config_clear(struct otlp_config *);
+
+/* otlp_config.c: a collector's URL, split. */
+struct otlp_url {
+	int		 tls;		/* https */
+	char		*host;		/* without brackets */
+	char		*port;
+	char		*hostport;	/* as written: the Host header */
+	char		*path;		/* path and query as written, or "" */
+};
+int		 otlp_url_parse(const char *, struct otlp_url *, char **);
+void		 otlp_url_clear(struct otlp_url *);
+
+/*
+ * otlp_http.c: a blocking HTTP/1.1 client for the exporter's thread: one
+ * keep-alive connection (TCP or TLS) to the collector, every wait a poll
+ * bounded by a deadline.
+ */
+struct otlp_http;
+struct otlp_http *otlp_http_new(const struct otlp_config *, char **);
+/*
+ * POST body to the endpoint, done by deadline (clock_mono_ns): 0 with
+ * the status and Retry-After in seconds (-1: none) when an answer came,
+ * -1 with *cause when none did (connect, TLS, timeout, a bad answer).
+ */
+int		 otlp_http_post(struct otlp_http *, const void *, size_t,
+		     int64_t, int *, int *, char **);
+void		 otlp_http_free(struct otlp_http *);
 
 struct otlp;
 struct otlp_sess;

@@ -5,15 +5,20 @@
  * until that is known.
  */
 
+#include <sys/socket.h>
+
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include <event2/bufferevent.h>
 #include <jansson.h>
 
 #include "http_int.h"
 #include "check_session.h"
+#include "formats.h"
 
 /* Header fields whose values are credentials, always redacted. */
 static const char *redacted_headers[] = {
@@ -34,6 +39,7 @@ hsession_new(struct hproxy *p, const char *key, int legacy, int pending,
 	target = tap_redact_url(p->opt->upstream);
 	hs->ws = writer_session_begin_at(p->w, p->opt->name, legacy ? "sse" :
 	    "http", target, started_ns);
+	hs->started_ns = started_ns;
 	free(target);
 	/* --fault: the rules' count and seed, so the run can be repeated. */
 	if (p->opt->faults != NULL && p->opt->faults->note != NULL)
@@ -173,6 +179,42 @@ hsession_end(struct hproxy *p, struct hsession *hs, const char *why)
 	hs->ended = 1;
 	writer_session_end(p->w, hs->ws, -1, 0, why);
 	tap_check_end(hs->ws);
+	tap_otlp_end(hs->ws);
+}
+
+/*
+ * record --otlp: session hs's export begins with the exchange x that
+ * first belongs to it, whose connection names the client; the upstream
+ * is the server.
+ */
+static void
+hsession_otlp(struct hproxy *p, struct hsession *hs, struct hexch *x)
+{
+	struct otlp_sess_info	 info;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen = sizeof ss;
+	char			 host[NI_MAXHOST], serv[NI_MAXSERV];
+	char			*target;
+	int			 fd;
+
+	hs->otlp = 1;
+	memset(&info, 0, sizeof info);
+	info.transport = hs->legacy ? "sse" : "http";
+	info.started_ns = hs->started_ns;
+	target = tap_redact_url(p->opt->upstream);
+	info.target = target;
+	fd = bufferevent_getfd(x->c->cbev);
+	if (fd >= 0 && getpeername(fd, (struct sockaddr *)&ss, &sslen) == 0 &&
+	    getnameinfo((struct sockaddr *)&ss, sslen, host, sizeof host,
+	    serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+		info.client_address = host;
+		info.client_port = atoi(serv);
+	}
+	info.server_address = p->up.url.host;
+	info.server_port = p->up.url.port != NULL ? atoi(p->up.url.port) :
+	    (p->up.url.tls ? 443 : 80);
+	tap_otlp_begin(hs->ws, &info);
+	free(target);
 }
 
 void
@@ -397,6 +439,8 @@ hexch_assign(struct hexch *x, struct hsession *hs)
 		return;
 	x->hs = hs;
 	x->wait_endpoint = 0;
+	if (!hs->otlp && tap_exporting())
+		hsession_otlp(p, hs, x);
 	path = hsession_redact_path(x->req.target);
 	reqh = hsession_headers_json(p, &x->req);
 	memset(&info, 0, sizeof info);

@@ -93,6 +93,8 @@ struct hsession {
 					   POSTed requests its event stream
 					   has still to carry */
 	struct wsession	*ws;
+	int64_t		 started_ns;	/* as its row got it */
+	int		 otlp;		/* --otlp: its export has begun */
 	struct hsession	*next;
 };
 

@@ -51,6 +51,16 @@ void		 tap_set_redact(const struct redact *);
 struct livecheck;
 void		 tap_set_check(struct livecheck *);
 void		 tap_check_end(const struct wsession *);
+struct otlp;
+struct otlp_sess_info;
+void		 tap_set_otlp(struct otlp *);
+int		 tap_exporting(void);
+void		 tap_otlp_begin(struct wsession *,
+		     const struct otlp_sess_info *);
+void		 tap_otlp_end(struct wsession *);
+/* record --otlp's end: at most this long to deliver what is queued. */
+#define TAP_OTLP_STOP_MS	5000
+void		 tap_otlp_finish(struct writer *, int);
 int		 tap_redacts_key(const char *);
 char		*tap_redact_string(char *);
 char		*tap_redact_url(const char *);

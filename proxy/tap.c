@@ -17,6 +17,7 @@
 #include <event2/event.h>
 
 #include "proxy.h"
+#include "formats.h"
 
 struct tap {
 	struct writer	*w;
@@ -31,6 +32,16 @@ static const struct redact	*tap_rules;
 
 /* record --check: where every tap hands messages to be checked, or NULL. */
 static struct livecheck		*tap_check;
+
+/*
+ * record --otlp: the exporter every tap hands messages to, or NULL, and
+ * every session given one (for their counts at the end).  A session's
+ * otlp_sess hangs on its wsession (writer_session_tag) until it ends.
+ */
+static struct otlp		*tap_otlp;
+static struct wsession		**tap_otlp_ws;
+static struct otlp_sess		**tap_otlp_os;
+static size_t			 tap_otlp_n, tap_otlp_cap;
 
 static void
 tap_resume_ev_cb(evutil_socket_t fd, short events, void *arg)
@@ -105,6 +116,9 @@ tap_message_http(struct tap *t, struct wsession *s, struct wexchange *x,
 		m = redact_msg(tap_rules, m);
 	if (tap_check != NULL)
 		livecheck_message(tap_check, s, m, h);
+	/* Before the writer takes m: its facts are copied now. */
+	if (tap_otlp != NULL && writer_session_tag(s) != NULL)
+		otlp_message(tap_otlp, writer_session_tag(s), m);
 	if (writer_message(t->w, s, x, m)) {
 		if (!t->paused)
 			log_debug("recording is behind: reading pauses");
@@ -214,6 +228,92 @@ tap_check_end(const struct wsession *s)
 {
 	if (tap_check != NULL)
 		livecheck_end(tap_check, s);
+}
+
+/*
+ * Export what every tap records from now on through o (record --otlp;
+ * kept by the caller until tap_otlp_finish), or nothing when o is NULL.
+ */
+void
+tap_set_otlp(struct otlp *o)
+{
+	tap_otlp = o;
+	if (o == NULL) {
+		free(tap_otlp_ws);
+		free(tap_otlp_os);
+		tap_otlp_ws = NULL;
+		tap_otlp_os = NULL;
+		tap_otlp_n = tap_otlp_cap = 0;
+	}
+}
+
+/* Whether record --otlp is on (what to gather for tap_otlp_begin). */
+int
+tap_exporting(void)
+{
+	return tap_otlp != NULL;
+}
+
+/*
+ * Session s has begun (info: what its spans all say, the same start,
+ * transport and target as its row): its messages are exported from now.
+ */
+void
+tap_otlp_begin(struct wsession *s, const struct otlp_sess_info *info)
+{
+	struct otlp_sess	*os;
+
+	if (tap_otlp == NULL || writer_session_tag(s) != NULL)
+		return;
+	os = otlp_session(tap_otlp, info);
+	if (os == NULL)
+		return;
+	if (tap_otlp_n == tap_otlp_cap) {
+		tap_otlp_cap = tap_otlp_cap == 0 ? 16 : tap_otlp_cap * 2;
+		tap_otlp_ws = xreallocarray(tap_otlp_ws, tap_otlp_cap,
+		    sizeof *tap_otlp_ws);
+		tap_otlp_os = xreallocarray(tap_otlp_os, tap_otlp_cap,
+		    sizeof *tap_otlp_os);
+	}
+	tap_otlp_ws[tap_otlp_n] = s;
+	tap_otlp_os[tap_otlp_n++] = os;
+	writer_session_set_tag(s, os);
+}
+
+/* Session s has ended: its unanswered requests end as spans now. */
+void
+tap_otlp_end(struct wsession *s)
+{
+	struct otlp_sess	*os;
+
+	if (tap_otlp == NULL || (os = writer_session_tag(s)) == NULL)
+		return;
+	otlp_session_end(tap_otlp, os, clock_wall_ns());
+	writer_session_set_tag(s, NULL);
+}
+
+/*
+ * The end of a run with --otlp, before writer_stop(w): send what is
+ * queued (at most deadline_ms), then each session's count of spans not
+ * delivered into its row (sessions.otlp_dropped).  The exporter is the
+ * caller's to free after writer_stop; the tap exports no more.
+ */
+void
+tap_otlp_finish(struct writer *w, int deadline_ms)
+{
+	struct otlp	*o = tap_otlp;
+	size_t		 i;
+
+	if (o == NULL)
+		return;
+	for (i = 0; i < tap_otlp_n; i++)
+		tap_otlp_end(tap_otlp_ws[i]);
+	tap_otlp = NULL;
+	otlp_stop(o, deadline_ms);
+	for (i = 0; i < tap_otlp_n; i++)
+		writer_session_otlp_dropped(w, tap_otlp_ws[i],
+		    (int64_t)otlp_session_dropped(tap_otlp_os[i]));
+	tap_set_otlp(NULL);
 }
 
 void

@@ -92,6 +92,7 @@ rows_finalize(struct writer *w)
 	sqlite3_finalize(w->upd_exchange_trailers);
 	sqlite3_finalize(w->ins_fault);
 	sqlite3_finalize(w->upd_exchange_fault);
+	sqlite3_finalize(w->upd_otlp);
 }
 
 static int
@@ -161,7 +162,9 @@ rows_init(struct writer *w, char **cause)
 	    "rpc_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	    cause) != 0 ||
 	    rows_prepare(w, &w->upd_exchange_fault, "UPDATE http_exchanges "
-	    "SET fault = ? WHERE id = ?", cause) != 0)
+	    "SET fault = ? WHERE id = ?", cause) != 0 ||
+	    rows_prepare(w, &w->upd_otlp, "UPDATE sessions SET "
+	    "otlp_dropped = ? WHERE id = ?", cause) != 0)
 		return -1;
 	return 0;
 }
@@ -606,6 +609,21 @@ rows_end(struct writer *w, struct item *it)
 		log_info("session %lld: %llu unanswered requests were forgotten "
 		    "(their answers, if any came, are recorded unpaired)",
 		    (long long)s->id, (unsigned long long)s->forgotten);
+}
+
+/* A session's count of spans OpenTelemetry export did not deliver. */
+void
+rows_otlp(struct writer *w, struct item *it)
+{
+	sqlite3_stmt	*st = w->upd_otlp;
+	struct wsession	*s = it->session;
+
+	if (!rows_ready(w, s, 1))
+		return;
+	sqlite3_bind_int64(st, 1, it->count);
+	sqlite3_bind_int64(st, 2, s->id);
+	if (rows_step(w, st) != 0)
+		rows_failed(w, "a session's OpenTelemetry count");
 }
 
 void

@@ -178,6 +178,12 @@ static const char *migrations[] = {
 	"  q.raw AS request, r.raw AS response"
 	"  FROM messages q LEFT JOIN messages r ON r.reply_to = q.id"
 	"  WHERE q.kind = 'request';",
+
+	/*
+	 * 6 -> 7: what OpenTelemetry export (--otlp) did not deliver of a
+	 * session; NULL for a session not exported.
+	 */
+	"ALTER TABLE sessions ADD COLUMN otlp_dropped INTEGER;",
 };
 
 /* Create every missing directory above path, private to the owner. */

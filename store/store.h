@@ -10,7 +10,7 @@
 
 #include "core.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 /* What made a session (sessions.origin). */
 #define ORIGIN_RECORD	"record"	/* mcpreel record */
@@ -112,6 +112,16 @@ void		 writer_session_end(struct writer *, struct wsession *, int,
 		     int, const char *);
 void		 writer_session_end_at(struct writer *, struct wsession *,
 		     int64_t, int, int, const char *);
+/*
+ * The spans of session s that OpenTelemetry export did not deliver
+ * (sessions.otlp_dropped); queued like its end, after it.
+ */
+void		 writer_session_otlp_dropped(struct writer *, struct wsession *,
+		     int64_t);
+/* What the producer hangs on a session (record --otlp: its exporter
+   session); the writer never reads it.  The loop thread only. */
+void		 writer_session_set_tag(struct wsession *, void *);
+void		*writer_session_tag(const struct wsession *);
 /* A fault mcpreel injected (a faults row), for writer_fault(); strings
    are copied. */
 struct wfault {
@@ -350,6 +360,8 @@ struct session_info {
 	const char	*imported_from;	/* may be NULL */
 	int64_t		 recorder_pid;	/* 0 when unknown */
 	const char	*mcpreel_version; /* may be NULL */
+	int		 has_otlp_dropped; /* exported with --otlp: */
+	int64_t		 otlp_dropped;	/*   spans not delivered */
 };
 
 /* An http_exchanges row. */

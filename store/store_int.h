@@ -26,7 +26,8 @@ enum item_type {
 	ITEM_EXCHANGE_TRAILERS,
 	ITEM_EXCHANGE_END,
 	ITEM_FAULT,
-	ITEM_EXCHANGE_FAULT
+	ITEM_EXCHANGE_FAULT,
+	ITEM_SESSION_OTLP
 };
 
 struct item {
@@ -48,6 +49,7 @@ struct item {
 	struct wfault	*fault;		/* ITEM_FAULT: a copy, its strings
 					   owned; ITEM_EXCHANGE_FAULT: only
 					   its n */
+	int64_t		 count;		/* ITEM_SESSION_OTLP: spans dropped */
 	size_t		 bytes;		/* what it counts against the queue */
 	int64_t		 queued_ns;	/* monotonic, when it was queued */
 	struct item	*next;
@@ -100,6 +102,8 @@ struct wsession {
 	struct wsession	*touched_next;	/* w->touched, while uncommitted */
 	struct wsession_meta *imp;	/* a session recorded elsewhere */
 	const char	*origin;	/* ORIGIN_*: what made it (static) */
+	void		*tag;		/* writer_session_set_tag(): the
+					   producer's, never the writer's */
 	int64_t		 faults;	/* fault numbers handed out by
 					   writer_session_next_fault(): the
 					   producer's, not the writer's */
@@ -144,6 +148,7 @@ struct writer {
 	sqlite3_stmt	*upd_exchange_trailers;
 	sqlite3_stmt	*ins_fault;
 	sqlite3_stmt	*upd_exchange_fault;
+	sqlite3_stmt	*upd_otlp;
 	int		 failing;	/* the last write failed */
 	int64_t		 busy_since;	/* when the lock wait began */
 	int		 last_rc;	/* its SQLite result code */
@@ -173,6 +178,7 @@ void		 rows_message(struct writer *, struct wsession *,
 void		 rows_event(struct writer *, struct wsession *, const char *,
 		     struct msg *);
 void		 rows_end(struct writer *, struct item *);
+void		 rows_otlp(struct writer *, struct item *);
 void		 rows_exchange(struct writer *, struct item *);
 void		 rows_fault(struct writer *, struct wsession *,
 		     const struct wfault *);

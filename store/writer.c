@@ -478,6 +478,34 @@ writer_session_end_at(struct writer *w, struct wsession *s,
 	writer_enqueue(w, it, 0);
 }
 
+/*
+ * Set session s's otlp_dropped to n: the spans OpenTelemetry export did
+ * not deliver (0: all were).  Queued as a session item, like its end.
+ */
+void
+writer_session_otlp_dropped(struct writer *w, struct wsession *s, int64_t n)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_SESSION_OTLP;
+	it->session = s;
+	it->count = n;
+	writer_enqueue(w, it, 0);
+}
+
+/* Hang p on session s (the producer's own: the writer never reads it). */
+void
+writer_session_set_tag(struct wsession *s, void *p)
+{
+	s->tag = p;
+}
+
+void *
+writer_session_tag(const struct wsession *s)
+{
+	return s->tag;
+}
+
 /* The session's row id; valid after writer_stop(). */
 int64_t
 writer_session_id(const struct wsession *s)
@@ -547,6 +575,9 @@ writer_skip(struct writer *w, struct item *it)
 	case ITEM_SESSION_END:
 		rows_end(w, it);
 		break;
+	case ITEM_SESSION_OTLP:
+		rows_otlp(w, it);
+		break;
 	case ITEM_EXCHANGE_END:
 		free(it->x);
 		break;
@@ -601,8 +632,12 @@ writer_batch(struct writer *w, struct item *it)
 		case ITEM_SESSION_END:
 			rows_end(w, it);
 			break;
+		case ITEM_SESSION_OTLP:
+			rows_otlp(w, it);
+			break;
 		}
-		if (it->type == ITEM_SESSION_END) {
+		if (it->type == ITEM_SESSION_END ||
+		    it->type == ITEM_SESSION_OTLP) {
 			/* Kept until the batch is known to be committed. */
 			it->next = ends;
 			ends = it;
@@ -627,8 +662,10 @@ writer_batch(struct writer *w, struct item *it)
 	/* A session's end rolled back with its batch is written alone. */
 	for (; ends != NULL; ends = next) {
 		next = ends->next;
-		if (!kept)
+		if (!kept && ends->type == ITEM_SESSION_END)
 			rows_end(w, ends);
+		else if (!kept)
+			rows_otlp(w, ends);
 		item_free(ends);
 	}
 }

@@ -124,7 +124,7 @@ test('import of faults: the rows and columns as the contract has them', { timeou
     { seq: 5, fault: 1, fault_role: 'injected' },
     { seq: 7, fault: 2, fault_role: 'delayed' },
   ]);
-  assert.equal(sql(db, 'PRAGMA user_version')[0].user_version, 6);
+  assert.equal(sql(db, 'PRAGMA user_version')[0].user_version, 7);
 
   // Bad fault lines are refused with their line number, and nothing stays.
   for (const [bad, why] of [
@@ -403,7 +403,7 @@ test('a version 5 database (the schema before faults) migrates to 6 and keeps it
   const s = await mc(['show', '--db', db, '1']);
   assert.equal(s.code, 0, s.err);
   assert.match(s.out, /\n\s+2 .*<- response\s+ping\s+1 .*"result":\{\}\}\n/);
-  assert.equal(sql(db, 'PRAGMA user_version')[0].user_version, 6);
+  assert.equal(sql(db, 'PRAGMA user_version')[0].user_version, 7);
   assert.deepEqual(sql(db, 'SELECT id, seq, direction, kind, method, rpc_id, reply_to, size, wire_size, sha256, truncated, redacted, hex(raw) AS raw FROM messages ORDER BY id'), before);
   assert.equal(sql(db, "SELECT name FROM pragma_table_info('messages') ORDER BY cid DESC LIMIT 1")[0].name, 'raw', 'raw stays the last column');
   assert.deepEqual(sql(db, "SELECT count(*) AS n FROM pragma_table_info('messages') WHERE name IN ('fault', 'fault_role')"), [{ n: 2 }]);

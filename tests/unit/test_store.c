@@ -311,7 +311,8 @@ Test(store, migrate_v5, .timeout = UNIT_TIMEOUT)
 	store_close(st);
 
 	db = store_test_sqlite(path);
-	cr_assert_eq(store_test_int(db, "PRAGMA user_version"), 6);
+	cr_assert_eq(store_test_int(db, "PRAGMA user_version"),
+	    STORE_SCHEMA_VERSION);
 	cr_assert_eq(store_test_int(db, "SELECT cid FROM "
 	    "pragma_table_info('messages') WHERE name = 'raw'"),
 	    store_test_int(db, "SELECT max(cid) FROM "
@@ -845,6 +846,74 @@ Test(store, session_end_and_list, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(seen.n, 1);
 	cr_assert_eq(seen.row[0].id, second);
 	store_close(st);
+	free(path);
+}
+
+/*
+ * Opening a version 6 file (made here as a current one less the column)
+ * migrates it to 7: sessions.otlp_dropped, NULL for the sessions it had
+ * (they were not exported), the other columns kept.
+ */
+Test(store, migrate_v6, .timeout = UNIT_TIMEOUT)
+{
+	struct store	*st;
+	sqlite3		*db;
+	char		*path = store_test_path("v6.db"), *cause = NULL;
+
+	st = store_open(path, STORE_CREATE, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	store_close(st);
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "ALTER TABLE sessions DROP COLUMN "
+	    "otlp_dropped; INSERT INTO sessions (id, transport, target, "
+	    "started_ns, messages_lost) VALUES (3, 'stdio', '[\"s\"]', 5, "
+	    "2); PRAGMA user_version = 6;", NULL, NULL, NULL), SQLITE_OK,
+	    "%s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "store_open: %s", cause);
+	store_close(st);
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "PRAGMA user_version"), 7);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sessions "
+	    "WHERE id = 3 AND otlp_dropped IS NULL AND messages_lost = 2 AND "
+	    "started_ns = 5"), 1);
+	sqlite3_close(db);
+	free(path);
+}
+
+/*
+ * writer_session_otlp_dropped() sets the session's otlp_dropped (after
+ * its end, as record does it); a session without one keeps NULL.
+ */
+Test(store, writer_otlp_dropped, .timeout = UNIT_TIMEOUT)
+{
+	struct writer	*w;
+	struct wsession	*s, *t;
+	sqlite3		*db;
+	char		*path = store_test_path("otlp.db");
+	int		 tag;
+
+	w = store_test_writer(path);
+	s = writer_session_begin(w, "a", "stdio", "[\"a\"]");
+	t = writer_session_begin(w, "b", "stdio", "[\"b\"]");
+	writer_session_set_tag(s, &tag);
+	cr_assert_eq(writer_session_tag(s), &tag);
+	cr_assert_null(writer_session_tag(t));
+	writer_session_end(w, s, 0, 0, "done");
+	writer_session_end(w, t, 0, 0, "done");
+	writer_session_otlp_dropped(w, s, 42);
+	writer_stop(w);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "SELECT otlp_dropped FROM sessions "
+	    "WHERE name = 'a'"), 42);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sessions "
+	    "WHERE name = 'b' AND otlp_dropped IS NULL"), 1);
+	sqlite3_close(db);
+	writer_session_free(s);
+	writer_session_free(t);
 	free(path);
 }
 

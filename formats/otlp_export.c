@@ -1,0 +1,696 @@
+/*
+ * The OTLP exporter: the event loop's thread turns each message into
+ * facts and pushes them on a bounded queue (a mutex held for a list
+ * push); a thread of the exporter's own feeds them to each session's
+ * span builder, batches the spans (512, or 1 s after the first unsent
+ * one), encodes and POSTs them to the collector, retrying as OTLP/HTTP
+ * says.  When the queue is full or the collector keeps failing, spans are
+ * dropped and counted against their session: forwarding and recording
+ * never wait for a collector.
+ */
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "formats.h"
+
+/* A batch is sent at this many spans, or this long after its first. */
+#define OTLP_BATCH_SPANS	512
+#define OTLP_BATCH_DELAY_NS	((int64_t)1000000000)
+/* Retry backoff: from 1 s, doubling, at most 30 s (Retry-After too). */
+#define OTLP_BACKOFF_FIRST_NS	((int64_t)1000000000)
+#define OTLP_BACKOFF_MAX_NS	((int64_t)30 * 1000000000)
+
+struct otlp_sess {
+	struct otlp_builder	*b;		/* the exporter thread's */
+	atomic_uint_least64_t	 dropped;
+	int			 end_queued;	/* the loop thread's */
+	int			 ended;		/* the exporter thread's */
+	struct otlp_sess	*next;		/* every session */
+};
+
+enum otlp_item_type {
+	OTLP_ITEM_FACTS,	/* one message's facts */
+	OTLP_ITEM_END,		/* the session ended at end_ns */
+};
+
+struct otlp_item {
+	enum otlp_item_type	 type;
+	struct otlp_sess	*sess;
+	struct otlp_fact	*facts;
+	int64_t			 end_ns;
+	size_t			 size;		/* counted in the queue's bytes */
+	uint64_t		 nspans;	/* spans its facts would start */
+	struct otlp_item	*next;
+};
+
+/* A run of a batch's spans that belong to one session. */
+struct otlp_run {
+	struct otlp_sess	*sess;
+	size_t			 n;
+};
+
+struct otlp {
+	struct otlp_config	 cfg;		/* a copy */
+	struct otlp_resource	 res;
+	char			*where;		/* the collector, printable */
+	struct otlp_http	*http;
+
+	pthread_t		 thread;
+	pthread_mutex_t		 mtx;
+	pthread_cond_t		 work;		/* the exporter waits */
+	pthread_cond_t		 room;		/* block: the producer waits */
+	/* Under mtx: */
+	struct otlp_item	*head, **tailp;
+	size_t			 count;		/* items queued or in hand */
+	size_t			 bytes;
+	int			 stopping;
+	int64_t			 stop_deadline;	/* clock_mono_ns */
+	struct otlp_sess	*sessions;
+	int			 stopped;	/* otlp_stop ran */
+
+	atomic_uint_least64_t	 sent;
+	atomic_uint_least64_t	 dropped;
+	atomic_int		 warned;	/* the first failure was said */
+
+	/* The exporter thread's: */
+	struct otlp_span	*batch, **batch_tail;
+	size_t			 nbatch;
+	int64_t			 batch_first;	/* mono, of its first span */
+	struct otlp_run		*runs;
+	size_t			 nruns, runs_cap;
+	struct obuf		 body;
+	uint64_t		 rng;
+	char			*last_cause;	/* read after the join */
+};
+
+/* Spans the facts of one message start (its requests, notifications). */
+static uint64_t
+otlp_export_nspans(const struct otlp_fact *f)
+{
+	uint64_t	n = 0;
+
+	for (; f != NULL; f = f->next)
+		if (f->kind == KIND_REQUEST || f->kind == KIND_NOTIFICATION)
+			n++;
+	return n;
+}
+
+/* Count n spans of s as dropped. */
+static void
+otlp_export_drop(struct otlp *o, struct otlp_sess *s, uint64_t n)
+{
+	if (n == 0)
+		return;
+	if (s != NULL)
+		atomic_fetch_add(&s->dropped, n);
+	atomic_fetch_add(&o->dropped, n);
+}
+
+/* Say the first failure, once for the exporter's life. */
+static void
+otlp_export_warn_once(struct otlp *o, const char *why)
+{
+	if (atomic_exchange(&o->warned, 1) != 0)
+		return;
+	log_warnx("OpenTelemetry collector at %s: %s; spans are dropped "
+	    "while it fails (counted in the session)", o->where, why);
+}
+
+/* A number from 0 to 1 (excluded), for jitter. */
+static double
+otlp_export_random(struct otlp *o)
+{
+	o->rng ^= o->rng << 13;
+	o->rng ^= o->rng >> 7;
+	o->rng ^= o->rng << 17;
+	return (double)(o->rng >> 11) / (double)(1ULL << 53);
+}
+
+/* The time t (clock_mono_ns) as an absolute timespec for the conds. */
+static struct timespec
+otlp_export_ts(int64_t t)
+{
+	struct timespec	ts;
+
+	ts.tv_sec = (time_t)(t / 1000000000);
+	ts.tv_nsec = (long)(t % 1000000000);
+	return ts;
+}
+
+/* Append spans of s to the batch. */
+static void
+otlp_export_batch_add(struct otlp *o, struct otlp_sess *s,
+    struct otlp_span *spans)
+{
+	size_t	n = 0;
+
+	if (spans == NULL)
+		return;
+	if (o->nbatch == 0)
+		o->batch_first = clock_mono_ns();
+	*o->batch_tail = spans;
+	for (; spans != NULL; spans = spans->next) {
+		n++;
+		o->batch_tail = &spans->next;
+	}
+	o->nbatch += n;
+	if (o->nruns > 0 && o->runs[o->nruns - 1].sess == s) {
+		o->runs[o->nruns - 1].n += n;
+		return;
+	}
+	if (o->nruns == o->runs_cap) {
+		o->runs_cap = o->runs_cap == 0 ? 16 : o->runs_cap * 2;
+		o->runs = xreallocarray(o->runs, o->runs_cap, sizeof *o->runs);
+	}
+	o->runs[o->nruns].sess = s;
+	o->runs[o->nruns++].n = n;
+}
+
+/*
+ * Take the first n spans off the batch (a list of their own, returned),
+ * and the runs that say whose they are into *taken (*ntaken of them).
+ */
+static struct otlp_span *
+otlp_export_batch_take(struct otlp *o, size_t n, struct otlp_run **taken,
+    size_t *ntaken)
+{
+	struct otlp_span	*first = o->batch, **pp = &o->batch;
+	size_t			 i, k, left = n;
+
+	for (i = 0; i < n && *pp != NULL; i++)
+		pp = &(*pp)->next;
+	o->batch = *pp;
+	*pp = NULL;
+	if (o->batch == NULL)
+		o->batch_tail = &o->batch;
+	o->nbatch -= n;
+	o->batch_first = clock_mono_ns();
+	*taken = xreallocarray(NULL, o->nruns > 0 ? o->nruns : 1,
+	    sizeof **taken);
+	*ntaken = 0;
+	for (i = 0; i < o->nruns && left > 0; i++) {
+		k = o->runs[i].n < left ? o->runs[i].n : left;
+		(*taken)[*ntaken].sess = o->runs[i].sess;
+		(*taken)[(*ntaken)++].n = k;
+		o->runs[i].n -= k;
+		left -= k;
+	}
+	for (i = 0; i < o->nruns && o->runs[i].n == 0; i++)
+		;
+	memmove(o->runs, o->runs + i, (o->nruns - i) * sizeof *o->runs);
+	o->nruns -= i;
+	return first;
+}
+
+/*
+ * Wait until t (clock_mono_ns) or a stop that brings the deadline before
+ * it; the new deadline when stopping, else INT64_MAX.
+ */
+static int64_t
+otlp_export_sleep(struct otlp *o, int64_t t)
+{
+	struct timespec	ts = otlp_export_ts(t);
+	int64_t		stop = INT64_MAX;
+
+	pthread_mutex_lock(&o->mtx);
+	while (clock_mono_ns() < t) {
+		if (o->stopping && o->stop_deadline < t)
+			break;
+		pthread_cond_timedwait(&o->work, &o->mtx, &ts);
+	}
+	if (o->stopping)
+		stop = o->stop_deadline;
+	pthread_mutex_unlock(&o->mtx);
+	return stop;
+}
+
+/* The stop deadline when stopping, else INT64_MAX. */
+static int64_t
+otlp_export_stop_deadline(struct otlp *o)
+{
+	int64_t	stop = INT64_MAX;
+
+	pthread_mutex_lock(&o->mtx);
+	if (o->stopping)
+		stop = o->stop_deadline;
+	pthread_mutex_unlock(&o->mtx);
+	return stop;
+}
+
+/* Whether an OTLP/HTTP answer (or none: 0) is worth trying again. */
+static int
+otlp_export_retryable(int status)
+{
+	return status == 0 || status == 429 || status == 502 ||
+	    status == 503 || status == 504;
+}
+
+/*
+ * Send up to OTLP_BATCH_SPANS spans of the batch: encode, POST, retry
+ * with backoff while the batch is younger than the timeout (and before a
+ * stop's deadline); counted as sent or as dropped.
+ */
+static void
+otlp_export_send(struct otlp *o)
+{
+	struct otlp_span	*spans;
+	size_t			 n = o->nbatch < OTLP_BATCH_SPANS ? o->nbatch :
+				    OTLP_BATCH_SPANS;
+	int64_t			 deadline, stop, now, wait, backoff;
+	int			 status, retry_after, r;
+	char			*why = NULL;
+	struct otlp_run		*taken;
+	size_t			 ntaken, i;
+
+	if (n == 0)
+		return;
+	deadline = clock_mono_ns() + (int64_t)o->cfg.timeout_ms * 1000000;
+	stop = otlp_export_stop_deadline(o);
+	if (stop < deadline)
+		deadline = stop;
+	spans = otlp_export_batch_take(o, n, &taken, &ntaken);
+	if (clock_mono_ns() >= deadline) {
+		why = xstrdup("time ran out before it could be sent");
+		goto drop;
+	}
+	obuf_reset(&o->body);
+	if (o->cfg.protocol == OTLP_HTTP_JSON)
+		otlp_json_traces(&o->res, spans, &o->body);
+	else
+		otlp_pb_traces(&o->res, spans, &o->body);
+	backoff = OTLP_BACKOFF_FIRST_NS;
+	for (;;) {
+		free(why);
+		why = NULL;
+		r = otlp_http_post(o->http, o->body.p, o->body.len, deadline,
+		    &status, &retry_after, &why);
+		if (r == 0 && status >= 200 && status < 300) {
+			atomic_fetch_add(&o->sent, n);
+			break;
+		}
+		if (r == 0)
+			xasprintf(&why, "HTTP %d", status);
+		if (!otlp_export_retryable(r == 0 ? status : 0))
+			goto drop;
+		if (retry_after >= 0)
+			wait = (int64_t)retry_after * 1000000000;
+		else {
+			wait = backoff + (int64_t)((double)backoff * 0.4 *
+			    (otlp_export_random(o) - 0.5));
+			backoff *= 2;
+			if (backoff > OTLP_BACKOFF_MAX_NS)
+				backoff = OTLP_BACKOFF_MAX_NS;
+		}
+		if (wait > OTLP_BACKOFF_MAX_NS)
+			wait = OTLP_BACKOFF_MAX_NS;
+		now = clock_mono_ns();
+		if (now + wait >= deadline)
+			goto drop;
+		log_debug("OpenTelemetry collector: %s; again in %lld ms", why,
+		    (long long)(wait / 1000000));
+		stop = otlp_export_sleep(o, now + wait);
+		if (stop < deadline)
+			deadline = stop;
+		if (clock_mono_ns() >= deadline)
+			goto drop;
+	}
+	free(why);
+	free(taken);
+	otlp_span_free(spans);
+	return;
+drop:
+	for (i = 0; i < ntaken; i++)
+		otlp_export_drop(o, taken[i].sess, taken[i].n);
+	free(taken);
+	otlp_export_warn_once(o, why);
+	free(o->last_cause);
+	o->last_cause = why;
+	otlp_span_free(spans);
+}
+
+/* Feed one item to its session's builder; completed spans to the batch. */
+static void
+otlp_export_item(struct otlp *o, struct otlp_item *it)
+{
+	struct otlp_fact	*f, *next;
+	struct otlp_span	*spans;
+
+	if (it->type == OTLP_ITEM_END) {
+		if (!it->sess->ended) {
+			spans = NULL;
+			otlp_builder_end(it->sess->b, it->end_ns, &spans);
+			otlp_export_batch_add(o, it->sess, spans);
+			it->sess->ended = 1;
+		}
+		return;
+	}
+	for (f = it->facts; f != NULL; f = next) {
+		next = f->next;
+		f->next = NULL;
+		if (it->sess->ended) {
+			otlp_fact_free(f);
+			continue;
+		}
+		spans = NULL;
+		otlp_builder_fact(it->sess->b, f, &spans);
+		otlp_export_batch_add(o, it->sess, spans);
+	}
+	it->facts = NULL;
+}
+
+/* The exporter thread: take the queue, build, batch, send; until stop. */
+static void *
+otlp_export_main(void *arg)
+{
+	struct otlp		*o = arg;
+	struct otlp_item	*list, *it, *next;
+	struct otlp_sess	*s;
+	struct otlp_span	*spans;
+	struct timespec		 ts;
+	size_t			 n, bytes;
+	int			 stopping;
+
+	for (;;) {
+		pthread_mutex_lock(&o->mtx);
+		while (o->head == NULL && !o->stopping) {
+			if (o->nbatch > 0) {
+				if (clock_mono_ns() >= o->batch_first +
+				    OTLP_BATCH_DELAY_NS)
+					break;
+				ts = otlp_export_ts(o->batch_first +
+				    OTLP_BATCH_DELAY_NS);
+				pthread_cond_timedwait(&o->work, &o->mtx, &ts);
+			} else
+				pthread_cond_wait(&o->work, &o->mtx);
+		}
+		list = o->head;
+		o->head = NULL;
+		o->tailp = &o->head;
+		stopping = o->stopping;
+		pthread_mutex_unlock(&o->mtx);
+
+		n = bytes = 0;
+		for (it = list; it != NULL; it = next) {
+			next = it->next;
+			otlp_export_item(o, it);
+			n++;
+			bytes += it->size;
+			free(it);
+			if (o->nbatch >= OTLP_BATCH_SPANS)
+				otlp_export_send(o);
+		}
+		if (n > 0) {
+			pthread_mutex_lock(&o->mtx);
+			o->count -= n;
+			o->bytes -= bytes;
+			pthread_cond_broadcast(&o->room);
+			pthread_mutex_unlock(&o->mtx);
+		}
+		if (stopping)
+			break;
+		if (o->nbatch > 0 && clock_mono_ns() >= o->batch_first +
+		    OTLP_BATCH_DELAY_NS)
+			otlp_export_send(o);
+	}
+
+	/*
+	 * Stopping: what came after the last take, then every session's
+	 * waiting requests (they end now, unanswered), then send by the
+	 * deadline; what is left past it is dropped and counted.
+	 */
+	pthread_mutex_lock(&o->mtx);
+	list = o->head;
+	o->head = NULL;
+	o->tailp = &o->head;
+	o->count = o->bytes = 0;
+	pthread_cond_broadcast(&o->room);
+	pthread_mutex_unlock(&o->mtx);
+	for (it = list; it != NULL; it = next) {
+		next = it->next;
+		otlp_export_item(o, it);
+		free(it);
+	}
+	for (s = o->sessions; s != NULL; s = s->next) {
+		if (s->ended)
+			continue;
+		spans = NULL;
+		otlp_builder_end(s->b, clock_wall_ns(), &spans);
+		otlp_export_batch_add(o, s, spans);
+		s->ended = 1;
+	}
+	while (o->nbatch > 0)
+		otlp_export_send(o);
+	return NULL;
+}
+
+/* The collector's URL without its query (which may hold a key). */
+static char *
+otlp_export_where(const char *endpoint)
+{
+	return xstrndup(endpoint, strcspn(endpoint, "?"));
+}
+
+/* Start the exporter for config c; NULL with *cause when it cannot. */
+struct otlp *
+otlp_start(const struct otlp_config *c, char **cause)
+{
+	struct otlp		*o;
+	pthread_condattr_t	 ca;
+	sigset_t		 all, old;
+	size_t			 i;
+	int			 r;
+
+	o = xcalloc(1, sizeof *o);
+	o->cfg = *c;
+	o->cfg.endpoint = xstrdup(c->endpoint);
+	o->cfg.headers = c->nheaders > 0 ? xreallocarray(NULL, c->nheaders,
+	    sizeof *o->cfg.headers) : NULL;
+	for (i = 0; i < c->nheaders; i++)
+		o->cfg.headers[i] = xstrdup(c->headers[i]);
+	o->cfg.service_name = xstrdup(c->service_name != NULL ?
+	    c->service_name : "mcpreel");
+	if (c->resource_attrs != NULL)
+		o->cfg.resource_attrs = json_incref(c->resource_attrs);
+	if (o->cfg.timeout_ms <= 0)
+		o->cfg.timeout_ms = 10000;
+	o->res.service_name = o->cfg.service_name;
+	o->res.attrs = o->cfg.resource_attrs;
+	o->where = otlp_export_where(c->endpoint);
+	if ((o->http = otlp_http_new(&o->cfg, cause)) == NULL)
+		goto fail;
+	o->tailp = &o->head;
+	o->batch_tail = &o->batch;
+	obuf_init(&o->body);
+	o->rng = (uint64_t)clock_mono_ns() ^ ((uint64_t)getpid() << 32) ^
+	    0x9e3779b97f4a7c15ULL;
+	if (o->rng == 0)
+		o->rng = 1;
+	atomic_init(&o->sent, 0);
+	atomic_init(&o->dropped, 0);
+	atomic_init(&o->warned, 0);
+	pthread_mutex_init(&o->mtx, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&o->work, &ca);
+	pthread_cond_init(&o->room, NULL);
+	pthread_condattr_destroy(&ca);
+	/* The thread takes no signal: they stay the loop's (SIGPIPE too). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = pthread_create(&o->thread, NULL, otlp_export_main, o);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		xasprintf(cause, "cannot start the OpenTelemetry exporter's "
+		    "thread: %s", strerror(r));
+		pthread_cond_destroy(&o->work);
+		pthread_cond_destroy(&o->room);
+		pthread_mutex_destroy(&o->mtx);
+		obuf_free(&o->body);
+		goto fail;
+	}
+	return o;
+fail:
+	otlp_http_free(o->http);
+	free(o->where);
+	o->cfg.cacert = NULL;
+	otlp_config_clear(&o->cfg);
+	free(o);
+	return NULL;
+}
+
+/* A new session whose spans all say info; NULL when o is NULL. */
+struct otlp_sess *
+otlp_session(struct otlp *o, const struct otlp_sess_info *info)
+{
+	struct otlp_sess	*s;
+
+	if (o == NULL)
+		return NULL;
+	s = xcalloc(1, sizeof *s);
+	atomic_init(&s->dropped, 0);
+	s->b = otlp_builder_new(info, o->cfg.side, o->cfg.payloads);
+	pthread_mutex_lock(&o->mtx);
+	s->next = o->sessions;
+	o->sessions = s;
+	if (o->stopping)
+		s->ended = 1;	/* too late: nothing of it is exported */
+	pthread_mutex_unlock(&o->mtx);
+	return s;
+}
+
+/* Queue item it (whose facts would start nspans spans); drop it when full
+   and not block, or when stopping. */
+static void
+otlp_export_push(struct otlp *o, struct otlp_item *it, int bounded)
+{
+	int	full;
+
+	pthread_mutex_lock(&o->mtx);
+	for (;;) {
+		full = bounded && (o->count >= OTLP_QUEUE_MAX ||
+		    o->bytes + it->size > OTLP_QUEUE_BYTES);
+		if (!full || !o->cfg.block || o->stopping)
+			break;
+		pthread_cond_wait(&o->room, &o->mtx);
+	}
+	if (full || o->stopping) {
+		pthread_mutex_unlock(&o->mtx);
+		otlp_export_drop(o, it->sess, it->nspans);
+		if (full)
+			otlp_export_warn_once(o, "the exporter's queue is full "
+			    "(the collector is slower than the traffic)");
+		otlp_fact_free(it->facts);
+		free(it);
+		return;
+	}
+	if (o->head == NULL)
+		pthread_cond_signal(&o->work);
+	*o->tailp = it;
+	o->tailp = &it->next;
+	o->count++;
+	o->bytes += it->size;
+	pthread_mutex_unlock(&o->mtx);
+}
+
+/* Message m of session s passed: its facts to the exporter, or dropped. */
+void
+otlp_message(struct otlp *o, struct otlp_sess *s, const struct msg *m)
+{
+	struct otlp_fact	*facts, *f;
+	struct otlp_item	*it;
+
+	if (o == NULL || s == NULL || s->end_queued)
+		return;
+	if ((facts = otlp_fact_new(m, o->cfg.payloads)) == NULL)
+		return;
+	it = xcalloc(1, sizeof *it);
+	it->type = OTLP_ITEM_FACTS;
+	it->sess = s;
+	it->facts = facts;
+	it->size = sizeof *it;
+	for (f = facts; f != NULL; f = f->next) {
+		f->sess = s;
+		it->size += f->size;
+	}
+	it->nspans = otlp_export_nspans(facts);
+	otlp_export_push(o, it, 1);
+}
+
+/* Session s ended at end_ns: its waiting requests end as unanswered. */
+void
+otlp_session_end(struct otlp *o, struct otlp_sess *s, int64_t end_ns)
+{
+	struct otlp_item	*it;
+
+	if (o == NULL || s == NULL || s->end_queued)
+		return;
+	s->end_queued = 1;
+	it = xcalloc(1, sizeof *it);
+	it->type = OTLP_ITEM_END;
+	it->sess = s;
+	it->end_ns = end_ns;
+	/* Not bounded: one per session, and it frees what it ends. */
+	otlp_export_push(o, it, 0);
+}
+
+/* Send what is queued, waiting at most deadline_ms; then say the drops. */
+void
+otlp_stop(struct otlp *o, int deadline_ms)
+{
+	uint64_t	sent, dropped;
+
+	if (o == NULL || o->stopped)
+		return;
+	if (deadline_ms < 0)
+		deadline_ms = 0;
+	pthread_mutex_lock(&o->mtx);
+	o->stopping = 1;
+	o->stop_deadline = clock_mono_ns() + (int64_t)deadline_ms * 1000000;
+	pthread_cond_broadcast(&o->work);
+	pthread_cond_broadcast(&o->room);
+	pthread_mutex_unlock(&o->mtx);
+	pthread_join(o->thread, NULL);
+	o->stopped = 1;
+	sent = atomic_load(&o->sent);
+	dropped = atomic_load(&o->dropped);
+	if (dropped > 0)
+		log_warnx("OpenTelemetry: %llu of %llu spans were dropped, not "
+		    "sent to the collector at %s (%s)",
+		    (unsigned long long)dropped,
+		    (unsigned long long)(sent + dropped), o->where,
+		    o->last_cause != NULL ? o->last_cause :
+		    "the exporter's queue was full or time ran out");
+}
+
+/* Spans of s dropped, final after otlp_stop. */
+uint64_t
+otlp_session_dropped(const struct otlp_sess *s)
+{
+	if (s == NULL)
+		return 0;
+	return atomic_load(&((struct otlp_sess *)s)->dropped);
+}
+
+/* Spans sent and dropped, final after otlp_stop. */
+void
+otlp_totals(const struct otlp *o, uint64_t *sent, uint64_t *dropped)
+{
+	struct otlp	*w = (struct otlp *)o;
+
+	*sent = o != NULL ? atomic_load(&w->sent) : 0;
+	*dropped = o != NULL ? atomic_load(&w->dropped) : 0;
+}
+
+/* Stop o (at once, when not stopped yet) and free it and its sessions. */
+void
+otlp_free(struct otlp *o)
+{
+	struct otlp_sess	*s, *next;
+
+	if (o == NULL)
+		return;
+	otlp_stop(o, 0);
+	for (s = o->sessions; s != NULL; s = next) {
+		next = s->next;
+		otlp_builder_free(s->b);
+		free(s);
+	}
+	otlp_span_free(o->batch);
+	free(o->runs);
+	obuf_free(&o->body);
+	otlp_http_free(o->http);
+	free(o->where);
+	free(o->last_cause);
+	o->cfg.cacert = NULL;
+	otlp_config_clear(&o->cfg);
+	pthread_cond_destroy(&o->work);
+	pthread_cond_destroy(&o->room);
+	pthread_mutex_destroy(&o->mtx);
+	free(o);
+}

@@ -1,0 +1,400 @@
+/*
+ * otlp_fact.c: what a span needs of one message, taken on the event
+ * loop's thread.  The message is walked with core's scanner (the members
+ * of the message, of its params, result or error, of params._meta) and
+ * never parsed whole: a fact is a few short strings, and a payload is its
+ * JSON text copied as it is, for the exporter's thread to parse.
+ * Everything kept is bounded: strings at OTLP_STRING_MAX, payloads at
+ * OTLP_PAYLOAD_MAX (left out above it, and said so).
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats.h"
+
+/* Where the members of one JSON-RPC object we look at are (0: absent). */
+struct fact_scan {
+	const char	*buf;
+	const struct scan_member *jsonrpc, *params, *result, *error;
+	struct scan_member m_jsonrpc, m_params, m_result, m_error;
+};
+
+/* Where a value was found, for the second-level walks. */
+struct fact_val {
+	const char	*buf;
+	const char	*names[8];	/* the keys wanted, NULL-ended */
+	struct scan_member found[8];
+	int		 has[8];
+};
+
+/* Record the top-level members a fact needs. */
+static int
+otlp_fact_top_cb(const struct scan_member *mb, void *arg)
+{
+	struct fact_scan	*fs = arg;
+
+	if (scan_key_is(fs->buf, mb, "jsonrpc")) {
+		fs->m_jsonrpc = *mb;
+		fs->jsonrpc = &fs->m_jsonrpc;
+	} else if (scan_key_is(fs->buf, mb, "params")) {
+		fs->m_params = *mb;
+		fs->params = &fs->m_params;
+	} else if (scan_key_is(fs->buf, mb, "result")) {
+		fs->m_result = *mb;
+		fs->result = &fs->m_result;
+	} else if (scan_key_is(fs->buf, mb, "error")) {
+		fs->m_error = *mb;
+		fs->error = &fs->m_error;
+	}
+	return 0;
+}
+
+/* Record the members named in fv->names (the last of a duplicate wins). */
+static int
+otlp_fact_val_cb(const struct scan_member *mb, void *arg)
+{
+	struct fact_val	*fv = arg;
+	size_t		 i;
+
+	for (i = 0; fv->names[i] != NULL; i++) {
+		if (scan_key_is(fv->buf, mb, fv->names[i])) {
+			fv->found[i] = *mb;
+			fv->has[i] = 1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Walk the object whose JSON text is at buf+off (len bytes) for the keys
+ * in names; the offsets found are relative to buf.  0, or -1 when the
+ * value is not an object.
+ */
+static int
+otlp_fact_walk(const char *buf, size_t off, size_t len,
+    const char *const *names, struct fact_val *fv)
+{
+	size_t	 i;
+
+	memset(fv, 0, sizeof *fv);
+	fv->buf = buf + off;
+	for (i = 0; names[i] != NULL && i < 7; i++)
+		fv->names[i] = names[i];
+	if (scan_members(buf + off, len, otlp_fact_val_cb, fv) != 0)
+		return -1;
+	for (i = 0; fv->names[i] != NULL; i++)
+		fv->found[i].val_off += off;
+	fv->buf = buf;
+	return 0;
+}
+
+/*
+ * The value of the JSON string text at p (len bytes, quotes included),
+ * decoded and cut to OTLP_STRING_MAX at a character boundary; NULL when
+ * it is no string.
+ */
+static char *
+otlp_fact_string(const char *p, size_t len)
+{
+	char	*out;
+	size_t	 n = 0;
+
+	if (len < 2 || p[0] != '"' || p[len - 1] != '"')
+		return NULL;
+	out = xmalloc(len - 1);
+	if (scan_string_decode(p + 1, len - 2, out, &n) != 0) {
+		free(out);
+		return NULL;
+	}
+	out[n] = '\0';
+	/* A \u0000 ends the C string; what follows it is not kept. */
+	n = strlen(out);
+	if (n > OTLP_STRING_MAX)
+		out[scan_utf8_trim(out, OTLP_STRING_MAX)] = '\0';
+	return out;
+}
+
+/* The JSON text at p (len bytes), cut to OTLP_STRING_MAX at a boundary. */
+static char *
+otlp_fact_text(const char *p, size_t len)
+{
+	if (len > OTLP_STRING_MAX)
+		len = scan_utf8_trim(p, OTLP_STRING_MAX);
+	return xstrndup(p, len);
+}
+
+/* The string member's value at mb, or NULL. */
+static char *
+otlp_fact_member_string(const char *buf, const struct scan_member *mb)
+{
+	return otlp_fact_string(buf + mb->val_off, mb->val_len);
+}
+
+/* Keep the JSON text at mb as f's payload, or note that it is too big. */
+static void
+otlp_fact_payload(struct otlp_fact *f, const char *buf,
+    const struct scan_member *mb)
+{
+	if (mb->val_len > OTLP_PAYLOAD_MAX) {
+		f->payload_omitted = 1;
+		return;
+	}
+	free(f->payload);
+	f->payload = xstrndup(buf + mb->val_off, mb->val_len);
+}
+
+/* Whether method m is one whose params.uri is mcp.resource.uri. */
+static int
+otlp_fact_has_uri(const char *m)
+{
+	return strcmp(m, "resources/read") == 0 ||
+	    strcmp(m, "resources/subscribe") == 0 ||
+	    strcmp(m, "resources/unsubscribe") == 0 ||
+	    strcmp(m, "notifications/resources/updated") == 0;
+}
+
+/* Fill f from the params of a request or notification. */
+static void
+otlp_fact_params(struct otlp_fact *f, const char *buf,
+    const struct scan_member *pm, int payloads)
+{
+	static const char *const names[] = { "name", "uri", "_meta",
+	    "protocolVersion", "requestId", "arguments", NULL };
+	static const char *const meta_names[] = { "traceparent",
+	    "tracestate", NULL };
+	struct fact_val	 fv, mv;
+	const char	*m = f->method;
+	int		 named;
+
+	if (otlp_fact_walk(buf, pm->val_off, pm->val_len, names, &fv) != 0)
+		return;
+	named = strcmp(m, "tools/call") == 0 || strcmp(m, "prompts/get") == 0;
+	if (named && fv.has[0])
+		f->name = otlp_fact_member_string(buf, &fv.found[0]);
+	if (otlp_fact_has_uri(m) && fv.has[1])
+		f->uri = otlp_fact_member_string(buf, &fv.found[1]);
+	if (fv.has[2] && otlp_fact_walk(buf, fv.found[2].val_off,
+	    fv.found[2].val_len, meta_names, &mv) == 0) {
+		if (mv.has[0])
+			f->traceparent = otlp_fact_member_string(buf,
+			    &mv.found[0]);
+		if (mv.has[1])
+			f->tracestate = otlp_fact_member_string(buf,
+			    &mv.found[1]);
+	}
+	if (strcmp(m, "initialize") == 0 && fv.has[3])
+		f->protocol_version = otlp_fact_member_string(buf,
+		    &fv.found[3]);
+	if (strcmp(m, "notifications/cancelled") == 0 && fv.has[4])
+		f->cancel_id = otlp_fact_text(buf + fv.found[4].val_off,
+		    fv.found[4].val_len);
+	if (payloads && named && fv.has[5])
+		otlp_fact_payload(f, buf, &fv.found[5]);
+}
+
+/* Fill f from the result of an answer. */
+static void
+otlp_fact_result(struct otlp_fact *f, const char *buf,
+    const struct scan_member *rm, int payloads)
+{
+	static const char *const names[] = { "isError", "protocolVersion",
+	    NULL };
+	struct fact_val	 fv;
+
+	if (payloads)
+		otlp_fact_payload(f, buf, rm);
+	if (otlp_fact_walk(buf, rm->val_off, rm->val_len, names, &fv) != 0)
+		return;
+	if (fv.has[0] && fv.found[0].val_len == 4 &&
+	    memcmp(buf + fv.found[0].val_off, "true", 4) == 0)
+		f->tool_error = 1;
+	if (fv.has[1])
+		f->protocol_version = otlp_fact_member_string(buf,
+		    &fv.found[1]);
+}
+
+/* Whether the JSON text at p (len bytes) is an integer; its value in *v. */
+static int
+otlp_fact_integer(const char *p, size_t len, int64_t *v)
+{
+	char	 tmp[32], *end;
+	long long ll;
+
+	if (len == 0 || len >= sizeof tmp)
+		return 0;
+	memcpy(tmp, p, len);
+	tmp[len] = '\0';
+	if (strpbrk(tmp, ".eE") != NULL)
+		return 0;
+	ll = strtoll(tmp, &end, 10);
+	if (*end != '\0')
+		return 0;
+	*v = (int64_t)ll;
+	return 1;
+}
+
+/* Fill f from the error of an error answer. */
+static void
+otlp_fact_error(struct otlp_fact *f, const char *buf,
+    const struct scan_member *em)
+{
+	static const char *const names[] = { "code", "message", NULL };
+	struct fact_val	 fv;
+
+	if (otlp_fact_walk(buf, em->val_off, em->val_len, names, &fv) != 0)
+		return;
+	if (fv.has[0])
+		f->has_code = otlp_fact_integer(buf + fv.found[0].val_off,
+		    fv.found[0].val_len, &f->code);
+	if (fv.has[1])
+		f->message = otlp_fact_member_string(buf, &fv.found[1]);
+}
+
+/* Add up the bytes f holds. */
+static size_t
+otlp_fact_size(const struct otlp_fact *f)
+{
+	const char	*s[] = { f->method, f->id, f->jsonrpc, f->name, f->uri,
+	    f->traceparent, f->tracestate, f->protocol_version, f->cancel_id,
+	    f->message, f->payload };
+	size_t		 i, n = sizeof *f;
+
+	for (i = 0; i < sizeof s / sizeof s[0]; i++)
+		if (s[i] != NULL)
+			n += strlen(s[i]) + 1;
+	return n;
+}
+
+/*
+ * The fact of one JSON-RPC object (len bytes at buf), or NULL when it is
+ * none a span comes of.  trunc: buf is a truncated message's ident, which
+ * has no params, result or error worth reading.
+ */
+static struct otlp_fact *
+otlp_fact_one(const struct msg *m, const char *buf, size_t len, int trunc,
+    int payloads)
+{
+	struct otlp_fact	*f;
+	struct scan		 s;
+	struct fact_scan	 fs;
+	char			*v;
+
+	scan_message(buf, len, &s);
+	if (s.kind != KIND_REQUEST && s.kind != KIND_NOTIFICATION &&
+	    s.kind != KIND_RESPONSE && s.kind != KIND_ERROR)
+		return NULL;
+	f = xcalloc(1, sizeof *f);
+	f->dir = m->dir;
+	f->kind = s.kind;
+	f->ts_ns = m->ts_ns;
+	if (s.has_method) {
+		f->method = scan_method_dup(buf, &s);
+		if (strlen(f->method) > OTLP_STRING_MAX)
+			f->method[scan_utf8_trim(f->method,
+			    OTLP_STRING_MAX)] = '\0';
+	}
+	if (s.has_id && !(s.id_len == 4 && memcmp(buf + s.id_off, "null",
+	    4) == 0))
+		f->id = otlp_fact_text(buf + s.id_off, s.id_len);
+	if (!trunc) {
+		memset(&fs, 0, sizeof fs);
+		fs.buf = buf;
+		if (scan_members(buf, len, otlp_fact_top_cb, &fs) != 0)
+			goto done;
+		if (fs.jsonrpc != NULL) {
+			v = otlp_fact_member_string(buf, fs.jsonrpc);
+			if (v == NULL)
+				f->jsonrpc = otlp_fact_text(buf +
+				    fs.jsonrpc->val_off, fs.jsonrpc->val_len);
+			else if (strcmp(v, "2.0") != 0)
+				f->jsonrpc = v;
+			else
+				free(v);
+		}
+		if (f->method != NULL && fs.params != NULL)
+			otlp_fact_params(f, buf, fs.params, payloads);
+		if (s.kind == KIND_RESPONSE && fs.result != NULL)
+			otlp_fact_result(f, buf, fs.result, payloads);
+		if (s.kind == KIND_ERROR && fs.error != NULL)
+			otlp_fact_error(f, buf, fs.error);
+	}
+done:
+	f->size = otlp_fact_size(f);
+	return f;
+}
+
+/* One batch element: appended to the list being made. */
+struct fact_batch {
+	const struct msg	*m;
+	int			 payloads;
+	struct otlp_fact	*head, **tail;
+};
+
+static int
+otlp_fact_element_cb(const char *p, size_t len, void *arg)
+{
+	struct fact_batch	*fb = arg;
+	struct otlp_fact	*f;
+
+	if ((f = otlp_fact_one(fb->m, p, len, 0, fb->payloads)) != NULL) {
+		*fb->tail = f;
+		fb->tail = &f->next;
+	}
+	return 0;
+}
+
+/* The facts of message m (one per batch element); see formats.h. */
+struct otlp_fact *
+otlp_fact_new(const struct msg *m, int payloads)
+{
+	struct fact_batch	 fb;
+	struct scan		 s;
+
+	if (m->flags & MSG_TRUNCATED) {
+		if (m->ident == NULL)
+			return NULL;
+		return otlp_fact_one(m, m->ident, m->ident_len, 1, 0);
+	}
+	scan_message(m->raw, m->len, &s);
+	if (s.kind == KIND_BATCH) {
+		fb.m = m;
+		fb.payloads = payloads;
+		fb.head = NULL;
+		fb.tail = &fb.head;
+		if (scan_elements(m->raw, m->len, otlp_fact_element_cb,
+		    &fb) != 0) {
+			otlp_fact_free(fb.head);
+			return NULL;
+		}
+		return fb.head;
+	}
+	if (s.kind == KIND_INVALID)
+		return NULL;
+	return otlp_fact_one(m, m->raw, m->len, 0, payloads);
+}
+
+/* Free a list of facts. */
+void
+otlp_fact_free(struct otlp_fact *f)
+{
+	struct otlp_fact	*next;
+
+	for (; f != NULL; f = next) {
+		next = f->next;
+		free(f->method);
+		free(f->id);
+		free(f->jsonrpc);
+		free(f->name);
+		free(f->uri);
+		free(f->traceparent);
+		free(f->tracestate);
+		free(f->protocol_version);
+		free(f->cancel_id);
+		free(f->message);
+		free(f->payload);
+		free(f);
+	}
+}
