@@ -132,7 +132,7 @@ otlp_pb_level(struct pbw *w, size_t l)
 }
 
 static void otlp_pb_keyvalue(struct pbw *, size_t, struct obuf *,
-    const char *, json_t *, size_t);
+    unsigned int, const char *, json_t *, size_t);
 
 /* AnyValue of v into o; depth: how deep v is in its attribute. */
 static void
@@ -187,7 +187,8 @@ otlp_pb_anyvalue(struct pbw *w, size_t l, struct obuf *o, json_t *v,
 	case JSON_OBJECT:
 		sub = otlp_pb_level(w, l);
 		json_object_foreach(v, k, e)
-			otlp_pb_keyvalue(w, l + 1, sub, k, e, depth + 1);
+			otlp_pb_keyvalue(w, l + 1, sub, PB_LIST_VALUES, k, e,
+			    depth + 1);
 		otlp_pb_bytes(o, PB_ANY_KVLIST, sub->p, sub->len);
 		break;
 	default:
@@ -195,10 +196,10 @@ otlp_pb_anyvalue(struct pbw *w, size_t l, struct obuf *o, json_t *v,
 	}
 }
 
-/* A KeyValue field (number 1 of its parent: attributes, values) into o. */
+/* A KeyValue as field number field of its parent (attributes, values). */
 static void
-otlp_pb_keyvalue(struct pbw *w, size_t l, struct obuf *o, const char *key,
-    json_t *v, size_t depth)
+otlp_pb_keyvalue(struct pbw *w, size_t l, struct obuf *o, unsigned int field,
+    const char *key, json_t *v, size_t depth)
 {
 	struct obuf	*kv = otlp_pb_level(w, l);
 	struct obuf	*av = otlp_pb_level(w, l + 1);
@@ -206,7 +207,7 @@ otlp_pb_keyvalue(struct pbw *w, size_t l, struct obuf *o, const char *key,
 	otlp_pb_anyvalue(w, l + 2, av, v, depth);
 	otlp_pb_string(kv, PB_KV_KEY, key);
 	otlp_pb_bytes(kv, PB_KV_VALUE, av->p, av->len);
-	otlp_pb_bytes(o, 1, kv->p, kv->len);
+	otlp_pb_bytes(o, field, kv->p, kv->len);
 }
 
 /* One Span into o (as field spans of ScopeSpans). */
@@ -232,7 +233,8 @@ otlp_pb_span(struct pbw *w, size_t l, struct obuf *o,
 	otlp_pb_fixed64(sp, PB_SPAN_END, (uint64_t)s->end_ns);
 	if (s->attrs != NULL) {
 		json_object_foreach(s->attrs, k, v)
-			otlp_pb_keyvalue(w, l + 1, sp, k, v, 0);
+			otlp_pb_keyvalue(w, l + 1, sp, PB_SPAN_ATTRIBUTES, k,
+			    v, 0);
 	}
 	if (s->status != OTLP_STATUS_UNSET || s->status_message != NULL) {
 		st = otlp_pb_level(w, l + 1);
@@ -261,7 +263,8 @@ otlp_pb_resource(struct pbw *w, size_t l, struct obuf *o,
 	    "mcpreel");
 	if (v == NULL)
 		v = json_string("mcpreel");
-	otlp_pb_keyvalue(w, l + 1, res, "service.name", v, 0);
+	otlp_pb_keyvalue(w, l + 1, res, PB_RESOURCE_ATTRIBUTES,
+	    "service.name", v, 0);
 	json_decref(v);
 	if (r->attrs != NULL) {
 		json_object_foreach(r->attrs, k, v) {
@@ -269,14 +272,17 @@ otlp_pb_resource(struct pbw *w, size_t l, struct obuf *o,
 			    strcmp(k, "telemetry.sdk.name") == 0 ||
 			    strcmp(k, "telemetry.sdk.version") == 0)
 				continue;
-			otlp_pb_keyvalue(w, l + 1, res, k, v, 0);
+			otlp_pb_keyvalue(w, l + 1, res,
+			    PB_RESOURCE_ATTRIBUTES, k, v, 0);
 		}
 	}
 	v = json_string("mcpreel");
-	otlp_pb_keyvalue(w, l + 1, res, "telemetry.sdk.name", v, 0);
+	otlp_pb_keyvalue(w, l + 1, res, PB_RESOURCE_ATTRIBUTES,
+	    "telemetry.sdk.name", v, 0);
 	json_decref(v);
 	v = json_string(MCPREEL_VERSION);
-	otlp_pb_keyvalue(w, l + 1, res, "telemetry.sdk.version", v, 0);
+	otlp_pb_keyvalue(w, l + 1, res, PB_RESOURCE_ATTRIBUTES,
+	    "telemetry.sdk.version", v, 0);
 	json_decref(v);
 	otlp_pb_bytes(o, PB_RS_RESOURCE, res->p, res->len);
 }
