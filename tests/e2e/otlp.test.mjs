@@ -221,13 +221,14 @@ test('stdio: live spans, decoded by protobuf, match the recording and the conven
 });
 
 /** server-everything over Streamable HTTP through record --listen --otlp; returns what the checks need. */
-async function liveHttp({ dir, defer }, name, otlpArgs, { side = 'server', env } = {}) {
+async function liveHttp({ dir, defer }, name, otlpArgs, { side = 'server' } = {}) {
   const se = await startServerEverything('streamableHttp');
   defer(se.stop);
   const rcv = await startReceiver(dir, [], name);
   defer(rcv.stop);
   const db = join(dir, `${name}.db`);
-  const proxy = await startMcpreelHttp({ db, upstream: se.origin, name, args: [...otlpArgs(rcv)], env });
+  const { args, env } = otlpArgs(rcv);
+  const proxy = await startMcpreelHttp({ db, upstream: se.origin, name, args, env });
   defer(() => proxy.stop());
   const run = await scriptedSession(streamableHttpTransport(`${proxy.url}/mcp`));
   const stopped = await proxy.stop();
@@ -246,10 +247,19 @@ async function liveHttp({ dir, defer }, name, otlpArgs, { side = 'server', env }
   return { db, rcv, got, reqs, run, se, ...checked };
 }
 
-test('Streamable HTTP: live spans as OTLP/JSON, side server', { skip, timeout: 120000 }, async () => {
+test('Streamable HTTP: live spans as OTLP/JSON, side server, the collector from the environment', { skip, timeout: 120000 }, async () => {
   await withCleanup(async (ctx) => {
-    const r = await liveHttp(ctx, 'live-http', (rcv) => ['--otlp', rcv.url, '--otlp-protocol', 'http/json']);
-    for (const q of r.reqs) assert.equal(q.contentType, 'application/json', '--otlp-protocol http/json');
+    // record --listen ... --upstream ... --otlp env --otlp-protocol http/json
+    const r = await liveHttp(ctx, 'live-http', (rcv) => ({
+      args: ['--otlp', 'env', '--otlp-protocol', 'http/json'],
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: rcv.origin, OTEL_EXPORTER_OTLP_HEADERS: 'x-team=agents,x-e2e-key=k%3Dv' },
+    }));
+    for (const q of r.reqs) {
+      assert.equal(q.contentType, 'application/json', '--otlp-protocol http/json');
+      assert.equal(q.path, '/v1/traces', 'OTEL_EXPORTER_OTLP_ENDPOINT gets /v1/traces');
+      assert.equal(q.headers['x-team'], 'agents', 'OTEL_EXPORTER_OTLP_HEADERS are sent');
+      assert.equal(q.headers['x-e2e-key'], 'k=v', 'percent-decoded, as the SDKs read them');
+    }
     const echo = r.got.find((s) => s.name === 'tools/call echo');
     assert.equal(echo.kind, KIND.SERVER);
     assert.equal(echo.attributes['network.transport'].value, 'tcp');
@@ -260,7 +270,7 @@ test('Streamable HTTP: live spans as OTLP/JSON, side server', { skip, timeout: 1
 
 test('Streamable HTTP: side client mirrors the kinds and names the upstream', { skip, timeout: 120000 }, async () => {
   await withCleanup(async (ctx) => {
-    const r = await liveHttp(ctx, 'live-http-client', (rcv) => ['--otlp', rcv.origin, '--otlp-side', 'client'], { side: 'client' });
+    const r = await liveHttp(ctx, 'live-http-client', (rcv) => ({ args: ['--otlp', rcv.origin, '--otlp-side', 'client'] }), { side: 'client' });
     const echo = r.got.find((s) => s.name === 'tools/call echo');
     assert.equal(echo.kind, KIND.CLIENT, 'side client: a client request is a CLIENT span');
     assert.equal(echo.attributes['server.port'].value, r.se.port, 'server.port is the upstream port');
@@ -276,7 +286,7 @@ test('Streamable HTTP: side client mirrors the kinds and names the upstream', { 
 test('export --format otlp: the same spans as live, to a collector and to a file', { skip, timeout: 180000 }, async () => {
   await withCleanup(async (ctx) => {
     const { dir, defer } = ctx;
-    const live = await liveHttp(ctx, 'exp-http', (rcv) => ['--otlp', rcv.origin]);
+    const live = await liveHttp(ctx, 'exp-http', (rcv) => ({ args: ['--otlp', rcv.origin] }));
     const shapes = (spans) => spans.map(spanShape).map((s) => JSON.stringify(s, Object.keys(flatKeys(s)).sort())).sort();
 
     const rcv = await startReceiver(dir, [], 'export');
