@@ -18,7 +18,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { EmptyResultSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import {
-  KIND, closedPort, compareSpans, decodeFile, expectedSpans, mcpreelOtlpSupport, peerRule,
+  KIND, anyToJson, closedPort, compareSpans, decodeFile, expectedSpans, mcpreelOtlpSupport, peerRule,
   receiverSupport, recordedSession, sessionIds, spanShape, startReceiver,
 } from './lib/otlp.mjs';
 import { CLIENT_INFO, ROOTS, serverEverythingCommand, stdioTransport, streamableHttpTransport } from './lib/session.mjs';
@@ -51,7 +51,7 @@ const TIME_RE = /\d{1,2}:\d{2}:\d{2}(?:\s?[AaPp]\.?\s?[Mm]\.?)?/g;
  * Resolves {transcript, sent, received}: the results (deterministic), and
  * the messages the client sent and received, as the client saw them.
  */
-async function scriptedSession(factory) {
+async function scriptedSession(factory, { secret } = {}) {
   const diag = { stderr: '' };
   const made = factory(diag);
   const sent = [];
@@ -82,10 +82,11 @@ async function scriptedSession(factory) {
   await client.connect(transport);
   steps.push({ step: 'initialize', result: { version: client.getServerVersion()?.name } });
   await step('tools/list', async () => (await client.listTools()).tools.map((t) => t.name).sort());
-  await step('tools/call echo', () => client.callTool({ name: 'echo', arguments: { message: 'otlp' }, _meta: TP.echo }));
+  const echoArgs = secret ? { message: 'otlp', password: secret } : { message: 'otlp' };
+  await step('tools/call echo', () => client.callTool({ name: 'echo', arguments: echoArgs, _meta: TP.echo }));
   await step('tools/call no-such-tool', () => client.callTool({ name: 'no-such-tool', arguments: {} }));
   await step('tools/call get-sum bad', () => client.callTool({ name: 'get-sum', arguments: { a: 'x', b: 1 } }));
-  await step('prompts/get args-prompt', () => client.getPrompt({ name: 'args-prompt', arguments: { city: 'Paris' }, _meta: TP.prompt }));
+  await step('prompts/get args-prompt', () => client.getPrompt({ name: 'args-prompt', arguments: { city: 'Paris', state: 'Île-de-France' }, _meta: TP.prompt }));
   await step('prompts/get resource-prompt bad', () => client.getPrompt({ name: 'resource-prompt', arguments: { resourceType: 'nope', resourceId: '1' } }));
   await step('prompts/get no-such-prompt', () => client.getPrompt({ name: 'no-such-prompt' }));
   await step('resources/read', () => client.readResource({ uri: 'demo://resource/dynamic/text/1' }));
@@ -105,7 +106,7 @@ function viaStdio(args, env = {}) {
     { stderr: 'pipe', env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1', ...env } });
 }
 
-/** Check a session's received spans against its recording; returns {expected, received, session, rows}. */
+/** Check a session's received spans against its recording; returns {expected, received, session, rows, problems}. */
 function checkSpans(db, name, received, { side = 'server', payloads = false, serverPort, label }) {
   const { session, rows } = recordedSession(db, `name = '${name}'`);
   const expected = expectedSpans(rows, { session, side });
@@ -353,23 +354,121 @@ for (const t of TROUBLE) {
   });
 }
 
-test('collector answers 503 twice, then 200: retried, nothing dropped', { skip, timeout: 120000 }, async () => {
+test('collector answers 502 twice, then 200: retried with backoff, nothing dropped', { skip, timeout: 120000 }, async () => {
+  // Over HTTP, where the test decides when mcpreel stops: after the
+  // spans came (the SDK's stdio close would cut the backoff short).
   await withCleanup(async ({ dir, defer }) => {
-    const rcv = await startReceiver(dir, ['status', '503', 'x2', 'ok']);
+    const se = await startServerEverything('streamableHttp');
+    defer(se.stop);
+    const rcv = await startReceiver(dir, ['status', '502', 'x2', 'ok']); // no Retry-After
     defer(rcv.stop);
     const db = join(dir, 'rec.db');
-    const run = await scriptedSession(viaStdio(['record', '--db', db, '--name', 'retry', '--otlp', rcv.origin],
-      { OTEL_EXPORTER_OTLP_TIMEOUT: '10000' }));
+    const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'retry', args: ['--otlp', rcv.origin] });
+    defer(() => proxy.stop());
+    await scriptedSession(streamableHttpTransport(`${proxy.url}/mcp`));
     const { rows } = recordedSession(db, `name = 'retry'`);
     const want = rows.filter((r) => r.kind === 'request' || r.kind === 'notification').length;
-    const got = await rcv.waitSpans(want, 15000);
+    const got = await rcv.waitSpans(want, 20000);
+    const stopped = await proxy.stop();
     const reqs = rcv.requests();
     assert.ok(reqs.length >= 3, 'two refused, then accepted');
-    assert.deepEqual(reqs.slice(0, 2).map((r) => r.answer), [503, 503]);
-    assert.deepEqual(reqs[1].spans.map((s) => s.spanId), reqs[0].spans.map((s) => s.spanId), 'a retry sends the same batch');
-    checkSpans(db, 'retry', got, { label: 'retry' });
-    assert.equal(dropped(db, 'retry'), 0, 'nothing dropped');
-    assert.ok(run.diag.stderr.split('\n').filter((l) => /spans are dropped while it fails/.test(l)).length <= 1,
-      `a failure is said at most once; stderr:\n${run.diag.stderr}`);
+    assert.deepEqual(reqs.slice(0, 3).map((r) => r.answer), [502, 502, 200]);
+    assert.deepEqual(reqs[1].spans.map((x) => x.spanId), reqs[0].spans.map((x) => x.spanId), 'a retry sends the same batch');
+    assert.deepEqual(reqs[2].spans.map((x) => x.spanId), reqs[0].spans.map((x) => x.spanId), 'and again');
+    const gaps = [reqs[1].time - reqs[0].time, reqs[2].time - reqs[1].time];
+    assert.ok(gaps[0] >= 0.75 && gaps[0] <= 1.6, `the first retry 1 s later, ±20% (${gaps[0].toFixed(2)} s)`);
+    assert.ok(gaps[1] >= 1.55 && gaps[1] <= 3, `the second 2 s after it, ±20% (${gaps[1].toFixed(2)} s)`);
+    checkSpans(db, 'retry', got, { serverPort: se.port, label: 'retry' });
+    assert.equal(dropped(db, 'retry'), 0, `nothing dropped; stderr:\n${stopped.stderr}`);
   });
+});
+
+// A stdio host closes stdin, waits 2 s, then sends SIGTERM (the SDKs do;
+// 2 s more and SIGKILL).  A collector failing just then must not cost the
+// session's count: mcpreel must be done, or end on SIGTERM with the
+// count written.
+test('collector failing as the host closes: the drops are still counted in the session row', { skip, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const rcv = await startReceiver(dir, ['status', '503']);
+    defer(rcv.stop);
+    const db = join(dir, 'rec.db');
+    const run = await scriptedSession(viaStdio(['record', '--db', db, '--name', 'closing', '--otlp', rcv.origin]));
+    const { rows } = recordedSession(db, `name = 'closing'`);
+    assertAllRecorded(rows, run, 'closing');
+    const n = dropped(db, 'closing');
+    assert.ok(n > 0, `otlp_dropped is set (is ${n}); stderr:\n${run.diag.stderr}`);
+    assert.match(run.diag.stderr, /mcpreel: recorded session \d+ in /, 'mcpreel said where the session is');
+  });
+});
+
+test('--otlp-payloads: arguments, results and prompt variables, structured and redacted as recorded', { skip, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const rcv = await startReceiver(dir);
+    defer(rcv.stop);
+    const db = join(dir, 'rec.db');
+    const secret = 'hunter2-otlp-e2e';
+    await scriptedSession(viaStdio(['record', '--db', db, '--name', 'payloads', '--otlp', rcv.origin, '--otlp-payloads']), { secret });
+    const { rows } = recordedSession(db, `name = 'payloads'`);
+    const got = await rcv.waitSpans(rows.filter((r) => r.kind === 'request' || r.kind === 'notification').length);
+    assert.deepEqual(rcv.requests().flatMap((r) => r.problems), []);
+    checkSpans(db, 'payloads', got, { payloads: true, label: 'payloads' });
+    const echo = got.find((x) => x.name === 'tools/call echo');
+    assert.equal(echo.attributes['gen_ai.tool.call.arguments'].type, 'kvlist', 'arguments are structured');
+    assert.deepEqual(anyToJson(echo.attributes['gen_ai.tool.call.arguments']), { message: 'otlp', password: '[REDACTED]' },
+      'a password argument is redacted, as it is in the recording');
+    assert.deepEqual(anyToJson(echo.attributes['gen_ai.tool.call.result']), { content: [{ type: 'text', text: 'Echo: otlp' }] });
+    const prompt = got.find((x) => x.name === 'prompts/get args-prompt');
+    assert.equal(prompt.attributes['gen_ai.prompt.variable.city']?.value, 'Paris');
+    assert.equal(prompt.attributes['gen_ai.prompt.variable.state']?.value, 'Île-de-France', 'UTF-8 intact');
+    assert.ok(!readFileSync(rcv.out, 'utf8').includes(secret), 'the secret never reaches the collector');
+  });
+});
+
+test('the span checks fail on what they should', { skip: rx.ok ? false : rx.reason, timeout: 60000 }, () => {
+  // A session of four messages, recorded by hand, and spans right for it.
+  const session = { started_ns: '1700000000000000000', transport: 'http', target: 'http://127.0.0.1:9/mcp' };
+  const { traceId, sessionKey } = sessionIds(session);
+  const row = (seq, direction, kind, msg) => ({ seq, direction, kind, ts_ns: String(1700000000000000000n + BigInt(seq) * 1000n), raw: JSON.stringify(msg) });
+  const rows = [
+    row(1, 'c2s', 'request', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: TP.echo } }),
+    row(2, 's2c', 'error', { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'boom' } }),
+    row(3, 'c2s', 'notification', { jsonrpc: '2.0', method: 'notifications/initialized' }),
+    row(4, 's2c', 'request', { jsonrpc: '2.0', id: 'r1', method: 'roots/list' }),
+  ];
+  const expected = expectedSpans(rows, { session });
+  const s = { side: 'server', payloads: false, transport: 'http', sessionKey, clientAddress: '127.0.0.1', serverAddress: '127.0.0.1', serverPort: 9, peer: peerRule({ transport: 'http', side: 'server' }) };
+  const str = (value) => ({ type: 'string', value });
+  const common = { 'mcp.session.id': str(sessionKey), 'network.transport': str('tcp'), 'network.protocol.name': str('http'), 'network.protocol.version': str('1.1') };
+  const good = [
+    { name: 'tools/call echo', kind: KIND.SERVER, traceId: '4bf92f3577b34da6a3ce929d0e0e4736', parentSpanId: '00f067aa0ba902b7', traceState: TP.echo.tracestate,
+      start: rows[0].ts_ns, end: rows[1].ts_ns, status: { code: 2, message: 'boom' },
+      attributes: { ...common, 'mcp.method.name': str('tools/call'), 'jsonrpc.request.id': str('1'), 'gen_ai.tool.name': str('echo'),
+        'gen_ai.operation.name': str('execute_tool'), 'rpc.response.status_code': str('-32000'), 'error.type': str('-32000'),
+        'client.address': str('127.0.0.1'), 'client.port': { type: 'int', value: 50000 } } },
+    { name: 'notifications/initialized', kind: KIND.SERVER, traceId, parentSpanId: '', traceState: '', start: rows[2].ts_ns, end: rows[2].ts_ns,
+      status: { code: 0, message: '' }, attributes: { ...common, 'mcp.method.name': str('notifications/initialized'), 'client.address': str('127.0.0.1'), 'client.port': { type: 'int', value: 50000 } } },
+    { name: 'roots/list', kind: KIND.CLIENT, traceId, parentSpanId: '', traceState: '', start: rows[3].ts_ns, end: rows[3].ts_ns,
+      status: { code: 2, message: '' }, attributes: { ...common, 'mcp.method.name': str('roots/list'), 'jsonrpc.request.id': str('r1'), 'error.type': str('unanswered') } },
+  ];
+  assert.deepEqual(compareSpans(good, expected, s).problems, [], 'right spans pass');
+  const broken = [
+    ['a wrong kind', (x) => { x[0].kind = KIND.CLIENT; }, /kind 3, not 2|no span for seq 1 tools\/call echo/],
+    ['a lost parent', (x) => { x[0].parentSpanId = ''; }, /parent ""/],
+    ['a port as a string', (x) => { x[0].attributes['client.port'] = str('50000'); }, /client.port: type string, not int/],
+    ['a missing required attribute', (x) => { delete x[1].attributes['mcp.method.name']; }, /mcp.method.name \(required\) missing/],
+    ['an error not marked', (x) => { delete x[0].attributes['error.type']; x[0].status = { code: 0, message: '' }; }, /error.type \(conditionally_required\) missing/],
+    ['an id on a notification', (x) => { x[1].attributes['jsonrpc.request.id'] = str('1'); }, /jsonrpc.request.id .* must be absent/],
+    ['an attribute from nowhere', (x) => { x[2].attributes['mcp.extra'] = str('x'); }, /mcp.extra is in no row/],
+    ['a span too many', (x) => { x.push({ ...x[1], start: '1' }); }, /a span no message explains/],
+    ['a span missing', (x) => { x.pop(); }, /no span for seq 4 roots\/list/],
+    ['the session trace elsewhere', (x) => { x[1].traceId = '0'.repeat(31) + '1'; }, /trace id/],
+    ['an unanswered request not an error', (x) => { x[2].status = { code: 0, message: '' }; }, /status/],
+    ['a payload without --otlp-payloads', (x) => { x[0].attributes['gen_ai.tool.call.arguments'] = { type: 'kvlist', value: [] }; }, /gen_ai.tool.call.arguments .* must be absent/],
+  ];
+  for (const [what, spoil, re] of broken) {
+    const spans = JSON.parse(JSON.stringify(good));
+    spoil(spans);
+    const { problems } = compareSpans(spans, expected, s);
+    assert.ok(problems.some((p) => re.test(p)), `${what}: found (${JSON.stringify(problems)})`);
+  }
 });

@@ -179,6 +179,9 @@ export function expectedSpans(rows, { session, side = 'server' }) {
           toolName: m.method === 'tools/call' ? params.name : undefined,
           promptName: m.method === 'prompts/get' ? params.name : undefined,
           uri: URI_METHODS.has(m.method) ? params.uri : undefined,
+          arguments: m.method === 'tools/call' ? params.arguments : undefined,
+          promptArgs: m.method === 'prompts/get' && params.arguments && typeof params.arguments === 'object' ? params.arguments : {},
+          result: undefined,
           version: version ?? askedVersion,
           code: null,
           errorType: null,
@@ -216,9 +219,12 @@ export function expectedSpans(rows, { session, side = 'server' }) {
           q.fact.errorType = String(code);
           q.status = { code: STATUS.ERROR, message: String(m.error.message ?? '').slice(0, 1024) };
         }
-      } else if (q.fact.method === 'tools/call' && m.result && m.result.isError === true) {
-        q.fact.errorType = 'tool_error';
-        q.status = { code: STATUS.ERROR, message: '' };
+      } else if (q.fact.method === 'tools/call') {
+        q.fact.result = m.result;
+        if (m.result && m.result.isError === true) {
+          q.fact.errorType = 'tool_error';
+          q.status = { code: STATUS.ERROR, message: '' };
+        }
       }
     }
   }
@@ -267,8 +273,15 @@ export const ATTRIBUTES = [
   { key: 'server.address', level: 'recommended', type: 'string', when: (f, s) => s.peer(f, 'server.address') === true, value: (f, s) => s.serverAddress, optional: (f, s) => s.peer(f, 'server.address') === 'maybe' },
   { key: 'server.port', level: 'recommended', type: 'int', when: (f, s) => s.peer(f, 'server.port') === true, value: (f, s) => s.serverPort, optional: (f, s) => s.peer(f, 'server.port') === 'maybe' },
   // Opt-in (--otlp-payloads): never without it.
-  { key: 'gen_ai.tool.call.arguments', level: 'opt_in', type: 'kvlist', when: (f, s) => s.payloads && f.method === 'tools/call', value: () => undefined },
-  { key: 'gen_ai.tool.call.result', level: 'opt_in', type: 'kvlist', when: (f, s) => s.payloads && f.method === 'tools/call' && f.errorType === null, value: () => undefined },
+  // Structured: the JSON as recorded (so redacted as recorded).  A
+  // tool's error result (isError) may be there or not.
+  { key: 'gen_ai.tool.call.arguments', level: 'opt_in', type: 'kvlist', when: (f, s) => s.payloads && f.method === 'tools/call' && f.arguments !== undefined, value: (f) => f.arguments },
+  {
+    key: 'gen_ai.tool.call.result', level: 'opt_in', type: 'kvlist',
+    when: (f, s) => s.payloads && f.method === 'tools/call' && f.result !== undefined && f.errorType === null,
+    optional: (f, s) => s.payloads && f.errorType === 'tool_error',
+    value: (f) => f.result,
+  },
 ];
 
 /**
@@ -285,6 +298,23 @@ export function peerRule({ transport, side }) {
     if (key.startsWith('client.')) return serverSpan ? (side === 'server' ? true : 'maybe') : false;
     return serverSpan ? false : (side === 'client' ? true : 'maybe');
   };
+}
+
+/** A received structured value ({type, value}) as the JSON it came from. */
+export function anyToJson(a) {
+  switch (a.type) {
+  case 'array': return a.value.map(anyToJson);
+  case 'kvlist': return Object.fromEntries(a.value.map(([k, v]) => [k, anyToJson(v)]));
+  case 'empty': return null;
+  default: return a.value;
+  }
+}
+
+/** JSON text with object keys sorted. */
+export function canonJson(v) {
+  if (Array.isArray(v)) return `[${v.map(canonJson).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonJson(v[k])}`).join(',')}}`;
+  return JSON.stringify(v);
 }
 
 /** A received attribute's plain value ({type, value} from the receiver). */
@@ -317,12 +347,27 @@ export function attributeProblems(span, fact, s) {
       continue;
     }
     const want = row.value(fact, s);
-    if (want !== undefined && plain(a) !== want) problems.push(`${row.key} = ${JSON.stringify(plain(a))}, not ${JSON.stringify(want)}`);
+    if (row.type === 'kvlist') {
+      if (want !== undefined && canonJson(anyToJson(a)) !== canonJson(want)) {
+        problems.push(`${row.key} = ${canonJson(anyToJson(a)).slice(0, 300)}, not ${canonJson(want).slice(0, 300)}`);
+      }
+    } else if (want !== undefined && plain(a) !== want) {
+      problems.push(`${row.key} = ${JSON.stringify(plain(a))}, not ${JSON.stringify(want)}`);
+    }
     if (row.type === 'int' && row.key.endsWith('.port') && !(a.value > 0 && a.value < 65536)) problems.push(`${row.key} = ${a.value}: not a port`);
+  }
+  // gen_ai.prompt.variable.<name> (opt-in): each argument of a
+  // prompts/get, as a string.
+  const vars = s.payloads && fact.method === 'prompts/get' ? fact.promptArgs : {};
+  for (const [name, v] of Object.entries(vars)) {
+    const a = span.attributes[`gen_ai.prompt.variable.${name}`];
+    const want = typeof v === 'string' ? v : JSON.stringify(v);
+    if (!a) problems.push(`gen_ai.prompt.variable.${name} (opt_in) missing`);
+    else if (a.type !== 'string' || a.value !== want) problems.push(`gen_ai.prompt.variable.${name} = ${JSON.stringify(a)}, not ${JSON.stringify(want)}`);
   }
   for (const k of Object.keys(span.attributes)) {
     if (known.has(k)) continue;
-    if (k.startsWith('gen_ai.prompt.variable.') && s.payloads && fact.method === 'prompts/get') continue;
+    if (k.startsWith('gen_ai.prompt.variable.') && Object.hasOwn(vars, k.slice('gen_ai.prompt.variable.'.length))) continue;
     problems.push(`attribute ${k} is in no row of the table`);
   }
   return problems;
@@ -350,12 +395,16 @@ export function compareSpans(received, expected, s) {
   const byKey = new Map();
   for (const sp of received) {
     const a = sp.attributes;
-    const method = a['mcp.method.name']?.value;
+    const method = a['mcp.method.name']?.value ?? sp.name.split(' ')[0];
     const fromClient = (s.side === 'server') === (sp.kind === KIND.SERVER);
     const dir = fromClient ? 'c2s' : 's2c';
-    const key = a['jsonrpc.request.id']
-      ? `${dir}:${findIdJson(expected, dir, a['jsonrpc.request.id'].value)}`
-      : `${dir}:${method}@${sp.start}`;
+    // A request's span by its direction and id (when the id names a
+    // request of that method), else a notification's by method and time.
+    let key = `${dir}:${method}@${sp.start}`;
+    if (a['jsonrpc.request.id']) {
+      const k = `${dir}:${findIdJson(expected, dir, a['jsonrpc.request.id'].value)}`;
+      if (expected.some((e) => e.key === k && e.fact.method === method)) key = k;
+    }
     if (byKey.has(key)) problems.push(`two spans for ${key}: ${sp.name}`);
     byKey.set(key, sp);
   }
