@@ -21,9 +21,10 @@ import {
   KIND, anyToJson, closedPort, compareSpans, decodeFile, expectedSpans, mcpreelOtlpSupport, peerRule,
   receiverSupport, recordedSession, sessionIds, spanShape, startReceiver,
 } from './lib/otlp.mjs';
+import { run2026 } from './lib/client2026.mjs';
 import { CLIENT_INFO, ROOTS, serverEverythingCommand, stdioTransport, streamableHttpTransport } from './lib/session.mjs';
 import { startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
-import { MCPREEL, runMcpreel, sql, withCleanup } from './lib/util.mjs';
+import { MCPREEL, PEERS_DIR, runMcpreel, sql, withCleanup } from './lib/util.mjs';
 
 const rx = receiverSupport();
 const ot = mcpreelOtlpSupport();
@@ -421,6 +422,20 @@ test('--otlp-payloads: arguments, results and prompt variables, structured and r
     assert.equal(prompt.attributes['gen_ai.prompt.variable.city']?.value, 'Paris');
     assert.equal(prompt.attributes['gen_ai.prompt.variable.state']?.value, 'Île-de-France', 'UTF-8 intact');
     assert.ok(!readFileSync(rcv.out, 'utf8').includes(secret), 'the secret never reaches the collector');
+  });
+});
+
+test('a 2026-07-28 session (no initialize, no sessions): the version from _meta, no mcp.session.id', { skip, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const rcv = await startReceiver(dir);
+    defer(rcv.stop);
+    const db = join(dir, 'rec.db');
+    await run2026(MCPREEL, ['record', '--db', db, '--name', 'v2026', '--otlp', rcv.origin, '--', process.execPath, join(PEERS_DIR, 'peer2026.mjs')]);
+    const { rows } = recordedSession(db, `name = 'v2026'`);
+    const got = await rcv.waitSpans(rows.filter((r) => r.kind === 'request' || r.kind === 'notification').length);
+    assert.deepEqual(rcv.requests().flatMap((r) => r.problems), []);
+    const { expected } = checkSpans(db, 'v2026', got, { label: '2026-07-28' });
+    assert.ok(expected.some((e) => e.name === 'server/discover'), 'the session has server/discover');
   });
 });
 

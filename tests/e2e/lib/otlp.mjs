@@ -134,6 +134,7 @@ const URI_METHODS = new Set(['resources/read', 'resources/subscribe', 'resources
   'notifications/resources/updated']);
 
 const VERSION_WITHOUT_SESSIONS = '2026-07-28';
+const VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 
 /**
  * The spans a session's recorded messages must give, one per request and
@@ -182,7 +183,9 @@ export function expectedSpans(rows, { session, side = 'server' }) {
           arguments: m.method === 'tools/call' ? params.arguments : undefined,
           promptArgs: m.method === 'prompts/get' && params.arguments && typeof params.arguments === 'object' ? params.arguments : {},
           result: undefined,
-          version: version ?? askedVersion,
+          // 2026-07-28 and later have no initialize: each request names
+          // its version in _meta.
+          version: typeof meta[VERSION_META] === 'string' ? meta[VERSION_META] : version ?? askedVersion,
           code: null,
           errorType: null,
           kind,
@@ -255,6 +258,7 @@ export const ATTRIBUTES = [
   // Recommended.
   { key: 'gen_ai.operation.name', level: 'recommended', type: 'string', when: (f) => f.method === 'tools/call', value: () => 'execute_tool' },
   { key: 'mcp.protocol.version', level: 'recommended', type: 'string', when: (f) => f.version !== null, value: (f) => f.version },
+  // "MUST NOT be set for a 2026-07-28-and-later session" (the registry).
   {
     key: 'mcp.session.id', level: 'recommended', type: 'string',
     when: (f) => f.version === null || f.version < VERSION_WITHOUT_SESSIONS,
