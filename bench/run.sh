@@ -260,9 +260,51 @@ large_pair() {
 	done
 }
 
+# Through mcpreel record --otlp URL: NAME SCENARIO URL ARGS...; the spans
+# the session's row counts as not delivered in r[NAME.dropped].
+stdio_otlp() {
+	local name=$1 scenario=$2 url=$3 db
+	shift 3
+	db="$tmp/$name.db"
+	if run "$name-mcpreel" "$load" --scenario "$scenario" "$@" -- \
+	    "$mcpreel" record --db "$db" --name "bench-$name" --otlp "$url" -- \
+	    "$echo_server"; then
+		r[$name.mcpreel]=$out
+		check_rows "$name" "$db" $((2 * $(kv "$out" sent)))
+		r[$name.rows]=$rows
+		r[$name.dropped]=$(sqlite3 "$db" "SELECT otlp_dropped FROM sessions" \
+		    2>/dev/null)
+	else
+		r[$name.rows]="- FAIL"
+	fi
+}
+
 echo "running stdio: latency, throughput, large ..."
 stdio_pair latency latency --count "$latency_n"
 stdio_pair throughput throughput --count "$throughput_n"
+# The same with OpenTelemetry export, beside the plain runs: to a
+# collector that answers 200 at once (bench/otlp_sink.py), and to one that
+# is down (a closed port: every span is dropped and counted).
+echo "running stdio with --otlp: latency, throughput, to a collector up and down ..."
+otlp_up=""
+otlp_down=""
+if start_server otlp-sink "otlp_sink: listening on" python3 "$(dirname "$0")/otlp_sink.py"; then
+	otlp_up="http://127.0.0.1:$sport"
+	otlp_pid=$spid
+fi
+# A closed port: a throwaway listener's, stopped.
+if start_server otlp-probe "otlp_sink: listening on" python3 "$(dirname "$0")/otlp_sink.py"; then
+	otlp_down="http://127.0.0.1:$sport"
+	stop_server "$spid"
+fi
+for mode in up down; do
+	url=$otlp_up
+	[ $mode = down ] && url=$otlp_down
+	[ -z "$url" ] && continue
+	stdio_otlp "latency-otlp-$mode" latency "$url" --count "$latency_n"
+	stdio_otlp "throughput-otlp-$mode" throughput "$url" --count "$throughput_n"
+done
+[ -n "$otlp_up" ] && stop_server "$otlp_pid"
 large_pair large --size "$large_size"
 echo "running framing linearity: large at $linear_sizes ..."
 for s in $linear_sizes; do
@@ -441,6 +483,34 @@ else
 	echo "mitmdump: peak RSS $(mib "${r[mitm.rss]:-}"), $mitm_latency_n latency and $mitm_throughput_n throughput requests"
 fi
 echo "(MB/s are 10^6 bytes of request and response per second of the round trip; msgs/s count both directions)"
+echo
+
+# --otlp beside the plain recording, from the same run.
+otlp_line() {
+	printf "%-28s | %15s | %22s | %22s\n" "$@"
+}
+otlp_cell() {
+	local name=$1 key=$2 v
+	v=$(fig "$name.mcpreel" "$key")
+	echo "$v (dropped ${r[$name.dropped]:--})"
+}
+echo "OpenTelemetry export (record --otlp), beside the plain recording above:"
+otlp_line "scenario" "recorded" "+ --otlp, collector 200" "+ --otlp, collector down"
+otlp_line "----------------------------" "---------------" "----------------------" \
+    "----------------------"
+otlp_line "stdio latency p50 (us)" "$lat_p50_m" "$(otlp_cell latency-otlp-up p50_us)" \
+    "$(otlp_cell latency-otlp-down p50_us)"
+otlp_line "stdio latency p99 (us)" "$lat_p99_m" "$(fig latency-otlp-up.mcpreel p99_us)" \
+    "$(fig latency-otlp-down.mcpreel p99_us)"
+otlp_line "stdio throughput (msgs/s)" "$tp_m" "$(otlp_cell throughput-otlp-up msgs_per_s)" \
+    "$(otlp_cell throughput-otlp-down msgs_per_s)"
+otlp_line "peak RSS latency/throughput" "$(mib "${lat_rss/-/}")/$(mib "${tp_rss/-/}")" \
+    "$(mib "$(fig latency-otlp-up.mcpreel rss_kb | tr -d -)")/$(mib "$(fig throughput-otlp-up.mcpreel rss_kb | tr -d -)")" \
+    "$(mib "$(fig latency-otlp-down.mcpreel rss_kb | tr -d -)")/$(mib "$(fig throughput-otlp-down.mcpreel rss_kb | tr -d -)")"
+otlp_line "recorded rows" "${r[throughput.rows]:--}" "${r[throughput-otlp-up.rows]:--}" \
+    "${r[throughput-otlp-down.rows]:--}"
+echo "(dropped: the session's otlp_dropped, spans the collector did not get: a full"
+echo " exporter queue drops rather than slow forwarding; a closed port drops them all)"
 echo
 
 # --- framing linearity ---------------------------------------------------

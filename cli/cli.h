@@ -207,7 +207,9 @@ int		 otlp_opts_option(struct otlp_opts *, int, const char *,
 		     char **);
 int		 otlp_opts_config(const struct otlp_opts *,
 		     struct otlp_config *, char **);
-int		 otlp_opts_check(const struct otlp_opts *, char **);
+int		 otlp_opts_check(const struct otlp_opts *, int, char **);
+int		 otlp_opts_file_config(const struct otlp_opts *,
+		     struct otlp_config *, char **);
 int		 otlp_opts_start(const struct otlp_opts *, int, struct otlp **,
 		     char **);
 void		 otlp_opts_clear(struct otlp_opts *);

@@ -38,8 +38,10 @@ void
 cmd_export_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: mcpreel export [--db PATH] [--format jsonl|har] [-o FILE] "
-	    "SESSION\n"
+	    "usage: mcpreel export [--db PATH] [--format jsonl|har|otlp] "
+	    "[-o FILE] SESSION\n"
+	    "       mcpreel export [--db PATH] --format otlp --otlp URL|env\n"
+	    "                      [OTLP OPTIONS] SESSION\n"
 	    "\n"
 	    "Write one recorded session out.  SESSION is its id, its name (the\n"
 	    "newest session of that name) or 'last'.\n" CLI_SESSION_WORDS
@@ -61,8 +63,20 @@ cmd_export_usage(FILE *f)
 	    "                  viewers: one entry per HTTP request, its headers,\n"
 	    "                  the JSON-RPC body posted, the response with its\n"
 	    "                  JSON or its SSE events, and timings.\n"
+	    "  --format otlp   the session's requests and notifications as\n"
+	    "                  OpenTelemetry spans, the same as record --otlp\n"
+	    "                  sends live (the same trace id): OTLP/JSON, one\n"
+	    "                  ExportTraceServiceRequest of at most 512 spans a\n"
+	    "                  line (the Collector's file exporter format), or\n"
+	    "                  with --otlp to a collector, waiting for it rather\n"
+	    "                  than dropping (exit 1 if it did not take them\n"
+	    "                  all).  --otlp-side and --otlp-payloads as for\n"
+	    "                  record; every message recorded is read\n"
 	    "  -o, --output F  write to F (created private, mode 0600; replaced\n"
-	    "                  only once the export is complete), not stdout.\n");
+	    "                  only once the export is complete), not stdout.\n"
+	    "\n"
+	    "OTLP options (--format otlp):\n"
+	    OTLP_OPTS_HELP);
 }
 
 /*
@@ -597,6 +611,47 @@ export_jsonl_file(struct store *st, int64_t id, const char *path,
 	return export_close(ex.out, path, tmp, real, ex.write_failed, cause);
 }
 
+/*
+ * export --format otlp: the session's spans to output, or with --otlp to
+ * a collector; the exit code.
+ */
+static int
+export_otlp(struct store *st, int64_t id, const struct otlp_opts *oo,
+    const char *output)
+{
+	struct otlp_config	 c;
+	FILE			*out = NULL;
+	char			*cause = NULL, *tmp = NULL, *real = NULL;
+	uint64_t		 spans, dropped;
+	int			 rc;
+
+	rc = oo->url != NULL ? otlp_opts_config(oo, &c, &cause) :
+	    otlp_opts_file_config(oo, &c, &cause);
+	if (rc == 0 && oo->url == NULL && (out = export_open(output, &tmp,
+	    &real, &cause)) == NULL)
+		rc = -1;
+	errno = 0;
+	if (rc == 0 && (rc = otlp_file_session(st, id, &c, out, &spans,
+	    &dropped, &cause)) != 0 && out != NULL)
+		export_close(out, output, tmp, real, 1, NULL);
+	else if (rc == 0 && out != NULL)
+		rc = export_close(out, output, tmp, real, 0, &cause);
+	otlp_config_clear(&c);
+	if (rc != 0) {
+		fprintf(stderr, "mcpreel export: %s\n", cause);
+		free(cause);
+		return EXIT_USAGE;
+	}
+	if (oo->url != NULL && dropped > 0) {
+		fprintf(stderr, "mcpreel export: the collector did not take "
+		    "%llu of %llu spans\n", (unsigned long long)dropped,
+		    (unsigned long long)(spans + dropped));
+		return EXIT_FAIL;
+	}
+	log_info("export: %llu spans", (unsigned long long)spans);
+	return EXIT_OK;
+}
+
 int
 cmd_export(int argc, char **argv)
 {
@@ -604,6 +659,7 @@ cmd_export(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		OTLP_OPTS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -615,13 +671,23 @@ cmd_export(int argc, char **argv)
 	char				*cause = NULL, *tmp, *real;
 	int64_t				 id;
 	int				 ch, rc;
+	struct otlp_opts		 oo;
 
 	memset(&ex, 0, sizeof ex);
 	memset(&sa, 0, sizeof sa);
+	memset(&oo, 0, sizeof oo);
 	while ((ch = getopt_long(argc, argv, "ho:vq", longopts, NULL)) !=
 	    -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
+		if ((rc = otlp_opts_option(&oo, ch, optarg, &cause)) <= 0) {
+			if (rc == 0)
+				continue;
+			fprintf(stderr, "mcpreel export: %s\n", cause);
+			free(cause);
+			otlp_opts_clear(&oo);
+			return EXIT_USAGE;
+		}
 		switch (ch) {
 		case 'd':
 			db = optarg;
@@ -634,27 +700,58 @@ cmd_export(int argc, char **argv)
 			break;
 		case 'h':
 			cmd_export_usage(stdout);
+			otlp_opts_clear(&oo);
 			return EXIT_OK;
 		default:
 			opterr_report("export", argc, argv, "ho:vq",
 			    longopts);
+			otlp_opts_clear(&oo);
 			return EXIT_USAGE;
 		}
 	}
-	if (strcmp(format, "jsonl") != 0 && strcmp(format, "har") != 0) {
+	if (strcmp(format, "jsonl") != 0 && strcmp(format, "har") != 0 &&
+	    strcmp(format, "otlp") != 0) {
 		fprintf(stderr, "mcpreel export: unknown format '%s': give "
-		    "--format jsonl or --format har\n", format);
+		    "--format jsonl, har or otlp\n", format);
+		otlp_opts_clear(&oo);
+		return EXIT_USAGE;
+	}
+	if (strcmp(format, "otlp") != 0 && (oo.url != NULL ||
+	    oo.extra != NULL)) {
+		fprintf(stderr, "mcpreel export: %s goes with --format otlp\n",
+		    oo.url != NULL ? "--otlp" : oo.extra);
+		otlp_opts_clear(&oo);
+		return EXIT_USAGE;
+	}
+	if (strcmp(format, "otlp") == 0 && otlp_opts_check(&oo, 1,
+	    &cause) != 0) {
+		fprintf(stderr, "mcpreel export: %s\n", cause);
+		free(cause);
+		otlp_opts_clear(&oo);
+		return EXIT_USAGE;
+	}
+	if (oo.url != NULL && output != NULL) {
+		fprintf(stderr, "mcpreel export: give either --otlp URL or "
+		    "-o FILE, not both\n");
+		otlp_opts_clear(&oo);
 		return EXIT_USAGE;
 	}
 	if (argc - optind != 1) {
 		fprintf(stderr, "mcpreel export: give one SESSION (an id, a "
 		    "name or 'last'; see 'mcpreel sessions')\n");
+		otlp_opts_clear(&oo);
 		return EXIT_USAGE;
 	}
 	if (session_arg_open(db, argv[optind], 0, &sa, &cause) != 0)
 		goto fail;
 	st = sa.st;
 	id = sa.id;
+	if (strcmp(format, "otlp") == 0) {
+		rc = export_otlp(st, id, &oo, output);
+		otlp_opts_clear(&oo);
+		session_arg_close(&sa);
+		return rc;
+	}
 	if ((ex.out = export_open(output, &tmp, &real, &cause)) == NULL)
 		goto fail;
 
@@ -675,6 +772,7 @@ cmd_export(int argc, char **argv)
 fail:
 	fprintf(stderr, "mcpreel export: %s\n", cause);
 	free(cause);
+	otlp_opts_clear(&oo);
 	session_arg_close(&sa);
 	return EXIT_USAGE;
 }

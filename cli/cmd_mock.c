@@ -102,6 +102,10 @@ cmd_mock_usage(FILE *f)
 	    "                     error (default), or an answer from a live server,\n"
 	    "                     --fallback URL (Streamable HTTP) or -- CMD (stdio),\n"
 	    "                     the new exchange recorded as a session of its own\n"
+	    OTLP_OPTS_HELP
+	    "                     The mock reports as the server of one session\n"
+	    "                     (its client's), each message as the client sent\n"
+	    "                     it or the mock answered (before --fault rules)\n"
 	    FAULT_OPTS_HELP
 	    "                     Rules apply at the mock's edge: c2s is what the\n"
 	    "                     client sends, s2c what the mock answers or sends;\n"
@@ -297,6 +301,7 @@ cmd_mock(int argc, char **argv)
 		{ "cassette", required_argument, NULL, 'C' },
 		CLI_INCLUDE_FAULTS_LONGOPT,
 		LIMITS_LONGOPTS,
+		OTLP_OPTS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -322,7 +327,12 @@ cmd_mock(int argc, char **argv)
 	int				 built = 0, allow_remote = 0;
 	int				 scopable = 0, include_faults = 0;
 	const char			*listen_only = NULL;
+	struct otlp_opts		 oo;
+	struct otlp			*otlp = NULL;
+	struct otlp_sess_info		 oinfo;
+	char				*olabel = NULL;
 
+	memset(&oo, 0, sizeof oo);
 	mock_options_init(&opt);
 	memset(&fo, 0, sizeof fo);
 	memset(&rec, 0, sizeof rec);
@@ -336,6 +346,12 @@ cmd_mock(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
 			continue;
+		switch (otlp_opts_option(&oo, ch, optarg, &cause)) {
+		case 0:
+			continue;
+		case -1:
+			goto bad;
+		}
 		switch (limits_listen_option("mock", ch, optarg, &opt.lim)) {
 		case 1:
 			listen_only = ch == LIMITS_OPT_HEAD ? "--head-timeout" :
@@ -462,6 +478,9 @@ cmd_mock(int argc, char **argv)
 		    "no answer could reach the client");
 		goto out;
 	}
+	/* A bad --otlp URL or OTEL_* variable stops us before anything. */
+	if (otlp_opts_check(&oo, 0, &cause) != 0)
+		goto bad;
 	if (fault_opts_any(&fo.o)) {
 		fo.http = opt.listen != NULL;
 		if ((opt.faults = cmd_mock_faults(&fo.o, fo.http, &cause)) ==
@@ -535,8 +554,36 @@ serve:
 	built = 1;
 	if (opt.listen == NULL)
 		cli_stdio_notice("mock");
-	if (mock_run(&plan, &m, &opt, &stats, &cause) != 0)
+	/* --otlp: the mock is the server of one session, its client's. */
+	if (otlp_opts_start(&oo, 0, &otlp, &cause) != 0)
 		goto bad;
+	if (otlp != NULL) {
+		if (rec.path != NULL)
+			xasprintf(&olabel, "mock of %s", rec.path);
+		else
+			xasprintf(&olabel, "mock of session %lld",
+			    (long long)id);
+		memset(&oinfo, 0, sizeof oinfo);
+		oinfo.transport = opt.listen != NULL ? "http" : "stdio";
+		oinfo.started_ns = clock_wall_ns();
+		oinfo.target = olabel;
+		opt.otlp = otlp;
+		opt.otlp_sess = otlp_session(otlp, &oinfo);
+	}
+	rc = mock_run(&plan, &m, &opt, &stats, &cause);
+	if (otlp != NULL) {
+		otlp_session_end(otlp, opt.otlp_sess, clock_wall_ns());
+		otlp_stop(otlp, opt.listen != NULL ? TAP_OTLP_STOP_MS :
+		    TAP_OTLP_STOP_STDIO_MS);
+		/* The forwarded traffic's row, when there is one. */
+		if (w != NULL)
+			writer_session_otlp_dropped(w, opt.ws, (int64_t)
+			    otlp_session_dropped(opt.otlp_sess));
+	}
+	if (rc != 0) {
+		rc = EXIT_USAGE;
+		goto bad;
+	}
 	if (rec.path != NULL)
 		log_info("mock: answered %llu requests from the cassette, %llu "
 		    "unmatched, %llu forwarded", (unsigned long long)
@@ -609,6 +656,9 @@ out:
 		writer_stop(w);
 		writer_session_free(opt.ws);
 	}
+	otlp_free(otlp);
+	free(olabel);
+	otlp_opts_clear(&oo);
 	store_close(st);
 	recmode_clear(&rec.rm);
 	cassette_free(rec.cas);

@@ -334,8 +334,11 @@ record_over_http(struct writer *w, struct http_options *http,
 	size_t			 n;
 
 	rc = record_http(w, http, &res);
-	/* Stopped: a second signal waits for the cassette, or ends us. */
-	if (ro->cassette != NULL)
+	/*
+	 * Stopped: a second signal waits for the cassette or the collector
+	 * (bounded), or ends us.
+	 */
+	if (ro->cassette != NULL || otlp != NULL)
 		record_cassette_hold();
 	else
 		record_stop_mask(SIG_UNBLOCK);
@@ -618,7 +621,7 @@ cmd_record(int argc, char **argv)
 		goto usage;
 	}
 	/* A bad --otlp URL or OTEL_* variable stops us before anything. */
-	if (otlp_opts_check(&oopts, &cause) != 0) {
+	if (otlp_opts_check(&oopts, 0, &cause) != 0) {
 		fprintf(stderr, "mcpreel record: %s\n", cause);
 		free(cause);
 		goto usage;
@@ -759,7 +762,7 @@ cmd_record(int argc, char **argv)
 	record_set_faults(&rf);
 	started = record_stdio(w, s, argv, &res) == 0;
 	record_set_faults(NULL);
-	if (ro.cassette != NULL)
+	if (ro.cassette != NULL || otlp != NULL)
 		record_cassette_hold();
 	else
 		record_stop_mask(SIG_UNBLOCK);
@@ -772,7 +775,7 @@ cmd_record(int argc, char **argv)
 	tap_check_end(s);
 	tap_set_check(NULL);
 	/* Its row gets what the collector did not, before the writer stops. */
-	tap_otlp_finish(w, TAP_OTLP_STOP_MS);
+	tap_otlp_finish(w, TAP_OTLP_STOP_STDIO_MS);
 	/*
 	 * The record first, as over HTTP: the checker's backlog must not
 	 * hold the recording (and the exit) back.  The checker only

@@ -8,7 +8,6 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cli.h"
 #include "formats.h"
@@ -109,27 +108,17 @@ otlp_opts_option(struct otlp_opts *o, int ch, const char *arg, char **cause)
 	return 1;
 }
 
-/* Whether header h ("Name: value") has the name of n's. */
-static int
-otlp_opts_same_name(const char *h, const char *n)
-{
-	size_t	len = strcspn(n, ":");
-
-	return strncasecmp(h, n, len) == 0 && h[len] == ':';
-}
-
 /*
  * The exporter's configuration in c from the options and the
  * environment: 0 when exporting, 1 when no --otlp was given (c left
  * empty), -1 with *cause when something is wrong (an --otlp-* option
- * without --otlp, a bad URL or variable).  A header given here replaces
- * one of the same name from OTEL_EXPORTER_OTLP_HEADERS.
+ * without --otlp, a bad URL or variable).
  */
 int
 otlp_opts_config(const struct otlp_opts *o, struct otlp_config *c,
     char **cause)
 {
-	size_t	i, j;
+	size_t	i;
 
 	memset(c, 0, sizeof *c);
 	if (o->url == NULL) {
@@ -139,8 +128,7 @@ otlp_opts_config(const struct otlp_opts *o, struct otlp_config *c,
 		    o->extra);
 		return -1;
 	}
-	if (otlp_config_env(c, strcmp(o->url, "env") == 0 ? NULL : o->url,
-	    cause) != 0)
+	if (otlp_config_env(c, o->url, cause) != 0)
 		return -1;
 	if (o->payloads)
 		c->payloads = 1;
@@ -149,29 +137,59 @@ otlp_opts_config(const struct otlp_opts *o, struct otlp_config *c,
 	if (o->has_protocol)
 		c->protocol = o->protocol;
 	for (i = 0; i < o->nheaders; i++) {
-		for (j = 0; j < c->nheaders; j++) {
-			if (otlp_opts_same_name(c->headers[j], o->headers[i]))
-				break;
-		}
-		if (j == c->nheaders) {
-			c->headers = xreallocarray(c->headers,
-			    c->nheaders + 1, sizeof *c->headers);
-			c->nheaders++;
-		} else
-			free(c->headers[j]);
-		c->headers[j] = xstrdup(o->headers[i]);
+		if (otlp_config_header(c, o->headers[i], cause) != 0)
+			return -1;
 	}
 	return 0;
 }
 
-/* Whether the options and environment make a configuration (-1: why). */
+/*
+ * The configuration of spans written to a file (export --format otlp
+ * without --otlp): the side and payloads of the options, the service and
+ * resource of the environment as a live export has them; no collector.
+ * -1 with *cause for an option that only a collector takes.
+ */
 int
-otlp_opts_check(const struct otlp_opts *o, char **cause)
+otlp_opts_file_config(const struct otlp_opts *o, struct otlp_config *c,
+    char **cause)
+{
+	const char	*v;
+	char		*why = NULL;
+
+	memset(c, 0, sizeof *c);
+	if (o->nheaders > 0 || o->has_protocol) {
+		xasprintf(cause, "%s is for a collector: it goes with --otlp "
+		    "URL", o->nheaders > 0 ? "--otlp-header" :
+		    "--otlp-protocol");
+		return -1;
+	}
+	/* Read as for a collector (any will do), only for the resource. */
+	if (otlp_config_env(c, "http://127.0.0.1:4318", &why) != 0) {
+		free(why);
+		memset(c, 0, sizeof *c);
+		v = getenv("OTEL_SERVICE_NAME");
+		c->service_name = xstrdup(v != NULL && *v != '\0' ? v :
+		    "mcpreel");
+	}
+	c->side = o->has_side ? o->side : OTLP_SIDE_SERVER;
+	c->payloads = o->payloads;
+	return 0;
+}
+
+/*
+ * Whether the options and environment make a configuration (-1: why);
+ * with file, one for a file when no --otlp is given (export).
+ */
+int
+otlp_opts_check(const struct otlp_opts *o, int file, char **cause)
 {
 	struct otlp_config	 c;
 	int			 rc;
 
-	rc = otlp_opts_config(o, &c, cause);
+	if (file && o->url == NULL)
+		rc = otlp_opts_file_config(o, &c, cause);
+	else
+		rc = otlp_opts_config(o, &c, cause);
 	otlp_config_clear(&c);
 	return rc < 0 ? -1 : 0;
 }

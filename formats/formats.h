@@ -9,6 +9,7 @@
 #define MCPREEL_FORMATS_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -297,5 +298,11 @@ uint64_t	 otlp_session_dropped(const struct otlp_sess *);
 /* Totals, after otlp_stop: spans sent and dropped. */
 void		 otlp_totals(const struct otlp *, uint64_t *, uint64_t *);
 void		 otlp_free(struct otlp *);	/* and its sessions */
+
+/* otlp_file.c: a recorded session as spans (export --format otlp). */
+struct store;
+int		 otlp_file_session(struct store *, int64_t,
+		     const struct otlp_config *, FILE *, uint64_t *,
+		     uint64_t *, char **);
 
 #endif

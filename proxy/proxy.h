@@ -58,8 +58,16 @@ int		 tap_exporting(void);
 void		 tap_otlp_begin(struct wsession *,
 		     const struct otlp_sess_info *);
 void		 tap_otlp_end(struct wsession *);
-/* record --otlp's end: at most this long to deliver what is queued. */
+/*
+ * record --otlp's end: at most this long to deliver what is queued, and
+ * over stdio less: a host that closed our stdin gives a server about 2 s
+ * to exit before SIGTERM and SIGKILL (the TypeScript SDK does), and the
+ * session's row must get its count before that.  A healthy collector
+ * takes the last batch in milliseconds; what a failing one has not taken
+ * by then is counted dropped.
+ */
 #define TAP_OTLP_STOP_MS	5000
+#define TAP_OTLP_STOP_STDIO_MS	1500
 void		 tap_otlp_finish(struct writer *, int);
 int		 tap_redacts_key(const char *);
 char		*tap_redact_string(char *);

@@ -26,6 +26,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include "formats.h"
 #include "replay.h"
 #include "store.h"
 
@@ -171,6 +172,19 @@ struct held {
 static void	play_step(struct play *);
 static void	mock_maybe_exit(struct mock *);
 
+/* --otlp: a message between the client and the mock, as a span's part. */
+static void
+mock_otlp(struct mock *mk, enum dir d, const char *bytes, size_t len)
+{
+	struct msg	*m;
+
+	if (mk->opt->otlp == NULL || bytes == NULL || len == 0)
+		return;
+	m = msg_new(d, bytes, len);
+	otlp_message(mk->opt->otlp, mk->opt->otlp_sess, m);
+	msg_free(m);
+}
+
 /*
  * A message for the client, through the fault edge when there are rules
  * (fb: the message as the fallback sent it, which the edge records once
@@ -180,6 +194,7 @@ static void
 mock_out(struct mock *mk, enum mockfault_how how, struct ereq *er,
     const char *bytes, size_t len, const char *fb, size_t fblen)
 {
+	mock_otlp(mk, DIR_S2C, bytes, len);
 	if (mk->mf != NULL)
 		mockfault_out(mk->mf, how, er, bytes, len, fb, fblen);
 	else if (how == MOCKFAULT_SEND)
@@ -1061,6 +1076,7 @@ mock_message_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
 {
 	struct mock	*mk = arg;
 
+	mock_otlp(mk, DIR_C2S, bytes, len);
 	if (mk->mf != NULL)
 		mockfault_in(mk->mf, er, bytes, len);
 	else

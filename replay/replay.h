@@ -459,6 +459,8 @@ void		 sdiff_out_junit(FILE *, const struct sdiff_report *);
 /* mock.c: playing a recorded server. */
 
 struct fault_set;
+struct otlp;
+struct otlp_sess;
 
 struct mock_options {
 	const char	*listen;	/* Streamable HTTP here; NULL: stdio */
@@ -498,6 +500,13 @@ struct mock_options {
 	struct fault_set *faults;
 	int		(*faults_reload)(struct fault_set *, void *, char **);
 	void		*faults_arg;
+	/*
+	 * --otlp: what the client sent and what the mock sent it (before
+	 * the fault edge, when there are rules) go to this exporter as
+	 * session otlp_sess's, or NULL.
+	 */
+	struct otlp	*otlp;
+	struct otlp_sess *otlp_sess;
 };
 
 /*

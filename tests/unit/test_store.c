@@ -863,12 +863,27 @@ Test(store, migrate_v6, .timeout = UNIT_TIMEOUT)
 	st = store_open(path, STORE_CREATE, &cause);
 	cr_assert_not_null(st, "%s", cause);
 	store_close(st);
+	/* The table is empty: its definition can be that of version 6. */
 	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-	cr_assert_eq(sqlite3_exec(db, "ALTER TABLE sessions DROP COLUMN "
-	    "otlp_dropped; INSERT INTO sessions (id, transport, target, "
-	    "started_ns, messages_lost) VALUES (3, 'stdio', '[\"s\"]', 5, "
-	    "2); PRAGMA user_version = 6;", NULL, NULL, NULL), SQLITE_OK,
+	cr_assert_eq(sqlite3_exec(db, "PRAGMA writable_schema = ON; "
+	    "UPDATE sqlite_master SET sql = 'CREATE TABLE sessions (id "
+	    "INTEGER PRIMARY KEY, name TEXT, transport TEXT NOT NULL, target "
+	    "TEXT NOT NULL, started_ns INTEGER NOT NULL, ended_ns INTEGER, "
+	    "exit_status INTEGER, exit_signal INTEGER, end_reason TEXT, "
+	    "messages_lost INTEGER NOT NULL DEFAULT 0, store_error TEXT, "
+	    "imported_from TEXT, recorder_pid INTEGER, mcpreel_version TEXT, "
+	    "origin TEXT NOT NULL DEFAULT ''record'')' WHERE type = 'table' "
+	    "AND name = 'sessions'; PRAGMA writable_schema = OFF; "
+	    "PRAGMA user_version = 6;", NULL, NULL, NULL), SQLITE_OK,
 	    "%s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "INSERT INTO sessions (id, transport, "
+	    "target, started_ns, messages_lost) VALUES (3, 'stdio', "
+	    "'[\"s\"]', 5, 2)", NULL, NULL, NULL), SQLITE_OK, "%s",
+	    sqlite3_errmsg(db));
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM "
+	    "pragma_table_info('sessions') WHERE name = 'otlp_dropped'"), 0);
 	sqlite3_close(db);
 
 	st = store_open(path, 0, &cause);
