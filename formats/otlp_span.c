@@ -54,6 +54,8 @@ struct otlp_builder {
 	size_t		 rnd_off;
 	uint64_t	 prng;			/* without getrandom */
 	int		 no_getrandom;
+	struct otlp_span **tail;		/* the caller's list's end,
+						   during one call */
 };
 
 /* The JSON-RPC codes that are the caller's fault: no error on a SERVER. */
@@ -247,14 +249,25 @@ otlp_span_take(struct otlp_builder *b, enum dir d, const char *id)
 	return p;
 }
 
-/* Append span s to the list *out. */
+/*
+ * Append span s to the caller's list, whose end was found once when the
+ * call began (so a call adding many spans is linear).
+ */
 static void
-otlp_span_append(struct otlp_span **out, struct otlp_span *s)
+otlp_span_append(struct otlp_builder *b, struct otlp_span *s)
+{
+	s->next = NULL;
+	*b->tail = s;
+	b->tail = &s->next;
+}
+
+/* Find the end of the caller's list for this call's appends. */
+static void
+otlp_span_begin(struct otlp_builder *b, struct otlp_span **out)
 {
 	while (*out != NULL)
 		out = &(*out)->next;
-	*out = s;
-	s->next = NULL;
+	b->tail = out;
 }
 
 /* A string attribute: valid UTF-8 always (other bytes escaped). */
@@ -341,7 +354,7 @@ otlp_span_kind(const struct otlp_builder *b, enum dir d)
 	return from_client ? OTLP_KIND_CLIENT : OTLP_KIND_SERVER;
 }
 
-/* Add " what" to the list of payloads left out. */
+/* Add what to the comma-separated list of payloads left out. */
 static void
 otlp_span_omitted(char **list, const char *what)
 {
@@ -506,9 +519,9 @@ otlp_span_start(struct otlp_builder *b, const struct otlp_fact *f,
 	return s;
 }
 
-/* End pending p at ts (not before it started); its span to *out. */
+/* End pending p at ts (not before it started), its span to the list. */
 static void
-otlp_span_finish(struct otlp_pend *p, int64_t ts, struct otlp_span **out)
+otlp_span_finish(struct otlp_builder *b, struct otlp_pend *p, int64_t ts)
 {
 	struct otlp_span	*s = p->span;
 
@@ -516,7 +529,7 @@ otlp_span_finish(struct otlp_pend *p, int64_t ts, struct otlp_span **out)
 	if (p->omitted != NULL)
 		otlp_span_attr(s->attrs, "mcpreel.payload_omitted",
 		    p->omitted);
-	otlp_span_append(out, s);
+	otlp_span_append(b, s);
 	free(p->omitted);
 	free(p->id);
 	free(p);
@@ -540,24 +553,22 @@ otlp_span_code_is_error(int kind, int64_t code)
 /* The oldest request waiting ends as unanswered at ts. */
 static void
 otlp_span_unanswered(struct otlp_builder *b, struct otlp_pend *p,
-    int64_t ts, struct otlp_span **out)
+    int64_t ts)
 {
 	otlp_span_error(p->span, "unanswered", NULL);
-	otlp_span_finish(p, ts, out);
-	(void)b;
+	otlp_span_finish(b, p, ts);
 }
 
 /* A request: its span waits for the answer. */
 static void
-otlp_span_request(struct otlp_builder *b, const struct otlp_fact *f,
-    struct otlp_span **out)
+otlp_span_request(struct otlp_builder *b, const struct otlp_fact *f)
 {
 	struct otlp_pend	*p, *old;
 	const char		*id = f->id != NULL ? f->id : "null";
 
 	/* An id reused while its first request waits ends the first. */
 	if ((old = otlp_span_take(b, f->dir, id)) != NULL)
-		otlp_span_unanswered(b, old, f->ts_ns, out);
+		otlp_span_unanswered(b, old, f->ts_ns);
 	p = xcalloc(1, sizeof *p);
 	p->dir = f->dir;
 	p->id = xstrdup(id);
@@ -576,14 +587,13 @@ otlp_span_request(struct otlp_builder *b, const struct otlp_fact *f,
 	b->npending++;
 	while (b->npending > OTLP_PENDING_MAX) {
 		old = otlp_span_take(b, b->oldest->dir, b->oldest->id);
-		otlp_span_unanswered(b, old, f->ts_ns, out);
+		otlp_span_unanswered(b, old, f->ts_ns);
 	}
 }
 
 /* A notification: a span of no length; cancelled ends the one it names. */
 static void
-otlp_span_notification(struct otlp_builder *b, const struct otlp_fact *f,
-    struct otlp_span **out)
+otlp_span_notification(struct otlp_builder *b, const struct otlp_fact *f)
 {
 	struct otlp_pend	*p;
 	struct otlp_span	*s;
@@ -593,19 +603,18 @@ otlp_span_notification(struct otlp_builder *b, const struct otlp_fact *f,
 	    f->cancel_id != NULL &&
 	    (p = otlp_span_take(b, f->dir, f->cancel_id)) != NULL) {
 		otlp_span_error(p->span, "cancelled", NULL);
-		otlp_span_finish(p, f->ts_ns, out);
+		otlp_span_finish(b, p, f->ts_ns);
 	}
 	s = otlp_span_start(b, f, &omitted);
 	if (omitted != NULL)
 		otlp_span_attr(s->attrs, "mcpreel.payload_omitted", omitted);
 	free(omitted);
-	otlp_span_append(out, s);
+	otlp_span_append(b, s);
 }
 
 /* An answer: it ends the span of the request it answers. */
 static void
-otlp_span_answer(struct otlp_builder *b, const struct otlp_fact *f,
-    struct otlp_span **out)
+otlp_span_answer(struct otlp_builder *b, const struct otlp_fact *f)
 {
 	struct otlp_pend	*p;
 	struct otlp_span	*s;
@@ -645,7 +654,7 @@ otlp_span_answer(struct otlp_builder *b, const struct otlp_fact *f,
 			    b->protocol_version);
 		}
 	}
-	otlp_span_finish(p, f->ts_ns, out);
+	otlp_span_finish(b, p, f->ts_ns);
 }
 
 /* Take fact f (a list: each of it); completed spans to *out. */
@@ -655,21 +664,22 @@ otlp_builder_fact(struct otlp_builder *b, struct otlp_fact *f,
 {
 	struct otlp_fact	*next;
 
+	otlp_span_begin(b, out);
 	for (; f != NULL; f = next) {
 		next = f->next;
 		f->next = NULL;
 		switch (f->kind) {
 		case KIND_REQUEST:
 			if (f->method != NULL)
-				otlp_span_request(b, f, out);
+				otlp_span_request(b, f);
 			break;
 		case KIND_NOTIFICATION:
 			if (f->method != NULL)
-				otlp_span_notification(b, f, out);
+				otlp_span_notification(b, f);
 			break;
 		case KIND_RESPONSE:
 		case KIND_ERROR:
-			otlp_span_answer(b, f, out);
+			otlp_span_answer(b, f);
 			break;
 		default:
 			break;
@@ -685,9 +695,10 @@ otlp_builder_end(struct otlp_builder *b, int64_t end_ns,
 {
 	struct otlp_pend	*p;
 
+	otlp_span_begin(b, out);
 	while (b->oldest != NULL) {
 		p = otlp_span_take(b, b->oldest->dir, b->oldest->id);
-		otlp_span_unanswered(b, p, end_ns, out);
+		otlp_span_unanswered(b, p, end_ns);
 	}
 }
 
