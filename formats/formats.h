@@ -272,6 +272,13 @@ struct otlp_http *otlp_http_new(const struct otlp_config *, char **);
 int		 otlp_http_post(struct otlp_http *, const void *, size_t,
 		     int64_t, int *, int *, char **);
 void		 otlp_http_free(struct otlp_http *);
+/*
+ * A second deadline (clock_mono_ns) another thread may bring forward
+ * (otlp_stop's): every wait also ends by it, seen within
+ * OTLP_HTTP_SLICE_MS.  NULL: none.
+ */
+#define OTLP_HTTP_SLICE_MS	50
+void		 otlp_http_limit(struct otlp_http *, const _Atomic int64_t *);
 
 struct otlp;
 struct otlp_sess;

@@ -377,8 +377,8 @@ otlp_config_url(struct otlp_config *c, const char *url, char **cause)
 	if ((v = otlp_config_getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
 	    != NULL) {
 		if (otlp_config_endpoint(v, 0, &c->endpoint, &why) != 0) {
-			xasprintf(cause, "bad OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-			    ": %s", why);
+			xasprintf(cause, "bad "
+			    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: %s", why);
 			free(why);
 			return -1;
 		}

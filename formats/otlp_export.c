@@ -25,6 +25,8 @@
 /* Retry backoff: from 1 s, doubling, at most 30 s (Retry-After too). */
 #define OTLP_BACKOFF_FIRST_NS	((int64_t)1000000000)
 #define OTLP_BACKOFF_MAX_NS	((int64_t)30 * 1000000000)
+/* Why a batch went unsent when the stop's deadline came first. */
+#define OTLP_TIME_RAN_OUT	"time ran out before it could be sent"
 
 struct otlp_sess {
 	struct otlp_builder	*b;		/* the exporter thread's */
@@ -44,8 +46,8 @@ struct otlp_item {
 	struct otlp_sess	*sess;
 	struct otlp_fact	*facts;
 	int64_t			 end_ns;
-	size_t			 size;		/* counted in the queue's bytes */
-	uint64_t		 nspans;	/* spans its facts would start */
+	size_t			 size;		/* in the queue's bytes */
+	uint64_t		 nspans;	/* spans its facts start */
 	struct otlp_item	*next;
 };
 
@@ -77,6 +79,8 @@ struct otlp {
 	atomic_uint_least64_t	 sent;
 	atomic_uint_least64_t	 dropped;
 	atomic_int		 warned;	/* the first failure was said */
+	_Atomic int64_t		 limit;		/* the stop deadline, for the
+						   HTTP client's waits */
 
 	/* The exporter thread's: */
 	struct otlp_span	*batch, **batch_tail;
@@ -276,7 +280,7 @@ otlp_export_send(struct otlp *o)
 		deadline = stop;
 	spans = otlp_export_batch_take(o, n, &taken, &ntaken);
 	if (clock_mono_ns() >= deadline) {
-		why = xstrdup("time ran out before it could be sent");
+		why = xstrdup(OTLP_TIME_RAN_OUT);
 		goto drop;
 	}
 	obuf_reset(&o->body);
@@ -329,17 +333,32 @@ drop:
 		otlp_export_drop(o, taken[i].sess, taken[i].n);
 	free(taken);
 	otlp_export_warn_once(o, why);
-	free(o->last_cause);
-	o->last_cause = why;
+	/* What the collector did says more than a deadline passed after. */
+	if (o->last_cause == NULL || strcmp(why, OTLP_TIME_RAN_OUT) != 0) {
+		free(o->last_cause);
+		o->last_cause = why;
+	} else
+		free(why);
 	otlp_span_free(spans);
 }
 
-/* Feed one item to its session's builder; completed spans to the batch. */
+/*
+ * Feed one item to its session's builder; completed spans to the batch.
+ * Stopping and past the deadline, its spans are only counted as dropped.
+ */
 static void
-otlp_export_item(struct otlp *o, struct otlp_item *it)
+otlp_export_item(struct otlp *o, struct otlp_item *it, int stopping)
 {
 	struct otlp_fact	*f, *next;
 	struct otlp_span	*spans;
+
+	if (stopping && it->type == OTLP_ITEM_FACTS &&
+	    clock_mono_ns() >= o->stop_deadline) {
+		otlp_export_drop(o, it->sess, it->nspans);
+		otlp_fact_free(it->facts);
+		it->facts = NULL;
+		return;
+	}
 
 	if (it->type == OTLP_ITEM_END) {
 		if (!it->sess->ended) {
@@ -398,7 +417,7 @@ otlp_export_main(void *arg)
 		n = bytes = 0;
 		for (it = list; it != NULL; it = next) {
 			next = it->next;
-			otlp_export_item(o, it);
+			otlp_export_item(o, it, stopping);
 			n++;
 			bytes += it->size;
 			free(it);
@@ -433,7 +452,7 @@ otlp_export_main(void *arg)
 	pthread_mutex_unlock(&o->mtx);
 	for (it = list; it != NULL; it = next) {
 		next = it->next;
-		otlp_export_item(o, it);
+		otlp_export_item(o, it, 1);
 		free(it);
 	}
 	for (s = o->sessions; s != NULL; s = s->next) {
@@ -466,6 +485,10 @@ otlp_start(const struct otlp_config *c, char **cause)
 	size_t			 i;
 	int			 r;
 
+	if (c->endpoint == NULL) {
+		xasprintf(cause, "no OpenTelemetry collector named");
+		return NULL;
+	}
 	o = xcalloc(1, sizeof *o);
 	o->cfg = *c;
 	o->cfg.endpoint = xstrdup(c->endpoint);
@@ -484,6 +507,8 @@ otlp_start(const struct otlp_config *c, char **cause)
 	o->where = otlp_export_where(c->endpoint);
 	if ((o->http = otlp_http_new(&o->cfg, cause)) == NULL)
 		goto fail;
+	atomic_init(&o->limit, INT64_MAX);
+	otlp_http_limit(o->http, &o->limit);
 	o->tailp = &o->head;
 	o->batch_tail = &o->batch;
 	obuf_init(&o->body);
@@ -553,8 +578,10 @@ otlp_export_push(struct otlp *o, struct otlp_item *it, int bounded)
 
 	pthread_mutex_lock(&o->mtx);
 	for (;;) {
+		/* One item over the bytes alone goes when the queue is
+		   empty: else block would wait for it forever. */
 		full = bounded && (o->count >= OTLP_QUEUE_MAX ||
-		    o->bytes + it->size > OTLP_QUEUE_BYTES);
+		    (o->count > 0 && o->bytes + it->size > OTLP_QUEUE_BYTES));
 		if (!full || !o->cfg.block || o->stopping)
 			break;
 		pthread_cond_wait(&o->room, &o->mtx);
@@ -632,6 +659,7 @@ otlp_stop(struct otlp *o, int deadline_ms)
 	pthread_mutex_lock(&o->mtx);
 	o->stopping = 1;
 	o->stop_deadline = clock_mono_ns() + (int64_t)deadline_ms * 1000000;
+	atomic_store(&o->limit, o->stop_deadline);
 	pthread_cond_broadcast(&o->work);
 	pthread_cond_broadcast(&o->room);
 	pthread_mutex_unlock(&o->mtx);

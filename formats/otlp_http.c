@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -48,20 +49,43 @@ struct otlp_http {
 	SSL_CTX		*ctx;		/* https */
 	SSL		*ssl;
 	int		 fd;		/* -1: not connected */
+	const _Atomic int64_t *limit;	/* or NULL */
 	char		 buf[16384];	/* read, not yet used */
 	size_t		 off, len;
 };
 
-/* The milliseconds left until deadline, at least 0, for poll(). */
+/* Let another thread bring h's deadlines forward through *limit. */
+void
+otlp_http_limit(struct otlp_http *h, const _Atomic int64_t *limit)
+{
+	h->limit = limit;
+}
+
+/* The deadline of a wait: the one given, or h's limit when earlier. */
+static int64_t
+otlp_http_deadline(struct otlp_http *h, int64_t deadline)
+{
+	int64_t	limit;
+
+	if (h->limit != NULL && (limit = atomic_load(h->limit)) < deadline)
+		return limit;
+	return deadline;
+}
+
+/*
+ * The milliseconds poll() may wait before deadline, at least 0; at most
+ * a slice when a limit may come.
+ */
 static int
-otlp_http_left(int64_t deadline)
+otlp_http_left(struct otlp_http *h, int64_t deadline)
 {
 	int64_t	left = deadline - clock_mono_ns();
+	int	max = h->limit != NULL ? OTLP_HTTP_SLICE_MS : 60000;
 
 	if (left <= 0)
 		return 0;
 	left = (left + 999999) / 1000000;
-	return left > 60000 ? 60000 : (int)left;
+	return left > max ? max : (int)left;
 }
 
 /* Wait until h's socket is ready for events, by deadline; -1 on time. */
@@ -73,10 +97,11 @@ otlp_http_wait(struct otlp_http *h, short events, int64_t deadline,
 	int		n;
 
 	for (;;) {
+		deadline = otlp_http_deadline(h, deadline);
 		pfd.fd = h->fd;
 		pfd.events = events;
 		pfd.revents = 0;
-		n = poll(&pfd, 1, otlp_http_left(deadline));
+		n = poll(&pfd, 1, otlp_http_left(h, deadline));
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno == EINTR)
@@ -85,7 +110,7 @@ otlp_http_wait(struct otlp_http *h, short events, int64_t deadline,
 			xasprintf(cause, "poll: %s", strerror(errno));
 			return -1;
 		}
-		if (clock_mono_ns() >= deadline) {
+		if (clock_mono_ns() >= otlp_http_deadline(h, deadline)) {
 			xasprintf(cause, "timed out");
 			return -1;
 		}
@@ -262,7 +287,11 @@ otlp_http_tls(struct otlp_http *h, int64_t deadline, char **cause)
 			continue;
 		}
 		vr = SSL_get_verify_result(h->ssl);
-		if (vr != X509_V_OK)
+		if (vr == X509_V_ERR_HOSTNAME_MISMATCH ||
+		    vr == X509_V_ERR_IP_ADDRESS_MISMATCH)
+			xasprintf(cause, "TLS: the collector's certificate is "
+			    "not for %s", h->url.host);
+		else if (vr != X509_V_OK)
 			xasprintf(cause, "TLS: the collector's certificate is "
 			    "not trusted (%s); give a CA file "
 			    "(OTEL_EXPORTER_OTLP_CERTIFICATE)",
@@ -296,7 +325,7 @@ otlp_http_connect(struct otlp_http *h, int64_t deadline, char **cause)
 		why = NULL;
 		if (otlp_http_connect_one(h, ai, deadline, &why) == 0)
 			break;
-		if (clock_mono_ns() >= deadline)
+		if (clock_mono_ns() >= otlp_http_deadline(h, deadline))
 			break;
 	}
 	freeaddrinfo(res);
@@ -693,9 +722,10 @@ otlp_http_try(struct otlp_http *h, const void *body, size_t n,
 			r = -1;
 		} else if (got < 0)
 			r = -1;
-		if (r != 0 && clock_mono_ns() < deadline)
+		if (r != 0 && clock_mono_ns() < otlp_http_deadline(h, deadline))
 			*stale = 1;
-	} else if (r != 0 && reused && clock_mono_ns() < deadline)
+	} else if (r != 0 && reused &&
+	    clock_mono_ns() < otlp_http_deadline(h, deadline))
 		*stale = 1;
 	if (r == 0)
 		r = otlp_http_answer(h, deadline, status, retry_after, &keep,
