@@ -345,16 +345,31 @@ test('export --format otlp over HTTP: the same spans as live, to a collector and
 const TROUBLE = [
   { name: 'down', phases: null, env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1500' }, says: /refused|connect/i },
   { name: 'slow', phases: ['slow', '5'], env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1000' }, says: /time/i },
-  { name: '500', phases: ['status', '500'], env: {}, says: /\b500\b/ },
-  { name: '429', phases: ['status', '429'], env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1500' }, says: /\b429\b/ },
+  {
+    name: '500', phases: ['status', '500'], env: {}, says: /\b500\b/,
+    // Not retried: each batch is posted once.
+    check: (reqs) => assert.equal(new Set(reqs.flatMap((r) => r.spans.map((x) => x.spanId))).size,
+      reqs.reduce((n, r) => n + r.spans.length, 0), 'a 500 is not retried'),
+  },
+  {
+    name: '429', phases: ['status', '429'], env: { OTEL_EXPORTER_OTLP_TIMEOUT: '1500' }, says: /\b429\b/,
+    // Retried after Retry-After: 1.
+    check: (reqs) => {
+      assert.ok(reqs.length >= 2, `retried (${reqs.length} requests)`);
+      assert.deepEqual(reqs[1].spans.map((x) => x.spanId), reqs[0].spans.map((x) => x.spanId), 'the same batch again');
+      const gap = reqs[1].time - reqs[0].time;
+      assert.ok(gap >= 0.9 && gap <= 1.6, `after Retry-After: 1 (${gap.toFixed(2)} s)`);
+    },
+  },
 ];
 
 for (const t of TROUBLE) {
   test(`collector ${t.name}: forwarding and recording unaffected, drops counted and said once`, { skip, timeout: 120000 }, async () => {
     await withCleanup(async ({ dir, defer }) => {
       let url;
+      let rcv = null;
       if (t.phases) {
-        const rcv = await startReceiver(dir, t.phases);
+        rcv = await startReceiver(dir, t.phases);
         defer(rcv.stop);
         url = rcv.origin;
       } else {
@@ -377,6 +392,8 @@ for (const t of TROUBLE) {
       assert.match(failures[0], t.says, 'it says what failed');
       assert.ok(failures[0].includes(url.replace(/\/$/, '')), 'it names the collector');
       assert.ok(ms < 30000, `the session took ${ms} ms`);
+      if (rcv) assert.deepEqual(rcv.requests().flatMap((r) => r.problems), [], 'what did arrive decodes cleanly');
+      t.check?.(rcv?.requests());
     });
   });
 }
