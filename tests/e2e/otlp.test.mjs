@@ -468,6 +468,56 @@ test('--otlp-payloads: arguments, results and prompt variables, structured and r
   });
 });
 
+test('mock --otlp: the mocked server\'s spans, from what mock served', { skip, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const db = join(dir, 'rec.db');
+    const recorded = await scriptedSession(viaStdio(['record', '--db', db, '--name', 'src']));
+    const rcv = await startReceiver(dir);
+    defer(rcv.stop);
+    const mocked = await scriptedSession(stdioTransport(MCPREEL, ['mock', '--db', db, 'src', '--otlp', rcv.origin],
+      { stderr: 'pipe', env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' } }));
+    assert.deepEqual(mocked.transcript, recorded.transcript, 'the client sees what the real server said');
+    // mock serving no fallback records nothing of its run: its spans are
+    // checked against the recording it served (the same messages, as
+    // the transcripts show), with its own times, trace and session.
+    const got = await rcv.waitSpans(1);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.deepEqual(rcv.requests().flatMap((r) => r.problems), []);
+    const spans = rcv.spans();
+    const keys = new Set(spans.map((x) => x.attributes['mcp.session.id']?.value));
+    assert.equal(keys.size, 1, 'one mcp.session.id');
+    const [sessionKey] = keys;
+    assert.match(sessionKey, /^[0-9a-f]{32}$/);
+    const traces = new Set(spans.filter((x) => x.parentSpanId === '').map((x) => x.traceId));
+    assert.equal(traces.size, 1, 'one trace for the spans without a traceparent');
+    const { session, rows } = recordedSession(db, `name = 'src'`);
+    // mock asks the client with ids of its own ("mcpreel-mock-1"): the
+    // recorded server requests take the ids the client got, in order.
+    const asked = mocked.received.filter((m) => 'method' in m && 'id' in m);
+    const ids = new Map();
+    for (const r of rows.filter((x) => x.direction === 's2c' && x.kind === 'request')) {
+      const m = JSON.parse(r.raw);
+      const i = asked.findIndex((a) => a.method === m.method);
+      if (i >= 0) ids.set(JSON.stringify(m.id), asked.splice(i, 1)[0].id);
+    }
+    const served = rows.map((r) => {
+      const m = JSON.parse(r.raw);
+      const mine = (r.direction === 's2c' && r.kind === 'request') || (r.direction === 'c2s' && (r.kind === 'response' || r.kind === 'error'));
+      if (mine && ids.has(JSON.stringify(m.id))) m.id = ids.get(JSON.stringify(m.id));
+      return { ...r, raw: JSON.stringify(m) };
+    });
+    const expected = expectedSpans(served, { session, sessionTrace: [...traces][0] });
+    const sent = [...mocked.sent, ...mocked.received].filter((m) => 'method' in m).length;
+    assert.equal(spans.length, sent, `a span per request and notification the client sent or got (${sent})`);
+    const { problems } = compareSpans(spans, expected, {
+      side: 'server', payloads: false, transport: 'stdio', sessionKey, loose: true,
+      peer: peerRule({ transport: 'stdio', side: 'server' }),
+    });
+    assert.deepEqual(problems, [], 'mock: the spans of what it served');
+    assert.ok(got.length > 0);
+  });
+});
+
 test('a 2026-07-28 session (no initialize, no sessions): the version from _meta, no mcp.session.id', { skip, timeout: 120000 }, async () => {
   await withCleanup(async ({ dir, defer }) => {
     const rcv = await startReceiver(dir);
