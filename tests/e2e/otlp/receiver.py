@@ -37,6 +37,7 @@ failure is a "problems" entry of the decoded line.
 import base64
 import gzip
 import http.server
+import io
 import json
 import os
 import re
@@ -324,14 +325,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         srv = self.server
         t0 = time.time()
-        length = int(self.headers.get('Content-Length') or 0)
-        if length > BODY_MAX:
+        try:
+            length = int(self.headers.get('Content-Length') or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or length > BODY_MAX:
             self.answer(413, b'{}')
             self.close_connection = True
             return
         body = self.rfile.read(length)
         if (self.headers.get('Content-Encoding') or '').lower() == 'gzip':
-            body = gzip.decompress(body)
+            try:
+                body = gzip.GzipFile(fileobj=io.BytesIO(body)).read(BODY_MAX + 1)
+            except (OSError, EOFError):
+                body = b''
+            if len(body) > BODY_MAX:
+                self.answer(413, b'{}')
+                self.close_connection = True
+                return
         ctype = (self.headers.get('Content-Type') or '').split(';')[0].strip().lower()
         phase, n = srv.plan.next()
         line = {'n': n, 'time': t0, 'path': self.path, 'contentType': ctype,
