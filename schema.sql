@@ -41,10 +41,13 @@ CREATE TABLE sessions (
                                        -- what made it: 'record', 'import',
                                        -- 'replay' (replay's own recording)
                                        -- or 'mock' (mock's fallback traffic)
-  otlp_dropped    INTEGER              -- --otlp: the spans of this session
+  otlp_dropped    INTEGER,             -- --otlp: the spans of this session
                                        -- not delivered to the OpenTelemetry
                                        -- collector (0: all were); NULL when
                                        -- it was not exported
+  client_address  TEXT,                -- over HTTP: the address of the client
+  client_port     INTEGER              -- connection that began the session
+                                       -- (record --otlp); NULL otherwise
 );
 
 -- Every message forwarded, in either direction, as the exact bytes (less

@@ -222,6 +222,12 @@ export_header_cb(const struct session_info *si, void *arg)
 	if (si->has_otlp_dropped)
 		json_object_set_new(o, "otlp_dropped",
 		    json_integer(si->otlp_dropped));
+	if (si->client_address != NULL) {
+		json_object_set_new(o, "client_address",
+		    json_string(si->client_address));
+		json_object_set_new(o, "client_port", export_int_or_null(
+		    si->client_port > 0, si->client_port));
+	}
 	json_object_set_new(o, "store_error", export_json_str(si->store_error));
 	json_object_set_new(o, "imported_from",
 	    export_json_str(si->imported_from));

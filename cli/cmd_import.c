@@ -40,7 +40,7 @@ static const char *field_names[F_MAX] = {
 	"request_trailers", "response_trailers", "n", "rule_index", "rule",
 	"action", "detail", "id", "fault", "fault_role", "rule_base64",
 	"action_base64", "method_base64", "detail_base64", "session",
-	"imported_from", "otlp_dropped",
+	"imported_from", "otlp_dropped", "client_address", "client_port",
 	"t", "dir", "v", "startedAt", "label", "command", "exitCode"
 };
 

@@ -54,6 +54,9 @@ session_json(const struct session_row *r)
 	json_object_set_new(o, "messages_lost",
 	    json_integer(r->messages_lost));
 	json_object_set_new(o, "origin", json_string(r->origin));
+	/* --otlp: spans the collector did not get; null: not exported. */
+	json_object_set_new(o, "otlp_dropped", r->has_otlp_dropped ?
+	    json_integer(r->otlp_dropped) : json_null());
 	return o;
 }
 

@@ -151,6 +151,10 @@ show_header(const struct session_row *r)
 	if (r->messages_lost != 0)
 		printf("warning: %lld messages were forwarded but not "
 		    "recorded\n", (long long)r->messages_lost);
+	if (r->has_otlp_dropped && r->otlp_dropped != 0)
+		printf("warning: %lld spans were not delivered to the "
+		    "OpenTelemetry collector (--otlp)\n",
+		    (long long)r->otlp_dropped);
 	printf("\n");
 }
 

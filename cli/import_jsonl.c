@@ -48,7 +48,8 @@ jsonl_header(struct import *imp)
 	char			*format = NULL, *name = NULL, *transport = NULL;
 	char			*target = NULL, *version = NULL, *serr = NULL;
 	int64_t			 v = 0, status = -1, sig = 0, pid = 0;
-	int64_t			 otlp_dropped = -1;
+	int64_t			 otlp_dropped = -1, cport = 0;
+	char			*caddr = NULL;
 	int			 rc = -1;
 
 	memset(&meta, 0, sizeof meta);
@@ -83,7 +84,9 @@ jsonl_header(struct import *imp)
 	    import_str(imp, F_STORE_ERROR, &serr) != 0 ||
 	    import_int(imp, F_RECORDER_PID, 0, &pid) != 0 ||
 	    import_str(imp, F_MCPREEL_VERSION, &version) != 0 ||
-	    import_int(imp, F_OTLP_DROPPED, 0, &otlp_dropped) != 0)
+	    import_int(imp, F_OTLP_DROPPED, 0, &otlp_dropped) != 0 ||
+	    import_str(imp, F_CLIENT_ADDRESS, &caddr) != 0 ||
+	    import_int(imp, F_CLIENT_PORT, 0, &cport) != 0)
 		goto out;
 	/* A cassette read for a command is the session it was. */
 	if (imp->keep && (import_int(imp, F_SESSION, 0, &meta.id) != 0 ||
@@ -115,7 +118,11 @@ jsonl_header(struct import *imp)
 	/* Exported to a collector when recorded: what it did not get. */
 	if (rc == 0 && otlp_dropped >= 0 && imp->s != NULL)
 		writer_session_otlp_dropped(imp->w, imp->s, otlp_dropped);
+	if (rc == 0 && caddr != NULL && imp->s != NULL)
+		writer_session_client(imp->w, imp->s, caddr, cport > 0 &&
+		    cport <= 65535 ? (int)cport : 0);
 out:
+	free(caddr);
 	free(format);
 	free(name);
 	free(transport);

@@ -169,7 +169,11 @@ struct otlp_span {
 struct otlp_builder;
 struct otlp_builder *otlp_builder_new(const struct otlp_sess_info *,
 		     enum otlp_side, int);
-/* Take fact f (the builder frees it); spans completed are appended. */
+/*
+ * Take fact f (a list; the builder frees it); spans completed are
+ * appended to the list *out.  The list's end is looked for once per
+ * call: a caller keeping a long list passes its last next pointer.
+ */
 void		 otlp_builder_fact(struct otlp_builder *, struct otlp_fact *,
 		     struct otlp_span **);
 /* The session is over at end_ns: every request still waiting ends

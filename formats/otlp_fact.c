@@ -17,8 +17,10 @@
 /* Where the members of one JSON-RPC object we look at are (0: absent). */
 struct fact_scan {
 	const char	*buf;
-	const struct scan_member *jsonrpc, *params, *result, *error;
-	struct scan_member m_jsonrpc, m_params, m_result, m_error;
+	const struct scan_member *jsonrpc, *params, *result, *error, *method,
+			*id;
+	struct scan_member m_jsonrpc, m_params, m_result, m_error, m_method,
+			m_id;
 };
 
 /* Where a value was found, for the second-level walks. */
@@ -47,6 +49,12 @@ otlp_fact_top_cb(const struct scan_member *mb, void *arg)
 	} else if (scan_key_is(fs->buf, mb, "error")) {
 		fs->m_error = *mb;
 		fs->error = &fs->m_error;
+	} else if (scan_key_is(fs->buf, mb, "method")) {
+		fs->m_method = *mb;
+		fs->method = &fs->m_method;
+	} else if (scan_key_is(fs->buf, mb, "id")) {
+		fs->m_id = *mb;
+		fs->id = &fs->m_id;
 	}
 	return 0;
 }
@@ -270,57 +278,62 @@ otlp_fact_size(const struct otlp_fact *f)
 
 /*
  * The fact of one JSON-RPC object (len bytes at buf), or NULL when it is
- * none a span comes of.  trunc: buf is a truncated message's ident, which
- * has no params, result or error worth reading.
+ * none a span comes of.  One walk of its members finds what scan_message()
+ * would (its kind by the same rules: a method that is no string makes it
+ * no message) and what the fact needs, so the message is read once at
+ * the top.  trunc: buf is a truncated message's ident, which has no
+ * params, result or error worth reading.
  */
 static struct otlp_fact *
 otlp_fact_one(const struct msg *m, const char *buf, size_t len, int trunc,
     int payloads)
 {
 	struct otlp_fact	*f;
-	struct scan		 s;
 	struct fact_scan	 fs;
-	char			*v;
+	enum msg_kind		 kind;
+	char			*v, *method = NULL;
 
-	scan_message(buf, len, &s);
-	if (s.kind != KIND_REQUEST && s.kind != KIND_NOTIFICATION &&
-	    s.kind != KIND_RESPONSE && s.kind != KIND_ERROR)
+	memset(&fs, 0, sizeof fs);
+	fs.buf = buf;
+	if (scan_members(buf, len, otlp_fact_top_cb, &fs) != 0)
+		return NULL;
+	if (fs.method != NULL) {
+		method = otlp_fact_member_string(buf, fs.method);
+		if (method == NULL)
+			return NULL;
+		kind = fs.id != NULL ? KIND_REQUEST : KIND_NOTIFICATION;
+	} else if (fs.result != NULL && fs.error == NULL)
+		kind = KIND_RESPONSE;
+	else if (fs.error != NULL && fs.result == NULL)
+		kind = KIND_ERROR;
+	else
 		return NULL;
 	f = xcalloc(1, sizeof *f);
 	f->dir = m->dir;
-	f->kind = s.kind;
+	f->kind = kind;
 	f->ts_ns = m->ts_ns;
-	if (s.has_method) {
-		f->method = scan_method_dup(buf, &s);
-		if (strlen(f->method) > OTLP_STRING_MAX)
-			f->method[scan_utf8_trim(f->method,
-			    OTLP_STRING_MAX)] = '\0';
+	f->method = method;
+	if (fs.id != NULL && !(fs.id->val_len == 4 &&
+	    memcmp(buf + fs.id->val_off, "null", 4) == 0))
+		f->id = otlp_fact_text(buf + fs.id->val_off, fs.id->val_len);
+	if (trunc)
+		goto done;
+	if (fs.jsonrpc != NULL) {
+		v = otlp_fact_member_string(buf, fs.jsonrpc);
+		if (v == NULL)
+			f->jsonrpc = otlp_fact_text(buf + fs.jsonrpc->val_off,
+			    fs.jsonrpc->val_len);
+		else if (strcmp(v, "2.0") != 0)
+			f->jsonrpc = v;
+		else
+			free(v);
 	}
-	if (s.has_id && !(s.id_len == 4 && memcmp(buf + s.id_off, "null",
-	    4) == 0))
-		f->id = otlp_fact_text(buf + s.id_off, s.id_len);
-	if (!trunc) {
-		memset(&fs, 0, sizeof fs);
-		fs.buf = buf;
-		if (scan_members(buf, len, otlp_fact_top_cb, &fs) != 0)
-			goto done;
-		if (fs.jsonrpc != NULL) {
-			v = otlp_fact_member_string(buf, fs.jsonrpc);
-			if (v == NULL)
-				f->jsonrpc = otlp_fact_text(buf +
-				    fs.jsonrpc->val_off, fs.jsonrpc->val_len);
-			else if (strcmp(v, "2.0") != 0)
-				f->jsonrpc = v;
-			else
-				free(v);
-		}
-		if (f->method != NULL && fs.params != NULL)
-			otlp_fact_params(f, buf, fs.params, payloads);
-		if (s.kind == KIND_RESPONSE && fs.result != NULL)
-			otlp_fact_result(f, buf, fs.result, payloads);
-		if (s.kind == KIND_ERROR && fs.error != NULL)
-			otlp_fact_error(f, buf, fs.error);
-	}
+	if (f->method != NULL && fs.params != NULL)
+		otlp_fact_params(f, buf, fs.params, payloads);
+	if (kind == KIND_RESPONSE)
+		otlp_fact_result(f, buf, fs.result, payloads);
+	if (kind == KIND_ERROR)
+		otlp_fact_error(f, buf, fs.error);
 done:
 	f->size = otlp_fact_size(f);
 	return f;
@@ -351,29 +364,31 @@ struct otlp_fact *
 otlp_fact_new(const struct msg *m, int payloads)
 {
 	struct fact_batch	 fb;
-	struct scan		 s;
+	size_t			 i;
 
 	if (m->flags & MSG_TRUNCATED) {
 		if (m->ident == NULL)
 			return NULL;
 		return otlp_fact_one(m, m->ident, m->ident_len, 1, 0);
 	}
-	scan_message(m->raw, m->len, &s);
-	if (s.kind == KIND_BATCH) {
-		fb.m = m;
-		fb.payloads = payloads;
-		fb.head = NULL;
-		fb.tail = &fb.head;
-		if (scan_elements(m->raw, m->len, otlp_fact_element_cb,
-		    &fb) != 0) {
-			otlp_fact_free(fb.head);
-			return NULL;
-		}
-		return fb.head;
-	}
-	if (s.kind == KIND_INVALID)
+	for (i = 0; i < m->len && (m->raw[i] == ' ' || m->raw[i] == '\t' ||
+	    m->raw[i] == '\r' || m->raw[i] == '\n'); i++)
+		;
+	if (i == m->len)
 		return NULL;
-	return otlp_fact_one(m, m->raw, m->len, 0, payloads);
+	if (m->raw[i] == '{')
+		return otlp_fact_one(m, m->raw, m->len, 0, payloads);
+	if (m->raw[i] != '[')
+		return NULL;
+	fb.m = m;
+	fb.payloads = payloads;
+	fb.head = NULL;
+	fb.tail = &fb.head;
+	if (scan_elements(m->raw, m->len, otlp_fact_element_cb, &fb) != 0) {
+		otlp_fact_free(fb.head);
+		return NULL;
+	}
+	return fb.head;
 }
 
 /* Free a list of facts. */

@@ -36,6 +36,7 @@ struct otlp_file {
 	struct otlp_sess_info	 info;
 	char			*transport;
 	char			*target;
+	char			*client;	/* HTTP: the client's address */
 	int64_t			 end_ns;	/* the session's end, or the
 						   last message's time */
 	struct otlp_url		 url;		/* http, sse: the upstream */
@@ -70,6 +71,11 @@ otlp_file_info_cb(const struct session_info *si, void *arg)
 	f->info.target = f->target;
 	f->info.started_ns = si->started_ns;
 	f->end_ns = si->has_ended ? si->ended_ns : si->started_ns;
+	if (si->client_address != NULL) {
+		f->client = xstrdup(si->client_address);
+		f->info.client_address = f->client;
+		f->info.client_port = si->client_port;
+	}
 	/* Over HTTP the server is the upstream, as record names it live. */
 	if (strcmp(f->transport, "stdio") != 0 &&
 	    otlp_url_parse(f->target, &f->url, &why) == 0) {
@@ -203,6 +209,7 @@ otlp_file_clear(struct otlp_file *f)
 		otlp_url_clear(&f->url);
 	free(f->transport);
 	free(f->target);
+	free(f->client);
 }
 
 /*

@@ -20,8 +20,13 @@
 
 #include "formats.h"
 
-/* Buckets of the pending table: a power of two above OTLP_PENDING_MAX. */
-#define OTLP_PENDING_BUCKETS	8192
+/*
+ * Buckets of the pending table: it starts small (a builder per session,
+ * most with a few requests in flight) and doubles while it holds more
+ * requests than buckets, up to a power of two above OTLP_PENDING_MAX.
+ */
+#define OTLP_PENDING_BUCKETS_MIN	16
+#define OTLP_PENDING_BUCKETS_MAX	8192
 
 /* A request waiting for its answer. */
 struct otlp_pend {
@@ -47,7 +52,8 @@ struct otlp_builder {
 	uint8_t		 trace_id[16];
 	char		 session_id[33];
 	char		*protocol_version;	/* the session's so far */
-	struct otlp_pend *buckets[OTLP_PENDING_BUCKETS];
+	struct otlp_pend **buckets;
+	size_t		 nbuckets;		/* a power of two */
 	struct otlp_pend *oldest, *newest;
 	size_t		 npending;
 	uint8_t		 rnd[256];		/* random bytes for span ids */
@@ -206,6 +212,8 @@ otlp_builder_new(const struct otlp_sess_info *si, enum otlp_side side,
 	otlp_session_trace_id(si, b->trace_id);
 	otlp_session_key(si, b->session_id);
 	b->rnd_off = sizeof b->rnd;
+	b->nbuckets = OTLP_PENDING_BUCKETS_MIN;
+	b->buckets = xcalloc(b->nbuckets, sizeof *b->buckets);
 	return b;
 }
 
@@ -229,7 +237,7 @@ otlp_span_take(struct otlp_builder *b, enum dir d, const char *id)
 	uint32_t		 h = otlp_span_hash(d, id);
 	struct otlp_pend	**pp, *p;
 
-	for (pp = &b->buckets[h % OTLP_PENDING_BUCKETS]; (p = *pp) != NULL;
+	for (pp = &b->buckets[h & (b->nbuckets - 1)]; (p = *pp) != NULL;
 	    pp = &p->hnext) {
 		if (p->hash == h && p->dir == d && strcmp(p->id, id) == 0)
 			break;
@@ -559,6 +567,22 @@ otlp_span_unanswered(struct otlp_builder *b, struct otlp_pend *p,
 	otlp_span_finish(b, p, ts);
 }
 
+/* Double the pending table, rehashing what waits. */
+static void
+otlp_span_grow(struct otlp_builder *b)
+{
+	struct otlp_pend	*p;
+	size_t			 n = b->nbuckets * 2;
+
+	free(b->buckets);
+	b->buckets = xcalloc(n, sizeof *b->buckets);
+	b->nbuckets = n;
+	for (p = b->oldest; p != NULL; p = p->next) {
+		p->hnext = b->buckets[p->hash & (n - 1)];
+		b->buckets[p->hash & (n - 1)] = p;
+	}
+}
+
 /* A request: its span waits for the answer. */
 static void
 otlp_span_request(struct otlp_builder *b, const struct otlp_fact *f)
@@ -576,8 +600,11 @@ otlp_span_request(struct otlp_builder *b, const struct otlp_fact *f)
 	p->tools_call = strcmp(f->method, "tools/call") == 0;
 	p->initialize = strcmp(f->method, "initialize") == 0;
 	p->span = otlp_span_start(b, f, &p->omitted);
-	p->hnext = b->buckets[p->hash % OTLP_PENDING_BUCKETS];
-	b->buckets[p->hash % OTLP_PENDING_BUCKETS] = p;
+	if (b->npending >= b->nbuckets &&
+	    b->nbuckets < OTLP_PENDING_BUCKETS_MAX)
+		otlp_span_grow(b);
+	p->hnext = b->buckets[p->hash & (b->nbuckets - 1)];
+	b->buckets[p->hash & (b->nbuckets - 1)] = p;
 	p->prev = b->newest;
 	if (b->newest != NULL)
 		b->newest->next = p;
@@ -720,6 +747,7 @@ otlp_builder_free(struct otlp_builder *b)
 	free(b->client_address);
 	free(b->server_address);
 	free(b->protocol_version);
+	free(b->buckets);
 	free(b);
 }
 

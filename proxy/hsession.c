@@ -209,6 +209,8 @@ hsession_otlp(struct hproxy *p, struct hsession *hs, struct hexch *x)
 	    serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
 		info.client_address = host;
 		info.client_port = atoi(serv);
+		/* Kept in the row: an export names the same client. */
+		writer_session_client(p->w, hs->ws, host, info.client_port);
 	}
 	info.server_address = p->up.url.host;
 	info.server_port = p->up.url.port != NULL ? atoi(p->up.url.port) :

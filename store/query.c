@@ -155,7 +155,7 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 	    "(SELECT total(size) FROM messages m WHERE m.session_id = s.id), "
 	    /* An imported session's pid is of another time or machine. */
 	    "CASE WHEN s.imported_from IS NULL THEN s.recorder_pid "
-	    "ELSE -1 END, s.origin "
+	    "ELSE -1 END, s.origin, s.otlp_dropped "
 	    "FROM sessions s WHERE ?1 = 0 OR s.id = ?1 ORDER BY s.id",
 	    &stmt, cause) != 0)
 		return -1;
@@ -177,6 +177,9 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 		r.bytes = (int64_t)sqlite3_column_double(stmt, 11);
 		r.recorder_pid = sqlite3_column_int64(stmt, 12);
 		r.origin = query_column_text(stmt, 13);
+		r.has_otlp_dropped = sqlite3_column_type(stmt, 14) !=
+		    SQLITE_NULL;
+		r.otlp_dropped = sqlite3_column_int64(stmt, 14);
 		if (cb(&r, arg) != 0)
 			break;
 	}

@@ -24,7 +24,8 @@ query_session_info(struct store *st, int64_t id, session_info_cb cb,
 	if (query_prepare(st, "SELECT id, name, transport, target, "
 	    "started_ns, ended_ns, exit_status, exit_signal, end_reason, "
 	    "messages_lost, store_error, imported_from, recorder_pid, "
-	    "mcpreel_version, otlp_dropped FROM sessions WHERE id = ?1", &stmt,
+	    "mcpreel_version, otlp_dropped, client_address, client_port "
+	    "FROM sessions WHERE id = ?1", &stmt,
 	    cause) != 0)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, id);
@@ -49,6 +50,8 @@ query_session_info(struct store *st, int64_t id, session_info_cb cb,
 		r.has_otlp_dropped = sqlite3_column_type(stmt, 14) !=
 		    SQLITE_NULL;
 		r.otlp_dropped = sqlite3_column_int64(stmt, 14);
+		r.client_address = query_column_text(stmt, 15);
+		r.client_port = sqlite3_column_int(stmt, 16);
 		rc = cb(&r, arg);
 		sqlite3_finalize(stmt);
 		return rc == 0 ? 0 : -1;

@@ -93,6 +93,7 @@ rows_finalize(struct writer *w)
 	sqlite3_finalize(w->ins_fault);
 	sqlite3_finalize(w->upd_exchange_fault);
 	sqlite3_finalize(w->upd_otlp);
+	sqlite3_finalize(w->upd_client);
 }
 
 static int
@@ -164,7 +165,9 @@ rows_init(struct writer *w, char **cause)
 	    rows_prepare(w, &w->upd_exchange_fault, "UPDATE http_exchanges "
 	    "SET fault = ? WHERE id = ?", cause) != 0 ||
 	    rows_prepare(w, &w->upd_otlp, "UPDATE sessions SET "
-	    "otlp_dropped = ? WHERE id = ?", cause) != 0)
+	    "otlp_dropped = ? WHERE id = ?", cause) != 0 ||
+	    rows_prepare(w, &w->upd_client, "UPDATE sessions SET "
+	    "client_address = ?, client_port = ? WHERE id = ?", cause) != 0)
 		return -1;
 	return 0;
 }
@@ -611,19 +614,31 @@ rows_end(struct writer *w, struct item *it)
 		    (long long)s->id, (unsigned long long)s->forgotten);
 }
 
-/* A session's count of spans OpenTelemetry export did not deliver. */
+/*
+ * A session's count of spans OpenTelemetry export did not deliver
+ * (ITEM_SESSION_OTLP), or its client (ITEM_SESSION_CLIENT).
+ */
 void
 rows_otlp(struct writer *w, struct item *it)
 {
-	sqlite3_stmt	*st = w->upd_otlp;
 	struct wsession	*s = it->session;
+	sqlite3_stmt	*st;
 
 	if (!rows_ready(w, s, 1))
 		return;
-	sqlite3_bind_int64(st, 1, it->count);
-	sqlite3_bind_int64(st, 2, s->id);
+	if (it->type == ITEM_SESSION_CLIENT) {
+		st = w->upd_client;
+		sqlite3_bind_text(st, 1, it->reason, -1, SQLITE_STATIC);
+		if (it->count > 0)
+			sqlite3_bind_int64(st, 2, it->count);
+		sqlite3_bind_int64(st, 3, s->id);
+	} else {
+		st = w->upd_otlp;
+		sqlite3_bind_int64(st, 1, it->count);
+		sqlite3_bind_int64(st, 2, s->id);
+	}
 	if (rows_step(w, st) != 0)
-		rows_failed(w, "a session's OpenTelemetry count");
+		rows_failed(w, "a session's OpenTelemetry columns");
 }
 
 void

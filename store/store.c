@@ -181,9 +181,12 @@ static const char *migrations[] = {
 
 	/*
 	 * 6 -> 7: what OpenTelemetry export (--otlp) did not deliver of a
-	 * session; NULL for a session not exported.
+	 * session, NULL for a session not exported; over HTTP the client
+	 * that began the session (its spans name it, live and exported).
 	 */
-	"ALTER TABLE sessions ADD COLUMN otlp_dropped INTEGER;",
+	"ALTER TABLE sessions ADD COLUMN otlp_dropped INTEGER;"
+	"ALTER TABLE sessions ADD COLUMN client_address TEXT;"
+	"ALTER TABLE sessions ADD COLUMN client_port INTEGER;",
 };
 
 /* Create every missing directory above path, private to the owner. */

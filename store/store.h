@@ -118,6 +118,9 @@ void		 writer_session_end_at(struct writer *, struct wsession *,
  */
 void		 writer_session_otlp_dropped(struct writer *, struct wsession *,
 		     int64_t);
+/* The client (address, port) that began session s over HTTP. */
+void		 writer_session_client(struct writer *, struct wsession *,
+		     const char *, int);
 /* What the producer hangs on a session (record --otlp: its exporter
    session); the writer never reads it.  The loop thread only. */
 void		 writer_session_set_tag(struct wsession *, void *);
@@ -171,6 +174,8 @@ struct session_row {
 					   session was imported (no recorder
 					   of this machine) */
 	const char	*origin;	/* ORIGIN_*: what made it */
+	int		 has_otlp_dropped; /* exported with --otlp: */
+	int64_t		 otlp_dropped;	/*   spans not delivered */
 };
 
 /* A faults row: a fault --fault injected. */
@@ -362,6 +367,8 @@ struct session_info {
 	const char	*mcpreel_version; /* may be NULL */
 	int		 has_otlp_dropped; /* exported with --otlp: */
 	int64_t		 otlp_dropped;	/*   spans not delivered */
+	const char	*client_address; /* HTTP: the client, or NULL */
+	int		 client_port;	/*   and its port (0: unknown) */
 };
 
 /* An http_exchanges row. */

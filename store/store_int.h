@@ -27,7 +27,8 @@ enum item_type {
 	ITEM_EXCHANGE_END,
 	ITEM_FAULT,
 	ITEM_EXCHANGE_FAULT,
-	ITEM_SESSION_OTLP
+	ITEM_SESSION_OTLP,
+	ITEM_SESSION_CLIENT
 };
 
 struct item {
@@ -49,7 +50,9 @@ struct item {
 	struct wfault	*fault;		/* ITEM_FAULT: a copy, its strings
 					   owned; ITEM_EXCHANGE_FAULT: only
 					   its n */
-	int64_t		 count;		/* ITEM_SESSION_OTLP: spans dropped */
+	int64_t		 count;		/* ITEM_SESSION_OTLP: spans dropped;
+					   ITEM_SESSION_CLIENT: the port (its
+					   address in reason) */
 	size_t		 bytes;		/* what it counts against the queue */
 	int64_t		 queued_ns;	/* monotonic, when it was queued */
 	struct item	*next;
@@ -149,6 +152,7 @@ struct writer {
 	sqlite3_stmt	*ins_fault;
 	sqlite3_stmt	*upd_exchange_fault;
 	sqlite3_stmt	*upd_otlp;
+	sqlite3_stmt	*upd_client;
 	int		 failing;	/* the last write failed */
 	int64_t		 busy_since;	/* when the lock wait began */
 	int		 last_rc;	/* its SQLite result code */

@@ -493,6 +493,23 @@ writer_session_otlp_dropped(struct writer *w, struct wsession *s, int64_t n)
 	writer_enqueue(w, it, 0);
 }
 
+/*
+ * The client that began session s over HTTP: its address and port (0:
+ * unknown), so that an export names it as the live spans did.
+ */
+void
+writer_session_client(struct writer *w, struct wsession *s,
+    const char *address, int port)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_SESSION_CLIENT;
+	it->session = s;
+	it->reason = xstrdup(address);
+	it->count = port;
+	writer_enqueue(w, it, 0);
+}
+
 /* Hang p on session s (the producer's own: the writer never reads it). */
 void
 writer_session_set_tag(struct wsession *s, void *p)
@@ -576,6 +593,7 @@ writer_skip(struct writer *w, struct item *it)
 		rows_end(w, it);
 		break;
 	case ITEM_SESSION_OTLP:
+	case ITEM_SESSION_CLIENT:
 		rows_otlp(w, it);
 		break;
 	case ITEM_EXCHANGE_END:
@@ -633,11 +651,13 @@ writer_batch(struct writer *w, struct item *it)
 			rows_end(w, it);
 			break;
 		case ITEM_SESSION_OTLP:
+		case ITEM_SESSION_CLIENT:
 			rows_otlp(w, it);
 			break;
 		}
 		if (it->type == ITEM_SESSION_END ||
-		    it->type == ITEM_SESSION_OTLP) {
+		    it->type == ITEM_SESSION_OTLP ||
+		    it->type == ITEM_SESSION_CLIENT) {
 			/* Kept until the batch is known to be committed. */
 			it->next = ends;
 			ends = it;

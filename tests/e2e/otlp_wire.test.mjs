@@ -112,6 +112,10 @@ test('record --otlp to a closed port: the same transcript, every span counted dr
   const n = spanCount(db, s.id);
   assert.ok(n > 10, `a real session (${n} spans)`);
   assert.equal(s.otlp_dropped, n, 'every span counted as dropped in the row');
+  const listed = String((await runMcpreel(['sessions', '--db', db, '--json'])).stdout).trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(listed.find((x) => x.name === 'down').otlp_dropped, n, 'sessions --json says it');
+  assert.match(String((await runMcpreel(['show', '--db', db, 'down'])).stdout),
+    new RegExp(`warning: ${n} spans were not delivered to the OpenTelemetry collector`), 'show says it');
   const recorded = sql(db, `SELECT count(*) AS n FROM messages WHERE session_id = ${s.id}`)[0].n;
   assert.equal(recorded, diag.messagesSent.length + diag.messagesReceived.length, 'recording unaffected');
 

@@ -66,6 +66,25 @@ fuzz_otlp_pb_ok(const uint8_t *p, const uint8_t *end)
 	return 1;
 }
 
+/* A single message's fact has the kind scan_message() gives it. */
+static void
+fuzz_otlp_agree(const uint8_t *buf, size_t len, const struct otlp_fact *f)
+{
+	struct scan	 s;
+
+	scan_message(buf, len, &s);
+	if (s.kind == KIND_BATCH)
+		return;
+	if (s.kind == KIND_INVALID) {
+		if (f != NULL)
+			fuzz_fail(buf, len, "otlp: a fact of no message");
+		return;
+	}
+	if (f == NULL || f->next != NULL || f->kind != s.kind)
+		fuzz_fail(buf, len, "otlp: fact kind %d, scanner's %d",
+		    f != NULL ? (int)f->kind : -1, (int)s.kind);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -107,6 +126,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				m->len = (len - 1) / 2;
 			}
 			f = otlp_fact_new(m, p[0] & 4 ? 1 : 0);
+			if (!(p[0] & 2))
+				fuzz_otlp_agree(p + 1, len - 1, f);
 			msg_free(m);
 			otlp_builder_fact(b, f, &spans);
 		}

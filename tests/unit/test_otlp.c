@@ -252,6 +252,58 @@ Test(otlp_fact, bounds, .timeout = UNIT_TIMEOUT)
 	free(big);
 }
 
+/* The fact's kind, method and id are what the scanner finds. */
+Test(otlp_fact, agrees_with_scan_message, .timeout = UNIT_TIMEOUT)
+{
+	static const char *cases[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+		"{\"params\":{\"x\":\"\\\\\"},\"method\":\"m\\u0065thod\",\"id\":\"abc\"}",
+		"  {\"\\u0069\\u0064\":9,\"method\":\"a\"}  ",
+		"{\"id\":{\"nested\":[1,2]},\"method\":\"obj-id\"}",
+		"{\"method\":\"a\",\"method\":\"b\",\"id\":1,\"id\":2}",
+		"{\"jsonrpc\":\"2.0\",\"result\":1,\"error\":2,\"id\":1}",
+		"{\"method\":5,\"id\":1}",
+		"{\"method\":\"a\",\"result\":1}",
+		"{\"method\":5,\"method\":\"a\"}",
+		"{}",
+		"{\"jsonrpc\":{},\"error\":{}}",
+		"{\"result\":[],\"id\":\"a\\\"b\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":-1.5e3 , \"result\" : true }",
+		"{\"id\":1,\"method\":\"a\"} x",
+		"{\"id\":1,\"method\":\"a\"",
+		"{\"id\":null,\"error\":{\"code\":-32700}}",
+	};
+	struct otlp_fact	*f;
+	struct scan		 sc;
+	char			*mth, *id;
+	size_t			 i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		scan_message(cases[i], strlen(cases[i]), &sc);
+		f = facts(DIR_C2S, cases[i], 0);
+		if (sc.kind == KIND_INVALID) {
+			cr_expect_null(f, "case %zu", i);
+			otlp_fact_free(f);
+			continue;
+		}
+		cr_assert_not_null(f, "case %zu", i);
+		cr_expect_eq(f->kind, sc.kind, "case %zu", i);
+		mth = scan_method_dup(cases[i], &sc);
+		id = scan_id_dup(cases[i], &sc);
+		if (mth != NULL)
+			cr_expect_str_eq(f->method, mth, "case %zu", i);
+		else
+			cr_expect_null(f->method, "case %zu", i);
+		if (id != NULL && strcmp(id, "null") != 0)
+			cr_expect_str_eq(f->id, id, "case %zu", i);
+		else
+			cr_expect_null(f->id, "case %zu", i);
+		free(mth);
+		free(id);
+		otlp_fact_free(f);
+	}
+}
+
 /* A session's messages, fed to a builder one at a time. */
 struct sess {
 	struct otlp_builder	*b;

@@ -851,7 +851,8 @@ Test(store, session_end_and_list, .timeout = UNIT_TIMEOUT)
 
 /*
  * Opening a version 6 file (made here as a current one less the column)
- * migrates it to 7: sessions.otlp_dropped, NULL for the sessions it had
+ * migrates it to 7: sessions.otlp_dropped, client_address and
+ * client_port, NULL for the sessions it had
  * (they were not exported), the other columns kept.
  */
 Test(store, migrate_v6, .timeout = UNIT_TIMEOUT)
@@ -892,7 +893,8 @@ Test(store, migrate_v6, .timeout = UNIT_TIMEOUT)
 	db = store_test_sqlite(path);
 	cr_assert_eq(store_test_int(db, "PRAGMA user_version"), 7);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sessions "
-	    "WHERE id = 3 AND otlp_dropped IS NULL AND messages_lost = 2 AND "
+	    "WHERE id = 3 AND otlp_dropped IS NULL AND client_address IS NULL "
+	    "AND client_port IS NULL AND messages_lost = 2 AND "
 	    "started_ns = 5"), 1);
 	sqlite3_close(db);
 	free(path);
@@ -919,6 +921,7 @@ Test(store, writer_otlp_dropped, .timeout = UNIT_TIMEOUT)
 	writer_session_end(w, s, 0, 0, "done");
 	writer_session_end(w, t, 0, 0, "done");
 	writer_session_otlp_dropped(w, s, 42);
+	writer_session_client(w, s, "::1", 5151);
 	writer_stop(w);
 
 	db = store_test_sqlite(path);
@@ -926,6 +929,9 @@ Test(store, writer_otlp_dropped, .timeout = UNIT_TIMEOUT)
 	    "WHERE name = 'a'"), 42);
 	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sessions "
 	    "WHERE name = 'b' AND otlp_dropped IS NULL"), 1);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM sessions "
+	    "WHERE name = 'a' AND client_address = '::1' AND "
+	    "client_port = 5151"), 1);
 	sqlite3_close(db);
 	writer_session_free(s);
 	writer_session_free(t);
