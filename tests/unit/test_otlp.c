@@ -610,6 +610,40 @@ Test(otlp_span, stdio_and_no_payloads, .timeout = UNIT_TIMEOUT)
 	otlp_builder_free(b);
 }
 
+/* A payload jansson cannot hold (an integer past int64) stays its text. */
+Test(otlp_span, payload_that_does_not_parse, .timeout = UNIT_TIMEOUT)
+{
+	struct otlp_builder	*b = otlp_builder_new(&test_info,
+	    OTLP_SIDE_SERVER, 1);
+	struct otlp_span	*out = NULL;
+	struct msg		*m;
+	json_t			*v;
+
+	m = mk(DIR_C2S, 10, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"e\",\"arguments\":{\"n\":"
+	    "123456789012345678901234567890}}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
+	msg_free(m);
+	/* a truncated error answer: an error, though its code is unknown */
+	m = mk(DIR_S2C, 20, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{}}");
+	m->flags = MSG_TRUNCATED;
+	m->ident = strdup("{\"id\":1,\"error\":null}");
+	m->ident_len = strlen(m->ident);
+	otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
+	msg_free(m);
+	cr_assert_eq(nspans(out), 1);
+	v = json_object_get(out->attrs, "gen_ai.tool.call.arguments");
+	cr_assert(json_is_string(v));
+	cr_assert_str_eq(json_string_value(v),
+	    "{\"n\":123456789012345678901234567890}");
+	cr_assert_str_eq(sattr(out, "error.type"), "_OTHER");
+	cr_assert_null(json_object_get(out->attrs, "rpc.response.status_code"));
+	cr_assert_eq(out->status, OTLP_STATUS_ERROR);
+	cr_assert_eq(out->end_ns, 20);
+	otlp_span_free(out);
+	otlp_builder_free(b);
+}
+
 Test(otlp_span, traceparent_rules, .timeout = UNIT_TIMEOUT)
 {
 	static const struct {
