@@ -92,6 +92,10 @@ struct otlp_fact {
 	char		*protocol_version; /* initialize: params.protocolVersion
 					   asked, result.protocolVersion
 					   answered */
+	char		*meta_version;	/* params._meta["io.modelcontextprotocol/
+					   protocolVersion"] (2026-07-28 and
+					   later: each request names its
+					   version) */
 	char		*cancel_id;	/* notifications/cancelled: the
 					   params.requestId's JSON text */
 	int		 tool_error;	/* a result with "isError": true */

@@ -172,7 +172,7 @@ otlp_fact_params(struct otlp_fact *f, const char *buf,
 	static const char *const names[] = { "name", "uri", "_meta",
 	    "protocolVersion", "requestId", "arguments", NULL };
 	static const char *const meta_names[] = { "traceparent",
-	    "tracestate", NULL };
+	    "tracestate", "io.modelcontextprotocol/protocolVersion", NULL };
 	struct fact_val	 fv, mv;
 	const char	*m = f->method;
 	int		 named;
@@ -192,6 +192,9 @@ otlp_fact_params(struct otlp_fact *f, const char *buf,
 		if (mv.has[1])
 			f->tracestate = otlp_fact_member_string(buf,
 			    &mv.found[1]);
+		if (mv.has[2])
+			f->meta_version = otlp_fact_member_string(buf,
+			    &mv.found[2]);
 	}
 	if (strcmp(m, "initialize") == 0 && fv.has[3])
 		f->protocol_version = otlp_fact_member_string(buf,
@@ -266,7 +269,8 @@ static size_t
 otlp_fact_size(const struct otlp_fact *f)
 {
 	const char	*s[] = { f->method, f->id, f->jsonrpc, f->name, f->uri,
-	    f->traceparent, f->tracestate, f->protocol_version, f->cancel_id,
+	    f->traceparent, f->tracestate, f->protocol_version, f->meta_version,
+	    f->cancel_id,
 	    f->message, f->payload };
 	size_t		 i, n = sizeof *f;
 
@@ -407,6 +411,7 @@ otlp_fact_free(struct otlp_fact *f)
 		free(f->traceparent);
 		free(f->tracestate);
 		free(f->protocol_version);
+		free(f->meta_version);
 		free(f->cancel_id);
 		free(f->message);
 		free(f->payload);

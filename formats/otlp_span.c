@@ -52,6 +52,9 @@ struct otlp_builder {
 	uint8_t		 trace_id[16];
 	char		 session_id[33];
 	char		*protocol_version;	/* the session's so far */
+	int		 sessionless;		/* a version of 2026-07-28 or
+						   later seen: no MCP session,
+						   no mcp.session.id */
 	struct otlp_pend **buckets;
 	size_t		 nbuckets;		/* a power of two */
 	struct otlp_pend *oldest, *newest;
@@ -422,6 +425,39 @@ otlp_span_prompt_vars(json_t *attrs, const char *text)
 	json_decref(args);
 }
 
+/*
+ * Whether protocol version v is 2026-07-28 or later, where MCP has no
+ * sessions; a version not shaped as a date ("DRAFT-...") counts as new.
+ */
+static int
+otlp_span_version_sessionless(const char *v)
+{
+	size_t	 i;
+
+	for (i = 0; i < 10; i++) {
+		if (i == 4 || i == 7) {
+			if (v[i] != '-')
+				return 1;
+		} else if (v[i] < '0' || v[i] > '9')
+			return 1;
+	}
+	if (v[10] != '\0')
+		return 1;
+	return strcmp(v, "2026-07-28") >= 0;
+}
+
+/* The session's version is v now (seen in a message of it). */
+static void
+otlp_span_set_version(struct otlp_builder *b, const char *v)
+{
+	if (b->protocol_version != v) {
+		free(b->protocol_version);
+		b->protocol_version = xstrdup(v);
+	}
+	if (otlp_span_version_sessionless(v))
+		b->sessionless = 1;
+}
+
 /* The attributes every span of the session has. */
 static void
 otlp_span_common(const struct otlp_builder *b, struct otlp_span *s,
@@ -429,7 +465,8 @@ otlp_span_common(const struct otlp_builder *b, struct otlp_span *s,
 {
 	int	 http = strcmp(b->transport, "stdio") != 0;
 
-	otlp_span_attr(s->attrs, "mcp.session.id", b->session_id);
+	if (!b->sessionless)
+		otlp_span_attr(s->attrs, "mcp.session.id", b->session_id);
 	if (f->jsonrpc != NULL)
 		otlp_span_attr(s->attrs, "jsonrpc.protocol.version",
 		    f->jsonrpc);
@@ -438,13 +475,18 @@ otlp_span_common(const struct otlp_builder *b, struct otlp_span *s,
 		otlp_span_attr(s->attrs, "network.protocol.name", "http");
 		otlp_span_attr(s->attrs, "network.protocol.version", "1.1");
 	}
-	if (s->kind == OTLP_KIND_SERVER && b->client_address != NULL) {
+	/* The peer mcpreel stands for is the side's: the client's address
+	   on the server side's SERVER spans, the upstream's on the client
+	   side's CLIENT spans. */
+	if (b->side == OTLP_SIDE_SERVER && s->kind == OTLP_KIND_SERVER &&
+	    b->client_address != NULL) {
 		otlp_span_attr(s->attrs, "client.address", b->client_address);
 		if (b->client_port > 0)
 			json_object_set_new(s->attrs, "client.port",
 			    json_integer(b->client_port));
 	}
-	if (s->kind == OTLP_KIND_CLIENT && b->server_address != NULL) {
+	if (b->side == OTLP_SIDE_CLIENT && s->kind == OTLP_KIND_CLIENT &&
+	    b->server_address != NULL) {
 		otlp_span_attr(s->attrs, "server.address", b->server_address);
 		if (b->server_port > 0)
 			json_object_set_new(s->attrs, "server.port",
@@ -501,10 +543,12 @@ otlp_span_start(struct otlp_builder *b, const struct otlp_fact *f,
 	if (f->uri != NULL)
 		otlp_span_attr(s->attrs, "mcp.resource.uri", f->uri);
 	if (strcmp(m, "initialize") == 0 && f->kind == KIND_REQUEST &&
-	    f->protocol_version != NULL) {
-		free(b->protocol_version);
-		b->protocol_version = xstrdup(f->protocol_version);
-	}
+	    f->protocol_version != NULL)
+		otlp_span_set_version(b, f->protocol_version);
+	/* A request's own version (params._meta) is its span's and the
+	   session's from then on. */
+	if (f->meta_version != NULL)
+		otlp_span_set_version(b, f->meta_version);
 	if (b->protocol_version != NULL)
 		otlp_span_attr(s->attrs, "mcp.protocol.version",
 		    b->protocol_version);
@@ -675,8 +719,7 @@ otlp_span_answer(struct otlp_builder *b, const struct otlp_fact *f)
 			otlp_span_omitted(&p->omitted,
 			    "gen_ai.tool.call.result");
 		if (p->initialize && f->protocol_version != NULL) {
-			free(b->protocol_version);
-			b->protocol_version = xstrdup(f->protocol_version);
+			otlp_span_set_version(b, f->protocol_version);
 			otlp_span_attr(s->attrs, "mcp.protocol.version",
 			    b->protocol_version);
 		}

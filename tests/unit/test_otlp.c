@@ -457,8 +457,10 @@ Test(otlp_span, whole_session_server_side, .timeout = UNIT_TIMEOUT)
 			cr_assert_null(json_object_get(p->attrs,
 			    "server.address"));
 		} else {
-			cr_assert_str_eq(sattr(p, "server.address"),
-			    "127.0.0.1");
+			/* the server side's CLIENT spans: no peer (mcpreel
+			   stands for the server, whose address it is) */
+			cr_assert_null(json_object_get(p->attrs,
+			    "server.address"));
 			cr_assert_null(json_object_get(p->attrs,
 			    "client.address"));
 		}
@@ -571,6 +573,10 @@ Test(otlp_span, client_side_mirrors, .timeout = UNIT_TIMEOUT)
 	    "server.port")), 9);
 	sp = span_by(s.spans, "0", NULL);	/* -32602 on SERVER: none */
 	cr_assert_eq(sp->kind, OTLP_KIND_SERVER);
+	/* the client side's SERVER spans: no client.address (the client
+	   is the side mcpreel stands for) */
+	cr_assert_null(json_object_get(sp->attrs, "client.address"));
+	cr_assert_null(json_object_get(sp->attrs, "server.address"));
 	cr_assert_null(json_object_get(sp->attrs, "error.type"));
 	cr_assert_eq(sp->status, OTLP_STATUS_UNSET);
 	sp = span_by(s.spans, NULL, "notifications/initialized");
@@ -642,6 +648,60 @@ Test(otlp_span, payload_that_does_not_parse, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(out->end_ns, 20);
 	otlp_span_free(out);
 	otlp_builder_free(b);
+}
+
+/*
+ * A 2026-07-28 session: each request names its version in _meta; the
+ * session has no MCP session, so no span has mcp.session.id, and a
+ * notification without _meta takes the session's version.
+ */
+Test(otlp_span, sessionless_2026, .timeout = UNIT_TIMEOUT)
+{
+	struct sess		 s;
+	const struct otlp_span	*sp;
+	size_t			 n = 0;
+
+	memset(&s, 0, sizeof s);
+	s.b = otlp_builder_new(&test_info, OTLP_SIDE_SERVER, 0);
+	feed(&s, DIR_C2S, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"server/discover\",\"params\":{\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}");
+	feed(&s, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+	feed(&s, DIR_C2S, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"e\",\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}");
+	feed(&s, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}");
+	feed(&s, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/resources/updated\",\"params\":{\"uri\":\"x:/\"}}");
+	otlp_builder_end(s.b, s.ts + 1, &s.spans);
+	cr_assert_eq(nspans(s.spans), 3);
+	for (sp = s.spans; sp != NULL; sp = sp->next, n++) {
+		cr_assert_null(json_object_get(sp->attrs, "mcp.session.id"),
+		    "%s", sp->name);
+		cr_assert_str_eq(sattr(sp, "mcp.protocol.version"),
+		    "2026-07-28", "%s", sp->name);
+	}
+	otlp_span_free(s.spans);
+	otlp_builder_free(s.b);
+
+	/* an older session keeps its mcp.session.id; a per-request version
+	   still names the span's version */
+	memset(&s, 0, sizeof s);
+	s.b = otlp_builder_new(&test_info, OTLP_SIDE_SERVER, 0);
+	feed(&s, DIR_C2S, "{\"jsonrpc\":\"2.0\",\"method\":\"n/x\","
+	    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
+	    "protocolVersion\":\"2025-11-25\"}}}");
+	feed(&s, DIR_C2S, "{\"jsonrpc\":\"2.0\",\"method\":\"n/y\","
+	    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
+	    "protocolVersion\":\"DRAFT-2027\"}}}");
+	cr_assert_eq(nspans(s.spans), 2);
+	cr_assert_str_eq(sattr(s.spans, "mcp.protocol.version"), "2025-11-25");
+	cr_assert_not_null(sattr(s.spans, "mcp.session.id"));
+	cr_assert_str_eq(sattr(s.spans->next, "mcp.protocol.version"),
+	    "DRAFT-2027");
+	cr_assert_null(sattr(s.spans->next, "mcp.session.id"));
+	otlp_span_free(s.spans);
+	otlp_builder_free(s.b);
 }
 
 Test(otlp_span, traceparent_rules, .timeout = UNIT_TIMEOUT)
