@@ -149,13 +149,31 @@ export function expectedSpans(rows, { session, side = 'server', sessionTrace = s
   const pending = new Map(); // `${dir}:${idJSON}` -> span
   let askedVersion = null;
   let version = null;
+  // Once a version of 2026-07-28 or later is seen (or one that is not a
+  // date), the session has no MCP session: no span of it after that has
+  // mcp.session.id, not even a notification without _meta.
+  let sessionless = false;
+  const seeVersion = (v) => {
+    if (typeof v !== 'string') return;
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || v >= VERSION_WITHOUT_SESSIONS) sessionless = true;
+  };
   for (const row of rows) {
     const m = JSON.parse(row.raw);
     const ts = String(row.ts_ns);
     if (row.kind === 'request' || row.kind === 'notification') {
       const params = m.params && typeof m.params === 'object' ? m.params : {};
       const meta = params._meta && typeof params._meta === 'object' ? params._meta : {};
-      if (m.method === 'initialize' && row.direction === 'c2s') askedVersion = params.protocolVersion ?? null;
+      if (m.method === 'initialize' && row.direction === 'c2s') {
+        askedVersion = params.protocolVersion ?? null;
+        seeVersion(askedVersion);
+      }
+      // A request's own version (params._meta) is the session's from then
+      // on: a later message without one takes it.
+      const metaVersion = typeof meta[VERSION_META] === 'string' ? meta[VERSION_META] : null;
+      if (metaVersion !== null) {
+        version = metaVersion;
+        seeVersion(metaVersion);
+      }
       const fromClient = row.direction === 'c2s';
       const kind = (side === 'server') === fromClient ? KIND.SERVER : KIND.CLIENT;
       let target = null;
@@ -186,7 +204,8 @@ export function expectedSpans(rows, { session, side = 'server', sessionTrace = s
           result: undefined,
           // 2026-07-28 and later have no initialize: each request names
           // its version in _meta.
-          version: typeof meta[VERSION_META] === 'string' ? meta[VERSION_META] : version ?? askedVersion,
+          version: metaVersion ?? version ?? askedVersion,
+          sessionless,
           code: null,
           errorType: null,
           kind,
@@ -213,6 +232,7 @@ export function expectedSpans(rows, { session, side = 'server', sessionTrace = s
       q.end = ts;
       if (q.fact.method === 'initialize' && m.result && typeof m.result.protocolVersion === 'string') {
         version = m.result.protocolVersion;
+        seeVersion(version);
         q.fact.version = version;
       }
       if (row.kind === 'error') {
@@ -262,17 +282,16 @@ export const ATTRIBUTES = [
   // "MUST NOT be set for a 2026-07-28-and-later session" (the registry).
   {
     key: 'mcp.session.id', level: 'recommended', type: 'string',
-    when: (f) => f.version === null || f.version < VERSION_WITHOUT_SESSIONS,
+    when: (f) => !f.sessionless && (f.version === null || f.version < VERSION_WITHOUT_SESSIONS),
     value: (f, s) => s.sessionKey,
   },
   { key: 'jsonrpc.protocol.version', level: 'recommended', type: 'string', when: (f) => f.jsonrpc !== '2.0', value: (f) => String(f.jsonrpc) },
   { key: 'network.transport', level: 'recommended', type: 'string', when: () => true, value: (f, s) => (s.transport === 'stdio' ? 'pipe' : 'tcp') },
   { key: 'network.protocol.name', level: 'recommended', type: 'string', when: (f, s) => s.transport !== 'stdio', value: () => 'http' },
   { key: 'network.protocol.version', level: 'recommended', type: 'string', when: (f, s) => s.transport !== 'stdio', value: () => '1.1' },
-  // The peer: a SERVER span names its client (HTTP, where the recorder
-  // knows the address), a CLIENT span its server (an HTTP upstream).
-  // Whether the peer is known for the other direction's requests is up to
-  // mcpreel: s.peer says which of these may be there and what they hold.
+  // The peer: on the server side a SERVER span names its client (HTTP,
+  // where the recorder knows the address); on the client side a CLIENT
+  // span names its server (the HTTP upstream).  s.peer says which.
   { key: 'client.address', level: 'recommended', type: 'string', when: (f, s) => s.peer(f, 'client.address') === true, value: (f, s) => s.clientAddress, optional: (f, s) => s.peer(f, 'client.address') === 'maybe' },
   { key: 'client.port', level: 'recommended', type: 'int', when: (f, s) => s.peer(f, 'client.port') === true, value: () => undefined, optional: (f, s) => s.peer(f, 'client.port') === 'maybe' },
   { key: 'server.address', level: 'recommended', type: 'string', when: (f, s) => s.peer(f, 'server.address') === true, value: (f, s) => s.serverAddress, optional: (f, s) => s.peer(f, 'server.address') === 'maybe' },
@@ -290,18 +309,17 @@ export const ATTRIBUTES = [
 ];
 
 /**
- * The default peer rule: over HTTP a SERVER span has client.address and
- * client.port and a CLIENT span server.address and server.port when the
- * request went to the upstream (side client, c2s); the mirrored cases
- * (a server's own request, reported as CLIENT under side server) may or
- * may not have them.  Over stdio, never.
+ * The default peer rule: over HTTP, client.address and client.port only
+ * on SERVER spans of the server side, server.address and server.port
+ * only on CLIENT spans of the client side (the upstream is the server
+ * then); nowhere else.  Over stdio, never.
  */
 export function peerRule({ transport, side }) {
   return (f, key) => {
     if (transport === 'stdio') return false;
     const serverSpan = f.kind === KIND.SERVER;
-    if (key.startsWith('client.')) return serverSpan ? (side === 'server' ? true : 'maybe') : false;
-    return serverSpan ? false : (side === 'client' ? true : 'maybe');
+    if (key.startsWith('client.')) return serverSpan && side === 'server';
+    return !serverSpan && side === 'client';
   };
 }
 
