@@ -60,6 +60,9 @@ enum otlp_side {
 #define OTLP_STATUS_UNSET	0
 #define OTLP_STATUS_OK		1
 #define OTLP_STATUS_ERROR	2
+/* trace.proto's SpanFlags: bits of Span.flags beside the trace flags. */
+#define OTLP_SPAN_FLAGS_HAS_IS_REMOTE	0x100u
+#define OTLP_SPAN_FLAGS_IS_REMOTE	0x200u
 
 /*
  * A payload attribute (--otlp-payloads: gen_ai.tool.call.arguments and
@@ -70,6 +73,8 @@ enum otlp_side {
 #define OTLP_PAYLOAD_MAX	((size_t)64 * 1024)
 /* A string attribute (a tool name, a URI, an id) longer is cut here. */
 #define OTLP_STRING_MAX		((size_t)1024)
+/* An id whose text is longer is paired by its SHA-256 (otlp_fact.id_key). */
+#define OTLP_ID_KEY_MAX		((size_t)4096)
 
 /* otlp_fact.c: what a span needs of one message. */
 struct otlp_fact {
@@ -78,15 +83,24 @@ struct otlp_fact {
 					   _RESPONSE, _ERROR */
 	int64_t		 ts_ns;		/* the message's wall time */
 	char		*method;	/* request, notification */
+	size_t		 method_len;	/* strings may hold a NUL (a \u0000):
+					   method, name, uri and message have
+					   their lengths */
 	char		*id;		/* the id's JSON text as written (so
 					   "7" and 7 stay apart), or NULL for
 					   none or null */
+	char		*id_key;	/* what pairs the id: its whole JSON
+					   text up to OTLP_ID_KEY_MAX bytes,
+					   past it "#sha256:" and the hex
+					   SHA-256 of the whole text */
 	char		*jsonrpc;	/* "jsonrpc" when not "2.0", else NULL */
 	char		*name;		/* params.name: tools/call,
 					   prompts/get */
+	size_t		 name_len;
 	char		*uri;		/* params.uri: resources/read,
 					   subscribe, unsubscribe,
 					   notifications/resources/updated */
+	size_t		 uri_len;
 	char		*traceparent;	/* params._meta.traceparent */
 	char		*tracestate;	/* params._meta.tracestate */
 	char		*protocol_version; /* initialize: params.protocolVersion
@@ -97,12 +111,15 @@ struct otlp_fact {
 					   later: each request names its
 					   version) */
 	char		*cancel_id;	/* notifications/cancelled: the
-					   params.requestId's JSON text */
+					   params.requestId's key (as id_key) */
 	int		 tool_error;	/* a result with "isError": true */
 	int		 has_code;	/* an error response: */
 	int64_t		 code;		/*   error.code */
+	char		*code_text;	/*   an integer error.code past
+					   int64: its text (has_code 0) */
 	char		*message;	/*   error.message, cut to
 					   OTLP_STRING_MAX */
+	size_t		 message_len;
 	char		*payload;	/* with payloads: the JSON text of a
 					   tools/call's params.arguments, a
 					   prompts/get's params.arguments, or
@@ -137,22 +154,63 @@ struct otlp_sess_info {
 	int		 server_port;	/*   and port */
 };
 
+/*
+ * A payload attribute (--otlp-payloads) of a span, kept as text while
+ * the span waits for its answer and made a value only when the span is
+ * encoded (otlp_payload_value): a parsed JSON tree costs tens of times
+ * its text.
+ */
+struct otlp_payload {
+	char		*key;		/* gen_ai.tool.call.arguments, ... */
+	char		*text;		/* JSON text (json), or a string's
+					   value (valid UTF-8; may hold NUL) */
+	size_t		 len;		/* of text */
+	int		 json;		/* 1: a structured value when it
+					   parses (see otlp_payload_value) */
+	struct otlp_payload *next;
+};
+/*
+ * A structured payload of more values than this is sent as its JSON text
+ * (a string value), as one nested deeper than OTLP_VALUE_DEPTH is.
+ */
+#define OTLP_VALUE_NODES	4096
+/*
+ * Payload text a builder holds across its requests waiting for answers;
+ * a request's payload past it is left out (mcpreel.payload_omitted).
+ */
+#define OTLP_PAYLOAD_PENDING_MAX ((size_t)4 * 1024 * 1024)
+/*
+ * The attribute value of payload p, for the encoders (a new reference):
+ * a string for a string payload; for a JSON one its structured value,
+ * or its text as a string when it does not parse (a lone surrogate, an
+ * integer past int64) or holds more than OTLP_VALUE_NODES values.
+ */
+json_t		*otlp_payload_value(const struct otlp_payload *);
+
 struct otlp_span {
 	uint8_t		 trace_id[16];
 	uint8_t		 span_id[8];
 	uint8_t		 parent_id[8];
 	int		 has_parent;	/* from params._meta.traceparent */
+	uint32_t	 flags;		/* Span.flags: the traceparent's trace
+					   flags (low 8 bits), and
+					   OTLP_SPAN_FLAGS_HAS_IS_REMOTE, with
+					   _IS_REMOTE when the parent is */
 	char		*trace_state;	/* params._meta.tracestate, or NULL */
 	char		*name;		/* "tools/call echo", "initialize" */
+	size_t		 name_len;	/* name and status_message may hold a
+					   NUL: their lengths (0: up to it) */
 	int		 kind;		/* OTLP_KIND_* */
 	int64_t		 start_ns;	/* wall time, ns since the epoch */
 	int64_t		 end_ns;
 	int		 status;	/* OTLP_STATUS_* */
 	char		*status_message; /* JSONRPCError.message, or NULL */
+	size_t		 status_message_len;
 	json_t		*attrs;		/* an object: each member an attribute;
 					   strings, integers, reals, booleans;
 					   an object or array is a structured
 					   value (kvlist, array) */
+	struct otlp_payload *payloads;	/* payload attributes, as text */
 	struct otlp_span *next;
 };
 
@@ -191,7 +249,11 @@ void		 otlp_session_key(const struct otlp_sess_info *, char [33]);
 /* The session's trace id (the spans without a traceparent). */
 void		 otlp_session_trace_id(const struct otlp_sess_info *,
 		     uint8_t [16]);
-/* A W3C traceparent's trace and parent span ids: 0, or -1 if invalid. */
+/*
+ * A W3C traceparent's trace and parent span ids: 0, or -1 if invalid.
+ * Version 00 is exactly 55 characters; a later version (not ff) is read
+ * by its first 55 when the 56th is absent or '-', as W3C says.
+ */
 int		 otlp_traceparent_parse(const char *, uint8_t [16],
 		     uint8_t [8]);
 

@@ -8,6 +8,7 @@
  * OTLP_PAYLOAD_MAX (left out above it, and said so).
  */
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +106,7 @@ otlp_fact_walk(const char *buf, size_t off, size_t len,
  * it is no string.
  */
 static char *
-otlp_fact_string(const char *p, size_t len)
+otlp_fact_string(const char *p, size_t len, size_t *lenp)
 {
 	char	*out;
 	size_t	 n = 0;
@@ -118,10 +119,18 @@ otlp_fact_string(const char *p, size_t len)
 		return NULL;
 	}
 	out[n] = '\0';
-	/* A \u0000 ends the C string; what follows it is not kept. */
-	n = strlen(out);
-	if (n > OTLP_STRING_MAX)
-		out[scan_utf8_trim(out, OTLP_STRING_MAX)] = '\0';
+	/* A \u0000 is kept: the length says where the string ends. */
+	if (n > OTLP_STRING_MAX) {
+		n = scan_utf8_trim(out, OTLP_STRING_MAX);
+		out[n] = '\0';
+	}
+	if (lenp != NULL)
+		*lenp = n;
+	else if (strlen(out) != n) {
+		/* no room for a length: what has a NUL is no value */
+		free(out);
+		return NULL;
+	}
 	return out;
 }
 
@@ -134,11 +143,43 @@ otlp_fact_text(const char *p, size_t len)
 	return xstrndup(p, len);
 }
 
-/* The string member's value at mb, or NULL. */
+/*
+ * The key that pairs an id (or a cancelled requestId) whose JSON text is
+ * at p (len bytes): the text itself up to OTLP_ID_KEY_MAX, past it
+ * "#sha256:" and the SHA-256 of all of it (no JSON text begins with #).
+ */
 static char *
-otlp_fact_member_string(const char *buf, const struct scan_member *mb)
+otlp_fact_id_key(const char *p, size_t len)
 {
-	return otlp_fact_string(buf + mb->val_off, mb->val_len);
+	struct digest	*d;
+	char		*hex, *out;
+
+	if (len <= OTLP_ID_KEY_MAX)
+		return xstrndup(p, len);
+	d = digest_new();
+	digest_update(d, p, len);
+	hex = digest_hex_free(d);
+	xasprintf(&out, "#sha256:%s", hex);
+	free(hex);
+	return out;
+}
+
+/*
+ * The string member's value at mb, or NULL; its length to *lenp (NULL:
+ * a value with a NUL in it is none, as for a version or traceparent).
+ */
+static char *
+otlp_fact_member_string(const char *buf, const struct scan_member *mb,
+    size_t *lenp)
+{
+	return otlp_fact_string(buf + mb->val_off, mb->val_len, lenp);
+}
+
+/* Whether string s of n bytes (it may hold NUL) is lit. */
+static int
+otlp_fact_is(const char *s, size_t n, const char *lit)
+{
+	return n == strlen(lit) && memcmp(s, lit, n) == 0;
 }
 
 /* Keep the JSON text at mb as f's payload, or note that it is too big. */
@@ -156,12 +197,12 @@ otlp_fact_payload(struct otlp_fact *f, const char *buf,
 
 /* Whether method m is one whose params.uri is mcp.resource.uri. */
 static int
-otlp_fact_has_uri(const char *m)
+otlp_fact_has_uri(const char *m, size_t n)
 {
-	return strcmp(m, "resources/read") == 0 ||
-	    strcmp(m, "resources/subscribe") == 0 ||
-	    strcmp(m, "resources/unsubscribe") == 0 ||
-	    strcmp(m, "notifications/resources/updated") == 0;
+	return otlp_fact_is(m, n, "resources/read") ||
+	    otlp_fact_is(m, n, "resources/subscribe") ||
+	    otlp_fact_is(m, n, "resources/unsubscribe") ||
+	    otlp_fact_is(m, n, "notifications/resources/updated");
 }
 
 /* Fill f from the params of a request or notification. */
@@ -175,74 +216,95 @@ otlp_fact_params(struct otlp_fact *f, const char *buf,
 	    "tracestate", "io.modelcontextprotocol/protocolVersion", NULL };
 	struct fact_val	 fv, mv;
 	const char	*m = f->method;
+	size_t		 mn = f->method_len;
 	int		 named;
 
 	if (otlp_fact_walk(buf, pm->val_off, pm->val_len, names, &fv) != 0)
 		return;
-	named = strcmp(m, "tools/call") == 0 || strcmp(m, "prompts/get") == 0;
+	named = otlp_fact_is(m, mn, "tools/call") ||
+	    otlp_fact_is(m, mn, "prompts/get");
 	if (named && fv.has[0])
-		f->name = otlp_fact_member_string(buf, &fv.found[0]);
-	if (otlp_fact_has_uri(m) && fv.has[1])
-		f->uri = otlp_fact_member_string(buf, &fv.found[1]);
+		f->name = otlp_fact_member_string(buf, &fv.found[0],
+		    &f->name_len);
+	if (otlp_fact_has_uri(m, mn) && fv.has[1])
+		f->uri = otlp_fact_member_string(buf, &fv.found[1],
+		    &f->uri_len);
 	if (fv.has[2] && otlp_fact_walk(buf, fv.found[2].val_off,
 	    fv.found[2].val_len, meta_names, &mv) == 0) {
 		if (mv.has[0])
 			f->traceparent = otlp_fact_member_string(buf,
-			    &mv.found[0]);
+			    &mv.found[0], NULL);
 		if (mv.has[1])
 			f->tracestate = otlp_fact_member_string(buf,
-			    &mv.found[1]);
+			    &mv.found[1], NULL);
 		if (mv.has[2])
 			f->meta_version = otlp_fact_member_string(buf,
-			    &mv.found[2]);
+			    &mv.found[2], NULL);
 	}
-	if (strcmp(m, "initialize") == 0 && fv.has[3])
+	if (otlp_fact_is(m, mn, "initialize") && fv.has[3])
 		f->protocol_version = otlp_fact_member_string(buf,
-		    &fv.found[3]);
-	if (strcmp(m, "notifications/cancelled") == 0 && fv.has[4])
-		f->cancel_id = otlp_fact_text(buf + fv.found[4].val_off,
+		    &fv.found[3], NULL);
+	if (otlp_fact_is(m, mn, "notifications/cancelled") && fv.has[4])
+		f->cancel_id = otlp_fact_id_key(buf + fv.found[4].val_off,
 		    fv.found[4].val_len);
 	if (payloads && named && fv.has[5])
 		otlp_fact_payload(f, buf, &fv.found[5]);
 }
 
-/* Fill f from the result of an answer. */
+/*
+ * Fill f from the result of an answer.  Only a tools/call answer's
+ * result is a payload, and the fact cannot know what it answers: a
+ * result is kept only when it has "content" or "structuredContent" (a
+ * CallToolResult has one of them), so tools/list, resources/read and
+ * the like are not copied on the loop's thread nor counted in the queue.
+ */
 static void
 otlp_fact_result(struct otlp_fact *f, const char *buf,
     const struct scan_member *rm, int payloads)
 {
 	static const char *const names[] = { "isError", "protocolVersion",
-	    NULL };
+	    "content", "structuredContent", NULL };
 	struct fact_val	 fv;
 
-	if (payloads)
-		otlp_fact_payload(f, buf, rm);
 	if (otlp_fact_walk(buf, rm->val_off, rm->val_len, names, &fv) != 0)
 		return;
+	if (payloads && (fv.has[2] || fv.has[3]))
+		otlp_fact_payload(f, buf, rm);
 	if (fv.has[0] && fv.found[0].val_len == 4 &&
 	    memcmp(buf + fv.found[0].val_off, "true", 4) == 0)
 		f->tool_error = 1;
 	if (fv.has[1])
 		f->protocol_version = otlp_fact_member_string(buf,
-		    &fv.found[1]);
+		    &fv.found[1], NULL);
 }
 
-/* Whether the JSON text at p (len bytes) is an integer; its value in *v. */
+/*
+ * Whether the JSON text at p (len bytes) is an integer within int64: 1
+ * and its value in *v; -1 when it is an integer out of that range; 0
+ * when it is no integer.
+ */
 static int
 otlp_fact_integer(const char *p, size_t len, int64_t *v)
 {
 	char	 tmp[32], *end;
 	long long ll;
+	size_t	 i;
 
-	if (len == 0 || len >= sizeof tmp)
+	for (i = (len > 0 && p[0] == '-') ? 1 : 0; i < len; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+	if (len == 0 || (len == 1 && p[0] == '-'))
 		return 0;
+	if (len >= sizeof tmp)
+		return -1;
 	memcpy(tmp, p, len);
 	tmp[len] = '\0';
-	if (strpbrk(tmp, ".eE") != NULL)
-		return 0;
+	errno = 0;
 	ll = strtoll(tmp, &end, 10);
 	if (*end != '\0')
 		return 0;
+	if (errno == ERANGE)
+		return -1;
 	*v = (int64_t)ll;
 	return 1;
 }
@@ -254,29 +316,38 @@ otlp_fact_error(struct otlp_fact *f, const char *buf,
 {
 	static const char *const names[] = { "code", "message", NULL };
 	struct fact_val	 fv;
+	int		 r;
 
 	if (otlp_fact_walk(buf, em->val_off, em->val_len, names, &fv) != 0)
 		return;
-	if (fv.has[0])
-		f->has_code = otlp_fact_integer(buf + fv.found[0].val_off,
+	if (fv.has[0]) {
+		r = otlp_fact_integer(buf + fv.found[0].val_off,
 		    fv.found[0].val_len, &f->code);
+		f->has_code = r == 1;
+		if (r == -1)
+			f->code_text = otlp_fact_text(buf + fv.found[0].val_off,
+			    fv.found[0].val_len);
+	}
 	if (fv.has[1])
-		f->message = otlp_fact_member_string(buf, &fv.found[1]);
+		f->message = otlp_fact_member_string(buf, &fv.found[1],
+		    &f->message_len);
 }
 
 /* Add up the bytes f holds. */
 static size_t
 otlp_fact_size(const struct otlp_fact *f)
 {
-	const char	*s[] = { f->method, f->id, f->jsonrpc, f->name, f->uri,
+	const char	*s[] = { f->method, f->id, f->id_key, f->jsonrpc, f->name, f->uri,
 	    f->traceparent, f->tracestate, f->protocol_version, f->meta_version,
 	    f->cancel_id,
-	    f->message, f->payload };
+	    f->message, f->payload, f->code_text };
 	size_t		 i, n = sizeof *f;
 
 	for (i = 0; i < sizeof s / sizeof s[0]; i++)
 		if (s[i] != NULL)
 			n += strlen(s[i]) + 1;
+	/* past a NUL in them */
+	n += f->method_len + f->name_len + f->uri_len + f->message_len;
 	return n;
 }
 
@@ -296,13 +367,15 @@ otlp_fact_one(const struct msg *m, const char *buf, size_t len, int trunc,
 	struct fact_scan	 fs;
 	enum msg_kind		 kind;
 	char			*v, *method = NULL;
+	size_t			 method_len = 0;
 
 	memset(&fs, 0, sizeof fs);
 	fs.buf = buf;
 	if (scan_members(buf, len, otlp_fact_top_cb, &fs) != 0)
 		return NULL;
 	if (fs.method != NULL) {
-		method = otlp_fact_member_string(buf, fs.method);
+		method = otlp_fact_member_string(buf, fs.method,
+		    &method_len);
 		if (method == NULL)
 			return NULL;
 		kind = fs.id != NULL ? KIND_REQUEST : KIND_NOTIFICATION;
@@ -317,13 +390,17 @@ otlp_fact_one(const struct msg *m, const char *buf, size_t len, int trunc,
 	f->kind = kind;
 	f->ts_ns = m->ts_ns;
 	f->method = method;
+	f->method_len = method_len;
 	if (fs.id != NULL && !(fs.id->val_len == 4 &&
-	    memcmp(buf + fs.id->val_off, "null", 4) == 0))
+	    memcmp(buf + fs.id->val_off, "null", 4) == 0)) {
 		f->id = otlp_fact_text(buf + fs.id->val_off, fs.id->val_len);
+		f->id_key = otlp_fact_id_key(buf + fs.id->val_off,
+		    fs.id->val_len);
+	}
 	if (trunc)
 		goto done;
 	if (fs.jsonrpc != NULL) {
-		v = otlp_fact_member_string(buf, fs.jsonrpc);
+		v = otlp_fact_member_string(buf, fs.jsonrpc, NULL);
 		if (v == NULL)
 			f->jsonrpc = otlp_fact_text(buf + fs.jsonrpc->val_off,
 			    fs.jsonrpc->val_len);
@@ -405,6 +482,7 @@ otlp_fact_free(struct otlp_fact *f)
 		next = f->next;
 		free(f->method);
 		free(f->id);
+		free(f->id_key);
 		free(f->jsonrpc);
 		free(f->name);
 		free(f->uri);
@@ -414,6 +492,7 @@ otlp_fact_free(struct otlp_fact *f)
 		free(f->meta_version);
 		free(f->cancel_id);
 		free(f->message);
+		free(f->code_text);
 		free(f->payload);
 		free(f);
 	}

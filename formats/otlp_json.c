@@ -115,11 +115,24 @@ otlp_json_kvlist(json_t *obj, size_t depth)
 	return list;
 }
 
+/*
+ * A string of n bytes (0: up to its NUL) that may hold a NUL (written
+ * \u0000); never NULL.
+ */
+static json_t *
+otlp_json_str(const char *p, size_t n)
+{
+	json_t	*j = json_stringn(p, n != 0 ? n : strlen(p));
+
+	return j != NULL ? j : json_string("");
+}
+
 /* One Span. */
 static json_t *
 otlp_json_span(const struct otlp_span *s)
 {
-	json_t	*o = json_object(), *st;
+	json_t	*o = json_object(), *st, *attrs, *v;
+	const struct otlp_payload *pl;
 
 	json_object_set_new(o, "traceId", otlp_json_hex(s->trace_id,
 	    sizeof s->trace_id));
@@ -131,19 +144,30 @@ otlp_json_span(const struct otlp_span *s)
 	if (s->has_parent)
 		json_object_set_new(o, "parentSpanId",
 		    otlp_json_hex(s->parent_id, sizeof s->parent_id));
-	json_object_set_new(o, "name", json_string(s->name != NULL ?
-	    s->name : ""));
+	json_object_set_new(o, "name", s->name != NULL ?
+	    otlp_json_str(s->name, s->name_len) : json_string(""));
+	if (s->flags != 0)	/* fixed32: a number in OTLP/JSON */
+		json_object_set_new(o, "flags", json_integer(s->flags));
 	json_object_set_new(o, "kind", json_integer(s->kind));
 	json_object_set_new(o, "startTimeUnixNano",
 	    otlp_json_int64(s->start_ns));
 	json_object_set_new(o, "endTimeUnixNano", otlp_json_int64(s->end_ns));
-	json_object_set_new(o, "attributes", s->attrs != NULL ?
-	    otlp_json_kvlist(s->attrs, 0) : json_array());
+	attrs = s->attrs != NULL ? otlp_json_kvlist(s->attrs, 0) :
+	    json_array();
+	/* payloads: each made a value only now */
+	for (pl = s->payloads; pl != NULL; pl = pl->next) {
+		v = otlp_payload_value(pl);
+		json_array_append_new(attrs, otlp_json_keyvalue(pl->key, v,
+		    0));
+		json_decref(v);
+	}
+	json_object_set_new(o, "attributes", attrs);
 	if (s->status != OTLP_STATUS_UNSET || s->status_message != NULL) {
 		st = json_object();
 		if (s->status_message != NULL)
 			json_object_set_new(st, "message",
-			    json_string(s->status_message));
+			    otlp_json_str(s->status_message,
+			    s->status_message_len));
 		if (s->status != OTLP_STATUS_UNSET)
 			json_object_set_new(st, "code",
 			    json_integer(s->status));

@@ -21,6 +21,7 @@
 #define PB_VARINT	0
 #define PB_FIXED64	1
 #define PB_LEN		2
+#define PB_FIXED32	5
 
 /* ExportTraceServiceRequest */
 #define PB_REQ_RESOURCE_SPANS	1
@@ -41,6 +42,7 @@
 #define PB_SPAN_END		8
 #define PB_SPAN_ATTRIBUTES	9
 #define PB_SPAN_STATUS		15
+#define PB_SPAN_FLAGS		16	/* fixed32 */
 /* Status */
 #define PB_STATUS_MESSAGE	2
 #define PB_STATUS_CODE		3
@@ -119,6 +121,18 @@ otlp_pb_fixed64(struct obuf *o, unsigned int field, uint64_t v)
 	for (i = 0; i < 8; i++)
 		b[i] = (uint8_t)(v >> (8 * i));
 	obuf_add(o, b, 8);
+}
+
+static void
+otlp_pb_fixed32(struct obuf *o, unsigned int field, uint32_t v)
+{
+	uint8_t	 b[4];
+	size_t	 i;
+
+	otlp_pb_tag(o, field, PB_FIXED32);
+	for (i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	obuf_add(o, b, 4);
 }
 
 /* The scratch buffer of level l, emptied. */
@@ -216,6 +230,7 @@ otlp_pb_span(struct pbw *w, size_t l, struct obuf *o,
     const struct otlp_span *s)
 {
 	struct obuf	*sp = otlp_pb_level(w, l), *st;
+	const struct otlp_payload *pl;
 	const char	*k;
 	json_t		*v;
 
@@ -226,7 +241,11 @@ otlp_pb_span(struct pbw *w, size_t l, struct obuf *o,
 	if (s->has_parent)
 		otlp_pb_bytes(sp, PB_SPAN_PARENT_SPAN_ID, s->parent_id,
 		    sizeof s->parent_id);
-	otlp_pb_string(sp, PB_SPAN_NAME, s->name != NULL ? s->name : "");
+	if (s->name != NULL)
+		otlp_pb_bytes(sp, PB_SPAN_NAME, s->name, s->name_len != 0 ?
+		    s->name_len : strlen(s->name));
+	else
+		otlp_pb_string(sp, PB_SPAN_NAME, "");
 	otlp_pb_tag(sp, PB_SPAN_KIND, PB_VARINT);
 	otlp_pb_varint(sp, (uint64_t)s->kind);
 	otlp_pb_fixed64(sp, PB_SPAN_START, (uint64_t)s->start_ns);
@@ -236,17 +255,27 @@ otlp_pb_span(struct pbw *w, size_t l, struct obuf *o,
 			otlp_pb_keyvalue(w, l + 1, sp, PB_SPAN_ATTRIBUTES, k,
 			    v, 0);
 	}
+	/* payloads: each made a value only now, and let go at once */
+	for (pl = s->payloads; pl != NULL; pl = pl->next) {
+		v = otlp_payload_value(pl);
+		otlp_pb_keyvalue(w, l + 1, sp, PB_SPAN_ATTRIBUTES, pl->key, v,
+		    0);
+		json_decref(v);
+	}
 	if (s->status != OTLP_STATUS_UNSET || s->status_message != NULL) {
 		st = otlp_pb_level(w, l + 1);
 		if (s->status_message != NULL)
-			otlp_pb_string(st, PB_STATUS_MESSAGE,
-			    s->status_message);
+			otlp_pb_bytes(st, PB_STATUS_MESSAGE, s->status_message,
+			    s->status_message_len != 0 ?
+			    s->status_message_len : strlen(s->status_message));
 		if (s->status != OTLP_STATUS_UNSET) {
 			otlp_pb_tag(st, PB_STATUS_CODE, PB_VARINT);
 			otlp_pb_varint(st, (uint64_t)s->status);
 		}
 		otlp_pb_bytes(sp, PB_SPAN_STATUS, st->p, st->len);
 	}
+	if (s->flags != 0)
+		otlp_pb_fixed32(sp, PB_SPAN_FLAGS, s->flags);
 	otlp_pb_bytes(o, PB_SS_SPANS, sp->p, sp->len);
 }
 

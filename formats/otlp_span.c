@@ -35,6 +35,7 @@ struct otlp_pend {
 	uint32_t	 hash;
 	int		 tools_call;	/* tools/call: isError and result */
 	int		 initialize;	/* initialize: the version answered */
+	size_t		 payload_bytes;	/* payload text its span holds */
 	char		*omitted;	/* mcpreel.payload_omitted so far */
 	struct otlp_span *span;
 	struct otlp_pend *hnext;	/* the bucket's chain */
@@ -52,6 +53,9 @@ struct otlp_builder {
 	uint8_t		 trace_id[16];
 	char		 session_id[33];
 	char		*protocol_version;	/* the session's so far */
+	size_t		 payload_bytes;		/* payload text of the spans
+						   waiting (at most
+						   OTLP_PAYLOAD_PENDING_MAX) */
 	int		 sessionless;		/* a version of 2026-07-28 or
 						   later seen: no MCP session,
 						   no mcp.session.id */
@@ -281,6 +285,30 @@ otlp_span_begin(struct otlp_builder *b, struct otlp_span **out)
 	b->tail = out;
 }
 
+/* A string attribute of n bytes (it may hold NUL): valid UTF-8 always. */
+static void
+otlp_span_attrn(json_t *attrs, const char *key, const char *v, size_t n)
+{
+	json_t	*j;
+	char	*esc;
+
+	if ((j = json_stringn(v, n)) == NULL) {
+		esc = scan_utf8_escape(v);	/* up to a NUL: it is not */
+		j = json_string(esc);
+		free(esc);
+	}
+	if (j != NULL)
+		json_object_set_new(attrs, key, j);
+}
+
+/* Whether fact f's method (it may hold a NUL) is m. */
+static int
+otlp_span_method_is(const struct otlp_fact *f, const char *m)
+{
+	return f->method_len == strlen(m) &&
+	    memcmp(f->method, m, f->method_len) == 0;
+}
+
 /* A string attribute: valid UTF-8 always (other bytes escaped). */
 static void
 otlp_span_attr(json_t *attrs, const char *key, const char *v)
@@ -304,13 +332,20 @@ otlp_span_attr(json_t *attrs, const char *key, const char *v)
 static void
 otlp_span_id_attr(json_t *attrs, const char *id)
 {
-	size_t	 n = strlen(id), o = 0;
+	size_t	 n = strlen(id), o = 0, body, back;
 	char	*v;
 
-	if (n >= 2 && id[0] == '"' && id[n - 1] == '"') {
+	if (n >= 2 && id[0] == '"') {
+		/* the body: without its closing quote, or cut (then perhaps
+		   inside an escape: drop up to 6 bytes until it decodes) */
+		body = id[n - 1] == '"' ? n - 2 : n - 1;
 		v = xmalloc(n);
-		if (scan_string_decode(id + 1, n - 2, v, &o) != 0)
+		for (back = 0; back <= 6 && back <= body; back++) {
 			o = 0;
+			if (scan_string_decode(id + 1, body - back, v, &o) == 0)
+				break;
+			o = 0;
+		}
 		v[o] = '\0';
 		otlp_span_attr(attrs, "jsonrpc.request.id", v);
 		free(v);
@@ -326,9 +361,15 @@ otlp_traceparent_parse(const char *tp, uint8_t trace[16], uint8_t span[8])
 	size_t			 i;
 	int			 hi, lo;
 
-	/* 00-<32 hex>-<16 hex>-<2 hex>; lower case, as W3C requires. */
-	if (tp == NULL || strlen(tp) != 55 || tp[2] != '-' || tp[35] != '-' ||
-	    tp[52] != '-')
+	/* 00-<32 hex>-<16 hex>-<2 hex>; lower case, as W3C requires.  A
+	   later version may go on after a '-'; ff is invalid. */
+	if (tp == NULL || strnlen(tp, 56) < 55 || tp[2] != '-' ||
+	    tp[35] != '-' || tp[52] != '-')
+		return -1;
+	if (strncmp(tp, "ff", 2) == 0)
+		return -1;
+	if (strncmp(tp, "00", 2) == 0 ? tp[55] != '\0' :
+	    (tp[55] != '\0' && tp[55] != '-'))
 		return -1;
 	for (i = 0; i < 55; i++) {
 		if (i == 2 || i == 35 || i == 52)
@@ -337,8 +378,6 @@ otlp_traceparent_parse(const char *tp, uint8_t trace[16], uint8_t span[8])
 		    (tp[i] >= 'a' && tp[i] <= 'f')))
 			return -1;
 	}
-	if (strncmp(tp, "00", 2) != 0)
-		return -1;
 	for (i = 0; i < 16; i++) {
 		hi = scan_hex_value(tp[3 + 2 * i]);
 		lo = scan_hex_value(tp[4 + 2 * i]);
@@ -380,49 +419,128 @@ otlp_span_omitted(char **list, const char *what)
 	*list = s;
 }
 
-/* A payload's JSON text as an attribute value: structured when it parses. */
-static json_t *
-otlp_span_payload_value(const char *text)
+/*
+ * Whether the JSON text at p (len bytes) holds at most max values
+ * (counted as its openings and commas outside strings, plus one).
+ */
+static int
+otlp_span_nodes_within(const char *p, size_t len, size_t max)
 {
-	json_t		*j;
-	json_error_t	 e;
+	size_t	 i, n = 1;
+	int	 in_str = 0;
 
-	j = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
-	if (j != NULL)
-		return j;
-	if ((j = json_string(text)) == NULL) {
-		char	*esc = scan_utf8_escape(text);
-
-		j = json_string(esc);
-		free(esc);
-	}
-	return j;
-}
-
-/* prompts/get: each member of params.arguments a prompt variable. */
-static void
-otlp_span_prompt_vars(json_t *attrs, const char *text)
-{
-	json_t		*args, *v;
-	const char	*k;
-	char		*key, *s;
-
-	if ((args = json_loads(text, 0, NULL)) == NULL)
-		return;
-	if (json_is_object(args)) {
-		json_object_foreach(args, k, v) {
-			xasprintf(&key, "gen_ai.prompt.variable.%s", k);
-			if (json_is_string(v))
-				json_object_set(attrs, key, v);
-			else if ((s = json_dumps(v, JSON_COMPACT |
-			    JSON_ENCODE_ANY)) != NULL) {
-				otlp_span_attr(attrs, key, s);
-				free(s);
-			}
-			free(key);
+	for (i = 0; i < len; i++) {
+		if (in_str) {
+			if (p[i] == '\\')
+				i++;
+			else if (p[i] == '"')
+				in_str = 0;
+			continue;
+		}
+		if (p[i] == '"')
+			in_str = 1;
+		else if (p[i] == '[' || p[i] == '{' || p[i] == ',') {
+			if (++n > max)
+				return 0;
 		}
 	}
-	json_decref(args);
+	return 1;
+}
+
+/* A string value of n bytes at p: valid UTF-8 always (escaped if not). */
+static json_t *
+otlp_span_string_value(const char *p, size_t n)
+{
+	json_t	*j;
+	char	*t, *esc;
+
+	if ((j = json_stringn(p, n)) != NULL)
+		return j;
+	t = xstrndup(p, n);
+	esc = scan_utf8_escape(t);
+	j = json_string(esc);
+	free(esc);
+	free(t);
+	return j != NULL ? j : json_string("");
+}
+
+/* A payload's attribute value, made when it is encoded; see formats.h. */
+json_t *
+otlp_payload_value(const struct otlp_payload *p)
+{
+	json_t	*j;
+
+	if (p->json && otlp_span_nodes_within(p->text, p->len,
+	    OTLP_VALUE_NODES) &&
+	    (j = json_loadb(p->text, p->len, JSON_DECODE_ANY |
+	    JSON_ALLOW_NUL, NULL)) != NULL)
+		return j;
+	return otlp_span_string_value(p->text, p->len);
+}
+
+/* Add a payload attribute to span s (key and text copied). */
+static void
+otlp_span_payload_add(struct otlp_span *s, const char *key,
+    const char *text, size_t len, int json)
+{
+	struct otlp_payload	*p = xcalloc(1, sizeof *p), **pp;
+
+	p->key = xstrdup(key);
+	p->text = xmalloc(len + 1);
+	memcpy(p->text, text, len);
+	p->text[len] = '\0';
+	p->len = len;
+	p->json = json;
+	for (pp = &s->payloads; *pp != NULL; pp = &(*pp)->next)
+		;
+	*pp = p;
+}
+
+/* The prompt variables being made from params.arguments. */
+struct otlp_vars {
+	const char		*buf;
+	struct otlp_span	*s;
+};
+
+/* One member of prompts/get's params.arguments: a prompt variable. */
+static int
+otlp_span_var_cb(const struct scan_member *mb, void *arg)
+{
+	struct otlp_vars	*ov = arg;
+	const char		*v = ov->buf + mb->val_off;
+	char			*k, *key, *t;
+	size_t			 n = 0, kn = 0;
+
+	k = xmalloc(mb->key_len + 1);
+	if (scan_string_decode(ov->buf + mb->key_off, mb->key_len, k,
+	    &kn) != 0)
+		kn = 0;
+	k[kn] = '\0';
+	xasprintf(&key, "gen_ai.prompt.variable.%s", k);
+	if (mb->val_len >= 2 && v[0] == '"') {
+		/* a string's value; a lone surrogate becomes U+FFFD */
+		t = xmalloc(mb->val_len);
+		if (scan_string_decode(v + 1, mb->val_len - 2, t, &n) != 0)
+			n = 0;
+		otlp_span_payload_add(ov->s, key, t, n, 0);
+		free(t);
+	} else
+		otlp_span_payload_add(ov->s, key, v, mb->val_len, 0);
+	free(key);
+	free(k);
+	return 0;
+}
+
+/*
+ * prompts/get: each member of params.arguments a prompt variable (a
+ * string: a string's value, else the value's JSON text), each on its own.
+ */
+static void
+otlp_span_prompt_vars(struct otlp_span *s, const char *text, size_t len)
+{
+	struct otlp_vars	 ov = { text, s };
+
+	(void)scan_members(text, len, otlp_span_var_cb, &ov);
 }
 
 /*
@@ -494,25 +612,44 @@ otlp_span_common(const struct otlp_builder *b, struct otlp_span *s,
 	}
 }
 
-/* Set the span's error: error.type, status ERROR and its description. */
+/*
+ * Set the span's error: error.type, status ERROR and its description
+ * (msg, of msg_len bytes: it may hold a NUL).
+ */
 static void
-otlp_span_error(struct otlp_span *s, const char *type, const char *msg)
+otlp_span_error(struct otlp_span *s, const char *type, const char *msg,
+    size_t msg_len)
 {
 	otlp_span_attr(s->attrs, "error.type", type);
 	s->status = OTLP_STATUS_ERROR;
 	free(s->status_message);
-	s->status_message = msg != NULL ? xstrdup(msg) : NULL;
+	s->status_message = NULL;
+	s->status_message_len = 0;
+	if (msg != NULL) {
+		s->status_message = xmalloc(msg_len + 1);
+		memcpy(s->status_message, msg, msg_len);
+		s->status_message[msg_len] = '\0';
+		s->status_message_len = msg_len;
+	}
 }
 
-/* The span a request or notification f starts. */
+/*
+ * The span a request or notification f starts.  charged: a request's,
+ * the payload text its span holds while it waits (counted against the
+ * builder's OTLP_PAYLOAD_PENDING_MAX); NULL for a notification.
+ */
 static struct otlp_span *
 otlp_span_start(struct otlp_builder *b, const struct otlp_fact *f,
-    char **omitted)
+    char **omitted, size_t *charged)
 {
 	struct otlp_span	*s = xcalloc(1, sizeof *s);
 	const char		*m = f->method, *target = NULL;
-	int			 tools_call = strcmp(m, "tools/call") == 0;
-	int			 prompts_get = strcmp(m, "prompts/get") == 0;
+	size_t			 target_len = 0;
+	int			 tools_call = otlp_span_method_is(f, "tools/call");
+	int			 prompts_get = otlp_span_method_is(f,
+				     "prompts/get");
+	int			 over = 0;
+	size_t			 plen;
 
 	s->attrs = json_object();
 	s->kind = otlp_span_kind(b, f->dir);
@@ -520,29 +657,40 @@ otlp_span_start(struct otlp_builder *b, const struct otlp_fact *f,
 	if (otlp_traceparent_parse(f->traceparent, s->trace_id,
 	    s->parent_id) == 0) {
 		s->has_parent = 1;
+		/* the trace flags; the parent is remote: in another process */
+		s->flags = (uint32_t)(scan_hex_value(f->traceparent[53]) << 4 |
+		    scan_hex_value(f->traceparent[54])) |
+		    OTLP_SPAN_FLAGS_HAS_IS_REMOTE | OTLP_SPAN_FLAGS_IS_REMOTE;
 		if (f->tracestate != NULL && f->tracestate[0] != '\0')
 			s->trace_state = xstrdup(f->tracestate);
-	} else
+	} else {
 		memcpy(s->trace_id, b->trace_id, sizeof s->trace_id);
+		s->flags = OTLP_SPAN_FLAGS_HAS_IS_REMOTE;
+	}
 	otlp_span_new_id(b, s->span_id);
 
-	otlp_span_attr(s->attrs, "mcp.method.name", m);
+	otlp_span_attrn(s->attrs, "mcp.method.name", m, f->method_len);
 	if (f->kind == KIND_REQUEST && f->id != NULL)
 		otlp_span_id_attr(s->attrs, f->id);
 	if (tools_call && f->name != NULL) {
-		otlp_span_attr(s->attrs, "gen_ai.tool.name", f->name);
+		otlp_span_attrn(s->attrs, "gen_ai.tool.name", f->name,
+		    f->name_len);
 		target = f->name;
+		target_len = f->name_len;
 	}
 	if (tools_call)
 		otlp_span_attr(s->attrs, "gen_ai.operation.name",
 		    "execute_tool");
 	if (prompts_get && f->name != NULL) {
-		otlp_span_attr(s->attrs, "gen_ai.prompt.name", f->name);
+		otlp_span_attrn(s->attrs, "gen_ai.prompt.name", f->name,
+		    f->name_len);
 		target = f->name;
+		target_len = f->name_len;
 	}
 	if (f->uri != NULL)
-		otlp_span_attr(s->attrs, "mcp.resource.uri", f->uri);
-	if (strcmp(m, "initialize") == 0 && f->kind == KIND_REQUEST &&
+		otlp_span_attrn(s->attrs, "mcp.resource.uri", f->uri,
+		    f->uri_len);
+	if (otlp_span_method_is(f, "initialize") && f->kind == KIND_REQUEST &&
 	    f->protocol_version != NULL)
 		otlp_span_set_version(b, f->protocol_version);
 	/* A request's own version (params._meta) is its span's and the
@@ -553,21 +701,35 @@ otlp_span_start(struct otlp_builder *b, const struct otlp_fact *f,
 		otlp_span_attr(s->attrs, "mcp.protocol.version",
 		    b->protocol_version);
 	otlp_span_common(b, s, f);
-	if (b->payloads && f->payload != NULL) {
+	plen = f->payload != NULL ? strlen(f->payload) : 0;
+	if (b->payloads && f->payload != NULL && charged != NULL &&
+	    b->payload_bytes + plen > OTLP_PAYLOAD_PENDING_MAX)
+		over = 1;	/* too much waits already: left out */
+	else if (b->payloads && f->payload != NULL && (tools_call ||
+	    prompts_get)) {
 		if (tools_call)
-			json_object_set_new(s->attrs,
-			    "gen_ai.tool.call.arguments",
-			    otlp_span_payload_value(f->payload));
-		else if (prompts_get)
-			otlp_span_prompt_vars(s->attrs, f->payload);
+			otlp_span_payload_add(s, "gen_ai.tool.call.arguments",
+			    f->payload, plen, 1);
+		else
+			otlp_span_prompt_vars(s, f->payload, plen);
+		if (charged != NULL) {
+			*charged = plen;
+			b->payload_bytes += plen;
+		}
 	}
-	if (b->payloads && f->payload_omitted)
+	if (b->payloads && (f->payload_omitted || over) && (tools_call ||
+	    prompts_get))
 		otlp_span_omitted(omitted, tools_call ?
 		    "gen_ai.tool.call.arguments" : "gen_ai.prompt.variable");
-	if (target != NULL)
-		xasprintf(&s->name, "%s %s", m, target);
-	else
-		s->name = xstrdup(m);
+	/* "{method} {target}", each of its length (a NUL is kept) */
+	s->name_len = f->method_len + (target != NULL ? 1 + target_len : 0);
+	s->name = xmalloc(s->name_len + 1);
+	memcpy(s->name, m, f->method_len);
+	if (target != NULL) {
+		s->name[f->method_len] = ' ';
+		memcpy(s->name + f->method_len + 1, target, target_len);
+	}
+	s->name[s->name_len] = '\0';
 	return s;
 }
 
@@ -578,6 +740,7 @@ otlp_span_finish(struct otlp_builder *b, struct otlp_pend *p, int64_t ts)
 	struct otlp_span	*s = p->span;
 
 	s->end_ns = ts < s->start_ns ? s->start_ns : ts;
+	b->payload_bytes -= p->payload_bytes;
 	if (p->omitted != NULL)
 		otlp_span_attr(s->attrs, "mcpreel.payload_omitted",
 		    p->omitted);
@@ -607,7 +770,7 @@ static void
 otlp_span_unanswered(struct otlp_builder *b, struct otlp_pend *p,
     int64_t ts)
 {
-	otlp_span_error(p->span, "unanswered", NULL);
+	otlp_span_error(p->span, "unanswered", NULL, 0);
 	otlp_span_finish(b, p, ts);
 }
 
@@ -632,7 +795,7 @@ static void
 otlp_span_request(struct otlp_builder *b, const struct otlp_fact *f)
 {
 	struct otlp_pend	*p, *old;
-	const char		*id = f->id != NULL ? f->id : "null";
+	const char		*id = f->id_key != NULL ? f->id_key : "null";
 
 	/* An id reused while its first request waits ends the first. */
 	if ((old = otlp_span_take(b, f->dir, id)) != NULL)
@@ -641,9 +804,9 @@ otlp_span_request(struct otlp_builder *b, const struct otlp_fact *f)
 	p->dir = f->dir;
 	p->id = xstrdup(id);
 	p->hash = otlp_span_hash(f->dir, id);
-	p->tools_call = strcmp(f->method, "tools/call") == 0;
-	p->initialize = strcmp(f->method, "initialize") == 0;
-	p->span = otlp_span_start(b, f, &p->omitted);
+	p->tools_call = otlp_span_method_is(f, "tools/call");
+	p->initialize = otlp_span_method_is(f, "initialize");
+	p->span = otlp_span_start(b, f, &p->omitted, &p->payload_bytes);
 	if (b->npending >= b->nbuckets &&
 	    b->nbuckets < OTLP_PENDING_BUCKETS_MAX)
 		otlp_span_grow(b);
@@ -670,13 +833,13 @@ otlp_span_notification(struct otlp_builder *b, const struct otlp_fact *f)
 	struct otlp_span	*s;
 	char			*omitted = NULL;
 
-	if (strcmp(f->method, "notifications/cancelled") == 0 &&
+	if (otlp_span_method_is(f, "notifications/cancelled") &&
 	    f->cancel_id != NULL &&
 	    (p = otlp_span_take(b, f->dir, f->cancel_id)) != NULL) {
-		otlp_span_error(p->span, "cancelled", NULL);
+		otlp_span_error(p->span, "cancelled", NULL, 0);
 		otlp_span_finish(b, p, f->ts_ns);
 	}
-	s = otlp_span_start(b, f, &omitted);
+	s = otlp_span_start(b, f, &omitted, NULL);
 	if (omitted != NULL)
 		otlp_span_attr(s->attrs, "mcpreel.payload_omitted", omitted);
 	free(omitted);
@@ -692,7 +855,7 @@ otlp_span_answer(struct otlp_builder *b, const struct otlp_fact *f)
 	char			 code[32];
 	enum dir		 rd = f->dir == DIR_C2S ? DIR_S2C : DIR_C2S;
 
-	p = otlp_span_take(b, rd, f->id != NULL ? f->id : "null");
+	p = otlp_span_take(b, rd, f->id_key != NULL ? f->id_key : "null");
 	if (p == NULL)
 		return;		/* no span: an answer to nothing we saw */
 	s = p->span;
@@ -703,17 +866,22 @@ otlp_span_answer(struct otlp_builder *b, const struct otlp_fact *f)
 			otlp_span_attr(s->attrs, "rpc.response.status_code",
 			    code);
 		}
+		/* a code past int64: its text, and no type of its own */
+		if (!f->has_code && f->code_text != NULL)
+			otlp_span_attr(s->attrs, "rpc.response.status_code",
+			    f->code_text);
 		if (!f->has_code)
-			otlp_span_error(s, "_OTHER", f->message);
+			otlp_span_error(s, "_OTHER", f->message,
+			    f->message_len);
 		else if (otlp_span_code_is_error(s->kind, f->code))
-			otlp_span_error(s, code, f->message);
+			otlp_span_error(s, code, f->message,
+			    f->message_len);
 	} else {
 		if (p->tools_call && f->tool_error)
-			otlp_span_error(s, "tool_error", NULL);
+			otlp_span_error(s, "tool_error", NULL, 0);
 		else if (p->tools_call && b->payloads && f->payload != NULL)
-			json_object_set_new(s->attrs,
-			    "gen_ai.tool.call.result",
-			    otlp_span_payload_value(f->payload));
+			otlp_span_payload_add(s, "gen_ai.tool.call.result",
+			    f->payload, strlen(f->payload), 1);
 		if (p->tools_call && b->payloads && f->payload_omitted &&
 		    !f->tool_error)
 			otlp_span_omitted(&p->omitted,
@@ -799,6 +967,7 @@ void
 otlp_span_free(struct otlp_span *s)
 {
 	struct otlp_span	*next;
+	struct otlp_payload	*pl;
 
 	for (; s != NULL; s = next) {
 		next = s->next;
@@ -806,6 +975,12 @@ otlp_span_free(struct otlp_span *s)
 		free(s->name);
 		free(s->status_message);
 		json_decref(s->attrs);
+		while ((pl = s->payloads) != NULL) {
+			s->payloads = pl->next;
+			free(pl->key);
+			free(pl->text);
+			free(pl);
+		}
 		free(s);
 	}
 }

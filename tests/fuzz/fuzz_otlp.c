@@ -7,7 +7,8 @@
  * through both encoders: nothing may crash or leak, every span must end
  * no earlier than it starts, the OTLP/JSON must be JSON, the protobuf
  * must walk as well-formed fields, and both must be the same bytes when
- * written twice.
+ * written twice.  Every protobuf string field must be valid UTF-8:
+ * strict decoders (the Go collector, upb) refuse the whole request.
  */
 
 #include <stdlib.h>
@@ -20,12 +21,74 @@
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
-/* Whether buf is a run of well-formed protobuf fields (depth: of nesting). */
-static int
-fuzz_otlp_pb_ok(const uint8_t *p, const uint8_t *end)
+/* The OTLP messages the protobuf walk knows, by what a field holds. */
+enum fuzz_pb_msg {
+	PBM_REQ, PBM_RS, PBM_RES, PBM_SS, PBM_SCOPE, PBM_SPAN, PBM_STATUS,
+	PBM_KV, PBM_ANY, PBM_LIST, PBM_KVLIST,
+	PBM_STRING,		/* a string field: valid UTF-8 */
+	PBM_OTHER		/* bytes, or a field not looked into */
+};
+
+/* What field f of message m is (trace.proto, common.proto). */
+static enum fuzz_pb_msg
+fuzz_otlp_pb_field(enum fuzz_pb_msg m, uint64_t f)
 {
-	uint64_t	 tag, v;
-	int		 shift;
+	switch (m) {
+	case PBM_REQ:
+		return f == 1 ? PBM_RS : PBM_OTHER;
+	case PBM_RS:
+		return f == 1 ? PBM_RES : f == 2 ? PBM_SS : PBM_OTHER;
+	case PBM_RES:
+		return f == 1 ? PBM_KV : PBM_OTHER;
+	case PBM_SS:
+		return f == 1 ? PBM_SCOPE : f == 2 ? PBM_SPAN : PBM_OTHER;
+	case PBM_SCOPE:
+		return f == 1 || f == 2 ? PBM_STRING : PBM_OTHER;
+	case PBM_SPAN:
+		return f == 3 || f == 5 ? PBM_STRING : f == 9 ? PBM_KV :
+		    f == 15 ? PBM_STATUS : PBM_OTHER;
+	case PBM_STATUS:
+		return f == 2 ? PBM_STRING : PBM_OTHER;
+	case PBM_KV:
+		return f == 1 ? PBM_STRING : f == 2 ? PBM_ANY : PBM_OTHER;
+	case PBM_ANY:
+		return f == 1 ? PBM_STRING : f == 5 ? PBM_LIST :
+		    f == 6 ? PBM_KVLIST : PBM_OTHER;
+	case PBM_LIST:
+		return f == 1 ? PBM_ANY : PBM_OTHER;
+	case PBM_KVLIST:
+		return f == 1 ? PBM_KV : PBM_OTHER;
+	default:
+		return PBM_OTHER;
+	}
+}
+
+/* Whether the len bytes at p are valid UTF-8 (strict decoders refuse). */
+static int
+fuzz_otlp_utf8_ok(const uint8_t *p, const uint8_t *end)
+{
+	size_t	 n;
+
+	while (p < end) {
+		if ((n = scan_utf8_len(p, end)) == 0)
+			return 0;
+		p += n;
+	}
+	return 1;
+}
+
+/*
+ * Whether p..end is well-formed message m: a run of well-formed fields,
+ * each string field (KeyValue.key, AnyValue.string_value, Span.name and
+ * trace_state, Status.message, the scope's) valid UTF-8, and each nested
+ * message the same.
+ */
+static int
+fuzz_otlp_pb_ok(const uint8_t *p, const uint8_t *end, enum fuzz_pb_msg m)
+{
+	uint64_t		 tag, v;
+	int			 shift;
+	enum fuzz_pb_msg	 sub;
 
 	while (p < end) {
 		for (tag = 0, shift = 0; ; shift += 7) {
@@ -35,6 +98,7 @@ fuzz_otlp_pb_ok(const uint8_t *p, const uint8_t *end)
 			if ((*p++ & 0x80) == 0)
 				break;
 		}
+		sub = fuzz_otlp_pb_field(m, tag >> 3);
 		switch (tag & 7) {
 		case 0:
 			while (p < end && (*p & 0x80))
@@ -47,6 +111,11 @@ fuzz_otlp_pb_ok(const uint8_t *p, const uint8_t *end)
 				return 0;
 			p += 8;
 			break;
+		case 5:
+			if (end - p < 4)
+				return 0;
+			p += 4;
+			break;
 		case 2:
 			for (v = 0, shift = 0; ; shift += 7) {
 				if (p >= end || shift > 63)
@@ -56,6 +125,11 @@ fuzz_otlp_pb_ok(const uint8_t *p, const uint8_t *end)
 					break;
 			}
 			if (v > (uint64_t)(end - p))
+				return 0;
+			if (sub == PBM_STRING && !fuzz_otlp_utf8_ok(p, p + v))
+				return 0;
+			if (sub != PBM_STRING && sub != PBM_OTHER &&
+			    !fuzz_otlp_pb_ok(p, p + v, sub))
 				return 0;
 			p += v;
 			break;
@@ -145,15 +219,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	otlp_pb_traces(&r, spans, &o2);
 	if (o1.len != o2.len || memcmp(o1.p, o2.p, o1.len) != 0)
 		fuzz_fail(data, size, "otlp: protobuf differs between runs");
-	if (!fuzz_otlp_pb_ok(o1.p, o1.p + o1.len))
-		fuzz_fail(data, size, "otlp: protobuf is not well formed");
+	if (!fuzz_otlp_pb_ok(o1.p, o1.p + o1.len, PBM_REQ))
+		fuzz_fail(data, size, "otlp: protobuf is not well formed, "
+		    "or a string in it is not UTF-8");
 	obuf_reset(&o1);
 	obuf_reset(&o2);
 	otlp_json_traces(&r, spans, &o1);
 	otlp_json_traces(&r, spans, &o2);
 	if (o1.len != o2.len || memcmp(o1.p, o2.p, o1.len) != 0)
 		fuzz_fail(data, size, "otlp: OTLP/JSON differs between runs");
-	if ((j = json_loadb((const char *)o1.p, o1.len, 0, NULL)) == NULL)
+	if ((j = json_loadb((const char *)o1.p, o1.len, JSON_ALLOW_NUL,
+	    NULL)) == NULL)
 		fuzz_fail(data, size, "otlp: OTLP/JSON is not JSON");
 	json_decref(j);
 	obuf_free(&o1);

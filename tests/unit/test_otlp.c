@@ -109,6 +109,21 @@ Test(otlp_fact, answers, .timeout = UNIT_TIMEOUT)
 	    "\"text\":\"boom\"}],\"isError\":true}");
 	otlp_fact_free(f);
 
+	/* only a result that can be a tools/call's is kept as a payload */
+	f = facts(DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{"
+	    "\"tools\":[{\"name\":\"a\"}]}}", 1);
+	cr_assert_null(f->payload);
+	cr_assert_eq(f->payload_omitted, 0);
+	otlp_fact_free(f);
+	f = facts(DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{"
+	    "\"contents\":[{\"uri\":\"a:/\",\"text\":\"x\"}]}}", 1);
+	cr_assert_null(f->payload);
+	otlp_fact_free(f);
+	f = facts(DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{"
+	    "\"structuredContent\":{\"n\":1}}}", 1);
+	cr_assert_str_eq(f->payload, "{\"structuredContent\":{\"n\":1}}");
+	otlp_fact_free(f);
+
 	f = facts(DIR_S2C, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{"
 	    "\"isError\":false}}", 0);
 	cr_assert_eq(f->tool_error, 0);
@@ -358,10 +373,42 @@ span_by(const struct otlp_span *s, const char *id, const char *name)
 	return NULL;
 }
 
+/* The string payload k of span s (a prompt variable), or NULL. */
+static const char *
+spayload(const struct otlp_span *s, const char *k)
+{
+	const struct otlp_payload	*p;
+
+	for (p = s->payloads; p != NULL; p = p->next)
+		if (!p->json && strcmp(p->key, k) == 0)
+			return p->text;
+	return NULL;
+}
+
 static const char *
 sattr(const struct otlp_span *s, const char *k)
 {
-	return json_string_value(json_object_get(s->attrs, k));
+	json_t	*v = json_object_get(s->attrs, k);
+
+	return v != NULL ? json_string_value(v) : spayload(s, k);
+}
+
+/*
+ * The value payload k of span s would be encoded as, or NULL; the last
+ * one made is freed at the next call (and at pval(NULL, NULL)).
+ */
+static json_t *
+pval(const struct otlp_span *s, const char *k)
+{
+	static json_t			*last;
+	const struct otlp_payload	*p;
+
+	json_decref(last);
+	last = NULL;
+	for (p = s != NULL ? s->payloads : NULL; p != NULL; p = p->next)
+		if (strcmp(p->key, k) == 0)
+			return last = otlp_payload_value(p);
+	return NULL;
 }
 
 static const char *session_msgs[][2] = {
@@ -489,12 +536,15 @@ Test(otlp_span, whole_session_server_side, .timeout = UNIT_TIMEOUT)
 	cr_assert(memcmp(sp->parent_id, "\xb7\xad\x6b\x71\x69\x20\x33\x31",
 	    8) == 0);
 	cr_assert_str_eq(sp->trace_state, "a=b");
+	/* the traceparent's flags 01, and a remote parent */
+	cr_assert_eq(sp->flags, 0x301);
+	cr_assert_eq(span_by(s.spans, "2", NULL)->flags, 0x100);
 	cr_assert_eq(sp->status, OTLP_STATUS_UNSET);
-	v = json_object_get(sp->attrs, "gen_ai.tool.call.arguments");
+	v = pval(sp, "gen_ai.tool.call.arguments");
 	cr_assert(json_is_object(v));
 	cr_assert_str_eq(json_string_value(json_object_get(v, "message")),
 	    "hi");
-	v = json_object_get(sp->attrs, "gen_ai.tool.call.result");
+	v = pval(sp, "gen_ai.tool.call.result");
 	cr_assert(json_is_object(v));
 	cr_assert(json_is_array(json_object_get(v, "content")));
 
@@ -503,7 +553,7 @@ Test(otlp_span, whole_session_server_side, .timeout = UNIT_TIMEOUT)
 	cr_assert_str_eq(sattr(sp, "error.type"), "tool_error");
 	cr_assert_eq(sp->status, OTLP_STATUS_ERROR);
 	cr_assert_null(sp->status_message);
-	cr_assert_null(json_object_get(sp->attrs, "gen_ai.tool.call.result"));
+	cr_assert_null(pval(sp, "gen_ai.tool.call.result"));
 	cr_assert_eq(sp->has_parent, 0);
 	cr_assert_null(sp->trace_state);
 	/* the string id "4" paired with its own answer */
@@ -607,9 +657,8 @@ Test(otlp_span, stdio_and_no_payloads, .timeout = UNIT_TIMEOUT)
 	cr_assert_str_eq(sattr(out, "network.transport"), "pipe");
 	cr_assert_null(json_object_get(out->attrs, "network.protocol.name"));
 	cr_assert_null(json_object_get(out->attrs, "client.address"));
-	cr_assert_null(json_object_get(out->attrs,
-	    "gen_ai.tool.call.arguments"));
-	cr_assert_null(json_object_get(out->attrs, "gen_ai.tool.call.result"));
+	cr_assert_null(pval(out, "gen_ai.tool.call.arguments"));
+	cr_assert_null(pval(out, "gen_ai.tool.call.result"));
 	cr_assert_eq(out->has_parent, 0);	/* all-zero trace id */
 	cr_assert_eq(out->end_ns, out->start_ns);	/* clock went back */
 	otlp_span_free(out);
@@ -638,7 +687,7 @@ Test(otlp_span, payload_that_does_not_parse, .timeout = UNIT_TIMEOUT)
 	otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
 	msg_free(m);
 	cr_assert_eq(nspans(out), 1);
-	v = json_object_get(out->attrs, "gen_ai.tool.call.arguments");
+	v = pval(out, "gen_ai.tool.call.arguments");
 	cr_assert(json_is_string(v));
 	cr_assert_str_eq(json_string_value(v),
 	    "{\"n\":123456789012345678901234567890}");
@@ -704,6 +753,267 @@ Test(otlp_span, sessionless_2026, .timeout = UNIT_TIMEOUT)
 	otlp_builder_free(s.b);
 }
 
+/*
+ * Payload memory: requests waiting hold their payloads as text, at most
+ * OTLP_PAYLOAD_PENDING_MAX of it (past it left out and said so), and a
+ * payload of more than OTLP_VALUE_NODES values is encoded as its text.
+ */
+Test(otlp_span, payload_memory_bound, .timeout = UNIT_TIMEOUT)
+{
+	struct otlp_builder	*b = otlp_builder_new(&test_info,
+	    OTLP_SIDE_SERVER, 1);
+	struct otlp_span	*out = NULL, *sp;
+	struct msg		*m;
+	char			*text, *args;
+	size_t			 i, n = 200, alen = 60 * 1024, with = 0, omit = 0;
+	json_t			*v;
+
+	args = malloc(alen + 1);
+	args[0] = '[';
+	for (i = 1; i + 3 < alen; i += 3)
+		memcpy(args + i, "{},", 3);
+	memcpy(args + i - 1, "]", 2);	/* replaces the last comma */
+	for (i = 0; i < n; i++) {
+		xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":"
+		    "\"tools/call\",\"params\":{\"name\":\"e\",\"arguments\":"
+		    "%s}}", i, args);
+		m = mk(DIR_C2S, (int64_t)i + 1, text);
+		otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
+		msg_free(m);
+		free(text);
+	}
+	cr_assert_null(out);
+	otlp_builder_end(b, 1000, &out);
+	cr_assert_eq(nspans(out), n);
+	for (sp = out; sp != NULL; sp = sp->next) {
+		if (sp->payloads != NULL) {
+			with++;
+			cr_assert_null(sattr(sp, "mcpreel.payload_omitted"));
+		} else {
+			omit++;
+			cr_assert_str_eq(sattr(sp, "mcpreel.payload_omitted"),
+			    "gen_ai.tool.call.arguments");
+		}
+	}
+	cr_assert_eq(with, OTLP_PAYLOAD_PENDING_MAX / strlen(args));
+	cr_assert_eq(with + omit, n);
+	/* 20k values: over the node budget, so its JSON text */
+	v = pval(out, "gen_ai.tool.call.arguments");
+	cr_assert(json_is_string(v));
+	cr_assert_eq(json_string_length(v), strlen(args));
+	otlp_span_free(out);
+	out = NULL;
+
+	/* all answered: the budget is free again */
+	xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"e\",\"arguments\":"
+	    "[1,2,{\"a\":[]}]}}");
+	m = mk(DIR_C2S, 2000, text);
+	otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
+	msg_free(m);
+	free(text);
+	otlp_builder_end(b, 3000, &out);
+	cr_assert_eq(nspans(out), 1);
+	v = pval(out, "gen_ai.tool.call.arguments");
+	cr_assert(json_is_array(v));
+	cr_assert_eq(json_array_size(v), 3);
+	pval(NULL, NULL);
+	otlp_span_free(out);
+	otlp_builder_free(b);
+	free(args);
+}
+
+/*
+ * prompts/get variables each on its own: a lone surrogate in one is
+ * U+FFFD and drops none of the others.
+ */
+Test(otlp_span, prompt_variables_one_by_one, .timeout = UNIT_TIMEOUT)
+{
+	struct otlp_builder	*b = otlp_builder_new(&test_info,
+	    OTLP_SIDE_SERVER, 1);
+	struct otlp_span	*out = NULL;
+	struct msg		*m;
+
+	m = mk(DIR_C2S, 10, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"prompts/get\",\"params\":{\"name\":\"p\",\"arguments\":{"
+	    "\"x\":\"a\\ud800b\",\"y\":\"ok\",\"n\":[1, 2]}}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 1), &out);
+	msg_free(m);
+	otlp_builder_end(b, 20, &out);
+	cr_assert_eq(nspans(out), 1);
+	cr_assert_str_eq(sattr(out, "gen_ai.prompt.variable.x"),
+	    "a\xef\xbf\xbd" "b");
+	cr_assert_str_eq(sattr(out, "gen_ai.prompt.variable.y"), "ok");
+	cr_assert_str_eq(sattr(out, "gen_ai.prompt.variable.n"), "[1, 2]");
+	otlp_span_free(out);
+	otlp_builder_free(b);
+}
+
+/* An error code past int64: error.type _OTHER and the code as written. */
+Test(otlp_span, error_code_out_of_range, .timeout = UNIT_TIMEOUT)
+{
+	static const char *const codes[] = { "99999999999999999999",
+	    "-9223372036854775809", "123456789012345678901234567890123" };
+	struct otlp_builder	*b;
+	struct otlp_span	*out;
+	struct msg		*m;
+	char			*text;
+	size_t			 i;
+
+	for (i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+		b = otlp_builder_new(&test_info, OTLP_SIDE_CLIENT, 0);
+		out = NULL;
+		m = mk(DIR_C2S, 10, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+		    "\"method\":\"ping\"}");
+		otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+		msg_free(m);
+		xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":"
+		    "{\"code\":%s,\"message\":\"m\"}}", codes[i]);
+		m = mk(DIR_S2C, 20, text);
+		free(text);
+		otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+		msg_free(m);
+		cr_assert_eq(nspans(out), 1);
+		cr_assert_str_eq(sattr(out, "error.type"), "_OTHER");
+		cr_assert_str_eq(sattr(out, "rpc.response.status_code"),
+		    codes[i]);
+		cr_assert_str_eq(out->status_message, "m");
+		otlp_span_free(out);
+		otlp_builder_free(b);
+	}
+}
+
+/*
+ * Long ids pair by all of their text (a SHA-256 past OTLP_ID_KEY_MAX),
+ * not by the first OTLP_STRING_MAX bytes the attribute keeps; a cut
+ * string id is still its text, even cut inside an escape.
+ */
+Test(otlp_span, long_ids_pair_whole, .timeout = UNIT_TIMEOUT)
+{
+	static const size_t	 lens[] = { 2000, 9000 };
+	struct otlp_builder	*b;
+	struct otlp_span	*out;
+	struct msg		*m;
+	char			*base, *text;
+	size_t			 li, i, n;
+	const char		*v;
+
+	for (li = 0; li < 2; li++) {
+		n = lens[li];
+		b = otlp_builder_new(&test_info, OTLP_SIDE_SERVER, 0);
+		out = NULL;
+		base = malloc(n + 1);
+		for (i = 0; i < n; i++)		/* \" escapes throughout */
+			base[i] = i % 2 == 0 ? '\\' : '"';
+		base[n] = '\0';
+		for (i = 0; i < 2; i++) {	/* ids "<base>A", "<base>B" */
+			xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":\"%s%c\","
+			    "\"method\":\"ping\"}", base, (int)('A' + i));
+			m = mk(DIR_C2S, 10 + (int64_t)i, text);
+			otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+			msg_free(m);
+			free(text);
+		}
+		cr_assert_null(out, "len %zu: the second ended the first", n);
+		/* B answered first and with an error, then A cancelled */
+		xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":\"%sB\","
+		    "\"error\":{\"code\":-1,\"message\":\"b\"}}", base);
+		m = mk(DIR_S2C, 20, text);
+		otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+		msg_free(m);
+		free(text);
+		xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"method\":"
+		    "\"notifications/cancelled\",\"params\":{\"requestId\":"
+		    "\"%sA\"}}", base);
+		m = mk(DIR_C2S, 30, text);
+		otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+		msg_free(m);
+		free(text);
+		cr_assert_eq(nspans(out), 3);
+		cr_assert_str_eq(out->status_message, "b");
+		cr_assert_eq(out->start_ns, 11);
+		cr_assert_str_eq(sattr(out->next, "error.type"), "cancelled");
+		cr_assert_eq(out->next->start_ns, 10);
+		/* the attribute: the id's value cut, not empty */
+		v = sattr(out, "jsonrpc.request.id");
+		cr_assert_geq(strlen(v), 500);
+		cr_assert_eq(v[0], '"');
+		otlp_span_free(out);
+		otlp_builder_free(b);
+		free(base);
+	}
+}
+
+/*
+ * A \u0000 in a string is kept (its length explicit): in the attribute,
+ * the span's name and its status message, in protobuf as a NUL byte and
+ * in OTLP/JSON as \u0000; a method with a NUL is no known method.
+ */
+Test(otlp_span, nul_kept, .timeout = UNIT_TIMEOUT)
+{
+	static const char	 uri[] = "file:///\xef\xbf\xbd\0tail";
+	static const char	 name[] = "tools/call e\0x";
+	struct otlp_builder	*b = otlp_builder_new(&test_info,
+	    OTLP_SIDE_SERVER, 0);
+	struct otlp_resource	 r = { NULL, NULL };
+	struct otlp_span	*out = NULL;
+	struct obuf		 o;
+	struct msg		*m;
+	json_t			*v;
+
+	m = mk(DIR_C2S, 10, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"resources/read\",\"params\":{\"uri\":"
+	    "\"file:///\\udfff\\u0000tail\"}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	m = mk(DIR_C2S, 11, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"e\\u0000x\"}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	m = mk(DIR_C2S, 12, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"tools/call\\u0000\",\"params\":{\"name\":\"n\"}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	m = mk(DIR_S2C, 20, "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{"
+	    "\"code\":-32000,\"message\":\"a\\u0000b\"}}");
+	otlp_builder_fact(b, otlp_fact_new(m, 0), &out);
+	msg_free(m);
+	otlp_builder_end(b, 30, &out);
+	cr_assert_eq(nspans(out), 3);
+	/* the notification with a NUL in its method: no tool, no target */
+	cr_assert_eq(out->name_len, 11);
+	cr_assert(memcmp(out->name, "tools/call\0", 11) == 0);
+	cr_assert_null(json_object_get(out->attrs, "gen_ai.tool.name"));
+	cr_assert_eq(json_string_length(json_object_get(out->attrs,
+	    "mcp.method.name")), 11);
+	/* tools/call e\0x: name, tool name and status message whole */
+	cr_assert_eq(out->next->name_len, sizeof name - 1);
+	cr_assert(memcmp(out->next->name, name, sizeof name - 1) == 0);
+	v = json_object_get(out->next->attrs, "gen_ai.tool.name");
+	cr_assert_eq(json_string_length(v), 3);
+	cr_assert_eq(out->next->status_message_len, 3);
+	cr_assert(memcmp(out->next->status_message, "a\0b", 3) == 0);
+	/* the uri: U+FFFD, NUL, tail */
+	v = json_object_get(out->next->next->attrs, "mcp.resource.uri");
+	cr_assert_eq(json_string_length(v), sizeof uri - 1);
+	cr_assert(memcmp(json_string_value(v), uri, sizeof uri - 1) == 0);
+
+	obuf_init(&o);
+	otlp_pb_traces(&r, out, &o);
+	cr_assert_not_null(memmem(o.p, o.len, uri, sizeof uri - 1));
+	cr_assert_not_null(memmem(o.p, o.len, name, sizeof name - 1));
+	cr_assert_not_null(memmem(o.p, o.len, "a\0b", 3));
+	obuf_reset(&o);
+	otlp_json_traces(&r, out, &o);
+	cr_assert_not_null(memmem(o.p, o.len, "tail", 4));
+	cr_assert_not_null(memmem(o.p, o.len, "\\u0000tail", 10));
+	cr_assert_not_null(memmem(o.p, o.len, "e\\u0000x", 8));
+	cr_assert_not_null(memmem(o.p, o.len, "a\\u0000b", 8));
+	obuf_free(&o);
+	otlp_span_free(out);
+	otlp_builder_free(b);
+}
+
 Test(otlp_span, traceparent_rules, .timeout = UNIT_TIMEOUT)
 {
 	static const struct {
@@ -715,7 +1025,13 @@ Test(otlp_span, traceparent_rules, .timeout = UNIT_TIMEOUT)
 		{ "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01", 0 },
 		{ "00-00000000000000000000000000000000-b7ad6b7169203331-01", 0 },
 		{ "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", 0 },
-		{ "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", 0 },
+		/* a later version: its first 55 characters, as W3C says */
+		{ "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", 1 },
+		{ "cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-xyz",
+		    1 },
+		{ "cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01x", 0 },
+		{ "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", 0 },
+		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-x", 0 },
 		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0", 0 },
 		{ "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-", 0 },
 		{ "00_0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", 0 },
@@ -836,6 +1152,12 @@ pb_find(const uint8_t *buf, size_t len, unsigned f, size_t n,
 			memcpy(&cur.v, p, 8);
 			p += 8;
 			break;
+		case 5:
+			cr_assert_leq(4, (size_t)(end - p));
+			cur.v = (uint64_t)p[0] | (uint64_t)p[1] << 8 |
+			    (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+			p += 4;
+			break;
 		case 2:
 			cr_assert_eq(pb_varint(&p, end, &v), 0);
 			cr_assert_leq(v, (uint64_t)(end - p));
@@ -922,6 +1244,7 @@ enc_spans(void)
 	memset(b->span_id, 0x02, 8);
 	memset(b->parent_id, 0x03, 8);
 	b->has_parent = 1;
+	b->flags = 0x301;
 	b->trace_state = strdup("k=v");
 	b->name = strdup("notifications/initialized");
 	b->kind = OTLP_KIND_CLIENT;
@@ -975,6 +1298,7 @@ Test(otlp_pb, fields_read_back, .timeout = UNIT_TIMEOUT)
 	cr_assert(pb_find(sp.p, sp.len, 2, 0, &f) && f.len == 8 &&
 	    f.p[7] == 0x01);
 	cr_assert_not(pb_find(sp.p, sp.len, 4, 0, &f));
+	cr_assert_not(pb_find(sp.p, sp.len, 16, 0, &f));	/* flags 0 */
 	cr_assert(pb_find(sp.p, sp.len, 5, 0, &f) &&
 	    pb_streq(&f, "tools/call echo"));
 	cr_assert(pb_find(sp.p, sp.len, 6, 0, &f) && f.wire == 0 &&
@@ -1016,6 +1340,9 @@ Test(otlp_pb, fields_read_back, .timeout = UNIT_TIMEOUT)
 	    f.p[0] == 0x03);
 	cr_assert(pb_find(sp.p, sp.len, 6, 0, &f) && f.v == OTLP_KIND_CLIENT);
 	cr_assert_not(pb_find(sp.p, sp.len, 15, 0, &f));
+	/* Span.flags: fixed32 field 16 */
+	cr_assert(pb_find(sp.p, sp.len, 16, 0, &f) && f.wire == 5 &&
+	    f.v == 0x301);
 	/* down the deep array: 32 array levels, then a JSON text */
 	cr_assert(pb_attr(sp.p, sp.len, 9, "deep", &v));
 	for (depth = 0; depth < OTLP_VALUE_DEPTH; depth++) {
@@ -1070,6 +1397,7 @@ Test(otlp_json, shape_read_back, .timeout = UNIT_TIMEOUT)
 	cr_assert_str_eq(json_string_value(json_object_get(sp, "spanId")),
 	    "0101010101010101");
 	cr_assert_null(json_object_get(sp, "parentSpanId"));
+	cr_assert_null(json_object_get(sp, "flags"));
 	cr_assert_eq(json_integer_value(json_object_get(sp, "kind")), 2);
 	cr_assert_str_eq(json_string_value(json_object_get(sp,
 	    "startTimeUnixNano")), "1700000000123456789");
@@ -1111,6 +1439,7 @@ Test(otlp_json, shape_read_back, .timeout = UNIT_TIMEOUT)
 	    "parentSpanId")), "0303030303030303");
 	cr_assert_str_eq(json_string_value(json_object_get(sp, "traceState")),
 	    "k=v");
+	cr_assert_eq(json_integer_value(json_object_get(sp, "flags")), 0x301);
 	cr_assert_null(json_object_get(sp, "status"));
 	v = json_object_get(json_array_get(json_object_get(sp, "attributes"),
 	    0), "value");
