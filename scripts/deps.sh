@@ -7,7 +7,10 @@
 #                           test loads the page headless), man, groff and
 #                           zsh (the installed man page and completions'
 #                           test), script(1) from bsdutils (a terminal for
-#                           the CLI tests), and the npm peers
+#                           the CLI tests), protoc and Debian's Python
+#                           protobuf (the OTLP test receiver decodes
+#                           spans with them, run by /usr/bin/python3),
+#                           and the npm peers
 #   scripts/deps.sh fuzz    the C libraries, clang and libFuzzer
 #   scripts/deps.sh bench   the C libraries, sqlite3, and mitmproxy (the
 #                           benchmark's HTTP comparison)
@@ -20,7 +23,7 @@ pkgs="build-essential cmake pkg-config libevent-dev libjansson-dev libsqlite3-de
 fuzz="clang libclang-rt-14-dev"
 case "$what" in
 build) ;;
-test) pkgs="$pkgs libcriterion-dev sqlite3 valgrind nodejs npm chromium man-db groff-base zsh bsdutils $fuzz" ;;
+test) pkgs="$pkgs libcriterion-dev sqlite3 valgrind nodejs npm chromium man-db groff-base zsh bsdutils protobuf-compiler python3-protobuf $fuzz" ;;
 demo) pkgs="$pkgs libcriterion-dev sqlite3 nodejs npm" ;;
 fuzz) pkgs="$pkgs $fuzz" ;;
 bench) pkgs="$pkgs sqlite3 mitmproxy" ;;
