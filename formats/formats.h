@@ -278,6 +278,9 @@ struct otlp_http *otlp_http_new(const struct otlp_config *, char **);
  */
 int		 otlp_http_post(struct otlp_http *, const void *, size_t,
 		     int64_t, int *, int *, char **);
+/* Spans the last 2xx answer said it rejected (its partial_success,
+   read when the body is short): they count as dropped. */
+int64_t		 otlp_http_rejected(const struct otlp_http *);
 void		 otlp_http_free(struct otlp_http *);
 /*
  * A second deadline (clock_mono_ns) another thread may bring forward

@@ -276,6 +276,21 @@ otlp_export_retryable(int status)
 	    status == 503 || status == 504;
 }
 
+/* Count k of the taken runs' spans as dropped, from the first run on
+   (which spans a collector rejected it does not say). */
+static void
+otlp_export_drop_taken(struct otlp *o, const struct otlp_run *taken,
+    size_t ntaken, size_t k)
+{
+	size_t	i, m;
+
+	for (i = 0; i < ntaken && k > 0; i++) {
+		m = taken[i].n < k ? taken[i].n : k;
+		otlp_export_drop(o, taken[i].sess, m);
+		k -= m;
+	}
+}
+
 /*
  * Send up to OTLP_BATCH_SPANS spans of the batch: encode, POST, retry
  * with backoff while the batch is younger than the timeout (and before a
@@ -289,6 +304,7 @@ otlp_export_send(struct otlp *o)
 				    OTLP_BATCH_SPANS;
 	int64_t			 deadline, stop, now, wait, backoff;
 	int			 status, retry_after, r;
+	int64_t			 rej;
 	char			*why = NULL;
 	struct otlp_run		*taken;
 	size_t			 ntaken, i;
@@ -316,7 +332,13 @@ otlp_export_send(struct otlp *o)
 		r = otlp_http_post(o->http, o->body.p, o->body.len, deadline,
 		    &status, &retry_after, &why);
 		if (r == 0 && status >= 200 && status < 300) {
-			atomic_fetch_add(&o->sent, n);
+			/* The collector took them, but for those it said it
+			   rejected. */
+			rej = otlp_http_rejected(o->http);
+			if (rej > (int64_t)n)
+				rej = (int64_t)n;
+			atomic_fetch_add(&o->sent, n - (size_t)rej);
+			otlp_export_drop_taken(o, taken, ntaken, (size_t)rej);
 			break;
 		}
 		if (r == 0)

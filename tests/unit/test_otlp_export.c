@@ -509,3 +509,64 @@ Test(otlp_export, a_backlog_goes_at_once, .timeout = 20)
 	cr_assert_eq(sent, 3000);
 	otlp_free(o);
 }
+
+/* n calls through a collector with script; sent and dropped. */
+static void
+export_through(const char *const *script, int json, int timeout_ms, int n,
+    uint64_t *sent, uint64_t *dropped, int *requests)
+{
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+
+	export_json = json;
+	collector_start(&co, script);
+	o = export_start(co.port, timeout_ms);
+	export_json = 0;
+	s = export_session(o);
+	export_calls(o, s, n);
+	otlp_stop(o, 5000);
+	otlp_totals(o, sent, dropped);
+	cr_assert_eq(otlp_session_dropped(s), *dropped);
+	*requests = __atomic_load_n(&co.requests, __ATOMIC_SEQ_CST);
+	otlp_free(o);
+}
+
+Test(otlp_export, a_2xx_with_a_bad_body_is_sent, .timeout = 20)
+{
+	static const char *const script[] = {
+		"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}", NULL };
+	uint64_t	sent, dropped;
+	int		requests;
+
+	export_through(script, 0, 1500, 5, &sent, &dropped, &requests);
+	cr_assert_eq(sent, 5);
+	cr_assert_eq(dropped, 0);
+	cr_assert_eq(requests, 1);
+}
+
+Test(otlp_export, partial_success_rejected_are_dropped, .timeout = 20)
+{
+	static const char *const pb[] = {
+		"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n"
+		"Content-Length: 4\r\n\r\n\x0a\x02\x08\x03", NULL };
+	static const char *const js[] = {
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		"Content-Length: 40\r\n\r\n"
+		"{\"partialSuccess\":{\"rejectedSpans\":\"3\"}}", NULL };
+	static const char *const none[] = {
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		"Content-Length: 21\r\n\r\n{\"partialSuccess\":{}}", NULL };
+	uint64_t	sent, dropped;
+	int		requests;
+
+	export_through(pb, 0, 5000, 10, &sent, &dropped, &requests);
+	cr_assert_eq(sent, 7, "%d %d", (int)sent, (int)dropped);
+	cr_assert_eq(dropped, 3);
+	export_through(js, 1, 5000, 10, &sent, &dropped, &requests);
+	cr_assert_eq(sent, 7);
+	cr_assert_eq(dropped, 3);
+	export_through(none, 1, 5000, 10, &sent, &dropped, &requests);
+	cr_assert_eq(sent, 10);
+	cr_assert_eq(dropped, 0);
+}
