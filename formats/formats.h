@@ -274,7 +274,8 @@ struct otlp_http *otlp_http_new(const struct otlp_config *, char **);
 /*
  * POST body to the endpoint, done by deadline (clock_mono_ns): 0 with
  * the status and Retry-After in seconds (-1: none) when an answer came,
- * -1 with *cause when none did (connect, TLS, timeout, a bad answer).
+ * -1 with *cause when none did (connect, TLS, timeout, a bad answer),
+ * -2 with *cause when trying again cannot mend it (the certificate).
  */
 int		 otlp_http_post(struct otlp_http *, const void *, size_t,
 		     int64_t, int *, int *, char **);

@@ -268,6 +268,26 @@ otlp_export_stop_deadline(struct otlp *o)
 	return stop;
 }
 
+/* What to do about an HTTP status (text to append to it). */
+static const char *
+otlp_export_advice(int status)
+{
+	switch (status) {
+	case 401:
+	case 403:
+		return " (check the headers: --otlp-header or "
+		    "OTEL_EXPORTER_OTLP_HEADERS)";
+	case 404:
+		return " (check the URL's path: a collector takes /v1/traces)";
+	case 413:
+		return " (the collector refuses a batch this large)";
+	case 415:
+		return " (check --otlp-protocol or OTEL_EXPORTER_OTLP_PROTOCOL)";
+	default:
+		return "";
+	}
+}
+
 /* Whether an OTLP/HTTP answer (or none: 0) is worth trying again. */
 static int
 otlp_export_retryable(int status)
@@ -305,7 +325,7 @@ otlp_export_send(struct otlp *o)
 	int64_t			 deadline, stop, now, wait, backoff;
 	int			 status, retry_after, r;
 	int64_t			 rej;
-	char			*why = NULL;
+	char			*why = NULL, *plain;
 	struct otlp_run		*taken;
 	size_t			 ntaken, i;
 
@@ -342,8 +362,16 @@ otlp_export_send(struct otlp *o)
 			break;
 		}
 		if (r == 0)
-			xasprintf(&why, "HTTP %d", status);
-		if (!otlp_export_retryable(r == 0 ? status : 0))
+			xasprintf(&why, "HTTP %d%s", status,
+			    otlp_export_advice(status));
+		else if (r == -1 && (strncmp(why, "connect:", 8) == 0 ||
+		    strcmp(why, "timed out") == 0)) {
+			plain = why;
+			xasprintf(&why, "%s; is a collector listening there?",
+			    plain);
+			free(plain);
+		}
+		if (r == -2 || !otlp_export_retryable(r == 0 ? status : 0))
 			goto drop;
 		/* The backoff is a floor: Retry-After 0 is no busy loop. */
 		wait = backoff + (int64_t)((double)backoff * 0.4 *

@@ -55,6 +55,7 @@ struct otlp_http {
 	char		 buf[16384];	/* read, not yet used */
 	size_t		 off, len;
 	int64_t		 rejected;	/* the last answer's rejected_spans */
+	int		 fatal;		/* the last failure will not mend */
 };
 
 /* Let another thread bring h's deadlines forward through *limit. */
@@ -257,6 +258,7 @@ otlp_http_tls(struct otlp_http *h, int64_t deadline, char **cause)
 	unsigned char	 addr[16];
 	int		 r, e, ip;
 	long		 vr;
+	unsigned long	 el;
 
 	if ((h->ssl = SSL_new(h->ctx)) == NULL ||
 	    SSL_set_fd(h->ssl, h->fd) != 1) {
@@ -290,17 +292,27 @@ otlp_http_tls(struct otlp_http *h, int64_t deadline, char **cause)
 			continue;
 		}
 		vr = SSL_get_verify_result(h->ssl);
+		/* A certificate does not mend by trying again. */
+		h->fatal = vr != X509_V_OK;
 		if (vr == X509_V_ERR_HOSTNAME_MISMATCH ||
 		    vr == X509_V_ERR_IP_ADDRESS_MISMATCH)
 			xasprintf(cause, "TLS: the collector's certificate is "
-			    "not for %s", h->url.host);
+			    "not for %s; name the collector in the URL as its "
+			    "certificate does", h->url.host);
 		else if (vr != X509_V_OK)
 			xasprintf(cause, "TLS: the collector's certificate is "
-			    "not trusted (%s); give a CA file "
-			    "(OTEL_EXPORTER_OTLP_CERTIFICATE)",
+			    "not trusted (%s); give a CA file in "
+			    "OTEL_EXPORTER_OTLP_CERTIFICATE",
 			    X509_verify_cert_error_string(vr));
+		else if ((el = ERR_peek_error()) != 0 &&
+		    ERR_reason_error_string(el) != NULL)
+			xasprintf(cause, "TLS handshake failed (%s); is it an "
+			    "https collector?  (a client certificate is not "
+			    "supported)", ERR_reason_error_string(el));
 		else
-			xasprintf(cause, "TLS handshake failed");
+			xasprintf(cause, "TLS handshake failed; is it an https "
+			    "collector?  (a client certificate is not "
+			    "supported)");
 		return -1;
 	}
 }
@@ -866,15 +878,18 @@ otlp_http_post(struct otlp_http *h, const void *body, size_t n,
 	*status = 0;
 	*retry_after = -1;
 	h->off = h->len = 0;
+	h->fatal = 0;
 	if (otlp_http_try(h, body, n, deadline, status, retry_after, &stale,
 	    &why) == 0)
 		return 0;
 	if (!stale) {
 		*cause = why;
-		return -1;
+		return h->fatal ? -2 : -1;
 	}
 	/* A kept connection the collector had closed: once more, anew. */
 	free(why);
-	return otlp_http_try(h, body, n, deadline, status, retry_after,
-	    &stale, cause);
+	if (otlp_http_try(h, body, n, deadline, status, retry_after,
+	    &stale, cause) == 0)
+		return 0;
+	return h->fatal ? -2 : -1;
 }

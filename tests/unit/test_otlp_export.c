@@ -570,3 +570,67 @@ Test(otlp_export, partial_success_rejected_are_dropped, .timeout = 20)
 	cr_assert_eq(sent, 10);
 	cr_assert_eq(dropped, 0);
 }
+
+/* Run n calls through a collector with script (port: none listening
+   when 0 is given for script) and return what stderr said. */
+static char *
+export_said(const char *const *script, int n, int *requests)
+{
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	char			 path[] = "/tmp/otlp-said-XXXXXX", *out;
+	int			 fd, saved, port;
+	ssize_t			 r;
+
+	collector_start(&co, script != NULL ? script :
+	    (const char *const []){ OK_200, NULL });
+	port = co.port;
+	if (script == NULL) {
+		shutdown(co.fd, SHUT_RDWR);
+		close(co.fd);
+	}
+	fd = mkstemp(path);
+	cr_assert_neq(fd, -1);
+	unlink(path);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	o = export_start(port, 1500);
+	s = export_session(o);
+	export_calls(o, s, n);
+	otlp_stop(o, 3000);
+	otlp_free(o);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	out = calloc(1, 8192);
+	r = pread(fd, out, 8191, 0);
+	cr_assert_geq(r, 0);
+	close(fd);
+	*requests = __atomic_load_n(&co.requests, __ATOMIC_SEQ_CST);
+	return out;
+}
+
+Test(otlp_export, failures_say_what_to_do, .timeout = 20)
+{
+	static const char *const s401[] = {
+		"HTTP/1.1 401 No\r\nContent-Length: 0\r\n\r\n", NULL };
+	static const char *const s404[] = {
+		"HTTP/1.1 404 No\r\nContent-Length: 0\r\n\r\n", NULL };
+	char	*said;
+	int	 requests;
+
+	said = export_said(s401, 3, &requests);
+	cr_assert_not_null(strstr(said, "HTTP 401 (check the headers: "
+	    "--otlp-header or OTEL_EXPORTER_OTLP_HEADERS)"), "%s", said);
+	cr_assert_eq(requests, 1);
+	free(said);
+	said = export_said(s404, 3, &requests);
+	cr_assert_not_null(strstr(said, "/v1/traces"), "%s", said);
+	free(said);
+	said = export_said(NULL, 3, &requests);
+	cr_assert_not_null(strstr(said, "is a collector listening there?"),
+	    "%s", said);
+	free(said);
+}
