@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -606,6 +607,36 @@ otlp_export_where(const char *endpoint)
 	return xstrndup(endpoint, strcspn(endpoint, "?"));
 }
 
+/* Whether host names this machine (a loopback address or localhost). */
+static int
+otlp_export_loopback(const char *host)
+{
+	return strcasecmp(host, "localhost") == 0 ||
+	    strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
+}
+
+/* Say once when headers (often a key) would go in clear text to
+   another machine. */
+static void
+otlp_export_cleartext(const struct otlp_config *c)
+{
+	static atomic_int	 said;
+	struct otlp_url		 u;
+	char			*why = NULL;
+
+	if (c->nheaders == 0 || otlp_url_parse(c->endpoint, &u, &why) != 0) {
+		free(why);
+		return;
+	}
+	if (!u.tls && !otlp_export_loopback(u.host) &&
+	    atomic_exchange(&said, 1) == 0)
+		log_warnx("OpenTelemetry: the collector's URL is http://, not "
+		    "https://: its headers (--otlp-header, "
+		    "OTEL_EXPORTER_OTLP_HEADERS) go to %s in clear text",
+		    u.host);
+	otlp_url_clear(&u);
+}
+
 /* Start the exporter for config c; NULL with *cause when it cannot. */
 struct otlp *
 otlp_start(const struct otlp_config *c, char **cause)
@@ -638,6 +669,7 @@ otlp_start(const struct otlp_config *c, char **cause)
 	o->where = otlp_export_where(c->endpoint);
 	if ((o->http = otlp_http_new(&o->cfg, cause)) == NULL)
 		goto fail;
+	otlp_export_cleartext(&o->cfg);
 	atomic_init(&o->limit, INT64_MAX);
 	otlp_http_limit(o->http, &o->limit);
 	o->tailp = &o->head;

@@ -634,3 +634,59 @@ Test(otlp_export, failures_say_what_to_do, .timeout = 20)
 	    "%s", said);
 	free(said);
 }
+
+/* What otlp_start says of url with (or without) a header. */
+static char *
+export_start_said(const char *url, int header)
+{
+	struct otlp_config	 c;
+	struct otlp		*o;
+	char			 path[] = "/tmp/otlp-said-XXXXXX", *out, *cause;
+	int			 fd, saved;
+	ssize_t			 r;
+
+	unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+	unsetenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS");
+	cr_assert_eq(otlp_config_env(&c, url, &cause), 0);
+	if (header)
+		cr_assert_eq(otlp_config_header(&c, "X-Key: k", &cause), 0);
+	fd = mkstemp(path);
+	unlink(path);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	o = otlp_start(&c, &cause);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	cr_assert_not_null(o);
+	otlp_free(o);
+	otlp_config_clear(&c);
+	out = calloc(1, 4096);
+	r = pread(fd, out, 4095, 0);
+	cr_assert_geq(r, 0);
+	close(fd);
+	return out;
+}
+
+Test(otlp_export, headers_in_clear_text_are_warned_once, .timeout = 10)
+{
+	char	*said;
+
+	said = export_start_said("http://127.0.0.1:9", 1);
+	cr_assert_str_eq(said, "");
+	free(said);
+	said = export_start_said("https://192.0.2.1:9", 1);
+	cr_assert_str_eq(said, "");
+	free(said);
+	said = export_start_said("http://192.0.2.1:9", 0);
+	cr_assert_str_eq(said, "");
+	free(said);
+	said = export_start_said("http://192.0.2.1:9", 1);
+	cr_assert_not_null(strstr(said, "in clear text"), "%s", said);
+	cr_assert_null(strstr(said, "X-Key"));
+	free(said);
+	said = export_start_said("http://192.0.2.2:9", 1);
+	cr_assert_str_eq(said, "");	/* once */
+	free(said);
+}
