@@ -66,7 +66,7 @@ otlp_url_clear(struct otlp_url *u)
 int
 otlp_url_parse(const char *s, struct otlp_url *u, char **cause)
 {
-	const char	*p, *path, *hend;
+	const char	*p, *path, *hend, *q;
 	char		*end;
 	long		 port;
 
@@ -80,7 +80,10 @@ otlp_url_parse(const char *s, struct otlp_url *u, char **cause)
 		xasprintf(cause, "it must start with http:// or https://");
 		return -1;
 	}
-	if (strpbrk(s, " \t\r\n#") != NULL) {
+	for (q = s; *q != '\0'; q++)
+		if ((unsigned char)*q < 0x21 || *q == 0x7f)
+			break;
+	if (*q != '\0' || strchr(s, '#') != NULL) {
 		xasprintf(cause, "it has a space, a control character or a "
 		    "fragment ('#')");
 		return -1;

@@ -140,7 +140,7 @@ struct otlp_http *
 otlp_http_new(const struct otlp_config *c, char **cause)
 {
 	struct otlp_http	*h;
-	char			*why = NULL, *hdrs = NULL, *t;
+	char			*why = NULL, *hdrs = NULL, *t, *path;
 	size_t			 i;
 
 	h = xcalloc(1, sizeof *h);
@@ -151,9 +151,11 @@ otlp_http_new(const struct otlp_config *c, char **cause)
 		free(h);
 		return NULL;
 	}
-	if (*h->url.path == '\0') {
+	if (*h->url.path == '\0' || *h->url.path == '?') {
+		/* http://h:4318?k=v: the request line needs a path. */
+		xasprintf(&path, "/%s", h->url.path);
 		free(h->url.path);
-		h->url.path = xstrdup("/");
+		h->url.path = path;
 	}
 	if (h->url.tls) {
 		h->ctx = SSL_CTX_new(TLS_client_method());

@@ -690,3 +690,30 @@ Test(otlp_export, headers_in_clear_text_are_warned_once, .timeout = 10)
 	cr_assert_str_eq(said, "");	/* once */
 	free(said);
 }
+
+Test(otlp_export, a_query_alone_gets_a_path, .timeout = 10)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp_config	 c;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	char			 url[64], *cause = NULL;
+	uint64_t		 sent, dropped;
+
+	collector_start(&co, script);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d?k=v", co.port);
+	setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", url, 1);
+	cr_assert_eq(otlp_config_env(&c, "env", &cause), 0, "%s", cause);
+	unsetenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+	o = otlp_start(&c, &cause);
+	otlp_config_clear(&c);
+	s = export_session(o);
+	export_calls(o, s, 2);
+	otlp_stop(o, 3000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 2);
+	cr_assert_eq(strncmp(co.head, "POST /?k=v HTTP/1.1\r\n", 21), 0,
+	    "%s", co.head);
+	otlp_free(o);
+}
