@@ -56,6 +56,7 @@ struct otlp_http {
 	size_t		 off, len;
 	int64_t		 rejected;	/* the last answer's rejected_spans */
 	int		 fatal;		/* the last failure will not mend */
+	struct addrinfo	*ai;		/* the collector's addresses, kept */
 };
 
 /* Let another thread bring h's deadlines forward through *limit. */
@@ -207,6 +208,8 @@ otlp_http_free(struct otlp_http *h)
 	if (h == NULL)
 		return;
 	otlp_http_close(h);
+	if (h->ai != NULL)
+		freeaddrinfo(h->ai);
 	if (h->ctx != NULL)
 		SSL_CTX_free(h->ctx);
 	otlp_url_clear(&h->url);
@@ -319,25 +322,39 @@ otlp_http_tls(struct otlp_http *h, int64_t deadline, char **cause)
 	}
 }
 
-/* Connect h to the collector (each address in turn) by deadline. */
+/*
+ * Connect h to the collector (each address in turn) by deadline.  The
+ * host is resolved once and its addresses kept; it is resolved again
+ * only after a connect to every kept address failed.  getaddrinfo()
+ * itself cannot be bounded: a resolver that hangs holds this thread (and
+ * otlp_stop's join) as long as it takes; so it is not started past the
+ * deadline, and a kept address needs no resolver at all.
+ */
 static int
 otlp_http_connect(struct otlp_http *h, int64_t deadline, char **cause)
 {
-	struct addrinfo	 hints, *res, *ai;
+	struct addrinfo	 hints, *ai;
 	char		*why = NULL;
 	int		 r;
 
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_ADDRCONFIG;
-	r = getaddrinfo(h->url.host, h->url.port, &hints, &res);
-	if (r != 0) {
-		xasprintf(cause, "cannot resolve %s: %s", h->url.host,
-		    gai_strerror(r));
-		return -1;
+	if (h->ai == NULL) {
+		if (clock_mono_ns() >= otlp_http_deadline(h, deadline)) {
+			xasprintf(cause, "timed out");
+			return -1;
+		}
+		memset(&hints, 0, sizeof hints);
+		hints.ai_family = AF_UNSPEC;
+		hints.ai_socktype = SOCK_STREAM;
+		hints.ai_flags = AI_ADDRCONFIG;
+		r = getaddrinfo(h->url.host, h->url.port, &hints, &h->ai);
+		if (r != 0) {
+			h->ai = NULL;
+			xasprintf(cause, "cannot resolve %s: %s", h->url.host,
+			    gai_strerror(r));
+			return -1;
+		}
 	}
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
+	for (ai = h->ai; ai != NULL; ai = ai->ai_next) {
 		free(why);
 		why = NULL;
 		if (otlp_http_connect_one(h, ai, deadline, &why) == 0)
@@ -345,7 +362,11 @@ otlp_http_connect(struct otlp_http *h, int64_t deadline, char **cause)
 		if (clock_mono_ns() >= otlp_http_deadline(h, deadline))
 			break;
 	}
-	freeaddrinfo(res);
+	if (h->fd == -1 && ai == NULL) {
+		/* Every address failed: the next connect resolves anew. */
+		freeaddrinfo(h->ai);
+		h->ai = NULL;
+	}
 	if (h->fd == -1) {
 		xasprintf(cause, "%s", why != NULL ? why : "cannot connect");
 		free(why);

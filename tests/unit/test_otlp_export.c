@@ -6,6 +6,9 @@
 
 #include <sys/socket.h>
 
+#include <dlfcn.h>
+#include <netdb.h>
+
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -34,6 +37,22 @@ struct collector {
 	char		 head[4096];	/* the last request's head */
 	pthread_t	 thread;
 };
+
+/* getaddrinfo() calls so far (this program's own, counting). */
+static int resolves;
+
+/* Count the exporter's lookups, then look up as libc does. */
+int
+getaddrinfo(const char *node, const char *service,
+    const struct addrinfo *hints, struct addrinfo **res)
+{
+	int	(*real)(const char *, const char *, const struct addrinfo *,
+		    struct addrinfo **);
+
+	__atomic_add_fetch(&resolves, 1, __ATOMIC_SEQ_CST);
+	*(void **)&real = dlsym(RTLD_NEXT, "getaddrinfo");
+	return real(node, service, hints, res);
+}
 
 /* Bytes the process has allocated. */
 static size_t
@@ -715,5 +734,42 @@ Test(otlp_export, a_query_alone_gets_a_path, .timeout = 10)
 	cr_assert_eq(sent, 2);
 	cr_assert_eq(strncmp(co.head, "POST /?k=v HTTP/1.1\r\n", 21), 0,
 	    "%s", co.head);
+	otlp_free(o);
+}
+
+Test(otlp_export, resolved_once, .timeout = 20)
+{
+	static const char *const script[] = {
+		"HTTP/1.1 200 OK\r\nConnection: close\r\n"
+		"Content-Length: 0\r\n\r\n", NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	int			 port;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 5000);
+	s = export_session(o);
+	/* 3 batches, each on a new connection: one lookup */
+	export_calls(o, s, 1200);
+	otlp_stop(o, 5000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 1200);
+	cr_assert_eq(__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST), 3);
+	cr_assert_eq(__atomic_load_n(&resolves, __ATOMIC_SEQ_CST), 1);
+	otlp_free(o);
+
+	/* Every address refused: looked up again at each retry. */
+	collector_start(&co, script);
+	port = co.port;
+	shutdown(co.fd, SHUT_RDWR);
+	close(co.fd);
+	o = export_start(port, 2500);
+	s = export_session(o);
+	export_calls(o, s, 1);
+	otlp_stop(o, 5000);
+	/* at 0 and ~1 s (then ~3 s is past 2.5 s) */
+	cr_assert_eq(__atomic_load_n(&resolves, __ATOMIC_SEQ_CST), 3);
 	otlp_free(o);
 }
