@@ -135,6 +135,7 @@ collector_main(void *arg)
 		}
 		close(c);
 	}
+	close(co->fd);
 	return NULL;
 }
 
@@ -321,8 +322,7 @@ Test(otlp_export, closed_port_within_deadline, .timeout = 20)
 	/* A port nothing listens on: one that was just closed. */
 	collector_start(&co, script);
 	port = co.port;
-	shutdown(co.fd, SHUT_RDWR);
-	close(co.fd);
+	shutdown(co.fd, SHUT_RDWR);	/* its thread closes it */
 	o = export_start(port, 10000);
 	s = export_session(o);
 	export_calls(o, s, 5);
@@ -348,9 +348,12 @@ Test(otlp_export, hung_collector_fills_the_queue, .timeout = 20)
 	collector_start(&co, script);
 	o = export_start(co.port, 10000);
 	s = export_session(o);
-	/* Past one batch, and past the queue while the first one hangs. */
-	export_calls(o, s, OTLP_QUEUE_MAX);
-	export_calls(o, s, 512);
+	/* Past one batch, and past the queue while the first one hangs:
+	   never waiting for room, and dropped before the stop. */
+	cr_assert_lt(export_calls(o, s, OTLP_QUEUE_MAX), 100000000);
+	cr_assert_lt(export_calls(o, s, 512), 100000000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_gt(dropped, 0);
 	t0 = clock_mono_ns();
 	otlp_stop(o, 1000);
 	cr_assert_lt(clock_mono_ns() - t0, (int64_t)2000000000);
@@ -606,8 +609,7 @@ export_said(const char *const *script, int n, int *requests)
 	    (const char *const []){ OK_200, NULL });
 	port = co.port;
 	if (script == NULL) {
-		shutdown(co.fd, SHUT_RDWR);
-		close(co.fd);
+		shutdown(co.fd, SHUT_RDWR);	/* its thread closes it */
 	}
 	fd = mkstemp(path);
 	cr_assert_neq(fd, -1);
@@ -763,13 +765,43 @@ Test(otlp_export, resolved_once, .timeout = 20)
 	/* Every address refused: looked up again at each retry. */
 	collector_start(&co, script);
 	port = co.port;
-	shutdown(co.fd, SHUT_RDWR);
-	close(co.fd);
+	shutdown(co.fd, SHUT_RDWR);	/* its thread closes it */
 	o = export_start(port, 2500);
 	s = export_session(o);
 	export_calls(o, s, 1);
 	otlp_stop(o, 5000);
 	/* at 0 and ~1 s (then ~3 s is past 2.5 s) */
 	cr_assert_eq(__atomic_load_n(&resolves, __ATOMIC_SEQ_CST), 3);
+	otlp_free(o);
+}
+
+Test(otlp_export, configured_headers_reach_the_collector, .timeout = 10)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp_config	 c;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	char			 url[64], *cause = NULL;
+	uint64_t		 sent, dropped;
+
+	collector_start(&co, script);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", co.port);
+	setenv("OTEL_EXPORTER_OTLP_HEADERS", "api-key=k%201", 1);
+	cr_assert_eq(otlp_config_env(&c, url, &cause), 0, "%s", cause);
+	unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+	cr_assert_eq(otlp_config_header(&c, "X-Tenant: t", &cause), 0);
+	o = otlp_start(&c, &cause);
+	otlp_config_clear(&c);
+	s = export_session(o);
+	export_calls(o, s, 1);
+	otlp_stop(o, 3000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 1);
+	cr_assert_not_null(strstr(co.head, "\r\napi-key: k 1\r\n"), "%s",
+	    co.head);
+	cr_assert_not_null(strstr(co.head, "\r\nX-Tenant: t\r\n"));
+	cr_assert_not_null(strstr(co.head,
+	    "\r\nContent-Type: application/x-protobuf\r\n"));
 	otlp_free(o);
 }
