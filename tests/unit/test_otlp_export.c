@@ -112,9 +112,11 @@ collector_main(void *arg)
 {
 	struct collector	*co = arg;
 	const char		*a;
-	int			 c, i;
+	int			 c, i, fd = co->fd;
 
-	while ((c = accept(co->fd, NULL, NULL)) != -1) {
+	/* co is the test's: not read again once its connection ended (the
+	   test may be over), hence fd kept here. */
+	while ((c = accept(fd, NULL, NULL)) != -1) {
 		while (collector_read(co, c) == 0) {
 			for (i = 0; co->script[i + 1] != NULL &&
 			    i < co->requests; i++)
@@ -135,7 +137,7 @@ collector_main(void *arg)
 		}
 		close(c);
 	}
-	close(co->fd);
+	close(fd);
 	return NULL;
 }
 
