@@ -33,7 +33,8 @@ void		 obuf_str(struct obuf *, const char *);
  * conventions for MCP (mcp.method.name, gen_ai.tool.name, ...).  Three
  * steps, each its own file:
  *
- *   a message ──otlp_fact_new()──> facts      (loop thread: small, cheap)
+ *   a message ──otlp_fact_new()──> facts      (exporter thread; for a
+ *                                             large message the loop's)
  *   facts ──otlp_builder──> spans             (exporter thread; pure)
  *   spans ──otlp_pb_traces()/otlp_json_traces()──> bytes   (pure)
  *
@@ -305,6 +306,12 @@ struct otlp_sess *otlp_session(struct otlp *, const struct otlp_sess_info *);
  */
 #define OTLP_QUEUE_MAX		8192
 #define OTLP_QUEUE_BYTES	((size_t)16 * 1024 * 1024)
+/*
+ * A message up to this size is queued as a copy of its bytes (counted in
+ * OTLP_QUEUE_BYTES) and made into facts on the exporter's thread; a
+ * larger one is made into facts at once (no large copy).
+ */
+#define OTLP_COPY_MAX		((size_t)64 * 1024)
 void		 otlp_message(struct otlp *, struct otlp_sess *,
 		     const struct msg *);
 void		 otlp_session_end(struct otlp *, struct otlp_sess *, int64_t);

@@ -20,9 +20,22 @@
 
 #include "formats.h"
 
-/* A batch is sent at this many spans, or this long after its first. */
+/* A batch is sent at this many spans, or this many bytes (payloads
+   counted; the JSON encoder builds a request's whole tree), or this long
+   after its first. */
 #define OTLP_BATCH_SPANS	512
+#define OTLP_BATCH_BYTES	((size_t)4 * 1024 * 1024)
 #define OTLP_BATCH_DELAY_NS	((int64_t)1000000000)
+/*
+ * The producer does not wake the exporter for each message (a futex wake
+ * and a context switch per message on the loop thread): the exporter
+ * takes the queue on a tick while anything is queued or batched, and is
+ * woken when the queue passes a threshold, when it was idle, at a
+ * session's end and at the stop.
+ */
+#define OTLP_TICK_NS		((int64_t)200000000)
+#define OTLP_WAKE_ITEMS		((size_t)512)
+#define OTLP_WAKE_BYTES		((size_t)1024 * 1024)
 /* Retry backoff: from 1 s, doubling, at most 30 s (Retry-After too). */
 #define OTLP_BACKOFF_FIRST_NS	((int64_t)1000000000)
 #define OTLP_BACKOFF_MAX_NS	((int64_t)30 * 1000000000)
@@ -64,6 +77,10 @@ struct otlp_item {
 	enum otlp_item_type	 type;
 	struct otlp_sess	*sess;
 	struct otlp_fact	*facts;
+	int			 copy;		/* m is a copy (its raw after the
+						   item); the exporter thread
+						   makes the facts */
+	struct msg		 m;
 	int64_t			 end_ns;
 	size_t			 size;		/* in the queue's bytes */
 	uint64_t		 nspans;	/* spans its facts start */
@@ -95,6 +112,9 @@ struct otlp {
 	size_t			 bytes;
 	int			 stopping;
 	int64_t			 stop_deadline;	/* clock_mono_ns */
+	int			 idle;		/* the exporter waits for a
+						   wake, no tick */
+	int			 kicked;	/* woken: take the queue now */
 	struct otlp_sess	*sessions;
 	int			 stopped;	/* otlp_stop ran */
 
@@ -107,6 +127,8 @@ struct otlp {
 	/* The exporter thread's: */
 	struct otlp_span	*batch, **batch_tail;
 	size_t			 nbatch;
+	size_t			 batch_bytes;	/* otlp_export_span_bytes() */
+	int64_t			 tick;		/* mono: the next take */
 	int64_t			 batch_first;	/* mono, of its first span */
 	struct otlp_run		*runs;
 	size_t			 nruns, runs_cap;
@@ -169,6 +191,32 @@ otlp_export_ts(int64_t t)
 	return ts;
 }
 
+/* About the bytes span sp takes in a request (its texts and payloads). */
+static size_t
+otlp_export_span_bytes(const struct otlp_span *sp)
+{
+	const char	*k;
+	json_t		*v;
+	size_t		 n = 64;
+
+	if (sp->name != NULL)
+		n += strlen(sp->name);
+	if (sp->status_message != NULL)
+		n += strlen(sp->status_message);
+	if (sp->trace_state != NULL)
+		n += strlen(sp->trace_state);
+	if (sp->attrs == NULL)
+		return n;
+	json_object_foreach(sp->attrs, k, v) {
+		n += strlen(k) + 8;
+		if (json_is_string(v))
+			n += json_string_length(v);
+		else if (json_is_object(v) || json_is_array(v))
+			n += json_dumpb(v, NULL, 0, JSON_COMPACT);
+	}
+	return n;
+}
+
 /* Append spans of s to the batch. */
 static void
 otlp_export_batch_add(struct otlp *o, struct otlp_sess *s,
@@ -183,6 +231,7 @@ otlp_export_batch_add(struct otlp *o, struct otlp_sess *s,
 	*o->batch_tail = spans;
 	for (; spans != NULL; spans = spans->next) {
 		n++;
+		o->batch_bytes += otlp_export_span_bytes(spans);
 		o->batch_tail = &spans->next;
 	}
 	o->nbatch += n;
@@ -209,12 +258,16 @@ otlp_export_batch_take(struct otlp *o, size_t n, struct otlp_run **taken,
 	struct otlp_span	*first = o->batch, **pp = &o->batch;
 	size_t			 i, k, left = n;
 
-	for (i = 0; i < n && *pp != NULL; i++)
+	for (i = 0; i < n && *pp != NULL; i++) {
+		o->batch_bytes -= otlp_export_span_bytes(*pp);
 		pp = &(*pp)->next;
+	}
 	o->batch = *pp;
 	*pp = NULL;
-	if (o->batch == NULL)
+	if (o->batch == NULL) {
 		o->batch_tail = &o->batch;
+		o->batch_bytes = 0;
+	}
 	o->nbatch -= n;
 	/* What is left keeps its batch_first: it is due as soon. */
 	*taken = xreallocarray(NULL, o->nruns > 0 ? o->nruns : 1,
@@ -320,9 +373,8 @@ otlp_export_drop_taken(struct otlp *o, const struct otlp_run *taken,
 static void
 otlp_export_send(struct otlp *o)
 {
-	struct otlp_span	*spans;
-	size_t			 n = o->nbatch < OTLP_BATCH_SPANS ? o->nbatch :
-				    OTLP_BATCH_SPANS;
+	struct otlp_span	*spans, *sp;
+	size_t			 n = 0, bytes = 0;
 	int64_t			 deadline, stop, now, wait, backoff;
 	int			 status, retry_after, r;
 	int64_t			 rej;
@@ -330,6 +382,13 @@ otlp_export_send(struct otlp *o)
 	struct otlp_run		*taken;
 	size_t			 ntaken, i;
 
+	/* At most OTLP_BATCH_SPANS, and OTLP_BATCH_BYTES but for one. */
+	for (sp = o->batch; sp != NULL && n < OTLP_BATCH_SPANS; sp = sp->next) {
+		bytes += otlp_export_span_bytes(sp);
+		if (n > 0 && bytes > OTLP_BATCH_BYTES)
+			break;
+		n++;
+	}
 	if (n == 0)
 		return;
 	deadline = clock_mono_ns() + (int64_t)o->cfg.timeout_ms * 1000000;
@@ -476,6 +535,12 @@ otlp_export_item(struct otlp *o, struct otlp_item *it, int stopping)
 	struct otlp_fact	*f, *next;
 	struct otlp_span	*spans;
 
+	if (it->copy) {
+		it->facts = otlp_fact_new(&it->m, o->cfg.payloads);
+		for (f = it->facts; f != NULL; f = f->next)
+			f->sess = it->sess;
+		it->nspans = otlp_export_nspans(it->facts);
+	}
 	otlp_export_forget(o, it->sess, it->forget, it->nforget, it->lossy);
 	it->forget = NULL;
 	it->nforget = 0;
@@ -517,23 +582,45 @@ otlp_export_main(void *arg)
 	struct timespec		 ts;
 	size_t			 n, bytes, nf;
 	int			 stopping, lossy;
+	int64_t			 now, t;
 
 	for (;;) {
+		/*
+		 * Take the queue when woken or at the tick; send the batch
+		 * when due.  Idle (nothing queued or batched for a tick):
+		 * wait for the producer's wake.
+		 */
 		pthread_mutex_lock(&o->mtx);
-		while (o->head == NULL && !o->stopping) {
-			if (o->nbatch > 0) {
-				if (clock_mono_ns() >= o->batch_first +
-				    OTLP_BATCH_DELAY_NS)
-					break;
-				ts = otlp_export_ts(o->batch_first +
-				    OTLP_BATCH_DELAY_NS);
-				pthread_cond_timedwait(&o->work, &o->mtx, &ts);
-			} else
+		for (;;) {
+			if (o->stopping)
+				break;
+			now = clock_mono_ns();
+			if (o->head != NULL && (o->kicked || now >= o->tick))
+				break;
+			if (o->nbatch > 0 && now >= o->batch_first +
+			    OTLP_BATCH_DELAY_NS)
+				break;
+			if (o->head == NULL && o->nbatch == 0 &&
+			    now >= o->tick) {
+				o->idle = 1;
 				pthread_cond_wait(&o->work, &o->mtx);
+				o->idle = 0;
+				continue;
+			}
+			if (now >= o->tick)
+				o->tick = now + OTLP_TICK_NS;
+			t = o->tick;
+			if (o->nbatch > 0 && o->batch_first +
+			    OTLP_BATCH_DELAY_NS < t)
+				t = o->batch_first + OTLP_BATCH_DELAY_NS;
+			ts = otlp_export_ts(t);
+			pthread_cond_timedwait(&o->work, &o->mtx, &ts);
 		}
 		list = o->head;
 		o->head = NULL;
 		o->tailp = &o->head;
+		o->kicked = 0;
+		o->tick = clock_mono_ns() + OTLP_TICK_NS;
 		stopping = o->stopping;
 		pthread_mutex_unlock(&o->mtx);
 
@@ -545,7 +632,8 @@ otlp_export_main(void *arg)
 			bytes += it->size;
 			free(it);
 			/* An item can end thousands: the batch stays small. */
-			while (o->nbatch >= OTLP_BATCH_SPANS)
+			while (o->nbatch >= OTLP_BATCH_SPANS ||
+			    o->batch_bytes >= OTLP_BATCH_BYTES)
 				otlp_export_send(o);
 		}
 		if (n > 0) {
@@ -732,32 +820,62 @@ otlp_session(struct otlp *o, const struct otlp_sess_info *info)
 	return s;
 }
 
+/* Remember (under mtx) that session s lost the answer of dir with id
+   (NULL: null), for its builder to forget; past OTLP_FORGET_MAX the
+   session is lossy. */
+static void
+otlp_export_lost_one(struct otlp_sess *s, enum dir dir, const char *id,
+    size_t len)
+{
+	if (s->nforget == OTLP_FORGET_MAX) {
+		s->lossy = 1;
+		return;
+	}
+	if (s->forget == NULL)
+		s->forget = xreallocarray(NULL, OTLP_FORGET_MAX,
+		    sizeof *s->forget);
+	s->forget[s->nforget].dir = dir == DIR_C2S ? DIR_S2C : DIR_C2S;
+	s->forget[s->nforget++].id = id != NULL ? xstrndup(id, len) : NULL;
+}
+
 /*
- * Item it is dropped (under mtx): the requests its answers answer are
- * remembered in its session, for its builder to forget; past
- * OTLP_FORGET_MAX the session is lossy.
+ * Item it is dropped: the requests its answers answer are remembered in
+ * its session (under mtx, taken here), and it->nspans is set.  A copy is
+ * only scanned (scan_message: its kind and id), not made into facts.
  */
 static void
-otlp_export_lost(struct otlp_item *it)
+otlp_export_lost(struct otlp *o, struct otlp_item *it)
 {
-	struct otlp_sess	*s = it->sess;
 	struct otlp_fact	*f;
+	struct scan		 sc;
+	const char		*id = NULL;
+	size_t			 len = 0;
 
-	for (f = it->facts; f != NULL; f = f->next) {
-		if (f->kind != KIND_RESPONSE && f->kind != KIND_ERROR)
-			continue;
-		if (s->nforget == OTLP_FORGET_MAX) {
-			s->lossy = 1;
-			continue;
-		}
-		if (s->forget == NULL)
-			s->forget = xreallocarray(NULL, OTLP_FORGET_MAX,
-			    sizeof *s->forget);
-		s->forget[s->nforget].dir = f->dir == DIR_C2S ? DIR_S2C :
-		    DIR_C2S;
-		s->forget[s->nforget++].id = f->id != NULL ? xstrdup(f->id) :
-		    NULL;
+	if (!it->copy) {
+		pthread_mutex_lock(&o->mtx);
+		for (f = it->facts; f != NULL; f = f->next)
+			if (f->kind == KIND_RESPONSE || f->kind == KIND_ERROR)
+				otlp_export_lost_one(it->sess, f->dir, f->id,
+				    f->id != NULL ? strlen(f->id) : 0);
+		pthread_mutex_unlock(&o->mtx);
+		return;
 	}
+	scan_message(it->m.raw, it->m.len, &sc);
+	if (sc.kind == KIND_REQUEST || sc.kind == KIND_NOTIFICATION)
+		it->nspans = 1;
+	if (sc.kind != KIND_RESPONSE && sc.kind != KIND_ERROR)
+		return;
+	/* As otlp_fact_new writes an id: its text, a null none. */
+	if (sc.has_id && !(sc.id_len == 4 &&
+	    memcmp(it->m.raw + sc.id_off, "null", 4) == 0)) {
+		id = it->m.raw + sc.id_off;
+		len = sc.id_len;
+		if (len > OTLP_STRING_MAX)
+			len = scan_utf8_trim(id, OTLP_STRING_MAX);
+	}
+	pthread_mutex_lock(&o->mtx);
+	otlp_export_lost_one(it->sess, it->m.dir, id, len);
+	pthread_mutex_unlock(&o->mtx);
 }
 
 /* Queue item it (whose facts would start nspans spans); drop it when full
@@ -778,8 +896,8 @@ otlp_export_push(struct otlp *o, struct otlp_item *it, int bounded)
 		pthread_cond_wait(&o->room, &o->mtx);
 	}
 	if (full || o->stopping) {
-		otlp_export_lost(it);
 		pthread_mutex_unlock(&o->mtx);
+		otlp_export_lost(o, it);
 		otlp_export_drop(o, it->sess, it->nspans);
 		if (full)
 			otlp_export_warn_once(o, "the exporter's queue is full "
@@ -794,12 +912,16 @@ otlp_export_push(struct otlp *o, struct otlp_item *it, int bounded)
 	it->lossy = it->sess->lossy;
 	it->sess->forget = NULL;
 	it->sess->nforget = 0;
-	if (o->head == NULL)
-		pthread_cond_signal(&o->work);
 	*o->tailp = it;
 	o->tailp = &it->next;
 	o->count++;
 	o->bytes += it->size;
+	/* No wake per message: the exporter ticks (see OTLP_TICK_NS). */
+	if (!o->kicked && (o->idle || it->type == OTLP_ITEM_END ||
+	    o->count >= OTLP_WAKE_ITEMS || o->bytes >= OTLP_WAKE_BYTES)) {
+		o->kicked = 1;
+		pthread_cond_signal(&o->work);
+	}
 	pthread_mutex_unlock(&o->mtx);
 }
 
@@ -809,9 +931,36 @@ otlp_message(struct otlp *o, struct otlp_sess *s, const struct msg *m)
 {
 	struct otlp_fact	*facts, *f;
 	struct otlp_item	*it;
+	size_t			 i;
 
 	if (o == NULL || s == NULL || s->end_queued)
 		return;
+	/*
+	 * A message of one object up to OTLP_COPY_MAX: a copy of its bytes
+	 * goes, and the exporter thread makes its facts (the loop thread
+	 * is the proxy's).  A larger one, a batch or a truncated one: its
+	 * facts are made here (they are smaller than its bytes).
+	 */
+	for (i = 0; i < m->len && (m->raw[i] == ' ' || m->raw[i] == '\t' ||
+	    m->raw[i] == '\r' || m->raw[i] == '\n'); i++)
+		;
+	if (!(m->flags & MSG_TRUNCATED) && m->len <= OTLP_COPY_MAX &&
+	    i < m->len && m->raw[i] == '{') {
+		it = xcalloc(1, sizeof *it + m->len + 1);
+		it->type = OTLP_ITEM_FACTS;
+		it->sess = s;
+		it->copy = 1;
+		it->m.dir = m->dir;
+		it->m.ts_ns = m->ts_ns;
+		it->m.mono_ns = m->mono_ns;
+		it->m.wire_size = -1;
+		it->m.raw = (char *)(it + 1);
+		memcpy(it->m.raw, m->raw, m->len);
+		it->m.len = m->len;
+		it->size = sizeof *it + m->len;
+		otlp_export_push(o, it, 1);
+		return;
+	}
 	if ((facts = otlp_fact_new(m, o->cfg.payloads)) == NULL)
 		return;
 	it = xcalloc(1, sizeof *it);

@@ -395,10 +395,10 @@ export_dropped_answers(int lots)
 	o = export_start(co.port, 10000);
 	export_json = 0;
 	s = export_session(o);
-	/* 10 answered: a batch sent after 1 s, which the collector holds
-	   2 s while the queue is empty. */
+	/* 10 answered: a batch sent after 1 s (and up to a tick, 0.2 s),
+	   which the collector holds 2 s while the queue is empty. */
 	export_calls(o, s, 10);
-	usleep(1300000);
+	usleep(1600000);
 	/* Requests queued behind it, then the queue filled with pings. */
 	for (i = 1; i <= nreq; i++) {
 		snprintf(raw, sizeof raw, "{\"jsonrpc\":\"2.0\",\"id\":"
@@ -806,4 +806,111 @@ Test(otlp_export, configured_headers_reach_the_collector, .timeout = 10)
 	cr_assert_not_null(strstr(co.head,
 	    "\r\nContent-Type: application/x-protobuf\r\n"));
 	otlp_free(o);
+}
+
+/* Whether the collector got a request within ms. */
+static int
+export_request_within(struct collector *co, int ms)
+{
+	int	i;
+
+	for (i = 0; i < ms / 10; i++) {
+		if (__atomic_load_n(&co->requests, __ATOMIC_SEQ_CST) > 0)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+Test(otlp_export, one_message_is_sent_within_a_second, .timeout = 20)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	int64_t			 t0;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 5000);
+	s = export_session(o);
+	/* The exporter is idle (nothing queued for a tick): the producer
+	   wakes it for the message, no session end, no stop. */
+	usleep(500000);
+	t0 = clock_mono_ns();
+	export_raw(o, s, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/message\",\"params\":{}}");
+	cr_assert(export_request_within(&co, 3000));
+	cr_assert_lt(clock_mono_ns() - t0, (int64_t)1400000000);
+	/* A call while the exporter ticks: its span a batch delay later. */
+	usleep(100000);
+	t0 = clock_mono_ns();
+	export_calls(o, s, 1);
+	while (__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST) < 2 &&
+	    clock_mono_ns() - t0 < (int64_t)3000000000)
+		usleep(10000);
+	cr_assert_eq(__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST), 2);
+	cr_assert_lt(clock_mono_ns() - t0, (int64_t)1600000000);
+	otlp_stop(o, 5000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 2);
+	cr_assert_eq(dropped, 0);
+	otlp_free(o);
+}
+
+/*
+ * With the exporter held by a hung collector, n notifications of len
+ * bytes each; the spans dropped before the stop.
+ */
+static uint64_t
+export_big_held(size_t len, int n)
+{
+	static const char *const script[] = { "hang", NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped, before;
+	char			*raw;
+	int			 i;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 10000);
+	s = export_session(o);
+	export_calls(o, s, 1);
+	cr_assert(export_request_within(&co, 3000));
+	raw = malloc(len + 1);
+	memset(raw, 'x', len);
+	memcpy(raw, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+	    "\"params\":{\"data\":\"", 68);
+	memcpy(raw + len - 3, "\"}}", 3);
+	raw[len] = '\0';
+	for (i = 0; i < n; i++)
+		export_raw(o, s, DIR_S2C, raw);
+	free(raw);
+	otlp_totals(o, &sent, &dropped);
+	before = dropped;
+	otlp_stop(o, 500);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 0);
+	cr_assert_eq(dropped, (uint64_t)n + 1);
+	otlp_free(o);
+	return before;
+}
+
+Test(otlp_export, copies_count_in_the_byte_bound, .timeout = 30)
+{
+	size_t		len = OTLP_COPY_MAX - 4096;
+	uint64_t	d;
+
+	/* Each one queued as a copy of its 60 KiB: about 270 fit in
+	   OTLP_QUEUE_BYTES, the rest are dropped at once. */
+	d = export_big_held(len, 400);
+	cr_assert_geq(d, 400 - OTLP_QUEUE_BYTES / len, "%llu",
+	    (unsigned long long)d);
+	cr_assert_leq(d, 400 - OTLP_QUEUE_BYTES / (len + 1024), "%llu",
+	    (unsigned long long)d);
+	/* Over OTLP_COPY_MAX: made into facts at once, with no copy (and
+	   no payload): all 400 fit. */
+	d = export_big_held(OTLP_COPY_MAX + 4096, 400);
+	cr_assert_eq(d, 0, "%llu", (unsigned long long)d);
 }
