@@ -248,20 +248,20 @@ otlp_export_batch_add(struct otlp *o, struct otlp_sess *s,
 }
 
 /*
- * Take the first n spans off the batch (a list of their own, returned),
- * and the runs that say whose they are into *taken (*ntaken of them).
+ * Take the first n spans (bytes of them) off the batch (a list of their
+ * own, returned), and the runs that say whose they are into *taken
+ * (*ntaken of them).
  */
 static struct otlp_span *
-otlp_export_batch_take(struct otlp *o, size_t n, struct otlp_run **taken,
-    size_t *ntaken)
+otlp_export_batch_take(struct otlp *o, size_t n, size_t bytes,
+    struct otlp_run **taken, size_t *ntaken)
 {
 	struct otlp_span	*first = o->batch, **pp = &o->batch;
 	size_t			 i, k, left = n;
 
-	for (i = 0; i < n && *pp != NULL; i++) {
-		o->batch_bytes -= otlp_export_span_bytes(*pp);
+	for (i = 0; i < n && *pp != NULL; i++)
 		pp = &(*pp)->next;
-	}
+	o->batch_bytes -= bytes < o->batch_bytes ? bytes : o->batch_bytes;
 	o->batch = *pp;
 	*pp = NULL;
 	if (o->batch == NULL) {
@@ -374,7 +374,7 @@ static void
 otlp_export_send(struct otlp *o)
 {
 	struct otlp_span	*spans, *sp;
-	size_t			 n = 0, bytes = 0;
+	size_t			 n = 0, bytes = 0, b;
 	int64_t			 deadline, stop, now, wait, backoff;
 	int			 status, retry_after, r;
 	int64_t			 rej;
@@ -384,9 +384,10 @@ otlp_export_send(struct otlp *o)
 
 	/* At most OTLP_BATCH_SPANS, and OTLP_BATCH_BYTES but for one. */
 	for (sp = o->batch; sp != NULL && n < OTLP_BATCH_SPANS; sp = sp->next) {
-		bytes += otlp_export_span_bytes(sp);
-		if (n > 0 && bytes > OTLP_BATCH_BYTES)
+		b = otlp_export_span_bytes(sp);
+		if (n > 0 && bytes + b > OTLP_BATCH_BYTES)
 			break;
+		bytes += b;
 		n++;
 	}
 	if (n == 0)
@@ -395,7 +396,7 @@ otlp_export_send(struct otlp *o)
 	stop = otlp_export_stop_deadline(o);
 	if (stop < deadline)
 		deadline = stop;
-	spans = otlp_export_batch_take(o, n, &taken, &ntaken);
+	spans = otlp_export_batch_take(o, n, bytes, &taken, &ntaken);
 	if (clock_mono_ns() >= deadline) {
 		why = xstrdup(OTLP_TIME_RAN_OUT);
 		goto drop;
