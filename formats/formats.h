@@ -304,7 +304,7 @@ struct otlp_sess *otlp_session(struct otlp *, const struct otlp_sess_info *);
  * queue is full (OTLP_QUEUE_MAX facts or OTLP_QUEUE_BYTES) the message's
  * span is dropped and counted against s.
  */
-#define OTLP_QUEUE_MAX		8192
+#define OTLP_QUEUE_MAX		32768
 #define OTLP_QUEUE_BYTES	((size_t)16 * 1024 * 1024)
 /*
  * A message up to this size is queued as a copy of its bytes (counted in
