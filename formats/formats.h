@@ -138,7 +138,8 @@ void		 obuf_str(struct obuf *, const char *);
  * conventions for MCP (mcp.method.name, gen_ai.tool.name, ...).  Three
  * steps, each its own file:
  *
- *   a message ──otlp_fact_new()──> facts      (loop thread: small, cheap)
+ *   a message ──otlp_fact_new()──> facts      (exporter thread; for a
+ *                                             large message the loop's)
  *   facts ──otlp_builder──> spans             (exporter thread; pure)
  *   spans ──otlp_pb_traces()/otlp_json_traces()──> bytes   (pure)
  *
@@ -445,10 +446,14 @@ struct otlp_http *otlp_http_new(const struct otlp_config *, char **);
 /*
  * POST body to the endpoint, done by deadline (clock_mono_ns): 0 with
  * the status and Retry-After in seconds (-1: none) when an answer came,
- * -1 with *cause when none did (connect, TLS, timeout, a bad answer).
+ * -1 with *cause when none did (connect, TLS, timeout, a bad answer),
+ * -2 with *cause when trying again cannot mend it (the certificate).
  */
 int		 otlp_http_post(struct otlp_http *, const void *, size_t,
 		     int64_t, int *, int *, char **);
+/* Spans the last 2xx answer said it rejected (its partial_success,
+   read when the body is short): they count as dropped. */
+int64_t		 otlp_http_rejected(const struct otlp_http *);
 void		 otlp_http_free(struct otlp_http *);
 /*
  * A second deadline (clock_mono_ns) another thread may bring forward
@@ -470,8 +475,14 @@ struct otlp_sess *otlp_session(struct otlp *, const struct otlp_sess_info *);
  * queue is full (OTLP_QUEUE_MAX facts or OTLP_QUEUE_BYTES) the message's
  * span is dropped and counted against s.
  */
-#define OTLP_QUEUE_MAX		8192
+#define OTLP_QUEUE_MAX		32768
 #define OTLP_QUEUE_BYTES	((size_t)16 * 1024 * 1024)
+/*
+ * A message up to this size is queued as a copy of its bytes (counted in
+ * OTLP_QUEUE_BYTES) and made into facts on the exporter's thread; a
+ * larger one is made into facts at once (no large copy).
+ */
+#define OTLP_COPY_MAX		((size_t)64 * 1024)
 void		 otlp_message(struct otlp *, struct otlp_sess *,
 		     const struct msg *);
 void		 otlp_session_end(struct otlp *, struct otlp_sess *, int64_t);

@@ -66,7 +66,7 @@ otlp_url_clear(struct otlp_url *u)
 int
 otlp_url_parse(const char *s, struct otlp_url *u, char **cause)
 {
-	const char	*p, *path, *hend;
+	const char	*p, *path, *hend, *q;
 	char		*end;
 	long		 port;
 
@@ -80,7 +80,10 @@ otlp_url_parse(const char *s, struct otlp_url *u, char **cause)
 		xasprintf(cause, "it must start with http:// or https://");
 		return -1;
 	}
-	if (strpbrk(s, " \t\r\n#") != NULL) {
+	for (q = s; *q != '\0'; q++)
+		if ((unsigned char)*q < 0x21 || *q == 0x7f)
+			break;
+	if (*q != '\0' || strchr(s, '#') != NULL) {
 		xasprintf(cause, "it has a space, a control character or a "
 		    "fragment ('#')");
 		return -1;
@@ -265,6 +268,14 @@ otlp_config_pairs(const char *list, const char *var,
 	return 0;
 }
 
+/* The headers the HTTP client writes or that are hop-by-hop: a
+   configured one would frame the request wrongly. */
+static const char *const otlp_config_own_headers[] = {
+	"Host", "Content-Length", "Content-Type", "Transfer-Encoding",
+	"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer",
+	"Upgrade", "Expect",
+};
+
 /* Add header "k: value" to the config arg (a callback of pairs). */
 static int
 otlp_config_header_cb(void *arg, const char *k, size_t klen,
@@ -272,6 +283,17 @@ otlp_config_header_cb(void *arg, const char *k, size_t klen,
 {
 	struct otlp_config	*c = arg;
 	size_t			 i;
+
+	for (i = 0; i < sizeof otlp_config_own_headers /
+	    sizeof otlp_config_own_headers[0]; i++) {
+		if (strlen(otlp_config_own_headers[i]) == klen &&
+		    strncasecmp(k, otlp_config_own_headers[i], klen) == 0) {
+			xasprintf(why, "%s cannot be set: mcpreel writes the "
+			    "request's framing and hop-by-hop headers itself",
+			    otlp_config_own_headers[i]);
+			return -1;
+		}
+	}
 
 	for (i = 0; value[i] != '\0'; i++) {
 		if ((unsigned char)value[i] < 0x20 && value[i] != '\t') {

@@ -14,14 +14,28 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "formats.h"
 
-/* A batch is sent at this many spans, or this long after its first. */
+/* A batch is sent at this many spans, or this many bytes (payloads
+   counted; the JSON encoder builds a request's whole tree), or this long
+   after its first. */
 #define OTLP_BATCH_SPANS	512
+#define OTLP_BATCH_BYTES	((size_t)4 * 1024 * 1024)
 #define OTLP_BATCH_DELAY_NS	((int64_t)1000000000)
+/*
+ * The producer does not wake the exporter for each message (a futex wake
+ * and a context switch per message on the loop thread): the exporter
+ * takes the queue on a tick while anything is queued or batched, and is
+ * woken when the queue passes a threshold, when it was idle, at a
+ * session's end and at the stop.
+ */
+#define OTLP_TICK_NS		((int64_t)200000000)
+#define OTLP_WAKE_ITEMS		((size_t)512)
+#define OTLP_WAKE_BYTES		((size_t)1024 * 1024)
 /* Retry backoff: from 1 s, doubling, at most 30 s (Retry-After too). */
 #define OTLP_BACKOFF_FIRST_NS	((int64_t)1000000000)
 #define OTLP_BACKOFF_MAX_NS	((int64_t)30 * 1000000000)
@@ -63,6 +77,10 @@ struct otlp_item {
 	enum otlp_item_type	 type;
 	struct otlp_sess	*sess;
 	struct otlp_fact	*facts;
+	int			 copy;		/* m is a copy (its raw after the
+						   item); the exporter thread
+						   makes the facts */
+	struct msg		 m;
 	int64_t			 end_ns;
 	size_t			 size;		/* in the queue's bytes */
 	uint64_t		 nspans;	/* spans its facts start */
@@ -94,6 +112,9 @@ struct otlp {
 	size_t			 bytes;
 	int			 stopping;
 	int64_t			 stop_deadline;	/* clock_mono_ns */
+	int			 idle;		/* the exporter waits for a
+						   wake, no tick */
+	int			 kicked;	/* woken: take the queue now */
 	struct otlp_sess	*sessions;
 	int			 stopped;	/* otlp_stop ran */
 
@@ -106,6 +127,8 @@ struct otlp {
 	/* The exporter thread's: */
 	struct otlp_span	*batch, **batch_tail;
 	size_t			 nbatch;
+	size_t			 batch_bytes;	/* otlp_export_span_bytes() */
+	int64_t			 tick;		/* mono: the next take */
 	int64_t			 batch_first;	/* mono, of its first span */
 	struct otlp_run		*runs;
 	size_t			 nruns, runs_cap;
@@ -168,6 +191,32 @@ otlp_export_ts(int64_t t)
 	return ts;
 }
 
+/* About the bytes span sp takes in a request (its texts and payloads). */
+static size_t
+otlp_export_span_bytes(const struct otlp_span *sp)
+{
+	const char	*k;
+	json_t		*v;
+	size_t		 n = 64;
+
+	if (sp->name != NULL)
+		n += strlen(sp->name);
+	if (sp->status_message != NULL)
+		n += strlen(sp->status_message);
+	if (sp->trace_state != NULL)
+		n += strlen(sp->trace_state);
+	if (sp->attrs == NULL)
+		return n;
+	json_object_foreach(sp->attrs, k, v) {
+		n += strlen(k) + 8;
+		if (json_is_string(v))
+			n += json_string_length(v);
+		else if (json_is_object(v) || json_is_array(v))
+			n += json_dumpb(v, NULL, 0, JSON_COMPACT);
+	}
+	return n;
+}
+
 /* Append spans of s to the batch. */
 static void
 otlp_export_batch_add(struct otlp *o, struct otlp_sess *s,
@@ -182,6 +231,7 @@ otlp_export_batch_add(struct otlp *o, struct otlp_sess *s,
 	*o->batch_tail = spans;
 	for (; spans != NULL; spans = spans->next) {
 		n++;
+		o->batch_bytes += otlp_export_span_bytes(spans);
 		o->batch_tail = &spans->next;
 	}
 	o->nbatch += n;
@@ -198,22 +248,26 @@ otlp_export_batch_add(struct otlp *o, struct otlp_sess *s,
 }
 
 /*
- * Take the first n spans off the batch (a list of their own, returned),
- * and the runs that say whose they are into *taken (*ntaken of them).
+ * Take the first n spans (bytes of them) off the batch (a list of their
+ * own, returned), and the runs that say whose they are into *taken
+ * (*ntaken of them).
  */
 static struct otlp_span *
-otlp_export_batch_take(struct otlp *o, size_t n, struct otlp_run **taken,
-    size_t *ntaken)
+otlp_export_batch_take(struct otlp *o, size_t n, size_t bytes,
+    struct otlp_run **taken, size_t *ntaken)
 {
 	struct otlp_span	*first = o->batch, **pp = &o->batch;
 	size_t			 i, k, left = n;
 
 	for (i = 0; i < n && *pp != NULL; i++)
 		pp = &(*pp)->next;
+	o->batch_bytes -= bytes < o->batch_bytes ? bytes : o->batch_bytes;
 	o->batch = *pp;
 	*pp = NULL;
-	if (o->batch == NULL)
+	if (o->batch == NULL) {
 		o->batch_tail = &o->batch;
+		o->batch_bytes = 0;
+	}
 	o->nbatch -= n;
 	/* What is left keeps its batch_first: it is due as soon. */
 	*taken = xreallocarray(NULL, o->nruns > 0 ? o->nruns : 1,
@@ -268,12 +322,47 @@ otlp_export_stop_deadline(struct otlp *o)
 	return stop;
 }
 
+/* What to do about an HTTP status (text to append to it). */
+static const char *
+otlp_export_advice(int status)
+{
+	switch (status) {
+	case 401:
+	case 403:
+		return " (check the headers: --otlp-header or "
+		    "OTEL_EXPORTER_OTLP_HEADERS)";
+	case 404:
+		return " (check the URL's path: a collector takes /v1/traces)";
+	case 413:
+		return " (the collector refuses a batch this large)";
+	case 415:
+		return " (check --otlp-protocol or OTEL_EXPORTER_OTLP_PROTOCOL)";
+	default:
+		return "";
+	}
+}
+
 /* Whether an OTLP/HTTP answer (or none: 0) is worth trying again. */
 static int
 otlp_export_retryable(int status)
 {
 	return status == 0 || status == 429 || status == 502 ||
 	    status == 503 || status == 504;
+}
+
+/* Count k of the taken runs' spans as dropped, from the first run on
+   (which spans a collector rejected it does not say). */
+static void
+otlp_export_drop_taken(struct otlp *o, const struct otlp_run *taken,
+    size_t ntaken, size_t k)
+{
+	size_t	i, m;
+
+	for (i = 0; i < ntaken && k > 0; i++) {
+		m = taken[i].n < k ? taken[i].n : k;
+		otlp_export_drop(o, taken[i].sess, m);
+		k -= m;
+	}
 }
 
 /*
@@ -284,22 +373,30 @@ otlp_export_retryable(int status)
 static void
 otlp_export_send(struct otlp *o)
 {
-	struct otlp_span	*spans;
-	size_t			 n = o->nbatch < OTLP_BATCH_SPANS ? o->nbatch :
-				    OTLP_BATCH_SPANS;
+	struct otlp_span	*spans, *sp;
+	size_t			 n = 0, bytes = 0, b;
 	int64_t			 deadline, stop, now, wait, backoff;
 	int			 status, retry_after, r;
-	char			*why = NULL;
+	int64_t			 rej;
+	char			*why = NULL, *plain;
 	struct otlp_run		*taken;
 	size_t			 ntaken, i;
 
+	/* At most OTLP_BATCH_SPANS, and OTLP_BATCH_BYTES but for one. */
+	for (sp = o->batch; sp != NULL && n < OTLP_BATCH_SPANS; sp = sp->next) {
+		b = otlp_export_span_bytes(sp);
+		if (n > 0 && bytes + b > OTLP_BATCH_BYTES)
+			break;
+		bytes += b;
+		n++;
+	}
 	if (n == 0)
 		return;
 	deadline = clock_mono_ns() + (int64_t)o->cfg.timeout_ms * 1000000;
 	stop = otlp_export_stop_deadline(o);
 	if (stop < deadline)
 		deadline = stop;
-	spans = otlp_export_batch_take(o, n, &taken, &ntaken);
+	spans = otlp_export_batch_take(o, n, bytes, &taken, &ntaken);
 	if (clock_mono_ns() >= deadline) {
 		why = xstrdup(OTLP_TIME_RAN_OUT);
 		goto drop;
@@ -316,12 +413,26 @@ otlp_export_send(struct otlp *o)
 		r = otlp_http_post(o->http, o->body.p, o->body.len, deadline,
 		    &status, &retry_after, &why);
 		if (r == 0 && status >= 200 && status < 300) {
-			atomic_fetch_add(&o->sent, n);
+			/* The collector took them, but for those it said it
+			   rejected. */
+			rej = otlp_http_rejected(o->http);
+			if (rej > (int64_t)n)
+				rej = (int64_t)n;
+			atomic_fetch_add(&o->sent, n - (size_t)rej);
+			otlp_export_drop_taken(o, taken, ntaken, (size_t)rej);
 			break;
 		}
 		if (r == 0)
-			xasprintf(&why, "HTTP %d", status);
-		if (!otlp_export_retryable(r == 0 ? status : 0))
+			xasprintf(&why, "HTTP %d%s", status,
+			    otlp_export_advice(status));
+		else if (r == -1 && (strncmp(why, "connect:", 8) == 0 ||
+		    strcmp(why, "timed out") == 0)) {
+			plain = why;
+			xasprintf(&why, "%s; is a collector listening there?",
+			    plain);
+			free(plain);
+		}
+		if (r == -2 || !otlp_export_retryable(r == 0 ? status : 0))
 			goto drop;
 		/* The backoff is a floor: Retry-After 0 is no busy loop. */
 		wait = backoff + (int64_t)((double)backoff * 0.4 *
@@ -425,6 +536,12 @@ otlp_export_item(struct otlp *o, struct otlp_item *it, int stopping)
 	struct otlp_fact	*f, *next;
 	struct otlp_span	*spans;
 
+	if (it->copy) {
+		it->facts = otlp_fact_new(&it->m, o->cfg.payloads);
+		for (f = it->facts; f != NULL; f = f->next)
+			f->sess = it->sess;
+		it->nspans = otlp_export_nspans(it->facts);
+	}
 	otlp_export_forget(o, it->sess, it->forget, it->nforget, it->lossy);
 	it->forget = NULL;
 	it->nforget = 0;
@@ -466,23 +583,45 @@ otlp_export_main(void *arg)
 	struct timespec		 ts;
 	size_t			 n, bytes, nf;
 	int			 stopping, lossy;
+	int64_t			 now, t;
 
 	for (;;) {
+		/*
+		 * Take the queue when woken or at the tick; send the batch
+		 * when due.  Idle (nothing queued or batched for a tick):
+		 * wait for the producer's wake.
+		 */
 		pthread_mutex_lock(&o->mtx);
-		while (o->head == NULL && !o->stopping) {
-			if (o->nbatch > 0) {
-				if (clock_mono_ns() >= o->batch_first +
-				    OTLP_BATCH_DELAY_NS)
-					break;
-				ts = otlp_export_ts(o->batch_first +
-				    OTLP_BATCH_DELAY_NS);
-				pthread_cond_timedwait(&o->work, &o->mtx, &ts);
-			} else
+		for (;;) {
+			if (o->stopping)
+				break;
+			now = clock_mono_ns();
+			if (o->head != NULL && (o->kicked || now >= o->tick))
+				break;
+			if (o->nbatch > 0 && now >= o->batch_first +
+			    OTLP_BATCH_DELAY_NS)
+				break;
+			if (o->head == NULL && o->nbatch == 0 &&
+			    now >= o->tick) {
+				o->idle = 1;
 				pthread_cond_wait(&o->work, &o->mtx);
+				o->idle = 0;
+				continue;
+			}
+			if (now >= o->tick)
+				o->tick = now + OTLP_TICK_NS;
+			t = o->tick;
+			if (o->nbatch > 0 && o->batch_first +
+			    OTLP_BATCH_DELAY_NS < t)
+				t = o->batch_first + OTLP_BATCH_DELAY_NS;
+			ts = otlp_export_ts(t);
+			pthread_cond_timedwait(&o->work, &o->mtx, &ts);
 		}
 		list = o->head;
 		o->head = NULL;
 		o->tailp = &o->head;
+		o->kicked = 0;
+		o->tick = clock_mono_ns() + OTLP_TICK_NS;
 		stopping = o->stopping;
 		pthread_mutex_unlock(&o->mtx);
 
@@ -494,7 +633,8 @@ otlp_export_main(void *arg)
 			bytes += it->size;
 			free(it);
 			/* An item can end thousands: the batch stays small. */
-			while (o->nbatch >= OTLP_BATCH_SPANS)
+			while (o->nbatch >= OTLP_BATCH_SPANS ||
+			    o->batch_bytes >= OTLP_BATCH_BYTES)
 				otlp_export_send(o);
 		}
 		if (n > 0) {
@@ -556,6 +696,36 @@ otlp_export_where(const char *endpoint)
 	return xstrndup(endpoint, strcspn(endpoint, "?"));
 }
 
+/* Whether host names this machine (a loopback address or localhost). */
+static int
+otlp_export_loopback(const char *host)
+{
+	return strcasecmp(host, "localhost") == 0 ||
+	    strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
+}
+
+/* Say once when headers (often a key) would go in clear text to
+   another machine. */
+static void
+otlp_export_cleartext(const struct otlp_config *c)
+{
+	static atomic_int	 said;
+	struct otlp_url		 u;
+	char			*why = NULL;
+
+	if (c->nheaders == 0 || otlp_url_parse(c->endpoint, &u, &why) != 0) {
+		free(why);
+		return;
+	}
+	if (!u.tls && !otlp_export_loopback(u.host) &&
+	    atomic_exchange(&said, 1) == 0)
+		log_warnx("OpenTelemetry: the collector's URL is http://, not "
+		    "https://: its headers (--otlp-header, "
+		    "OTEL_EXPORTER_OTLP_HEADERS) go to %s in clear text",
+		    u.host);
+	otlp_url_clear(&u);
+}
+
 /* Start the exporter for config c; NULL with *cause when it cannot. */
 struct otlp *
 otlp_start(const struct otlp_config *c, char **cause)
@@ -588,6 +758,7 @@ otlp_start(const struct otlp_config *c, char **cause)
 	o->where = otlp_export_where(c->endpoint);
 	if ((o->http = otlp_http_new(&o->cfg, cause)) == NULL)
 		goto fail;
+	otlp_export_cleartext(&o->cfg);
 	atomic_init(&o->limit, INT64_MAX);
 	otlp_http_limit(o->http, &o->limit);
 	o->tailp = &o->head;
@@ -650,32 +821,62 @@ otlp_session(struct otlp *o, const struct otlp_sess_info *info)
 	return s;
 }
 
+/* Remember (under mtx) that session s lost the answer of dir with id
+   (NULL: null), for its builder to forget; past OTLP_FORGET_MAX the
+   session is lossy. */
+static void
+otlp_export_lost_one(struct otlp_sess *s, enum dir dir, const char *id,
+    size_t len)
+{
+	if (s->nforget == OTLP_FORGET_MAX) {
+		s->lossy = 1;
+		return;
+	}
+	if (s->forget == NULL)
+		s->forget = xreallocarray(NULL, OTLP_FORGET_MAX,
+		    sizeof *s->forget);
+	s->forget[s->nforget].dir = dir == DIR_C2S ? DIR_S2C : DIR_C2S;
+	s->forget[s->nforget++].id = id != NULL ? xstrndup(id, len) : NULL;
+}
+
 /*
- * Item it is dropped (under mtx): the requests its answers answer are
- * remembered in its session, for its builder to forget; past
- * OTLP_FORGET_MAX the session is lossy.
+ * Item it is dropped: the requests its answers answer are remembered in
+ * its session (under mtx, taken here), and it->nspans is set.  A copy is
+ * only scanned (scan_message: its kind and id), not made into facts.
  */
 static void
-otlp_export_lost(struct otlp_item *it)
+otlp_export_lost(struct otlp *o, struct otlp_item *it)
 {
-	struct otlp_sess	*s = it->sess;
 	struct otlp_fact	*f;
+	struct scan		 sc;
+	const char		*id = NULL;
+	size_t			 len = 0;
 
-	for (f = it->facts; f != NULL; f = f->next) {
-		if (f->kind != KIND_RESPONSE && f->kind != KIND_ERROR)
-			continue;
-		if (s->nforget == OTLP_FORGET_MAX) {
-			s->lossy = 1;
-			continue;
-		}
-		if (s->forget == NULL)
-			s->forget = xreallocarray(NULL, OTLP_FORGET_MAX,
-			    sizeof *s->forget);
-		s->forget[s->nforget].dir = f->dir == DIR_C2S ? DIR_S2C :
-		    DIR_C2S;
-		s->forget[s->nforget++].id = f->id != NULL ? xstrdup(f->id) :
-		    NULL;
+	if (!it->copy) {
+		pthread_mutex_lock(&o->mtx);
+		for (f = it->facts; f != NULL; f = f->next)
+			if (f->kind == KIND_RESPONSE || f->kind == KIND_ERROR)
+				otlp_export_lost_one(it->sess, f->dir, f->id,
+				    f->id != NULL ? strlen(f->id) : 0);
+		pthread_mutex_unlock(&o->mtx);
+		return;
 	}
+	scan_message(it->m.raw, it->m.len, &sc);
+	if (sc.kind == KIND_REQUEST || sc.kind == KIND_NOTIFICATION)
+		it->nspans = 1;
+	if (sc.kind != KIND_RESPONSE && sc.kind != KIND_ERROR)
+		return;
+	/* As otlp_fact_new writes an id: its text, a null none. */
+	if (sc.has_id && !(sc.id_len == 4 &&
+	    memcmp(it->m.raw + sc.id_off, "null", 4) == 0)) {
+		id = it->m.raw + sc.id_off;
+		len = sc.id_len;
+		if (len > OTLP_STRING_MAX)
+			len = scan_utf8_trim(id, OTLP_STRING_MAX);
+	}
+	pthread_mutex_lock(&o->mtx);
+	otlp_export_lost_one(it->sess, it->m.dir, id, len);
+	pthread_mutex_unlock(&o->mtx);
 }
 
 /* Queue item it (whose facts would start nspans spans); drop it when full
@@ -696,8 +897,8 @@ otlp_export_push(struct otlp *o, struct otlp_item *it, int bounded)
 		pthread_cond_wait(&o->room, &o->mtx);
 	}
 	if (full || o->stopping) {
-		otlp_export_lost(it);
 		pthread_mutex_unlock(&o->mtx);
+		otlp_export_lost(o, it);
 		otlp_export_drop(o, it->sess, it->nspans);
 		if (full)
 			otlp_export_warn_once(o, "the exporter's queue is full "
@@ -712,12 +913,16 @@ otlp_export_push(struct otlp *o, struct otlp_item *it, int bounded)
 	it->lossy = it->sess->lossy;
 	it->sess->forget = NULL;
 	it->sess->nforget = 0;
-	if (o->head == NULL)
-		pthread_cond_signal(&o->work);
 	*o->tailp = it;
 	o->tailp = &it->next;
 	o->count++;
 	o->bytes += it->size;
+	/* No wake per message: the exporter ticks (see OTLP_TICK_NS). */
+	if (!o->kicked && (o->idle || it->type == OTLP_ITEM_END ||
+	    o->count >= OTLP_WAKE_ITEMS || o->bytes >= OTLP_WAKE_BYTES)) {
+		o->kicked = 1;
+		pthread_cond_signal(&o->work);
+	}
 	pthread_mutex_unlock(&o->mtx);
 }
 
@@ -727,9 +932,36 @@ otlp_message(struct otlp *o, struct otlp_sess *s, const struct msg *m)
 {
 	struct otlp_fact	*facts, *f;
 	struct otlp_item	*it;
+	size_t			 i;
 
 	if (o == NULL || s == NULL || s->end_queued)
 		return;
+	/*
+	 * A message of one object up to OTLP_COPY_MAX: a copy of its bytes
+	 * goes, and the exporter thread makes its facts (the loop thread
+	 * is the proxy's).  A larger one, a batch or a truncated one: its
+	 * facts are made here (they are smaller than its bytes).
+	 */
+	for (i = 0; i < m->len && (m->raw[i] == ' ' || m->raw[i] == '\t' ||
+	    m->raw[i] == '\r' || m->raw[i] == '\n'); i++)
+		;
+	if (!(m->flags & MSG_TRUNCATED) && m->len <= OTLP_COPY_MAX &&
+	    i < m->len && m->raw[i] == '{') {
+		it = xcalloc(1, sizeof *it + m->len + 1);
+		it->type = OTLP_ITEM_FACTS;
+		it->sess = s;
+		it->copy = 1;
+		it->m.dir = m->dir;
+		it->m.ts_ns = m->ts_ns;
+		it->m.mono_ns = m->mono_ns;
+		it->m.wire_size = -1;
+		it->m.raw = (char *)(it + 1);
+		memcpy(it->m.raw, m->raw, m->len);
+		it->m.len = m->len;
+		it->size = sizeof *it + m->len;
+		otlp_export_push(o, it, 1);
+		return;
+	}
 	if ((facts = otlp_fact_new(m, o->cfg.payloads)) == NULL)
 		return;
 	it = xcalloc(1, sizeof *it);

@@ -39,6 +39,8 @@
 #define OTLP_HTTP_BODY_MAX	((size_t)1024 * 1024)
 /* Interim (1xx) answers skipped before the final one, at most. */
 #define OTLP_HTTP_INTERIM_MAX	8
+/* A 2xx body this short is read for partial_success.rejected_spans. */
+#define OTLP_HTTP_PARTIAL_MAX	1024
 /* Retry-After beyond this (seconds) is taken as this. */
 #define OTLP_HTTP_RETRY_MAX	3600
 
@@ -52,6 +54,9 @@ struct otlp_http {
 	const _Atomic int64_t *limit;	/* or NULL */
 	char		 buf[16384];	/* read, not yet used */
 	size_t		 off, len;
+	int64_t		 rejected;	/* the last answer's rejected_spans */
+	int		 fatal;		/* the last failure will not mend */
+	struct addrinfo	*ai;		/* the collector's addresses, kept */
 };
 
 /* Let another thread bring h's deadlines forward through *limit. */
@@ -136,7 +141,7 @@ struct otlp_http *
 otlp_http_new(const struct otlp_config *c, char **cause)
 {
 	struct otlp_http	*h;
-	char			*why = NULL, *hdrs = NULL, *t;
+	char			*why = NULL, *hdrs = NULL, *t, *path;
 	size_t			 i;
 
 	h = xcalloc(1, sizeof *h);
@@ -147,9 +152,11 @@ otlp_http_new(const struct otlp_config *c, char **cause)
 		free(h);
 		return NULL;
 	}
-	if (*h->url.path == '\0') {
+	if (*h->url.path == '\0' || *h->url.path == '?') {
+		/* http://h:4318?k=v: the request line needs a path. */
+		xasprintf(&path, "/%s", h->url.path);
 		free(h->url.path);
-		h->url.path = xstrdup("/");
+		h->url.path = path;
 	}
 	if (h->url.tls) {
 		h->ctx = SSL_CTX_new(TLS_client_method());
@@ -201,6 +208,8 @@ otlp_http_free(struct otlp_http *h)
 	if (h == NULL)
 		return;
 	otlp_http_close(h);
+	if (h->ai != NULL)
+		freeaddrinfo(h->ai);
 	if (h->ctx != NULL)
 		SSL_CTX_free(h->ctx);
 	otlp_url_clear(&h->url);
@@ -254,6 +263,7 @@ otlp_http_tls(struct otlp_http *h, int64_t deadline, char **cause)
 	unsigned char	 addr[16];
 	int		 r, e, ip;
 	long		 vr;
+	unsigned long	 el;
 
 	if ((h->ssl = SSL_new(h->ctx)) == NULL ||
 	    SSL_set_fd(h->ssl, h->fd) != 1) {
@@ -287,40 +297,64 @@ otlp_http_tls(struct otlp_http *h, int64_t deadline, char **cause)
 			continue;
 		}
 		vr = SSL_get_verify_result(h->ssl);
+		/* A certificate does not mend by trying again. */
+		h->fatal = vr != X509_V_OK;
 		if (vr == X509_V_ERR_HOSTNAME_MISMATCH ||
 		    vr == X509_V_ERR_IP_ADDRESS_MISMATCH)
 			xasprintf(cause, "TLS: the collector's certificate is "
-			    "not for %s", h->url.host);
+			    "not for %s; name the collector in the URL as its "
+			    "certificate does", h->url.host);
 		else if (vr != X509_V_OK)
 			xasprintf(cause, "TLS: the collector's certificate is "
-			    "not trusted (%s); give a CA file "
-			    "(OTEL_EXPORTER_OTLP_CERTIFICATE)",
+			    "not trusted (%s); give a CA file in "
+			    "OTEL_EXPORTER_OTLP_CERTIFICATE",
 			    X509_verify_cert_error_string(vr));
+		else if ((el = ERR_peek_error()) != 0 &&
+		    ERR_reason_error_string(el) != NULL)
+			xasprintf(cause, "TLS handshake failed (%s); is it an "
+			    "https collector?  (a client certificate is not "
+			    "supported)", ERR_reason_error_string(el));
 		else
-			xasprintf(cause, "TLS handshake failed");
+			xasprintf(cause, "TLS handshake failed; is it an https "
+			    "collector?  (a client certificate is not "
+			    "supported)");
 		return -1;
 	}
 }
 
-/* Connect h to the collector (each address in turn) by deadline. */
+/*
+ * Connect h to the collector (each address in turn) by deadline.  The
+ * host is resolved once and its addresses kept; it is resolved again
+ * only after a connect to every kept address failed.  getaddrinfo()
+ * itself cannot be bounded: a resolver that hangs holds this thread (and
+ * otlp_stop's join) as long as it takes; so it is not started past the
+ * deadline, and a kept address needs no resolver at all.
+ */
 static int
 otlp_http_connect(struct otlp_http *h, int64_t deadline, char **cause)
 {
-	struct addrinfo	 hints, *res, *ai;
+	struct addrinfo	 hints, *ai;
 	char		*why = NULL;
 	int		 r;
 
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_ADDRCONFIG;
-	r = getaddrinfo(h->url.host, h->url.port, &hints, &res);
-	if (r != 0) {
-		xasprintf(cause, "cannot resolve %s: %s", h->url.host,
-		    gai_strerror(r));
-		return -1;
+	if (h->ai == NULL) {
+		if (clock_mono_ns() >= otlp_http_deadline(h, deadline)) {
+			xasprintf(cause, "timed out");
+			return -1;
+		}
+		memset(&hints, 0, sizeof hints);
+		hints.ai_family = AF_UNSPEC;
+		hints.ai_socktype = SOCK_STREAM;
+		hints.ai_flags = AI_ADDRCONFIG;
+		r = getaddrinfo(h->url.host, h->url.port, &hints, &h->ai);
+		if (r != 0) {
+			h->ai = NULL;
+			xasprintf(cause, "cannot resolve %s: %s", h->url.host,
+			    gai_strerror(r));
+			return -1;
+		}
 	}
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
+	for (ai = h->ai; ai != NULL; ai = ai->ai_next) {
 		free(why);
 		why = NULL;
 		if (otlp_http_connect_one(h, ai, deadline, &why) == 0)
@@ -328,7 +362,11 @@ otlp_http_connect(struct otlp_http *h, int64_t deadline, char **cause)
 		if (clock_mono_ns() >= otlp_http_deadline(h, deadline))
 			break;
 	}
-	freeaddrinfo(res);
+	if (h->fd == -1 && ai == NULL) {
+		/* Every address failed: the next connect resolves anew. */
+		freeaddrinfo(h->ai);
+		h->ai = NULL;
+	}
 	if (h->fd == -1) {
 		xasprintf(cause, "%s", why != NULL ? why : "cannot connect");
 		free(why);
@@ -494,10 +532,11 @@ otlp_http_line(struct otlp_http *h, char **line, size_t *budget,
 	return 0;
 }
 
-/* Read and throw away n bytes of body by deadline. */
+/* Read and throw away n bytes of body by deadline (kept in out when
+   it is not NULL). */
 static int
 otlp_http_skip(struct otlp_http *h, uint64_t n, int64_t deadline,
-    char **cause)
+    char *out, char **cause)
 {
 	size_t	take;
 	ssize_t	r;
@@ -516,6 +555,10 @@ otlp_http_skip(struct otlp_http *h, uint64_t n, int64_t deadline,
 		take = h->len - h->off;
 		if (take > n)
 			take = (size_t)n;
+		if (out != NULL) {
+			memcpy(out, h->buf + h->off, take);
+			out += take;
+		}
 		h->off += take;
 		n -= take;
 	}
@@ -551,7 +594,7 @@ otlp_http_chunked(struct otlp_http *h, size_t budget, int64_t deadline,
 		budget -= (size_t)n;
 		if (n == 0)
 			break;
-		if (otlp_http_skip(h, n, deadline, cause) != 0)
+		if (otlp_http_skip(h, n, deadline, NULL, cause) != 0)
 			return -1;
 		lb = 16;
 		if (otlp_http_line(h, &line, &lb, deadline, cause) != 0)
@@ -591,17 +634,105 @@ otlp_http_retry_after(const char *v)
 	return (int)n;
 }
 
+/* A protobuf varint at *p (before end), or -1 when it is cut. */
+static int
+otlp_http_varint(const unsigned char **p, const unsigned char *end,
+    uint64_t *v)
+{
+	int	shift;
+
+	*v = 0;
+	for (shift = 0; *p < end && shift < 64; shift += 7) {
+		*v |= (uint64_t)(**p & 0x7f) << shift;
+		if ((*(*p)++ & 0x80) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/*
+ * ExportTraceServiceResponse.partial_success (1).rejected_spans (1) in
+ * protobuf body b (n bytes); 0 when absent or unreadable.
+ */
+static int64_t
+otlp_http_rejected_pb(const char *b, size_t n)
+{
+	const unsigned char	*p = (const unsigned char *)b, *end = p + n;
+	const unsigned char	*q, *qend;
+	uint64_t		 key, v;
+
+	while (p < end) {
+		if (otlp_http_varint(&p, end, &key) != 0)
+			return 0;
+		if ((key & 7) == 0) {
+			if (otlp_http_varint(&p, end, &v) != 0)
+				return 0;
+			continue;
+		}
+		if ((key & 7) != 2 || otlp_http_varint(&p, end, &v) != 0 ||
+		    v > (uint64_t)(end - p))
+			return 0;
+		if (key >> 3 != 1) {
+			p += v;
+			continue;
+		}
+		for (q = p, qend = p + v; q < qend;) {
+			if (otlp_http_varint(&q, qend, &key) != 0)
+				return 0;
+			if (key == (1 << 3 | 0))
+				return otlp_http_varint(&q, qend, &v) == 0 &&
+				    v <= INT64_MAX ? (int64_t)v : 0;
+			if ((key & 7) == 0) {
+				if (otlp_http_varint(&q, qend, &v) != 0)
+					return 0;
+			} else if ((key & 7) == 2) {
+				if (otlp_http_varint(&q, qend, &v) != 0 ||
+				    v > (uint64_t)(qend - q))
+					return 0;
+				q += v;
+			} else
+				return 0;
+		}
+		p += v;
+	}
+	return 0;
+}
+
+/* partialSuccess.rejectedSpans in an OTLP/JSON body b; 0 when absent. */
+static int64_t
+otlp_http_rejected_json(const char *b, size_t n)
+{
+	json_t		*j, *v;
+	int64_t		 r = 0;
+	long long	 ll;
+
+	if ((j = json_loadb(b, n, 0, NULL)) == NULL)
+		return 0;
+	v = json_object_get(json_object_get(j, "partialSuccess"),
+	    "rejectedSpans");
+	if (json_is_integer(v))
+		r = json_integer_value(v);
+	else if (json_is_string(v) &&
+	    sscanf(json_string_value(v), "%lld", &ll) == 1)
+		r = ll;
+	json_decref(j);
+	return r > 0 ? r : 0;
+}
+
 /*
  * Read one answer by deadline: its status and Retry-After, its body read
- * and thrown away; *keep is 0 when the connection cannot be used again.
+ * and thrown away (a short 2xx one read for rejected spans); *keep is 0
+ * when the connection cannot be used again.  Once a final status came,
+ * a body that cannot be read closes the connection but is no failure:
+ * the collector has answered.
  */
 static int
 otlp_http_answer(struct otlp_http *h, int64_t deadline, int *status,
     int *retry_after, int *keep, char **cause)
 {
-	char		*line, *v, *end;
+	char		*line, *v, *end, body[OTLP_HTTP_PARTIAL_MAX], *why = NULL;
 	size_t		 budget = OTLP_HTTP_HEAD_MAX;
-	int		 chunked, has_len, interim = 0, minor;
+	int		 chunked, has_len, interim = 0, minor, json = 0, r;
 	uint64_t	 clen;
 	unsigned long long n;
 
@@ -664,6 +795,8 @@ again:
 				*keep = 1;
 		} else if (strcasecmp(line, "Retry-After") == 0)
 			*retry_after = otlp_http_retry_after(v);
+		else if (strcasecmp(line, "Content-Type") == 0)
+			json = strncasecmp(v, "application/json", 16) == 0;
 	}
 	if (*status < 200) {
 		if (++interim > OTLP_HTTP_INTERIM_MAX) {
@@ -673,19 +806,34 @@ again:
 		}
 		goto again;
 	}
+	h->rejected = 0;
 	if (*status == 204 || *status == 304)
 		return 0;
 	if (chunked)
-		return otlp_http_chunked(h, OTLP_HTTP_BODY_MAX, deadline,
-		    cause);
-	if (has_len) {
+		r = otlp_http_chunked(h, OTLP_HTTP_BODY_MAX, deadline, &why);
+	else if (has_len) {
 		if (clen > OTLP_HTTP_BODY_MAX) {
 			/* Not worth reading: the connection goes. */
 			*keep = 0;
 			return 0;
 		}
-		return otlp_http_skip(h, clen, deadline, cause);
+		r = otlp_http_skip(h, clen, deadline, *status / 100 == 2 &&
+		    clen <= sizeof body ? body : NULL, &why);
+		if (r == 0 && *status / 100 == 2 && clen <= sizeof body)
+			h->rejected = json ?
+			    otlp_http_rejected_json(body, (size_t)clen) :
+			    otlp_http_rejected_pb(body, (size_t)clen);
+	} else
+		r = 0;
+	if (r != 0) {
+		log_debug("OpenTelemetry collector: HTTP %d, but %s", *status,
+		    why);
+		free(why);
+		*keep = 0;
+		return 0;
 	}
+	if (has_len || chunked)
+		return 0;
 	/* No length: the body runs to the close; not read, not kept. */
 	*keep = 0;
 	return 0;
@@ -735,6 +883,13 @@ otlp_http_try(struct otlp_http *h, const void *body, size_t n,
 	return r;
 }
 
+/* Spans the last answer said it rejected (partial_success). */
+int64_t
+otlp_http_rejected(const struct otlp_http *h)
+{
+	return h->rejected;
+}
+
 /* POST body to the collector by deadline (see formats.h). */
 int
 otlp_http_post(struct otlp_http *h, const void *body, size_t n,
@@ -746,15 +901,18 @@ otlp_http_post(struct otlp_http *h, const void *body, size_t n,
 	*status = 0;
 	*retry_after = -1;
 	h->off = h->len = 0;
+	h->fatal = 0;
 	if (otlp_http_try(h, body, n, deadline, status, retry_after, &stale,
 	    &why) == 0)
 		return 0;
 	if (!stale) {
 		*cause = why;
-		return -1;
+		return h->fatal ? -2 : -1;
 	}
 	/* A kept connection the collector had closed: once more, anew. */
 	free(why);
-	return otlp_http_try(h, body, n, deadline, status, retry_after,
-	    &stale, cause);
+	if (otlp_http_try(h, body, n, deadline, status, retry_after,
+	    &stale, cause) == 0)
+		return 0;
+	return h->fatal ? -2 : -1;
 }

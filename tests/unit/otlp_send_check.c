@@ -146,11 +146,14 @@ main(int argc, char **argv)
 			continue;
 		}
 		if (strcmp(line, "session") == 0) {
-			otlp_session_end(o, sess[ns - 1], clock_wall_ns());
-			if (ns < CHECK_SESSIONS_MAX) {
-				sess[ns] = check_session(o, ns);
-				ns++;
+			if (ns == CHECK_SESSIONS_MAX) {
+				fprintf(stderr, "otlp_send_check: more than %d "
+				    "sessions\n", CHECK_SESSIONS_MAX);
+				exit(1);
 			}
+			otlp_session_end(o, sess[ns - 1], clock_wall_ns());
+			sess[ns] = check_session(o, ns);
+			ns++;
 			continue;
 		}
 		if (strncmp(line, "c2s ", 4) != 0 &&

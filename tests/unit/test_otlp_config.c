@@ -92,6 +92,9 @@ static const struct url_case url_cases[] = {
 	{ "http://x:", { NULL }, NULL, "host or port" },
 	{ "http://:80", { NULL }, NULL, "host or port" },
 	{ "http://x/#f", { NULL }, NULL, "fragment" },
+	{ "http://x/\x01a", { NULL }, NULL, "control character" },
+	{ "http://x\x7f:1/", { NULL }, NULL, "control character" },
+	{ "http://x:1/a\x1f" "b", { NULL }, NULL, "control character" },
 	{ NULL, { "OTEL_EXPORTER_OTLP_ENDPOINT=localhost:4318", NULL }, NULL,
 	  "OTEL_EXPORTER_OTLP_ENDPOINT" },
 	{ NULL, { "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://u:p@h", NULL },
@@ -135,6 +138,17 @@ struct header_case {
 };
 
 static const struct header_case header_cases[] = {
+	/* The client's own framing and hop-by-hop headers are refused. */
+	{ { "OTEL_EXPORTER_OTLP_HEADERS=content-length=0secret", NULL },
+	  { NULL }, "Content-Length cannot be set" },
+	{ { "OTEL_EXPORTER_OTLP_HEADERS=a=1,Transfer-Encoding=secret", NULL },
+	  { NULL }, "Transfer-Encoding cannot be set" },
+	{ { "OTEL_EXPORTER_OTLP_TRACES_HEADERS=HOST=secret", NULL },
+	  { NULL }, "Host cannot be set" },
+	{ { "OTEL_EXPORTER_OTLP_HEADERS=Connection=secret", NULL },
+	  { NULL }, "Connection cannot be set" },
+	{ { "OTEL_EXPORTER_OTLP_HEADERS=Upgrade=secret", NULL },
+	  { NULL }, "framing and hop-by-hop" },
 	{ { "OTEL_EXPORTER_OTLP_HEADERS=api-key=abc", NULL },
 	  { "api-key: abc", NULL }, NULL },
 	{ { "OTEL_EXPORTER_OTLP_HEADERS= a = 1 ,b=2,, ", NULL },
@@ -213,7 +227,14 @@ Test(otlp_config, header_option)
 	    &cause), -1);
 	cr_assert_null(strstr(cause, "secret4"));
 	free(cause);
-	cr_assert_eq(c.nheaders, 1);
+	cr_assert_eq(otlp_config_header(&c, "Content-Length: 0", &cause), -1);
+	cr_assert_not_null(strstr(cause, "--otlp-header: Content-Length "
+	    "cannot be set"), "%s", cause);
+	free(cause);
+	cr_assert_eq(otlp_config_header(&c, "keep-alive: x", &cause), -1);
+	free(cause);
+	cr_assert_eq(otlp_config_header(&c, "Content-Lengthy: 1", &cause), 0);
+	cr_assert_eq(c.nheaders, 2);
 	otlp_config_clear(&c);
 }
 

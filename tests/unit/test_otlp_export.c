@@ -6,6 +6,9 @@
 
 #include <sys/socket.h>
 
+#include <dlfcn.h>
+#include <netdb.h>
+
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -34,6 +37,22 @@ struct collector {
 	char		 head[4096];	/* the last request's head */
 	pthread_t	 thread;
 };
+
+/* getaddrinfo() calls so far (this program's own, counting). */
+static int resolves;
+
+/* Count the exporter's lookups, then look up as libc does. */
+int
+getaddrinfo(const char *node, const char *service,
+    const struct addrinfo *hints, struct addrinfo **res)
+{
+	int	(*real)(const char *, const char *, const struct addrinfo *,
+		    struct addrinfo **);
+
+	__atomic_add_fetch(&resolves, 1, __ATOMIC_SEQ_CST);
+	*(void **)&real = dlsym(RTLD_NEXT, "getaddrinfo");
+	return real(node, service, hints, res);
+}
 
 /* Bytes the process has allocated. */
 static size_t
@@ -93,9 +112,11 @@ collector_main(void *arg)
 {
 	struct collector	*co = arg;
 	const char		*a;
-	int			 c, i;
+	int			 c, i, fd = co->fd;
 
-	while ((c = accept(co->fd, NULL, NULL)) != -1) {
+	/* co is the test's: not read again once its connection ended (the
+	   test may be over), hence fd kept here. */
+	while ((c = accept(fd, NULL, NULL)) != -1) {
 		while (collector_read(co, c) == 0) {
 			for (i = 0; co->script[i + 1] != NULL &&
 			    i < co->requests; i++)
@@ -116,6 +137,7 @@ collector_main(void *arg)
 		}
 		close(c);
 	}
+	close(fd);
 	return NULL;
 }
 
@@ -302,8 +324,7 @@ Test(otlp_export, closed_port_within_deadline, .timeout = 20)
 	/* A port nothing listens on: one that was just closed. */
 	collector_start(&co, script);
 	port = co.port;
-	shutdown(co.fd, SHUT_RDWR);
-	close(co.fd);
+	shutdown(co.fd, SHUT_RDWR);	/* its thread closes it */
 	o = export_start(port, 10000);
 	s = export_session(o);
 	export_calls(o, s, 5);
@@ -329,9 +350,12 @@ Test(otlp_export, hung_collector_fills_the_queue, .timeout = 20)
 	collector_start(&co, script);
 	o = export_start(co.port, 10000);
 	s = export_session(o);
-	/* Past one batch, and past the queue while the first one hangs. */
-	export_calls(o, s, OTLP_QUEUE_MAX);
-	export_calls(o, s, 512);
+	/* Past one batch, and past the queue while the first one hangs:
+	   never waiting for room, and dropped before the stop. */
+	cr_assert_lt(export_calls(o, s, OTLP_QUEUE_MAX), 100000000);
+	cr_assert_lt(export_calls(o, s, 512), 100000000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_gt(dropped, 0);
 	t0 = clock_mono_ns();
 	otlp_stop(o, 1000);
 	cr_assert_lt(clock_mono_ns() - t0, (int64_t)2000000000);
@@ -371,10 +395,10 @@ export_dropped_answers(int lots)
 	o = export_start(co.port, 10000);
 	export_json = 0;
 	s = export_session(o);
-	/* 10 answered: a batch sent after 1 s, which the collector holds
-	   2 s while the queue is empty. */
+	/* 10 answered: a batch sent after 1 s (and up to a tick, 0.2 s),
+	   which the collector holds 2 s while the queue is empty. */
 	export_calls(o, s, 10);
-	usleep(1300000);
+	usleep(1600000);
 	/* Requests queued behind it, then the queue filled with pings. */
 	for (i = 1; i <= nreq; i++) {
 		snprintf(raw, sizeof raw, "{\"jsonrpc\":\"2.0\",\"id\":"
@@ -391,23 +415,24 @@ export_dropped_answers(int lots)
 		export_raw(o, s, DIR_S2C, raw);
 	}
 	otlp_session_end(o, s, clock_wall_ns());
-	otlp_stop(o, 5000);
+	/* OTLP_QUEUE_MAX spans to send (64 batches, slow under ASan). */
+	otlp_stop(o, 30000);
 	otlp_totals(o, &sent, &dropped);
 	/* Each request is one span, counted dropped, never an error. */
 	cr_assert_eq(__atomic_load_n(&co.unanswered, __ATOMIC_SEQ_CST), 0);
-	cr_assert_eq(dropped, (uint64_t)nreq);
+	cr_assert_eq(dropped, (uint64_t)nreq, "%llu sent %llu", (unsigned long long)dropped, (unsigned long long)sent);
 	cr_assert_eq(sent, 10 + OTLP_QUEUE_MAX - nreq);
 	cr_assert_eq(otlp_session_dropped(s), (uint64_t)nreq);
 	otlp_free(o);
 }
 
-Test(otlp_export, dropped_answers_are_not_unanswered, .timeout = 30)
+Test(otlp_export, dropped_answers_are_not_unanswered, .timeout = 60)
 {
 	export_dropped_answers(0);
 }
 
 Test(otlp_export, dropped_answers_past_the_set_make_it_lossy,
-    .timeout = 30)
+    .timeout = 60)
 {
 	export_dropped_answers(1);
 }
@@ -508,4 +533,385 @@ Test(otlp_export, a_backlog_goes_at_once, .timeout = 20)
 	otlp_totals(o, &sent, &dropped);
 	cr_assert_eq(sent, 3000);
 	otlp_free(o);
+}
+
+/* n calls through a collector with script; sent and dropped. */
+static void
+export_through(const char *const *script, int json, int timeout_ms, int n,
+    uint64_t *sent, uint64_t *dropped, int *requests)
+{
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+
+	export_json = json;
+	collector_start(&co, script);
+	o = export_start(co.port, timeout_ms);
+	export_json = 0;
+	s = export_session(o);
+	export_calls(o, s, n);
+	otlp_stop(o, 5000);
+	otlp_totals(o, sent, dropped);
+	cr_assert_eq(otlp_session_dropped(s), *dropped);
+	*requests = __atomic_load_n(&co.requests, __ATOMIC_SEQ_CST);
+	otlp_free(o);
+}
+
+Test(otlp_export, a_2xx_with_a_bad_body_is_sent, .timeout = 20)
+{
+	static const char *const script[] = {
+		"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}", NULL };
+	uint64_t	sent, dropped;
+	int		requests;
+
+	export_through(script, 0, 1500, 5, &sent, &dropped, &requests);
+	cr_assert_eq(sent, 5);
+	cr_assert_eq(dropped, 0);
+	cr_assert_eq(requests, 1);
+}
+
+Test(otlp_export, partial_success_rejected_are_dropped, .timeout = 20)
+{
+	static const char *const pb[] = {
+		"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n"
+		"Content-Length: 4\r\n\r\n\x0a\x02\x08\x03", NULL };
+	static const char *const js[] = {
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		"Content-Length: 40\r\n\r\n"
+		"{\"partialSuccess\":{\"rejectedSpans\":\"3\"}}", NULL };
+	static const char *const none[] = {
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		"Content-Length: 21\r\n\r\n{\"partialSuccess\":{}}", NULL };
+	uint64_t	sent, dropped;
+	int		requests;
+
+	export_through(pb, 0, 5000, 10, &sent, &dropped, &requests);
+	cr_assert_eq(sent, 7, "%d %d", (int)sent, (int)dropped);
+	cr_assert_eq(dropped, 3);
+	export_through(js, 1, 5000, 10, &sent, &dropped, &requests);
+	cr_assert_eq(sent, 7);
+	cr_assert_eq(dropped, 3);
+	export_through(none, 1, 5000, 10, &sent, &dropped, &requests);
+	cr_assert_eq(sent, 10);
+	cr_assert_eq(dropped, 0);
+}
+
+/* Run n calls through a collector with script (port: none listening
+   when 0 is given for script) and return what stderr said. */
+static char *
+export_said(const char *const *script, int n, int *requests)
+{
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	char			 path[] = "/tmp/otlp-said-XXXXXX", *out;
+	int			 fd, saved, port;
+	ssize_t			 r;
+
+	collector_start(&co, script != NULL ? script :
+	    (const char *const []){ OK_200, NULL });
+	port = co.port;
+	if (script == NULL) {
+		shutdown(co.fd, SHUT_RDWR);	/* its thread closes it */
+	}
+	fd = mkstemp(path);
+	cr_assert_neq(fd, -1);
+	unlink(path);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	o = export_start(port, 1500);
+	s = export_session(o);
+	export_calls(o, s, n);
+	otlp_stop(o, 3000);
+	otlp_free(o);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	out = calloc(1, 8192);
+	r = pread(fd, out, 8191, 0);
+	cr_assert_geq(r, 0);
+	close(fd);
+	*requests = __atomic_load_n(&co.requests, __ATOMIC_SEQ_CST);
+	return out;
+}
+
+Test(otlp_export, failures_say_what_to_do, .timeout = 20)
+{
+	static const char *const s401[] = {
+		"HTTP/1.1 401 No\r\nContent-Length: 0\r\n\r\n", NULL };
+	static const char *const s404[] = {
+		"HTTP/1.1 404 No\r\nContent-Length: 0\r\n\r\n", NULL };
+	char	*said;
+	int	 requests;
+
+	said = export_said(s401, 3, &requests);
+	cr_assert_not_null(strstr(said, "HTTP 401 (check the headers: "
+	    "--otlp-header or OTEL_EXPORTER_OTLP_HEADERS)"), "%s", said);
+	cr_assert_eq(requests, 1);
+	free(said);
+	said = export_said(s404, 3, &requests);
+	cr_assert_not_null(strstr(said, "/v1/traces"), "%s", said);
+	free(said);
+	said = export_said(NULL, 3, &requests);
+	cr_assert_not_null(strstr(said, "is a collector listening there?"),
+	    "%s", said);
+	free(said);
+}
+
+/* What otlp_start says of url with (or without) a header. */
+static char *
+export_start_said(const char *url, int header)
+{
+	struct otlp_config	 c;
+	struct otlp		*o;
+	char			 path[] = "/tmp/otlp-said-XXXXXX", *out, *cause;
+	int			 fd, saved;
+	ssize_t			 r;
+
+	unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+	unsetenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS");
+	cr_assert_eq(otlp_config_env(&c, url, &cause), 0);
+	if (header)
+		cr_assert_eq(otlp_config_header(&c, "X-Key: k", &cause), 0);
+	fd = mkstemp(path);
+	unlink(path);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	o = otlp_start(&c, &cause);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	cr_assert_not_null(o);
+	otlp_free(o);
+	otlp_config_clear(&c);
+	out = calloc(1, 4096);
+	r = pread(fd, out, 4095, 0);
+	cr_assert_geq(r, 0);
+	close(fd);
+	return out;
+}
+
+Test(otlp_export, headers_in_clear_text_are_warned_once, .timeout = 10)
+{
+	char	*said;
+
+	said = export_start_said("http://127.0.0.1:9", 1);
+	cr_assert_str_eq(said, "");
+	free(said);
+	said = export_start_said("https://192.0.2.1:9", 1);
+	cr_assert_str_eq(said, "");
+	free(said);
+	said = export_start_said("http://192.0.2.1:9", 0);
+	cr_assert_str_eq(said, "");
+	free(said);
+	said = export_start_said("http://192.0.2.1:9", 1);
+	cr_assert_not_null(strstr(said, "in clear text"), "%s", said);
+	cr_assert_null(strstr(said, "X-Key"));
+	free(said);
+	said = export_start_said("http://192.0.2.2:9", 1);
+	cr_assert_str_eq(said, "");	/* once */
+	free(said);
+}
+
+Test(otlp_export, a_query_alone_gets_a_path, .timeout = 10)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp_config	 c;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	char			 url[64], *cause = NULL;
+	uint64_t		 sent, dropped;
+
+	collector_start(&co, script);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d?k=v", co.port);
+	setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", url, 1);
+	cr_assert_eq(otlp_config_env(&c, "env", &cause), 0, "%s", cause);
+	unsetenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+	o = otlp_start(&c, &cause);
+	otlp_config_clear(&c);
+	s = export_session(o);
+	export_calls(o, s, 2);
+	otlp_stop(o, 3000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 2);
+	cr_assert_eq(strncmp(co.head, "POST /?k=v HTTP/1.1\r\n", 21), 0,
+	    "%s", co.head);
+	otlp_free(o);
+}
+
+Test(otlp_export, resolved_once, .timeout = 20)
+{
+	static const char *const script[] = {
+		"HTTP/1.1 200 OK\r\nConnection: close\r\n"
+		"Content-Length: 0\r\n\r\n", NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	int			 port;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 5000);
+	s = export_session(o);
+	/* 3 batches, each on a new connection: one lookup */
+	export_calls(o, s, 1200);
+	otlp_stop(o, 5000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 1200);
+	cr_assert_eq(__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST), 3);
+	cr_assert_eq(__atomic_load_n(&resolves, __ATOMIC_SEQ_CST), 1);
+	otlp_free(o);
+
+	/* Every address refused: looked up again at each retry. */
+	collector_start(&co, script);
+	port = co.port;
+	shutdown(co.fd, SHUT_RDWR);	/* its thread closes it */
+	o = export_start(port, 2500);
+	s = export_session(o);
+	export_calls(o, s, 1);
+	otlp_stop(o, 5000);
+	/* at 0 and ~1 s (then ~3 s is past 2.5 s) */
+	cr_assert_eq(__atomic_load_n(&resolves, __ATOMIC_SEQ_CST), 3);
+	otlp_free(o);
+}
+
+Test(otlp_export, configured_headers_reach_the_collector, .timeout = 10)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp_config	 c;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	char			 url[64], *cause = NULL;
+	uint64_t		 sent, dropped;
+
+	collector_start(&co, script);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", co.port);
+	setenv("OTEL_EXPORTER_OTLP_HEADERS", "api-key=k%201", 1);
+	cr_assert_eq(otlp_config_env(&c, url, &cause), 0, "%s", cause);
+	unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+	cr_assert_eq(otlp_config_header(&c, "X-Tenant: t", &cause), 0);
+	o = otlp_start(&c, &cause);
+	otlp_config_clear(&c);
+	s = export_session(o);
+	export_calls(o, s, 1);
+	otlp_stop(o, 3000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 1);
+	cr_assert_not_null(strstr(co.head, "\r\napi-key: k 1\r\n"), "%s",
+	    co.head);
+	cr_assert_not_null(strstr(co.head, "\r\nX-Tenant: t\r\n"));
+	cr_assert_not_null(strstr(co.head,
+	    "\r\nContent-Type: application/x-protobuf\r\n"));
+	otlp_free(o);
+}
+
+/* Whether the collector got a request within ms. */
+static int
+export_request_within(struct collector *co, int ms)
+{
+	int	i;
+
+	for (i = 0; i < ms / 10; i++) {
+		if (__atomic_load_n(&co->requests, __ATOMIC_SEQ_CST) > 0)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+Test(otlp_export, one_message_is_sent_within_a_second, .timeout = 20)
+{
+	static const char *const script[] = { OK_200, NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+	int64_t			 t0;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 5000);
+	s = export_session(o);
+	/* The exporter is idle (nothing queued for a tick): the producer
+	   wakes it for the message, no session end, no stop. */
+	usleep(500000);
+	t0 = clock_mono_ns();
+	export_raw(o, s, DIR_S2C, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/message\",\"params\":{}}");
+	cr_assert(export_request_within(&co, 3000));
+	cr_assert_lt(clock_mono_ns() - t0, (int64_t)1400000000);
+	/* A call while the exporter ticks: its span a batch delay later. */
+	usleep(100000);
+	t0 = clock_mono_ns();
+	export_calls(o, s, 1);
+	while (__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST) < 2 &&
+	    clock_mono_ns() - t0 < (int64_t)3000000000)
+		usleep(10000);
+	cr_assert_eq(__atomic_load_n(&co.requests, __ATOMIC_SEQ_CST), 2);
+	cr_assert_lt(clock_mono_ns() - t0, (int64_t)1600000000);
+	otlp_stop(o, 5000);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 2);
+	cr_assert_eq(dropped, 0);
+	otlp_free(o);
+}
+
+/*
+ * With the exporter held by a hung collector, n notifications of len
+ * bytes each; the spans dropped before the stop.
+ */
+static uint64_t
+export_big_held(size_t len, int n)
+{
+	static const char *const script[] = { "hang", NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped, before;
+	char			*raw;
+	int			 i;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 10000);
+	s = export_session(o);
+	export_calls(o, s, 1);
+	cr_assert(export_request_within(&co, 3000));
+	raw = malloc(len + 1);
+	memset(raw, 'x', len);
+	memcpy(raw, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+	    "\"params\":{\"data\":\"", 68);
+	memcpy(raw + len - 3, "\"}}", 3);
+	raw[len] = '\0';
+	for (i = 0; i < n; i++)
+		export_raw(o, s, DIR_S2C, raw);
+	free(raw);
+	otlp_totals(o, &sent, &dropped);
+	before = dropped;
+	otlp_stop(o, 500);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(sent, 0);
+	cr_assert_eq(dropped, (uint64_t)n + 1);
+	otlp_free(o);
+	return before;
+}
+
+Test(otlp_export, copies_count_in_the_byte_bound, .timeout = 30)
+{
+	size_t		len = OTLP_COPY_MAX - 4096;
+	uint64_t	d;
+
+	/* Each one queued as a copy of its 60 KiB: about 270 fit in
+	   OTLP_QUEUE_BYTES, the rest are dropped at once. */
+	d = export_big_held(len, 400);
+	cr_assert_geq(d, 400 - OTLP_QUEUE_BYTES / len, "%llu",
+	    (unsigned long long)d);
+	cr_assert_leq(d, 400 - OTLP_QUEUE_BYTES / (len + 1024), "%llu",
+	    (unsigned long long)d);
+	/* Over OTLP_COPY_MAX: made into facts at once, with no copy (and
+	   no payload): all 400 fit. */
+	d = export_big_held(OTLP_COPY_MAX + 4096, 400);
+	cr_assert_eq(d, 0, "%llu", (unsigned long long)d);
 }
