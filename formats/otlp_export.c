@@ -572,6 +572,19 @@ otlp_export_item(struct otlp *o, struct otlp_item *it, int stopping)
 	it->facts = NULL;
 }
 
+/* n items of bytes taken from the queue are done: room for the producer. */
+static void
+otlp_export_done(struct otlp *o, size_t n, size_t bytes)
+{
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&o->mtx);
+	o->count -= n;
+	o->bytes -= bytes;
+	pthread_cond_broadcast(&o->room);
+	pthread_mutex_unlock(&o->mtx);
+}
+
 /* The exporter thread: take the queue, build, batch, send; until stop. */
 static void *
 otlp_export_main(void *arg)
@@ -632,18 +645,18 @@ otlp_export_main(void *arg)
 			n++;
 			bytes += it->size;
 			free(it);
-			/* An item can end thousands: the batch stays small. */
+			/* An item can end thousands: the batch stays small.
+			   The items done leave the queue's bounds first. */
+			if (o->nbatch >= OTLP_BATCH_SPANS ||
+			    o->batch_bytes >= OTLP_BATCH_BYTES) {
+				otlp_export_done(o, n, bytes);
+				n = bytes = 0;
+			}
 			while (o->nbatch >= OTLP_BATCH_SPANS ||
 			    o->batch_bytes >= OTLP_BATCH_BYTES)
 				otlp_export_send(o);
 		}
-		if (n > 0) {
-			pthread_mutex_lock(&o->mtx);
-			o->count -= n;
-			o->bytes -= bytes;
-			pthread_cond_broadcast(&o->room);
-			pthread_mutex_unlock(&o->mtx);
-		}
+		otlp_export_done(o, n, bytes);
 		if (stopping)
 			break;
 		while (o->nbatch > 0 && clock_mono_ns() >= o->batch_first +

@@ -915,3 +915,29 @@ Test(otlp_export, copies_count_in_the_byte_bound, .timeout = 30)
 	d = export_big_held(OTLP_COPY_MAX + 4096, 400);
 	cr_assert_eq(d, 0, "%llu", (unsigned long long)d);
 }
+
+Test(otlp_export, items_sent_leave_the_queue, .timeout = 20)
+{
+	static const char *const script[] = { "hang", NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 10000);
+	s = export_session(o);
+	/* One full batch: the last item makes its 512th span, so the
+	   exporter took every item before it sends (and hangs). */
+	export_calls(o, s, 512);
+	cr_assert(export_request_within(&co, 3000));
+	/* Those items are done: the whole queue is free again. */
+	export_calls(o, s, OTLP_QUEUE_MAX / 2);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(dropped, 0, "%llu", (unsigned long long)dropped);
+	export_calls(o, s, 1);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(dropped, 1, "%llu", (unsigned long long)dropped);
+	otlp_stop(o, 500);
+	otlp_free(o);
+}
