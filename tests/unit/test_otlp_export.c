@@ -898,21 +898,21 @@ export_big_held(size_t len, int n)
 	return before;
 }
 
-Test(otlp_export, copies_count_in_the_byte_bound, .timeout = 30)
+Test(otlp_export, copies_count_in_the_byte_bound, .timeout = 60)
 {
-	size_t		len = OTLP_COPY_MAX - 4096;
+	size_t		len = OTLP_COPY_MAX;
 	uint64_t	d;
 
-	/* Each one queued as a copy of its 60 KiB: about 270 fit in
-	   OTLP_QUEUE_BYTES, the rest are dropped at once. */
-	d = export_big_held(len, 400);
-	cr_assert_geq(d, 400 - OTLP_QUEUE_BYTES / len, "%llu",
+	/* Each one queued as a copy of its 4 KiB: under 4096 fit in
+	   OTLP_QUEUE_BYTES, the rest of 5000 are dropped at once. */
+	d = export_big_held(len, 5000);
+	cr_assert_geq(d, 5000 - OTLP_QUEUE_BYTES / len, "%llu",
 	    (unsigned long long)d);
-	cr_assert_leq(d, 400 - OTLP_QUEUE_BYTES / (len + 1024), "%llu",
+	cr_assert_leq(d, 5000 - OTLP_QUEUE_BYTES / (len + 1024), "%llu",
 	    (unsigned long long)d);
 	/* Over OTLP_COPY_MAX: made into facts at once, with no copy (and
-	   no payload): all 400 fit. */
-	d = export_big_held(OTLP_COPY_MAX + 4096, 400);
+	   no payload): all 5000 fit. */
+	d = export_big_held(2 * OTLP_COPY_MAX, 5000);
 	cr_assert_eq(d, 0, "%llu", (unsigned long long)d);
 }
 
