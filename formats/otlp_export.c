@@ -535,8 +535,17 @@ otlp_export_item(struct otlp *o, struct otlp_item *it, int stopping)
 {
 	struct otlp_fact	*f, *next;
 	struct otlp_span	*spans;
+	struct scan		 sc;
+	int			 late;
 
-	if (it->copy) {
+	late = stopping && it->type == OTLP_ITEM_FACTS &&
+	    clock_mono_ns() >= o->stop_deadline;
+	if (it->copy && late) {
+		/* Only counted: a scan for its kind, not a parse. */
+		scan_message(it->m.raw, it->m.len, &sc);
+		if (sc.kind == KIND_REQUEST || sc.kind == KIND_NOTIFICATION)
+			it->nspans = 1;
+	} else if (it->copy) {
 		it->facts = otlp_fact_new(&it->m, o->cfg.payloads);
 		for (f = it->facts; f != NULL; f = f->next)
 			f->sess = it->sess;
@@ -545,8 +554,7 @@ otlp_export_item(struct otlp *o, struct otlp_item *it, int stopping)
 	otlp_export_forget(o, it->sess, it->forget, it->nforget, it->lossy);
 	it->forget = NULL;
 	it->nforget = 0;
-	if (stopping && it->type == OTLP_ITEM_FACTS &&
-	    clock_mono_ns() >= o->stop_deadline) {
+	if (late) {
 		otlp_export_drop(o, it->sess, it->nspans);
 		otlp_fact_free(it->facts);
 		it->facts = NULL;
