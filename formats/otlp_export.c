@@ -22,7 +22,8 @@
 
 /* A batch is sent at this many spans, or this many bytes (payloads
    counted; the JSON encoder builds a request's whole tree), or this long
-   after its first. */
+   after its first.  The bytes are an estimate (otlp_export_span_bytes), so
+   a request can be noticeably larger: the cap bounds it, not exactly. */
 #define OTLP_BATCH_SPANS	512
 #define OTLP_BATCH_BYTES	((size_t)4 * 1024 * 1024)
 #define OTLP_BATCH_DELAY_NS	((int64_t)1000000000)
@@ -191,7 +192,12 @@ otlp_export_ts(int64_t t)
 	return ts;
 }
 
-/* About the bytes span sp takes in a request (its texts and payloads). */
+/*
+ * About the bytes span sp takes in a request (its texts and payloads).
+ * An estimate, low: JSON escaping (a payload carried as a string has each
+ * quote escaped, a control character takes six bytes), the hex ids and the
+ * resource's attributes are not counted.
+ */
 static size_t
 otlp_export_span_bytes(const struct otlp_span *sp)
 {
