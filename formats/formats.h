@@ -480,9 +480,10 @@ struct otlp_sess *otlp_session(struct otlp *, const struct otlp_sess_info *);
 /*
  * A message up to this size is queued as a copy of its bytes (counted in
  * OTLP_QUEUE_BYTES) and made into facts on the exporter's thread; a
- * larger one is made into facts at once (no large copy).
+ * larger one is made into facts at once (no large copy: its facts are
+ * smaller than its bytes, so a slow collector's queue holds more).
  */
-#define OTLP_COPY_MAX		((size_t)64 * 1024)
+#define OTLP_COPY_MAX		((size_t)4 * 1024)
 void		 otlp_message(struct otlp *, struct otlp_sess *,
 		     const struct msg *);
 void		 otlp_session_end(struct otlp *, struct otlp_sess *, int64_t);

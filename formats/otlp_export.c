@@ -22,7 +22,8 @@
 
 /* A batch is sent at this many spans, or this many bytes (payloads
    counted; the JSON encoder builds a request's whole tree), or this long
-   after its first. */
+   after its first.  The bytes are an estimate (otlp_export_span_bytes), so
+   a request can be noticeably larger: the cap bounds it, not exactly. */
 #define OTLP_BATCH_SPANS	512
 #define OTLP_BATCH_BYTES	((size_t)4 * 1024 * 1024)
 #define OTLP_BATCH_DELAY_NS	((int64_t)1000000000)
@@ -191,7 +192,12 @@ otlp_export_ts(int64_t t)
 	return ts;
 }
 
-/* About the bytes span sp takes in a request (its texts and payloads). */
+/*
+ * About the bytes span sp takes in a request (its texts and payloads).
+ * An estimate, low: JSON escaping (a payload carried as a string has each
+ * quote escaped, a control character takes six bytes), the hex ids and the
+ * resource's attributes are not counted.
+ */
 static size_t
 otlp_export_span_bytes(const struct otlp_span *sp)
 {
@@ -535,8 +541,17 @@ otlp_export_item(struct otlp *o, struct otlp_item *it, int stopping)
 {
 	struct otlp_fact	*f, *next;
 	struct otlp_span	*spans;
+	struct scan		 sc;
+	int			 late;
 
-	if (it->copy) {
+	late = stopping && it->type == OTLP_ITEM_FACTS &&
+	    clock_mono_ns() >= o->stop_deadline;
+	if (it->copy && late) {
+		/* Only counted: a scan for its kind, not a parse. */
+		scan_message(it->m.raw, it->m.len, &sc);
+		if (sc.kind == KIND_REQUEST || sc.kind == KIND_NOTIFICATION)
+			it->nspans = 1;
+	} else if (it->copy) {
 		it->facts = otlp_fact_new(&it->m, o->cfg.payloads);
 		for (f = it->facts; f != NULL; f = f->next)
 			f->sess = it->sess;
@@ -545,8 +560,7 @@ otlp_export_item(struct otlp *o, struct otlp_item *it, int stopping)
 	otlp_export_forget(o, it->sess, it->forget, it->nforget, it->lossy);
 	it->forget = NULL;
 	it->nforget = 0;
-	if (stopping && it->type == OTLP_ITEM_FACTS &&
-	    clock_mono_ns() >= o->stop_deadline) {
+	if (late) {
 		otlp_export_drop(o, it->sess, it->nspans);
 		otlp_fact_free(it->facts);
 		it->facts = NULL;
@@ -570,6 +584,19 @@ otlp_export_item(struct otlp *o, struct otlp_item *it, int stopping)
 		otlp_export_batch_add(o, it->sess, spans);
 	}
 	it->facts = NULL;
+}
+
+/* n items of bytes taken from the queue are done: room for the producer. */
+static void
+otlp_export_done(struct otlp *o, size_t n, size_t bytes)
+{
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&o->mtx);
+	o->count -= n;
+	o->bytes -= bytes;
+	pthread_cond_broadcast(&o->room);
+	pthread_mutex_unlock(&o->mtx);
 }
 
 /* The exporter thread: take the queue, build, batch, send; until stop. */
@@ -632,18 +659,18 @@ otlp_export_main(void *arg)
 			n++;
 			bytes += it->size;
 			free(it);
-			/* An item can end thousands: the batch stays small. */
+			/* An item can end thousands: the batch stays small.
+			   The items done leave the queue's bounds first. */
+			if (o->nbatch >= OTLP_BATCH_SPANS ||
+			    o->batch_bytes >= OTLP_BATCH_BYTES) {
+				otlp_export_done(o, n, bytes);
+				n = bytes = 0;
+			}
 			while (o->nbatch >= OTLP_BATCH_SPANS ||
 			    o->batch_bytes >= OTLP_BATCH_BYTES)
 				otlp_export_send(o);
 		}
-		if (n > 0) {
-			pthread_mutex_lock(&o->mtx);
-			o->count -= n;
-			o->bytes -= bytes;
-			pthread_cond_broadcast(&o->room);
-			pthread_mutex_unlock(&o->mtx);
-		}
+		otlp_export_done(o, n, bytes);
 		if (stopping)
 			break;
 		while (o->nbatch > 0 && clock_mono_ns() >= o->batch_first +

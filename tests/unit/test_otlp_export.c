@@ -898,20 +898,46 @@ export_big_held(size_t len, int n)
 	return before;
 }
 
-Test(otlp_export, copies_count_in_the_byte_bound, .timeout = 30)
+Test(otlp_export, copies_count_in_the_byte_bound, .timeout = 60)
 {
-	size_t		len = OTLP_COPY_MAX - 4096;
+	size_t		len = OTLP_COPY_MAX;
 	uint64_t	d;
 
-	/* Each one queued as a copy of its 60 KiB: about 270 fit in
-	   OTLP_QUEUE_BYTES, the rest are dropped at once. */
-	d = export_big_held(len, 400);
-	cr_assert_geq(d, 400 - OTLP_QUEUE_BYTES / len, "%llu",
+	/* Each one queued as a copy of its 4 KiB: under 4096 fit in
+	   OTLP_QUEUE_BYTES, the rest of 5000 are dropped at once. */
+	d = export_big_held(len, 5000);
+	cr_assert_geq(d, 5000 - OTLP_QUEUE_BYTES / len, "%llu",
 	    (unsigned long long)d);
-	cr_assert_leq(d, 400 - OTLP_QUEUE_BYTES / (len + 1024), "%llu",
+	cr_assert_leq(d, 5000 - OTLP_QUEUE_BYTES / (len + 1024), "%llu",
 	    (unsigned long long)d);
 	/* Over OTLP_COPY_MAX: made into facts at once, with no copy (and
-	   no payload): all 400 fit. */
-	d = export_big_held(OTLP_COPY_MAX + 4096, 400);
+	   no payload): all 5000 fit. */
+	d = export_big_held(2 * OTLP_COPY_MAX, 5000);
 	cr_assert_eq(d, 0, "%llu", (unsigned long long)d);
+}
+
+Test(otlp_export, items_sent_leave_the_queue, .timeout = 20)
+{
+	static const char *const script[] = { "hang", NULL };
+	struct collector	 co;
+	struct otlp		*o;
+	struct otlp_sess	*s;
+	uint64_t		 sent, dropped;
+
+	collector_start(&co, script);
+	o = export_start(co.port, 10000);
+	s = export_session(o);
+	/* One full batch: the last item makes its 512th span, so the
+	   exporter took every item before it sends (and hangs). */
+	export_calls(o, s, 512);
+	cr_assert(export_request_within(&co, 3000));
+	/* Those items are done: the whole queue is free again. */
+	export_calls(o, s, OTLP_QUEUE_MAX / 2);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(dropped, 0, "%llu", (unsigned long long)dropped);
+	export_calls(o, s, 1);
+	otlp_totals(o, &sent, &dropped);
+	cr_assert_eq(dropped, 1, "%llu", (unsigned long long)dropped);
+	otlp_stop(o, 500);
+	otlp_free(o);
 }
