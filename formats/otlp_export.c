@@ -9,6 +9,9 @@
  * never wait for a collector.
  */
 
+#include <sys/resource.h>
+
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -599,6 +602,20 @@ otlp_export_done(struct otlp *o, size_t n, size_t bytes)
 	pthread_mutex_unlock(&o->mtx);
 }
 
+/*
+ * The exporter runs at the lowest CPU priority (Linux gives each thread a
+ * nice value of its own): on a busy machine the event loop and the
+ * writer come first, and spans wait in the queue, or are dropped and
+ * counted when it fills, rather than the traffic waiting for them.
+ */
+static void
+otlp_export_nice(void)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 19) != 0)
+		log_debug("otlp: the exporter keeps the normal priority: %s",
+		    strerror(errno));
+}
+
 /* The exporter thread: take the queue, build, batch, send; until stop. */
 static void *
 otlp_export_main(void *arg)
@@ -612,6 +629,7 @@ otlp_export_main(void *arg)
 	int			 stopping, lossy;
 	int64_t			 now, t;
 
+	otlp_export_nice();
 	for (;;) {
 		/*
 		 * Take the queue when woken or at the tick; send the batch
