@@ -18,6 +18,7 @@
 #define MCPREEL_HOSTS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "core.h"
 
@@ -136,6 +137,10 @@ struct host_file {
 						   relative: under the project
 						   directory */
 	const struct hcfg_layout *layout;
+	const char		*os;		/* NULL: where mcpreel runs
+						   (Linux); "macos", "windows":
+						   kept as data for the docs,
+						   not looked at */
 };
 
 struct host {
@@ -150,5 +155,48 @@ struct host {
 
 extern const struct host	 hosts_table[];	/* ended by id NULL */
 const struct host	*hosts_find(const char *);
+
+/* files.c: the files on disk, the state wrap keeps, safe writing. */
+
+/* A configuration file of more than this is not read (HCFG_MAX_BYTES). */
+#define FILES_MAX_BYTES		HCFG_MAX_BYTES
+/*
+ * The --dry-run diff: past this many edit steps (lines deleted plus
+ * inserted) between two files, the changed middle is printed whole, as
+ * all -, then all +: the line diff needs memory in the square of them.
+ */
+#define FILES_DIFF_MAX_EDITS	2000
+
+/* What wrap keeps of one configuration file (X.json beside X.backup). */
+struct files_state {
+	char			*json;		/* the ledger's path */
+	char			*backup;	/* the backup's path */
+	char			*config;	/* the file's absolute path */
+	char			*sha256;	/* of what wrap last wrote; NULL:
+						   no whole-file restore */
+	int			 exists;	/* the ledger was on disk */
+	struct hcfg_changes	 changes;	/* the entries wrap changed */
+};
+
+char		*files_expand(const char *, const char *, char **);
+char		*files_display(const char *);
+int		 files_read(const char *, char **, size_t *, char **);
+int		 files_write(const char *, const char *, size_t, const char *,
+		     size_t, char **);
+char		*files_sha256(const void *, size_t);
+char		*files_state_dir(int, char **);
+int		 files_state_load(const char *, struct files_state *,
+		     char **);
+int		 files_state_backup(const struct files_state *, const char *,
+		     size_t, char **);
+int		 files_state_save(const struct files_state *, char **);
+int		 files_state_remove(const struct files_state *, char **);
+void		 files_state_merge(struct files_state *,
+		     const struct hcfg_changes *);
+void		 files_state_drop(struct files_state *,
+		     const struct hcfg_changes *);
+void		 files_state_clear(struct files_state *);
+void		 files_diff(FILE *, const char *, const char *, const char *,
+		     size_t, const char *, size_t);
 
 #endif
