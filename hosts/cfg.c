@@ -179,6 +179,7 @@ hdoc_clear(struct hdoc *doc)
 		free(h->sep);
 		free(h->ins_pre);
 		free(h->ins_post);
+		free(h->ins2_pre);
 		free(h->colon_url);
 		free(h->colon_cmd);
 		free(h->msep_url);
@@ -853,6 +854,25 @@ hcfg_unwrap_stdio(const char *buf, size_t len, const struct hent *h,
 		    0) {
 			free(want);
 			hcfg_edit(ed, i, h->ins_at, n, xstrdup(""), 0);
+			return;
+		}
+		free(want);
+	}
+	if (h->ins2_pre != NULL && h->args.present) {
+		hbuf_adds(&b, h->ins2_pre);
+		hbuf_addc(&b, '[');
+		for (j = 0; j < h->nel; j++) {
+			if (j > 0)
+				hbuf_adds(&b, ", ");
+			hbuf_add(&b, buf + h->el[j].s, h->el[j].e -
+			    h->el[j].s);
+		}
+		hbuf_addc(&b, ']');
+		want = hbuf_take(&b, &n);
+		if (h->ins2_at + n == len && memcmp(buf + h->ins2_at, want,
+		    n) == 0) {
+			free(want);
+			hcfg_edit(ed, i, h->ins2_at, n, xstrdup(""), 0);
 			return;
 		}
 		free(want);

@@ -68,6 +68,9 @@ struct hent {
 	/* args absent: insert ins_pre "[...]" ins_post at ins_at */
 	size_t		 ins_at;
 	char		*ins_pre, *ins_post;
+	/* TOML: or ins2_pre "[...]" at ins2_at, when that ends the file */
+	size_t		 ins2_at;
+	char		*ins2_pre;
 	char		*colon_url;	/* between the url key and its value */
 	char		*colon_cmd;	/* between the command key and value */
 	char		*msep_url;	/* "," and the space before the url key */

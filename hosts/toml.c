@@ -1,12 +1,901 @@
-/* toml.c: placeholder, filled in below. */
+/*
+ * A TOML scanner precise enough for Codex's server tables: not a TOML
+ * implementation, but one that walks every line of a TOML file (tables,
+ * dotted keys, basic, literal and multi-line strings, arrays over many
+ * lines with comments, inline tables), knows which key/value lines
+ * belong to which [mcp_servers.NAME] (or dotted mcp_servers.NAME.KEY)
+ * entry, and keeps the byte spans of command, args and the url.  What it
+ * cannot follow inside a server entry (an inline table as the entry, an
+ * array of tables, a key defined twice, entries whose lines interleave)
+ * refuses the file with a clear error: never a guess.
+ */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cfg_int.h"
 
-/* Scans a TOML file (not yet). */
+/* Most components in one key or table name. */
+#define TOML_MAX_KEYS	64
+
+struct tkey {
+	char	*v[TOML_MAX_KEYS];
+	size_t	 n;
+	size_t	 last;		/* where the last component starts */
+};
+
+/* An entry while scanning: its lines, and its section. */
+struct tent {
+	struct hent	*h;
+	long		 section;	/* the section its keys are in, -1 */
+	int		 header;	/* has a [container.NAME] header */
+	int		 hasline;
+};
+
+struct tscan {
+	const char		*buf;
+	size_t			 len, pos;
+	char			*err;
+	struct tkey		 table;		/* the current table */
+	long			 section;	/* counts headers */
+	char			**cont;		/* container components */
+	size_t			 ncont;
+	struct tent		*te;
+	size_t			 nte;
+	struct hdoc		*doc;
+	const struct hcfg_layout *layout;
+	/* elements of the array value being scanned, when wanted */
+	struct hel		*el;
+	size_t			 nel;
+	int			 want_el;
+};
+
+static int	toml_value(struct tscan *, int, int *);
+
+/* Records the first error, at offset pos. */
+static void PRINTFLIKE(3, 4)
+toml_error(struct tscan *ts, size_t pos, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+
+	if (ts->err != NULL)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) == -1)
+		fatalx("out of memory");
+	va_end(ap);
+	ts->err = hcfg_errat(ts->buf, pos, "%s", msg);
+	free(msg);
+}
+
+/* Frees a key's components. */
+static void
+toml_key_clear(struct tkey *k)
+{
+	size_t	i;
+
+	for (i = 0; i < k->n; i++)
+		free(k->v[i]);
+	k->n = 0;
+}
+
+/* Skips spaces and tabs. */
+static void
+toml_sp(struct tscan *ts)
+{
+	while (ts->pos < ts->len && (ts->buf[ts->pos] == ' ' ||
+	    ts->buf[ts->pos] == '\t'))
+		ts->pos++;
+}
+
+/* Skips white space, line ends and comments (inside arrays). */
+static int
+toml_ws_nl(struct tscan *ts)
+{
+	for (;;) {
+		toml_sp(ts);
+		if (ts->pos >= ts->len)
+			return 0;
+		if (ts->buf[ts->pos] == '\n')
+			ts->pos++;
+		else if (ts->buf[ts->pos] == '\r' && ts->pos + 1 < ts->len &&
+		    ts->buf[ts->pos + 1] == '\n')
+			ts->pos += 2;
+		else if (ts->buf[ts->pos] == '#') {
+			while (ts->pos < ts->len && ts->buf[ts->pos] != '\n')
+				ts->pos++;
+		} else
+			return 0;
+	}
+}
+
+/* Appends code point cp as UTF-8. */
+static void
+toml_utf8(struct hbuf *b, unsigned long cp)
+{
+	char	u[8];
+	size_t	n;
+
+	n = scan_put_utf8(u, (unsigned int)cp);
+	hbuf_add(b, u, n);
+}
+
+/*
+ * Scans a string at pos (any of the four kinds); *out its decoded value
+ * (NULL if it holds a NUL or out is NULL).
+ */
+static int
+toml_string(struct tscan *ts, char **out)
+{
+	const char	*b = ts->buf;
+	size_t		 start = ts->pos, i;
+	char		 q = b[ts->pos];
+	int		 multi = 0, nul = 0, k, nd;
+	unsigned long	 cp;
+	struct hbuf	 d = { 0 };
+
+	if (ts->len - ts->pos >= 3 && b[ts->pos + 1] == q &&
+	    b[ts->pos + 2] == q) {
+		multi = 1;
+		ts->pos += 3;
+		/* a line end right after the opening quotes is trimmed */
+		if (ts->pos < ts->len && b[ts->pos] == '\n')
+			ts->pos++;
+		else if (ts->len - ts->pos >= 2 && b[ts->pos] == '\r' &&
+		    b[ts->pos + 1] == '\n')
+			ts->pos += 2;
+	} else
+		ts->pos++;
+	for (;;) {
+		if (ts->pos >= ts->len) {
+			toml_error(ts, start, "a string that never ends");
+			goto fail;
+		}
+		if (b[ts->pos] == q) {
+			if (!multi) {
+				ts->pos++;
+				break;
+			}
+			if (ts->len - ts->pos >= 3 && b[ts->pos + 1] == q &&
+			    b[ts->pos + 2] == q) {
+				/* up to two more quotes belong to the text */
+				k = 0;
+				while (k < 2 && ts->len - ts->pos >= 4 &&
+				    b[ts->pos + 3] == q) {
+					hbuf_addc(&d, q);
+					ts->pos++;
+					k++;
+				}
+				ts->pos += 3;
+				break;
+			}
+			hbuf_addc(&d, q);
+			ts->pos++;
+			continue;
+		}
+		if (b[ts->pos] == '\n' || (b[ts->pos] == '\r' &&
+		    ts->pos + 1 < ts->len && b[ts->pos + 1] == '\n')) {
+			if (!multi) {
+				toml_error(ts, ts->pos, "a line end in a "
+				    "one-line string");
+				goto fail;
+			}
+			hbuf_addc(&d, b[ts->pos]);
+			ts->pos++;
+			continue;
+		}
+		if (b[ts->pos] == '\0')
+			nul = 1;
+		if ((unsigned char)b[ts->pos] < 0x20 && b[ts->pos] != '\t') {
+			toml_error(ts, ts->pos, "a control character in a "
+			    "string");
+			goto fail;
+		}
+		if (q == '\'' || b[ts->pos] != '\\') {
+			hbuf_addc(&d, b[ts->pos]);
+			ts->pos++;
+			continue;
+		}
+		/* an escape in a basic string */
+		if (ts->pos + 1 >= ts->len) {
+			toml_error(ts, start, "a string that never ends");
+			goto fail;
+		}
+		i = ts->pos + 1;
+		switch (b[i]) {
+		case 'b': hbuf_addc(&d, '\b'); ts->pos += 2; continue;
+		case 't': hbuf_addc(&d, '\t'); ts->pos += 2; continue;
+		case 'n': hbuf_addc(&d, '\n'); ts->pos += 2; continue;
+		case 'f': hbuf_addc(&d, '\f'); ts->pos += 2; continue;
+		case 'r': hbuf_addc(&d, '\r'); ts->pos += 2; continue;
+		case 'e': hbuf_addc(&d, '\033'); ts->pos += 2; continue;
+		case '"': hbuf_addc(&d, '"'); ts->pos += 2; continue;
+		case '\\': hbuf_addc(&d, '\\'); ts->pos += 2; continue;
+		case 'u': nd = 4; break;
+		case 'U': nd = 8; break;
+		case 'x': nd = 2; break;
+		default:
+			if (multi) {
+				/* a line-ending backslash: trim to the next
+				   non-blank */
+				size_t	j = i;
+
+				while (j < ts->len && (b[j] == ' ' ||
+				    b[j] == '\t'))
+					j++;
+				if (j < ts->len && (b[j] == '\n' ||
+				    b[j] == '\r')) {
+					while (j < ts->len && strchr(
+					    " \t\r\n", b[j]) != NULL &&
+					    b[j] != '\0')
+						j++;
+					ts->pos = j;
+					continue;
+				}
+			}
+			toml_error(ts, ts->pos, "an unknown escape in a "
+			    "string");
+			goto fail;
+		}
+		cp = 0;
+		for (k = 1; k <= nd; k++) {
+			if (i + (size_t)k >= ts->len ||
+			    scan_hex_value((unsigned char)b[i + k]) < 0) {
+				toml_error(ts, ts->pos, "a \\%c escape without "
+				    "%d hex digits", b[i], nd);
+				goto fail;
+			}
+			cp = cp * 16 + (unsigned long)scan_hex_value(
+			    (unsigned char)b[i + k]);
+		}
+		if (cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000)) {
+			toml_error(ts, ts->pos, "an escape that is no Unicode "
+			    "scalar value");
+			goto fail;
+		}
+		if (cp == 0)
+			nul = 1;
+		toml_utf8(&d, cp);
+		ts->pos = i + 1 + (size_t)nd;
+	}
+	if (out != NULL) {
+		*out = hbuf_take(&d, NULL);
+		if (nul) {
+			free(*out);
+			*out = NULL;
+		}
+	} else
+		free(hbuf_take(&d, NULL));
+	return 0;
+fail:
+	free(hbuf_take(&d, NULL));
+	return -1;
+}
+
+/* Scans a dotted key at pos into k (decoded components). */
+static int
+toml_key(struct tscan *ts, struct tkey *k)
+{
+	const char	*b = ts->buf;
+	size_t		 s;
+	char		*v;
+
+	k->n = 0;
+	for (;;) {
+		toml_sp(ts);
+		if (ts->pos >= ts->len) {
+			toml_error(ts, ts->pos, "expected a key");
+			return -1;
+		}
+		k->last = ts->pos;
+		if (b[ts->pos] == '"' || b[ts->pos] == '\'') {
+			if (ts->len - ts->pos >= 3 && b[ts->pos + 1] ==
+			    b[ts->pos] && b[ts->pos + 2] == b[ts->pos]) {
+				toml_error(ts, ts->pos, "a multi-line string "
+				    "as a key");
+				return -1;
+			}
+			if (toml_string(ts, &v) == -1)
+				return -1;
+			if (v == NULL) {
+				toml_error(ts, k->last, "a key holding a NUL");
+				return -1;
+			}
+		} else {
+			s = ts->pos;
+			while (ts->pos < ts->len && ((b[ts->pos] >= 'A' &&
+			    b[ts->pos] <= 'Z') || (b[ts->pos] >= 'a' &&
+			    b[ts->pos] <= 'z') || (b[ts->pos] >= '0' &&
+			    b[ts->pos] <= '9') || b[ts->pos] == '_' ||
+			    b[ts->pos] == '-'))
+				ts->pos++;
+			if (ts->pos == s) {
+				toml_error(ts, s, "expected a key");
+				return -1;
+			}
+			v = xstrndup(b + s, ts->pos - s);
+		}
+		if (k->n == TOML_MAX_KEYS) {
+			free(v);
+			toml_error(ts, k->last, "a key of more than %d parts",
+			    TOML_MAX_KEYS);
+			return -1;
+		}
+		k->v[k->n++] = v;
+		toml_sp(ts);
+		if (ts->pos < ts->len && b[ts->pos] == '.') {
+			ts->pos++;
+			continue;
+		}
+		return 0;
+	}
+}
+
+/* Scans a bare value (number, boolean, date) at pos. */
+static int
+toml_bare(struct tscan *ts)
+{
+	const char	*b = ts->buf;
+	size_t		 s = ts->pos;
+
+	while (ts->pos < ts->len && strchr(" \t\r\n,]}#", b[ts->pos]) ==
+	    NULL)
+		ts->pos++;
+	if (ts->pos == s) {
+		toml_error(ts, s, "expected a value");
+		return -1;
+	}
+	/* a date and a time separated by one space */
+	if (ts->pos - s == 10 && b[s + 4] == '-' && b[s + 7] == '-' &&
+	    ts->pos + 1 < ts->len && b[ts->pos] == ' ' &&
+	    b[ts->pos + 1] >= '0' && b[ts->pos + 1] <= '9') {
+		ts->pos++;
+		while (ts->pos < ts->len && strchr(" \t\r\n,]}#",
+		    b[ts->pos]) == NULL)
+			ts->pos++;
+	}
+	return 0;
+}
+
+/* Scans an inline table at pos ('{'). */
+static int
+toml_inline(struct tscan *ts, int depth)
+{
+	struct tkey	 k = { 0 };
+	size_t		 open = ts->pos;
+	int		 t;
+
+	ts->pos++;
+	for (;;) {
+		if (toml_ws_nl(ts) == -1)
+			return -1;
+		if (ts->pos >= ts->len) {
+			toml_error(ts, open, "'{' never closed");
+			return -1;
+		}
+		if (ts->buf[ts->pos] == '}') {
+			ts->pos++;
+			return 0;
+		}
+		if (toml_key(ts, &k) == -1)
+			goto fail;
+		toml_key_clear(&k);
+		if (ts->pos >= ts->len || ts->buf[ts->pos] != '=') {
+			toml_error(ts, ts->pos, "expected '='");
+			return -1;
+		}
+		ts->pos++;
+		toml_sp(ts);
+		if (toml_value(ts, depth + 1, &t) == -1)
+			return -1;
+		if (toml_ws_nl(ts) == -1)
+			return -1;
+		if (ts->pos < ts->len && ts->buf[ts->pos] == ',')
+			ts->pos++;
+		else if (ts->pos < ts->len && ts->buf[ts->pos] == '}')
+			continue;
+		else {
+			toml_error(ts, ts->pos, "expected ',' or '}'");
+			return -1;
+		}
+	}
+fail:
+	toml_key_clear(&k);
+	return -1;
+}
+
+/* Scans an array at pos ('['), keeping its elements when wanted. */
+static int
+toml_array(struct tscan *ts, int depth)
+{
+	size_t		 open = ts->pos, s;
+	int		 want = ts->want_el, t;
+	char		*str;
+
+	ts->want_el = 0;
+	ts->pos++;
+	for (;;) {
+		if (toml_ws_nl(ts) == -1)
+			return -1;
+		if (ts->pos >= ts->len) {
+			toml_error(ts, open, "'[' never closed");
+			return -1;
+		}
+		if (ts->buf[ts->pos] == ']') {
+			ts->pos++;
+			return 0;
+		}
+		s = ts->pos;
+		str = NULL;
+		if (want && (ts->buf[s] == '"' || ts->buf[s] == '\'')) {
+			if (toml_string(ts, &str) == -1)
+				return -1;
+		} else if (toml_value(ts, depth + 1, &t) == -1)
+			return -1;
+		if (want) {
+			ts->el = xreallocarray(ts->el, ts->nel + 1,
+			    sizeof *ts->el);
+			ts->el[ts->nel].s = s;
+			ts->el[ts->nel].e = ts->pos;
+			ts->el[ts->nel++].str = str;
+		}
+		if (toml_ws_nl(ts) == -1)
+			return -1;
+		if (ts->pos < ts->len && ts->buf[ts->pos] == ',')
+			ts->pos++;
+		else if (ts->pos < ts->len && ts->buf[ts->pos] == ']')
+			continue;
+		else {
+			toml_error(ts, ts->pos, "expected ',' or ']'");
+			return -1;
+		}
+	}
+}
+
+/* Scans any value at pos; *type 's' string, 'a' array, 't' table, 'o'. */
+static int
+toml_value(struct tscan *ts, int depth, int *type)
+{
+	if (depth >= HCFG_MAX_DEPTH) {
+		toml_error(ts, ts->pos, "nested deeper than %d",
+		    HCFG_MAX_DEPTH);
+		return -1;
+	}
+	if (ts->pos >= ts->len) {
+		toml_error(ts, ts->pos, "expected a value");
+		return -1;
+	}
+	switch (ts->buf[ts->pos]) {
+	case '"':
+	case '\'':
+		*type = 's';
+		return toml_string(ts, NULL);
+	case '[':
+		*type = 'a';
+		return toml_array(ts, depth);
+	case '{':
+		*type = 't';
+		ts->want_el = 0;
+		return toml_inline(ts, depth);
+	default:
+		*type = 'o';
+		ts->want_el = 0;
+		return toml_bare(ts);
+	}
+}
+
+/* Whether the first n components of k are the container's. */
+static int
+toml_under(struct tscan *ts, char *const *v, size_t n)
+{
+	size_t	i;
+
+	if (n < ts->ncont)
+		return 0;
+	for (i = 0; i < ts->ncont; i++)
+		if (strcmp(v[i], ts->cont[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/* Whether the n components are a proper prefix of the container path. */
+static int
+toml_above(struct tscan *ts, char *const *v, size_t n)
+{
+	size_t	i;
+
+	if (n >= ts->ncont)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], ts->cont[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/* The entry of that name, made if new. */
+static struct tent *
+toml_entry(struct tscan *ts, const char *name)
+{
+	struct tent	*t;
+	struct hent	*h;
+	size_t		 i;
+
+	for (i = 0; i < ts->nte; i++)
+		if (strcmp(ts->te[i].h->name, name) == 0)
+			return &ts->te[i];
+	/* hdoc_add may move the entries: keep indexes, fix pointers */
+	h = hdoc_add(ts->doc);
+	for (i = 0; i < ts->nte; i++)
+		ts->te[i].h = &ts->doc->v[i];
+	h = &ts->doc->v[ts->doc->n - 1];
+	h->name = xstrdup(name);
+	h->container = xstrdup(ts->layout->containers[0]);
+	h->is_table = 1;
+	h->can_bridge = 0;
+	ts->te = xreallocarray(ts->te, ts->nte + 1, sizeof *ts->te);
+	t = &ts->te[ts->nte++];
+	t->h = h;
+	t->section = -1;
+	t->header = 0;
+	t->hasline = 0;
+	return t;
+}
+
+/* Skips the rest of a line: blanks, a comment, the line end. */
+static int
+toml_eol(struct tscan *ts, size_t *eol)
+{
+	toml_sp(ts);
+	if (ts->pos < ts->len && ts->buf[ts->pos] == '#')
+		while (ts->pos < ts->len && ts->buf[ts->pos] != '\n' &&
+		    ts->buf[ts->pos] != '\r')
+			ts->pos++;
+	*eol = ts->pos;
+	if (ts->pos >= ts->len)
+		return 0;
+	if (ts->buf[ts->pos] == '\n') {
+		ts->pos++;
+		return 0;
+	}
+	if (ts->buf[ts->pos] == '\r' && ts->pos + 1 < ts->len &&
+	    ts->buf[ts->pos + 1] == '\n') {
+		ts->pos += 2;
+		return 0;
+	}
+	toml_error(ts, ts->pos, "expected the end of the line");
+	return -1;
+}
+
+/* A table header line at pos ('['). */
+static int
+toml_header(struct tscan *ts)
+{
+	struct tkey	 k = { 0 };
+	struct tent	*t;
+	size_t		 start = ts->pos, eol;
+	int		 arr = 0;
+
+	ts->pos++;
+	if (ts->pos < ts->len && ts->buf[ts->pos] == '[') {
+		arr = 1;
+		ts->pos++;
+	}
+	if (toml_key(ts, &k) == -1)
+		goto fail;
+	if (ts->pos >= ts->len || ts->buf[ts->pos] != ']' || (arr &&
+	    (ts->pos + 1 >= ts->len || ts->buf[ts->pos + 1] != ']'))) {
+		toml_error(ts, ts->pos, "expected '%s'", arr ? "]]" : "]");
+		goto fail;
+	}
+	ts->pos += arr ? 2 : 1;
+	if (toml_eol(ts, &eol) == -1)
+		goto fail;
+	ts->section++;
+	if (arr && (toml_under(ts, k.v, k.n) || toml_above(ts, k.v, k.n) ||
+	    (k.n == ts->ncont && toml_under(ts, k.v, k.n)))) {
+		toml_error(ts, start, "an array of tables where mcpreel "
+		    "expects [%s.NAME] tables; it cannot edit this file",
+		    ts->layout->containers[0]);
+		goto fail;
+	}
+	if (!arr && toml_under(ts, k.v, k.n) && k.n == ts->ncont + 1) {
+		t = toml_entry(ts, k.v[ts->ncont]);
+		if (t->header || t->hasline) {
+			toml_error(ts, start, "[%s.%s] defined twice",
+			    ts->layout->containers[0], k.v[ts->ncont]);
+			goto fail;
+		}
+		t->header = 1;
+		t->section = ts->section;
+		while (start > 0 && ts->buf[start - 1] != '\n')
+			start--;
+		t->h->s = start;
+		t->h->e = ts->pos;
+	}
+	toml_key_clear(&ts->table);
+	ts->table = k;
+	return 0;
+fail:
+	toml_key_clear(&k);
+	return -1;
+}
+
+/* Fills one member of an entry from a key/value line. */
+static void
+toml_member(struct tscan *ts, struct hmem *m, size_t ks, size_t ke,
+    size_t vs, size_t ve, int type)
+{
+	m->present = 1;
+	m->ks = ks;
+	m->ke = ke;
+	m->vs = vs;
+	m->ve = ve;
+	m->is_str = type == 's';
+	m->is_arr = type == 'a';
+	m->is_obj = type == 't';
+	if (m->is_str) {
+		size_t	save = ts->pos;
+
+		ts->pos = vs;
+		(void)toml_string(ts, &m->str);
+		ts->pos = save;
+	}
+}
+
+/* A key/value line at pos. */
+static int
+toml_keyval(struct tscan *ts)
+{
+	struct tkey	 k = { 0 };
+	char		*full[TOML_MAX_KEYS * 2];
+	size_t		 nfull = 0, i, linestart, ks, ke, vs, ve, eol;
+	struct tent	*t;
+	struct hent	*h;
+	const char	*what;
+	int		 type;
+
+	linestart = ts->pos;
+	while (linestart > 0 && ts->buf[linestart - 1] != '\n')
+		linestart--;
+	ks = ts->pos;
+	if (toml_key(ts, &k) == -1)
+		goto fail;
+	ke = ts->pos;
+	while (ke > ks && (ts->buf[ke - 1] == ' ' || ts->buf[ke - 1] == '\t'))
+		ke--;
+	if (ts->pos >= ts->len || ts->buf[ts->pos] != '=') {
+		toml_error(ts, ts->pos, "expected '='");
+		goto fail;
+	}
+	ts->pos++;
+	toml_sp(ts);
+	vs = ts->pos;
+	for (i = 0; i < ts->table.n; i++)
+		full[nfull++] = ts->table.v[i];
+	for (i = 0; i < k.n; i++)
+		full[nfull++] = k.v[i];
+	ts->want_el = toml_under(ts, full, nfull) && nfull == ts->ncont + 2 &&
+	    strcmp(full[nfull - 1], "args") == 0;
+	if (ts->want_el) {
+		ts->el = NULL;
+		ts->nel = 0;
+	}
+	if (toml_value(ts, 0, &type) == -1)
+		goto fail;
+	ve = ts->pos;
+	if (toml_eol(ts, &eol) == -1)
+		goto fail;
+	if (toml_above(ts, full, nfull) || (toml_under(ts, full, nfull) &&
+	    nfull == ts->ncont)) {
+		toml_error(ts, ks, "%s is written as an inline table or value; "
+		    "mcpreel can only edit [%s.NAME] tables and dotted keys",
+		    ts->layout->containers[0], ts->layout->containers[0]);
+		goto fail;
+	}
+	/* keys of sub-tables ([container.NAME.env]) are not edited */
+	if (!toml_under(ts, full, nfull) || ts->table.n > ts->ncont + 1)
+		goto done;
+	t = toml_entry(ts, full[ts->ncont]);
+	h = t->h;
+	if (nfull == ts->ncont + 1) {
+		toml_error(ts, ks, "%s.%s is written as an inline table or "
+		    "value; mcpreel can only edit [%s.NAME] tables and dotted "
+		    "keys", ts->layout->containers[0], full[ts->ncont],
+		    ts->layout->containers[0]);
+		goto fail;
+	}
+	if (t->section != -1 && t->section != ts->section) {
+		toml_error(ts, ks, "the keys of %s.%s are in more than one "
+		    "table; mcpreel cannot edit this file",
+		    ts->layout->containers[0], full[ts->ncont]);
+		goto fail;
+	}
+	t->section = ts->section;
+	if (!t->header && !t->hasline)
+		h->s = linestart;
+	t->hasline = 1;
+	h->e = ts->pos;
+	if (nfull != ts->ncont + 2)
+		goto done;
+	what = full[ts->ncont + 1];
+	if (strcmp(what, "command") == 0) {
+		if (h->cmd.present)
+			goto twice;
+		toml_member(ts, &h->cmd, ks, ke, vs, ve, type);
+		/* args absent: a line "args = [...]" right after this one */
+		{
+			struct hbuf	 b = { 0 };
+			const char	*nl = "\n";
+
+			if (eol < ts->len && ts->buf[eol] == '\r')
+				nl = "\r\n";
+			if (eol >= ts->len)
+				hbuf_adds(&b, memmem(ts->buf, ts->len, "\r\n",
+				    2) != NULL ? "\r\n" : "\n");
+			hbuf_add(&b, ts->buf + linestart, ks - linestart);
+			hbuf_add(&b, ts->buf + ks, k.last - ks);
+			hbuf_adds(&b, "args");
+			hbuf_add(&b, ts->buf + ke, vs - ke);
+			h->ins_pre = hbuf_take(&b, NULL);
+			h->ins_post = xstrdup(eol >= ts->len ? "" : nl);
+			h->ins_at = ts->pos;
+			/* or, when that line is the last without a line end,
+			   before this line's end */
+			if (eol < ts->len) {
+				hbuf_adds(&b, nl);
+				hbuf_add(&b, ts->buf + linestart, ks -
+				    linestart);
+				hbuf_add(&b, ts->buf + ks, k.last - ks);
+				hbuf_adds(&b, "args");
+				hbuf_add(&b, ts->buf + ke, vs - ke);
+				h->ins2_pre = hbuf_take(&b, NULL);
+				h->ins2_at = eol;
+			}
+		}
+	} else if (strcmp(what, "args") == 0) {
+		if (h->args.present)
+			goto twice;
+		toml_member(ts, &h->args, ks, ke, vs, ve, type);
+		if (type == 'a') {
+			char	*ws = NULL;
+
+			h->el = ts->el;
+			h->nel = ts->nel;
+			ts->el = NULL;
+			ts->nel = 0;
+			h->arr_in = vs + 1;
+			if (h->nel >= 2)
+				ws = hcfg_ws_before(ts->buf, h->arr_in,
+				    h->el[1].s);
+			else if (h->nel == 1 && memchr(ts->buf + h->arr_in,
+			    '\n', h->el[0].s - h->arr_in) != NULL)
+				ws = hcfg_ws_before(ts->buf, h->arr_in,
+				    h->el[0].s);
+			xasprintf(&h->sep, ",%s", ws != NULL ? ws :
+			    h->nel == 0 ? "" : " ");
+			free(ws);
+		}
+	} else {
+		for (i = 0; ts->layout->url_keys != NULL &&
+		    ts->layout->url_keys[i] != NULL; i++)
+			if (strcmp(what, ts->layout->url_keys[i]) == 0 &&
+			    (h->url_i == -1 || (int)i < h->url_i)) {
+				free(h->url.str);
+				memset(&h->url, 0, sizeof h->url);
+				toml_member(ts, &h->url, ks, ke, vs, ve, type);
+				h->url_i = (int)i;
+			}
+	}
+done:
+	for (i = 0; i < ts->nel; i++)
+		free(ts->el[i].str);
+	free(ts->el);
+	ts->el = NULL;
+	ts->nel = 0;
+	toml_key_clear(&k);
+	return 0;
+twice:
+	toml_error(ts, ks, "%s.%s.%s defined twice", ts->layout->containers[0],
+	    full[ts->ncont], what);
+fail:
+	for (i = 0; i < ts->nel; i++)
+		free(ts->el[i].str);
+	free(ts->el);
+	ts->el = NULL;
+	ts->nel = 0;
+	toml_key_clear(&k);
+	return -1;
+}
+
+/* Orders entries by their first byte (qsort). */
+static int
+toml_poscmp(const void *a, const void *b)
+{
+	const struct hent	*x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/*
+ * Scans buf as TOML and fills doc with the entries of the layout's first
+ * container (a '\x1f'-separated path of table names).  Returns 0, or -1
+ * with *cause "line L column C: what".
+ */
 int
 toml_parse(const char *buf, size_t len, const struct hcfg_layout *layout,
     struct hdoc *doc, char **cause)
 {
-	(void)buf; (void)len; (void)layout; (void)doc;
-	*cause = xstrdup("TOML is not supported yet");
-	return -1;
+	struct tscan	 ts;
+	const char	*p, *q;
+	size_t		 i;
+	int		 rc = -1;
+
+	memset(&ts, 0, sizeof ts);
+	ts.buf = buf;
+	ts.len = len;
+	ts.doc = doc;
+	ts.layout = layout;
+	if (layout->containers == NULL || layout->containers[0] == NULL) {
+		*cause = xstrdup("no container");
+		return -1;
+	}
+	for (p = layout->containers[0]; ; p = q + 1) {
+		q = strchr(p, '\x1f');
+		ts.cont = xreallocarray(ts.cont, ts.ncont + 1, sizeof *ts.cont);
+		ts.cont[ts.ncont++] = q == NULL ? xstrdup(p) :
+		    xstrndup(p, (size_t)(q - p));
+		if (q == NULL)
+			break;
+	}
+	if (memchr(buf, '\0', len) != NULL) {
+		toml_error(&ts, (size_t)((const char *)memchr(buf, '\0', len) -
+		    buf), "a NUL byte");
+		goto out;
+	}
+	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+		ts.pos = 3;
+	for (;;) {
+		if (toml_ws_nl(&ts) == -1)
+			goto out;
+		if (ts.pos >= ts.len)
+			break;
+		if (ts.buf[ts.pos] == '[') {
+			if (toml_header(&ts) == -1)
+				goto out;
+		} else if (toml_keyval(&ts) == -1)
+			goto out;
+	}
+	/* entries whose lines interleave cannot be edited apart */
+	if (doc->n > 1) {
+		struct hent	*v = xcalloc(doc->n, sizeof *v);
+
+		memcpy(v, doc->v, doc->n * sizeof *v);
+		qsort(v, doc->n, sizeof *v, toml_poscmp);
+		for (i = 1; i < doc->n; i++)
+			if (v[i].s < v[i - 1].e) {
+				toml_error(&ts, v[i].s, "the keys of %s.%s and "
+				    "%s.%s interleave; mcpreel cannot edit "
+				    "this file", layout->containers[0],
+				    v[i - 1].name, layout->containers[0],
+				    v[i].name);
+				free(v);
+				goto out;
+			}
+		free(v);
+	}
+	rc = 0;
+out:
+	if (rc == -1)
+		*cause = ts.err != NULL ? ts.err : xstrdup("cannot parse");
+	else
+		free(ts.err);
+	toml_key_clear(&ts.table);
+	for (i = 0; i < ts.ncont; i++)
+		free(ts.cont[i]);
+	free(ts.cont);
+	free(ts.te);
+	return rc;
 }
