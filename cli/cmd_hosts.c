@@ -20,6 +20,7 @@ static const char *const hosts_kinds[HCFG_KIND_MAX] = {
 	"stdio", "remote", "other"
 };
 
+/* The --help of hosts. */
 void
 cmd_hosts_usage(FILE *f)
 {
@@ -162,6 +163,7 @@ hosts_entry_text(FILE *out, const struct hcfg_entry *e)
 	fputc('\n', out);
 }
 
+/* mcpreel hosts: list the hosts, their files here and their servers. */
 int
 cmd_hosts(int argc, char **argv)
 {

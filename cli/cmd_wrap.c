@@ -59,6 +59,7 @@ struct wrap_opts {
 #define WRAP_HOST_IDS \
 	"claude-desktop, claude-code, cursor, vscode, windsurf, gemini, codex"
 
+/* The --help of wrap. */
 void
 cmd_wrap_usage(FILE *f)
 {
@@ -115,6 +116,7 @@ cmd_wrap_usage(FILE *f)
 	    "See docs/hosts.md.\n");
 }
 
+/* The --help of unwrap. */
 void
 cmd_unwrap_usage(FILE *f)
 {
@@ -222,7 +224,7 @@ wrap_say(FILE *out, const struct wrap_opts *o, const struct hostfile *f,
 
 	fprintf(out, "%s %s: ", f->host->id, f->shown);
 	if (changes->n == 0)
-		fputs(o->dry_run ? "nothing to wrap" : "nothing to wrap", out);
+		fputs("nothing to wrap", out);
 	else {
 		fputs(o->dry_run ? "would wrap " : "wrapped ", out);
 		for (i = 0; i < changes->n; i++) {
@@ -668,6 +670,7 @@ wrap_run(struct wrap_opts *o, int unwrap)
 	return rc;
 }
 
+/* mcpreel wrap: make hosts run their servers through mcpreel record. */
 int
 cmd_wrap(int argc, char **argv)
 {
@@ -714,6 +717,7 @@ cmd_wrap(int argc, char **argv)
 	return wrap_run(&o, 0);
 }
 
+/* mcpreel unwrap: put wrapped entries back. */
 int
 cmd_unwrap(int argc, char **argv)
 {

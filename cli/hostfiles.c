@@ -286,6 +286,7 @@ hostfiles_project_of(const struct hcfg_entry *e, char *buf, size_t len)
 	return buf;
 }
 
+/* Free the files and what was read of them. */
 void
 hostfiles_clear(struct hostfiles *hf)
 {

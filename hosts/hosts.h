@@ -196,6 +196,7 @@ void		 files_state_merge(struct files_state *,
 void		 files_state_drop(struct files_state *,
 		     const struct hcfg_changes *);
 void		 files_state_clear(struct files_state *);
+/* files_diff.c */
 void		 files_diff(FILE *, const char *, const char *, const char *,
 		     size_t, const char *, size_t);
 
