@@ -610,6 +610,8 @@ hcfg_sort(struct hedits *ed, unsigned char *dropped)
 {
 	size_t	 i, j, end = 0;
 
+	if (ed->n == 0)
+		return;
 	qsort(ed->v, ed->n, sizeof *ed->v, hcfg_editcmp);
 	for (i = 0; i < ed->n; i++) {
 		if (dropped[ed->v[i].ent])
@@ -783,6 +785,7 @@ hcfg_wrap(const char *buf, size_t len, const struct hcfg_layout *layout,
 
 	*out = NULL;
 	*outlen = 0;
+	memset(ch, 0, sizeof *ch);
 	if (hcfg_parse(buf, len, layout, &doc, cause) == -1)
 		return -1;
 	for (i = 0; i < doc.n; i++) {
@@ -945,6 +948,7 @@ hcfg_unwrap(const char *buf, size_t len, const struct hcfg_layout *layout,
 
 	*out = NULL;
 	*outlen = 0;
+	memset(ch, 0, sizeof *ch);
 	if (hcfg_parse(buf, len, layout, &doc, cause) == -1)
 		return -1;
 	for (i = 0; i < doc.n; i++) {

@@ -636,11 +636,13 @@ jsonc_members(struct jscan *js, long o, size_t *nout)
 			all[i].key = js->n[k].key;
 			all[i++].idx = k;
 		}
-	qsort(all, n, sizeof *all, jsonc_keycmp);
+	if (n > 0)
+		qsort(all, n, sizeof *all, jsonc_keycmp);
 	for (i = 0; i < n; i++)
 		if (i + 1 == n || strcmp(all[i].key, all[i + 1].key) != 0)
 			keep[nk++] = all[i].idx;
-	qsort(keep, nk, sizeof *keep, jsonc_longcmp);
+	if (nk > 0)
+		qsort(keep, nk, sizeof *keep, jsonc_longcmp);
 	free(all);
 	*nout = nk;
 	return keep;
@@ -684,6 +686,23 @@ jsonc_mem(struct jscan *js, long k, struct hmem *m)
 		m->rm_s = n->ks;
 		m->rm_e = n->comma != SIZE_MAX ? n->comma + 1 : n->e;
 	}
+}
+
+/*
+ * What goes after the comma before a member wrap adds next to the member
+ * at ks: the white space before ks, or one space when there is none
+ * ({"command": "x"}).
+ */
+static char *
+jsonc_msep(struct jscan *js, size_t lo, size_t ks)
+{
+	char	*ws = hcfg_ws_before(js->buf, lo, ks);
+
+	if (*ws == '\0') {
+		free(ws);
+		ws = xstrdup(" ");
+	}
+	return ws;
 }
 
 /* Whether a header name is an HTTP token (what --header can carry). */
@@ -779,7 +798,7 @@ jsonc_entry(struct jscan *js, const struct hcfg_layout *layout,
 	}
 	if (h->cmd.present) {
 		h->colon_cmd = jsonc_raw(js, h->cmd.ke, h->cmd.vs);
-		h->msep_cmd = hcfg_ws_before(js->buf, h->s + 1, h->cmd.ks);
+		h->msep_cmd = jsonc_msep(js, h->s + 1, h->cmd.ks);
 		h->ins_at = h->cmd.ve;
 		hbuf_addc(&sb, ',');
 		hbuf_adds(&sb, h->msep_cmd);
@@ -790,7 +809,7 @@ jsonc_entry(struct jscan *js, const struct hcfg_layout *layout,
 	}
 	if (h->url.present) {
 		h->colon_url = jsonc_raw(js, h->url.ke, h->url.vs);
-		h->msep_url = hcfg_ws_before(js->buf, h->s + 1, h->url.ks);
+		h->msep_url = jsonc_msep(js, h->s + 1, h->url.ks);
 	}
 	if (h->headers.present && h->headers.is_obj) {
 		for (i = 0; i < nm; i++)
