@@ -280,6 +280,21 @@ for (const host of HOSTS) {
         assert.equal(statSync(join(s.state, b.replace(/\.backup$/, '.json'))).mode & 0o777, 0o600);
       }
 
+      // Byte for byte, the file is the one before with each changed
+      // entry's text (as the ledger has it) replaced, and nothing else.
+      const ledgers = readdirSync(s.state).filter((f) => f.endsWith('.json'))
+        .map((f) => JSON.parse(readFileSync(join(s.state, f), 'utf8')));
+      s.paths.forEach((p, i) => {
+        const l = ledgers.find((x) => x.config === realpathSync(p));
+        assert.ok(l, `a ledger for ${p}`);
+        let expect = before[i].toString('utf8');
+        for (const c of l.changes) {
+          assert.equal(expect.split(c.before).length, 2, `${c.name}: its text is in the file once`);
+          expect = expect.replace(c.before, () => c.after);
+        }
+        assert.equal(readFileSync(p, 'utf8'), expect, `${p}: only the entries changed`);
+      });
+
       // Each entry: stdio ones run through mcpreel record, the rest of
       // the entry (env, cwd, type, ...) as it was; bridged ones become
       // record --connect; the left ones and everything else are as they
