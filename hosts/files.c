@@ -580,9 +580,10 @@ files_change_free(struct hcfg_change *c)
 }
 
 /*
- * Add wrap's changes to the ledger: an entry already in it keeps its
- * first before (what it was before mcpreel ever touched it) and takes
- * the new after.
+ * Add wrap's changes to the ledger.  An entry already in it is replaced:
+ * wrap changes only an entry that is not wrapped, so one the ledger has
+ * was put back or rewritten by someone else since, and its text now is
+ * what unwrap must give back.
  */
 void
 files_state_merge(struct files_state *st, const struct hcfg_changes *add)
@@ -596,7 +597,9 @@ files_state_merge(struct files_state *st, const struct hcfg_changes *add)
 				break;
 		}
 		if (j < st->changes.n) {
+			free(st->changes.v[j].before);
 			free(st->changes.v[j].after);
+			st->changes.v[j].before = xstrdup(add->v[i].before);
 			st->changes.v[j].after = xstrdup(add->v[i].after);
 			continue;
 		}

@@ -482,3 +482,25 @@ test('wrap: a symlinked config file is written through the link, its mode kept',
     s.cleanup();
   }
 });
+
+test('wrap after the file was put back by hand: unwrap gives the new text, not the first wrap\'s', { timeout: 60000 }, () => {
+  const host = HOSTS.find((h) => h.id === 'cursor');
+  const s = setup(host);
+  try {
+    const first = readFileSync(s.paths[0], 'utf8');
+    assert.equal(mcpreel(s, ['wrap', '--host', 'cursor', '--project', s.project]).code, 0);
+    // The user restores the file from elsewhere, one server changed.
+    const mine = first.replace('"pg-mcp:3"', '"pg-mcp:4"');
+    assert.notEqual(mine, first);
+    writeFileSync(s.paths[0], mine);
+    const w = mcpreel(s, ['wrap', '--host', 'cursor', '--project', s.project]);
+    assert.equal(w.code, 0, w.stderr);
+    assert.match(w.stdout, /wrapped everything, pg, search/);
+    const u = mcpreel(s, ['unwrap', '--host', 'cursor', '--project', s.project]);
+    assert.equal(u.code, 0, u.stderr);
+    assert.equal(readFileSync(s.paths[0], 'utf8'), mine, 'the text the second wrap found');
+    assert.deepEqual(readdirSync(s.state), [], 'nothing left wrapped: the state removed');
+  } finally {
+    s.cleanup();
+  }
+});
