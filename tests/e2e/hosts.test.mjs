@@ -24,7 +24,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
-  chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync,
+  chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -375,6 +375,28 @@ for (const host of HOSTS) {
       assert.equal(u.code, 0, u.stderr);
       assert.equal(readFileSync(s.paths[0], 'utf8'), before[0].toString('utf8').replace(from, to), 'the original with the edit');
       for (let i = 1; i < s.paths.length; i++) assert.deepEqual(readFileSync(s.paths[i]), before[i]);
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  test(`${host.id}: unwrap with the state lost rebuilds each entry from what it holds`, { timeout: 60000 }, () => {
+    const s = setup(host);
+    try {
+      const before = bytes(s.paths);
+      assert.equal(mcpreel(s, ['wrap', '--host', host.id, '--project', s.project, '--db', s.db]).code, 0);
+      rmSync(s.state, { recursive: true });
+      const u = mcpreel(s, ['unwrap', '--host', host.id, '--project', s.project]);
+      assert.equal(u.code, 0, u.stderr);
+      s.paths.forEach((p, i) => {
+        // The same document; byte for byte where nothing was bridged (a
+        // bridged entry's headers are written anew).
+        const now = readFileSync(p);
+        const orig = join(s.dir, `orig${i}`);
+        writeFileSync(orig, before[i]);
+        assert.deepEqual(parseConfig(p, host.files[i][2]), parseConfig(orig, host.files[i][2]), `${p}: the same document`);
+        if (host.bridged.length === 0) assert.deepEqual(now, before[i], `${p}: byte for byte`);
+      });
     } finally {
       s.cleanup();
     }
