@@ -6,6 +6,7 @@
  * makes unwrap byte-exact (files.c).
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -15,6 +16,18 @@
 
 #include "cli.h"
 #include "hosts.h"
+
+/*
+ * The process names of hosts that rewrite their own file while they run
+ * (Claude Code keeps its state in ~/.claude.json), looked for in
+ * /proc/PID/comm before that file is written.
+ */
+static const struct {
+	const char	*host;
+	const char	*comm;
+} wrap_live_hosts[] = {
+	{ "claude-code", "claude" },
+};
 
 /* The longest project key shown beside a server's name. */
 #define WRAP_PROJECT_MAX	4096
@@ -365,6 +378,53 @@ wrap_failed(const struct wrap_opts *o, const struct hostfile *f, char *cause)
 	return EXIT_FAIL;
 }
 
+/*
+ * Warn when a host that rewrites the file is running: its next write
+ * could undo ours, or race it (files_write() refuses then).
+ */
+static void
+wrap_warn_live(const struct wrap_opts *o, const struct hostfile *f)
+{
+	DIR		*d;
+	struct dirent	*de;
+	FILE		*c;
+	char		 path[64], comm[32];
+	size_t		 i;
+	int		 n;
+
+	if (strcmp(f->scope, "user") != 0)
+		return;
+	for (i = 0; i < sizeof wrap_live_hosts / sizeof wrap_live_hosts[0];
+	    i++) {
+		if (strcmp(f->host->id, wrap_live_hosts[i].host) != 0 ||
+		    (d = opendir("/proc")) == NULL)
+			continue;
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_name[0] < '1' || de->d_name[0] > '9')
+				continue;
+			n = snprintf(path, sizeof path, "/proc/%s/comm",
+			    de->d_name);
+			if (n < 0 || (size_t)n >= sizeof path ||
+			    (c = fopen(path, "re")) == NULL)
+				continue;
+			if (fgets(comm, sizeof comm, c) != NULL) {
+				comm[strcspn(comm, "\n")] = '\0';
+				if (strcmp(comm, wrap_live_hosts[i].comm) == 0) {
+					fprintf(stderr, "mcpreel %s: %s is "
+					    "running (pid %s) and rewrites %s: "
+					    "quit it first, or it may undo "
+					    "this\n", o->cmd, f->host->name,
+					    de->d_name, f->shown);
+					fclose(c);
+					break;
+				}
+			}
+			fclose(c);
+		}
+		closedir(d);
+	}
+}
+
 /* Whether buf is the backup's bytes. */
 static int
 wrap_is_backup(const struct files_state *st, const char *buf, size_t len)
@@ -430,6 +490,7 @@ wrap_file(const struct wrap_opts *o, struct hostfile *f, const char *self,
 		goto out;
 	}
 
+	wrap_warn_live(o, f);
 	if (files_state_load(f->real, &st, &cause) != 0) {
 		rc = wrap_failed(o, f, cause);
 		goto out;
@@ -567,6 +628,7 @@ unwrap_file(const struct wrap_opts *o, struct hostfile *f)
 		unwrap_say(stderr, o, f, &f->cfg, names, whole);
 		goto out;
 	}
+	wrap_warn_live(o, f);
 	if (files_write(f->path, f->buf, f->len, out, outlen, &cause) != 0) {
 		rc = wrap_failed(o, f, cause);
 		goto out;
