@@ -222,6 +222,11 @@ for (const host of HOSTS) {
       const text = mcpreel(s, ['hosts', '--project', s.project]);
       assert.equal(text.code, 0);
       for (const n of host.stdio) assert.match(text.stdout, new RegExp(`^ +${n.replace('.', '\\.')} +stdio +not wrapped`, 'm'));
+      // -v: the files that are not there too.
+      const v = mcpreel(s, ['hosts', '-v', '--project', s.project]);
+      assert.equal(v.code, 0);
+      if (host.id !== 'windsurf') assert.match(v.stdout, /^ {2}user +~\/\.codeium\/windsurf\/mcp_config\.json \(not there\)$/m);
+      assert.doesNotMatch(text.stdout, /\(not there\)/);
     } finally {
       s.cleanup();
     }
@@ -478,6 +483,17 @@ test('wrap: a SERVER in no file is exit 2 and nothing is written; --config picks
     assert.match(bad.stderr, /--host nope: no such host; give one of claude-desktop/);
     const odd = mcpreel(s, ['wrap', '--config', join(s.dir, 'x.conf')]);
     assert.equal(odd.code, 2);
+    // A file of another name: its host's layout given, or refused.
+    const conf = join(s.dir, 'servers.conf');
+    cpSync(s.paths[1], conf);
+    const which = mcpreel(s, ['wrap', '--config', conf]);
+    assert.equal(which.code, 2);
+    assert.match(which.stderr, /cannot tell which host's file it is .*--host ID/);
+    assert.equal(mcpreel(s, ['wrap', '--format', 'json']).code, 2, '--format without --config');
+    const lay = mcpreel(s, ['wrap', '--config', conf, '--layout', 'claude-code', '--format', 'jsonc']);
+    assert.equal(lay.code, 0, lay.stderr);
+    assert.match(lay.stdout, /wrapped tickets, search/);
+    assert.equal(parseConfig(conf, 'json').mcpServers.tickets.command, SELF);
   } finally {
     s.cleanup();
   }
