@@ -54,6 +54,19 @@ hbuf_add(struct hbuf *b, const void *p, size_t len)
 	b->p[b->n] = '\0';
 }
 
+/*
+ * Makes room for one more element in an array of n (its capacity is
+ * kept implicit: the power of two at or above n), so that appending one
+ * at a time costs amortised constant time.
+ */
+void *
+hcfg_grow(void *p, size_t n, size_t size)
+{
+	if (n != 0 && (n & (n - 1)) != 0)
+		return p;
+	return xreallocarray(p, n == 0 ? 1 : 2 * n, size);
+}
+
 /* Appends a string. */
 void
 hbuf_adds(struct hbuf *b, const char *s)
@@ -150,7 +163,7 @@ hdoc_add(struct hdoc *doc)
 {
 	struct hent	*h;
 
-	doc->v = xreallocarray(doc->v, doc->n + 1, sizeof *doc->v);
+	doc->v = hcfg_grow(doc->v, doc->n, sizeof *doc->v);
 	h = &doc->v[doc->n++];
 	memset(h, 0, sizeof *h);
 	h->url_i = -1;
@@ -321,8 +334,8 @@ hcfg_wrapped(const struct hent *h, struct hwrapped *w)
 					w->transport = (long)i + 1;
 				else if (strcmp(h->el[i].str, "--header") ==
 				    0) {
-					w->hdr = xreallocarray(w->hdr,
-					    w->nhdr + 1, sizeof *w->hdr);
+					w->hdr = hcfg_grow(w->hdr, w->nhdr,
+					    sizeof *w->hdr);
 					w->hdr[w->nhdr++] = (long)i + 1;
 				}
 			}
@@ -522,7 +535,7 @@ hcfg_edit(struct hedits *ed, size_t ent, size_t off, size_t len, char *text,
 {
 	struct hedit	*x;
 
-	ed->v = xreallocarray(ed->v, ed->n + 1, sizeof *ed->v);
+	ed->v = hcfg_grow(ed->v, ed->n, sizeof *ed->v);
 	x = &ed->v[ed->n];
 	x->off = off;
 	x->len = len;
@@ -578,20 +591,28 @@ hcfg_edits_clear(struct hedits *ed)
 }
 
 /*
- * Applies the sorted edits that fall in [s, e] to that part of buf: the
- * new text, its length in *olen.
+ * Applies the sorted edits of entry ent (SIZE_MAX: all) that fall in
+ * [s, e] to that part of buf: the new text, its length in *olen.
  */
 static char *
 hcfg_apply(const char *buf, size_t s, size_t e, const struct hedits *ed,
-    size_t *olen)
+    size_t ent, size_t *olen)
 {
 	struct hbuf	 b = { 0 };
-	size_t		 at = s, i;
+	size_t		 at = s, i, lo = 0, hi = ed->n, mid;
 
-	for (i = 0; i < ed->n; i++) {
+	/* the first edit at or after s (they are sorted) */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (ed->v[mid].off < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < ed->n && ed->v[i].off <= e; i++) {
 		const struct hedit	*x = &ed->v[i];
 
-		if (x->off < s || x->off + x->len > e)
+		if (x->off + x->len > e || (ent != SIZE_MAX && x->ent != ent))
 			continue;
 		hbuf_add(&b, buf + at, x->off - at);
 		hbuf_add(&b, x->text, x->tlen);
@@ -755,15 +776,16 @@ hcfg_finish(const char *buf, size_t len, const struct hdoc *doc,
 	for (i = 0; i < doc->n; i++) {
 		if (!has[i])
 			continue;
-		ch->v = xreallocarray(ch->v, ch->n + 1, sizeof *ch->v);
+		ch->v = hcfg_grow(ch->v, ch->n, sizeof *ch->v);
 		c = &ch->v[ch->n++];
 		c->container = xstrdup(doc->v[i].container);
 		c->name = xstrdup(doc->v[i].name);
 		c->before = xstrndup(buf + doc->v[i].s, doc->v[i].e -
 		    doc->v[i].s);
-		c->after = hcfg_apply(buf, doc->v[i].s, doc->v[i].e, ed, NULL);
+		c->after = hcfg_apply(buf, doc->v[i].s, doc->v[i].e, ed, i,
+		    NULL);
 	}
-	*out = hcfg_apply(buf, 0, len, ed, outlen);
+	*out = hcfg_apply(buf, 0, len, ed, SIZE_MAX, outlen);
 	free(dropped);
 	free(has);
 }
@@ -808,19 +830,49 @@ hcfg_wrap(const char *buf, size_t len, const struct hcfg_layout *layout,
 	return 0;
 }
 
-/* The ledger's change for an entry, or NULL (the last that matches). */
-static const struct hcfg_change *
-hcfg_ledger(const struct hcfg_changes *ledger, const struct hent *h)
+/* The key of an entry in the ledger's index: container, '\x1e', name. */
+static char *
+hcfg_ledger_key(const char *container, const char *name, size_t *len)
 {
-	size_t	i;
+	char	*k;
+
+	*len = (size_t)xasprintf(&k, "%s\x1e%s", container, name);
+	return k;
+}
+
+/* An index of the ledger's changes (the last of each entry wins). */
+static struct idmap *
+hcfg_ledger_index(const struct hcfg_changes *ledger)
+{
+	struct idmap	*m = idmap_new();
+	char		*k;
+	size_t		 i, n;
+
+	for (i = 0; ledger != NULL && i < ledger->n; i++) {
+		k = hcfg_ledger_key(ledger->v[i].container, ledger->v[i].name,
+		    &n);
+		idmap_put(m, k, n, (int64_t)i, NULL);
+		free(k);
+	}
+	return m;
+}
+
+/* The ledger's change for an entry, or NULL. */
+static const struct hcfg_change *
+hcfg_ledger(const struct hcfg_changes *ledger, struct idmap *index,
+    const struct hent *h)
+{
+	char	*k;
+	size_t	 n;
+	int64_t	 at;
+	int	 found;
 
 	if (ledger == NULL)
 		return NULL;
-	for (i = ledger->n; i > 0; i--)
-		if (strcmp(ledger->v[i - 1].container, h->container) == 0 &&
-		    strcmp(ledger->v[i - 1].name, h->name) == 0)
-			return &ledger->v[i - 1];
-	return NULL;
+	k = hcfg_ledger_key(h->container, h->name, &n);
+	found = idmap_get(index, k, n, &at) == 0;
+	free(k);
+	return found ? &ledger->v[at] : NULL;
 }
 
 /* The inverse edits of a wrapped stdio entry, computed from its args. */
@@ -944,6 +996,7 @@ hcfg_unwrap(const char *buf, size_t len, const struct hcfg_layout *layout,
 	struct hwrapped		 w;
 	struct hent		*h;
 	const struct hcfg_change *lc;
+	struct idmap		*index;
 	size_t			 i;
 
 	*out = NULL;
@@ -951,12 +1004,13 @@ hcfg_unwrap(const char *buf, size_t len, const struct hcfg_layout *layout,
 	memset(ch, 0, sizeof *ch);
 	if (hcfg_parse(buf, len, layout, &doc, cause) == -1)
 		return -1;
+	index = hcfg_ledger_index(ledger);
 	for (i = 0; i < doc.n; i++) {
 		h = &doc.v[i];
 		if (!hcfg_chosen(names, h->name) || !h->is_table ||
 		    !h->cmd.is_str || !hcfg_wrapped(h, &w))
 			continue;
-		lc = hcfg_ledger(ledger, h);
+		lc = hcfg_ledger(ledger, index, h);
 		if (lc != NULL && strlen(lc->after) == h->e - h->s &&
 		    memcmp(lc->after, buf + h->s, h->e - h->s) == 0)
 			hcfg_edit(&ed, i, h->s, h->e - h->s,
@@ -967,6 +1021,7 @@ hcfg_unwrap(const char *buf, size_t len, const struct hcfg_layout *layout,
 			hcfg_unwrap_remote(buf, layout, h, i, &w, &ed);
 		free(w.hdr);
 	}
+	idmap_free(index);
 	hcfg_finish(buf, len, &doc, &ed, out, outlen, ch);
 	hcfg_edits_clear(&ed);
 	hdoc_clear(&doc);

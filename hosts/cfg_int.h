@@ -90,6 +90,7 @@ void		 hbuf_add(struct hbuf *, const void *, size_t);
 void		 hbuf_adds(struct hbuf *, const char *);
 void		 hbuf_addc(struct hbuf *, char);
 char		*hbuf_take(struct hbuf *, size_t *);
+void		*hcfg_grow(void *, size_t, size_t);
 void		 hdoc_clear(struct hdoc *);
 struct hent	*hdoc_add(struct hdoc *);
 char		*hcfg_errat(const char *, size_t, const char *, ...)

@@ -34,6 +34,7 @@ struct jnode {
 	size_t		 comma;		/* the comma after it, or SIZE_MAX */
 	int		 comments_after; /* a comment between it and the next */
 	uint32_t	 mask;		/* containers whose path it is on */
+	int		 done;		/* its entries were read */
 	int		 below;		/* levels below a whole container */
 };
 
@@ -561,10 +562,10 @@ jsonc_resolve(struct jscan *js, const struct jcont *c, size_t *nout)
 				continue;
 			if (strcmp(c->comp[d], "*") == 0) {
 				mem = jsonc_members(js, cur[j], &nm);
-				nxt = xreallocarray(nxt, nnxt + nm + 1,
-				    sizeof *nxt);
-				for (i = 0; i < nm; i++)
+				for (i = 0; i < nm; i++) {
+					nxt = hcfg_grow(nxt, nnxt, sizeof *nxt);
 					nxt[nnxt++] = mem[i];
+				}
 				free(mem);
 				continue;
 			}
@@ -575,8 +576,7 @@ jsonc_resolve(struct jscan *js, const struct jcont *c, size_t *nout)
 				    strcmp(c->comp[d], js->n[k].key) == 0)
 					last = k;
 			if (last >= 0) {
-				nxt = xreallocarray(nxt, nnxt + 1,
-				    sizeof *nxt);
+				nxt = hcfg_grow(nxt, nnxt, sizeof *nxt);
 				nxt[nnxt++] = last;
 			}
 		}
@@ -774,7 +774,7 @@ jsonc_entry(struct jscan *js, const struct hcfg_layout *layout,
 				a = mem[i];
 		h->arr_in = h->args.vs + 1;
 		for (k = js->n[a].first; k >= 0; k = js->n[k].next) {
-			h->el = xreallocarray(h->el, h->nel + 1, sizeof *h->el);
+			h->el = hcfg_grow(h->el, h->nel, sizeof *h->el);
 			h->el[h->nel].s = js->n[k].s;
 			h->el[h->nel].e = js->n[k].e;
 			h->el[h->nel].str = js->n[k].type == J_STRING ?
@@ -820,7 +820,7 @@ jsonc_entry(struct jscan *js, const struct hcfg_layout *layout,
 		for (i = 0; i < nm; i++) {
 			struct jnode	*hn = &js->n[mem[i]];
 
-			h->hd = xreallocarray(h->hd, h->nhd + 1, sizeof *h->hd);
+			h->hd = hcfg_grow(h->hd, h->nhd, sizeof *h->hd);
 			hd = &h->hd[h->nhd++];
 			memset(hd, 0, sizeof *hd);
 			hd->ks = hn->ks + 1;
@@ -870,8 +870,8 @@ jsonc_parse(const char *buf, size_t len, int comments,
     const struct hcfg_layout *layout, struct hdoc *doc, char **cause)
 {
 	struct jscan	 js;
-	long		 root, *cont, k, *ents, *done = NULL;
-	size_t		 i, j, nc, ne, d, ndone = 0;
+	long		 root, *cont, k, *ents;
+	size_t		 i, j, nc, ne, d;
 	int		 rc = -1;
 
 
@@ -910,13 +910,9 @@ jsonc_parse(const char *buf, size_t len, int comments,
 			if (js.n[cont[j]].type != J_OBJECT)
 				continue;
 			/* a node two container paths name: once */
-			for (m = 0; m < (long)ndone; m++)
-				if (done[m] == cont[j])
-					break;
-			if (m < (long)ndone)
+			if (js.n[cont[j]].done)
 				continue;
-			done = xreallocarray(done, ndone + 1, sizeof *done);
-			done[ndone++] = cont[j];
+			js.n[cont[j]].done = 1;
 			/* the container's real path, from its ancestors */
 			{
 				long	 chain[HCFG_MAX_DEPTH + 1];
@@ -961,7 +957,6 @@ out:
 			free(js.conts[i].comp[j]);
 		free(js.conts[i].comp);
 	}
-	free(done);
 	for (i = 0; i < js.nn; i++)
 		free(js.n[i].key);
 	free(js.n);

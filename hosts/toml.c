@@ -11,6 +11,7 @@
  */
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,6 @@ struct tkey {
 
 /* An entry while scanning: its lines, and its section. */
 struct tent {
-	struct hent	*h;
 	long		 section;	/* the section its keys are in, -1 */
 	int		 header;	/* has a [container.NAME] header */
 	int		 hasline;
@@ -44,6 +44,7 @@ struct tscan {
 	size_t			 ncont;
 	struct tent		*te;
 	size_t			 nte;
+	struct idmap		*names;		/* entry name -> te index */
 	struct hdoc		*doc;
 	const struct hcfg_layout *layout;
 	/* elements of the array value being scanned, when wanted */
@@ -436,8 +437,7 @@ toml_array(struct tscan *ts, int depth)
 		} else if (toml_value(ts, depth + 1, &t) == -1)
 			return -1;
 		if (want) {
-			ts->el = xreallocarray(ts->el, ts->nel + 1,
-			    sizeof *ts->el);
+			ts->el = hcfg_grow(ts->el, ts->nel, sizeof *ts->el);
 			ts->el[ts->nel].s = s;
 			ts->el[ts->nel].e = ts->pos;
 			ts->el[ts->nel++].str = str;
@@ -521,23 +521,19 @@ toml_entry(struct tscan *ts, const char *name)
 {
 	struct tent	*t;
 	struct hent	*h;
-	size_t		 i;
+	int64_t		 at;
 
-	for (i = 0; i < ts->nte; i++)
-		if (strcmp(ts->te[i].h->name, name) == 0)
-			return &ts->te[i];
-	/* hdoc_add may move the entries: keep indexes, fix pointers */
+	if (idmap_get(ts->names, name, strlen(name), &at) == 0)
+		return &ts->te[at];
+	idmap_put(ts->names, name, strlen(name), (int64_t)ts->nte, NULL);
+	/* te[i] is doc->v[i] (hdoc_add may move those: no pointers) */
 	h = hdoc_add(ts->doc);
-	for (i = 0; i < ts->nte; i++)
-		ts->te[i].h = &ts->doc->v[i];
-	h = &ts->doc->v[ts->doc->n - 1];
 	h->name = xstrdup(name);
 	h->container = xstrdup(ts->layout->containers[0]);
 	h->is_table = 1;
 	h->can_bridge = 0;
-	ts->te = xreallocarray(ts->te, ts->nte + 1, sizeof *ts->te);
+	ts->te = hcfg_grow(ts->te, ts->nte, sizeof *ts->te);
 	t = &ts->te[ts->nte++];
-	t->h = h;
 	t->section = -1;
 	t->header = 0;
 	t->hasline = 0;
@@ -612,8 +608,8 @@ toml_header(struct tscan *ts)
 		t->section = ts->section;
 		while (start > 0 && ts->buf[start - 1] != '\n')
 			start--;
-		t->h->s = start;
-		t->h->e = ts->pos;
+		ts->doc->v[t - ts->te].s = start;
+		ts->doc->v[t - ts->te].e = ts->pos;
 	}
 	toml_key_clear(&ts->table);
 	ts->table = k;
@@ -699,7 +695,7 @@ toml_keyval(struct tscan *ts)
 	if (!toml_under(ts, full, nfull) || ts->table.n > ts->ncont + 1)
 		goto done;
 	t = toml_entry(ts, full[ts->ncont]);
-	h = t->h;
+	h = &ts->doc->v[t - ts->te];
 	if (nfull == ts->ncont + 1) {
 		toml_error(ts, ks, "%s.%s is written as an inline table or "
 		    "value; mcpreel can only edit [%s.NAME] tables and dotted "
@@ -838,6 +834,7 @@ toml_parse(const char *buf, size_t len, const struct hcfg_layout *layout,
 	ts.len = len;
 	ts.doc = doc;
 	ts.layout = layout;
+	ts.names = idmap_new();
 	if (layout->containers == NULL || layout->containers[0] == NULL) {
 		*cause = xstrdup("no container");
 		return -1;
@@ -897,5 +894,6 @@ out:
 		free(ts.cont[i]);
 	free(ts.cont);
 	free(ts.te);
+	idmap_free(ts.names);
 	return rc;
 }
