@@ -17,29 +17,6 @@
 /* The longest NAME written after --name (then cut). */
 #define HCFG_NAME_MAX	64
 
-/* One replacement of [off, off + len) by text. */
-struct hedit {
-	size_t	 off, len;
-	char	*text;
-	size_t	 tlen;
-	size_t	 seq;		/* order among edits at one offset */
-	size_t	 ent;		/* the entry it belongs to */
-};
-
-struct hedits {
-	struct hedit	*v;
-	size_t		 n;
-};
-
-/* What the args of a wrapped entry say. */
-struct hwrapped {
-	long	 dash;		/* index of "--", or -1 */
-	long	 connect;	/* index of "--connect", or -1 */
-	long	 transport;	/* index of the --transport value, or -1 */
-	long	*hdr;		/* indexes of --header values */
-	size_t	 nhdr;
-};
-
 /* Appends len bytes. */
 void
 hbuf_add(struct hbuf *b, const void *p, size_t len)
@@ -52,6 +29,19 @@ hbuf_add(struct hbuf *b, const void *p, size_t len)
 	memcpy(b->p + b->n, p, len);
 	b->n += len;
 	b->p[b->n] = '\0';
+}
+
+/*
+ * Makes room for one more element in an array of n (its capacity is
+ * kept implicit: the power of two at or above n), so that appending one
+ * at a time costs amortised constant time.
+ */
+void *
+hcfg_grow(void *p, size_t n, size_t size)
+{
+	if (n != 0 && (n & (n - 1)) != 0)
+		return p;
+	return xreallocarray(p, n == 0 ? 1 : 2 * n, size);
 }
 
 /* Appends a string. */
@@ -150,7 +140,7 @@ hdoc_add(struct hdoc *doc)
 {
 	struct hent	*h;
 
-	doc->v = xreallocarray(doc->v, doc->n + 1, sizeof *doc->v);
+	doc->v = hcfg_grow(doc->v, doc->n, sizeof *doc->v);
 	h = &doc->v[doc->n++];
 	memset(h, 0, sizeof *h);
 	h->url_i = -1;
@@ -209,7 +199,7 @@ hcfg_is_mcpreel(const char *cmd)
 }
 
 /* Scans buf in the layout's format into doc. */
-static int
+int
 hcfg_parse(const char *buf, size_t len, const struct hcfg_layout *layout,
     struct hdoc *doc, char **cause)
 {
@@ -243,7 +233,7 @@ fail:
  * The NAME written after --name: the key when it is 1-64 of
  * [A-Za-z0-9_.-] (no host expands those), else each other byte as '_'.
  */
-static char *
+char *
 hcfg_clean_name(const char *key)
 {
 	size_t	 n = strlen(key), i;
@@ -264,7 +254,7 @@ hcfg_clean_name(const char *key)
 }
 
 /* Appends s as a double-quoted string (valid JSON and TOML basic). */
-static void
+void
 hcfg_quote(struct hbuf *b, const char *s)
 {
 	char	esc[8];
@@ -290,7 +280,7 @@ hcfg_quote(struct hbuf *b, const char *s)
 }
 
 /* Whether entry h's args start with "record" after a mcpreel command. */
-static int
+int
 hcfg_wrapped(const struct hent *h, struct hwrapped *w)
 {
 	size_t	i;
@@ -321,8 +311,8 @@ hcfg_wrapped(const struct hent *h, struct hwrapped *w)
 					w->transport = (long)i + 1;
 				else if (strcmp(h->el[i].str, "--header") ==
 				    0) {
-					w->hdr = xreallocarray(w->hdr,
-					    w->nhdr + 1, sizeof *w->hdr);
+					w->hdr = hcfg_grow(w->hdr, w->nhdr,
+					    sizeof *w->hdr);
 					w->hdr[w->nhdr++] = (long)i + 1;
 				}
 			}
@@ -339,7 +329,7 @@ hcfg_wrapped(const struct hent *h, struct hwrapped *w)
  * What an entry is and why it is left: its kind, and a note (static) or
  * NULL.  *bridgeable: a remote entry wrap may turn into a command.
  */
-static enum hcfg_kind
+enum hcfg_kind
 hcfg_classify(const struct hcfg_layout *layout, const struct hent *h,
     const char **note, int *bridgeable)
 {
@@ -385,7 +375,7 @@ hcfg_classify(const struct hcfg_layout *layout, const struct hent *h,
 }
 
 /* Whether name is among names (NULL: all). */
-static int
+int
 hcfg_chosen(const char *const *names, const char *name)
 {
 	size_t	i;
@@ -513,462 +503,4 @@ hcfg_changes_clear(struct hcfg_changes *ch)
 	}
 	free(ch->v);
 	memset(ch, 0, sizeof *ch);
-}
-
-/* Adds an edit (text taken) of entry ent. */
-static void
-hcfg_edit(struct hedits *ed, size_t ent, size_t off, size_t len, char *text,
-    size_t tlen)
-{
-	struct hedit	*x;
-
-	ed->v = xreallocarray(ed->v, ed->n + 1, sizeof *ed->v);
-	x = &ed->v[ed->n];
-	x->off = off;
-	x->len = len;
-	x->text = text;
-	x->tlen = tlen;
-	x->seq = ed->n;
-	x->ent = ent;
-	ed->n++;
-}
-
-/* Adds an edit whose text is a copy of [s, e) of buf. */
-static void
-hcfg_edit_raw(struct hedits *ed, size_t ent, size_t off, size_t len,
-    const char *buf, size_t s, size_t e)
-{
-	hcfg_edit(ed, ent, off, len, xstrndup(buf + s, e - s), e - s);
-}
-
-/* Adds an edit whose text is the hbuf's (taken). */
-static void
-hcfg_edit_buf(struct hedits *ed, size_t ent, size_t off, size_t len,
-    struct hbuf *b)
-{
-	size_t	 n;
-	char	*t = hbuf_take(b, &n);
-
-	hcfg_edit(ed, ent, off, len, t, n);
-}
-
-/* Orders edits by offset, then by when they were made (qsort). */
-static int
-hcfg_editcmp(const void *a, const void *b)
-{
-	const struct hedit	*x = a, *y = b;
-
-	if (x->off != y->off)
-		return x->off < y->off ? -1 : 1;
-	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;	/* insertions first */
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Frees the edits. */
-static void
-hcfg_edits_clear(struct hedits *ed)
-{
-	size_t	i;
-
-	for (i = 0; i < ed->n; i++)
-		free(ed->v[i].text);
-	free(ed->v);
-	memset(ed, 0, sizeof *ed);
-}
-
-/*
- * Applies the sorted edits that fall in [s, e] to that part of buf: the
- * new text, its length in *olen.
- */
-static char *
-hcfg_apply(const char *buf, size_t s, size_t e, const struct hedits *ed,
-    size_t *olen)
-{
-	struct hbuf	 b = { 0 };
-	size_t		 at = s, i;
-
-	for (i = 0; i < ed->n; i++) {
-		const struct hedit	*x = &ed->v[i];
-
-		if (x->off < s || x->off + x->len > e)
-			continue;
-		hbuf_add(&b, buf + at, x->off - at);
-		hbuf_add(&b, x->text, x->tlen);
-		at = x->off + x->len;
-	}
-	hbuf_add(&b, buf + at, e - at);
-	return hbuf_take(&b, olen);
-}
-
-/*
- * Sorts the edits; drops every edit of an entry whose edits overlap an
- * earlier one's (entries nested in entries: the outer one is edited).
- */
-static void
-hcfg_sort(struct hedits *ed, unsigned char *dropped)
-{
-	size_t	 i, j, end = 0;
-
-	if (ed->n == 0)
-		return;
-	qsort(ed->v, ed->n, sizeof *ed->v, hcfg_editcmp);
-	for (i = 0; i < ed->n; i++) {
-		if (dropped[ed->v[i].ent])
-			continue;
-		if (i > 0 && ed->v[i].off < end) {
-			dropped[ed->v[i].ent] = 1;
-			continue;
-		}
-		end = ed->v[i].off + ed->v[i].len;
-	}
-	for (i = j = 0; i < ed->n; i++) {
-		if (dropped[ed->v[i].ent]) {
-			free(ed->v[i].text);
-			continue;
-		}
-		ed->v[j++] = ed->v[i];
-	}
-	ed->n = j;
-}
-
-/* Appends the prefix args of a wrapped entry (record [--db D] --name N). */
-static void
-hcfg_prefix(struct hbuf *b, const struct hcfg_wrap *wrap, const char *name,
-    const char *sep)
-{
-	char	*clean = hcfg_clean_name(name);
-
-	hcfg_quote(b, "record");
-	hbuf_adds(b, sep);
-	if (wrap->db != NULL) {
-		hcfg_quote(b, "--db");
-		hbuf_adds(b, sep);
-		hcfg_quote(b, wrap->db);
-		hbuf_adds(b, sep);
-	}
-	hcfg_quote(b, "--name");
-	hbuf_adds(b, sep);
-	hcfg_quote(b, clean);
-	hbuf_adds(b, sep);
-	free(clean);
-}
-
-/* The edits that wrap stdio entry i. */
-static void
-hcfg_wrap_stdio(const char *buf, const struct hent *h, size_t i,
-    const struct hcfg_wrap *wrap, struct hedits *ed)
-{
-	struct hbuf	 b = { 0 };
-
-	hcfg_quote(&b, wrap->mcpreel);
-	hcfg_edit_buf(ed, i, h->cmd.vs, h->cmd.ve - h->cmd.vs, &b);
-	if (h->args.present && h->nel > 0) {
-		hcfg_prefix(&b, wrap, h->name, h->sep);
-		hcfg_quote(&b, "--");
-		hbuf_adds(&b, h->sep);
-		hbuf_add(&b, buf + h->cmd.vs, h->cmd.ve - h->cmd.vs);
-		hbuf_adds(&b, h->sep);
-		hcfg_edit_buf(ed, i, h->el[0].s, 0, &b);
-	} else if (h->args.present) {
-		hcfg_prefix(&b, wrap, h->name, h->sep);
-		hcfg_quote(&b, "--");
-		hbuf_adds(&b, h->sep);
-		hbuf_add(&b, buf + h->cmd.vs, h->cmd.ve - h->cmd.vs);
-		hcfg_edit_buf(ed, i, h->arr_in, 0, &b);
-	} else {
-		hbuf_adds(&b, h->ins_pre);
-		hbuf_addc(&b, '[');
-		hcfg_prefix(&b, wrap, h->name, ", ");
-		hcfg_quote(&b, "--");
-		hbuf_adds(&b, ", ");
-		hbuf_add(&b, buf + h->cmd.vs, h->cmd.ve - h->cmd.vs);
-		hbuf_addc(&b, ']');
-		hbuf_adds(&b, h->ins_post);
-		hcfg_edit_buf(ed, i, h->ins_at, 0, &b);
-	}
-}
-
-/* The edits that bridge remote entry i (JSON): url -> command + args. */
-static void
-hcfg_wrap_remote(const char *buf, const struct hent *h, size_t i,
-    const struct hcfg_wrap *wrap, struct hedits *ed)
-{
-	struct hbuf	 b = { 0 };
-	size_t		 j;
-
-	if (h->type.present) {
-		hcfg_quote(&b, "stdio");
-		hcfg_edit_buf(ed, i, h->type.vs, h->type.ve - h->type.vs, &b);
-	}
-	hcfg_quote(&b, "command");
-	hbuf_adds(&b, h->colon_url);
-	hcfg_quote(&b, wrap->mcpreel);
-	hbuf_addc(&b, ',');
-	hbuf_adds(&b, h->msep_url);
-	hcfg_quote(&b, "args");
-	hbuf_adds(&b, h->colon_url);
-	hbuf_addc(&b, '[');
-	hcfg_prefix(&b, wrap, h->name, ", ");
-	hcfg_quote(&b, "--connect");
-	hbuf_adds(&b, ", ");
-	hbuf_add(&b, buf + h->url.vs, h->url.ve - h->url.vs);
-	if (h->type.present) {
-		hbuf_adds(&b, ", ");
-		hcfg_quote(&b, "--transport");
-		hbuf_adds(&b, ", ");
-		hcfg_quote(&b, h->type.str);
-	}
-	for (j = 0; j < h->nhd; j++) {
-		hbuf_adds(&b, ", ");
-		hcfg_quote(&b, "--header");
-		hbuf_adds(&b, ", \"");
-		hbuf_add(&b, buf + h->hd[j].ks, h->hd[j].ke - h->hd[j].ks);
-		hbuf_adds(&b, ": ");
-		hbuf_add(&b, buf + h->hd[j].vs, h->hd[j].ve - h->hd[j].vs);
-		hbuf_addc(&b, '"');
-	}
-	hbuf_addc(&b, ']');
-	hcfg_edit_buf(ed, i, h->url.ks, h->url.ve - h->url.ks, &b);
-	if (h->headers.present)
-		hcfg_edit(ed, i, h->headers.rm_s, h->headers.rm_e -
-		    h->headers.rm_s, xstrdup(""), 0);
-}
-
-/*
- * Makes the new buffer and the list of changes from the edits, one entry
- * per changed entry.
- */
-static void
-hcfg_finish(const char *buf, size_t len, const struct hdoc *doc,
-    struct hedits *ed, char **out, size_t *outlen, struct hcfg_changes *ch)
-{
-	unsigned char	*dropped, *has;
-	struct hcfg_change *c;
-	size_t		 i;
-
-	dropped = xcalloc(doc->n + 1, 1);
-	has = xcalloc(doc->n + 1, 1);
-	hcfg_sort(ed, dropped);
-	for (i = 0; i < ed->n; i++)
-		has[ed->v[i].ent] = 1;
-	for (i = 0; i < doc->n; i++) {
-		if (!has[i])
-			continue;
-		ch->v = xreallocarray(ch->v, ch->n + 1, sizeof *ch->v);
-		c = &ch->v[ch->n++];
-		c->container = xstrdup(doc->v[i].container);
-		c->name = xstrdup(doc->v[i].name);
-		c->before = xstrndup(buf + doc->v[i].s, doc->v[i].e -
-		    doc->v[i].s);
-		c->after = hcfg_apply(buf, doc->v[i].s, doc->v[i].e, ed, NULL);
-	}
-	*out = hcfg_apply(buf, 0, len, ed, outlen);
-	free(dropped);
-	free(has);
-}
-
-/* Wraps the chosen entries (see hosts.h): new bytes and the changes. */
-int
-hcfg_wrap(const char *buf, size_t len, const struct hcfg_layout *layout,
-    const struct hcfg_wrap *wrap, char **out, size_t *outlen,
-    struct hcfg_changes *ch, char **cause)
-{
-	struct hdoc	 doc;
-	struct hedits	 ed = { 0 };
-	struct hwrapped	 w;
-	struct hent	*h;
-	const char	*note;
-	size_t		 i;
-	int		 br;
-	enum hcfg_kind	 kind;
-
-	*out = NULL;
-	*outlen = 0;
-	memset(ch, 0, sizeof *ch);
-	if (hcfg_parse(buf, len, layout, &doc, cause) == -1)
-		return -1;
-	for (i = 0; i < doc.n; i++) {
-		h = &doc.v[i];
-		if (!hcfg_chosen(wrap->names, h->name))
-			continue;
-		kind = hcfg_classify(layout, h, &note, &br);
-		if (kind == HCFG_STDIO) {
-			if (hcfg_wrapped(h, &w)) {
-				free(w.hdr);
-				continue;
-			}
-			hcfg_wrap_stdio(buf, h, i, wrap, &ed);
-		} else if (kind == HCFG_REMOTE && br && wrap->bridge)
-			hcfg_wrap_remote(buf, h, i, wrap, &ed);
-	}
-	hcfg_finish(buf, len, &doc, &ed, out, outlen, ch);
-	hcfg_edits_clear(&ed);
-	hdoc_clear(&doc);
-	return 0;
-}
-
-/* The ledger's change for an entry, or NULL (the last that matches). */
-static const struct hcfg_change *
-hcfg_ledger(const struct hcfg_changes *ledger, const struct hent *h)
-{
-	size_t	i;
-
-	if (ledger == NULL)
-		return NULL;
-	for (i = ledger->n; i > 0; i--)
-		if (strcmp(ledger->v[i - 1].container, h->container) == 0 &&
-		    strcmp(ledger->v[i - 1].name, h->name) == 0)
-			return &ledger->v[i - 1];
-	return NULL;
-}
-
-/* The inverse edits of a wrapped stdio entry, computed from its args. */
-static void
-hcfg_unwrap_stdio(const char *buf, size_t len, const struct hent *h,
-    size_t i, long dash, struct hedits *ed)
-{
-	struct hbuf	 b = { 0 };
-	const struct hel *c = &h->el[dash + 1];
-	size_t		 j, n;
-	char		*want;
-
-	hcfg_edit_raw(ed, i, h->cmd.vs, h->cmd.ve - h->cmd.vs, buf, c->s,
-	    c->e);
-	if ((size_t)dash + 2 < h->nel) {
-		hcfg_edit(ed, i, h->el[0].s, h->el[dash + 2].s - h->el[0].s,
-		    xstrdup(""), 0);
-		return;
-	}
-	/* args exactly as wrap inserts them where there were none? */
-	if (h->ins_pre != NULL && h->args.present) {
-		hbuf_adds(&b, h->ins_pre);
-		hbuf_addc(&b, '[');
-		for (j = 0; j < h->nel; j++) {
-			if (j > 0)
-				hbuf_adds(&b, ", ");
-			hbuf_add(&b, buf + h->el[j].s, h->el[j].e -
-			    h->el[j].s);
-		}
-		hbuf_addc(&b, ']');
-		hbuf_adds(&b, h->ins_post);
-		want = hbuf_take(&b, &n);
-		if (h->ins_at + n <= len && memcmp(buf + h->ins_at, want, n) ==
-		    0) {
-			free(want);
-			hcfg_edit(ed, i, h->ins_at, n, xstrdup(""), 0);
-			return;
-		}
-		free(want);
-	}
-	if (h->ins2_pre != NULL && h->args.present) {
-		hbuf_adds(&b, h->ins2_pre);
-		hbuf_addc(&b, '[');
-		for (j = 0; j < h->nel; j++) {
-			if (j > 0)
-				hbuf_adds(&b, ", ");
-			hbuf_add(&b, buf + h->el[j].s, h->el[j].e -
-			    h->el[j].s);
-		}
-		hbuf_addc(&b, ']');
-		want = hbuf_take(&b, &n);
-		if (h->ins2_at + n == len && memcmp(buf + h->ins2_at, want,
-		    n) == 0) {
-			free(want);
-			hcfg_edit(ed, i, h->ins2_at, n, xstrdup(""), 0);
-			return;
-		}
-		free(want);
-	}
-	hcfg_edit(ed, i, h->el[0].s, c->e - h->el[0].s, xstrdup(""), 0);
-}
-
-/* The inverse edits of a bridged entry (JSON): command + args -> url. */
-static void
-hcfg_unwrap_remote(const char *buf, const struct hcfg_layout *layout,
-    const struct hent *h, size_t i, const struct hwrapped *w,
-    struct hedits *ed)
-{
-	struct hbuf	 b = { 0 };
-	const struct hel *u = &h->el[w->connect + 1], *x;
-	const char	*sp;
-	size_t		 j;
-
-	if (!h->can_bridge || layout->url_keys == NULL ||
-	    layout->url_keys[0] == NULL)
-		return;
-	if (h->type.present && w->transport >= 0 &&
-	    h->el[w->transport].str != NULL) {
-		hcfg_quote(&b, h->el[w->transport].str);
-		hcfg_edit_buf(ed, i, h->type.vs, h->type.ve - h->type.vs, &b);
-	}
-	hcfg_quote(&b, layout->url_keys[0]);
-	hbuf_adds(&b, h->colon_cmd);
-	hbuf_add(&b, buf + u->s, u->e - u->s);
-	if (w->nhdr > 0) {
-		hbuf_addc(&b, ',');
-		hbuf_adds(&b, h->msep_cmd);
-		hcfg_quote(&b, "headers");
-		hbuf_adds(&b, h->colon_cmd);
-		hbuf_addc(&b, '{');
-		for (j = 0; j < w->nhdr; j++) {
-			x = &h->el[w->hdr[j]];
-			if (j > 0)
-				hbuf_adds(&b, ", ");
-			sp = x->str == NULL ? NULL : memmem(buf + x->s + 1,
-			    x->e - x->s - 2, ": ", 2);
-			if (sp == NULL) {
-				hbuf_add(&b, buf + x->s, x->e - x->s);
-				hbuf_adds(&b, ": \"\"");
-				continue;
-			}
-			hbuf_add(&b, buf + x->s, (size_t)(sp - buf) - x->s);
-			hbuf_adds(&b, "\": \"");
-			hbuf_add(&b, sp + 2, x->e - (size_t)(sp + 2 - buf));
-		}
-		hbuf_addc(&b, '}');
-	}
-	hcfg_edit_buf(ed, i, h->cmd.ks, h->cmd.ve - h->cmd.ks, &b);
-	hcfg_edit(ed, i, h->args.rm_s, h->args.rm_e - h->args.rm_s,
-	    xstrdup(""), 0);
-}
-
-/* Puts the chosen wrapped entries back (see hosts.h). */
-int
-hcfg_unwrap(const char *buf, size_t len, const struct hcfg_layout *layout,
-    const char *const *names, const struct hcfg_changes *ledger, char **out,
-    size_t *outlen, struct hcfg_changes *ch, char **cause)
-{
-	struct hdoc		 doc;
-	struct hedits		 ed = { 0 };
-	struct hwrapped		 w;
-	struct hent		*h;
-	const struct hcfg_change *lc;
-	size_t			 i;
-
-	*out = NULL;
-	*outlen = 0;
-	memset(ch, 0, sizeof *ch);
-	if (hcfg_parse(buf, len, layout, &doc, cause) == -1)
-		return -1;
-	for (i = 0; i < doc.n; i++) {
-		h = &doc.v[i];
-		if (!hcfg_chosen(names, h->name) || !h->is_table ||
-		    !h->cmd.is_str || !hcfg_wrapped(h, &w))
-			continue;
-		lc = hcfg_ledger(ledger, h);
-		if (lc != NULL && strlen(lc->after) == h->e - h->s &&
-		    memcmp(lc->after, buf + h->s, h->e - h->s) == 0)
-			hcfg_edit(&ed, i, h->s, h->e - h->s,
-			    xstrdup(lc->before), strlen(lc->before));
-		else if (w.dash >= 0)
-			hcfg_unwrap_stdio(buf, len, h, i, w.dash, &ed);
-		else if (w.connect >= 0)
-			hcfg_unwrap_remote(buf, layout, h, i, &w, &ed);
-		free(w.hdr);
-	}
-	hcfg_finish(buf, len, &doc, &ed, out, outlen, ch);
-	hcfg_edits_clear(&ed);
-	hdoc_clear(&doc);
-	return 0;
 }

@@ -8,6 +8,7 @@
 #define MCPREEL_HOSTS_CFG_INT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hosts.h"
 
@@ -85,25 +86,161 @@ struct hdoc {
 	size_t		 n;
 };
 
+/* One replacement of [off, off + len) by text. */
+struct hedit {
+	size_t	 off, len;
+	char	*text;
+	size_t	 tlen;
+	size_t	 seq;		/* order among edits at one offset */
+	size_t	 ent;		/* the entry it belongs to */
+};
+
+struct hedits {
+	struct hedit	*v;
+	size_t		 n;
+};
+
+/* What the args of a wrapped entry say. */
+struct hwrapped {
+	long	 dash;		/* index of "--", or -1 */
+	long	 connect;	/* index of "--connect", or -1 */
+	long	 transport;	/* index of the --transport value, or -1 */
+	long	*hdr;		/* indexes of --header values */
+	size_t	 nhdr;
+};
+
+/* jsonc.c, jsonc_ent.c: the scanned tree of a JSON or JSONC file. */
+
+/* How many containers a layout may name (a bit each in a mask). */
+#define JSONC_MAX_CONTAINERS	32
+/* How far below a container nodes are kept: entry, member, element. */
+#define JSONC_BELOW		3
+
+enum jtype { J_OBJECT, J_ARRAY, J_STRING, J_NUMBER, J_LITERAL };
+
+struct jnode {
+	size_t		 s, e;		/* the value's text */
+	size_t		 ks, ke;	/* its key with the quotes, members */
+	char		*key;		/* decoded key, or NULL */
+	int		 haskey;
+	enum jtype	 type;
+	long		 parent, first, last, next, prev;
+	size_t		 comma;		/* the comma after it, or SIZE_MAX */
+	int		 comments_after; /* a comment between it and the next */
+	uint32_t	 mask;		/* containers whose path it is on */
+	int		 done;		/* its entries were read */
+	int		 below;		/* levels below a whole container */
+};
+
+struct jcont {
+	char	**comp;
+	size_t	  n;
+};
+
+struct jscan {
+	const char		*buf;
+	size_t			 len, pos;
+	int			 comments;	/* JSONC */
+	struct jcont		 conts[JSONC_MAX_CONTAINERS];
+	size_t			 nconts;
+	struct jnode		*n;
+	size_t			 nn, cap;
+	char			*err;
+	int			 saw_comment;
+};
+
 /* cfg.c */
 void		 hbuf_add(struct hbuf *, const void *, size_t);
 void		 hbuf_adds(struct hbuf *, const char *);
 void		 hbuf_addc(struct hbuf *, char);
 char		*hbuf_take(struct hbuf *, size_t *);
+void		*hcfg_grow(void *, size_t, size_t);
 void		 hdoc_clear(struct hdoc *);
 struct hent	*hdoc_add(struct hdoc *);
 char		*hcfg_errat(const char *, size_t, const char *, ...)
 		     PRINTFLIKE(3, 4);
 char		*hcfg_ws_before(const char *, size_t, size_t);
 const char	*hcfg_blocker(const char *);
+int		 hcfg_parse(const char *, size_t, const struct hcfg_layout *,
+		     struct hdoc *, char **);
+char		*hcfg_clean_name(const char *);
+void		 hcfg_quote(struct hbuf *, const char *);
+int		 hcfg_wrapped(const struct hent *, struct hwrapped *);
+enum hcfg_kind	 hcfg_classify(const struct hcfg_layout *,
+		     const struct hent *, const char **, int *);
+int		 hcfg_chosen(const char *const *, const char *);
+
+/* cfg_edit.c */
+void		 hcfg_edit(struct hedits *, size_t, size_t, size_t, char *,
+		     size_t);
+void		 hcfg_edit_raw(struct hedits *, size_t, size_t, size_t,
+		     const char *, size_t, size_t);
+void		 hcfg_edit_buf(struct hedits *, size_t, size_t, size_t,
+		     struct hbuf *);
+void		 hcfg_edits_clear(struct hedits *);
+void		 hcfg_finish(const char *, size_t, const struct hdoc *,
+		     struct hedits *, char **, size_t *,
+		     struct hcfg_changes *);
 
 /* jsonc.c */
 int		 jsonc_parse(const char *, size_t, int,
 		     const struct hcfg_layout *, struct hdoc *, char **);
 char		*jsonc_decode(const char *, size_t);
 
+/* jsonc_ent.c */
+long		*jsonc_members(struct jscan *, long, size_t *);
+void		 jsonc_entries(struct jscan *, const struct hcfg_layout *,
+		     struct hdoc *);
+
+/* toml.c, toml_val.c: a TOML file as it is scanned. */
+
+/* Most components in one key or table name. */
+#define TOML_MAX_KEYS	64
+
+struct tkey {
+	char	*v[TOML_MAX_KEYS];
+	size_t	 n;
+	size_t	 last;		/* where the last component starts */
+};
+
+/* An entry while scanning: its lines, and its section. */
+struct tent {
+	long		 section;	/* the section its keys are in, -1 */
+	int		 header;	/* has a [container.NAME] header */
+	int		 hasline;
+};
+
+struct tscan {
+	const char		*buf;
+	size_t			 len, pos;
+	char			*err;
+	struct tkey		 table;		/* the current table */
+	long			 section;	/* counts headers */
+	char			**cont;		/* container components */
+	size_t			 ncont;
+	struct tent		*te;
+	size_t			 nte;
+	struct idmap		*names;		/* entry name -> te index */
+	struct hdoc		*doc;
+	const struct hcfg_layout *layout;
+	/* elements of the array value being scanned, when wanted */
+	struct hel		*el;
+	size_t			 nel;
+	int			 want_el;
+};
+
 /* toml.c */
 int		 toml_parse(const char *, size_t, const struct hcfg_layout *,
 		     struct hdoc *, char **);
+
+/* toml_val.c */
+void		 toml_error(struct tscan *, size_t, const char *, ...)
+		     PRINTFLIKE(3, 4);
+void		 toml_key_clear(struct tkey *);
+void		 toml_sp(struct tscan *);
+int		 toml_ws_nl(struct tscan *);
+int		 toml_string(struct tscan *, char **);
+int		 toml_key(struct tscan *, struct tkey *);
+int		 toml_value(struct tscan *, int, int *);
 
 #endif

@@ -75,6 +75,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (hcfg_wrap(buf, len, &layout, &w, &out, &olen, &ch, &cause) == -1)
 		fuzz_fail(buf, len, "wrap refused what read parsed: %s", cause);
+	/* each change's texts are where they say */
+	for (i = 0; i < ch.n; i++)
+		if (memmem(buf, len, ch.v[i].before, strlen(ch.v[i].before)) ==
+		    NULL || memmem(out, olen, ch.v[i].after,
+		    strlen(ch.v[i].after)) == NULL)
+			fuzz_fail(buf, len, "change %zu (%s): its texts are "
+			    "not in the files", i, ch.v[i].name);
 	/* wrapping the wrapped output changes nothing */
 	if (hcfg_wrap(out, olen, &layout, &w, &out2, &olen2, &ch2,
 	    &cause) == -1)

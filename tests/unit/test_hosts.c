@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <criterion/criterion.h>
 
@@ -483,4 +484,76 @@ Test(hosts, name_cleaning, .timeout = UNIT_TIMEOUT)
 		free(want);
 		hcfg_changes_clear(&ch);
 	}
+}
+
+Test(hosts, adjacent_toml_entries_changes, .timeout = UNIT_TIMEOUT)
+{
+	const char		*in = "[mcp_servers]\na.command = \"x\"\n"
+	    "b.command = \"y\"\n";
+	struct hcfg_wrap	 w = { "m", NULL, NULL, 0 };
+	struct hcfg_changes	 ch = { 0 };
+	char			*out, *cause = NULL;
+	size_t			 olen;
+
+	cr_assert_eq(hcfg_wrap(in, strlen(in), &L_TOML, &w, &out, &olen, &ch,
+	    &cause), 0);
+	cr_assert_eq(ch.n, 2);
+	cr_expect_str_eq(ch.v[0].before, "a.command = \"x\"\n");
+	cr_expect_str_eq(ch.v[0].after, "a.command = \"m\"\na.args = "
+	    "[\"record\", \"--name\", \"a\", \"--\", \"x\"]\n");
+	cr_expect_str_eq(ch.v[1].before, "b.command = \"y\"\n");
+	cr_expect_str_eq(ch.v[1].after, "b.command = \"m\"\nb.args = "
+	    "[\"record\", \"--name\", \"b\", \"--\", \"y\"]\n");
+	free(out);
+	hcfg_changes_clear(&ch);
+}
+
+/* Wraps and unwraps (with the ledger) a big file, in bounded time. */
+static void
+big_round_trip(const struct hcfg_layout *layout, const char *in, size_t len,
+    size_t nwant)
+{
+	struct hcfg_wrap	 w = { "/m/mcpreel", NULL, NULL, 0 };
+	struct hcfg_changes	 ch = { 0 }, ch2 = { 0 };
+	char			*out, *back, *cause = NULL;
+	size_t			 olen, blen;
+	struct timespec		 t0, t1;
+	double			 secs;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_assert_eq(hcfg_wrap(in, len, layout, &w, &out, &olen, &ch, &cause),
+	    0, "%s", cause);
+	cr_expect_eq(ch.n, nwant);
+	cr_assert_eq(hcfg_unwrap(out, olen, layout, NULL, &ch, &back, &blen,
+	    &ch2, &cause), 0, "%s", cause);
+	cr_expect(blen == len && memcmp(back, in, len) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec -
+	    t0.tv_nsec) / 1e9;
+	/* linear: a few seconds even under the sanitizers */
+	cr_expect(secs < 30.0, "%.1f s for %zu bytes", secs, len);
+	free(out);
+	free(back);
+	hcfg_changes_clear(&ch);
+	hcfg_changes_clear(&ch2);
+}
+
+Test(hosts, big_files_linear, .timeout = UNIT_TIMEOUT)
+{
+	size_t		 n = 50000, i, len = 0, cap = 64 * n + 64;
+	char		*in = xmalloc(cap);
+
+	len += (size_t)snprintf(in + len, cap - len, "{\"projects\": {");
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(in + len, cap - len, "%s\"/p/%zu\": "
+		    "{\"mcpServers\": {\"s\": {\"command\": \"c\"}}}",
+		    i > 0 ? ", " : "", i);
+	len += (size_t)snprintf(in + len, cap - len, "}}");
+	big_round_trip(&L_JSON, in, len, n);
+	len = 0;
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(in + len, cap - len,
+		    "[mcp_servers.s%zu]\ncommand = \"c\"\n\n", i);
+	big_round_trip(&L_TOML, in, len, n);
+	free(in);
 }
