@@ -542,3 +542,20 @@ test('wrap after the file was put back by hand: unwrap gives the new text, not t
     s.cleanup();
   }
 });
+
+test('wrap --no-bridge leaves remote entries and says so; --mcpreel is the command written', { timeout: 60000 }, () => {
+  const host = HOSTS.find((h) => h.id === 'claude-code');
+  const s = setup(host);
+  try {
+    const before = parseConfig(s.paths[0], 'json');
+    const r = mcpreel(s, ['wrap', '--no-bridge', '--mcpreel', '/opt/mcpreel/bin/mcpreel', '--config', s.paths[0]]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /wrapped everything, memory \(project \/home\/me\/src\/app\); left docs \(remote; --no-bridge\)/);
+    const after = parseConfig(s.paths[0], 'json');
+    assert.deepEqual(after.mcpServers.docs, before.mcpServers.docs);
+    assert.equal(after.mcpServers.everything.command, '/opt/mcpreel/bin/mcpreel');
+    assert.deepEqual(after.mcpServers.everything.args.slice(0, 4), ['record', '--name', 'everything', '--']);
+  } finally {
+    s.cleanup();
+  }
+});
