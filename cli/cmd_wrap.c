@@ -71,6 +71,11 @@ struct wrap_opts {
 /* The hosts' ids, for --help and errors. */
 #define WRAP_HOST_IDS \
 	"claude-desktop, claude-code, cursor, vscode, windsurf, gemini, codex"
+/* --host in --help, as lines of it. */
+#define WRAP_HOST_HELP \
+	"  --host ID        only this host's files: claude-desktop,\n" \
+	"                   claude-code, cursor, vscode, windsurf, gemini,\n" \
+	"                   codex\n"
 
 /* The --help of wrap. */
 void
@@ -102,7 +107,7 @@ cmd_wrap_usage(FILE *f)
 	    "never beside it; 'mcpreel unwrap' puts it back.  Restart the host\n"
 	    "(or reload its servers) afterwards.\n"
 	    "\n"
-	    "  --host ID        only this host's files: " WRAP_HOST_IDS "\n"
+	    WRAP_HOST_HELP
 	    "  --config FILE    only this file; its host is told from its name,\n"
 	    "                   or by --host\n"
 	    "  --format F       with --config: json, jsonc or toml\n"
@@ -145,7 +150,7 @@ cmd_unwrap_usage(FILE *f)
 	    "(or, if it was edited since, to its command and arguments without\n"
 	    "mcpreel's), and the rest of the file is kept as it is now.\n"
 	    "\n"
-	    "  --host ID        only this host's files: " WRAP_HOST_IDS "\n"
+	    WRAP_HOST_HELP
 	    "  --config FILE    only this file (its host told from its name, or\n"
 	    "                   by --host; --format and --layout as for wrap)\n"
 	    "  --project DIR    the project whose files to take (default: the\n"
