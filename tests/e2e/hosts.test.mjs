@@ -339,6 +339,9 @@ for (const host of HOSTS) {
         assert.deepEqual(strip(doc), strip(docsBefore[i]));
       });
       const j = JSON.parse(mcpreel(s, ['hosts', '--json', '--project', s.project]).stdout);
+      for (const f of j.hosts.find((x) => x.id === host.id).files.filter((x) => x.exists)) {
+        assert.ok(f.backup && existsSync(f.backup), `${f.path}: hosts --json says where its backup is`);
+      }
       const ev = j.hosts.find((x) => x.id === host.id).files.flatMap((f) => f.servers).find((e) => e.name === 'everything');
       assert.equal(ev.wrapped, true);
       for (const name of host.left) {
