@@ -220,6 +220,26 @@ static const struct wrap_case wrap_cases[] = {
 	  "[mcp_servers.w]\ncommand = \"mcpreel\"\nargs = [\"record\", "
 	  "\"--name\", \"w\", \"--\", \"x\", \"y\"]\n", 0,
 	  "[mcp_servers.w]\ncommand = \"x\"\nargs = [\"y\"]\n" },
+	{ "jsonc empty args with a space, duplicate key, bridged sse",
+	  &L_JSONC,
+	  "{\"servers\": {\"a\": {\"command\": \"old\"},\n"
+	  "  \"a\": {\"command\": \"x\", \"args\": [ ]},\n"
+	  "  \"s\": {\"type\": \"sse\", \"url\": \"http://h/sse\"}, // legacy\n}}",
+	  NULL, NULL, 1,
+	  "{\"servers\": {\"a\": {\"command\": \"old\"},\n"
+	  "  \"a\": {\"command\": " M ", \"args\": [\"record\",\"--name\","
+	  "\"a\",\"--\",\"x\" ]},\n"
+	  "  \"s\": {\"type\": \"stdio\", \"command\": " M ", \"args\": "
+	  "[\"record\", \"--name\", \"s\", \"--connect\", \"http://h/sse\", "
+	  "\"--transport\", \"sse\"]}, // legacy\n}}", 2, NULL },
+	{ "toml tabs, no spaces around =, trailing comment after args",
+	  &L_TOML,
+	  "[mcp_servers.t]\n\tcommand=\"c\"\t# the command\n"
+	  "\targs=[\"a\",\"b\"] # two\n",
+	  NULL, NULL, 0,
+	  "[mcp_servers.t]\n\tcommand=" M "\t# the command\n"
+	  "\targs=[\"record\",\"--name\",\"t\",\"--\",\"c\",\"a\",\"b\"] # two\n",
+	  1, NULL },
 	{ "toml remote left (Codex cannot bridge)", &L_TOML,
 	  "[mcp_servers.h]\nurl = \"https://h/mcp\"\n"
 	  "bearer_token_env_var = \"T\"\n",
