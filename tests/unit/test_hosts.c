@@ -577,3 +577,55 @@ Test(hosts, big_files_linear, .timeout = UNIT_TIMEOUT)
 	big_round_trip(&L_TOML, in, len, n);
 	free(in);
 }
+
+Test(hosts, unwrap_chosen_names_only, .timeout = UNIT_TIMEOUT)
+{
+	const char		*in = "{\"mcpServers\": {\"a\": {\"command\": "
+	    "\"x\"}, \"b\": {\"command\": \"y\", \"args\": [\"1\"]}}}";
+	static const char *const only_a[] = { "a", NULL };
+	struct hcfg_wrap	 w = { "/m/mcpreel", NULL, NULL, 0 };
+	struct hcfg_changes	 ch = { 0 }, ch2 = { 0 };
+	char			*out, *back, *cause = NULL;
+	size_t			 olen, blen;
+
+	cr_assert_eq(hcfg_wrap(in, strlen(in), &L_JSON, &w, &out, &olen, &ch,
+	    &cause), 0);
+	cr_assert_eq(hcfg_unwrap(out, olen, &L_JSON, only_a, &ch, &back,
+	    &blen, &ch2, &cause), 0);
+	cr_expect_str_eq(back, "{\"mcpServers\": {\"a\": {\"command\": "
+	    "\"x\"}, \"b\": {\"command\": \"/m/mcpreel\", \"args\": "
+	    "[\"record\", \"--name\", \"b\", \"--\", \"y\", \"1\"]}}}");
+	cr_assert_eq(ch2.n, 1);
+	cr_expect_str_eq(ch2.v[0].name, "a");
+	cr_expect_str_eq(ch2.v[0].before, "{\"command\": \"/m/mcpreel\", "
+	    "\"args\": [\"record\", \"--name\", \"a\", \"--\", \"x\"]}");
+	cr_expect_str_eq(ch2.v[0].after, "{\"command\": \"x\"}");
+	free(back);
+	free(out);
+	hcfg_changes_clear(&ch);
+	hcfg_changes_clear(&ch2);
+}
+
+Test(hosts, no_url_keys_no_bridge, .timeout = UNIT_TIMEOUT)
+{
+	/* Claude Desktop: no url keys in its file; a url entry is other */
+	static const struct hcfg_layout	desktop = { HCFG_JSON, claude_conts,
+	    NULL, 0 };
+	const char		*in = "{\"mcpServers\": {\"r\": {\"url\": "
+	    "\"http://h/\"}}}";
+	struct hcfg_wrap	 w = { "/m/mcpreel", NULL, NULL, 1 };
+	struct hcfg_changes	 ch = { 0 };
+	struct hcfg		 cfg;
+	char			*out, *cause = NULL;
+	size_t			 olen;
+
+	cr_assert_eq(hcfg_read(in, strlen(in), &desktop, &cfg, &cause), 0);
+	cr_assert_eq(cfg.nentries, 1);
+	cr_expect_eq(cfg.entries[0].kind, HCFG_OTHER);
+	hcfg_clear(&cfg);
+	cr_assert_eq(hcfg_wrap(in, strlen(in), &desktop, &w, &out, &olen,
+	    &ch, &cause), 0);
+	cr_expect_str_eq(out, in);
+	cr_expect_eq(ch.n, 0);
+	free(out);
+}
