@@ -115,6 +115,19 @@ struct hcfg_changes {
 	size_t			 n;
 };
 
+/*
+ * hcfg_read(buf, len, layout, cfg, cause): the entries (the last of a
+ * duplicated key), each with its kind, whether wrapped, what it runs
+ * once unwrapped, and a note when wrap would leave it.  hcfg_clear frees.
+ * hcfg_wrap(buf, len, layout, wrap, &out, &outlen, changes, cause) and
+ * hcfg_unwrap(buf, len, layout, names or NULL, ledger or NULL, &out,
+ * &outlen, changes, cause): out is new NUL-terminated bytes (the caller
+ * frees), changes is reset then filled with one change per entry edited
+ * (hcfg_changes_clear frees), the ledger is the changes an earlier wrap
+ * returned.  All return 0, or -1 with *cause "line L column C: what"
+ * (nothing allocated in out or changes then).  A bridged entry's args
+ * carry "--transport http|sse" when the entry had that type.
+ */
 int		 hcfg_read(const char *, size_t, const struct hcfg_layout *,
 		     struct hcfg *, char **);
 void		 hcfg_clear(struct hcfg *);

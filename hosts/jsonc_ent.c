@@ -54,10 +54,7 @@ jsonc_resolve(struct jscan *js, const struct jcont *c, size_t *nout)
 	return cur;
 }
 
-/*
- * The members of object o that count (the last of each key, as
- * JSON.parse keeps), in order of position; *nout of them.
- */
+/* A member's key and node, sorted to find the last of each key. */
 struct jkey {
 	const char	*key;
 	long		 idx;
@@ -84,6 +81,10 @@ jsonc_longcmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The members of object o that count (the last of each key, as
+ * JSON.parse keeps), in order of position; *nout of them.
+ */
 long *
 jsonc_members(struct jscan *js, long o, size_t *nout)
 {

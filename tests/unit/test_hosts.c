@@ -220,6 +220,26 @@ static const struct wrap_case wrap_cases[] = {
 	  "[mcp_servers.w]\ncommand = \"mcpreel\"\nargs = [\"record\", "
 	  "\"--name\", \"w\", \"--\", \"x\", \"y\"]\n", 0,
 	  "[mcp_servers.w]\ncommand = \"x\"\nargs = [\"y\"]\n" },
+	{ "jsonc empty args with a space, duplicate key, bridged sse",
+	  &L_JSONC,
+	  "{\"servers\": {\"a\": {\"command\": \"old\"},\n"
+	  "  \"a\": {\"command\": \"x\", \"args\": [ ]},\n"
+	  "  \"s\": {\"type\": \"sse\", \"url\": \"http://h/sse\"}, // legacy\n}}",
+	  NULL, NULL, 1,
+	  "{\"servers\": {\"a\": {\"command\": \"old\"},\n"
+	  "  \"a\": {\"command\": " M ", \"args\": [\"record\",\"--name\","
+	  "\"a\",\"--\",\"x\" ]},\n"
+	  "  \"s\": {\"type\": \"stdio\", \"command\": " M ", \"args\": "
+	  "[\"record\", \"--name\", \"s\", \"--connect\", \"http://h/sse\", "
+	  "\"--transport\", \"sse\"]}, // legacy\n}}", 2, NULL },
+	{ "toml tabs, no spaces around =, trailing comment after args",
+	  &L_TOML,
+	  "[mcp_servers.t]\n\tcommand=\"c\"\t# the command\n"
+	  "\targs=[\"a\",\"b\"] # two\n",
+	  NULL, NULL, 0,
+	  "[mcp_servers.t]\n\tcommand=" M "\t# the command\n"
+	  "\targs=[\"record\",\"--name\",\"t\",\"--\",\"c\",\"a\",\"b\"] # two\n",
+	  1, NULL },
 	{ "toml remote left (Codex cannot bridge)", &L_TOML,
 	  "[mcp_servers.h]\nurl = \"https://h/mcp\"\n"
 	  "bearer_token_env_var = \"T\"\n",
@@ -556,4 +576,56 @@ Test(hosts, big_files_linear, .timeout = UNIT_TIMEOUT)
 		    "[mcp_servers.s%zu]\ncommand = \"c\"\n\n", i);
 	big_round_trip(&L_TOML, in, len, n);
 	free(in);
+}
+
+Test(hosts, unwrap_chosen_names_only, .timeout = UNIT_TIMEOUT)
+{
+	const char		*in = "{\"mcpServers\": {\"a\": {\"command\": "
+	    "\"x\"}, \"b\": {\"command\": \"y\", \"args\": [\"1\"]}}}";
+	static const char *const only_a[] = { "a", NULL };
+	struct hcfg_wrap	 w = { "/m/mcpreel", NULL, NULL, 0 };
+	struct hcfg_changes	 ch = { 0 }, ch2 = { 0 };
+	char			*out, *back, *cause = NULL;
+	size_t			 olen, blen;
+
+	cr_assert_eq(hcfg_wrap(in, strlen(in), &L_JSON, &w, &out, &olen, &ch,
+	    &cause), 0);
+	cr_assert_eq(hcfg_unwrap(out, olen, &L_JSON, only_a, &ch, &back,
+	    &blen, &ch2, &cause), 0);
+	cr_expect_str_eq(back, "{\"mcpServers\": {\"a\": {\"command\": "
+	    "\"x\"}, \"b\": {\"command\": \"/m/mcpreel\", \"args\": "
+	    "[\"record\", \"--name\", \"b\", \"--\", \"y\", \"1\"]}}}");
+	cr_assert_eq(ch2.n, 1);
+	cr_expect_str_eq(ch2.v[0].name, "a");
+	cr_expect_str_eq(ch2.v[0].before, "{\"command\": \"/m/mcpreel\", "
+	    "\"args\": [\"record\", \"--name\", \"a\", \"--\", \"x\"]}");
+	cr_expect_str_eq(ch2.v[0].after, "{\"command\": \"x\"}");
+	free(back);
+	free(out);
+	hcfg_changes_clear(&ch);
+	hcfg_changes_clear(&ch2);
+}
+
+Test(hosts, no_url_keys_no_bridge, .timeout = UNIT_TIMEOUT)
+{
+	/* Claude Desktop: no url keys in its file; a url entry is other */
+	static const struct hcfg_layout	desktop = { HCFG_JSON, claude_conts,
+	    NULL, 0 };
+	const char		*in = "{\"mcpServers\": {\"r\": {\"url\": "
+	    "\"http://h/\"}}}";
+	struct hcfg_wrap	 w = { "/m/mcpreel", NULL, NULL, 1 };
+	struct hcfg_changes	 ch = { 0 };
+	struct hcfg		 cfg;
+	char			*out, *cause = NULL;
+	size_t			 olen;
+
+	cr_assert_eq(hcfg_read(in, strlen(in), &desktop, &cfg, &cause), 0);
+	cr_assert_eq(cfg.nentries, 1);
+	cr_expect_eq(cfg.entries[0].kind, HCFG_OTHER);
+	hcfg_clear(&cfg);
+	cr_assert_eq(hcfg_wrap(in, strlen(in), &desktop, &w, &out, &olen,
+	    &ch, &cause), 0);
+	cr_expect_str_eq(out, in);
+	cr_expect_eq(ch.n, 0);
+	free(out);
 }
