@@ -429,6 +429,12 @@ Test(hosts, nesting_bounded, .timeout = UNIT_TIMEOUT)
 	cr_expect_eq(hcfg_read(in, 2 * n, &L_JSON, &cfg, &cause), -1);
 	cr_expect(strstr(cause, "nested deeper than") != NULL, "%s", cause);
 	free(cause);
+	/* TOML: x = [[[...]]] */
+	memcpy(in, "x =", 3);
+	cause = NULL;
+	cr_expect_eq(hcfg_read(in, 2 * n, &L_TOML, &cfg, &cause), -1);
+	cr_expect(strstr(cause, "nested deeper than") != NULL, "%s", cause);
+	free(cause);
 	free(in);
 }
 
