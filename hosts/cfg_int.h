@@ -227,11 +227,16 @@ struct tscan {
 	struct hel		*el;
 	size_t			 nel;
 	int			 want_el;
+	long			 inl;		/* the entry whose inline table
+						   is being read, or -1 */
 };
 
 /* toml.c */
 int		 toml_parse(const char *, size_t, const struct hcfg_layout *,
 		     struct hdoc *, char **);
+
+int		 toml_inline_member(struct tscan *, long, const char *, size_t,
+		     size_t, size_t, size_t, int);
 
 /* toml_val.c */
 void		 toml_error(struct tscan *, size_t, const char *, ...)

@@ -3,11 +3,12 @@
  * implementation, but one that walks every line of a TOML file (tables,
  * dotted keys, basic, literal and multi-line strings, arrays over many
  * lines with comments, inline tables), knows which key/value lines
- * belong to which [mcp_servers.NAME] (or dotted mcp_servers.NAME.KEY)
- * entry, and keeps the byte spans of command, args and the url.  What it
- * cannot follow inside a server entry (an inline table as the entry, an
- * array of tables, a key defined twice, entries whose lines interleave)
- * refuses the file with a clear error: never a guess.
+ * belong to which [mcp_servers.NAME] (or dotted mcp_servers.NAME.KEY,
+ * or NAME = { inline table }) entry, and keeps the byte spans of
+ * command, args and the url.  What it cannot follow (the servers as one
+ * inline table, an entry that is no table, an array of tables, a key
+ * defined twice, entries whose lines interleave) refuses the file with a
+ * clear error: never a guess.
  */
 
 #include <stdarg.h>
@@ -173,6 +174,81 @@ toml_member(struct tscan *ts, struct hmem *m, size_t ks, size_t ke,
 	}
 }
 
+/*
+ * Takes the args array's elements (scanned at vs) into h, with the
+ * separator the array uses between them (for an empty one, "," alone:
+ * unwrap without the ledger tells it from the ", " of an args it added).
+ */
+static void
+toml_args(struct tscan *ts, struct hent *h, size_t vs)
+{
+	char	*ws = NULL;
+
+	h->el = ts->el;
+	h->nel = ts->nel;
+	ts->el = NULL;
+	ts->nel = 0;
+	h->arr_in = vs + 1;
+	if (h->nel >= 2)
+		ws = hcfg_ws_before(ts->buf, h->arr_in, h->el[1].s);
+	else if (h->nel == 1 && memchr(ts->buf + h->arr_in, '\n',
+	    h->el[0].s - h->arr_in) != NULL)
+		ws = hcfg_ws_before(ts->buf, h->arr_in, h->el[0].s);
+	xasprintf(&h->sep, ",%s", ws != NULL ? ws : h->nel == 0 ? "" : " ");
+	free(ws);
+}
+
+/*
+ * One member of the inline table that is entry cap (NAME = { ... }): its
+ * command, args or url, spans kept as for a table's lines, and where an
+ * absent args goes (", args = [...]" after the command, as in JSON).
+ */
+int
+toml_inline_member(struct tscan *ts, long cap, const char *key, size_t ks,
+    size_t ke, size_t vs, size_t ve, int type)
+{
+	struct hent	*h = &ts->doc->v[cap];
+	struct hbuf	 b = { 0 };
+	char		*ws;
+	size_t		 i;
+
+	if (strcmp(key, "command") == 0) {
+		if (h->cmd.present)
+			goto twice;
+		toml_member(ts, &h->cmd, ks, ke, vs, ve, type);
+		ws = hcfg_ws_before(ts->buf, 0, ks);
+		hbuf_addc(&b, ',');
+		hbuf_adds(&b, *ws != '\0' ? ws : " ");
+		free(ws);
+		hbuf_adds(&b, "args");
+		hbuf_add(&b, ts->buf + ke, vs - ke);
+		h->ins_pre = hbuf_take(&b, NULL);
+		h->ins_post = xstrdup("");
+		h->ins_at = ve;
+	} else if (strcmp(key, "args") == 0) {
+		if (h->args.present)
+			goto twice;
+		toml_member(ts, &h->args, ks, ke, vs, ve, type);
+		if (type == 'a')
+			toml_args(ts, h, vs);
+	} else {
+		for (i = 0; ts->layout->url_keys != NULL &&
+		    ts->layout->url_keys[i] != NULL; i++)
+			if (strcmp(key, ts->layout->url_keys[i]) == 0 &&
+			    (h->url_i == -1 || (int)i < h->url_i)) {
+				free(h->url.str);
+				memset(&h->url, 0, sizeof h->url);
+				toml_member(ts, &h->url, ks, ke, vs, ve, type);
+				h->url_i = (int)i;
+			}
+	}
+	return 0;
+twice:
+	toml_error(ts, ks, "%s.%s.%s defined twice", ts->layout->containers[0],
+	    h->name, key);
+	return -1;
+}
+
 /* A key/value line at pos. */
 static int
 toml_keyval(struct tscan *ts)
@@ -183,7 +259,7 @@ toml_keyval(struct tscan *ts)
 	struct tent	*t;
 	struct hent	*h;
 	const char	*what;
-	int		 type;
+	int		 type, inl;
 
 	linestart = ts->pos;
 	while (linestart > 0 && ts->buf[linestart - 1] != '\n')
@@ -211,8 +287,23 @@ toml_keyval(struct tscan *ts)
 		ts->el = NULL;
 		ts->nel = 0;
 	}
-	if (toml_value(ts, 0, &type) == -1)
+	/* NAME = { command = ..., args = [...] }: read as it is scanned */
+	inl = toml_under(ts, full, nfull) && nfull == ts->ncont + 1 &&
+	    ts->table.n <= ts->ncont + 1 && vs < ts->len && ts->buf[vs] == '{';
+	if (inl) {
+		t = toml_entry(ts, full[ts->ncont]);
+		if (t->header || t->hasline) {
+			toml_error(ts, ks, "%s.%s defined twice",
+			    ts->layout->containers[0], full[ts->ncont]);
+			goto fail;
+		}
+		ts->inl = t - ts->te;
+	}
+	if (toml_value(ts, 0, &type) == -1) {
+		ts->inl = -1;
 		goto fail;
+	}
+	ts->inl = -1;
 	ve = ts->pos;
 	if (toml_eol(ts, &eol) == -1)
 		goto fail;
@@ -228,11 +319,11 @@ toml_keyval(struct tscan *ts)
 		goto done;
 	t = toml_entry(ts, full[ts->ncont]);
 	h = &ts->doc->v[t - ts->te];
-	if (nfull == ts->ncont + 1) {
-		toml_error(ts, ks, "%s.%s is written as an inline table or "
-		    "value; mcpreel can only edit [%s.NAME] tables and dotted "
-		    "keys", ts->layout->containers[0], full[ts->ncont],
-		    ts->layout->containers[0]);
+	if (nfull == ts->ncont + 1 && !inl) {
+		toml_error(ts, ks, "%s.%s is written as a value, not a table; "
+		    "mcpreel can only edit [%s.NAME] tables, dotted keys and "
+		    "inline tables", ts->layout->containers[0],
+		    full[ts->ncont], ts->layout->containers[0]);
 		goto fail;
 	}
 	if (t->section != -1 && t->section != ts->section) {
@@ -287,25 +378,8 @@ toml_keyval(struct tscan *ts)
 		if (h->args.present)
 			goto twice;
 		toml_member(ts, &h->args, ks, ke, vs, ve, type);
-		if (type == 'a') {
-			char	*ws = NULL;
-
-			h->el = ts->el;
-			h->nel = ts->nel;
-			ts->el = NULL;
-			ts->nel = 0;
-			h->arr_in = vs + 1;
-			if (h->nel >= 2)
-				ws = hcfg_ws_before(ts->buf, h->arr_in,
-				    h->el[1].s);
-			else if (h->nel == 1 && memchr(ts->buf + h->arr_in,
-			    '\n', h->el[0].s - h->arr_in) != NULL)
-				ws = hcfg_ws_before(ts->buf, h->arr_in,
-				    h->el[0].s);
-			xasprintf(&h->sep, ",%s", ws != NULL ? ws :
-			    h->nel == 0 ? "" : " ");
-			free(ws);
-		}
+		if (type == 'a')
+			toml_args(ts, h, vs);
 	} else {
 		for (i = 0; ts->layout->url_keys != NULL &&
 		    ts->layout->url_keys[i] != NULL; i++)
@@ -366,6 +440,7 @@ toml_parse(const char *buf, size_t len, const struct hcfg_layout *layout,
 	ts.len = len;
 	ts.doc = doc;
 	ts.layout = layout;
+	ts.inl = -1;
 	ts.names = idmap_new();
 	if (layout->containers == NULL || layout->containers[0] == NULL) {
 		*cause = xstrdup("no container");

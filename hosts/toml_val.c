@@ -326,46 +326,61 @@ static int
 toml_inline(struct tscan *ts, int depth)
 {
 	struct tkey	 k = { 0 };
-	size_t		 open = ts->pos;
-	int		 t;
+	size_t		 open = ts->pos, ks, ke, vs;
+	long		 cap = ts->inl;
+	int		 t, rc = -1;
 
+	/* only the entry's own table is read, not tables inside it */
+	ts->inl = -1;
 	ts->pos++;
 	for (;;) {
 		if (toml_ws_nl(ts) == -1)
-			return -1;
+			goto out;
 		if (ts->pos >= ts->len) {
 			toml_error(ts, open, "'{' never closed");
-			return -1;
+			goto out;
 		}
 		if (ts->buf[ts->pos] == '}') {
 			ts->pos++;
-			return 0;
+			rc = 0;
+			goto out;
 		}
+		ks = ts->pos;
 		if (toml_key(ts, &k) == -1)
-			goto fail;
-		toml_key_clear(&k);
+			goto out;
+		ke = ts->pos;
+		while (ke > ks && (ts->buf[ke - 1] == ' ' ||
+		    ts->buf[ke - 1] == '\t'))
+			ke--;
 		if (ts->pos >= ts->len || ts->buf[ts->pos] != '=') {
 			toml_error(ts, ts->pos, "expected '='");
-			return -1;
+			goto out;
 		}
 		ts->pos++;
 		toml_sp(ts);
+		vs = ts->pos;
+		ts->want_el = cap >= 0 && k.n == 1 && strcmp(k.v[0], "args") ==
+		    0;
 		if (toml_value(ts, depth + 1, &t) == -1)
-			return -1;
+			goto out;
+		if (cap >= 0 && k.n == 1 && toml_inline_member(ts, cap,
+		    k.v[0], ks, ke, vs, ts->pos, t) == -1)
+			goto out;
+		toml_key_clear(&k);
 		if (toml_ws_nl(ts) == -1)
-			return -1;
+			goto out;
 		if (ts->pos < ts->len && ts->buf[ts->pos] == ',')
 			ts->pos++;
 		else if (ts->pos < ts->len && ts->buf[ts->pos] == '}')
 			continue;
 		else {
 			toml_error(ts, ts->pos, "expected ',' or '}'");
-			return -1;
+			goto out;
 		}
 	}
-fail:
+out:
 	toml_key_clear(&k);
-	return -1;
+	return rc;
 }
 
 /* Scans an array at pos ('['), keeping its elements when wanted. */

@@ -240,6 +240,14 @@ static const struct wrap_case wrap_cases[] = {
 	  "[mcp_servers.t]\n\tcommand=" M "\t# the command\n"
 	  "\targs=[\"record\",\"--name\",\"t\",\"--\",\"c\",\"a\",\"b\"] # two\n",
 	  1, NULL },
+	{ "toml inline-table entries: args inserted, args extended", &L_TOML,
+	  "[mcp_servers]\na = { command = \"x\", env = { K = \"v\" } }\n"
+	  "b = {command='y',args=[ \"1\" ]}\n",
+	  NULL, NULL, 0,
+	  "[mcp_servers]\na = { command = " M ", args = [\"record\", "
+	  "\"--name\", \"a\", \"--\", \"x\"], env = { K = \"v\" } }\n"
+	  "b = {command=" M ",args=[ \"record\", \"--name\", \"b\", \"--\", "
+	  "'y', \"1\" ]}\n", 2, NULL },
 	{ "toml remote left (Codex cannot bridge)", &L_TOML,
 	  "[mcp_servers.h]\nurl = \"https://h/mcp\"\n"
 	  "bearer_token_env_var = \"T\"\n",
@@ -363,10 +371,13 @@ static const struct refuse_case refuse_cases[] = {
 	  "line 1 column 4: more after the end of the JSON value" },
 	{ &L_JSON, "{\"a\": \"\\x\"}",
 	  "line 1 column 8: an unknown escape \\x" },
-	{ &L_TOML, "[mcp_servers]\nfoo = { command = \"x\" }\n",
-	  "line 2 column 1: mcp_servers.foo is written as an inline table or "
-	  "value; mcpreel can only edit [mcp_servers.NAME] tables and dotted "
-	  "keys" },
+	{ &L_TOML, "[mcp_servers]\nfoo = \"x\"\n",
+	  "line 2 column 1: mcp_servers.foo is written as a value, not a "
+	  "table; mcpreel can only edit [mcp_servers.NAME] tables, dotted keys "
+	  "and inline tables" },
+	{ &L_TOML, "mcp_servers = { foo = { command = \"x\" } }\n",
+	  "line 1 column 1: mcp_servers is written as an inline table or value; "
+	  "mcpreel can only edit [mcp_servers.NAME] tables and dotted keys" },
 	{ &L_TOML, "[[mcp_servers]]\ncommand = \"x\"\n",
 	  "line 1 column 1: an array of tables where mcpreel expects "
 	  "[mcp_servers.NAME] tables; it cannot edit this file" },
@@ -416,6 +427,12 @@ Test(hosts, nesting_bounded, .timeout = UNIT_TIMEOUT)
 	}
 	in[2 * n] = '\0';
 	cr_expect_eq(hcfg_read(in, 2 * n, &L_JSON, &cfg, &cause), -1);
+	cr_expect(strstr(cause, "nested deeper than") != NULL, "%s", cause);
+	free(cause);
+	/* TOML: x = [[[...]]] */
+	memcpy(in, "x =", 3);
+	cause = NULL;
+	cr_expect_eq(hcfg_read(in, 2 * n, &L_TOML, &cfg, &cause), -1);
 	cr_expect(strstr(cause, "nested deeper than") != NULL, "%s", cause);
 	free(cause);
 	free(in);
