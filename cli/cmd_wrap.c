@@ -6,6 +6,8 @@
  * makes unwrap byte-exact (files.c).
  */
 
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -181,18 +183,45 @@ wrap_say_name(FILE *out, const char *container, const char *name)
 		fprintf(out, " (project %s)", proj);
 }
 
-/* Whether the changes have this entry. */
-static int
-wrap_changed(const struct hcfg_changes *c, const struct hcfg_entry *e)
+/* An entry's key in a set of changed entries: container, '\x1e', name. */
+static char *
+wrap_key(const char *container, const char *name, size_t *len)
 {
-	size_t	i;
+	char	*k;
+
+	*len = (size_t)xasprintf(&k, "%s\x1e%s", container, name);
+	return k;
+}
+
+/* The set of the entries changes has (built once: files are big). */
+static struct idmap *
+wrap_changed_set(const struct hcfg_changes *c)
+{
+	struct idmap	*m = idmap_new();
+	char		*k;
+	size_t		 i, n;
 
 	for (i = 0; i < c->n; i++) {
-		if (strcmp(c->v[i].name, e->name) == 0 &&
-		    strcmp(c->v[i].container, e->container) == 0)
-			return 1;
+		k = wrap_key(c->v[i].container, c->v[i].name, &n);
+		idmap_put(m, k, n, 0, NULL);
+		free(k);
 	}
-	return 0;
+	return m;
+}
+
+/* Whether the set of changed entries has this entry. */
+static int
+wrap_changed(struct idmap *set, const struct hcfg_entry *e)
+{
+	char	*k;
+	size_t	 n;
+	int64_t	 v;
+	int	 found;
+
+	k = wrap_key(e->container, e->name, &n);
+	found = idmap_get(set, k, n, &v) == 0;
+	free(k);
+	return found;
 }
 
 /* Whether names (NULL-terminated; NULL: all) has this name. */
@@ -237,6 +266,7 @@ wrap_say(FILE *out, const struct wrap_opts *o, const struct hostfile *f,
     const char *const *names, const struct hcfg_changes *changes)
 {
 	const struct hcfg_entry	*e;
+	struct idmap		*set = wrap_changed_set(changes);
 	size_t			 i, k;
 	int			 first;
 
@@ -257,7 +287,7 @@ wrap_say(FILE *out, const struct wrap_opts *o, const struct hostfile *f,
 		for (i = 0; i < f->cfg.nentries; i++) {
 			e = &f->cfg.entries[i];
 			if (!wrap_chosen(names, e->name) ||
-			    wrap_changed(changes, e) || (k == 0) != !e->wrapped)
+			    wrap_changed(set, e) || (k == 0) != !e->wrapped)
 				continue;
 			fputs(first ? (k == 0 ? "; left " :
 			    "; already wrapped ") : ", ", out);
@@ -268,6 +298,7 @@ wrap_say(FILE *out, const struct wrap_opts *o, const struct hostfile *f,
 		}
 	}
 	fputc('\n', out);
+	idmap_free(set);
 }
 
 /* The mcpreel written into entries: --mcpreel, else this binary. */
@@ -455,10 +486,12 @@ wrap_file(const struct wrap_opts *o, struct hostfile *f, const char *self,
 	struct hcfg_wrap	 w;
 	struct hcfg_changes	 changes;
 	struct files_state	 st;
+	struct stat		 sb;
 	const char		**names;
 	char			*out = NULL, *cause = NULL, *to, *shown;
 	size_t			 outlen = 0;
-	int			 none, whole, rc = EXIT_OK;
+	int			 none, whole, rc = EXIT_OK, had_backup;
+	int			 existed;
 
 	if (!f->ok)
 		return wrap_unreadable(o, f);
@@ -498,6 +531,7 @@ wrap_file(const struct wrap_opts *o, struct hostfile *f, const char *self,
 	wrap_warn_live(o, f);
 	if (files_state_load(f->real, &st, &cause) != 0) {
 		rc = wrap_failed(o, f, cause);
+		files_state_clear(&st);
 		goto out;
 	}
 	/*
@@ -512,19 +546,40 @@ wrap_file(const struct wrap_opts *o, struct hostfile *f, const char *self,
 		whole = st.sha256 != NULL && strcmp(sha, st.sha256) == 0;
 		free(sha);
 	}
-	if (files_state_backup(&st, f->buf, f->len, &cause) != 0 ||
-	    files_write(f->path, f->buf, f->len, out, outlen, &cause) != 0) {
+	had_backup = stat(st.backup, &sb) == 0;
+	if (files_state_backup(&st, f->buf, f->len, &cause) != 0) {
 		rc = wrap_failed(o, f, cause);
 		files_state_clear(&st);
 		goto out;
 	}
 	if (whole == -1)
 		whole = wrap_is_backup(&st, f->buf, f->len);
+	/*
+	 * A ledger whose backup was gone: the backup just made holds
+	 * wrapped bytes, so it never restores the whole file.
+	 */
+	if (st.exists && !had_backup)
+		whole = 0;
+	existed = st.exists;
 	files_state_merge(&st, &changes);
 	free(st.sha256);
 	st.sha256 = whole ? files_sha256(out, outlen) : NULL;
-	if (files_state_save(&st, &cause) != 0)
+	/*
+	 * The ledger goes first: killed between the two, the file is
+	 * unchanged and the ledger's entries match nothing in it.
+	 */
+	if (files_state_save(&st, &cause) != 0) {
 		rc = wrap_failed(o, f, cause);
+		files_state_clear(&st);
+		goto out;
+	}
+	if (files_write(f->path, f->buf, f->len, out, outlen, &cause) != 0) {
+		rc = wrap_failed(o, f, cause);
+		if (!existed && files_state_remove(&st, &cause) != 0)
+			wrap_failed(o, f, cause);
+		files_state_clear(&st);
+		goto out;
+	}
 	wrap_say(stdout, o, f, names, &changes);
 	shown = files_display(st.backup);
 	printf("  backup: %s\n", shown);
@@ -549,30 +604,65 @@ wrap_count_wrapped(const struct hcfg *cfg, const char *const *names)
 	return n;
 }
 
-/* Say the entries put back. */
-static void
+/*
+ * Say the entries put back (those of changes) and, on err, the wrapped
+ * ones unwrap could not put back; how many of those there were.
+ */
+static size_t
 unwrap_say(FILE *out, const struct wrap_opts *o, const struct hostfile *f,
-    const struct hcfg *cfg, const char *const *names, int whole)
+    const char *const *names, const struct hcfg_changes *changes, int whole)
 {
-	size_t	i;
-	int	first = 1;
+	const struct hcfg_entry	*e;
+	struct idmap		*set = wrap_changed_set(changes);
+	size_t			 i, n = 0;
 
-	fprintf(out, "%s %s: %s ", f->host->id, f->shown,
-	    o->dry_run ? "would unwrap" : "unwrapped");
-	for (i = 0; i < cfg->nentries; i++) {
-		if (!cfg->entries[i].wrapped ||
-		    !wrap_chosen(names, cfg->entries[i].name))
-			continue;
-		if (!first)
-			fputs(", ", out);
-		first = 0;
-		wrap_say_name(out, cfg->entries[i].container,
-		    cfg->entries[i].name);
+	if (changes->n > 0 || whole) {
+		fprintf(out, "%s %s: %s ", f->host->id, f->shown,
+		    o->dry_run ? "would unwrap" : "unwrapped");
+		for (i = 0; i < f->cfg.nentries; i++) {
+			e = &f->cfg.entries[i];
+			if (!e->wrapped || !wrap_chosen(names, e->name) ||
+			    (!whole && !wrap_changed(set, e)))
+				continue;
+			if (n++ > 0)
+				fputs(", ", out);
+			wrap_say_name(out, e->container, e->name);
+		}
+		if (whole)
+			fputs(" (the whole file, from its backup, byte for "
+			    "byte)", out);
+		fputc('\n', out);
 	}
-	if (whole)
-		fputs(" (the whole file, from its backup, byte for byte)",
-		    out);
-	fputc('\n', out);
+	n = 0;
+	for (i = 0; !whole && i < f->cfg.nentries; i++) {
+		e = &f->cfg.entries[i];
+		if (!e->wrapped || !wrap_chosen(names, e->name) ||
+		    wrap_changed(set, e))
+			continue;
+		fprintf(stderr, "mcpreel %s: %s: ", o->cmd, f->shown);
+		wrap_say_name(stderr, e->container, e->name);
+		fputs(": cannot tell the command or url it ran before "
+		    "mcpreel; left as it is (edit it by hand)\n", stderr);
+		n++;
+	}
+	idmap_free(set);
+	return n;
+}
+
+/*
+ * When nothing is left wrapped in the file, remove its state (ledger
+ * and backup, whether or not the ledger is there); else save the ledger.
+ */
+static int
+unwrap_state(const struct wrap_opts *o, const struct hostfile *f,
+    struct files_state *st, int left)
+{
+	char	*cause = NULL;
+
+	if ((left ? (st->exists ? files_state_save(st, &cause) : 0) :
+	    files_state_remove(st, &cause)) != 0)
+		return wrap_failed(o, f, cause);
+	return EXIT_OK;
 }
 
 /* Unwrap one loaded file. */
@@ -596,12 +686,15 @@ unwrap_file(const struct wrap_opts *o, struct hostfile *f)
 		return EXIT_OK;
 	}
 	if (files_state_load(f->real, &st, &cause) != 0) {
+		files_state_clear(&st);
 		free(names);
 		return wrap_failed(o, f, cause);
 	}
 	if (wrap_count_wrapped(&f->cfg, names) == 0) {
 		fprintf(o->dry_run ? stderr : stdout, "%s %s: nothing to "
 		    "unwrap\n", f->host->id, f->shown);
+		if (!o->dry_run && wrap_count_wrapped(&f->cfg, NULL) == 0)
+			rc = unwrap_state(o, f, &st, 0);
 		goto out;
 	}
 	if (names == NULL && st.exists && st.sha256 != NULL) {
@@ -627,25 +720,31 @@ unwrap_file(const struct wrap_opts *o, struct hostfile *f)
 		}
 	}
 	if (o->dry_run) {
-		xasprintf(&to, "%s (unwrapped)", f->shown);
-		files_diff(stdout, f->shown, to, f->buf, f->len, out, outlen);
-		free(to);
-		unwrap_say(stderr, o, f, &f->cfg, names, whole);
+		if (outlen != f->len || memcmp(out, f->buf, outlen) != 0) {
+			xasprintf(&to, "%s (unwrapped)", f->shown);
+			files_diff(stdout, f->shown, to, f->buf, f->len, out,
+			    outlen);
+			free(to);
+		}
+		if (unwrap_say(stderr, o, f, names, &changes, whole) > 0)
+			rc = EXIT_FAIL;
 		goto out;
 	}
-	wrap_warn_live(o, f);
-	if (files_write(f->path, f->buf, f->len, out, outlen, &cause) != 0) {
-		rc = wrap_failed(o, f, cause);
-		goto out;
+	if (outlen != f->len || memcmp(out, f->buf, outlen) != 0) {
+		wrap_warn_live(o, f);
+		if (files_write(f->path, f->buf, f->len, out, outlen,
+		    &cause) != 0) {
+			rc = wrap_failed(o, f, cause);
+			goto out;
+		}
 	}
-	unwrap_say(stdout, o, f, &f->cfg, names, whole);
+	if (unwrap_say(stdout, o, f, names, &changes, whole) > 0)
+		rc = EXIT_FAIL;
 	if (whole) {
 		if (files_state_remove(&st, &cause) != 0)
 			rc = wrap_failed(o, f, cause);
 		goto out;
 	}
-	if (!st.exists)
-		goto out;
 	/* The state stays for the entries still wrapped, if any. */
 	memset(&after, 0, sizeof after);
 	left = 1;
@@ -658,9 +757,8 @@ unwrap_file(const struct wrap_opts *o, struct hostfile *f)
 	files_state_drop(&st, &changes);
 	free(st.sha256);
 	st.sha256 = NULL;
-	if ((left ? files_state_save(&st, &cause) :
-	    files_state_remove(&st, &cause)) != 0)
-		rc = wrap_failed(o, f, cause);
+	if (unwrap_state(o, f, &st, left) != EXIT_OK)
+		rc = EXIT_FAIL;
 out:
 	files_state_clear(&st);
 	hcfg_changes_clear(&changes);

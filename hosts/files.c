@@ -130,8 +130,9 @@ files_display(const char *path)
  * Read a whole file (a symlink followed) into a new buffer (with a NUL
  * after its bytes).  0: read; 1: there is no such file; -1: a cause.
  */
-int
-files_read(const char *path, char **buf, size_t *len, char **cause)
+static int
+files_read_max(const char *path, size_t max, char **buf, size_t *len,
+    char **cause)
 {
 	struct stat	 sb;
 	char		*p;
@@ -141,20 +142,23 @@ files_read(const char *path, char **buf, size_t *len, char **cause)
 
 	*buf = NULL;
 	*len = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
+	/* Non-blocking until it is known to be a file: a FIFO would hang. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+	    O_NONBLOCK)) == -1) {
 		if (errno == ENOENT)
 			return 1;
 		xasprintf(cause, "cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1) {
 		xasprintf(cause, "%s is not a regular file", path);
 		close(fd);
 		return -1;
 	}
-	if ((uintmax_t)sb.st_size > FILES_MAX_BYTES) {
-		xasprintf(cause, "%s is larger than %u MiB: not a host's "
-		    "configuration", path, FILES_MAX_BYTES / (1024 * 1024));
+	if ((uintmax_t)sb.st_size > max) {
+		xasprintf(cause, "%s is larger than %zu MiB: not a host's "
+		    "configuration", path, max / (1024 * 1024));
 		close(fd);
 		return -1;
 	}
@@ -187,6 +191,13 @@ files_read(const char *path, char **buf, size_t *len, char **cause)
 	*buf = p;
 	*len = got;
 	return 0;
+}
+
+/* Read a host's file (files_read_max, at most FILES_MAX_BYTES). */
+int
+files_read(const char *path, char **buf, size_t *len, char **cause)
+{
+	return files_read_max(path, FILES_MAX_BYTES, buf, len, cause);
 }
 
 /* Write all of buf to fd. */
@@ -452,7 +463,8 @@ files_state_load(const char *config, struct files_state *st, char **cause)
 	free(sha);
 	free(dir);
 
-	if ((rc = files_read(st->json, &buf, &len, cause)) == 1)
+	if ((rc = files_read_max(st->json, FILES_STATE_MAX_BYTES, &buf, &len,
+	    cause)) == 1)
 		return 0;
 	if (rc != 0)
 		return -1;
@@ -538,9 +550,10 @@ files_state_save(const struct files_state *st, char **cause)
 	json_object_set_new(root, "changes", changes);
 	text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(root);
-	if (text == NULL) {
-		xasprintf(cause, "cannot write mcpreel's state for %s",
-		    st->config);
+	if (text == NULL || strlen(text) > FILES_STATE_MAX_BYTES) {
+		xasprintf(cause, "cannot write mcpreel's state for %s%s",
+		    st->config, text != NULL ? ": larger than its bound" : "");
+		free(text);
 		return -1;
 	}
 	rc = files_put(st->json, text, strlen(text), 0600, 0, 0, 0, cause);
@@ -561,12 +574,14 @@ files_state_remove(const struct files_state *st, char **cause)
 	return 0;
 }
 
-/* Whether two changes are of the same entry. */
-static int
-files_same_entry(const struct hcfg_change *a, const struct hcfg_change *b)
+/* A change's entry as an index key: container, '\x1e', name. */
+static char *
+files_entry_key(const struct hcfg_change *c, size_t *len)
 {
-	return strcmp(a->container, b->container) == 0 &&
-	    strcmp(a->name, b->name) == 0;
+	char	*k;
+
+	*len = (size_t)xasprintf(&k, "%s\x1e%s", c->container, c->name);
+	return k;
 }
 
 /* Free one change's strings. */
@@ -589,46 +604,65 @@ void
 files_state_merge(struct files_state *st, const struct hcfg_changes *add)
 {
 	struct hcfg_change	*c;
-	size_t			 i, j;
+	struct idmap		*index = idmap_new();
+	char			*k;
+	size_t			 i, n;
+	int64_t			 at;
 
+	for (i = 0; i < st->changes.n; i++) {
+		k = files_entry_key(&st->changes.v[i], &n);
+		idmap_put(index, k, n, (int64_t)i, NULL);
+		free(k);
+	}
+	if (add->n > 0)
+		st->changes.v = xreallocarray(st->changes.v,
+		    st->changes.n + add->n, sizeof *st->changes.v);
 	for (i = 0; i < add->n; i++) {
-		for (j = 0; j < st->changes.n; j++) {
-			if (files_same_entry(&st->changes.v[j], &add->v[i]))
-				break;
-		}
-		if (j < st->changes.n) {
-			free(st->changes.v[j].before);
-			free(st->changes.v[j].after);
-			st->changes.v[j].before = xstrdup(add->v[i].before);
-			st->changes.v[j].after = xstrdup(add->v[i].after);
+		k = files_entry_key(&add->v[i], &n);
+		if (idmap_get(index, k, n, &at) == 0) {
+			free(k);
+			c = &st->changes.v[at];
+			free(c->before);
+			free(c->after);
+			c->before = xstrdup(add->v[i].before);
+			c->after = xstrdup(add->v[i].after);
 			continue;
 		}
-		st->changes.v = xreallocarray(st->changes.v,
-		    st->changes.n + 1, sizeof *st->changes.v);
+		idmap_put(index, k, n, (int64_t)st->changes.n, NULL);
+		free(k);
 		c = &st->changes.v[st->changes.n++];
 		c->container = xstrdup(add->v[i].container);
 		c->name = xstrdup(add->v[i].name);
 		c->before = xstrdup(add->v[i].before);
 		c->after = xstrdup(add->v[i].after);
 	}
+	idmap_free(index);
 }
 
 /* Take the entries unwrap put back out of the ledger. */
 void
 files_state_drop(struct files_state *st, const struct hcfg_changes *gone)
 {
-	size_t	i, j, k;
+	struct idmap	*index = idmap_new();
+	char		*k;
+	size_t		 i, j, n;
+	int64_t		 at;
 
 	for (i = 0; i < gone->n; i++) {
-		for (j = 0, k = 0; j < st->changes.n; j++) {
-			if (files_same_entry(&st->changes.v[j], &gone->v[i])) {
-				files_change_free(&st->changes.v[j]);
-				continue;
-			}
-			st->changes.v[k++] = st->changes.v[j];
-		}
-		st->changes.n = k;
+		k = files_entry_key(&gone->v[i], &n);
+		idmap_put(index, k, n, 0, NULL);
+		free(k);
 	}
+	for (i = j = 0; i < st->changes.n; i++) {
+		k = files_entry_key(&st->changes.v[i], &n);
+		if (idmap_get(index, k, n, &at) == 0)
+			files_change_free(&st->changes.v[i]);
+		else
+			st->changes.v[j++] = st->changes.v[i];
+		free(k);
+	}
+	st->changes.n = j;
+	idmap_free(index);
 }
 
 /* Free what a state holds. */

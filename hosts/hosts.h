@@ -174,6 +174,11 @@ const struct host	*hosts_find(const char *);
 /* A configuration file of more than this is not read (HCFG_MAX_BYTES). */
 #define FILES_MAX_BYTES		HCFG_MAX_BYTES
 /*
+ * A ledger (each wrapped entry's text before and after, JSON-escaped)
+ * of more than this is neither written nor read.
+ */
+#define FILES_STATE_MAX_BYTES	(8 * (size_t)FILES_MAX_BYTES)
+/*
  * The --dry-run diff: past this many edit steps (lines deleted plus
  * inserted) between two files, the changed middle is printed whole, as
  * all -, then all +: the line diff needs memory in the square of them.

@@ -180,10 +180,10 @@ function setup(host) {
 }
 
 /** Run mcpreel with the test's HOME; returns {code, stdout, stderr}. */
-function mcpreel(s, args, extraEnv = {}) {
+function mcpreel(s, args, extraEnv = {}, timeout = 60000) {
   const env = { ...process.env, ...s.env, ...extraEnv };
   for (const k of ['XDG_CONFIG_HOME', 'CODEX_HOME', 'MCPREEL_DB', 'XDG_DATA_HOME']) if (!(k in extraEnv)) delete env[k];
-  const r = spawnSync(MCPREEL, args, { cwd: s.project, env, encoding: 'utf8', timeout: 60000 });
+  const r = spawnSync(MCPREEL, args, { cwd: s.project, env, encoding: 'utf8', timeout });
   if (r.error) throw r.error;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -558,6 +558,103 @@ test('wrap --no-bridge leaves remote entries and says so; --mcpreel is the comma
     assert.deepEqual(after.mcpServers.docs, before.mcpServers.docs);
     assert.equal(after.mcpServers.everything.command, '/opt/mcpreel/bin/mcpreel');
     assert.deepEqual(after.mcpServers.everything.args.slice(0, 4), ['record', '--name', 'everything', '--']);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('wrap of a .mcp.json with 50 000 entries: every entry wrapped, the ledger has each, unwrap byte for byte', { timeout: 300000 }, () => {
+  const host = HOSTS.find((h) => h.id === 'claude-code');
+  const s = setup(host);
+  try {
+    const n = 50000;
+    const servers = {};
+    for (let i = 0; i < n; i++) servers[`s${i}`] = { command: 'node', args: [`x${i}.js`] };
+    const file = join(s.project, '.mcp.json');
+    writeFileSync(file, JSON.stringify({ mcpServers: servers }, null, 2));
+    const before = readFileSync(file);
+    const r = mcpreel(s, ['wrap', '--config', file], {}, 280000);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    assert.equal(Object.keys(doc.mcpServers).length, n);
+    assert.deepEqual(doc.mcpServers.s49999.args, ['record', '--name', 's49999', '--', 'node', 'x49999.js']);
+    const ledger = readdirSync(s.state).find((x) => x.endsWith('.json'));
+    assert.equal(JSON.parse(readFileSync(join(s.state, ledger), 'utf8')).changes.length, n);
+    const u = mcpreel(s, ['unwrap', '--config', file], {}, 280000);
+    assert.equal(u.code, 0, u.stderr);
+    assert.deepEqual(readFileSync(file), before);
+    assert.deepEqual(readdirSync(s.state), []);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('wrap with the ledger but its backup gone: unwrap puts entries back one by one, not from the new backup', { timeout: 60000 }, () => {
+  const host = HOSTS.find((h) => h.id === 'claude-code');
+  const s = setup(host);
+  try {
+    const file = join(s.project, '.mcp.json');
+    const orig = JSON.stringify({ mcpServers: { a: { command: 'node', args: ['a.js'] }, b: { command: 'node', args: ['b.js'] } } }, null, 2);
+    writeFileSync(file, orig);
+    assert.equal(mcpreel(s, ['wrap', '--config', file, 'a']).code, 0);
+    for (const x of readdirSync(s.state)) if (x.endsWith('.backup')) rmSync(join(s.state, x));
+    assert.equal(mcpreel(s, ['wrap', '--config', file, 'b']).code, 0);
+    const u = mcpreel(s, ['unwrap', '--config', file]);
+    assert.equal(u.code, 0, u.stderr);
+    assert.doesNotMatch(u.stdout, /whole file/);
+    assert.equal(readFileSync(file, 'utf8'), orig);
+    assert.deepEqual(readdirSync(s.state), []);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('unwrap of an entry it cannot tell the command of: not claimed, exit 1, file not rewritten', { timeout: 60000 }, () => {
+  const host = HOSTS.find((h) => h.id === 'claude-code');
+  const s = setup(host);
+  try {
+    const file = join(s.project, '.mcp.json');
+    writeFileSync(file, '{"mcpServers": {"a": {"command": "mcpreel", "args": ["record", "--name", "a"]}}}');
+    const st0 = statSync(file);
+    const u = mcpreel(s, ['unwrap', '--config', file]);
+    assert.equal(u.code, 1);
+    assert.doesNotMatch(u.stdout, /unwrapped a/);
+    assert.match(u.stderr, /a: cannot tell the command/);
+    assert.equal(statSync(file).ino, st0.ino, 'not rewritten');
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('a FIFO as a config file is refused, not waited on', { timeout: 60000 }, () => {
+  const host = HOSTS.find((h) => h.id === 'claude-code');
+  const s = setup(host);
+  try {
+    const file = join(s.project, '.mcp.json');
+    rmSync(file, { force: true });
+    execFileSync('mkfifo', [file]);
+    for (const cmd of [['hosts', '--project', s.project], ['wrap', '--config', file], ['unwrap', '--config', file]]) {
+      const r = mcpreel(s, cmd, {}, 10000);
+      assert.notEqual(r.code, null, `${cmd[0]}: did not hang`);
+      if (cmd[0] !== 'hosts') assert.equal(r.code, 1);
+    }
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('a backup left without its ledger is removed by unwrap once nothing is wrapped', { timeout: 60000 }, () => {
+  const host = HOSTS.find((h) => h.id === 'claude-code');
+  const s = setup(host);
+  try {
+    const file = join(s.project, '.mcp.json');
+    const before = readFileSync(file);
+    assert.equal(mcpreel(s, ['wrap', '--config', file]).code, 0);
+    for (const x of readdirSync(s.state)) if (x.endsWith('.json')) rmSync(join(s.state, x));
+    const u = mcpreel(s, ['unwrap', '--config', file]);
+    assert.equal(u.code, 0, u.stderr);
+    assert.deepEqual(readFileSync(file), before);
+    assert.deepEqual(readdirSync(s.state), [], 'the stray backup removed');
   } finally {
     s.cleanup();
   }
