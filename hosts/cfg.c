@@ -374,6 +374,34 @@ hcfg_classify(const struct hcfg_layout *layout, const struct hent *h,
 	return HCFG_REMOTE;
 }
 
+/* The transport url key i of the layout means ("http", "sse"), or NULL. */
+const char *
+hcfg_url_transport(const struct hcfg_layout *layout, int i)
+{
+	if (i < 0 || layout->url_transports == NULL)
+		return NULL;
+	return layout->url_transports[i];
+}
+
+/*
+ * The url key a bridged entry goes back to: the layout's key meaning
+ * transport t, else its first (NULL when it has none).
+ */
+const char *
+hcfg_url_key_for(const struct hcfg_layout *layout, const char *t)
+{
+	size_t	i;
+
+	if (layout->url_keys == NULL || layout->url_keys[0] == NULL)
+		return NULL;
+	for (i = 0; t != NULL && layout->url_transports != NULL &&
+	    layout->url_keys[i] != NULL; i++)
+		if (layout->url_transports[i] != NULL &&
+		    strcmp(layout->url_transports[i], t) == 0)
+			return layout->url_keys[i];
+	return layout->url_keys[0];
+}
+
 /* Whether name is among names (NULL: all). */
 int
 hcfg_chosen(const char *const *names, const char *name)
@@ -442,9 +470,9 @@ hcfg_read(const char *buf, size_t len, const struct hcfg_layout *layout,
 				e->kind = HCFG_REMOTE;
 				e->url = hcfg_el_value(buf,
 				    &h->el[w.connect + 1]);
-				if (layout->url_keys != NULL &&
-				    layout->url_keys[0] != NULL)
-					e->url_key = layout->url_keys[0];
+				e->url_key = hcfg_url_key_for(layout,
+				    w.transport >= 0 ? h->el[w.transport].str :
+				    NULL);
 				free(w.hdr);
 				continue;
 			} else {

@@ -195,11 +195,16 @@ hcfg_wrap_stdio(const char *buf, const struct hent *h, size_t i,
 
 /* The edits that bridge remote entry i (JSON): url -> command + args. */
 static void
-hcfg_wrap_remote(const char *buf, const struct hent *h, size_t i,
-    const struct hcfg_wrap *wrap, struct hedits *ed)
+hcfg_wrap_remote(const char *buf, const struct hcfg_layout *layout,
+    const struct hent *h, size_t i, const struct hcfg_wrap *wrap,
+    struct hedits *ed)
 {
 	struct hbuf	 b = { 0 };
 	size_t		 j;
+	const char	*transport;
+
+	transport = h->type.present ? h->type.str :
+	    hcfg_url_transport(layout, h->url_i);
 
 	if (h->type.present) {
 		hcfg_quote(&b, "stdio");
@@ -217,11 +222,11 @@ hcfg_wrap_remote(const char *buf, const struct hent *h, size_t i,
 	hcfg_quote(&b, "--connect");
 	hbuf_adds(&b, ", ");
 	hbuf_add(&b, buf + h->url.vs, h->url.ve - h->url.vs);
-	if (h->type.present) {
+	if (transport != NULL) {
 		hbuf_adds(&b, ", ");
 		hcfg_quote(&b, "--transport");
 		hbuf_adds(&b, ", ");
-		hcfg_quote(&b, h->type.str);
+		hcfg_quote(&b, transport);
 	}
 	for (j = 0; j < h->nhd; j++) {
 		hbuf_adds(&b, ", ");
@@ -305,7 +310,7 @@ hcfg_wrap(const char *buf, size_t len, const struct hcfg_layout *layout,
 			}
 			hcfg_wrap_stdio(buf, h, i, wrap, &ed);
 		} else if (kind == HCFG_REMOTE && br && wrap->bridge)
-			hcfg_wrap_remote(buf, h, i, wrap, &ed);
+			hcfg_wrap_remote(buf, layout, h, i, wrap, &ed);
 	}
 	hcfg_finish(buf, len, &doc, &ed, out, outlen, ch);
 	hcfg_edits_clear(&ed);

@@ -169,6 +169,8 @@ int		 hcfg_wrapped(const struct hent *, struct hwrapped *);
 enum hcfg_kind	 hcfg_classify(const struct hcfg_layout *,
 		     const struct hent *, const char **, int *);
 int		 hcfg_chosen(const char *const *, const char *);
+const char	*hcfg_url_transport(const struct hcfg_layout *, int);
+const char	*hcfg_url_key_for(const struct hcfg_layout *, const char *);
 
 /* cfg_edit.c */
 void		 hcfg_edit(struct hedits *, size_t, size_t, size_t, char *,

@@ -124,18 +124,19 @@ hcfg_unwrap_remote(const char *buf, const struct hcfg_layout *layout,
 {
 	struct hbuf	 b = { 0 };
 	const struct hel *u = &h->el[w->connect + 1], *x;
-	const char	*sp;
+	const char	*sp, *key;
 	size_t		 j;
 
-	if (!h->can_bridge || layout->url_keys == NULL ||
-	    layout->url_keys[0] == NULL)
+	key = hcfg_url_key_for(layout, w->transport >= 0 ?
+	    h->el[w->transport].str : NULL);
+	if (!h->can_bridge || key == NULL)
 		return;
 	if (h->type.present && w->transport >= 0 &&
 	    h->el[w->transport].str != NULL) {
 		hcfg_quote(&b, h->el[w->transport].str);
 		hcfg_edit_buf(ed, i, h->type.vs, h->type.ve - h->type.vs, &b);
 	}
-	hcfg_quote(&b, layout->url_keys[0]);
+	hcfg_quote(&b, key);
 	hbuf_adds(&b, h->colon_cmd);
 	hbuf_add(&b, buf + u->s, u->e - u->s);
 	if (w->nhdr > 0) {

@@ -54,6 +54,11 @@ struct hcfg_layout {
 	int			 can_bridge;	/* a remote entry may become a
 						   command (record --connect);
 						   0: left, with a note */
+	const char *const	*url_transports; /* per url key: the
+						   transport it means, "http",
+						   "sse", or NULL (the entry's
+						   type says, or record finds
+						   out); NULL: none says */
 };
 
 enum hcfg_kind {
@@ -126,7 +131,9 @@ struct hcfg_changes {
  * (hcfg_changes_clear frees), the ledger is the changes an earlier wrap
  * returned.  All return 0, or -1 with *cause "line L column C: what"
  * (nothing allocated in out or changes then).  A bridged entry's args
- * carry "--transport http|sse" when the entry had that type.
+ * carry "--transport http|sse" when the entry had that type or its url
+ * key means one (url_transports); unwrap computing an entry gives back
+ * the url key of that transport.
  */
 int		 hcfg_read(const char *, size_t, const struct hcfg_layout *,
 		     struct hcfg *, char **);

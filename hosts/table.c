@@ -24,6 +24,7 @@ static const char *const no_urls[] = { NULL };
 static const char *const url_only[] = { "url", NULL };
 static const char *const windsurf_urls[] = { "serverUrl", "url", NULL };
 static const char *const gemini_urls[] = { "httpUrl", "url", NULL };
+static const char *const gemini_transports[] = { "http", "sse", NULL };
 
 /*
  * Claude Desktop: remote servers cannot be in its file ("Claude Desktop
@@ -31,30 +32,30 @@ static const char *const gemini_urls[] = { "httpUrl", "url", NULL };
  * claude_desktop_config.json"), so it has no url key.
  */
 static const struct hcfg_layout claude_desktop_layout = {
-	HCFG_JSON, mcp_servers, no_urls, 0
+	HCFG_JSON, mcp_servers, no_urls, 0, NULL
 };
 /* Claude Code: strict JSON; remote entries are type http/sse with url. */
 static const struct hcfg_layout claude_code_user_layout = {
-	HCFG_JSON, claude_code_user, url_only, 1
+	HCFG_JSON, claude_code_user, url_only, 1, NULL
 };
 static const struct hcfg_layout claude_code_project_layout = {
-	HCFG_JSON, mcp_servers, url_only, 1
+	HCFG_JSON, mcp_servers, url_only, 1, NULL
 };
 /* Cursor: JSON, read leniently (comments kept if a user wrote some). */
 static const struct hcfg_layout cursor_layout = {
-	HCFG_JSONC, mcp_servers, url_only, 1
+	HCFG_JSONC, mcp_servers, url_only, 1, NULL
 };
 /* VS Code: JSONC (comments, trailing commas), key "servers". */
 static const struct hcfg_layout vscode_layout = {
-	HCFG_JSONC, vscode_servers, url_only, 1
+	HCFG_JSONC, vscode_servers, url_only, 1, NULL
 };
 /* Windsurf: "requires a serverUrl or url field" for a remote server. */
 static const struct hcfg_layout windsurf_layout = {
-	HCFG_JSONC, mcp_servers, windsurf_urls, 1
+	HCFG_JSONC, mcp_servers, windsurf_urls, 1, NULL
 };
 /* Gemini CLI: httpUrl (Streamable HTTP) or url (SSE); // comments. */
 static const struct hcfg_layout gemini_layout = {
-	HCFG_JSONC, mcp_servers, gemini_urls, 1
+	HCFG_JSONC, mcp_servers, gemini_urls, 1, gemini_transports
 };
 /*
  * Codex: TOML tables [mcp_servers.NAME].  No bridge: a table with
@@ -62,7 +63,7 @@ static const struct hcfg_layout gemini_layout = {
  * env_http_headers) that would then be invalid.
  */
 static const struct hcfg_layout codex_layout = {
-	HCFG_TOML, codex_servers, url_only, 0
+	HCFG_TOML, codex_servers, url_only, 0, NULL
 };
 
 static const struct host_file claude_desktop_files[] = {

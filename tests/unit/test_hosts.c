@@ -26,11 +26,16 @@ static const char *const codex_conts[] = { "mcp_servers", NULL };
 
 /* Claude Code (strict JSON), VS Code (JSONC), Codex (TOML, no bridge). */
 static const struct hcfg_layout L_JSON = { HCFG_JSON, claude_conts,
-	claude_urls, 1 };
+	claude_urls, 1, NULL };
 static const struct hcfg_layout L_JSONC = { HCFG_JSONC, vscode_conts,
-	claude_urls, 1 };
+	claude_urls, 1, NULL };
+static const char *const gemini_urls[] = { "httpUrl", "url", NULL };
+static const char *const gemini_transports[] = { "http", "sse", NULL };
+/* Gemini CLI: httpUrl is Streamable HTTP, url the older HTTP+SSE. */
+static const struct hcfg_layout L_GEMINI = { HCFG_JSONC, claude_conts,
+	gemini_urls, 1, gemini_transports };
 static const struct hcfg_layout L_TOML = { HCFG_TOML, codex_conts,
-	claude_urls, 0 };
+	claude_urls, 0, NULL };
 
 #define M	"\"/opt/bin/mcpreel\""
 
@@ -131,6 +136,15 @@ static const struct wrap_case wrap_cases[] = {
 	  "\"--header\", \"K: v\"]}}}", 1,
 	  "{\"mcpServers\": {\"r\": {\"url\": \"http://h/\", "
 	  "\"headers\": {\"K\": \"v\"}}}}" },
+	{ "gemini url is SSE, httpUrl Streamable HTTP: each kept", &L_GEMINI,
+	  "{\"mcpServers\": {\"s\": {\"url\": \"https://x/sse\"}, "
+	  "\"h\": {\"httpUrl\": \"https://x/mcp\"}}}",
+	  NULL, NULL, 1,
+	  "{\"mcpServers\": {\"s\": {\"command\": " M ", \"args\": "
+	  "[\"record\", \"--name\", \"s\", \"--connect\", \"https://x/sse\", "
+	  "\"--transport\", \"sse\"]}, \"h\": {\"command\": " M ", "
+	  "\"args\": [\"record\", \"--name\", \"h\", \"--connect\", "
+	  "\"https://x/mcp\", \"--transport\", \"http\"]}}}", 2, NULL },
 	{ "json remote not bridged without bridge, nor with oauth", &L_JSON,
 	  "{\"mcpServers\": {\"r\": {\"url\": \"http://h/\"}, "
 	  "\"o\": {\"url\": \"http://o/\", \"oauth\": {}}}}",
@@ -627,7 +641,7 @@ Test(hosts, no_url_keys_no_bridge, .timeout = UNIT_TIMEOUT)
 {
 	/* Claude Desktop: no url keys in its file; a url entry is other */
 	static const struct hcfg_layout	desktop = { HCFG_JSON, claude_conts,
-	    NULL, 0 };
+	    NULL, 0, NULL };
 	const char		*in = "{\"mcpServers\": {\"r\": {\"url\": "
 	    "\"http://h/\"}}}";
 	struct hcfg_wrap	 w = { "/m/mcpreel", NULL, NULL, 1 };
