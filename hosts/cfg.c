@@ -163,6 +163,13 @@ hdoc_clear(struct hdoc *doc)
 		free(h->url.str);
 		free(h->type.str);
 		free(h->headers.str);
+		free(h->env.str);
+		free(h->envh.str);
+		free(h->env_msep);
+		free(h->env_colon);
+		free(h->colon_env);
+		free(h->colon_hdr);
+		free(h->msep_last);
 		for (j = 0; j < h->nel; j++)
 			free(h->el[j].str);
 		free(h->el);
@@ -363,6 +370,10 @@ hcfg_classify(const struct hcfg_layout *layout, const struct hent *h,
 		*note = h->block;
 	else if (h->hd_bad)
 		*note = "remote, can't carry its headers";
+	else if (h->nhd > 0 && h->env.present && (!h->env.is_obj ||
+	    h->envh.present))
+		*note = "remote, and its env cannot take its headers "
+		    "(MCPREEL_HEADERS)";
 	else if (h->type.present && (h->type.str == NULL ||
 	    (strcmp(h->type.str, "http") != 0 &&
 	    strcmp(h->type.str, "sse") != 0)))

@@ -48,6 +48,16 @@ hcfg_edit_buf(struct hedits *ed, size_t ent, size_t off, size_t len,
 	hcfg_edit(ed, ent, off, len, t, n);
 }
 
+/* Adds the edits that delete member m (JSON) of entry ent. */
+void
+hcfg_edit_rm(struct hedits *ed, size_t ent, const struct hmem *m)
+{
+	hcfg_edit(ed, ent, m->rm_s, m->rm_e - m->rm_s, xstrdup(""), 0);
+	if (m->rm2_e > m->rm2_s)
+		hcfg_edit(ed, ent, m->rm2_s, m->rm2_e - m->rm2_s, xstrdup(""),
+		    0);
+}
+
 /* Orders edits by offset, then by when they were made (qsort). */
 static int
 hcfg_editcmp(const void *a, const void *b)
@@ -193,6 +203,84 @@ hcfg_wrap_stdio(const char *buf, const struct hent *h, size_t i,
 	}
 }
 
+/*
+ * The value of MCPREEL_HEADERS for a bridged entry's headers: their raw
+ * texts (placeholders such as ${TOKEN} kept), "Name: value" each, joined
+ * by "\n" escapes, in quotes.
+ */
+static void
+hcfg_headers_value(struct hbuf *b, const char *buf, const struct hent *h)
+{
+	size_t	j;
+
+	hbuf_addc(b, '"');
+	for (j = 0; j < h->nhd; j++) {
+		if (j > 0)
+			hbuf_adds(b, "\\n");
+		hbuf_add(b, buf + h->hd[j].ks, h->hd[j].ke - h->hd[j].ks);
+		hbuf_adds(b, ": ");
+		hbuf_add(b, buf + h->hd[j].vs, h->hd[j].ve - h->hd[j].vs);
+	}
+	hbuf_addc(b, '"');
+}
+
+/*
+ * The edits that move a bridged entry's headers into its env as
+ * MCPREEL_HEADERS (argv is readable by every user; a process's
+ * environment only by its owner): added after env's last member, or an
+ * env made after the entry's last member (in place of headers when that
+ * is the last), in the spacing around it.
+ */
+static void
+hcfg_wrap_headers(const char *buf, const struct hent *h, size_t i,
+    struct hedits *ed)
+{
+	struct hbuf	 b = { 0 };
+
+	if (!h->env.present) {
+		if (h->headers_last) {
+			hcfg_quote(&b, "env");
+			hbuf_adds(&b, h->colon_hdr);
+			hbuf_addc(&b, '{');
+			hcfg_quote(&b, "MCPREEL_HEADERS");
+			hbuf_adds(&b, ": ");
+			hcfg_headers_value(&b, buf, h);
+			hbuf_addc(&b, '}');
+			hcfg_edit_buf(ed, i, h->headers.ks, h->headers.ve -
+			    h->headers.ks, &b);
+			return;
+		}
+		hcfg_edit_rm(ed, i, &h->headers);
+		hbuf_addc(&b, ',');
+		hbuf_adds(&b, h->msep_last);
+		hcfg_quote(&b, "env");
+		hbuf_adds(&b, h->colon_url);
+		hbuf_addc(&b, '{');
+		hcfg_quote(&b, "MCPREEL_HEADERS");
+		hbuf_adds(&b, ": ");
+		hcfg_headers_value(&b, buf, h);
+		hbuf_addc(&b, '}');
+		hcfg_edit_buf(ed, i, h->last_e, 0, &b);
+		return;
+	}
+	hcfg_edit_rm(ed, i, &h->headers);
+	if (h->env_n == 0) {
+		hbuf_addc(&b, '{');
+		hcfg_quote(&b, "MCPREEL_HEADERS");
+		hbuf_adds(&b, ": ");
+		hcfg_headers_value(&b, buf, h);
+		hbuf_addc(&b, '}');
+		hcfg_edit_buf(ed, i, h->env.vs, h->env.ve - h->env.vs, &b);
+		return;
+	}
+	hbuf_addc(&b, ',');
+	hbuf_adds(&b, h->env_msep);
+	hcfg_quote(&b, "MCPREEL_HEADERS");
+	hbuf_adds(&b, h->env_colon);
+	hcfg_headers_value(&b, buf, h);
+	hcfg_edit_buf(ed, i, h->env_last_e, 0, &b);
+}
+
 /* The edits that bridge remote entry i (JSON): url -> command + args. */
 static void
 hcfg_wrap_remote(const char *buf, const struct hcfg_layout *layout,
@@ -200,12 +288,10 @@ hcfg_wrap_remote(const char *buf, const struct hcfg_layout *layout,
     struct hedits *ed)
 {
 	struct hbuf	 b = { 0 };
-	size_t		 j;
 	const char	*transport;
 
 	transport = h->type.present ? h->type.str :
 	    hcfg_url_transport(layout, h->url_i);
-
 	if (h->type.present) {
 		hcfg_quote(&b, "stdio");
 		hcfg_edit_buf(ed, i, h->type.vs, h->type.ve - h->type.vs, &b);
@@ -228,20 +314,12 @@ hcfg_wrap_remote(const char *buf, const struct hcfg_layout *layout,
 		hbuf_adds(&b, ", ");
 		hcfg_quote(&b, transport);
 	}
-	for (j = 0; j < h->nhd; j++) {
-		hbuf_adds(&b, ", ");
-		hcfg_quote(&b, "--header");
-		hbuf_adds(&b, ", \"");
-		hbuf_add(&b, buf + h->hd[j].ks, h->hd[j].ke - h->hd[j].ks);
-		hbuf_adds(&b, ": ");
-		hbuf_add(&b, buf + h->hd[j].vs, h->hd[j].ve - h->hd[j].vs);
-		hbuf_addc(&b, '"');
-	}
 	hbuf_addc(&b, ']');
 	hcfg_edit_buf(ed, i, h->url.ks, h->url.ve - h->url.ks, &b);
-	if (h->headers.present)
-		hcfg_edit(ed, i, h->headers.rm_s, h->headers.rm_e -
-		    h->headers.rm_s, xstrdup(""), 0);
+	if (h->nhd > 0)
+		hcfg_wrap_headers(buf, h, i, ed);
+	else if (h->headers.present)
+		hcfg_edit_rm(ed, i, &h->headers);
 }
 
 /*

@@ -43,6 +43,10 @@ struct hmem {
 	int	 is_obj;
 	char	*str;		/* decoded string value, or NULL */
 	size_t	 rm_s, rm_e;	/* what deleting the member removes (JSON) */
+	size_t	 rm2_s, rm2_e;	/* and this too when rm2_e > rm2_s: the
+				   comma before a last member whose
+				   previous one has a comment after it
+				   (kept) is rm, the member itself rm2 */
 };
 
 /*
@@ -79,6 +83,18 @@ struct hent {
 	struct hhdr	*hd;
 	size_t		 nhd;
 	int		 hd_bad;	/* a header we cannot pass */
+	/* where a bridged entry's headers go: env.MCPREEL_HEADERS (JSON) */
+	struct hmem	 env;		/* the entry's env member */
+	struct hmem	 envh;		/* env's MCPREEL_HEADERS member */
+	size_t		 env_n;		/* env's members */
+	size_t		 env_last_e;	/* the end of env's last value */
+	char		*env_msep;	/* white space before env's last key */
+	char		*env_colon;	/* between env's last key and value */
+	char		*colon_env;	/* between "env" and its value */
+	char		*colon_hdr;	/* between "headers" and its value */
+	size_t		 last_e;	/* the end of the entry's last value */
+	int		 headers_last;	/* headers is the entry's last member */
+	char		*msep_last;	/* white space before the last key */
 };
 
 struct hdoc {
@@ -180,6 +196,7 @@ void		 hcfg_edit_raw(struct hedits *, size_t, size_t, size_t,
 void		 hcfg_edit_buf(struct hedits *, size_t, size_t, size_t,
 		     struct hbuf *);
 void		 hcfg_edits_clear(struct hedits *);
+void		 hcfg_edit_rm(struct hedits *, size_t, const struct hmem *);
 void		 hcfg_finish(const char *, size_t, const struct hdoc *,
 		     struct hedits *, char **, size_t *,
 		     struct hcfg_changes *);

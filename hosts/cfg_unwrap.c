@@ -116,7 +116,49 @@ hcfg_unwrap_stdio(const char *buf, size_t len, const struct hent *h,
 	hcfg_edit(ed, i, h->el[0].s, c->e - h->el[0].s, xstrdup(""), 0);
 }
 
-/* The inverse edits of a bridged entry (JSON): command + args -> url. */
+/*
+ * Appends the headers object made from MCPREEL_HEADERS's raw text
+ * [s, e): "Name: value" lines joined by "\n" escapes, each a member
+ * "Name": "value" (raw texts kept).
+ */
+static void
+hcfg_env_headers(struct hbuf *b, const char *buf, size_t s, size_t e)
+{
+	size_t	 ls = s, i, k;
+	int	 first = 1;
+	const char *sp;
+
+	hbuf_addc(b, '{');
+	for (i = s; i <= e; i++) {
+		if (i < e && buf[i] == '\\' && i + 1 < e && buf[i + 1] != 'n') {
+			i++;	/* an escape other than \n: skip it whole */
+			continue;
+		}
+		if (i < e && !(buf[i] == '\\' && i + 1 < e))
+			continue;
+		/* a line [ls, i) ends here */
+		if (!first)
+			hbuf_adds(b, ", ");
+		first = 0;
+		hbuf_addc(b, '"');
+		sp = memmem(buf + ls, i - ls, ": ", 2);
+		k = sp != NULL ? (size_t)(sp - buf) : i;
+		hbuf_add(b, buf + ls, k - ls);
+		hbuf_adds(b, "\": \"");
+		if (sp != NULL)
+			hbuf_add(b, sp + 2, i - (k + 2));
+		hbuf_addc(b, '"');
+		ls = i + 2;
+		i++;
+	}
+	hbuf_addc(b, '}');
+}
+
+/*
+ * The inverse edits of a bridged entry (JSON): command + args -> url,
+ * and the headers back from env's MCPREEL_HEADERS (env gone when that
+ * was all it held: the shape wrap makes) or from --header arguments.
+ */
 static void
 hcfg_unwrap_remote(const char *buf, const struct hcfg_layout *layout,
     const struct hent *h, size_t i, const struct hwrapped *w,
@@ -126,11 +168,13 @@ hcfg_unwrap_remote(const char *buf, const struct hcfg_layout *layout,
 	const struct hel *u = &h->el[w->connect + 1], *x;
 	const char	*sp, *key;
 	size_t		 j;
+	int		 envh;
 
 	key = hcfg_url_key_for(layout, w->transport >= 0 ?
 	    h->el[w->transport].str : NULL);
 	if (!h->can_bridge || key == NULL)
 		return;
+	envh = h->env.is_obj && h->envh.present && h->envh.is_str;
 	if (h->type.present && w->transport >= 0 &&
 	    h->el[w->transport].str != NULL) {
 		hcfg_quote(&b, h->el[w->transport].str);
@@ -139,7 +183,13 @@ hcfg_unwrap_remote(const char *buf, const struct hcfg_layout *layout,
 	hcfg_quote(&b, key);
 	hbuf_adds(&b, h->colon_cmd);
 	hbuf_add(&b, buf + u->s, u->e - u->s);
-	if (w->nhdr > 0) {
+	if (envh && h->env_n > 1) {
+		hbuf_addc(&b, ',');
+		hbuf_adds(&b, h->msep_cmd);
+		hcfg_quote(&b, "headers");
+		hbuf_adds(&b, h->colon_cmd);
+		hcfg_env_headers(&b, buf, h->envh.vs + 1, h->envh.ve - 1);
+	} else if (!envh && w->nhdr > 0) {
 		hbuf_addc(&b, ',');
 		hbuf_adds(&b, h->msep_cmd);
 		hcfg_quote(&b, "headers");
@@ -163,8 +213,16 @@ hcfg_unwrap_remote(const char *buf, const struct hcfg_layout *layout,
 		hbuf_addc(&b, '}');
 	}
 	hcfg_edit_buf(ed, i, h->cmd.ks, h->cmd.ve - h->cmd.ks, &b);
-	hcfg_edit(ed, i, h->args.rm_s, h->args.rm_e - h->args.rm_s,
-	    xstrdup(""), 0);
+	hcfg_edit_rm(ed, i, &h->args);
+	if (envh && h->env_n > 1)
+		hcfg_edit_rm(ed, i, &h->envh);
+	else if (envh) {
+		/* env held only the headers: headers in its place */
+		hcfg_quote(&b, "headers");
+		hbuf_adds(&b, h->colon_env);
+		hcfg_env_headers(&b, buf, h->envh.vs + 1, h->envh.ve - 1);
+		hcfg_edit_buf(ed, i, h->env.ks, h->env.ve - h->env.ks, &b);
+	}
 }
 
 /* Puts the chosen wrapped entries back (see hosts.h). */

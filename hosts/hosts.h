@@ -133,7 +133,9 @@ struct hcfg_changes {
  * (nothing allocated in out or changes then).  A bridged entry's args
  * carry "--transport http|sse" when the entry had that type or its url
  * key means one (url_transports); unwrap computing an entry gives back
- * the url key of that transport.
+ * the url key of that transport.  Its headers never go into args (argv
+ * is public): they go into its env as MCPREEL_HEADERS, "Name: value"
+ * lines (raw texts), which record --connect reads.
  */
 int		 hcfg_read(const char *, size_t, const struct hcfg_layout *,
 		     struct hcfg *, char **);

@@ -146,6 +146,21 @@ jsonc_mem(struct jscan *js, long k, struct hmem *m)
 	} else if (n->next >= 0) {
 		m->rm_s = n->ks;
 		m->rm_e = n->comma + 1;
+	} else if (n->prev >= 0 && js->n[n->prev].comments_after &&
+	    js->n[n->prev].comma != SIZE_MAX) {
+		/* the comment after the previous value stays: its comma
+		   goes, and this member from the start of its line */
+		m->rm_s = js->n[n->prev].comma;
+		m->rm_e = m->rm_s + 1;
+		m->rm2_s = n->ks;
+		while (m->rm2_s > m->rm_e && (js->buf[m->rm2_s - 1] == ' ' ||
+		    js->buf[m->rm2_s - 1] == '\t'))
+			m->rm2_s--;
+		if (m->rm2_s > m->rm_e && js->buf[m->rm2_s - 1] == '\n')
+			m->rm2_s--;
+		if (m->rm2_s > m->rm_e && js->buf[m->rm2_s - 1] == '\r')
+			m->rm2_s--;
+		m->rm2_e = n->e;
 	} else if (n->prev >= 0) {
 		m->rm_s = js->n[n->prev].e;
 		m->rm_e = n->e;
@@ -186,6 +201,34 @@ jsonc_token(const char *s)
 	return 1;
 }
 
+/*
+ * Fills what wrap and unwrap need of an entry's env object (one of the
+ * entry's members mem): its members, its last, its MCPREEL_HEADERS.
+ */
+static void
+jsonc_env(struct jscan *js, struct hent *h, const long *mem, size_t nm)
+{
+	long	*em, e = -1, last;
+	size_t	 n, i;
+
+	for (i = 0; i < nm; i++)
+		if (strcmp(js->n[mem[i]].key, "env") == 0)
+			e = mem[i];
+	if (e < 0)
+		return;
+	em = jsonc_members(js, e, &n);
+	h->env_n = n;
+	for (i = 0; i < n; i++)
+		if (strcmp(js->n[em[i]].key, "MCPREEL_HEADERS") == 0)
+			jsonc_mem(js, em[i], &h->envh);
+	free(em);
+	if ((last = js->n[e].last) >= 0) {
+		h->env_last_e = js->n[last].e;
+		h->env_msep = jsonc_msep(js, js->n[e].s + 1, js->n[last].ks);
+		h->env_colon = jsonc_raw(js, js->n[last].ke, js->n[last].s);
+	}
+}
+
 /* Fills one struct hent from entry node k of container path cpath. */
 static void
 jsonc_entry(struct jscan *js, const struct hcfg_layout *layout,
@@ -221,6 +264,8 @@ jsonc_entry(struct jscan *js, const struct hcfg_layout *layout,
 			jsonc_mem(js, mem[i], &h->type);
 		else if (strcmp(key, "headers") == 0)
 			jsonc_mem(js, mem[i], &h->headers);
+		else if (strcmp(key, "env") == 0)
+			jsonc_mem(js, mem[i], &h->env);
 		else if ((blk = hcfg_blocker(key)) != NULL)
 			h->block = blk;
 		for (j = 0; layout->url_keys != NULL &&
@@ -277,6 +322,19 @@ jsonc_entry(struct jscan *js, const struct hcfg_layout *layout,
 	if (h->url.present) {
 		h->colon_url = jsonc_raw(js, h->url.ke, h->url.vs);
 		h->msep_url = jsonc_msep(js, h->s + 1, h->url.ks);
+	}
+	if (n->last >= 0) {
+		h->last_e = js->n[n->last].e;
+		h->msep_last = jsonc_msep(js, h->s + 1, js->n[n->last].ks);
+		h->headers_last = h->headers.present &&
+		    js->n[n->last].ks == h->headers.ks;
+	}
+	if (h->headers.present)
+		h->colon_hdr = jsonc_raw(js, h->headers.ke, h->headers.vs);
+	if (h->env.present) {
+		h->colon_env = jsonc_raw(js, h->env.ke, h->env.vs);
+		if (h->env.is_obj)
+			jsonc_env(js, h, mem, nm);
 	}
 	if (h->headers.present && h->headers.is_obj) {
 		for (i = 0; i < nm; i++)

@@ -94,7 +94,8 @@ const HOSTS = [
     files: [['home', '.gemini/settings.json', 'jsonc'], ['project', '.gemini/settings.json', 'jsonc']],
     spawn: { file: 0, container: ['mcpServers'] },
     stdio: ['everything', 'fsTools'],
-    bridged: [{ name: 'remoteDocs', url: 'https://docs.example.com/mcp', header: 'X-Docs: yes' }],
+    bridged: [{ name: 'remoteDocs', url: 'https://docs.example.com/mcp', header: 'X-Docs: yes', transport: 'http' },
+      { name: 'legacySse', url: 'https://sse.example.com/sse', header: 'Authorization: Bearer $SSE_TOKEN', transport: 'sse' }],
     left: [],
     edit: ['"theme": "GitHub"', '"theme": "Default Light"'],
   },
@@ -320,9 +321,14 @@ for (const host of HOSTS) {
             assert.equal(entry.command, SELF, `${name}: bridged`);
             assert.deepEqual(entry.args.slice(0, 5), ['record', '--db', s.db, '--name', name]);
             assert.ok(entry.args.includes('--connect') && entry.args[entry.args.indexOf('--connect') + 1] === b.url, `${name}: --connect URL`);
-            if (b.header) {
-              const h = entry.args.indexOf('--header');
-              assert.ok(h > 0 && entry.args[h + 1] === b.header, `${name}: --header '${b.header}'`);
+            // Header values never on the command line (ps shows argv to
+            // every user): in the entry's env, one "Name: value" a line.
+            assert.ok(!entry.args.includes('--header'), `${name}: no --header in args`);
+            if (b.header) assert.equal(entry.env?.MCPREEL_HEADERS, b.header, `${name}: env MCPREEL_HEADERS`);
+            else assert.ok(!('MCPREEL_HEADERS' in (entry.env ?? {})), `${name}: no MCPREEL_HEADERS`);
+            if (b.transport) {
+              const t = entry.args.indexOf('--transport');
+              assert.ok(t > 0 && entry.args[t + 1] === b.transport, `${name}: --transport ${b.transport}`);
             }
             for (const k of ['url', 'serverUrl', 'httpUrl', 'headers']) assert.ok(!(k in entry), `${name}: no ${k}`);
             if ('type' in old) assert.equal(entry.type, 'stdio');

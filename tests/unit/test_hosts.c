@@ -123,19 +123,68 @@ static const struct wrap_case wrap_cases[] = {
 	  NULL, NULL, 1,
 	  "{\"mcpServers\": {\"docs\": {\"type\": \"stdio\", \"command\": "
 	  M ", \"args\": [\"record\", \"--name\", \"docs\", \"--connect\", "
-	  "\"https://d.example/mcp\", \"--transport\", \"http\", "
-	  "\"--header\", \"Authorization: Bearer ${TOKEN}\"], "
-	  "\"timeout\": 5}}}", 1, NULL },
+	  "\"https://d.example/mcp\", \"--transport\", \"http\""
+	  "], \"timeout\": 5, \"env\": {\"MCPREEL_HEADERS\": "
+	  "\"Authorization: Bearer ${TOKEN}\"}}}}", 1,
+	  "{\"mcpServers\": {\"docs\": {\"type\": \"http\", \"url\": "
+	  "\"https://d.example/mcp\", \"timeout\": 5, \"headers\": "
+	  "{\"Authorization\": \"Bearer ${TOKEN}\"}}}}" },
 	{ "json remote, last member headers; computed inverse respaces",
 	  &L_JSON,
 	  "{\"mcpServers\": {\"r\": {\"url\": \"http://h/\", "
 	  "\"headers\": { \"K\": \"v\" }}}}",
 	  NULL, NULL, 1,
 	  "{\"mcpServers\": {\"r\": {\"command\": " M ", \"args\": "
-	  "[\"record\", \"--name\", \"r\", \"--connect\", \"http://h/\", "
-	  "\"--header\", \"K: v\"]}}}", 1,
+	  "[\"record\", \"--name\", \"r\", \"--connect\", \"http://h/\"], "
+	  "\"env\": {\"MCPREEL_HEADERS\": \"K: v\"}}}}", 1,
 	  "{\"mcpServers\": {\"r\": {\"url\": \"http://h/\", "
 	  "\"headers\": {\"K\": \"v\"}}}}" },
+	{ "jsonc headers into env: made after the last member, added to "
+	  "one, filling an empty one; a comment before a last headers kept",
+	  &L_JSONC,
+	  "{\"servers\": {\n"
+	  "  \"g\": {\n"
+	  "    \"headers\": {\"A\": \"x\", \"B\": \"${input:tok}\"},\n"
+	  "    \"url\": \"https://g/mcp\"\n"
+	  "  },\n"
+	  "  \"h\": {\n"
+	  "    \"env\": {\"X\": \"y\"},\n"
+	  "    \"url\": \"https://h/\", // the endpoint\n"
+	  "    \"headers\": {\"A\": \"1\"}\n"
+	  "  },\n"
+	  "  \"f\": {\"url\": \"https://f/\", \"headers\": {\"A\": \"1\"}, "
+	  "\"env\": {}}\n"
+	  "}}\n",
+	  NULL, NULL, 1,
+	  "{\"servers\": {\n"
+	  "  \"g\": {\n"
+	  "    \"command\": " M ",\n"
+	  "    \"args\": [\"record\", \"--name\", \"g\", \"--connect\", "
+	  "\"https://g/mcp\"],\n"
+	  "    \"env\": {\"MCPREEL_HEADERS\": \"A: x\\nB: ${input:tok}\"}\n"
+	  "  },\n"
+	  "  \"h\": {\n"
+	  "    \"env\": {\"X\": \"y\", \"MCPREEL_HEADERS\": \"A: 1\"},\n"
+	  "    \"command\": " M ",\n"
+	  "    \"args\": [\"record\", \"--name\", \"h\", \"--connect\", "
+	  "\"https://h/\"] // the endpoint\n"
+	  "  },\n"
+	  "  \"f\": {\"command\": " M ", \"args\": [\"record\", \"--name\", "
+	  "\"f\", \"--connect\", \"https://f/\"], \"env\": "
+	  "{\"MCPREEL_HEADERS\": \"A: 1\"}}\n"
+	  "}}\n", 3,
+	  "{\"servers\": {\n"
+	  "  \"g\": {\n"
+	  "    \"url\": \"https://g/mcp\",\n"
+	  "    \"headers\": {\"A\": \"x\", \"B\": \"${input:tok}\"}\n"
+	  "  },\n"
+	  "  \"h\": {\n"
+	  "    \"env\": {\"X\": \"y\"},\n"
+	  "    \"url\": \"https://h/\",\n"
+	  "    \"headers\": {\"A\": \"1\"} // the endpoint\n"
+	  "  },\n"
+	  "  \"f\": {\"url\": \"https://f/\", \"headers\": {\"A\": \"1\"}}\n"
+	  "}}\n" },
 	{ "gemini url is SSE, httpUrl Streamable HTTP: each kept", &L_GEMINI,
 	  "{\"mcpServers\": {\"s\": {\"url\": \"https://x/sse\"}, "
 	  "\"h\": {\"httpUrl\": \"https://x/mcp\"}}}",
@@ -324,8 +373,8 @@ Test(hosts, wrap_unwrap_cases, .timeout = UNIT_TIMEOUT)
 		want = c->unwrapped != NULL ? c->unwrapped : c->in;
 		cr_assert_eq(hcfg_unwrap(out, olen, c->layout, NULL, NULL,
 		    &back, &blen, &ch3, &cause), 0, "%s: %s", c->name, cause);
-		cr_expect_str_eq(back, want, "%s: unwrap without the ledger",
-		    c->name);
+		cr_expect_str_eq(back, want, "%s: unwrap without the ledger "
+		    "gave\n%s", c->name, back);
 		free(back);
 		hcfg_changes_clear(&ch3);
 		free(out);
