@@ -459,6 +459,9 @@ hcfg_read(const char *buf, size_t len, const struct hcfg_layout *layout,
 		e->container = xstrdup(h->container);
 		e->name = xstrdup(h->name);
 		e->kind = hcfg_classify(layout, h, &note, &br);
+		if (note == NULL && memchr(buf + h->s, '\0', h->e - h->s) !=
+		    NULL)
+			note = "holds a NUL byte";
 		if (note != NULL)
 			e->note = xstrdup(note);
 		if (e->kind == HCFG_REMOTE) {
@@ -472,6 +475,8 @@ hcfg_read(const char *buf, size_t len, const struct hcfg_layout *layout,
 		from = 0;
 		if (hcfg_wrapped(h, &w)) {
 			e->wrapped = 1;
+			free(e->note);	/* wrapped: not left */
+			e->note = NULL;
 			if (w.dash >= 0) {
 				e->command = hcfg_el_value(buf,
 				    &h->el[w.dash + 1]);
@@ -487,6 +492,7 @@ hcfg_read(const char *buf, size_t len, const struct hcfg_layout *layout,
 				free(w.hdr);
 				continue;
 			} else {
+				free(e->note);
 				e->note = xstrdup("wrapped, but its args name "
 				    "no command (no -- or --connect)");
 				free(w.hdr);

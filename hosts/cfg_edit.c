@@ -378,7 +378,9 @@ hcfg_wrap(const char *buf, size_t len, const struct hcfg_layout *layout,
 		return -1;
 	for (i = 0; i < doc.n; i++) {
 		h = &doc.v[i];
-		if (!hcfg_chosen(wrap->names, h->name))
+		/* the ledger keeps an entry's text as a C string */
+		if (!hcfg_chosen(wrap->names, h->name) ||
+		    memchr(buf + h->s, '\0', h->e - h->s) != NULL)
 			continue;
 		kind = hcfg_classify(layout, h, &note, &br);
 		if (kind == HCFG_STDIO) {

@@ -19,6 +19,7 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 static const char *const json_containers[] = { "mcpServers",
 	"projects\x1f*\x1fmcpServers", NULL };
 static const char *const json_urls[] = { "url", "serverUrl", NULL };
+static const char *const json_transports[] = { "sse", "http", NULL };
 static const char *const toml_containers[] = { "mcp_servers", NULL };
 static const char *const toml_urls[] = { "url", NULL };
 
@@ -49,6 +50,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		layout.containers = json_containers;
 		layout.url_keys = json_urls;
 		layout.can_bridge = 1;
+		if (data[0] & 16)
+			layout.url_transports = json_transports;
 	}
 	w.bridge = (data[0] & 4) != 0;
 	if (data[0] & 8)

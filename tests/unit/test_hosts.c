@@ -709,3 +709,27 @@ Test(hosts, no_url_keys_no_bridge, .timeout = UNIT_TIMEOUT)
 	cr_expect_eq(ch.n, 0);
 	free(out);
 }
+
+Test(hosts, nul_byte_entry_left, .timeout = UNIT_TIMEOUT)
+{
+	/* the ledger keeps texts as C strings: an entry holding a NUL is
+	   left (its unwrap could not be byte-exact) */
+	static const char	 in[] = "{\"servers\": {\"a\": {\"command\": "
+	    "\"x\" // c\0d\n}, \"b\": {\"command\": \"y\"}}}";
+	struct hcfg_wrap	 w = { "/m/mcpreel", NULL, NULL, 1 };
+	struct hcfg_changes	 ch = { 0 };
+	struct hcfg		 cfg;
+	char			*out, *cause = NULL;
+	size_t			 olen;
+
+	cr_assert_eq(hcfg_wrap(in, sizeof in - 1, &L_JSONC, &w, &out, &olen,
+	    &ch, &cause), 0, "%s", cause);
+	cr_assert_eq(ch.n, 1);
+	cr_expect_str_eq(ch.v[0].name, "b");
+	cr_assert_eq(hcfg_read(in, sizeof in - 1, &L_JSONC, &cfg, &cause), 0);
+	cr_assert_eq(cfg.nentries, 2);
+	cr_expect_str_eq(cfg.entries[0].note, "holds a NUL byte");
+	hcfg_clear(&cfg);
+	free(out);
+	hcfg_changes_clear(&ch);
+}
