@@ -22,7 +22,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
@@ -661,6 +661,37 @@ test('a backup left without its ledger is removed by unwrap once nothing is wrap
     assert.equal(u.code, 0, u.stderr);
     assert.deepEqual(readFileSync(file), before);
     assert.deepEqual(readdirSync(s.state), [], 'the stray backup removed');
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('wrap killed at any point never leaves a wrapped file without its ledger', { timeout: 300000 }, async () => {
+  const host = HOSTS.find((h) => h.id === 'claude-code');
+  const s = setup(host);
+  try {
+    const servers = {};
+    for (let i = 0; i < 20000; i++) servers[`s${i}`] = { command: 'node', args: [`x${i}.js`] };
+    const file = join(s.project, '.mcp.json');
+    const orig = JSON.stringify({ mcpServers: servers }, null, 2);
+    const env = { ...process.env, ...s.env };
+    let sawWrapped = false;
+    for (const ms of [200, 500, 1000, 1500, 2000, 3000, 4000, 6000]) {
+      writeFileSync(file, orig);
+      rmSync(s.state, { recursive: true, force: true });
+      const child = spawn(MCPREEL, ['wrap', '--config', file], { env, stdio: 'ignore' });
+      const done = new Promise((resolve) => child.on('exit', resolve));
+      const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+      await done;
+      clearTimeout(timer);
+      if (readFileSync(file, 'utf8') !== orig) {
+        sawWrapped = true;
+        const names = existsSync(s.state) ? readdirSync(s.state) : [];
+        assert.ok(names.some((x) => x.endsWith('.json')), `killed after ${ms} ms: the file is wrapped, so its ledger is there`);
+        assert.ok(names.some((x) => x.endsWith('.backup')), `killed after ${ms} ms: and its backup`);
+      }
+    }
+    assert.ok(sawWrapped, 'at least one run got as far as writing');
   } finally {
     s.cleanup();
   }
