@@ -9,6 +9,7 @@
 
 #include "core.h"
 #include "formats.h"
+#include "hosts.h"
 #include "transport.h"
 
 /* Exit statuses of our own (record exits with the server's). */
@@ -213,6 +214,49 @@ void		 otlp_opts_clear(struct otlp_opts *);
 /* dbpath.c */
 char		*dbpath_default(char **);
 char		*dbpath_resolve(const char *, char **);
+
+/* hostfiles.c: the hosts' files hosts, wrap and unwrap act on. */
+struct hostfile {
+	const struct host	*host;
+	const char		*scope;		/* "user", "project" */
+	struct hcfg_layout	 layout;	/* the table's (--format's) */
+	char			*path;		/* absolute */
+	char			*shown;		/* as said: ~/... */
+	char			*real;		/* symlinks followed; NULL:
+						   not there */
+	char			*buf;		/* its bytes, once loaded */
+	size_t			 len;
+	struct hcfg		 cfg;		/* its servers, once loaded */
+	char			*error;		/* why it could not be */
+	int			 ok;		/* loaded */
+};
+struct hostfiles {
+	struct hostfile		*v;
+	size_t			 n;
+};
+const char	*hostfiles_format_name(enum hcfg_format);
+int		 hostfiles_format_parse(const char *);
+int		 hostfiles_find(struct hostfiles *, const struct host *,
+		     const char *, int, char **);
+int		 hostfiles_config(struct hostfiles *, const char *,
+		     const struct host *, const char *, char **);
+int		 hostfiles_load(struct hostfile *);
+int		 hostfiles_has(const struct hostfile *, const char *);
+const char	**hostfiles_names(const struct hostfile *, char **, size_t,
+		     int *);
+const char	*hostfiles_project_of(const struct hcfg_entry *, char *,
+		     size_t);
+void		 hostfiles_clear(struct hostfiles *);
+
+/* cmd_hosts.c, cmd_wrap.c */
+char		*hosts_project_dir(const char *, const char *);
+const char	*hosts_kind_name(enum hcfg_kind);
+int		 cmd_hosts(int, char **);
+void		 cmd_hosts_usage(FILE *);
+int		 cmd_wrap(int, char **);
+void		 cmd_wrap_usage(FILE *);
+int		 cmd_unwrap(int, char **);
+void		 cmd_unwrap_usage(FILE *);
 
 /* cmd_record.c */
 int		 cmd_record(int, char **);

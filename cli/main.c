@@ -40,6 +40,12 @@ const struct cmd cmd_table[] = {
 	    cmd_export, cmd_export_usage },
 	{ "import", "record a session from a JSON lines file or mcp-tape trace",
 	    cmd_import, cmd_import_usage },
+	{ "hosts", "list MCP hosts' config files here and their servers",
+	    cmd_hosts, cmd_hosts_usage },
+	{ "wrap", "make a host run its servers through mcpreel record",
+	    cmd_wrap, cmd_wrap_usage },
+	{ "unwrap", "put a host's wrapped servers back as they were",
+	    cmd_unwrap, cmd_unwrap_usage },
 	{ NULL, NULL, NULL, NULL }
 };
 

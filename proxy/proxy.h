@@ -180,4 +180,23 @@ int		 record_http(struct writer *, const struct http_options *,
 void		 record_http_free(struct record_result *);
 int64_t		*record_http_ids(const struct record_result *, size_t *);
 
+/* bridge.c: record --connect, record --listen ADDR -- CMD. */
+
+/*
+ * One side an endpoint (the client's: endpoint_stdio or endpoint_http),
+ * the other an xport (the server's: xport_remote or xport_stdio); every
+ * message recorded once through the tap, in the session given.
+ */
+struct bridge_options {
+	struct endpoint	*(*endpoint)(struct event_base *,
+			    const struct endpoint_cbs *, void *, char **);
+	struct xport	*(*xport)(struct event_base *,
+			    const struct xport_cbs *, void *, char **);
+	void		*arg;		/* for the two constructors' callers */
+	const char	*note;		/* recorded at the start */
+};
+
+int		 bridge_run(struct writer *, struct wsession *,
+		     const struct bridge_options *, struct record_result *);
+
 #endif

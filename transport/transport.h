@@ -320,6 +320,34 @@ struct xport	*xport_stdio(struct event_base *, char *const [], size_t,
 		     const struct xport_cbs *, void *, int *, char **);
 struct xport	*xport_http(struct event_base *, const char *, const char *,
 		     int, size_t, const struct xport_cbs *, void *, char **);
+/*
+ * xport_sse.c: the legacy HTTP+SSE transport (2024-11-05), as a client
+ * uses it: GET the URL as an event stream, POST each message to the URL
+ * its `endpoint` event names, read every answer from the stream.
+ * xport_remote(): `record --connect`'s choice, by XPORT_REMOTE_*: Streamable
+ * HTTP, legacy SSE, or (auto) Streamable HTTP falling back to legacy SSE
+ * when the first POST is answered 400, 404 or 405 (the spec's rule for
+ * clients that support both).
+ */
+enum xport_remote_kind {
+	XPORT_REMOTE_AUTO,
+	XPORT_REMOTE_HTTP,
+	XPORT_REMOTE_SSE,
+	XPORT_REMOTE_MAX
+};
+struct xport	*xport_sse(struct event_base *, const char *, const char *,
+		     int, size_t, const struct xport_cbs *, void *, char **);
+struct xport	*xport_remote(struct event_base *, enum xport_remote_kind,
+		     const char *, const char *, int, size_t,
+		     const struct xport_cbs *, void *, char **);
+/*
+ * Headers sent with every HTTP request from now on ("Name: value" each,
+ * copied); stdio ignores them.  Refuses (-1, *cause) a line that is not
+ * a header or names a header the transport sets itself (Host,
+ * Content-Length, Transfer-Encoding, Connection, Mcp-Session-Id, ...).
+ */
+int		 xport_set_headers(struct xport *, const char *const *, size_t,
+		     char **);
 void		 xport_send(struct xport *, const char *, size_t,
 		     const char *const *);
 void		 xport_set_protocol_version(struct xport *, const char *);

@@ -40,7 +40,8 @@ const FIRST = ['README.md', 'docs/recording.md', 'docs/looking.md', 'docs/redact
 const PAGES = [...FIRST, ...readdirSync(join(TOP, 'docs')).filter((f) => f.endsWith('.md')).sort()
   .map((f) => `docs/${f}`).filter((f) => !FIRST.includes(f))];
 // mcpreel's commands, for telling a command in a JSON or YAML fence.
-const SUBCOMMANDS = ['record', 'sessions', 'show', 'stats', 'prune', 'rm', 'report', 'replay', 'mock', 'diff', 'check', 'export', 'import'];
+const SUBCOMMANDS = ['record', 'sessions', 'show', 'stats', 'prune', 'rm', 'report', 'replay', 'mock', 'diff', 'check', 'export', 'import',
+  'hosts', 'wrap', 'unwrap'];
 // One block runs at most this long: the longest records and replays the
 // demo client's whole session (about 20 s under ASan on a loaded machine).
 const BLOCK_TIMEOUT_MS = 180000;
@@ -226,7 +227,9 @@ exit 127
 `);
   chmodSync(join(bin, 'npx'), 0o755);
   const env = { ...process.env, HOME: dir, PATH: `${bin}:${join(dir, 'build')}:${process.env.PATH}` };
-  for (const k of ['MCPREEL_DB', 'XDG_DATA_HOME', 'MAKEFLAGS', 'MFLAGS', 'MAKELEVEL']) delete env[k];
+  // The hosts' files and wrap's state are found under HOME alone too.
+  for (const k of ['MCPREEL_DB', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CONFIG_HOME', 'CODEX_HOME', 'MAKEFLAGS', 'MFLAGS',
+    'MAKELEVEL']) delete env[k];
   return env;
 }
 
