@@ -216,6 +216,7 @@ void		 net_url_clear(struct url *);
 int		 net_parse_listen(const char *, struct sockaddr_storage *,
 		     socklen_t *, char **);
 char		*net_addr_origin(const struct sockaddr *);
+int		 net_origin_is_loopback(const char *);
 int		 net_addr_is_loopback(const struct sockaddr_storage *);
 struct evconnlistener *net_listen(struct event_base *,
 		     const struct sockaddr_storage *, socklen_t,
@@ -410,6 +411,7 @@ struct endpoint_ops {
 	void	(*free)(struct endpoint *);
 	void	(*cut)(struct endpoint *, struct ereq *, enum ereq_cut, int,
 		    const char *, const char *);
+	void	(*pause)(struct endpoint *, int);
 };
 
 struct endpoint {
@@ -417,6 +419,8 @@ struct endpoint {
 	struct event_base	*base;
 	struct endpoint_cbs	 cbs;
 	void			*arg;
+	const char		*who;	/* in logs and texts: "mock", "record" */
+	int			 paused;	/* endpoint_pause */
 };
 
 struct endpoint	*endpoint_stdio(struct event_base *,
@@ -425,6 +429,9 @@ struct endpoint	*endpoint_http(struct event_base *, const char *,
 		     const struct listen_limits *, const struct endpoint_cbs *,
 		     void *, char **, char **);
 void		 endpoint_send(struct endpoint *, const char *, size_t);
+void		 endpoint_set_who(struct endpoint *, const char *);
+void		 endpoint_pause(struct endpoint *, int);
+void		 endpoint_http_check_origin(struct endpoint *, int);
 void		 endpoint_set_session(struct endpoint *, const char *);
 void		 endpoint_flush(struct endpoint *);
 void		 endpoint_progress(struct endpoint *, uint64_t *, uint64_t *);
