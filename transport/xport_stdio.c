@@ -249,7 +249,7 @@ xs_pause(struct xport *x, int on)
 }
 
 static const struct xport_ops xs_ops = { xs_send, xs_finish, xs_pause,
-	xs_free };
+	xs_free, NULL };
 
 /*
  * Run argv as a server over stdio, holding at most max_line bytes of one
