@@ -238,6 +238,7 @@ struct bridge_options;
 struct record_result;
 struct writer;
 struct wsession;
+void		 record_bridge_usage(FILE *);
 int		 record_modes_check(const struct record_given *);
 int		 record_bridge_transport(const char *,
 		     enum xport_remote_kind *);

@@ -94,6 +94,11 @@ cmd_record_usage(FILE *f)
 	    "                      [-v] -- CMD [ARGS...]\n"
 	    "       mcpreel record [--db PATH | --no-db] [--cassette FILE] [--name NAME]\n"
 	    "                      [-v] [--listen ADDR] --upstream URL [HTTP OPTIONS]\n"
+	    "       mcpreel record [--db PATH | --no-db] [--cassette FILE] [--name NAME]\n"
+	    "                      [-v] --connect URL [--header 'Name: value']...\n"
+	    "                      [--transport auto|http|sse] [--cacert FILE] [--insecure]\n"
+	    "       mcpreel record [--db PATH | --no-db] [--cassette FILE] [--name NAME]\n"
+	    "                      [-v] --listen ADDR [--allow-remote] -- CMD [ARGS...]\n"
 	    "\n"
 	    "Run CMD as an MCP server over stdio, in place of the server: the host\n"
 	    "talks to mcpreel's stdin and stdout exactly as it would to CMD's.\n"
@@ -199,7 +204,9 @@ cmd_record_usage(FILE *f)
 	    "MCP session (Mcp-Session-Id, or the legacy endpoint URL's session) is\n"
 	    "recorded as a session of its own.  It runs until SIGINT, SIGTERM or\n"
 	    "SIGHUP (SIGHUP re-reads --faults instead, when given), then exits 0.\n"
-	    "\n"
+	    "\n", RECORD_SPIN_US);
+	record_bridge_usage(f);
+	fprintf(f,
 	    "HTTP options:\n"
 	    "  --listen ADDR          where to listen: PORT, HOST:PORT or [V6]:PORT\n"
 	    "                         (default 127.0.0.1:8808; port 0 picks one),\n"
@@ -212,8 +219,10 @@ cmd_record_usage(FILE *f)
 	    "                         PATH is a prefix to every client path, QUERY\n"
 	    "                         goes with every request, in front of the\n"
 	    "                         client's own query\n"
-	    "  --cacert FILE          trust the CA certificates in FILE (https)\n"
-	    "  --insecure             do not verify the upstream's certificate\n"
+	    "  --cacert FILE          trust the CA certificates in FILE (https; also\n"
+	    "                         with --connect)\n"
+	    "  --insecure             do not verify the upstream's certificate (also\n"
+	    "                         with --connect)\n"
 	    "  --rewrite-host         send a Host header naming the upstream, for an\n"
 	    "                         upstream that needs its own name (a virtual\n"
 	    "                         host).  Without it Host, like Origin and every\n"
@@ -241,7 +250,7 @@ cmd_record_usage(FILE *f)
 	    "                         Proxy-Authorization, Mcp-Session-Id and\n"
 	    "                         Mcp-Param-* always are, and by default\n"
 	    "                         every header named like a secret: below)\n"
-	    "\n", RECORD_SPIN_US, HTTP_UPSTREAM_TIMEOUT, HTTP_HEAD_TIMEOUT,
+	    "\n", HTTP_UPSTREAM_TIMEOUT, HTTP_HEAD_TIMEOUT,
 	    HTTP_IDLE_TIMEOUT, LISTENER_FD_RESERVE, LISTENER_MAX_DEFAULT);
 	record_usage_redaction(f);
 	fprintf(f,
@@ -251,6 +260,10 @@ cmd_record_usage(FILE *f)
 	    "@modelcontextprotocol/server-everything\n"
 	    "  mcpreel record --listen 127.0.0.1:8808 --upstream "
 	    "http://127.0.0.1:3001\n"
+	    "  mcpreel record --name remote --connect https://mcp.example.com/mcp "
+	    "--header 'Authorization: Bearer TOKEN'\n"
+	    "  mcpreel record --name served --listen 127.0.0.1:8808 -- npx -y "
+	    "@modelcontextprotocol/server-everything\n"
 	    "  mcpreel record --no-db --cassette tests/fixtures/everything.jsonl -- "
 	    "npx -y @modelcontextprotocol/server-everything\n"
 	    "  mcpreel record --redact-key ssn --redact-regex "

@@ -11,6 +11,50 @@
 #include "proxy.h"
 #include "store.h"
 
+/* The section of record's --help on the bridge modes. */
+void
+record_bridge_usage(FILE *f)
+{
+	fprintf(f,
+	    "Across transports (docs/bridge.md):\n"
+	    "  --connect URL     be a stdio server to the host (as with -- CMD) and\n"
+	    "                    a client of the remote MCP server at URL: Streamable\n"
+	    "                    HTTP, or the legacy HTTP+SSE transport.  A host\n"
+	    "                    that only starts commands can use a remote server\n"
+	    "                    this way.  Recorded as one session of transport\n"
+	    "                    http (the URL, redacted, as its target).  A request\n"
+	    "                    the server cannot answer (refused, 401, 5xx, a cut\n"
+	    "                    stream) gets a JSON-RPC error from mcpreel (code\n"
+	    "                    -32000, naming the URL), recorded as a note, not\n"
+	    "                    as the server's.  The host closing stdin ends the\n"
+	    "                    server's session (DELETE); exit 0, or 1 if the\n"
+	    "                    server could never be reached\n"
+	    "  --header 'Name: value'\n"
+	    "                    with --connect: a header for every request to\n"
+	    "                    URL (repeatable), such as Authorization: Bearer\n"
+	    "                    TOKEN; never stored or logged\n"
+	    "  --transport auto|http|sse\n"
+	    "                    with --connect: Streamable HTTP (http), the legacy\n"
+	    "                    HTTP+SSE transport (sse), or (auto, the default)\n"
+	    "                    Streamable HTTP falling back to legacy HTTP+SSE\n"
+	    "                    when the first POST is answered 400, 404 or 405\n"
+	    "  --listen ADDR -- CMD\n"
+	    "                    run CMD as a stdio server and serve it over\n"
+	    "                    Streamable HTTP at ADDR (every path), for HTTP\n"
+	    "                    clients; loopback only unless --allow-remote.  On\n"
+	    "                    a loopback address a request whose Origin header\n"
+	    "                    names a page of another machine gets 403 (DNS\n"
+	    "                    rebinding).  One MCP session: one CMD\n"
+	    "                    for every client (no Mcp-Session-Id is issued).\n"
+	    "                    Recorded as one stdio session.  It runs until CMD\n"
+	    "                    exits (then exits with its status) or SIGINT or\n"
+	    "                    SIGTERM (CMD is stopped as record -- CMD stops it).\n"
+	    "                    --max-connections and the --head-timeout and\n"
+	    "                    --idle-timeout options below apply\n"
+	    "--fault, --faults and --durable are not available in these two modes.\n"
+	    "\n");
+}
+
 /* Say what is wrong with a combination of modes: one line, then -1. */
 static int
 record_modes_refuse(const char *text)

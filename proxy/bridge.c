@@ -533,11 +533,15 @@ bridge_closed_cb(const char *why, void *arg)
 	evtimer_add(b->stop_ev, &tv);
 }
 
-/* A message the transport could not deliver or get answered. */
+/*
+ * A message the transport could not deliver or get answered (a refused
+ * connection, a 401, a 5xx, a stream cut before the answer): a request
+ * gets the error in the server's place; anything else is noted.
+ */
 static void
-bridge_failed(struct bridge *b, const char *bytes, size_t len,
-    const char *why)
+bridge_failed_cb(const char *bytes, size_t len, const char *why, void *arg)
 {
+	struct bridge	*b = arg;
 	struct scan	 sc;
 	struct bpend	*p;
 	char		*id, *text, *note;
@@ -644,7 +648,6 @@ bridge_xport(struct bridge *b, const struct xport_cbs *cbs, int *code,
 {
 	const struct bridge_options	*opt = b->opt;
 	struct xport			*x;
-	size_t				 i;
 
 	*code = BRIDGE_EXIT_USAGE;
 	if (opt->connect == NULL)
@@ -657,8 +660,11 @@ bridge_xport(struct bridge *b, const struct xport_cbs *cbs, int *code,
 	}
 	x = xport_http(b->base, opt->connect, opt->cacert, opt->insecure,
 	    BRIDGE_MESSAGE_MAX, cbs, b, cause);
-	for (i = 0; x != NULL && i < opt->nheaders; i++)
-		;	/* xport_set_headers: not yet in this build */
+	if (x != NULL && opt->nheaders > 0 && xport_set_headers(x,
+	    opt->headers, opt->nheaders, cause) != 0) {
+		xport_free(x);
+		return NULL;
+	}
 	return x;
 }
 
@@ -676,7 +682,7 @@ bridge_run(struct writer *w, struct wsession *s,
 				    bridge_host_closed_cb,
 				    bridge_host_failed_cb, bridge_drained_cb };
 	struct xport_cbs	 xcbs = { bridge_server_cb, bridge_event_cb,
-				    bridge_closed_cb };
+				    bridge_closed_cb, bridge_failed_cb };
 	static const int	 sigs[] = { SIGINT, SIGTERM };
 	char			*cause = NULL, *origin = NULL;
 	int			 code, i;
@@ -766,7 +772,6 @@ bridge_run(struct writer *w, struct wsession *s,
 	record_stop_mask(SIG_BLOCK);
 	for (i = 0; i < 2; i++)
 		event_free(b.sigs[i]);
-	(void)bridge_failed;
 	xport_free(b.x);
 	endpoint_free(b.ep);
 	event_free(b.poll_ev);
