@@ -227,8 +227,7 @@ record_bridge(struct writer *w, const char *name, struct bridge_options *bo,
 			bo->server = label;
 		}
 		redact_argv_free(shown);
-		xasprintf(&note, "bridge: Streamable HTTP clients at %s, stdio "
-		    "server", bo->listen);
+		/* The bridge notes the address it listens on. */
 		bo->argv = argv;
 	}
 	bo->note = note;

@@ -737,6 +737,11 @@ bridge_run(struct writer *w, struct wsession *s,
 	endpoint_set_who(b.ep, "record");
 	if (!b.stdio_host) {
 		endpoint_http_check_origin(b.ep, 1);
+		/* The address bound (port 0 picked one), in the note. */
+		xasprintf(&cause, "bridge: Streamable HTTP clients at %s, "
+		    "stdio server", origin);
+		bridge_note(&b, cause);
+		free(cause);
 		/* Said at any log level, alone on its line: scripts wait. */
 		log_warnx("listening on %s", origin);
 		free(origin);

@@ -244,7 +244,7 @@ test('--connect: a server answering 401 gets the request an error from mcpreel n
 
 /** Start `record --listen 127.0.0.1:0 -- ...cmd`; resolves {url, child, exited, stderr()}. */
 async function startListen(db, cmd) {
-  const p = await spawnUntilLine(MCPREEL, ['record', '--db', db, '--listen', '127.0.0.1:0', '--', ...cmd], {
+  const p = await spawnUntilLine(MCPREEL, ['record', '--db', db, '--name', 'served', '--listen', '127.0.0.1:0', '--', ...cmd], {
     env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
     pattern: /^mcpreel: listening on (http:\/\/127\.0\.0\.1:\d+)$/,
   });
