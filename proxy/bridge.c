@@ -43,6 +43,11 @@
 #define BRIDGE_STDOUT_MAX	(16 * 1024 * 1024)
 #define BRIDGE_STDOUT_POLL_MS	20
 /*
+ * What waits for the command to read it on its stdin before reading the
+ * clients pauses (the command does not read), looked at as often.
+ */
+#define BRIDGE_STDIN_MAX	(16 * 1024 * 1024)
+/*
  * When the command exits under --listen, how long its last answers (and
  * mcpreel's errors for what it left unanswered) get to reach the clients.
  */
@@ -54,6 +59,7 @@
 /* Why reading a side is paused, as bits: either holds it. */
 #define BRIDGE_PAUSE_STORE	0x1	/* the writer's queue is full */
 #define BRIDGE_PAUSE_CLIENT	0x2	/* the client's channel is full */
+#define BRIDGE_PAUSE_SERVER	0x4	/* the command's stdin is full */
 
 /* A client request waiting for its answer. */
 struct bpend {
@@ -77,6 +83,7 @@ struct bridge {
 	struct bpends		 pend;
 	size_t			 npend;
 	int			 xpause;	/* BRIDGE_PAUSE_* on the server */
+	int			 epause;	/* BRIDGE_PAUSE_* on the clients */
 	struct event		*poll_ev;	/* stdout full: look again */
 	struct event		*stop_ev;	/* the finish or linger ran out */
 	struct event		*sigs[2];
@@ -118,6 +125,18 @@ bridge_xpause(struct bridge *b, int bit, int on)
 		xport_pause(b->x, b->xpause != 0);
 }
 
+/* Apply the pause bits to the clients' side. */
+static void
+bridge_epause(struct bridge *b, int bit, int on)
+{
+	if (on)
+		b->epause |= bit;
+	else
+		b->epause &= ~bit;
+	if (b->ep != NULL)
+		endpoint_pause(b->ep, b->epause != 0);
+}
+
 /* Record message bytes going dir; pause both sides when the writer lags. */
 static void
 bridge_tap(struct bridge *b, enum dir dir, const char *bytes, size_t len)
@@ -127,7 +146,7 @@ bridge_tap(struct bridge *b, enum dir dir, const char *bytes, size_t len)
 	line_init(&l, dir);
 	line_add(&l, bytes, len, 1);
 	if (tap_message(b->tap, b->s, NULL, line_finish(&l))) {
-		endpoint_pause(b->ep, 1);
+		bridge_epause(b, BRIDGE_PAUSE_STORE, 1);
 		bridge_xpause(b, BRIDGE_PAUSE_STORE, 1);
 	}
 }
@@ -138,7 +157,7 @@ bridge_resume_cb(void *arg)
 {
 	struct bridge	*b = arg;
 
-	endpoint_pause(b->ep, 0);
+	bridge_epause(b, BRIDGE_PAUSE_STORE, 0);
 	bridge_xpause(b, BRIDGE_PAUSE_STORE, 0);
 }
 
@@ -317,6 +336,21 @@ bridge_request(struct bridge *b, struct ereq *er, const char *bytes,
 	xport_send(b->x, bytes, len, NULL);
 }
 
+static void	bridge_poll_later(struct bridge *);
+
+/* After a message went to the command, hold the clients back while its
+   stdin has not taken BRIDGE_STDIN_MAX. */
+static void
+bridge_check_stdin(struct bridge *b)
+{
+	if (b->opt->connect != NULL ||
+	    xport_stdio_unsent(b->x) < BRIDGE_STDIN_MAX)
+		return;
+	bridge_epause(b, BRIDGE_PAUSE_SERVER, 1);
+	if (!evtimer_pending(b->poll_ev, NULL))
+		bridge_poll_later(b);
+}
+
 /* A whole client message: recorded, then on to the server. */
 static void
 bridge_client_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
@@ -332,15 +366,16 @@ bridge_client_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
 	}
 	bridge_tap(b, DIR_C2S, bytes, len);
 	scan_message(bytes, len, &sc);
-	if (sc.kind == KIND_REQUEST && sc.has_id) {
+	if (sc.kind == KIND_REQUEST && sc.has_id)
 		bridge_request(b, er, bytes, len, &sc);
-		return;
+	else {
+		/* Over HTTP the endpoint answered it (202) already. */
+		if (er != NULL)
+			ereq_end(b->ep, er, NULL, 0);
+		if (b->gone == NULL)
+			xport_send(b->x, bytes, len, NULL);
 	}
-	/* Over HTTP the endpoint answered it (202) already. */
-	if (er != NULL)
-		ereq_end(b->ep, er, NULL, 0);
-	if (b->gone == NULL)
-		xport_send(b->x, bytes, len, NULL);
+	bridge_check_stdin(b);
 }
 
 /* The stdout backlog is still over BRIDGE_STDOUT_MAX: look again soon. */
@@ -374,18 +409,29 @@ bridge_check_full(struct bridge *b, struct ereq *er)
 		bridge_xpause(b, BRIDGE_PAUSE_CLIENT, 1);
 }
 
+/* Look again at what waits on our stdout or the command's stdin. */
 static void
 bridge_poll_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct bridge	*b = arg;
 	uint64_t	 queued, written;
+	int		 again = 0;
 
-	endpoint_progress(b->ep, &queued, &written);
-	if (queued - written >= BRIDGE_STDOUT_MAX) {
-		bridge_poll_later(b);
-		return;
+	if (b->stdio_host && (b->xpause & BRIDGE_PAUSE_CLIENT)) {
+		endpoint_progress(b->ep, &queued, &written);
+		if (queued - written >= BRIDGE_STDOUT_MAX)
+			again = 1;
+		else
+			bridge_xpause(b, BRIDGE_PAUSE_CLIENT, 0);
 	}
-	bridge_xpause(b, BRIDGE_PAUSE_CLIENT, 0);
+	if (b->epause & BRIDGE_PAUSE_SERVER) {
+		if (xport_stdio_unsent(b->x) >= BRIDGE_STDIN_MAX / 2)
+			again = 1;
+		else
+			bridge_epause(b, BRIDGE_PAUSE_SERVER, 0);
+	}
+	if (again)
+		bridge_poll_later(b);
 }
 
 /* The client's channel drained: the server may go on. */

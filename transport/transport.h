@@ -338,6 +338,7 @@ struct xport {
 
 struct xport	*xport_stdio(struct event_base *, char *const [], size_t,
 		     const struct xport_cbs *, void *, int *, char **);
+size_t		 xport_stdio_unsent(struct xport *);
 struct xport	*xport_http(struct event_base *, const char *, const char *,
 		     int, size_t, const struct xport_cbs *, void *, char **);
 /*

@@ -323,3 +323,28 @@ test('--listen -- CMD on loopback: a request from a page of another machine (Ori
     t.cleanup();
   }
 });
+
+test('--listen -- CMD: a command that does not read its stdin holds the clients back (16 MiB waiting, not all they send)', { timeout: 90000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 'f.db');
+  // Reads nothing, answers nothing: its stdin pipe fills.
+  const mp = await startListen(db, [process.execPath, '-e', 'setTimeout(() => {}, 120000)']);
+  try {
+    const h = { 'Content-Type': 'application/json' };
+    const big = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { data: 'x'.repeat(1024 * 1024) } });
+    let accepted = 0;
+    for (let i = 0; i < 40; i++) {
+      const r = await request(`${mp.url}/mcp`, { method: 'POST', headers: h, body: big, timeoutMs: 3000 }).catch(() => null);
+      if (!r) break;
+      assert.equal(r.status, 202);
+      accepted++;
+    }
+    assert.ok(accepted >= 16, `the first 16 MiB are taken (${accepted})`);
+    assert.ok(accepted < 30, `then the clients wait: ${accepted} of 40 taken`);
+  } finally {
+    mp.child.kill('SIGTERM');
+    const { code } = await mp.exited;
+    assert.equal(code, 143, `the command did not stop on its stdin closing: SIGTERM (128+15); stderr: ${mp.stderr()}`);
+    t.cleanup();
+  }
+});
