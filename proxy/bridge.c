@@ -101,7 +101,7 @@ static void	bridge_stop(struct bridge *, const char *);
 static void
 bridge_note(struct bridge *b, const char *text)
 {
-	log_debug("bridge: %s", text);
+	log_debug("note: %s", text);
 	tap_event(b->tap, b->s, "note", text, strlen(text));
 }
 

@@ -169,6 +169,7 @@ test('--connect to a closed port: the SDK client gets an error naming the URL at
     }
     assert.equal(status, 1, `exit 1 when the server could never be reached; stderr: ${stderr}`);
     assert.match(stderr, /the server at http:\/\/127\.0\.0\.1:\d+\/mcp: /, 'the first failure is said on stderr');
+    assert.doesNotMatch(stderr, /Sanitizer/);
     const [s] = sql(db, 'SELECT transport, target FROM sessions');
     assert.deepEqual(s, { transport: 'http', target: url });
     const msgs = sql(db, 'SELECT direction, raw FROM messages ORDER BY seq');
@@ -196,6 +197,7 @@ test('--connect --header: the header reaches the server with every request, the 
     const r = await converse(['record', '--db', db, '--connect', `${tiny.url}?api_key=${SECRET}`,
       '--header', `Authorization: Bearer ${SECRET}`, '--header', 'X-Plain: visible'], lines);
     assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /Sanitizer/);
     const out = r.stdout;
     assert.deepEqual(out.map((m) => m.id), [1, 2], 'each request answered once, in order');
     assert.equal(out[1].result.authorization, `Bearer ${SECRET}`, 'the server got the header');
@@ -283,6 +285,7 @@ test('--listen -- CMD: CMD exiting gets the request in flight an error, and mcpr
     assert.match(e.error.message, /exited with status 3/);
     const { code } = await mp.exited;
     assert.equal(code, 3, `mcpreel exits with CMD's status; stderr: ${mp.stderr()}`);
+    assert.doesNotMatch(mp.stderr(), /Sanitizer/);
     assert.match(mp.stderr(), /exiter: leaving/, "CMD's stderr is passed on");
     const [s] = sql(db, 'SELECT transport, target, exit_status FROM sessions');
     assert.equal(s.transport, 'stdio');
@@ -318,6 +321,7 @@ test('--listen -- CMD on loopback: a request from a page of another machine (Ori
     mp.child.kill('SIGTERM');
     const { code } = await mp.exited;
     assert.equal(code, 0, `cat exits 0 when its stdin closes; stderr: ${mp.stderr()}`);
+    assert.doesNotMatch(mp.stderr(), /Sanitizer/);
     const n = sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 'c2s'")[0].n;
     assert.equal(n, 4, 'the four answers that passed are recorded, the refused ones are not');
     t.cleanup();
@@ -345,6 +349,7 @@ test('--listen -- CMD: a command that does not read its stdin holds the clients 
     mp.child.kill('SIGTERM');
     const { code } = await mp.exited;
     assert.equal(code, 143, `the command did not stop on its stdin closing: SIGTERM (128+15); stderr: ${mp.stderr()}`);
+    assert.doesNotMatch(mp.stderr(), /Sanitizer/);
     t.cleanup();
   }
 });
