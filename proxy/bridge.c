@@ -91,6 +91,7 @@ struct bridge {
 	int			 finishing;	/* xport_finish asked */
 	int			 heard;		/* a message came from the server */
 	int			 failed;	/* a request failed at HTTP level */
+	int			 refused_said;	/* a refused request was logged */
 	int			 stdio_host;	/* the client is our stdio */
 	char			*reason;	/* how the session ended */
 };
@@ -296,7 +297,7 @@ bridge_request(struct bridge *b, struct ereq *er, const char *bytes,
     size_t len, const struct scan *sc)
 {
 	struct bpend	*p;
-	char		*id, *why = NULL, *text;
+	char		*id, *why = NULL;
 	int64_t		 v;
 
 	id = scan_id_dup(bytes, sc);
@@ -312,11 +313,12 @@ bridge_request(struct bridge *b, struct ereq *er, const char *bytes,
 		    "server could not tell their answers apart)", id);
 	if (why != NULL) {
 		bridge_answer(b, er, id, why);
-		if (b->gone == NULL) {
-			xasprintf(&text, "%s", why);
-			log_warnx("%s", text);
-			free(text);
-		}
+		/* Said once on stderr: a flood must not flood the log. */
+		if (b->gone == NULL && !b->refused_said) {
+			b->refused_said = 1;
+			log_warnx("%s", why + 9);
+		} else if (b->gone == NULL)
+			log_debug("%s", why + 9);
 		free(why);
 		free(id);
 		return;
@@ -803,9 +805,16 @@ bridge_run(struct writer *w, struct wsession *s,
 	if (b.npend > 0) {
 		char	*why = b.gone != NULL ? xstrdup(b.gone) :
 			    xstrdup("mcpreel stopped before the answer came");
+		struct timeval	 tv = { 0, BRIDGE_LINGER_MS * 1000 };
 
 		bridge_fail_all(&b, why);
 		free(why);
+		/* Over HTTP the loop writes them: a moment for that. */
+		if (!b.stdio_host) {
+			evtimer_del(b.stop_ev);
+			evtimer_add(b.stop_ev, &tv);
+			event_base_dispatch(b.base);
+		}
 	}
 	endpoint_flush(b.ep);
 	if (b.x->exit_code >= 0) {

@@ -353,3 +353,35 @@ test('--listen -- CMD: a command that does not read its stdin holds the clients 
     t.cleanup();
   }
 });
+
+test('--listen -- CMD: a second request with the id of one still waiting gets an error from mcpreel, not the server', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 'd.db');
+  // Reads its requests and never answers.
+  const mp = await startListen(db, [process.execPath, '-e', 'process.stdin.resume(); setTimeout(() => {}, 120000)']);
+  try {
+    const h = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    const body = '{"jsonrpc":"2.0","id":"same","method":"tools/list"}';
+    const first = request(`${mp.url}/mcp`, { method: 'POST', headers: h, body, timeoutMs: 20000 });
+    await new Promise((res) => setTimeout(res, 300));
+    const second = await request(`${mp.url}/mcp`, { method: 'POST', headers: h, body, timeoutMs: 5000 });
+    assert.equal(second.status, 200);
+    const e = JSON.parse(second.body.toString());
+    assert.equal(e.id, 'same');
+    assert.equal(e.error.code, -32000);
+    assert.match(e.error.message, /a request with id "same" is waiting for the server's answer already/);
+    mp.child.kill('SIGTERM');
+    // The first is still owed an answer: mcpreel gives it one as it stops.
+    const r1 = await first;
+    assert.match(JSON.parse(r1.body.toString()).error.message, /mcpreel/);
+    await mp.exited;
+    assert.equal(sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 'c2s'")[0].n, 2, 'both are what the client sent');
+    assert.equal(sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 's2c'")[0].n, 0, "mcpreel's answers are no server's");
+    const notes = sql(db, "SELECT text FROM events WHERE kind = 'note'").map((n) => n.text);
+    assert.equal(notes.filter((n) => n.startsWith('mcpreel answered request')).length, 2, notes.join('\n'));
+  } finally {
+    mp.child.kill('SIGKILL');
+    await mp.exited;
+    t.cleanup();
+  }
+});
