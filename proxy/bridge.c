@@ -249,7 +249,9 @@ bridge_why(struct bridge *b, const char *why)
 {
 	char	*s;
 
-	if (b->opt->connect != NULL)
+	if (b->opt->connect != NULL && strncmp(why, "the server at ", 14) == 0)
+		xasprintf(&s, "mcpreel: %s", why);
+	else if (b->opt->connect != NULL)
 		xasprintf(&s, "mcpreel: the server at %s: %s", b->opt->server,
 		    why);
 	else

@@ -235,7 +235,7 @@ test('--connect: a server answering 401 gets the request an error from mcpreel n
     assert.equal(out.length, 1, `one answer; stderr: ${r.stderr}`);
     assert.equal(out[0].id, 1);
     assert.equal(out[0].error.code, -32000);
-    assert.match(out[0].error.message, /the server at http:\/\/127\.0\.0\.1:\d+\/mcp: .*401/);
+    assert.match(out[0].error.message, /^mcpreel: the server at http:\/\/127\.0\.0\.1:\d+.*401/);
     assert.deepEqual(sql(db, 'SELECT direction FROM messages').map((m) => m.direction), ['c2s']);
     assert.ok(sql(db, "SELECT text FROM events WHERE kind = 'note'").some((e) => /answered request 1 itself/.test(e.text)));
   } finally {
