@@ -339,6 +339,7 @@ struct xport	*xport_stdio(struct event_base *, char *const [], size_t,
 		     const struct xport_cbs *, void *, int *, char **);
 struct xport	*xport_http(struct event_base *, const char *, const char *,
 		     int, size_t, const struct xport_cbs *, void *, char **);
+void		 xport_http_probe(struct xport *, int (*)(int, void *), void *);
 /*
  * xport_sse.c: the legacy HTTP+SSE transport (2024-11-05), as a client
  * uses it: GET the URL as an event stream, POST each message to the URL
@@ -356,6 +357,8 @@ enum xport_remote_kind {
 };
 struct xport	*xport_sse(struct event_base *, const char *, const char *,
 		     int, size_t, const struct xport_cbs *, void *, char **);
+int		 xport_sse_endpoint(const char *, const char *, char **,
+		     char **);
 struct xport	*xport_remote(struct event_base *, enum xport_remote_kind,
 		     const char *, const char *, int, size_t,
 		     const struct xport_cbs *, void *, char **);
