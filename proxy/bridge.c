@@ -703,13 +703,8 @@ bridge_xport(struct bridge *b, const struct xport_cbs *cbs, int *code,
 	if (opt->connect == NULL)
 		return xport_stdio(b->base, opt->argv, BRIDGE_MESSAGE_MAX, cbs,
 		    b, code, cause);
-	if (opt->transport == XPORT_REMOTE_SSE) {
-		*cause = xstrdup("--transport sse is not available in this "
-		    "build yet");
-		return NULL;
-	}
-	x = xport_http(b->base, opt->connect, opt->cacert, opt->insecure,
-	    BRIDGE_MESSAGE_MAX, cbs, b, cause);
+	x = xport_remote(b->base, opt->transport, opt->connect, opt->cacert,
+	    opt->insecure, BRIDGE_MESSAGE_MAX, cbs, b, cause);
 	if (x != NULL && opt->nheaders > 0 && xport_set_headers(x,
 	    opt->headers, opt->nheaders, cause) != 0) {
 		xport_free(x);
