@@ -86,7 +86,7 @@ struct bridge {
 	int			 epause;	/* BRIDGE_PAUSE_* on the clients */
 	struct event		*poll_ev;	/* stdout full: look again */
 	struct event		*stop_ev;	/* the finish or linger ran out */
-	struct event		*sigs[2];
+	struct event		*sigs[3];
 	char			*gone;		/* the server is gone: why */
 	int			 finishing;	/* xport_finish asked */
 	int			 heard;		/* a message came from the server */
@@ -728,7 +728,8 @@ bridge_run(struct writer *w, struct wsession *s,
 				    bridge_host_failed_cb, bridge_drained_cb };
 	struct xport_cbs	 xcbs = { bridge_server_cb, bridge_event_cb,
 				    bridge_closed_cb, bridge_failed_cb };
-	static const int	 sigs[] = { SIGINT, SIGTERM };
+	static const int	 sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction	 oldhup;
 	char			*cause = NULL, *origin = NULL;
 	int			 code, i;
 
@@ -791,7 +792,14 @@ bridge_run(struct writer *w, struct wsession *s,
 		log_warnx("listening on %s", origin);
 		free(origin);
 	}
-	for (i = 0; i < 2; i++) {
+	/*
+	 * SIGHUP (the terminal closed) stops as SIGTERM does, so the session
+	 * ends in the record; started ignoring it (nohup), it stays ignored.
+	 */
+	for (i = 0; i < 3; i++) {
+		if (sigs[i] == SIGHUP && sigaction(SIGHUP, NULL, &oldhup) == 0 &&
+		    oldhup.sa_handler == SIG_IGN)
+			continue;
 		b.sigs[i] = evsignal_new(b.base, sigs[i], bridge_signal_cb, &b);
 		evsignal_add(b.sigs[i], NULL);
 	}
@@ -827,8 +835,10 @@ bridge_run(struct writer *w, struct wsession *s,
 	    "recording stopped");
 
 	record_stop_mask(SIG_BLOCK);
-	for (i = 0; i < 2; i++)
-		event_free(b.sigs[i]);
+	for (i = 0; i < 3; i++) {
+		if (b.sigs[i] != NULL)
+			event_free(b.sigs[i]);
+	}
 	xport_free(b.x);
 	endpoint_free(b.ep);
 	event_free(b.poll_ev);
