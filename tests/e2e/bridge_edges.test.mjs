@@ -385,3 +385,43 @@ test('--listen -- CMD: a second request with the id of one still waiting gets an
     t.cleanup();
   }
 });
+
+test('--connect --no-db --cassette FILE --check: the session as a cassette (transport http, the note, every message once) and no database', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const tiny = await startTinyServer();
+  const cassette = join(t.dir, 'remote.jsonl');
+  try {
+    const lines = [INIT, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' })];
+    const r = await converse(['record', '--no-db', '--cassette', cassette, '--check', '--name', 'remote', '--connect', tiny.url], lines);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /Sanitizer/);
+    const rows = readFileSync(cassette, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(rows[0].transport, 'http');
+    assert.equal(rows[0].name, 'remote');
+    assert.equal(rows[0].target, tiny.url);
+    assert.ok(rows.some((x) => x.type === 'event' && /^bridge: stdio host/.test(x.text)));
+    assert.deepEqual(rows.filter((x) => x.type === 'message').map((x) => x.direction ?? x.dir), ['c2s', 's2c', 'c2s', 'c2s', 's2c']);
+    assert.deepEqual(readdirSync(t.dir), ['remote.jsonl'], 'nothing but the cassette');
+  } finally {
+    await tiny.close();
+    t.cleanup();
+  }
+});
+
+test('--listen -- CMD: SIGHUP ends the recording as SIGTERM does; the session is ended in the record', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 's.db');
+  const mp = await startListen(db, ['cat']);
+  try {
+    mp.child.kill('SIGHUP');
+    const { code, signal } = await mp.exited;
+    assert.equal(signal, null, 'mcpreel is not killed by it');
+    assert.equal(code, 0, mp.stderr());
+    const [s] = sql(db, 'SELECT exit_status, end_reason, ended_ns FROM sessions');
+    assert.equal(s.exit_status, 0);
+    assert.match(s.end_reason, /Hangup/);
+    assert.ok(s.ended_ns > 0);
+  } finally {
+    t.cleanup();
+  }
+});
