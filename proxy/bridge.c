@@ -28,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "protocol.h"
 #include "proxy.h"
 
 /*
@@ -67,6 +68,7 @@ struct bpend {
 	struct ereq		*er;	/* its POST; NULL over stdio */
 	char			*token;	/* _meta.progressToken as JSON, or NULL */
 	int			 init;	/* an initialize */
+	int			 list;	/* a tools/list (--connect) */
 	TAILQ_ENTRY(bpend)	 entry;
 };
 TAILQ_HEAD(bpends, bpend);
@@ -80,6 +82,7 @@ struct bridge {
 	struct wsession		*s;
 	struct idmap		*byid;		/* id text -> struct bpend */
 	struct idmap		*bytoken;	/* token text -> struct bpend */
+	struct proto_headers	*ph;		/* --connect: 2026-07-28 headers */
 	struct bpends		 pend;
 	size_t			 npend;
 	int			 xpause;	/* BRIDGE_PAUSE_* on the server */
@@ -290,6 +293,30 @@ bridge_fail_all(struct bridge *b, const char *why)
 }
 
 /*
+ * Send a client message to the server; over HTTP with the headers a
+ * 2026-07-28 request carries (its revision named as MCP-Protocol-Version).
+ * Only what names the word is parsed.
+ */
+static void
+bridge_send(struct bridge *b, const char *bytes, size_t len)
+{
+	const char	*version;
+	json_t		*j;
+	char		**h = NULL;
+
+	if (b->ph != NULL && memmem(bytes, len,
+	    "io.modelcontextprotocol/protocolVersion", 39) != NULL &&
+	    (j = json_loadb(bytes, len, 0, NULL)) != NULL) {
+		h = proto_headers_for(b->ph, j, &version);
+		if (version != NULL)
+			xport_set_protocol_version(b->x, version);
+		json_decref(j);
+	}
+	xport_send(b->x, bytes, len, (const char *const *)h);
+	proto_headers_list_free(h);
+}
+
+/*
  * A client request: remembered, then sent.  Refused (answered by us) when
  * too many are in flight, its id is already in flight, or the server is
  * gone.
@@ -335,9 +362,11 @@ bridge_request(struct bridge *b, struct ereq *er, const char *bytes,
 	if (p->token != NULL)
 		idmap_put(b->bytoken, p->token, strlen(p->token),
 		    (int64_t)(intptr_t)p, NULL);
+	p->list = b->ph != NULL && sc->has_method && sc->method_len == 10 &&
+	    memcmp(bytes + sc->method_off, "tools/list", 10) == 0;
 	TAILQ_INSERT_TAIL(&b->pend, p, entry);
 	b->npend++;
-	xport_send(b->x, bytes, len, NULL);
+	bridge_send(b, bytes, len);
 }
 
 static void	bridge_poll_later(struct bridge *);
@@ -377,7 +406,7 @@ bridge_client_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
 		if (er != NULL)
 			ereq_end(b->ep, er, NULL, 0);
 		if (b->gone == NULL)
-			xport_send(b->x, bytes, len, NULL);
+			bridge_send(b, bytes, len);
 	}
 	bridge_check_stdin(b);
 }
@@ -447,9 +476,13 @@ bridge_drained_cb(void *arg)
 	bridge_xpause(b, BRIDGE_PAUSE_CLIENT, 0);
 }
 
-/* An initialize's answer names the version later HTTP requests name. */
+/*
+ * An initialize's answer names the version later HTTP requests name; a
+ * tools/list's, the arguments 2026-07-28 requests carry as headers.
+ */
 static void
-bridge_version(struct bridge *b, const char *bytes, size_t len)
+bridge_learn(struct bridge *b, const struct bpend *p, const char *bytes,
+    size_t len)
 {
 	json_t		*j;
 	const char	*v;
@@ -458,8 +491,10 @@ bridge_version(struct bridge *b, const char *bytes, size_t len)
 		return;
 	v = json_string_value(json_object_get(json_object_get(j, "result"),
 	    "protocolVersion"));
-	if (v != NULL)
+	if (p->init && v != NULL)
 		xport_set_protocol_version(b->x, v);
+	if (p->list && b->ph != NULL)
+		proto_headers_learn(b->ph, json_object_get(j, "result"));
 	json_decref(j);
 }
 
@@ -482,8 +517,8 @@ bridge_server_cb(const char *bytes, size_t len, void *arg)
 		if (idmap_get(b->byid, id, strlen(id), &v) == 0) {
 			p = (struct bpend *)(intptr_t)v;
 			bridge_unpend(b, p);
-			if (p->init && sc.kind == KIND_RESPONSE)
-				bridge_version(b, bytes, len);
+			if ((p->init || p->list) && sc.kind == KIND_RESPONSE)
+				bridge_learn(b, p, bytes, len);
 			if (p->er != NULL)
 				ereq_end(b->ep, p->er, bytes, len);
 			else
@@ -742,6 +777,8 @@ bridge_run(struct writer *w, struct wsession *s,
 	TAILQ_INIT(&b.pend);
 	b.byid = idmap_new();
 	b.bytoken = idmap_new();
+	if (opt->connect != NULL)
+		b.ph = proto_headers_new();
 	evthread_use_pthreads();
 	if (b.stdio_host)
 		b.base = endpoint_stdio_base_new();
@@ -777,21 +814,11 @@ bridge_run(struct writer *w, struct wsession *s,
 		event_free(b.stop_ev);
 		idmap_free(b.byid);
 		idmap_free(b.bytoken);
+		proto_headers_free(b.ph);
 		event_base_free(b.base);
 		return -1;
 	}
 	endpoint_set_who(b.ep, "record");
-	if (!b.stdio_host) {
-		endpoint_http_check_origin(b.ep, 1);
-		/* The address bound (port 0 picked one), in the note. */
-		xasprintf(&cause, "bridge: Streamable HTTP clients at %s, "
-		    "stdio server", origin);
-		bridge_note(&b, cause);
-		free(cause);
-		/* Said at any log level, alone on its line: scripts wait. */
-		log_warnx("listening on %s", origin);
-		free(origin);
-	}
 	/*
 	 * SIGHUP (the terminal closed) stops as SIGTERM does, so the session
 	 * ends in the record; started ignoring it (nohup), it stays ignored.
@@ -802,6 +829,17 @@ bridge_run(struct writer *w, struct wsession *s,
 			continue;
 		b.sigs[i] = evsignal_new(b.base, sigs[i], bridge_signal_cb, &b);
 		evsignal_add(b.sigs[i], NULL);
+	}
+	if (!b.stdio_host) {
+		endpoint_http_check_origin(b.ep, 1);
+		/* The address bound (port 0 picked one), in the note. */
+		xasprintf(&cause, "bridge: Streamable HTTP clients at %s, "
+		    "stdio server", origin);
+		bridge_note(&b, cause);
+		free(cause);
+		/* Said at any log level, alone on its line: scripts wait. */
+		log_warnx("listening on %s", origin);
+		free(origin);
 	}
 
 	event_base_dispatch(b.base);
@@ -846,6 +884,7 @@ bridge_run(struct writer *w, struct wsession *s,
 	tap_free(b.tap);
 	idmap_free(b.byid);
 	idmap_free(b.bytoken);
+	proto_headers_free(b.ph);
 	free(b.gone);
 	free(b.reason);
 	event_base_free(b.base);

@@ -193,16 +193,21 @@ test('--connect --header: the header reaches the server with every request, the 
       INIT,
       JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
       JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } }),
     ];
     const r = await converse(['record', '--db', db, '--connect', `${tiny.url}?api_key=${SECRET}`,
       '--header', `Authorization: Bearer ${SECRET}`, '--header', 'X-Plain: visible'], lines);
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stderr, /Sanitizer/);
     const out = r.stdout;
-    assert.deepEqual(out.map((m) => m.id), [1, 2], 'each request answered once, in order');
+    assert.deepEqual(out.map((m) => m.id), [1, 2, 3], 'each request answered once, in order');
     assert.equal(out[1].result.authorization, `Bearer ${SECRET}`, 'the server got the header');
     const posts = tiny.seen.filter((q) => q.method === 'POST');
-    assert.equal(posts.length, 3);
+    assert.equal(posts.length, 4);
+    assert.equal(posts[2].headers['mcp-method'], undefined, 'a 2025 request carries no Mcp-Method');
+    assert.equal(posts[3].headers['mcp-method'], 'tools/call', 'a 2026-07-28 request carries its headers');
+    assert.equal(posts[3].headers['mcp-name'], 'echo');
+    assert.equal(posts[3].headers['mcp-protocol-version'], '2026-07-28');
     for (const p of posts) {
       assert.equal(p.headers.authorization, `Bearer ${SECRET}`);
       assert.equal(p.headers['x-plain'], 'visible');
@@ -216,7 +221,7 @@ test('--connect --header: the header reaches the server with every request, the 
     assert.doesNotMatch(s.target, new RegExp(SECRET), 'the target is redacted');
     assert.match(s.target, /api_key=/);
     const dirs = sql(db, 'SELECT direction, count(*) AS n FROM messages GROUP BY direction ORDER BY direction');
-    assert.deepEqual(dirs, [{ direction: 'c2s', n: 3 }, { direction: 's2c', n: 2 }], 'every message once');
+    assert.deepEqual(dirs, [{ direction: 'c2s', n: 4 }, { direction: 's2c', n: 3 }], 'every message once');
     assert.ok(!allBytes(t.dir).includes(SECRET), 'the secret is in no file under the test directory');
     assert.ok(!r.stderr.includes(SECRET), 'nor on stderr');
   } finally {
