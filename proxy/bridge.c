@@ -28,8 +28,8 @@
 
 #include <jansson.h>
 
+#include "bridge_int.h"
 #include "protocol.h"
-#include "proxy.h"
 
 /*
  * After the host closed stdin (or a stop signal), how long the server
@@ -62,47 +62,10 @@
 #define BRIDGE_PAUSE_CLIENT	0x2	/* the client's channel is full */
 #define BRIDGE_PAUSE_SERVER	0x4	/* the command's stdin is full */
 
-/* A client request waiting for its answer. */
-struct bpend {
-	char			*id;	/* the id's JSON text, as written */
-	struct ereq		*er;	/* its POST; NULL over stdio */
-	char			*token;	/* _meta.progressToken as JSON, or NULL */
-	int			 init;	/* an initialize */
-	int			 list;	/* a tools/list (--connect) */
-	TAILQ_ENTRY(bpend)	 entry;
-};
-TAILQ_HEAD(bpends, bpend);
-
-struct bridge {
-	const struct bridge_options *opt;
-	struct event_base	*base;
-	struct endpoint		*ep;
-	struct xport		*x;
-	struct tap		*tap;
-	struct wsession		*s;
-	struct idmap		*byid;		/* id text -> struct bpend */
-	struct idmap		*bytoken;	/* token text -> struct bpend */
-	struct proto_headers	*ph;		/* --connect: 2026-07-28 headers */
-	struct bpends		 pend;
-	size_t			 npend;
-	int			 xpause;	/* BRIDGE_PAUSE_* on the server */
-	int			 epause;	/* BRIDGE_PAUSE_* on the clients */
-	struct event		*poll_ev;	/* stdout full: look again */
-	struct event		*stop_ev;	/* the finish or linger ran out */
-	struct event		*sigs[3];
-	char			*gone;		/* the server is gone: why */
-	int			 finishing;	/* xport_finish asked */
-	int			 heard;		/* a message came from the server */
-	int			 failed;	/* a request failed at HTTP level */
-	int			 refused_said;	/* a refused request was logged */
-	int			 stdio_host;	/* the client is our stdio */
-	char			*reason;	/* how the session ended */
-};
-
 static void	bridge_stop(struct bridge *, const char *);
 
 /* A note in the record, and in the log at debug level. */
-static void
+void
 bridge_note(struct bridge *b, const char *text)
 {
 	log_debug("note: %s", text);
@@ -165,132 +128,12 @@ bridge_resume_cb(void *arg)
 	bridge_xpause(b, BRIDGE_PAUSE_STORE, 0);
 }
 
-/*
- * The JSON text of the value at params._meta.progressToken (with meta
- * "_meta") or params.progressToken (without), or NULL.  Parsed only
- * when the bytes hold the word.
- */
-static char *
-bridge_token(const char *bytes, size_t len, int meta)
-{
-	json_t	*j, *p;
-	char	*s = NULL;
 
-	if (memmem(bytes, len, "progressToken", 13) == NULL)
-		return NULL;
-	if ((j = json_loadb(bytes, len, 0, NULL)) == NULL)
-		return NULL;
-	p = json_object_get(j, "params");
-	if (meta)
-		p = json_object_get(p, "_meta");
-	p = json_object_get(p, "progressToken");
-	if (json_is_string(p) || json_is_integer(p))
-		s = json_dumps(p, JSON_ENCODE_ANY | JSON_COMPACT);
-	json_decref(j);
-	return s;
-}
 
-static void
-bpend_free(struct bpend *p)
-{
-	free(p->id);
-	free(p->token);
-	free(p);
-}
 
-/* Take p out of the maps and the list (the caller frees it). */
-static void
-bridge_unpend(struct bridge *b, struct bpend *p)
-{
-	int64_t	v;
 
-	idmap_take(b->byid, p->id, strlen(p->id), &v, NULL);
-	if (p->token != NULL && idmap_get(b->bytoken, p->token,
-	    strlen(p->token), &v) == 0 && (struct bpend *)(intptr_t)v == p)
-		idmap_take(b->bytoken, p->token, strlen(p->token), &v, NULL);
-	TAILQ_REMOVE(&b->pend, p, entry);
-	b->npend--;
-}
 
-/*
- * Answer the request with id (its JSON text) on er (NULL: our stdout) in
- * the server's place, with a JSON-RPC error saying why.  Not a message
- * from the server: recorded as a note, with the answer's bytes.
- */
-static void
-bridge_answer(struct bridge *b, struct ereq *er, const char *id,
-    const char *why)
-{
-	json_t	*idv, *out;
-	char	*s, *note;
 
-	if ((idv = json_loads(id, JSON_DECODE_ANY, NULL)) == NULL)
-		idv = json_null();
-	out = json_pack("{s:s, s:o, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-	    idv, "error", "code", -32000, "message", why);
-	s = json_dumps(out, JSON_COMPACT);
-	json_decref(out);
-	if (s == NULL)
-		fatalx("out of memory");
-	if (er != NULL)
-		ereq_end(b->ep, er, s, strlen(s));
-	else
-		endpoint_send(b->ep, s, strlen(s));
-	xasprintf(&note, "mcpreel answered request %s itself (not the "
-	    "server): %s", id, s);
-	bridge_note(b, note);
-	free(note);
-	free(s);
-}
-
-/*
- * The text of the error a request gets when the server cannot answer
- * it: "mcpreel: the server at URL ...: why".
- */
-static char *
-bridge_why(struct bridge *b, const char *why)
-{
-	char	*s;
-
-	if (b->opt->connect != NULL && strncmp(why, "the server at ", 14) == 0)
-		xasprintf(&s, "mcpreel: %s", why);
-	else if (b->opt->connect != NULL)
-		xasprintf(&s, "mcpreel: the server at %s: %s", b->opt->server,
-		    why);
-	else
-		xasprintf(&s, "mcpreel: the server (%s) is gone: %s",
-		    b->opt->server, why);
-	return tap_redact_text(s);
-}
-
-/* The first failure is said on stderr too; the next only at debug level. */
-static void
-bridge_say_failure(struct bridge *b, const char *text)
-{
-	/* The log line has its own "mcpreel: " in front. */
-	if (strncmp(text, "mcpreel: ", 9) == 0)
-		text += 9;
-	if (!b->failed)
-		log_warnx("%s", text);
-	else
-		log_debug("%s", text);
-	b->failed = 1;
-}
-
-/* Every pending request gets an error saying why (the server is gone). */
-static void
-bridge_fail_all(struct bridge *b, const char *why)
-{
-	struct bpend	*p;
-	char		*text = bridge_why(b, why);
-
-	while ((p = TAILQ_FIRST(&b->pend)) != NULL) {
-		bridge_unpend(b, p);
-		bridge_answer(b, p->er, p->id, text);
-		bpend_free(p);
-	}
-	free(text);
-}
 
 /*
  * Send a client message to the server; over HTTP with the headers a
@@ -331,7 +174,7 @@ bridge_request(struct bridge *b, struct ereq *er, const char *bytes,
 
 	id = scan_id_dup(bytes, sc);
 	if (b->gone != NULL)
-		why = bridge_why(b, b->gone);
+		why = bridge_pend_why(b, b->gone);
 	else if (b->npend >= BRIDGE_PENDING_MAX)
 		xasprintf(&why, "mcpreel: %d requests are waiting for the "
 		    "server's answers already; this one was not sent",
@@ -341,7 +184,7 @@ bridge_request(struct bridge *b, struct ereq *er, const char *bytes,
 		    "the server's answer already; this one was not sent (the "
 		    "server could not tell their answers apart)", id);
 	if (why != NULL) {
-		bridge_answer(b, er, id, why);
+		bridge_pend_answer(b, er, id, why);
 		/* Said once on stderr: a flood must not flood the log. */
 		if (b->gone == NULL && !b->refused_said) {
 			b->refused_said = 1;
@@ -355,7 +198,7 @@ bridge_request(struct bridge *b, struct ereq *er, const char *bytes,
 	p = xcalloc(1, sizeof *p);
 	p->id = id;
 	p->er = er;
-	p->token = bridge_token(bytes, len, 1);
+	p->token = bridge_pend_token(bytes, len, 1);
 	p->init = sc->has_method && sc->method_len == 10 &&
 	    memcmp(bytes + sc->method_off, "initialize", 10) == 0;
 	idmap_put(b->byid, id, strlen(id), (int64_t)(intptr_t)p, NULL);
@@ -516,14 +359,14 @@ bridge_server_cb(const char *bytes, size_t len, void *arg)
 		id = scan_id_dup(bytes, &sc);
 		if (idmap_get(b->byid, id, strlen(id), &v) == 0) {
 			p = (struct bpend *)(intptr_t)v;
-			bridge_unpend(b, p);
+			bridge_pend_take(b, p);
 			if ((p->init || p->list) && sc.kind == KIND_RESPONSE)
 				bridge_learn(b, p, bytes, len);
 			if (p->er != NULL)
 				ereq_end(b->ep, p->er, bytes, len);
 			else
 				endpoint_send(b->ep, bytes, len);
-			bpend_free(p);
+			bridge_pend_free(p);
 			bridge_check_full(b, NULL);
 		} else {
 			xasprintf(&note, "the server answered id %s, which no "
@@ -538,7 +381,7 @@ bridge_server_cb(const char *bytes, size_t len, void *arg)
 		return;
 	}
 	if (!b->stdio_host) {
-		if (sc.kind == KIND_NOTIFICATION && (tok = bridge_token(bytes,
+		if (sc.kind == KIND_NOTIFICATION && (tok = bridge_pend_token(bytes,
 		    len, 0)) != NULL) {
 			if (idmap_get(b->bytoken, tok, strlen(tok), &v) == 0)
 				p = (struct bpend *)(intptr_t)v;
@@ -597,12 +440,12 @@ bridge_closed_cb(const char *why, void *arg)
 	free(b->gone);
 	b->gone = xstrdup(why);
 	if (b->opt->connect != NULL) {
-		text = bridge_why(b, why);
-		bridge_say_failure(b, text);
+		text = bridge_pend_why(b, why);
+		bridge_pend_say(b, text);
 		bridge_note(b, text);
 		free(text);
 		/* Each request from now on gets the error: the host decides. */
-		bridge_fail_all(b, why);
+		bridge_pend_fail_all(b, why);
 		return;
 	}
 	/* The command exited: what it left unanswered gets an error. */
@@ -613,46 +456,11 @@ bridge_closed_cb(const char *why, void *arg)
 		log_warnx("the server: %s", why);
 	tap_event(b->tap, b->s, "exit", why, strlen(why));
 	bridge_reason(b, why);
-	bridge_fail_all(b, why);
+	bridge_pend_fail_all(b, why);
 	b->finishing = 1;
 	evtimer_add(b->stop_ev, &tv);
 }
 
-/*
- * A message the transport could not deliver or get answered (a refused
- * connection, a 401, a 5xx, a stream cut before the answer): a request
- * gets the error in the server's place; anything else is noted.
- */
-static void
-bridge_failed_cb(const char *bytes, size_t len, const char *why, void *arg)
-{
-	struct bridge	*b = arg;
-	struct scan	 sc;
-	struct bpend	*p;
-	char		*id, *text, *note;
-	int64_t		 v;
-
-	text = bridge_why(b, why);
-	bridge_say_failure(b, text);
-	scan_message(bytes, len, &sc);
-	if (sc.kind != KIND_REQUEST || !sc.has_id) {
-		xasprintf(&note, "a client message did not reach the server: "
-		    "%s", text);
-		bridge_note(b, note);
-		free(note);
-		free(text);
-		return;
-	}
-	id = scan_id_dup(bytes, &sc);
-	if (idmap_get(b->byid, id, strlen(id), &v) == 0) {
-		p = (struct bpend *)(intptr_t)v;
-		bridge_unpend(b, p);
-		bridge_answer(b, p->er, p->id, text);
-		bpend_free(p);
-	}
-	free(id);
-	free(text);
-}
 
 /* The host closed our stdin: end the server's session, then stop. */
 static void
@@ -762,7 +570,7 @@ bridge_run(struct writer *w, struct wsession *s,
 				    bridge_host_closed_cb,
 				    bridge_host_failed_cb, bridge_drained_cb };
 	struct xport_cbs	 xcbs = { bridge_server_cb, bridge_event_cb,
-				    bridge_closed_cb, bridge_failed_cb };
+				    bridge_closed_cb, bridge_pend_failed_cb };
 	static const int	 sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction	 oldhup;
 	char			*cause = NULL, *origin = NULL;
@@ -850,7 +658,7 @@ bridge_run(struct writer *w, struct wsession *s,
 			    xstrdup("mcpreel stopped before the answer came");
 		struct timeval	 tv = { 0, BRIDGE_LINGER_MS * 1000 };
 
-		bridge_fail_all(&b, why);
+		bridge_pend_fail_all(&b, why);
 		free(why);
 		/* Over HTTP the loop writes them: a moment for that. */
 		if (!b.stdio_host) {
