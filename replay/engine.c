@@ -763,7 +763,7 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 {
 	struct engine		 e;
 	struct xport_cbs	 cbs = { engine_message_cb, engine_event_cb,
-				    engine_closed_cb };
+				    engine_closed_cb, NULL };
 	struct rreq		*r;
 	size_t			 i;
 

@@ -357,7 +357,7 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 	struct xh_req	*r = xcalloc(1, sizeof *r);
 	struct evbuffer	*out;
 	struct timeval	 tv = { XH_CONNECT_TIMEOUT_S, 0 };
-	char		*cause = NULL;
+	char		*cause = NULL, **h;
 
 	r->xh = xh;
 	r->method = xstrdup(method);
@@ -393,6 +393,8 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 	if (xh->x.protocol_version != NULL)
 		evbuffer_add_printf(out, "MCP-Protocol-Version: %s\r\n",
 		    xh->x.protocol_version);
+	for (h = xh->x.headers; h != NULL && *h != NULL; h++)
+		evbuffer_add_printf(out, "%s\r\n", *h);
 	for (; headers != NULL && *headers != NULL; headers++)
 		evbuffer_add_printf(out, "%s\r\n", *headers);
 	evbuffer_add_printf(out, "Connection: close\r\n\r\n");
@@ -456,7 +458,7 @@ xh_pause(struct xport *x, int on)
 }
 
 static const struct xport_ops xh_ops = { xh_send, xh_finish, xh_pause,
-	xh_free };
+	xh_free, NULL };
 
 /* A Streamable HTTP endpoint (its full URL, path included). */
 struct xport *

@@ -200,3 +200,45 @@ Test(http_target, upstream_url, .timeout = UNIT_TIMEOUT)
 		net_url_clear(&u);
 	}
 }
+
+/* Origin header values: which name a page of this machine (net.c). */
+Test(http_target, origin_is_loopback, .timeout = UNIT_TIMEOUT)
+{
+	static const struct {
+		const char	*origin;
+		int		 loopback;
+	} cases[] = {
+		{ "http://localhost", 1 },
+		{ "http://localhost:6274", 1 },
+		{ "https://LOCALHOST:443", 1 },
+		{ "http://app.localhost:3000", 1 },
+		{ "http://127.0.0.1", 1 },
+		{ "http://127.9.8.7:80", 1 },
+		{ "http://[::1]:8080", 1 },
+		{ "http://[::1]", 1 },
+		{ "null", 0 },
+		{ "", 0 },
+		{ "file://", 0 },
+		{ "ftp://localhost", 0 },
+		{ "http://", 0 },
+		{ "http://evil.example", 0 },
+		{ "http://127.0.0.1.evil.example", 0 },
+		{ "http://localhost.evil.example:80", 0 },
+		{ "http://evillocalhost", 0 },
+		{ "http://128.0.0.1", 0 },
+		{ "http://[::2]:80", 0 },
+		{ "http://[::1", 0 },
+		{ "http://localhost:80x", 0 },
+		{ "http://localhost/path", 0 },
+		{ "http://localhost:", 1 },
+		{ "http://user@localhost", 0 },
+		{ "http://0x7f.0.0.1", 0 },
+		{ "http://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.localhost", 0 },
+	};
+	size_t	i;
+
+	for (i = 0; i < nitems(cases); i++)
+		cr_expect_eq(net_origin_is_loopback(cases[i].origin),
+		    cases[i].loopback, "%s: %d", cases[i].origin,
+		    cases[i].loopback);
+}
