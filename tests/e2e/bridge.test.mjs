@@ -48,7 +48,7 @@ function checkOneSession(db, diag) {
 
 /** stderr lines that are not mcpreel's usual start and stop lines. */
 function unusualStderr(text) {
-  const usual = [/^mcpreel: listening on /, /^mcpreel: recording stopped/, /^mcpreel: recorded to /, /^mcpreel: connect(ed|ing) to /,
+  const usual = [/^mcpreel: listening on /, /^mcpreel: recording stopped/, /^mcpreel: recorded to /, /^mcpreel: recorded session \d+ in /, /^mcpreel: connect(ed|ing) to /,
     /^Starting default \(STDIO\) server/];
   return text.split('\n').filter((l) => l.trim() !== '' && !usual.some((re) => re.test(l)));
 }
@@ -66,6 +66,19 @@ async function connectVsDirect({ dir, defer }, mode, transports) {
   const directDiag = {};
   const direct = await runSessionWith(mode === 'sse' ? sseTransport(se.url) : streamableHttpTransport(se.url), { diagnostics: directDiag });
   const want = comparableTranscript(direct);
+  if (mode === 'streamableHttp') {
+    // server-everything sends notifications/tools/list_changed while it
+    // handles notifications/initialized, outside any request: onto the GET
+    // stream if one is open, else into its event store for a resumption
+    // that never comes.  The SDK client opens its GET stream only once
+    // that notification's POST got its 202, so directly it never gets it
+    // (see lib/session.mjs); mcpreel opens its GET stream as soon as
+    // initialize's answer names the session, before the host has even
+    // sent notifications/initialized, so through the bridge the host gets
+    // it, as it does over stdio and legacy SSE.
+    assert.deepEqual(want.notifications.methods, [], 'directly over Streamable HTTP: no list_changed');
+    want.notifications.methods = ['notifications/tools/list_changed'];
+  }
 
   for (const transport of transports) {
     const label = `${mode}, --transport ${transport ?? '(default)'}`;
@@ -142,7 +155,7 @@ test('record --listen -- server-everything stdio: same transcript as stdio direc
     assert.match(JSON.stringify(lro.result), /Long running operation completed/);
     const sampling = step('tools/call trigger-sampling-request');
     assert.equal(sampling.samplingRequestsReceived.length, 1, 'the sampling handler ran once');
-    assert.match(JSON.stringify(sampling.result), /stub reply #1 to: Say hello to mcpreel/, 'the tool result carries our sampling answer');
+    assert.match(JSON.stringify(sampling.result), /stub reply #1 to: .*Say hello to mcpreel/, 'the tool result carries our sampling answer');
     const elicit = step('tools/call trigger-elicitation-request');
     assert.equal(elicit.elicitationRequestsReceived.length, 1, 'the elicitation handler ran once');
     assert.match(JSON.stringify(elicit.result), /Ada Lovelace/, 'the tool result carries our elicitation answer');

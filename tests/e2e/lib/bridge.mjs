@@ -45,6 +45,7 @@ export function stdioTransportWithExit(command, args, o = {}) {
     const t = made.transport;
     const start = t.start.bind(t);
     diag.exit = null;
+    diag.stderr ??= '';
     diag.exited = new Promise((resolve) => {
       t.start = async () => {
         await start();
