@@ -53,6 +53,11 @@ function unusualStderr(text) {
   return text.split('\n').filter((l) => l.trim() !== '' && !usual.some((re) => re.test(l)));
 }
 
+/** No sanitizer (ASan, LSan, UBSan) report in mcpreel's stderr. */
+function assertNoSanitizerReport(text, label) {
+  assert.doesNotMatch(text, /AddressSanitizer|LeakSanitizer|runtime error:/, `${label}: a sanitizer report:\n${text.slice(-4000)}`);
+}
+
 // ---------------------------------------------------------------------------
 // record --connect: stdio host, HTTP server.
 
@@ -86,7 +91,7 @@ async function connectVsDirect({ dir, defer }, mode, transports) {
     const args = ['record', '--db', db, '--name', `connect-${mode}`, '--connect', se.url];
     if (transport) args.push('--transport', transport);
     const diag = {};
-    const bridged = await runSessionWith(stdioTransportWithExit(MCPREEL, args), { diagnostics: diag });
+    const bridged = await runSessionWith(stdioTransportWithExit(MCPREEL, args), { diagnostics: diag, requestTimeoutMs: 15000 });
     await diag.exited;
 
     assert.ok(!bridged.steps.some((s) => s.step === DELETE_STEP), 'a stdio host has no DELETE step');
@@ -94,6 +99,7 @@ async function connectVsDirect({ dir, defer }, mode, transports) {
     assert.ok(diag.closeMs < 2000, `${label}: mcpreel exits once the host closes stdin (${diag.closeMs} ms, no SIGTERM needed)`);
     assert.deepEqual(diag.exit, { code: 0, signal: null }, `${label}: exit 0; stderr:\n${diag.stderr}`);
     assert.deepEqual(unusualStderr(diag.stderr), [], `${label}: nothing unusual on stderr`);
+    assertNoSanitizerReport(diag.stderr, label);
 
     const { s, rows, events } = checkOneSession(db, diag);
     assert.equal(s.name, `connect-${mode}`);
@@ -165,6 +171,7 @@ test('record --listen -- server-everything stdio: same transcript as stdio direc
 
     const stopped = await bridge.stop();
     assert.equal(stopped.killed, false, `mcpreel stops on SIGTERM by itself; stderr:\n${stopped.stderr}`);
+    assertNoSanitizerReport(stopped.stderr, '--listen');
     console.log(`# --listen: stopped with code ${stopped.code}, signal ${stopped.signal}; session ${diag.totalMs} ms`);
 
     const { s, rows, events } = checkOneSession(db, diag);
@@ -205,6 +212,7 @@ test('record --connect --header: the header reaches the server on every request,
     await client.close();
     await diag.exited;
     assert.deepEqual(diag.exit, { code: 0, signal: null }, `exit 0; stderr:\n${diag.stderr}`);
+    assertNoSanitizerReport(diag.stderr, '--header');
 
     const st = await peer.stats();
     const mcp = st.requests.filter((q) => q.path === '/mcp');
@@ -258,6 +266,7 @@ async function connectFails(dir, url, name) {
   await diag.exited;
   const closeMs = Date.now() - tc;
   assert.ok(closeMs < 2000, `mcpreel exits once the host closes stdin (${closeMs} ms, no SIGTERM needed)`);
+  assertNoSanitizerReport(diag.stderr, name);
   return { error, diag, ms, db };
 }
 
