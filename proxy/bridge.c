@@ -86,11 +86,12 @@ struct bridge {
 	int			 epause;	/* BRIDGE_PAUSE_* on the clients */
 	struct event		*poll_ev;	/* stdout full: look again */
 	struct event		*stop_ev;	/* the finish or linger ran out */
-	struct event		*sigs[2];
+	struct event		*sigs[3];
 	char			*gone;		/* the server is gone: why */
 	int			 finishing;	/* xport_finish asked */
 	int			 heard;		/* a message came from the server */
 	int			 failed;	/* a request failed at HTTP level */
+	int			 refused_said;	/* a refused request was logged */
 	int			 stdio_host;	/* the client is our stdio */
 	char			*reason;	/* how the session ended */
 };
@@ -248,7 +249,9 @@ bridge_why(struct bridge *b, const char *why)
 {
 	char	*s;
 
-	if (b->opt->connect != NULL)
+	if (b->opt->connect != NULL && strncmp(why, "the server at ", 14) == 0)
+		xasprintf(&s, "mcpreel: %s", why);
+	else if (b->opt->connect != NULL)
 		xasprintf(&s, "mcpreel: the server at %s: %s", b->opt->server,
 		    why);
 	else
@@ -296,7 +299,7 @@ bridge_request(struct bridge *b, struct ereq *er, const char *bytes,
     size_t len, const struct scan *sc)
 {
 	struct bpend	*p;
-	char		*id, *why = NULL, *text;
+	char		*id, *why = NULL;
 	int64_t		 v;
 
 	id = scan_id_dup(bytes, sc);
@@ -312,11 +315,12 @@ bridge_request(struct bridge *b, struct ereq *er, const char *bytes,
 		    "server could not tell their answers apart)", id);
 	if (why != NULL) {
 		bridge_answer(b, er, id, why);
-		if (b->gone == NULL) {
-			xasprintf(&text, "%s", why);
-			log_warnx("%s", text);
-			free(text);
-		}
+		/* Said once on stderr: a flood must not flood the log. */
+		if (b->gone == NULL && !b->refused_said) {
+			b->refused_said = 1;
+			log_warnx("%s", why + 9);
+		} else if (b->gone == NULL)
+			log_debug("%s", why + 9);
 		free(why);
 		free(id);
 		return;
@@ -699,13 +703,8 @@ bridge_xport(struct bridge *b, const struct xport_cbs *cbs, int *code,
 	if (opt->connect == NULL)
 		return xport_stdio(b->base, opt->argv, BRIDGE_MESSAGE_MAX, cbs,
 		    b, code, cause);
-	if (opt->transport == XPORT_REMOTE_SSE) {
-		*cause = xstrdup("--transport sse is not available in this "
-		    "build yet");
-		return NULL;
-	}
-	x = xport_http(b->base, opt->connect, opt->cacert, opt->insecure,
-	    BRIDGE_MESSAGE_MAX, cbs, b, cause);
+	x = xport_remote(b->base, opt->transport, opt->connect, opt->cacert,
+	    opt->insecure, BRIDGE_MESSAGE_MAX, cbs, b, cause);
 	if (x != NULL && opt->nheaders > 0 && xport_set_headers(x,
 	    opt->headers, opt->nheaders, cause) != 0) {
 		xport_free(x);
@@ -729,7 +728,8 @@ bridge_run(struct writer *w, struct wsession *s,
 				    bridge_host_failed_cb, bridge_drained_cb };
 	struct xport_cbs	 xcbs = { bridge_server_cb, bridge_event_cb,
 				    bridge_closed_cb, bridge_failed_cb };
-	static const int	 sigs[] = { SIGINT, SIGTERM };
+	static const int	 sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction	 oldhup;
 	char			*cause = NULL, *origin = NULL;
 	int			 code, i;
 
@@ -792,7 +792,14 @@ bridge_run(struct writer *w, struct wsession *s,
 		log_warnx("listening on %s", origin);
 		free(origin);
 	}
-	for (i = 0; i < 2; i++) {
+	/*
+	 * SIGHUP (the terminal closed) stops as SIGTERM does, so the session
+	 * ends in the record; started ignoring it (nohup), it stays ignored.
+	 */
+	for (i = 0; i < 3; i++) {
+		if (sigs[i] == SIGHUP && sigaction(SIGHUP, NULL, &oldhup) == 0 &&
+		    oldhup.sa_handler == SIG_IGN)
+			continue;
 		b.sigs[i] = evsignal_new(b.base, sigs[i], bridge_signal_cb, &b);
 		evsignal_add(b.sigs[i], NULL);
 	}
@@ -803,9 +810,16 @@ bridge_run(struct writer *w, struct wsession *s,
 	if (b.npend > 0) {
 		char	*why = b.gone != NULL ? xstrdup(b.gone) :
 			    xstrdup("mcpreel stopped before the answer came");
+		struct timeval	 tv = { 0, BRIDGE_LINGER_MS * 1000 };
 
 		bridge_fail_all(&b, why);
 		free(why);
+		/* Over HTTP the loop writes them: a moment for that. */
+		if (!b.stdio_host) {
+			evtimer_del(b.stop_ev);
+			evtimer_add(b.stop_ev, &tv);
+			event_base_dispatch(b.base);
+		}
 	}
 	endpoint_flush(b.ep);
 	if (b.x->exit_code >= 0) {
@@ -821,8 +835,10 @@ bridge_run(struct writer *w, struct wsession *s,
 	    "recording stopped");
 
 	record_stop_mask(SIG_BLOCK);
-	for (i = 0; i < 2; i++)
-		event_free(b.sigs[i]);
+	for (i = 0; i < 3; i++) {
+		if (b.sigs[i] != NULL)
+			event_free(b.sigs[i]);
+	}
 	xport_free(b.x);
 	endpoint_free(b.ep);
 	event_free(b.poll_ev);

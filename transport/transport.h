@@ -303,7 +303,9 @@ struct xport_cbs {
 	 * with no JSON-RPC answer in its body, the answer's stream broken
 	 * before the answer), and why in words.  Called once per such
 	 * message, before closed when the failure also closes the transport;
-	 * a "note" event says it too.  NULL: not asked (only the note).
+	 * a "note" event says it too (or the closed reason does).  It may
+	 * come from inside xport_send (a refused connection, a full queue):
+	 * be ready for the answer before sending.  NULL: not asked.
 	 */
 	void	(*failed)(const char *, size_t, const char *, void *);
 };
@@ -341,14 +343,19 @@ struct xport	*xport_stdio(struct event_base *, char *const [], size_t,
 size_t		 xport_stdio_unsent(struct xport *);
 struct xport	*xport_http(struct event_base *, const char *, const char *,
 		     int, size_t, const struct xport_cbs *, void *, char **);
+void		 xport_http_probe(struct xport *, int (*)(int, void *), void *);
 /*
  * xport_sse.c: the legacy HTTP+SSE transport (2024-11-05), as a client
  * uses it: GET the URL as an event stream, POST each message to the URL
  * its `endpoint` event names, read every answer from the stream.
+ * The GET goes out on the loop pass after xport_sse() returns (so headers
+ * set at once go with it); messages sent before the endpoint event wait
+ * for it (bounded); an endpoint on another origin closes the transport.
  * xport_remote(): `record --connect`'s choice, by XPORT_REMOTE_*: Streamable
  * HTTP, legacy SSE, or (auto) Streamable HTTP falling back to legacy SSE
  * when the first POST is answered 400, 404 or 405 (the spec's rule for
- * clients that support both).
+ * clients that support both), the first message sent again, a "note"
+ * saying so; what is sent meanwhile waits (bounded).
  */
 enum xport_remote_kind {
 	XPORT_REMOTE_AUTO,
@@ -358,6 +365,8 @@ enum xport_remote_kind {
 };
 struct xport	*xport_sse(struct event_base *, const char *, const char *,
 		     int, size_t, const struct xport_cbs *, void *, char **);
+int		 xport_sse_endpoint(const char *, const char *, char **,
+		     char **);
 struct xport	*xport_remote(struct event_base *, enum xport_remote_kind,
 		     const char *, const char *, int, size_t,
 		     const struct xport_cbs *, void *, char **);

@@ -42,6 +42,13 @@ struct xh_req {
 	int			 sse;
 	struct sse_parser	 sp;
 	struct evbuffer		*data;		/* decoded body */
+	char			*msg;		/* POST: the message sent, for
+						   cbs.failed */
+	size_t			 msg_len;
+	int			 request;	/* POST: msg is a request */
+	int			 answered;	/* a JSON-RPC answer came in
+						   the response */
+	int			 failed;	/* cbs.failed called for msg */
 	TAILQ_ENTRY(xh_req)	 entry;
 };
 
@@ -55,10 +62,30 @@ struct xport_http {
 	struct event		*done_ev;
 	size_t			 max_body;	/* of one response; 0: none */
 	TAILQ_HEAD(, xh_req)	 reqs;
+	/* xport_http_probe: the first POST's status goes here first. */
+	int			(*probe)(int, void *);
+	void			*probe_arg;
+	int			 probed;	/* a POST has had its answer */
 };
 
 static void	xh_req_start(struct xport_http *, const char *, const char *,
 		    size_t, const char *const *);
+
+/*
+ * The message a POST carried will not be delivered or answered: say so
+ * once through cbs.failed.
+ */
+static void
+xh_req_fail(struct xh_req *r, const char *why)
+{
+	struct xport_http	*xh = r->xh;
+
+	if (r->msg == NULL || r->failed)
+		return;
+	r->failed = 1;
+	if (xh->x.cbs.failed != NULL)
+		xh->x.cbs.failed(r->msg, r->msg_len, why, xh->x.arg);
+}
 
 static void
 xh_note(struct xport_http *xh, const char *fmt, ...)
@@ -129,8 +156,20 @@ xh_req_free(struct xh_req *r)
 		sse_clear(&r->sp);
 	evbuffer_free(r->data);
 	free(r->method);
+	free(r->msg);
 	free(r);
 	xh_check_done(xh);
+}
+
+/* Note whether a message from the server answers a request. */
+static void
+xh_req_seen(struct xh_req *r, const char *body, size_t len)
+{
+	struct scan	sc;
+
+	scan_message(body, len, &sc);
+	if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) && sc.has_id)
+		r->answered = 1;
 }
 
 /* Hand on what an SSE stream has completed. */
@@ -144,11 +183,40 @@ xh_req_events(struct xh_req *r)
 		memset(&ev, 0, sizeof ev);
 		if ((rc = sse_next(&r->sp, r->data, &ev)) == 0)
 			return;
-		if (rc == 1 && ev.data_len > 0)
+		if (rc == 1 && ev.data_len > 0) {
+			xh_req_seen(r, ev.data, ev.data_len);
 			r->xh->x.cbs.message(ev.data, ev.data_len,
 			    r->xh->x.arg);
+		}
 		sse_event_clear(&ev);
 	}
+}
+
+/*
+ * A response has ended (whole, or given up): a POST whose message got
+ * a status that is not 2xx and no JSON-RPC answer, or a request whose
+ * answer's stream ended without it, failed.
+ */
+static void
+xh_req_end(struct xh_req *r)
+{
+	char	*why;
+
+	if (r->msg == NULL || r->failed || r->answered || !r->have_head)
+		return;
+	/* A status of 400 and up was noted as it came (xh_req_head). */
+	if (r->resp.status >= 300)
+		xasprintf(&why, "the server at %s answered HTTP %d%s%s",
+		    r->xh->x.target, r->resp.status, *r->resp.reason != '\0' ?
+		    " " : "", r->resp.reason);
+	else if (r->request && (r->sse || r->resp.status != 202)) {
+		xasprintf(&why, "the server at %s ended its response to a "
+		    "request without an answer", r->xh->x.target);
+		xh_note(r->xh, "%s", why);
+	} else
+		return;
+	xh_req_fail(r, why);
+	free(why);
 }
 
 /* The whole body of a non-SSE response is in. */
@@ -164,6 +232,15 @@ xh_req_body_done(struct xh_req *r)
 		return;
 	body = (const char *)evbuffer_pullup(r->data, -1);
 	scan_message(body, len, &sc);
+	/*
+	 * An error status's body with no id is the server's or a gateway's
+	 * own ({"error":"invalid_token"} from an OAuth layer), not an
+	 * answer: only noted, and the request has failed.
+	 */
+	if (r->resp.status >= 400 && !sc.has_id)
+		sc.kind = KIND_INVALID;
+	if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) && sc.has_id)
+		r->answered = 1;
 	if (sc.kind != KIND_INVALID)
 		xh->x.cbs.message(body, len, xh->x.arg);
 	else
@@ -233,6 +310,16 @@ xh_req_read(struct xh_req *r, int eof)
 			return 1;
 		}
 		http_body_init(&r->body, kind, length);
+		/* xport_http_probe: the answer may be someone else's. */
+		if (r->msg != NULL && r->xh->probe != NULL &&
+		    !r->xh->probed) {
+			r->xh->probed = 1;
+			if (r->xh->probe(r->resp.status, r->xh->probe_arg)) {
+				r->complete = 1;
+				r->failed = 1;
+				return 1;
+			}
+		}
 		xh_req_head(r);
 	}
 	rc = http_body_decode(&r->body, in, r->data, eof, &cause);
@@ -270,8 +357,10 @@ xh_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct xh_req	*r = arg;
 
-	if (xh_req_read(r, 0))
+	if (xh_req_read(r, 0)) {
+		xh_req_end(r);
 		xh_req_free(r);
+	}
 }
 
 /* Whether r is the optional GET stream (servers may refuse or end it). */
@@ -301,6 +390,7 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 	if ((what & BEV_EVENT_TIMEOUT) && !r->have_head) {
 		xasprintf(&why, "cannot reach %s: no connection within %d s",
 		    r->xh->up.url.origin, XH_CONNECT_TIMEOUT_S);
+		xh_req_fail(r, why);
 		if (xh_req_is_get(r))
 			xh_note(r->xh, "the GET stream: %s; going on without "
 			    "it", why);
@@ -327,19 +417,25 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 			    "before %s", r->xh->up.url.origin, r->method,
 			    r->have_head ? "the end of the response" :
 			    "any response");
+			xh_req_fail(r, why);
 			if (xh_req_broken(r))
 				xh_lost(r->xh, why);
 			else if (!r->have_head)
 				xh_note(r->xh, "the GET stream: %s; going on "
 				    "without it", why);
 			free(why);
-		}
+		} else
+			xh_req_end(r);
 		xh_req_free(r);
 		return;
 	}
 	/* What came before the error may be a whole, close-ended body. */
 	xh_req_read(r, 1);
 	why = net_upstream_error(bev, &r->xh->up);
+	if (r->complete)
+		xh_req_end(r);
+	else
+		xh_req_fail(r, why);
 	if (xh_req_broken(r))
 		xh_lost(r->xh, why);
 	else
@@ -362,9 +458,19 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 	r->xh = xh;
 	r->method = xstrdup(method);
 	r->data = evbuffer_new();
+	if (strcmp(method, "POST") == 0) {
+		struct scan	sc;
+
+		r->msg = xmalloc(len > 0 ? len : 1);
+		memcpy(r->msg, body, len);
+		r->msg_len = len;
+		scan_message(body, len, &sc);
+		r->request = sc.kind == KIND_REQUEST;
+	}
 	TAILQ_INSERT_TAIL(&xh->reqs, r, entry);
 	if ((r->bev = net_upstream_connect(xh->x.base, &xh->up, &cause)) ==
 	    NULL) {
+		xh_req_fail(r, cause);
 		xh_req_free(r);
 		if (strcmp(method, "GET") == 0)
 			xh_note(xh, "the GET stream: %s; going on without it",
@@ -479,4 +585,18 @@ xport_http(struct event_base *base, const char *url, const char *cacert,
 	xh->x.target = xstrdup(url);
 	xh->done_ev = event_new(base, -1, 0, xh_done_cb, xh);
 	return &xh->x;
+}
+
+/*
+ * For xport_remote: the status of the first POST's answer goes to fn
+ * before anything else sees it; when fn returns 1 the answer is fn's (no
+ * message, note or failure comes of it, and its connection is closed).
+ */
+void
+xport_http_probe(struct xport *x, int (*fn)(int, void *), void *arg)
+{
+	struct xport_http	*xh = (struct xport_http *)x;
+
+	xh->probe = fn;
+	xh->probe_arg = arg;
 }

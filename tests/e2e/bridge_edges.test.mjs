@@ -235,7 +235,7 @@ test('--connect: a server answering 401 gets the request an error from mcpreel n
     assert.equal(out.length, 1, `one answer; stderr: ${r.stderr}`);
     assert.equal(out[0].id, 1);
     assert.equal(out[0].error.code, -32000);
-    assert.match(out[0].error.message, /the server at http:\/\/127\.0\.0\.1:\d+\/mcp: .*401/);
+    assert.match(out[0].error.message, /^mcpreel: the server at http:\/\/127\.0\.0\.1:\d+.*401/);
     assert.deepEqual(sql(db, 'SELECT direction FROM messages').map((m) => m.direction), ['c2s']);
     assert.ok(sql(db, "SELECT text FROM events WHERE kind = 'note'").some((e) => /answered request 1 itself/.test(e.text)));
   } finally {
@@ -350,6 +350,78 @@ test('--listen -- CMD: a command that does not read its stdin holds the clients 
     const { code } = await mp.exited;
     assert.equal(code, 143, `the command did not stop on its stdin closing: SIGTERM (128+15); stderr: ${mp.stderr()}`);
     assert.doesNotMatch(mp.stderr(), /Sanitizer/);
+    t.cleanup();
+  }
+});
+
+test('--listen -- CMD: a second request with the id of one still waiting gets an error from mcpreel, not the server', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 'd.db');
+  // Reads its requests and never answers.
+  const mp = await startListen(db, [process.execPath, '-e', 'process.stdin.resume(); setTimeout(() => {}, 120000)']);
+  try {
+    const h = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    const body = '{"jsonrpc":"2.0","id":"same","method":"tools/list"}';
+    const first = request(`${mp.url}/mcp`, { method: 'POST', headers: h, body, timeoutMs: 20000 });
+    await new Promise((res) => setTimeout(res, 300));
+    const second = await request(`${mp.url}/mcp`, { method: 'POST', headers: h, body, timeoutMs: 5000 });
+    assert.equal(second.status, 200);
+    const e = JSON.parse(second.body.toString());
+    assert.equal(e.id, 'same');
+    assert.equal(e.error.code, -32000);
+    assert.match(e.error.message, /a request with id "same" is waiting for the server's answer already/);
+    mp.child.kill('SIGTERM');
+    // The first is still owed an answer: mcpreel gives it one as it stops.
+    const r1 = await first;
+    assert.match(JSON.parse(r1.body.toString()).error.message, /mcpreel/);
+    await mp.exited;
+    assert.equal(sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 'c2s'")[0].n, 2, 'both are what the client sent');
+    assert.equal(sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 's2c'")[0].n, 0, "mcpreel's answers are no server's");
+    const notes = sql(db, "SELECT text FROM events WHERE kind = 'note'").map((n) => n.text);
+    assert.equal(notes.filter((n) => n.startsWith('mcpreel answered request')).length, 2, notes.join('\n'));
+  } finally {
+    mp.child.kill('SIGKILL');
+    await mp.exited;
+    t.cleanup();
+  }
+});
+
+test('--connect --no-db --cassette FILE --check: the session as a cassette (transport http, the note, every message once) and no database', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const tiny = await startTinyServer();
+  const cassette = join(t.dir, 'remote.jsonl');
+  try {
+    const lines = [INIT, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' })];
+    const r = await converse(['record', '--no-db', '--cassette', cassette, '--check', '--name', 'remote', '--connect', tiny.url], lines);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /Sanitizer/);
+    const rows = readFileSync(cassette, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(rows[0].transport, 'http');
+    assert.equal(rows[0].name, 'remote');
+    assert.equal(rows[0].target, tiny.url);
+    assert.ok(rows.some((x) => x.type === 'event' && /^bridge: stdio host/.test(x.text)));
+    assert.deepEqual(rows.filter((x) => x.type === 'message').map((x) => x.direction ?? x.dir), ['c2s', 's2c', 'c2s', 'c2s', 's2c']);
+    assert.deepEqual(readdirSync(t.dir), ['remote.jsonl'], 'nothing but the cassette');
+  } finally {
+    await tiny.close();
+    t.cleanup();
+  }
+});
+
+test('--listen -- CMD: SIGHUP ends the recording as SIGTERM does; the session is ended in the record', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 's.db');
+  const mp = await startListen(db, ['cat']);
+  try {
+    mp.child.kill('SIGHUP');
+    const { code, signal } = await mp.exited;
+    assert.equal(signal, null, 'mcpreel is not killed by it');
+    assert.equal(code, 0, mp.stderr());
+    const [s] = sql(db, 'SELECT exit_status, end_reason, ended_ns FROM sessions');
+    assert.equal(s.exit_status, 0);
+    assert.match(s.end_reason, /Hangup/);
+    assert.ok(s.ended_ns > 0);
+  } finally {
     t.cleanup();
   }
 });

@@ -159,3 +159,101 @@ Test(xport, set_headers, .timeout = UNIT_TIMEOUT)
 	xport_free(x);
 	event_base_free(base);
 }
+
+struct endpoint_case {
+	const char	*base;
+	const char	*ref;
+	const char	*out;		/* NULL: refused */
+	const char	*cause;		/* refused: a part of the reason */
+};
+
+static const struct endpoint_case endpoint_cases[] = {
+	/* What servers send: a path and a session id. */
+	{ "http://h:3001/sse", "/message?sessionId=abc",
+	    "/message?sessionId=abc", NULL },
+	{ "http://h:3001/sse", "/messages/?session_id=9f",
+	    "/messages/?session_id=9f", NULL },
+	{ "http://h:3001/sse", "http://h:3001/message?sessionId=abc",
+	    "/message?sessionId=abc", NULL },
+	{ "http://h:3001/sse", "HTTP://H:3001/m", "/m", NULL },
+	{ "http://h/sse", "http://h:80/m", "/m", NULL },
+	{ "https://h/sse", "https://h:443/m", "/m", NULL },
+	{ "http://h:3001/sse", "//h:3001/m?x", "/m?x", NULL },
+	/* Relative references, RFC 3986 5.2. */
+	{ "http://h/a/sse", "message?s=1", "/a/message?s=1", NULL },
+	{ "http://h/a/sse/", "message", "/a/sse/message", NULL },
+	{ "http://h/sse", "message", "/message", NULL },
+	{ "http://h", "message", "/message", NULL },
+	{ "http://h/a/b/sse", "../m", "/a/m", NULL },
+	{ "http://h/a/b/sse", "./m/./n/../o", "/a/b/m/o", NULL },
+	{ "http://h/sse", "../../m", "/m", NULL },
+	{ "http://h/sse", "/../x/./m?s=1", "/x/m?s=1", NULL },
+	{ "http://h/a/sse?k=v", "?s=1", "/a/sse?s=1", NULL },
+	{ "http://h/a/sse?k=v", "", "/a/sse?k=v", NULL },
+	{ "http://h/a/sse?k=v", "#f", "/a/sse?k=v", NULL },
+	{ "http://h/a/sse", "/m#frag", "/m", NULL },
+	{ "http://h/a/sse", "/m?q=a/../b", "/m?q=a/../b", NULL },
+	{ "http://h/a/sse", "/m/.", "/m/", NULL },
+	{ "http://h/a/sse", "/m/..", "/", NULL },
+	{ "http://h/a/sse", "http://h", "/", NULL },
+	{ "http://h/a/sse", "http://h?s=1", "/?s=1", NULL },
+	/* Another origin, another scheme, what a request line can't carry. */
+	{ "http://h:3001/sse", "http://evil:3001/m", NULL, "another origin" },
+	{ "http://h:3001/sse", "http://h:3002/m", NULL, "another origin" },
+	{ "http://h:3001/sse", "https://h:3001/m", NULL, "another origin" },
+	{ "http://h/sse", "//evil/m", NULL, "another origin" },
+	{ "http://h/sse", "http://h.evil/m", NULL, "another origin" },
+	{ "http://h/sse", "http://u@h/m", NULL, "origin is not one" },
+	{ "http://h/sse", "javascript:alert(1)", NULL, "scheme" },
+	{ "http://h/sse", "ftp://h/m", NULL, "scheme" },
+	{ "http://h/sse", "http:/m", NULL, "no //host" },
+	{ "http://h/sse", "/m?s=a b", NULL, "0x20" },
+	{ "http://h/sse", "/m\r\nHost: evil", NULL, "0x0d" },
+	{ "http://h/sse", "/m\n", NULL, "0x0a" },
+	{ "http://h/sse", "/m\x7f", NULL, "0x7f" },
+	{ "http://h/sse", "/\xc3\xa9", NULL, "0xc3" },
+};
+
+/* An endpoint event's URL resolves to a target on the same origin. */
+Test(xport, sse_endpoint, .timeout = UNIT_TIMEOUT)
+{
+	char	*out, *cause;
+	size_t	 i;
+	int	 rc;
+
+	for (i = 0; i < nitems(endpoint_cases); i++) {
+		cause = NULL;
+		out = NULL;
+		rc = xport_sse_endpoint(endpoint_cases[i].base,
+		    endpoint_cases[i].ref, &out, &cause);
+		if (endpoint_cases[i].out == NULL) {
+			cr_expect_eq(rc, -1, "case %zu taken: %s", i, out);
+			cr_assert_not_null(cause, "case %zu: no cause", i);
+			cr_expect_not_null(strstr(cause,
+			    endpoint_cases[i].cause), "case %zu: cause '%s'",
+			    i, cause);
+		} else {
+			cr_assert_eq(rc, 0, "case %zu refused: %s", i, cause);
+			cr_expect_str_eq(out, endpoint_cases[i].out,
+			    "case %zu", i);
+		}
+		free(out);
+		free(cause);
+	}
+}
+
+/* An endpoint URL longer than the bound is refused, not copied. */
+Test(xport, sse_endpoint_long, .timeout = UNIT_TIMEOUT)
+{
+	char	*ref = malloc(20000), *out = NULL, *cause = NULL;
+
+	memset(ref, 'a', 19999);
+	ref[0] = '/';
+	ref[19999] = '\0';
+	cr_expect_eq(xport_sse_endpoint("http://h/sse", ref, &out, &cause),
+	    -1);
+	cr_expect_not_null(strstr(cause, "too long"), "%s", cause);
+	cr_expect_null(out);
+	free(cause);
+	free(ref);
+}

@@ -1,0 +1,301 @@
+// The client transports record --connect builds on (transport/xport_sse.c,
+// xport_remote.c, xport_http.c), driven through xport_check
+// (tests/unit/xport_check.c, built next to the mcpreel binary under test):
+// the legacy HTTP+SSE client and the automatic choice against
+// server-everything in its sse and streamableHttp modes, the headers of
+// xport_set_headers on every request, and what a caller is told when a
+// message is lost (cbs.failed) against small hostile servers of ours.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import { dirname, join } from 'node:path';
+
+import { startServerEverything } from './lib/servers.mjs';
+import { MCPREEL } from './lib/util.mjs';
+
+const CHECK = join(dirname(MCPREEL), 'xport_check');
+const TIMEOUT = 60000;
+
+const INIT = {
+  jsonrpc: '2.0', id: 1, method: 'initialize',
+  params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'xport-check', version: '1' } },
+};
+const SCRIPT = [
+  INIT,
+  { jsonrpc: '2.0', method: 'notifications/initialized' },
+  { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+  { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { message: 'hi there' } } },
+  { jsonrpc: '2.0', id: 4, method: 'ping' },
+];
+
+/**
+ * Run xport_check KIND URL with the messages on stdin; resolves {code,
+ * lines (parsed), stderr}.  Killed (and rejected) past TIMEOUT; rejected
+ * on a sanitizer report (the ASan build's leaks and errors).
+ */
+function runCheck(kind, url, messages, headers = []) {
+  return new Promise((resolve, reject) => {
+    const args = [kind, url];
+    for (const h of headers) args.push('-H', h);
+    const child = spawn(CHECK, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`xport_check timed out: ${err}`)); },
+      TIMEOUT - 5000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (/Sanitizer/.test(err)) { reject(new Error(`xport_check: a sanitizer report:\n${err}`)); return; }
+      const lines = out.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+      resolve({ code, lines, stderr: err });
+    });
+    child.stdin.end(messages.map((m) => JSON.stringify(m)).join('\n') + '\n');
+  });
+}
+
+/** The answers among the lines, by id. */
+function answers(lines) {
+  const byId = new Map();
+  for (const l of lines) {
+    if (l.message === undefined) continue;
+    const m = JSON.parse(l.message);
+    if (m.id !== undefined && m.method === undefined) byId.set(m.id, m);
+  }
+  return byId;
+}
+
+/** Check that the session script was answered whole, in order, and ended. */
+function assertWholeSession(r, label) {
+  assert.equal(r.code, 0, `${label}: ${r.stderr}`);
+  const a = answers(r.lines);
+  assert.deepEqual([...a.keys()], [1, 2, 3, 4], `${label}: ${JSON.stringify(r.lines).slice(0, 2000)}`);
+  assert.equal(a.get(1).result.protocolVersion, '2024-11-05', label);
+  assert.ok(a.get(2).result.tools.some((t) => t.name === 'echo'), label);
+  assert.equal(a.get(3).result.content[0].text, 'Echo: hi there', label);
+  assert.deepEqual(a.get(4).result, {}, label);
+  assert.deepEqual(r.lines.filter((l) => l.failed !== undefined), [], label);
+  assert.deepEqual(r.lines.at(-1), { closed: 'finished' }, label);
+}
+
+/**
+ * A legacy HTTP+SSE server of ours: GET /sse streams `endpoint` (the
+ * result of endpoint(port)), then what stream(res, post) does; POSTs go
+ * to post(req, body, res).  Every request's method, URL and headers are
+ * kept in `seen`.
+ */
+async function startLegacyPeer({ endpoint, onPost, onStream }) {
+  const seen = [];
+  const streams = new Set();
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      seen.push({ method: req.method, url: req.url, headers: req.headers, body });
+      if (req.method === 'GET' && req.url === '/sse') {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+        res.write(`event: endpoint\ndata: ${endpoint(server.address().port)}\n\n`);
+        streams.add(res);
+        res.on('close', () => streams.delete(res));
+        if (onStream) onStream(res);
+        return;
+      }
+      if (req.method === 'POST') {
+        onPost({ req, body, res, streams });
+        return;
+      }
+      res.writeHead(404).end();
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/sse`,
+    seen,
+    stop: () => new Promise((r) => { for (const s of streams) s.destroy(); server.closeAllConnections(); server.close(r); }),
+  };
+}
+
+/** Answer a POSTed request on every open stream as a message event. */
+function answerOnStream(streams, msg) {
+  for (const s of streams) s.write(`event: message\ndata: ${JSON.stringify(msg)}\n\n`);
+}
+
+test('xport_check is built', () => {
+  assert.ok(existsSync(CHECK), `${CHECK} is missing: build the xport_check target`);
+});
+
+test('legacy SSE and auto against server-everything sse; auto and http against streamableHttp',
+  { timeout: TIMEOUT * 2 }, async () => {
+    const sse = await startServerEverything('sse');
+    try {
+      const r = await runCheck('sse', sse.url, SCRIPT);
+      assertWholeSession(r, 'sse');
+      assert.deepEqual(r.lines.filter((l) => l.note !== undefined), [], 'sse: no notes');
+      const a = await runCheck('auto', sse.url, SCRIPT);
+      assertWholeSession(a, 'auto on sse');
+      const notes = a.lines.filter((l) => l.note !== undefined).map((l) => l.note);
+      assert.equal(notes.length, 1, JSON.stringify(notes));
+      assert.match(notes[0], /answered the first POST with HTTP 404: trying the legacy HTTP\+SSE transport/);
+      // The first message went twice on the wire, once to the caller.
+      assert.equal(a.lines.filter((l) => l.message?.includes('"id":1') && l.message.includes('protocolVersion')).length, 1);
+      const h = await runCheck('http', sse.url, SCRIPT);
+      assert.ok(h.lines.some((l) => l.failed !== undefined && JSON.parse(l.body).id === 1),
+        `http on an sse server: the first request fails: ${JSON.stringify(h.lines)}`);
+    } finally {
+      await sse.stop();
+    }
+    const sh = await startServerEverything('streamableHttp');
+    try {
+      for (const kind of ['auto', 'http']) {
+        const r = await runCheck(kind, sh.url, SCRIPT);
+        assertWholeSession(r, `${kind} on streamableHttp`);
+        assert.ok(!r.lines.some((l) => /legacy/.test(l.note ?? '')), `${kind}: no switch`);
+      }
+      const s = await runCheck('sse', sh.url, SCRIPT);
+      const closed = s.lines.at(-1).closed;
+      assert.match(closed, /answered GET with HTTP \d+.*not a legacy HTTP\+SSE endpoint/, closed);
+      assert.ok(s.lines.some((l) => l.failed !== undefined && JSON.parse(l.body).id === 1), 'the queued initialize failed');
+    } finally {
+      await sh.stop();
+    }
+  });
+
+test('headers reach the GET and every POST; the endpoint resolves against the stream URL',
+  { timeout: TIMEOUT }, async () => {
+    const peer = await startLegacyPeer({
+      endpoint: () => '../x/./msg?s=1',
+      onPost: ({ body, res, streams }) => {
+        res.writeHead(202).end('Accepted');
+        const m = JSON.parse(body);
+        if (m.id !== undefined) answerOnStream(streams, { jsonrpc: '2.0', id: m.id, result: {} });
+      },
+    });
+    try {
+      const r = await runCheck('sse', peer.url, [INIT, { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 2, method: 'ping' }], ['Authorization: Bearer SECRET-1', 'X-Extra:  v2 ']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual([...answers(r.lines).keys()], [1, 2]);
+      const posts = peer.seen.filter((s) => s.method === 'POST');
+      assert.equal(posts.length, 3);
+      for (const s of peer.seen) {
+        assert.equal(s.headers.authorization, 'Bearer SECRET-1', `${s.method} ${s.url}`);
+        assert.equal(s.headers['x-extra'], 'v2', `${s.method} ${s.url}`);
+      }
+      assert.ok(posts.every((p) => p.url === '/x/msg?s=1'), JSON.stringify(posts.map((p) => p.url)));
+      assert.equal(peer.seen[0].headers.accept, 'text/event-stream');
+    } finally {
+      await peer.stop();
+    }
+    const bad = await runCheck('sse', 'http://127.0.0.1:9/sse', [INIT], ['Host: evil']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /header Host cannot be given/);
+    const crlf = await runCheck('sse', 'http://127.0.0.1:9/sse', [INIT], ['X-A: a\r\nX-B: b']);
+    assert.equal(crlf.code, 1);
+  });
+
+test('a lost message is told once through failed: another origin, POST 500, the stream cut, a closed port',
+  { timeout: TIMEOUT * 2 }, async () => {
+    // An endpoint on another origin: refused, nothing POSTed anywhere.
+    const origin = await startLegacyPeer({
+      endpoint: (port) => `http://localhost:${port}/msg`,
+      onPost: ({ res }) => res.writeHead(202).end(),
+    });
+    try {
+      const r = await runCheck('sse', origin.url, [INIT]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.lines.at(-1).closed, /another origin \(http:\/\/localhost:\d+, not http:\/\/127\.0\.0\.1:\d+\)/);
+      const failed = r.lines.filter((l) => l.failed !== undefined);
+      assert.equal(failed.length, 1);
+      assert.equal(JSON.parse(failed[0].body).id, 1);
+      assert.equal(origin.seen.filter((s) => s.method === 'POST').length, 0);
+    } finally {
+      await origin.stop();
+    }
+
+    // A POST answered 500: that message fails, the transport goes on.
+    const p500 = await startLegacyPeer({
+      endpoint: () => '/msg',
+      onPost: ({ body, res, streams }) => {
+        const m = JSON.parse(body);
+        if (m.method === 'tools/list') { res.writeHead(500).end('oops'); return; }
+        res.writeHead(202).end();
+        if (m.id !== undefined) answerOnStream(streams, { jsonrpc: '2.0', id: m.id, result: {} });
+      },
+    });
+    try {
+      const r = await runCheck('sse', p500.url, [INIT, { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 3, method: 'ping' }]);
+      const failed = r.lines.filter((l) => l.failed !== undefined);
+      assert.equal(failed.length, 1, JSON.stringify(r.lines));
+      assert.equal(JSON.parse(failed[0].body).id, 2);
+      assert.match(failed[0].failed, /answered HTTP 500/);
+      assert.deepEqual([...answers(r.lines).keys()], [1, 3]);
+      assert.deepEqual(r.lines.at(-1), { closed: 'finished' });
+    } finally {
+      await p500.stop();
+    }
+
+    // The stream cut while a request waits for its answer: it fails, then
+    // the transport closes; the answered one does not fail.
+    const cut = await startLegacyPeer({
+      endpoint: () => '/msg',
+      onPost: ({ body, res, streams }) => {
+        res.writeHead(202).end();
+        const m = JSON.parse(body);
+        if (m.id === 1) answerOnStream(streams, { jsonrpc: '2.0', id: 1, result: {} });
+        else setTimeout(() => { for (const s of streams) s.destroy(); }, 200);
+      },
+    });
+    try {
+      const r = await runCheck('sse', cut.url, [INIT, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow' } }]);
+      const failed = r.lines.filter((l) => l.failed !== undefined);
+      assert.equal(failed.length, 1, JSON.stringify(r.lines));
+      assert.equal(JSON.parse(failed[0].body).id, 2);
+      const closed = r.lines.at(-1).closed;
+      assert.ok(closed !== undefined && closed !== 'finished', JSON.stringify(r.lines));
+      assert.equal(failed[0].failed, closed);
+    } finally {
+      await cut.stop();
+    }
+
+    // Nothing listening: each kind fails the first request and closes.
+    for (const kind of ['auto', 'http', 'sse']) {
+      const r = await runCheck(kind, 'http://127.0.0.1:9/mcp', [INIT]);
+      assert.equal(r.code, 0, r.stderr);
+      const failed = r.lines.filter((l) => l.failed !== undefined);
+      assert.equal(failed.length, 1, `${kind}: ${JSON.stringify(r.lines)}`);
+      assert.match(failed[0].failed, /cannot reach http:\/\/127\.0\.0\.1:9/);
+      assert.match(r.lines.at(-1).closed, /cannot reach/);
+    }
+  });
+
+test('Streamable HTTP: a 401 with an OAuth body fails the request and is no message', { timeout: TIMEOUT }, async () => {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      seen.push({ method: req.method, headers: req.headers });
+      res.writeHead(401, { 'Content-Type': 'application/json', 'WWW-Authenticate': 'Bearer' });
+      res.end('{"error":"invalid_token","error_description":"expired"}');
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const url = `http://127.0.0.1:${server.address().port}/mcp`;
+    for (const kind of ['auto', 'http']) {
+      const r = await runCheck(kind, url, [INIT], ['Authorization: Bearer OLD']);
+      const failed = r.lines.filter((l) => l.failed !== undefined);
+      assert.equal(failed.length, 1, `${kind}: ${JSON.stringify(r.lines)}`);
+      assert.match(failed[0].failed, /answered HTTP 401 Unauthorized/);
+      assert.equal(r.lines.filter((l) => l.message !== undefined).length, 0, `${kind}: no message`);
+    }
+    assert.ok(seen.every((s) => s.headers.authorization === 'Bearer OLD'));
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+});
