@@ -53,6 +53,8 @@ struct xport_remote {
 	int			 insecure;
 	size_t			 max_body;
 	int			 status;	/* the first POST's */
+	int			 switched;	/* in is xport_sse */
+	int			 got_message;	/* in has given one */
 	int			 finishing;
 	int			 closed;
 	struct xr_msg		*first;		/* sent again on a switch */
@@ -162,7 +164,26 @@ xr_message_cb(const char *bytes, size_t len, void *arg)
 {
 	struct xport_remote	*xr = arg;
 
+	xr->got_message = 1;
 	xr->x.cbs.message(bytes, len, xr->x.arg);
+}
+
+/*
+ * Why, as the caller is told it: when the legacy transport failed before
+ * a word from the server, the first POST's status is said too (a
+ * Streamable HTTP server refusing the first message with 400 is as
+ * likely as a legacy server).  Caller frees.
+ */
+static char *
+xr_why(struct xport_remote *xr, const char *why)
+{
+	char	*s;
+
+	if (!xr->switched || xr->got_message || strcmp(why, "finished") == 0)
+		return xstrdup(why);
+	xasprintf(&s, "%s answered the first POST with HTTP %d, and as a "
+	    "legacy HTTP+SSE server: %s", xr->x.target, xr->status, why);
+	return s;
 }
 
 static void
@@ -178,23 +199,30 @@ static void
 xr_failed_cb(const char *bytes, size_t len, const char *why, void *arg)
 {
 	struct xport_remote	*xr = arg;
+	char			*s;
 
-	if (xr->x.cbs.failed != NULL)
-		xr->x.cbs.failed(bytes, len, why, xr->x.arg);
+	if (xr->x.cbs.failed == NULL)
+		return;
+	s = xr_why(xr, why);
+	xr->x.cbs.failed(bytes, len, s, xr->x.arg);
+	free(s);
 }
 
 static void
 xr_closed_cb(const char *why, void *arg)
 {
 	struct xport_remote	*xr = arg;
+	char			*s;
 
 	if (xr->closed)
 		return;
 	xr->closed = 1;
 	event_del(xr->next_ev);
-	xr_fail_held(xr, why);
+	s = xr_why(xr, why);
+	xr_fail_held(xr, s);
 	if (xr->x.cbs.closed != NULL)
-		xr->x.cbs.closed(why, xr->x.arg);
+		xr->x.cbs.closed(s, xr->x.arg);
+	free(s);
 }
 
 static const struct xport_cbs xr_inner_cbs = { xr_message_cb, xr_event_cb,
@@ -236,6 +264,7 @@ xr_switch(struct xport_remote *xr)
 	xr->in = xport_sse(xr->x.base, xr->x.target, xr->cacert,
 	    xr->insecure, xr->max_body, &xr_inner_cbs, xr, &cause);
 	xr->first = NULL;
+	xr->switched = 1;
 	xr_set_state(xr, XR_DECIDED);
 	if (xr->in == NULL) {
 		/* xport_http took the same URL: this cannot really happen. */

@@ -128,6 +128,7 @@ struct xport_sse {
 	struct xse_msgs		 pending;	/* requests awaiting answers */
 	size_t			 npending;
 	int			 pending_full_noted;
+	int			 endpoint_again_noted;
 	TAILQ_HEAD(, xse_post)	 posts;
 };
 
@@ -349,6 +350,17 @@ xport_sse_endpoint(const char *base, const char *ref, char **target,
 		xasprintf(target, "%s?%s", path, query);
 	else
 		*target = xstrdup(path);
+	/* The base URL's own path and query go in too: the same rule. */
+	for (p = *target; *p != '\0'; p++) {
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f) {
+			xasprintf(cause, "the URL's path or query holds a byte "
+			    "a request line cannot carry (0x%02x)",
+			    (unsigned char)*p);
+			free(*target);
+			*target = NULL;
+			goto out;
+		}
+	}
 	rc = 0;
 out:
 	free(merged);
@@ -644,8 +656,11 @@ xse_endpoint(struct xport_sse *xs, const char *data)
 	char		*cause = NULL, *why, **h, **p;
 
 	if (xs->state != XSE_WAITING) {
-		xse_note(xs, "%s sent another endpoint event: ignored, "
-		    "messages still go to the first", xs->x.target);
+		/* Said once: a server repeating it must not flood the notes. */
+		if (!xs->endpoint_again_noted)
+			xse_note(xs, "%s sent another endpoint event: ignored, "
+			    "messages still go to the first", xs->x.target);
+		xs->endpoint_again_noted = 1;
 		return;
 	}
 	if (xport_sse_endpoint(xs->x.target, data, &xs->post_target,

@@ -299,3 +299,34 @@ test('Streamable HTTP: a 401 with an OAuth body fails the request and is no mess
     await new Promise((r) => server.close(r));
   }
 });
+
+test('auto: a first POST answered 400 by a server that is no legacy one either says both', { timeout: TIMEOUT }, async () => {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      seen.push(req.method);
+      if (req.method === 'POST') {
+        res.writeHead(400, { 'Content-Type': 'application/json' });
+        res.end('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"unsupported protocol version"}}');
+      } else {
+        res.writeHead(405, { Allow: 'POST' }).end();
+      }
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const url = `http://127.0.0.1:${server.address().port}/mcp`;
+    const r = await runCheck('auto', url, [INIT]);
+    assert.equal(r.code, 0, r.stderr);
+    const failed = r.lines.filter((l) => l.failed !== undefined);
+    assert.equal(failed.length, 1, JSON.stringify(r.lines));
+    assert.equal(JSON.parse(failed[0].body).id, 1);
+    assert.match(failed[0].failed, /answered the first POST with HTTP 400, and as a legacy HTTP\+SSE server: .*answered GET with HTTP 405/);
+    assert.equal(r.lines.at(-1).closed, failed[0].failed);
+    assert.deepEqual(seen, ['POST', 'GET']);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+});

@@ -212,6 +212,10 @@ static const struct endpoint_case endpoint_cases[] = {
 	{ "http://h/sse", "/m\n", NULL, "0x0a" },
 	{ "http://h/sse", "/m\x7f", NULL, "0x7f" },
 	{ "http://h/sse", "/\xc3\xa9", NULL, "0xc3" },
+	/* The stream's URL is held to it too (its GET is built from it). */
+	{ "http://h/a b", "", NULL, "0x20" },
+	{ "http://h/a\r\nX: y", "?s=1", NULL, "0x0d" },
+	{ "http://h/sse?a b", "", NULL, "0x20" },
 };
 
 /* An endpoint event's URL resolves to a target on the same origin. */
