@@ -462,6 +462,7 @@ cmd_record(int argc, char **argv)
 	struct otlp_opts		 oopts;
 	struct otlp			*otlp = NULL;
 
+	max_record = RECORD_MAX_RECORD;
 	memset(&http, 0, sizeof http);
 	memset(&given, 0, sizeof given);
 	memset(&bridge, 0, sizeof bridge);
@@ -671,6 +672,8 @@ cmd_record(int argc, char **argv)
 		bridge.insecure = http.insecure;
 		bridge.listen = http.listen;
 		bridge.lim = http.lim;
+		/* A request body is held whole: capped as mock caps it. */
+		bridge.lim.max_body = max_record;
 	}
 	if ((bridge.connect != NULL || (given.listen && given.cmd)) &&
 	    record_bridge_check(&bridge, http.allow_remote) != 0)

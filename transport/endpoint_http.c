@@ -87,6 +87,7 @@ struct econn {
 	int			 lingering;
 	size_t			 lingered;	/* bytes dropped meanwhile */
 	int			 reset;		/* a fault resets it (next pass) */
+	int			 loopback;	/* came in on a loopback address */
 	TAILQ_ENTRY(econn)	 entry;
 };
 
@@ -101,7 +102,6 @@ struct endpoint_http {
 	int			 unsent_warned;
 	int			 slow_warned;	/* one warning, then debug */
 	int			 check_origin;	/* endpoint_http_check_origin */
-	int			 loopback;	/* listening on loopback */
 	struct event		*drain_ev;	/* cbs.drained, from the loop */
 	TAILQ_HEAD(, econn)	 conns;
 };
@@ -187,29 +187,57 @@ ec_sse_start(struct econn *c)
 	    "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n");
 }
 
+/* Whether a Host header's value names this machine (any port). */
+static int
+ec_host_is_loopback(const char *host)
+{
+	char	*origin;
+	int	 ok;
+
+	xasprintf(&origin, "http://%s", host);
+	ok = net_origin_is_loopback(origin);
+	free(origin);
+	return ok;
+}
+
 /*
- * With endpoint_http_check_origin, a request whose Origin names another
- * machine than this one is answered 403 (DNS rebinding: a web page's
- * script must not reach a local server); a request without Origin (not
- * from a browser) passes.  Returns 1 when refused.
+ * With endpoint_http_check_origin, a request that came in on a loopback
+ * address is answered 403 when its Origin names another machine, or its
+ * Host does not name this one (DNS rebinding: a web page's script must not
+ * reach a local server; a same-origin GET carries no Origin, but always
+ * the rebound name in Host).  No Origin (not from a browser) passes; so
+ * does no Host.  Checked once the head is in, before any body is read.
+ * Returns 1 when refused (the connection closes after the answer).
  */
 static int
 ec_origin_refused(struct econn *c)
 {
-	const char	*origin;
+	const char	*origin, *host, *what, *value;
 	char		*text;
 
-	if (!c->eh->check_origin ||
-	    (origin = http_head_get(&c->head, "Origin")) == NULL ||
-	    net_origin_is_loopback(origin))
+	if (!c->eh->check_origin || !c->loopback)
 		return 0;
-	log_info("%s: refused a request from Origin %s with 403: only "
-	    "pages of this machine may use a loopback server", c->eh->ep.who,
-	    origin);
+	origin = http_head_get(&c->head, "Origin");
+	host = http_head_get(&c->head, "Host");
+	if (origin != NULL && !net_origin_is_loopback(origin)) {
+		what = "Origin";
+		value = origin;
+	} else if (host != NULL && !ec_host_is_loopback(host)) {
+		what = "Host";
+		value = host;
+	} else
+		return 0;
+	log_info("%s: refused a request with %s %s with 403: only pages of "
+	    "this machine may use a loopback server", c->eh->ep.who, what,
+	    value);
 	xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
-	    "{\"code\":-32000,\"message\":\"mcpreel %s: Origin not "
+	    "{\"code\":-32000,\"message\":\"mcpreel %s: %s not "
 	    "allowed: this server listens on a loopback address and takes "
-	    "requests from pages of this machine only\"}}", c->eh->ep.who);
+	    "requests from pages of this machine only\"}}", c->eh->ep.who,
+	    what);
+	c->close_after = 1;
+	c->linger = 1;
+	bufferevent_disable(c->bev, EV_READ);
 	ec_reply_text(c, 403, "Forbidden", "application/json", text);
 	free(text);
 	return 1;
@@ -230,8 +258,6 @@ ec_request(struct econn *c)
 
 	c->close_after = http_head_has_token(&c->head, "Connection",
 	    "close");
-	if (ec_origin_refused(c))
-		return;
 	if (strcmp(c->head.method, "GET") == 0) {
 		accept = http_head_get(&c->head, "Accept");
 		if (accept == NULL || strstr(accept, "text/event-stream") ==
@@ -294,7 +320,8 @@ ec_request(struct econn *c)
 /*
  * Work out what c waits for and start that wait's limit when it changed;
  * a body's limit starts again with each read (a head's does not: a
- * trickle does not hold it open).
+ * trickle does not hold it open).  While the endpoint is paused it is we
+ * who do not read: no limit runs.
  */
 static void
 ec_wait_set(struct econn *c)
@@ -302,7 +329,7 @@ ec_wait_set(struct econn *c)
 	struct timeval	tv = { 0, 0 };
 	enum ec_wait	w;
 
-	if (c->er != NULL || c->stream || c->close_after)
+	if (c->er != NULL || c->stream || c->close_after || c->eh->ep.paused)
 		w = EC_WAIT_NONE;
 	else if (c->out_full)
 		w = EC_WAIT_IDLE;	/* for the client to read */
@@ -431,6 +458,8 @@ ec_process_requests(struct econn *c)
 				return;
 			}
 			evbuffer_drain(in, c->head.len);
+			if (ec_origin_refused(c))
+				return;
 			if (kind == HTTP_BODY_LENGTH &&
 			    c->eh->lim.max_body != 0 &&
 			    length > c->eh->lim.max_body) {
@@ -568,10 +597,16 @@ eh_accept_cb(int fd, void *arg)
 {
 	struct endpoint_http	*eh = arg;
 	struct econn		*c = xcalloc(1, sizeof *c);
+	struct sockaddr_storage	 local;
+	socklen_t		 llen = sizeof local;
 	int			 one = 1;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	c->eh = eh;
+	/* The address it came in on: a wildcard bind takes loopback too. */
+	memset(&local, 0, sizeof local);
+	if (getsockname(fd, (struct sockaddr *)&local, &llen) == 0)
+		c->loopback = net_addr_is_loopback(&local);
 	c->data = evbuffer_new();
 	c->bev = bufferevent_socket_new(eh->ep.base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
@@ -707,6 +742,16 @@ eh_req_end(struct endpoint *ep, struct ereq *er, const char *bytes,
 		event_active(c->next_ev, EV_TIMEOUT, 0);
 }
 
+/*
+ * Whether er's client went away (its connection closed) before the
+ * answer; NULL (a stdio client) never does.
+ */
+int
+ereq_gone(const struct ereq *er)
+{
+	return er != NULL && er->c == NULL;
+}
+
 static void
 eh_set_session(struct endpoint *ep, const char *id)
 {
@@ -830,8 +875,9 @@ eh_cut(struct endpoint *ep, struct ereq *er, enum ereq_cut how, int status,
 }
 
 /*
- * endpoint_pause: no connection reads its next request while on; off,
- * each one idle goes on reading (from the loop).
+ * endpoint_pause: no connection reads its next request while on, and no
+ * head, body or idle limit runs; off, each one idle goes on reading (from
+ * the loop), its limit started again.
  */
 static void
 eh_pause(struct endpoint *ep, int on)
@@ -839,8 +885,14 @@ eh_pause(struct endpoint *ep, int on)
 	struct endpoint_http	*eh = (struct endpoint_http *)ep;
 	struct econn		*c;
 
-	if (on)
-		return;		/* ec_process_requests stops at once */
+	if (on) {
+		/* ec_process_requests stops at once; the limits stop here. */
+		TAILQ_FOREACH(c, &eh->conns, entry) {
+			if (!c->lingering)
+				ec_wait_set(c);
+		}
+		return;
+	}
 	TAILQ_FOREACH(c, &eh->conns, entry) {
 		if (c->er == NULL && !c->stream && !c->lingering &&
 		    !c->close_after)
@@ -849,16 +901,17 @@ eh_pause(struct endpoint *ep, int on)
 }
 
 /*
- * Refuse (403) requests whose Origin header names a page of another
- * machine, when listening on a loopback address (on another address the
- * clients' origins cannot be known, and every one passes).
+ * Refuse (403) requests that came in on a loopback address (whatever the
+ * address bound: 0.0.0.0 takes them too) whose Origin names a page of
+ * another machine or whose Host does not name this machine; on another
+ * address the clients' names cannot be known, and every one passes.
  */
 void
 endpoint_http_check_origin(struct endpoint *ep, int on)
 {
 	struct endpoint_http	*eh = (struct endpoint_http *)ep;
 
-	eh->check_origin = on && eh->loopback;
+	eh->check_origin = on;
 }
 
 static const struct endpoint_ops eh_ops = {
@@ -897,6 +950,5 @@ endpoint_http(struct event_base *base, const char *listen,
 		free(eh);
 		return NULL;
 	}
-	eh->loopback = net_addr_is_loopback(&ss);
 	return &eh->ep;
 }
