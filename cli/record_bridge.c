@@ -162,7 +162,10 @@ record_bridge_header(const char *h)
 	return 0;
 }
 
-/* Say what is wrong with --connect's URL or --listen's address. */
+/*
+ * Say what is wrong with --connect's URL and --header lines, or --listen's
+ * address.
+ */
 int
 record_bridge_check(const struct bridge_options *bo, int allow_remote)
 {
@@ -179,6 +182,12 @@ record_bridge_check(const struct bridge_options *bo, int allow_remote)
 		return -1;
 	}
 	net_url_clear(&u);
+	/* A header the transport refuses is found before a session begins. */
+	if (xport_headers_check(bo->headers, bo->nheaders, &cause) != 0) {
+		fprintf(stderr, "mcpreel record: --header: %s\n", cause);
+		free(cause);
+		return -1;
+	}
 	return 0;
 }
 

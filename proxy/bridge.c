@@ -34,9 +34,10 @@
 /*
  * After the host closed stdin (or a stop signal), how long the server
  * gets to answer what is in flight and end its session (DELETE), or a
- * command to stop (its own grace is 2 s, then SIGTERM, 2 s, SIGKILL).
+ * command to stop: its own grace is 2 s for stdin, 2 s, then SIGTERM,
+ * 2 s, SIGKILL (6 s), so a second more to see it gone.
  */
-#define BRIDGE_FINISH_MS	6000
+#define BRIDGE_FINISH_MS	7000
 /*
  * What waits for the host on our stdout before reading the server pauses
  * (the host does not read), and how often it is looked at again then.
@@ -172,7 +173,7 @@ bridge_request(struct bridge *b, struct ereq *er, const char *bytes,
 	char		*id, *why = NULL;
 	int64_t		 v;
 
-	id = scan_id_dup(bytes, sc);
+	id = bridge_pend_key(bytes, sc);
 	if (b->gone != NULL)
 		why = bridge_pend_why(b, b->gone);
 	else if (b->npend >= BRIDGE_PENDING_MAX)
@@ -227,6 +228,69 @@ bridge_check_stdin(struct bridge *b)
 		bridge_poll_later(b);
 }
 
+/*
+ * Stopping: nothing more goes to the server.  A request gets mcpreel's
+ * error (a 202 would tell an HTTP client its answer comes later).
+ */
+static void
+bridge_client_finishing(struct bridge *b, struct ereq *er, const char *bytes,
+    size_t len, const struct scan *sc)
+{
+	char	*id, *why;
+
+	if (sc->kind != KIND_REQUEST || !sc->has_id) {
+		if (er != NULL)
+			ereq_end(b->ep, er, NULL, 0);
+		return;
+	}
+	if (b->gone != NULL)
+		why = bridge_pend_why(b, b->gone);
+	else
+		why = xstrdup("mcpreel: mcpreel is stopping; this request was "
+		    "not sent to the server");
+	id = bridge_pend_key(bytes, sc);
+	bridge_pend_answer(b, er, id, why);
+	log_debug("%s", why + 9);
+	free(id);
+	free(why);
+}
+
+/*
+ * A client's notifications/cancelled for a pending request: the server
+ * will not answer it, so it waits no more (its POST ends).
+ */
+static void
+bridge_cancelled(struct bridge *b, const char *bytes, size_t len)
+{
+	json_t		*j;
+	struct bpend	*p;
+	const char	*method;
+	char		*id, *key;
+	int64_t		 v;
+
+	if (memmem(bytes, len, "notifications/cancelled", 23) == NULL ||
+	    (j = json_loadb(bytes, len, 0, NULL)) == NULL)
+		return;
+	method = json_string_value(json_object_get(j, "method"));
+	if (method == NULL || strcmp(method, "notifications/cancelled") != 0 ||
+	    (id = json_dumps(json_object_get(json_object_get(j, "params"),
+	    "requestId"), JSON_COMPACT | JSON_ENCODE_ANY)) == NULL) {
+		json_decref(j);
+		return;
+	}
+	json_decref(j);
+	key = bridge_pend_canon(id);
+	if (idmap_get(b->byid, key, strlen(key), &v) == 0) {
+		p = (struct bpend *)(intptr_t)v;
+		bridge_pend_take(b, p);
+		if (p->er != NULL)
+			ereq_end(b->ep, p->er, NULL, 0);
+		bridge_pend_free(p);
+	}
+	free(key);
+	free(id);
+}
+
 /* A whole client message: recorded, then on to the server. */
 static void
 bridge_client_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
@@ -234,17 +298,17 @@ bridge_client_cb(struct ereq *er, const char *bytes, size_t len, void *arg)
 	struct bridge	*b = arg;
 	struct scan	 sc;
 
-	if (b->finishing) {
-		/* Stopping: nothing more goes to the server. */
-		if (er != NULL)
-			ereq_end(b->ep, er, NULL, 0);
-		return;
-	}
 	bridge_tap(b, DIR_C2S, bytes, len);
 	scan_message(bytes, len, &sc);
+	if (b->finishing) {
+		bridge_client_finishing(b, er, bytes, len, &sc);
+		return;
+	}
 	if (sc.kind == KIND_REQUEST && sc.has_id)
 		bridge_request(b, er, bytes, len, &sc);
 	else {
+		if (sc.kind == KIND_NOTIFICATION)
+			bridge_cancelled(b, bytes, len);
 		/* Over HTTP the endpoint answered it (202) already. */
 		if (er != NULL)
 			ereq_end(b->ep, er, NULL, 0);
@@ -356,7 +420,7 @@ bridge_server_cb(const char *bytes, size_t len, void *arg)
 	bridge_tap(b, DIR_S2C, bytes, len);
 	scan_message(bytes, len, &sc);
 	if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) && sc.has_id) {
-		id = scan_id_dup(bytes, &sc);
+		id = bridge_pend_key(bytes, &sc);
 		if (idmap_get(b->byid, id, strlen(id), &v) == 0) {
 			p = (struct bpend *)(intptr_t)v;
 			bridge_pend_take(b, p);
@@ -387,8 +451,8 @@ bridge_server_cb(const char *bytes, size_t len, void *arg)
 				p = (struct bpend *)(intptr_t)v;
 			free(tok);
 		}
-		if (p == NULL && b->npend == 1)
-			p = TAILQ_FIRST(&b->pend);
+		if (p == NULL)
+			p = bridge_pend_only(b);
 		if (p != NULL)
 			er = p->er;
 	}
@@ -510,7 +574,7 @@ bridge_stop_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct bridge	*b = arg;
 
-	if (b->gone == NULL)
+	if (b->gone == NULL && !b->lingering)
 		log_warnx("the server did not finish within %d ms: not "
 		    "waiting", BRIDGE_FINISH_MS);
 	event_base_loopbreak(b->base);
@@ -662,6 +726,7 @@ bridge_run(struct writer *w, struct wsession *s,
 		free(why);
 		/* Over HTTP the loop writes them: a moment for that. */
 		if (!b.stdio_host) {
+			b.lingering = 1;
 			evtimer_del(b.stop_ev);
 			evtimer_add(b.stop_ev, &tv);
 			event_base_dispatch(b.base);
@@ -671,8 +736,7 @@ bridge_run(struct writer *w, struct wsession *s,
 	if (b.x->exit_code >= 0) {
 		res->exit_status = b.x->exit_code;
 		res->exit_code = b.x->exit_code;
-		if (res->exit_code > 128)
-			res->exit_signal = res->exit_code - 128;
+		res->exit_signal = b.x->exit_signal;
 	} else
 		res->exit_code = (!b.heard && b.failed) ? 1 : 0;
 	if (opt->connect == NULL && b.x->exit_code < 0)

@@ -11,7 +11,7 @@
 
 /* A client request waiting for its answer. */
 struct bpend {
-	char			*id;	/* the id's JSON text, as written */
+	char			*id;	/* the id's JSON text (bridge_pend_key) */
 	struct ereq		*er;	/* its POST; NULL over stdio */
 	char			*token;	/* _meta.progressToken as JSON, or NULL */
 	int			 init;	/* an initialize */
@@ -43,6 +43,7 @@ struct bridge {
 	int			 failed;	/* a request failed at HTTP level */
 	int			 refused_said;	/* a refused request was logged */
 	int			 stdio_host;	/* the client is our stdio */
+	int			 lingering;	/* the last answers go out */
 	char			*reason;	/* how the session ended */
 };
 
@@ -51,6 +52,9 @@ void		 bridge_note(struct bridge *, const char *);
 
 /* bridge_pend.c: pending requests, and the answers mcpreel makes. */
 char		*bridge_pend_token(const char *, size_t, int);
+char		*bridge_pend_canon(const char *);
+char		*bridge_pend_key(const char *, const struct scan *);
+struct bpend	*bridge_pend_only(struct bridge *);
 void		 bridge_pend_free(struct bpend *);
 void		 bridge_pend_take(struct bridge *, struct bpend *);
 void		 bridge_pend_answer(struct bridge *, struct ereq *, const char *,

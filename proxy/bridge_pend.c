@@ -6,6 +6,7 @@
  * server's messages.
  */
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,65 @@ bridge_pend_token(const char *bytes, size_t len, int meta)
 		s = json_dumps(p, JSON_ENCODE_ANY | JSON_COMPACT);
 	json_decref(j);
 	return s;
+}
+
+/*
+ * An id's JSON text as a key: as written, unless it may be written in
+ * more than one way (an escape, a fraction or an exponent, -0), when it
+ * is parsed and written compact, a whole number as an integer (a server that re-encodes JSON answers
+ * "a\u0062" as "ab").  The caller frees it.
+ */
+char *
+bridge_pend_canon(const char *text)
+{
+	json_t	*j, *v;
+	char	*s;
+
+	if (strpbrk(text, "\\.eE") == NULL && strncmp(text, "-0", 2) != 0)
+		return xstrdup(text);
+	if ((j = json_loads(text, JSON_DECODE_ANY, NULL)) == NULL)
+		return xstrdup(text);
+	/* 1.0, 1e0 and 1 are one number (JavaScript writes them all 1). */
+	if (json_is_real(j) && json_real_value(j) == floor(json_real_value(j))
+	    && fabs(json_real_value(j)) < 9007199254740992.0) {
+		v = json_integer((json_int_t)json_real_value(j));
+		json_decref(j);
+		j = v;
+	}
+	s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(j);
+	return s != NULL ? s : xstrdup(text);
+}
+
+/* The key (bridge_pend_canon) of the id of the message scanned in sc. */
+char *
+bridge_pend_key(const char *bytes, const struct scan *sc)
+{
+	char	*id = scan_id_dup(bytes, sc), *key;
+
+	key = bridge_pend_canon(id);
+	free(id);
+	return key;
+}
+
+/*
+ * The one request in flight whose client is still there, or NULL when
+ * none or more than one is (a request whose client went away and that
+ * the server never answers does not count).
+ */
+struct bpend *
+bridge_pend_only(struct bridge *b)
+{
+	struct bpend	*p, *only = NULL;
+
+	TAILQ_FOREACH(p, &b->pend, entry) {
+		if (ereq_gone(p->er))
+			continue;
+		if (only != NULL)
+			return NULL;
+		only = p;
+	}
+	return only;
 }
 
 void
@@ -165,7 +225,7 @@ bridge_pend_failed_cb(const char *bytes, size_t len, const char *why, void *arg)
 		free(text);
 		return;
 	}
-	id = scan_id_dup(bytes, &sc);
+	id = bridge_pend_key(bytes, &sc);
 	if (idmap_get(b->byid, id, strlen(id), &v) == 0) {
 		p = (struct bpend *)(intptr_t)v;
 		bridge_pend_take(b, p);

@@ -332,6 +332,7 @@ struct xport {
 	char			*protocol_version;	/* HTTP: sent as
 							   MCP-Protocol-Version */
 	int			 exit_code;	/* stdio: the server's, or -1 */
+	int			 exit_signal;	/* stdio: what killed it, or 0 */
 	int			 paused;	/* xport_pause */
 	char			**headers;	/* xport_set_headers: "Name:
 						   value" lines, NULL-ended,
@@ -381,6 +382,7 @@ struct xport	*xport_remote(struct event_base *, enum xport_remote_kind,
  */
 #define XPORT_HEADERS_MAX	64
 #define XPORT_HEADERS_BYTES	(32 * 1024)
+int		 xport_headers_check(const char *const *, size_t, char **);
 int		 xport_set_headers(struct xport *, const char *const *, size_t,
 		     char **);
 char		*xport_header_parse(const char *, char **);
@@ -478,6 +480,7 @@ void		 ereq_send(struct endpoint *, struct ereq *, const char *,
 		     size_t);
 void		 ereq_end(struct endpoint *, struct ereq *, const char *,
 		     size_t);
+int		 ereq_gone(const struct ereq *);
 void		 ereq_cut(struct endpoint *, struct ereq *, enum ereq_cut,
 		     int, const char *, const char *);
 

@@ -100,12 +100,11 @@ xport_headers_free(char **list)
 }
 
 /*
- * Set the headers every HTTP request carries from now on (see
- * transport.h); all or nothing.
+ * The "Name: value" lines as xport_set_headers takes them (a NULL-ended
+ * list), or NULL with *cause.
  */
-int
-xport_set_headers(struct xport *x, const char *const *lines, size_t n,
-    char **cause)
+static char **
+xport_headers_list(const char *const *lines, size_t n, char **cause)
 {
 	char	**list;
 	size_t	  i, total = 0;
@@ -113,7 +112,7 @@ xport_set_headers(struct xport *x, const char *const *lines, size_t n,
 	if (n > XPORT_HEADERS_MAX) {
 		xasprintf(cause, "too many headers (%zu): at most %d", n,
 		    XPORT_HEADERS_MAX);
-		return -1;
+		return NULL;
 	}
 	list = xcalloc(n + 1, sizeof *list);
 	for (i = 0; i < n; i++) {
@@ -126,6 +125,39 @@ xport_set_headers(struct xport *x, const char *const *lines, size_t n,
 			goto fail;
 		}
 	}
+	return list;
+fail:
+	xport_headers_free(list);
+	return NULL;
+}
+
+/*
+ * Whether xport_set_headers would take the lines: 0, or -1 with *cause
+ * (checked before anything starts).
+ */
+int
+xport_headers_check(const char *const *lines, size_t n, char **cause)
+{
+	char	**list;
+
+	if ((list = xport_headers_list(lines, n, cause)) == NULL)
+		return -1;
+	xport_headers_free(list);
+	return 0;
+}
+
+/*
+ * Set the headers every HTTP request carries from now on (see
+ * transport.h); all or nothing.
+ */
+int
+xport_set_headers(struct xport *x, const char *const *lines, size_t n,
+    char **cause)
+{
+	char	**list;
+
+	if ((list = xport_headers_list(lines, n, cause)) == NULL)
+		return -1;
 	xport_headers_free(x->headers);
 	x->headers = n > 0 ? list : NULL;
 	if (n == 0)
@@ -133,9 +165,6 @@ xport_set_headers(struct xport *x, const char *const *lines, size_t n,
 	if (x->ops->headers != NULL)
 		x->ops->headers(x);
 	return 0;
-fail:
-	xport_headers_free(list);
-	return -1;
 }
 
 /*

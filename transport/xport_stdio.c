@@ -176,6 +176,7 @@ xs_exit_cb(struct child *c, void *arg)
 
 	xs->exited = 1;
 	xs->x.exit_code = child_exit_code(c);
+	xs->x.exit_signal = child_exit_signal(c);
 	xs_check_closed(xs);
 }
 
