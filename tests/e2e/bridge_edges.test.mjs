@@ -169,7 +169,7 @@ test('--connect to a closed port: the SDK client gets an error naming the URL at
     }
     assert.equal(status, 1, `exit 1 when the server could never be reached; stderr: ${stderr}`);
     assert.match(stderr, /the server at http:\/\/127\.0\.0\.1:\d+\/mcp: /, 'the first failure is said on stderr');
-    assert.doesNotMatch(stderr, /Sanitizer/);
+    assert.doesNotMatch(stderr, /Sanitizer|runtime error:/);
     const [s] = sql(db, 'SELECT transport, target FROM sessions');
     assert.deepEqual(s, { transport: 'http', target: url });
     const msgs = sql(db, 'SELECT direction, raw FROM messages ORDER BY seq');
@@ -198,7 +198,7 @@ test('--connect --header: the header reaches the server with every request, the 
     const r = await converse(['record', '--db', db, '--connect', `${tiny.url}?api_key=${SECRET}`,
       '--header', `Authorization: Bearer ${SECRET}`, '--header', 'X-Plain: visible'], lines);
     assert.equal(r.code, 0, r.stderr);
-    assert.doesNotMatch(r.stderr, /Sanitizer/);
+    assert.doesNotMatch(r.stderr, /Sanitizer|runtime error:/);
     const out = r.stdout;
     assert.deepEqual(out.map((m) => m.id), [1, 2, 3], 'each request answered once, in order');
     assert.equal(out[1].result.authorization, `Bearer ${SECRET}`, 'the server got the header');
@@ -249,13 +249,36 @@ test('--connect: a server answering 401 gets the request an error from mcpreel n
   }
 });
 
-/** Start `record --listen 127.0.0.1:0 -- ...cmd`; resolves {url, child, exited, stderr()}. */
-async function startListen(db, cmd) {
-  const p = await spawnUntilLine(MCPREEL, ['record', '--db', db, '--name', 'served', '--listen', '127.0.0.1:0', '--', ...cmd], {
+/**
+ * Start `record --listen ADDR ...opts -- ...cmd` (ADDR 127.0.0.1:0 unless
+ * given); resolves {url, port, child, exited, stderr()}.
+ */
+async function startListen(db, cmd, { opts = [], listen = '127.0.0.1:0' } = {}) {
+  const p = await spawnUntilLine(MCPREEL, ['record', '--db', db, '--name', 'served', '--listen', listen, ...opts, '--', ...cmd], {
     env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
-    pattern: /^mcpreel: listening on (http:\/\/127\.0\.0\.1:\d+)$/,
+    pattern: /^mcpreel: listening on (http:\/\/[0-9.]+:(\d+))$/,
   });
-  return { url: p.match[1], child: p.child, exited: p.exited, stderr: p.stderr };
+  return { url: p.match[1].replace('0.0.0.0', '127.0.0.1'), port: Number(p.match[2]), child: p.child, exited: p.exited, stderr: p.stderr };
+}
+
+/**
+ * Send `head` (a request head, and a body if any) on a new connection to
+ * 127.0.0.1:port; resolves the first line of the answer, or null when
+ * none came within ms.
+ */
+function rawStatus(port, head, ms = 3000) {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1', () => sock.write(head));
+    let got = '';
+    const done = (v) => { clearTimeout(timer); sock.destroy(); resolve(v); };
+    const timer = setTimeout(() => done(null), ms);
+    sock.on('data', (c) => {
+      got += c;
+      if (got.includes('\r\n')) done(got.slice(0, got.indexOf('\r\n')));
+    });
+    sock.on('error', () => done(null));
+    sock.on('close', () => done(got ? got.split('\r\n')[0] : null));
+  });
 }
 
 // A stdio server that answers initialize, then exits with status 3 at the
@@ -288,9 +311,15 @@ test('--listen -- CMD: CMD exiting gets the request in flight an error, and mcpr
     assert.equal(e.id, 'two');
     assert.equal(e.error.code, -32000);
     assert.match(e.error.message, /exited with status 3/);
+    // Sent while the last answers go out: an error, not a 202 with nothing.
+    const r3 = await request(`${mp.url}/mcp`, { method: 'POST', headers: h, body: '{"jsonrpc":"2.0","id":3,"method":"ping"}', timeoutMs: 5000 });
+    assert.equal(r3.status, 200, 'a request while mcpreel finishes is answered');
+    const e3 = JSON.parse(r3.body.toString());
+    assert.equal(e3.id, 3);
+    assert.match(e3.error.message, /exited with status 3/);
     const { code } = await mp.exited;
     assert.equal(code, 3, `mcpreel exits with CMD's status; stderr: ${mp.stderr()}`);
-    assert.doesNotMatch(mp.stderr(), /Sanitizer/);
+    assert.doesNotMatch(mp.stderr(), /Sanitizer|runtime error:/);
     assert.match(mp.stderr(), /exiter: leaving/, "CMD's stderr is passed on");
     const [s] = sql(db, 'SELECT transport, target, exit_status FROM sessions');
     assert.equal(s.transport, 'stdio');
@@ -298,7 +327,9 @@ test('--listen -- CMD: CMD exiting gets the request in flight an error, and mcpr
     assert.equal(s.exit_status, 3);
     const kinds = sql(db, 'SELECT kind FROM events ORDER BY id').map((r) => r.kind);
     assert.ok(kinds.includes('stderr') && kinds.includes('exit'), kinds.join(' '));
-    assert.deepEqual(sql(db, 'SELECT direction FROM messages ORDER BY seq').map((m) => m.direction), ['c2s', 's2c', 'c2s']);
+    assert.deepEqual(sql(db, 'SELECT direction FROM messages ORDER BY seq').map((m) => m.direction), ['c2s', 's2c', 'c2s', 'c2s']);
+    const notes = sql(db, "SELECT text FROM events WHERE kind = 'note'").map((n) => n.text);
+    assert.ok(notes.some((n) => n.startsWith('mcpreel answered request 3 itself')), notes.join('\n'));
   } finally {
     await stopChild(mp.child, mp.exited).catch(() => {});
     t.cleanup();
@@ -326,7 +357,7 @@ test('--listen -- CMD on loopback: a request from a page of another machine (Ori
     mp.child.kill('SIGTERM');
     const { code } = await mp.exited;
     assert.equal(code, 0, `cat exits 0 when its stdin closes; stderr: ${mp.stderr()}`);
-    assert.doesNotMatch(mp.stderr(), /Sanitizer/);
+    assert.doesNotMatch(mp.stderr(), /Sanitizer|runtime error:/);
     const n = sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 'c2s'")[0].n;
     assert.equal(n, 4, 'the four answers that passed are recorded, the refused ones are not');
     t.cleanup();
@@ -337,7 +368,7 @@ test('--listen -- CMD: a command that does not read its stdin holds the clients 
   const t = tempDir();
   const db = join(t.dir, 'f.db');
   // Reads nothing, answers nothing: its stdin pipe fills.
-  const mp = await startListen(db, [process.execPath, '-e', 'setTimeout(() => {}, 120000)']);
+  const mp = await startListen(db, [process.execPath, '-e', 'setTimeout(() => {}, 120000)'], { opts: ['--head-timeout', '2'] });
   try {
     const h = { 'Content-Type': 'application/json' };
     const big = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { data: 'x'.repeat(1024 * 1024) } });
@@ -350,11 +381,15 @@ test('--listen -- CMD: a command that does not read its stdin holds the clients 
     }
     assert.ok(accepted >= 16, `the first 16 MiB are taken (${accepted})`);
     assert.ok(accepted < 30, `then the clients wait: ${accepted} of 40 taken`);
+    // Held back by us, a complete head is not timed out (--head-timeout 2).
+    const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+    const st = await rawStatus(mp.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${ping.length}\r\n\r\n${ping}`, 3500);
+    assert.equal(st, null, `no answer while the clients are held back (got ${st})`);
   } finally {
     mp.child.kill('SIGTERM');
     const { code } = await mp.exited;
     assert.equal(code, 143, `the command did not stop on its stdin closing: SIGTERM (128+15); stderr: ${mp.stderr()}`);
-    assert.doesNotMatch(mp.stderr(), /Sanitizer/);
+    assert.doesNotMatch(mp.stderr(), /Sanitizer|runtime error:/);
     t.cleanup();
   }
 });
@@ -399,7 +434,7 @@ test('--connect --no-db --cassette FILE --check: the session as a cassette (tran
     const lines = [INIT, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' })];
     const r = await converse(['record', '--no-db', '--cassette', cassette, '--check', '--name', 'remote', '--connect', tiny.url], lines);
     assert.equal(r.code, 0, r.stderr);
-    assert.doesNotMatch(r.stderr, /Sanitizer/);
+    assert.doesNotMatch(r.stderr, /Sanitizer|runtime error:/);
     const rows = readFileSync(cassette, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(rows[0].transport, 'http');
     assert.equal(rows[0].name, 'remote');
@@ -426,6 +461,145 @@ test('--listen -- CMD: SIGHUP ends the recording as SIGTERM does; the session is
     assert.equal(s.exit_status, 0);
     assert.match(s.end_reason, /Hangup/);
     assert.ok(s.ended_ns > 0);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('--listen -- CMD on loopback: a Host not naming this machine gets 403, GET included, before any body is read; a body over the cap gets 413 by default', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 'h.db');
+  const mp = await startListen(db, ['cat']);
+  try {
+    // A same-origin GET from a rebound page: no Origin, its own name in Host.
+    assert.match(await rawStatus(mp.port, `GET /mcp HTTP/1.1\r\nHost: evil.example:${mp.port}\r\nAccept: text/event-stream\r\n\r\n`), /^HTTP\/1\.1 403/);
+    const body = '{"jsonrpc":"2.0","id":5,"result":{}}';
+    for (const host of [`evil.example:${mp.port}`, '127.0.0.1.nip.io', 'localhost.evil.example', '127.0.0.1@evil.example']) {
+      assert.match(await rawStatus(mp.port, `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`), /^HTTP\/1\.1 403/, host);
+    }
+    for (const host of [`localhost:${mp.port}`, 'LOCALHOST', `127.0.0.1:${mp.port}`, '127.9.9.9', `[::1]:${mp.port}`, 'a.localhost:1']) {
+      assert.match(await rawStatus(mp.port, `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`), /^HTTP\/1\.1 202/, host);
+    }
+    // Refused at the head: a 3 GiB body is never waited for.
+    assert.match(await rawStatus(mp.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\nContent-Length: 3221225472\r\n\r\n{"jsonrpc"`), /^HTTP\/1\.1 403/);
+    // No --max-record-size: the default cap (128 MiB) holds.
+    assert.match(await rawStatus(mp.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 3221225472\r\n\r\n{"jsonrpc"`), /^HTTP\/1\.1 413/);
+  } finally {
+    mp.child.kill('SIGTERM');
+    const { code } = await mp.exited;
+    assert.equal(code, 0, mp.stderr());
+    assert.doesNotMatch(mp.stderr(), /Sanitizer|runtime error:/);
+    assert.equal(sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 'c2s'")[0].n, 6, 'the six that passed');
+    t.cleanup();
+  }
+});
+
+test('--listen 0.0.0.0 --allow-remote -- CMD: a connection on a loopback address is still checked (Origin, Host); --max-record-size caps a body', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 'w.db');
+  const mp = await startListen(db, ['cat'], { listen: '0.0.0.0:0', opts: ['--allow-remote', '--max-record-size', '1K'] });
+  try {
+    const body = '{"jsonrpc":"2.0","id":5,"result":{}}';
+    assert.match(await rawStatus(mp.port, `POST /mcp HTTP/1.1\r\nHost: evil.example:${mp.port}\r\nOrigin: http://evil.example:${mp.port}\r\nContent-Length: ${body.length}\r\n\r\n${body}`), /^HTTP\/1\.1 403/);
+    assert.match(await rawStatus(mp.port, `GET /mcp HTTP/1.1\r\nHost: evil.example\r\nAccept: text/event-stream\r\n\r\n`), /^HTTP\/1\.1 403/);
+    assert.match(await rawStatus(mp.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${mp.port}\r\nContent-Length: ${body.length}\r\n\r\n${body}`), /^HTTP\/1\.1 202/);
+    assert.match(await rawStatus(mp.port, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2000\r\n\r\n`), /^HTTP\/1\.1 413/);
+  } finally {
+    mp.child.kill('SIGTERM');
+    await mp.exited;
+    assert.doesNotMatch(mp.stderr(), /Sanitizer|runtime error:/);
+    t.cleanup();
+  }
+});
+
+// Reads requests and answers none; exits when its stdin ends.
+const NEVER = "process.stdin.on('data', () => {}); process.stdin.on('end', () => process.exit(0));";
+
+test('--listen -- CMD: a cancelled request waits no more (its POST ends, its id is free); SIGTERM with one pending gives no "did not finish" warning', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 'c.db');
+  const mp = await startListen(db, [process.execPath, '-e', NEVER]);
+  try {
+    const h = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    const first = request(`${mp.url}/mcp`, { method: 'POST', headers: h, body: '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}', timeoutMs: 20000 });
+    await new Promise((res) => setTimeout(res, 200));
+    const c = await request(`${mp.url}/mcp`, { method: 'POST', headers: h, body: '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"timeout"}}' });
+    assert.equal(c.status, 202);
+    const t0 = Date.now();
+    const r1 = await first;
+    assert.ok(Date.now() - t0 < 3000, 'the cancelled POST ends at once');
+    assert.equal(r1.status, 202);
+    // id 7 is free again: not "waiting already".
+    const again = request(`${mp.url}/mcp`, { method: 'POST', headers: h, body: '{"jsonrpc":"2.0","id":7,"method":"ping"}', timeoutMs: 20000 });
+    await new Promise((res) => setTimeout(res, 300));
+    mp.child.kill('SIGTERM');
+    const ra = await again;
+    assert.match(JSON.parse(ra.body.toString()).error.message, /mcpreel/);
+    const { code } = await mp.exited;
+    assert.equal(code, 0, mp.stderr());
+    assert.doesNotMatch(mp.stderr(), /did not finish/);
+    assert.doesNotMatch(mp.stderr(), /Sanitizer|runtime error:/);
+  } finally {
+    mp.child.kill('SIGKILL');
+    await mp.exited;
+    t.cleanup();
+  }
+});
+
+// Answers every request after parsing and writing it again (as many
+// servers do): "a\u0062" comes back as "ab".
+const REENCODER = `
+const rl = require('readline').createInterface({ input: process.stdin });
+rl.on('line', (l) => {
+  const m = JSON.parse(l);
+  if (m.id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} }) + '\\n');
+});`;
+
+test('--listen -- CMD: an answer whose id the server wrote another way ("a\\u0062" as "ab", 1e0 as 1, \\/ as /) reaches the POST that asked', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 'e.db');
+  const mp = await startListen(db, [process.execPath, '-e', REENCODER]);
+  try {
+    const h = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    for (const [id, back] of [['"a\\u0062"', 'ab'], ['1e0', 1], ['2.0', 2], ['3', 3], ['"x\\/y"', 'x/y']]) {
+      const r = await request(`${mp.url}/mcp`, { method: 'POST', headers: h, body: `{"jsonrpc":"2.0","id":${id},"method":"ping"}`, timeoutMs: 4000 });
+      assert.equal(r.status, 200, id);
+      assert.equal(JSON.parse(r.body.toString()).id, back);
+    }
+  } finally {
+    mp.child.kill('SIGTERM');
+    await mp.exited;
+    assert.doesNotMatch(mp.stderr(), /Sanitizer|runtime error:/);
+    t.cleanup();
+  }
+});
+
+test('--listen -- CMD: a command exiting 130 by itself is no signal in the record', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 'x.db');
+  const mp = await startListen(db, [process.execPath, '-e', 'setTimeout(() => process.exit(130), 300)']);
+  try {
+    const { code } = await mp.exited;
+    assert.equal(code, 130);
+    const [s] = sql(db, 'SELECT exit_status, exit_signal FROM sessions');
+    assert.equal(s.exit_status, 130);
+    assert.equal(s.exit_signal, null);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('--connect: a --header the transport refuses stops mcpreel before a session begins', { timeout: 30000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 'b.db');
+  try {
+    for (const hdr of ['Host: other.example', 'Mcp-Session-Id: x', 'X-Bad: a\x01b']) {
+      const r = await runMcpreel(['record', '--db', db, '--connect', 'http://127.0.0.1:1/mcp', '--header', hdr], { input: '' });
+      assert.equal(r.code, 2, `${hdr}: ${r.stderr}`);
+      assert.match(r.stderr.toString(), /--header/);
+    }
+    const n = (() => { try { return sql(db, 'SELECT count(*) AS n FROM sessions')[0].n; } catch { return 0; } })();
+    assert.equal(n, 0, 'no empty session');
   } finally {
     t.cleanup();
   }
