@@ -405,6 +405,19 @@ bridge_learn(struct bridge *b, const struct bpend *p, const char *bytes,
 	json_decref(j);
 }
 
+/*
+ * --transport auto found a legacy HTTP+SSE server: the session's row,
+ * written before it was known, says "sse" from now.
+ */
+static void
+bridge_check_transport(struct bridge *b)
+{
+	if (b->sse_said || b->x == NULL || !xport_remote_legacy(b->x))
+		return;
+	b->sse_said = 1;
+	tap_session_transport(b->tap, b->s, "sse");
+}
+
 /* A whole server message: recorded, then on the channel it belongs to. */
 static void
 bridge_server_cb(const char *bytes, size_t len, void *arg)
@@ -416,6 +429,8 @@ bridge_server_cb(const char *bytes, size_t len, void *arg)
 	char		*id, *tok, *note;
 	int64_t		 v;
 
+	if (!b->heard)
+		bridge_check_transport(b);
 	b->heard = 1;
 	bridge_tap(b, DIR_S2C, bytes, len);
 	scan_message(bytes, len, &sc);
@@ -715,6 +730,7 @@ bridge_run(struct writer *w, struct wsession *s,
 	}
 
 	event_base_dispatch(b.base);
+	bridge_check_transport(&b);
 
 	/* What is still pending will not be answered now. */
 	if (b.npend > 0) {

@@ -44,6 +44,7 @@ struct bridge {
 	int			 refused_said;	/* a refused request was logged */
 	int			 stdio_host;	/* the client is our stdio */
 	int			 lingering;	/* the last answers go out */
+	int			 sse_said;	/* the row says "sse" now */
 	char			*reason;	/* how the session ended */
 };
 

@@ -45,6 +45,8 @@ int		 tap_paused(const struct tap *);
 void		 tap_sync(struct tap *);
 void		 tap_exchange_end(struct tap *, struct wexchange *,
 		     const char *, const void *, size_t, int);
+void		 tap_session_transport(struct tap *, struct wsession *,
+		     const char *);
 void		 tap_session_end(struct tap *, struct wsession *, int, int,
 		     const char *);
 void		 tap_set_redact(const struct redact *);

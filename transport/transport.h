@@ -368,6 +368,7 @@ struct xport	*xport_sse(struct event_base *, const char *, const char *,
 		     int, size_t, const struct xport_cbs *, void *, char **);
 int		 xport_sse_endpoint(const char *, const char *, char **,
 		     char **);
+int		 xport_remote_legacy(struct xport *);
 struct xport	*xport_remote(struct event_base *, enum xport_remote_kind,
 		     const char *, const char *, int, size_t,
 		     const struct xport_cbs *, void *, char **);

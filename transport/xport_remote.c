@@ -401,6 +401,16 @@ static const struct xport_ops xr_ops = { xr_send, xr_finish, xr_pause,
 	xr_free, xr_headers };
 
 /*
+ * Whether x is an XPORT_REMOTE_AUTO transport that fell back to legacy
+ * HTTP+SSE (from the moment it did, before the legacy stream is open).
+ */
+int
+xport_remote_legacy(struct xport *x)
+{
+	return x->ops == &xr_ops && ((struct xport_remote *)x)->switched;
+}
+
+/*
  * A remote MCP server at url, by kind (see transport.h): HTTP and SSE are
  * xport_http and xport_sse themselves; AUTO wraps them.
  */
