@@ -46,6 +46,9 @@ struct xh_req {
 						   cbs.failed */
 	size_t			 msg_len;
 	int			 request;	/* POST: msg is a request */
+	int			 initialized;	/* POST: msg is notifications/
+						   initialized */
+	int			 in_session;	/* sent with a session id */
 	int			 answered;	/* a JSON-RPC answer came in
 						   the response */
 	int			 failed;	/* cbs.failed called for msg */
@@ -267,9 +270,16 @@ xh_req_head(struct xh_req *r)
 	if (r->resp.status >= 400)
 		xh_note(xh, "%s answered %d %s", r->method, r->resp.status,
 		    r->resp.reason);
-	/* Once there is a session, listen for what the server sends unasked. */
+	/*
+	 * Listen for what the server sends unasked once the session has
+	 * begun: when the server took notifications/initialized (as the
+	 * TypeScript SDK client does, so the server says nothing unasked
+	 * before a client would hear it), or any later POST (a client that
+	 * never sends it); not at the session id's first coming.
+	 */
 	if (xh->session_id != NULL && !xh->get_opened && !xh->finishing &&
-	    strcmp(r->method, "POST") == 0 && r->resp.status < 300) {
+	    strcmp(r->method, "POST") == 0 && r->resp.status < 300 &&
+	    (r->initialized || r->in_session)) {
 		xh->get_opened = 1;
 		xh_req_start(xh, "GET", NULL, 0, NULL);
 	}
@@ -466,6 +476,11 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 		r->msg_len = len;
 		scan_message(body, len, &sc);
 		r->request = sc.kind == KIND_REQUEST;
+		r->initialized = sc.kind == KIND_NOTIFICATION &&
+		    sc.has_method && sc.method_len == 25 &&
+		    memcmp(body + sc.method_off, "notifications/initialized",
+		    25) == 0;
+		r->in_session = xh->session_id != NULL;
 	}
 	TAILQ_INSERT_TAIL(&xh->reqs, r, entry);
 	if ((r->bev = net_upstream_connect(xh->x.base, &xh->up, &cause)) ==
