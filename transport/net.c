@@ -180,7 +180,10 @@ bad:
 	return -1;
 }
 
-/* Whether an address is a loopback one: 127.0.0.0/8 or ::1. */
+/*
+ * Whether an address is a loopback one: 127.0.0.0/8, ::1, or 127.x
+ * mapped into IPv6 (::ffff:127.0.0.1, what a dual-stack socket sees).
+ */
 int
 net_addr_is_loopback(const struct sockaddr_storage *ss)
 {
@@ -189,6 +192,9 @@ net_addr_is_loopback(const struct sockaddr_storage *ss)
 
 	if (ss->ss_family == AF_INET)
 		return (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
+		return sin6->sin6_addr.s6_addr[12] == 127;
 	if (ss->ss_family == AF_INET6)
 		return IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr);
 	return 0;
