@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join } from 'node:path';
 
+import { startHostile } from './peers/hostile_http.mjs';
 import { startServerEverything } from './lib/servers.mjs';
 import { MCPREEL } from './lib/util.mjs';
 
@@ -330,3 +331,64 @@ test('auto: a first POST answered 400 by a server that is no legacy one either s
     await new Promise((r) => server.close(r));
   }
 });
+
+test('Streamable HTTP: an answer that is not the request\'s fails it (id null on 404, another id, a head that does not parse, 202)',
+  { timeout: TIMEOUT * 2 }, async () => {
+    const PING = { jsonrpc: '2.0', id: 2, method: 'ping' };
+    const failedIds = (r) => r.lines.filter((l) => l.failed !== undefined).map((l) => JSON.parse(l.body).id);
+    const answered = (r) => r.lines.filter((l) => l.answers !== undefined).map((l) => l.answers);
+
+    // An expired session: the 404's id:null error answers nothing, is no
+    // message, and the request fails at once with the status.
+    let peer = await startHostile('idnull404');
+    try {
+      const r = await runCheck('http', peer.url, [INIT, PING]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(answered(r), ['1'], JSON.stringify(r.lines));
+      assert.deepEqual(failedIds(r), [2], JSON.stringify(r.lines));
+      assert.match(r.lines.find((l) => l.failed !== undefined).failed, /answered HTTP 404 Not Found/);
+      assert.ok(!r.lines.some((l) => l.message !== undefined && JSON.parse(l.message).id === null),
+        `an id:null error passed on: ${JSON.stringify(r.lines)}`);
+      assert.deepEqual(r.lines.at(-1), { closed: 'finished' });
+    } finally {
+      await peer.stop();
+    }
+
+    // An SSE answer with another id: passed on, but the request fails.
+    peer = await startHostile('wrongid');
+    try {
+      const r = await runCheck('http', peer.url, [INIT]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(answered(r), [], JSON.stringify(r.lines));
+      assert.deepEqual(failedIds(r), [1], JSON.stringify(r.lines));
+      assert.match(r.lines.find((l) => l.failed !== undefined).failed, /without an answer/);
+    } finally {
+      await peer.stop();
+    }
+
+    // A head that does not parse, the connection left open: the request
+    // fails and the transport closes, in auto mode too (no endless probe).
+    peer = await startHostile('badhead');
+    try {
+      for (const kind of ['http', 'auto']) {
+        const r = await runCheck(kind, peer.url, [INIT, PING]);
+        assert.equal(r.code, 0, `${kind}: ${r.stderr}`);
+        assert.deepEqual(failedIds(r), [1], `${kind}: ${JSON.stringify(r.lines)}`);
+        assert.match(r.lines.find((l) => l.failed !== undefined).failed, /does not parse/);
+        assert.match(r.lines.at(-1).closed, /does not parse/, kind);
+      }
+    } finally {
+      await peer.stop();
+    }
+
+    // A request answered 202 with no stream to answer it on fails.
+    peer = await startHostile('req202');
+    try {
+      const r = await runCheck('http', peer.url, [INIT]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(failedIds(r), [1], JSON.stringify(r.lines));
+      assert.match(r.lines.find((l) => l.failed !== undefined).failed, /202 and has no stream open/);
+    } finally {
+      await peer.stop();
+    }
+  });
