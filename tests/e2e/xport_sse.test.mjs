@@ -392,3 +392,30 @@ test('Streamable HTTP: an answer that is not the request\'s fails it (id null on
       await peer.stop();
     }
   });
+
+test('legacy SSE: an endpoint event that does not end is given up at once, not after 30 s', { timeout: TIMEOUT }, async () => {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    if (req.method !== 'GET') { res.writeHead(404).end(); return; }
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.write('event: endpoint\ndata: /');
+    const chunk = 'a'.repeat(1024);
+    let n = 0;
+    const t = setInterval(() => { if (n++ < 256 && !res.destroyed) res.write(chunk); else clearInterval(t); }, 2);
+    res.on('close', () => clearInterval(t));
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const started = Date.now();
+    const r = await runCheck('sse', `http://127.0.0.1:${server.address().port}/sse`, [INIT]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(Date.now() - started < 15000, 'waited for the endpoint timeout');
+    const failed = r.lines.filter((l) => l.failed !== undefined);
+    assert.equal(failed.length, 1, JSON.stringify(r.lines));
+    assert.match(failed[0].failed, /before its endpoint event was whole/);
+    assert.equal(r.lines.at(-1).closed, failed[0].failed);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+});
