@@ -83,7 +83,8 @@ xh_req_fail(struct xh_req *r, const char *why)
 {
 	struct xport_http	*xh = r->xh;
 
-	if (r->msg == NULL || r->failed)
+	/* Once closed, xh_lost has failed all there was. */
+	if (r->msg == NULL || r->failed || xh->closed)
 		return;
 	r->failed = 1;
 	if (xh->x.cbs.failed != NULL)
@@ -129,10 +130,27 @@ xh_done_cb(evutil_socket_t fd, short events, void *arg)
 static void
 xh_lost(struct xport_http *xh, const char *why)
 {
+	struct xh_req	*r;
+
 	if (xh->closed || xh->finishing) {
 		xh_note(xh, "%s", why);
 		return;
 	}
+	/*
+	 * What other requests in flight carry fails now: nothing may fail
+	 * after closed.  Restarted after each call, which may send.
+	 */
+	for (;;) {
+		TAILQ_FOREACH(r, &xh->reqs, entry) {
+			if (r->msg != NULL && !r->failed && !r->answered)
+				break;
+		}
+		if (r == NULL || xh->closed)
+			break;
+		xh_req_fail(r, why);
+	}
+	if (xh->closed)
+		return;		/* a send from failed lost it again */
 	xh->closed = 1;
 	if (xh->x.cbs.closed != NULL)
 		xh->x.cbs.closed(why, xh->x.arg);
