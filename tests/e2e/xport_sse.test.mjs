@@ -332,7 +332,7 @@ test('auto: a first POST answered 400 by a server that is no legacy one either s
   }
 });
 
-test('Streamable HTTP: an answer that is not the request\'s fails it (id null on 404, another id, a head that does not parse, 202)',
+test('Streamable HTTP: an answer that is not the request\'s fails it (id null on 404, another id, a head that does not parse, 202, 302)',
   { timeout: TIMEOUT * 2 }, async () => {
     const PING = { jsonrpc: '2.0', id: 2, method: 'ping' };
     const failedIds = (r) => r.lines.filter((l) => l.failed !== undefined).map((l) => JSON.parse(l.body).id);
@@ -388,6 +388,18 @@ test('Streamable HTTP: an answer that is not the request\'s fails it (id null on
       assert.equal(r.code, 0, r.stderr);
       assert.deepEqual(failedIds(r), [1], JSON.stringify(r.lines));
       assert.match(r.lines.find((l) => l.failed !== undefined).failed, /202 and has no stream open/);
+    } finally {
+      await peer.stop();
+    }
+
+    // A redirect fails the request, and a note says so as for 4xx/5xx.
+    peer = await startHostile('redirect');
+    try {
+      const r = await runCheck('http', peer.url, [INIT]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(failedIds(r), [1], JSON.stringify(r.lines));
+      assert.match(r.lines.find((l) => l.failed !== undefined).failed, /answered HTTP 302 Found/);
+      assert.ok(r.lines.some((l) => /POST answered 302/.test(l.note ?? '')), JSON.stringify(r.lines));
     } finally {
       await peer.stop();
     }

@@ -8,6 +8,7 @@
 //   badhead    a request: "HTTP/1.1 2x0 OK" with a body, the connection
 //              left open
 //   req202     every POST: 202, no session
+//   redirect   every POST: 302 to another path
 // Resolves { url, posts (bodies, parsed), stop }.
 
 import net from 'node:net';
@@ -42,6 +43,8 @@ function answer(mode, method, msg) {
     return { text: 'HTTP/1.1 2x0 OK\r\nContent-Length: 5\r\n\r\nhello', close: false };
   case 'req202':
     return { text: head(202, 'Accepted', {}, ''), close: true };
+  case 'redirect':
+    return { text: head(302, 'Found', { Location: '/elsewhere' }, ''), close: true };
   default:
     throw new Error(`unknown mode ${mode}`);
   }
