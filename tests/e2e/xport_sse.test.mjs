@@ -54,7 +54,7 @@ function runCheck(kind, url, messages, headers = []) {
       const lines = out.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
       resolve({ code, lines, stderr: err });
     });
-    child.stdin.end(messages.map((m) => JSON.stringify(m)).join('\n') + '\n');
+    child.stdin.end(messages.map((m) => (typeof m === 'string' ? m : JSON.stringify(m))).join('\n') + '\n');
   });
 }
 
@@ -431,3 +431,28 @@ test('legacy SSE: an endpoint event that does not end is given up at once, not a
     await new Promise((r) => server.close(r));
   }
 });
+
+test('legacy SSE: a request cancelled is no longer followed, so the stream breaking fails only what still waits',
+  { timeout: TIMEOUT }, async () => {
+    const peer = await startLegacyPeer({
+      endpoint: () => '/msg',
+      onPost: ({ body, res, streams }) => {
+        res.writeHead(202).end();
+        const m = JSON.parse(body);
+        if (m.id === 1) answerOnStream(streams, { jsonrpc: '2.0', id: 1, result: {} });
+        // id 2 is never answered (cancelled); the ping's POST cuts the stream.
+        if (m.method === 'ping') setTimeout(() => { for (const s of streams) s.destroy(); }, 100);
+      },
+    });
+    try {
+      const slow = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow' } };
+      const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'user' } };
+      const r = await runCheck('sse', peer.url, [INIT, `-${JSON.stringify(slow)}`, cancel, { jsonrpc: '2.0', id: 3, method: 'ping' }]);
+      assert.equal(r.code, 0, r.stderr);
+      const failed = r.lines.filter((l) => l.failed !== undefined).map((l) => JSON.parse(l.body).id);
+      assert.deepEqual(failed, [3], JSON.stringify(r.lines));
+      assert.ok(r.lines.at(-1).closed !== 'finished', JSON.stringify(r.lines));
+    } finally {
+      await peer.stop();
+    }
+  });

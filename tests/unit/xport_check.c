@@ -6,7 +6,8 @@
  *	xport_check auto|http|sse URL [-H 'Name: value'] ... < MESSAGES
  *
  * stdin holds one JSON-RPC message a line.  They are sent in order; after
- * a request the next waits for an answer (a response or error with its id,
+ * a request (unless its line starts with '-', which is not sent) the next
+ * waits for an answer (a response or error with its id,
  * as written) or a failure.  After the last, the transport is finished.
  * Each thing the transport reports is one line of JSON on stdout:
  * {"message": TEXT}, {"message": TEXT, "answers": ID} for the answer waited
@@ -77,6 +78,7 @@ check_send_more(void)
 {
 	struct scan	 sc;
 	const char	*m;
+	int		 nowait;
 
 	while (!check_waiting && !check_closed) {
 		if (check_next == check_n) {
@@ -87,8 +89,10 @@ check_send_more(void)
 		if (check_next > check_n)
 			return;
 		m = check_lines[check_next++];
+		nowait = *m == '-';
+		m += nowait;
 		scan_message(m, strlen(m), &sc);
-		check_waiting = sc.kind == KIND_REQUEST;
+		check_waiting = sc.kind == KIND_REQUEST && !nowait;
 		free(check_wait_id);
 		check_wait_id = check_waiting ? xstrndup(m + sc.id_off,
 		    sc.id_len) : NULL;
