@@ -299,13 +299,23 @@ struct xport_cbs {
 	/*
 	 * HTTP transports: a message sent (its bytes, as given to
 	 * xport_send) was not delivered, or was a request whose answer will
-	 * not come (the connection refused or cut, a status that is not 2xx
-	 * with no JSON-RPC answer in its body, the answer's stream broken
-	 * before the answer), and why in words.  Called once per such
-	 * message, before closed when the failure also closes the transport;
-	 * a "note" event says it too (or the closed reason does).  It may
-	 * come from inside xport_send (a refused connection, a full queue):
-	 * be ready for the answer before sending.  NULL: not asked.
+	 * not come (the connection refused or cut, a response head that
+	 * does not parse, a status that is not 2xx with no answer to it in
+	 * its body, an answer with another id or "id": null, a request
+	 * answered 202 with no GET stream open, the answer's stream broken
+	 * before the answer, the first message of xport_remote's automatic
+	 * choice unanswered for 60 s), and why in words.  An answer is a
+	 * response or error with the request's id as written.  Called once
+	 * per such message, never after closed; before closed when the
+	 * failure also closes the transport; a "note" event says it too (or
+	 * the closed reason does).  It may come from inside xport_send (a
+	 * refused connection, a full queue): be ready for the answer before
+	 * sending.  NULL: not asked.  A request a server accepted and never
+	 * answers on a live stream is not failed: that takes the caller's
+	 * own timeout.
+	 *
+	 * No callback may free the transport: closed is the last call, and
+	 * xport_free comes after it has returned (on a later loop pass).
 	 */
 	void	(*failed)(const char *, size_t, const char *, void *);
 };

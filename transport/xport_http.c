@@ -46,12 +46,15 @@ struct xh_req {
 						   cbs.failed */
 	size_t			 msg_len;
 	int			 request;	/* POST: msg is a request */
+	size_t			 id_off;	/* its id's JSON text in msg */
+	size_t			 id_len;
 	int			 initialized;	/* POST: msg is notifications/
 						   initialized */
 	int			 in_session;	/* sent with a session id */
 	int			 answered;	/* a JSON-RPC answer came in
 						   the response */
 	int			 failed;	/* cbs.failed called for msg */
+	char			*bad;		/* why the head did not parse */
 	TAILQ_ENTRY(xh_req)	 entry;
 };
 
@@ -83,7 +86,8 @@ xh_req_fail(struct xh_req *r, const char *why)
 {
 	struct xport_http	*xh = r->xh;
 
-	if (r->msg == NULL || r->failed)
+	/* Once closed, xh_lost has failed all there was. */
+	if (r->msg == NULL || r->failed || xh->closed)
 		return;
 	r->failed = 1;
 	if (xh->x.cbs.failed != NULL)
@@ -129,10 +133,27 @@ xh_done_cb(evutil_socket_t fd, short events, void *arg)
 static void
 xh_lost(struct xport_http *xh, const char *why)
 {
+	struct xh_req	*r;
+
 	if (xh->closed || xh->finishing) {
 		xh_note(xh, "%s", why);
 		return;
 	}
+	/*
+	 * What other requests in flight carry fails now: nothing may fail
+	 * after closed.  Restarted after each call, which may send.
+	 */
+	for (;;) {
+		TAILQ_FOREACH(r, &xh->reqs, entry) {
+			if (r->msg != NULL && !r->failed && !r->answered)
+				break;
+		}
+		if (r == NULL || xh->closed)
+			break;
+		xh_req_fail(r, why);
+	}
+	if (xh->closed)
+		return;		/* a send from failed lost it again */
 	xh->closed = 1;
 	if (xh->x.cbs.closed != NULL)
 		xh->x.cbs.closed(why, xh->x.arg);
@@ -160,8 +181,33 @@ xh_req_free(struct xh_req *r)
 	evbuffer_free(r->data);
 	free(r->method);
 	free(r->msg);
+	free(r->bad);
 	free(r);
 	xh_check_done(xh);
+}
+
+/* Whether r is the optional GET stream (servers may refuse or end it). */
+static int
+xh_req_is_get(const struct xh_req *r)
+{
+	return strcmp(r->method, "GET") == 0;
+}
+
+/*
+ * Whether a message from the server (scanned into sc) answers r's request:
+ * a response or error with the request's id, as written.  An error with
+ * "id": null (what servers send for an unknown session) or another id is
+ * no answer to it.
+ */
+static int
+xh_req_answers(const struct xh_req *r, const char *body,
+    const struct scan *sc)
+{
+	if (!r->request || !sc->has_id ||
+	    (sc->kind != KIND_RESPONSE && sc->kind != KIND_ERROR))
+		return 0;
+	return sc->id_len == r->id_len &&
+	    memcmp(body + sc->id_off, r->msg + r->id_off, r->id_len) == 0;
 }
 
 /* Note whether a message from the server answers a request. */
@@ -171,7 +217,7 @@ xh_req_seen(struct xh_req *r, const char *body, size_t len)
 	struct scan	sc;
 
 	scan_message(body, len, &sc);
-	if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) && sc.has_id)
+	if (xh_req_answers(r, body, &sc))
 		r->answered = 1;
 }
 
@@ -203,16 +249,36 @@ xh_req_events(struct xh_req *r)
 static void
 xh_req_end(struct xh_req *r)
 {
-	char	*why;
+	struct xh_req	*o;
+	char		*why;
 
 	if (r->msg == NULL || r->failed || r->answered || !r->have_head)
 		return;
-	/* A status of 400 and up was noted as it came (xh_req_head). */
+	/* A status of 300 and up was noted as it came (xh_req_head). */
 	if (r->resp.status >= 300)
 		xasprintf(&why, "the server at %s answered HTTP %d%s%s",
 		    r->xh->x.target, r->resp.status, *r->resp.reason != '\0' ?
 		    " " : "", r->resp.reason);
-	else if (r->request && (r->sse || r->resp.status != 202)) {
+	else if (r->request && !r->sse && r->resp.status == 202) {
+		/*
+		 * 202 is for notifications and responses: a request's answer
+		 * can then only come on the GET stream, so with none open
+		 * it never comes.
+		 */
+		TAILQ_FOREACH(o, &r->xh->reqs, entry) {
+			if (xh_req_is_get(o))
+				break;
+		}
+		if (o != NULL) {
+			xh_note(r->xh, "the server at %s answered a request "
+			    "with 202: its answer can only come on the GET "
+			    "stream", r->xh->x.target);
+			return;
+		}
+		xasprintf(&why, "the server at %s answered a request with 202 "
+		    "and has no stream open to answer it on", r->xh->x.target);
+		xh_note(r->xh, "%s", why);
+	} else if (r->request && (r->sse || r->resp.status != 202)) {
 		xasprintf(&why, "the server at %s ended its response to a "
 		    "request without an answer", r->xh->x.target);
 		xh_note(r->xh, "%s", why);
@@ -235,15 +301,21 @@ xh_req_body_done(struct xh_req *r)
 		return;
 	body = (const char *)evbuffer_pullup(r->data, -1);
 	scan_message(body, len, &sc);
-	/*
-	 * An error status's body with no id is the server's or a gateway's
-	 * own ({"error":"invalid_token"} from an OAuth layer), not an
-	 * answer: only noted, and the request has failed.
-	 */
-	if (r->resp.status >= 400 && !sc.has_id)
-		sc.kind = KIND_INVALID;
-	if ((sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) && sc.has_id)
+	if (xh_req_answers(r, body, &sc))
 		r->answered = 1;
+	/*
+	 * An error status's body that answers nothing sent is the server's
+	 * or a gateway's own ({"error":"invalid_token"} from an OAuth layer,
+	 * an error with "id": null for an unknown session): only noted, and
+	 * the request has failed (xh_req_end), since nobody could match it
+	 * to what is waiting.
+	 */
+	if (r->resp.status >= 400 && !r->answered) {
+		xh_note(xh, "%s answered %d with a body that answers no "
+		    "message sent (%zu bytes%s)", r->method, r->resp.status,
+		    len, sc.kind == KIND_INVALID ? ", no JSON-RPC" : "");
+		return;
+	}
 	if (sc.kind != KIND_INVALID)
 		xh->x.cbs.message(body, len, xh->x.arg);
 	else
@@ -267,7 +339,7 @@ xh_req_head(struct xh_req *r)
 	    strncasecmp(ctype, "text/event-stream", 17) == 0;
 	if (r->sse)
 		sse_init(&r->sp);
-	if (r->resp.status >= 400)
+	if (r->resp.status >= 300)
 		xh_note(xh, "%s answered %d %s", r->method, r->resp.status,
 		    r->resp.reason);
 	/*
@@ -300,8 +372,9 @@ xh_req_read(struct xh_req *r, int eof)
 		if (rc == 0)
 			return eof;
 		if (rc == -1) {
-			xh_note(r->xh, "bad response to %s: %s", r->method,
-			    cause);
+			xasprintf(&r->bad, "%s answered a %s with a response "
+			    "that does not parse: %s", r->xh->up.url.origin,
+			    r->method, cause);
 			free(cause);
 			return 1;
 		}
@@ -362,22 +435,34 @@ xh_req_read(struct xh_req *r, int eof)
 	return rc == 1 || eof;
 }
 
+/*
+ * A response whose head did not parse: like a connection closed before
+ * any response, the message fails and the server is lost (the GET stream
+ * is only let go).
+ */
+static void
+xh_req_unparsed(struct xh_req *r)
+{
+	xh_req_fail(r, r->bad);
+	if (xh_req_is_get(r))
+		xh_note(r->xh, "the GET stream: %s; going on without it",
+		    r->bad);
+	else
+		xh_lost(r->xh, r->bad);
+}
+
 static void
 xh_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct xh_req	*r = arg;
 
 	if (xh_req_read(r, 0)) {
-		xh_req_end(r);
+		if (r->bad != NULL)
+			xh_req_unparsed(r);
+		else
+			xh_req_end(r);
 		xh_req_free(r);
 	}
-}
-
-/* Whether r is the optional GET stream (servers may refuse or end it). */
-static int
-xh_req_is_get(const struct xh_req *r)
-{
-	return strcmp(r->method, "GET") == 0;
 }
 
 /*
@@ -422,7 +507,9 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 	 */
 	if (what & BEV_EVENT_EOF) {
 		xh_req_read(r, 1);
-		if (!r->complete) {
+		if (r->bad != NULL)
+			xh_req_unparsed(r);
+		else if (!r->complete) {
 			xasprintf(&why, "%s closed the connection of a %s "
 			    "before %s", r->xh->up.url.origin, r->method,
 			    r->have_head ? "the end of the response" :
@@ -475,7 +562,9 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 		memcpy(r->msg, body, len);
 		r->msg_len = len;
 		scan_message(body, len, &sc);
-		r->request = sc.kind == KIND_REQUEST;
+		r->request = sc.kind == KIND_REQUEST && sc.has_id;
+		r->id_off = sc.id_off;
+		r->id_len = sc.id_len;
 		r->initialized = sc.kind == KIND_NOTIFICATION &&
 		    sc.has_method && sc.method_len == 25 &&
 		    memcmp(body + sc.method_off, "notifications/initialized",

@@ -24,6 +24,14 @@
  * sends initialize and waits, so a few at most are real.
  */
 #define XR_QUEUE_MAX		64
+#define XR_QUEUE_BYTES		(16 * 1024 * 1024)
+/*
+ * How long the first POST may go unanswered (no head): past it the
+ * server is taken as not answering, the first message fails and the
+ * transport closes, instead of holding what waits for good.  As long as a
+ * host's own request timeout.
+ */
+#define XR_PROBE_TIMEOUT_S	60
 
 enum xr_state {
 	XR_IDLE,		/* nothing sent yet */
@@ -60,7 +68,9 @@ struct xport_remote {
 	struct xr_msg		*first;		/* sent again on a switch */
 	TAILQ_HEAD(, xr_msg)	 queue;
 	size_t			 nqueued;
+	size_t			 queued_bytes;
 	struct event		*next_ev;	/* switch, or flush the queue */
+	struct event		*probe_ev;	/* the first POST's deadline */
 };
 
 static void PRINTFLIKE(2, 3)
@@ -153,6 +163,7 @@ xr_fail_held(struct xport_remote *xr, const char *why)
 	while ((m = TAILQ_FIRST(&xr->queue)) != NULL) {
 		TAILQ_REMOVE(&xr->queue, m, entry);
 		xr->nqueued--;
+		xr->queued_bytes -= m->len;
 		if (xr->x.cbs.failed != NULL && !xr->finishing)
 			xr->x.cbs.failed(m->body, m->len, why, xr->x.arg);
 		xr_msg_free(m);
@@ -164,6 +175,8 @@ xr_message_cb(const char *bytes, size_t len, void *arg)
 {
 	struct xport_remote	*xr = arg;
 
+	if (xr->closed)
+		return;
 	xr->got_message = 1;
 	xr->x.cbs.message(bytes, len, xr->x.arg);
 }
@@ -201,7 +214,7 @@ xr_failed_cb(const char *bytes, size_t len, const char *why, void *arg)
 	struct xport_remote	*xr = arg;
 	char			*s;
 
-	if (xr->x.cbs.failed == NULL)
+	if (xr->x.cbs.failed == NULL || xr->closed)
 		return;
 	s = xr_why(xr, why);
 	xr->x.cbs.failed(bytes, len, s, xr->x.arg);
@@ -218,6 +231,7 @@ xr_closed_cb(const char *why, void *arg)
 		return;
 	xr->closed = 1;
 	event_del(xr->next_ev);
+	evtimer_del(xr->probe_ev);
 	s = xr_why(xr, why);
 	xr_fail_held(xr, s);
 	if (xr->x.cbs.closed != NULL)
@@ -234,6 +248,10 @@ xr_probe_cb(int status, void *arg)
 {
 	struct xport_remote	*xr = arg;
 
+	evtimer_del(xr->probe_ev);
+	/* Past the probe's deadline the answer is nobody's. */
+	if (xr->closed)
+		return 1;
 	if (status == 400 || status == 404 || status == 405) {
 		xr->status = status;
 		xr_set_state(xr, XR_SWITCHING);
@@ -247,6 +265,32 @@ xr_probe_cb(int status, void *arg)
 	if (!TAILQ_EMPTY(&xr->queue))
 		event_active(xr->next_ev, EV_TIMEOUT, 0);
 	return 0;
+}
+
+/*
+ * The first POST has had no answer within XR_PROBE_TIMEOUT_S: it fails,
+ * and the transport closes (what the server sends later is ignored).
+ */
+static void
+xr_probe_timeout_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct xport_remote	*xr = arg;
+	char			*why;
+
+	if (xr->closed || xr->state != XR_PROBING)
+		return;
+	xasprintf(&why, "%s has not answered the first message within %d s",
+	    xr->x.target, XR_PROBE_TIMEOUT_S);
+	xr_note(xr, "%s", why);
+	xr->closed = 1;
+	event_del(xr->next_ev);
+	if (xr->x.cbs.failed != NULL && xr->first != NULL && !xr->finishing)
+		xr->x.cbs.failed(xr->first->body, xr->first->len, why,
+		    xr->x.arg);
+	xr_fail_held(xr, why);
+	if (xr->x.cbs.closed != NULL)
+		xr->x.cbs.closed(why, xr->x.arg);
+	free(why);
 }
 
 /* Swap Streamable HTTP for legacy SSE at the same URL. */
@@ -306,6 +350,7 @@ xr_next_cb(evutil_socket_t fd, short events, void *arg)
 	while (!xr->closed && (m = TAILQ_FIRST(&xr->queue)) != NULL) {
 		TAILQ_REMOVE(&xr->queue, m, entry);
 		xr->nqueued--;
+		xr->queued_bytes -= m->len;
 		xr_msg_send(xr, m);
 	}
 	if (xr->finishing && !xr->closed)
@@ -320,8 +365,11 @@ xr_send(struct xport *x, const char *bytes, size_t len,
 	char			*why;
 
 	if (xr->state == XR_IDLE) {
+		struct timeval	tv = { XR_PROBE_TIMEOUT_S, 0 };
+
 		xr->first = xr_msg_new(bytes, len, headers);
 		xr_set_state(xr, XR_PROBING);
+		evtimer_add(xr->probe_ev, &tv);
 		xr_sync(xr);
 		xport_send(xr->in, bytes, len, headers);
 		return;
@@ -331,7 +379,16 @@ xr_send(struct xport *x, const char *bytes, size_t len,
 		xport_send(xr->in, bytes, len, headers);
 		return;
 	}
-	if (xr->nqueued >= XR_QUEUE_MAX) {
+	if (xr->closed) {
+		xasprintf(&why, "the transport to %s is closed: a message was "
+		    "not sent", xr->x.target);
+		if (xr->x.cbs.failed != NULL)
+			xr->x.cbs.failed(bytes, len, why, xr->x.arg);
+		free(why);
+		return;
+	}
+	if (xr->nqueued >= XR_QUEUE_MAX ||
+	    xr->queued_bytes + len > XR_QUEUE_BYTES) {
 		xasprintf(&why, "%s has not answered the first message yet "
 		    "and %zu more wait: a message was dropped", xr->x.target,
 		    xr->nqueued);
@@ -343,6 +400,7 @@ xr_send(struct xport *x, const char *bytes, size_t len,
 	}
 	TAILQ_INSERT_TAIL(&xr->queue, xr_msg_new(bytes, len, headers), entry);
 	xr->nqueued++;
+	xr->queued_bytes += len;
 }
 
 /* End: at once, or once a pending switch and what waited are done. */
@@ -393,6 +451,7 @@ xr_free(struct xport *x)
 	}
 	xr_msg_free(xr->first);
 	event_free(xr->next_ev);
+	event_free(xr->probe_ev);
 	free(xr->cacert);
 	free(xr);
 }
@@ -443,7 +502,9 @@ xport_remote(struct event_base *base, enum xport_remote_kind kind,
 	xr->insecure = insecure;
 	xr->max_body = max_body;
 	TAILQ_INIT(&xr->queue);
-	if ((xr->next_ev = event_new(base, -1, 0, xr_next_cb, xr)) == NULL)
+	if ((xr->next_ev = event_new(base, -1, 0, xr_next_cb, xr)) == NULL ||
+	    (xr->probe_ev = evtimer_new(base, xr_probe_timeout_cb, xr)) ==
+	    NULL)
 		fatalx("out of memory");
 	return &xr->x;
 }

@@ -53,6 +53,11 @@
 #define XSE_PENDING_MAX		4096
 /* Longest endpoint URL taken: real ones are a path and a session id. */
 #define XSE_ENDPOINT_MAX	8192
+/*
+ * What the stream may hold of an unfinished event before the endpoint
+ * event has come: the endpoint, its field names and some slack.
+ */
+#define XSE_WAITING_MAX		(XSE_ENDPOINT_MAX + 4096)
 /* A POST's answer body ("Accepted") read at most; the rest is dropped. */
 #define XSE_POST_BODY_MAX	(64 * 1024)
 
@@ -600,26 +605,107 @@ xse_post_start(struct xport_sse *xs, struct xse_msg *m,
 	    EV_WRITE);
 }
 
-/* Copy a message; a request goes on the pending list if there is room. */
+/* Where a member's value is (xse_member). */
+struct xse_find {
+	const char	*buf;
+	const char	*name;
+	size_t		 off;
+	size_t		 len;
+	int		 found;
+};
+
+/* scan_members callback: keep the value of the member called f->name. */
+static int
+xse_member_cb(const struct scan_member *mb, void *arg)
+{
+	struct xse_find	*f = arg;
+
+	if (scan_key_is(f->buf, mb, f->name)) {
+		f->off = mb->val_off;
+		f->len = mb->val_len;
+		f->found = 1;
+	}
+	return 0;
+}
+
+/*
+ * Find the JSON text of member name of the object in buf; return 0 with
+ * where it is, or -1.
+ */
+static int
+xse_member(const char *buf, size_t len, const char *name, size_t *off,
+    size_t *vlen)
+{
+	struct xse_find	f = { buf, name, 0, 0, 0 };
+
+	if (scan_members(buf, len, xse_member_cb, &f) != 0 || !f.found)
+		return -1;
+	*off = f.off;
+	*vlen = f.len;
+	return 0;
+}
+
+/*
+ * A notifications/cancelled being sent: the server should not answer the
+ * request it names, so that request is no longer followed.
+ */
+static void
+xse_cancelled(struct xport_sse *xs, const char *bytes, size_t len,
+    const struct scan *sc)
+{
+	struct xse_msg	*m;
+	size_t		 poff, plen, ioff, ilen;
+
+	if (sc->kind != KIND_NOTIFICATION || sc->method_escaped ||
+	    sc->method_len != 23 || memcmp(bytes + sc->method_off,
+	    "notifications/cancelled", 23) != 0)
+		return;
+	if (xse_member(bytes, len, "params", &poff, &plen) != 0 ||
+	    xse_member(bytes + poff, plen, "requestId", &ioff, &ilen) != 0)
+		return;
+	TAILQ_FOREACH(m, &xs->pending, pentry) {
+		if (m->id_len == ilen && memcmp(m->id, bytes + poff + ioff,
+		    ilen) == 0) {
+			TAILQ_REMOVE(&xs->pending, m, pentry);
+			xs->npending--;
+			m->pending = 0;
+			/* Delivered: nothing else holds it. */
+			if (m->post == NULL && !m->queued)
+				xse_msg_free(m);
+			return;
+		}
+	}
+}
+
+/*
+ * Copy a message; a request goes on the pending list (when it is full,
+ * the oldest leaves it).
+ */
 static struct xse_msg *
 xse_msg_new(struct xport_sse *xs, const char *bytes, size_t len)
 {
-	struct xse_msg	*m = xcalloc(1, sizeof *m);
+	struct xse_msg	*m = xcalloc(1, sizeof *m), *old;
 	struct scan	 sc;
 
 	m->body = xmalloc(len > 0 ? len : 1);
 	memcpy(m->body, bytes, len);
 	m->len = len;
 	scan_message(bytes, len, &sc);
+	xse_cancelled(xs, bytes, len, &sc);
 	if (sc.kind != KIND_REQUEST || !sc.has_id)
 		return m;
 	if (xs->npending >= XSE_PENDING_MAX) {
 		if (!xs->pending_full_noted)
 			xse_note(xs, "over %d requests await answers from %s: "
-			    "those past it are not followed if the stream "
+			    "the oldest are no longer followed if the stream "
 			    "breaks", XSE_PENDING_MAX, xs->x.target);
 		xs->pending_full_noted = 1;
-		return m;
+		old = TAILQ_FIRST(&xs->pending);
+		TAILQ_REMOVE(&xs->pending, old, pentry);
+		xs->npending--;
+		old->pending = 0;
+		if (old->post == NULL && !old->queued)
+			xse_msg_free(old);
 	}
 	m->id = xstrndup(bytes + sc.id_off, sc.id_len);
 	m->id_len = sc.id_len;
@@ -810,6 +896,21 @@ xse_stream_read(struct xport_sse *xs, int eof)
 		if (xs->state == XSE_CLOSED)
 			return;
 	}
+	/*
+	 * Before the endpoint event, an unfinished event past what the
+	 * endpoint may be ends it at once, not at the endpoint timeout with
+	 * up to max_body held (and searched) meanwhile.
+	 */
+	if (xs->state == XSE_WAITING && evbuffer_get_length(xs->data) +
+	    evbuffer_get_length(xs->sp.data) > XSE_WAITING_MAX) {
+		xasprintf(&why, "%s sent over %d bytes before its endpoint "
+		    "event was whole (an endpoint is at most %d): is it a "
+		    "legacy HTTP+SSE endpoint?", xs->x.target, XSE_WAITING_MAX,
+		    XSE_ENDPOINT_MAX);
+		xse_close(xs, why);
+		free(why);
+		return;
+	}
 	if (xs->max_body != 0 && evbuffer_get_length(xs->data) +
 	    evbuffer_get_length(xs->sp.data) > xs->max_body) {
 		xasprintf(&why, "an event from %s is over %zu bytes "
@@ -868,6 +969,7 @@ static void
 xse_close(struct xport_sse *xs, const char *why)
 {
 	struct xse_msg	*m;
+	struct xse_post	*pp;
 
 	if (xs->state == XSE_CLOSED)
 		return;
@@ -885,6 +987,20 @@ xse_close(struct xport_sse *xs, const char *why)
 			xse_msg_fail(xs, m, why);
 	}
 	while ((m = TAILQ_FIRST(&xs->pending)) != NULL) {
+		if (xs->finishing)
+			xse_msg_drop(xs, m);
+		else
+			xse_msg_fail(xs, m, why);
+	}
+	/*
+	 * What POSTs still carry (notifications, responses, requests no
+	 * longer followed) fails now too: nothing may fail after closed.
+	 */
+	TAILQ_FOREACH(pp, &xs->posts, entry) {
+		if ((m = pp->m) == NULL)
+			continue;
+		pp->m = NULL;
+		m->post = NULL;
 		if (xs->finishing)
 			xse_msg_drop(xs, m);
 		else

@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join } from 'node:path';
 
+import { startHostile } from './peers/hostile_http.mjs';
 import { startServerEverything } from './lib/servers.mjs';
 import { MCPREEL } from './lib/util.mjs';
 
@@ -53,7 +54,7 @@ function runCheck(kind, url, messages, headers = []) {
       const lines = out.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
       resolve({ code, lines, stderr: err });
     });
-    child.stdin.end(messages.map((m) => JSON.stringify(m)).join('\n') + '\n');
+    child.stdin.end(messages.map((m) => (typeof m === 'string' ? m : JSON.stringify(m))).join('\n') + '\n');
   });
 }
 
@@ -330,3 +331,128 @@ test('auto: a first POST answered 400 by a server that is no legacy one either s
     await new Promise((r) => server.close(r));
   }
 });
+
+test('Streamable HTTP: an answer that is not the request\'s fails it (id null on 404, another id, a head that does not parse, 202, 302)',
+  { timeout: TIMEOUT * 2 }, async () => {
+    const PING = { jsonrpc: '2.0', id: 2, method: 'ping' };
+    const failedIds = (r) => r.lines.filter((l) => l.failed !== undefined).map((l) => JSON.parse(l.body).id);
+    const answered = (r) => r.lines.filter((l) => l.answers !== undefined).map((l) => l.answers);
+
+    // An expired session: the 404's id:null error answers nothing, is no
+    // message, and the request fails at once with the status.
+    let peer = await startHostile('idnull404');
+    try {
+      const r = await runCheck('http', peer.url, [INIT, PING]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(answered(r), ['1'], JSON.stringify(r.lines));
+      assert.deepEqual(failedIds(r), [2], JSON.stringify(r.lines));
+      assert.match(r.lines.find((l) => l.failed !== undefined).failed, /answered HTTP 404 Not Found/);
+      assert.ok(!r.lines.some((l) => l.message !== undefined && JSON.parse(l.message).id === null),
+        `an id:null error passed on: ${JSON.stringify(r.lines)}`);
+      assert.deepEqual(r.lines.at(-1), { closed: 'finished' });
+    } finally {
+      await peer.stop();
+    }
+
+    // An SSE answer with another id: passed on, but the request fails.
+    peer = await startHostile('wrongid');
+    try {
+      const r = await runCheck('http', peer.url, [INIT]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(answered(r), [], JSON.stringify(r.lines));
+      assert.deepEqual(failedIds(r), [1], JSON.stringify(r.lines));
+      assert.match(r.lines.find((l) => l.failed !== undefined).failed, /without an answer/);
+    } finally {
+      await peer.stop();
+    }
+
+    // A head that does not parse, the connection left open: the request
+    // fails and the transport closes, in auto mode too (no endless probe).
+    peer = await startHostile('badhead');
+    try {
+      for (const kind of ['http', 'auto']) {
+        const r = await runCheck(kind, peer.url, [INIT, PING]);
+        assert.equal(r.code, 0, `${kind}: ${r.stderr}`);
+        assert.deepEqual(failedIds(r), [1], `${kind}: ${JSON.stringify(r.lines)}`);
+        assert.match(r.lines.find((l) => l.failed !== undefined).failed, /does not parse/);
+        assert.match(r.lines.at(-1).closed, /does not parse/, kind);
+      }
+    } finally {
+      await peer.stop();
+    }
+
+    // A request answered 202 with no stream to answer it on fails.
+    peer = await startHostile('req202');
+    try {
+      const r = await runCheck('http', peer.url, [INIT]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(failedIds(r), [1], JSON.stringify(r.lines));
+      assert.match(r.lines.find((l) => l.failed !== undefined).failed, /202 and has no stream open/);
+    } finally {
+      await peer.stop();
+    }
+
+    // A redirect fails the request, and a note says so as for 4xx/5xx.
+    peer = await startHostile('redirect');
+    try {
+      const r = await runCheck('http', peer.url, [INIT]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(failedIds(r), [1], JSON.stringify(r.lines));
+      assert.match(r.lines.find((l) => l.failed !== undefined).failed, /answered HTTP 302 Found/);
+      assert.ok(r.lines.some((l) => /POST answered 302/.test(l.note ?? '')), JSON.stringify(r.lines));
+    } finally {
+      await peer.stop();
+    }
+  });
+
+test('legacy SSE: an endpoint event that does not end is given up at once, not after 30 s', { timeout: TIMEOUT }, async () => {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    if (req.method !== 'GET') { res.writeHead(404).end(); return; }
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.write('event: endpoint\ndata: /');
+    const chunk = 'a'.repeat(1024);
+    let n = 0;
+    const t = setInterval(() => { if (n++ < 256 && !res.destroyed) res.write(chunk); else clearInterval(t); }, 2);
+    res.on('close', () => clearInterval(t));
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const started = Date.now();
+    const r = await runCheck('sse', `http://127.0.0.1:${server.address().port}/sse`, [INIT]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(Date.now() - started < 15000, 'waited for the endpoint timeout');
+    const failed = r.lines.filter((l) => l.failed !== undefined);
+    assert.equal(failed.length, 1, JSON.stringify(r.lines));
+    assert.match(failed[0].failed, /before its endpoint event was whole/);
+    assert.equal(r.lines.at(-1).closed, failed[0].failed);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+});
+
+test('legacy SSE: a request cancelled is no longer followed, so the stream breaking fails only what still waits',
+  { timeout: TIMEOUT }, async () => {
+    const peer = await startLegacyPeer({
+      endpoint: () => '/msg',
+      onPost: ({ body, res, streams }) => {
+        res.writeHead(202).end();
+        const m = JSON.parse(body);
+        if (m.id === 1) answerOnStream(streams, { jsonrpc: '2.0', id: 1, result: {} });
+        // id 2 is never answered (cancelled); the ping's POST cuts the stream.
+        if (m.method === 'ping') setTimeout(() => { for (const s of streams) s.destroy(); }, 100);
+      },
+    });
+    try {
+      const slow = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow' } };
+      const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'user' } };
+      const r = await runCheck('sse', peer.url, [INIT, `-${JSON.stringify(slow)}`, cancel, { jsonrpc: '2.0', id: 3, method: 'ping' }]);
+      assert.equal(r.code, 0, r.stderr);
+      const failed = r.lines.filter((l) => l.failed !== undefined).map((l) => JSON.parse(l.body).id);
+      assert.deepEqual(failed, [3], JSON.stringify(r.lines));
+      assert.ok(r.lines.at(-1).closed !== 'finished', JSON.stringify(r.lines));
+    } finally {
+      await peer.stop();
+    }
+  });

@@ -6,10 +6,13 @@
  *	xport_check auto|http|sse URL [-H 'Name: value'] ... < MESSAGES
  *
  * stdin holds one JSON-RPC message a line.  They are sent in order; after
- * a request the next waits for an answer (or a failure).  After the last,
- * the transport is finished.  Each thing the transport reports is one line
- * of JSON on stdout: {"message": TEXT}, {"note": TEXT}, {"failed": WHY,
- * "body": TEXT}, {"closed": WHY}.  Exit 0 when the transport closed, 1 on
+ * a request (unless its line starts with '-', which is not sent) the next
+ * waits for an answer (a response or error with its id,
+ * as written) or a failure.  After the last, the transport is finished.
+ * Each thing the transport reports is one line of JSON on stdout:
+ * {"message": TEXT}, {"message": TEXT, "answers": ID} for the answer waited
+ * for (ID the request's id text), {"note": TEXT}, {"failed": WHY, "body":
+ * TEXT}, {"closed": WHY}.  Exit 0 when the transport closed, 1 on
  * a refused option or header, 2 when nothing happened for 30 s.
  */
 
@@ -31,24 +34,33 @@ static struct xport		*check_x;
 static char			*check_lines[CHECK_LINES_MAX];
 static size_t			 check_n, check_next;
 static int			 check_waiting, check_closed;
+static char			*check_wait_id;	/* the id waited for */
 static struct event		*check_idle;
 
-/* Print one report line: {key: a[, "body": b]}. */
+/* Print one report line: {key: a[, bkey: b]}. */
 static void
-check_print(const char *key, const char *a, size_t alen, const char *b,
-    size_t blen)
+check_print2(const char *key, const char *a, size_t alen, const char *bkey,
+    const char *b, size_t blen)
 {
 	json_t	*o = json_object();
 	char	*s;
 
 	json_object_set_new(o, key, json_stringn(a, alen));
 	if (b != NULL)
-		json_object_set_new(o, "body", json_stringn(b, blen));
+		json_object_set_new(o, bkey, json_stringn(b, blen));
 	s = json_dumps(o, JSON_COMPACT);
 	printf("%s\n", s);
 	fflush(stdout);
 	free(s);
 	json_decref(o);
+}
+
+/* Print one report line: {key: a[, "body": b]}. */
+static void
+check_print(const char *key, const char *a, size_t alen, const char *b,
+    size_t blen)
+{
+	check_print2(key, a, alen, "body", b, blen);
 }
 
 /* Push the idle deadline on. */
@@ -66,6 +78,7 @@ check_send_more(void)
 {
 	struct scan	 sc;
 	const char	*m;
+	int		 nowait;
 
 	while (!check_waiting && !check_closed) {
 		if (check_next == check_n) {
@@ -76,8 +89,13 @@ check_send_more(void)
 		if (check_next > check_n)
 			return;
 		m = check_lines[check_next++];
+		nowait = *m == '-';
+		m += nowait;
 		scan_message(m, strlen(m), &sc);
-		check_waiting = sc.kind == KIND_REQUEST;
+		check_waiting = sc.kind == KIND_REQUEST && !nowait;
+		free(check_wait_id);
+		check_wait_id = check_waiting ? xstrndup(m + sc.id_off,
+		    sc.id_len) : NULL;
 		xport_send(check_x, m, strlen(m), NULL);
 	}
 }
@@ -88,12 +106,17 @@ check_message_cb(const char *bytes, size_t len, void *arg)
 	struct scan	sc;
 
 	check_touch();
-	check_print("message", bytes, len, NULL, 0);
 	scan_message(bytes, len, &sc);
-	if (sc.kind == KIND_RESPONSE || sc.kind == KIND_ERROR) {
+	if (check_waiting && (sc.kind == KIND_RESPONSE ||
+	    sc.kind == KIND_ERROR) && sc.has_id &&
+	    sc.id_len == strlen(check_wait_id) &&
+	    memcmp(bytes + sc.id_off, check_wait_id, sc.id_len) == 0) {
+		check_print2("message", bytes, len, "answers", check_wait_id,
+		    sc.id_len);
 		check_waiting = 0;
 		check_send_more();
-	}
+	} else
+		check_print("message", bytes, len, NULL, 0);
 }
 
 static void
@@ -188,6 +211,7 @@ main(int argc, char **argv)
 	xport_free(check_x);
 	event_free(check_idle);
 	event_base_free(check_base);
+	free(check_wait_id);
 	for (check_next = 0; check_next < check_n; check_next++)
 		free(check_lines[check_next]);
 	return rc;
