@@ -362,6 +362,7 @@ xr_send(struct xport *x, const char *bytes, size_t len,
     const char *const *headers)
 {
 	struct xport_remote	*xr = (struct xport_remote *)x;
+	struct xr_msg		*m;
 	char			*why;
 
 	if (xr->state == XR_IDLE) {
@@ -398,7 +399,9 @@ xr_send(struct xport *x, const char *bytes, size_t len,
 		free(why);
 		return;
 	}
-	TAILQ_INSERT_TAIL(&xr->queue, xr_msg_new(bytes, len, headers), entry);
+	/* Not in the macro's argument: it names its element several times. */
+	m = xr_msg_new(bytes, len, headers);
+	TAILQ_INSERT_TAIL(&xr->queue, m, entry);
 	xr->nqueued++;
 	xr->queued_bytes += len;
 }

@@ -604,3 +604,24 @@ test('--connect: a --header the transport refuses stops mcpreel before a session
     t.cleanup();
   }
 });
+
+test('--connect (auto): a host writing three lines at once, before the first answer, gets both answers; nothing lost or crashed', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 'p.db');
+  const tiny = await startTinyServer();
+  try {
+    const lines = [INIT, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })];
+    // All three in one write: the 2nd and 3rd wait while auto probes with the 1st.
+    const r = await runMcpreel(['record', '--db', db, '--connect', tiny.url], { input: lines.join('\n') + '\n', timeoutMs: 20000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    assert.doesNotMatch(r.stderr.toString(), /Sanitizer|runtime error:/);
+    const out = r.stdout.toString().trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    assert.deepEqual(out.map((m) => m.id), [1, 2], r.stderr.toString());
+    assert.equal(out[1].result.method, 'tools/list');
+    assert.deepEqual(tiny.seen.filter((x) => x.method === 'POST').map((x) => JSON.parse(x.body).method), ['initialize', 'notifications/initialized', 'tools/list'], 'each line POSTed once, in order');
+    assert.deepEqual(sql(db, 'SELECT direction FROM messages ORDER BY seq').map((m) => m.direction), ['c2s', 'c2s', 'c2s', 's2c', 's2c']);
+  } finally {
+    await tiny.close();
+    t.cleanup();
+  }
+});
