@@ -262,6 +262,36 @@ void		 cmd_unwrap_usage(FILE *);
 int		 cmd_record(int, char **);
 void		 cmd_record_usage(FILE *);
 
+/* record_bridge.c: record --connect URL, record --listen ADDR -- CMD. */
+/* Which of record's options were given, for record_modes_check(). */
+struct record_given {
+	int	 upstream;	/* --upstream URL */
+	int	 connect;	/* --connect URL */
+	int	 cmd;		/* -- CMD */
+	int	 listen;	/* --listen ADDR */
+	int	 tls;		/* --cacert, --insecure */
+	int	 upstream_only;	/* --rewrite-host, --keep-host,
+				   --upstream-timeout, --redact-header */
+	int	 listen_only;	/* --allow-remote, --max-connections,
+				   --head-timeout, --idle-timeout */
+	int	 bridge_only;	/* --header, --transport */
+	int	 faults;	/* --fault, --faults */
+	int	 durable;	/* --durable */
+};
+struct bridge_options;
+struct record_result;
+struct writer;
+struct wsession;
+void		 record_bridge_usage(FILE *);
+int		 record_modes_check(const struct record_given *);
+int		 record_bridge_transport(const char *,
+		     enum xport_remote_kind *);
+int		 record_bridge_header(const char *);
+int		 record_bridge_check(const struct bridge_options *, int);
+int		 record_bridge(struct writer *, const char *,
+		     struct bridge_options *, char **, struct wsession **,
+		     struct record_result *);
+
 /* cmd_sessions.c */
 int		 cmd_sessions(int, char **);
 void		 cmd_sessions_usage(FILE *);

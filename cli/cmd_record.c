@@ -23,6 +23,10 @@
 /* The getopt codes of --cassette and --no-db. */
 #define RECORD_OPT_CASSETTE	0x113
 #define RECORD_OPT_NO_DB	0x114
+/* The getopt codes of --connect, --header and --transport. */
+#define RECORD_OPT_CONNECT	0x115
+#define RECORD_OPT_HEADER	0x116
+#define RECORD_OPT_TRANSPORT	0x117
 
 /* record --cassette FILE [--no-db]: where the recording goes at the end. */
 struct record_out {
@@ -90,6 +94,11 @@ cmd_record_usage(FILE *f)
 	    "                      [-v] -- CMD [ARGS...]\n"
 	    "       mcpreel record [--db PATH | --no-db] [--cassette FILE] [--name NAME]\n"
 	    "                      [-v] [--listen ADDR] --upstream URL [HTTP OPTIONS]\n"
+	    "       mcpreel record [--db PATH | --no-db] [--cassette FILE] [--name NAME]\n"
+	    "                      [-v] --connect URL [--header 'Name: value']...\n"
+	    "                      [--transport auto|http|sse] [--cacert FILE] [--insecure]\n"
+	    "       mcpreel record [--db PATH | --no-db] [--cassette FILE] [--name NAME]\n"
+	    "                      [-v] --listen ADDR [--allow-remote] -- CMD [ARGS...]\n"
 	    "\n"
 	    "Run CMD as an MCP server over stdio, in place of the server: the host\n"
 	    "talks to mcpreel's stdin and stdout exactly as it would to CMD's.\n"
@@ -195,7 +204,9 @@ cmd_record_usage(FILE *f)
 	    "MCP session (Mcp-Session-Id, or the legacy endpoint URL's session) is\n"
 	    "recorded as a session of its own.  It runs until SIGINT, SIGTERM or\n"
 	    "SIGHUP (SIGHUP re-reads --faults instead, when given), then exits 0.\n"
-	    "\n"
+	    "\n", RECORD_SPIN_US);
+	record_bridge_usage(f);
+	fprintf(f,
 	    "HTTP options:\n"
 	    "  --listen ADDR          where to listen: PORT, HOST:PORT or [V6]:PORT\n"
 	    "                         (default 127.0.0.1:8808; port 0 picks one),\n"
@@ -208,8 +219,10 @@ cmd_record_usage(FILE *f)
 	    "                         PATH is a prefix to every client path, QUERY\n"
 	    "                         goes with every request, in front of the\n"
 	    "                         client's own query\n"
-	    "  --cacert FILE          trust the CA certificates in FILE (https)\n"
-	    "  --insecure             do not verify the upstream's certificate\n"
+	    "  --cacert FILE          trust the CA certificates in FILE (https; also\n"
+	    "                         with --connect)\n"
+	    "  --insecure             do not verify the upstream's certificate (also\n"
+	    "                         with --connect)\n"
 	    "  --rewrite-host         send a Host header naming the upstream, for an\n"
 	    "                         upstream that needs its own name (a virtual\n"
 	    "                         host).  Without it Host, like Origin and every\n"
@@ -237,7 +250,7 @@ cmd_record_usage(FILE *f)
 	    "                         Proxy-Authorization, Mcp-Session-Id and\n"
 	    "                         Mcp-Param-* always are, and by default\n"
 	    "                         every header named like a secret: below)\n"
-	    "\n", RECORD_SPIN_US, HTTP_UPSTREAM_TIMEOUT, HTTP_HEAD_TIMEOUT,
+	    "\n", HTTP_UPSTREAM_TIMEOUT, HTTP_HEAD_TIMEOUT,
 	    HTTP_IDLE_TIMEOUT, LISTENER_FD_RESERVE, LISTENER_MAX_DEFAULT);
 	record_usage_redaction(f);
 	fprintf(f,
@@ -247,6 +260,10 @@ cmd_record_usage(FILE *f)
 	    "@modelcontextprotocol/server-everything\n"
 	    "  mcpreel record --listen 127.0.0.1:8808 --upstream "
 	    "http://127.0.0.1:3001\n"
+	    "  mcpreel record --name remote --connect https://mcp.example.com/mcp "
+	    "--header 'Authorization: Bearer TOKEN'\n"
+	    "  mcpreel record --name served --listen 127.0.0.1:8808 -- npx -y "
+	    "@modelcontextprotocol/server-everything\n"
 	    "  mcpreel record --no-db --cassette tests/fixtures/everything.jsonl -- "
 	    "npx -y @modelcontextprotocol/server-everything\n"
 	    "  mcpreel record --redact-key ssn --redact-regex "
@@ -410,6 +427,9 @@ cmd_record(int argc, char **argv)
 		{ "seed", required_argument, NULL, RECORD_OPT_SEED },
 		{ "cassette", required_argument, NULL, RECORD_OPT_CASSETTE },
 		{ "no-db", no_argument, NULL, RECORD_OPT_NO_DB },
+		{ "connect", required_argument, NULL, RECORD_OPT_CONNECT },
+		{ "header", required_argument, NULL, RECORD_OPT_HEADER },
+		{ "transport", required_argument, NULL, RECORD_OPT_TRANSPORT },
 		LIMITS_LONGOPTS,
 		OTLP_OPTS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
@@ -423,7 +443,9 @@ cmd_record(int argc, char **argv)
 	const char			*db = NULL, *name = NULL;
 	char				*path, *cause = NULL, *target, *end, **shown;
 	struct redact			*rules = NULL;
-	int				 ch, rc, durable = 0, http_only = 0;
+	int				 ch, rc, durable = 0;
+	struct record_given		 given;
+	struct bridge_options		 bridge;
 	int				 no_default_redaction = 0, check = 0;
 	struct livecheck		*lc = NULL;
 	struct otlp_sess_info		 oinfo;
@@ -440,7 +462,10 @@ cmd_record(int argc, char **argv)
 	struct otlp_opts		 oopts;
 	struct otlp			*otlp = NULL;
 
+	max_record = RECORD_MAX_RECORD;
 	memset(&http, 0, sizeof http);
+	memset(&given, 0, sizeof given);
+	memset(&bridge, 0, sizeof bridge);
 	memset(&oopts, 0, sizeof oopts);
 	memset(&fopts, 0, sizeof fopts);
 	memset(&rf, 0, sizeof rf);
@@ -454,7 +479,7 @@ cmd_record(int argc, char **argv)
 			continue;
 		switch (limits_listen_option("record", ch, optarg, &http.lim)) {
 		case 1:
-			http_only = 1;
+			given.listen_only = 1;
 			continue;
 		case -1:
 			goto usage;
@@ -476,41 +501,41 @@ cmd_record(int argc, char **argv)
 			break;
 		case 'l':
 			http.listen = optarg;
-			http_only = 1;
+			given.listen = 1;
 			break;
 		case 'u':
 			http.upstream = optarg;
 			break;
 		case 'c':
 			http.cacert = optarg;
-			http_only = 1;
+			given.tls = 1;
 			break;
 		case 'k':
 			http.insecure = 1;
-			http_only = 1;
+			given.tls = 1;
 			break;
 		case 'K':
-			http_only = 1;
+			given.upstream_only = 1;
 			break;
 		case 'R':
 			http.rewrite_host = 1;
-			http_only = 1;
+			given.upstream_only = 1;
 			break;
 		case 'A':
 			http.allow_remote = 1;
-			http_only = 1;
+			given.listen_only = 1;
 			break;
 		case 'T':
 			if (limits_seconds("record", "upstream-timeout",
 			    optarg, &http.upstream_timeout) != 0)
 				goto usage;
-			http_only = 1;
+			given.upstream_only = 1;
 			break;
 		case 'r':
 			http.redact = xreallocarray(http.redact,
 			    http.nredact + 1, sizeof *http.redact);
 			http.redact[http.nredact++] = optarg;
-			http_only = 1;
+			given.upstream_only = 1;
 			break;
 		case 'S':
 			errno = 0;
@@ -570,8 +595,27 @@ cmd_record(int argc, char **argv)
 		case RECORD_OPT_NO_DB:
 			no_db = 1;
 			break;
+		case RECORD_OPT_CONNECT:
+			bridge.connect = optarg;
+			break;
+		case RECORD_OPT_HEADER:
+			if (record_bridge_header(optarg) != 0)
+				goto usage;
+			bridge.headers = xreallocarray((void *)bridge.headers,
+			    bridge.nheaders + 1, sizeof *bridge.headers);
+			((const char **)bridge.headers)[bridge.nheaders++] =
+			    optarg;
+			given.bridge_only = 1;
+			break;
+		case RECORD_OPT_TRANSPORT:
+			if (record_bridge_transport(optarg,
+			    &bridge.transport) != 0)
+				goto usage;
+			given.bridge_only = 1;
+			break;
 		case 'h':
 			cmd_record_usage(stdout);
+			free((void *)bridge.headers);
 			redact_free(rules);
 			free(http.redact);
 			fault_opts_clear(&fopts);
@@ -585,24 +629,13 @@ cmd_record(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (http.upstream != NULL && argc > 0) {
-		fprintf(stderr, "mcpreel record: give either --upstream URL "
-		    "or -- CMD, not both\n");
+	given.upstream = http.upstream != NULL;
+	given.connect = bridge.connect != NULL;
+	given.cmd = argc > 0;
+	given.faults = fault_opts_any(&fopts);
+	given.durable = durable;
+	if (record_modes_check(&given) != 0)
 		goto usage;
-	}
-	if (http.upstream == NULL && http_only) {
-		fprintf(stderr, "mcpreel record: --listen, --allow-remote, "
-		    "--cacert, --insecure, --rewrite-host, --redact-header, "
-		    "--max-connections and the --*-timeout options need "
-		    "--upstream URL\n");
-		goto usage;
-	}
-	if (http.upstream == NULL && argc == 0) {
-		fprintf(stderr, "mcpreel record: no server command given "
-		    "(mcpreel record [OPTIONS] -- CMD [ARGS...], or "
-		    "--upstream URL for an HTTP server)\n");
-		goto usage;
-	}
 	if (no_db && ro.cassette == NULL) {
 		fprintf(stderr, "mcpreel record: --no-db needs --cassette FILE "
 		    "(without a database the recording must go somewhere)\n");
@@ -633,6 +666,17 @@ cmd_record(int argc, char **argv)
 		redact_add_defaults(rules);
 	tap_set_redact(rules);
 	if (http.upstream != NULL && record_check_http(&http) != 0)
+		goto usage;
+	if (bridge.connect != NULL || given.listen) {
+		bridge.cacert = http.cacert;
+		bridge.insecure = http.insecure;
+		bridge.listen = http.listen;
+		bridge.lim = http.lim;
+		/* A request body is held whole: capped as mock caps it. */
+		bridge.lim.max_body = max_record;
+	}
+	if ((bridge.connect != NULL || (given.listen && given.cmd)) &&
+	    record_bridge_check(&bridge, http.allow_remote) != 0)
 		goto usage;
 	/* A bad rule stops us here: nothing is spawned, nothing recorded. */
 	if (fault_opts_any(&fopts)) {
@@ -731,6 +775,7 @@ cmd_record(int argc, char **argv)
 				rf.reload = record_fault_reload_http;
 			http.faults = &rf;
 		}
+		free((void *)bridge.headers);
 		rc = record_over_http(w, &http, lc, path, &ro, otlp);
 		cassette_free(ro.temp);
 		otlp_opts_clear(&oopts);
@@ -743,25 +788,29 @@ cmd_record(int argc, char **argv)
 		return rc;
 	}
 
-	cli_stdio_notice("record");
-	/* The argv may hold a key (--api-key sk-...): stored redacted. */
-	shown = tap_redact_argv(argv);
-	target = tap_redact_string(cli_target_json(shown));
-	redact_argv_free(shown);
-	started_ns = clock_wall_ns();
-	s = writer_session_begin_at(w, name, "stdio", target, started_ns);
-	if (otlp != NULL) {
-		memset(&oinfo, 0, sizeof oinfo);
-		oinfo.transport = "stdio";
-		oinfo.started_ns = started_ns;
-		oinfo.target = target;
-		tap_otlp_begin(s, &oinfo);
+	if (bridge.connect != NULL || given.listen)
+		started = record_bridge(w, name, &bridge, argv, &s, &res) == 0;
+	else {
+		cli_stdio_notice("record");
+		/* The argv may hold a key (--api-key sk-...): stored redacted. */
+		shown = tap_redact_argv(argv);
+		target = tap_redact_string(cli_target_json(shown));
+		redact_argv_free(shown);
+		started_ns = clock_wall_ns();
+		s = writer_session_begin_at(w, name, "stdio", target,
+		    started_ns);
+		if (otlp != NULL) {
+			memset(&oinfo, 0, sizeof oinfo);
+			oinfo.transport = "stdio";
+			oinfo.started_ns = started_ns;
+			oinfo.target = target;
+			tap_otlp_begin(s, &oinfo);
+		}
+		free(target);
+		record_set_faults(&rf);
+		started = record_stdio(w, s, argv, &res) == 0;
+		record_set_faults(NULL);
 	}
-	free(target);
-
-	record_set_faults(&rf);
-	started = record_stdio(w, s, argv, &res) == 0;
-	record_set_faults(NULL);
 	if (ro.cassette != NULL || otlp != NULL)
 		record_cassette_hold();
 	else
@@ -808,6 +857,7 @@ cmd_record(int argc, char **argv)
 	writer_session_free(s);
 	free(res.reason);
 	free(path);
+	free((void *)bridge.headers);
 	tap_set_redact(NULL);
 	redact_free(rules);
 	if (faults != NULL)
@@ -817,6 +867,7 @@ cmd_record(int argc, char **argv)
 	free(fnote);
 	return rc;
 usage:
+	free((void *)bridge.headers);
 	otlp_opts_clear(&oopts);
 	cassette_free(ro.temp);
 	tap_set_redact(NULL);

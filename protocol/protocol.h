@@ -142,4 +142,18 @@ void		 proto_findings_init(struct proto_findings *);
 void		 proto_findings_add_cb(const struct proto_finding *, void *);
 void		 proto_findings_clear(struct proto_findings *);
 
+/*
+ * headers.c: the HTTP headers of a 2026-07-28 request (Mcp-Method,
+ * Mcp-Name, Mcp-Param-*), for replay and record --connect.  Not pure as
+ * the rest: a struct proto_headers is what one session learnt from its
+ * tools/list, its owner's alone.
+ */
+struct proto_headers;
+struct proto_headers *proto_headers_new(void);
+void		 proto_headers_free(struct proto_headers *);
+void		 proto_headers_learn(struct proto_headers *, const json_t *);
+char		**proto_headers_for(struct proto_headers *, const json_t *,
+		     const char **);
+void		 proto_headers_list_free(char **);
+
 #endif

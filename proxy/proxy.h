@@ -45,6 +45,8 @@ int		 tap_paused(const struct tap *);
 void		 tap_sync(struct tap *);
 void		 tap_exchange_end(struct tap *, struct wexchange *,
 		     const char *, const void *, size_t, int);
+void		 tap_session_transport(struct tap *, struct wsession *,
+		     const char *);
 void		 tap_session_end(struct tap *, struct wsession *, int, int,
 		     const char *);
 void		 tap_set_redact(const struct redact *);
@@ -183,17 +185,38 @@ int64_t		*record_http_ids(const struct record_result *, size_t *);
 /* bridge.c: record --connect, record --listen ADDR -- CMD. */
 
 /*
- * One side an endpoint (the client's: endpoint_stdio or endpoint_http),
- * the other an xport (the server's: xport_remote or xport_stdio); every
- * message recorded once through the tap, in the session given.
+ * The most client requests a bridge keeps waiting for their answers: one
+ * more is answered with a JSON-RPC error by mcpreel (a note in the record)
+ * instead of going to the server.  Far above what clients keep in flight.
+ */
+#define BRIDGE_PENDING_MAX	4096
+/*
+ * The largest message the bridge holds whole to pass it from one framing
+ * to the other (a line, a body, an SSE event): as the SSE parser's bound.
+ */
+#define BRIDGE_MESSAGE_MAX	SSE_LINE_MAX
+
+/*
+ * One side an endpoint (the client's: our stdio with connect, else an
+ * HTTP listener), the other an xport (the server's: the remote URL with
+ * connect, else argv over stdio); every message recorded once through the
+ * tap, in the session given.
  */
 struct bridge_options {
-	struct endpoint	*(*endpoint)(struct event_base *,
-			    const struct endpoint_cbs *, void *, char **);
-	struct xport	*(*xport)(struct event_base *,
-			    const struct xport_cbs *, void *, char **);
-	void		*arg;		/* for the two constructors' callers */
-	const char	*note;		/* recorded at the start */
+	/* record --connect URL: the host on our stdio, the server at URL. */
+	const char		 *connect;
+	enum xport_remote_kind	  transport;	/* --transport */
+	const char		 *cacert;	/* --cacert FILE, or NULL */
+	int			  insecure;	/* --insecure */
+	const char *const	 *headers;	/* --header "Name: value" ... */
+	size_t			  nheaders;
+	/* record --listen ADDR -- CMD: HTTP clients at ADDR, argv over stdio. */
+	const char		 *listen;
+	struct listen_limits	  lim;
+	char *const		 *argv;
+	const char		 *server;	/* how errors name the server:
+						   the redacted URL or argv */
+	const char		 *note;		/* recorded at the start */
 };
 
 int		 bridge_run(struct writer *, struct wsession *,

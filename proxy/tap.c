@@ -205,6 +205,13 @@ tap_session_end(struct tap *t, struct wsession *s, int exit_status,
 	 */
 }
 
+/* Session s turned out to use transport (set in its row). */
+void
+tap_session_transport(struct tap *t, struct wsession *s, const char *transport)
+{
+	writer_session_transport(t->w, s, transport);
+}
+
 /*
  * Check what every tap records from now on with lc (record --check; kept
  * by the caller until the taps are gone), or nothing when lc is NULL.

@@ -19,6 +19,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include "protocol.h"
 #include "replay.h"
 #include "store.h"
 
@@ -60,7 +61,7 @@ struct engine {
 	json_t			*srv_used;	/* key -> times used */
 	json_t			*remap;		/* recorded -> live value */
 	json_t			*notif_live;
-	json_t			*param_headers;	/* tool -> {arg: header} */
+	struct proto_headers	*ph;	/* 2026-07-28 headers learnt */
 	int			 finishing;
 	int			 closed;
 	char			*closed_why;
@@ -134,117 +135,20 @@ engine_record(struct engine *e, enum dir d, const char *bytes, size_t len)
 }
 
 /*
- * A header value as 2026-07-28 wants it: plain visible ASCII as it is,
- * anything else as =?base64?...?= (caller frees).
- */
-static char *
-header_value(const char *v)
-{
-	const unsigned char	*p;
-	size_t			 len = strlen(v);
-	char			*b, *s;
-	int			 plain = len > 0 && v[0] != ' ' &&
-				    v[len - 1] != ' ' &&
-				    strncmp(v, "=?", 2) != 0;
-
-	for (p = (const unsigned char *)v; plain && *p != '\0'; p++) {
-		if (*p < 0x20 || *p > 0x7e)
-			plain = 0;
-	}
-	if (plain)
-		return xstrdup(v);
-	b = b64_encode(v, len, NULL);
-	xasprintf(&s, "=?base64?%s?=", b);
-	free(b);
-	return s;
-}
-
-/*
- * The headers a 2026-07-28 request carries over HTTP, from its body:
- * MCP-Protocol-Version (set on the transport), Mcp-Method, Mcp-Name, and
- * Mcp-Param-* for tool arguments the tool's schema marks (learnt from the
- * live tools/list).  Older requests get none.
+ * The headers a 2026-07-28 request carries over HTTP (protocol/headers.c);
+ * the revision it names goes on the transport too.  Older requests get
+ * none.
  */
 static char **
 engine_headers(struct engine *e, const json_t *msg)
 {
-	const char	*method, *version, *name = NULL, *k;
-	json_t		*params, *args, *marks, *v;
-	char		**h = NULL, *val, *text;
-	size_t		 n = 0;
+	const char	*version;
+	char		**h;
 
-	params = json_object_get(msg, "params");
-	version = json_string_value(json_object_get(json_object_get(params,
-	    "_meta"), "io.modelcontextprotocol/protocolVersion"));
-	method = json_string_value(json_object_get(msg, "method"));
-	if (version == NULL || method == NULL)
-		return NULL;
-	xport_set_protocol_version(e->xp, version);
-	h = xreallocarray(NULL, 3 + json_object_size(e->param_headers) + 8,
-	    sizeof *h);
-	val = header_value(method);
-	xasprintf(&h[n++], "Mcp-Method: %s", val);
-	free(val);
-	if (strcmp(method, "tools/call") == 0 ||
-	    strcmp(method, "prompts/get") == 0)
-		name = json_string_value(json_object_get(params, "name"));
-	else if (strcmp(method, "resources/read") == 0)
-		name = json_string_value(json_object_get(params, "uri"));
-	if (name != NULL) {
-		val = header_value(name);
-		xasprintf(&h[n++], "Mcp-Name: %s", val);
-		free(val);
-	}
-	args = json_object_get(params, "arguments");
-	marks = (name != NULL && strcmp(method, "tools/call") == 0) ?
-	    json_object_get(e->param_headers, name) : NULL;
-	json_object_foreach(marks, k, v) {
-		json_t	*a = json_object_get(args, k);
-
-		if (a == NULL || json_is_null(a))
-			continue;
-		if (json_is_string(a))
-			val = header_value(json_string_value(a));
-		else if ((text = json_dumps(a, JSON_ENCODE_ANY |
-		    JSON_COMPACT)) != NULL) {
-			val = header_value(text);
-			free(text);
-		} else
-			continue;
-		h = xreallocarray(h, n + 2, sizeof *h);
-		xasprintf(&h[n++], "Mcp-Param-%s: %s", json_string_value(v),
-		    val);
-		free(val);
-	}
-	h[n] = NULL;
+	h = proto_headers_for(e->ph, msg, &version);
+	if (version != NULL)
+		xport_set_protocol_version(e->xp, version);
 	return h;
-}
-
-/* Learn which tool arguments travel as Mcp-Param-* headers. */
-static void
-engine_learn_tools(struct engine *e, const json_t *result)
-{
-	json_t		*tools = json_object_get(result, "tools"), *t, *props;
-	json_t		*p, *hdr, *marks;
-	const char	*name, *k;
-	size_t		 i;
-
-	json_array_foreach(tools, i, t) {
-		if ((name = json_string_value(json_object_get(t, "name"))) ==
-		    NULL)
-			continue;
-		props = json_object_get(json_object_get(t, "inputSchema"),
-		    "properties");
-		marks = json_object();
-		json_object_foreach(props, k, p) {
-			hdr = json_object_get(p, "x-mcp-header");
-			if (json_is_string(hdr))
-				json_object_set(marks, k, hdr);
-		}
-		if (json_object_size(marks) > 0)
-			json_object_set(e->param_headers, name, marks);
-		json_decref(marks);
-	}
 }
 
 static void
@@ -252,15 +156,12 @@ engine_send_msg(struct engine *e, const json_t *msg, const char *bytes,
     size_t len)
 {
 	char	**headers = NULL;
-	size_t	  i;
 
 	if (msg != NULL)
 		headers = engine_headers(e, msg);
 	engine_record(e, DIR_C2S, bytes, len);
 	xport_send(e->xp, bytes, len, (const char *const *)headers);
-	for (i = 0; headers != NULL && headers[i] != NULL; i++)
-		free(headers[i]);
-	free(headers);
+	proto_headers_list_free(headers);
 }
 
 static void
@@ -555,7 +456,7 @@ engine_response(struct engine *e, const json_t *msg, const char *idtext)
 	if (m->answer >= 0 && plan_json(&e->plan->m[m->answer]) != NULL)
 		remap_learn(e->remap, plan_json(&e->plan->m[m->answer]), msg);
 	if (m->method != NULL && strcmp(m->method, "tools/list") == 0)
-		engine_learn_tools(e, json_object_get(msg, "result"));
+		proto_headers_learn(e->ph, json_object_get(msg, "result"));
 	engine_step(e);
 }
 
@@ -763,7 +664,7 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 {
 	struct engine		 e;
 	struct xport_cbs	 cbs = { engine_message_cb, engine_event_cb,
-				    engine_closed_cb };
+				    engine_closed_cb, NULL };
 	struct rreq		*r;
 	size_t			 i;
 
@@ -780,7 +681,7 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 	e.srv_used = json_object();
 	e.remap = json_object();
 	e.notif_live = json_object();
-	e.param_headers = json_object();
+	e.ph = proto_headers_new();
 	evthread_use_pthreads();
 	if ((e.base = event_base_new()) == NULL)
 		fatalx("cannot create an event loop");
@@ -826,7 +727,7 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 	json_decref(e.srv_used);
 	json_decref(e.remap);
 	json_decref(e.notif_live);
-	json_decref(e.param_headers);
+	proto_headers_free(e.ph);
 	free(e.closed_why);
 	event_base_free(e.base);
 	return rep->could_not_run ? -1 : 0;

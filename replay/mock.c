@@ -1266,7 +1266,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 	struct endpoint_cbs	 cbs = { mock_message_cb, mock_closed_cb,
 				    mock_failed_cb, mock_drained_cb };
 	struct xport_cbs	 fcbs = { fallback_message_cb, fallback_event_cb,
-				    fallback_closed_cb };
+				    fallback_closed_cb, NULL };
 	struct mockfault_cbs	 mfcbs = { mock_deliver, mock_fault_closed_cb,
 				    mock_fault_idle_cb };
 	struct event		*sigs[2];

@@ -11,11 +11,11 @@
 # failing run leaves, log is libFuzzer's output.
 set -u
 
-usage="usage: scripts/fuzz.sh BUILD_DIR SECONDS [scan|frame|sse|http|redact|ident|jsonschema|protocol|check|jload|fault|restamp|otlp|hosts ...]"
+usage="usage: scripts/fuzz.sh BUILD_DIR SECONDS [scan|frame|sse|http|redact|ident|jsonschema|protocol|check|jload|fault|restamp|otlp|hosts|endpoint ...]"
 build=${1:?$usage}
 secs=${2:?$usage}
 shift 2
-targets=${*:-scan frame sse http redact ident jsonschema protocol check jload fault restamp otlp hosts}
+targets=${*:-scan frame sse http redact ident jsonschema protocol check jload fault restamp otlp hosts endpoint}
 src=$(cd "$(dirname "$0")/.." && pwd)
 # A single input taking this long is a hang, even on a busy machine.
 unit_timeout=10

@@ -94,6 +94,7 @@ rows_finalize(struct writer *w)
 	sqlite3_finalize(w->upd_exchange_fault);
 	sqlite3_finalize(w->upd_otlp);
 	sqlite3_finalize(w->upd_client);
+	sqlite3_finalize(w->upd_transport);
 }
 
 static int
@@ -167,7 +168,9 @@ rows_init(struct writer *w, char **cause)
 	    rows_prepare(w, &w->upd_otlp, "UPDATE sessions SET "
 	    "otlp_dropped = ? WHERE id = ?", cause) != 0 ||
 	    rows_prepare(w, &w->upd_client, "UPDATE sessions SET "
-	    "client_address = ?, client_port = ? WHERE id = ?", cause) != 0)
+	    "client_address = ?, client_port = ? WHERE id = ?", cause) != 0 ||
+	    rows_prepare(w, &w->upd_transport, "UPDATE sessions SET "
+	    "transport = ? WHERE id = ?", cause) != 0)
 		return -1;
 	return 0;
 }
@@ -616,7 +619,8 @@ rows_end(struct writer *w, struct item *it)
 
 /*
  * A session's count of spans OpenTelemetry export did not deliver
- * (ITEM_SESSION_OTLP), or its client (ITEM_SESSION_CLIENT).
+ * (ITEM_SESSION_OTLP), its client (ITEM_SESSION_CLIENT), or its
+ * transport (ITEM_SESSION_TRANSPORT).
  */
 void
 rows_otlp(struct writer *w, struct item *it)
@@ -632,6 +636,10 @@ rows_otlp(struct writer *w, struct item *it)
 		if (it->count > 0)
 			sqlite3_bind_int64(st, 2, it->count);
 		sqlite3_bind_int64(st, 3, s->id);
+	} else if (it->type == ITEM_SESSION_TRANSPORT) {
+		st = w->upd_transport;
+		sqlite3_bind_text(st, 1, it->reason, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, s->id);
 	} else {
 		st = w->upd_otlp;
 		sqlite3_bind_int64(st, 1, it->count);

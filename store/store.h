@@ -118,6 +118,9 @@ void		 writer_session_end_at(struct writer *, struct wsession *,
  */
 void		 writer_session_otlp_dropped(struct writer *, struct wsession *,
 		     int64_t);
+/* The transport session s turned out to use (record --connect's auto). */
+void		 writer_session_transport(struct writer *, struct wsession *,
+		     const char *);
 /* The client (address, port) that began session s over HTTP. */
 void		 writer_session_client(struct writer *, struct wsession *,
 		     const char *, int);

@@ -28,7 +28,8 @@ enum item_type {
 	ITEM_FAULT,
 	ITEM_EXCHANGE_FAULT,
 	ITEM_SESSION_OTLP,
-	ITEM_SESSION_CLIENT
+	ITEM_SESSION_CLIENT,
+	ITEM_SESSION_TRANSPORT
 };
 
 struct item {
@@ -153,6 +154,7 @@ struct writer {
 	sqlite3_stmt	*upd_exchange_fault;
 	sqlite3_stmt	*upd_otlp;
 	sqlite3_stmt	*upd_client;
+	sqlite3_stmt	*upd_transport;
 	int		 failing;	/* the last write failed */
 	int64_t		 busy_since;	/* when the lock wait began */
 	int		 last_rc;	/* its SQLite result code */

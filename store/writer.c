@@ -510,6 +510,22 @@ writer_session_client(struct writer *w, struct wsession *s,
 	writer_enqueue(w, it, 0);
 }
 
+/*
+ * Set session s's transport ("sse": record --connect's auto found a
+ * legacy server after the row was written).  Queued like its end.
+ */
+void
+writer_session_transport(struct writer *w, struct wsession *s,
+    const char *transport)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_SESSION_TRANSPORT;
+	it->session = s;
+	it->reason = xstrdup(transport);
+	writer_enqueue(w, it, 0);
+}
+
 /* Hang p on session s (the producer's own: the writer never reads it). */
 void
 writer_session_set_tag(struct wsession *s, void *p)
@@ -594,6 +610,7 @@ writer_skip(struct writer *w, struct item *it)
 		break;
 	case ITEM_SESSION_OTLP:
 	case ITEM_SESSION_CLIENT:
+	case ITEM_SESSION_TRANSPORT:
 		rows_otlp(w, it);
 		break;
 	case ITEM_EXCHANGE_END:
@@ -652,12 +669,14 @@ writer_batch(struct writer *w, struct item *it)
 			break;
 		case ITEM_SESSION_OTLP:
 		case ITEM_SESSION_CLIENT:
+		case ITEM_SESSION_TRANSPORT:
 			rows_otlp(w, it);
 			break;
 		}
 		if (it->type == ITEM_SESSION_END ||
 		    it->type == ITEM_SESSION_OTLP ||
-		    it->type == ITEM_SESSION_CLIENT) {
+		    it->type == ITEM_SESSION_CLIENT ||
+		    it->type == ITEM_SESSION_TRANSPORT) {
 			/* Kept until the batch is known to be committed. */
 			it->next = ends;
 			ends = it;

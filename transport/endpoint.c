@@ -92,3 +92,28 @@ endpoint_free(struct endpoint *ep)
 	if (ep != NULL)
 		ep->ops->free(ep);
 }
+
+/*
+ * Who serves through ep, as its log lines and the texts it answers
+ * itself name it ("mock", "record"); a string that outlives ep.
+ */
+void
+endpoint_set_who(struct endpoint *ep, const char *who)
+{
+	ep->who = who;
+}
+
+/*
+ * Stop (on) or resume reading client messages: what the client sends then
+ * waits in its pipe or socket, not in our memory.  What one read already
+ * brought is still delivered.
+ */
+void
+endpoint_pause(struct endpoint *ep, int on)
+{
+	if (ep->paused == on)
+		return;
+	ep->paused = on;
+	if (ep->ops->pause != NULL)
+		ep->ops->pause(ep, on);
+}

@@ -1,5 +1,6 @@
 /*
- * The server side of Streamable HTTP, for mock.  A POST carrying a request
+ * The server side of Streamable HTTP, for mock and the bridge (record
+ * --listen ADDR -- CMD).  A POST carrying a request
  * gets its answer as application/json, or as an SSE stream when the mock
  * sends something before the answer (progress, a server request); a POST
  * carrying a notification or a response gets 202.  A GET opens the stream
@@ -86,6 +87,7 @@ struct econn {
 	int			 lingering;
 	size_t			 lingered;	/* bytes dropped meanwhile */
 	int			 reset;		/* a fault resets it (next pass) */
+	int			 loopback;	/* came in on a loopback address */
 	TAILQ_ENTRY(econn)	 entry;
 };
 
@@ -99,6 +101,7 @@ struct endpoint_http {
 	size_t			 nunsent;
 	int			 unsent_warned;
 	int			 slow_warned;	/* one warning, then debug */
+	int			 check_origin;	/* endpoint_http_check_origin */
 	struct event		*drain_ev;	/* cbs.drained, from the loop */
 	TAILQ_HEAD(, econn)	 conns;
 };
@@ -184,7 +187,63 @@ ec_sse_start(struct econn *c)
 	    "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n");
 }
 
-/* A whole request is in: hand it to the mock, or answer it ourselves. */
+/* Whether a Host header's value names this machine (any port). */
+static int
+ec_host_is_loopback(const char *host)
+{
+	char	*origin;
+	int	 ok;
+
+	xasprintf(&origin, "http://%s", host);
+	ok = net_origin_is_loopback(origin);
+	free(origin);
+	return ok;
+}
+
+/*
+ * With endpoint_http_check_origin, a request that came in on a loopback
+ * address is answered 403 when its Origin names another machine, or its
+ * Host does not name this one (DNS rebinding: a web page's script must not
+ * reach a local server; a same-origin GET carries no Origin, but always
+ * the rebound name in Host).  No Origin (not from a browser) passes; so
+ * does no Host.  Checked once the head is in, before any body is read.
+ * Returns 1 when refused (the connection closes after the answer).
+ */
+static int
+ec_origin_refused(struct econn *c)
+{
+	const char	*origin, *host, *what, *value;
+	char		*text;
+
+	if (!c->eh->check_origin || !c->loopback)
+		return 0;
+	origin = http_head_get(&c->head, "Origin");
+	host = http_head_get(&c->head, "Host");
+	if (origin != NULL && !net_origin_is_loopback(origin)) {
+		what = "Origin";
+		value = origin;
+	} else if (host != NULL && !ec_host_is_loopback(host)) {
+		what = "Host";
+		value = host;
+	} else
+		return 0;
+	log_info("%s: refused a request with %s %s with 403: only pages of "
+	    "this machine may use a loopback server", c->eh->ep.who, what,
+	    value);
+	xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
+	    "{\"code\":-32000,\"message\":\"mcpreel %s: %s not "
+	    "allowed: this server listens on a loopback address and takes "
+	    "requests from pages of this machine only\"}}", c->eh->ep.who,
+	    what);
+	c->close_after = 1;
+	c->linger = 1;
+	bufferevent_disable(c->bev, EV_READ);
+	ec_reply_text(c, 403, "Forbidden", "application/json", text);
+	free(text);
+	return 1;
+}
+
+/* A whole request is in: hand it on, or answer it ourselves. */
 static void
 ec_request(struct econn *c)
 {
@@ -195,6 +254,7 @@ ec_request(struct econn *c)
 				    -1);
 	struct scan		 sc;
 	struct ereq		*er;
+	char			*text;
 
 	c->close_after = http_head_has_token(&c->head, "Connection",
 	    "close");
@@ -248,10 +308,11 @@ ec_request(struct econn *c)
 		eh->ep.cbs.message(NULL, body, len, eh->ep.arg);
 		break;
 	default:
-		ec_reply_text(c, 400, "Bad Request", "application/json",
-		    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,"
-		    "\"message\":\"mcpreel mock: the body is not one JSON-RPC "
-		    "message\"}}");
+		xasprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
+		    "{\"code\":-32700,\"message\":\"mcpreel %s: the body is not "
+		    "one JSON-RPC message\"}}", eh->ep.who);
+		ec_reply_text(c, 400, "Bad Request", "application/json", text);
+		free(text);
 		break;
 	}
 }
@@ -259,7 +320,8 @@ ec_request(struct econn *c)
 /*
  * Work out what c waits for and start that wait's limit when it changed;
  * a body's limit starts again with each read (a head's does not: a
- * trickle does not hold it open).
+ * trickle does not hold it open).  While the endpoint is paused it is we
+ * who do not read: no limit runs.
  */
 static void
 ec_wait_set(struct econn *c)
@@ -267,7 +329,7 @@ ec_wait_set(struct econn *c)
 	struct timeval	tv = { 0, 0 };
 	enum ec_wait	w;
 
-	if (c->er != NULL || c->stream || c->close_after)
+	if (c->er != NULL || c->stream || c->close_after || c->eh->ep.paused)
 		w = EC_WAIT_NONE;
 	else if (c->out_full)
 		w = EC_WAIT_IDLE;	/* for the client to read */
@@ -302,8 +364,8 @@ ec_timer_cb(evutil_socket_t fd, short events, void *arg)
 		return;
 	}
 	if (c->wait == EC_WAIT_IDLE) {
-		log_debug("mock: closing a connection idle for %d s",
-		    c->eh->lim.idle_timeout);
+		log_debug("%s: closing a connection idle for %d s",
+		    c->eh->ep.who, c->eh->lim.idle_timeout);
 		ec_free(c);
 		return;
 	}
@@ -313,7 +375,7 @@ ec_timer_cb(evutil_socket_t fd, short events, void *arg)
 	else
 		xasprintf(&why, "the request body stopped: nothing for %d s "
 		    "(--idle-timeout)\n", c->eh->lim.idle_timeout);
-	log_info("mock: %.*s", (int)strlen(why) - 1, why);
+	log_info("%s: %.*s", c->eh->ep.who, (int)strlen(why) - 1, why);
 	c->close_after = 1;
 	c->linger = 1;
 	c->wait = EC_WAIT_NONE;
@@ -331,7 +393,8 @@ ec_too_big(struct econn *c, uint64_t size)
 	xasprintf(&why, "the request body is over %zu bytes "
 	    "(--max-record-size)%s\n", c->eh->lim.max_body,
 	    size != 0 ? " by its Content-Length" : "");
-	log_warnx("mock: %.*s: refused with 413", (int)strlen(why) - 1, why);
+	log_warnx("%s: %.*s: refused with 413", c->eh->ep.who,
+	    (int)strlen(why) - 1, why);
 	c->close_after = 1;
 	c->linger = 1;
 	c->in_body = 0;
@@ -365,7 +428,7 @@ ec_process_requests(struct econn *c)
 	 * event stream), what the client sends next waits in the kernel,
 	 * not in our memory.
 	 */
-	if (c->er != NULL || c->stream) {
+	if (c->er != NULL || c->stream || c->eh->ep.paused) {
 		bufferevent_disable(c->bev, EV_READ);
 		return;
 	}
@@ -377,7 +440,7 @@ ec_process_requests(struct econn *c)
 		    ENDPOINT_OUTPUT_MAX / 2, 0);
 		return;
 	}
-	while (c->er == NULL && !c->stream) {
+	while (c->er == NULL && !c->stream && !c->eh->ep.paused) {
 		if (!c->in_body) {
 			http_head_clear(&c->head);
 			rc = http_head_parse(in, 1, &c->scanned, &c->head,
@@ -395,6 +458,8 @@ ec_process_requests(struct econn *c)
 				return;
 			}
 			evbuffer_drain(in, c->head.len);
+			if (ec_origin_refused(c))
+				return;
 			if (kind == HTTP_BODY_LENGTH &&
 			    c->eh->lim.max_body != 0 &&
 			    length > c->eh->lim.max_body) {
@@ -516,12 +581,13 @@ ec_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	if ((what & BEV_EVENT_TIMEOUT) && !c->eh->slow_warned) {
 		c->eh->slow_warned = 1;
-		log_warnx("mock: a client read none of the %zu bytes waiting "
+		log_warnx("%s: a client read none of the %zu bytes waiting "
 		    "for it in %d s (--idle-timeout): closing its connection",
-		    unread, c->eh->lim.idle_timeout);
+		    c->eh->ep.who, unread, c->eh->lim.idle_timeout);
 	} else if (what & BEV_EVENT_TIMEOUT)
-		log_debug("mock: closing a connection with %zu bytes unread "
-		    "for %d s", unread, c->eh->lim.idle_timeout);
+		log_debug("%s: closing a connection with %zu bytes unread "
+		    "for %d s", c->eh->ep.who, unread,
+		    c->eh->lim.idle_timeout);
 	ec_free(c);
 }
 
@@ -531,10 +597,16 @@ eh_accept_cb(int fd, void *arg)
 {
 	struct endpoint_http	*eh = arg;
 	struct econn		*c = xcalloc(1, sizeof *c);
+	struct sockaddr_storage	 local;
+	socklen_t		 llen = sizeof local;
 	int			 one = 1;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	c->eh = eh;
+	/* The address it came in on: a wildcard bind takes loopback too. */
+	memset(&local, 0, sizeof local);
+	if (getsockname(fd, (struct sockaddr *)&local, &llen) == 0)
+		c->loopback = net_addr_is_loopback(&local);
 	c->data = evbuffer_new();
 	c->bev = bufferevent_socket_new(eh->ep.base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
@@ -578,9 +650,10 @@ eh_send(struct endpoint *ep, const char *bytes, size_t len)
 		eh->nunsent++;
 	} else if (!eh->unsent_warned) {
 		eh->unsent_warned = 1;
-		log_warnx("mock: %zu messages (%zu bytes) wait for the client "
+		log_warnx("%s: %zu messages (%zu bytes) wait for the client "
 		    "to open its event stream: dropping what comes until it "
-		    "does", eh->nunsent, evbuffer_get_length(eh->unsent));
+		    "does", eh->ep.who, eh->nunsent,
+		    evbuffer_get_length(eh->unsent));
 	}
 }
 
@@ -609,9 +682,9 @@ eh_full(struct endpoint *ep, struct ereq *er)
 		c->blocked = 1;
 		bufferevent_setwatermark(c->bev, EV_WRITE,
 		    ENDPOINT_OUTPUT_MAX / 2, 0);
-		log_debug("mock: %zu bytes wait for the client: holding what "
-		    "comes next", evbuffer_get_length(bufferevent_get_output(
-		    c->bev)));
+		log_debug("%s: %zu bytes wait for the client: holding what "
+		    "comes next", eh->ep.who, evbuffer_get_length(
+		    bufferevent_get_output(c->bev)));
 	}
 	return 1;
 }
@@ -667,6 +740,16 @@ eh_req_end(struct endpoint *ep, struct ereq *er, const char *bytes,
 	free(er);
 	if (c != NULL && !c->close_after)
 		event_active(c->next_ev, EV_TIMEOUT, 0);
+}
+
+/*
+ * Whether er's client went away (its connection closed) before the
+ * answer; NULL (a stdio client) never does.
+ */
+int
+ereq_gone(const struct ereq *er)
+{
+	return er != NULL && er->c == NULL;
 }
 
 static void
@@ -791,9 +874,49 @@ eh_cut(struct endpoint *ep, struct ereq *er, enum ereq_cut how, int status,
 		event_active(c->next_ev, EV_TIMEOUT, 0);
 }
 
+/*
+ * endpoint_pause: no connection reads its next request while on, and no
+ * head, body or idle limit runs; off, each one idle goes on reading (from
+ * the loop), its limit started again.
+ */
+static void
+eh_pause(struct endpoint *ep, int on)
+{
+	struct endpoint_http	*eh = (struct endpoint_http *)ep;
+	struct econn		*c;
+
+	if (on) {
+		/* ec_process_requests stops at once; the limits stop here. */
+		TAILQ_FOREACH(c, &eh->conns, entry) {
+			if (!c->lingering)
+				ec_wait_set(c);
+		}
+		return;
+	}
+	TAILQ_FOREACH(c, &eh->conns, entry) {
+		if (c->er == NULL && !c->stream && !c->lingering &&
+		    !c->close_after)
+			event_active(c->next_ev, EV_TIMEOUT, 0);
+	}
+}
+
+/*
+ * Refuse (403) requests that came in on a loopback address (whatever the
+ * address bound: 0.0.0.0 takes them too) whose Origin names a page of
+ * another machine or whose Host does not name this machine; on another
+ * address the clients' names cannot be known, and every one passes.
+ */
+void
+endpoint_http_check_origin(struct endpoint *ep, int on)
+{
+	struct endpoint_http	*eh = (struct endpoint_http *)ep;
+
+	eh->check_origin = on;
+}
+
 static const struct endpoint_ops eh_ops = {
 	eh_send, eh_req_send, eh_req_end, eh_set_session, NULL, NULL, eh_full,
-	eh_free, eh_cut
+	eh_free, eh_cut, eh_pause
 };
 
 /*
@@ -813,6 +936,7 @@ endpoint_http(struct event_base *base, const char *listen,
 	eh->ep.base = base;
 	eh->ep.cbs = *cbs;
 	eh->ep.arg = arg;
+	eh->ep.who = "mock";
 	TAILQ_INIT(&eh->conns);
 	eh->unsent = evbuffer_new();
 	eh->lim = *lim;

@@ -1,5 +1,5 @@
 /*
- * The server side of stdio, for mock: client messages are lines on our
+ * The server side of stdio, for mock and the bridge: client messages are lines on our
  * stdin, everything we say is a line on our stdout.  There is one channel,
  * so a request's reply channel is NULL.
  *
@@ -112,8 +112,9 @@ es_check_pause(struct endpoint_stdio *es)
 		return;
 	es->paused = 1;
 	bufferevent_disable(es->in, EV_READ);
-	log_debug("mock endpoint: %d bytes wait for the client to read "
-	    "them: not reading its requests meanwhile", ES_OUT_HIGH);
+	log_debug("%s endpoint: %d bytes wait for the client to read "
+	    "them: not reading its requests meanwhile", es->ep.who,
+	    ES_OUT_HIGH);
 }
 
 static void
@@ -124,7 +125,8 @@ es_read_cb(struct bufferevent *bev, void *arg)
 	unsigned char		*line;
 	size_t			 len;
 
-	while (!es->paused && frame_next(&es->fr, src, &len)) {
+	while (!es->paused && !es->ep.paused && frame_next(&es->fr, src,
+	    &len)) {
 		line = evbuffer_pullup(src, (ev_ssize_t)len + 1);
 		es->ep.cbs.message(NULL, (const char *)line, len, es->ep.arg);
 		evbuffer_drain(src, len + 1);
@@ -143,7 +145,7 @@ es_write_cb(struct bufferevent *bev, void *arg)
 	es->paused = 0;
 	/* What was read before the pause first: no read may come for it. */
 	es_read_cb(es->in, es);
-	if (!es->paused)
+	if (!es->paused && !es->ep.paused)
 		bufferevent_enable(es->in, EV_READ);
 }
 
@@ -186,7 +188,7 @@ es_fail_why(struct endpoint_stdio *es, const char *why)
 	es->failed = 1;
 	bufferevent_disable(es->out, EV_WRITE);
 	xasprintf(&msg, "cannot write to stdout: %s", why);
-	log_debug("mock endpoint: %s", msg);
+	log_debug("%s endpoint: %s", es->ep.who, msg);
 	if (es->ep.cbs.failed != NULL)
 		es->ep.cbs.failed(msg, es->ep.arg);
 	free(msg);
@@ -336,9 +338,26 @@ es_cut(struct endpoint *ep, struct ereq *er, enum ereq_cut how, int status,
 		close(STDOUT_FILENO);
 }
 
+/* endpoint_pause: stop or resume reading stdin (and what it holds). */
+static void
+es_pause(struct endpoint *ep, int on)
+{
+	struct endpoint_stdio	*es = (struct endpoint_stdio *)ep;
+
+	if (on) {
+		bufferevent_disable(es->in, EV_READ);
+		return;
+	}
+	if (es->paused)
+		return;
+	es_read_cb(es->in, es);
+	if (!es->paused && !es->ep.paused)
+		bufferevent_enable(es->in, EV_READ);
+}
+
 static const struct endpoint_ops es_ops = {
 	es_send, es_req_send, es_req_end, NULL, es_flush, es_progress,
-	NULL, es_free, es_cut
+	NULL, es_free, es_cut, es_pause
 };
 
 /* Serve over our own stdin and stdout (base from endpoint_stdio_base_new). */
@@ -352,6 +371,7 @@ endpoint_stdio(struct event_base *base, const struct endpoint_cbs *cbs,
 	es->ep.base = base;
 	es->ep.cbs = *cbs;
 	es->ep.arg = arg;
+	es->ep.who = "mock";
 	frame_init(&es->fr);
 	evutil_make_socket_nonblocking(STDIN_FILENO);
 	evutil_make_socket_nonblocking(STDOUT_FILENO);

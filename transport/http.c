@@ -30,7 +30,7 @@ http_is_tchar(unsigned char c)
 }
 
 /* Whether the len bytes at s are a token: one or more tchars. */
-static int
+int
 http_is_token(const char *s, size_t len)
 {
 	size_t	i;

@@ -15,6 +15,7 @@
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
@@ -179,7 +180,10 @@ bad:
 	return -1;
 }
 
-/* Whether an address is a loopback one: 127.0.0.0/8 or ::1. */
+/*
+ * Whether an address is a loopback one: 127.0.0.0/8, ::1, or 127.x
+ * mapped into IPv6 (::ffff:127.0.0.1, what a dual-stack socket sees).
+ */
 int
 net_addr_is_loopback(const struct sockaddr_storage *ss)
 {
@@ -188,8 +192,56 @@ net_addr_is_loopback(const struct sockaddr_storage *ss)
 
 	if (ss->ss_family == AF_INET)
 		return (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
+		return sin6->sin6_addr.s6_addr[12] == 127;
 	if (ss->ss_family == AF_INET6)
 		return IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr);
+	return 0;
+}
+
+/*
+ * Whether an Origin header's value names this machine: http or https, the
+ * host localhost (or a name under .localhost), 127.0.0.0/8 or [::1], any
+ * port, nothing after it.  "null" and anything else are not.
+ */
+int
+net_origin_is_loopback(const char *origin)
+{
+	const char	*h, *end, *p;
+	char		 host[64];
+	size_t		 len;
+	struct in_addr	 a4;
+
+	if (strncasecmp(origin, "http://", 7) == 0)
+		h = origin + 7;
+	else if (strncasecmp(origin, "https://", 8) == 0)
+		h = origin + 8;
+	else
+		return 0;
+	if (*h == '[') {
+		if ((end = strchr(h, ']')) == NULL)
+			return 0;
+		len = (size_t)(end - h) + 1;
+		p = end + 1;
+	} else {
+		len = strcspn(h, ":/?#");
+		p = h + len;
+	}
+	if (*p == ':') {
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			;
+	}
+	if (*p != '\0' || len == 0 || len >= sizeof host)
+		return 0;
+	memcpy(host, h, len);
+	host[len] = '\0';
+	if (strcasecmp(host, "[::1]") == 0 || strcasecmp(host, "localhost") == 0)
+		return 1;
+	if (len > 10 && strcasecmp(host + len - 10, ".localhost") == 0)
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
 	return 0;
 }
 

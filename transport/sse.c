@@ -2,7 +2,8 @@
  * text/event-stream parsing by the WHATWG HTML rules (9.2.6, "Interpreting
  * an event stream"), on whatever part of the stream has arrived.  Lines end
  * in CRLF, LF or a lone CR; a line is searched once however many reads it
- * takes, and data is moved, not copied byte by byte, so an event of many
+ * takes (a long partial line is kept in one piece of the buffer, so going
+ * back to where its search stopped is one step), and data is moved, not copied byte by byte, so an event of many
  * megabytes costs linear time.  The bytes are not decoded as UTF-8: the
  * data is handed on exactly as it came.
  *
@@ -25,6 +26,12 @@
 
 /* How many iovecs to look at per evbuffer_peek while looking for an EOL. */
 #define SSE_IOV			16
+/*
+ * A partial line longer than this is kept in one piece of src (see
+ * sse_next), so finding where its scan stopped is not a walk over every
+ * piece it came in.
+ */
+#define SSE_PULLUP_MIN		(64 * 1024)
 /* Longest field name we act on ("retry"), with room to spare. */
 #define SSE_NAME_MAX		8
 /* Most digits in a retry value that surely fits a long; more is ignored. */
@@ -337,6 +344,19 @@ sse_next(struct sse_parser *p, struct evbuffer *src, struct sse_event *ev)
 		if (!sse_find_eol(src, p->scanned, &at, &c)) {
 			if (p->skip == SSE_SKIP_NONE) {
 				p->scanned = avail;
+				/*
+				 * Each later call starts at scanned, and
+				 * evbuffer_ptr_set walks every piece before
+				 * it: a long line that came in many reads
+				 * would cost their square.  Made one piece
+				 * (its room doubles, so only new bytes are
+				 * copied, amortized), the walk is one step.
+				 */
+				if (avail > SSE_PULLUP_MIN && avail <=
+				    SSE_LINE_MAX && evbuffer_pullup(src,
+				    avail) == NULL)
+					fatalx("out of memory holding an "
+					    "event-stream line");
 				if (avail <= SSE_LINE_MAX)
 					return 0;
 				sse_drop(p);

@@ -131,6 +131,7 @@ void		 http_chunk_end_trailers(struct evbuffer *,
 const char	*http_reason(int);
 int		 http_fields_parse(struct evbuffer *, struct http_head *,
 		     char **);
+int		 http_is_token(const char *, size_t);
 
 /* http_target.c: request targets under a path prefix (RFC 9112 3.2). */
 
@@ -216,6 +217,7 @@ void		 net_url_clear(struct url *);
 int		 net_parse_listen(const char *, struct sockaddr_storage *,
 		     socklen_t *, char **);
 char		*net_addr_origin(const struct sockaddr *);
+int		 net_origin_is_loopback(const char *);
 int		 net_addr_is_loopback(const struct sockaddr_storage *);
 struct evconnlistener *net_listen(struct event_base *,
 		     const struct sockaddr_storage *, socklen_t,
@@ -294,6 +296,28 @@ struct xport_cbs {
 	void	(*event)(const char *, const char *, size_t, void *);
 	/* The server is gone (exited, or finished after xport_finish). */
 	void	(*closed)(const char *, void *);
+	/*
+	 * HTTP transports: a message sent (its bytes, as given to
+	 * xport_send) was not delivered, or was a request whose answer will
+	 * not come (the connection refused or cut, a response head that
+	 * does not parse, a status that is not 2xx with no answer to it in
+	 * its body, an answer with another id or "id": null, a request
+	 * answered 202 with no GET stream open, the answer's stream broken
+	 * before the answer, the first message of xport_remote's automatic
+	 * choice unanswered for 60 s), and why in words.  An answer is a
+	 * response or error with the request's id as written.  Called once
+	 * per such message, never after closed; before closed when the
+	 * failure also closes the transport; a "note" event says it too (or
+	 * the closed reason does).  It may come from inside xport_send (a
+	 * refused connection, a full queue): be ready for the answer before
+	 * sending.  NULL: not asked.  A request a server accepted and never
+	 * answers on a live stream is not failed: that takes the caller's
+	 * own timeout.
+	 *
+	 * No callback may free the transport: closed is the last call, and
+	 * xport_free comes after it has returned (on a later loop pass).
+	 */
+	void	(*failed)(const char *, size_t, const char *, void *);
 };
 
 struct xport_ops {
@@ -302,6 +326,11 @@ struct xport_ops {
 	void	(*finish)(struct xport *);
 	void	(*pause)(struct xport *, int);
 	void	(*free)(struct xport *);
+	/*
+	 * xport_set_headers has stored new headers in x->headers; NULL:
+	 * nothing to do (a transport that reads x->headers as it sends).
+	 */
+	void	(*headers)(struct xport *);
 };
 
 struct xport {
@@ -313,21 +342,31 @@ struct xport {
 	char			*protocol_version;	/* HTTP: sent as
 							   MCP-Protocol-Version */
 	int			 exit_code;	/* stdio: the server's, or -1 */
+	int			 exit_signal;	/* stdio: what killed it, or 0 */
 	int			 paused;	/* xport_pause */
+	char			**headers;	/* xport_set_headers: "Name:
+						   value" lines, NULL-ended,
+						   or NULL */
 };
 
 struct xport	*xport_stdio(struct event_base *, char *const [], size_t,
 		     const struct xport_cbs *, void *, int *, char **);
+size_t		 xport_stdio_unsent(struct xport *);
 struct xport	*xport_http(struct event_base *, const char *, const char *,
 		     int, size_t, const struct xport_cbs *, void *, char **);
+void		 xport_http_probe(struct xport *, int (*)(int, void *), void *);
 /*
  * xport_sse.c: the legacy HTTP+SSE transport (2024-11-05), as a client
  * uses it: GET the URL as an event stream, POST each message to the URL
  * its `endpoint` event names, read every answer from the stream.
+ * The GET goes out on the loop pass after xport_sse() returns (so headers
+ * set at once go with it); messages sent before the endpoint event wait
+ * for it (bounded); an endpoint on another origin closes the transport.
  * xport_remote(): `record --connect`'s choice, by XPORT_REMOTE_*: Streamable
  * HTTP, legacy SSE, or (auto) Streamable HTTP falling back to legacy SSE
  * when the first POST is answered 400, 404 or 405 (the spec's rule for
- * clients that support both).
+ * clients that support both), the first message sent again, a "note"
+ * saying so; what is sent meanwhile waits (bounded).
  */
 enum xport_remote_kind {
 	XPORT_REMOTE_AUTO,
@@ -337,17 +376,27 @@ enum xport_remote_kind {
 };
 struct xport	*xport_sse(struct event_base *, const char *, const char *,
 		     int, size_t, const struct xport_cbs *, void *, char **);
+int		 xport_sse_endpoint(const char *, const char *, char **,
+		     char **);
+int		 xport_remote_legacy(struct xport *);
 struct xport	*xport_remote(struct event_base *, enum xport_remote_kind,
 		     const char *, const char *, int, size_t,
 		     const struct xport_cbs *, void *, char **);
 /*
  * Headers sent with every HTTP request from now on ("Name: value" each,
- * copied); stdio ignores them.  Refuses (-1, *cause) a line that is not
- * a header or names a header the transport sets itself (Host,
- * Content-Length, Transfer-Encoding, Connection, Mcp-Session-Id, ...).
+ * copied; they replace those set before); stdio ignores them.  Refuses
+ * (-1, *cause, nothing changed) a line that is not a header (an empty or
+ * non-token name, no colon, a CR, LF, NUL or other control byte in the
+ * value), names a header the transport sets itself (Host,
+ * Content-Length, Transfer-Encoding, Connection, Mcp-Session-Id, ...),
+ * or passes XPORT_HEADERS_MAX lines or XPORT_HEADERS_BYTES in all.
  */
+#define XPORT_HEADERS_MAX	64
+#define XPORT_HEADERS_BYTES	(32 * 1024)
+int		 xport_headers_check(const char *const *, size_t, char **);
 int		 xport_set_headers(struct xport *, const char *const *, size_t,
 		     char **);
+char		*xport_header_parse(const char *, char **);
 void		 xport_send(struct xport *, const char *, size_t,
 		     const char *const *);
 void		 xport_set_protocol_version(struct xport *, const char *);
@@ -410,6 +459,7 @@ struct endpoint_ops {
 	void	(*free)(struct endpoint *);
 	void	(*cut)(struct endpoint *, struct ereq *, enum ereq_cut, int,
 		    const char *, const char *);
+	void	(*pause)(struct endpoint *, int);
 };
 
 struct endpoint {
@@ -417,6 +467,8 @@ struct endpoint {
 	struct event_base	*base;
 	struct endpoint_cbs	 cbs;
 	void			*arg;
+	const char		*who;	/* in logs and texts: "mock", "record" */
+	int			 paused;	/* endpoint_pause */
 };
 
 struct endpoint	*endpoint_stdio(struct event_base *,
@@ -425,6 +477,9 @@ struct endpoint	*endpoint_http(struct event_base *, const char *,
 		     const struct listen_limits *, const struct endpoint_cbs *,
 		     void *, char **, char **);
 void		 endpoint_send(struct endpoint *, const char *, size_t);
+void		 endpoint_set_who(struct endpoint *, const char *);
+void		 endpoint_pause(struct endpoint *, int);
+void		 endpoint_http_check_origin(struct endpoint *, int);
 void		 endpoint_set_session(struct endpoint *, const char *);
 void		 endpoint_flush(struct endpoint *);
 void		 endpoint_progress(struct endpoint *, uint64_t *, uint64_t *);
@@ -436,6 +491,7 @@ void		 ereq_send(struct endpoint *, struct ereq *, const char *,
 		     size_t);
 void		 ereq_end(struct endpoint *, struct ereq *, const char *,
 		     size_t);
+int		 ereq_gone(const struct ereq *);
 void		 ereq_cut(struct endpoint *, struct ereq *, enum ereq_cut,
 		     int, const char *, const char *);
 

@@ -42,6 +42,19 @@ struct xh_req {
 	int			 sse;
 	struct sse_parser	 sp;
 	struct evbuffer		*data;		/* decoded body */
+	char			*msg;		/* POST: the message sent, for
+						   cbs.failed */
+	size_t			 msg_len;
+	int			 request;	/* POST: msg is a request */
+	size_t			 id_off;	/* its id's JSON text in msg */
+	size_t			 id_len;
+	int			 initialized;	/* POST: msg is notifications/
+						   initialized */
+	int			 in_session;	/* sent with a session id */
+	int			 answered;	/* a JSON-RPC answer came in
+						   the response */
+	int			 failed;	/* cbs.failed called for msg */
+	char			*bad;		/* why the head did not parse */
 	TAILQ_ENTRY(xh_req)	 entry;
 };
 
@@ -55,10 +68,31 @@ struct xport_http {
 	struct event		*done_ev;
 	size_t			 max_body;	/* of one response; 0: none */
 	TAILQ_HEAD(, xh_req)	 reqs;
+	/* xport_http_probe: the first POST's status goes here first. */
+	int			(*probe)(int, void *);
+	void			*probe_arg;
+	int			 probed;	/* a POST has had its answer */
 };
 
 static void	xh_req_start(struct xport_http *, const char *, const char *,
 		    size_t, const char *const *);
+
+/*
+ * The message a POST carried will not be delivered or answered: say so
+ * once through cbs.failed.
+ */
+static void
+xh_req_fail(struct xh_req *r, const char *why)
+{
+	struct xport_http	*xh = r->xh;
+
+	/* Once closed, xh_lost has failed all there was. */
+	if (r->msg == NULL || r->failed || xh->closed)
+		return;
+	r->failed = 1;
+	if (xh->x.cbs.failed != NULL)
+		xh->x.cbs.failed(r->msg, r->msg_len, why, xh->x.arg);
+}
 
 static void
 xh_note(struct xport_http *xh, const char *fmt, ...)
@@ -99,10 +133,27 @@ xh_done_cb(evutil_socket_t fd, short events, void *arg)
 static void
 xh_lost(struct xport_http *xh, const char *why)
 {
+	struct xh_req	*r;
+
 	if (xh->closed || xh->finishing) {
 		xh_note(xh, "%s", why);
 		return;
 	}
+	/*
+	 * What other requests in flight carry fails now: nothing may fail
+	 * after closed.  Restarted after each call, which may send.
+	 */
+	for (;;) {
+		TAILQ_FOREACH(r, &xh->reqs, entry) {
+			if (r->msg != NULL && !r->failed && !r->answered)
+				break;
+		}
+		if (r == NULL || xh->closed)
+			break;
+		xh_req_fail(r, why);
+	}
+	if (xh->closed)
+		return;		/* a send from failed lost it again */
 	xh->closed = 1;
 	if (xh->x.cbs.closed != NULL)
 		xh->x.cbs.closed(why, xh->x.arg);
@@ -129,8 +180,45 @@ xh_req_free(struct xh_req *r)
 		sse_clear(&r->sp);
 	evbuffer_free(r->data);
 	free(r->method);
+	free(r->msg);
+	free(r->bad);
 	free(r);
 	xh_check_done(xh);
+}
+
+/* Whether r is the optional GET stream (servers may refuse or end it). */
+static int
+xh_req_is_get(const struct xh_req *r)
+{
+	return strcmp(r->method, "GET") == 0;
+}
+
+/*
+ * Whether a message from the server (scanned into sc) answers r's request:
+ * a response or error with the request's id, as written.  An error with
+ * "id": null (what servers send for an unknown session) or another id is
+ * no answer to it.
+ */
+static int
+xh_req_answers(const struct xh_req *r, const char *body,
+    const struct scan *sc)
+{
+	if (!r->request || !sc->has_id ||
+	    (sc->kind != KIND_RESPONSE && sc->kind != KIND_ERROR))
+		return 0;
+	return sc->id_len == r->id_len &&
+	    memcmp(body + sc->id_off, r->msg + r->id_off, r->id_len) == 0;
+}
+
+/* Note whether a message from the server answers a request. */
+static void
+xh_req_seen(struct xh_req *r, const char *body, size_t len)
+{
+	struct scan	sc;
+
+	scan_message(body, len, &sc);
+	if (xh_req_answers(r, body, &sc))
+		r->answered = 1;
 }
 
 /* Hand on what an SSE stream has completed. */
@@ -144,11 +232,60 @@ xh_req_events(struct xh_req *r)
 		memset(&ev, 0, sizeof ev);
 		if ((rc = sse_next(&r->sp, r->data, &ev)) == 0)
 			return;
-		if (rc == 1 && ev.data_len > 0)
+		if (rc == 1 && ev.data_len > 0) {
+			xh_req_seen(r, ev.data, ev.data_len);
 			r->xh->x.cbs.message(ev.data, ev.data_len,
 			    r->xh->x.arg);
+		}
 		sse_event_clear(&ev);
 	}
+}
+
+/*
+ * A response has ended (whole, or given up): a POST whose message got
+ * a status that is not 2xx and no JSON-RPC answer, or a request whose
+ * answer's stream ended without it, failed.
+ */
+static void
+xh_req_end(struct xh_req *r)
+{
+	struct xh_req	*o;
+	char		*why;
+
+	if (r->msg == NULL || r->failed || r->answered || !r->have_head)
+		return;
+	/* A status of 300 and up was noted as it came (xh_req_head). */
+	if (r->resp.status >= 300)
+		xasprintf(&why, "the server at %s answered HTTP %d%s%s",
+		    r->xh->x.target, r->resp.status, *r->resp.reason != '\0' ?
+		    " " : "", r->resp.reason);
+	else if (r->request && !r->sse && r->resp.status == 202) {
+		/*
+		 * 202 is for notifications and responses: a request's answer
+		 * can then only come on the GET stream, so with none open
+		 * it never comes.
+		 */
+		TAILQ_FOREACH(o, &r->xh->reqs, entry) {
+			if (xh_req_is_get(o))
+				break;
+		}
+		if (o != NULL) {
+			xh_note(r->xh, "the server at %s answered a request "
+			    "with 202: its answer can only come on the GET "
+			    "stream", r->xh->x.target);
+			return;
+		}
+		xasprintf(&why, "the server at %s answered a request with 202 "
+		    "and has no stream open to answer it on", r->xh->x.target);
+		xh_note(r->xh, "%s", why);
+	} else if (r->request && (r->sse || r->resp.status != 202)) {
+		xasprintf(&why, "the server at %s ended its response to a "
+		    "request without an answer", r->xh->x.target);
+		xh_note(r->xh, "%s", why);
+	} else
+		return;
+	xh_req_fail(r, why);
+	free(why);
 }
 
 /* The whole body of a non-SSE response is in. */
@@ -164,6 +301,21 @@ xh_req_body_done(struct xh_req *r)
 		return;
 	body = (const char *)evbuffer_pullup(r->data, -1);
 	scan_message(body, len, &sc);
+	if (xh_req_answers(r, body, &sc))
+		r->answered = 1;
+	/*
+	 * An error status's body that answers nothing sent is the server's
+	 * or a gateway's own ({"error":"invalid_token"} from an OAuth layer,
+	 * an error with "id": null for an unknown session): only noted, and
+	 * the request has failed (xh_req_end), since nobody could match it
+	 * to what is waiting.
+	 */
+	if (r->resp.status >= 400 && !r->answered) {
+		xh_note(xh, "%s answered %d with a body that answers no "
+		    "message sent (%zu bytes%s)", r->method, r->resp.status,
+		    len, sc.kind == KIND_INVALID ? ", no JSON-RPC" : "");
+		return;
+	}
 	if (sc.kind != KIND_INVALID)
 		xh->x.cbs.message(body, len, xh->x.arg);
 	else
@@ -187,12 +339,19 @@ xh_req_head(struct xh_req *r)
 	    strncasecmp(ctype, "text/event-stream", 17) == 0;
 	if (r->sse)
 		sse_init(&r->sp);
-	if (r->resp.status >= 400)
+	if (r->resp.status >= 300)
 		xh_note(xh, "%s answered %d %s", r->method, r->resp.status,
 		    r->resp.reason);
-	/* Once there is a session, listen for what the server sends unasked. */
+	/*
+	 * Listen for what the server sends unasked once the session has
+	 * begun: when the server took notifications/initialized (as the
+	 * TypeScript SDK client does, so the server says nothing unasked
+	 * before a client would hear it), or any later POST (a client that
+	 * never sends it); not at the session id's first coming.
+	 */
 	if (xh->session_id != NULL && !xh->get_opened && !xh->finishing &&
-	    strcmp(r->method, "POST") == 0 && r->resp.status < 300) {
+	    strcmp(r->method, "POST") == 0 && r->resp.status < 300 &&
+	    (r->initialized || r->in_session)) {
 		xh->get_opened = 1;
 		xh_req_start(xh, "GET", NULL, 0, NULL);
 	}
@@ -213,8 +372,9 @@ xh_req_read(struct xh_req *r, int eof)
 		if (rc == 0)
 			return eof;
 		if (rc == -1) {
-			xh_note(r->xh, "bad response to %s: %s", r->method,
-			    cause);
+			xasprintf(&r->bad, "%s answered a %s with a response "
+			    "that does not parse: %s", r->xh->up.url.origin,
+			    r->method, cause);
 			free(cause);
 			return 1;
 		}
@@ -233,6 +393,16 @@ xh_req_read(struct xh_req *r, int eof)
 			return 1;
 		}
 		http_body_init(&r->body, kind, length);
+		/* xport_http_probe: the answer may be someone else's. */
+		if (r->msg != NULL && r->xh->probe != NULL &&
+		    !r->xh->probed) {
+			r->xh->probed = 1;
+			if (r->xh->probe(r->resp.status, r->xh->probe_arg)) {
+				r->complete = 1;
+				r->failed = 1;
+				return 1;
+			}
+		}
 		xh_req_head(r);
 	}
 	rc = http_body_decode(&r->body, in, r->data, eof, &cause);
@@ -265,20 +435,34 @@ xh_req_read(struct xh_req *r, int eof)
 	return rc == 1 || eof;
 }
 
+/*
+ * A response whose head did not parse: like a connection closed before
+ * any response, the message fails and the server is lost (the GET stream
+ * is only let go).
+ */
+static void
+xh_req_unparsed(struct xh_req *r)
+{
+	xh_req_fail(r, r->bad);
+	if (xh_req_is_get(r))
+		xh_note(r->xh, "the GET stream: %s; going on without it",
+		    r->bad);
+	else
+		xh_lost(r->xh, r->bad);
+}
+
 static void
 xh_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct xh_req	*r = arg;
 
-	if (xh_req_read(r, 0))
+	if (xh_req_read(r, 0)) {
+		if (r->bad != NULL)
+			xh_req_unparsed(r);
+		else
+			xh_req_end(r);
 		xh_req_free(r);
-}
-
-/* Whether r is the optional GET stream (servers may refuse or end it). */
-static int
-xh_req_is_get(const struct xh_req *r)
-{
-	return strcmp(r->method, "GET") == 0;
+	}
 }
 
 /*
@@ -301,6 +485,7 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 	if ((what & BEV_EVENT_TIMEOUT) && !r->have_head) {
 		xasprintf(&why, "cannot reach %s: no connection within %d s",
 		    r->xh->up.url.origin, XH_CONNECT_TIMEOUT_S);
+		xh_req_fail(r, why);
 		if (xh_req_is_get(r))
 			xh_note(r->xh, "the GET stream: %s; going on without "
 			    "it", why);
@@ -322,24 +507,32 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 	 */
 	if (what & BEV_EVENT_EOF) {
 		xh_req_read(r, 1);
-		if (!r->complete) {
+		if (r->bad != NULL)
+			xh_req_unparsed(r);
+		else if (!r->complete) {
 			xasprintf(&why, "%s closed the connection of a %s "
 			    "before %s", r->xh->up.url.origin, r->method,
 			    r->have_head ? "the end of the response" :
 			    "any response");
+			xh_req_fail(r, why);
 			if (xh_req_broken(r))
 				xh_lost(r->xh, why);
 			else if (!r->have_head)
 				xh_note(r->xh, "the GET stream: %s; going on "
 				    "without it", why);
 			free(why);
-		}
+		} else
+			xh_req_end(r);
 		xh_req_free(r);
 		return;
 	}
 	/* What came before the error may be a whole, close-ended body. */
 	xh_req_read(r, 1);
 	why = net_upstream_error(bev, &r->xh->up);
+	if (r->complete)
+		xh_req_end(r);
+	else
+		xh_req_fail(r, why);
 	if (xh_req_broken(r))
 		xh_lost(r->xh, why);
 	else
@@ -357,14 +550,31 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 	struct xh_req	*r = xcalloc(1, sizeof *r);
 	struct evbuffer	*out;
 	struct timeval	 tv = { XH_CONNECT_TIMEOUT_S, 0 };
-	char		*cause = NULL;
+	char		*cause = NULL, **h;
 
 	r->xh = xh;
 	r->method = xstrdup(method);
 	r->data = evbuffer_new();
+	if (strcmp(method, "POST") == 0) {
+		struct scan	sc;
+
+		r->msg = xmalloc(len > 0 ? len : 1);
+		memcpy(r->msg, body, len);
+		r->msg_len = len;
+		scan_message(body, len, &sc);
+		r->request = sc.kind == KIND_REQUEST && sc.has_id;
+		r->id_off = sc.id_off;
+		r->id_len = sc.id_len;
+		r->initialized = sc.kind == KIND_NOTIFICATION &&
+		    sc.has_method && sc.method_len == 25 &&
+		    memcmp(body + sc.method_off, "notifications/initialized",
+		    25) == 0;
+		r->in_session = xh->session_id != NULL;
+	}
 	TAILQ_INSERT_TAIL(&xh->reqs, r, entry);
 	if ((r->bev = net_upstream_connect(xh->x.base, &xh->up, &cause)) ==
 	    NULL) {
+		xh_req_fail(r, cause);
 		xh_req_free(r);
 		if (strcmp(method, "GET") == 0)
 			xh_note(xh, "the GET stream: %s; going on without it",
@@ -393,6 +603,8 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 	if (xh->x.protocol_version != NULL)
 		evbuffer_add_printf(out, "MCP-Protocol-Version: %s\r\n",
 		    xh->x.protocol_version);
+	for (h = xh->x.headers; h != NULL && *h != NULL; h++)
+		evbuffer_add_printf(out, "%s\r\n", *h);
 	for (; headers != NULL && *headers != NULL; headers++)
 		evbuffer_add_printf(out, "%s\r\n", *headers);
 	evbuffer_add_printf(out, "Connection: close\r\n\r\n");
@@ -456,7 +668,7 @@ xh_pause(struct xport *x, int on)
 }
 
 static const struct xport_ops xh_ops = { xh_send, xh_finish, xh_pause,
-	xh_free };
+	xh_free, NULL };
 
 /* A Streamable HTTP endpoint (its full URL, path included). */
 struct xport *
@@ -477,4 +689,18 @@ xport_http(struct event_base *base, const char *url, const char *cacert,
 	xh->x.target = xstrdup(url);
 	xh->done_ev = event_new(base, -1, 0, xh_done_cb, xh);
 	return &xh->x;
+}
+
+/*
+ * For xport_remote: the status of the first POST's answer goes to fn
+ * before anything else sees it; when fn returns 1 the answer is fn's (no
+ * message, note or failure comes of it, and its connection is closed).
+ */
+void
+xport_http_probe(struct xport *x, int (*fn)(int, void *), void *arg)
+{
+	struct xport_http	*xh = (struct xport_http *)x;
+
+	xh->probe = fn;
+	xh->probe_arg = arg;
 }

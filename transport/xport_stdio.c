@@ -28,6 +28,7 @@ struct xport_stdio {
 	size_t			 max_line;	/* held of one line; 0: none */
 	int			 skip_out;	/* dropping an overlong line */
 	int			 skip_err;
+	struct event		*finish_ev;	/* its stdin would not drain */
 };
 
 /*
@@ -175,6 +176,7 @@ xs_exit_cb(struct child *c, void *arg)
 
 	xs->exited = 1;
 	xs->x.exit_code = child_exit_code(c);
+	xs->x.exit_signal = child_exit_signal(c);
 	xs_check_closed(xs);
 }
 
@@ -205,10 +207,36 @@ xs_flushed_cb(struct bufferevent *bev, void *arg)
 	child_stop(xs->child);
 }
 
+/*
+ * The server has not read what was left for its stdin within
+ * CHILD_STDIN_GRACE_MS of the finish: it is dropped, and the server
+ * stopped all the same (a server that never reads must not keep us).
+ */
+static void
+xs_finish_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct xport_stdio	*xs = arg;
+	char			*why;
+
+	if (xs->in == NULL)
+		return;
+	xasprintf(&why, "the server did not read the last %zu bytes for its "
+	    "stdin within %d ms of the end: dropped", evbuffer_get_length(
+	    bufferevent_get_output(xs->in)), CHILD_STDIN_GRACE_MS);
+	if (xs->x.cbs.event != NULL)
+		xs->x.cbs.event("note", why, strlen(why), xs->x.arg);
+	free(why);
+	bufferevent_free(xs->in);
+	xs->in = NULL;
+	child_stop(xs->child);
+}
+
 static void
 xs_finish(struct xport *x)
 {
 	struct xport_stdio	*xs = (struct xport_stdio *)x;
+	struct timeval		 tv = { CHILD_STDIN_GRACE_MS / 1000,
+				    (CHILD_STDIN_GRACE_MS % 1000) * 1000 };
 
 	if (xs->in == NULL) {
 		child_stop(xs->child);
@@ -216,6 +244,10 @@ xs_finish(struct xport *x)
 	}
 	bufferevent_setcb(xs->in, NULL, xs_flushed_cb, xs_in_event_cb, xs);
 	xs_flushed_cb(xs->in, xs);
+	if (xs->in != NULL && xs->finish_ev == NULL) {
+		xs->finish_ev = evtimer_new(xs->x.base, xs_finish_cb, xs);
+		evtimer_add(xs->finish_ev, &tv);
+	}
 }
 
 static void
@@ -229,6 +261,8 @@ xs_free(struct xport *x)
 		bufferevent_free(xs->out);
 	if (xs->err != NULL)
 		bufferevent_free(xs->err);
+	if (xs->finish_ev != NULL)
+		event_free(xs->finish_ev);
 	if (xs->child != NULL && child_get_state(xs->child) != CHILD_EXITED)
 		child_signal(xs->child, SIGKILL);
 	child_free(xs->child);
@@ -249,7 +283,22 @@ xs_pause(struct xport *x, int on)
 }
 
 static const struct xport_ops xs_ops = { xs_send, xs_finish, xs_pause,
-	xs_free };
+	xs_free, NULL };
+
+/*
+ * Bytes given to x (a server over stdio) that its stdin has not taken yet:
+ * a server that does not read them holds them in our memory, so a caller
+ * that may send much (the bridge) stops taking more past a bound.
+ */
+size_t
+xport_stdio_unsent(struct xport *x)
+{
+	struct xport_stdio	*xs = (struct xport_stdio *)x;
+
+	if (x->ops != &xs_ops || xs->in == NULL)
+		return 0;
+	return evbuffer_get_length(bufferevent_get_output(xs->in));
+}
 
 /*
  * Run argv as a server over stdio, holding at most max_line bytes of one

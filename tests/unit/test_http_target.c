@@ -4,6 +4,9 @@
  * --upstream URL's path and query are taken apart (net.c).
  */
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,5 +201,81 @@ Test(http_target, upstream_url, .timeout = UNIT_TIMEOUT)
 			cr_assert_str_eq(u.query, url_cases[i].query,
 			    "case %zu", i);
 		net_url_clear(&u);
+	}
+}
+
+/* Origin header values: which name a page of this machine (net.c). */
+Test(http_target, origin_is_loopback, .timeout = UNIT_TIMEOUT)
+{
+	static const struct {
+		const char	*origin;
+		int		 loopback;
+	} cases[] = {
+		{ "http://localhost", 1 },
+		{ "http://localhost:6274", 1 },
+		{ "https://LOCALHOST:443", 1 },
+		{ "http://app.localhost:3000", 1 },
+		{ "http://127.0.0.1", 1 },
+		{ "http://127.9.8.7:80", 1 },
+		{ "http://[::1]:8080", 1 },
+		{ "http://[::1]", 1 },
+		{ "null", 0 },
+		{ "", 0 },
+		{ "file://", 0 },
+		{ "ftp://localhost", 0 },
+		{ "http://", 0 },
+		{ "http://evil.example", 0 },
+		{ "http://127.0.0.1.evil.example", 0 },
+		{ "http://localhost.evil.example:80", 0 },
+		{ "http://evillocalhost", 0 },
+		{ "http://128.0.0.1", 0 },
+		{ "http://[::2]:80", 0 },
+		{ "http://[::1", 0 },
+		{ "http://localhost:80x", 0 },
+		{ "http://localhost/path", 0 },
+		{ "http://localhost:", 1 },
+		{ "http://user@localhost", 0 },
+		{ "http://0x7f.0.0.1", 0 },
+		{ "http://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.localhost", 0 },
+	};
+	size_t	i;
+
+	for (i = 0; i < nitems(cases); i++)
+		cr_expect_eq(net_origin_is_loopback(cases[i].origin),
+		    cases[i].loopback, "%s: %d", cases[i].origin,
+		    cases[i].loopback);
+}
+
+/* Addresses a connection may come in on: which are loopback (net.c). */
+Test(http_target, addr_is_loopback, .timeout = UNIT_TIMEOUT)
+{
+	static const struct {
+		int		 family;
+		const char	*addr;
+		int		 loopback;
+	} cases[] = {
+		{ AF_INET, "127.0.0.1", 1 },
+		{ AF_INET, "127.200.1.2", 1 },
+		{ AF_INET, "128.0.0.1", 0 },
+		{ AF_INET, "10.0.0.1", 0 },
+		{ AF_INET6, "::1", 1 },
+		{ AF_INET6, "::ffff:127.0.0.1", 1 },
+		{ AF_INET6, "::ffff:127.3.2.1", 1 },
+		{ AF_INET6, "::ffff:10.0.0.1", 0 },
+		{ AF_INET6, "::2", 0 },
+		{ AF_INET6, "fe80::1", 0 },
+	};
+	struct sockaddr_storage	ss;
+	size_t			i;
+
+	for (i = 0; i < nitems(cases); i++) {
+		memset(&ss, 0, sizeof ss);
+		ss.ss_family = cases[i].family;
+		cr_assert_eq(inet_pton(cases[i].family, cases[i].addr,
+		    cases[i].family == AF_INET ?
+		    (void *)&((struct sockaddr_in *)&ss)->sin_addr :
+		    (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr), 1);
+		cr_expect_eq(net_addr_is_loopback(&ss), cases[i].loopback,
+		    "%s", cases[i].addr);
 	}
 }

@@ -441,3 +441,50 @@ Test(sse, oversized_dropped, .timeout = UNIT_TIMEOUT)
 	sse_clear(&p);
 	evbuffer_free(src);
 }
+
+/*
+ * A long line in many small reads (each its own piece of src, as reads
+ * come) comes out whole, and src stays a few pieces long while it grows
+ * past 64 KiB:
+ * finding where the last search stopped is then a step, not a walk over
+ * every read so far (which made such a line cost the square of its reads).
+ */
+Test(sse, long_line_in_pieces, .timeout = UNIT_TIMEOUT)
+{
+	const size_t		 piece = 1000, pieces = 8192;
+	static char		 fill[1000];
+	struct sse_parser	 p;
+	struct sse_event	 ev;
+	struct evbuffer		*src = evbuffer_new(), *one;
+	size_t			 i, j;
+	int			 most = 0, n;
+
+	sse_init(&p);
+	memset(fill, 'a', sizeof fill);
+	cr_assert_eq(evbuffer_add(src, "event: message\ndata: ", 21), 0);
+	for (i = 0; i < pieces; i++) {
+		one = evbuffer_new();
+		cr_assert_eq(evbuffer_add(one, fill, piece), 0);
+		cr_assert_eq(evbuffer_add_buffer(src, one), 0);
+		evbuffer_free(one);
+		cr_assert_eq(sse_next(&p, src, &ev), 0, "piece %zu", i);
+		/* Past the first 64 KiB (sse.c's SSE_PULLUP_MIN). */
+		n = evbuffer_peek(src, -1, NULL, NULL, 0);
+		if (i >= 128 && n > most)
+			most = n;
+	}
+	cr_assert_leq(most, 4, "src grew to %d pieces", most);
+	cr_assert_eq(evbuffer_add(src, "\r\n\r\n", 4), 0);
+	cr_assert_eq(sse_next(&p, src, &ev), 1);
+	cr_assert_str_eq(ev.type, "message");
+	cr_assert_eq(ev.data_len, piece * pieces);
+	for (j = 0; j < ev.data_len; j++)
+		if (ev.data[j] != 'a')
+			break;
+	cr_assert_eq(j, ev.data_len, "byte %zu changed", j);
+	sse_event_clear(&ev);
+	cr_assert_eq(sse_next(&p, src, &ev), 0);
+	cr_assert_eq(evbuffer_get_length(src), 0);
+	sse_clear(&p);
+	evbuffer_free(src);
+}
