@@ -287,6 +287,7 @@ int		 record_modes_check(const struct record_given *);
 int		 record_bridge_transport(const char *,
 		     enum xport_remote_kind *);
 int		 record_bridge_header(const char *);
+int		 record_bridge_env_headers(struct bridge_options *, char **);
 int		 record_bridge_check(const struct bridge_options *, int);
 int		 record_bridge(struct writer *, const char *,
 		     struct bridge_options *, char **, struct wsession **,

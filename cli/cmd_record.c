@@ -437,6 +437,7 @@ cmd_record(int argc, char **argv)
 	};
 	struct record_result		 res;
 	struct http_options		 http;
+	char				*env_headers = NULL;
 	struct store			*st;
 	struct writer			*w;
 	struct wsession			*s;
@@ -616,6 +617,7 @@ cmd_record(int argc, char **argv)
 		case 'h':
 			cmd_record_usage(stdout);
 			free((void *)bridge.headers);
+			free(env_headers);
 			redact_free(rules);
 			free(http.redact);
 			fault_opts_clear(&fopts);
@@ -635,6 +637,10 @@ cmd_record(int argc, char **argv)
 	given.faults = fault_opts_any(&fopts);
 	given.durable = durable;
 	if (record_modes_check(&given) != 0)
+		goto usage;
+	/* What a host's config put in the environment, not on argv. */
+	if (bridge.connect != NULL &&
+	    record_bridge_env_headers(&bridge, &env_headers) != 0)
 		goto usage;
 	if (no_db && ro.cassette == NULL) {
 		fprintf(stderr, "mcpreel record: --no-db needs --cassette FILE "
@@ -776,6 +782,7 @@ cmd_record(int argc, char **argv)
 			http.faults = &rf;
 		}
 		free((void *)bridge.headers);
+		free(env_headers);
 		rc = record_over_http(w, &http, lc, path, &ro, otlp);
 		cassette_free(ro.temp);
 		otlp_opts_clear(&oopts);
@@ -858,6 +865,7 @@ cmd_record(int argc, char **argv)
 	free(res.reason);
 	free(path);
 	free((void *)bridge.headers);
+	free(env_headers);
 	tap_set_redact(NULL);
 	redact_free(rules);
 	if (faults != NULL)
@@ -868,6 +876,7 @@ cmd_record(int argc, char **argv)
 	return rc;
 usage:
 	free((void *)bridge.headers);
+	free(env_headers);
 	otlp_opts_clear(&oopts);
 	cassette_free(ro.temp);
 	tap_set_redact(NULL);

@@ -32,7 +32,11 @@ record_bridge_usage(FILE *f)
 	    "  --header 'Name: value'\n"
 	    "                    with --connect: a header for every request to\n"
 	    "                    URL (repeatable), such as Authorization: Bearer\n"
-	    "                    TOKEN; never stored or logged\n"
+	    "                    TOKEN; never stored or logged.  Also read from\n"
+	    "                    $MCPREEL_HEADERS, one 'Name: value' a line: a\n"
+	    "                    token there is not on the command line, which\n"
+	    "                    every user of the machine can see (mcpreel wrap\n"
+	    "                    puts a remote entry's headers there)\n"
 	    "  --transport auto|http|sse\n"
 	    "                    with --connect: Streamable HTTP (http), the legacy\n"
 	    "                    HTTP+SSE transport (sse), or (auto, the default)\n"
@@ -159,6 +163,46 @@ record_bridge_header(const char *h)
 		    "(a header name, a colon, the value on one line)\n");
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * --connect's headers from $MCPREEL_HEADERS too, one "Name: value" a line
+ * (blank lines skipped, a CR before the LF taken off): a host's config
+ * can put a token there (mcpreel wrap does) rather than on the command
+ * line, which every user of the machine can read (ps).  *keep gets the
+ * copy the headers point into, the caller's to free (NULL without the
+ * variable).  Never says a value.
+ */
+int
+record_bridge_env_headers(struct bridge_options *bo, char **keep)
+{
+	const char	*env = getenv("MCPREEL_HEADERS");
+	char		*copy, *line, *next, *end;
+
+	*keep = NULL;
+	if (env == NULL || *env == '\0')
+		return 0;
+	copy = xstrdup(env);
+	for (line = copy; line != NULL; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		end = line + strlen(line);
+		if (end > line && end[-1] == '\r')
+			*--end = '\0';
+		if (*line == '\0')
+			continue;
+		if (record_bridge_header(line) != 0) {
+			fprintf(stderr, "mcpreel record: (the line came from "
+			    "MCPREEL_HEADERS)\n");
+			free(copy);
+			return -1;
+		}
+		bo->headers = xreallocarray((void *)bo->headers,
+		    bo->nheaders + 1, sizeof *bo->headers);
+		((const char **)bo->headers)[bo->nheaders++] = line;
+	}
+	*keep = copy;
 	return 0;
 }
 

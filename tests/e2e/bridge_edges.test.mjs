@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -70,9 +70,9 @@ async function startTinyServer({ status } = {}) {
  * for a notification), then stdin is closed.  Resolves {code, stdout (the
  * answers, parsed), stderr}.
  */
-function converse(args, lines, { timeoutMs = 30000 } = {}) {
+function converse(args, lines, { timeoutMs = 30000, env = {} } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(MCPREEL, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' } });
+    const child = spawn(MCPREEL, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1', ...env } });
     const answers = [];
     let out = '';
     let err = '';
@@ -224,6 +224,43 @@ test('--connect --header: the header reaches the server with every request, the 
     assert.deepEqual(dirs, [{ direction: 'c2s', n: 4 }, { direction: 's2c', n: 3 }], 'every message once');
     assert.ok(!allBytes(t.dir).includes(SECRET), 'the secret is in no file under the test directory');
     assert.ok(!r.stderr.includes(SECRET), 'nor on stderr');
+  } finally {
+    await tiny.close();
+    t.cleanup();
+  }
+});
+
+test('--connect: headers from MCPREEL_HEADERS (one a line, CRLF or LF) reach the server with every request and are in no file; a bad line exits 2 before a session', { timeout: 60000 }, async () => {
+  const t = tempDir();
+  const db = join(t.dir, 'e.db');
+  const tiny = await startTinyServer();
+  const SECRET = 'Env-bridge-secret-5d2a91';
+  try {
+    const lines = [
+      INIT,
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    ];
+    const r = await converse(['record', '--db', db, '--connect', tiny.url, '--header', 'X-Plain: visible'], lines,
+      { env: { MCPREEL_HEADERS: `Authorization: Bearer ${SECRET}\r\n\nX-Second: two\n` } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /Sanitizer|runtime error:/);
+    assert.deepEqual(r.stdout.map((m) => m.id), [1, 2]);
+    const posts = tiny.seen.filter((q) => q.method === 'POST');
+    assert.equal(posts.length, 3);
+    for (const p of posts) {
+      assert.equal(p.headers.authorization, `Bearer ${SECRET}`);
+      assert.equal(p.headers['x-second'], 'two');
+      assert.equal(p.headers['x-plain'], 'visible', '--header as well');
+    }
+    assert.ok(!allBytes(t.dir).includes(SECRET), 'the secret is in no file under the test directory');
+    assert.ok(!r.stderr.includes(SECRET), 'nor on stderr');
+    const db2 = join(t.dir, 'bad.db');
+    const bad = await runMcpreel(['record', '--db', db2, '--connect', tiny.url], { input: INIT + "\n", timeoutMs: 20000, env: { MCPREEL_HEADERS: `Authorization Bearer ${SECRET}` } });
+    assert.equal(bad.code, 2, bad.stderr.toString());
+    assert.match(bad.stderr.toString(), /MCPREEL_HEADERS/);
+    assert.ok(!bad.stderr.toString().includes(SECRET), 'the value is not said');
+    assert.ok(!existsSync(db2), 'no database made');
   } finally {
     await tiny.close();
     t.cleanup();
