@@ -22,13 +22,21 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-import { runSession, serverEverythingEntry } from './lib/session.mjs';
+import {
+  assertEveryMessageOnce, comparableTranscript, filesUnder, stdioTransportWithExit,
+} from './lib/bridge.mjs';
+import { checkRecordedMessages, findSecret, sessionsOf } from './lib/dbcheck.mjs';
+import { startServerEverything } from './lib/servers.mjs';
+import {
+  runSession, runSessionWith, serverEverythingEntry, streamableHttpTransport,
+} from './lib/session.mjs';
 import { E2E_DIR, MCPREEL, sql, tempDir } from './lib/util.mjs';
 
 const FIXTURES = join(E2E_DIR, 'fixtures', 'hosts');
@@ -696,3 +704,170 @@ test('wrap killed at any point never leaves a wrapped file without its ledger', 
     s.cleanup();
   }
 });
+
+// A bridged remote entry run as the host runs it.  The entry is a remote
+// one with a bearer token placeholder in its headers; the host expands the
+// placeholder (Claude Code: ${VAR} in command, args and env values; VS
+// Code: ${env:VAR}) from its own environment when it starts the command.
+// The token must then reach the server with every request, through
+// MCPREEL_HEADERS in mcpreel's environment, never through its argv, and be
+// written to no file.
+
+/** Claude Code's expansion of ${VAR} and ${VAR:-default} in one string. */
+function expandClaudeCode(text, env) {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (m, name, dflt) => {
+    if (env[name] !== undefined) return env[name];
+    if (dflt !== undefined) return dflt;
+    throw new Error(`${m}: not set`);
+  });
+}
+
+/** VS Code's expansion of ${env:VAR}, ${userHome} and ${workspaceFolder} in one string. */
+function expandVscode(text, env, workspace) {
+  return text.replace(/\$\{([^}]*)\}/g, (m, what) => {
+    if (what.startsWith('env:')) return env[what.slice(4)] ?? '';
+    if (what === 'userHome') return env.HOME;
+    if (what === 'workspaceFolder') return workspace;
+    throw new Error(`${m}: not expanded by this test`);
+  });
+}
+
+// Loaded into server-everything: each HTTP request's Authorization header
+// (or its absence) as a line on stderr, which the test reads from memory.
+const LOG_AUTH = `import http from 'node:http';
+const emit = http.Server.prototype.emit;
+http.Server.prototype.emit = function (ev, req, ...rest) {
+  if (ev === 'request') process.stderr.write('mcpreel-e2e-auth: ' + req.method + ' ' + JSON.stringify(req.headers.authorization ?? null) + '\\n');
+  return emit.call(this, ev, req, ...rest);
+};`;
+
+const BRIDGED_SPAWN = [
+  {
+    id: 'claude-code',
+    rel: '.mcp.json',
+    format: 'json',
+    container: ['mcpServers'],
+    text: (url) => `{
+  "mcpServers": {
+    "remote": {"type": "http", "url": ${JSON.stringify(url)}, "headers": {"Authorization": "Bearer \${TOKEN}"}}
+  }
+}
+`,
+    expand: (s, env) => expandClaudeCode(s, env),
+  },
+  {
+    id: 'vscode',
+    rel: '.vscode/mcp.json',
+    format: 'jsonc',
+    container: ['servers'],
+    text: (url) => `// The team's remote server.
+{
+  "servers": {
+    /* over Streamable HTTP, with a token from the environment */
+    "remote": {
+      "type": "http",
+      "url": ${JSON.stringify(url)},
+      "headers": {"Authorization": "Bearer \${env:TOKEN}"}, // not in git
+    },
+  },
+}
+`,
+    expand: (s, env, project) => expandVscode(s, env, project),
+  },
+];
+
+for (const host of BRIDGED_SPAWN) {
+  test(`${host.id}: a bridged remote entry, run as the host runs it, gives the direct transcript, is recorded, and its token is in no file nor argv`, { timeout: 240000 }, async () => {
+    const token = `tok-${randomBytes(12).toString('hex')}`;
+    const se = await startServerEverything('streamableHttp', {
+      env: { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(LOG_AUTH)}` },
+    });
+    const s = setup({ files: [] });
+    try {
+      const path = join(s.project, host.rel);
+      mkdirSync(dirname(path), { recursive: true });
+      const original = Buffer.from(host.text(se.url));
+      writeFileSync(path, original);
+
+      const w = mcpreel(s, ['wrap', '--db', s.db, '--config', path, '--host', host.id]);
+      assert.equal(w.code, 0, w.stderr);
+      assert.match(w.stdout, /wrapped remote/);
+      const entry = at(parseConfig(path, host.format), host.container).remote;
+      assert.equal(entry.command, SELF);
+      assert.equal(entry.type, 'stdio');
+      assert.ok(!('url' in entry) && !('headers' in entry), 'url and headers gone');
+
+      // The host: its own environment holds TOKEN; it expands the entry's
+      // command, args and env values, and starts the command with the
+      // entry's env over its own, in the project directory.
+      const hostEnv = { ...process.env, ...s.env, TOKEN: token };
+      const x = (v) => host.expand(v, hostEnv, s.project);
+      const command = x(entry.command);
+      const args = (entry.args ?? []).map(x);
+      const env = { ...hostEnv, ...Object.fromEntries(Object.entries(entry.env ?? {}).map(([k, v]) => [k, x(v)])) };
+      assert.equal(env.MCPREEL_HEADERS, `Authorization: Bearer ${token}`, 'the header, expanded by the host, in the env');
+      assert.ok(!args.some((a) => a.includes(token)), `the token is not in the args: ${JSON.stringify(args)}`);
+
+      const direct = await runSessionWith(streamableHttpTransport(se.url, { headers: { Authorization: `Bearer ${token}` } }));
+      const want = comparableTranscript(direct);
+      const directRequests = (se.stderr().match(/^mcpreel-e2e-auth: /gm) ?? []).length;
+
+      const diag = {};
+      let cmdline = null;
+      let walHits = null;
+      let walSeen = false;
+      const bridged = await runSessionWith(stdioTransportWithExit(command, args, { env, cwd: s.project }), {
+        diagnostics: diag,
+        requestTimeoutMs: 15000,
+        onStep: ({ step }) => {
+          // While mcpreel runs: its argv as the kernel shows it to every
+          // user, and every file under the test dir (the db's -wal is
+          // there now).
+          if (step === 'initialize') cmdline = readFileSync(`/proc/${diag.pid}/cmdline`);
+          if (step === 'ping (final)') {
+            const files = filesUnder(s.dir);
+            walSeen = files.some((f) => f.path === `${s.db}-wal` && f.bytes.length > 0);
+            walHits = files.filter((f) => f.bytes.includes(Buffer.from(token))).map((f) => f.path);
+          }
+        },
+      });
+      await diag.exited;
+      assert.deepEqual(comparableTranscript(bridged), want, 'the stdio host sees what an HTTP client sees directly');
+      assert.deepEqual(diag.exit, { code: 0, signal: null }, `exit 0; stderr:\n${diag.stderr}`);
+      assert.doesNotMatch(diag.stderr, /AddressSanitizer|LeakSanitizer|runtime error:/);
+      assert.ok(!diag.stderr.includes(token), 'the token is not on stderr');
+
+      assert.ok(cmdline, 'mcpreel\'s argv read while it ran');
+      assert.deepEqual(cmdline.toString().split('\0').slice(0, -1), [command, ...args], 'the argv is the entry\'s');
+      assert.ok(!cmdline.includes(Buffer.from(token)), 'the token is not in /proc/PID/cmdline');
+
+      // Every request mcpreel made carried the header.
+      const auth = se.stderr().split('\n').filter((l) => l.startsWith('mcpreel-e2e-auth: ')).slice(directRequests);
+      assert.ok(auth.length >= 3, `mcpreel's requests seen by the server: ${auth.length}`);
+      for (const l of auth) assert.ok(l.endsWith(JSON.stringify(`Bearer ${token}`)), `with the token: ${l.replace(token, '<TOKEN>')}`);
+
+      const sessions = sessionsOf(s.db);
+      assert.equal(sessions.length, 1);
+      assert.equal(sessions[0].name, 'remote');
+      assert.equal(sessions[0].transport, 'http');
+      assert.ok(String(sessions[0].target).includes(se.url), `the target is the URL: ${sessions[0].target}`);
+      const rows = checkRecordedMessages(s.db, sessions[0].id, diag);
+      assertEveryMessageOnce(rows, diag);
+
+      assert.ok(walSeen, 'the db\'s -wal was there to look in while mcpreel ran');
+      assert.deepEqual(walHits, [], 'the token in no file while mcpreel ran');
+      console.log(`# ${host.id}: ${rows.length} messages recorded, ${auth.length} requests with the token, target ${sessions[0].target}`);
+      assert.ok(existsSync(s.state) && readdirSync(s.state).length >= 2, 'the state dir has the backup and ledger');
+      const withToken = filesUnder(s.dir).filter((f) => f.bytes.includes(Buffer.from(token))).map((f) => f.path);
+      assert.deepEqual(withToken, [], 'the token is in no file under the test dir (config, db, state)');
+      assert.deepEqual(findSecret(s.db, token), [], 'nor anywhere in the database');
+
+      const u = mcpreel(s, ['unwrap', '--config', path, '--host', host.id]);
+      assert.equal(u.code, 0, u.stderr);
+      assert.deepEqual(readFileSync(path), original, 'unwrap: byte for byte');
+    } finally {
+      s.cleanup();
+      await se.stop();
+    }
+  });
+}
