@@ -403,6 +403,8 @@ void		 xport_set_protocol_version(struct xport *, const char *);
 void		 xport_pause(struct xport *, int);
 void		 xport_finish(struct xport *);
 void		 xport_free(struct xport *);
+void		 xport_note(struct xport *, const char *, ...)
+		     PRINTFLIKE(2, 3);
 void		 xport_init(struct xport *, const struct xport_ops *,
 		     struct event_base *, const struct xport_cbs *, void *);
 

@@ -1,5 +1,7 @@
 /* The client side of an MCP transport: what both kinds share. */
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -17,6 +19,23 @@ static const char *const xport_owned_headers[] = {
 	"Expect", "Content-Type", "Accept", "Mcp-Session-Id",
 	"MCP-Protocol-Version", "Last-Event-ID"
 };
+
+/* Say something around the messages: logged, and a "note" to the caller. */
+void
+xport_note(struct xport *x, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		fatalx("out of memory");
+	va_end(ap);
+	log_debug("%s", s);
+	if (x->cbs.event != NULL)
+		x->cbs.event("note", s, strlen(s), x->arg);
+	free(s);
+}
 
 /* Fill the common part of a transport. */
 void

@@ -9,7 +9,6 @@
 
 #include <sys/queue.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,22 +94,6 @@ xh_req_fail(struct xh_req *r, const char *why)
 }
 
 static void
-xh_note(struct xport_http *xh, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) == -1)
-		fatalx("out of memory");
-	va_end(ap);
-	log_debug("%s", s);
-	if (xh->x.cbs.event != NULL)
-		xh->x.cbs.event("note", s, strlen(s), xh->x.arg);
-	free(s);
-}
-
-static void
 xh_done_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct xport_http	*xh = arg;
@@ -136,7 +119,7 @@ xh_lost(struct xport_http *xh, const char *why)
 	struct xh_req	*r;
 
 	if (xh->closed || xh->finishing) {
-		xh_note(xh, "%s", why);
+		xport_note(&xh->x, "%s", why);
 		return;
 	}
 	/*
@@ -270,18 +253,18 @@ xh_req_end(struct xh_req *r)
 				break;
 		}
 		if (o != NULL) {
-			xh_note(r->xh, "the server at %s answered a request "
+			xport_note(&r->xh->x, "the server at %s answered a request "
 			    "with 202: its answer can only come on the GET "
 			    "stream", r->xh->x.target);
 			return;
 		}
 		xasprintf(&why, "the server at %s answered a request with 202 "
 		    "and has no stream open to answer it on", r->xh->x.target);
-		xh_note(r->xh, "%s", why);
+		xport_note(&r->xh->x, "%s", why);
 	} else if (r->request && (r->sse || r->resp.status != 202)) {
 		xasprintf(&why, "the server at %s ended its response to a "
 		    "request without an answer", r->xh->x.target);
-		xh_note(r->xh, "%s", why);
+		xport_note(&r->xh->x, "%s", why);
 	} else
 		return;
 	xh_req_fail(r, why);
@@ -311,7 +294,7 @@ xh_req_body_done(struct xh_req *r)
 	 * to what is waiting.
 	 */
 	if (r->resp.status >= 400 && !r->answered) {
-		xh_note(xh, "%s answered %d with a body that answers no "
+		xport_note(&xh->x, "%s answered %d with a body that answers no "
 		    "message sent (%zu bytes%s)", r->method, r->resp.status,
 		    len, sc.kind == KIND_INVALID ? ", no JSON-RPC" : "");
 		return;
@@ -319,7 +302,7 @@ xh_req_body_done(struct xh_req *r)
 	if (sc.kind != KIND_INVALID)
 		xh->x.cbs.message(body, len, xh->x.arg);
 	else
-		xh_note(xh, "%s answered %d with a body that is no JSON-RPC "
+		xport_note(&xh->x, "%s answered %d with a body that is no JSON-RPC "
 		    "(%zu bytes)", r->method, r->resp.status, len);
 }
 
@@ -340,7 +323,7 @@ xh_req_head(struct xh_req *r)
 	if (r->sse)
 		sse_init(&r->sp);
 	if (r->resp.status >= 300)
-		xh_note(xh, "%s answered %d %s", r->method, r->resp.status,
+		xport_note(&xh->x, "%s answered %d %s", r->method, r->resp.status,
 		    r->resp.reason);
 	/*
 	 * Listen for what the server sends unasked once the session has
@@ -387,7 +370,7 @@ xh_req_read(struct xh_req *r, int eof)
 		r->have_head = 1;
 		if (http_body_kind(&r->resp, r->method, &kind, &length,
 		    &cause) != 0) {
-			xh_note(r->xh, "bad response to %s: %s", r->method,
+			xport_note(&r->xh->x, "bad response to %s: %s", r->method,
 			    cause);
 			free(cause);
 			return 1;
@@ -407,7 +390,7 @@ xh_req_read(struct xh_req *r, int eof)
 	}
 	rc = http_body_decode(&r->body, in, r->data, eof, &cause);
 	if (rc == -1) {
-		xh_note(r->xh, "bad response body to %s: %s", r->method,
+		xport_note(&r->xh->x, "bad response body to %s: %s", r->method,
 		    cause);
 		free(cause);
 		return 1;
@@ -422,7 +405,7 @@ xh_req_read(struct xh_req *r, int eof)
 	 */
 	if (r->xh->max_body != 0 && evbuffer_get_length(r->data) +
 	    (r->sse ? evbuffer_get_length(r->sp.data) : 0) > r->xh->max_body) {
-		xh_note(r->xh, "the response to %s is over %zu bytes%s "
+		xport_note(&r->xh->x, "the response to %s is over %zu bytes%s "
 		    "(--max-record-size): given up, its connection closed",
 		    r->method, r->xh->max_body, r->sse ? " in one SSE event" :
 		    "");
@@ -445,7 +428,7 @@ xh_req_unparsed(struct xh_req *r)
 {
 	xh_req_fail(r, r->bad);
 	if (xh_req_is_get(r))
-		xh_note(r->xh, "the GET stream: %s; going on without it",
+		xport_note(&r->xh->x, "the GET stream: %s; going on without it",
 		    r->bad);
 	else
 		xh_lost(r->xh, r->bad);
@@ -487,7 +470,7 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 		    r->xh->up.url.origin, XH_CONNECT_TIMEOUT_S);
 		xh_req_fail(r, why);
 		if (xh_req_is_get(r))
-			xh_note(r->xh, "the GET stream: %s; going on without "
+			xport_note(&r->xh->x, "the GET stream: %s; going on without "
 			    "it", why);
 		else
 			xh_lost(r->xh, why);
@@ -518,7 +501,7 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 			if (xh_req_broken(r))
 				xh_lost(r->xh, why);
 			else if (!r->have_head)
-				xh_note(r->xh, "the GET stream: %s; going on "
+				xport_note(&r->xh->x, "the GET stream: %s; going on "
 				    "without it", why);
 			free(why);
 		} else
@@ -536,7 +519,7 @@ xh_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (xh_req_broken(r))
 		xh_lost(r->xh, why);
 	else
-		xh_note(r->xh, "%s to %s failed: %s", r->method,
+		xport_note(&r->xh->x, "%s to %s failed: %s", r->method,
 		    r->xh->up.url.origin, why);
 	free(why);
 	xh_req_free(r);
@@ -577,7 +560,7 @@ xh_req_start(struct xport_http *xh, const char *method, const char *body,
 		xh_req_fail(r, cause);
 		xh_req_free(r);
 		if (strcmp(method, "GET") == 0)
-			xh_note(xh, "the GET stream: %s; going on without it",
+			xport_note(&xh->x, "the GET stream: %s; going on without it",
 			    cause);
 		else
 			xh_lost(xh, cause);

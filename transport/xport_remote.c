@@ -10,7 +10,6 @@
 
 #include <sys/queue.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,22 +71,6 @@ struct xport_remote {
 	struct event		*next_ev;	/* switch, or flush the queue */
 	struct event		*probe_ev;	/* the first POST's deadline */
 };
-
-static void PRINTFLIKE(2, 3)
-xr_note(struct xport_remote *xr, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) == -1)
-		fatalx("out of memory");
-	va_end(ap);
-	log_debug("%s", s);
-	if (xr->x.cbs.event != NULL)
-		xr->x.cbs.event("note", s, strlen(s), xr->x.arg);
-	free(s);
-}
 
 /* Move to a new state, logging the change. */
 static void
@@ -281,7 +264,7 @@ xr_probe_timeout_cb(evutil_socket_t fd, short events, void *arg)
 		return;
 	xasprintf(&why, "%s has not answered the first message within %d s",
 	    xr->x.target, XR_PROBE_TIMEOUT_S);
-	xr_note(xr, "%s", why);
+	xport_note(&xr->x, "%s", why);
 	xr->closed = 1;
 	event_del(xr->next_ev);
 	if (xr->x.cbs.failed != NULL && xr->first != NULL && !xr->finishing)
@@ -301,7 +284,7 @@ xr_switch(struct xport_remote *xr)
 	char		*cause = NULL, *why;
 	size_t		 n;
 
-	xr_note(xr, "%s answered the first POST with HTTP %d: trying the "
+	xport_note(&xr->x, "%s answered the first POST with HTTP %d: trying the "
 	    "legacy HTTP+SSE transport (GET %s)", xr->x.target, xr->status,
 	    xr->x.target);
 	xport_free(xr->in);
@@ -393,7 +376,7 @@ xr_send(struct xport *x, const char *bytes, size_t len,
 		xasprintf(&why, "%s has not answered the first message yet "
 		    "and %zu more wait: a message was dropped", xr->x.target,
 		    xr->nqueued);
-		xr_note(xr, "%s", why);
+		xport_note(&xr->x, "%s", why);
 		if (xr->x.cbs.failed != NULL)
 			xr->x.cbs.failed(bytes, len, why, xr->x.arg);
 		free(why);

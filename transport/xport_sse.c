@@ -13,7 +13,6 @@
 
 #include <sys/queue.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,22 +137,6 @@ struct xport_sse {
 };
 
 static void	xse_close(struct xport_sse *, const char *);
-
-static void PRINTFLIKE(2, 3)
-xse_note(struct xport_sse *xs, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) == -1)
-		fatalx("out of memory");
-	va_end(ap);
-	log_debug("%s", s);
-	if (xs->x.cbs.event != NULL)
-		xs->x.cbs.event("note", s, strlen(s), xs->x.arg);
-	free(s);
-}
 
 /* Move to a new state, logging the change. */
 static void
@@ -448,7 +431,7 @@ xse_post_done(struct xse_post *pp, const char *why)
 		m->post = NULL;
 		pp->m = NULL;
 		if (why != NULL) {
-			xse_note(xs, "%s", why);
+			xport_note(&xs->x, "%s", why);
 			xse_msg_fail(xs, m, why);
 		} else if (!m->pending)
 			xse_msg_free(m);
@@ -696,7 +679,7 @@ xse_msg_new(struct xport_sse *xs, const char *bytes, size_t len)
 		return m;
 	if (xs->npending >= XSE_PENDING_MAX) {
 		if (!xs->pending_full_noted)
-			xse_note(xs, "over %d requests await answers from %s: "
+			xport_note(&xs->x, "over %d requests await answers from %s: "
 			    "the oldest are no longer followed if the stream "
 			    "breaks", XSE_PENDING_MAX, xs->x.target);
 		xs->pending_full_noted = 1;
@@ -744,7 +727,7 @@ xse_endpoint(struct xport_sse *xs, const char *data)
 	if (xs->state != XSE_WAITING) {
 		/* Said once: a server repeating it must not flood the notes. */
 		if (!xs->endpoint_again_noted)
-			xse_note(xs, "%s sent another endpoint event: ignored, "
+			xport_note(&xs->x, "%s sent another endpoint event: ignored, "
 			    "messages still go to the first", xs->x.target);
 		xs->endpoint_again_noted = 1;
 		return;
@@ -886,7 +869,7 @@ xse_stream_read(struct xport_sse *xs, int eof)
 		if ((rc = sse_next(&xs->sp, xs->data, &ev)) == 0)
 			break;
 		if (rc == -1)
-			xse_note(xs, "an event from %s over %d bytes was "
+			xport_note(&xs->x, "an event from %s over %d bytes was "
 			    "dropped", xs->x.target, SSE_LINE_MAX);
 		else {
 			xse_event(xs, &ev);
@@ -1100,7 +1083,7 @@ xse_send(struct xport *x, const char *bytes, size_t len,
 			xasprintf(&why, "%s has sent no endpoint event yet "
 			    "and %zu messages wait for it: a message was "
 			    "dropped", xs->x.target, xs->nqueued);
-		xse_note(xs, "%s", why);
+		xport_note(&xs->x, "%s", why);
 		if (xs->x.cbs.failed != NULL)
 			xs->x.cbs.failed(bytes, len, why, xs->x.arg);
 		free(why);
@@ -1134,7 +1117,7 @@ xse_finish(struct xport *x)
 	}
 	xs->finishing = 1;
 	if (xs->nqueued > 0)
-		xse_note(xs, "finished before %s sent its endpoint event: %zu "
+		xport_note(&xs->x, "finished before %s sent its endpoint event: %zu "
 		    "messages were never sent", xs->x.target, xs->nqueued);
 	if (TAILQ_EMPTY(&xs->posts))
 		xse_close(xs, "finished");
