@@ -1,7 +1,7 @@
 /*
  * The pure parts of the client transports: the headers a caller may add
  * to every request (xport.c) and the legacy SSE endpoint's URL
- * (xport_sse.c).
+ * (xport_sse_endpoint.c).
  */
 
 #include <stdlib.h>
