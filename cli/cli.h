@@ -248,7 +248,7 @@ const char	*hostfiles_project_of(const struct hcfg_entry *, char *,
 		     size_t);
 void		 hostfiles_clear(struct hostfiles *);
 
-/* cmd_hosts.c, cmd_wrap.c */
+/* cmd_hosts.c, cmd_wrap.c, cmd_unwrap.c */
 char		*hosts_project_dir(const char *, const char *);
 const char	*hosts_kind_name(enum hcfg_kind);
 int		 cmd_hosts(int, char **);

@@ -1,9 +1,9 @@
 /*
  * mcpreel wrap and unwrap: rewrite MCP hosts' configuration files so
  * that each chosen server runs through `mcpreel record`, and put every
- * entry back.  The edits are hosts/'s (cfg.c and the format editors);
- * this file picks the files, says what it did, and keeps the state that
- * makes unwrap byte-exact (files.c).
+ * entry back (cmd_unwrap.c).  The edits are hosts/'s (cfg.c and the
+ * format editors); this file picks the files, says what it did, and keeps
+ * the state that makes unwrap byte-exact (files.c).
  */
 
 #include <sys/stat.h>
@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "hosts.h"
+#include "cmd_wrap_int.h"
 
 /*
  * The process names of hosts that rewrite their own file while they run
@@ -34,50 +35,9 @@ static const struct {
 /* The longest project key shown beside a server's name. */
 #define WRAP_PROJECT_MAX	4096
 
-/* What a wrap or unwrap run was asked. */
-struct wrap_opts {
-	const char		*cmd;		/* "wrap" or "unwrap" */
-	const struct host	*host;		/* --host, or NULL */
-	const char		*config;	/* --config FILE */
-	const char		*format;	/* --format */
-	const char		*layout;	/* --layout ID */
-	const char		*project;	/* --project DIR */
-	const char		*db;		/* --db FILE */
-	const char		*mcpreel;	/* --mcpreel PATH */
-	int			 no_bridge;
-	int			 dry_run;
-	char			**names;	/* SERVER... */
-	size_t			 nnames;
-};
-
-#define WRAP_OPT_HOST		0x200
-#define WRAP_OPT_CONFIG		0x201
-#define WRAP_OPT_FORMAT		0x202
-#define WRAP_OPT_LAYOUT		0x203
-#define WRAP_OPT_PROJECT	0x204
-#define WRAP_OPT_DB		0x205
-#define WRAP_OPT_NO_BRIDGE	0x206
-#define WRAP_OPT_MCPREEL	0x207
-#define WRAP_OPT_DRY_RUN	0x208
-
-/* The options wrap and unwrap share. */
-#define WRAP_LONGOPTS \
-	{ "host", required_argument, NULL, WRAP_OPT_HOST }, \
-	{ "config", required_argument, NULL, WRAP_OPT_CONFIG }, \
-	{ "format", required_argument, NULL, WRAP_OPT_FORMAT }, \
-	{ "layout", required_argument, NULL, WRAP_OPT_LAYOUT }, \
-	{ "project", required_argument, NULL, WRAP_OPT_PROJECT }, \
-	{ "dry-run", no_argument, NULL, WRAP_OPT_DRY_RUN }, \
-	CLI_COMMON_LONGOPTS
-
 /* The hosts' ids, for --help and errors. */
 #define WRAP_HOST_IDS \
 	"claude-desktop, claude-code, cursor, vscode, windsurf, gemini, codex"
-/* --host in --help, as lines of it. */
-#define WRAP_HOST_HELP \
-	"  --host ID        only this host's files: claude-desktop,\n" \
-	"                   claude-code, cursor, vscode, windsurf, gemini,\n" \
-	"                   codex\n"
 
 /* The --help of wrap. */
 void
@@ -137,40 +97,8 @@ cmd_wrap_usage(FILE *f)
 	    "See docs/hosts.md.\n");
 }
 
-/* The --help of unwrap. */
-void
-cmd_unwrap_usage(FILE *f)
-{
-	fprintf(f,
-	    "usage: mcpreel unwrap [--host ID] [--config FILE [--format F]\n"
-	    "                      [--layout ID]] [--project DIR] [--dry-run]\n"
-	    "                      [SERVER...]\n"
-	    "\n"
-	    "Put back every entry 'mcpreel wrap' changed (or the SERVERs named).\n"
-	    "A file nothing else changed since wrap wrote it is restored from\n"
-	    "its backup byte for byte, and its backup removed.  Otherwise only\n"
-	    "the wrapped entries are put back, each to the exact text it had\n"
-	    "(or, if it was edited since, to its command and arguments without\n"
-	    "mcpreel's), and the rest of the file is kept as it is now.\n"
-	    "\n"
-	    WRAP_HOST_HELP
-	    "  --config FILE    only this file (its host told from its name, or\n"
-	    "                   by --host; --format and --layout as for wrap)\n"
-	    "  --project DIR    the project whose files to take (default: the\n"
-	    "                   current directory)\n"
-	    "  --dry-run        print the change as a unified diff, write nothing\n"
-	    "  SERVER...        only the servers of these names\n"
-	    "\n"
-	    "Exit status: as for wrap.\n"
-	    "\n"
-	    "examples:\n"
-	    "  mcpreel unwrap --dry-run\n"
-	    "  mcpreel unwrap --host cursor\n"
-	    "See docs/hosts.md.\n");
-}
-
 /* An entry's name as said, with its project when it has one. */
-static void
+void
 wrap_say_name(FILE *out, const char *container, const char *name)
 {
 	char		 buf[WRAP_PROJECT_MAX];
@@ -195,7 +123,7 @@ wrap_key(const char *container, const char *name, size_t *len)
 }
 
 /* The set of the entries changes has (built once: files are big). */
-static struct idmap *
+struct idmap *
 wrap_changed_set(const struct hcfg_changes *c)
 {
 	struct idmap	*m = idmap_new();
@@ -211,7 +139,7 @@ wrap_changed_set(const struct hcfg_changes *c)
 }
 
 /* Whether the set of changed entries has this entry. */
-static int
+int
 wrap_changed(struct idmap *set, const struct hcfg_entry *e)
 {
 	char	*k;
@@ -226,7 +154,7 @@ wrap_changed(struct idmap *set, const struct hcfg_entry *e)
 }
 
 /* Whether names (NULL-terminated; NULL: all) has this name. */
-static int
+int
 wrap_chosen(const char *const *names, const char *name)
 {
 	if (names == NULL)
@@ -397,7 +325,7 @@ wrap_gather(struct wrap_opts *o, struct hostfiles *hf)
 }
 
 /* Say a file that could not be read, and give the status for it. */
-static int
+int
 wrap_unreadable(const struct wrap_opts *o, const struct hostfile *f)
 {
 	fprintf(stderr, "mcpreel %s: %s; nothing was changed\n", o->cmd,
@@ -406,7 +334,7 @@ wrap_unreadable(const struct wrap_opts *o, const struct hostfile *f)
 }
 
 /* Say a failure, free its cause, give the status for it. */
-static int
+int
 wrap_failed(const struct wrap_opts *o, const struct hostfile *f, char *cause)
 {
 	fprintf(stderr, "mcpreel %s: %s: %s\n", o->cmd, f->shown,
@@ -419,7 +347,7 @@ wrap_failed(const struct wrap_opts *o, const struct hostfile *f, char *cause)
  * Warn when a host that rewrites the file is running: its next write
  * could undo ours, or race it (files_write() refuses then).
  */
-static void
+void
 wrap_warn_live(const struct wrap_opts *o, const struct hostfile *f)
 {
 	DIR		*d;
@@ -593,186 +521,11 @@ out:
 	return rc;
 }
 
-/* Count the wrapped entries of a file (of names; NULL: all). */
-static size_t
-wrap_count_wrapped(const struct hcfg *cfg, const char *const *names)
-{
-	size_t	i, n = 0;
-
-	for (i = 0; i < cfg->nentries; i++)
-		n += cfg->entries[i].wrapped &&
-		    wrap_chosen(names, cfg->entries[i].name);
-	return n;
-}
-
-/*
- * Say the entries put back (those of changes) and, on err, the wrapped
- * ones unwrap could not put back; how many of those there were.
- */
-static size_t
-unwrap_say(FILE *out, const struct wrap_opts *o, const struct hostfile *f,
-    const char *const *names, const struct hcfg_changes *changes, int whole)
-{
-	const struct hcfg_entry	*e;
-	struct idmap		*set = wrap_changed_set(changes);
-	size_t			 i, n = 0;
-
-	if (changes->n > 0 || whole) {
-		fprintf(out, "%s %s: %s ", f->host->id, f->shown,
-		    o->dry_run ? "would unwrap" : "unwrapped");
-		for (i = 0; i < f->cfg.nentries; i++) {
-			e = &f->cfg.entries[i];
-			if (!e->wrapped || !wrap_chosen(names, e->name) ||
-			    (!whole && !wrap_changed(set, e)))
-				continue;
-			if (n++ > 0)
-				fputs(", ", out);
-			wrap_say_name(out, e->container, e->name);
-		}
-		if (whole)
-			fputs(" (the whole file, from its backup, byte for "
-			    "byte)", out);
-		fputc('\n', out);
-	}
-	n = 0;
-	for (i = 0; !whole && i < f->cfg.nentries; i++) {
-		e = &f->cfg.entries[i];
-		if (!e->wrapped || !wrap_chosen(names, e->name) ||
-		    wrap_changed(set, e))
-			continue;
-		fprintf(stderr, "mcpreel %s: %s: ", o->cmd, f->shown);
-		wrap_say_name(stderr, e->container, e->name);
-		fputs(": cannot tell the command or url it ran before "
-		    "mcpreel; left as it is (edit it by hand)\n", stderr);
-		n++;
-	}
-	idmap_free(set);
-	return n;
-}
-
-/*
- * When nothing is left wrapped in the file, remove its state (ledger
- * and backup, whether or not the ledger is there); else save the ledger.
- */
-static int
-unwrap_state(const struct wrap_opts *o, const struct hostfile *f,
-    struct files_state *st, int left)
-{
-	char	*cause = NULL;
-
-	if ((left ? (st->exists ? files_state_save(st, &cause) : 0) :
-	    files_state_remove(st, &cause)) != 0)
-		return wrap_failed(o, f, cause);
-	return EXIT_OK;
-}
-
-/* Unwrap one loaded file. */
-static int
-unwrap_file(const struct wrap_opts *o, struct hostfile *f)
-{
-	struct hcfg_changes	 changes;
-	struct files_state	 st;
-	struct hcfg		 after;
-	const char		**names;
-	char			*out = NULL, *cause = NULL, *to, *sha;
-	size_t			 outlen = 0;
-	int			 none, whole = 0, rc = EXIT_OK, left;
-
-	memset(&changes, 0, sizeof changes);
-	if (!f->ok)
-		return wrap_unreadable(o, f);
-	if ((names = hostfiles_names(f, o->names, o->nnames, &none)) !=
-	    NULL && none) {
-		free(names);
-		return EXIT_OK;
-	}
-	if (files_state_load(f->real, &st, &cause) != 0) {
-		files_state_clear(&st);
-		free(names);
-		return wrap_failed(o, f, cause);
-	}
-	if (wrap_count_wrapped(&f->cfg, names) == 0) {
-		fprintf(o->dry_run ? stderr : stdout, "%s %s: nothing to "
-		    "unwrap\n", f->host->id, f->shown);
-		if (!o->dry_run && wrap_count_wrapped(&f->cfg, NULL) == 0)
-			rc = unwrap_state(o, f, &st, 0);
-		goto out;
-	}
-	if (names == NULL && st.exists && st.sha256 != NULL) {
-		sha = files_sha256(f->buf, f->len);
-		whole = strcmp(sha, st.sha256) == 0 &&
-		    files_read(st.backup, &out, &outlen, &cause) == 0;
-		free(sha);
-		free(cause);
-		cause = NULL;
-	}
-	if (!whole) {
-		free(out);
-		out = NULL;
-		if (hcfg_unwrap(f->buf, f->len, &f->layout, names,
-		    &st.changes, &out, &outlen, &changes, &cause) != 0) {
-			fprintf(stderr, "mcpreel unwrap: %s%s%s; nothing was "
-			    "changed\n", f->shown, cause != NULL &&
-			    strncmp(cause, "line ", 5) == 0 ? " " : ": ",
-			    cause != NULL ? cause : "cannot unwrap");
-			free(cause);
-			rc = EXIT_FAIL;
-			goto out;
-		}
-	}
-	if (o->dry_run) {
-		if (outlen != f->len || memcmp(out, f->buf, outlen) != 0) {
-			xasprintf(&to, "%s (unwrapped)", f->shown);
-			files_diff(stdout, f->shown, to, f->buf, f->len, out,
-			    outlen);
-			free(to);
-		}
-		if (unwrap_say(stderr, o, f, names, &changes, whole) > 0)
-			rc = EXIT_FAIL;
-		goto out;
-	}
-	if (outlen != f->len || memcmp(out, f->buf, outlen) != 0) {
-		wrap_warn_live(o, f);
-		if (files_write(f->path, f->buf, f->len, out, outlen,
-		    &cause) != 0) {
-			rc = wrap_failed(o, f, cause);
-			goto out;
-		}
-	}
-	if (unwrap_say(stdout, o, f, names, &changes, whole) > 0)
-		rc = EXIT_FAIL;
-	if (whole) {
-		if (files_state_remove(&st, &cause) != 0)
-			rc = wrap_failed(o, f, cause);
-		goto out;
-	}
-	/* The state stays for the entries still wrapped, if any. */
-	memset(&after, 0, sizeof after);
-	left = 1;
-	if (hcfg_read(out, outlen, &f->layout, &after, &cause) == 0) {
-		left = wrap_count_wrapped(&after, NULL) > 0;
-		hcfg_clear(&after);
-	}
-	free(cause);
-	cause = NULL;
-	files_state_drop(&st, &changes);
-	free(st.sha256);
-	st.sha256 = NULL;
-	if (unwrap_state(o, f, &st, left) != EXIT_OK)
-		rc = EXIT_FAIL;
-out:
-	files_state_clear(&st);
-	hcfg_changes_clear(&changes);
-	free(out);
-	free(names);
-	return rc;
-}
-
 /*
  * Take one option common to wrap and unwrap: 1 if it was one, 0 if not,
  * -1 (said) if its value is wrong.
  */
-static int
+int
 wrap_option(struct wrap_opts *o, int ch, const char *arg)
 {
 	switch (ch) {
@@ -803,7 +556,7 @@ wrap_option(struct wrap_opts *o, int ch, const char *arg)
 }
 
 /* Run wrap or unwrap over the files gathered. */
-static int
+int
 wrap_run(struct wrap_opts *o, int unwrap)
 {
 	struct hostfiles	 hf;
@@ -881,39 +634,4 @@ cmd_wrap(int argc, char **argv)
 	o.names = argv + optind;
 	o.nnames = (size_t)(argc - optind);
 	return wrap_run(&o, 0);
-}
-
-/* mcpreel unwrap: put wrapped entries back. */
-int
-cmd_unwrap(int argc, char **argv)
-{
-	static const struct option	 longopts[] = {
-		WRAP_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
-	struct wrap_opts		 o;
-	int				 ch, r;
-
-	memset(&o, 0, sizeof o);
-	o.cmd = "unwrap";
-	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
-		if (cli_common_option(ch, optarg))
-			continue;
-		if ((r = wrap_option(&o, ch, optarg)) != 0) {
-			if (r < 0)
-				return EXIT_USAGE;
-			continue;
-		}
-		switch (ch) {
-		case 'h':
-			cmd_unwrap_usage(stdout);
-			return EXIT_OK;
-		default:
-			opterr_report("unwrap", argc, argv, "hvq", longopts);
-			return EXIT_USAGE;
-		}
-	}
-	o.names = argv + optind;
-	o.nnames = (size_t)(argc - optind);
-	return wrap_run(&o, 1);
 }
