@@ -95,7 +95,25 @@ test('stdio, over --max-record-size: requests with "id" last and "method" last, 
       `{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"${pad}"}]},"id":1}`,
       `{"jsonrpc":"2.0","error":{"code":-1,"message":"no","data":"${pad}"},"id":"two"}`,
     ];
-    const r = await runMcpreel(['record', '--db', db, '--max-record-size', '64K', '--', 'cat'], { input: `${lines.join('\n')}\n` });
+    // The host answers once the server's copies of its two requests came
+    // back, as a host does: written at once, an answer could reach
+    // mcpreel before the request it answers came out of cat, and an
+    // answer recorded before its request is not paired with it.
+    const r = await runMcpreel(['record', '--db', db, '--max-record-size', '64K', '--', 'cat'], {
+      keepStdinOpen: true,
+      onSpawn: (child) => {
+        child.stdin.write(`${lines[0]}\n${lines[1]}\n`);
+        let seen = 0;
+        let answered = false;
+        child.stdout.on('data', (c) => {
+          for (const b of c) if (b === 0x0a) seen++;
+          if (!answered && seen >= 2) {
+            answered = true;
+            child.stdin.end(`${lines[2]}\n${lines[3]}\n`);
+          }
+        });
+      },
+    });
     assert.equal(r.code, 0, r.stderr.toString());
     const rows = rowsOf(db);
     const view = rows.map((m) => [m.direction, m.kind, m.method, m.rpc_id, m.truncated, m.reply_seq]);
