@@ -45,19 +45,22 @@ struct har_x {
 	size_t		 nmsgs;
 };
 
-/* Where an exchange's entry is, by its id. */
-struct har_index {
-	int64_t		 id;
-	size_t		 i;
-};
-
+/*
+ * The document being written: one exchange's entry at a time, as its
+ * messages come off a cursor sorted the way the exchanges are (only the
+ * faults rows, the log's "_faults", are held to the end).
+ */
 struct har {
-	const char	*target;	/* the session's upstream URL */
-	struct har_x	*xs;
-	size_t		 nxs;
-	struct har_index *byid;		/* sorted by id */
-	int64_t		 loose;		/* messages tied to no exchange */
-	json_t		*faults;	/* the faults rows */
+	const char		*target;	/* the session's upstream URL */
+	FILE			*out;
+	struct export_cursor	*cur;
+	struct export_row	 row;		/* the cursor's current row */
+	int			 have_row;	/* row not yet taken */
+	int			 cur_done;
+	size_t			 nxs;		/* entries written */
+	int64_t			 tied;		/* messages in an entry */
+	json_t			*faults;	/* the faults rows */
+	char			*cause;		/* why the walk stopped */
 };
 
 /* Wall-clock ns as ISO 8601 in UTC with milliseconds. */
@@ -256,22 +259,17 @@ har_query(const char *path)
 	return out;
 }
 
-/* The entry of one exchange, without its bodies (they come later). */
-static int
-har_exchange_cb(const struct exchange_row *x, void *arg)
+/* The entry of one exchange into hx, without its bodies (they come later). */
+static void
+har_entry(struct har *h, const struct exchange_row *x, struct har_x *hx)
 {
-	struct har	*h = arg;
-	struct har_x	*hx;
 	json_t		*e, *req, *resp, *t, *keep_req, *keep_resp;
 	const char	*ctype = NULL, *location = NULL, *rctype = NULL;
 	char		 when[40], *url;
 	int64_t		 total, wait;
 
-	h->xs = xreallocarray(h->xs, h->nxs + 1, sizeof *h->xs);
-	hx = &h->xs[h->nxs];
 	memset(hx, 0, sizeof *hx);
 	hx->id = x->id;
-	h->nxs++;
 
 	/* In microseconds; time is the sum of wait and receive (send: 0). */
 	total = x->has_ended ? clock_sub(x->ended_ns, x->started_ns) / 1000 :
@@ -350,15 +348,6 @@ har_exchange_cb(const struct exchange_row *x, void *arg)
 			memcpy(hx->body, x->body, x->body_len);
 		hx->body_len = x->body_len;
 	}
-	return 0;
-}
-
-static int
-har_index_cmp(const void *a, const void *b)
-{
-	const struct har_index	*x = a, *y = b;
-
-	return (x->id > y->id) - (x->id < y->id);
 }
 
 /* A faults row for the log's "_faults". */
@@ -392,38 +381,116 @@ har_seen(const struct har_msg *m)
 	return m->role != FAULT_ROLE_INJECTED;
 }
 
-/* Copy each message into its exchange. */
+/* Keep each faults row for the log's "_faults". */
 static int
-har_row_cb(const struct export_row *r, void *arg)
+har_fault_cb(const struct export_row *r, void *arg)
 {
-	struct har		*h = arg;
-	struct har_index	 key, *found;
-	struct har_x		*hx;
-	struct har_msg		*m;
+	struct har	*h = arg;
 
-	if (r->is_event) {
-		if (r->e.fault != NULL)
-			json_array_append_new(h->faults, har_fault(r->e.fault));
-		return 0;
-	}
-	key.id = r->exchange;
-	if (r->exchange == 0 || (found = bsearch(&key, h->byid, h->nxs,
-	    sizeof *h->byid, har_index_cmp)) == NULL) {
-		h->loose++;
-		return 0;
-	}
-	hx = &h->xs[found->i];
-	hx->msgs = xreallocarray(hx->msgs, hx->nmsgs + 1, sizeof *hx->msgs);
-	m = &hx->msgs[hx->nmsgs++];
-	m->dir = r->m.dir;
-	m->len = r->m.len;
-	m->raw = xmalloc(m->len + 1);
-	if (m->len > 0)
-		memcpy(m->raw, r->m.raw, m->len);
-	m->sse_id = (r->sse_id != NULL) ? xstrdup(r->sse_id) : NULL;
-	m->fault = r->m.fault;
-	m->role = r->m.fault_role;
+	if (r->is_event && r->e.fault != NULL)
+		json_array_append_new(h->faults, har_fault(r->e.fault));
 	return 0;
+}
+
+/*
+ * Copy the messages of exchange hx off the cursor into it: those at its
+ * head that are tied to it (the cursor gives them grouped, in the
+ * exchanges' order).  -1 with h->cause when the cursor cannot be read.
+ */
+static int
+har_take(struct har *h, struct har_x *hx)
+{
+	const struct export_row	*r = &h->row;
+	struct har_msg		*m;
+	int			 rc;
+
+	for (;;) {
+		if (!h->have_row) {
+			if (h->cur_done)
+				return 0;
+			if ((rc = query_exchange_msgs_next(h->cur, &h->row,
+			    &h->cause)) < 0)
+				return -1;
+			if (rc == 0) {
+				h->cur_done = 1;
+				return 0;
+			}
+			h->have_row = 1;
+		}
+		if (r->exchange != hx->id)
+			return 0;
+		hx->msgs = xreallocarray(hx->msgs, hx->nmsgs + 1,
+		    sizeof *hx->msgs);
+		m = &hx->msgs[hx->nmsgs++];
+		m->dir = r->m.dir;
+		m->len = r->m.len;
+		m->raw = xmalloc(m->len + 1);
+		if (m->len > 0)
+			memcpy(m->raw, r->m.raw, m->len);
+		m->sse_id = (r->sse_id != NULL) ? xstrdup(r->sse_id) : NULL;
+		m->fault = r->m.fault;
+		m->role = r->m.fault_role;
+		h->have_row = 0;
+		h->tied++;
+	}
+}
+
+/*
+ * Write s (a value dumped with JSON_INDENT(2)) as it would be dumped at
+ * depth levels: each of its lines after the first indented by that much.
+ */
+static void
+har_put(FILE *out, const char *s, int depth)
+{
+	const char	*nl;
+
+	while ((nl = strchr(s, '\n')) != NULL) {
+		fwrite(s, 1, (size_t)(nl + 1 - s), out);
+		fprintf(out, "%*s", depth * 2, "");
+		s = nl + 1;
+	}
+	fputs(s, out);
+}
+
+/* How har_write() dumps its JSON, entry by entry and the rest around. */
+#define HAR_DUMP_FLAGS \
+	(JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
+/* An entry's depth in the document: root, log, entries. */
+#define HAR_ENTRY_DEPTH	3
+
+static void	har_bodies(struct har_x *);
+
+/* Build, fill and write one exchange's entry, then let it go. */
+static int
+har_exchange_cb(const struct exchange_row *x, void *arg)
+{
+	struct har	*h = arg;
+	struct har_x	 hx;
+	char		*s;
+	size_t		 j;
+	int		 rc = 0;
+
+	har_entry(h, x, &hx);
+	if (har_take(h, &hx) != 0)
+		rc = -1;
+	else {
+		har_bodies(&hx);
+		s = json_dumps(hx.entry, HAR_DUMP_FLAGS);
+		fprintf(h->out, h->nxs == 0 ? "[\n%*s" : ",\n%*s",
+		    HAR_ENTRY_DEPTH * 2, "");
+		har_put(h->out, s != NULL ? s : "null", HAR_ENTRY_DEPTH);
+		free(s);
+		h->nxs++;
+	}
+	json_decref(hx.entry);
+	for (j = 0; j < hx.nmsgs; j++) {
+		free(hx.msgs[j].raw);
+		free(hx.msgs[j].sse_id);
+	}
+	free(hx.msgs);
+	free(hx.body);
+	return rc;
 }
 
 /* Append to a growing buffer. */
@@ -565,74 +632,99 @@ har_info_cb(const struct session_info *si, void *arg)
 	return 0;
 }
 
-/* Write session id of st as a HAR 1.2 document to out. */
-int
-har_write(struct store *st, int64_t id, FILE *out, char **cause)
+/*
+ * The document around its entries, dumped with a marker in place of the
+ * entries array: what comes before the marker in *head, after it in
+ * *tail (both to free).
+ */
+static int
+har_frame(int64_t id, size_t nxs, int64_t loose, json_t *faults,
+    char **head, char **tail)
 {
-	struct har	 h;
-	json_t		*root, *log, *creator, *entries;
-	char		*target = NULL;
-	size_t		 i, j;
-	int		 rc = -1;
+	json_t		*root, *log, *creator;
+	char		*s, *at;
+	const char	*mark = "\"\\u0001\"";
 
-	memset(&h, 0, sizeof h);
-	h.faults = json_array();
-	/* One snapshot of a session that may still be recorded. */
-	if (store_exec(st, "BEGIN", cause) != 0)
-		return -1;
-	if (query_session_info(st, id, har_info_cb, &target, cause) != 0)
-		goto out;
-	h.target = target;
-	if (query_exchanges(st, id, har_exchange_cb, &h, cause) != 0)
-		goto out;
-	h.byid = xreallocarray(NULL, h.nxs + 1, sizeof *h.byid);
-	for (i = 0; i < h.nxs; i++) {
-		h.byid[i].id = h.xs[i].id;
-		h.byid[i].i = i;
-	}
-	qsort(h.byid, h.nxs, sizeof *h.byid, har_index_cmp);
-	if (query_export(st, id, 0, har_row_cb, &h, cause) != 0)
-		goto out;
-
-	entries = json_array();
-	for (i = 0; i < h.nxs; i++) {
-		har_bodies(&h.xs[i]);
-		json_array_append(entries, h.xs[i].entry);
-	}
 	creator = json_object();
 	json_object_set_new(creator, "name", json_string("mcpreel"));
 	json_object_set_new(creator, "version", json_string(MCPREEL_VERSION));
 	log = json_object();
 	json_object_set_new(log, "version", json_string("1.2"));
 	json_object_set_new(log, "creator", creator);
-	json_object_set_new(log, "entries", entries);
+	json_object_set_new(log, "entries", json_string("\001"));
 	json_object_set_new(log, "comment", json_sprintf("mcpreel session "
-	    "%lld: %zu HTTP requests%s", (long long)id, h.nxs, h.loose != 0 ?
+	    "%lld: %zu HTTP requests%s", (long long)id, nxs, loose != 0 ?
 	    "; messages tied to no HTTP request are left out" : ""));
-	if (json_array_size(h.faults) > 0)
-		json_object_set(log, "_faults", h.faults);
+	if (json_array_size(faults) > 0)
+		json_object_set(log, "_faults", faults);
 	root = json_object();
 	json_object_set_new(root, "log", log);
-	if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(15)) != 0 ||
-	    fputc('\n', out) == EOF)
+	s = json_dumps(root, HAR_DUMP_FLAGS);
+	json_decref(root);
+	if (s == NULL || (at = strstr(s, mark)) == NULL) {
+		free(s);
+		return -1;
+	}
+	*at = '\0';
+	*head = s;
+	*tail = xstrdup(at + strlen(mark));
+	return 0;
+}
+
+/*
+ * Write session id of st as a HAR 1.2 document to out, one entry at a
+ * time: memory holds one exchange and its messages (and the faults rows),
+ * not the session.
+ */
+int
+har_write(struct store *st, int64_t id, FILE *out, char **cause)
+{
+	struct har	 h;
+	char		*target = NULL, *head = NULL, *tail = NULL;
+	int64_t		 messages, events, exchanges;
+	int		 rc = -1;
+
+	memset(&h, 0, sizeof h);
+	h.out = out;
+	h.faults = json_array();
+	/* One snapshot of a session that may still be recorded. */
+	if (store_exec(st, "BEGIN", cause) != 0)
+		return -1;
+	if (query_session_info(st, id, har_info_cb, &target, cause) != 0 ||
+	    query_session_counts(st, id, &messages, &events, &exchanges,
+	    cause) != 0 ||
+	    query_events(st, id, har_fault_cb, &h, cause) != 0 ||
+	    (h.cur = query_exchange_msgs_open(st, id, cause)) == NULL)
+		goto out;
+	h.target = target;
+	if (har_frame(id, 0, 0, h.faults, &head, &tail) != 0) {
+		xasprintf(cause, "cannot write the HAR");
+		goto out;
+	}
+	fputs(head, out);
+	if (query_exchanges(st, id, har_exchange_cb, &h, cause) != 0)
+		goto out;
+	if (h.cause != NULL) {
+		*cause = h.cause;
+		h.cause = NULL;
+		goto out;
+	}
+	fputs(h.nxs == 0 ? "[]" : "\n    ]", out);
+	free(head);
+	free(tail);
+	head = tail = NULL;
+	if (har_frame(id, h.nxs, messages - h.tied, h.faults, &head,
+	    &tail) != 0 || fputs(tail, out) == EOF || fputc('\n', out) == EOF ||
+	    ferror(out))
 		xasprintf(cause, "cannot write the HAR");
 	else
 		rc = 0;
-	json_decref(root);
 out:
 	store_exec(st, "COMMIT", NULL);
-	for (i = 0; i < h.nxs; i++) {
-		json_decref(h.xs[i].entry);
-		for (j = 0; j < h.xs[i].nmsgs; j++) {
-			free(h.xs[i].msgs[j].raw);
-			free(h.xs[i].msgs[j].sse_id);
-		}
-		free(h.xs[i].msgs);
-		free(h.xs[i].body);
-	}
-	free(h.xs);
-	free(h.byid);
+	query_exchange_msgs_close(h.cur);
+	free(h.cause);
+	free(head);
+	free(tail);
 	free(target);
 	json_decref(h.faults);
 	return rc;

@@ -242,6 +242,97 @@ query_export_event(sqlite3_stmt *stmt, struct export_row *r)
 	faults_event_row(stmt, &r->e, &r->f);
 }
 
+/* The columns query_export_message() reads, in its order. */
+#define QUERY_EXPORT_COLUMNS						\
+	"SELECT m.seq, m.direction, m.ts_ns, m.mono_ns, m.kind, m.method, "	\
+	"m.rpc_id, q.seq, m.http_exchange_id, m.sse_event_id, m.wire_size, "\
+	"m.sha256, m.truncated, m.redacted, m.raw, m.fault, m.fault_role "
+
+/* Call cb for every event and fault of a session, in the order recorded. */
+int
+query_events(struct store *st, int64_t session, export_cb cb, void *arg,
+    char **cause)
+{
+	sqlite3_stmt		*es;
+	struct export_row	 r;
+	int			 rc;
+
+	if (query_prepare(st, FAULTS_EVENTS_SQL, &es, cause) != 0)
+		return -1;
+	sqlite3_bind_int64(es, 1, session);
+	while ((rc = sqlite3_step(es)) == SQLITE_ROW) {
+		query_export_event(es, &r);
+		if (cb(&r, arg) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return query_failed(st, es, cause);
+	sqlite3_finalize(es);
+	return 0;
+}
+
+/*
+ * The messages of a session's HTTP exchanges, one at a time, grouped by
+ * exchange in the order query_exchanges() gives the exchanges (the time
+ * each began), each exchange's in the order recorded: a reader can walk
+ * both side by side and hold one exchange's messages at a time.  SQLite
+ * sorts them (its sorter spills to temporary files past its cache, so
+ * memory stays bounded whatever the session's size).
+ */
+struct export_cursor {
+	struct store	*st;
+	sqlite3_stmt	*stmt;
+};
+
+struct export_cursor *
+query_exchange_msgs_open(struct store *st, int64_t session, char **cause)
+{
+	struct export_cursor	*c = xcalloc(1, sizeof *c);
+
+	c->st = st;
+	if (query_prepare(st, QUERY_EXPORT_COLUMNS
+	    "FROM messages m JOIN http_exchanges x ON "
+	    "x.id = m.http_exchange_id AND x.session_id = ?1 "
+	    "LEFT JOIN messages q ON q.id = m.reply_to "
+	    "WHERE m.session_id = ?1 ORDER BY x.mono_ns, x.id, m.seq",
+	    &c->stmt, cause) != 0) {
+		free(c);
+		return NULL;
+	}
+	sqlite3_bind_int64(c->stmt, 1, session);
+	return c;
+}
+
+/*
+ * The next message into r (valid until the next call): 1, or 0 at the
+ * end, or -1 with *cause.
+ */
+int
+query_exchange_msgs_next(struct export_cursor *c, struct export_row *r,
+    char **cause)
+{
+	int	rc = sqlite3_step(c->stmt);
+
+	if (rc == SQLITE_ROW) {
+		query_export_message(c->stmt, r);
+		return 1;
+	}
+	if (rc == SQLITE_DONE)
+		return 0;
+	xasprintf(cause, "database %s: %s", c->st->path,
+	    sqlite3_errmsg(c->st->db));
+	return -1;
+}
+
+void
+query_exchange_msgs_close(struct export_cursor *c)
+{
+	if (c == NULL)
+		return;
+	sqlite3_finalize(c->stmt);
+	free(c);
+}
+
 /*
  * Call cb for every message of a session with all its columns, in the
  * order recorded (seq: the order an import must give them to the writer
@@ -258,10 +349,7 @@ query_export(struct store *st, int64_t session, int flags, export_cb cb,
 	struct export_row	 r;
 	int			 mrc, erc, stop = 0;
 
-	if (query_prepare(st, "SELECT m.seq, m.direction, m.ts_ns, "
-	    "m.mono_ns, m.kind, m.method, m.rpc_id, q.seq, "
-	    "m.http_exchange_id, m.sse_event_id, m.wire_size, m.sha256, "
-	    "m.truncated, m.redacted, m.raw, m.fault, m.fault_role "
+	if (query_prepare(st, QUERY_EXPORT_COLUMNS
 	    "FROM messages m LEFT JOIN messages q ON q.id = m.reply_to "
 	    "WHERE m.session_id = ?1 AND (?2 = 0 OR " FAULTS_KEPT("m.") ") "
 	    "ORDER BY m.seq", &ms, cause) != 0 ||

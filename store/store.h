@@ -425,6 +425,14 @@ int		 query_exchanges(struct store *, int64_t, exchange_cb, void *,
 		     char **);
 int		 query_export(struct store *, int64_t, int, export_cb, void *,
 		     char **);
+int		 query_events(struct store *, int64_t, export_cb, void *,
+		     char **);
+struct export_cursor;
+struct export_cursor *query_exchange_msgs_open(struct store *, int64_t,
+		     char **);
+int		 query_exchange_msgs_next(struct export_cursor *,
+		     struct export_row *, char **);
+void		 query_exchange_msgs_close(struct export_cursor *);
 int		 query_exchange_ids(struct store *, int64_t,
 		     int (*)(int64_t, void *), void *, char **);
 struct exchange_lookup;
