@@ -372,7 +372,7 @@ test('report of a session breaking a rule: its findings counted and listed at th
   }
 });
 
-test('report of a session of thousands of messages: every one is drawn', { timeout: 180000 }, async () => {
+test('report of a session of thousands of messages: its page drawn, the message opened on it', { timeout: 180000 }, async () => {
   const t = tempDir();
   try {
     const db = join(t.dir, 'big.db');
@@ -389,7 +389,9 @@ test('report of a session of thousands of messages: every one is drawn', { timeo
     assert.equal(r.code, 0, r.stderr.toString());
     const dom = await dumpDom(file, `open=${N}`);
     const rows = rowsOf(dom).filter((x) => x.classes.includes('msg'));
-    assert.equal(rows.length, n, 'one row per message');
+    // Drawn a page (500 rows) at a time: the page of the message opened.
+    assert.ok(rows.length >= 498 && rows.length <= 500, `${rows.length} rows drawn: one page`);
+    assert.ok(rows.some((x) => x.seq === N && detailOf(x)), 'the message opened is drawn, open');
     assert.match(dom, new RegExp(`${n} of ${n} messages shown`));
   } finally {
     t.cleanup();
@@ -472,6 +474,87 @@ test('report: errors a user can act on', { timeout: 60000 }, async () => {
     const dom = await dumpDom(file);
     assert.match(dom, /No messages were recorded in this session\./);
     assert.match(dom, /0 of 0 messages shown/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('report of a big session pages its rows: one page in the document, paging and the filter reach later rows', { timeout: 300000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'big.db');
+    const N = 10000;   // requests; cat sends each back: 2 N messages
+    const lines = [];
+    for (let i = 1; i <= N; i++) lines.push(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { tag: `tag-${i}.` } } }));
+    const rec = await runMcpreel(['record', '--db', db, '--name', 'big', '--', 'cat'], { input: Buffer.from(lines.join('\n') + '\n'), timeoutMs: 120000 });
+    assert.equal(rec.code, 0, rec.stderr.toString());
+    const seqs = sql(db, `SELECT seq FROM messages ORDER BY seq`).map((m) => m.seq);
+    assert.equal(seqs.length, 2 * N);
+    const file = join(t.dir, 'big.html');
+    const r = await runMcpreel(['report', '--db', db, '-o', file, 'big'], { timeoutMs: 120000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    const PAGE = 500;
+    const pages = Math.ceil(seqs.length / PAGE);
+    const msgRows = (dom) => rowsOf(dom).filter((x) => x.classes.includes('msg'));
+    const info = (dom) => textOf(/<span id="pgInfo">([\s\S]*?)<\/span>/.exec(dom)[1]);
+    // A page's messages are a run of seqs starting near (events come
+    // between them: the server's spawn, its exit) where the page starts.
+    const run = (got, start) => {
+      const i = seqs.indexOf(got[0]);
+      assert.ok(i >= start - 2 && i <= start, `the page starts at message ${i}, near ${start}`);
+      assert.deepEqual(got, seqs.slice(i, i + got.length), 'a run of messages in order');
+      assert.ok(got.length >= PAGE - 2, `${got.length} messages on the page`);
+    };
+
+    // The first page: only its rows are in the document.
+    let dom = await dumpDom(file);
+    assert.equal(rowsOf(dom).length, PAGE, 'one page of rows, and nothing else');
+    run(msgRows(dom).map((x) => x.seq), 0);
+    const pagesShown = Number(/^page 1 of (\d+) \(rows 1\u2013500\)$/.exec(info(dom))?.[1]);
+    assert.ok(pagesShown >= pages && pagesShown <= pages + 1, `${info(dom)}: ${pages} pages of messages and the events`);
+    assert.match(dom, new RegExp(`${2 * N} of ${2 * N} messages shown`));
+
+    // A later page by the address.
+    dom = await dumpDom(file, 'page=31');
+    assert.equal(rowsOf(dom).length, PAGE);
+    run(msgRows(dom).map((x) => x.seq), 30 * PAGE);
+
+    // The filter looks in every row, not the page shown: the last request's
+    // two copies, far past the first page.
+    dom = await dumpDom(file, `q=tag-${N}.`);
+    const last = sql(db, `SELECT seq FROM messages WHERE CAST(raw AS TEXT) LIKE '%tag-${N}.%' ORDER BY seq`).map((m) => m.seq);
+    assert.equal(last.length, 2);
+    assert.deepEqual(msgRows(dom).map((x) => x.seq), last, 'the filter finds rows of the last page');
+    // Its results are paged too: tag-1, tag-10..19, ... tag-1000..1999 and their copies.
+    const ones = sql(db, `SELECT seq FROM messages WHERE CAST(raw AS TEXT) LIKE '%tag-1%' ORDER BY seq`).map((m) => m.seq);
+    assert.ok(ones.length > 3 * PAGE, `${ones.length} rows match`);
+    const lastPage = Math.ceil(ones.length / PAGE);
+    dom = await dumpDom(file, `q=tag-1&page=${lastPage}`);
+    assert.deepEqual(msgRows(dom).map((x) => x.seq), ones.slice((lastPage - 1) * PAGE), 'the filtered rows\' last page');
+    assert.match(info(dom), new RegExp(`^page ${lastPage} of ${lastPage} `));
+    assert.match(dom, new RegExp(`${ones.length} of ${2 * N} messages shown`));
+
+    // Driven: next, and a jump to a message by its seq (opened by the address too).
+    const page = await openPage(file);
+    try {
+      const shownSeqs = () => page.evaluate(`[...document.querySelectorAll('.row.msg')].map((r) => Number(r.dataset.seq))`);
+      await page.click('#pgNext');
+      run(await shownSeqs(), PAGE);
+      const target = seqs[seqs.length - 3];
+      await page.click('#pgGo');
+      await page.type(`#${target}`);
+      await page.press('Enter');
+      const s = await shownSeqs();
+      assert.ok(s.includes(target) && s.length <= PAGE, 'the jump shows the page that holds it');
+      assert.equal(await page.evaluate(`document.activeElement && document.activeElement.dataset ? Number(document.activeElement.dataset.seq) : null`), target, 'and focuses its row');
+      await page.click('#pgFirst');
+      run(await shownSeqs(), 0);
+    } finally {
+      await page.close();
+    }
+    dom = await dumpDom(file, `open=${seqs[12345]}`);
+    const opened = msgRows(dom).find((x) => x.seq === seqs[12345]);
+    assert.ok(opened && detailOf(opened), 'a message opened by the address is shown open, on its page');
   } finally {
     t.cleanup();
   }
