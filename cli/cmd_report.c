@@ -8,7 +8,8 @@
  * The JSON (the page's script reads exactly this):
  *   {"session": {id, name, transport, target, started, duration_ns,
  *                end_reason, exit_status, exit_signal, messages, bytes,
- *                lost, generated, version, max_bytes},
+ *                lost, generated, version, max_bytes, max_big (1: the
+ *                default for a session of over REPORT_BIG_MESSAGES)},
  *    "items": [ message or event, ... in the order they happened ],
  *    "findings": [ {seq (0: the session), sev ("error", "warning",
  *                  "note"), rule, text, path, spec}, ... in seq order ],
@@ -57,6 +58,15 @@ extern const char report_html[];
 #define REPORT_MAX_BYTES_DEFAULT (1024 * 1024)
 
 /*
+ * Past REPORT_BIG_MESSAGES messages, the default is REPORT_MAX_BYTES_BIG:
+ * the page holds every message's text, and a browser must parse it whole
+ * (a million messages of a few KiB each would be GiBs).  256 bytes keep a
+ * row's preview and most requests whole; --max-bytes says otherwise.
+ */
+#define REPORT_BIG_MESSAGES	100000
+#define REPORT_MAX_BYTES_BIG	256
+
+/*
  * A response is parsed (to find a tool result's isError) only up to this
  * size: the parse holds the whole message as a tree for a moment.
  */
@@ -68,6 +78,8 @@ extern const char report_html[];
 struct report {
 	FILE	*f;
 	size_t	 max_bytes;	/* 0: no limit */
+	int	 max_given;	/* --max-bytes was given */
+	int	 max_big;	/* max_bytes is the big session's default */
 	int64_t	 first_mono;	/* the first item's monotonic time */
 	int	 started;	/* an item has been written */
 	int64_t	 messages;
@@ -108,13 +120,15 @@ cmd_report_usage(FILE *f)
 	    "                     readable by you only (mode 0600), as the\n"
 	    "                     database is: it holds the recorded traffic\n"
 	    "      --max-bytes N  put at most the first N bytes of each message\n"
-	    "                     in the page (default %d, 1 MiB; 0: all); the\n"
-	    "                     page says where a message was cut\n"
+	    "                     in the page (default %d, 1 MiB, and %d for a\n"
+	    "                     session of over %d messages, so a browser\n"
+	    "                     can open it; 0: all); the page says where a\n"
+	    "                     message was cut\n"
 	    "      --db PATH      the database (see 'mcpreel --help')\n"
 	    "\n"
 	    "example:\n"
 	    "  mcpreel report last -o report.html\n",
-	    REPORT_MAX_BYTES_DEFAULT);
+	    REPORT_MAX_BYTES_DEFAULT, REPORT_MAX_BYTES_BIG, REPORT_BIG_MESSAGES);
 }
 
 /* Whether bytes are all UTF-8. */
@@ -285,8 +299,12 @@ html_session_cb(const struct session_row *r, void *arg)
 	    (long long)r->messages_lost);
 	fputs(",\"generated\":", f);
 	html_string_or_null(f, fmt_time(clock_wall_ns(), now, sizeof now));
-	fprintf(f, ",\"version\":\"%s\",\"max_bytes\":%zu},\n\"items\":[",
-	    MCPREEL_VERSION, rp->max_bytes);
+	if (!rp->max_given && r->messages > REPORT_BIG_MESSAGES) {
+		rp->max_bytes = REPORT_MAX_BYTES_BIG;
+		rp->max_big = 1;
+	}
+	fprintf(f, ",\"version\":\"%s\",\"max_bytes\":%zu,\"max_big\":%d},"
+	    "\n\"items\":[", MCPREEL_VERSION, rp->max_bytes, rp->max_big);
 	free(target);
 	return 0;
 }
@@ -506,6 +524,7 @@ cmd_report(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'm':
+			rp.max_given = 1;
 			if (html_parse_max(optarg, &rp.max_bytes) != 0) {
 				fprintf(stderr, "mcpreel report: --max-bytes "
 				    "takes a number of bytes (0 for no limit), "
