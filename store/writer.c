@@ -25,8 +25,7 @@
 #include "store.h"
 #include "store_int.h"
 
-/* A batch is written when this many items wait, or after WRITER_TICK_MS. */
-#define WRITER_BATCH		1024
+/* A batch is written when WRITER_BATCH items wait, or after this. */
 #define WRITER_TICK_MS		5
 /* Empty ticks before the writer sleeps until signalled (~100 ms). */
 #define WRITER_IDLE_TICKS	20
