@@ -97,8 +97,8 @@ void		 store_release(struct store *);
 #define WRITER_BATCH		1024
 /*
  * SQLite's automatic checkpoint (every 1000 WAL pages, in the committing
- * thread) is off: the writer checkpoints when it has nothing to do and
- * the WAL holds WRITER_CKPT_QUIET bytes, or in the middle of a burst once
+ * thread) is off: the writer checkpoints when it has had nothing to do
+ * for a tick and the WAL holds WRITER_CKPT_QUIET bytes, or in a burst once
  * it holds WRITER_CKPT_BUSY.  A burst of 600 000 small messages records
  * faster (175k -> ~205k messages/s in the benchmark).
  */

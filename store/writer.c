@@ -743,7 +743,12 @@ writer_main(void *arg)
 		 * every message of request/response ping-pong.
 		 */
 		for (quiet = 0; w->items == 0 && !w->stopping; quiet++) {
-			if (w->wal_pages >= w->ckpt_quiet) {
+			/*
+			 * Quiet for a whole tick, not only between two
+			 * batches of a burst: a checkpoint there (its syncs,
+			 * its copy) stalled the writer every 4 MiB of WAL.
+			 */
+			if (quiet > 0 && w->wal_pages >= w->ckpt_quiet) {
 				pthread_mutex_unlock(&w->lock);
 				rows_checkpoint(w);
 				pthread_mutex_lock(&w->lock);
