@@ -440,9 +440,14 @@ rows_forget(struct wsession *s)
 	} while (idmap_bytes(s->pending) > WRITER_PENDING_BYTES);
 }
 
+/*
+ * Write a message's row, classified by pre (writer_scan() on the
+ * producer's thread) or, when NULL, here; pair a response with its
+ * request.
+ */
 void
 rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
-    struct msg *m)
+    struct msg *m, const struct scan *pre)
 {
 	sqlite3_stmt	*st = w->ins_message;
 	struct scan	 sc;
@@ -453,14 +458,10 @@ rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
 	int		 mlen = -1;
 
 	s->seq++;
-	/*
-	 * A message cut at the record cap is classified from what its whole
-	 * bytes said (line.c, hcap.c): the prefix may hold no id.
-	 */
-	if (m->ident != NULL)
-		scan_message(m->ident, m->ident_len, &sc);
+	if (pre != NULL)
+		sc = *pre;
 	else
-		scan_message(m->raw, m->len, &sc);
+		writer_scan(m, &sc);
 	if (m->ident != NULL)
 		src = m->ident;
 	if (sc.has_id)

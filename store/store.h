@@ -118,6 +118,9 @@ struct wsession	*writer_session_import(struct writer *, const char *,
 		     const struct wsession_meta *);
 int		 writer_message(struct writer *, struct wsession *,
 		     struct wexchange *, struct msg *);
+int		 writer_message_scanned(struct writer *, struct wsession *,
+		     struct wexchange *, struct msg *, const struct scan *);
+void		 writer_scan(const struct msg *, struct scan *);
 struct wexchange *writer_exchange_begin(struct writer *, struct wsession *,
 		     const struct wexchange_info *);
 void		 writer_exchange_response(struct writer *, struct wexchange *,
