@@ -547,6 +547,8 @@ if [ "$first_cost" != - ] && [ "$last_cost" != - ] && [ -n "$first_cost" ]; then
 fi
 echo
 
+. "$(dirname "$0")/scen_stdio.sh"
+
 # --- check ---------------------------------------------------------------
 
 # mcpreel check's rules over a session built in memory (bench/check_bench):

@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "core.h"
 
 /* Nesting handled without allocation (one bit a level). */
@@ -132,6 +136,39 @@ scan_utf8_len(const unsigned char *p, const unsigned char *end)
 }
 
 /*
+ * Skip the bytes at p that need no look of their own in a string (ASCII
+ * from 0x20, neither a quote nor a backslash), 16 at a time: most of a
+ * message is such bytes, and byte by byte they cost ~12 instructions each
+ * (the writer thread scans every message it records).  Returns the first
+ * byte that needs a look, or p when fewer than 16 are left.
+ */
+static inline const unsigned char *
+scan_plain(const unsigned char *p, const unsigned char *end)
+{
+#ifdef __SSE2__
+	const __m128i	ctl = _mm_set1_epi8(0x20);
+	const __m128i	quote = _mm_set1_epi8('"');
+	const __m128i	bslash = _mm_set1_epi8('\\');
+	__m128i		x, stop;
+	unsigned int	m;
+
+	while (end - p >= 16) {
+		x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		/* Signed: below 0x20 is a control byte or one from 0x80. */
+		stop = _mm_or_si128(_mm_cmplt_epi8(x, ctl),
+		    _mm_or_si128(_mm_cmpeq_epi8(x, quote),
+		    _mm_cmpeq_epi8(x, bslash)));
+		if ((m = (unsigned int)_mm_movemask_epi8(stop)) != 0)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#else
+	(void)end;
+#endif
+	return p;
+}
+
+/*
  * Scan a string whose opening quote is at p.  Returns the byte after the
  * closing quote, or NULL.  *escaped says whether it held a backslash.
  */
@@ -142,7 +179,7 @@ scan_string(const unsigned char *p, const unsigned char *end, int *escaped)
 
 	*escaped = 0;
 	p++;
-	while (p < end) {
+	while ((p = scan_plain(p, end)) < end) {
 		unsigned char	c = *p;
 
 		if (c == '"')

@@ -43,6 +43,9 @@ static struct wsession		**tap_otlp_ws;
 static struct otlp_sess		**tap_otlp_os;
 static size_t			 tap_otlp_n, tap_otlp_cap;
 
+static int	tap_queue(struct tap *, struct wsession *, struct wexchange *,
+		    struct msg *, const struct check_http *, int);
+
 static void
 tap_resume_ev_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -101,7 +104,7 @@ int
 tap_message(struct tap *t, struct wsession *s, struct wexchange *x,
     struct msg *m)
 {
-	return tap_message_http(t, s, x, m, NULL);
+	return tap_queue(t, s, x, m, NULL, 1);
 }
 
 /*
@@ -112,6 +115,24 @@ int
 tap_message_http(struct tap *t, struct wsession *s, struct wexchange *x,
     struct msg *m, const struct check_http *h)
 {
+	return tap_queue(t, s, x, m, h, 0);
+}
+
+/*
+ * Redact m, hand it to record --check and --otlp, and queue it; with
+ * classify, scan it here for the writer.  Over stdio the writer thread is
+ * what limits recording, and the forwarding thread has time to spare (the
+ * profile: ~19 000 instructions a message on the writer, ~3 000 here): the
+ * scan moves here, where the bytes were just written and are still in
+ * this CPU's cache.  Over HTTP the event loop is the busier thread, and
+ * the writer scans.
+ */
+static int
+tap_queue(struct tap *t, struct wsession *s, struct wexchange *x,
+    struct msg *m, const struct check_http *h, int classify)
+{
+	struct scan	sc;
+
 	if (tap_rules != NULL)
 		m = redact_msg(tap_rules, m);
 	if (tap_check != NULL)
@@ -119,7 +140,9 @@ tap_message_http(struct tap *t, struct wsession *s, struct wexchange *x,
 	/* Before the writer takes m: its facts are copied now. */
 	if (tap_otlp != NULL && writer_session_tag(s) != NULL)
 		otlp_message(tap_otlp, writer_session_tag(s), m);
-	if (writer_message(t->w, s, x, m)) {
+	if (classify)
+		writer_scan(m, &sc);
+	if (writer_message_scanned(t->w, s, x, m, classify ? &sc : NULL)) {
 		if (!t->paused)
 			log_debug("recording is behind: reading pauses");
 		t->paused = 1;

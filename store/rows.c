@@ -16,15 +16,6 @@
 #include "store_int.h"
 
 /*
- * SQLite's automatic checkpoint (every 1000 WAL pages, in the committing
- * thread) is off: the writer checkpoints when it has nothing to do and
- * the WAL holds ROWS_CKPT_QUIET bytes, or in the middle of a burst once
- * it holds ROWS_CKPT_BUSY.  A burst of 600 000 small messages records
- * faster (175k -> ~205k messages/s in the benchmark).
- */
-#define ROWS_CKPT_QUIET	(4 * 1024 * 1024)
-#define ROWS_CKPT_BUSY	(64 * 1024 * 1024)
-/*
  * A message from this size is inserted as a zeroblob and its bytes written
  * into the row in pieces: bound whole, SQLite would build the whole row in
  * memory first, a second copy of the message (64 MiB: 212 -> ~150 MB peak).
@@ -120,21 +111,15 @@ rows_init(struct writer *w, char **cause)
 	int	page;
 
 	page = rows_page_size(w->st);
-	w->ckpt_quiet = ROWS_CKPT_QUIET / page;
-	w->ckpt_busy = ROWS_CKPT_BUSY / page;
+	w->ckpt_quiet = WRITER_CKPT_QUIET / page;
+	w->ckpt_busy = WRITER_CKPT_BUSY / page;
 	sqlite3_wal_hook(w->st->db, rows_wal_hook, w);
 	if (rows_prepare(w, &w->ins_session, "INSERT INTO sessions (name, "
 	    "transport, target, started_ns, recorder_pid, mcpreel_version, "
 	    "imported_from, end_reason, origin, id) "
 	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	    cause) != 0 ||
-	    rows_prepare(w, &w->ins_message, "INSERT INTO messages "
-	    "(session_id, seq, direction, ts_ns, mono_ns, kind, method, "
-	    "rpc_id, reply_to, size, raw, http_exchange_id, sse_event_id, "
-	    "wire_size, sha256, truncated, redacted, fault, fault_role) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?)",
-	    cause) != 0 ||
+	    rows_prepare(w, &w->ins_message, WRITER_INSERT_MESSAGE, cause) != 0 ||
 	    rows_prepare(w, &w->ins_event, "INSERT INTO events (session_id,"
 	    " ts_ns, mono_ns, kind, text) VALUES (?, ?, ?, ?, ?)",
 	    cause) != 0 ||
@@ -455,9 +440,14 @@ rows_forget(struct wsession *s)
 	} while (idmap_bytes(s->pending) > WRITER_PENDING_BYTES);
 }
 
+/*
+ * Write a message's row, classified by pre (writer_scan() on the
+ * producer's thread) or, when NULL, here; pair a response with its
+ * request.
+ */
 void
 rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
-    struct msg *m)
+    struct msg *m, const struct scan *pre)
 {
 	sqlite3_stmt	*st = w->ins_message;
 	struct scan	 sc;
@@ -468,14 +458,10 @@ rows_message(struct writer *w, struct wsession *s, struct wexchange *x,
 	int		 mlen = -1;
 
 	s->seq++;
-	/*
-	 * A message cut at the record cap is classified from what its whole
-	 * bytes said (line.c, hcap.c): the prefix may hold no id.
-	 */
-	if (m->ident != NULL)
-		scan_message(m->ident, m->ident_len, &sc);
+	if (pre != NULL)
+		sc = *pre;
 	else
-		scan_message(m->raw, m->len, &sc);
+		writer_scan(m, &sc);
 	if (m->ident != NULL)
 		src = m->ident;
 	if (sc.has_id)

@@ -595,6 +595,16 @@ store_release(struct store *st)
 	st->reserved = 0;
 }
 
+/*
+ * The SQLite connection of st, for bench/sqlite_floor.c: it inserts rows
+ * on the connection the writer would get, set up the same way.
+ */
+struct sqlite3 *
+store_sqlite(struct store *st)
+{
+	return st->db;
+}
+
 /* Run SQL that returns no rows; on failure say which database and why. */
 int
 store_exec(struct store *st, const char *sql, char **cause)

@@ -56,6 +56,8 @@ struct item {
 					   address in reason) */
 	size_t		 bytes;		/* what it counts against the queue */
 	int64_t		 queued_ns;	/* monotonic, when it was queued */
+	struct scan	 sc;		/* ITEM_MESSAGE: its class, when */
+	int		 scanned;	/* the producer scanned it */
 	struct item	*next;
 };
 
@@ -180,7 +182,7 @@ void		 rows_begin(struct writer *, struct wsession *);
 int		 writer_enqueue(struct writer *, struct item *, size_t);
 
 void		 rows_message(struct writer *, struct wsession *,
-		     struct wexchange *, struct msg *);
+		     struct wexchange *, struct msg *, const struct scan *);
 void		 rows_event(struct writer *, struct wsession *, const char *,
 		     struct msg *);
 void		 rows_end(struct writer *, struct item *);

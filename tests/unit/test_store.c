@@ -605,6 +605,7 @@ store_test_record(const char *path, struct rec_result *res)
 	struct writer		*w = store_test_writer(path);
 	struct wsession		*s;
 	struct msg		*m;
+	struct scan		 sc;
 	size_t			 i, nmsgs = 0;
 
 	memset(res, 0, sizeof *res);
@@ -619,8 +620,17 @@ store_test_record(const char *path, struct rec_result *res)
 		m = msg_new(r->dir, r->raw, r->len);
 		res->mono[i] = m->mono_ns;
 		res->bytes += (int64_t)r->len;
-		/* Taken either way; 1 only asks a live producer to pause. */
-		(void)writer_message(w, s, NULL, m);
+		/*
+		 * Taken either way; 1 only asks a live producer to pause.
+		 * Every other message is classified here, as the stdio tap
+		 * does (writer_scan): the rows must not tell them apart.
+		 */
+		if (i % 2 == 0)
+			(void)writer_message(w, s, NULL, m);
+		else {
+			writer_scan(m, &sc);
+			(void)writer_message_scanned(w, s, NULL, m, &sc);
+		}
 		nmsgs++;
 	}
 	cr_assert_eq(nmsgs, REC_NMSGS);
