@@ -128,9 +128,20 @@ peer_start() {
 	return 0
 }
 
-# Stop the peer started last: its peak RSS (KiB) in peer_rss.
+# The CPU time PID has used, user and system, in ms (its children not
+# included: the stdio server behind a bridge is not counted).  The
+# kernel counts it in ticks of 10 ms; this is the figure the machine's
+# other load changes least.
+peer_cpu_ms() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000 / hz }' \
+	    "/proc/$1/stat" 2>/dev/null
+}
+
+# Stop the peer started last: its peak RSS (KiB) in peer_rss, its CPU
+# time (ms) in peer_cpu.
 peer_stop() {
 	peer_rss=$(peak_rss "$peer_pid")
+	peer_cpu=$(peer_cpu_ms "$peer_pid")
 	stop_server "$peer_pid"
 	peer_pid=""
 }
@@ -156,6 +167,7 @@ peer_through() {
 	local rc=$?
 	peer_stop
 	r[$name.$peer.rss]=$peer_rss
+	r[$name.$peer.cpu]=$peer_cpu
 	if [ $rc != 0 ] || [ -z "$out" ]; then
 		r[$name.$peer.why]="the scenario failed: $(tail -n 1 "$tmp/$name-$peer.err")"
 		echo "  $name through $peer: ${r[$name.$peer.why]}"
@@ -189,6 +201,7 @@ peers_mcp_pair() {
 		fi
 		peer_stop
 		r[mcp-$sc.$peer.rss]=$peer_rss
+		r[mcp-$sc.$peer.cpu]=$peer_cpu
 		if [ -n "$peer_db" ] && [ -n "${r[mcp-$sc.$peer]:-}" ]; then
 			peers_rows "mcp-$sc" "$peer_db" $((2 * $(kv "${r[mcp-$sc.$peer]}" sent) + 3))
 			r[mcp-$sc.rows]=$rows
@@ -212,6 +225,13 @@ peers_rows() {
 		fail "$name: ${got:-?} of at least $expected messages recorded"
 		rows="${got:-?} (>= $expected) FAIL"
 	fi
+}
+
+# The peer's CPU time per request of scenario NAME, in us, or "-".
+peers_cpu_per() {
+	local line=${r[$1.$2]:-} cpu=${r[$1.$2.cpu]:-}
+	[ -z "$line" ] || [ -z "$cpu" ] && { echo "-"; return; }
+	calc "%.0f" "$cpu * 1000 / $(kv "$line" sent)"
 }
 
 # A cell: the figure, or the reason the peer did not run.
@@ -263,6 +283,10 @@ peers_mcp() {
 	    "$( [ "$a" != - ] && [ "$b" != - ] && calc "%.2fx" "$b / $a" || echo -)" \
 	    "$(mib "${r[mcp-throughput.mcpreel-bridge.rss]:-}")" \
 	    "$(mib "${r[mcp-throughput.mcp-proxy.rss]:-}")" "${r[mcp-throughput.rows]:--}"
+	a=$(peers_cpu_per mcp-latency mcpreel-bridge)/$(peers_cpu_per mcp-throughput mcpreel-bridge)
+	b=$(peers_cpu_per mcp-latency mcp-proxy)/$(peers_cpu_per mcp-throughput mcp-proxy)
+	printf "%-28s | %15s | %15s | %18s | %16s | %16s | %s\n" "CPU/request lat/tput (us)" "$a" "$b" \
+	    "" "" "" ""
 	for peer in mcpreel-bridge mcp-proxy; do
 		for k in mcp-latency mcp-throughput; do
 			[ -n "${r[$k.$peer.why]:-}" ] && echo "$peer: $k not run (${r[$k.$peer.why]})"
@@ -277,7 +301,7 @@ peers_mcp() {
 
 peers_ping() {
 	local i mode se_pid se_url line k d m x
-	local -A heads walls
+	local -A heads walls cpus
 	echo "running server-everything ping ($peers_ping_n one at a time, $peers_runs runs each way, alternated) ..."
 	if ! command -v node >/dev/null 2>&1 || [ ! -f "$server_everything" ]; then
 		echo "server-everything ping: not run (no node, or no $server_everything: cd tests/e2e && npm ci)"
@@ -323,6 +347,7 @@ peers_ping() {
 					r[se-ping.rows]=$rows
 				fi
 				r[se-ping.$mode.rss]=${r[se-ping-$i.$mode.rss]}
+				cpus[$mode]+=" $(peers_cpu_per "se-ping-$i" "$mode")"
 			else
 				r[se-ping.$mode.why]=${r[se-ping-$i.$mode.why]}
 			fi
@@ -347,6 +372,9 @@ peers_ping() {
 		    "$(added "$d" "$m" us)" "$x ($(added "$d" "$x" us))" \
 		    "${v[direct]} ;${v[mcpreel]} ;${v[mitmdump]}"
 	done
+	printf "%-28s | %12s | %15s | %15s | %18s | %s\n" "proxy CPU per ping (us)" "" \
+	    "$(peers_median ${cpus[mcpreel]:-})" "" "$(peers_median ${cpus[mitmdump]:-})" \
+	    "${cpus[mcpreel]:-} ;${cpus[mitmdump]:-}"
 	echo "mcpreel peak RSS $(mib "${r[se-ping.mcpreel.rss]:-}"), rows ${r[se-ping.rows]:--};" \
 	    "mitmdump $( [ -n "${r[se-ping.mitmdump.why]:-}" ] && echo "not run (${r[se-ping.mitmdump.why]})" ||
 	    echo "peak RSS $(mib "${r[se-ping.mitmdump.rss]:-}")")"
