@@ -35,6 +35,7 @@ peers_throughput_n=${BENCH_PEERS_THROUGHPUT_N:-4000}
 peers_conns=${BENCH_PEERS_CONNS:-4}
 peers_ping_n=${BENCH_PEERS_PING_N:-350}
 peers_runs=${BENCH_PEERS_RUNS:-3}
+peers_ping_warmup=${BENCH_PEERS_PING_WARMUP:-2000}
 # The stdio server behind mcpreel --listen and mcp-proxy: ours, or with
 # BENCH_PEERS_STDIO=everything server-everything's stdio mode (its own
 # cost, about a millisecond a request here, then dominates).
@@ -330,9 +331,9 @@ peers_ping() {
 		return
 	fi
 	se_url="http://127.0.0.1:$sport"
-	# One untimed run first: Node's JIT makes the first hundreds of
-	# answers several times slower, and the direct run would pay for it.
-	"$mcp_load" --method ping --count "$peers_ping_n" "$se_url/mcp" >/dev/null 2>&1
+	# An untimed run first: Node's JIT and heap make the first thousand
+	# or so answers several times slower, and the direct run would pay.
+	"$mcp_load" --method ping --count "$peers_ping_warmup" "$se_url/mcp" >/dev/null 2>&1
 	for ((i = 1; i <= peers_runs; i++)); do
 		if run "se-ping-direct-$i" "$mcp_load" --method ping --count "$peers_ping_n" "$se_url/mcp"; then
 			heads[direct]+=" $(kv "$out" head_p50_us)"; walls[direct]+=" $(kv "$out" p50_us)"
