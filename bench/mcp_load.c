@@ -17,14 +17,8 @@
  * Every answer is checked: status 200, the id, and for echo the message.
  */
 
-#include <sys/socket.h>
-#include <sys/types.h>
-
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 
-#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "bench.h"
 
@@ -46,8 +39,6 @@
 #define MLOAD_CONNS_MAX		256
 /* The whole run's limit. */
 #define MLOAD_TIMEOUT		120
-/* The longest answer head or chunk-size line we accept. */
-#define MLOAD_HEAD_MAX		(64 * 1024)
 /* The longest session id or protocol version we keep. */
 #define MLOAD_HDR_MAX		256
 /* The version asked for; the server's answer is what is sent after. */
@@ -65,10 +56,7 @@ static const char *mscenario_names[MSCENARIO_MAX] = {
 
 /* Where to send, and the session every connection shares. */
 struct mtarget {
-	char		 host[256];
-	char		 port[8];
-	char		 path[1024];
-	struct addrinfo	*ai;
+	struct htarget	 h;
 	int		 echo;		/* tools/call echo, else ping */
 	size_t		 size;
 	char		 session[MLOAD_HDR_MAX];
@@ -85,29 +73,15 @@ struct mconn {
 	int64_t			*head_ns;	/* to its head, or NULL */
 	pthread_barrier_t	*start;		/* throughput: go together */
 
-	int			 fd;
+	struct hconn		 hc;
 	char			*req;
 	size_t			 req_cap;
-	char			*buf;		/* what was read */
-	size_t			 len;
-	size_t			 cap;
-	char			*body;		/* the answer's body, decoded */
-	size_t			 blen;
-	size_t			 body_cap;
-	int			 status;
 	uint64_t		 sent;
 	uint64_t		 received;
 };
 
 static __dead void	usage(void);
-static void		mtarget_parse(struct mtarget *, const char *);
-static void		mconn_connect(struct mconn *);
-static void		mconn_fill(struct mconn *);
-static size_t		mconn_line(struct mconn *, size_t);
-static void		mconn_body_put(struct mconn *, const char *, size_t);
-static void		mconn_header(struct mconn *, char *, char *);
-static size_t		mconn_head(struct mconn *, size_t *, int *);
-static void		mconn_answer(struct mconn *, int64_t *);
+static void		mconn_header_cb(void *, const char *, const char *);
 static void		mconn_post(struct mconn *, const char *, size_t);
 static const char	*mconn_message(struct mconn *, uint64_t);
 static void		mconn_handshake(struct mconn *);
@@ -130,225 +104,24 @@ usage(void)
 	exit(2);
 }
 
-/* Split http://HOST[:PORT][/PATH] and resolve HOST. */
+/* Keep the session id the server sent. */
 static void
-mtarget_parse(struct mtarget *t, const char *url)
+mconn_header_cb(void *arg, const char *name, const char *v)
 {
-	struct addrinfo	 hints;
-	const char	*p, *slash, *colon;
-	size_t		 hl, pl;
-	int		 error;
+	struct mtarget	*t = arg;
 
-	if (strncmp(url, "http://", 7) != 0)
-		util_fatalx("%s: only http:// URLs are supported", url);
-	p = url + 7;
-	if ((slash = strchr(p, '/')) == NULL)
-		slash = p + strlen(p);
-	colon = memchr(p, ':', (size_t)(slash - p));
-	hl = (size_t)((colon != NULL ? colon : slash) - p);
-	pl = colon != NULL ? (size_t)(slash - colon - 1) : 0;
-	if (hl == 0 || hl >= sizeof t->host || (colon != NULL &&
-	    (pl == 0 || pl >= sizeof t->port)) || strlen(slash) >=
-	    sizeof t->path)
-		util_fatalx("%s: a bad or too long host, port or path", url);
-	memcpy(t->host, p, hl);
-	t->host[hl] = '\0';
-	if (colon != NULL)
-		snprintf(t->port, sizeof t->port, "%.*s", (int)pl, colon + 1);
-	else
-		snprintf(t->port, sizeof t->port, "80");
-	snprintf(t->path, sizeof t->path, "%s", *slash == '\0' ? "/" : slash);
-
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	if ((error = getaddrinfo(t->host, t->port, &hints, &t->ai)) != 0)
-		util_fatalx("cannot resolve %s: %s", t->host,
-		    gai_strerror(error));
-}
-
-/* Open the connection, without Nagle: requests are small and sequential. */
-static void
-mconn_connect(struct mconn *c)
-{
-	struct addrinfo	*ai;
-	int		 one = 1;
-
-	for (ai = c->t->ai; ai != NULL; ai = ai->ai_next) {
-		c->fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-		    ai->ai_protocol);
-		if (c->fd == -1)
-			continue;
-		if (connect(c->fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			break;
-		close(c->fd);
-		c->fd = -1;
-	}
-	if (c->fd == -1)
-		util_fatal("cannot connect to %s:%s", c->t->host, c->t->port);
-	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-/* Read more of the answer; the server closing is fatal. */
-static void
-mconn_fill(struct mconn *c)
-{
-	ssize_t	n;
-
-	if (c->len == c->cap) {
-		if (c->cap >= BENCH_MSG_MAX)
-			util_fatalx("an answer over %zu bytes", BENCH_MSG_MAX);
-		c->cap *= 2;
-		c->buf = util_xrealloc(c->buf, c->cap);
-	}
-	do
-		n = read(c->fd, c->buf + c->len, c->cap - c->len);
-	while (n == -1 && errno == EINTR);
-	if (n == -1)
-		util_fatal("reading from %s:%s", c->t->host, c->t->port);
-	if (n == 0)
-		util_fatalx("%s:%s closed the connection after %llu of %llu "
-		    "answers", c->t->host, c->t->port,
-		    (unsigned long long)c->received,
-		    (unsigned long long)c->sent);
-	c->len += (size_t)n;
-}
-
-/* Read until a CRLF-ended line starts at off; the offset past it. */
-static size_t
-mconn_line(struct mconn *c, size_t off)
-{
-	char	*nl;
-
-	while ((nl = memmem(c->buf + off, c->len - off, "\r\n", 2)) == NULL) {
-		if (c->len - off > MLOAD_HEAD_MAX)
-			util_fatalx("a line over %d bytes", MLOAD_HEAD_MAX);
-		mconn_fill(c);
-	}
-	return (size_t)(nl - c->buf) + 2;
-}
-
-/* Append to the decoded body, kept NUL-terminated for the checks. */
-static void
-mconn_body_put(struct mconn *c, const char *p, size_t len)
-{
-	if (c->blen + len + 1 > c->body_cap) {
-		c->body_cap = (c->blen + len + 1) * 2;
-		c->body = util_xrealloc(c->body, c->body_cap);
-	}
-	memcpy(c->body + c->blen, p, len);
-	c->blen += len;
-	c->body[c->blen] = '\0';
-}
-
-/* Keep the session id and version headers the server sent. */
-static void
-mconn_header(struct mconn *c, char *name, char *v)
-{
-	char	*dst = NULL;
-
-	if (strcasecmp(name, "Mcp-Session-Id") == 0)
-		dst = c->t->session;
-	if (dst != NULL && strlen(v) < MLOAD_HDR_MAX)
-		snprintf(dst, MLOAD_HDR_MAX, "%s", v);
-}
-
-/*
- * Read an answer's head: its status in c->status, its framing in *clen
- * (Content-Length, or SIZE_MAX when none) and *chunked.  Returns the
- * head's length.
- */
-static size_t
-mconn_head(struct mconn *c, size_t *clen, int *chunked)
-{
-	char	*end, *line, *next, *colon, *v;
-
-	while ((end = memmem(c->buf, c->len, "\r\n\r\n", 4)) == NULL) {
-		if (c->len > MLOAD_HEAD_MAX)
-			util_fatalx("an answer head over %d bytes",
-			    MLOAD_HEAD_MAX);
-		mconn_fill(c);
-	}
-	if (sscanf(c->buf, "HTTP/1.%*d %d", &c->status) != 1)
-		util_fatalx("not an HTTP answer: %.40s", c->buf);
-	*clen = SIZE_MAX;
-	*chunked = 0;
-	*end = '\0';
-	for (line = strstr(c->buf, "\r\n"); line != NULL; line = next) {
-		line += 2;
-		if ((next = strstr(line, "\r\n")) != NULL)
-			*next = '\0';
-		if ((colon = strchr(line, ':')) == NULL)
-			continue;
-		*colon = '\0';
-		for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
-			;
-		if (strcasecmp(line, "Content-Length") == 0)
-			*clen = strtoull(v, NULL, 10);
-		else if (strcasecmp(line, "Transfer-Encoding") == 0 &&
-		    strcasestr(v, "chunked") != NULL)
-			*chunked = 1;
-		else
-			mconn_header(c, line, v);
-	}
-	return (size_t)(end - c->buf) + 4;
-}
-
-/*
- * Read one whole answer into c->body; *head_ns (when not NULL) gets the
- * time its head was in.
- */
-static void
-mconn_answer(struct mconn *c, int64_t *head_ns)
-{
-	size_t	 head_len, clen, off, start, chunk;
-	int	 chunked;
-
-	head_len = mconn_head(c, &clen, &chunked);
-	if (head_ns != NULL)
-		*head_ns = util_now_ns();
-	c->blen = 0;
-	mconn_body_put(c, "", 0);
-	if (!chunked) {
-		if (clen == SIZE_MAX)
-			util_fatalx("an answer with neither Content-Length nor "
-			    "chunked (status %d): cannot frame it", c->status);
-		if (clen > BENCH_MSG_MAX)
-			util_fatalx("an answer of %zu bytes", clen);
-		while (c->len < head_len + clen)
-			mconn_fill(c);
-		mconn_body_put(c, c->buf + head_len, clen);
-		off = head_len + clen;
-	} else {
-		for (off = head_len;;) {
-			start = off;
-			off = mconn_line(c, off);
-			if ((chunk = strtoull(c->buf + start, NULL, 16)) == 0)
-				break;
-			if (chunk > BENCH_MSG_MAX)
-				util_fatalx("a chunk of %zu bytes", chunk);
-			while (c->len < off + chunk + 2)
-				mconn_fill(c);
-			mconn_body_put(c, c->buf + off, chunk);
-			off += chunk + 2;
-		}
-		do {		/* trailers, up to the empty line */
-			start = off;
-			off = mconn_line(c, off);
-		} while (off != start + 2);
-	}
-	memmove(c->buf, c->buf + off, c->len - off);
-	c->len -= off;
+	if (strcasecmp(name, "Mcp-Session-Id") == 0 && strlen(v) <
+	    MLOAD_HDR_MAX)
+		snprintf(t->session, sizeof t->session, "%s", v);
 }
 
 /* POST a JSON-RPC message of len bytes with the session's headers. */
 static void
 mconn_post(struct mconn *c, const char *msg, size_t len)
 {
-	const char	*p;
-	size_t		 need = 1024 + len, left;
-	ssize_t		 n;
-	int		 hl;
+	const struct mtarget	*t = c->t;
+	size_t			 need = 1024 + len;
+	int			 hl;
 
 	if (c->req_cap < need) {
 		c->req = util_xrealloc(c->req, need);
@@ -357,21 +130,13 @@ mconn_post(struct mconn *c, const char *msg, size_t len)
 	hl = snprintf(c->req, 1024, "POST %s HTTP/1.1\r\nHost: %s:%s\r\n"
 	    "Content-Type: application/json\r\n"
 	    "Accept: application/json, text/event-stream\r\n%s%s%s%s%s%s"
-	    "Content-Length: %zu\r\n\r\n", c->t->path, c->t->host,
-	    c->t->port, c->t->session[0] ? "Mcp-Session-Id: " : "",
-	    c->t->session, c->t->session[0] ? "\r\n" : "",
-	    c->t->version[0] ? "MCP-Protocol-Version: " : "", c->t->version,
-	    c->t->version[0] ? "\r\n" : "", len);
+	    "Content-Length: %zu\r\n\r\n", t->h.path, t->h.host, t->h.port,
+	    t->session[0] ? "Mcp-Session-Id: " : "", t->session,
+	    t->session[0] ? "\r\n" : "",
+	    t->version[0] ? "MCP-Protocol-Version: " : "", t->version,
+	    t->version[0] ? "\r\n" : "", len);
 	memcpy(c->req + hl, msg, len);
-	for (p = c->req, left = (size_t)hl + len; left > 0; ) {
-		n = write(c->fd, p, left);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			util_fatal("writing to %s:%s", c->t->host, c->t->port);
-		p += n;
-		left -= (size_t)n;
-	}
+	hconn_write(&c->hc, c->req, (size_t)hl + len);
 }
 
 /*
@@ -381,7 +146,7 @@ mconn_post(struct mconn *c, const char *msg, size_t len)
 static const char *
 mconn_message(struct mconn *c, uint64_t id)
 {
-	const char	*p = c->body;
+	const char	*p = c->hc.body;
 
 	if (*p == '{')
 		return p;
@@ -393,7 +158,7 @@ mconn_message(struct mconn *c, uint64_t id)
 			return p;
 	}
 	util_fatalx("the answer to request %llu has no JSON-RPC message: "
-	    "%.200s", (unsigned long long)id, c->body);
+	    "%.200s", (unsigned long long)id, c->hc.body);
 }
 
 /* Initialize the session on this connection, as an SDK client does. */
@@ -409,10 +174,10 @@ mconn_handshake(struct mconn *c)
 	const char	*m, *v, *e;
 
 	mconn_post(c, init, sizeof init - 1);
-	mconn_answer(c, NULL);
-	if (c->status != 200)
-		util_fatalx("initialize: status %d: %.200s", c->status,
-		    c->body);
+	hconn_response(&c->hc, mconn_header_cb, c->t, NULL);
+	if (c->hc.status != 200)
+		util_fatalx("initialize: status %d: %.200s", c->hc.status,
+		    c->hc.body);
 	m = mconn_message(c, 0);
 	if ((v = strstr(m, "\"protocolVersion\":\"")) == NULL)
 		util_fatalx("initialize: no protocolVersion: %.200s", m);
@@ -421,10 +186,10 @@ mconn_handshake(struct mconn *c)
 		util_fatalx("initialize: a bad protocolVersion: %.200s", m);
 	snprintf(c->t->version, MLOAD_HDR_MAX, "%.*s", (int)(e - v), v);
 	mconn_post(c, note, sizeof note - 1);
-	mconn_answer(c, NULL);
-	if (c->status != 202 && c->status != 200 && c->status != 204)
+	hconn_response(&c->hc, mconn_header_cb, c->t, NULL);
+	if (c->hc.status != 202 && c->hc.status != 200 && c->hc.status != 204)
 		util_fatalx("notifications/initialized: status %d: %.200s",
-		    c->status, c->body);
+		    c->hc.status, c->hc.body);
 }
 
 /* Send request id and read and check its answer; its head time too. */
@@ -455,10 +220,10 @@ mconn_round_trip(struct mconn *c, uint64_t id, int64_t *head_ns)
 	free(msg);
 	c->sent++;
 
-	mconn_answer(c, head_ns);
-	if (c->status != 200)
-		util_fatalx("request %s: status %d: %.200s", num, c->status,
-		    c->body);
+	hconn_response(&c->hc, mconn_header_cb, c->t, head_ns);
+	if (c->hc.status != 200)
+		util_fatalx("request %s: status %d: %.200s", num, c->hc.status,
+		    c->hc.body);
 	m = mconn_message(c, id);
 	if (util_find_id(m, strlen(m), &off, &idlen) != 0 ||
 	    idlen != (size_t)nl || memcmp(m + off, num, idlen) != 0)
@@ -471,7 +236,7 @@ mconn_round_trip(struct mconn *c, uint64_t id, int64_t *head_ns)
 	if (c->t->echo && ((m = strstr(m, "\"text\":\"")) == NULL ||
 	    (m = strchr(m + 8, 'x')) == NULL || strspn(m, "x") != pad))
 		util_fatalx("the answer to request %s does not echo the %zu "
-		    "bytes: %.200s", num, pad, c->body);
+		    "bytes: %.200s", num, pad, c->hc.body);
 	c->received++;
 }
 
@@ -483,9 +248,7 @@ mconn_main(void *arg)
 	int64_t		 t0, th;
 	size_t		 i;
 
-	c->cap = 64 * 1024;
-	c->buf = util_xmalloc(c->cap);
-	mconn_connect(c);
+	hconn_open(&c->hc, &c->t->h);
 	for (i = 0; i < c->warmup; i++)
 		mconn_round_trip(c, c->first_id + i, NULL);
 	if (c->start != NULL)
@@ -498,10 +261,8 @@ mconn_main(void *arg)
 			c->head_ns[i] = th - t0;
 		}
 	}
-	close(c->fd);
-	free(c->buf);
+	hconn_close(&c->hc);
 	free(c->req);
-	free(c->body);
 	return NULL;
 }
 
@@ -589,19 +350,15 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	util_watchdog((unsigned int)timeout, sc == MSCENARIO_LATENCY ?
 	    "MCP latency" : "MCP throughput");
-	mtarget_parse(&t, argv[optind]);
+	hconn_target(&t.h, argv[optind]);
 
 	/* The session, on a connection of its own, closed after. */
 	memset(&init, 0, sizeof init);
 	init.t = &t;
-	init.cap = 64 * 1024;
-	init.buf = util_xmalloc(init.cap);
-	mconn_connect(&init);
+	hconn_open(&init.hc, &t.h);
 	mconn_handshake(&init);
-	close(init.fd);
-	free(init.buf);
+	hconn_close(&init.hc);
 	free(init.req);
-	free(init.body);
 
 	cl = calloc(conns, sizeof *cl);
 	th = calloc(conns, sizeof *th);
@@ -611,7 +368,6 @@ main(int argc, char **argv)
 	per = count / conns;
 	for (i = 0; i < conns; i++) {
 		cl[i].t = &t;
-		cl[i].fd = -1;
 		cl[i].count = per + (i < count % conns ? 1 : 0);
 		cl[i].warmup = sc == MSCENARIO_LATENCY ? warmup : 0;
 		cl[i].first_id = next_id;
@@ -656,7 +412,7 @@ main(int argc, char **argv)
 		    2.0 * (double)received * 1e9 / (double)el);
 	fflush(stdout);
 	pthread_barrier_destroy(&start);
-	freeaddrinfo(t.ai);
+	freeaddrinfo(t.h.ai);
 	free(cl);
 	free(th);
 	return 0;
