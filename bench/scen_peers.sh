@@ -34,7 +34,7 @@ peers_latency_n=${BENCH_PEERS_LATENCY_N:-2000}
 peers_throughput_n=${BENCH_PEERS_THROUGHPUT_N:-4000}
 peers_conns=${BENCH_PEERS_CONNS:-4}
 peers_ping_n=${BENCH_PEERS_PING_N:-350}
-peers_runs=${BENCH_PEERS_RUNS:-3}
+peers_runs=${BENCH_PEERS_RUNS:-5}
 peers_ping_warmup=${BENCH_PEERS_PING_WARMUP:-2000}
 # The stdio server behind mcpreel --listen and mcp-proxy: ours, or with
 # BENCH_PEERS_STDIO=everything server-everything's stdio mode (its own
@@ -301,7 +301,7 @@ peers_mcp() {
 # --- server-everything ping, direct and through ---------------------------
 
 peers_ping() {
-	local i mode se_pid se_url line k d m x
+	local i mode order se_pid se_url line k d m x
 	local -A heads walls cpus
 	echo "running server-everything ping ($peers_ping_n one at a time, $peers_runs runs each way, alternated) ..."
 	if ! command -v node >/dev/null 2>&1 || [ ! -f "$server_everything" ]; then
@@ -334,11 +334,18 @@ peers_ping() {
 	# An untimed run first: Node's JIT and heap make the first thousand
 	# or so answers several times slower, and the direct run would pay.
 	"$mcp_load" --method ping --count "$peers_ping_warmup" "$se_url/mcp" >/dev/null 2>&1
+	# The order turns each run (direct first, then last), so that what
+	# comes first (a server still warming up) is not always the same.
 	for ((i = 1; i <= peers_runs; i++)); do
-		if run "se-ping-direct-$i" "$mcp_load" --method ping --count "$peers_ping_n" "$se_url/mcp"; then
-			heads[direct]+=" $(kv "$out" head_p50_us)"; walls[direct]+=" $(kv "$out" p50_us)"
-		fi
-		for mode in mcpreel mitmdump; do
+		order="direct mcpreel mitmdump"
+		((i % 2 == 0)) && order="mcpreel mitmdump direct"
+		for mode in $order; do
+			if [ $mode = direct ]; then
+				run "se-ping-direct-$i" "$mcp_load" --method ping \
+				    --count "$peers_ping_n" "$se_url/mcp" || continue
+				heads[direct]+=" $(kv "$out" head_p50_us)"; walls[direct]+=" $(kv "$out" p50_us)"
+				continue
+			fi
 			if peer_through "$mode" "se-ping-$i" "$se_url" -- \
 			    "$mcp_load" --method ping --count "$peers_ping_n" @URL@/mcp >/dev/null; then
 				line=${r[se-ping-$i.$mode]}
