@@ -247,6 +247,7 @@ peers_cell() {
 
 # The median of numbers, one per argument.
 peers_median() {
+	[ $# = 0 ] && { echo "-"; return; }
 	printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'
 }
 
