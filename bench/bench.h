@@ -77,7 +77,7 @@ struct htarget {
 };
 
 /* One keep-alive connection of an HTTP load client and its last answer. */
-struct hconn {
+struct hlink {
 	const struct htarget	*t;
 	int			 fd;
 	char			*buf;		/* what was read, not yet used */
@@ -92,14 +92,14 @@ struct hconn {
 };
 
 /* Called with each header of an answer but its framing: arg, name, value. */
-typedef void (*hconn_header_cb)(void *, const char *, const char *);
+typedef void (*hlink_header_cb)(void *, const char *, const char *);
 
-/* hconn.c */
-void		 hconn_target(struct htarget *, const char *);
-void		 hconn_open(struct hconn *, const struct htarget *);
-void		 hconn_close(struct hconn *);
-void		 hconn_write(struct hconn *, const char *, size_t);
-void		 hconn_response(struct hconn *, hconn_header_cb, void *,
+/* hlink.c */
+void		 hlink_target(struct htarget *, const char *);
+void		 hlink_open(struct hlink *, const struct htarget *);
+void		 hlink_close(struct hlink *);
+void		 hlink_write(struct hlink *, const char *, size_t);
+void		 hlink_response(struct hlink *, hlink_header_cb, void *,
 		     int64_t *);
 
 #endif

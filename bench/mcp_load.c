@@ -73,7 +73,7 @@ struct mconn {
 	int64_t			*head_ns;	/* to its head, or NULL */
 	pthread_barrier_t	*start;		/* throughput: go together */
 
-	struct hconn		 hc;
+	struct hlink		 hc;
 	char			*req;
 	size_t			 req_cap;
 	uint64_t		 sent;
@@ -136,7 +136,7 @@ mconn_post(struct mconn *c, const char *msg, size_t len)
 	    t->version[0] ? "MCP-Protocol-Version: " : "", t->version,
 	    t->version[0] ? "\r\n" : "", len);
 	memcpy(c->req + hl, msg, len);
-	hconn_write(&c->hc, c->req, (size_t)hl + len);
+	hlink_write(&c->hc, c->req, (size_t)hl + len);
 }
 
 /*
@@ -174,7 +174,7 @@ mconn_handshake(struct mconn *c)
 	const char	*m, *v, *e;
 
 	mconn_post(c, init, sizeof init - 1);
-	hconn_response(&c->hc, mconn_header_cb, c->t, NULL);
+	hlink_response(&c->hc, mconn_header_cb, c->t, NULL);
 	if (c->hc.status != 200)
 		util_fatalx("initialize: status %d: %.200s", c->hc.status,
 		    c->hc.body);
@@ -186,7 +186,7 @@ mconn_handshake(struct mconn *c)
 		util_fatalx("initialize: a bad protocolVersion: %.200s", m);
 	snprintf(c->t->version, MLOAD_HDR_MAX, "%.*s", (int)(e - v), v);
 	mconn_post(c, note, sizeof note - 1);
-	hconn_response(&c->hc, mconn_header_cb, c->t, NULL);
+	hlink_response(&c->hc, mconn_header_cb, c->t, NULL);
 	if (c->hc.status != 202 && c->hc.status != 200 && c->hc.status != 204)
 		util_fatalx("notifications/initialized: status %d: %.200s",
 		    c->hc.status, c->hc.body);
@@ -220,7 +220,7 @@ mconn_round_trip(struct mconn *c, uint64_t id, int64_t *head_ns)
 	free(msg);
 	c->sent++;
 
-	hconn_response(&c->hc, mconn_header_cb, c->t, head_ns);
+	hlink_response(&c->hc, mconn_header_cb, c->t, head_ns);
 	if (c->hc.status != 200)
 		util_fatalx("request %s: status %d: %.200s", num, c->hc.status,
 		    c->hc.body);
@@ -248,7 +248,7 @@ mconn_main(void *arg)
 	int64_t		 t0, th;
 	size_t		 i;
 
-	hconn_open(&c->hc, &c->t->h);
+	hlink_open(&c->hc, &c->t->h);
 	for (i = 0; i < c->warmup; i++)
 		mconn_round_trip(c, c->first_id + i, NULL);
 	if (c->start != NULL)
@@ -261,7 +261,7 @@ mconn_main(void *arg)
 			c->head_ns[i] = th - t0;
 		}
 	}
-	hconn_close(&c->hc);
+	hlink_close(&c->hc);
 	free(c->req);
 	return NULL;
 }
@@ -350,14 +350,14 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	util_watchdog((unsigned int)timeout, sc == MSCENARIO_LATENCY ?
 	    "MCP latency" : "MCP throughput");
-	hconn_target(&t.h, argv[optind]);
+	hlink_target(&t.h, argv[optind]);
 
 	/* The session, on a connection of its own, closed after. */
 	memset(&init, 0, sizeof init);
 	init.t = &t;
-	hconn_open(&init.hc, &t.h);
+	hlink_open(&init.hc, &t.h);
 	mconn_handshake(&init);
-	hconn_close(&init.hc);
+	hlink_close(&init.hc);
 	free(init.req);
 
 	cl = calloc(conns, sizeof *cl);

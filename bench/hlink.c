@@ -23,19 +23,19 @@
 #include "bench.h"
 
 /* The longest answer head, or chunk-size or trailer line, we accept. */
-#define HCONN_HEAD_MAX		(64 * 1024)
+#define HLINK_HEAD_MAX		(64 * 1024)
 /* The read buffer's first size; it doubles for bigger answers. */
-#define HCONN_BUF_SIZE		(64 * 1024)
+#define HLINK_BUF_SIZE		(64 * 1024)
 
-static void	hconn_fill(struct hconn *);
-static size_t	hconn_line(struct hconn *, size_t);
-static void	hconn_body_put(struct hconn *, const char *, size_t);
-static size_t	hconn_head(struct hconn *, size_t *, int *, hconn_header_cb,
+static void	hlink_fill(struct hlink *);
+static size_t	hlink_line(struct hlink *, size_t);
+static void	hlink_body_put(struct hlink *, const char *, size_t);
+static size_t	hlink_head(struct hlink *, size_t *, int *, hlink_header_cb,
 		    void *);
 
 /* Split http://HOST[:PORT][/PATH] into t and resolve HOST. */
 void
-hconn_target(struct htarget *t, const char *url)
+hlink_target(struct htarget *t, const char *url)
 {
 	struct addrinfo	 hints;
 	const char	*p, *slash, *colon;
@@ -72,14 +72,14 @@ hconn_target(struct htarget *t, const char *url)
 
 /* Connect c to t, without Nagle: requests are small and sequential. */
 void
-hconn_open(struct hconn *c, const struct htarget *t)
+hlink_open(struct hlink *c, const struct htarget *t)
 {
 	struct addrinfo	*ai;
 	int		 one = 1;
 
 	memset(c, 0, sizeof *c);
 	c->t = t;
-	c->cap = HCONN_BUF_SIZE;
+	c->cap = HLINK_BUF_SIZE;
 	c->buf = util_xmalloc(c->cap);
 	c->fd = -1;
 	for (ai = t->ai; ai != NULL; ai = ai->ai_next) {
@@ -99,7 +99,7 @@ hconn_open(struct hconn *c, const struct htarget *t)
 
 /* Close the connection and free its buffers. */
 void
-hconn_close(struct hconn *c)
+hlink_close(struct hlink *c)
 {
 	if (c->fd != -1)
 		close(c->fd);
@@ -111,7 +111,7 @@ hconn_close(struct hconn *c)
 
 /* Write len bytes of p whole. */
 void
-hconn_write(struct hconn *c, const char *p, size_t len)
+hlink_write(struct hlink *c, const char *p, size_t len)
 {
 	ssize_t	n;
 
@@ -129,7 +129,7 @@ hconn_write(struct hconn *c, const char *p, size_t len)
 
 /* Read more of the answer; the server closing is fatal. */
 static void
-hconn_fill(struct hconn *c)
+hlink_fill(struct hlink *c)
 {
 	ssize_t	n;
 
@@ -154,21 +154,21 @@ hconn_fill(struct hconn *c)
 
 /* Read until a CRLF-ended line starts at off; the offset past it. */
 static size_t
-hconn_line(struct hconn *c, size_t off)
+hlink_line(struct hlink *c, size_t off)
 {
 	char	*nl;
 
 	while ((nl = memmem(c->buf + off, c->len - off, "\r\n", 2)) == NULL) {
-		if (c->len - off > HCONN_HEAD_MAX)
-			util_fatalx("a line over %d bytes", HCONN_HEAD_MAX);
-		hconn_fill(c);
+		if (c->len - off > HLINK_HEAD_MAX)
+			util_fatalx("a line over %d bytes", HLINK_HEAD_MAX);
+		hlink_fill(c);
 	}
 	return (size_t)(nl - c->buf) + 2;
 }
 
 /* Append to the decoded body, kept NUL-terminated for string checks. */
 static void
-hconn_body_put(struct hconn *c, const char *p, size_t len)
+hlink_body_put(struct hlink *c, const char *p, size_t len)
 {
 	if (c->blen + len + 1 > c->body_cap) {
 		c->body_cap = (c->blen + len + 1) * 2;
@@ -185,16 +185,16 @@ hconn_body_put(struct hconn *c, const char *p, size_t len)
  * header to cb.  Returns the head's length.
  */
 static size_t
-hconn_head(struct hconn *c, size_t *clen, int *chunked, hconn_header_cb cb,
+hlink_head(struct hlink *c, size_t *clen, int *chunked, hlink_header_cb cb,
     void *arg)
 {
 	char	*end, *line, *next, *colon, *v;
 
 	while ((end = memmem(c->buf, c->len, "\r\n\r\n", 4)) == NULL) {
-		if (c->len > HCONN_HEAD_MAX)
+		if (c->len > HLINK_HEAD_MAX)
 			util_fatalx("an answer head over %d bytes",
-			    HCONN_HEAD_MAX);
-		hconn_fill(c);
+			    HLINK_HEAD_MAX);
+		hlink_fill(c);
 	}
 	if (sscanf(c->buf, "HTTP/1.%*d %d", &c->status) != 1)
 		util_fatalx("not an HTTP answer: %.40s", c->buf);
@@ -227,17 +227,17 @@ hconn_head(struct hconn *c, size_t *clen, int *chunked, hconn_header_cb cb,
  * (may be NULL); *head_ns (when not NULL) gets the time its head was in.
  */
 void
-hconn_response(struct hconn *c, hconn_header_cb cb, void *arg,
+hlink_response(struct hlink *c, hlink_header_cb cb, void *arg,
     int64_t *head_ns)
 {
 	size_t	 head_len, clen, off, start, chunk;
 	int	 chunked;
 
-	head_len = hconn_head(c, &clen, &chunked, cb, arg);
+	head_len = hlink_head(c, &clen, &chunked, cb, arg);
 	if (head_ns != NULL)
 		*head_ns = util_now_ns();
 	c->blen = 0;
-	hconn_body_put(c, "", 0);
+	hlink_body_put(c, "", 0);
 	if (!chunked) {
 		if (clen == SIZE_MAX)
 			util_fatalx("an answer with neither Content-Length nor "
@@ -245,25 +245,25 @@ hconn_response(struct hconn *c, hconn_header_cb cb, void *arg,
 		if (clen > BENCH_MSG_MAX)
 			util_fatalx("an answer of %zu bytes", clen);
 		while (c->len < head_len + clen)
-			hconn_fill(c);
-		hconn_body_put(c, c->buf + head_len, clen);
+			hlink_fill(c);
+		hlink_body_put(c, c->buf + head_len, clen);
 		off = head_len + clen;
 	} else {
 		for (off = head_len;;) {
 			start = off;
-			off = hconn_line(c, off);
+			off = hlink_line(c, off);
 			if ((chunk = strtoull(c->buf + start, NULL, 16)) == 0)
 				break;
 			if (chunk > BENCH_MSG_MAX)
 				util_fatalx("a chunk of %zu bytes", chunk);
 			while (c->len < off + chunk + 2)
-				hconn_fill(c);
-			hconn_body_put(c, c->buf + off, chunk);
+				hlink_fill(c);
+			hlink_body_put(c, c->buf + off, chunk);
 			off += chunk + 2;
 		}
 		do {		/* trailers, up to the empty line */
 			start = off;
-			off = hconn_line(c, off);
+			off = hlink_line(c, off);
 		} while (off != start + 2);
 	}
 	memmove(c->buf, c->buf + off, c->len - off);
