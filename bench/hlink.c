@@ -196,11 +196,11 @@ hlink_head(struct hlink *c, size_t *clen, int *chunked, hlink_header_cb cb,
 			    HLINK_HEAD_MAX);
 		hlink_fill(c);
 	}
+	*end = '\0';		/* parsed in place: done with afterwards */
 	if (sscanf(c->buf, "HTTP/1.%*d %d", &c->status) != 1)
 		util_fatalx("not an HTTP answer: %.40s", c->buf);
 	*clen = SIZE_MAX;
 	*chunked = 0;
-	*end = '\0';		/* parsed in place: done with afterwards */
 	for (line = strstr(c->buf, "\r\n"); line != NULL; line = next) {
 		line += 2;
 		if ((next = strstr(line, "\r\n")) != NULL)

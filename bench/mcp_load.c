@@ -41,6 +41,11 @@
 #define MLOAD_TIMEOUT		120
 /* The longest session id or protocol version we keep. */
 #define MLOAD_HDR_MAX		256
+/*
+ * A request's head: the fixed lines, the path, host and port of struct
+ * htarget and the two MLOAD_HDR_MAX values above fit in half of it.
+ */
+#define MLOAD_HEAD_MAX		4096
 /* The version asked for; the server's answer is what is sent after. */
 #define MLOAD_VERSION		"2025-06-18"
 
@@ -54,7 +59,12 @@ static const char *mscenario_names[MSCENARIO_MAX] = {
 	"latency", "throughput"
 };
 
-/* Where to send, and the session every connection shares. */
+/*
+ * Where to send, and the session every connection shares: written by the
+ * handshake alone, before the connections' threads start, and only read
+ * by them (a thread writing it while another copies it into a request
+ * sent that request without its session id).
+ */
 struct mtarget {
 	struct htarget	 h;
 	int		 echo;		/* tools/call echo, else ping */
@@ -104,7 +114,7 @@ usage(void)
 	exit(2);
 }
 
-/* Keep the session id the server sent. */
+/* Keep the session id the server sent to initialize. */
 static void
 mconn_header_cb(void *arg, const char *name, const char *v)
 {
@@ -120,14 +130,14 @@ static void
 mconn_post(struct mconn *c, const char *msg, size_t len)
 {
 	const struct mtarget	*t = c->t;
-	size_t			 need = 1024 + len;
+	size_t			 need = MLOAD_HEAD_MAX + len;
 	int			 hl;
 
 	if (c->req_cap < need) {
 		c->req = util_xrealloc(c->req, need);
 		c->req_cap = need;
 	}
-	hl = snprintf(c->req, 1024, "POST %s HTTP/1.1\r\nHost: %s:%s\r\n"
+	hl = snprintf(c->req, MLOAD_HEAD_MAX, "POST %s HTTP/1.1\r\nHost: %s:%s\r\n"
 	    "Content-Type: application/json\r\n"
 	    "Accept: application/json, text/event-stream\r\n%s%s%s%s%s%s"
 	    "Content-Length: %zu\r\n\r\n", t->h.path, t->h.host, t->h.port,
@@ -135,6 +145,8 @@ mconn_post(struct mconn *c, const char *msg, size_t len)
 	    t->session[0] ? "\r\n" : "",
 	    t->version[0] ? "MCP-Protocol-Version: " : "", t->version,
 	    t->version[0] ? "\r\n" : "", len);
+	if (hl < 0 || hl >= MLOAD_HEAD_MAX)
+		util_fatalx("a request head over %d bytes", MLOAD_HEAD_MAX);
 	memcpy(c->req + hl, msg, len);
 	hlink_write(&c->hc, c->req, (size_t)hl + len);
 }
@@ -220,7 +232,8 @@ mconn_round_trip(struct mconn *c, uint64_t id, int64_t *head_ns)
 	free(msg);
 	c->sent++;
 
-	hlink_response(&c->hc, mconn_header_cb, c->t, head_ns);
+	/* The session is the handshake's: the headers of answers are not read. */
+	hlink_response(&c->hc, NULL, NULL, head_ns);
 	if (c->hc.status != 200)
 		util_fatalx("request %s: status %d: %.200s", num, c->hc.status,
 		    c->hc.body);
