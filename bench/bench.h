@@ -67,4 +67,39 @@ char		*util_request(uint64_t, size_t, size_t *);
 void		 util_watchdog(unsigned int, const char *);
 void		 util_watchdog_child(int);
 
+/* Where an HTTP load client sends: parsed from its URL once. */
+struct addrinfo;
+struct htarget {
+	char		 host[256];
+	char		 port[8];
+	char		 path[1024];
+	struct addrinfo	*ai;
+};
+
+/* One keep-alive connection of an HTTP load client and its last answer. */
+struct hlink {
+	const struct htarget	*t;
+	int			 fd;
+	char			*buf;		/* what was read, not yet used */
+	size_t			 len;
+	size_t			 cap;
+	char			*body;		/* the answer's body, decoded */
+	size_t			 blen;
+	size_t			 body_cap;
+	int			 status;
+	uint64_t		 sent;		/* requests written */
+	uint64_t		 received;	/* answers read */
+};
+
+/* Called with each header of an answer but its framing: arg, name, value. */
+typedef void (*hlink_header_cb)(void *, const char *, const char *);
+
+/* hlink.c */
+void		 hlink_target(struct htarget *, const char *);
+void		 hlink_open(struct hlink *, const struct htarget *);
+void		 hlink_close(struct hlink *);
+void		 hlink_write(struct hlink *, const char *, size_t);
+void		 hlink_response(struct hlink *, hlink_header_cb, void *,
+		     int64_t *);
+
 #endif

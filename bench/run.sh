@@ -638,6 +638,8 @@ else
 fi
 echo
 
+source "$(dirname "$0")/scen_peers.sh"	# the proxies a user could pick instead (report only)
+
 # --- targets -------------------------------------------------------------
 
 # Whether any of the figures is missing.

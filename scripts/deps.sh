@@ -12,8 +12,11 @@
 #                           spans with them, run by /usr/bin/python3),
 #                           and the npm peers
 #   scripts/deps.sh fuzz    the C libraries, clang and libFuzzer
-#   scripts/deps.sh bench   the C libraries, sqlite3, and mitmproxy (the
-#                           benchmark's HTTP comparison)
+#   scripts/deps.sh bench   the C libraries, sqlite3, mitmproxy (the
+#                           benchmark's HTTP comparison), and the npm
+#                           peers it compares with: mcp-proxy (pinned in
+#                           bench/peers) and server-everything (the e2e
+#                           tests' packages)
 set -eu
 
 what=${1:-test}
@@ -27,6 +30,7 @@ test) pkgs="$pkgs libcriterion-dev sqlite3 valgrind nodejs npm chromium man-db g
 demo) pkgs="$pkgs libcriterion-dev sqlite3 nodejs npm" ;;
 fuzz) pkgs="$pkgs $fuzz" ;;
 bench) pkgs="$pkgs sqlite3 mitmproxy time" ;;
+bench) pkgs="$pkgs sqlite3 mitmproxy nodejs npm" ;;
 *) echo "usage: scripts/deps.sh build|test|demo|fuzz|bench" >&2; exit 2 ;;
 esac
 
@@ -52,13 +56,15 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
 fi
 
-if [ "$what" = test ] || [ "$what" = demo ]; then
+if [ "$what" = test ] || [ "$what" = demo ] || [ "$what" = bench ]; then
 	e2e=$(dirname "$0")/../tests/e2e
+	peers=$(dirname "$0")/../bench/peers
 	# npm ci only when a lock changed since the last install.  The
 	# conformance suite (and the Node 22 it needs) is a package of its
 	# own, so its node does not shadow the system's.
-	for dir in "$e2e" "$e2e/conformance"; do
-		[ "$what" = demo ] && [ "$dir" != "$e2e" ] && continue
+	for dir in "$e2e" "$e2e/conformance" "$peers"; do
+		[ "$what" != test ] && [ "$dir" = "$e2e/conformance" ] && continue
+		[ "$what" != bench ] && [ "$dir" = "$peers" ] && continue
 		if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
 		    [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
 			(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)

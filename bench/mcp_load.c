@@ -1,0 +1,432 @@
+/*
+ * mcp_load: an MCP client over Streamable HTTP for the peers comparison
+ * (bench/scen_peers.sh).  Where http_load POSTs bare JSON-RPC to an echo,
+ * this one does what an SDK client does first: it POSTs initialize, keeps
+ * the Mcp-Session-Id the server gives, sends notifications/initialized,
+ * and then sends its requests with the session id and the negotiated
+ * MCP-Protocol-Version.  Answers may be JSON or an SSE stream (what the
+ * SDK servers send by default), framed by Content-Length or chunked.
+ *
+ *   latency     one connection, one request at a time: p50, p99 and mean
+ *               to the whole answer, and p50, p99 to its head
+ *   throughput  --conns connections sharing the session, each one
+ *               request at a time, N in all: messages per second
+ *
+ * The request is ping, or tools/call of the tool "echo" with a message of
+ * --size bytes (an SDK proxy answers ping itself; echo goes through).
+ * Every answer is checked: status 200, the id, and for echo the message.
+ */
+
+#include <netdb.h>
+
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bench.h"
+
+/* Defaults: the count of issue 22's real pair, and http_load's size. */
+#define MLOAD_COUNT		350
+#define MLOAD_SIZE		200
+#define MLOAD_CONNS		4
+/* Round trips before the latency count starts. */
+#define MLOAD_WARMUP		50
+/* Connections at most: each is a thread. */
+#define MLOAD_CONNS_MAX		256
+/* The whole run's limit. */
+#define MLOAD_TIMEOUT		120
+/* The longest session id or protocol version we keep. */
+#define MLOAD_HDR_MAX		256
+/*
+ * A request's head: the fixed lines, the path, host and port of struct
+ * htarget and the two MLOAD_HDR_MAX values above fit in half of it.
+ */
+#define MLOAD_HEAD_MAX		4096
+/* The version asked for; the server's answer is what is sent after. */
+#define MLOAD_VERSION		"2025-06-18"
+
+enum mscenario {
+	MSCENARIO_LATENCY,
+	MSCENARIO_THROUGHPUT,
+	MSCENARIO_MAX
+};
+
+static const char *mscenario_names[MSCENARIO_MAX] = {
+	"latency", "throughput"
+};
+
+/*
+ * Where to send, and the session every connection shares: written by the
+ * handshake alone, before the connections' threads start, and only read
+ * by them (a thread writing it while another copies it into a request
+ * sent that request without its session id).
+ */
+struct mtarget {
+	struct htarget	 h;
+	int		 echo;		/* tools/call echo, else ping */
+	size_t		 size;
+	char		 session[MLOAD_HDR_MAX];
+	char		 version[MLOAD_HDR_MAX];
+};
+
+/* One keep-alive connection and the requests it sends. */
+struct mconn {
+	struct mtarget		*t;
+	uint64_t		 first_id;
+	size_t			 count;		/* requests to time */
+	size_t			 warmup;	/* before those */
+	int64_t			*ns;		/* to the whole answer, or NULL */
+	int64_t			*head_ns;	/* to its head, or NULL */
+	pthread_barrier_t	*start;		/* throughput: go together */
+
+	struct hlink		 hc;
+	char			*req;
+	size_t			 req_cap;
+	uint64_t		 sent;
+	uint64_t		 received;
+};
+
+static __dead void	usage(void);
+static void		mconn_header_cb(void *, const char *, const char *);
+static void		mconn_post(struct mconn *, const char *, size_t);
+static const char	*mconn_message(struct mconn *, uint64_t);
+static void		mconn_handshake(struct mconn *);
+static void		mconn_round_trip(struct mconn *, uint64_t, int64_t *);
+static void		*mconn_main(void *);
+
+/* Say how to run us. */
+static __dead void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: mcp_load [--scenario latency|throughput] [--method "
+	    "ping|echo] [--count N]\n"
+	    "                [--size BYTES] [--conns N] [--warmup N] "
+	    "[--timeout SEC] URL\n"
+	    "Initialize an MCP session over Streamable HTTP at URL, send N "
+	    "requests and\nprint one line of key=value results.  Defaults: "
+	    "ping, %d requests, %d\nconnections for throughput, echo "
+	    "messages of %d bytes.\n", MLOAD_COUNT, MLOAD_CONNS, MLOAD_SIZE);
+	exit(2);
+}
+
+/* Keep the session id the server sent to initialize. */
+static void
+mconn_header_cb(void *arg, const char *name, const char *v)
+{
+	struct mtarget	*t = arg;
+
+	if (strcasecmp(name, "Mcp-Session-Id") == 0 && strlen(v) <
+	    MLOAD_HDR_MAX)
+		snprintf(t->session, sizeof t->session, "%s", v);
+}
+
+/* POST a JSON-RPC message of len bytes with the session's headers. */
+static void
+mconn_post(struct mconn *c, const char *msg, size_t len)
+{
+	const struct mtarget	*t = c->t;
+	size_t			 need = MLOAD_HEAD_MAX + len;
+	int			 hl;
+
+	if (c->req_cap < need) {
+		c->req = util_xrealloc(c->req, need);
+		c->req_cap = need;
+	}
+	hl = snprintf(c->req, MLOAD_HEAD_MAX, "POST %s HTTP/1.1\r\nHost: %s:%s\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n%s%s%s%s%s%s"
+	    "Content-Length: %zu\r\n\r\n", t->h.path, t->h.host, t->h.port,
+	    t->session[0] ? "Mcp-Session-Id: " : "", t->session,
+	    t->session[0] ? "\r\n" : "",
+	    t->version[0] ? "MCP-Protocol-Version: " : "", t->version,
+	    t->version[0] ? "\r\n" : "", len);
+	if (hl < 0 || hl >= MLOAD_HEAD_MAX)
+		util_fatalx("a request head over %d bytes", MLOAD_HEAD_MAX);
+	memcpy(c->req + hl, msg, len);
+	hlink_write(&c->hc, c->req, (size_t)hl + len);
+}
+
+/*
+ * The JSON-RPC message in the body: the body itself, or the data of the
+ * first SSE event that has one (servers may send a priming event first).
+ */
+static const char *
+mconn_message(struct mconn *c, uint64_t id)
+{
+	const char	*p = c->hc.body;
+
+	if (*p == '{')
+		return p;
+	while ((p = strstr(p, "data:")) != NULL) {
+		p += 5;
+		while (*p == ' ')
+			p++;
+		if (*p == '{')
+			return p;
+	}
+	util_fatalx("the answer to request %llu has no JSON-RPC message: "
+	    "%.200s", (unsigned long long)id, c->hc.body);
+}
+
+/* Initialize the session on this connection, as an SDK client does. */
+static void
+mconn_handshake(struct mconn *c)
+{
+	static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+	    "\"initialize\",\"params\":{\"protocolVersion\":\"" MLOAD_VERSION
+	    "\",\"capabilities\":{},\"clientInfo\":{\"name\":\"mcp_load\","
+	    "\"version\":\"1.0.0\"}}}";
+	static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/initialized\"}";
+	const char	*m, *v, *e;
+
+	mconn_post(c, init, sizeof init - 1);
+	hlink_response(&c->hc, mconn_header_cb, c->t, NULL);
+	if (c->hc.status != 200)
+		util_fatalx("initialize: status %d: %.200s", c->hc.status,
+		    c->hc.body);
+	m = mconn_message(c, 0);
+	if ((v = strstr(m, "\"protocolVersion\":\"")) == NULL)
+		util_fatalx("initialize: no protocolVersion: %.200s", m);
+	v += sizeof "\"protocolVersion\":\"" - 1;
+	if ((e = strchr(v, '"')) == NULL || e - v >= MLOAD_HDR_MAX)
+		util_fatalx("initialize: a bad protocolVersion: %.200s", m);
+	snprintf(c->t->version, MLOAD_HDR_MAX, "%.*s", (int)(e - v), v);
+	mconn_post(c, note, sizeof note - 1);
+	hlink_response(&c->hc, mconn_header_cb, c->t, NULL);
+	if (c->hc.status != 202 && c->hc.status != 200 && c->hc.status != 204)
+		util_fatalx("notifications/initialized: status %d: %.200s",
+		    c->hc.status, c->hc.body);
+}
+
+/* Send request id and read and check its answer; its head time too. */
+static void
+mconn_round_trip(struct mconn *c, uint64_t id, int64_t *head_ns)
+{
+	static const char	 rhead[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+	char			*msg, num[32];
+	const char		*m;
+	size_t			 len, off, idlen, pad = 0;
+	int			 nl;
+
+	nl = snprintf(num, sizeof num, "%llu", (unsigned long long)id);
+	if (c->t->echo)
+		pad = c->t->size;
+	msg = util_xmalloc(sizeof rhead + (size_t)nl + 128 + pad);
+	len = (size_t)sprintf(msg, "%s%s,\"method\":\"%s\"", rhead, num,
+	    c->t->echo ? "tools/call" : "ping");
+	if (c->t->echo) {
+		len += (size_t)sprintf(msg + len, ",\"params\":{\"name\":"
+		    "\"echo\",\"arguments\":{\"message\":\"");
+		memset(msg + len, 'x', pad);
+		len += pad;
+		len += (size_t)sprintf(msg + len, "\"}}");
+	}
+	len += (size_t)sprintf(msg + len, "}");
+	mconn_post(c, msg, len);
+	free(msg);
+	c->sent++;
+
+	/* The session is the handshake's: the headers of answers are not read. */
+	hlink_response(&c->hc, NULL, NULL, head_ns);
+	if (c->hc.status != 200)
+		util_fatalx("request %s: status %d: %.200s", num, c->hc.status,
+		    c->hc.body);
+	m = mconn_message(c, id);
+	if (util_find_id(m, strlen(m), &off, &idlen) != 0 ||
+	    idlen != (size_t)nl || memcmp(m + off, num, idlen) != 0)
+		util_fatalx("the answer to request %s has another id or none: "
+		    "%.200s", num, m);
+	if (strstr(m, "\"result\":") == NULL)
+		util_fatalx("the answer to request %s is no result: %.200s",
+		    num, m);
+	/* The text may have a prefix ("Echo: " from server-everything). */
+	if (c->t->echo && ((m = strstr(m, "\"text\":\"")) == NULL ||
+	    (m = strchr(m + 8, 'x')) == NULL || strspn(m, "x") != pad))
+		util_fatalx("the answer to request %s does not echo the %zu "
+		    "bytes: %.200s", num, pad, c->hc.body);
+	c->received++;
+}
+
+/* Run one connection's requests, timing them if asked. */
+static void *
+mconn_main(void *arg)
+{
+	struct mconn	*c = arg;
+	int64_t		 t0, th;
+	size_t		 i;
+
+	hlink_open(&c->hc, &c->t->h);
+	for (i = 0; i < c->warmup; i++)
+		mconn_round_trip(c, c->first_id + i, NULL);
+	if (c->start != NULL)
+		pthread_barrier_wait(c->start);
+	for (i = 0; i < c->count; i++) {
+		t0 = util_now_ns();
+		mconn_round_trip(c, c->first_id + c->warmup + i, &th);
+		if (c->ns != NULL) {
+			c->ns[i] = util_now_ns() - t0;
+			c->head_ns[i] = th - t0;
+		}
+	}
+	hlink_close(&c->hc);
+	free(c->req);
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "scenario",	required_argument,	NULL, 's' },
+		{ "method",	required_argument,	NULL, 'm' },
+		{ "count",	required_argument,	NULL, 'n' },
+		{ "size",	required_argument,	NULL, 'b' },
+		{ "conns",	required_argument,	NULL, 'c' },
+		{ "warmup",	required_argument,	NULL, 'W' },
+		{ "timeout",	required_argument,	NULL, 't' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct mtarget		 t;
+	struct mconn		 init, *cl;
+	struct bench_stats	 st, sh;
+	pthread_barrier_t	 start;
+	pthread_t		*th;
+	enum mscenario		 sc = MSCENARIO_LATENCY;
+	size_t			 count = MLOAD_COUNT, conns = MLOAD_CONNS;
+	size_t			 warmup = MLOAD_WARMUP, timeout = MLOAD_TIMEOUT;
+	size_t			 i, per;
+	uint64_t		 sent = 0, received = 0, next_id = 1;
+	int64_t			 t0, el;
+	int			 ch, k;
+
+	util_setprogname(argv[0]);
+	memset(&t, 0, sizeof t);
+	t.size = MLOAD_SIZE;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			for (k = 0; k < MSCENARIO_MAX; k++) {
+				if (strcmp(optarg, mscenario_names[k]) == 0)
+					break;
+			}
+			if (k == MSCENARIO_MAX)
+				util_fatalx("unknown scenario \"%s\" (latency "
+				    "or throughput)", optarg);
+			sc = k;
+			break;
+		case 'm':
+			if (strcmp(optarg, "ping") != 0 &&
+			    strcmp(optarg, "echo") != 0)
+				util_fatalx("unknown method \"%s\" (ping or "
+				    "echo)", optarg);
+			t.echo = strcmp(optarg, "echo") == 0;
+			break;
+		case 'n':
+			count = util_parse_size("--count", optarg);
+			break;
+		case 'b':
+			t.size = util_parse_size("--size", optarg);
+			break;
+		case 'c':
+			conns = util_parse_size("--conns", optarg);
+			break;
+		case 'W':
+			warmup = util_parse_size("--warmup", optarg);
+			break;
+		case 't':
+			timeout = util_parse_size("--timeout", optarg);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind + 1 != argc)
+		usage();
+	if (t.size > BENCH_MSG_MAX)
+		util_fatalx("--size %zu is over the limit of %zu", t.size,
+		    BENCH_MSG_MAX);
+	if (sc == MSCENARIO_LATENCY)
+		conns = 1;
+	if (conns == 0 || conns > MLOAD_CONNS_MAX)
+		util_fatalx("--conns must be 1 to %d", MLOAD_CONNS_MAX);
+	if (count == 0)
+		util_fatalx("--count must be at least 1");
+	if (count < conns)
+		conns = count;
+	signal(SIGPIPE, SIG_IGN);
+	util_watchdog((unsigned int)timeout, sc == MSCENARIO_LATENCY ?
+	    "MCP latency" : "MCP throughput");
+	hlink_target(&t.h, argv[optind]);
+
+	/* The session, on a connection of its own, closed after. */
+	memset(&init, 0, sizeof init);
+	init.t = &t;
+	hlink_open(&init.hc, &t.h);
+	mconn_handshake(&init);
+	hlink_close(&init.hc);
+	free(init.req);
+
+	cl = calloc(conns, sizeof *cl);
+	th = calloc(conns, sizeof *th);
+	if (cl == NULL || th == NULL)
+		util_fatalx("out of memory for %zu connections", conns);
+	pthread_barrier_init(&start, NULL, (unsigned int)conns + 1);
+	per = count / conns;
+	for (i = 0; i < conns; i++) {
+		cl[i].t = &t;
+		cl[i].count = per + (i < count % conns ? 1 : 0);
+		cl[i].warmup = sc == MSCENARIO_LATENCY ? warmup : 0;
+		cl[i].first_id = next_id;
+		next_id += cl[i].warmup + cl[i].count;
+		cl[i].start = &start;
+		if (sc == MSCENARIO_LATENCY) {
+			cl[i].ns = util_xmalloc(cl[i].count * sizeof *cl[i].ns);
+			cl[i].head_ns = util_xmalloc(cl[i].count *
+			    sizeof *cl[i].head_ns);
+		}
+		if (pthread_create(&th[i], NULL, mconn_main, &cl[i]) != 0)
+			util_fatalx("cannot start a thread for connection %zu",
+			    i);
+	}
+	pthread_barrier_wait(&start);
+	t0 = util_now_ns();
+	for (i = 0; i < conns; i++) {
+		pthread_join(th[i], NULL);
+		sent += cl[i].sent;
+		received += cl[i].received;
+	}
+	el = util_now_ns() - t0;
+
+	if (sc == MSCENARIO_LATENCY) {
+		util_stats(cl[0].ns, cl[0].count, &st);
+		util_stats(cl[0].head_ns, cl[0].count, &sh);
+		printf("scenario=mcp_latency method=%s count=%zu size=%zu "
+		    "warmup=%zu sent=%llu received=%llu p50_us=%.1f "
+		    "p99_us=%.1f mean_us=%.1f max_us=%.1f head_p50_us=%.1f "
+		    "head_p99_us=%.1f status=0\n", t.echo ? "echo" : "ping",
+		    count, t.size, warmup, (unsigned long long)sent,
+		    (unsigned long long)received, st.p50_us, st.p99_us,
+		    st.mean_us, st.max_us, sh.p50_us, sh.p99_us);
+		free(cl[0].ns);
+		free(cl[0].head_ns);
+	} else
+		printf("scenario=mcp_throughput method=%s count=%zu size=%zu "
+		    "conns=%zu sent=%llu received=%llu elapsed_s=%.3f "
+		    "msgs_per_s=%.0f status=0\n", t.echo ? "echo" : "ping",
+		    count, t.size, conns, (unsigned long long)sent,
+		    (unsigned long long)received, (double)el / 1e9,
+		    2.0 * (double)received * 1e9 / (double)el);
+	fflush(stdout);
+	pthread_barrier_destroy(&start);
+	freeaddrinfo(t.h.ai);
+	free(cl);
+	free(th);
+	return 0;
+}
