@@ -134,7 +134,9 @@ sessions_row "$sess_active active: req/s" active_rps x
 sessions_row "memory per idle session (B)" per_session_b x
 sessions_row "RSS, 1 session open (KiB)" rss1_kb n
 sessions_row "RSS, all open (KiB)" rssn_kb n
-echo "(direct: the server's own figures; memory per idle session is (RSS with all open - RSS with one) / (N - 1))"
+sessions_row "CPU per request (us)" cpu_us_per_req x
+echo "(direct: the server's own figures; memory per idle session is (RSS with all open - RSS with one) / (N - 1);"
+echo " CPU per request: the measured process's user + system time over both phases / answers)"
 echo
 
 sess_m=${r[sessions.mcpreel]:-}

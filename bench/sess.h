@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The longest request or response head either tool accepts. */
 #define SESS_HEAD_MAX		(16 * 1024)
@@ -30,5 +31,7 @@ int		 sess_header(const char *, size_t, const char *, const char **,
 		     size_t *);
 uint64_t	 sess_header_num(const char *, size_t, const char *, uint64_t);
 unsigned long	 sess_raise_nofile(unsigned long);
+long		 sess_rss_kb(pid_t);
+long		 sess_cpu_ticks(pid_t);
 
 #endif

@@ -1,12 +1,15 @@
 /*
  * sess_http: the little HTTP/1.1 both session tools need (bench/sess_echo
  * and bench/sess_load): finding the end of a head, a header's value, the
- * first line's words, and the file descriptor limit raised for thousands
- * of connections.  Heads are parsed in place, never copied.
+ * file descriptor limit raised for thousands of connections, and what
+ * /proc says of the process measured.  Heads are parsed in place.
  */
 
 #include <sys/resource.h>
 
+#include <sys/types.h>
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -92,4 +95,44 @@ sess_raise_nofile(unsigned long want)
 	setrlimit(RLIMIT_NOFILE, &rl);
 	getrlimit(RLIMIT_NOFILE, &rl);
 	return rl.rlim_cur;
+}
+
+/* A process's resident set, in KiB; -1 if it cannot be read. */
+long
+sess_rss_kb(pid_t pid)
+{
+	char	 path[64], line[256];
+	FILE	*f;
+	long	 kb = -1;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* A process's CPU time (user and system), in clock ticks; -1 if unknown. */
+long
+sess_cpu_ticks(pid_t pid)
+{
+	char			 path[64], buf[1024], *p;
+	unsigned long		 ut, st;
+	FILE			*f;
+	size_t			 n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* After the command's name in parentheses: fields 3 on; 14, 15. */
+	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 2, "%*c %*d %*d %*d "
+	    "%*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (long)(ut + st);
 }

@@ -129,7 +129,6 @@ static void		lsess_event(uint32_t, const char *, size_t);
 static void		lconn_read_post(struct lconn *);
 static void		lconn_read_get(struct lconn *);
 static void		load_poll(int);
-static long		load_rss_kb(pid_t);
 
 /* Say how to run us. */
 static __dead void
@@ -560,46 +559,6 @@ load_poll(int ms)
 	}
 }
 
-/* A process's resident set, in KiB; -1 if it cannot be read. */
-static long
-load_rss_kb(pid_t pid)
-{
-	char	 path[64], line[256];
-	FILE	*f;
-	long	 kb = -1;
-
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof line, f) != NULL)
-		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-/* A process's CPU time (user and system), in clock ticks; -1 if unknown. */
-static long
-load_cpu_ticks(pid_t pid)
-{
-	char			 path[64], buf[1024], *p;
-	unsigned long		 ut, st;
-	FILE			*f;
-	size_t			 n;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* After the command's name in parentheses: fields 3 on; 14, 15. */
-	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 2, "%*c %*d %*d %*d "
-	    "%*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		return -1;
-	return (long)(ut + st);
-}
-
 /* Start a session: connect its POST connection and send initialize. */
 static void
 load_start(uint32_t s)
@@ -767,7 +726,7 @@ main(int argc, char **argv)
 		util_fatalx("the first session did not open");
 	if (rss_pid != 0) {
 		load_settle(LOAD_SETTLE_MS);
-		rss1 = load_rss_kb(rss_pid);
+		rss1 = sess_rss_kb(rss_pid);
 	}
 	for (next = 1; next < nsess || !load_all_open();) {
 		while (next < nsess && load_opened - n_ready - n_done <
@@ -779,12 +738,12 @@ main(int argc, char **argv)
 	}
 	if (rss_pid != 0) {
 		load_settle(LOAD_SETTLE_MS);
-		rssn = load_rss_kb(rss_pid);
+		rssn = sess_rss_kb(rss_pid);
 	}
 
 	/* Steady: session s sends at t0 + s/N s, and every second after. */
 	if (rss_pid != 0)
-		cpu0 = load_cpu_ticks(rss_pid);
+		cpu0 = sess_cpu_ticks(rss_pid);
 	t0 = util_now_ns();
 	end = t0 + (int64_t)seconds * 1000000000;
 	next = 0;
@@ -835,7 +794,7 @@ main(int argc, char **argv)
 	    (double)(n_answers - steady_ans) / ((double)(now - t0) / 1e9));
 	load_print_lat("active_");
 	if (rss_pid != 0)
-		cpu1 = load_cpu_ticks(rss_pid);
+		cpu1 = sess_cpu_ticks(rss_pid);
 
 	/* End: every session DELETEd, once its last answer came. */
 	for (s = 0; s < nsess; s++) {
