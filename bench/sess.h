@@ -25,12 +25,17 @@
  */
 #define SESS_ID_SPAN		((uint64_t)1 << 24)
 
+/* One read's size. */
+#define SESS_READ		(16 * 1024)
+
 /* sess_http.c */
 size_t		 sess_head_len(const char *, size_t);
 int		 sess_header(const char *, size_t, const char *, const char **,
 		     size_t *);
 uint64_t	 sess_header_num(const char *, size_t, const char *, uint64_t);
 unsigned long	 sess_raise_nofile(unsigned long);
+int		 sess_read(int, char **, size_t *);
+void		 sess_keep(char **, size_t *, const char *, size_t);
 long		 sess_rss_kb(pid_t);
 long		 sess_cpu_ticks(pid_t);
 

@@ -334,12 +334,7 @@ sconn_read(int fd)
 	}
 	if (!conns[fd].open)
 		return;
-	if (len == 0) {
-		free(c->in);
-		c->in = NULL;
-	} else if (p != c->in)
-		memmove(c->in, p, len);
-	c->inlen = len;
+	sess_keep(&c->in, &c->inlen, p, len);
 }
 
 int

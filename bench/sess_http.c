@@ -9,10 +9,12 @@
 
 #include <sys/types.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "sess.h"
@@ -95,6 +97,47 @@ sess_raise_nofile(unsigned long want)
 	setrlimit(RLIMIT_NOFILE, &rl);
 	getrlimit(RLIMIT_NOFILE, &rl);
 	return rl.rlim_cur;
+}
+
+/*
+ * Read all a non-blocking socket has into the buffer *in of *inlen bytes;
+ * 1 when it has no more for now, 0 at its end, -1 on an error (errno).
+ */
+int
+sess_read(int fd, char **in, size_t *inlen)
+{
+	char	buf[SESS_READ];
+	ssize_t	n;
+
+	for (;;) {
+		n = read(fd, buf, sizeof buf);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return 1;
+		if (n <= 0)
+			return (int)n;
+		if (*inlen + (size_t)n > SESS_HEAD_MAX + SESS_BODY_MAX +
+		    SESS_READ && *inlen > SESS_READ) {
+			errno = EMSGSIZE;
+			return -1;
+		}
+		*in = util_xrealloc(*in, *inlen + (size_t)n);
+		memcpy(*in + *inlen, buf, (size_t)n);
+		*inlen += (size_t)n;
+	}
+}
+
+/* Keep the len bytes at p, the unread tail of the buffer *in. */
+void
+sess_keep(char **in, size_t *inlen, const char *p, size_t len)
+{
+	if (len == 0) {
+		free(*in);
+		*in = NULL;
+	} else if (p != *in)
+		memmove(*in, p, len);
+	*inlen = len;
 }
 
 /* A process's resident set, in KiB; -1 if it cannot be read. */

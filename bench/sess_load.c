@@ -396,27 +396,17 @@ lsess_event(uint32_t s, const char *ev, size_t len)
 static void
 lconn_read_post(struct lconn *c)
 {
-	char	 buf[16384], *p;
+	char	*p;
 	size_t	 len, hlen, blen;
-	ssize_t	 n;
+	int	 n;
 
-	for (;;) {
-		n = read(c->fd, buf, sizeof buf);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN)
-			break;
-		if (n <= 0) {
-			load_error(c->sess, "a POST connection closed: %s",
-			    n == 0 ? "EOF" : strerror(errno));
-			epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
-			close(c->fd);
-			c->fd = -1;
-			return;
-		}
-		c->in = util_xrealloc(c->in, c->inlen + (size_t)n);
-		memcpy(c->in + c->inlen, buf, (size_t)n);
-		c->inlen += (size_t)n;
+	if ((n = sess_read(c->fd, &c->in, &c->inlen)) <= 0) {
+		load_error(c->sess, "a POST connection closed: %s",
+		    n == 0 ? "EOF" : strerror(errno));
+		epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		close(c->fd);
+		c->fd = -1;
+		return;
 	}
 	p = c->in;
 	len = c->inlen;
@@ -441,12 +431,7 @@ lconn_read_post(struct lconn *c)
 		p += hlen + blen;
 		len -= hlen + blen;
 	}
-	if (len == 0) {
-		free(c->in);
-		c->in = NULL;
-	} else if (p != c->in)
-		memmove(c->in, p, len);
-	c->inlen = len;
+	sess_keep(&c->in, &c->inlen, p, len);
 }
 
 /* Read a GET stream: its head, then chunks of SSE events. */
@@ -454,25 +439,11 @@ static void
 lconn_read_get(struct lconn *c)
 {
 	struct lsess	*ls = &sess[c->sess];
-	char		 buf[16384], *p, *eol, *evend, *data = NULL;
+	char		*p, *eol, *evend, *data = NULL;
 	size_t		 len, hlen, clen, dlen = 0;
-	ssize_t		 n;
 	int		 status = 0, eof = 0;
 
-	for (;;) {
-		n = read(c->fd, buf, sizeof buf);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN)
-			break;
-		if (n <= 0) {
-			eof = 1;
-			break;
-		}
-		c->in = util_xrealloc(c->in, c->inlen + (size_t)n);
-		memcpy(c->in + c->inlen, buf, (size_t)n);
-		c->inlen += (size_t)n;
-	}
+	eof = sess_read(c->fd, &c->in, &c->inlen) <= 0;
 	p = c->in;
 	len = c->inlen;
 	if (!c->headed && (hlen = sess_head_len(p, len)) != 0) {
@@ -511,12 +482,7 @@ lconn_read_get(struct lconn *c)
 			load_error(c->sess, "an event split over chunks");
 		free(data);
 	}
-	if (len == 0) {
-		free(c->in);
-		c->in = NULL;
-	} else if (p != c->in)
-		memmove(c->in, p, len);
-	c->inlen = len;
+	sess_keep(&c->in, &c->inlen, p, len);
 	if (eof) {
 		if (ls->state != LS_DELETING && ls->state != LS_DONE)
 			load_error(c->sess, "the GET stream ended");
