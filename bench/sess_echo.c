@@ -43,8 +43,6 @@
 #define SECHO_NOFILE		(256 * 1024)
 /* Events taken from epoll at a time. */
 #define SECHO_EVENTS		256
-/* A read's size; the buffer exists only while a request is partial. */
-#define SECHO_READ		(16 * 1024)
 
 /* One connection; buffers exist only while they hold something. */
 struct sconn {
@@ -291,29 +289,17 @@ static void
 sconn_read(int fd)
 {
 	struct sconn	*c = &conns[fd];
-	char		 buf[SECHO_READ], *p;
+	char		*p;
 	size_t		 len, hlen, blen, used;
-	ssize_t		 n;
 
-	for (;;) {
-		n = read(fd, buf, sizeof buf);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN)
-			break;
-		if (n <= 0) {
-			sconn_close(fd);
-			return;
-		}
-		if (c->stream != 0)
-			continue;	/* nothing more is expected on a GET */
-		c->in = util_xrealloc(c->in, c->inlen + (size_t)n);
-		memcpy(c->in + c->inlen, buf, (size_t)n);
-		c->inlen += (size_t)n;
-		if (c->inlen > SESS_HEAD_MAX + SESS_BODY_MAX) {
-			sconn_close(fd);
-			return;
-		}
+	if (sess_read(fd, &c->in, &c->inlen) <= 0) {
+		sconn_close(fd);	/* its end, an error, or too long */
+		return;
+	}
+	if (c->stream != 0) {
+		/* Nothing more is expected on a GET. */
+		sess_keep(&c->in, &c->inlen, NULL, 0);
+		return;
 	}
 	p = c->in;
 	len = c->inlen;
