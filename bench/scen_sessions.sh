@@ -3,18 +3,20 @@
 # report, check_rows, peak_rss, mib, and its r[] and $tmp).
 #
 # BENCH_SESSIONS_N MCP sessions over Streamable HTTP (bench/sess_load
-# against bench/sess_echo), each with its own keep-alive POST connection
-# and an open GET/SSE stream: opened, then BENCH_SESSIONS_SECONDS of one
+# against bench/sess_echo), each with an open GET/SSE stream on its own
+# connection, POSTs on a pool of BENCH_SESSIONS_POST_CONNS keep-alive
+# connections: opened, then BENCH_SESSIONS_SECONDS of one
 # request a second each (every request also pushes an event on its
 # session's stream), then BENCH_SESSIONS_ACTIVE of them closed loop for
 # BENCH_SESSIONS_ACTIVE_SECONDS.  Direct and through a fresh `mcpreel
 # record`, in the same run; memory per idle session is the measured
 # process's (RSS with N sessions open - RSS with 1) / (N - 1).
 #
-# A peer proxy runs the same load through sessions_through NAME URL PID
-# (URL: the peer listening in front of $sessions_upstream; PID: its
-# process, for the memory figures) and adds NAME to sessions_peers: it
-# gets a column in the table.
+# A peer proxy: define sessions_peer_NAME (start the peer in front of
+# $sessions_upstream, call sessions_through NAME URL PID with the URL it
+# listens on and its process for the memory figures, stop it) and list
+# NAME in sessions_peers before this file is sourced: it runs after
+# mcpreel against the same server and gets a column in the table.
 
 sess_n=${BENCH_SESSIONS_N:-10000}
 sess_seconds=${BENCH_SESSIONS_SECONDS:-5}
