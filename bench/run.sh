@@ -692,6 +692,7 @@ fi
 echo
 
 . "$(dirname "$0")/scen_big.sh"	# big sessions in the commands that read them
+. "$(dirname "$0")/scen_sessions.sh"	# many concurrent sessions (prints its own table)
 
 if [ "$broken" != 0 ]; then
 	echo "bench: FAILED: a scenario did not run or rows are missing (see FAIL above)"

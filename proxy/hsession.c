@@ -26,6 +26,30 @@ static const char *redacted_headers[] = {
 	"Mcp-Session-Id", NULL
 };
 
+/* The bucket of the id table a session id falls in (FNV-1a). */
+static struct hsession **
+hsession_bucket(struct hproxy *p, const char *key)
+{
+	uint32_t	h = 2166136261u;
+
+	if (p->by_key == NULL)
+		p->by_key = xcalloc(HSESSION_BUCKETS, sizeof *p->by_key);
+	for (; *key != '\0'; key++)
+		h = (h ^ (unsigned char)*key) * 16777619u;
+	return &p->by_key[h % HSESSION_BUCKETS];
+}
+
+/* Give a session its id and put it at the head of the id's bucket. */
+static void
+hsession_key(struct hproxy *p, struct hsession *hs, const char *key)
+{
+	struct hsession	**b = hsession_bucket(p, key);
+
+	hs->key = xstrdup(key);
+	hs->hnext = *b;
+	*b = hs;
+}
+
 static struct hsession *
 hsession_new(struct hproxy *p, const char *key, int legacy, int pending,
     int64_t started_ns)
@@ -33,8 +57,10 @@ hsession_new(struct hproxy *p, const char *key, int legacy, int pending,
 	struct hsession	*hs = xcalloc(1, sizeof *hs);
 	char		*target;
 
-	hs->key = (key != NULL) ? xstrdup(key) : NULL;
+	if (key != NULL)
+		hsession_key(p, hs, key);
 	hs->legacy = legacy;
+	p->nlegacy += legacy;
 	hs->pending = pending;
 	target = tap_redact_url(p->opt->upstream);
 	hs->ws = writer_session_begin_at(p->w, p->opt->name, legacy ? "sse" :
@@ -80,9 +106,8 @@ hsession_get(struct hproxy *p, const char *key, int legacy,
 	struct hsession	*hs, *ended = NULL;
 
 	/* A live one first: a server may give an id out again. */
-	for (hs = p->sessions; hs != NULL; hs = hs->next) {
-		if (hs->key == NULL || hs->legacy != legacy ||
-		    strcmp(hs->key, key) != 0)
+	for (hs = *hsession_bucket(p, key); hs != NULL; hs = hs->hnext) {
+		if (hs->legacy != legacy || strcmp(hs->key, key) != 0)
 			continue;
 		if (!hs->ended)
 			return hs;
@@ -149,13 +174,12 @@ hsession_settle(struct hproxy *p, struct hsession *hs, const char *sid,
 		return;
 	hs->pending = 0;
 	if (sid != NULL && *sid != '\0') {
-		for (o = p->sessions; o != NULL; o = o->next) {
-			if (o != hs && o->key != NULL && !o->legacy &&
-			    strcmp(o->key, sid) == 0)
+		for (o = *hsession_bucket(p, sid); o != NULL; o = o->hnext) {
+			if (o != hs && !o->legacy && strcmp(o->key, sid) == 0)
 				hsession_end(p, o, "a new initialize was given "
 				    "the same session id");
 		}
-		hs->key = xstrdup(sid);
+		hsession_key(p, hs, sid);
 		return;
 	}
 	if (!answered) {
@@ -322,7 +346,12 @@ struct hsession *
 hsession_legacy_find(struct hproxy *p, const char *target)
 {
 	struct hsession	*hs, *ended = NULL;
-	char		*key = hsession_endpoint_key(target);
+	char		*key;
+
+	/* Streamable HTTP only: no walk over its sessions per request. */
+	if (p->nlegacy == 0)
+		return NULL;
+	key = hsession_endpoint_key(target);
 
 	for (hs = p->sessions; hs != NULL; hs = hs->next) {
 		if (!hs->legacy || hs->endpoint == NULL ||

@@ -30,9 +30,17 @@ enum pause_why {
 /*
  * Recording sessions one run keeps (each MCP session id gets one); past
  * this, a client cycling session ids cannot grow memory: the rest share
- * the run's default session.
+ * the run's default session.  A gateway serves 10 000 sessions at once
+ * (bench/scen_sessions.sh); a recording session costs ~1 KiB here (its
+ * row's state in the writer included), so the bound is 16 MiB.
  */
-#define HTTP_SESSIONS_MAX	1024
+#define HTTP_SESSIONS_MAX	16384
+/*
+ * Buckets of the table that finds a session by its id (hsession_get):
+ * a quarter of HTTP_SESSIONS_MAX, so chains stay a few long whatever the
+ * number of sessions, instead of a walk over all of them per exchange.
+ */
+#define HSESSION_BUCKETS	4096
 /*
  * The ids of answers one stream keeps track of (struct howed): a POST's
  * requests, or those POSTed in a legacy session and not yet answered.
@@ -96,6 +104,7 @@ struct hsession {
 	int64_t		 started_ns;	/* as its row got it */
 	int		 otlp;		/* --otlp: its export has begun */
 	struct hsession	*next;
+	struct hsession	*hnext;		/* in its bucket of the id table */
 };
 
 struct hproxy;
@@ -247,6 +256,8 @@ struct hconn {
 	enum conn_wait		 wait;
 	struct event		*timer;		/* the wait's time limit */
 	TAILQ_ENTRY(hconn)	 entry;
+	int			 stalled;	/* on the proxy's stalled list */
+	TAILQ_ENTRY(hconn)	 sentry;
 };
 TAILQ_HEAD(hconns, hconn);
 
@@ -262,7 +273,11 @@ struct hproxy {
 	int64_t			 nlive;		/* exchanges given to
 						   record --check */
 	struct hconns		 conns;
+	struct hconns		 stalled;	/* paused for the writer: the
+						   ones its resume wakes */
 	struct hsession		*sessions;
+	struct hsession		**by_key;	/* HSESSION_BUCKETS chains of
+						   the keyed ones, newest first */
 	struct hsession		*dflt;		/* the run's default session */
 	struct hsession		*spare;		/* durable: one settled with no
 						   id, for the next initialize */
@@ -270,6 +285,7 @@ struct hproxy {
 						   answered with no session id */
 	int			 nsessions;	/* keyed and pending ones made
 						   (and refused) */
+	int			 nlegacy;	/* legacy ones made */
 	struct event		*sigs[2];
 	struct event		*sighup;	/* re-reads --faults, else stops */
 	char			*stop_reason;
@@ -279,7 +295,7 @@ struct hproxy {
 
 /* http.c */
 void		 conn_pause(struct bufferevent *, int *, int, int);
-void		 proxy_store_full(struct hproxy *);
+void		 proxy_store_full(struct hconn *);
 int		 conn_connect(struct hconn *, char **);
 void		 conn_close(struct hconn *, const char *);
 void		 conn_close_after_output(struct hconn *);
