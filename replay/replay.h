@@ -213,6 +213,7 @@ void		 plan_set_truncated(struct plan *, enum msg_kind,
 void		 plan_build(struct plan *);
 void		 plan_clear(struct plan *);
 json_t		*plan_json(const struct rmsg *);
+void		 plan_json_drop(const struct rmsg *);
 
 /* engine.c: replaying a plan against a live server. */
 
@@ -284,6 +285,9 @@ void		 replay_report_clear(struct replay_report *);
 char		*compare_params(const json_t *);
 struct rresult	*compare_add(struct replay_report *, const struct rmsg *,
 		     const struct rmsg *);
+void		 compare_fill(struct rresult *, const struct rmsg *,
+		     const struct rmsg *);
+struct rresult	*compare_append(struct replay_report *, struct rresult *);
 void		 compare_answer(struct replay_report *, struct rresult *,
 		     const struct rmsg *, const struct rmsg *, const json_t *,
 		     int, struct diff_rules *);
