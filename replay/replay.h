@@ -323,7 +323,8 @@ struct mitem {
 struct mentry {
 	size_t		 req;		/* index in plan.m */
 	size_t		 resp;		/* index in plan.m */
-	char		*key;		/* method "\n" canonical params */
+	const char	*key;		/* method "\n" canonical params (the
+					   matcher's index holds it) */
 	int64_t		 latency_ns;
 	struct mitem	*before;	/* notifications and server requests
 					   sent while it was in flight */
