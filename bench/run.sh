@@ -636,6 +636,8 @@ else
 fi
 echo
 
+. "$(dirname "$0")/scen_big_replay.sh"
+
 # --- targets -------------------------------------------------------------
 
 # Whether any of the figures is missing.
