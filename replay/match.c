@@ -622,6 +622,25 @@ matcher_find(struct matcher *m, const json_t *msg)
 	return found;
 }
 
+/*
+ * Whether entry e may be played again: the last of its key is, once all
+ * have been (never in strict mode).  What mock keeps parsed between plays.
+ */
+int
+matcher_repeats(const struct matcher *m, const struct mentry *e)
+{
+	json_t	*list;
+	size_t	 n;
+
+	if (m->strict)
+		return 0;
+	list = json_object_get(m->index, e->key);
+	if ((n = json_array_size(list)) == 0)
+		return 0;
+	return json_integer_value(json_array_get(list, n - 1)) ==
+	    (json_int_t)(e - m->e);
+}
+
 /* Whether any entry is a request of this method. */
 static int
 match_has_method(const struct matcher *m, const char *method)

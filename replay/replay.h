@@ -360,6 +360,7 @@ struct matcher {
 void		 matcher_build(struct matcher *, const struct plan *, int,
 		     struct diff_rules *);
 const struct mentry *matcher_find(struct matcher *, const json_t *);
+int		 matcher_repeats(const struct matcher *, const struct mentry *);
 char		*match_request_key(const json_t *, const struct diff_rules *);
 
 /* mkey.c: match_request_key()'s text of canonical params. */
