@@ -639,6 +639,7 @@ fi
 echo
 
 source "$(dirname "$0")/scen_peers.sh"	# the proxies a user could pick instead (report only)
+. "$(dirname "$0")/scen_big_replay.sh"
 
 # --- targets -------------------------------------------------------------
 

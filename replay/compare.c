@@ -40,6 +40,33 @@ compare_params(const json_t *msg)
 }
 
 /*
+ * Fill res for recorded request req and its recorded answer ans (both in
+ * a plan that must outlive res); its status is set by compare_answer().
+ */
+void
+compare_fill(struct rresult *res, const struct rmsg *req,
+    const struct rmsg *ans)
+{
+	memset(res, 0, sizeof *res);
+	res->seq = req->seq;
+	res->method = req->method;
+	res->id = req->id;
+	res->params = compare_params(plan_json(req));
+	res->rec_latency_ns = clock_sub(ans->mono_ns, req->mono_ns);
+	res->live_latency_ns = -1;
+}
+
+/* Move res (filled and compared) to the end of rep's results. */
+struct rresult *
+compare_append(struct replay_report *rep, struct rresult *res)
+{
+	rep->r = xreallocarray(rep->r, rep->n + 1, sizeof *rep->r);
+	rep->r[rep->n] = *res;
+	memset(res, 0, sizeof *res);
+	return &rep->r[rep->n++];
+}
+
+/*
  * A new result in rep for recorded request req and its recorded answer
  * ans (both in rep's plan, which must outlive rep); its status is set by
  * compare_answer().
@@ -48,18 +75,10 @@ struct rresult *
 compare_add(struct replay_report *rep, const struct rmsg *req,
     const struct rmsg *ans)
 {
-	struct rresult	*res;
+	struct rresult	 res;
 
-	rep->r = xreallocarray(rep->r, rep->n + 1, sizeof *rep->r);
-	res = &rep->r[rep->n++];
-	memset(res, 0, sizeof *res);
-	res->seq = req->seq;
-	res->method = req->method;
-	res->id = req->id;
-	res->params = compare_params(plan_json(req));
-	res->rec_latency_ns = clock_sub(ans->mono_ns, req->mono_ns);
-	res->live_latency_ns = -1;
-	return res;
+	compare_fill(&res, req, ans);
+	return compare_append(rep, &res);
 }
 
 /*

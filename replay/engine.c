@@ -41,8 +41,9 @@ struct rreq {
 	enum rq_state	 state;
 	int64_t		 sent_ns;
 	int64_t		 answered_ns;
-	json_t		*live;
-	struct event	*timer;
+	struct rresult	 res;		/* compared when the answer came */
+	int		 compared;
+	struct event	*timer;		/* while sent: made at the send */
 };
 
 struct engine {
@@ -170,6 +171,28 @@ engine_send(struct engine *e, const char *bytes, size_t len)
 	engine_send_msg(e, NULL, bytes, len);
 }
 
+/* Send recorded message m, the opaque values learnt put in. */
+static void
+engine_send_one(struct engine *e, const struct rmsg *m)
+{
+	json_t	*copy;
+	char	*bytes;
+
+	if (plan_json(m) != NULL && json_object_size(e->remap) > 0) {
+		copy = json_deep_copy(plan_json(m));
+		if (remap_apply(e->remap, copy) > 0 && (bytes = json_dumps(copy,
+		    JSON_COMPACT | JSON_PRESERVE_ORDER |
+		    JSON_ENCODE_ANY)) != NULL) {
+			engine_send_msg(e, copy, bytes, strlen(bytes));
+			free(bytes);
+			json_decref(copy);
+			return;
+		}
+		json_decref(copy);
+	}
+	engine_send_msg(e, plan_json(m), m->raw, m->len);
+}
+
 static void
 engine_timeout_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -249,8 +272,6 @@ engine_step(struct engine *e)
 	struct rmsg	*m;
 	struct rreq	*r;
 	struct timeval	 tv;
-	json_t		*copy;
-	char		*bytes;
 	int64_t		 now, due;
 	size_t		 i;
 
@@ -289,21 +310,13 @@ engine_step(struct engine *e)
 			    (int64_t)s->msg, NULL);
 			tv.tv_sec = e->opt->timeout_ms / 1000;
 			tv.tv_usec = (e->opt->timeout_ms % 1000) * 1000;
+			r->timer = evtimer_new(e->base, engine_timeout_cb, r);
 			evtimer_add(r->timer, &tv);
 		}
-		if (plan_json(m) != NULL && json_object_size(e->remap) > 0) {
-			copy = json_deep_copy(plan_json(m));
-			if (remap_apply(e->remap, copy) > 0 && (bytes = json_dumps(copy,
-			    JSON_COMPACT | JSON_PRESERVE_ORDER |
-			    JSON_ENCODE_ANY)) != NULL) {
-				engine_send_msg(e, copy, bytes, strlen(bytes));
-				free(bytes);
-				json_decref(copy);
-				continue;
-			}
-			json_decref(copy);
-		}
-		engine_send_msg(e, plan_json(m), m->raw, m->len);
+		engine_send_one(e, m);
+		/* A request's JSON is kept until its answer is compared. */
+		if (r == NULL)
+			plan_json_drop(m);
 	}
 	if (!engine_outstanding(e) && !evtimer_pending(e->end_ev, NULL)) {
 		tv.tv_sec = 0;
@@ -434,7 +447,7 @@ static void
 engine_response(struct engine *e, const json_t *msg, const char *idtext)
 {
 	struct rreq	*r;
-	struct rmsg	*m;
+	struct rmsg	*m, *a;
 	const char	*pv;
 	int64_t		 idx;
 
@@ -445,10 +458,10 @@ engine_response(struct engine *e, const json_t *msg, const char *idtext)
 	}
 	r = e->by_msg[idx];
 	m = &e->plan->m[idx];
-	evtimer_del(r->timer);
+	event_free(r->timer);
+	r->timer = NULL;
 	r->state = RQ_ANSWERED;
 	r->answered_ns = clock_mono_ns();
-	r->live = json_deep_copy(msg);
 	if (m->method != NULL && strcmp(m->method, "initialize") == 0 &&
 	    (pv = json_string_value(json_object_get(json_object_get(msg,
 	    "result"), "protocolVersion"))) != NULL)
@@ -457,6 +470,20 @@ engine_response(struct engine *e, const json_t *msg, const char *idtext)
 		remap_learn(e->remap, plan_json(&e->plan->m[m->answer]), msg);
 	if (m->method != NULL && strcmp(m->method, "tools/list") == 0)
 		proto_headers_learn(e->ph, json_object_get(msg, "result"));
+	/*
+	 * Compared now, not at the end: neither the live answer nor the
+	 * parsed recorded pair is held for the rest of the replay.
+	 */
+	if (m->answer >= 0) {
+		a = &e->plan->m[m->answer];
+		compare_fill(&r->res, m, a);
+		r->res.live_latency_ns = clock_sub(r->answered_ns, r->sent_ns);
+		compare_answer(e->rep, &r->res, m, a, msg, 0, e->opt->rules);
+		r->compared = 1;
+		plan_json_drop(m);
+		plan_json_drop(a);
+	} else
+		plan_json_drop(m);
 	engine_step(e);
 }
 
@@ -612,12 +639,15 @@ engine_results(struct engine *e)
 		if (m->answer < 0)
 			continue;	/* unanswered in the recording */
 		a = &p->m[m->answer];
-		res = compare_add(rep, m, a);
-		if (r != NULL && r->state == RQ_ANSWERED)
-			res->live_latency_ns = clock_sub(r->answered_ns,
-			    r->sent_ns);
-		compare_answer(rep, res, m, a, (r != NULL &&
-		    r->state == RQ_ANSWERED) ? r->live : NULL, 0, e->opt->rules);
+		if (r != NULL && r->compared)
+			res = compare_append(rep, &r->res);
+		else {
+			/* Not answered (or not sent): missing, or cut. */
+			res = compare_add(rep, m, a);
+			compare_answer(rep, res, m, a, NULL, 0, e->opt->rules);
+			plan_json_drop(m);
+			plan_json_drop(a);
+		}
 		if (res->diff.nredacted > 0)
 			engine_note_unchecked(e, res);
 	}
@@ -694,7 +724,6 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 		r = xcalloc(1, sizeof *r);
 		r->e = &e;
 		r->msg = p->sends[i].msg;
-		r->timer = evtimer_new(e.base, engine_timeout_cb, r);
 		e.by_msg[r->msg] = r;
 	}
 	engine_index_server_requests(&e);
@@ -715,8 +744,10 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 	for (i = 0; i < p->n; i++) {
 		if ((r = e.by_msg[i]) == NULL)
 			continue;
-		event_free(r->timer);
-		json_decref(r->live);
+		if (r->timer != NULL)
+			event_free(r->timer);
+		free(r->res.params);
+		diff_clear(&r->res.diff);
 		free(r);
 	}
 	free(e.by_msg);

@@ -396,6 +396,7 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 	struct mentry	*e;
 	ssize_t		*entry_of = NULL;
 	json_t		*list, *shape_of;
+	char		*key;
 	size_t		 i, alloc = 0;
 
 	memset(m, 0, sizeof *m);
@@ -423,13 +424,21 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 		memset(e, 0, sizeof *e);
 		e->req = i;
 		e->resp = (size_t)p->m[i].answer;
-		e->key = match_request_key(plan_json(&p->m[i]), &m->rules);
-		if ((list = json_object_get(m->index, e->key)) == NULL) {
+		key = match_request_key(plan_json(&p->m[i]), &m->rules);
+		if ((list = json_object_get(m->index, key)) == NULL) {
 			list = json_array();
 			/* On failure jansson has released list. */
-			if (json_object_set_new(m->index, e->key, list) != 0)
+			if (json_object_set_new(m->index, key, list) != 0)
 				fatalx("matcher: a request key not indexed");
 		}
+		/*
+		 * The entry names its key by the index's copy: a long session
+		 * repeats a few keys many times, and a key is as long as the
+		 * params.  The index keeps every key until matcher_clear().
+		 */
+		e->key = json_object_iter_key(json_object_iter_at(m->index,
+		    key));
+		free(key);
 		if (json_array_append_new(list, json_integer((json_int_t)
 		    m->n)) != 0)
 			fatalx("matcher: a request key not indexed");
@@ -440,6 +449,8 @@ matcher_build(struct matcher *m, const struct plan *p, int strict,
 		e->latency_ns = clock_sub(p->m[e->resp].mono_ns,
 		    p->m[i].mono_ns);
 		entry_of[i] = (ssize_t)m->n++;
+		/* Keyed: its JSON is parsed again only if served. */
+		plan_json_drop(&p->m[i]);
 	}
 	match_attribute(m, entry_of);
 	free(entry_of);
@@ -609,6 +620,25 @@ matcher_find(struct matcher *m, const json_t *msg)
 		match_note_redacted(m, found);
 	free(key);
 	return found;
+}
+
+/*
+ * Whether entry e may be played again: the last of its key is, once all
+ * have been (never in strict mode).  What mock keeps parsed between plays.
+ */
+int
+matcher_repeats(const struct matcher *m, const struct mentry *e)
+{
+	json_t	*list;
+	size_t	 n;
+
+	if (m->strict)
+		return 0;
+	list = json_object_get(m->index, e->key);
+	if ((n = json_array_size(list)) == 0)
+		return 0;
+	return json_integer_value(json_array_get(list, n - 1)) ==
+	    (json_int_t)(e - m->e);
 }
 
 /* Whether any entry is a request of this method. */
@@ -876,7 +906,6 @@ matcher_clear(struct matcher *m)
 	size_t	i;
 
 	for (i = 0; i < m->n; i++) {
-		free(m->e[i].key);
 		free(m->e[i].before);
 		free(m->e[i].after);
 	}

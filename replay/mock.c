@@ -270,6 +270,14 @@ play_free(struct play *pl)
 	struct mock	*mk = pl->mk;
 
 	TAILQ_REMOVE(&mk->plays, pl, entry);
+	/*
+	 * Played: its request and answer are parsed again if asked for
+	 * again, so a long mock does not end holding every answer parsed;
+	 * an answer that repeats (the last of its key) stays parsed.
+	 */
+	plan_json_drop(&mk->plan->m[pl->e->req]);
+	if (!matcher_repeats(mk->m, pl->e))
+		plan_json_drop(&mk->plan->m[pl->e->resp]);
 	json_decref(pl->live_id);
 	json_decref(pl->live_token);
 	json_decref(pl->rec_token);

@@ -69,6 +69,24 @@ plan_json(const struct rmsg *r)
 }
 
 /*
+ * Forget a message's parsed JSON once its last user is done with it: a
+ * replay compares each answer as it comes, and a million parsed requests
+ * and answers kept to the end were most of its memory.  plan_json()
+ * parses it again if it is asked for later.
+ */
+void
+plan_json_drop(const struct rmsg *r)
+{
+	struct rmsg	*w = (struct rmsg *)r;
+
+	if (w->jcache == NULL)
+		return;		/* not parsed, or not JSON: nothing held */
+	json_decref(w->jcache);
+	w->jcache = NULL;
+	w->jdone = 0;
+}
+
+/*
  * The message just added was recorded cut at the record cap: its raw is
  * a prefix, so what it is comes from its row (the writer classified the
  * whole bytes).  It is never sent and never compared.

@@ -213,6 +213,7 @@ void		 plan_set_truncated(struct plan *, enum msg_kind,
 void		 plan_build(struct plan *);
 void		 plan_clear(struct plan *);
 json_t		*plan_json(const struct rmsg *);
+void		 plan_json_drop(const struct rmsg *);
 
 /* engine.c: replaying a plan against a live server. */
 
@@ -284,6 +285,9 @@ void		 replay_report_clear(struct replay_report *);
 char		*compare_params(const json_t *);
 struct rresult	*compare_add(struct replay_report *, const struct rmsg *,
 		     const struct rmsg *);
+void		 compare_fill(struct rresult *, const struct rmsg *,
+		     const struct rmsg *);
+struct rresult	*compare_append(struct replay_report *, struct rresult *);
 void		 compare_answer(struct replay_report *, struct rresult *,
 		     const struct rmsg *, const struct rmsg *, const json_t *,
 		     int, struct diff_rules *);
@@ -319,7 +323,8 @@ struct mitem {
 struct mentry {
 	size_t		 req;		/* index in plan.m */
 	size_t		 resp;		/* index in plan.m */
-	char		*key;		/* method "\n" canonical params */
+	const char	*key;		/* method "\n" canonical params (the
+					   matcher's index holds it) */
 	int64_t		 latency_ns;
 	struct mitem	*before;	/* notifications and server requests
 					   sent while it was in flight */
@@ -355,6 +360,7 @@ struct matcher {
 void		 matcher_build(struct matcher *, const struct plan *, int,
 		     struct diff_rules *);
 const struct mentry *matcher_find(struct matcher *, const json_t *);
+int		 matcher_repeats(const struct matcher *, const struct mentry *);
 char		*match_request_key(const json_t *, const struct diff_rules *);
 
 /* mkey.c: match_request_key()'s text of canonical params. */

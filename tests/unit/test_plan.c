@@ -205,3 +205,29 @@ Test(plan, json_on_first_use, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(p.m[2997].jdone, 0, "the others still not");
 	plan_clear(&p);
 }
+
+Test(plan, json_dropped_parsed_again, .timeout = UNIT_TIMEOUT)
+{
+	static const struct rec recs[] = {
+		{ DIR_C2S, 10, REQ(1, "a") },
+		{ DIR_S2C, 20, "not json" },
+	};
+	struct plan	 p;
+	json_t		*j;
+
+	build(&p, recs, 2);
+	j = plan_json(&p.m[0]);
+	cr_assert_not_null(j);
+	plan_json_drop(&p.m[0]);
+	cr_assert_null(p.m[0].jcache);
+	cr_assert_eq(p.m[0].jdone, 0);
+	j = plan_json(&p.m[0]);
+	cr_assert_not_null(j, "parsed again after a drop");
+	cr_assert_str_eq(json_string_value(json_object_get(j, "method")), "a");
+	/* Not JSON stays so: a drop does not make it parse again. */
+	cr_assert_null(plan_json(&p.m[1]));
+	plan_json_drop(&p.m[1]);
+	cr_assert_eq(p.m[1].jdone, 1);
+	cr_assert_null(plan_json(&p.m[1]));
+	plan_clear(&p);
+}
