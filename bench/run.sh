@@ -639,7 +639,6 @@ fi
 echo
 
 source "$(dirname "$0")/scen_peers.sh"	# the proxies a user could pick instead (report only)
-. "$(dirname "$0")/scen_big_replay.sh"
 
 # --- targets -------------------------------------------------------------
 
@@ -693,6 +692,7 @@ fi
 echo
 
 . "$(dirname "$0")/scen_big.sh"	# big sessions in the commands that read them
+. "$(dirname "$0")/scen_big_replay.sh"	# replay and mock of the same sessions
 . "$(dirname "$0")/scen_sessions.sh"	# many concurrent sessions (prints its own table)
 
 if [ "$broken" != 0 ]; then

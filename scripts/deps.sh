@@ -29,8 +29,7 @@ build) ;;
 test) pkgs="$pkgs libcriterion-dev sqlite3 valgrind nodejs npm chromium man-db groff-base zsh bsdutils protobuf-compiler python3-protobuf $fuzz" ;;
 demo) pkgs="$pkgs libcriterion-dev sqlite3 nodejs npm" ;;
 fuzz) pkgs="$pkgs $fuzz" ;;
-bench) pkgs="$pkgs sqlite3 mitmproxy time" ;;
-bench) pkgs="$pkgs sqlite3 mitmproxy nodejs npm" ;;
+bench) pkgs="$pkgs sqlite3 mitmproxy time nodejs npm" ;;
 *) echo "usage: scripts/deps.sh build|test|demo|fuzz|bench" >&2; exit 2 ;;
 esac
 
