@@ -687,6 +687,8 @@ else
 fi
 echo
 
+. "$(dirname "$0")/scen_http.sh"
+
 if [ "$broken" != 0 ]; then
 	echo "bench: FAILED: a scenario did not run or rows are missing (see FAIL above)"
 	exit 1
