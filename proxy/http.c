@@ -251,6 +251,8 @@ conn_read_requests(struct hconn *c)
 	char			*cause = NULL;
 	int			 rc;
 
+	if (evbuffer_get_length(in) > 0)
+		c->flushed = 0;
 	for (;;) {
 		if (c->dead || c->closing)
 			return;
@@ -299,22 +301,28 @@ conn_read_requests(struct hconn *c)
  * at all).  What the socket does not take stays queued and goes as before,
  * with the write event; an error is left to that path to report.  Only
  * for a plain socket whose write callback has nothing to do (no peer
- * paused on it, no close waiting on it): the callers check.
+ * paused on it, no close waiting on it): the callers check.  Returns the
+ * bytes written.
  */
-static void
+static size_t
 conn_flush(struct bufferevent *bev)
 {
 	struct evbuffer	*out = bufferevent_get_output(bev);
 	int		 n;
 
 	if (evbuffer_get_length(out) == 0)
-		return;
-	/* A socket bufferevent keeps its output's front frozen but to it. */
+		return 0;
+	/*
+	 * A socket bufferevent keeps its output's front frozen but to it.
+	 * At most what its own write callback would write in one go, so a
+	 * big answer still goes in the same steps.
+	 */
 	evbuffer_unfreeze(out, 1);
-	n = evbuffer_write(out, bufferevent_getfd(bev));
+	n = evbuffer_write_atmost(out, bufferevent_getfd(bev),
+	    (ev_ssize_t)bufferevent_get_max_single_write(bev));
 	evbuffer_freeze(out, 1);
 	if (n <= 0)
-		return;
+		return 0;
 	/*
 	 * Drained: disarm the write event as libevent's own write callback
 	 * would on finding the output empty (the struct is libevent 2.1's
@@ -322,6 +330,7 @@ conn_flush(struct bufferevent *bev)
 	 */
 	if (evbuffer_get_length(out) == 0)
 		event_del(&bev->ev_write);
+	return (size_t)n;
 }
 
 /*
@@ -336,8 +345,9 @@ conn_watch_output(struct hconn *c)
 {
 	if (c->dead)
 		return;
-	if (!c->closing && !(c->upause & PAUSE_PEER))
-		conn_flush(c->cbev);
+	if (!c->closing && !(c->upause & PAUSE_PEER) &&
+	    c->flushed < HTTP_FLUSH_MAX)
+		c->flushed += conn_flush(c->cbev);
 	if (c->ubev != NULL && c->connected && c->p->up.ssl == NULL &&
 	    !(c->cpause & PAUSE_PEER))
 		conn_flush(c->ubev);
