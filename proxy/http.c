@@ -310,12 +310,13 @@ conn_flush(struct bufferevent *bev)
 	struct evbuffer	*out = bufferevent_get_output(bev);
 	int		 n;
 
-	if (evbuffer_get_length(out) == 0)
+	if (evbuffer_get_length(out) == 0 || evbuffer_get_length(out) >
+	    (size_t)bufferevent_get_max_single_write(bev))
 		return 0;
 	/*
 	 * A socket bufferevent keeps its output's front frozen but to it.
-	 * At most what its own write callback would write in one go, so a
-	 * big answer still goes in the same steps.
+	 * Only an output that its own write callback would write in one go
+	 * (a small message), so a big one still goes in the same steps.
 	 */
 	evbuffer_unfreeze(out, 1);
 	n = evbuffer_write_atmost(out, bufferevent_getfd(bev),
@@ -349,8 +350,8 @@ conn_watch_output(struct hconn *c)
 	    c->flushed < HTTP_FLUSH_MAX)
 		c->flushed += conn_flush(c->cbev);
 	if (c->ubev != NULL && c->connected && c->p->up.ssl == NULL &&
-	    !(c->cpause & PAUSE_PEER))
-		conn_flush(c->ubev);
+	    !(c->cpause & PAUSE_PEER) && c->flushed < HTTP_FLUSH_MAX)
+		c->flushed += conn_flush(c->ubev);
 	if (c->ubev != NULL && !(c->upause & PAUSE_PEER) &&
 	    evbuffer_get_length(bufferevent_get_output(c->cbev)) >=
 	    HTTP_MAX_OUTPUT) {

@@ -22,10 +22,10 @@ enum pause_why {
 /* Unsent bytes for one side of a connection before its source pauses. */
 #define HTTP_MAX_OUTPUT		(4u * 1024 * 1024)
 /*
- * Response bytes written to the client straight from the callback that
- * queued them (conn_flush), per request read: enough for the answers of
- * ordinary exchanges; a bigger answer goes on at libevent's pace, one
- * write per loop pass, as before.
+ * Bytes written straight from the callback that queued them (conn_flush),
+ * both ways, per request read: enough for ordinary exchanges; a bigger
+ * body or answer goes on at libevent's pace, one write per loop pass, as
+ * before.
  */
 #define HTTP_FLUSH_MAX		(64u * 1024)
 /* A response body that is not JSON-RPC is kept for people up to this. */
