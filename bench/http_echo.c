@@ -4,7 +4,15 @@
  * as the stdio echo_server (the id copied, a pad making it as long as the
  * request); a POST without an id (a notification or a response) gets 202.
  * Other methods get 405: there is no GET stream.  HTTP/1.1 keep-alive,
- * Content-Length framing, one thread per connection.
+ * one thread per connection.
+ *
+ * --answer says how the echo is framed, as real servers do: json (the
+ * default: application/json with Content-Length), chunked (application/json
+ * in one chunk and the last chunk) or sse (text/event-stream, chunked, the
+ * echo as one `event: message` event, as the MCP SDKs answer a POST with a
+ * stream).  --split writes the head, each chunk and the last chunk with
+ * write() calls of their own (a Node server flushes its head first, then
+ * each res.write(), then res.end()), so they leave as separate segments.
  *
  * It listens on 127.0.0.1, port 0 unless --port says otherwise, and prints
  * "http_echo: listening on http://127.0.0.1:PORT" on stdout when ready.
@@ -37,6 +45,21 @@
 #define HECHO_CONNS_MAX		1024
 /* The read buffer's first size; it grows to hold one whole request. */
 #define HECHO_BUF_INITIAL	(64 * 1024)
+/* Room for the head, a chunk size line, the SSE framing and the end. */
+#define HECHO_FRAMING_MAX	512
+
+/* An SSE answer's event: its type line and the data field's name. */
+#define HECHO_SSE_HEAD		"event: message\ndata: "
+
+/* How an answer is framed (--answer). */
+enum hecho_answer {
+	HECHO_JSON,
+	HECHO_CHUNKED,
+	HECHO_SSE
+};
+
+static enum hecho_answer	hecho_answer = HECHO_JSON;
+static int			hecho_split;
 
 /* One client connection, owned by its thread. */
 struct hconn {
@@ -71,7 +94,8 @@ static void		*hconn_main(void *);
 static __dead void
 usage(void)
 {
-	fprintf(stderr, "usage: http_echo [--port PORT]\n"
+	fprintf(stderr, "usage: http_echo [--port PORT] "
+	    "[--answer json|chunked|sse] [--split]\n"
 	    "Serve POST (any path) with a JSON-RPC echo on 127.0.0.1; print the "
 	    "address on stdout.\n");
 	exit(2);
@@ -198,8 +222,8 @@ static int
 hconn_answer(struct hconn *c, const struct hreq *req)
 {
 	const char	*body = c->buf + req->head_len;
-	size_t		 off, idlen, pad, blen, need;
-	char		*p;
+	size_t		 off, idlen, pad, blen, need, chunk;
+	char		*p, *start;
 	int		 hl;
 
 	if (strcmp(req->method, "POST") != 0)
@@ -210,15 +234,35 @@ hconn_answer(struct hconn *c, const struct hreq *req)
 	pad = util_echo_pad(req->body_len, idlen);
 	blen = sizeof BENCH_RESP_HEAD - 1 + idlen + sizeof BENCH_RESP_MID - 1 +
 	    pad + sizeof BENCH_RESP_TAIL - 1;
-	need = 256 + blen;
+	need = HECHO_FRAMING_MAX + blen;
 	if (c->out_cap < need) {
 		c->out = util_xrealloc(c->out, need);
 		c->out_cap = need;
 	}
-	hl = snprintf(c->out, 256, "HTTP/1.1 200 OK\r\nContent-Type: "
-	    "application/json\r\nContent-Length: %zu\r\n%s\r\n", blen,
-	    req->close ? "Connection: close\r\n" : "");
-	p = c->out + hl;
+	if (hecho_answer == HECHO_JSON)
+		hl = snprintf(c->out, HECHO_FRAMING_MAX / 2, "HTTP/1.1 200 OK\r\n"
+		    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+		    "%s\r\n", blen, req->close ? "Connection: close\r\n" : "");
+	else
+		hl = snprintf(c->out, HECHO_FRAMING_MAX / 2, "HTTP/1.1 200 OK\r\n"
+		    "Content-Type: %s\r\nTransfer-Encoding: chunked\r\n%s\r\n",
+		    hecho_answer == HECHO_SSE ? "text/event-stream" :
+		    "application/json",
+		    req->close ? "Connection: close\r\n" : "");
+	if (hecho_split && hconn_write(c, c->out, (size_t)hl) != 0)
+		return -1;
+	/* Split, the head has gone: the body starts the buffer again. */
+	start = c->out;
+	p = c->out + (hecho_split ? 0 : hl);
+	if (hecho_answer != HECHO_JSON) {
+		chunk = blen + (hecho_answer == HECHO_SSE ?
+		    sizeof HECHO_SSE_HEAD - 1 + 2 : 0);
+		p += snprintf(p, 32, "%zx\r\n", chunk);
+	}
+	if (hecho_answer == HECHO_SSE) {
+		memcpy(p, HECHO_SSE_HEAD, sizeof HECHO_SSE_HEAD - 1);
+		p += sizeof HECHO_SSE_HEAD - 1;
+	}
 	memcpy(p, BENCH_RESP_HEAD, sizeof BENCH_RESP_HEAD - 1);
 	p += sizeof BENCH_RESP_HEAD - 1;
 	memcpy(p, body + off, idlen);
@@ -229,7 +273,22 @@ hconn_answer(struct hconn *c, const struct hreq *req)
 	p += pad;
 	memcpy(p, BENCH_RESP_TAIL, sizeof BENCH_RESP_TAIL - 1);
 	p += sizeof BENCH_RESP_TAIL - 1;
-	return hconn_write(c, c->out, (size_t)(p - c->out));
+	if (hecho_answer == HECHO_SSE) {
+		memcpy(p, "\n\n", 2);
+		p += 2;
+	}
+	if (hecho_answer != HECHO_JSON) {
+		memcpy(p, "\r\n", 2);
+		p += 2;
+		if (hecho_split) {
+			if (hconn_write(c, start, (size_t)(p - start)) != 0)
+				return -1;
+			p = start;
+		}
+		memcpy(p, "0\r\n\r\n", 5);
+		p += 5;
+	}
+	return hconn_write(c, start, (size_t)(p - start));
 }
 
 /* Serve one connection until the client closes it. */
@@ -265,6 +324,8 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "port",	required_argument,	NULL, 'p' },
+		{ "answer",	required_argument,	NULL, 'a' },
+		{ "split",	no_argument,		NULL, 's' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -278,6 +339,20 @@ main(int argc, char **argv)
 	util_setprogname(argv[0]);
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'a':
+			if (strcmp(optarg, "json") == 0)
+				hecho_answer = HECHO_JSON;
+			else if (strcmp(optarg, "chunked") == 0)
+				hecho_answer = HECHO_CHUNKED;
+			else if (strcmp(optarg, "sse") == 0)
+				hecho_answer = HECHO_SSE;
+			else
+				util_fatalx("--answer %s: json, chunked or sse",
+				    optarg);
+			break;
+		case 's':
+			hecho_split = 1;
+			break;
 		case 'p':
 			port = (int)util_parse_size("--port", optarg);
 			if (port > 65535)

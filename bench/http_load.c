@@ -9,7 +9,8 @@
  *
  * Every answer is checked (status 200, the id, the length), so a proxy
  * that drops or mangles one fails the run.  Answers may come with
- * Content-Length or chunked.
+ * Content-Length or chunked, as application/json or as a text/event-stream
+ * of one event whose data is the answer (http_echo --answer sse).
  */
 
 #include <sys/socket.h>
@@ -229,6 +230,25 @@ hclient_body_put(struct hclient *c, size_t *blen, const char *p, size_t len)
 }
 
 /*
+ * An event-stream body to the data of its one event (a single data line,
+ * as http_echo and the MCP SDKs send it), in place.
+ */
+static void
+hclient_sse_data(struct hclient *c, size_t *blen)
+{
+	char	*d, *nl;
+
+	if ((d = memmem(c->body, *blen, "data: ", 6)) == NULL)
+		util_fatalx("an event-stream answer with no data: %.80s",
+		    *blen > 0 ? c->body : "(empty body)");
+	d += 6;
+	if ((nl = memchr(d, '\n', *blen - (size_t)(d - c->body))) == NULL)
+		util_fatalx("an event-stream answer not ended by a newline");
+	memmove(c->body, d, (size_t)(nl - d));
+	*blen = (size_t)(nl - d);
+}
+
+/*
  * Read one whole answer: check its status is 200 and put its body in
  * c->body (*blen bytes).  Returns how much of the buffer it took.
  */
@@ -237,7 +257,7 @@ hclient_response(struct hclient *c, size_t *blen)
 {
 	char	*end, *line, *next, *colon, *v;
 	size_t	 head_len, off, start, chunk, clen = 0;
-	int	 status, chunked = 0, has_len = 0;
+	int	 status, chunked = 0, has_len = 0, sse = 0;
 
 	while ((end = memmem(c->buf, c->len, "\r\n\r\n", 4)) == NULL) {
 		if (c->len > HLOAD_HEAD_MAX)
@@ -269,6 +289,9 @@ hclient_response(struct hclient *c, size_t *blen)
 			} else if (strcasecmp(line, "Transfer-Encoding") == 0 &&
 			    strcasestr(v, "chunked") != NULL)
 				chunked = 1;
+			else if (strcasecmp(line, "Content-Type") == 0 &&
+			    strncasecmp(v, "text/event-stream", 17) == 0)
+				sse = 1;
 		}
 		line = next;
 	}
@@ -287,6 +310,8 @@ hclient_response(struct hclient *c, size_t *blen)
 		while (c->len < head_len + clen)
 			hclient_fill(c);
 		hclient_body_put(c, blen, c->buf + head_len, clen);
+		if (sse)
+			hclient_sse_data(c, blen);
 		return head_len + clen;
 	}
 	off = head_len;
@@ -310,6 +335,8 @@ hclient_response(struct hclient *c, size_t *blen)
 		if (off == start + 2)
 			break;
 	}
+	if (sse)
+		hclient_sse_data(c, blen);
 	return off;
 }
 

@@ -21,6 +21,13 @@ enum pause_why {
 
 /* Unsent bytes for one side of a connection before its source pauses. */
 #define HTTP_MAX_OUTPUT		(4u * 1024 * 1024)
+/*
+ * Bytes written straight from the callback that queued them (conn_flush),
+ * both ways, per request read: enough for ordinary exchanges; a bigger
+ * body or answer goes on at libevent's pace, one write per loop pass, as
+ * before.
+ */
+#define HTTP_FLUSH_MAX		(64u * 1024)
 /* A response body that is not JSON-RPC is kept for people up to this. */
 #define HTTP_KEEP_BODY_MAX	(64 * 1024)
 /* A legacy SSE stream is held back this far, waiting for its endpoint. */
@@ -244,6 +251,8 @@ struct hconn {
 	struct bufferevent	*cbev;		/* the client */
 	struct bufferevent	*ubev;		/* the upstream, or NULL */
 	int			 connected;	/* ubev finished connecting */
+	size_t			 flushed;	/* by conn_flush since the
+						   last request read */
 	uint64_t		 out_sent;	/* bytes of cbev's output
 						   written to the socket */
 	size_t			 scanned;	/* request head parse */

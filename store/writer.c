@@ -194,9 +194,18 @@ writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 	w->items++;
 	w->bytes += bytes;
 	w->enqueued++;
-	/* A fault goes with its messages: no wake-up of its own. */
+	/*
+	 * A fault, and an HTTP exchange's rows, go with its messages at the
+	 * next tick: no wake-up of their own (a busy writer ticks anyway, an
+	 * idle one is woken).  Waking for each would cost a thread switch
+	 * per exchange.
+	 */
 	wake = w->idle || w->items == WRITER_BATCH ||
-	    (it->type != ITEM_MESSAGE && it->type != ITEM_FAULT);
+	    (it->type != ITEM_MESSAGE && it->type != ITEM_FAULT &&
+	    it->type != ITEM_EXCHANGE_BEGIN &&
+	    it->type != ITEM_EXCHANGE_RESPONSE &&
+	    it->type != ITEM_EXCHANGE_TRAILERS &&
+	    it->type != ITEM_EXCHANGE_END && it->type != ITEM_EXCHANGE_FAULT);
 	/*
 	 * What was queued before this item decides: one huge message does
 	 * not stop forwarding while it is written (the answer to it can go
