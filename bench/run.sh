@@ -691,10 +691,10 @@ else
 fi
 echo
 
+. "$(dirname "$0")/scen_http.sh"	# the HTTP recorder as a gateway
+. "$(dirname "$0")/scen_sessions.sh"	# many concurrent sessions (prints its own table)
 . "$(dirname "$0")/scen_big.sh"	# big sessions in the commands that read them
 . "$(dirname "$0")/scen_big_replay.sh"	# replay and mock of the same sessions
-. "$(dirname "$0")/scen_sessions.sh"	# many concurrent sessions (prints its own table)
-. "$(dirname "$0")/scen_http.sh"
 
 if [ "$broken" != 0 ]; then
 	echo "bench: FAILED: a scenario did not run or rows are missing (see FAIL above)"
