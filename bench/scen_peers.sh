@@ -36,6 +36,9 @@ peers_conns=${BENCH_PEERS_CONNS:-4}
 peers_ping_n=${BENCH_PEERS_PING_N:-350}
 peers_runs=${BENCH_PEERS_RUNS:-5}
 peers_ping_warmup=${BENCH_PEERS_PING_WARMUP:-2000}
+# Seconds a load client may run before it gives up on a peer too slow or
+# stuck (mcp_load's watchdog); a peer that took them is not tried again.
+peers_timeout=${BENCH_PEERS_TIMEOUT:-120}
 # The stdio server behind mcpreel --listen and mcp-proxy: ours, or with
 # BENCH_PEERS_STDIO=everything server-everything's stdio mode (its own
 # cost, about a millisecond a request here, then dominates).
@@ -121,7 +124,7 @@ peer_start() {
 	pids="$pids $peer_pid"
 	if ! peer_wait_port "$port" "$peer_pid"; then
 		peer_why="did not listen within ${ready_timeout}s: $(tail -n 1 "$tmp/$name-proxy.err")"
-		stop_server "$peer_pid"
+		peer_kill "$peer_pid"
 		peer_pid=""
 		return 1
 	fi
@@ -138,13 +141,53 @@ peer_cpu_ms() {
 	    "/proc/$1/stat" 2>/dev/null
 }
 
+# Whether PID is still running (a zombie, dead but not waited for, is not).
+peer_alive() {
+	local state
+	state=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+	[ -n "$state" ] && [ "$state" != Z ]
+}
+
+# Stop PID with SIGTERM, and SIGKILL if it still runs after ready_timeout
+# seconds (run.sh's stop_server would wait for a peer that ignores
+# SIGTERM for ever); then reap it with stop_server.
+peer_kill() {
+	local p=$1 i
+	kill -TERM "$p" 2>/dev/null
+	for ((i = 0; i < ready_timeout * 20; i++)); do
+		peer_alive "$p" || break
+		sleep 0.05
+	done
+	if peer_alive "$p"; then
+		echo "  (pid $p did not stop within ${ready_timeout}s of SIGTERM: killed)"
+		kill -KILL "$p" 2>/dev/null
+	fi
+	stop_server "$p"
+}
+
 # Stop the peer started last: its peak RSS (KiB) in peer_rss, its CPU
 # time (ms) in peer_cpu.
 peer_stop() {
 	peer_rss=$(peak_rss "$peer_pid")
 	peer_cpu=$(peer_cpu_ms "$peer_pid")
-	stop_server "$peer_pid"
+	peer_kill "$peer_pid"
 	peer_pid=""
+}
+
+# Run a load client against a peer, report only: NAME ARGS...; its line
+# in $out, or 1 with the reason in peer_why (no FAIL: a peer's failure is
+# not the bench's).
+peer_run() {
+	local name=$1
+	shift
+	out=$("$@" 2>"$tmp/$name.err")
+	local rc=$?
+	if [ $rc != 0 ] || [ -z "$out" ]; then
+		peer_why="exited $rc: $(tail -n 1 "$tmp/$name.err")"
+		out=""
+		return 1
+	fi
+	return 0
 }
 
 # Run a scenario command through PEER: PEER NAME UPSTREAM -- CMD..., each
@@ -164,13 +207,13 @@ peer_through() {
 	for w in "$@"; do
 		argv+=("${w//@URL@/$peer_url}")
 	done
-	out=$("${argv[@]}" 2>"$tmp/$name-$peer.err")
+	peer_run "$name-$peer" "${argv[@]}"
 	local rc=$?
 	peer_stop
 	r[$name.$peer.rss]=$peer_rss
 	r[$name.$peer.cpu]=$peer_cpu
-	if [ $rc != 0 ] || [ -z "$out" ]; then
-		r[$name.$peer.why]="the scenario failed: $(tail -n 1 "$tmp/$name-$peer.err")"
+	if [ $rc != 0 ]; then
+		r[$name.$peer.why]="the scenario failed: $peer_why"
 		echo "  $name through $peer: ${r[$name.$peer.why]}"
 		return 1
 	fi
@@ -183,7 +226,7 @@ peer_through() {
 # latency then throughput, each on a fresh peer.  For mcpreel the rows
 # recorded are checked (two per round trip, three for the handshake).
 peers_mcp_pair() {
-	local peer=$1 sc n was
+	local peer=$1 sc n
 	for sc in latency throughput; do
 		n=$peers_latency_n
 		[ $sc = throughput ] && n=$peers_throughput_n
@@ -191,14 +234,14 @@ peers_mcp_pair() {
 			r[mcp-$sc.$peer.why]=$peer_why
 			continue
 		fi
-		was=$broken
-		if run "mcp-$sc-$peer" "$mcp_load" --scenario $sc --method echo --count "$n" \
+		# mcpreel failing is the bench's failure; a peer's is reported.
+		local runner=peer_run
+		[ "$peer" = mcpreel-bridge ] && runner=run
+		if $runner "mcp-$sc-$peer" "$mcp_load" --timeout "$peers_timeout" --scenario $sc --method echo --count "$n" \
 		    --conns "$peers_conns" "$peer_url/mcp"; then
 			r[mcp-$sc.$peer]=$out
 		elif [ "$peer" != mcpreel-bridge ]; then
-			# Report only: a peer's failure is not the bench's.
-			broken=$was
-			r[mcp-$sc.$peer.why]="mcp_load failed: $(tail -n 1 "$tmp/mcp-$sc-$peer.err")"
+			r[mcp-$sc.$peer.why]="mcp_load failed: $peer_why"
 		fi
 		peer_stop
 		r[mcp-$sc.$peer.rss]=$peer_rss
@@ -303,7 +346,7 @@ peers_mcp() {
 
 peers_ping() {
 	local i mode order se_pid se_url line k d m x
-	local -A heads walls cpus
+	local -A heads walls cpus failed
 	echo "running server-everything ping ($peers_ping_n one at a time, $peers_runs runs each way, alternated) ..."
 	if ! command -v node >/dev/null 2>&1 || [ ! -f "$server_everything" ]; then
 		echo "server-everything ping: not run (no node, or no $server_everything: cd tests/e2e && npm ci)"
@@ -327,28 +370,37 @@ peers_ping() {
 	if [ -z "$sport" ]; then
 		echo "server-everything ping: not run (server-everything did not start:" \
 		    "$(tail -n 1 "$tmp/server-everything.out"))"
-		stop_server "$se_pid"
+		peer_kill "$se_pid"
 		echo
 		return
 	fi
 	se_url="http://127.0.0.1:$sport"
 	# An untimed run first: Node's JIT and heap make the first thousand
 	# or so answers several times slower, and the direct run would pay.
-	"$mcp_load" --method ping --count "$peers_ping_warmup" "$se_url/mcp" >/dev/null 2>&1
+	"$mcp_load" --timeout "$peers_timeout" --method ping --count "$peers_ping_warmup" "$se_url/mcp" >/dev/null 2>&1
 	# The order turns each run (direct first, then last), so that what
 	# comes first (a server still warming up) is not always the same.
 	for ((i = 1; i <= peers_runs; i++)); do
 		order="direct mcpreel mitmdump"
 		((i % 2 == 0)) && order="mcpreel mitmdump direct"
 		for mode in $order; do
+			# A mode that failed once (a peer missing, dead or too
+			# slow for mcp_load's watchdog) is not tried again.
+			[ -n "${failed[$mode]:-}" ] && continue
 			if [ $mode = direct ]; then
-				run "se-ping-direct-$i" "$mcp_load" --method ping \
-				    --count "$peers_ping_n" "$se_url/mcp" || continue
+				# server-everything is a peer too: report only.
+				if ! peer_run "se-ping-direct-$i" "$mcp_load" --timeout "$peers_timeout" --method ping \
+				    --count "$peers_ping_n" "$se_url/mcp"; then
+					failed[direct]=1
+					r[se-ping.direct.why]=$peer_why
+					echo "  se-ping-$i direct: not run ($peer_why)"
+					continue
+				fi
 				heads[direct]+=" $(kv "$out" head_p50_us)"; walls[direct]+=" $(kv "$out" p50_us)"
 				continue
 			fi
 			if peer_through "$mode" "se-ping-$i" "$se_url" -- \
-			    "$mcp_load" --method ping --count "$peers_ping_n" @URL@/mcp >/dev/null; then
+			    "$mcp_load" --timeout "$peers_timeout" --method ping --count "$peers_ping_n" @URL@/mcp >/dev/null; then
 				line=${r[se-ping-$i.$mode]}
 				heads[$mode]+=" $(kv "$line" head_p50_us)"; walls[$mode]+=" $(kv "$line" p50_us)"
 				if [ $mode = mcpreel ]; then
@@ -358,11 +410,12 @@ peers_ping() {
 				r[se-ping.$mode.rss]=${r[se-ping-$i.$mode.rss]}
 				cpus[$mode]+=" $(peers_cpu_per "se-ping-$i" "$mode")"
 			else
+				failed[$mode]=1
 				r[se-ping.$mode.why]=${r[se-ping-$i.$mode.why]}
 			fi
 		done
 	done
-	stop_server "$se_pid"
+	peer_kill "$se_pid"
 	echo
 	echo "server-everything ping (direct vs through): Streamable HTTP, SSE answers, medians of each run's p50 over $peers_runs runs"
 	printf "%-28s | %12s | %15s | %15s | %18s | %s\n" "scenario" "direct" "through mcpreel" \
@@ -384,6 +437,9 @@ peers_ping() {
 	printf "%-28s | %12s | %15s | %15s | %18s | %s\n" "proxy CPU per ping (us)" "" \
 	    "$(peers_median ${cpus[mcpreel]:-})" "" "$(peers_median ${cpus[mitmdump]:-})" \
 	    "${cpus[mcpreel]:-} ;${cpus[mitmdump]:-}"
+	for mode in direct mcpreel; do
+		[ -n "${r[se-ping.$mode.why]:-}" ] && echo "$mode: not run (${r[se-ping.$mode.why]})"
+	done
 	echo "mcpreel peak RSS $(mib "${r[se-ping.mcpreel.rss]:-}"), rows ${r[se-ping.rows]:--};" \
 	    "mitmdump $( [ -n "${r[se-ping.mitmdump.why]:-}" ] && echo "not run (${r[se-ping.mitmdump.why]})" ||
 	    echo "peak RSS $(mib "${r[se-ping.mitmdump.rss]:-}")")"
