@@ -67,10 +67,16 @@ big_port() {
 # Record a session of N messages over HTTP as NAME into BIG_DB, through
 # 'record --listen' in front of bench/http_echo (4 connections).
 big_record_http() {
-	local name=$1 n=$2 line port epid mpid rc
+	local name=$1 n=$2 line port epid mpid rc out
 	"$http_echo" >"$tmp/big-http-echo.out" 2>&1 &
 	epid=$!
 	port=$(big_port "$tmp/big-http-echo.out")
+	if [ -z "$port" ]; then
+		kill -TERM "$epid" 2>/dev/null
+		wait "$epid" 2>/dev/null
+		fail "big: bench/http_echo did not say its port within ${ready_timeout}s"
+		return 1
+	fi
 	"$mcpreel" record --db "$BIG_DB" --name "$name" --listen 127.0.0.1:0 \
 	    --upstream "http://127.0.0.1:$port" >"$tmp/big-http-rec.out" 2>&1 &
 	mpid=$!

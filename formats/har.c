@@ -47,8 +47,8 @@ struct har_x {
 
 /*
  * The document being written: one exchange's entry at a time, as its
- * messages come off a cursor sorted the way the exchanges are (only the
- * faults rows, the log's "_faults", are held to the end).
+ * messages come off a cursor sorted the way the exchanges are, then the
+ * faults rows (the log's "_faults") one at a time.
  */
 struct har {
 	const char		*target;	/* the session's upstream URL */
@@ -59,7 +59,8 @@ struct har {
 	int			 cur_done;
 	size_t			 nxs;		/* entries written */
 	int64_t			 tied;		/* messages in an entry */
-	json_t			*faults;	/* the faults rows */
+	size_t			 nfaults;	/* faults rows written */
+	int			 failed;	/* a value could not be dumped */
 	char			*cause;		/* why the walk stopped */
 };
 
@@ -381,15 +382,16 @@ har_seen(const struct har_msg *m)
 	return m->role != FAULT_ROLE_INJECTED;
 }
 
-/* Keep each faults row for the log's "_faults". */
+/* Whether a session has a faults row: *arg set at the first, which stops. */
 static int
-har_fault_cb(const struct export_row *r, void *arg)
+har_any_fault_cb(const struct export_row *r, void *arg)
 {
-	struct har	*h = arg;
+	int	*any = arg;
 
-	if (r->is_event && r->e.fault != NULL)
-		json_array_append_new(h->faults, har_fault(r->e.fault));
-	return 0;
+	if (!r->is_event || r->e.fault == NULL)
+		return 0;
+	*any = 1;
+	return 1;
 }
 
 /*
@@ -456,8 +458,49 @@ har_put(FILE *out, const char *s, int depth)
 #define HAR_DUMP_FLAGS \
 	(JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
 
-/* An entry's depth in the document: root, log, entries. */
+/* An entry's depth in the document: root, log, entries (and _faults). */
 #define HAR_ENTRY_DEPTH	3
+
+/*
+ * Write v as element n of one of the log's arrays, as json_dumps() would
+ * lay it out inside the whole document (the "[" before the first).
+ */
+static void
+har_element(struct har *h, json_t *v, size_t n)
+{
+	char	*s = json_dumps(v, HAR_DUMP_FLAGS);
+
+	if (s == NULL)
+		h->failed = 1;
+	fprintf(h->out, n == 0 ? "[\n%*s" : ",\n%*s", HAR_ENTRY_DEPTH * 2, "");
+	har_put(h->out, s != NULL ? s : "null", HAR_ENTRY_DEPTH);
+	free(s);
+}
+
+/* Close an array har_element() wrote n elements of. */
+static void
+har_element_end(struct har *h, size_t n)
+{
+	if (n == 0)
+		fputs("[]", h->out);
+	else
+		fprintf(h->out, "\n%*s]", (HAR_ENTRY_DEPTH - 1) * 2, "");
+}
+
+/* Write each faults row as an element of the log's "_faults". */
+static int
+har_fault_cb(const struct export_row *r, void *arg)
+{
+	struct har	*h = arg;
+	json_t		*o;
+
+	if (!r->is_event || r->e.fault == NULL)
+		return 0;
+	o = har_fault(r->e.fault);
+	har_element(h, o, h->nfaults++);
+	json_decref(o);
+	return 0;
+}
 
 static void	har_bodies(struct har_x *);
 
@@ -467,7 +510,6 @@ har_exchange_cb(const struct exchange_row *x, void *arg)
 {
 	struct har	*h = arg;
 	struct har_x	 hx;
-	char		*s;
 	size_t		 j;
 	int		 rc = 0;
 
@@ -476,12 +518,7 @@ har_exchange_cb(const struct exchange_row *x, void *arg)
 		rc = -1;
 	else {
 		har_bodies(&hx);
-		s = json_dumps(hx.entry, HAR_DUMP_FLAGS);
-		fprintf(h->out, h->nxs == 0 ? "[\n%*s" : ",\n%*s",
-		    HAR_ENTRY_DEPTH * 2, "");
-		har_put(h->out, s != NULL ? s : "null", HAR_ENTRY_DEPTH);
-		free(s);
-		h->nxs++;
+		har_element(h, hx.entry, h->nxs++);
 	}
 	json_decref(hx.entry);
 	for (j = 0; j < hx.nmsgs; j++) {
@@ -633,17 +670,18 @@ har_info_cb(const struct session_info *si, void *arg)
 }
 
 /*
- * The document around its entries, dumped with a marker in place of the
- * entries array: what comes before the marker in *head, after it in
- * *tail (both to free).
+ * The document around its arrays, dumped with a marker in place of the
+ * entries and one in place of "_faults" (when any): the text before,
+ * between and after them in parts[0..2] (each to free; parts[2] "" when
+ * there are no faults rows).
  */
 static int
-har_frame(int64_t id, size_t nxs, int64_t loose, json_t *faults,
-    char **head, char **tail)
+har_frame(int64_t id, size_t nxs, int64_t loose, int any_faults,
+    char *parts[3])
 {
 	json_t		*root, *log, *creator;
-	char		*s, *at;
-	const char	*mark = "\"\\u0001\"";
+	char		*s, *at, *at2 = NULL;
+	const char	*mark = "\"\\u0001\"", *mark2 = "\"\\u0002\"";
 
 	creator = json_object();
 	json_object_set_new(creator, "name", json_string("mcpreel"));
@@ -655,53 +693,70 @@ har_frame(int64_t id, size_t nxs, int64_t loose, json_t *faults,
 	json_object_set_new(log, "comment", json_sprintf("mcpreel session "
 	    "%lld: %zu HTTP requests%s", (long long)id, nxs, loose != 0 ?
 	    "; messages tied to no HTTP request are left out" : ""));
-	if (json_array_size(faults) > 0)
-		json_object_set(log, "_faults", faults);
+	if (any_faults)
+		json_object_set_new(log, "_faults", json_string("\002"));
 	root = json_object();
 	json_object_set_new(root, "log", log);
 	s = json_dumps(root, HAR_DUMP_FLAGS);
 	json_decref(root);
-	if (s == NULL || (at = strstr(s, mark)) == NULL) {
+	if (s == NULL || (at = strstr(s, mark)) == NULL || (any_faults &&
+	    (at2 = strstr(at + strlen(mark), mark2)) == NULL)) {
 		free(s);
 		return -1;
 	}
 	*at = '\0';
-	*head = s;
-	*tail = xstrdup(at + strlen(mark));
+	parts[0] = s;
+	if (at2 != NULL) {
+		*at2 = '\0';
+		parts[2] = xstrdup(at2 + strlen(mark2));
+	} else
+		parts[2] = xstrdup("");
+	parts[1] = xstrdup(at + strlen(mark));
 	return 0;
 }
 
+/* Free what har_frame() made. */
+static void
+har_frame_free(char *parts[3])
+{
+	size_t	i;
+
+	for (i = 0; i < 3; i++) {
+		free(parts[i]);
+		parts[i] = NULL;
+	}
+}
+
 /*
- * Write session id of st as a HAR 1.2 document to out, one entry at a
- * time: memory holds one exchange and its messages (and the faults rows),
- * not the session.
+ * Write session id of st as a HAR 1.2 document to out, one entry and one
+ * faults row at a time: memory holds one exchange and its messages, not
+ * the session.
  */
 int
 har_write(struct store *st, int64_t id, FILE *out, char **cause)
 {
 	struct har	 h;
-	char		*target = NULL, *head = NULL, *tail = NULL;
+	char		*target = NULL, *parts[3] = { NULL, NULL, NULL };
 	int64_t		 messages, events, exchanges;
-	int		 rc = -1;
+	int		 rc = -1, any_faults = 0;
 
 	memset(&h, 0, sizeof h);
 	h.out = out;
-	h.faults = json_array();
 	/* One snapshot of a session that may still be recorded. */
 	if (store_exec(st, "BEGIN", cause) != 0)
 		return -1;
 	if (query_session_info(st, id, har_info_cb, &target, cause) != 0 ||
 	    query_session_counts(st, id, &messages, &events, &exchanges,
 	    cause) != 0 ||
-	    query_events(st, id, har_fault_cb, &h, cause) != 0 ||
+	    query_events(st, id, har_any_fault_cb, &any_faults, cause) != 0 ||
 	    (h.cur = query_exchange_msgs_open(st, id, cause)) == NULL)
 		goto out;
 	h.target = target;
-	if (har_frame(id, 0, 0, h.faults, &head, &tail) != 0) {
+	if (har_frame(id, 0, 0, any_faults, parts) != 0) {
 		xasprintf(cause, "cannot write the HAR");
 		goto out;
 	}
-	fputs(head, out);
+	fputs(parts[0], out);
 	if (query_exchanges(st, id, har_exchange_cb, &h, cause) != 0)
 		goto out;
 	if (h.cause != NULL) {
@@ -709,23 +764,29 @@ har_write(struct store *st, int64_t id, FILE *out, char **cause)
 		h.cause = NULL;
 		goto out;
 	}
-	fputs(h.nxs == 0 ? "[]" : "\n    ]", out);
-	free(head);
-	free(tail);
-	head = tail = NULL;
-	if (har_frame(id, h.nxs, messages - h.tied, h.faults, &head,
-	    &tail) != 0 || fputs(tail, out) == EOF || fputc('\n', out) == EOF ||
-	    ferror(out))
+	har_element_end(&h, h.nxs);
+	/* The comment counts the entries: the frame again, now they are. */
+	har_frame_free(parts);
+	if (har_frame(id, h.nxs, messages - h.tied, any_faults, parts) != 0) {
+		xasprintf(cause, "cannot write the HAR");
+		goto out;
+	}
+	fputs(parts[1], out);
+	if (any_faults) {
+		if (query_events(st, id, har_fault_cb, &h, cause) != 0)
+			goto out;
+		har_element_end(&h, h.nfaults);
+		fputs(parts[2], out);
+	}
+	if (fputc('\n', out) == EOF || ferror(out) || h.failed)
 		xasprintf(cause, "cannot write the HAR");
 	else
 		rc = 0;
 out:
-	store_exec(st, "COMMIT", NULL);
 	query_exchange_msgs_close(h.cur);
+	store_exec(st, "COMMIT", NULL);
 	free(h.cause);
-	free(head);
-	free(tail);
+	har_frame_free(parts);
 	free(target);
-	json_decref(h.faults);
 	return rc;
 }

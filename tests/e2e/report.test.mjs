@@ -485,7 +485,8 @@ test('report of a big session pages its rows: one page in the document, paging a
     const db = join(t.dir, 'big.db');
     const N = 10000;   // requests; cat sends each back: 2 N messages
     const lines = [];
-    for (let i = 1; i <= N; i++) lines.push(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { tag: `tag-${i}.` } } }));
+    // Request 9000 says jsonrpc 1.0: a finding on a page far from the first.
+    for (let i = 1; i <= N; i++) lines.push(JSON.stringify({ jsonrpc: i === 9000 ? '1.0' : '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { tag: `tag-${i}.` } } }));
     const rec = await runMcpreel(['record', '--db', db, '--name', 'big', '--', 'cat'], { input: Buffer.from(lines.join('\n') + '\n'), timeoutMs: 120000 });
     assert.equal(rec.code, 0, rec.stderr.toString());
     const seqs = sql(db, `SELECT seq FROM messages ORDER BY seq`).map((m) => m.seq);
@@ -547,14 +548,64 @@ test('report of a big session pages its rows: one page in the document, paging a
       const s = await shownSeqs();
       assert.ok(s.includes(target) && s.length <= PAGE, 'the jump shows the page that holds it');
       assert.equal(await page.evaluate(`document.activeElement && document.activeElement.dataset ? Number(document.activeElement.dataset.seq) : null`), target, 'and focuses its row');
+      // Enter on the row the jump focused opens it, as on the first page.
+      await page.press('Enter');
+      assert.equal(await page.evaluate(`document.querySelector('.row.msg[data-seq="${target}"]').classList.contains('open')`), true, 'Enter opens the row jumped to');
       await page.click('#pgFirst');
       run(await shownSeqs(), 0);
+      // A finding listed at the top whose message is on a later page:
+      // its link shows that page, the row focused.
+      const far = await page.evaluate(`(() => { const l = [...document.querySelectorAll('#findings .link')].map((b) => Number(b.dataset.to)); return l.length ? Math.max(...l) : null; })()`);
+      assert.ok(far !== null && seqs.indexOf(far) >= PAGE, `a finding on a later page (#${far})`);
+      await page.evaluate(`document.querySelector('#findings .link[data-to="${far}"]').click()`);
+      const s2 = await shownSeqs();
+      assert.ok(s2.includes(far) && !s2.includes(seqs[0]), 'the finding\'s link shows its page');
+      assert.equal(await page.evaluate(`Number(document.activeElement.dataset.seq)`), far, 'and focuses its row');
     } finally {
       await page.close();
     }
     dom = await dumpDom(file, `open=${seqs[12345]}`);
     const opened = msgRows(dom).find((x) => x.seq === seqs[12345]);
     assert.ok(opened && detailOf(opened), 'a message opened by the address is shown open, on its page');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('report of a session of over 100 000 messages: each message cut to 256 bytes by default, said in the page; --max-bytes still honoured', { timeout: 300000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'cut.db');
+    const long = 'x'.repeat(600);
+    const lines = [1, 2, 3].map((i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { tag: `tag-${i}`, long } } }));
+    const rec = await runMcpreel(['record', '--db', db, '--name', 'cut', '--', 'cat'], { input: Buffer.from(lines.join('\n') + '\n') });
+    assert.equal(rec.code, 0, rec.stderr.toString());
+    // Past 100 000 messages: notifications added after them, by SQL (quicker
+    // than recording them; the report counts the session's rows).
+    sql(db, `WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < 100000)
+      INSERT INTO messages (session_id, seq, direction, ts_ns, mono_ns, kind, method, size, raw)
+      SELECT s.id, 1000 + n, 's2c', s.started_ns, n, 'notification', 'notifications/message', 84,
+        CAST('{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}' AS BLOB)
+      FROM k, sessions s WHERE s.name = 'cut'`);
+    const seq = sql(db, `SELECT seq FROM messages ORDER BY seq LIMIT 1`)[0].seq;
+    const file = join(t.dir, 'cut.html');
+    let r = await runMcpreel(['report', '--db', db, '-o', file, 'cut'], { timeoutMs: 120000 });
+    assert.equal(r.code, 0, r.stderr.toString());
+    let dom = await dumpDom(file, `open=${seq}`);
+    assert.match(factsOf(dom)['message text'] || '', /first 256 B of each message.*1000\d\d messages.*--max-bytes/);
+    let d = detailOf(rowsOf(dom).find((x) => x.seq === seq));
+    assert.ok(d && !d.text.includes(long), 'the message is cut');
+    assert.match(dom, /cut: only the first 256 B of \d+(\.\d)? (B|KiB) are in this report/);
+    // --max-bytes given, even the usual default, is what the page holds.
+    for (const max of ['1048576', '0']) {
+      r = await runMcpreel(['report', '--db', db, '--max-bytes', max, '-o', file, 'cut'], { timeoutMs: 120000 });
+      assert.equal(r.code, 0, r.stderr.toString());
+      dom = await dumpDom(file, `open=${seq}`);
+      assert.equal(factsOf(dom)['message text'], undefined, `--max-bytes ${max}: no cut said`);
+      d = detailOf(rowsOf(dom).find((x) => x.seq === seq));
+      assert.ok(d && d.text.includes(long), `--max-bytes ${max}: the whole message`);
+      assert.doesNotMatch(dom, /cut: only the first \d/);
+    }
   } finally {
     t.cleanup();
   }
