@@ -89,9 +89,10 @@ hsession_room(struct hproxy *p)
 {
 	if (p->nsessions >= HTTP_SESSIONS_MAX) {
 		if (p->nsessions++ == HTTP_SESSIONS_MAX)
-			log_warnx("more than %d MCP sessions in one run: the "
-			    "rest are recorded in the run's default session",
-			    HTTP_SESSIONS_MAX);
+			log_warnx("more than %d MCP sessions in one run "
+			    "(ended ones count): the rest are recorded in the "
+			    "run's default session; restart the recording to "
+			    "keep new sessions apart", HTTP_SESSIONS_MAX);
 		return 0;
 	}
 	p->nsessions++;

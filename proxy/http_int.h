@@ -41,7 +41,10 @@ enum pause_why {
  * this, a client cycling session ids cannot grow memory: the rest share
  * the run's default session.  A gateway serves 10 000 sessions at once
  * (bench/scen_sessions.sh); a recording session costs ~1 KiB here (its
- * row's state in the writer included), so the bound is 16 MiB.
+ * row's state in the writer included), so the bound is 16 MiB.  Ended
+ * sessions count too (their state is kept until the run stops: the
+ * writer, --check, --otlp and the cassettes refer to it), so a run with
+ * many short sessions reaches it; --help and docs/recording.md say so.
  */
 #define HTTP_SESSIONS_MAX	16384
 /*
