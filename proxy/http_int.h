@@ -292,13 +292,14 @@ struct hproxy {
 	struct hsession		*sessions;
 	struct hsession		**by_key;	/* HSESSION_BUCKETS chains of
 						   the keyed ones, newest first */
+	uint32_t		 hseed;		/* by_key's hash seed */
 	struct hsession		*dflt;		/* the run's default session */
 	struct hsession		*spare;		/* durable: one settled with no
 						   id, for the next initialize */
 	int			 stateless;	/* durable: an initialize was
 						   answered with no session id */
 	int			 nsessions;	/* keyed and pending ones made
-						   (and refused) */
+						   (one more once refused) */
 	int			 nlegacy;	/* legacy ones made */
 	struct event		*sigs[2];
 	struct event		*sighup;	/* re-reads --faults, else stops */
