@@ -202,8 +202,11 @@ cmd_record_usage(FILE *f)
 	    "path under URL (Streamable HTTP, and the legacy HTTP+SSE transport).\n"
 	    "Point the client at mcpreel's address instead of the server's.  Each\n"
 	    "MCP session (Mcp-Session-Id, or the legacy endpoint URL's session) is\n"
-	    "recorded as a session of its own.  It runs until SIGINT, SIGTERM or\n"
-	    "SIGHUP (SIGHUP re-reads --faults instead, when given), then exits 0.\n"
+	    "recorded as a session of its own, up to 16 384 in one run (ended ones\n"
+	    "count: a long run's later sessions share the run's default session;\n"
+	    "restart the recording to begin a new count).  It runs until SIGINT,\n"
+	    "SIGTERM or SIGHUP (SIGHUP re-reads --faults instead, when given),\n"
+	    "then exits 0.\n"
 	    "\n", RECORD_SPIN_US);
 	record_bridge_usage(f);
 	fprintf(f,

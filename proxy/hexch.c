@@ -259,7 +259,7 @@ hexch_tap_data(struct hexch *x, enum dir d, struct evbuffer *data, size_t len,
 	hexch_tap(x, m);
 	x->dirty = 1;
 	if (tap_paused(x->c->p->tap))
-		proxy_store_full(x->c);
+		hstall_full(x->c, len);
 }
 
 /*

@@ -5,6 +5,7 @@
  * until that is known.
  */
 
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include <netdb.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <event2/bufferevent.h>
 #include <jansson.h>
@@ -26,16 +28,45 @@ static const char *redacted_headers[] = {
 	"Mcp-Session-Id", NULL
 };
 
-/* The bucket of the id table a session id falls in (FNV-1a). */
+/*
+ * The run's seed of the id table's hash: a client chooses the session
+ * ids it sends, and with a hash known in advance could put every session
+ * in one chain (each request then walks HTTP_SESSIONS_MAX of them).  From
+ * the kernel, else from the clock, the pid and an address (ASLR).
+ */
+static uint32_t
+hsession_seed(void)
+{
+	uint32_t	seed;
+
+	if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) == sizeof seed)
+		return seed;
+	return (uint32_t)clock_mono_ns() ^ ((uint32_t)getpid() << 16) ^
+	    (uint32_t)(uintptr_t)&seed;
+}
+
+/*
+ * The bucket of the id table a session id falls in: FNV-1a from the
+ * run's seed, its bits mixed (murmur3's finalizer) so that the bucket
+ * depends on all of them, not on the low ones alone.
+ */
 static struct hsession **
 hsession_bucket(struct hproxy *p, const char *key)
 {
-	uint32_t	h = 2166136261u;
+	uint32_t	h;
 
-	if (p->by_key == NULL)
+	if (p->by_key == NULL) {
 		p->by_key = xcalloc(HSESSION_BUCKETS, sizeof *p->by_key);
+		p->hseed = hsession_seed();
+	}
+	h = 2166136261u ^ p->hseed;
 	for (; *key != '\0'; key++)
 		h = (h ^ (unsigned char)*key) * 16777619u;
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
 	return &p->by_key[h % HSESSION_BUCKETS];
 }
 
@@ -88,10 +119,18 @@ static int
 hsession_room(struct hproxy *p)
 {
 	if (p->nsessions >= HTTP_SESSIONS_MAX) {
-		if (p->nsessions++ == HTTP_SESSIONS_MAX)
-			log_warnx("more than %d MCP sessions in one run: the "
-			    "rest are recorded in the run's default session",
-			    HTTP_SESSIONS_MAX);
+		/*
+		 * Said once, and the count stops there: counting every
+		 * refused one would wrap (a request each, past the bound)
+		 * and let sessions be made without bound again.
+		 */
+		if (p->nsessions == HTTP_SESSIONS_MAX) {
+			p->nsessions++;
+			log_warnx("more than %d MCP sessions in one run "
+			    "(ended ones count): the rest are recorded in the "
+			    "run's default session; restart the recording to "
+			    "keep new sessions apart", HTTP_SESSIONS_MAX);
+		}
 		return 0;
 	}
 	p->nsessions++;

@@ -77,50 +77,6 @@ conn_pause(struct bufferevent *bev, int *bits, int why, int on)
 		bufferevent_enable(bev, EV_READ);
 }
 
-/*
- * The writer caught up: the connections it stalled read again.  Only
- * those: with thousands of idle streams, waking (and pausing) every
- * connection each time the queue fills and drains was two epoll changes
- * per connection per cycle, most of the proxy's time.
- */
-static void
-proxy_resume_cb(void *arg)
-{
-	struct hproxy	*p = arg;
-	struct hconn	*c;
-
-	while ((c = TAILQ_FIRST(&p->stalled)) != NULL) {
-		TAILQ_REMOVE(&p->stalled, c, sentry);
-		c->stalled = 0;
-		conn_pause(c->cbev, &c->cpause, PAUSE_STORE, 0);
-		conn_pause(c->ubev, &c->upause, PAUSE_STORE, 0);
-	}
-}
-
-/* Put a connection on the list the writer's resume wakes. */
-static void
-proxy_stall(struct hconn *c)
-{
-	if (c->stalled)
-		return;
-	c->stalled = 1;
-	TAILQ_INSERT_TAIL(&c->p->stalled, c, sentry);
-}
-
-/*
- * After a tap of c's said the writer is behind: c stops reading, both
- * sides.  The others stop when they tap while it is behind: each at most
- * one read (and the messages in it) past the queue's bound, so memory
- * stays bounded by the connections, and an idle connection costs nothing.
- */
-void
-proxy_store_full(struct hconn *c)
-{
-	proxy_stall(c);
-	conn_pause(c->cbev, &c->cpause, PAUSE_STORE, 1);
-	conn_pause(c->ubev, &c->upause, PAUSE_STORE, 1);
-}
-
 /* A JSON-RPC error answering request id with why; NULL if why is no UTF-8. */
 static char *
 conn_error_json(const char *id, const char *why)
@@ -253,7 +209,7 @@ conn_connect(struct hconn *c, char **cause)
 	c->upause = 0;
 	if (tap_paused(c->p->tap)) {
 		c->upause |= PAUSE_STORE;
-		proxy_stall(c);
+		hstall_add(c);
 	}
 	bufferevent_setcb(c->ubev, conn_up_read_cb, conn_up_write_cb,
 	    conn_up_event_cb, c);
@@ -658,7 +614,7 @@ proxy_accept_cb(int fd, void *arg)
 	TAILQ_INSERT_TAIL(&p->conns, c, entry);
 	if (tap_paused(p->tap)) {
 		c->cpause |= PAUSE_STORE;
-		proxy_stall(c);
+		hstall_add(c);
 	}
 	bufferevent_enable(c->cbev, EV_WRITE);
 	if (c->cpause == 0)
@@ -761,7 +717,7 @@ record_http(struct writer *w, const struct http_options *opt,
 		event_base_free(p.base);
 		return -1;
 	}
-	p.tap = tap_new(p.base, w, proxy_resume_cb, &p);
+	p.tap = tap_new(p.base, w, hstall_resume_cb, &p);
 	for (i = 0; i < 2; i++) {
 		p.sigs[i] = evsignal_new(p.base, sigs[i], proxy_signal_cb, &p);
 		evsignal_add(p.sigs[i], NULL);

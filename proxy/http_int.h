@@ -1,6 +1,7 @@
 /*
  * Internals of the HTTP front end (proxy/http.c, hexch.c, hresp.c,
- * hsession.c, hwait.c, hcap.c); nothing outside proxy/ includes it.
+ * hsession.c, hwait.c, hstall.c, hcap.c); nothing outside proxy/
+ * includes it.
  */
 #ifndef MCPREEL_HTTP_INT_H
 #define MCPREEL_HTTP_INT_H
@@ -32,6 +33,14 @@ enum pause_why {
 #define HTTP_KEEP_BODY_MAX	(64 * 1024)
 /* A legacy SSE stream is held back this far, waiting for its endpoint. */
 #define HTTP_HOLD_MAX		(64 * 1024)
+/*
+ * Bytes the connections may tap, all told, while the writer is behind
+ * before every connection pauses.  Each pauses on its own when it taps
+ * (so idle streams cost nothing), but with thousands of connections busy
+ * at once their reads past the writer's bound would add up to a read's
+ * worth each; past this budget they all stop, as a full queue did before.
+ */
+#define HTTP_STALL_BYTES	(4u * 1024 * 1024)
 /* How long connecting to the upstream may take, seconds. */
 #define HTTP_CONNECT_TIMEOUT	10
 /*
@@ -39,7 +48,10 @@ enum pause_why {
  * this, a client cycling session ids cannot grow memory: the rest share
  * the run's default session.  A gateway serves 10 000 sessions at once
  * (bench/scen_sessions.sh); a recording session costs ~1 KiB here (its
- * row's state in the writer included), so the bound is 16 MiB.
+ * row's state in the writer included), so the bound is 16 MiB.  Ended
+ * sessions count too (their state is kept until the run stops: the
+ * writer, --check, --otlp and the cassettes refer to it), so a run with
+ * many short sessions reaches it; --help and docs/recording.md say so.
  */
 #define HTTP_SESSIONS_MAX	16384
 /*
@@ -284,16 +296,19 @@ struct hproxy {
 	struct hconns		 conns;
 	struct hconns		 stalled;	/* paused for the writer: the
 						   ones its resume wakes */
+	size_t			 stall_bytes;	/* tapped while the writer is
+						   behind (HTTP_STALL_BYTES) */
 	struct hsession		*sessions;
 	struct hsession		**by_key;	/* HSESSION_BUCKETS chains of
 						   the keyed ones, newest first */
+	uint32_t		 hseed;		/* by_key's hash seed */
 	struct hsession		*dflt;		/* the run's default session */
 	struct hsession		*spare;		/* durable: one settled with no
 						   id, for the next initialize */
 	int			 stateless;	/* durable: an initialize was
 						   answered with no session id */
 	int			 nsessions;	/* keyed and pending ones made
-						   (and refused) */
+						   (one more once refused) */
 	int			 nlegacy;	/* legacy ones made */
 	struct event		*sigs[2];
 	struct event		*sighup;	/* re-reads --faults, else stops */
@@ -302,9 +317,13 @@ struct hproxy {
 						   decisions, all exchanges */
 };
 
+/* hstall.c */
+void		 hstall_resume_cb(void *);
+void		 hstall_add(struct hconn *);
+void		 hstall_full(struct hconn *, size_t);
+
 /* http.c */
 void		 conn_pause(struct bufferevent *, int *, int, int);
-void		 proxy_store_full(struct hconn *);
 int		 conn_connect(struct hconn *, char **);
 void		 conn_close(struct hconn *, const char *);
 void		 conn_close_after_output(struct hconn *);
