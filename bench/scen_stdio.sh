@@ -25,7 +25,7 @@ floor_mcpreel() {
 		[ -z "$pid" ] && pid=$(pgrep -P "$lp" | head -n 1)
 		for t in /proc/${pid:-none}/task/*; do
 			[ "$(cat "$t/comm" 2>/dev/null)" = mcpreel-writer ] || continue
-			read -r k _ <"$t/schedstat" 2>/dev/null && ns=$k
+			{ read -r k _ <"$t/schedstat"; } 2>/dev/null && ns=$k
 		done
 		sleep 0.02
 	done
