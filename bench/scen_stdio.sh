@@ -25,7 +25,7 @@ floor_mcpreel() {
 		[ -z "$pid" ] && pid=$(pgrep -P "$lp" | head -n 1)
 		for t in /proc/${pid:-none}/task/*; do
 			[ "$(cat "$t/comm" 2>/dev/null)" = mcpreel-writer ] || continue
-			read -r k _ <"$t/schedstat" 2>/dev/null && ns=$k
+			{ read -r k _ <"$t/schedstat"; } 2>/dev/null && ns=$k
 		done
 		sleep 0.02
 	done
@@ -50,30 +50,33 @@ echo "running stdio throughput beside the SQLite floor ($floor_runs runs of $flo
 fl_rates=(); fl_cpu=(); fd_rates=(); fm_rates=(); fm_rss=(); fw_rates=(); fl_rows="-"; fm_rows="-"
 for ((i = 1; i <= floor_runs; i++)); do
 	sync
+	# This run's figures, "-" where a step failed.
+	ofl=- ofc=- ofd=- ofm=- ofw=-
 	if run "floor$i" "$floor_bin" --count "$floor_n" "$tmp/floor$i.db"; then
-		fl_rates+=("$(kv "$out" rows_per_s)")
-		fl_cpu+=("$(kv "$out" rows_per_cpu_s)")
+		ofl=$(kv "$out" rows_per_s); fl_rates+=("$ofl")
+		ofc=$(kv "$out" rows_per_cpu_s); fl_cpu+=("$ofc")
 		fl_rows="$(kv "$out" rows) ($((2 * floor_n))) ok"
 	fi
 	rm -f "$tmp/floor$i.db"*
 	run "floor-tp$i-direct" "$load" --scenario throughput --count "$floor_n" -- \
-	    "$echo_server" && fd_rates+=("$(kv "$out" msgs_per_s)")
+	    "$echo_server" && ofd=$(kv "$out" msgs_per_s) && fd_rates+=("$ofd")
 	floor_mcpreel "floor-tp$i"
 	if [ -n "${r[floor-tp$i.mcpreel]:-}" ]; then
-		fm_rates+=("$(kv "${r[floor-tp$i.mcpreel]}" msgs_per_s)")
+		ofm=$(kv "${r[floor-tp$i.mcpreel]}" msgs_per_s); fm_rates+=("$ofm")
 		fm_rss+=("$(kv "${r[floor-tp$i.mcpreel]}" rss_kb)")
 		w=${r[floor-tp$i.wcpu]}
 		awk "BEGIN { exit !($w > 0) }" &&
-		    fw_rates+=("$(calc "%.0f" "2 * $(kv "${r[floor-tp$i.mcpreel]}" sent) / $w")")
+		    ofw=$(calc "%.0f" "2 * $(kv "${r[floor-tp$i.mcpreel]}" sent) / $w") &&
+		    fw_rates+=("$ofw")
 	fi
 	case "${r[floor-tp$i.rows]:-}" in
 	*FAIL*|"") fm_rows=${r[floor-tp$i.rows]:-"- FAIL"} ;;
 	*) [ "$fm_rows" = - ] && fm_rows=${r[floor-tp$i.rows]} ;;
 	esac
 	rm -f "$tmp/floor-tp$i.db"*
-	echo "  run $i: floor ${fl_rates[-1]:--} rows/s (${fl_cpu[-1]:--} per CPU s)," \
-	    "direct ${fd_rates[-1]:--}, through mcpreel ${fm_rates[-1]:--} msgs/s" \
-	    "(writer thread ${fw_rates[-1]:--} per CPU s)"
+	echo "  run $i: floor $ofl rows/s ($ofc per CPU s)," \
+	    "direct $ofd, through mcpreel $ofm msgs/s" \
+	    "(writer thread $ofw per CPU s)"
 done
 fl_med=$(median "${fl_rates[@]}"); fl_cpu_med=$(median "${fl_cpu[@]}")
 fd_med=$(median "${fd_rates[@]}"); fm_med=$(median "${fm_rates[@]}")

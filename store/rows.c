@@ -112,6 +112,7 @@ rows_init(struct writer *w, char **cause)
 
 	page = rows_page_size(w->st);
 	w->ckpt_quiet = WRITER_CKPT_QUIET / page;
+	w->ckpt_empty = WRITER_CKPT_EMPTY / page;
 	w->ckpt_busy = WRITER_CKPT_BUSY / page;
 	sqlite3_wal_hook(w->st->db, rows_wal_hook, w);
 	if (rows_prepare(w, &w->ins_session, "INSERT INTO sessions (name, "

@@ -166,6 +166,7 @@ struct writer {
 	struct wsession	*touched;	/* with rows in the open transaction */
 	int		 wal_pages;	/* in the WAL after the last commit */
 	int		 ckpt_quiet;	/* WRITER_CKPT_* in pages */
+	int		 ckpt_empty;
 	int		 ckpt_busy;
 };
 

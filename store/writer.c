@@ -789,8 +789,10 @@ writer_main(void *arg)
 			 * Quiet for a whole tick, not only between two
 			 * batches of a burst: a checkpoint there (its syncs,
 			 * its copy) stalled the writer every 4 MiB of WAL.
+			 * But not past WRITER_CKPT_EMPTY: a longer stall.
 			 */
-			if (quiet > 0 && w->wal_pages >= w->ckpt_quiet) {
+			if (w->wal_pages >= (quiet > 0 ? w->ckpt_quiet :
+			    w->ckpt_empty)) {
 				pthread_mutex_unlock(&w->lock);
 				rows_checkpoint(w);
 				pthread_mutex_lock(&w->lock);
