@@ -55,14 +55,16 @@ big_replay_row() {
 	    "$(mib "${sr/-/}")" "$bw s" "$(mib "${br/-/}")" "$ratio" "$flat"
 }
 
-echo "big sessions: replay and mock ($big_replay_small_n and $big_replay_n messages)"
+echo "big sessions: replay and mock (message counts in the columns)"
 if ! [ -x /usr/bin/time ]; then
 	echo "  not measured: /usr/bin/time is missing (Debian package time)"
 else
 	if [ -n "${BIG_DB:-}" ] && [ -n "${BIG_SESSION:-}" ] &&
 	    [ -n "${BIG_SMALL_SESSION:-}" ]; then
 		bigr_db=$BIG_DB bigr_big=$BIG_SESSION bigr_small=$BIG_SMALL_SESSION
-		bigr_bn=$big_replay_n bigr_sn=$big_replay_small_n
+		# Their sizes are scen_big.sh's (BENCH_BIG_N, BENCH_BIG_SMALL_N):
+		# the mock's client must send as many requests as were recorded.
+		bigr_bn=${big_n:-$big_replay_n} bigr_sn=${big_small_n:-$big_replay_small_n}
 	else
 		bigr_db=$tmp/big_replay.db bigr_big=big bigr_small=small
 		bigr_bn=$big_replay_n bigr_sn=$big_replay_small_n

@@ -236,6 +236,21 @@ match_request(const struct matcher *m, const struct mentry *e)
 	return plan_json(&m->plan->m[e->req]);
 }
 
+/*
+ * An entry's method without parsing its request: the plan's, scanned when
+ * it was loaded.  A miss looks at every entry's method, and the matcher
+ * dropped their parsed requests once keyed (a long session's would all
+ * be parsed again, and kept, for one miss).
+ */
+static const char *
+match_entry_method(const struct matcher *m, const struct mentry *e)
+{
+	const struct rmsg	*r = &m->plan->m[e->req];
+
+	return r->method != NULL ? r->method :
+	    match_method(match_request(m, e));
+}
+
 /* Append a message to play to a list of items. */
 static void
 match_item(struct mitem **v, size_t *n, size_t msg, int64_t offset_ns)
@@ -648,8 +663,7 @@ match_has_method(const struct matcher *m, const char *method)
 	size_t	i;
 
 	for (i = 0; i < m->n; i++) {
-		if (strcmp(match_method(match_request(m, &m->e[i])),
-		    method) == 0)
+		if (strcmp(match_entry_method(m, &m->e[i]), method) == 0)
 			return 1;
 	}
 	return 0;
@@ -713,7 +727,7 @@ match_methods(const struct matcher *m)
 
 	v = xreallocarray(NULL, m->n + 1, sizeof *v);
 	for (i = 0; i < m->n; i++)
-		v[i] = match_method(match_request(m, &m->e[i]));
+		v[i] = match_entry_method(m, &m->e[i]);
 	qsort(v, m->n, sizeof *v, match_cmp_method);
 	for (i = 0; i < m->n; i++) {
 		if (i == 0 || strcmp(v[i], v[i - 1]) != 0)
@@ -764,8 +778,7 @@ match_nearest(const struct matcher *m, const char *method, const json_t *msg)
 	size_t			 i, n, best_n = 0;
 
 	for (i = 0; i < m->n; i++) {
-		if (strcmp(match_method(match_request(m, &m->e[i])),
-		    method) != 0)
+		if (strcmp(match_entry_method(m, &m->e[i]), method) != 0)
 			continue;
 		n = match_diff(m, &m->e[i], msg, &d);
 		diff_clear(&d);

@@ -856,3 +856,35 @@ Test(match, key_text_as_jansson_writes_it, .timeout = UNIT_TIMEOUT)
 	json_decref(canon);
 	json_decref(msg);
 }
+
+Test(match, miss_parses_no_dropped_request, .timeout = UNIT_TIMEOUT)
+{
+	static const struct rec recs[] = {
+		{ DIR_C2S, 100, REQ(1, "tools/call", "{'name':'a'}") },
+		{ DIR_S2C, 110, RESP(1) },
+		{ DIR_C2S, 120, REQ(2, "resources/read", "{'uri':'x'}") },
+		{ DIR_S2C, 130, RESP(2) },
+	};
+	struct plan	 p;
+	struct matcher	 m;
+	json_t		*error;
+
+	match_test_plan(&p, recs, nitems(recs));
+	match_test_build(&m, &p, 0, NULL, 0);
+	cr_assert_null(p.m[0].jcache, "keyed, then dropped");
+	cr_assert_null(p.m[2].jcache, "keyed, then dropped");
+	/* A method never recorded: the recorded methods are listed. */
+	error = match_test_miss(&m, REQ(9, "prompts/get", "{'name':'x'}"));
+	cr_assert(match_test_equal(json_object_get(json_object_get(error,
+	    "data"), "recorded_methods"), "['resources/read','tools/call']"));
+	json_decref(error);
+	cr_assert_null(p.m[0].jcache, "a miss parses no request again");
+	cr_assert_null(p.m[2].jcache, "a miss parses no request again");
+	/* A recorded method: only its own entries are looked at. */
+	error = match_test_miss(&m, REQ(9, "tools/call", "{'name':'b'}"));
+	json_decref(error);
+	cr_assert_not_null(p.m[0].jcache, "the nearest search parses it");
+	cr_assert_null(p.m[2].jcache, "another method's is not parsed");
+	matcher_clear(&m);
+	plan_clear(&p);
+}
