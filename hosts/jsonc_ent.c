@@ -122,6 +122,15 @@ jsonc_raw(struct jscan *js, size_t s, size_t e)
 	return xstrndup(js->buf + s, e - s);
 }
 
+/* Whether only spaces or tabs come between at and the end of its line. */
+static int
+jsonc_line_ends(const struct jscan *js, size_t at)
+{
+	while (at < js->len && (js->buf[at] == ' ' || js->buf[at] == '\t'))
+		at++;
+	return at < js->len && (js->buf[at] == '\n' || js->buf[at] == '\r');
+}
+
 /* Fills m from member node k. */
 static void
 jsonc_mem(struct jscan *js, long k, struct hmem *m)
@@ -156,10 +165,16 @@ jsonc_mem(struct jscan *js, long k, struct hmem *m)
 		while (m->rm2_s > m->rm_e && (js->buf[m->rm2_s - 1] == ' ' ||
 		    js->buf[m->rm2_s - 1] == '\t'))
 			m->rm2_s--;
-		if (m->rm2_s > m->rm_e && js->buf[m->rm2_s - 1] == '\n')
-			m->rm2_s--;
-		if (m->rm2_s > m->rm_e && js->buf[m->rm2_s - 1] == '\r')
-			m->rm2_s--;
+		/* the line break before it goes only when one follows it:
+		   the kept comment may be a line comment, and what comes
+		   after the member must not join its line */
+		if (jsonc_line_ends(js, n->e)) {
+			if (m->rm2_s > m->rm_e && js->buf[m->rm2_s - 1] == '\n')
+				m->rm2_s--;
+			if (m->rm2_s > m->rm_e &&
+			    js->buf[m->rm2_s - 1] == '\r')
+				m->rm2_s--;
+		}
 		m->rm2_e = n->e;
 	} else if (n->prev >= 0) {
 		m->rm_s = js->n[n->prev].e;

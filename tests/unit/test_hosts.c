@@ -185,6 +185,45 @@ static const struct wrap_case wrap_cases[] = {
 	  "  },\n"
 	  "  \"f\": {\"url\": \"https://f/\", \"headers\": {\"A\": \"1\"}}\n"
 	  "}}\n" },
+	{ "jsonc a last headers deleted after a line comment: the line "
+	  "break kept when the object closes on the member's line",
+	  &L_JSONC,
+	  "{\"servers\": {\n"
+	  "  \"h\": {\n"
+	  "    \"env\": {\"X\": \"y\"},\n"
+	  "    \"url\": \"https://h/\", // the endpoint\n"
+	  "    \"headers\": {\"A\": \"1\"}},\n"
+	  "  \"i\": {\n"
+	  "    \"env\": {},\n"
+	  "    \"url\": \"https://i/\", // c\n"
+	  "    \"headers\": {\"A\": \"2\"} /* d */ }\n"
+	  "}}\n",
+	  NULL, NULL, 1,
+	  "{\"servers\": {\n"
+	  "  \"h\": {\n"
+	  "    \"env\": {\"X\": \"y\", \"MCPREEL_HEADERS\": \"A: 1\"},\n"
+	  "    \"command\": " M ",\n"
+	  "    \"args\": [\"record\", \"--name\", \"h\", \"--connect\", "
+	  "\"https://h/\"] // the endpoint\n"
+	  "},\n"
+	  "  \"i\": {\n"
+	  "    \"env\": {\"MCPREEL_HEADERS\": \"A: 2\"},\n"
+	  "    \"command\": " M ",\n"
+	  "    \"args\": [\"record\", \"--name\", \"i\", \"--connect\", "
+	  "\"https://i/\"] // c\n"
+	  " /* d */ }\n"
+	  "}}\n", 2,
+	  "{\"servers\": {\n"
+	  "  \"h\": {\n"
+	  "    \"env\": {\"X\": \"y\"},\n"
+	  "    \"url\": \"https://h/\",\n"
+	  "    \"headers\": {\"A\": \"1\"} // the endpoint\n"
+	  "},\n"
+	  "  \"i\": {\n"
+	  "    \"headers\": {\"A\": \"2\"},\n"
+	  "    \"url\": \"https://i/\" // c\n"
+	  " /* d */ }\n"
+	  "}}\n" },
 	{ "gemini url is SSE, httpUrl Streamable HTTP: each kept", &L_GEMINI,
 	  "{\"mcpServers\": {\"s\": {\"url\": \"https://x/sse\"}, "
 	  "\"h\": {\"httpUrl\": \"https://x/mcp\"}}}",
