@@ -66,6 +66,8 @@ void		 util_request_fill(char *, uint64_t, size_t);
 char		*util_request(uint64_t, size_t, size_t *);
 void		 util_watchdog(unsigned int, const char *);
 void		 util_watchdog_child(int);
+int		 util_parse_port(const char *);
+int		 util_listen(int, int, int, int *);
 
 /* Where an HTTP load client sends: parsed from its URL once. */
 struct addrinfo;
@@ -101,5 +103,63 @@ void		 hlink_close(struct hlink *);
 void		 hlink_write(struct hlink *, const char *, size_t);
 void		 hlink_response(struct hlink *, hlink_header_cb, void *,
 		     int64_t *);
+
+/* The scenarios of the HTTP load clients. */
+enum loadrun_scenario {
+	LOADRUN_LATENCY,	/* one connection, one request at a time */
+	LOADRUN_THROUGHPUT,	/* --conns connections in parallel */
+	LOADRUN_MAX
+};
+
+/* An HTTP load client's command line, then the results of its run. */
+struct loadrun {
+	enum loadrun_scenario	 sc;
+	size_t			 count;
+	size_t			 size;
+	size_t			 conns;
+	size_t			 warmup;
+	size_t			 timeout;
+	const char		*url;
+
+	uint64_t		 sent;		/* warm-up included */
+	uint64_t		 received;
+	int64_t			 elapsed_ns;	/* the timed part */
+	struct bench_stats	 st;		/* latency: to the answer */
+	struct bench_stats	 head;		/* latency: to its head */
+	double			 cpu_s;		/* the process's, all threads */
+};
+
+/*
+ * What one connection of a load client does, each called on its thread:
+ * open (with loadrun_run's arg) returns the connection's state, given to
+ * round_trip (one request and its answer checked; head_ns, when not
+ * NULL, gets the time the answer's head was in) and to close.  The
+ * latencies to the heads are kept only when heads is set.
+ */
+struct loadrun_ops {
+	void	*(*open)(void *);
+	void	 (*round_trip)(void *, uint64_t, int64_t *);
+	void	 (*close)(void *);
+	int	   heads;	/* time the heads too (a clock read more) */
+};
+
+/* The options loadrun_option() takes, for a tool's getopt_long table. */
+#define LOADRUN_LONGOPTS \
+	{ "scenario",	required_argument,	NULL, 's' }, \
+	{ "count",	required_argument,	NULL, 'n' }, \
+	{ "size",	required_argument,	NULL, 'b' }, \
+	{ "conns",	required_argument,	NULL, 'c' }, \
+	{ "warmup",	required_argument,	NULL, 'W' }, \
+	{ "timeout",	required_argument,	NULL, 't' }
+
+/* loadrun.c */
+void		 loadrun_init(struct loadrun *, size_t, size_t, size_t,
+		     size_t);
+int		 loadrun_option(struct loadrun *, int, const char *);
+int		 loadrun_finish(struct loadrun *, int, char **, size_t, size_t,
+		     const char *);
+void		 loadrun_run(struct loadrun *, const struct loadrun_ops *,
+		     void *);
+double		 loadrun_msgs_per_s(const struct loadrun *);
 
 #endif

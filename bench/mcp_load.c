@@ -20,8 +20,6 @@
 #include <netdb.h>
 
 #include <getopt.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +33,6 @@
 #define MLOAD_CONNS		4
 /* Round trips before the latency count starts. */
 #define MLOAD_WARMUP		50
-/* Connections at most: each is a thread. */
-#define MLOAD_CONNS_MAX		256
 /* The whole run's limit. */
 #define MLOAD_TIMEOUT		120
 /* The longest session id or protocol version we keep. */
@@ -48,16 +44,6 @@
 #define MLOAD_HEAD_MAX		4096
 /* The version asked for; the server's answer is what is sent after. */
 #define MLOAD_VERSION		"2025-06-18"
-
-enum mscenario {
-	MSCENARIO_LATENCY,
-	MSCENARIO_THROUGHPUT,
-	MSCENARIO_MAX
-};
-
-static const char *mscenario_names[MSCENARIO_MAX] = {
-	"latency", "throughput"
-};
 
 /*
  * Where to send, and the session every connection shares: written by the
@@ -76,18 +62,9 @@ struct mtarget {
 /* One keep-alive connection and the requests it sends. */
 struct mconn {
 	struct mtarget		*t;
-	uint64_t		 first_id;
-	size_t			 count;		/* requests to time */
-	size_t			 warmup;	/* before those */
-	int64_t			*ns;		/* to the whole answer, or NULL */
-	int64_t			*head_ns;	/* to its head, or NULL */
-	pthread_barrier_t	*start;		/* throughput: go together */
-
 	struct hlink		 hc;
 	char			*req;
 	size_t			 req_cap;
-	uint64_t		 sent;
-	uint64_t		 received;
 };
 
 static __dead void	usage(void);
@@ -95,8 +72,13 @@ static void		mconn_header_cb(void *, const char *, const char *);
 static void		mconn_post(struct mconn *, const char *, size_t);
 static const char	*mconn_message(struct mconn *, uint64_t);
 static void		mconn_handshake(struct mconn *);
-static void		mconn_round_trip(struct mconn *, uint64_t, int64_t *);
-static void		*mconn_main(void *);
+static void		*mconn_open_cb(void *);
+static void		 mconn_close_cb(void *);
+static void		 mconn_round_trip_cb(void *, uint64_t, int64_t *);
+
+static const struct loadrun_ops mconn_ops = {
+	mconn_open_cb, mconn_round_trip_cb, mconn_close_cb, 1
+};
 
 /* Say how to run us. */
 static __dead void
@@ -204,10 +186,35 @@ mconn_handshake(struct mconn *c)
 		    c->hc.status, c->hc.body);
 }
 
+/* Open a connection that sends in the handshake's session. */
+static void *
+mconn_open_cb(void *arg)
+{
+	struct mconn	*c;
+
+	c = util_xmalloc(sizeof *c);
+	memset(c, 0, sizeof *c);
+	c->t = arg;
+	hlink_open(&c->hc, &c->t->h);
+	return c;
+}
+
+/* Close a connection and free it. */
+static void
+mconn_close_cb(void *arg)
+{
+	struct mconn	*c = arg;
+
+	hlink_close(&c->hc);
+	free(c->req);
+	free(c);
+}
+
 /* Send request id and read and check its answer; its head time too. */
 static void
-mconn_round_trip(struct mconn *c, uint64_t id, int64_t *head_ns)
+mconn_round_trip_cb(void *arg, uint64_t id, int64_t *head_ns)
 {
+	struct mconn		*c = arg;
 	static const char	 rhead[] = "{\"jsonrpc\":\"2.0\",\"id\":";
 	char			*msg, num[32];
 	const char		*m;
@@ -230,7 +237,6 @@ mconn_round_trip(struct mconn *c, uint64_t id, int64_t *head_ns)
 	len += (size_t)sprintf(msg + len, "}");
 	mconn_post(c, msg, len);
 	free(msg);
-	c->sent++;
 
 	/* The session is the handshake's: the headers of answers are not read. */
 	hlink_response(&c->hc, NULL, NULL, head_ns);
@@ -250,183 +256,64 @@ mconn_round_trip(struct mconn *c, uint64_t id, int64_t *head_ns)
 	    (m = strchr(m + 8, 'x')) == NULL || strspn(m, "x") != pad))
 		util_fatalx("the answer to request %s does not echo the %zu "
 		    "bytes: %.200s", num, pad, c->hc.body);
-	c->received++;
-}
-
-/* Run one connection's requests, timing them if asked. */
-static void *
-mconn_main(void *arg)
-{
-	struct mconn	*c = arg;
-	int64_t		 t0, th;
-	size_t		 i;
-
-	hlink_open(&c->hc, &c->t->h);
-	for (i = 0; i < c->warmup; i++)
-		mconn_round_trip(c, c->first_id + i, NULL);
-	if (c->start != NULL)
-		pthread_barrier_wait(c->start);
-	for (i = 0; i < c->count; i++) {
-		t0 = util_now_ns();
-		mconn_round_trip(c, c->first_id + c->warmup + i, &th);
-		if (c->ns != NULL) {
-			c->ns[i] = util_now_ns() - t0;
-			c->head_ns[i] = th - t0;
-		}
-	}
-	hlink_close(&c->hc);
-	free(c->req);
-	return NULL;
 }
 
 int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "scenario",	required_argument,	NULL, 's' },
+		LOADRUN_LONGOPTS,
 		{ "method",	required_argument,	NULL, 'm' },
-		{ "count",	required_argument,	NULL, 'n' },
-		{ "size",	required_argument,	NULL, 'b' },
-		{ "conns",	required_argument,	NULL, 'c' },
-		{ "warmup",	required_argument,	NULL, 'W' },
-		{ "timeout",	required_argument,	NULL, 't' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct loadrun		 r;
 	struct mtarget		 t;
-	struct mconn		 init, *cl;
-	struct bench_stats	 st, sh;
-	pthread_barrier_t	 start;
-	pthread_t		*th;
-	enum mscenario		 sc = MSCENARIO_LATENCY;
-	size_t			 count = MLOAD_COUNT, conns = MLOAD_CONNS;
-	size_t			 warmup = MLOAD_WARMUP, timeout = MLOAD_TIMEOUT;
-	size_t			 i, per;
-	uint64_t		 sent = 0, received = 0, next_id = 1;
-	int64_t			 t0, el;
-	int			 ch, k;
+	struct mconn		*init;
+	int			 ch;
 
 	util_setprogname(argv[0]);
 	memset(&t, 0, sizeof t);
-	t.size = MLOAD_SIZE;
+	loadrun_init(&r, MLOAD_SIZE, MLOAD_CONNS, MLOAD_WARMUP, MLOAD_TIMEOUT);
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 's':
-			for (k = 0; k < MSCENARIO_MAX; k++) {
-				if (strcmp(optarg, mscenario_names[k]) == 0)
-					break;
-			}
-			if (k == MSCENARIO_MAX)
-				util_fatalx("unknown scenario \"%s\" (latency "
-				    "or throughput)", optarg);
-			sc = k;
-			break;
-		case 'm':
+		if (ch == 'm') {
 			if (strcmp(optarg, "ping") != 0 &&
 			    strcmp(optarg, "echo") != 0)
 				util_fatalx("unknown method \"%s\" (ping or "
 				    "echo)", optarg);
 			t.echo = strcmp(optarg, "echo") == 0;
-			break;
-		case 'n':
-			count = util_parse_size("--count", optarg);
-			break;
-		case 'b':
-			t.size = util_parse_size("--size", optarg);
-			break;
-		case 'c':
-			conns = util_parse_size("--conns", optarg);
-			break;
-		case 'W':
-			warmup = util_parse_size("--warmup", optarg);
-			break;
-		case 't':
-			timeout = util_parse_size("--timeout", optarg);
-			break;
-		default:
+		} else if (loadrun_option(&r, ch, optarg) != 0)
 			usage();
-		}
 	}
-	if (optind + 1 != argc)
+	if (loadrun_finish(&r, argc, argv, MLOAD_COUNT, MLOAD_COUNT,
+	    "MCP") != 0)
 		usage();
-	if (t.size > BENCH_MSG_MAX)
-		util_fatalx("--size %zu is over the limit of %zu", t.size,
-		    BENCH_MSG_MAX);
-	if (sc == MSCENARIO_LATENCY)
-		conns = 1;
-	if (conns == 0 || conns > MLOAD_CONNS_MAX)
-		util_fatalx("--conns must be 1 to %d", MLOAD_CONNS_MAX);
-	if (count == 0)
-		util_fatalx("--count must be at least 1");
-	if (count < conns)
-		conns = count;
-	signal(SIGPIPE, SIG_IGN);
-	util_watchdog((unsigned int)timeout, sc == MSCENARIO_LATENCY ?
-	    "MCP latency" : "MCP throughput");
-	hlink_target(&t.h, argv[optind]);
+	t.size = r.size;
+	hlink_target(&t.h, r.url);
 
 	/* The session, on a connection of its own, closed after. */
-	memset(&init, 0, sizeof init);
-	init.t = &t;
-	hlink_open(&init.hc, &t.h);
-	mconn_handshake(&init);
-	hlink_close(&init.hc);
-	free(init.req);
+	init = mconn_open_cb(&t);
+	mconn_handshake(init);
+	mconn_close_cb(init);
 
-	cl = calloc(conns, sizeof *cl);
-	th = calloc(conns, sizeof *th);
-	if (cl == NULL || th == NULL)
-		util_fatalx("out of memory for %zu connections", conns);
-	pthread_barrier_init(&start, NULL, (unsigned int)conns + 1);
-	per = count / conns;
-	for (i = 0; i < conns; i++) {
-		cl[i].t = &t;
-		cl[i].count = per + (i < count % conns ? 1 : 0);
-		cl[i].warmup = sc == MSCENARIO_LATENCY ? warmup : 0;
-		cl[i].first_id = next_id;
-		next_id += cl[i].warmup + cl[i].count;
-		cl[i].start = &start;
-		if (sc == MSCENARIO_LATENCY) {
-			cl[i].ns = util_xmalloc(cl[i].count * sizeof *cl[i].ns);
-			cl[i].head_ns = util_xmalloc(cl[i].count *
-			    sizeof *cl[i].head_ns);
-		}
-		if (pthread_create(&th[i], NULL, mconn_main, &cl[i]) != 0)
-			util_fatalx("cannot start a thread for connection %zu",
-			    i);
-	}
-	pthread_barrier_wait(&start);
-	t0 = util_now_ns();
-	for (i = 0; i < conns; i++) {
-		pthread_join(th[i], NULL);
-		sent += cl[i].sent;
-		received += cl[i].received;
-	}
-	el = util_now_ns() - t0;
-
-	if (sc == MSCENARIO_LATENCY) {
-		util_stats(cl[0].ns, cl[0].count, &st);
-		util_stats(cl[0].head_ns, cl[0].count, &sh);
+	loadrun_run(&r, &mconn_ops, &t);
+	if (r.sc == LOADRUN_LATENCY)
 		printf("scenario=mcp_latency method=%s count=%zu size=%zu "
 		    "warmup=%zu sent=%llu received=%llu p50_us=%.1f "
 		    "p99_us=%.1f mean_us=%.1f max_us=%.1f head_p50_us=%.1f "
-		    "head_p99_us=%.1f status=0\n", t.echo ? "echo" : "ping",
-		    count, t.size, warmup, (unsigned long long)sent,
-		    (unsigned long long)received, st.p50_us, st.p99_us,
-		    st.mean_us, st.max_us, sh.p50_us, sh.p99_us);
-		free(cl[0].ns);
-		free(cl[0].head_ns);
-	} else
+		    "head_p99_us=%.1f cpu_s=%.3f status=0\n",
+		    t.echo ? "echo" : "ping", r.count, r.size, r.warmup,
+		    (unsigned long long)r.sent, (unsigned long long)r.received,
+		    r.st.p50_us, r.st.p99_us, r.st.mean_us, r.st.max_us,
+		    r.head.p50_us, r.head.p99_us, r.cpu_s);
+	else
 		printf("scenario=mcp_throughput method=%s count=%zu size=%zu "
 		    "conns=%zu sent=%llu received=%llu elapsed_s=%.3f "
-		    "msgs_per_s=%.0f status=0\n", t.echo ? "echo" : "ping",
-		    count, t.size, conns, (unsigned long long)sent,
-		    (unsigned long long)received, (double)el / 1e9,
-		    2.0 * (double)received * 1e9 / (double)el);
+		    "msgs_per_s=%.0f cpu_s=%.3f status=0\n",
+		    t.echo ? "echo" : "ping", r.count, r.size, r.conns,
+		    (unsigned long long)r.sent, (unsigned long long)r.received,
+		    (double)r.elapsed_ns / 1e9, loadrun_msgs_per_s(&r), r.cpu_s);
 	fflush(stdout);
-	pthread_barrier_destroy(&start);
 	freeaddrinfo(t.h.ai);
-	free(cl);
-	free(th);
 	return 0;
 }
