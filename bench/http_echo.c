@@ -329,8 +329,6 @@ main(int argc, char **argv)
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct sockaddr_in	 sin;
-	socklen_t		 slen = sizeof sin;
 	struct hconn		*c;
 	pthread_attr_t		 attr;
 	pthread_t		 t;
@@ -354,9 +352,7 @@ main(int argc, char **argv)
 			hecho_split = 1;
 			break;
 		case 'p':
-			port = (int)util_parse_size("--port", optarg);
-			if (port > 65535)
-				util_fatalx("--port %d is not a port", port);
+			port = util_parse_port(optarg);
 			break;
 		default:
 			usage();
@@ -366,21 +362,8 @@ main(int argc, char **argv)
 		usage();
 	signal(SIGPIPE, SIG_IGN);
 
-	if ((lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		util_fatal("socket");
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons((uint16_t)port);
-	if (bind(lfd, (struct sockaddr *)&sin, sizeof sin) != 0)
-		util_fatal("binding 127.0.0.1:%d", port);
-	if (listen(lfd, 128) != 0)
-		util_fatal("listen");
-	if (getsockname(lfd, (struct sockaddr *)&sin, &slen) != 0)
-		util_fatal("getsockname");
-	printf("http_echo: listening on http://127.0.0.1:%d\n",
-	    ntohs(sin.sin_port));
+	lfd = util_listen(port, 128, 0, &port);
+	printf("http_echo: listening on http://127.0.0.1:%d\n", port);
 	fflush(stdout);
 
 	pthread_attr_init(&attr);

@@ -332,17 +332,13 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct epoll_event	 ev, evs[SECHO_EVENTS];
-	struct sockaddr_in	 sin;
-	socklen_t		 slen = sizeof sin;
 	int			 ch, lfd, fd, i, n, one = 1, port = 0;
 
 	util_setprogname(argv[0]);
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
-			port = (int)util_parse_size("--port", optarg);
-			if (port > 65535)
-				util_fatalx("--port %d is not a port", port);
+			port = util_parse_port(optarg);
 			break;
 		default:
 			usage();
@@ -358,27 +354,13 @@ main(int argc, char **argv)
 	if (conns == NULL || sessions == NULL)
 		util_fatal("allocating the tables");
 
-	if ((lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC |
-	    SOCK_NONBLOCK, 0)) == -1)
-		util_fatal("socket");
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons((uint16_t)port);
-	if (bind(lfd, (struct sockaddr *)&sin, sizeof sin) != 0)
-		util_fatal("binding 127.0.0.1:%d", port);
-	if (listen(lfd, 4096) != 0)
-		util_fatal("listen");
-	if (getsockname(lfd, (struct sockaddr *)&sin, &slen) != 0)
-		util_fatal("getsockname");
+	lfd = util_listen(port, 4096, 1, &port);
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
 		util_fatal("epoll_create1");
 	ev.events = EPOLLIN;
 	ev.data.fd = lfd;
 	epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &ev);
-	printf("sess_echo: listening on http://127.0.0.1:%d\n",
-	    ntohs(sin.sin_port));
+	printf("sess_echo: listening on http://127.0.0.1:%d\n", port);
 	fflush(stdout);
 
 	for (;;) {

@@ -4,6 +4,11 @@
  * and latency statistics.
  */
 
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <netinet/in.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -318,4 +323,45 @@ void
 util_watchdog_child(int pid)
 {
 	util_watchdog_pid = pid;
+}
+
+/* A --port argument: 0 (any free port) to 65535. */
+int
+util_parse_port(const char *arg)
+{
+	size_t	port;
+
+	port = util_parse_size("--port", arg);
+	if (port > 65535)
+		util_fatalx("--port %zu is not a port", port);
+	return (int)port;
+}
+
+/*
+ * Listen on 127.0.0.1:port (0: any free port) with backlog, non-blocking
+ * when asked; the socket, and the port it got in *bound.
+ */
+int
+util_listen(int port, int backlog, int nonblock, int *bound)
+{
+	struct sockaddr_in	sin;
+	socklen_t		slen = sizeof sin;
+	int			fd, one = 1;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC |
+	    (nonblock ? SOCK_NONBLOCK : 0), 0)) == -1)
+		util_fatal("socket");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((uint16_t)port);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0)
+		util_fatal("binding 127.0.0.1:%d", port);
+	if (listen(fd, backlog) != 0)
+		util_fatal("listen");
+	if (getsockname(fd, (struct sockaddr *)&sin, &slen) != 0)
+		util_fatal("getsockname");
+	*bound = ntohs(sin.sin_port);
+	return fd;
 }
