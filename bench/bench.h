@@ -129,18 +129,24 @@ struct loadrun {
 	double			 cpu_s;		/* the process's, all threads */
 };
 
+/* One connection of a load client, on its own thread. */
+struct loadconn {
+	void		*arg;		/* the tool's, shared: loadrun_run's */
+	struct hlink	 hc;
+	char		*req;		/* the request being built */
+	size_t		 req_cap;
+	int		 flag;		/* the tool's, about the last answer */
+};
+
 /*
- * What one connection of a load client does, each called on its thread:
- * open (with loadrun_run's arg) returns the connection's state, given to
- * round_trip (one request and its answer checked; head_ns, when not
- * NULL, gets the time the answer's head was in) and to close.  The
- * latencies to the heads are kept only when heads is set.
+ * What a load client does on a connection: round_trip sends request id
+ * and reads and checks its answer (head_ns, when not NULL, gets the time
+ * the answer's head was in).  The latencies to the heads are kept only
+ * when heads is set.
  */
 struct loadrun_ops {
-	void	*(*open)(void *);
-	void	 (*round_trip)(void *, uint64_t, int64_t *);
-	void	 (*close)(void *);
-	int	   heads;	/* time the heads too (a clock read more) */
+	void	(*round_trip)(struct loadconn *, uint64_t, int64_t *);
+	int	  heads;	/* time the heads too (a clock read more) */
 };
 
 /* The options loadrun_option() takes, for a tool's getopt_long table. */
@@ -158,8 +164,11 @@ void		 loadrun_init(struct loadrun *, size_t, size_t, size_t,
 int		 loadrun_option(struct loadrun *, int, const char *);
 int		 loadrun_finish(struct loadrun *, int, char **, size_t, size_t,
 		     const char *);
+struct loadconn	*loadrun_open(const struct htarget *, void *);
+void		 loadrun_close(struct loadconn *);
+char		*loadrun_req(struct loadconn *, size_t);
 void		 loadrun_run(struct loadrun *, const struct loadrun_ops *,
-		     void *);
+		     const struct htarget *, void *);
 double		 loadrun_msgs_per_s(const struct loadrun *);
 
 #endif

@@ -43,25 +43,14 @@ struct hload {
 	size_t		 size;
 };
 
-/* One keep-alive connection and the request it builds. */
-struct hclient {
-	const struct hload	*l;
-	struct hlink		 hc;
-	char			*req;		/* head and body */
-	size_t			 req_cap;
-	int			 sse;		/* this answer is an event stream */
-};
-
 static __dead void	usage(void);
-static void		*hclient_open_cb(void *);
-static void		 hclient_close_cb(void *);
-static void		 hclient_header_cb(void *, const char *, const char *);
-static size_t		 hclient_sse_data(struct hclient *);
-static void		 hclient_round_trip_cb(void *, uint64_t, int64_t *);
+static void		hclient_header_cb(void *, const char *, const char *);
+static size_t		hclient_sse_data(struct loadconn *);
+static void		hclient_round_trip_cb(struct loadconn *, uint64_t,
+			    int64_t *);
 
-static const struct loadrun_ops hclient_ops = {
-	hclient_open_cb, hclient_round_trip_cb, hclient_close_cb, 0
-};
+/* struct loadconn's flag here: the answer is an event stream. */
+static const struct loadrun_ops hclient_ops = { hclient_round_trip_cb, 0 };
 
 /* Say how to run us. */
 static __dead void
@@ -79,39 +68,15 @@ usage(void)
 	exit(2);
 }
 
-/* Open a connection to the target. */
-static void *
-hclient_open_cb(void *arg)
-{
-	struct hclient	*c;
-
-	c = util_xmalloc(sizeof *c);
-	memset(c, 0, sizeof *c);
-	c->l = arg;
-	hlink_open(&c->hc, &c->l->t);
-	return c;
-}
-
-/* Close a connection and free it. */
-static void
-hclient_close_cb(void *arg)
-{
-	struct hclient	*c = arg;
-
-	hlink_close(&c->hc);
-	free(c->req);
-	free(c);
-}
-
 /* Note an answer framed as an event stream. */
 static void
 hclient_header_cb(void *arg, const char *name, const char *v)
 {
-	struct hclient	*c = arg;
+	struct loadconn	*c = arg;
 
 	if (strcasecmp(name, "Content-Type") == 0 &&
 	    strncasecmp(v, "text/event-stream", 17) == 0)
-		c->sse = 1;
+		c->flag = 1;
 }
 
 /*
@@ -119,7 +84,7 @@ hclient_header_cb(void *arg, const char *name, const char *v)
  * as http_echo and the MCP SDKs send it), in place; its length.
  */
 static size_t
-hclient_sse_data(struct hclient *c)
+hclient_sse_data(struct loadconn *c)
 {
 	char	*body = c->hc.body, *d, *nl;
 	size_t	 blen = c->hc.blen;
@@ -137,37 +102,33 @@ hclient_sse_data(struct hclient *c)
 
 /* Send request id and read and check its answer. */
 static void
-hclient_round_trip_cb(void *arg, uint64_t id, int64_t *head_ns)
+hclient_round_trip_cb(struct loadconn *c, uint64_t id, int64_t *head_ns)
 {
-	struct hclient		*c = arg;
-	const struct htarget	*t = &c->l->t;
-	size_t			 blen, reqlen, off, idlen, need;
-	char			 num[32];
+	const struct hload	*l = c->arg;
+	const struct htarget	*t = &l->t;
+	size_t			 blen, reqlen, off, idlen;
+	char			 num[32], *req;
 	int			 hl, nl;
 
-	reqlen = util_request_len(id, c->l->size);	/* with a newline */
-	need = HLOAD_REQ_HEAD_MAX + reqlen;
-	if (c->req_cap < need) {
-		c->req = util_xrealloc(c->req, need);
-		c->req_cap = need;
-	}
-	hl = snprintf(c->req, HLOAD_REQ_HEAD_MAX, "POST %s HTTP/1.1\r\n"
+	reqlen = util_request_len(id, l->size);	/* with a newline */
+	req = loadrun_req(c, HLOAD_REQ_HEAD_MAX + reqlen);
+	hl = snprintf(req, HLOAD_REQ_HEAD_MAX, "POST %s HTTP/1.1\r\n"
 	    "Host: %s:%s\r\nContent-Type: application/json\r\n"
 	    "Accept: application/json, text/event-stream\r\n"
 	    "Content-Length: %zu\r\n\r\n", t->path, t->host, t->port,
 	    reqlen - 1);
 	if (hl < 0 || hl >= HLOAD_REQ_HEAD_MAX)
 		util_fatalx("a request head over %d bytes", HLOAD_REQ_HEAD_MAX);
-	util_request_fill(c->req + hl, id, c->l->size);
-	hlink_write(&c->hc, c->req, (size_t)hl + reqlen - 1);
+	util_request_fill(req + hl, id, l->size);
+	hlink_write(&c->hc, req, (size_t)hl + reqlen - 1);
 
-	c->sse = 0;
+	c->flag = 0;
 	hlink_response(&c->hc, hclient_header_cb, c, head_ns);
 	nl = snprintf(num, sizeof num, "%llu", (unsigned long long)id);
 	if (c->hc.status != 200)
 		util_fatalx("answer %s: status %d, expected 200: %.200s", num,
 		    c->hc.status, c->hc.body);
-	blen = c->sse ? hclient_sse_data(c) : c->hc.blen;
+	blen = c->flag ? hclient_sse_data(c) : c->hc.blen;
 	if (util_find_id(c->hc.body, blen, &off, &idlen) != 0 ||
 	    idlen != (size_t)nl || memcmp(c->hc.body + off, num, idlen) != 0)
 		util_fatalx("the answer to request %s has another id or none: "
@@ -201,7 +162,7 @@ main(int argc, char **argv)
 	memset(&l, 0, sizeof l);
 	l.size = r.size;
 	hlink_target(&l.t, r.url);
-	loadrun_run(&r, &hclient_ops, &l);
+	loadrun_run(&r, &hclient_ops, &l.t, &l);
 
 	if (r.sc == LOADRUN_LATENCY)
 		printf("scenario=http_latency count=%zu size=%zu warmup=%zu "

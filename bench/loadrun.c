@@ -1,11 +1,11 @@
 /*
  * What the HTTP load clients (http_load, mcp_load) share around their
  * round trips: the command line every one of them takes (scenario, count,
- * size, connections, warm-up, time limit, URL), and a run: one thread per
- * connection, each warmed up, then all started together and timed, the
- * latencies of the first kept.  The tool gives what one connection does
- * as three callbacks; any failure in them is fatal, as everywhere in the
- * bench.
+ * size, connections, warm-up, time limit, URL), the connections, and a
+ * run: one thread per connection, each warmed up, then all started
+ * together and timed, the latencies of the first kept.  The tool gives
+ * its round trip as a callback; any failure in it is fatal, as everywhere
+ * in the bench.
  */
 
 #include <sys/resource.h>
@@ -31,6 +31,7 @@ static const char *loadrun_scenario_names[LOADRUN_MAX] = {
 struct loadrun_conn {
 	const struct loadrun		*r;
 	const struct loadrun_ops	*ops;
+	const struct htarget		*t;
 	void				*arg;
 	uint64_t			 first_id;
 	size_t				 count;		/* requests to time */
@@ -123,16 +124,49 @@ loadrun_finish(struct loadrun *r, int argc, char **argv, size_t lcount,
 	return 0;
 }
 
+/* Open a connection to t for a tool whose shared state is arg. */
+struct loadconn *
+loadrun_open(const struct htarget *t, void *arg)
+{
+	struct loadconn	*c;
+
+	c = util_xmalloc(sizeof *c);
+	memset(c, 0, sizeof *c);
+	c->arg = arg;
+	hlink_open(&c->hc, t);
+	return c;
+}
+
+/* Close a connection and free it. */
+void
+loadrun_close(struct loadconn *c)
+{
+	hlink_close(&c->hc);
+	free(c->req);
+	free(c);
+}
+
+/* The connection's request buffer, at least len bytes. */
+char *
+loadrun_req(struct loadconn *c, size_t len)
+{
+	if (c->req_cap < len) {
+		c->req = util_xrealloc(c->req, len);
+		c->req_cap = len;
+	}
+	return c->req;
+}
+
 /* Run one connection's requests, timing them if asked. */
 static void *
 loadrun_main_cb(void *arg)
 {
 	struct loadrun_conn	*lc = arg;
-	void			*c;
+	struct loadconn		*c;
 	int64_t			 t0, th = 0;
 	size_t			 i;
 
-	c = lc->ops->open(lc->arg);
+	c = loadrun_open(lc->t, lc->arg);
 	for (i = 0; i < lc->warmup; i++)
 		lc->ops->round_trip(c, lc->first_id + i, NULL);
 	pthread_barrier_wait(lc->start);
@@ -145,18 +179,19 @@ loadrun_main_cb(void *arg)
 		if (lc->head_ns != NULL)
 			lc->head_ns[i] = th - t0;
 	}
-	lc->ops->close(c);
+	loadrun_close(c);
 	return NULL;
 }
 
 /*
- * Run r: r->conns connections through ops (arg to their open), ids from
- * 1 up, warm-up only for latency.  Fills the results in r: sent and
+ * Run r: r->conns connections to t, each doing ops's round trips (arg in
+ * their struct loadconn), ids from 1 up, warm-up only for latency.  Fills the results in r: sent and
  * received (warm-up included), the timed part's elapsed time, the
  * latencies of connection 0 and the process's CPU time.
  */
 void
-loadrun_run(struct loadrun *r, const struct loadrun_ops *ops, void *arg)
+loadrun_run(struct loadrun *r, const struct loadrun_ops *ops,
+    const struct htarget *t, void *arg)
 {
 	struct loadrun_conn	*cl;
 	struct rusage		 ru;
@@ -175,6 +210,7 @@ loadrun_run(struct loadrun *r, const struct loadrun_ops *ops, void *arg)
 	for (i = 0; i < r->conns; i++) {
 		cl[i].r = r;
 		cl[i].ops = ops;
+		cl[i].t = t;
 		cl[i].arg = arg;
 		cl[i].count = per + (i < r->count % r->conns ? 1 : 0);
 		cl[i].warmup = r->sc == LOADRUN_LATENCY ? r->warmup : 0;

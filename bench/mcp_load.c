@@ -59,26 +59,16 @@ struct mtarget {
 	char		 version[MLOAD_HDR_MAX];
 };
 
-/* One keep-alive connection and the requests it sends. */
-struct mconn {
-	struct mtarget		*t;
-	struct hlink		 hc;
-	char			*req;
-	size_t			 req_cap;
-};
-
 static __dead void	usage(void);
 static void		mconn_header_cb(void *, const char *, const char *);
-static void		mconn_post(struct mconn *, const char *, size_t);
-static const char	*mconn_message(struct mconn *, uint64_t);
-static void		mconn_handshake(struct mconn *);
-static void		*mconn_open_cb(void *);
-static void		 mconn_close_cb(void *);
-static void		 mconn_round_trip_cb(void *, uint64_t, int64_t *);
+static void		mconn_post(struct loadconn *, const char *, size_t);
+static const char	*mconn_message(struct loadconn *, uint64_t);
+static void		mconn_handshake(struct loadconn *);
+static void		mconn_round_trip_cb(struct loadconn *, uint64_t,
+			    int64_t *);
 
-static const struct loadrun_ops mconn_ops = {
-	mconn_open_cb, mconn_round_trip_cb, mconn_close_cb, 1
-};
+/* Each connection's arg is the struct mtarget. */
+static const struct loadrun_ops mconn_ops = { mconn_round_trip_cb, 1 };
 
 /* Say how to run us. */
 static __dead void
@@ -109,17 +99,14 @@ mconn_header_cb(void *arg, const char *name, const char *v)
 
 /* POST a JSON-RPC message of len bytes with the session's headers. */
 static void
-mconn_post(struct mconn *c, const char *msg, size_t len)
+mconn_post(struct loadconn *c, const char *msg, size_t len)
 {
-	const struct mtarget	*t = c->t;
-	size_t			 need = MLOAD_HEAD_MAX + len;
+	const struct mtarget	*t = c->arg;
+	char			*req;
 	int			 hl;
 
-	if (c->req_cap < need) {
-		c->req = util_xrealloc(c->req, need);
-		c->req_cap = need;
-	}
-	hl = snprintf(c->req, MLOAD_HEAD_MAX, "POST %s HTTP/1.1\r\nHost: %s:%s\r\n"
+	req = loadrun_req(c, MLOAD_HEAD_MAX + len);
+	hl = snprintf(req, MLOAD_HEAD_MAX, "POST %s HTTP/1.1\r\nHost: %s:%s\r\n"
 	    "Content-Type: application/json\r\n"
 	    "Accept: application/json, text/event-stream\r\n%s%s%s%s%s%s"
 	    "Content-Length: %zu\r\n\r\n", t->h.path, t->h.host, t->h.port,
@@ -129,8 +116,8 @@ mconn_post(struct mconn *c, const char *msg, size_t len)
 	    t->version[0] ? "\r\n" : "", len);
 	if (hl < 0 || hl >= MLOAD_HEAD_MAX)
 		util_fatalx("a request head over %d bytes", MLOAD_HEAD_MAX);
-	memcpy(c->req + hl, msg, len);
-	hlink_write(&c->hc, c->req, (size_t)hl + len);
+	memcpy(req + hl, msg, len);
+	hlink_write(&c->hc, req, (size_t)hl + len);
 }
 
 /*
@@ -138,7 +125,7 @@ mconn_post(struct mconn *c, const char *msg, size_t len)
  * first SSE event that has one (servers may send a priming event first).
  */
 static const char *
-mconn_message(struct mconn *c, uint64_t id)
+mconn_message(struct loadconn *c, uint64_t id)
 {
 	const char	*p = c->hc.body;
 
@@ -157,8 +144,9 @@ mconn_message(struct mconn *c, uint64_t id)
 
 /* Initialize the session on this connection, as an SDK client does. */
 static void
-mconn_handshake(struct mconn *c)
+mconn_handshake(struct loadconn *c)
 {
+	struct mtarget	*t = c->arg;
 	static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
 	    "\"initialize\",\"params\":{\"protocolVersion\":\"" MLOAD_VERSION
 	    "\",\"capabilities\":{},\"clientInfo\":{\"name\":\"mcp_load\","
@@ -168,7 +156,7 @@ mconn_handshake(struct mconn *c)
 	const char	*m, *v, *e;
 
 	mconn_post(c, init, sizeof init - 1);
-	hlink_response(&c->hc, mconn_header_cb, c->t, NULL);
+	hlink_response(&c->hc, mconn_header_cb, t, NULL);
 	if (c->hc.status != 200)
 		util_fatalx("initialize: status %d: %.200s", c->hc.status,
 		    c->hc.body);
@@ -178,43 +166,19 @@ mconn_handshake(struct mconn *c)
 	v += sizeof "\"protocolVersion\":\"" - 1;
 	if ((e = strchr(v, '"')) == NULL || e - v >= MLOAD_HDR_MAX)
 		util_fatalx("initialize: a bad protocolVersion: %.200s", m);
-	snprintf(c->t->version, MLOAD_HDR_MAX, "%.*s", (int)(e - v), v);
+	snprintf(t->version, MLOAD_HDR_MAX, "%.*s", (int)(e - v), v);
 	mconn_post(c, note, sizeof note - 1);
-	hlink_response(&c->hc, mconn_header_cb, c->t, NULL);
+	hlink_response(&c->hc, mconn_header_cb, t, NULL);
 	if (c->hc.status != 202 && c->hc.status != 200 && c->hc.status != 204)
 		util_fatalx("notifications/initialized: status %d: %.200s",
 		    c->hc.status, c->hc.body);
 }
 
-/* Open a connection that sends in the handshake's session. */
-static void *
-mconn_open_cb(void *arg)
-{
-	struct mconn	*c;
-
-	c = util_xmalloc(sizeof *c);
-	memset(c, 0, sizeof *c);
-	c->t = arg;
-	hlink_open(&c->hc, &c->t->h);
-	return c;
-}
-
-/* Close a connection and free it. */
-static void
-mconn_close_cb(void *arg)
-{
-	struct mconn	*c = arg;
-
-	hlink_close(&c->hc);
-	free(c->req);
-	free(c);
-}
-
 /* Send request id and read and check its answer; its head time too. */
 static void
-mconn_round_trip_cb(void *arg, uint64_t id, int64_t *head_ns)
+mconn_round_trip_cb(struct loadconn *c, uint64_t id, int64_t *head_ns)
 {
-	struct mconn		*c = arg;
+	const struct mtarget	*t = c->arg;
 	static const char	 rhead[] = "{\"jsonrpc\":\"2.0\",\"id\":";
 	char			*msg, num[32];
 	const char		*m;
@@ -222,12 +186,12 @@ mconn_round_trip_cb(void *arg, uint64_t id, int64_t *head_ns)
 	int			 nl;
 
 	nl = snprintf(num, sizeof num, "%llu", (unsigned long long)id);
-	if (c->t->echo)
-		pad = c->t->size;
+	if (t->echo)
+		pad = t->size;
 	msg = util_xmalloc(sizeof rhead + (size_t)nl + 128 + pad);
 	len = (size_t)sprintf(msg, "%s%s,\"method\":\"%s\"", rhead, num,
-	    c->t->echo ? "tools/call" : "ping");
-	if (c->t->echo) {
+	    t->echo ? "tools/call" : "ping");
+	if (t->echo) {
 		len += (size_t)sprintf(msg + len, ",\"params\":{\"name\":"
 		    "\"echo\",\"arguments\":{\"message\":\"");
 		memset(msg + len, 'x', pad);
@@ -252,7 +216,7 @@ mconn_round_trip_cb(void *arg, uint64_t id, int64_t *head_ns)
 		util_fatalx("the answer to request %s is no result: %.200s",
 		    num, m);
 	/* The text may have a prefix ("Echo: " from server-everything). */
-	if (c->t->echo && ((m = strstr(m, "\"text\":\"")) == NULL ||
+	if (t->echo && ((m = strstr(m, "\"text\":\"")) == NULL ||
 	    (m = strchr(m + 8, 'x')) == NULL || strspn(m, "x") != pad))
 		util_fatalx("the answer to request %s does not echo the %zu "
 		    "bytes: %.200s", num, pad, c->hc.body);
@@ -269,7 +233,7 @@ main(int argc, char **argv)
 	};
 	struct loadrun		 r;
 	struct mtarget		 t;
-	struct mconn		*init;
+	struct loadconn		*init;
 	int			 ch;
 
 	util_setprogname(argv[0]);
@@ -292,11 +256,11 @@ main(int argc, char **argv)
 	hlink_target(&t.h, r.url);
 
 	/* The session, on a connection of its own, closed after. */
-	init = mconn_open_cb(&t);
+	init = loadrun_open(&t.h, &t);
 	mconn_handshake(init);
-	mconn_close_cb(init);
+	loadrun_close(init);
 
-	loadrun_run(&r, &mconn_ops, &t);
+	loadrun_run(&r, &mconn_ops, &t.h, &t);
 	if (r.sc == LOADRUN_LATENCY)
 		printf("scenario=mcp_latency method=%s count=%zu size=%zu "
 		    "warmup=%zu sent=%llu received=%llu p50_us=%.1f "
