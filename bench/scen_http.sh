@@ -6,12 +6,29 @@
 # variables ($http_echo, $http_load, $mcpreel, $tmp) it uses.  Each figure
 # is the median of BENCH_HTTP_ROUNDS rounds, each round direct then through
 # mcpreel, back to back, so that a busy machine weighs on both alike.
+#
+# The throughput scenario also says where the CPU goes: the CPU time of
+# the load client (its own cpu_s), of the echo server and of mcpreel's two
+# threads (the event loop, and the SQLite writer named mcpreel-writer),
+# read from /proc before and after each run, per exchange: the echo's
+# from /proc/PID/stat (utime+stime, which keep the time of its threads
+# that have ended, one per connection), mcpreel's threads from
+# /proc/PID/task/TID/schedstat (nanoseconds, where stat counts ticks);
+# the ceiling that implies on this machine's CPUs; and the writer's cost
+# beside bench/sqlite_floor's per row, with the rows an exchange adds
+# counted in the database after the run.
 
 hs_rounds=${BENCH_HTTP_ROUNDS:-3}
 hs_tput_n=${BENCH_HTTP_GW_N:-40000}
 hs_lat_n=${BENCH_HTTP_GW_LATENCY_N:-3000}
 hs_conns=${BENCH_HTTP_GW_CONNS:-"4 64"}
 hs_modes=${BENCH_HTTP_GW_MODES:-"json chunked sse sse-split json-split"}
+hs_floor_n=${BENCH_HTTP_FLOOR_N:-$hs_tput_n}
+hs_floor_bin=$build/bench/sqlite_floor
+hs_ncpu=$(nproc)
+hs_clk_tck=$(getconf CLK_TCK)
+hs_relay=${BENCH_HTTP_RELAY:-1}
+hs_relay_bin=$build/bench/tcp_relay
 
 # The median of the numbers given.
 hs_median() {
@@ -23,6 +40,43 @@ hs_median() {
 # One table line, in run.sh's columns.
 hs_line() {
 	printf "%-28s | %12s | %15s | %18s | %18s | %26s\n" "$@"
+}
+
+# The CPU time PID has used so far, in ns: "the process's (utime+stime,
+# ended threads too), its thread named mcpreel-writer's, its first
+# thread's" (0 for a thread it does not have).
+hs_cpu() {
+	local t ns st all w=0 main=0
+	read -r st <"/proc/$1/stat" 2>/dev/null
+	read -r -a st <<<"${st##*) }"
+	all=$(((${st[11]:-0} + ${st[12]:-0}) * 1000000000 / hs_clk_tck))
+	for t in /proc/$1/task/*; do
+		{ read -r ns _ <"$t/schedstat"; } 2>/dev/null || continue
+		[ "${t##*/}" = "$1" ] && main=$ns
+		[ "$(cat "$t/comm" 2>/dev/null)" = mcpreel-writer ] && w=$ns
+	done
+	echo "$all $w $main"
+}
+
+# Microseconds per exchange of the ns between two hs_cpu figures: BEFORE
+# AFTER EXCHANGES [FIELD: 1 the process, 2 the writer, 3 the first thread].
+hs_cpu_us() {
+	local b a
+	read -r -a b <<<"$1"
+	read -r -a a <<<"$2"
+	case ${4:-1} in
+	1) calc "%.2f" "(${a[0]} - ${b[0]}) / 1000 / $3" ;;
+	2) calc "%.2f" "(${a[1]} - ${b[1]}) / 1000 / $3" ;;
+	3) calc "%.2f" "(${a[2]} - ${b[2]}) / 1000 / $3" ;;
+	esac
+}
+
+# The rows DB holds in the tables a recording writes, all summed.
+hs_db_rows() {
+	command -v sqlite3 >/dev/null 2>&1 || return 1
+	sqlite3 "$1" "SELECT (SELECT count(*) FROM messages) +
+	    (SELECT count(*) FROM http_exchanges) + (SELECT count(*) FROM events) +
+	    (SELECT count(*) FROM sessions)" 2>/dev/null
 }
 
 # Start an echo server in MODE (json, chunked, sse, with -split); its port
@@ -66,23 +120,65 @@ for c in $hs_conns; do
 		stop_server "$hs_epid"
 		continue
 	fi
-	d=() m=() ratio=() sent=0
+	hs_rpid=""
+	if [ "$hs_relay" = 1 ] && [ -x "$hs_relay_bin" ] && start_server "$name-relay" "tcp_relay: listening on" \
+	    "$hs_relay_bin" --upstream "$hs_eport"; then
+		hs_rport=$sport hs_rpid=$spid
+	fi
+	d=() m=() ratio=() sent=0 cld=() ced=() clm=() cem=() cml=() cmw=()
+	rl=() rratio=() clr=() cer=() crr=()
 	for ((i = 0; i < hs_rounds; i++)); do
+		e0=$(hs_cpu "$hs_epid")
 		run "$name-direct" "$http_load" --scenario throughput --count "$hs_tput_n" \
 		    --conns "$c" "http://127.0.0.1:$hs_eport/mcp" || continue
-		dv=$(kv "$out" msgs_per_s)
+		e1=$(hs_cpu "$hs_epid")
+		dl=$out dx=$(kv "$out" received)
+		if [ -n "$hs_rpid" ]; then
+			r0=$(hs_cpu "$hs_rpid")
+			if run "$name-relay" "$http_load" --scenario throughput --count "$hs_tput_n" \
+			    --conns "$c" "http://127.0.0.1:$hs_rport/mcp"; then
+				r1=$(hs_cpu "$hs_rpid") e2=$(hs_cpu "$hs_epid") rx=$(kv "$out" received)
+				rl+=("$(kv "$out" msgs_per_s)")
+				rratio+=("$(calc "%.1f" "100 * $(kv "$out" msgs_per_s) / $(kv "$dl" msgs_per_s)")")
+				clr+=("$(calc "%.2f" "$(kv "$out" cpu_s) * 1e6 / $rx")")
+				cer+=("$(hs_cpu_us "$e1" "$e2" "$rx")") crr+=("$(hs_cpu_us "$r0" "$r1" "$rx")")
+			fi
+			e1=$(hs_cpu "$hs_epid")
+		fi
+		m0=$(hs_cpu "$hs_mpid")
 		run "$name-mcpreel" "$http_load" --scenario throughput --count "$hs_tput_n" \
 		    --conns "$c" "http://127.0.0.1:$hs_mport/mcp" || continue
-		mv=$(kv "$out" msgs_per_s)
-		sent=$((sent + $(kv "$out" sent)))
+		# The writer's last rows wait for its tick: let it write them.
+		sleep 0.2
+		e2=$(hs_cpu "$hs_epid") m1=$(hs_cpu "$hs_mpid")
+		mx=$(kv "$out" received)
+		dv=$(kv "$dl" msgs_per_s) mv=$(kv "$out" msgs_per_s)
+		sent=$((sent + mx))
 		d+=("$dv") m+=("$mv") ratio+=("$(calc "%.1f" "100 * $mv / $dv")")
+		cld+=("$(calc "%.2f" "$(kv "$dl" cpu_s) * 1e6 / $dx")")
+		clm+=("$(calc "%.2f" "$(kv "$out" cpu_s) * 1e6 / $mx")")
+		ced+=("$(hs_cpu_us "$e0" "$e1" "$dx")") cem+=("$(hs_cpu_us "$e1" "$e2" "$mx")")
+		cml+=("$(hs_cpu_us "$m0" "$m1" "$mx" 3)") cmw+=("$(hs_cpu_us "$m0" "$m1" "$mx" 2)")
 	done
 	hs_proxy_end "$name" "$db" $((2 * sent))
+	[ -n "$hs_rpid" ] && stop_server "$hs_rpid"
 	stop_server "$hs_epid"
+	hs[$c.r]=$(hs_median "${rl[@]}") hs[$c.rratio]=$(hs_median "${rratio[@]}")
+	hs[$c.clr]=$(hs_median "${clr[@]}") hs[$c.cer]=$(hs_median "${cer[@]}")
+	hs[$c.crr]=$(hs_median "${crr[@]}")
 	hs[$c.d]=$(hs_median "${d[@]}") hs[$c.m]=$(hs_median "${m[@]}")
 	hs[$c.ratio]=$(hs_median "${ratio[@]}") hs[$c.rss]=$hs_rss hs[$c.rows]=$rows
 	hs[$c.runs]="${ratio[*]}"
+	hs[$c.cld]=$(hs_median "${cld[@]}") hs[$c.ced]=$(hs_median "${ced[@]}")
+	hs[$c.clm]=$(hs_median "${clm[@]}") hs[$c.cem]=$(hs_median "${cem[@]}")
+	hs[$c.cml]=$(hs_median "${cml[@]}") hs[$c.cmw]=$(hs_median "${cmw[@]}")
+	hs[$c.dbrows]=$(hs_db_rows "$db") hs[$c.x]=$sent
 done
+# SQLite's own cost per row with mcpreel's schema and writer settings.
+if [ -x "$hs_floor_bin" ] && run gw-floor "$hs_floor_bin" --count "$hs_floor_n" "$tmp/gw-floor.db"; then
+	hs[floor_us]=$(calc "%.2f" "1e6 / $(kv "$out" rows_per_cpu_s)")
+fi
+rm -f "$tmp/gw-floor.db"*
 for mode in $hs_modes; do
 	name=gw-lat-$mode db="$tmp/gw-lat-$mode.db"
 	hs_echo "$mode" || continue
@@ -119,6 +215,8 @@ hs_line "----------------------------" "------------" "---------------" \
 for c in $hs_conns; do
 	hs_line "throughput $c conns (msgs/s)" "${hs[$c.d]:--}" "${hs[$c.m]:--}" \
 	    "${hs[$c.ratio]:--}% of direct" "$(mib "${hs[$c.rss]:-}")" "${hs[$c.rows]:--}"
+	[ "${hs[$c.r]:--}" != - ] && hs_line "  via tcp_relay (no recording)" "${hs[$c.d]:--}" \
+	    "${hs[$c.r]}" "${hs[$c.rratio]}% of direct" "" "(relays only)"
 done
 for mode in $hs_modes; do
 	hs_line "latency $mode p50 (us)" "${hs[$mode.p50d]:--}" "${hs[$mode.p50m]:--}" \
@@ -132,11 +230,60 @@ echo "(json: Content-Length; chunked: one chunk; sse: text/event-stream, one eve
 echo " -split: head, body and last chunk in separate writes, as a Node server sends them)"
 echo
 
+# The CPU budget of one throughput scenario: C (connections).
+hs_budget() {
+	local c=$1 tot dtot rtot ceil dceil budget rpx sq
+	[ -n "${hs[$c.cml]:-}" ] && [ "${hs[$c.d]:--}" != - ] || return
+	tot=$(calc "%.2f" "${hs[$c.clm]} + ${hs[$c.cem]} + ${hs[$c.cml]} + ${hs[$c.cmw]}")
+	dtot=$(calc "%.2f" "${hs[$c.cld]} + ${hs[$c.ced]}")
+	# Exchanges/s on all CPUs busy, as a share of the direct run's.
+	ceil=$(calc "%.1f" "100 * $hs_ncpu * 1e6 / $tot / (${hs[$c.d]} / 2)")
+	dceil=$(calc "%.1f" "100 * $hs_ncpu * 1e6 / $dtot / (${hs[$c.d]} / 2)")
+	echo "  $c conns, CPU per exchange (median of $hs_rounds): direct: load ${hs[$c.cld]} us," \
+	    "echo ${hs[$c.ced]} us = $dtot us; through: load ${hs[$c.clm]} us, echo ${hs[$c.cem]} us," \
+	    "mcpreel loop ${hs[$c.cml]} us, writer ${hs[$c.cmw]} us = $tot us"
+	echo "    on $hs_ncpu CPUs the ceiling through mcpreel is $ceil% of direct" \
+	    "(direct's own ceiling: $dceil% of what it ran); both CPU-bound, through" \
+	    "would be $(calc "%.1f" "100 * $dtot / $tot")% of direct (its CPU per exchange over through's)"
+	if [ "${hs[$c.crr]:--}" != - ]; then
+		rtot=$(calc "%.2f" "${hs[$c.clr]} + ${hs[$c.cer]} + ${hs[$c.crr]}")
+		echo "    via tcp_relay (the hop alone: no parsing, no recording): load ${hs[$c.clr]} us," \
+		    "echo ${hs[$c.cer]} us, relay ${hs[$c.crr]} us = $rtot us; its ceiling" \
+		    "$(calc "%.1f" "100 * $hs_ncpu * 1e6 / $rtot / (${hs[$c.d]} / 2)")% of direct," \
+		    "both CPU-bound $(calc "%.1f" "100 * $dtot / $rtot")%"
+	fi
+	hs[$c.cpuline]="CPU per exchange: load ${hs[$c.clm]} us, echo ${hs[$c.cem]} us, mcpreel loop"
+	hs[$c.cpuline]+=" ${hs[$c.cml]} us, writer ${hs[$c.cmw]} us; on $hs_ncpu CPUs the ceiling is $ceil% of direct"
+	[ -n "${hs[$c.dbrows]:-}" ] && [ -n "${hs[floor_us]:-}" ] || return
+	rpx=$(calc "%.2f" "${hs[$c.dbrows]} / ${hs[$c.x]}")
+	sq=$(calc "%.2f" "$rpx * ${hs[floor_us]}")
+	# What 50% of direct leaves mcpreel, after the load's and echo's CPU.
+	budget=$(calc "%.2f" "$hs_ncpu * 1e6 / (0.5 * ${hs[$c.d]} / 2) - ${hs[$c.clm]} - ${hs[$c.cem]}")
+	echo "    writer: $rpx rows per exchange (${hs[$c.dbrows]} rows in the database for" \
+	    "${hs[$c.x]} exchanges) x ${hs[floor_us]} us a row (sqlite_floor) = $sq us of SQLite alone," \
+	    "$(calc "%.0f" "100 * $sq / ${hs[$c.cmw]}")% of the writer's ${hs[$c.cmw]} us"
+	if awk "BEGIN { exit !($budget > 0) }"; then
+		echo "    50% of direct leaves mcpreel $budget us of CPU an exchange (after the load's" \
+		    "and echo's); SQLite alone takes $(calc "%.0f" "100 * $sq / $budget")% of it"
+	else
+		echo "    50% of direct leaves mcpreel nothing: the load client and the echo" \
+		    "through it already need more than $hs_ncpu CPUs at that rate"
+	fi
+}
+
+echo "CPU budget of the throughput scenarios (CPU time from /proc, per exchange;" \
+    "ceiling = $hs_ncpu CPUs / the CPU all parts spend on one exchange):"
+for c in $hs_conns; do
+	hs_budget "$c"
+done
+echo
+
 echo "targets (HTTP gateway):"
-report "HTTP throughput >= 50% of direct (4 conns)" "${hs[4.ratio]:--}% of direct" \
-    "${hs[4.ratio]:--} >= 50" "${hs[4.ratio]:--}"
-report "HTTP throughput >= 50% of direct (64 conns)" "${hs[64.ratio]:--}% of direct" \
-    "${hs[64.ratio]:--} >= 50" "${hs[64.ratio]:--}"
+for c in $hs_conns; do
+	report "HTTP throughput >= 50% of direct ($c conns)" "${hs[$c.ratio]:--}% of direct" \
+	    "${hs[$c.ratio]:--} >= 50" "${hs[$c.ratio]:--}"
+	[ -n "${hs[$c.cpuline]:-}" ] && echo "    ${hs[$c.cpuline]}"
+done
 report "HTTP added p99 <= 100 us (one at a time)" "${hs[json.a99]:--} us (json)" \
     "${hs[json.a99]:--} <= 100" "${hs[json.a99]:--}"
 echo
