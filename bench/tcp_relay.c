@@ -66,10 +66,7 @@ relay_connect(int port)
 
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		util_fatal("socket");
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons((uint16_t)port);
+	util_loopback(&sin, port);
 	if (connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0)
 		util_fatal("connecting to 127.0.0.1:%d", port);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

@@ -337,6 +337,16 @@ util_parse_port(const char *arg)
 	return (int)port;
 }
 
+/* Fill sin with 127.0.0.1:port. */
+void
+util_loopback(struct sockaddr_in *sin, int port)
+{
+	memset(sin, 0, sizeof *sin);
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin->sin_port = htons((uint16_t)port);
+}
+
 /*
  * Listen on 127.0.0.1:port (0: any free port) with backlog, non-blocking
  * when asked; the socket, and the port it got in *bound.
@@ -352,10 +362,7 @@ util_listen(int port, int backlog, int nonblock, int *bound)
 	    (nonblock ? SOCK_NONBLOCK : 0), 0)) == -1)
 		util_fatal("socket");
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons((uint16_t)port);
+	util_loopback(&sin, port);
 	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0)
 		util_fatal("binding 127.0.0.1:%d", port);
 	if (listen(fd, backlog) != 0)
