@@ -254,20 +254,23 @@ hs_budget() {
 	fi
 	hs[$c.cpuline]="CPU per exchange: load ${hs[$c.clm]} us, echo ${hs[$c.cem]} us, mcpreel loop"
 	hs[$c.cpuline]+=" ${hs[$c.cml]} us, writer ${hs[$c.cmw]} us; on $hs_ncpu CPUs the ceiling is $ceil% of direct"
+	hs[$c.cpuline]+=" ($(calc "%.1f" "100 * $dtot / $tot")% when both are CPU-bound)"
 	[ -n "${hs[$c.dbrows]:-}" ] && [ -n "${hs[floor_us]:-}" ] || return
 	rpx=$(calc "%.2f" "${hs[$c.dbrows]} / ${hs[$c.x]}")
 	sq=$(calc "%.2f" "$rpx * ${hs[floor_us]}")
-	# What 50% of direct leaves mcpreel, after the load's and echo's CPU.
-	budget=$(calc "%.2f" "$hs_ncpu * 1e6 / (0.5 * ${hs[$c.d]} / 2) - ${hs[$c.clm]} - ${hs[$c.cem]}")
+	# At 50% of direct, both CPU-bound, an exchange through may cost twice
+	# direct's CPU: what is left after the load client's and the echo's.
+	budget=$(calc "%.2f" "2 * $dtot - ${hs[$c.clm]} - ${hs[$c.cem]}")
 	echo "    writer: $rpx rows per exchange (${hs[$c.dbrows]} rows in the database for" \
 	    "${hs[$c.x]} exchanges) x ${hs[floor_us]} us a row (sqlite_floor) = $sq us of SQLite alone," \
 	    "$(calc "%.0f" "100 * $sq / ${hs[$c.cmw]}")% of the writer's ${hs[$c.cmw]} us"
 	if awk "BEGIN { exit !($budget > 0) }"; then
-		echo "    50% of direct leaves mcpreel $budget us of CPU an exchange (after the load's" \
-		    "and echo's); SQLite alone takes $(calc "%.0f" "100 * $sq / $budget")% of it"
+		echo "    50% of direct (both CPU-bound: twice direct's $dtot us) leaves mcpreel $budget us" \
+		    "of CPU an exchange after the load's and echo's; it spends $(calc "%.2f" "${hs[$c.cml]} + ${hs[$c.cmw]}") us," \
+		    "SQLite alone $(calc "%.0f" "100 * $sq / $budget")% of the budget"
 	else
-		echo "    50% of direct leaves mcpreel nothing: the load client and the echo" \
-		    "through it already need more than $hs_ncpu CPUs at that rate"
+		echo "    50% of direct (both CPU-bound) leaves mcpreel nothing: the load client" \
+		    "and the echo through it already spend twice direct's $dtot us"
 	fi
 }
 
