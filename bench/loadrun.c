@@ -29,7 +29,6 @@ static const char *loadrun_scenario_names[LOADRUN_MAX] = {
 
 /* One connection's part of a run. */
 struct loadrun_conn {
-	const struct loadrun		*r;
 	const struct loadrun_ops	*ops;
 	const struct htarget		*t;
 	void				*arg;
@@ -208,7 +207,6 @@ loadrun_run(struct loadrun *r, const struct loadrun_ops *ops,
 	pthread_barrier_init(&start, NULL, (unsigned int)r->conns + 1);
 	per = r->count / r->conns;
 	for (i = 0; i < r->conns; i++) {
-		cl[i].r = r;
 		cl[i].ops = ops;
 		cl[i].t = t;
 		cl[i].arg = arg;
