@@ -215,7 +215,7 @@ hs_line "----------------------------" "------------" "---------------" \
 for c in $hs_conns; do
 	hs_line "throughput $c conns (msgs/s)" "${hs[$c.d]:--}" "${hs[$c.m]:--}" \
 	    "${hs[$c.ratio]:--}% of direct" "$(mib "${hs[$c.rss]:-}")" "${hs[$c.rows]:--}"
-	[ "${hs[$c.r]:--}" != - ] && hs_line "  via tcp_relay (no recording)" "${hs[$c.d]:--}" \
+	[ "${hs[$c.r]:--}" != - ] && hs_line "  via tcp_relay (bare hop)" "${hs[$c.d]:--}" \
 	    "${hs[$c.r]}" "${hs[$c.rratio]}% of direct" "" "(relays only)"
 done
 for mode in $hs_modes; do
