@@ -38,6 +38,8 @@ struct loadrun_conn {
 	int64_t				*ns;		/* latency: to the answer */
 	int64_t				*head_ns;	/* latency: to its head */
 	pthread_barrier_t		*start;
+	uint64_t			 sent;		/* requests written */
+	uint64_t			 received;	/* answers read whole */
 };
 
 static void	*loadrun_main_cb(void *);
@@ -178,15 +180,19 @@ loadrun_main_cb(void *arg)
 		if (lc->head_ns != NULL)
 			lc->head_ns[i] = th - t0;
 	}
+	lc->sent = c->hc.sent;
+	lc->received = c->hc.received;
 	loadrun_close(c);
 	return NULL;
 }
 
 /*
  * Run r: r->conns connections to t, each doing ops's round trips (arg in
- * their struct loadconn), ids from 1 up, warm-up only for latency.  Fills the results in r: sent and
- * received (warm-up included), the timed part's elapsed time, the
- * latencies of connection 0 and the process's CPU time.
+ * their struct loadconn), ids from 1 up, warm-up only for latency.
+ * Fills the results in r: the requests written and the answers read
+ * whole, as the connections counted them (warm-up included), the timed
+ * part's elapsed time, the latencies of connection 0 and the process's
+ * CPU time.
  */
 void
 loadrun_run(struct loadrun *r, const struct loadrun_ops *ops,
@@ -230,10 +236,10 @@ loadrun_run(struct loadrun *r, const struct loadrun_ops *ops,
 	t0 = util_now_ns();
 	for (i = 0; i < r->conns; i++) {
 		pthread_join(th[i], NULL);
-		r->sent += cl[i].warmup + cl[i].count;
+		r->sent += cl[i].sent;
+		r->received += cl[i].received;
 	}
 	r->elapsed_ns = util_now_ns() - t0;
-	r->received = r->sent;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		r->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
 		    ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) /
