@@ -66,7 +66,7 @@ void		 util_request_fill(char *, uint64_t, size_t);
 char		*util_request(uint64_t, size_t, size_t *);
 void		 util_watchdog(unsigned int, const char *);
 void		 util_watchdog_child(int);
-int		 util_parse_port(const char *);
+int		 util_parse_port(const char *, const char *);
 struct sockaddr_in;
 void		 util_loopback(struct sockaddr_in *, int);
 int		 util_listen(int, int, int, int *);

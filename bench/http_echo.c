@@ -352,7 +352,7 @@ main(int argc, char **argv)
 			hecho_split = 1;
 			break;
 		case 'p':
-			port = util_parse_port(optarg);
+			port = util_parse_port("--port", optarg);
 			break;
 		default:
 			usage();

@@ -338,7 +338,7 @@ main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
-			port = util_parse_port(optarg);
+			port = util_parse_port("--port", optarg);
 			break;
 		default:
 			usage();

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,13 +92,15 @@ relay_close(int ep, struct relay_side *s)
 
 /*
  * Move what s has to read to its peer.  The peer's socket buffer takes a
- * bench exchange whole, so a short write is waited out here (blocking
- * briefly) rather than queued: a yardstick, not a proxy to deploy.
+ * bench exchange whole, so a full one is waited out here in poll()
+ * (blocking the relay, not spinning on EAGAIN, which would count as its
+ * CPU) rather than queued: a yardstick, not a proxy to deploy.
  */
 static void
 relay_pump(int ep, struct relay_side *s, char *buf)
 {
-	ssize_t	n, w, off;
+	struct pollfd	pfd;
+	ssize_t		n, w, off;
 
 	if (s->fd == -1)	/* closed earlier in this batch */
 		return;
@@ -111,6 +114,9 @@ relay_pump(int ep, struct relay_side *s, char *buf)
 	for (off = 0; off < n; off += w) {
 		w = write(s->peer->fd, buf + off, (size_t)(n - off));
 		if (w == -1 && (errno == EAGAIN || errno == EINTR)) {
+			pfd.fd = s->peer->fd;
+			pfd.events = POLLOUT;
+			poll(&pfd, 1, -1);
 			w = 0;
 			continue;
 		}
@@ -139,10 +145,10 @@ main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
-			port = util_parse_port(optarg);
+			port = util_parse_port("--port", optarg);
 			break;
 		case 'u':
-			up = util_parse_port(optarg);
+			up = util_parse_port("--upstream", optarg);
 			break;
 		default:
 			usage();

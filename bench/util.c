@@ -325,15 +325,15 @@ util_watchdog_child(int pid)
 	util_watchdog_pid = pid;
 }
 
-/* A --port argument: 0 (any free port) to 65535. */
+/* A port argument of the option name: 0 (any free port) to 65535. */
 int
-util_parse_port(const char *arg)
+util_parse_port(const char *name, const char *arg)
 {
 	size_t	port;
 
-	port = util_parse_size("--port", arg);
+	port = util_parse_size(name, arg);
 	if (port > 65535)
-		util_fatalx("--port %zu is not a port", port);
+		util_fatalx("%s %zu is not a port", name, port);
 	return (int)port;
 }
 

@@ -132,3 +132,61 @@ test('mcp_load: a server that closes or never answers ends it with an error', { 
   assert.equal(r.status, 1, r.out);
   assert.match(r.err, /timed out after 2 s/);
 });
+
+const BENCH = dirname(MCP_LOAD);
+
+/** Run a bench tool to its end: its status, stdout and stderr. */
+function tool(name, args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(join(BENCH, name), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => p.kill('SIGKILL'), RUN_TIMEOUT_MS);
+    p.stdout.on('data', (d) => { out += d; });
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('error', reject);
+    p.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, out, err });
+    });
+  });
+}
+
+/** Start a bench server that prints its address; its port, killed after t. */
+function server(t, name, args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(join(BENCH, name), args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    t.after(() => p.kill('SIGTERM'));
+    let out = '';
+    p.on('error', reject);
+    p.on('exit', (status) => reject(new Error(`${name} exited ${status} before listening`)));
+    p.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
+      if (m) resolve(Number(m[1]));
+    });
+  });
+}
+
+test('tcp_relay: http_load through it gets every answer, each counted once', { skip }, async (t) => {
+  const echo = await server(t, 'http_echo', []);
+  const relay = await server(t, 'tcp_relay', ['--upstream', String(echo)]);
+  let r = await tool('http_load', ['--scenario', 'throughput', '--count', '3000', '--conns', '16',
+    `http://127.0.0.1:${relay}/mcp`]);
+  assert.equal(r.status, 0, r.err);
+  assert.match(r.out, /sent=3000 received=3000 .* cpu_s=\d+\.\d+ status=0/);
+  // An answer bigger than a socket's buffers, both ways through the relay.
+  r = await tool('http_load', ['--scenario', 'latency', '--count', '4', '--warmup', '1', '--size', '4M',
+    `http://127.0.0.1:${relay}/mcp`]);
+  assert.equal(r.status, 0, r.err);
+  assert.match(r.out, /sent=5 received=5 /);
+});
+
+test('tcp_relay: a bad port names the option it came from', { skip }, async () => {
+  let r = await tool('tcp_relay', ['--upstream', '70000']);
+  assert.equal(r.status, 1, r.out);
+  assert.match(r.err, /--upstream 70000 is not a port/);
+  r = await tool('tcp_relay', ['--upstream', '1', '--port', '65536']);
+  assert.equal(r.status, 1, r.out);
+  assert.match(r.err, /--port 65536 is not a port/);
+});
