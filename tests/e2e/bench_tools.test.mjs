@@ -2,7 +2,9 @@
 // under test) against small servers of our own: it keeps the session id
 // the server gave to initialize on every request of every connection, it
 // takes URLs and session ids as long as it accepts, and a server that
-// closes or never answers ends it with a clear error, never a hang.
+// closes or never answers ends it with a clear error, never a hang.  And
+// tcp_relay, the scenario's bare hop: http_load through it to http_echo
+// gets every answer, and a bad port names its option.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,14 +15,15 @@ import { dirname, join } from 'node:path';
 
 import { MCPREEL } from './lib/util.mjs';
 
-const MCP_LOAD = join(dirname(MCPREEL), 'bench', 'mcp_load');
+const BENCH = join(dirname(MCPREEL), 'bench');
+const MCP_LOAD = join(BENCH, 'mcp_load');
 const skip = existsSync(MCP_LOAD) ? false : `no ${MCP_LOAD} (a build with MCPREEL_BENCH=ON)`;
 const RUN_TIMEOUT_MS = 120000;
 
-/** Run mcp_load with args; its status, signal, stdout and stderr. */
-function mcpLoad(args) {
+/** Run bench tool name with args to its end: its status, signal, stdout and stderr. */
+function tool(name, args) {
   return new Promise((resolve, reject) => {
-    const p = spawn(MCP_LOAD, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(join(BENCH, name), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     const timer = setTimeout(() => p.kill('SIGKILL'), RUN_TIMEOUT_MS);
@@ -32,6 +35,11 @@ function mcpLoad(args) {
       resolve({ status, signal, out, err });
     });
   });
+}
+
+/** Run mcp_load with args. */
+function mcpLoad(args) {
+  return tool('mcp_load', args);
 }
 
 /**
@@ -132,25 +140,6 @@ test('mcp_load: a server that closes or never answers ends it with an error', { 
   assert.equal(r.status, 1, r.out);
   assert.match(r.err, /timed out after 2 s/);
 });
-
-const BENCH = dirname(MCP_LOAD);
-
-/** Run a bench tool to its end: its status, stdout and stderr. */
-function tool(name, args) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(join(BENCH, name), args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => p.kill('SIGKILL'), RUN_TIMEOUT_MS);
-    p.stdout.on('data', (d) => { out += d; });
-    p.stderr.on('data', (d) => { err += d; });
-    p.on('error', reject);
-    p.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, out, err });
-    });
-  });
-}
 
 /** Start a bench server that prints its address; its port, killed after t. */
 function server(t, name, args) {
