@@ -66,6 +66,7 @@ size_t		 redact_buf_text(const struct redact *, const void *, size_t,
 		     char **, size_t *);
 
 /* redact_text.c */
+void		 redact_text_init(void);
 size_t		 redact_text_plain(const struct redact *, const void *,
 		     size_t, char **, size_t *);
 int		 redact_text_member(const struct redact *, const char *,

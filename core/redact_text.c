@@ -12,6 +12,8 @@
  * goes on after the value it took.
  */
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +106,90 @@ static const char *const redact_name_line[] = {
 	"cookie", "setcookie", "authorization", "proxyauthorization", NULL
 };
 
+/* The most words in one of the lists above. */
+#define TEXT_LIST_WORDS	32
+/* Words are shorter than this (their lengths are bits of a uint64_t). */
+#define TEXT_WORD_MAX	64
+
+/*
+ * A list of words as it is looked up: each word's length, the lengths
+ * that occur, and the words chained by their first byte, so that most
+ * names (a header's: "content-type", "accept") are turned down on their
+ * length or a byte, and the others compared with the few words that
+ * start as they do.  Filled once by redact_text_init(), read-only after.
+ */
+struct text_list {
+	const char *const *words;
+	size_t		 min;			/* the shortest word */
+	uint64_t	 lens;			/* bit l: a word of l bytes */
+	unsigned char	 len[TEXT_LIST_WORDS];
+	unsigned char	 head[256];		/* 1 + the first word with it */
+	unsigned char	 next[TEXT_LIST_WORDS];	/* 1 + the next one, or 0 */
+};
+
+static struct text_list	text_parts = { .words = redact_name_parts };
+static struct text_list	text_segs = { .words = redact_name_segs };
+static struct text_list	text_key_kept_next = {
+	.words = redact_name_key_kept_next
+};
+static struct text_list	text_session_next = {
+	.words = redact_name_session_next
+};
+static struct text_list	text_whole = { .words = redact_name_whole };
+static struct text_list	text_kept = { .words = redact_name_kept };
+static struct text_list	text_counts = { .words = redact_name_counts };
+static struct text_list	text_schemes = { .words = redact_auth_schemes };
+static struct text_list	text_line = { .words = redact_name_line };
+
+static struct text_list *const text_lists[] = {
+	&text_parts, &text_segs, &text_key_kept_next, &text_session_next,
+	&text_whole, &text_kept, &text_counts, &text_schemes, &text_line,
+	NULL
+};
+
+static pthread_once_t	text_lists_built = PTHREAD_ONCE_INIT;
+
+/* Fill the lists' tables (once: redact_text_init). */
+static void
+text_lists_build(void)
+{
+	struct text_list	*l;
+	size_t			 i, j, len;
+	unsigned char		 c;
+
+	for (i = 0; text_lists[i] != NULL; i++) {
+		l = text_lists[i];
+		for (j = 0; l->words[j] != NULL; j++)
+			;
+		/* Backwards, so that each chain is in the list's order. */
+		while (j-- > 0) {
+			len = strlen(l->words[j]);
+			if (j >= TEXT_LIST_WORDS || len == 0 ||
+			    len >= TEXT_WORD_MAX)
+				fatalx("redact: a list of names outgrew "
+				    "TEXT_LIST_WORDS or TEXT_WORD_MAX");
+			c = (unsigned char)l->words[j][0];
+			l->len[j] = (unsigned char)len;
+			l->next[j] = l->head[c];
+			l->head[c] = (unsigned char)(j + 1);
+			l->lens |= (uint64_t)1 << len;
+			if (l->min == 0 || len < l->min)
+				l->min = len;
+		}
+	}
+}
+
+/*
+ * Build the tables the names are looked up in; redact_new() calls it,
+ * before any name is (as secrets_init()).
+ */
+void
+redact_text_init(void)
+{
+	if (pthread_once(&text_lists_built, text_lists_build) != 0)
+		fatalx("redact: pthread_once failed");
+}
+
 /* A growing list of byte ranges to replace. */
 struct ranges {
 	struct range	*v;
@@ -190,33 +276,33 @@ text_lower(int c)
 	return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
 }
 
+/* Whether k (n bytes) is one of the words of l. */
 static int
-text_in(const char *const *list, const unsigned char *k, size_t n)
+text_in(const struct text_list *l, const unsigned char *k, size_t n)
 {
 	size_t	i;
 
-	if (n == 0)
+	if (n == 0 || n >= TEXT_WORD_MAX || !(l->lens >> n & 1))
 		return 0;
-	for (i = 0; list[i] != NULL; i++) {
-		if ((unsigned char)list[i][0] == k[0] &&
-		    strlen(list[i]) == n && memcmp(list[i], k, n) == 0)
+	for (i = l->head[k[0]]; i != 0; i = l->next[i - 1]) {
+		if (l->len[i - 1] == n && memcmp(l->words[i - 1], k, n) == 0)
 			return 1;
 	}
 	return 0;
 }
 
-/* Whether k holds one of the words of list (in one pass over k). */
+/* Whether k holds one of the words of l (in one pass over k). */
 static int
-text_holds(const char *const *list, const unsigned char *k, size_t n)
+text_holds(const struct text_list *l, const unsigned char *k, size_t n)
 {
-	size_t	j, i, l;
+	size_t	j, i;
 
-	for (j = 0; j < n; j++) {
-		for (i = 0; list[i] != NULL; i++) {
-			if ((unsigned char)list[i][0] != k[j])
-				continue;
-			l = strlen(list[i]);
-			if (l <= n - j && memcmp(list[i], k + j, l) == 0)
+	if (n < l->min)
+		return 0;
+	for (j = 0; j + l->min <= n; j++) {
+		for (i = l->head[k[j]]; i != 0; i = l->next[i - 1]) {
+			if (l->len[i - 1] <= n - j && memcmp(l->words[i - 1],
+			    k + j, l->len[i - 1]) == 0)
 				return 1;
 		}
 	}
@@ -293,7 +379,7 @@ text_segments(const char *name, size_t len, struct segs *sg)
 }
 
 static int
-seg_is(const struct segs *sg, size_t i, const char *const *list)
+seg_is(const struct segs *sg, size_t i, const struct text_list *list)
 {
 	return i < sg->n && text_in(list, sg->buf + sg->off[i], sg->len[i]);
 }
@@ -322,29 +408,29 @@ text_name_secret(const struct redact *r, const char *name, size_t len,
 	    secrets_key_listed(r, k, n))
 		return 1;
 	/* The shortest word of ours has three letters. */
-	if (!r->shapes || n < 3 || text_in(redact_name_kept, k, n))
+	if (!r->shapes || n < 3 || text_in(&text_kept, k, n))
 		return 0;
-	if ((whole && text_in(redact_name_whole, k, n)) ||
-	    text_in(redact_name_segs, k, n))
+	if ((whole && text_in(&text_whole, k, n)) ||
+	    text_in(&text_segs, k, n))
 		return 1;
-	if (text_holds(redact_name_parts, k, n))
+	if (text_holds(&text_parts, k, n))
 		return 1;
 	for (i = 0; i < sg.n; i++) {
 		g = sg.buf + sg.off[i];
 		gl = sg.len[i];
 		if (gl == 3 && memcmp(g, "key", 3) == 0) {
-			if (!seg_is(&sg, i + 1, redact_name_key_kept_next))
+			if (!seg_is(&sg, i + 1, &text_key_kept_next))
 				return 1;
 			continue;
 		}
-		if (text_in(redact_name_segs, g, gl))
+		if (text_in(&text_segs, g, gl))
 			return 1;
 		if (gl > 5 && memcmp(g + gl - 5, "token", 5) == 0 &&
-		    !text_in(redact_name_kept, g, gl))
+		    !text_in(&text_kept, g, gl))
 			return 1;
 		if (gl == 7 && memcmp(g, "session", 7) == 0 &&
 		    (i + 1 == sg.n || seg_is(&sg, i + 1,
-		    redact_name_session_next)))
+		    &text_session_next)))
 			return 1;
 	}
 	return 0;
@@ -370,7 +456,7 @@ text_count_value(const char *name, size_t len, const unsigned char *v,
 	if (!text_segments(name, len, &sg))
 		return 0;
 	for (i = 0; i < sg.n; i++) {
-		if (seg_is(&sg, i, redact_name_counts))
+		if (seg_is(&sg, i, &text_counts))
 			return 1;
 	}
 	return 0;
@@ -392,7 +478,7 @@ text_name_line(const char *name, size_t len)
 			continue;
 		k[n++] = (unsigned char)text_lower(c);
 	}
-	return text_in(redact_name_line, k, n);
+	return text_in(&text_line, k, n);
 }
 
 /* [A-Za-z0-9_.-]: the bytes of a name in text. */
@@ -474,7 +560,7 @@ text_value(const unsigned char *s, size_t v, size_t n, size_t *vs,
 	if (e - v < sizeof lw && e < n && text_blank(s[e])) {
 		for (i = 0; i < e - v; i++)
 			lw[i] = (unsigned char)text_lower(s[v + i]);
-		if (text_in(redact_auth_schemes, lw, e - v)) {
+		if (text_in(&text_schemes, lw, e - v)) {
 			for (w = e; w < n && w - e < TEXT_GAP_MAX &&
 			    text_blank(s[w]); w++)
 				;
@@ -505,7 +591,7 @@ text_line_value(const unsigned char *s, size_t v, size_t n,
 	    C_ALNUM); e++)
 		lw[e - v] = (unsigned char)text_lower(s[e]);
 	if (e > v && e - v < sizeof lw && e < n && text_blank(s[e]) &&
-	    text_in(redact_auth_schemes, lw, e - v)) {
+	    text_in(&text_schemes, lw, e - v)) {
 		for (w = e; w < n && w - e < TEXT_GAP_MAX && text_blank(s[w]);
 		    w++)
 			;

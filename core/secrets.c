@@ -515,6 +515,8 @@ secrets_key_listed(const struct redact *r, const unsigned char *k, size_t n)
 {
 	size_t	i;
 
+	if (n == 0 || !r->key_first[k[0]])
+		return 0;
 	for (i = 0; i < r->nkeys; i++) {
 		if (r->keys[i].len == n && (unsigned char)r->keys[i].name[0] ==
 		    k[0] && memcmp(r->keys[i].name, k, n) == 0)
