@@ -4,7 +4,9 @@
  * per call), kept here only as an oracle.  Both must give the same answer
  * on every name-like window of the fuzz corpus of redact, on the words of
  * the lists in many spellings, and on their neighbours, for the built-in
- * rules, for none and for a --redact-key set.
+ * rules, for none and for a --redact-key set.  The word lists are a copy
+ * of redact_text.c's on purpose (an oracle shares no code with what it
+ * checks): a word added there is added here too.
  */
 
 #include <dirent.h>
