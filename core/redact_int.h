@@ -15,6 +15,7 @@
 struct redact_key {
 	char	*name;
 	size_t	 len;
+	size_t	 next;	/* 1 + the next key with its first byte, or 0 */
 };
 
 struct redact {
@@ -23,6 +24,7 @@ struct redact {
 	size_t		 key_max;	/* longest name */
 	size_t		 key_min;	/* shortest name */
 	unsigned char	 key_first[256];	/* 1: a name starts with it */
+	size_t		 key_head[256];	/* 1 + a key starting with it, or 0 */
 	regex_t		*res;
 	size_t		 nres;
 	int		 patterns;	/* the built-in token shapes */
