@@ -137,7 +137,7 @@ redact_new(int defaults)
 	struct redact	*r = xcalloc(1, sizeof *r);
 
 	secrets_init();
-	redact_text_init();
+	redact_name_init();
 	if (defaults)
 		redact_add_defaults(r);
 	return r;
