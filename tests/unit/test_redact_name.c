@@ -1,11 +1,11 @@
 /*
- * Names by shape (core/redact_text.c) against a reference: the matcher as
+ * Names by shape (core/redact_name.c) against a reference: the matcher as
  * it was before its lists were indexed (a linear look through every word,
  * per call), kept here only as an oracle.  Both must give the same answer
  * on every name-like window of the fuzz corpus of redact, on the words of
  * the lists in many spellings, and on their neighbours, for the built-in
  * rules, for none and for a --redact-key set.  The word lists are a copy
- * of redact_text.c's on purpose (an oracle shares no code with what it
+ * of redact_name.c's on purpose (an oracle shares no code with what it
  * checks): a word added there is added here too.
  */
 
@@ -20,7 +20,7 @@
 #include "redact_int.h"
 #include "unit.h"
 
-/* As redact_text.c's (the reference compares no longer a name). */
+/* As redact_name.c's (the reference compares no longer a name). */
 #define REF_NAME_MAX	128
 #define REF_SEG_MAX	16
 /* The longest window of the corpus tried, past REF_NAME_MAX. */
@@ -58,9 +58,19 @@ static const char *const ref_kept[] = {
 	"prevpagetoken", "tokenizer", "sortkey", "primarykey", "foreignkey",
 	"partitionkey", "accesscontrolallowcredentials", NULL
 };
+static const char *const ref_counts[] = {
+	"tokens", "count", "max", "limit", "remaining", "used", "total", NULL
+};
+static const char *const ref_schemes[] = {
+	"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey",
+	NULL
+};
+static const char *const ref_line[] = {
+	"cookie", "setcookie", "authorization", "proxyauthorization", NULL
+};
 static const char *const *const ref_lists[] = {
 	ref_parts, ref_segs, ref_key_kept_next, ref_session_next, ref_whole,
-	ref_kept, NULL
+	ref_kept, ref_counts, ref_schemes, ref_line, NULL
 };
 
 static int
@@ -184,6 +194,41 @@ ref_name_secret(const struct redact *r, const char *name, size_t len,
 	return 0;
 }
 
+/* A value of digits after this name is a count (as it was). */
+static int
+ref_count(const char *name, size_t len)
+{
+	struct ref_segs	sg;
+	size_t		i;
+
+	if (!ref_segments(name, len, &sg))
+		return 0;
+	for (i = 0; i < sg.n; i++) {
+		if (ref_seg_is(&sg, i, ref_counts))
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether this name's value runs to the end of its line (as it was). */
+static int
+ref_to_eol(const char *name, size_t len)
+{
+	unsigned char	k[REF_NAME_MAX];
+	size_t		n = 0, i;
+	int		c;
+
+	if (len > REF_NAME_MAX)
+		return 0;
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)name[i];
+		if (c == '_' || c == '-' || c == '.' || c == ' ' || c == '\t')
+			continue;
+		k[n++] = (unsigned char)(ref_upper(c) ? c - 'A' + 'a' : c);
+	}
+	return ref_in(ref_line, k, n);
+}
+
 /* The rule sets compared: the built-in ones, none, and keys only. */
 struct ref_sets {
 	struct redact	*r[3];
@@ -208,7 +253,23 @@ ref_check(struct ref_sets *rs, const char *name, size_t len)
 		want = ref_name_secret(rs->r[i], name, len, 0);
 		cr_assert_eq(got, want, "set %zu, member \"%.*s\": %d, the "
 		    "reference %d", i, (int)len, name, got, want);
+		/* A value of digits: a count after some names. */
+		got = redact_text_member(rs->r[i], name, len,
+		    (const unsigned char *)"12", 2);
+		want = want && !ref_count(name, len);
+		cr_assert_eq(got, want, "set %zu, member \"%.*s\" with a "
+		    "count: %d, the reference %d", i, (int)len, name, got,
+		    want);
 	}
+	got = redact_name_to_eol(name, len);
+	want = ref_to_eol(name, len);
+	cr_assert_eq(got, want, "to the line's end \"%.*s\": %d, the "
+	    "reference %d", (int)len, name, got, want);
+	/* A scheme word is compared as given (its caller lowers it). */
+	got = redact_name_scheme((const unsigned char *)name, len);
+	want = ref_in(ref_schemes, (const unsigned char *)name, len);
+	cr_assert_eq(got, want, "scheme \"%.*s\": %d, the reference %d",
+	    (int)len, name, got, want);
 	rs->checked++;
 }
 
@@ -266,6 +327,12 @@ ref_words(struct ref_sets *rs)
 Test(redact_name, same_as_reference, .timeout = UNIT_TIMEOUT * 4)
 {
 	struct ref_sets	 rs;
+	static const char *const later[] = {
+		"\xc3\x84PI-Secret", "\xc3\x84piSecret", "\xc3\xa4pi_secret",
+		"\xc3\x84", "quota_ref", "QuotaRef", "QUOTAREF", "quota",
+		"x_custom_field", "X-Custom-Field", "devtoken", "Dev.Token",
+		NULL
+	};
 	char		 path[1024], *cause = NULL, *buf;
 	struct dirent	*de;
 	DIR		*d;
@@ -279,6 +346,18 @@ Test(redact_name, same_as_reference, .timeout = UNIT_TIMEOUT * 4)
 	cr_assert_eq(redact_add_key(rs.r[2], "x-custom_field", &cause), 0);
 	cr_assert_eq(redact_add_key(rs.r[2], "Dev.Token", &cause), 0);
 	ref_words(&rs);
+	/*
+	 * Keys added after names were looked up, one starting with a byte
+	 * past ASCII (kept as it is, not folded) and one upper-case.
+	 */
+	cr_assert_eq(redact_add_key(rs.r[2], "\xc3\x84PI-Secret", &cause),
+	    0);
+	cr_assert_eq(redact_add_key(rs.r[2], "QUOTA_Ref", &cause), 0);
+	for (n = 0; later[n] != NULL; n++)
+		ref_check(&rs, later[n], strlen(later[n]));
+	cr_assert(redact_name_secret(rs.r[2], "\xc3\x84PI_secret", 11));
+	cr_assert(!redact_name_secret(rs.r[2], "\xc3\xa4pi_secret", 11));
+	cr_assert(redact_name_secret(rs.r[2], "quotaRef", 8));
 	buf = malloc(REF_FILE_MAX);
 	cr_assert_not_null(buf);
 	cr_assert_not_null(d = opendir(FUZZ_CORPUS_DIR "/redact"));
