@@ -293,12 +293,14 @@ size_t		 redact_buf(const struct redact *, const void *, size_t,
 struct msg	*redact_msg(const struct redact *, struct msg *);
 struct msg	*redact_msg_replace(struct msg *, char *, size_t);
 
+/* redact_name.c: whether a name is a secret's, by its shape. */
+int		 redact_name_secret(const struct redact *, const char *,
+		     size_t);
+
 /*
  * redact_text.c: secrets outside JSON members, by the shape of their
  * names (docs/redaction.md): in text, URLs, form bodies, command lines.
  */
-int		 redact_name_secret(const struct redact *, const char *,
-		     size_t);
 size_t		 redact_text(const struct redact *, const void *, size_t,
 		     char **, size_t *);
 char		*redact_url(const struct redact *, const char *);

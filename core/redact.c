@@ -137,6 +137,7 @@ redact_new(int defaults)
 	struct redact	*r = xcalloc(1, sizeof *r);
 
 	secrets_init();
+	redact_name_init();
 	if (defaults)
 		redact_add_defaults(r);
 	return r;
@@ -192,6 +193,8 @@ redact_add_key(struct redact *r, const char *name, char **cause)
 	r->keys = xreallocarray(r->keys, r->nkeys + 1, sizeof *r->keys);
 	r->keys[r->nkeys].name = xstrndup((const char *)buf, n);
 	r->keys[r->nkeys].len = n;
+	r->keys[r->nkeys].next = r->key_head[buf[0]];
+	r->key_head[buf[0]] = r->nkeys + 1;
 	r->nkeys++;
 	if (n > r->key_max)
 		r->key_max = n;

@@ -1,7 +1,8 @@
 /*
  * Internals of redaction shared by core/redact.c (the rules, the walk over
- * a message, splicing) and core/secrets.c (what a credential looks like);
- * nothing outside them includes it.
+ * a message, splicing), core/secrets.c (what a credential looks like),
+ * core/redact_text.c (secrets outside JSON members) and core/redact_name.c
+ * (names by shape); nothing outside them includes it.
  */
 #ifndef MCPREEL_REDACT_INT_H
 #define MCPREEL_REDACT_INT_H
@@ -15,6 +16,7 @@
 struct redact_key {
 	char	*name;
 	size_t	 len;
+	size_t	 next;	/* 1 + the next key with its first byte, or 0 */
 };
 
 struct redact {
@@ -23,10 +25,11 @@ struct redact {
 	size_t		 key_max;	/* longest name */
 	size_t		 key_min;	/* shortest name */
 	unsigned char	 key_first[256];	/* 1: a name starts with it */
+	size_t		 key_head[256];	/* 1 + a key starting with it, or 0 */
 	regex_t		*res;
 	size_t		 nres;
 	int		 patterns;	/* the built-in token shapes */
-	int		 shapes;	/* names by shape (redact_text.c) */
+	int		 shapes;	/* names by shape (redact_name.c) */
 };
 
 /* A match found in a piece of text, [s, e) relative to the text. */
@@ -46,6 +49,9 @@ struct range {
 #define C_MAYBE		0x80	/* '"', '\\', ':' and '/', for secrets_maybe() */
 extern unsigned char	 secrets_cls[256];
 
+/* A longer name is not compared (no name of ours is near it). */
+#define REDACT_NAME_MAX	128
+
 /* secrets.c */
 void		 secrets_init(void);
 size_t		 secrets_key_norm(const unsigned char *, size_t,
@@ -64,6 +70,15 @@ struct range	*secrets_matches(const struct redact *, const unsigned char *,
 /* redact.c */
 size_t		 redact_buf_text(const struct redact *, const void *, size_t,
 		     char **, size_t *);
+
+/* redact_name.c */
+void		 redact_name_init(void);
+int		 redact_name_match(const struct redact *, const char *,
+		     size_t, int);
+int		 redact_name_count(const char *, size_t,
+		     const unsigned char *, size_t);
+int		 redact_name_to_eol(const char *, size_t);
+int		 redact_name_scheme(const unsigned char *, size_t);
 
 /* redact_text.c */
 size_t		 redact_text_plain(const struct redact *, const void *,

@@ -3,11 +3,12 @@
  * values), in URLs and request targets, in form-encoded bodies and in a
  * server's command line.  What they share is the rule for names: a field,
  * parameter, header, flag or variable is a secret by the shape of its name
- * (docs/redaction.md lists the words), and its value is replaced by
+ * (redact_name.c; docs/redaction.md lists the words), and its value is
+ * replaced by
  * [REDACTED]; the names stay.  The credential shapes of secrets.c run over
  * all of it too.
  *
- * Every scan is linear: a name is looked for at most TEXT_NAME_MAX bytes
+ * Every scan is linear: a name is looked for at most REDACT_NAME_MAX bytes
  * back from its separator, a value at most TEXT_VALUE_MAX on, and the scan
  * goes on after the value it took.
  */
@@ -17,92 +18,10 @@
 
 #include "redact_int.h"
 
-/* A longer name is not compared (no name of ours is near it). */
-#define TEXT_NAME_MAX	128
 /* How far a value is followed (a quoted one to its closing quote). */
 #define TEXT_VALUE_MAX	65536
 /* Blanks allowed between a name, its separator and its value. */
 #define TEXT_GAP_MAX	4
-
-/*
- * Names of secrets by shape.  A name is cut into segments at '_', '-',
- * '.', blanks and camelCase ("nextPageToken": next, page, token;
- * "APIKey": api, key), in lower case.  It is a secret's when its whole
- * (the segments joined) holds one of these words...
- */
-static const char *const redact_name_parts[] = {
-	"secret", "password", "passwd", "passphrase", "credential",
-	"cookie", "signature", "assertion", "bearer", "jwt", NULL
-};
-
-/* ...or its whole or one of its segments is one of these... */
-static const char *const redact_name_segs[] = {
-	"token", "key", "auth", "authorization", "authentication", "authn",
-	"oauth", "apikey", "apitoken", "accesstoken", "refreshtoken",
-	"idtoken", "authtoken", "accesskey", "privatekey", "secretkey",
-	"authkey", "sessionid", "sessionkey", "sessiontoken", "phpsessid",
-	"jsessionid", "sessid", "connectsid", "csrftoken", "xsrftoken",
-	"bearertoken", NULL
-};
-
-/*
- * ...but not "key" before one of these: "key_file", "api_key_path" name
- * a file, not a key...
- */
-static const char *const redact_name_key_kept_next[] = {
-	"file", "path", "dir", "name", "size", "type", "length", "len",
-	"count", "format", "alias", NULL
-};
-
-/*
- * ...or it ends a segment in "token" ("ghtoken"), or is "session" as
- * the last segment or before one of these ("session_id"; "X-Session-Name"
- * is no secret)...
- */
-static const char *const redact_name_session_next[] = {
-	"id", "token", "key", "secret", "cookie", NULL
-};
-
-/*
- * ...or the whole is one of these (short ones, too common inside words;
- * only where they cannot be prose: a query's, a form's, a header's)...
- */
-static const char *const redact_name_whole[] = {
-	"code", "codeverifier", "devicecode", "usercode", "pass", "pwd",
-	"pin", "otp", "sig", "sid", NULL
-};
-
-/* ...unless the whole is one of these: they hold none, and are worth
- * reading. */
-static const char *const redact_name_kept[] = {
-	"wwwauthenticate", "proxyauthenticate", "author", "authors",
-	"authority", "keyword", "keywords", "keyboard", "progresstoken",
-	"maxtokens", "pagetoken", "nextpagetoken", "nexttoken",
-	"prevpagetoken", "tokenizer", "sortkey", "primarykey", "foreignkey",
-	"partitionkey", "accesscontrolallowcredentials", NULL
-};
-
-/*
- * A value of digits only after a name with one of these segments is a
- * count, not a secret ("token_count: 12", "max_token=4096").
- */
-static const char *const redact_name_counts[] = {
-	"tokens", "count", "max", "limit", "remaining", "used", "total", NULL
-};
-
-/* Scheme words after which the credentials follow ("Basic abc=="). */
-static const char *const redact_auth_schemes[] = {
-	"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey",
-	NULL
-};
-
-/*
- * Names whose value is a list or has parameters ("a=1; sid=2", "Digest
- * username=\"u\", response=\"r\""): the value runs to the line's end.
- */
-static const char *const redact_name_line[] = {
-	"cookie", "setcookie", "authorization", "proxyauthorization", NULL
-};
 
 /* A growing list of byte ranges to replace. */
 struct ranges {
@@ -190,211 +109,6 @@ text_lower(int c)
 	return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
 }
 
-static int
-text_in(const char *const *list, const unsigned char *k, size_t n)
-{
-	size_t	i;
-
-	if (n == 0)
-		return 0;
-	for (i = 0; list[i] != NULL; i++) {
-		if ((unsigned char)list[i][0] == k[0] &&
-		    strlen(list[i]) == n && memcmp(list[i], k, n) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/* Whether k holds one of the words of list (in one pass over k). */
-static int
-text_holds(const char *const *list, const unsigned char *k, size_t n)
-{
-	size_t	j, i, l;
-
-	for (j = 0; j < n; j++) {
-		for (i = 0; list[i] != NULL; i++) {
-			if ((unsigned char)list[i][0] != k[j])
-				continue;
-			l = strlen(list[i]);
-			if (l <= n - j && memcmp(list[i], k + j, l) == 0)
-				return 1;
-		}
-	}
-	return 0;
-}
-
-static int	text_name_secret(const struct redact *, const char *, size_t,
-		    int);
-
-/*
- * Whether a name (a header, a form field, a query parameter, a flag, a
- * variable, a word before '=' or ':' in text) is a secret's: by its shape
- * under the built-in rules, or listed (--redact-key, compared as a JSON
- * key is).  A legacy sessionId is one whatever the rules.
- */
-int
-redact_name_secret(const struct redact *r, const char *name, size_t len)
-{
-	return text_name_secret(r, name, len, 1);
-}
-
-/* The segments of a name (see redact_name_parts), at most this many. */
-#define TEXT_SEG_MAX	16
-
-struct segs {
-	unsigned char	 buf[TEXT_NAME_MAX];	/* segments, back to back */
-	size_t		 off[TEXT_SEG_MAX];
-	size_t		 len[TEXT_SEG_MAX];
-	size_t		 n;
-	size_t		 total;			/* bytes in buf */
-};
-
-static int
-text_upper(int c)
-{
-	return c >= 'A' && c <= 'Z';
-}
-
-/*
- * Cut name into segments (lower case) at separators and camelCase.
- * Returns 0 when it is longer than TEXT_NAME_MAX.  Segments past
- * TEXT_SEG_MAX join the last one.
- */
-static int
-text_segments(const char *name, size_t len, struct segs *sg)
-{
-	size_t	i;
-	int	c, prev = 0, next, cut;
-
-	sg->n = sg->total = 0;
-	if (len > TEXT_NAME_MAX)
-		return 0;
-	for (i = 0; i < len; i++) {
-		c = (unsigned char)name[i];
-		if (c == '_' || c == '-' || c == '.' || c == ' ' ||
-		    c == '\t') {
-			prev = 0;
-			continue;
-		}
-		next = i + 1 < len ? (unsigned char)name[i + 1] : 0;
-		/* aB, 9B, and the B of ABc ("APIKey": api, key) */
-		cut = prev == 0 || (text_upper(c) && ((prev >= 'a' &&
-		    prev <= 'z') || (prev >= '0' && prev <= '9') ||
-		    (text_upper(prev) && next >= 'a' && next <= 'z')));
-		if (cut && (sg->n < TEXT_SEG_MAX)) {
-			sg->off[sg->n] = sg->total;
-			sg->n++;
-		}
-		sg->buf[sg->total++] = (unsigned char)text_lower(c);
-		sg->len[sg->n - 1] = sg->total - sg->off[sg->n - 1];
-		prev = c;
-	}
-	return 1;
-}
-
-static int
-seg_is(const struct segs *sg, size_t i, const char *const *list)
-{
-	return i < sg->n && text_in(list, sg->buf + sg->off[i], sg->len[i]);
-}
-
-/*
- * As redact_name_secret(); whole: the short names of redact_name_whole
- * count too (not in free text, where "exit code: 3" is no secret's).
- */
-static int
-text_name_secret(const struct redact *r, const char *name, size_t len,
-    int whole)
-{
-	struct segs	 sg;
-	const unsigned char *k, *g;
-	size_t		 n, i, gl;
-
-	if (!text_segments(name, len, &sg) || sg.total == 0)
-		return 0;
-	k = sg.buf;
-	n = sg.total;
-	if (n == 9 && memcmp(k, "sessionid", 9) == 0)
-		return 1;
-	if (r == NULL)
-		return 0;
-	if (r->nkeys > 0 && n >= r->key_min && n <= r->key_max &&
-	    secrets_key_listed(r, k, n))
-		return 1;
-	/* The shortest word of ours has three letters. */
-	if (!r->shapes || n < 3 || text_in(redact_name_kept, k, n))
-		return 0;
-	if ((whole && text_in(redact_name_whole, k, n)) ||
-	    text_in(redact_name_segs, k, n))
-		return 1;
-	if (text_holds(redact_name_parts, k, n))
-		return 1;
-	for (i = 0; i < sg.n; i++) {
-		g = sg.buf + sg.off[i];
-		gl = sg.len[i];
-		if (gl == 3 && memcmp(g, "key", 3) == 0) {
-			if (!seg_is(&sg, i + 1, redact_name_key_kept_next))
-				return 1;
-			continue;
-		}
-		if (text_in(redact_name_segs, g, gl))
-			return 1;
-		if (gl > 5 && memcmp(g + gl - 5, "token", 5) == 0 &&
-		    !text_in(redact_name_kept, g, gl))
-			return 1;
-		if (gl == 7 && memcmp(g, "session", 7) == 0 &&
-		    (i + 1 == sg.n || seg_is(&sg, i + 1,
-		    redact_name_session_next)))
-			return 1;
-	}
-	return 0;
-}
-
-/*
- * Whether a name's value of vlen bytes at v is a count to keep: digits
- * only, after a name with a segment of redact_name_counts.
- */
-static int
-text_count_value(const char *name, size_t len, const unsigned char *v,
-    size_t vlen)
-{
-	struct segs	sg;
-	size_t		i;
-
-	if (vlen == 0)
-		return 0;
-	for (i = 0; i < vlen; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return 0;
-	}
-	if (!text_segments(name, len, &sg))
-		return 0;
-	for (i = 0; i < sg.n; i++) {
-		if (seg_is(&sg, i, redact_name_counts))
-			return 1;
-	}
-	return 0;
-}
-
-/* Whether a name's value runs to the end of its line (redact_name_line). */
-static int
-text_name_line(const char *name, size_t len)
-{
-	unsigned char	k[TEXT_NAME_MAX];
-	size_t		n = 0, i;
-	int		c;
-
-	if (len > TEXT_NAME_MAX)
-		return 0;
-	for (i = 0; i < len; i++) {
-		c = (unsigned char)name[i];
-		if (c == '_' || c == '-' || c == '.' || c == ' ' || c == '\t')
-			continue;
-		k[n++] = (unsigned char)text_lower(c);
-	}
-	return text_in(redact_name_line, k, n);
-}
-
 /* [A-Za-z0-9_.-]: the bytes of a name in text. */
 static int
 text_name_byte(unsigned char c)
@@ -474,7 +188,7 @@ text_value(const unsigned char *s, size_t v, size_t n, size_t *vs,
 	if (e - v < sizeof lw && e < n && text_blank(s[e])) {
 		for (i = 0; i < e - v; i++)
 			lw[i] = (unsigned char)text_lower(s[v + i]);
-		if (text_in(redact_auth_schemes, lw, e - v)) {
+		if (redact_name_scheme(lw, e - v)) {
 			for (w = e; w < n && w - e < TEXT_GAP_MAX &&
 			    text_blank(s[w]); w++)
 				;
@@ -505,7 +219,7 @@ text_line_value(const unsigned char *s, size_t v, size_t n,
 	    C_ALNUM); e++)
 		lw[e - v] = (unsigned char)text_lower(s[e]);
 	if (e > v && e - v < sizeof lw && e < n && text_blank(s[e]) &&
-	    text_in(redact_auth_schemes, lw, e - v)) {
+	    redact_name_scheme(lw, e - v)) {
 		for (w = e; w < n && w - e < TEXT_GAP_MAX && text_blank(s[w]);
 		    w++)
 			;
@@ -551,10 +265,10 @@ text_pair(const struct redact *r, const unsigned char *s, size_t i,
 		q = s[e - 1];
 		e--;
 	}
-	for (b = e; b > 0 && e - b <= TEXT_NAME_MAX && text_name_byte(s[b - 1]);
+	for (b = e; b > 0 && e - b <= REDACT_NAME_MAX && text_name_byte(s[b - 1]);
 	    b--)
 		;
-	if (b == e || e - b > TEXT_NAME_MAX)
+	if (b == e || e - b > REDACT_NAME_MAX)
 		return i + 1;
 	if (q != 0 && (b == 0 || s[b - 1] != q))
 		return i + 1;
@@ -568,19 +282,19 @@ text_pair(const struct redact *r, const unsigned char *s, size_t i,
 	if (q == 0 && b > 0 && s[b - 1] == '$')
 		return i + 1;
 	/* The short names only as a query's or a form's ("?code=", "&pin="). */
-	if (!text_name_secret(r, (const char *)s + b, e - b, s[i] == '=' &&
+	if (!redact_name_match(r, (const char *)s + b, e - b, s[i] == '=' &&
 	    b > 0 && strchr("?&;#", s[b - 1]) != NULL))
 		return i + 1;
 	for (v = i + 1; v < n && v - i <= TEXT_GAP_MAX && text_blank(s[v]); v++)
 		;
 	if (v < n && s[v] != '"' && s[v] != '\'' &&
-	    text_name_line((const char *)s + b, e - b))
+	    redact_name_to_eol((const char *)s + b, e - b))
 		next = text_line_value(s, v, n, q == 0 && b > 0 &&
 		    (s[b - 1] == '"' || s[b - 1] == '\'') ? s[b - 1] : 0,
 		    &vs, &ve);
 	else
 		next = text_value(s, v, n, &vs, &ve);
-	if (!text_count_value((const char *)s + b, e - b, s + vs, ve - vs))
+	if (!redact_name_count((const char *)s + b, e - b, s + vs, ve - vs))
 		ranges_add(rs, vs, ve);
 	return next > i + 1 ? next : i + 1;
 }
@@ -599,7 +313,7 @@ text_flag(const struct redact *r, const unsigned char *s, size_t i, size_t n,
 		f++;
 	if (f >= n || !(secrets_cls[s[f]] & C_ALNUM))
 		return i + 1;
-	for (g = f; g < n && g - f <= TEXT_NAME_MAX && text_name_byte(s[g]);
+	for (g = f; g < n && g - f <= REDACT_NAME_MAX && text_name_byte(s[g]);
 	    g++)
 		;
 	if (g - f < 2 || g >= n || !text_blank(s[g]))
@@ -610,7 +324,7 @@ text_flag(const struct redact *r, const unsigned char *s, size_t i, size_t n,
 	    !redact_name_secret(r, (const char *)s + f, g - f))
 		return g;
 	e = text_bare_end(s, v, n);
-	if (!text_count_value((const char *)s + f, g - f, s + v, e - v))
+	if (!redact_name_count((const char *)s + f, g - f, s + v, e - v))
 		ranges_add(rs, v, e);
 	return e;
 }
@@ -762,8 +476,8 @@ int
 redact_text_member(const struct redact *r, const char *name, size_t len,
     const unsigned char *v, size_t vlen)
 {
-	return text_name_secret(r, name, len, 0) &&
-	    !text_count_value(name, len, v, vlen);
+	return redact_name_match(r, name, len, 0) &&
+	    !redact_name_count(name, len, v, vlen);
 }
 
 /* A byte of %XX at p (n bytes left), or -1. */
@@ -804,7 +518,7 @@ static void
 text_fields(const struct redact *r, const unsigned char *s, size_t from,
     size_t to, const char *seps, struct ranges *rs)
 {
-	unsigned char	 name[TEXT_NAME_MAX];
+	unsigned char	 name[REDACT_NAME_MAX];
 	unsigned char	*dec;
 	size_t		 p = from, e, eq, nl, dl, nr;
 	struct range	*rg;
@@ -815,10 +529,10 @@ text_fields(const struct redact *r, const unsigned char *s, size_t from,
 		for (eq = p; eq < e && s[eq] != '='; eq++)
 			;
 		if (eq < e && eq + 1 < e) {
-			if (eq - p <= TEXT_NAME_MAX) {
+			if (eq - p <= REDACT_NAME_MAX) {
 				nl = text_unpct(s + p, eq - p, name);
 				if (redact_name_secret(r, (const char *)name,
-				    nl) && !text_count_value((const char *)name,
+				    nl) && !redact_name_count((const char *)name,
 				    nl, s + eq + 1, e - eq - 1)) {
 					ranges_add(rs, eq + 1, e);
 					p = e + 1;
@@ -1013,7 +727,7 @@ redact_argv(const struct redact *r, char *const *argv)
 	for (i = 0; i < argc; i++) {
 		a = argv[i];
 		if (pending && !(a[0] == '-' && a[1] == '-') &&
-		    !text_count_value(pf, pl, (const unsigned char *)a,
+		    !redact_name_count(pf, pl, (const unsigned char *)a,
 		    strlen(a))) {
 			out[i] = xstrdup(REDACTED);
 			pending = 0;
@@ -1026,7 +740,7 @@ redact_argv(const struct redact *r, char *const *argv)
 			f = a + (a[1] == '-' ? 2 : 1);
 			nl = strcspn(f, "=");
 			if (nl >= 2 && redact_name_secret(r, f, nl)) {
-				if (f[nl] == '=' && !text_count_value(f, nl,
+				if (f[nl] == '=' && !redact_name_count(f, nl,
 				    (const unsigned char *)f + nl + 1,
 				    strlen(f + nl + 1)))
 					cur = argv_with_value(a,

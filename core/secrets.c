@@ -515,9 +515,12 @@ secrets_key_listed(const struct redact *r, const unsigned char *k, size_t n)
 {
 	size_t	i;
 
-	for (i = 0; i < r->nkeys; i++) {
-		if (r->keys[i].len == n && (unsigned char)r->keys[i].name[0] ==
-		    k[0] && memcmp(r->keys[i].name, k, n) == 0)
+	if (n == 0)
+		return 0;
+	/* Only the keys that start as k does. */
+	for (i = r->key_head[k[0]]; i != 0; i = r->keys[i - 1].next) {
+		if (r->keys[i - 1].len == n &&
+		    memcmp(r->keys[i - 1].name, k, n) == 0)
 			return 1;
 	}
 	return 0;
