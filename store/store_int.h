@@ -29,7 +29,8 @@ enum item_type {
 	ITEM_EXCHANGE_FAULT,
 	ITEM_SESSION_OTLP,
 	ITEM_SESSION_CLIENT,
-	ITEM_SESSION_TRANSPORT
+	ITEM_SESSION_TRANSPORT,
+	ITEM_TYPE_MAX
 };
 
 struct item {
@@ -170,6 +171,14 @@ struct writer {
 	int		 ckpt_busy;
 };
 
+/* writer.c: the queue */
+int		 writer_enqueue(struct writer *, struct item *, size_t);
+void		 writer_unblocked(struct writer *);
+
+/* batch.c (writer thread only, but batch_lock_check before it starts) */
+int		 batch_lock_check(struct store *, char **);
+void		 batch_write(struct writer *, struct item *);
+
 /* rows.c (writer thread only) */
 int		 rows_init(struct writer *, char **);
 void		 rows_finalize(struct writer *);
@@ -180,7 +189,6 @@ void		 rows_committed(struct writer *);
 void		 rows_rollback(struct writer *);
 void		 rows_broken(struct writer *);
 void		 rows_begin(struct writer *, struct wsession *);
-int		 writer_enqueue(struct writer *, struct item *, size_t);
 
 void		 rows_message(struct writer *, struct wsession *,
 		     struct wexchange *, struct msg *, const struct scan *);

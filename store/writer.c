@@ -1,12 +1,13 @@
 /*
  * The writer thread: it owns the SQLite connection once started and turns
- * queued messages into rows, one transaction a batch.  The forwarding loop
- * only appends to the queue; it never waits for the disk.
+ * queued messages into rows, one transaction a batch (batch.c writes it).
+ * The forwarding loop only appends to the queue; it never waits for the
+ * disk.
  *
  * Waking a thread for every message costs more than recording it, so the
  * writer sleeps on a short timer while messages trickle in and is signalled
- * only when a batch is full, when it went idle on an empty queue, or when
- * it must stop.  The queue is bounded in bytes and messages: past the high
+ * only when a batch is full, when it went idle on an empty queue, when a
+ * session's row or an event is queued (writer_wakes), or when it must stop.  The queue is bounded in bytes and messages: past the high
  * mark writer_message() tells the caller to stop reading, and the drain
  * callback says when the queue is back under the low mark.
  */
@@ -80,37 +81,13 @@ writer_busy_cb(void *arg, int count)
 	return 1;
 }
 
-/* The lock wait (if any) is over. */
-static void
+/* The lock wait (if any) is over: lag pauses the producer again. */
+void
 writer_unblocked(struct writer *w)
 {
 	pthread_mutex_lock(&w->lock);
 	w->locked_out = 0;
 	pthread_mutex_unlock(&w->lock);
-}
-
-/*
- * Take the write lock once before recording starts: a database another
- * process holds locked is waited for (STORE_BUSY_TIMEOUT_MS), then
- * reported, before a server is started whose traffic could not be kept.
- */
-static int
-writer_lock_check(struct store *st, char **cause)
-{
-	int	rc;
-
-	rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		return store_exec(st, "COMMIT", cause);
-	if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
-		xasprintf(cause, "database %s is locked by another process "
-		    "(waited %d s); try again when it is done, or record into "
-		    "another file with --db", st->path,
-		    STORE_BUSY_TIMEOUT_MS / 1000);
-	else
-		xasprintf(cause, "cannot write to database %s: %s", st->path,
-		    sqlite3_errmsg(st->db));
-	return -1;
 }
 
 /*
@@ -132,7 +109,7 @@ writer_start(struct store *st, char **cause)
 	 */
 	if (store_exec(st, "PRAGMA foreign_keys = OFF", cause) != 0)
 		goto fail;
-	if (writer_lock_check(st, cause) != 0)
+	if (batch_lock_check(st, cause) != 0)
 		goto fail;
 	if (rows_init(w, cause) != 0)
 		goto fail;
@@ -173,6 +150,31 @@ writer_set_drain_cb(struct writer *w, void (*cb)(void *), void *arg)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/*
+ * The items that wake the writer of their own: a session's rows (its
+ * first, its last and its later columns) and an event, which are rare.
+ * A message, a fault and an HTTP exchange's rows go with the messages
+ * at the next tick: a busy writer ticks anyway, an idle one is woken
+ * (w->idle), and waking for each would cost a thread switch per message
+ * or exchange.  Stopping wakes it in writer_stop().
+ */
+static const int writer_wakes[] = {
+	[ITEM_SESSION_BEGIN] = 1,
+	[ITEM_EVENT] = 1,
+	[ITEM_SESSION_END] = 1,
+	[ITEM_SESSION_OTLP] = 1,
+	[ITEM_SESSION_CLIENT] = 1,
+	[ITEM_SESSION_TRANSPORT] = 1,
+	[ITEM_TYPE_MAX] = 0
+};
+
+/* Whether queueing it should wake the writer (writer_wakes). */
+static int
+writer_item_wakes(const struct item *it)
+{
+	return writer_wakes[it->type];
+}
+
 /* Queue an item; returns 1 when the producer should pause reading. */
 int
 writer_enqueue(struct writer *w, struct item *it, size_t bytes)
@@ -194,18 +196,7 @@ writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 	w->items++;
 	w->bytes += bytes;
 	w->enqueued++;
-	/*
-	 * A fault, and an HTTP exchange's rows, go with its messages at the
-	 * next tick: no wake-up of their own (a busy writer ticks anyway, an
-	 * idle one is woken).  Waking for each would cost a thread switch
-	 * per exchange.
-	 */
-	wake = w->idle || w->items == WRITER_BATCH ||
-	    (it->type != ITEM_MESSAGE && it->type != ITEM_FAULT &&
-	    it->type != ITEM_EXCHANGE_BEGIN &&
-	    it->type != ITEM_EXCHANGE_RESPONSE &&
-	    it->type != ITEM_EXCHANGE_TRAILERS &&
-	    it->type != ITEM_EXCHANGE_END && it->type != ITEM_EXCHANGE_FAULT);
+	wake = w->idle || w->items == WRITER_BATCH || writer_item_wakes(it);
 	/*
 	 * What was queued before this item decides: one huge message does
 	 * not stop forwarding while it is written (the answer to it can go
@@ -610,145 +601,6 @@ writer_session_faults_lost(const struct wsession *s)
 }
 
 static void
-item_free(struct item *it)
-{
-	msg_free(it->msg);
-	free(it->kind);
-	free(it->reason);
-	free(it->info.method);
-	free(it->info.path);
-	free(it->info.headers);
-	faults_free(it->fault);
-	free(it);
-}
-
-/*
- * An item that cannot go into a transaction (recording stopped, or the
- * database stayed locked): a message or a fault is counted as not
- * recorded, and a session's first and last rows are still tried on their
- * own.
- */
-static void
-writer_skip(struct writer *w, struct item *it)
-{
-	switch (it->type) {
-	case ITEM_MESSAGE:
-		it->session->seq++;
-		it->session->lost++;
-		break;
-	case ITEM_FAULT:
-		it->session->faults_lost++;
-		break;
-	case ITEM_SESSION_BEGIN:
-		if (w->broken == NULL)
-			rows_begin(w, it->session);
-		break;
-	case ITEM_SESSION_END:
-		rows_end(w, it);
-		break;
-	case ITEM_SESSION_OTLP:
-	case ITEM_SESSION_CLIENT:
-	case ITEM_SESSION_TRANSPORT:
-		rows_otlp(w, it);
-		break;
-	case ITEM_EXCHANGE_END:
-		free(it->x);
-		break;
-	default:
-		break;
-	}
-}
-
-/* Write one batch in one transaction, freeing its items. */
-static void
-writer_batch(struct writer *w, struct item *it)
-{
-	struct item	*next, *ends = NULL;
-	int		 in_txn = 0, was_broken = (w->broken != NULL);
-	int		 kept = 0;
-
-	/* IMMEDIATE: a lock held elsewhere is waited for here, once. */
-	if (!was_broken) {
-		if (rows_exec(w, "BEGIN IMMEDIATE") == 0)
-			in_txn = 1;
-		else
-			rows_failed(w, "a batch");
-		writer_unblocked(w);
-	}
-	for (; it != NULL; it = next) {
-		next = it->next;
-		if (!in_txn) {
-			writer_skip(w, it);
-			item_free(it);
-			continue;
-		}
-		switch (it->type) {
-		case ITEM_SESSION_BEGIN:
-			rows_begin(w, it->session);
-			break;
-		case ITEM_MESSAGE:
-			rows_message(w, it->session, it->x, it->msg,
-			    it->scanned ? &it->sc : NULL);
-			break;
-		case ITEM_EXCHANGE_BEGIN:
-		case ITEM_EXCHANGE_RESPONSE:
-		case ITEM_EXCHANGE_TRAILERS:
-		case ITEM_EXCHANGE_END:
-		case ITEM_EXCHANGE_FAULT:
-			rows_exchange(w, it);
-			break;
-		case ITEM_FAULT:
-			rows_fault(w, it->session, it->fault);
-			break;
-		case ITEM_EVENT:
-			rows_event(w, it->session, it->kind, it->msg);
-			break;
-		case ITEM_SESSION_END:
-			rows_end(w, it);
-			break;
-		case ITEM_SESSION_OTLP:
-		case ITEM_SESSION_CLIENT:
-		case ITEM_SESSION_TRANSPORT:
-			rows_otlp(w, it);
-			break;
-		}
-		if (it->type == ITEM_SESSION_END ||
-		    it->type == ITEM_SESSION_OTLP ||
-		    it->type == ITEM_SESSION_CLIENT ||
-		    it->type == ITEM_SESSION_TRANSPORT) {
-			/* Kept until the batch is known to be committed. */
-			it->next = ends;
-			ends = it;
-		} else
-			item_free(it);
-		if (w->broken != NULL) {
-			rows_rollback(w);
-			in_txn = 0;
-		}
-	}
-	if (in_txn) {
-		if (rows_exec(w, "COMMIT") == 0) {
-			rows_committed(w);
-			kept = 1;
-		} else {
-			rows_failed(w, "a batch");
-			rows_rollback(w);
-		}
-	}
-	if (!was_broken && w->broken != NULL)
-		rows_broken(w);
-	/* A session's end rolled back with its batch is written alone. */
-	for (; ends != NULL; ends = next) {
-		next = ends->next;
-		if (!kept && ends->type == ITEM_SESSION_END)
-			rows_end(w, ends);
-		else if (!kept)
-			rows_otlp(w, ends);
-		item_free(ends);
-	}
-}
-
-static void
 writer_deadline(struct timespec *ts, long ms)
 {
 	clock_gettime(CLOCK_REALTIME, ts);
@@ -824,7 +676,7 @@ writer_main(void *arg)
 		bytes = 0;
 		for (it = batch; it != NULL; it = it->next)
 			bytes += it->bytes;
-		writer_batch(w, batch);
+		batch_write(w, batch);
 		if (w->wal_pages >= w->ckpt_busy)
 			rows_checkpoint(w);
 
