@@ -169,6 +169,7 @@ struct writer {
 	int		 ckpt_quiet;	/* WRITER_CKPT_* in pages */
 	int		 ckpt_empty;
 	int		 ckpt_busy;
+	int64_t		 cpu_ns;	/* the thread's CPU time when it ended */
 };
 
 /* writer.c: the queue */
