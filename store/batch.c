@@ -88,11 +88,30 @@ batch_skip(struct writer *w, struct item *it)
 	}
 }
 
-/* Write one batch in one transaction, freeing its items. */
-void
+/*
+ * A written (or skipped) item done with: a message item goes on *spare,
+ * its message freed, for the queue to reuse; any other is freed.
+ */
+static void
+batch_item_done(struct item *it, struct item **spare)
+{
+	if (it->type != ITEM_MESSAGE) {
+		batch_item_free(it);
+		return;
+	}
+	msg_free(it->msg);
+	it->next = *spare;
+	*spare = it;
+}
+
+/*
+ * Write one batch in one transaction, freeing its items but the message
+ * items, which it returns (a list) for writer_spare_give().
+ */
+struct item *
 batch_write(struct writer *w, struct item *it)
 {
-	struct item	*next, *ends = NULL;
+	struct item	*next, *ends = NULL, *spare = NULL;
 	int		 in_txn = 0, was_broken = (w->broken != NULL);
 	int		 kept = 0;
 
@@ -108,7 +127,7 @@ batch_write(struct writer *w, struct item *it)
 		next = it->next;
 		if (!in_txn) {
 			batch_skip(w, it);
-			batch_item_free(it);
+			batch_item_done(it, &spare);
 			continue;
 		}
 		switch (it->type) {
@@ -151,7 +170,7 @@ batch_write(struct writer *w, struct item *it)
 			it->next = ends;
 			ends = it;
 		} else
-			batch_item_free(it);
+			batch_item_done(it, &spare);
 		if (w->broken != NULL) {
 			rows_rollback(w);
 			in_txn = 0;
@@ -177,4 +196,5 @@ batch_write(struct writer *w, struct item *it)
 			rows_otlp(w, ends);
 		batch_item_free(ends);
 	}
+	return spare;
 }

@@ -137,6 +137,8 @@ struct writer {
 					   no pause for WRITER_MAX_LAG_MS */
 	uint64_t	 committed;	/* of those, written (or given up) */
 	int		 syncing;	/* a producer waits in writer_sync */
+	struct item	*spare;		/* message items to reuse */
+	size_t		 nspare;
 	pthread_cond_t	 synced;
 
 	void		(*drain_cb)(void *);
@@ -174,11 +176,12 @@ struct writer {
 
 /* writer.c: the queue */
 int		 writer_enqueue(struct writer *, struct item *, size_t);
+char		*writer_strdup(const char *);
 void		 writer_unblocked(struct writer *);
 
 /* batch.c (writer thread only, but batch_lock_check before it starts) */
 int		 batch_lock_check(struct store *, char **);
-void		 batch_write(struct writer *, struct item *);
+struct item	*batch_write(struct writer *, struct item *);
 
 /* rows.c (writer thread only) */
 int		 rows_init(struct writer *, char **);

@@ -57,6 +57,12 @@
  * memory stays bounded by the queue's high mark, it is only not handed
  * back between batches.
  */
+/*
+ * Message items the writer keeps for reuse, so that neither thread calls
+ * malloc or free for them: two batches' worth (~0.5 MiB) covers the one
+ * being written and the one being queued.
+ */
+#define WRITER_SPARE_MAX	(2 * WRITER_BATCH)
 #define WRITER_TRIM_BYTES	(2 * WRITER_HIGH_BYTES)
 #define WRITER_TOP_PAD_BYTES	(4u * 1024 * 1024)
 
@@ -194,9 +200,12 @@ writer_item_wakes(const struct item *it)
 	return writer_wakes[it->type];
 }
 
-/* Queue an item; returns 1 when the producer should pause reading. */
-int
-writer_enqueue(struct writer *w, struct item *it, size_t bytes)
+/*
+ * Queue an item with the queue locked; returns 1 when the producer should
+ * pause reading.
+ */
+static int
+writer_enqueue_locked(struct writer *w, struct item *it, size_t bytes)
 {
 	int	wake, pause;
 	int64_t	oldest;
@@ -204,7 +213,6 @@ writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 	it->next = NULL;
 	it->bytes = bytes;
 	it->queued_ns = clock_mono_ns();
-	pthread_mutex_lock(&w->lock);
 	oldest = (w->batch_ns != 0) ? w->batch_ns : (w->head != NULL ?
 	    w->head->queued_ns : it->queued_ns);
 	if (w->tail != NULL)
@@ -231,8 +239,60 @@ writer_enqueue(struct writer *w, struct item *it, size_t bytes)
 		w->idle = 0;
 		pthread_cond_signal(&w->cond);
 	}
+	return pause;
+}
+
+/* Queue an item; returns 1 when the producer should pause reading. */
+int
+writer_enqueue(struct writer *w, struct item *it, size_t bytes)
+{
+	int	pause;
+
+	pthread_mutex_lock(&w->lock);
+	pause = writer_enqueue_locked(w, it, bytes);
 	pthread_mutex_unlock(&w->lock);
 	return pause;
+}
+
+/*
+ * A message item, zeroed: one the writer gave back (writer_spare_give)
+ * when there is one, else a new one.  The queue is locked.
+ */
+static struct item *
+writer_spare_take(struct writer *w)
+{
+	struct item	*it = w->spare;
+
+	if (it == NULL)
+		return xcalloc(1, sizeof *it);
+	w->spare = it->next;
+	w->nspare--;
+	memset(it, 0, sizeof *it);
+	return it;
+}
+
+/*
+ * Give the message items of a written batch (a list, their messages
+ * freed) back for writer_spare_take(), up to WRITER_SPARE_MAX; frees the
+ * rest.  The writer thread, with the queue unlocked.
+ */
+static void
+writer_spare_give(struct writer *w, struct item *list)
+{
+	struct item	*next;
+
+	pthread_mutex_lock(&w->lock);
+	for (; list != NULL && w->nspare < WRITER_SPARE_MAX; list = next) {
+		next = list->next;
+		list->next = w->spare;
+		w->spare = list;
+		w->nspare++;
+	}
+	pthread_mutex_unlock(&w->lock);
+	for (; list != NULL; list = next) {
+		next = list->next;
+		free(list);
+	}
 }
 
 /*
@@ -256,8 +316,9 @@ writer_sync(struct writer *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
-static char *
-xstrdup_or_null(const char *s)
+/* A copy of s, or NULL for NULL. */
+char *
+writer_strdup(const char *s)
 {
 	return (s != NULL) ? xstrdup(s) : NULL;
 }
@@ -275,7 +336,7 @@ writer_session_new(struct writer *w, const char *name, const char *transport,
 	struct wsession	*s = xcalloc(1, sizeof *s);
 	struct item	*it = xcalloc(1, sizeof *it);
 
-	s->name = xstrdup_or_null(name);
+	s->name = writer_strdup(name);
 	s->transport = xstrdup(transport);
 	s->target = xstrdup(target);
 	s->started_ns = started_ns;
@@ -284,9 +345,9 @@ writer_session_new(struct writer *w, const char *name, const char *transport,
 	if (meta != NULL) {
 		s->imp = xmalloc(sizeof *s->imp);
 		*s->imp = *meta;
-		s->imp->version = xstrdup_or_null(meta->version);
-		s->imp->imported_from = xstrdup_or_null(meta->imported_from);
-		s->imp->store_error = xstrdup_or_null(meta->store_error);
+		s->imp->version = writer_strdup(meta->version);
+		s->imp->imported_from = writer_strdup(meta->imported_from);
+		s->imp->store_error = writer_strdup(meta->store_error);
 		s->started_ns = meta->started_ns;
 	}
 	it->type = ITEM_SESSION_BEGIN;
@@ -363,8 +424,11 @@ int
 writer_message_scanned(struct writer *w, struct wsession *s,
     struct wexchange *x, struct msg *m, const struct scan *sc)
 {
-	struct item	*it = xcalloc(1, sizeof *it);
+	struct item	*it;
+	int		 pause;
 
+	pthread_mutex_lock(&w->lock);
+	it = writer_spare_take(w);
 	it->type = ITEM_MESSAGE;
 	it->session = s;
 	it->x = x;
@@ -373,7 +437,9 @@ writer_message_scanned(struct writer *w, struct wsession *s,
 		it->sc = *sc;
 		it->scanned = 1;
 	}
-	return writer_enqueue(w, it, m->len + sizeof *it + sizeof *m);
+	pause = writer_enqueue_locked(w, it, m->len + sizeof *it + sizeof *m);
+	pthread_mutex_unlock(&w->lock);
+	return pause;
 }
 
 /*
@@ -389,88 +455,6 @@ writer_scan(const struct msg *m, struct scan *sc)
 		scan_message(m->ident, m->ident_len, sc);
 	else
 		scan_message(m->raw, m->len, sc);
-}
-
-/* Begin recording an HTTP exchange of session s (its request side). */
-struct wexchange *
-writer_exchange_begin(struct writer *w, struct wsession *s,
-    const struct wexchange_info *info)
-{
-	struct item	*it = xcalloc(1, sizeof *it);
-	struct wexchange *x = xcalloc(1, sizeof *x);
-
-	it->type = ITEM_EXCHANGE_BEGIN;
-	it->session = s;
-	it->x = x;
-	it->info = *info;
-	it->info.method = xstrdup_or_null(info->method);
-	it->info.path = xstrdup_or_null(info->path);
-	it->info.headers = xstrdup_or_null(info->headers);
-	writer_enqueue(w, it, sizeof *it);
-	return x;
-}
-
-/* The response head of an exchange arrived: status and headers. */
-void
-writer_exchange_response(struct writer *w, struct wexchange *x, int status,
-    const struct wexchange_info *info)
-{
-	struct item	*it = xcalloc(1, sizeof *it);
-
-	it->type = ITEM_EXCHANGE_RESPONSE;
-	it->x = x;
-	it->exit_status = status;
-	it->info = *info;
-	it->info.method = it->info.path = NULL;
-	it->info.headers = xstrdup_or_null(info->headers);
-	writer_enqueue(w, it, sizeof *it);
-}
-
-/*
- * The trailer fields of an exchange's request and response (JSON arrays
- * of [name, value], or NULL for none); before writer_exchange_end().
- */
-void
-writer_exchange_trailers(struct writer *w, struct wexchange *x,
-    const char *request, const char *response)
-{
-	struct item	*it = xcalloc(1, sizeof *it);
-
-	it->type = ITEM_EXCHANGE_TRAILERS;
-	it->x = x;
-	it->info.path = xstrdup_or_null(request);
-	it->info.headers = xstrdup_or_null(response);
-	writer_enqueue(w, it, sizeof *it);
-}
-
-/*
- * An exchange ended; outcome says how, body is a response body kept for
- * people (an error page), or NULL.  x is the writer's from here on.
- */
-void
-writer_exchange_end(struct writer *w, struct wexchange *x,
-    const char *outcome, const void *body, size_t len)
-{
-	writer_exchange_end_at(w, x, clock_wall_ns(), outcome, body, len);
-}
-
-/*
- * writer_exchange_end() at a given time (ns since the epoch), or with no
- * end time when ended_ns is WRITER_NO_TIME: for an imported exchange.
- */
-void
-writer_exchange_end_at(struct writer *w, struct wexchange *x,
-    int64_t ended_ns, const char *outcome, const void *body, size_t len)
-{
-	struct item	*it = xcalloc(1, sizeof *it);
-
-	it->type = ITEM_EXCHANGE_END;
-	it->x = x;
-	it->info.ts_ns = ended_ns;
-	it->reason = xstrdup_or_null(outcome);
-	if (body != NULL)
-		it->msg = msg_new(DIR_S2C, body, len);
-	writer_enqueue(w, it, sizeof *it + len);
 }
 
 /* Record an event of kind ("stderr", "exit", ...) with text. */
@@ -634,7 +618,7 @@ static void *
 writer_main(void *arg)
 {
 	struct writer	*w = arg;
-	struct item	*batch, *it;
+	struct item	*batch, *it, *spare;
 	struct timespec	 ts;
 	size_t		 bytes, items;
 	int		 stop, drained, quiet;
@@ -695,7 +679,8 @@ writer_main(void *arg)
 		bytes = 0;
 		for (it = batch; it != NULL; it = it->next)
 			bytes += it->bytes;
-		batch_write(w, batch);
+		spare = batch_write(w, batch);
+		writer_spare_give(w, spare);
 		if (w->wal_pages >= w->ckpt_busy)
 			rows_checkpoint(w);
 
@@ -727,6 +712,8 @@ writer_main(void *arg)
 void
 writer_stop(struct writer *w)
 {
+	struct item	*it;
+
 	pthread_mutex_lock(&w->lock);
 	w->stopping = 1;
 	pthread_cond_signal(&w->cond);
@@ -736,6 +723,10 @@ writer_stop(struct writer *w)
 	    (unsigned long long)w->committed, (double)w->cpu_ns / 1e9);
 
 	rows_finalize(w);
+	while ((it = w->spare) != NULL) {
+		w->spare = it->next;
+		free(it);
+	}
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
 	pthread_cond_destroy(&w->synced);
