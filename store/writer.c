@@ -7,8 +7,9 @@
  * Waking a thread for every message costs more than recording it, so the
  * writer sleeps on a short timer while messages trickle in and is signalled
  * only when a batch is full, when it went idle on an empty queue, when a
- * session's row or an event is queued (writer_wakes), or when it must stop.  The queue is bounded in bytes and messages: past the high
- * mark writer_message() tells the caller to stop reading, and the drain
+ * session's row or an event is queued (writer_wakes), or when it must
+ * stop.  The queue is bounded in bytes and messages: past the high mark
+ * writer_message() tells the caller to stop reading, and the drain
  * callback says when the queue is back under the low mark.
  */
 
@@ -55,18 +56,38 @@
  * mcpreel's CPU time for 200 000 round trips).  Keep up to twice the
  * queue's byte bound before trimming, and grow the heap 4 MiB at a time:
  * memory stays bounded by the queue's high mark, it is only not handed
- * back between batches.
+ * back between batches.  Setting either also keeps glibc's mmap threshold
+ * at 128 KiB (it no longer rises after a big block is freed): a bigger
+ * message is mapped and unmapped on its own, never kept in the heap.
+ * Process-wide: set once (writer_malloc_once).
  */
+#define WRITER_TRIM_BYTES	(2 * WRITER_HIGH_BYTES)
+#define WRITER_TOP_PAD_BYTES	(4u * 1024 * 1024)
 /*
  * Message items the writer keeps for reuse, so that neither thread calls
  * malloc or free for them: two batches' worth (~0.5 MiB) covers the one
- * being written and the one being queued.
+ * being written and the one being queued.  An item is a fixed size (its
+ * message is freed before it is kept), so this bounds their bytes too.
  */
 #define WRITER_SPARE_MAX	(2 * WRITER_BATCH)
-#define WRITER_TRIM_BYTES	(2 * WRITER_HIGH_BYTES)
-#define WRITER_TOP_PAD_BYTES	(4u * 1024 * 1024)
 
 static void	*writer_main(void *);
+
+static pthread_once_t	 writer_malloc_set = PTHREAD_ONCE_INIT;
+
+/*
+ * glibc's heap settings for a producer that allocates and a writer that
+ * frees (WRITER_TRIM_BYTES): process-wide, so once however many writers
+ * the process starts.
+ */
+static void
+writer_malloc_once(void)
+{
+#ifdef __GLIBC__
+	(void)mallopt(M_TRIM_THRESHOLD, WRITER_TRIM_BYTES);
+	(void)mallopt(M_TOP_PAD, WRITER_TOP_PAD_BYTES);
+#endif
+}
 
 /*
  * SQLite's busy handler on the writer's connection: another process holds
@@ -121,10 +142,7 @@ writer_start(struct store *st, char **cause)
 	struct writer	*w = xcalloc(1, sizeof *w);
 
 	w->st = st;
-#ifdef __GLIBC__
-	(void)mallopt(M_TRIM_THRESHOLD, WRITER_TRIM_BYTES);
-	(void)mallopt(M_TOP_PAD, WRITER_TOP_PAD_BYTES);
-#endif
+	pthread_once(&writer_malloc_set, writer_malloc_once);
 	sqlite3_wal_autocheckpoint(st->db, 0);
 	/*
 	 * Every reference the writer stores is to a row it wrote itself
