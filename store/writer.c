@@ -737,7 +737,7 @@ writer_stop(struct writer *w)
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
-	log_debug("writer thread: %llu items, %.3f s of CPU",
+	log_debug("writer thread: %llu items, %.6f s of CPU",
 	    (unsigned long long)w->committed, (double)w->cpu_ns / 1e9);
 
 	rows_finalize(w);
