@@ -66,7 +66,8 @@
 /*
  * Message items the writer keeps for reuse, so that neither thread calls
  * malloc or free for them: two batches' worth (~0.5 MiB) covers the one
- * being written and the one being queued.  An item is a fixed size (its
+ * being written and the one being queued (a deeper queue allocates the
+ * rest, freed once written).  An item is a fixed size (its
  * message is freed before it is kept), so this bounds their bytes too.
  */
 #define WRITER_SPARE_MAX	(2 * WRITER_BATCH)
