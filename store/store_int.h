@@ -29,7 +29,8 @@ enum item_type {
 	ITEM_EXCHANGE_FAULT,
 	ITEM_SESSION_OTLP,
 	ITEM_SESSION_CLIENT,
-	ITEM_SESSION_TRANSPORT
+	ITEM_SESSION_TRANSPORT,
+	ITEM_TYPE_MAX
 };
 
 struct item {
@@ -136,6 +137,8 @@ struct writer {
 					   no pause for WRITER_MAX_LAG_MS */
 	uint64_t	 committed;	/* of those, written (or given up) */
 	int		 syncing;	/* a producer waits in writer_sync */
+	struct item	*spare;		/* message items to reuse */
+	size_t		 nspare;
 	pthread_cond_t	 synced;
 
 	void		(*drain_cb)(void *);
@@ -168,7 +171,17 @@ struct writer {
 	int		 ckpt_quiet;	/* WRITER_CKPT_* in pages */
 	int		 ckpt_empty;
 	int		 ckpt_busy;
+	int64_t		 cpu_ns;	/* the thread's CPU time when it ended */
 };
+
+/* writer.c: the queue */
+int		 writer_enqueue(struct writer *, struct item *, size_t);
+char		*writer_strdup(const char *);
+void		 writer_unblocked(struct writer *);
+
+/* batch.c (writer thread only, but batch_lock_check before it starts) */
+int		 batch_lock_check(struct store *, char **);
+struct item	*batch_write(struct writer *, struct item *);
 
 /* rows.c (writer thread only) */
 int		 rows_init(struct writer *, char **);
@@ -180,7 +193,6 @@ void		 rows_committed(struct writer *);
 void		 rows_rollback(struct writer *);
 void		 rows_broken(struct writer *);
 void		 rows_begin(struct writer *, struct wsession *);
-int		 writer_enqueue(struct writer *, struct item *, size_t);
 
 void		 rows_message(struct writer *, struct wsession *,
 		     struct wexchange *, struct msg *, const struct scan *);

@@ -1720,3 +1720,64 @@ Test(store, writer_records_faults, .timeout = UNIT_TIMEOUT)
 	sqlite3_close(db);
 	free(path);
 }
+
+/* Round trips a side of the item reuse test sends: pools over and over. */
+#define STORE_REUSE_N	(3 * WRITER_BATCH)
+
+/*
+ * Message items are reused once written (a spare pool between the
+ * threads): a reused item carries nothing of its last message.  Requests
+ * classified by the producer, all committed, then answers it did not
+ * classify: each answer must be scanned afresh (a response answering its
+ * request, with its method), and every row holds its own bytes.
+ */
+Test(store, writer_reuses_items, .timeout = UNIT_TIMEOUT)
+{
+	struct writer	*w;
+	struct wsession	*s;
+	struct msg	*m;
+	struct scan	 sc;
+	sqlite3		*db;
+	char		*path = store_test_path("reuse.db"), *text;
+	int		 i, len;
+
+	w = store_test_writer(path);
+	s = writer_session_begin(w, "reuse", "stdio", "[]");
+	for (i = 0; i < STORE_REUSE_N; i++) {
+		len = asprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"tools/call\"}", i);
+		cr_assert_gt(len, 0);
+		m = msg_new(DIR_C2S, text, (size_t)len);
+		free(text);
+		writer_scan(m, &sc);
+		(void)writer_message_scanned(w, s, NULL, m, &sc);
+	}
+	writer_sync(w);
+	for (i = 0; i < STORE_REUSE_N; i++) {
+		len = asprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"result\":{}}", i);
+		cr_assert_gt(len, 0);
+		(void)writer_message(w, s, NULL, msg_new(DIR_S2C, text,
+		    (size_t)len));
+		free(text);
+	}
+	writer_stop(w);
+	cr_assert_eq(writer_session_lost(s), 0);
+	writer_session_free(s);
+
+	db = store_test_sqlite(path);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages "
+	    "WHERE kind = 'request' AND method = 'tools/call' AND "
+	    "reply_to IS NULL AND raw = CAST('{\"jsonrpc\":\"2.0\",\"id\":' || "
+	    "rpc_id || ',\"method\":\"tools/call\"}' AS BLOB)"),
+	    STORE_REUSE_N);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages m "
+	    "JOIN messages q ON q.id = m.reply_to WHERE m.kind = 'response' "
+	    "AND m.method = 'tools/call' AND m.rpc_id = q.rpc_id AND m.raw = "
+	    "CAST('{\"jsonrpc\":\"2.0\",\"id\":' || m.rpc_id || "
+	    "',\"result\":{}}' AS BLOB)"), STORE_REUSE_N);
+	cr_assert_eq(store_test_int(db, "SELECT count(*) FROM messages"),
+	    2 * STORE_REUSE_N);
+	sqlite3_close(db);
+	free(path);
+}
