@@ -149,3 +149,46 @@ test('a server request the recording has no answer to: a JSON-RPC error to the s
     t.cleanup();
   }
 });
+
+test('replay of a session longer than the window replay holds: every request compared, the counts whole, the report bounded', { timeout: 600000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'w.db');
+    const peer = join(PEERS_DIR, 'numpeer.mjs');
+    // 9 000 requests and their answers: 18 000 messages, more than the
+    // 16 384 a replay reads ahead, so the window moves.
+    const N = 9000;
+    let input = '';
+    for (let i = 1; i <= N; i++)
+      input += JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { n: i } }) + '\n';
+    const rec = await runMcpreel(['record', '--db', db, '--name', 'long', '--', process.execPath, peer], { input: Buffer.from(input) });
+    assert.equal(rec.code, 0, rec.stderr.toString());
+    assert.equal(sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 's2c'")[0].n, N);
+
+    const json = join(t.dir, 'long.json');
+    const r = await runMcpreel(['replay', '--db', db, 'long', '--no-record', '--report', 'json', '-o', json, '--', process.execPath, peer, '--off', '7']);
+    assert.equal(r.code, 1, r.stderr.toString());
+    const rep = JSON.parse(readFileSync(json, 'utf8'));
+    const differ = Math.floor(N / 7);
+    assert.equal(rep.requests, N);
+    assert.equal(rep.different, differ);
+    assert.equal(rep.same, N - differ);
+    assert.equal(rep.missing, 0);
+    // The first 1 000 results, then 1 000 more that differ; the rest
+    // counted only, and said.
+    assert.equal(rep.results.length, 2000);
+    assert.equal(rep.results_not_shown, N - 2000);
+    assert.equal(rep.results_not_shown_not_same, differ - rep.results.filter((x) => x.status === 'different').length);
+    for (let i = 0; i < rep.results.length; i++) {
+      const x = rep.results[i];
+      assert.equal(x.status, x.id % 7 === 0 ? 'different' : 'same', `result ${i}: id ${x.id}`);
+      if (i > 0) assert.ok(x.seq > rep.results[i - 1].seq, 'in the recording\'s order');
+    }
+    assert.ok(rep.results.slice(1000).every((x) => x.status === 'different'));
+    assert.equal(rep.differences.length, rep.results.filter((x) => x.status === 'different').length);
+    assert.match(r.stdout.toString(), /9000 requests, 7715 same, 1285 different, 0 missing/);
+    assert.match(r.stdout.toString(), /7000 more results not shown, 143 of them not the same/);
+  } finally {
+    t.cleanup();
+  }
+});
