@@ -49,6 +49,7 @@ replay_src_close(struct replay_src *rs)
 	memset(rs, 0, sizeof *rs);
 }
 
+/* The session's name into *arg (query_sessions() callback). */
 static int
 replay_name_cb(const struct session_row *r, void *arg)
 {

@@ -145,6 +145,7 @@ struct plan_builder {
 	int64_t		 prev_mono;
 };
 
+/* A pairing with nothing read yet. */
 static struct plan_builder *
 plan_builder_new(void)
 {
@@ -155,6 +156,7 @@ plan_builder_new(void)
 	return b;
 }
 
+/* Free a pairing (NULL is nothing). */
 static void
 plan_builder_free(struct plan_builder *b)
 {
