@@ -136,6 +136,17 @@ plan_key(char *key, size_t size, enum dir d, const char *id)
  */
 #define PLAN_WINDOW_BYTES	(64u * 1024 * 1024)
 
+/*
+ * The requests a streamed plan keeps after letting go of the window
+ * around them because their answers are not read yet (a long call with
+ * many notifications before its answer), and their bytes: requests in
+ * flight when recorded, a few thousand at most from a real client.  Past
+ * either, the oldest is let go and its answer, when read, pairs with
+ * nothing (replay notes how many).
+ */
+#define PLAN_PINNED_MAX		4096
+#define PLAN_PINNED_BYTES	(64u * 1024 * 1024)
+
 /* The pairing of requests and responses as a plan is read. */
 struct plan_builder {
 	struct idmap	*pending;	/* open requests: key -> index */
@@ -143,6 +154,10 @@ struct plan_builder {
 					   send: what it waits for */
 	size_t		 nanswered, nalloc;
 	int64_t		 prev_mono;
+	struct rmsg	*pinned;	/* let go of, answer not read yet:
+					   oldest first */
+	size_t		*pinned_at;	/* their absolute indices, rising */
+	size_t		 npinned, pinnedalloc, pinned_bytes;
 };
 
 /* A pairing with nothing read yet. */
@@ -156,24 +171,150 @@ plan_builder_new(void)
 	return b;
 }
 
+static void	plan_msg_free(struct rmsg *);
+
 /* Free a pairing (NULL is nothing). */
 static void
 plan_builder_free(struct plan_builder *b)
 {
+	size_t	i;
+
 	if (b == NULL)
 		return;
+	for (i = 0; i < b->npinned; i++)
+		plan_msg_free(&b->pinned[i]);
+	free(b->pinned);
+	free(b->pinned_at);
 	free(b->answered);
 	idmap_free(b->pending);
 	free(b);
 }
 
-/* Message i (absolute), or NULL when it was let go or not read yet. */
+/* Where pinned message i (absolute) is in b->pinned, or -1. */
+static ssize_t
+plan_pinned_find(const struct plan_builder *b, size_t i)
+{
+	size_t	lo = 0, hi, mid;
+
+	if (b == NULL)
+		return -1;
+	hi = b->npinned;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (b->pinned_at[mid] == i)
+			return (ssize_t)mid;
+		if (b->pinned_at[mid] < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/*
+ * Message i (absolute), or NULL when it was let go or not read yet.  A
+ * request pinned (let go of with the window, its answer not read yet)
+ * is still found.
+ */
 static struct rmsg *
 plan_msg_or_null(const struct plan *p, size_t i)
 {
-	if (i < p->base + p->off || i >= p->base + p->n)
+	ssize_t	k;
+
+	if (i < p->base + p->off) {
+		if ((k = plan_pinned_find(p->b, i)) < 0)
+			return NULL;
+		return &p->b->pinned[k];
+	}
+	if (i >= p->base + p->n)
 		return NULL;
 	return &p->m[i - p->base];
+}
+
+/* Whether message i (absolute) is a pinned request. */
+int
+plan_pinned(const struct plan *p, size_t i)
+{
+	return i < plan_first(p) && plan_pinned_find(p->b, i) >= 0;
+}
+
+/*
+ * Whether message i (absolute, in the window), when let go, is pinned: a
+ * request of a streamed plan not read to its end whose answer is not
+ * read yet.  Its answer, when read, pairs with it as in a whole plan.
+ */
+int
+plan_pins(const struct plan *p, size_t i)
+{
+	const struct rmsg	*m = plan_msg(p, i);
+	char			 key[512];
+	size_t			 klen;
+	int64_t			 idx;
+
+	if (p->b == NULL || p->src == NULL || p->src_done ||
+	    m->kind != KIND_REQUEST || m->id == NULL || m->answer >= 0 ||
+	    (klen = plan_key(key, sizeof key, m->dir, m->id)) == 0)
+		return 0;
+	return idmap_get(p->b->pending, key, klen, &idx) == 0 &&
+	    (size_t)idx == i;
+}
+
+/* Whether as many requests are pinned as may be. */
+int
+plan_pins_full(const struct plan *p)
+{
+	return p->b != NULL && (p->b->npinned >= PLAN_PINNED_MAX ||
+	    p->b->pinned_bytes >= PLAN_PINNED_BYTES);
+}
+
+/* The oldest pinned request's absolute index, or -1 when none. */
+ssize_t
+plan_pinned_oldest(const struct plan *p)
+{
+	if (p->b == NULL || p->b->npinned == 0)
+		return -1;
+	return (ssize_t)p->b->pinned_at[0];
+}
+
+/*
+ * Let pinned request i (absolute) go: its answer was read (the caller
+ * is done with it), or it is the oldest of too many.
+ */
+void
+plan_unpin(struct plan *p, size_t i)
+{
+	struct plan_builder	*b = p->b;
+	ssize_t			 k;
+
+	if ((k = plan_pinned_find(b, i)) < 0)
+		fatalx("%s: message %zu is not pinned", __func__, i);
+	b->pinned_bytes -= b->pinned[k].len;
+	plan_msg_free(&b->pinned[k]);
+	memmove(b->pinned + k, b->pinned + k + 1, (b->npinned - (size_t)k -
+	    1) * sizeof *b->pinned);
+	memmove(b->pinned_at + k, b->pinned_at + k + 1, (b->npinned -
+	    (size_t)k - 1) * sizeof *b->pinned_at);
+	b->npinned--;
+}
+
+/* Keep message m (absolute index i, being let go) pinned. */
+static void
+plan_pin(struct plan *p, size_t i, const struct rmsg *m)
+{
+	struct plan_builder	*b = p->b;
+
+	if (b->npinned == b->pinnedalloc) {
+		b->pinnedalloc = b->pinnedalloc * 2 + 16;
+		b->pinned = xreallocarray(b->pinned, b->pinnedalloc,
+		    sizeof *b->pinned);
+		b->pinned_at = xreallocarray(b->pinned_at, b->pinnedalloc,
+		    sizeof *b->pinned_at);
+	}
+	b->pinned[b->npinned] = *m;
+	/* Parsed again if its answer comes: kept as bytes meanwhile. */
+	plan_json_drop(&b->pinned[b->npinned]);
+	b->pinned_at[b->npinned++] = i;
+	b->pinned_bytes += m->len;
 }
 
 /* Message i (absolute), which must be in the plan's window. */
@@ -354,7 +495,9 @@ plan_msg_free(struct rmsg *m)
 
 /*
  * Let a streamed plan's messages before msg and sends before send go
- * (absolute indices; the caller is done with them).  The arrays move
+ * (absolute indices; the caller is done with them), but for the requests
+ * plan_pins() keeps (while not plan_pins_full(): the caller lets the
+ * oldest go first with plan_unpin()).  The arrays move
  * down once half of them is let go, so each message moves O(1) times.
  */
 void
@@ -362,7 +505,11 @@ plan_release(struct plan *p, size_t msg, size_t send)
 {
 	while (plan_first(p) < msg && p->off < p->n) {
 		p->wbytes -= p->m[p->off].len;
-		plan_msg_free(&p->m[p->off++]);
+		if (plan_pins(p, plan_first(p)) && !plan_pins_full(p))
+			plan_pin(p, plan_first(p), &p->m[p->off]);
+		else
+			plan_msg_free(&p->m[p->off]);
+		p->off++;
 	}
 	if (p->off > 0 && p->off >= p->n / 2) {
 		memmove(p->m, p->m + p->off, (p->n - p->off) * sizeof *p->m);

@@ -248,6 +248,11 @@ struct send	*plan_send(const struct plan *, size_t);
 size_t		 plan_first(const struct plan *);
 size_t		 plan_end(const struct plan *);
 size_t		 plan_sends_end(const struct plan *);
+int		 plan_pins(const struct plan *, size_t);
+int		 plan_pinned(const struct plan *, size_t);
+int		 plan_pins_full(const struct plan *);
+ssize_t		 plan_pinned_oldest(const struct plan *);
+void		 plan_unpin(struct plan *, size_t);
 
 /* engine.c: replaying a plan against a live server. */
 

@@ -339,3 +339,60 @@ Test(plan, streamed_as_whole_in_a_bounded_window, .timeout = UNIT_TIMEOUT)
 	plan_clear(&st);
 	plan_clear(&whole);
 }
+
+/*
+ * A request whose answer comes more than a window after it: let go of
+ * with the window, it stays pinned and its answer pairs with it.
+ */
+#define FAR_N		40000	/* request, notifications, answer */
+
+/* plan_source_fn: request 1, FAR_N - 2 notifications, its answer. */
+static int
+far_src_cb(struct plan *p, void *arg, char **cause)
+{
+	size_t		*next = arg;
+	const char	*s;
+	enum dir	 dir = DIR_S2C;
+
+	if (*next == FAR_N)
+		return 0;
+	if (*next == 0) {
+		s = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"slow\"}";
+		dir = DIR_C2S;
+	} else if (*next == FAR_N - 1)
+		s = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}";
+	else
+		s = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}";
+	plan_add(p, (int64_t)*next + 1, dir, (int64_t)*next, s, strlen(s));
+	(*next)++;
+	return 1;
+}
+
+Test(plan, streamed_answer_further_than_the_window, .timeout = UNIT_TIMEOUT)
+{
+	struct plan	 st;
+	struct rmsg	*q;
+	char		*cause = NULL;
+	size_t		 next = 0;
+
+	plan_stream(&st, far_src_cb, &next);
+	while (plan_fill(&st, &cause) > 0) {
+		cr_assert(plan_first(&st) > 0 || plan_end(&st) < FAR_N);
+		if (plan_first(&st) == 0)
+			cr_assert(plan_pins(&st, 0));
+		plan_release(&st, plan_end(&st) - 1, plan_sends_end(&st));
+	}
+	cr_assert_null(cause);
+	cr_assert(plan_first(&st) > 0);
+	cr_assert(plan_pinned(&st, 0));
+	cr_assert_eq(plan_pinned_oldest(&st), 0);
+	q = plan_msg(&st, 0);
+	cr_assert_str_eq(q->method, "slow");
+	cr_assert_eq(q->answer, FAR_N - 1);
+	cr_assert_eq(plan_msg(&st, FAR_N - 1)->request, 0);
+	cr_assert_str_eq(plan_msg(&st, FAR_N - 1)->method, "slow");
+	plan_unpin(&st, 0);
+	cr_assert_eq(plan_pinned_oldest(&st), -1);
+	cr_assert(!plan_pinned(&st, 0));
+	plan_clear(&st);
+}
