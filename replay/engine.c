@@ -214,18 +214,27 @@ engine_step(struct engine *e)
 	struct rreq	*r;
 	struct timeval	 tv;
 	int64_t		 now, due;
-	size_t		 i;
+	size_t		 i, first, end;
 
 	if (e->closed || e->finishing)
 		return;
 	while (!e->closed) {
-		if (e->next >= plan_sends_end(p)) {
-			/* The next send is not read yet: make room, read. */
+		/*
+		 * The next send is not read yet: make room and read, as far
+		 * as it takes (more than a window of the server's own
+		 * messages may come first), or until the window cannot move
+		 * (its oldest request waits for its live answer).
+		 */
+		while (e->next >= plan_sends_end(p) && !ewindow_read_all(e)) {
+			first = plan_first(p);
+			end = plan_end(p);
 			ewindow_release(e, 0);
 			ewindow_fill(e);
-			if (e->next >= plan_sends_end(p))
+			if (plan_first(p) == first && plan_end(p) == end)
 				break;
 		}
+		if (e->next >= plan_sends_end(p))
+			break;
 		s = plan_send(p, e->next);
 		for (i = 0; i < s->nneeds; i++) {
 			/* One let go of is done with. */
@@ -573,6 +582,7 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 		ewindow_rreq_free(plan_msg(p, i)->rq);
 		plan_msg(p, i)->rq = NULL;
 	}
+	ewindow_unpin_all(&e);
 	event_free(e.step_ev);
 	event_free(e.end_ev);
 	idmap_free(e.live_ids);

@@ -48,6 +48,8 @@ struct engine {
 	struct replay_report	*rep;
 	size_t			 seen;		/* messages looked at so far */
 	size_t			 srv_kept;	/* answers in srv_answers */
+	size_t			 far_lost;	/* pinned requests let go of
+						   before their answers */
 	struct idmap		*live_ids;	/* id text -> plan index */
 	size_t			 next;		/* the next send */
 	int64_t			 last_send_ns;
@@ -76,6 +78,7 @@ void		 ewindow_fill(struct engine *);
 void		 ewindow_release(struct engine *, int);
 void		 ewindow_results(struct engine *);
 void		 ewindow_rreq_free(struct rreq *);
+void		 ewindow_unpin_all(struct engine *);
 int		 ewindow_loses_answers(const struct engine *);
 
 #endif

@@ -32,6 +32,9 @@
  */
 #define ENGINE_SRV_ANSWERS_MAX	4096
 
+static void	ewindow_result(struct engine *, struct rmsg *);
+static void	ewindow_unpin_oldest(struct engine *);
+
 /* Whether every message of the recording has been read. */
 int
 ewindow_read_all(const struct engine *e)
@@ -103,6 +106,16 @@ ewindow_read_one(struct engine *e, struct rmsg *m)
 		engine_compare(e, q->rq, q->rq->live);
 		json_decref(q->rq->live);
 		q->rq->live = NULL;
+	}
+	/*
+	 * A request let go of with the window before its answer was read
+	 * (done with live: answered, timed out, or never sent) has its
+	 * result now.
+	 */
+	if (plan_pinned(e->plan, (size_t)m->request)) {
+		ewindow_result(e, q);
+		ewindow_rreq_free(q->rq);
+		plan_unpin(e->plan, (size_t)m->request);
 	}
 }
 
@@ -183,10 +196,9 @@ ewindow_keep(struct replay_report *rep, struct rresult *res)
 }
 
 /*
- * The result of message m, let go now: a recorded request with a
- * recorded answer gets one (compared when its live answer came, else
- * missing or cut).  An answer not read by now was further than the
- * window from its request: taken as none.
+ * The result of message m, let go now (or, pinned, when its answer is
+ * read): a recorded request with a recorded answer gets one (compared
+ * when its live answer came, else missing or cut).
  */
 static void
 ewindow_result(struct engine *e, struct rmsg *m)
@@ -250,11 +262,45 @@ ewindow_release(struct engine *e, int end)
 		    plan_send(p, e->next)->msg <= first) ||
 		    (m->rq != NULL && m->rq->state == RQ_SENT)))
 			break;
-		ewindow_result(e, m);
-		ewindow_rreq_free(m->rq);
-		m->rq = NULL;
+		if (plan_pins(p, first)) {
+			/* Kept for its answer, further on: see read_one. */
+			if (plan_pins_full(p))
+				ewindow_unpin_oldest(e);
+		} else {
+			ewindow_result(e, m);
+			ewindow_rreq_free(m->rq);
+			m->rq = NULL;
+		}
 		plan_release(p, first + 1, end ? plan_sends_end(p) : e->next);
 	}
+}
+
+/*
+ * Let the oldest pinned request go without its answer (too many are
+ * pinned, or the replay is over and its answer was never recorded): its
+ * answer, if read later, pairs with nothing.
+ */
+static void
+ewindow_unpin_oldest(struct engine *e)
+{
+	ssize_t		 i = plan_pinned_oldest(e->plan);
+	struct rmsg	*m = plan_msg(e->plan, (size_t)i);
+
+	if (!ewindow_read_all(e) && e->far_lost++ == 0)
+		engine_note(e, "more requests than replay keeps waited for "
+		    "their recorded answers further on: the oldest are not "
+		    "compared");
+	ewindow_rreq_free(m->rq);
+	m->rq = NULL;
+	plan_unpin(e->plan, (size_t)i);
+}
+
+/* Let every pinned request go (the replay is over). */
+void
+ewindow_unpin_all(struct engine *e)
+{
+	while (plan_pinned_oldest(e->plan) >= 0)
+		ewindow_unpin_oldest(e);
 }
 
 /*
@@ -302,6 +348,8 @@ ewindow_results(struct engine *e)
 			break;
 		ewindow_fill(e);
 	}
+	/* Requests still pinned had no answer in the recording. */
+	ewindow_unpin_all(e);
 
 	/* Notifications the server sent: counts per method. */
 	json_object_foreach(e->notif_rec, k, v) {

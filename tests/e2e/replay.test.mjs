@@ -192,3 +192,57 @@ test('replay of a session longer than the window replay holds: every request com
     t.cleanup();
   }
 });
+
+test('replay of a session with more server notifications between two requests than the window holds, and an answer further than the window from its request: every request sent and compared', { timeout: 600000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'g.db');
+    const peer = join(PEERS_DIR, 'numpeer.mjs');
+    // Request 2's answer comes after 20 000 notifications (further than
+    // the 16 384 messages replay reads ahead); request 3 comes after it.
+    const reqs = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { n: 1 } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { n: 2, notes: 20000 } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { n: 3 } },
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { n: 4, notes: 20000 } },
+      { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { n: 5 } },
+    ];
+    // Each request is sent once the previous one's answer is out, so
+    // 20 000 notifications lie between two of the client's sends; stdin
+    // closes after the last answer.
+    let tail = '';
+    let sent = 1;
+    const rec = await runMcpreel(['record', '--db', db, '--name', 'gap', '--', process.execPath, peer], {
+      input: Buffer.from(JSON.stringify(reqs[0]) + '\n'),
+      keepStdinOpen: true,
+      timeoutMs: 120000,
+      onSpawn: (child) => child.stdout.on('data', (c) => {
+        tail = (tail + c.toString()).slice(-200);
+        if (!tail.includes(`"id":${sent},"result"`))
+          return;
+        if (sent === reqs.length)
+          child.stdin.end();
+        else
+          child.stdin.write(JSON.stringify(reqs[sent++]) + '\n');
+      }),
+    });
+    assert.equal(rec.code, 0, rec.stderr.toString());
+    assert.equal(sql(db, "SELECT count(*) AS n FROM messages")[0].n, 40010);
+
+    const json = join(t.dir, 'gap.json');
+    // Request 4 differs (id a multiple of 4): the answer further than
+    // the window is compared, not taken as none.
+    const r = await runMcpreel(['replay', '--db', db, 'gap', '--no-record', '--report', 'json', '-o', json, '--', process.execPath, peer, '--off', '4']);
+    assert.equal(r.code, 1, r.stderr.toString());
+    const rep = JSON.parse(readFileSync(json, 'utf8'));
+    assert.equal(rep.requests, 5, JSON.stringify(rep.results));
+    assert.equal(rep.same, 4);
+    assert.equal(rep.different, 1);
+    assert.equal(rep.missing, 0);
+    assert.deepEqual(rep.results.map((x) => x.id), [1, 2, 3, 4, 5]);
+    assert.deepEqual(rep.results.map((x) => x.status), ['same', 'same', 'same', 'different', 'same']);
+    assert.deepEqual(rep.notifications['notifications/progress'], { recorded: 40000, replayed: 40000 });
+  } finally {
+    t.cleanup();
+  }
+});
