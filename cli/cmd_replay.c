@@ -34,9 +34,7 @@ replay_src_cb(struct plan *p, void *arg, char **cause)
 
 	if ((rc = query_stream_next(rs->qs, &r, cause)) != 1)
 		return rc;
-	plan_add(p, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw, r->m.len);
-	if (r->m.truncated)
-		plan_set_truncated(p, r->m.kind, r->m.method, r->m.rpc_id);
+	cli_plan_add(p, r);
 	return 1;
 }
 
@@ -47,17 +45,6 @@ replay_src_close(struct replay_src *rs)
 	query_stream_close(rs->qs);
 	store_close(rs->st);
 	memset(rs, 0, sizeof *rs);
-}
-
-/* The session's name into *arg (query_sessions() callback). */
-static int
-replay_name_cb(const struct session_row *r, void *arg)
-{
-	char	**name = arg;
-
-	free(*name);
-	*name = r->name != NULL ? xstrdup(r->name) : NULL;
-	return 0;
 }
 
 /*
@@ -88,7 +75,8 @@ replay_plan(const char *db, const char *arg, int include_faults,
 		    id, name, rec, cause);
 	}
 	*id = sa.id;
-	if (query_sessions(sa.st, sa.id, replay_name_cb, name, cause) != 0 ||
+	if (query_sessions(sa.st, sa.id, session_arg_name_cb, name,
+	    cause) != 0 ||
 	    (!include_faults && cli_faults_note(sa.st, sa.id, "replay",
 	    cause) != 0) ||
 	    (rs->st = store_open(sa.db, 0, cause)) == NULL ||
