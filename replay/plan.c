@@ -172,6 +172,7 @@ plan_builder_new(void)
 }
 
 static void	plan_msg_free(struct rmsg *);
+static void	plan_forget(struct plan *, size_t, const struct rmsg *);
 
 /* Free a pairing (NULL is nothing). */
 static void
@@ -289,12 +290,34 @@ plan_unpin(struct plan *p, size_t i)
 	if ((k = plan_pinned_find(b, i)) < 0)
 		fatalx("%s: message %zu is not pinned", __func__, i);
 	b->pinned_bytes -= b->pinned[k].len;
+	plan_forget(p, i, &b->pinned[k]);
 	plan_msg_free(&b->pinned[k]);
 	memmove(b->pinned + k, b->pinned + k + 1, (b->npinned - (size_t)k -
 	    1) * sizeof *b->pinned);
 	memmove(b->pinned_at + k, b->pinned_at + k + 1, (b->npinned -
 	    (size_t)k - 1) * sizeof *b->pinned_at);
 	b->npinned--;
+}
+
+/*
+ * Message m (absolute index i) is let go for good: if it is a request
+ * still pending, forget it, so the pending requests are at most those
+ * the window and the pins hold (an answer to it would pair with nothing
+ * anyway), not every request a recording never answered.
+ */
+static void
+plan_forget(struct plan *p, size_t i, const struct rmsg *m)
+{
+	char	key[512];
+	size_t	klen;
+	int64_t	idx;
+
+	if (p->b == NULL || m->kind != KIND_REQUEST || m->id == NULL ||
+	    (klen = plan_key(key, sizeof key, m->dir, m->id)) == 0)
+		return;
+	if (idmap_get(p->b->pending, key, klen, &idx) == 0 &&
+	    (size_t)idx == i)
+		idmap_take(p->b->pending, key, klen, &idx, NULL);
 }
 
 /* Keep message m (absolute index i, being let go) pinned. */
@@ -507,8 +530,10 @@ plan_release(struct plan *p, size_t msg, size_t send)
 		p->wbytes -= p->m[p->off].len;
 		if (plan_pins(p, plan_first(p)) && !plan_pins_full(p))
 			plan_pin(p, plan_first(p), &p->m[p->off]);
-		else
+		else {
+			plan_forget(p, plan_first(p), &p->m[p->off]);
 			plan_msg_free(&p->m[p->off]);
+		}
 		p->off++;
 	}
 	if (p->off > 0 && p->off >= p->n / 2) {
