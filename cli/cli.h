@@ -76,6 +76,8 @@ struct xport	*cli_target_open(struct event_base *,
 		     const struct xport_cbs *, void *, void *, char **);
 struct store;
 struct plan;
+struct timeline_row;
+void		 cli_plan_add(struct plan *, const struct timeline_row *);
 int		 cli_load_plan(struct store *, int64_t, int, const char *,
 		     struct plan *, char **);
 int		 cli_faults_note(struct store *, int64_t, const char *,
@@ -390,6 +392,7 @@ int		 session_arg_plan(const char *, const char *, int,
 		     struct store **, char **);
 int		 session_arg_recorder(const char *, struct session_arg *,
 		     struct store **, char **);
+int		 session_arg_name_cb(const struct session_row *, void *);
 /* For the help of every command taking a SESSION. */
 #define CLI_SESSION_CASSETTE \
 	"SESSION may also be a cassette: a file 'mcpreel export' wrote (a\n" \

@@ -14,6 +14,92 @@
 /* Seconds replay waits for each response, unless --timeout. */
 #define REPLAY_DEFAULT_TIMEOUT	30
 
+/*
+ * Where a database session's plan is read from, a window at a time: the
+ * session's messages in order, on a read connection of its own (the
+ * replay's own run is recorded meanwhile through another).
+ */
+struct replay_src {
+	struct store		*st;
+	struct query_stream	*qs;
+};
+
+/* The next recorded message into p (plan_source_fn). */
+static int
+replay_src_cb(struct plan *p, void *arg, char **cause)
+{
+	struct replay_src		*rs = arg;
+	const struct timeline_row	*r;
+	int				 rc;
+
+	if ((rc = query_stream_next(rs->qs, &r, cause)) != 1)
+		return rc;
+	cli_plan_add(p, r);
+	return 1;
+}
+
+/* Close what replay_plan() opened to read the session. */
+static void
+replay_src_close(struct replay_src *rs)
+{
+	query_stream_close(rs->qs);
+	store_close(rs->st);
+	memset(rs, 0, sizeof *rs);
+}
+
+/*
+ * The plan of SESSION arg, as session_arg_plan() gives it, but a
+ * database session streamed through rs so a replay holds only a window
+ * of it; a cassette is read whole (it is a file read into memory
+ * anyway).
+ */
+static int
+replay_plan(const char *db, const char *arg, int include_faults,
+    struct plan *p, int64_t *id, char **name, struct store **rec,
+    struct replay_src *rs, char **cause)
+{
+	struct session_arg	sa;
+	int			rc = -1;
+
+	memset(rs, 0, sizeof *rs);
+	if (cassette_is(arg))
+		return session_arg_plan(db, arg, include_faults, "replay", p,
+		    id, name, rec, cause);
+	if (session_arg_open(db, arg, rec != NULL ? STORE_PRIVATE : 0, &sa,
+	    cause) != 0)
+		return -1;
+	if (sa.cassette != NULL) {
+		/* A word that is no session but a file's name. */
+		session_arg_close(&sa);
+		return session_arg_plan(db, arg, include_faults, "replay", p,
+		    id, name, rec, cause);
+	}
+	*id = sa.id;
+	if (query_sessions(sa.st, sa.id, session_arg_name_cb, name,
+	    cause) != 0 ||
+	    (!include_faults && cli_faults_note(sa.st, sa.id, "replay",
+	    cause) != 0) ||
+	    (rs->st = store_open(sa.db, 0, cause)) == NULL ||
+	    (rs->qs = query_stream_open(rs->st, sa.id, include_faults ? 0 :
+	    QUERY_UNFAULTED, cause)) == NULL)
+		goto out;
+	if (rec != NULL) {
+		*rec = NULL;
+		if (session_arg_recorder(db, &sa, rec, cause) != 0)
+			goto out;
+	}
+	plan_stream(p, replay_src_cb, rs);
+	rc = 0;
+out:
+	if (rc != 0) {
+		replay_src_close(rs);
+		free(*name);
+		*name = NULL;
+	}
+	session_arg_close(&sa);
+	return rc;
+}
+
 void
 cmd_replay_usage(FILE *f)
 {
@@ -136,6 +222,7 @@ cmd_replay(int argc, char **argv)
 	struct replay_report		 rep;
 	struct diff_rules		 rules;
 	struct plan			 plan;
+	struct replay_src		 rs;
 	char				*sname = NULL;
 	struct cli_target		 target;
 	struct store			*st = NULL;
@@ -155,6 +242,7 @@ cmd_replay(int argc, char **argv)
 	memset(&opt, 0, sizeof opt);
 	memset(&rep, 0, sizeof rep);
 	memset(&plan, 0, sizeof plan);
+	memset(&rs, 0, sizeof rs);
 	memset(&target, 0, sizeof target);
 	target.max_body = RECORD_MAX_RECORD;
 	rules_init(&rules);
@@ -272,8 +360,8 @@ cmd_replay(int argc, char **argv)
 	}
 
 	/* A replay of a cassette is recorded only in a --db given. */
-	if (session_arg_plan(db, argv[0], include_faults, "replay", &plan,
-	    &id, &sname, record ? &st : NULL, &cause) != 0)
+	if (replay_plan(db, argv[0], include_faults, &plan, &id, &sname,
+	    record ? &st : NULL, &rs, &cause) != 0)
 		goto bad;
 	record = st != NULL;
 	rep.session = id;
@@ -354,6 +442,7 @@ out:
 	store_close(st);
 	replay_report_clear(&rep);
 	plan_clear(&plan);
+	replay_src_close(&rs);
 	rules_clear(&rules);
 	free(label);
 	free(before);

@@ -93,7 +93,8 @@ session_arg_recorder(const char *db, struct session_arg *sa,
 	return cassette_recorder(db, st, cause);
 }
 
-static int
+/* The session's name into *(char **)arg (query_sessions() callback). */
+int
 session_arg_name_cb(const struct session_row *r, void *arg)
 {
 	char	**name = arg;

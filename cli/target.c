@@ -84,14 +84,20 @@ cli_target_label(const struct cli_target *t)
 	return s;
 }
 
+/* Add recorded message r (a message, not an event) to plan p. */
+void
+cli_plan_add(struct plan *p, const struct timeline_row *r)
+{
+	plan_add(p, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw, r->m.len);
+	if (r->m.truncated)
+		plan_set_truncated(p, r->m.kind, r->m.method, r->m.rpc_id);
+}
+
 static int
 load_cb(const struct timeline_row *r, void *arg)
 {
-	if (r->is_event)
-		return 0;
-	plan_add(arg, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw, r->m.len);
-	if (r->m.truncated)
-		plan_set_truncated(arg, r->m.kind, r->m.method, r->m.rpc_id);
+	if (!r->is_event)
+		cli_plan_add(arg, r);
 	return 0;
 }
 

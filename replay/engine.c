@@ -20,58 +20,25 @@
 #include <event2/thread.h>
 
 #include "protocol.h"
-#include "replay.h"
 #include "store.h"
+#include "engine_int.h"
 
 /* After the last answer, how long trailing notifications may come. */
 #define ENGINE_LINGER_MS	300
 /* How long the server gets to finish (exit, or DELETE) at the end. */
 #define ENGINE_FINISH_MS	6000
-
-enum rq_state {
-	RQ_UNSENT,
-	RQ_SENT,
-	RQ_ANSWERED,
-	RQ_TIMEDOUT
-};
-
-struct rreq {
-	struct engine	*e;
-	size_t		 msg;
-	enum rq_state	 state;
-	int64_t		 sent_ns;
-	int64_t		 answered_ns;
-	struct rresult	 res;		/* compared when the answer came */
-	int		 compared;
-	struct event	*timer;		/* while sent: made at the send */
-};
-
-struct engine {
-	struct event_base	*base;
-	struct plan		*plan;
-	struct xport		*xp;
-	const struct replay_options *opt;
-	struct replay_report	*rep;
-	struct rreq		**by_msg;	/* plan index -> request */
-	struct idmap		*live_ids;	/* id text -> plan index */
-	size_t			 next;		/* the next send */
-	int64_t			 last_send_ns;
-	struct event		*step_ev;
-	struct event		*end_ev;
-	json_t			*srv_answers;	/* key -> [plan index...] */
-	json_t			*srv_used;	/* key -> times used */
-	json_t			*remap;		/* recorded -> live value */
-	json_t			*notif_live;
-	struct proto_headers	*ph;	/* 2026-07-28 headers learnt */
-	int			 finishing;
-	int			 closed;
-	char			*closed_why;
-};
+/*
+ * Notes the report keeps (one line each, for people); past them, counted
+ * only: a server that times out every request of a million-message
+ * session must not make a million notes.
+ */
+#define ENGINE_NOTES_MAX	1000
 
 static void	engine_step(struct engine *);
 static void	engine_note_quiet(struct engine *, const char *);
 
-static void
+/* Say fmt on stderr and in the report. */
+void
 engine_note(struct engine *e, const char *fmt, ...)
 {
 	va_list	 ap;
@@ -92,16 +59,14 @@ engine_note_quiet(struct engine *e, const char *s)
 {
 	json_t	*v;
 
+	if (json_array_size(e->rep->notes) >= ENGINE_NOTES_MAX) {
+		e->rep->notes_unshown++;
+		return;
+	}
 	if ((v = json_string(s)) == NULL)
 		v = json_string("(a note that is not UTF-8)");
 	json_array_append_new(e->rep->notes, v);
 }
-
-/*
- * Most places a note on a redacted message names: the rest are counted.
- * A note is one line for people.
- */
-#define ENGINE_REDACTED_PATHS	8
 
 /*
  * A message replay sends from the recording holds values that were
@@ -198,7 +163,7 @@ engine_timeout_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct rreq	*r = arg;
 	struct engine	*e = r->e;
-	struct rmsg	*m = &e->plan->m[r->msg];
+	struct rmsg	*m = plan_msg(e->plan, r->msg);
 	size_t		 klen = strlen(m->id);
 	int64_t		 idx;
 
@@ -215,30 +180,6 @@ static int
 engine_outstanding(const struct engine *e)
 {
 	return idmap_count(e->live_ids) != 0;
-}
-
-/*
- * Whether a request the recorded server answered is still unsent or
- * unanswered: what a server gone now takes from the replay.  Notifications
- * left to send and requests that went unanswered when recorded too are
- * not: nothing to compare is lost with them.
- */
-static int
-engine_loses_answers(const struct engine *e)
-{
-	const struct rmsg	*m;
-	const struct rreq	*r;
-	size_t			 i;
-
-	for (i = 0; i < e->plan->nsends; i++) {
-		m = &e->plan->m[e->plan->sends[i].msg];
-		if (m->kind != KIND_REQUEST || m->answer < 0 || m->truncated)
-			continue;
-		r = e->by_msg[e->plan->sends[i].msg];
-		if (i >= e->next || (r != NULL && r->state == RQ_SENT))
-			return 1;
-	}
-	return 0;
 }
 
 static void
@@ -273,15 +214,32 @@ engine_step(struct engine *e)
 	struct rreq	*r;
 	struct timeval	 tv;
 	int64_t		 now, due;
-	size_t		 i;
+	size_t		 i, first, end;
 
 	if (e->closed || e->finishing)
 		return;
-	while (e->next < p->nsends && !e->closed) {
-		s = &p->sends[e->next];
+	while (!e->closed) {
+		/*
+		 * The next send is not read yet: make room and read, as far
+		 * as it takes (more than a window of the server's own
+		 * messages may come first), or until the window cannot move
+		 * (its oldest request waits for its live answer).
+		 */
+		while (e->next >= plan_sends_end(p) && !ewindow_read_all(e)) {
+			first = plan_first(p);
+			end = plan_end(p);
+			ewindow_release(e, 0);
+			ewindow_fill(e);
+			if (plan_first(p) == first && plan_end(p) == end)
+				break;
+		}
+		if (e->next >= plan_sends_end(p))
+			break;
+		s = plan_send(p, e->next);
 		for (i = 0; i < s->nneeds; i++) {
-			r = e->by_msg[s->needs[i]];
-			if (r != NULL && r->state == RQ_SENT)
+			/* One let go of is done with. */
+			if (s->needs[i] >= plan_first(p) && (r = plan_msg(p,
+			    s->needs[i])->rq) != NULL && r->state == RQ_SENT)
 				return;
 		}
 		now = clock_mono_ns();
@@ -292,7 +250,7 @@ engine_step(struct engine *e)
 			evtimer_add(e->step_ev, &tv);
 			return;
 		}
-		m = &p->m[s->msg];
+		m = plan_msg(p, s->msg);
 		e->next++;
 		e->last_send_ns = now;
 		if (plan_json(m) != NULL && redacted_in(plan_json(m))) {
@@ -303,7 +261,11 @@ engine_step(struct engine *e)
 			engine_warn_redacted(e, plan_json(m), what);
 			free(what);
 		}
-		if ((r = e->by_msg[s->msg]) != NULL) {
+		r = NULL;
+		if (m->kind == KIND_REQUEST && m->id != NULL) {
+			r = m->rq = xcalloc(1, sizeof *r);
+			r->e = e;
+			r->msg = s->msg;
 			r->state = RQ_SENT;
 			r->sent_ns = now;
 			idmap_put(e->live_ids, m->id, strlen(m->id),
@@ -331,44 +293,6 @@ engine_step_cb(evutil_socket_t fd, short events, void *arg)
 	engine_step(arg);
 }
 
-/* Add a recorded answer (a plan index) to the list under key. */
-static void
-engine_index_answer(struct engine *e, const char *key, ssize_t answer)
-{
-	json_t	*list;
-
-	if ((list = json_object_get(e->srv_answers, key)) == NULL) {
-		list = json_array();
-		json_object_set_new(e->srv_answers, key, list);
-	}
-	json_array_append_new(list, json_integer((json_int_t)answer));
-}
-
-/* Index the recorded answers to the server's requests. */
-static void
-engine_index_server_requests(struct engine *e)
-{
-	struct plan	*p = e->plan;
-	struct rmsg	*m;
-	char		*key;
-	size_t		 i;
-
-	for (i = 0; i < p->n; i++) {
-		m = &p->m[i];
-		if (m->dir != DIR_S2C || m->kind != KIND_REQUEST ||
-		    m->answer < 0 || plan_json(m) == NULL ||
-		    plan_json(&p->m[m->answer]) == NULL)
-			continue;
-		key = match_request_key(plan_json(m), NULL);
-		engine_index_answer(e, key, m->answer);
-		free(key);
-		/* By method alone too, for when params carry per-run values. */
-		xasprintf(&key, "%s\n*", m->method != NULL ? m->method : "");
-		engine_index_answer(e, key, m->answer);
-		free(key);
-	}
-}
-
 /*
  * The recorded answer for a live server request: the recorded ones to the
  * same request in order, the last repeating.  NULL if none.
@@ -386,8 +310,7 @@ engine_find_answer(struct engine *e, const char *key)
 	at = (size_t)used < json_array_size(list) ? (size_t)used :
 	    json_array_size(list) - 1;
 	json_object_set_new(e->srv_used, key, json_integer(used + 1));
-	return plan_json(&e->plan->m[json_integer_value(json_array_get(
-	    list, at))]);
+	return json_array_get(list, at);
 }
 
 /* A request from the live server: answer it as the recorded client did. */
@@ -442,12 +365,33 @@ engine_server_request(struct engine *e, const json_t *msg)
 	json_decref(out);
 }
 
+/*
+ * Compare msg, the live answer to request r, with the recorded one (read
+ * by now): neither the live answer nor the parsed recorded pair is held
+ * for the rest of the replay.
+ */
+void
+engine_compare(struct engine *e, struct rreq *r, const json_t *msg)
+{
+	struct rmsg	*m = plan_msg(e->plan, r->msg), *a;
+
+	a = plan_msg(e->plan, (size_t)m->answer);
+	if (plan_json(a) != NULL)
+		remap_learn(e->remap, plan_json(a), msg);
+	compare_fill(&r->res, m, a);
+	r->res.live_latency_ns = clock_sub(r->answered_ns, r->sent_ns);
+	compare_answer(e->rep, &r->res, m, a, msg, 0, e->opt->rules);
+	r->compared = 1;
+	plan_json_drop(m);
+	plan_json_drop(a);
+}
+
 /* A response from the live server: pair it with what replay sent. */
 static void
 engine_response(struct engine *e, const json_t *msg, const char *idtext)
 {
 	struct rreq	*r;
-	struct rmsg	*m, *a;
+	struct rmsg	*m;
 	const char	*pv;
 	int64_t		 idx;
 
@@ -456,8 +400,8 @@ engine_response(struct engine *e, const json_t *msg, const char *idtext)
 		    "replay sent (or came after its timeout)", idtext);
 		return;
 	}
-	r = e->by_msg[idx];
-	m = &e->plan->m[idx];
+	m = plan_msg(e->plan, (size_t)idx);
+	r = m->rq;
 	event_free(r->timer);
 	r->timer = NULL;
 	r->state = RQ_ANSWERED;
@@ -466,23 +410,14 @@ engine_response(struct engine *e, const json_t *msg, const char *idtext)
 	    (pv = json_string_value(json_object_get(json_object_get(msg,
 	    "result"), "protocolVersion"))) != NULL)
 		xport_set_protocol_version(e->xp, pv);
-	if (m->answer >= 0 && plan_json(&e->plan->m[m->answer]) != NULL)
-		remap_learn(e->remap, plan_json(&e->plan->m[m->answer]), msg);
 	if (m->method != NULL && strcmp(m->method, "tools/list") == 0)
 		proto_headers_learn(e->ph, json_object_get(msg, "result"));
-	/*
-	 * Compared now, not at the end: neither the live answer nor the
-	 * parsed recorded pair is held for the rest of the replay.
-	 */
-	if (m->answer >= 0) {
-		a = &e->plan->m[m->answer];
-		compare_fill(&r->res, m, a);
-		r->res.live_latency_ns = clock_sub(r->answered_ns, r->sent_ns);
-		compare_answer(e->rep, &r->res, m, a, msg, 0, e->opt->rules);
-		r->compared = 1;
-		plan_json_drop(m);
-		plan_json_drop(a);
-	} else
+	if (m->answer >= 0)
+		engine_compare(e, r, msg);
+	else if (!ewindow_read_all(e))
+		/* Its recorded answer may be further on: compared then. */
+		r->live = json_incref((json_t *)msg);
+	else
 		plan_json_drop(m);
 	engine_step(e);
 }
@@ -579,107 +514,19 @@ engine_closed_cb(const char *why, void *arg)
 	 * its end, so it stops now (waiting out --timeout for each request
 	 * a server that is not there cannot answer tells nobody anything).
 	 */
-	if (!e->finishing && engine_loses_answers(e)) {
+	if (!e->finishing && ewindow_loses_answers(e)) {
 		engine_note(e, "the server went away before the replay "
 		    "ended: %s", why);
 		free(e->rep->lost);
 		e->rep->lost = xstrdup(why);
-	} else if (!e->finishing && (e->next < e->plan->nsends ||
-	    engine_outstanding(e)))
+	} else if (!e->finishing && (e->next < plan_sends_end(e->plan) ||
+	    !ewindow_read_all(e) || engine_outstanding(e)))
 		engine_note(e, "the server went away with only what it did "
 		    "not answer when recorded either left: %s", why);
 	else if (!e->finishing)
 		engine_note(e, "the server went away after its last answer: "
 		    "%s", why);
 	event_base_loopbreak(e->base);
-}
-
-/* The places of an answer not compared: redacted when recorded. */
-static void
-engine_note_unchecked(struct engine *e, const struct rresult *res)
-{
-	char	*where = NULL, *n;
-	size_t	 i;
-
-	for (i = 0; i < res->diff.nredacted && i < ENGINE_REDACTED_PATHS;
-	    i++) {
-		if (where == NULL)
-			where = xstrdup(res->diff.redacted[i]);
-		else {
-			xasprintf(&n, "%s, %s", where, res->diff.redacted[i]);
-			free(where);
-			where = n;
-		}
-	}
-	engine_note(e, "seq %lld %s: not compared at %s%s (the recorded "
-	    "answer was redacted there)", (long long)res->seq,
-	    res->method != NULL ? res->method : "?", where,
-	    res->diff.nredacted > ENGINE_REDACTED_PATHS ? " and more" : "");
-	free(where);
-}
-
-/* Turn what happened into the report: a result per answered request. */
-static void
-engine_results(struct engine *e)
-{
-	struct replay_report	*rep = e->rep;
-	struct plan		*p = e->plan;
-	struct rreq		*r;
-	struct rmsg		*m, *a;
-	struct rresult		*res;
-	const char		*k;
-	json_t			*v, *o, *rec = json_object();
-	size_t			 i;
-
-	for (i = 0; i < p->n; i++) {
-		m = &p->m[i];
-		if ((r = e->by_msg[i]) == NULL && !(m->truncated &&
-		    m->dir == DIR_C2S && m->kind == KIND_REQUEST))
-			continue;
-		if (m->answer < 0)
-			continue;	/* unanswered in the recording */
-		a = &p->m[m->answer];
-		if (r != NULL && r->compared)
-			res = compare_append(rep, &r->res);
-		else {
-			/* Not answered (or not sent): missing, or cut. */
-			res = compare_add(rep, m, a);
-			compare_answer(rep, res, m, a, NULL, 0, e->opt->rules);
-			plan_json_drop(m);
-			plan_json_drop(a);
-		}
-		if (res->diff.nredacted > 0)
-			engine_note_unchecked(e, res);
-	}
-
-	/* Notifications the server sent: counts per method. */
-	for (i = 0; i < p->n; i++) {
-		m = &p->m[i];
-		if (m->dir == DIR_S2C && m->kind == KIND_NOTIFICATION &&
-		    m->method != NULL)
-			json_object_set_new(rec, m->method, json_integer(
-			    json_integer_value(json_object_get(rec,
-			    m->method)) + 1));
-	}
-	json_object_foreach(rec, k, v) {
-		o = json_pack("{s:I, s:I}", "recorded", json_integer_value(v),
-		    "replayed", json_integer_value(json_object_get(
-		    e->notif_live, k)));
-		json_object_set_new(rep->notifications, k, o);
-	}
-	json_object_foreach(e->notif_live, k, v) {
-		if (json_object_get(rec, k) == NULL)
-			json_object_set_new(rep->notifications, k, json_pack(
-			    "{s:i, s:I}", "recorded", 0, "replayed",
-			    json_integer_value(v)));
-	}
-	json_object_foreach(rep->notifications, k, v) {
-		if (!json_equal(json_object_get(v, "recorded"),
-		    json_object_get(v, "replayed")))
-			rep->notif_differ++;
-	}
-	json_decref(rec);
-	rep->unused_rules = rules_unused(e->opt->rules);
 }
 
 /*
@@ -695,7 +542,6 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 	struct engine		 e;
 	struct xport_cbs	 cbs = { engine_message_cb, engine_event_cb,
 				    engine_closed_cb, NULL };
-	struct rreq		*r;
 	size_t			 i;
 
 	memset(&e, 0, sizeof e);
@@ -711,22 +557,13 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 	e.srv_used = json_object();
 	e.remap = json_object();
 	e.notif_live = json_object();
+	e.notif_rec = json_object();
 	e.ph = proto_headers_new();
 	evthread_use_pthreads();
 	if ((e.base = event_base_new()) == NULL)
 		fatalx("cannot create an event loop");
-	e.by_msg = xcalloc(p->n ? p->n : 1, sizeof *e.by_msg);
-	for (i = 0; i < p->nsends; i++) {
-		struct rmsg	*m = &p->m[p->sends[i].msg];
-
-		if (m->kind != KIND_REQUEST || m->id == NULL)
-			continue;
-		r = xcalloc(1, sizeof *r);
-		r->e = &e;
-		r->msg = p->sends[i].msg;
-		e.by_msg[r->msg] = r;
-	}
-	engine_index_server_requests(&e);
+	e.seen = plan_first(p);
+	ewindow_fill(&e);
 	e.step_ev = evtimer_new(e.base, engine_step_cb, &e);
 	e.end_ev = evtimer_new(e.base, engine_end_cb, &e);
 
@@ -737,20 +574,15 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 		rep->target = xstrdup(e.xp->target);
 		engine_step(&e);
 		event_base_dispatch(e.base);
-		engine_results(&e);
+		ewindow_results(&e);
 		xport_free(e.xp);
 	}
 
-	for (i = 0; i < p->n; i++) {
-		if ((r = e.by_msg[i]) == NULL)
-			continue;
-		if (r->timer != NULL)
-			event_free(r->timer);
-		free(r->res.params);
-		diff_clear(&r->res.diff);
-		free(r);
+	for (i = plan_first(p); i < plan_end(p); i++) {
+		ewindow_rreq_free(plan_msg(p, i)->rq);
+		plan_msg(p, i)->rq = NULL;
 	}
-	free(e.by_msg);
+	ewindow_unpin_all(&e);
 	event_free(e.step_ev);
 	event_free(e.end_ev);
 	idmap_free(e.live_ids);
@@ -758,6 +590,7 @@ replay_run(struct plan *p, struct xport *(*open_fn)(struct event_base *,
 	json_decref(e.srv_used);
 	json_decref(e.remap);
 	json_decref(e.notif_live);
+	json_decref(e.notif_rec);
 	proto_headers_free(e.ph);
 	free(e.closed_why);
 	event_base_free(e.base);
@@ -784,6 +617,7 @@ replay_report_clear(struct replay_report *rep)
 	size_t	i;
 
 	for (i = 0; i < rep->n; i++) {
+		free(rep->r[i].own);
 		free(rep->r[i].params);
 		diff_clear(&rep->r[i].diff);
 	}

@@ -187,6 +187,8 @@ struct rmsg {
 					   cap): never sent, never compared */
 	ssize_t		 answer;	/* requests: their response, or -1 */
 	ssize_t		 request;	/* responses: their request, or -1 */
+	struct rreq	*rq;		/* replay's engine: a request's state
+					   once sent (engine.c owns it) */
 };
 
 /* One message to send, and the responses that must have come first. */
@@ -199,11 +201,34 @@ struct send {
 	int64_t		 gap_ns;	/* since the previous send, recorded */
 };
 
+/*
+ * What plan_more() calls for the next message of a streamed plan: it adds
+ * one with plan_add() and returns 1, or returns 0 at the end, -1 on an
+ * error (cause set).
+ */
+struct plan;
+typedef int (*plan_source_fn)(struct plan *, void *, char **);
+
+/*
+ * A plan is either whole (plan_add() every message, then plan_build()),
+ * or streamed (plan_stream(), then plan_fill() reads ahead a window at a
+ * time and plan_release() lets the oldest go).  Indices (rmsg.answer,
+ * send.msg, ...) are absolute either way: plan_msg() and plan_send()
+ * find them.  A whole plan has base and off 0, so m[i] is message i.
+ */
 struct plan {
 	struct rmsg	*m;
 	size_t		 n, alloc;
 	struct send	*sends;
 	size_t		 nsends, sendsalloc;
+	/* Streamed: m[off..n) are messages base+off..base+n. */
+	size_t		 base, off;
+	size_t		 sbase, soff;	/* the same for sends */
+	size_t		 wbytes;	/* raw bytes of m[off..n) */
+	plan_source_fn	 src;
+	void		*src_arg;
+	int		 src_done;	/* every message has been read */
+	struct plan_builder *b;		/* the pairing between reads */
 };
 
 void		 plan_add(struct plan *, int64_t, enum dir, int64_t,
@@ -214,6 +239,20 @@ void		 plan_build(struct plan *);
 void		 plan_clear(struct plan *);
 json_t		*plan_json(const struct rmsg *);
 void		 plan_json_drop(const struct rmsg *);
+void		 plan_stream(struct plan *, plan_source_fn, void *);
+int		 plan_fill(struct plan *, char **);
+int		 plan_full(const struct plan *);
+void		 plan_release(struct plan *, size_t, size_t);
+struct rmsg	*plan_msg(const struct plan *, size_t);
+struct send	*plan_send(const struct plan *, size_t);
+size_t		 plan_first(const struct plan *);
+size_t		 plan_end(const struct plan *);
+size_t		 plan_sends_end(const struct plan *);
+int		 plan_pins(const struct plan *, size_t);
+int		 plan_pinned(const struct plan *, size_t);
+int		 plan_pins_full(const struct plan *);
+ssize_t		 plan_pinned_oldest(const struct plan *);
+void		 plan_unpin(struct plan *, size_t);
 
 /* engine.c: replaying a plan against a live server. */
 
@@ -251,6 +290,9 @@ struct rresult {
 	int64_t		 live_latency_ns;
 	int64_t		 seq_b;		/* diff: the request's seq in B (the
 					   second recording); replay: 0 */
+	char		*own;		/* method and id point here when the
+					   plan lets its messages go (a
+					   streamed replay), else NULL */
 };
 
 struct replay_report {
@@ -269,6 +311,10 @@ struct replay_report {
 	int64_t		 replay_session;	/* recorded as, or 0 */
 	json_t		*unused_rules;	/* rules_unused() at the end */
 	int		 could_not_run;
+	size_t		 unshown;	/* results counted, not kept (a big
+					   session: see engine.c) */
+	size_t		 unshown_differ; /* of them, not the same */
+	size_t		 notes_unshown;	/* notes not kept, past the most */
 	char		*lost;		/* why the server was lost (could not
 					   be reached, or went away) before
 					   the replay ended, or NULL */

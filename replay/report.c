@@ -248,8 +248,8 @@ report_text(FILE *f, const struct replay_report *rep, int colour)
 	    (long long)rep->session, rep->session_name ? " \"" : "",
 	    rep->session_name ? rep->session_name : "",
 	    rep->session_name ? "\"" : "", rep->target ? rep->target : "?",
-	    rep->n, rep->count[RSTATUS_SAME], rep->count[RSTATUS_DIFFERENT],
-	    rep->count[RSTATUS_MISSING]);
+	    rep->n + rep->unshown, rep->count[RSTATUS_SAME],
+	    rep->count[RSTATUS_DIFFERENT], rep->count[RSTATUS_MISSING]);
 	if (rep->count[RSTATUS_IGNORED] != 0)
 		fprintf(f, ", %zu ignored", rep->count[RSTATUS_IGNORED]);
 	if (rep->count[RSTATUS_TRUNCATED] != 0)
@@ -303,9 +303,16 @@ report_text(FILE *f, const struct replay_report *rep, int colour)
 			    (double)r->rec_latency_ns / 1e6,
 			    (double)r->live_latency_ns / 1e6);
 	}
+	if (rep->unshown != 0)
+		fprintf(f, "\n%zu more results not shown, %zu of them not the "
+		    "same (the counts above include them)\n", rep->unshown,
+		    rep->unshown_differ);
 	for (i = 0; i < json_array_size(rep->notes); i++)
 		fprintf(f, "%snote: %s\n", i == 0 ? "\n" : "",
 		    json_string_value(json_array_get(rep->notes, i)));
+	if (rep->notes_unshown != 0)
+		fprintf(f, "note: %zu more notes not shown\n",
+		    rep->notes_unshown);
 	/* A rule that never matched is likely mistyped: say so, not fail. */
 	for (i = 0; i < json_array_size(rep->unused_rules); i++)
 		fprintf(f, "%srule %s matched nothing\n", i == 0 ? "\n" : "",
@@ -348,7 +355,8 @@ report_json(FILE *f, const struct replay_report *rep)
 	    json_string(rep->session_name) : json_null());
 	json_object_set_new(o, "target", json_string(rep->target ?
 	    rep->target : ""));
-	json_object_set_new(o, "requests", json_integer((json_int_t)rep->n));
+	json_object_set_new(o, "requests", json_integer((json_int_t)(rep->n +
+	    rep->unshown)));
 	json_object_set_new(o, "same", json_integer((json_int_t)
 	    rep->count[RSTATUS_SAME]));
 	json_object_set_new(o, "different", json_integer((json_int_t)
@@ -393,6 +401,16 @@ report_json(FILE *f, const struct replay_report *rep)
 	}
 	json_object_set_new(o, "differences", diffs);
 	json_object_set_new(o, "results", results);
+	/* Only a big replay has these: the results and notes not kept. */
+	if (rep->unshown != 0) {
+		json_object_set_new(o, "results_not_shown",
+		    json_integer((json_int_t)rep->unshown));
+		json_object_set_new(o, "results_not_shown_not_same",
+		    json_integer((json_int_t)rep->unshown_differ));
+	}
+	if (rep->notes_unshown != 0)
+		json_object_set_new(o, "notes_not_shown",
+		    json_integer((json_int_t)rep->notes_unshown));
 	json_object_set(o, "notifications", rep->notifications);
 	json_object_set_new(o, "notifications_compared",
 	    json_boolean(rep->notifications_strict));
@@ -496,11 +514,15 @@ report_junit(FILE *f, const struct replay_report *rep)
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
 	    "  <testsuite name=\"mcpreel replay of session %lld\" tests=\"%zu\" "
 	    "failures=\"%zu\" skipped=\"%zu\">\n", (long long)rep->session,
-	    rep->n, rep->count[RSTATUS_DIFFERENT] +
+	    rep->n + rep->unshown, rep->count[RSTATUS_DIFFERENT] +
 	    rep->count[RSTATUS_MISSING], rep->count[RSTATUS_IGNORED] +
 	    rep->count[RSTATUS_TRUNCATED]);
-	if (json_array_size(rep->unused_rules) != 0) {
+	if (json_array_size(rep->unused_rules) != 0 || rep->unshown != 0) {
 		fprintf(f, "    <properties>\n");
+		/* The counts above include the testcases not written. */
+		if (rep->unshown != 0)
+			fprintf(f, "      <property name=\"results_not_shown\" "
+			    "value=\"%zu\"/>\n", rep->unshown);
 		for (i = 0; i < json_array_size(rep->unused_rules); i++) {
 			fprintf(f, "      <property name=\"unused_rule\" "
 			    "value=\"");

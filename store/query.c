@@ -190,7 +190,7 @@ query_sessions(struct store *st, int64_t only, session_cb cb, void *arg,
 }
 
 /* Fill r from a row of the message statement in query_timeline. */
-static void
+void
 query_message_row(sqlite3_stmt *stmt, struct timeline_row *r)
 {
 	int		 kind;
@@ -290,14 +290,8 @@ query_timeline(struct store *st, int64_t session, int flags,
 	int64_t			 mt, et;
 	int			 mrc, erc = SQLITE_DONE, rc, stop = 0;
 
-	if (query_prepare(st, "SELECT id, mono_ns FROM messages "
-	    "WHERE session_id = ?1 AND (?2 = 0 OR " FAULTS_KEPT("") ") "
-	    "ORDER BY mono_ns, seq", &order, cause) != 0 ||
-	    query_prepare(st, "SELECT m.seq, m.direction, m.ts_ns, m.mono_ns, "
-	    "m.kind, m.method, m.rpc_id, m.mono_ns - q.mono_ns, q.seq, m.raw, "
-	    "m.truncated, m.fault, m.fault_role FROM messages m "
-	    "LEFT JOIN messages q ON q.id = m.reply_to WHERE m.id = ?1", &one,
-	    cause) != 0 ||
+	if (query_prepare(st, QUERY_ORDER_SQL, &order, cause) != 0 ||
+	    query_prepare(st, QUERY_ONE_SQL, &one, cause) != 0 ||
 	    ((flags & QUERY_EVENTS) && query_prepare(st, FAULTS_EVENTS_SQL,
 	    &ev, cause) != 0))
 		goto fail;

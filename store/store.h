@@ -332,6 +332,14 @@ int		 query_timeline_next(struct store *, int64_t,
 		     const struct query_filter *, struct query_cursor *,
 		     timeline_cb, void *, char **);
 
+/* query_stream.c: a session's messages one at a time, in order. */
+struct query_stream;
+struct query_stream *query_stream_open(struct store *, int64_t, int,
+		     char **);
+int		 query_stream_next(struct query_stream *,
+		     const struct timeline_row **, char **);
+void		 query_stream_close(struct query_stream *);
+
 /* The requests of one method in one direction: counts and latencies. */
 struct method_stats {
 	enum dir	 dir;

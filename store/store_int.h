@@ -247,6 +247,22 @@ int		 query_prepare(struct store *, const char *, sqlite3_stmt **,
 		     char **);
 int		 query_failed(struct store *, sqlite3_stmt *, char **);
 const char	*query_column_text(sqlite3_stmt *, int);
+void		 query_message_row(sqlite3_stmt *, struct timeline_row *);
+/*
+ * A session's message ids in the order they happened (?1 the session, ?2
+ * nonzero to leave out faults' messages as QUERY_UNFAULTED does), and one
+ * message by id (?1) with its request's seq and latency: query_timeline()
+ * and query_stream read a session by these two.
+ */
+#define QUERY_ORDER_SQL							\
+	"SELECT id, mono_ns FROM messages "				\
+	"WHERE session_id = ?1 AND (?2 = 0 OR " FAULTS_KEPT("") ") "	\
+	"ORDER BY mono_ns, seq"
+#define QUERY_ONE_SQL							\
+	"SELECT m.seq, m.direction, m.ts_ns, m.mono_ns, "		\
+	"m.kind, m.method, m.rpc_id, m.mono_ns - q.mono_ns, q.seq, m.raw, " \
+	"m.truncated, m.fault, m.fault_role FROM messages m "		\
+	"LEFT JOIN messages q ON q.id = m.reply_to WHERE m.id = ?1"
 const void	*query_column_blob(sqlite3_stmt *, int);
 enum dir	 query_column_dir(sqlite3_stmt *, int);
 

@@ -149,3 +149,100 @@ test('a server request the recording has no answer to: a JSON-RPC error to the s
     t.cleanup();
   }
 });
+
+test('replay of a session longer than the window replay holds: every request compared, the counts whole, the report bounded', { timeout: 600000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'w.db');
+    const peer = join(PEERS_DIR, 'numpeer.mjs');
+    // 9 000 requests and their answers: 18 000 messages, more than the
+    // 16 384 a replay reads ahead, so the window moves.
+    const N = 9000;
+    let input = '';
+    for (let i = 1; i <= N; i++)
+      input += JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { n: i } }) + '\n';
+    const rec = await runMcpreel(['record', '--db', db, '--name', 'long', '--', process.execPath, peer], { input: Buffer.from(input) });
+    assert.equal(rec.code, 0, rec.stderr.toString());
+    assert.equal(sql(db, "SELECT count(*) AS n FROM messages WHERE direction = 's2c'")[0].n, N);
+
+    const json = join(t.dir, 'long.json');
+    const r = await runMcpreel(['replay', '--db', db, 'long', '--no-record', '--report', 'json', '-o', json, '--', process.execPath, peer, '--off', '7']);
+    assert.equal(r.code, 1, r.stderr.toString());
+    const rep = JSON.parse(readFileSync(json, 'utf8'));
+    const differ = Math.floor(N / 7);
+    assert.equal(rep.requests, N);
+    assert.equal(rep.different, differ);
+    assert.equal(rep.same, N - differ);
+    assert.equal(rep.missing, 0);
+    // The first 1 000 results, then 1 000 more that differ; the rest
+    // counted only, and said.
+    assert.equal(rep.results.length, 2000);
+    assert.equal(rep.results_not_shown, N - 2000);
+    assert.equal(rep.results_not_shown_not_same, differ - rep.results.filter((x) => x.status === 'different').length);
+    for (let i = 0; i < rep.results.length; i++) {
+      const x = rep.results[i];
+      assert.equal(x.status, x.id % 7 === 0 ? 'different' : 'same', `result ${i}: id ${x.id}`);
+      if (i > 0) assert.ok(x.seq > rep.results[i - 1].seq, 'in the recording\'s order');
+    }
+    assert.ok(rep.results.slice(1000).every((x) => x.status === 'different'));
+    assert.equal(rep.differences.length, rep.results.filter((x) => x.status === 'different').length);
+    assert.match(r.stdout.toString(), /9000 requests, 7715 same, 1285 different, 0 missing/);
+    assert.match(r.stdout.toString(), /7000 more results not shown, 143 of them not the same/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('replay of a session with more server notifications between two requests than the window holds, and an answer further than the window from its request: every request sent and compared', { timeout: 600000 }, async () => {
+  const t = tempDir();
+  try {
+    const db = join(t.dir, 'g.db');
+    const peer = join(PEERS_DIR, 'numpeer.mjs');
+    // Request 2's answer comes after 20 000 notifications (further than
+    // the 16 384 messages replay reads ahead); request 3 comes after it.
+    const reqs = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { n: 1 } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { n: 2, notes: 20000 } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { n: 3 } },
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { n: 4, notes: 20000 } },
+      { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { n: 5 } },
+    ];
+    // Each request is sent once the previous one's answer is out, so
+    // 20 000 notifications lie between two of the client's sends; stdin
+    // closes after the last answer.
+    let tail = '';
+    let sent = 1;
+    const rec = await runMcpreel(['record', '--db', db, '--name', 'gap', '--', process.execPath, peer], {
+      input: Buffer.from(JSON.stringify(reqs[0]) + '\n'),
+      keepStdinOpen: true,
+      timeoutMs: 120000,
+      onSpawn: (child) => child.stdout.on('data', (c) => {
+        tail = (tail + c.toString()).slice(-200);
+        if (!tail.includes(`"id":${sent},"result"`))
+          return;
+        if (sent === reqs.length)
+          child.stdin.end();
+        else
+          child.stdin.write(JSON.stringify(reqs[sent++]) + '\n');
+      }),
+    });
+    assert.equal(rec.code, 0, rec.stderr.toString());
+    assert.equal(sql(db, "SELECT count(*) AS n FROM messages")[0].n, 40010);
+
+    const json = join(t.dir, 'gap.json');
+    // Request 4 differs (id a multiple of 4): the answer further than
+    // the window is compared, not taken as none.
+    const r = await runMcpreel(['replay', '--db', db, 'gap', '--no-record', '--report', 'json', '-o', json, '--', process.execPath, peer, '--off', '4']);
+    assert.equal(r.code, 1, r.stderr.toString());
+    const rep = JSON.parse(readFileSync(json, 'utf8'));
+    assert.equal(rep.requests, 5, JSON.stringify(rep.results));
+    assert.equal(rep.same, 4);
+    assert.equal(rep.different, 1);
+    assert.equal(rep.missing, 0);
+    assert.deepEqual(rep.results.map((x) => x.id), [1, 2, 3, 4, 5]);
+    assert.deepEqual(rep.results.map((x) => x.status), ['same', 'same', 'same', 'different', 'same']);
+    assert.deepEqual(rep.notifications['notifications/progress'], { recorded: 40000, replayed: 40000 });
+  } finally {
+    t.cleanup();
+  }
+});

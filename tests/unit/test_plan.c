@@ -1,5 +1,6 @@
 /* Unit tests for the replay plan: pairing and causal ordering. */
 
+#include <stdio.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -230,4 +231,168 @@ Test(plan, json_dropped_parsed_again, .timeout = UNIT_TIMEOUT)
 	cr_assert_eq(p.m[1].jdone, 1);
 	cr_assert_null(plan_json(&p.m[1]));
 	plan_clear(&p);
+}
+
+/*
+ * A session larger than a streamed plan's window: bursts of pipelined
+ * requests answered out of order, with notifications between.  Message i
+ * of it, as text, in buf.
+ */
+#define STREAM_N	60000	/* messages: several windows' worth */
+#define STREAM_BURST	40	/* requests in flight at once */
+
+static const char *
+stream_msg(size_t i, char *buf, size_t size, enum dir *dir)
+{
+	size_t	burst = i / (2 * STREAM_BURST + 1), k;
+
+	k = i % (2 * STREAM_BURST + 1);
+	if (k < STREAM_BURST) {
+		*dir = DIR_C2S;
+		snprintf(buf, size, "{\"jsonrpc\":\"2.0\",\"id\":%zu,"
+		    "\"method\":\"m%zu\"}", burst * STREAM_BURST + k, k);
+	} else if (k < 2 * STREAM_BURST) {
+		/* Answered in reverse order. */
+		*dir = DIR_S2C;
+		snprintf(buf, size, "{\"jsonrpc\":\"2.0\",\"id\":%zu,"
+		    "\"result\":{}}", burst * STREAM_BURST +
+		    (2 * STREAM_BURST - 1 - k));
+	} else {
+		*dir = DIR_S2C;
+		snprintf(buf, size, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}");
+	}
+	return buf;
+}
+
+/* plan_source_fn over stream_msg(): arg counts the messages given. */
+static int
+stream_src_cb(struct plan *p, void *arg, char **cause)
+{
+	size_t		*next = arg;
+	enum dir	 dir;
+	char		 buf[128];
+
+	if (*next == STREAM_N)
+		return 0;
+	stream_msg(*next, buf, sizeof buf, &dir);
+	plan_add(p, (int64_t)*next + 1, dir, (int64_t)*next * 10, buf,
+	    strlen(buf));
+	(*next)++;
+	return 1;
+}
+
+Test(plan, streamed_as_whole_in_a_bounded_window, .timeout = UNIT_TIMEOUT)
+{
+	struct plan	 whole, st;
+	struct rmsg	*a, *b;
+	struct send	*sa, *sb;
+	enum dir	 dir;
+	char		 buf[128], *cause = NULL;
+	size_t		 i, next = 0, seen = 0, sseen = 0, most = 0;
+
+	memset(&whole, 0, sizeof whole);
+	for (i = 0; i < STREAM_N; i++) {
+		stream_msg(i, buf, sizeof buf, &dir);
+		plan_add(&whole, (int64_t)i + 1, dir, (int64_t)i * 10, buf,
+		    strlen(buf));
+	}
+	plan_build(&whole);
+
+	plan_stream(&st, stream_src_cb, &next);
+	while (plan_fill(&st, &cause) > 0 || plan_first(&st) <
+	    plan_end(&st)) {
+		cr_assert_null(cause);
+		if (plan_end(&st) - plan_first(&st) > most)
+			most = plan_end(&st) - plan_first(&st);
+		/* Each message read is paired as in the whole plan. */
+		for (; seen < plan_end(&st); seen++) {
+			a = &whole.m[seen];
+			b = plan_msg(&st, seen);
+			cr_assert_eq(b->seq, a->seq);
+			cr_assert_eq(b->request, a->request, "message %zu",
+			    seen);
+			if (b->request >= 0)
+				cr_assert_eq(plan_msg(&st, (size_t)b->request)->
+				    answer, (ssize_t)seen);
+		}
+		for (; sseen < plan_sends_end(&st); sseen++) {
+			sa = &whole.sends[sseen];
+			sb = plan_send(&st, sseen);
+			cr_assert_eq(sb->msg, sa->msg);
+			cr_assert_eq(sb->gap_ns, sa->gap_ns);
+			cr_assert_eq(sb->nneeds, sa->nneeds, "send %zu", sseen);
+			if (sa->nneeds > 0)
+				cr_assert_arr_eq(sb->needs, sa->needs,
+				    sa->nneeds * sizeof *sa->needs);
+		}
+		/* Done with all but the newest burst, as replay would be. */
+		if (plan_full(&st) || st.src_done)
+			plan_release(&st, st.src_done ? plan_end(&st) :
+			    plan_end(&st) - 2 * STREAM_BURST, plan_sends_end(&st) -
+			    (st.src_done ? 0 : 1));
+	}
+	cr_assert_eq(seen, STREAM_N);
+	cr_assert_eq(sseen, whole.nsends);
+	cr_assert(most < STREAM_N / 2, "the window held %zu of %d messages",
+	    most, STREAM_N);
+	cr_assert(st.alloc < STREAM_N / 2, "the array grew to %zu", st.alloc);
+	plan_clear(&st);
+	plan_clear(&whole);
+}
+
+/*
+ * A request whose answer comes more than a window after it: let go of
+ * with the window, it stays pinned and its answer pairs with it.
+ */
+#define FAR_N		40000	/* request, notifications, answer */
+
+/* plan_source_fn: request 1, FAR_N - 2 notifications, its answer. */
+static int
+far_src_cb(struct plan *p, void *arg, char **cause)
+{
+	size_t		*next = arg;
+	const char	*s;
+	enum dir	 dir = DIR_S2C;
+
+	if (*next == FAR_N)
+		return 0;
+	if (*next == 0) {
+		s = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"slow\"}";
+		dir = DIR_C2S;
+	} else if (*next == FAR_N - 1)
+		s = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}";
+	else
+		s = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}";
+	plan_add(p, (int64_t)*next + 1, dir, (int64_t)*next, s, strlen(s));
+	(*next)++;
+	return 1;
+}
+
+Test(plan, streamed_answer_further_than_the_window, .timeout = UNIT_TIMEOUT)
+{
+	struct plan	 st;
+	struct rmsg	*q;
+	char		*cause = NULL;
+	size_t		 next = 0;
+
+	plan_stream(&st, far_src_cb, &next);
+	while (plan_fill(&st, &cause) > 0) {
+		cr_assert(plan_first(&st) > 0 || plan_end(&st) < FAR_N);
+		if (plan_first(&st) == 0)
+			cr_assert(plan_pins(&st, 0));
+		plan_release(&st, plan_end(&st) - 1, plan_sends_end(&st));
+	}
+	cr_assert_null(cause);
+	cr_assert(plan_first(&st) > 0);
+	cr_assert(plan_pinned(&st, 0));
+	cr_assert_eq(plan_pinned_oldest(&st), 0);
+	q = plan_msg(&st, 0);
+	cr_assert_str_eq(q->method, "slow");
+	cr_assert_eq(q->answer, FAR_N - 1);
+	cr_assert_eq(plan_msg(&st, FAR_N - 1)->request, 0);
+	cr_assert_str_eq(plan_msg(&st, FAR_N - 1)->method, "slow");
+	plan_unpin(&st, 0);
+	cr_assert_eq(plan_pinned_oldest(&st), -1);
+	cr_assert(!plan_pinned(&st, 0));
+	plan_clear(&st);
 }

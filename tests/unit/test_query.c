@@ -579,3 +579,76 @@ Test(query, faults_mutate, .timeout = UNIT_TIMEOUT)
 	store_close(st);
 	free(path);
 }
+
+/* What query_timeline() gave, to hold against query_stream. */
+struct stream_seen {
+	size_t	n;
+	int64_t	seq[256];
+	int64_t	reply_seq[256];
+	char	raw[256][128];
+};
+
+static int
+query_stream_seen_cb(const struct timeline_row *r, void *arg)
+{
+	struct stream_seen	*seen = arg;
+
+	cr_assert(!r->is_event);
+	cr_assert_lt(seen->n, 256);
+	seen->seq[seen->n] = r->m.seq;
+	seen->reply_seq[seen->n] = r->m.reply_seq;
+	snprintf(seen->raw[seen->n], sizeof seen->raw[0], "%.*s",
+	    (int)r->m.len, (const char *)r->m.raw);
+	seen->n++;
+	return 0;
+}
+
+/*
+ * The stream gives a session's messages one at a time as
+ * query_timeline() gives them all: the same order, bytes and pairing;
+ * then 0, and 0 again.
+ */
+Test(query, stream_as_timeline, .timeout = UNIT_TIMEOUT)
+{
+	struct stream_seen		 seen;
+	const struct timeline_row	*r;
+	struct query_stream		*qs;
+	struct store			*st;
+	char				 path[128], *cause = NULL;
+	int64_t				 one, two;
+	size_t				 i = 0;
+
+	snprintf(path, sizeof path, "%s/s.db", query_dir);
+	query_record(path, &one, &two);
+	st = store_open(path, 0, &cause);
+	cr_assert_not_null(st, "%s", cause);
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(query_timeline(st, one, 0, query_stream_seen_cb, &seen,
+	    &cause), 0, "%s", cause);
+	cr_assert_gt(seen.n, 200);
+
+	qs = query_stream_open(st, one, 0, &cause);
+	cr_assert_not_null(qs, "%s", cause);
+	while (query_stream_next(qs, &r, &cause) == 1) {
+		cr_assert_lt(i, seen.n);
+		cr_assert_eq(r->m.seq, seen.seq[i]);
+		cr_assert_eq(r->m.reply_seq, seen.reply_seq[i], "seq %lld",
+		    (long long)r->m.seq);
+		cr_assert_eq(r->m.len, strlen(seen.raw[i]));
+		cr_assert_eq(memcmp(r->m.raw, seen.raw[i], r->m.len), 0);
+		i++;
+	}
+	cr_assert_null(cause);
+	cr_assert_eq(i, seen.n, "%zu of %zu messages", i, seen.n);
+	cr_assert_eq(query_stream_next(qs, &r, &cause), 0);
+	query_stream_close(qs);
+
+	/* Another session's stream gives only its own. */
+	qs = query_stream_open(st, two, QUERY_UNFAULTED, &cause);
+	cr_assert_not_null(qs, "%s", cause);
+	for (i = 0; query_stream_next(qs, &r, &cause) == 1; i++)
+		;
+	cr_assert_eq(i, 2);
+	query_stream_close(qs);
+	store_close(st);
+}
