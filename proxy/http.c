@@ -38,7 +38,6 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_struct.h>
 #include <event2/event.h>
 #include <event2/thread.h>
 
@@ -273,47 +272,6 @@ conn_read_requests(struct hconn *c)
 }
 
 /*
- * Write what bev's output holds to its socket now, from the callback that
- * queued it, rather than at the next loop pass: a request or answer then
- * costs one writev and no epoll change (the write event the output armed
- * is taken back, which the base's change list turns into no system call
- * at all).  What the socket does not take stays queued and goes as before,
- * with the write event; an error is left to that path to report.  Only
- * for a plain socket whose write callback has nothing to do (no peer
- * paused on it, no close waiting on it): the callers check.  Returns the
- * bytes written.
- */
-static size_t
-conn_flush(struct bufferevent *bev)
-{
-	struct evbuffer	*out = bufferevent_get_output(bev);
-	int		 n;
-
-	if (evbuffer_get_length(out) == 0 || evbuffer_get_length(out) >
-	    (size_t)bufferevent_get_max_single_write(bev))
-		return 0;
-	/*
-	 * A socket bufferevent keeps its output's front frozen but to it.
-	 * Only an output that its own write callback would write in one go
-	 * (a small message), so a big one still goes in the same steps.
-	 */
-	evbuffer_unfreeze(out, 1);
-	n = evbuffer_write_atmost(out, bufferevent_getfd(bev),
-	    (ev_ssize_t)bufferevent_get_max_single_write(bev));
-	evbuffer_freeze(out, 1);
-	if (n <= 0)
-		return 0;
-	/*
-	 * Drained: disarm the write event as libevent's own write callback
-	 * would on finding the output empty (the struct is libevent 2.1's
-	 * public bufferevent_struct.h; no call does only this).
-	 */
-	if (evbuffer_get_length(out) == 0)
-		event_del(&bev->ev_write);
-	return (size_t)n;
-}
-
-/*
  * Backpressure after anything was written toward either side: a side's
  * output over HTTP_MAX_OUTPUT stops reading from the other side until it
  * drains to half (the write callbacks resume).  Every path that writes
@@ -327,10 +285,10 @@ conn_watch_output(struct hconn *c)
 		return;
 	if (!c->closing && !(c->upause & PAUSE_PEER) &&
 	    c->flushed < HTTP_FLUSH_MAX)
-		c->flushed += conn_flush(c->cbev);
+		c->flushed += hflush_write(c->cbev);
 	if (c->ubev != NULL && c->connected && c->p->up.ssl == NULL &&
 	    !(c->cpause & PAUSE_PEER) && c->flushed < HTTP_FLUSH_MAX)
-		c->flushed += conn_flush(c->ubev);
+		c->flushed += hflush_write(c->ubev);
 	if (c->ubev != NULL && !(c->upause & PAUSE_PEER) &&
 	    evbuffer_get_length(bufferevent_get_output(c->cbev)) >=
 	    HTTP_MAX_OUTPUT) {
@@ -644,25 +602,6 @@ proxy_signal_cb(evutil_socket_t sig, short events, void *arg)
 }
 
 /*
- * The event loop, with epoll's change list: the write event that
- * conn_flush() arms and takes back in one callback then costs no
- * epoll_ctl, and a read toggled off and on in one pass costs none either.
- */
-static struct event_base *
-proxy_base_new(void)
-{
-	struct event_config	*cfg;
-	struct event_base	*base;
-
-	if ((cfg = event_config_new()) == NULL)
-		return NULL;
-	event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-	base = event_base_new_with_config(cfg);
-	event_config_free(cfg);
-	return base;
-}
-
-/*
  * Listen for clients and record their traffic with the upstream until
  * SIGINT, SIGTERM or SIGHUP (but SIGHUP re-reads --faults, and stays
  * ignored when it was at start).  Returns -1 (res says why) when it
@@ -704,7 +643,7 @@ record_http(struct writer *w, const struct http_options *opt,
 		return -1;
 	}
 	evthread_use_pthreads();
-	if ((p.base = proxy_base_new()) == NULL)
+	if ((p.base = hflush_base_new()) == NULL)
 		fatalx("cannot create an event loop");
 	/* A client takes two descriptors: its own and the upstream's. */
 	p.listener = listener_new(p.base, &ss, sslen,
