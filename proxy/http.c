@@ -162,6 +162,7 @@ conn_close(struct hconn *c, const char *why)
 	if (c->ubev != NULL)
 		bufferevent_free(c->ubev);
 	bufferevent_free(c->cbev);
+	hretry_free(c);
 	c->ubev = c->cbev = NULL;
 	listener_closed(p->listener);
 	TAILQ_REMOVE(&p->conns, c, entry);
@@ -198,11 +199,15 @@ conn_connect(struct hconn *c, char **cause)
 {
 	struct timeval	tv = { HTTP_CONNECT_TIMEOUT, 0 };
 
-	if (c->ubev != NULL)
+	if (c->ubev != NULL) {
+		/* Reused: it may have been closed under the request. */
+		hretry_start(c);
 		return 0;
+	}
 	c->ubev = net_upstream_connect(c->p->base, &c->p->up, cause);
 	if (c->ubev == NULL)
 		return -1;
+	hretry_attach(c);
 	c->connected = 0;
 	c->uscanned = 0;
 	c->upause = 0;
@@ -283,6 +288,7 @@ conn_watch_output(struct hconn *c)
 {
 	if (c->dead)
 		return;
+	hretry_keep(c);
 	if (!c->closing && !(c->upause & PAUSE_PEER) &&
 	    c->flushed < HTTP_FLUSH_MAX)
 		c->flushed += hflush_write(c->cbev);
@@ -390,6 +396,9 @@ conn_up_read_1(struct hconn *c, int eof)
 	char			*cause = NULL;
 	int			 rc;
 
+	/* The answer began: its request will not be sent again. */
+	if (evbuffer_get_length(in) > 0)
+		hretry_stop(c);
 	if (c->x != NULL && c->x->fhold) {
 		/* --fault: x's request has not gone on yet; not its answer. */
 		log_info("connection %llu: %zu bytes from the upstream before "
@@ -486,6 +495,8 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 			return;
 		}
 		if (!x->have_resp) {
+			if (hretry_again(c, "closed"))
+				return;
 			conn_reply_error(c, 502, "Bad Gateway", "the upstream "
 			    "closed the connection without a response");
 			return;
@@ -500,6 +511,9 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	err = EVUTIL_SOCKET_ERROR();
+	if (c->connected && !(what & BEV_EVENT_TIMEOUT) &&
+	    hretry_again(c, "failed"))
+		return;
 	if (what & BEV_EVENT_TIMEOUT)
 		xasprintf(&why, "no connection to %s within %d s",
 		    c->p->up.url.origin, HTTP_CONNECT_TIMEOUT);

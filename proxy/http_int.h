@@ -1,7 +1,7 @@
 /*
  * Internals of the HTTP front end (proxy/http.c, hexch.c, hresp.c,
- * hsession.c, hwait.c, hstall.c, hflush.c, hcap.c); nothing outside proxy/
- * includes it.
+ * hsession.c, hwait.c, hstall.c, hflush.c, hretry.c, hcap.c); nothing
+ * outside proxy/ includes it.
  */
 #ifndef MCPREEL_HTTP_INT_H
 #define MCPREEL_HTTP_INT_H
@@ -269,6 +269,15 @@ struct hconn {
 						   written to the socket */
 	size_t			 scanned;	/* request head parse */
 	size_t			 uscanned;	/* response head parse */
+	struct evbuffer		*resend;	/* the request as written to a
+						   reused upstream connection,
+						   until its answer begins
+						   (hretry.c) */
+	int			 keeping;	/* resend is being filled */
+	size_t			 unkept;	/* bytes at the end of ubev's
+						   output not yet in resend */
+	struct evbuffer_cb_entry *resend_cb;	/* what fills it, on ubev's
+						   output */
 	struct hexch		*x;		/* the exchange in progress */
 	int			 cpause;	/* why client reading paused */
 	int			 upause;	/* why upstream reading paused */
@@ -320,6 +329,14 @@ struct hproxy {
 /* hflush.c */
 size_t		 hflush_write(struct bufferevent *);
 struct event_base *hflush_base_new(void);
+
+/* hretry.c */
+void		 hretry_attach(struct hconn *);
+void		 hretry_start(struct hconn *);
+void		 hretry_keep(struct hconn *);
+void		 hretry_stop(struct hconn *);
+void		 hretry_free(struct hconn *);
+int		 hretry_again(struct hconn *, const char *);
 
 /* hstall.c */
 void		 hstall_resume_cb(void *);
