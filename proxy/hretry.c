@@ -16,6 +16,11 @@
  * POST.  An MCP server closing an idle connection is far more common
  * than one dying mid-request, and the client would most likely send a
  * request that got a 502 again itself.
+ *
+ * Over TLS, libevent's filter may write what is appended at once, from
+ * its own output callback (some versions do), before hretry_keep can copy
+ * it; hretry_added_cb then sees bytes leave uncopied and stops keeping,
+ * and that request gets the 502 as before, never a partial retry.
  */
 
 #include <stdlib.h>
