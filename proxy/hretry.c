@@ -6,16 +6,21 @@
  * an answer came back, and the server never read it.  So while a request
  * goes out on a connection that already served one, a copy of its bytes
  * is kept until the first byte of the answer; if the connection ends
- * before that byte, the copy goes once more on a fresh connection.  Only once, only from a reused
- * connection: a fresh one that fails says the upstream is down, and the
+ * before that byte, the copy goes once more on a fresh connection.  Only
+ * once, only from a reused connection: a fresh one that fails says the upstream is down, and the
  * client gets its 502.  Nothing is recorded again: the record taps the
  * request as it came from the client (hexch.c), not these bytes.
  *
- * The price: a server that read the request and died before its first
- * answer byte gets it twice, which RFC 9112 9.3.1 warns a proxy of for a
- * POST.  An MCP server closing an idle connection is far more common
- * than one dying mid-request, and the client would most likely send a
- * request that got a 502 again itself.
+ * Only for a method RFC 9110 9.2.2 calls idempotent (GET, HEAD, OPTIONS,
+ * TRACE, PUT, DELETE): RFC 9112 9.3.1 says a proxy MUST NOT retry a
+ * non-idempotent request on its own, as a server that read it and died
+ * before its first answer byte would get it twice; an MCP POST (a
+ * tools/call) may do something, so it is never sent again, and meets the
+ * close with a 502 as before.  What keeps that rare is hretry_alive():
+ * before a kept-alive connection takes a request, a peek at its socket
+ * tells whether the server has closed it already, and a fresh one is
+ * opened in its place (conn_connect).  What retry is left serves an MCP
+ * GET (an SSE stream opened) and a DELETE (a session ended).
  *
  * Over TLS, libevent's filter may write what is appended at once, from
  * its own output callback (some versions do), before hretry_keep can copy
@@ -23,7 +28,12 @@
  * and that request gets the 502 as before, never a partial retry.
  */
 
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -39,8 +49,49 @@
 /* The pieces of an output looked at in one go (evbuffer_peek). */
 #define HRETRY_IOVECS		8
 
+/*
+ * The methods RFC 9110 9.2.2 defines as idempotent: the only ones sent
+ * again (RFC 9112 9.3.1: never a non-idempotent one, such as a POST).
+ */
+static const char *const hretry_methods[] = {
+	"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"
+};
+
 static void	hretry_added_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
+
+/*
+ * Whether a kept-alive upstream connection's socket fd may take another
+ * request: not when the server has closed it (its FIN waits: a peek reads
+ * 0) or it broke (an error other than nothing to read).  Bytes waiting
+ * stay for the loop to read.  One recv per reused exchange.
+ */
+int
+hretry_alive(int fd)
+{
+	char	ch;
+	ssize_t	n;
+
+	n = recv(fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n >= 0)
+		return n > 0;
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
+/* Whether method may be sent again on its own (hretry_methods). */
+static int
+hretry_idempotent(const char *method)
+{
+	size_t	i;
+
+	if (method == NULL)
+		return 0;
+	for (i = 0; i < sizeof hretry_methods / sizeof hretry_methods[0]; i++) {
+		if (strcmp(method, hretry_methods[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
 
 /*
  * c's upstream connection was just made: the callback that keeps a
@@ -62,12 +113,14 @@ hretry_attach(struct hconn *c)
 
 /*
  * A request is about to go out on c's upstream connection, which served
- * one before: keep what is written to it from now on.
+ * one before: keep what is written to it from now on, if its method may
+ * be sent again.
  */
 void
 hretry_start(struct hconn *c)
 {
-	if (c->keeping || c->ubev == NULL || c->resend_cb == NULL)
+	if (c->keeping || c->ubev == NULL || c->resend_cb == NULL ||
+	    c->x == NULL || !hretry_idempotent(c->x->req.method))
 		return;
 	/* An answer already begun is not this request's to retry. */
 	if (evbuffer_get_length(bufferevent_get_input(c->ubev)) > 0)

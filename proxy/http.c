@@ -199,8 +199,19 @@ conn_connect(struct hconn *c, char **cause)
 {
 	struct timeval	tv = { HTTP_CONNECT_TIMEOUT, 0 };
 
+	/*
+	 * A kept-alive connection the server closed while it was idle (its
+	 * FIN not read yet) would fail the request: a fresh one instead.
+	 */
+	if (c->ubev != NULL && c->connected &&
+	    !hretry_alive(bufferevent_getfd(c->ubev))) {
+		log_debug("connection %llu: the upstream closed the idle "
+		    "connection: a new one", (unsigned long long)c->id);
+		bufferevent_free(c->ubev);
+		c->ubev = NULL;
+	}
 	if (c->ubev != NULL) {
-		/* Reused: it may have been closed under the request. */
+		/* Reused: it may still be closed under the request. */
 		hretry_start(c);
 		return 0;
 	}
@@ -481,7 +492,12 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		/* What is still buffered may complete the response. */
 		if (x != NULL && x->have_resp) {
 			conn_up_read(c, 1);
-			if (c->dead || c->closing || c->x == NULL)
+			/*
+			 * Ended, or a request that followed went on a fresh
+			 * connection (conn_connect): the end was this one's.
+			 */
+			if (c->dead || c->closing || c->x == NULL ||
+			    c->ubev != bev)
 				return;
 			x = c->x;
 			/* The end completed a body a fault now holds. */

@@ -331,6 +331,7 @@ size_t		 hflush_write(struct bufferevent *);
 struct event_base *hflush_base_new(void);
 
 /* hretry.c */
+int		 hretry_alive(int);
 void		 hretry_attach(struct hconn *);
 void		 hretry_start(struct hconn *);
 void		 hretry_keep(struct hconn *);
