@@ -241,7 +241,9 @@ hretry_again(struct hconn *c, const char *why)
 	char		*cause = NULL;
 
 	hretry_keep(c);
-	if (!c->keeping || c->x == NULL || c->x->have_resp ||
+	/* Nothing kept (bytes left uncounted): never send an empty request. */
+	if (!c->keeping || evbuffer_get_length(c->resend) == 0 ||
+	    c->x == NULL || c->x->have_resp ||
 	    c->uscanned != 0 || c->ubev == NULL ||
 	    evbuffer_get_length(bufferevent_get_input(c->ubev)) > 0)
 		return 0;
