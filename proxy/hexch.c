@@ -414,6 +414,7 @@ hexch_end(struct hconn *c, const char *outcome)
 		    "the SSE stream" : x->outcome != NULL ? x->outcome :
 		    outcome);
 	hexch_finish_record(x, outcome);
+	hretry_stop(c);
 	c->x = NULL;
 	hexch_free(x);
 }

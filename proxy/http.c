@@ -38,7 +38,6 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_struct.h>
 #include <event2/event.h>
 #include <event2/thread.h>
 
@@ -163,6 +162,7 @@ conn_close(struct hconn *c, const char *why)
 	if (c->ubev != NULL)
 		bufferevent_free(c->ubev);
 	bufferevent_free(c->cbev);
+	hretry_free(c);
 	c->ubev = c->cbev = NULL;
 	listener_closed(p->listener);
 	TAILQ_REMOVE(&p->conns, c, entry);
@@ -199,11 +199,26 @@ conn_connect(struct hconn *c, char **cause)
 {
 	struct timeval	tv = { HTTP_CONNECT_TIMEOUT, 0 };
 
-	if (c->ubev != NULL)
+	/*
+	 * A kept-alive connection the server closed while it was idle (its
+	 * FIN not read yet) would fail the request: a fresh one instead.
+	 */
+	if (c->ubev != NULL && c->connected &&
+	    !hretry_alive(bufferevent_getfd(c->ubev))) {
+		log_debug("connection %llu: the upstream closed the idle "
+		    "connection: a new one", (unsigned long long)c->id);
+		bufferevent_free(c->ubev);
+		c->ubev = NULL;
+	}
+	if (c->ubev != NULL) {
+		/* Reused: it may still be closed under the request. */
+		hretry_start(c);
 		return 0;
+	}
 	c->ubev = net_upstream_connect(c->p->base, &c->p->up, cause);
 	if (c->ubev == NULL)
 		return -1;
+	hretry_attach(c);
 	c->connected = 0;
 	c->uscanned = 0;
 	c->upause = 0;
@@ -273,47 +288,6 @@ conn_read_requests(struct hconn *c)
 }
 
 /*
- * Write what bev's output holds to its socket now, from the callback that
- * queued it, rather than at the next loop pass: a request or answer then
- * costs one writev and no epoll change (the write event the output armed
- * is taken back, which the base's change list turns into no system call
- * at all).  What the socket does not take stays queued and goes as before,
- * with the write event; an error is left to that path to report.  Only
- * for a plain socket whose write callback has nothing to do (no peer
- * paused on it, no close waiting on it): the callers check.  Returns the
- * bytes written.
- */
-static size_t
-conn_flush(struct bufferevent *bev)
-{
-	struct evbuffer	*out = bufferevent_get_output(bev);
-	int		 n;
-
-	if (evbuffer_get_length(out) == 0 || evbuffer_get_length(out) >
-	    (size_t)bufferevent_get_max_single_write(bev))
-		return 0;
-	/*
-	 * A socket bufferevent keeps its output's front frozen but to it.
-	 * Only an output that its own write callback would write in one go
-	 * (a small message), so a big one still goes in the same steps.
-	 */
-	evbuffer_unfreeze(out, 1);
-	n = evbuffer_write_atmost(out, bufferevent_getfd(bev),
-	    (ev_ssize_t)bufferevent_get_max_single_write(bev));
-	evbuffer_freeze(out, 1);
-	if (n <= 0)
-		return 0;
-	/*
-	 * Drained: disarm the write event as libevent's own write callback
-	 * would on finding the output empty (the struct is libevent 2.1's
-	 * public bufferevent_struct.h; no call does only this).
-	 */
-	if (evbuffer_get_length(out) == 0)
-		event_del(&bev->ev_write);
-	return (size_t)n;
-}
-
-/*
  * Backpressure after anything was written toward either side: a side's
  * output over HTTP_MAX_OUTPUT stops reading from the other side until it
  * drains to half (the write callbacks resume).  Every path that writes
@@ -325,12 +299,13 @@ conn_watch_output(struct hconn *c)
 {
 	if (c->dead)
 		return;
+	hretry_keep(c);
 	if (!c->closing && !(c->upause & PAUSE_PEER) &&
 	    c->flushed < HTTP_FLUSH_MAX)
-		c->flushed += conn_flush(c->cbev);
+		c->flushed += hflush_write(c->cbev);
 	if (c->ubev != NULL && c->connected && c->p->up.ssl == NULL &&
 	    !(c->cpause & PAUSE_PEER) && c->flushed < HTTP_FLUSH_MAX)
-		c->flushed += conn_flush(c->ubev);
+		c->flushed += hflush_write(c->ubev);
 	if (c->ubev != NULL && !(c->upause & PAUSE_PEER) &&
 	    evbuffer_get_length(bufferevent_get_output(c->cbev)) >=
 	    HTTP_MAX_OUTPUT) {
@@ -432,6 +407,9 @@ conn_up_read_1(struct hconn *c, int eof)
 	char			*cause = NULL;
 	int			 rc;
 
+	/* The answer began: its request will not be sent again. */
+	if (evbuffer_get_length(in) > 0)
+		hretry_stop(c);
 	if (c->x != NULL && c->x->fhold) {
 		/* --fault: x's request has not gone on yet; not its answer. */
 		log_info("connection %llu: %zu bytes from the upstream before "
@@ -514,7 +492,12 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		/* What is still buffered may complete the response. */
 		if (x != NULL && x->have_resp) {
 			conn_up_read(c, 1);
-			if (c->dead || c->closing || c->x == NULL)
+			/*
+			 * Ended, or a request that followed went on a fresh
+			 * connection (conn_connect): the end was this one's.
+			 */
+			if (c->dead || c->closing || c->x == NULL ||
+			    c->ubev != bev)
 				return;
 			x = c->x;
 			/* The end completed a body a fault now holds. */
@@ -528,6 +511,8 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 			return;
 		}
 		if (!x->have_resp) {
+			if (hretry_again(c, "closed"))
+				return;
 			conn_reply_error(c, 502, "Bad Gateway", "the upstream "
 			    "closed the connection without a response");
 			return;
@@ -542,6 +527,9 @@ conn_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	err = EVUTIL_SOCKET_ERROR();
+	if (c->connected && !(what & BEV_EVENT_TIMEOUT) &&
+	    hretry_again(c, "failed"))
+		return;
 	if (what & BEV_EVENT_TIMEOUT)
 		xasprintf(&why, "no connection to %s within %d s",
 		    c->p->up.url.origin, HTTP_CONNECT_TIMEOUT);
@@ -644,25 +632,6 @@ proxy_signal_cb(evutil_socket_t sig, short events, void *arg)
 }
 
 /*
- * The event loop, with epoll's change list: the write event that
- * conn_flush() arms and takes back in one callback then costs no
- * epoll_ctl, and a read toggled off and on in one pass costs none either.
- */
-static struct event_base *
-proxy_base_new(void)
-{
-	struct event_config	*cfg;
-	struct event_base	*base;
-
-	if ((cfg = event_config_new()) == NULL)
-		return NULL;
-	event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-	base = event_base_new_with_config(cfg);
-	event_config_free(cfg);
-	return base;
-}
-
-/*
  * Listen for clients and record their traffic with the upstream until
  * SIGINT, SIGTERM or SIGHUP (but SIGHUP re-reads --faults, and stays
  * ignored when it was at start).  Returns -1 (res says why) when it
@@ -704,7 +673,7 @@ record_http(struct writer *w, const struct http_options *opt,
 		return -1;
 	}
 	evthread_use_pthreads();
-	if ((p.base = proxy_base_new()) == NULL)
+	if ((p.base = hflush_base_new()) == NULL)
 		fatalx("cannot create an event loop");
 	/* A client takes two descriptors: its own and the upstream's. */
 	p.listener = listener_new(p.base, &ss, sslen,

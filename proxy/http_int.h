@@ -1,7 +1,7 @@
 /*
  * Internals of the HTTP front end (proxy/http.c, hexch.c, hresp.c,
- * hsession.c, hwait.c, hstall.c, hcap.c); nothing outside proxy/
- * includes it.
+ * hsession.c, hwait.c, hstall.c, hflush.c, hretry.c, hcap.c); nothing
+ * outside proxy/ includes it.
  */
 #ifndef MCPREEL_HTTP_INT_H
 #define MCPREEL_HTTP_INT_H
@@ -23,10 +23,10 @@ enum pause_why {
 /* Unsent bytes for one side of a connection before its source pauses. */
 #define HTTP_MAX_OUTPUT		(4u * 1024 * 1024)
 /*
- * Bytes written straight from the callback that queued them (conn_flush),
- * both ways, per request read: enough for ordinary exchanges; a bigger
- * body or answer goes on at libevent's pace, one write per loop pass, as
- * before.
+ * Bytes written straight from the callback that queued them
+ * (hflush_write), both ways, per request read: enough for ordinary
+ * exchanges; a bigger body or answer goes on at libevent's pace, one
+ * write per loop pass, as before.
  */
 #define HTTP_FLUSH_MAX		(64u * 1024)
 /* A response body that is not JSON-RPC is kept for people up to this. */
@@ -263,12 +263,21 @@ struct hconn {
 	struct bufferevent	*cbev;		/* the client */
 	struct bufferevent	*ubev;		/* the upstream, or NULL */
 	int			 connected;	/* ubev finished connecting */
-	size_t			 flushed;	/* by conn_flush since the
+	size_t			 flushed;	/* by hflush_write since the
 						   last request read */
 	uint64_t		 out_sent;	/* bytes of cbev's output
 						   written to the socket */
 	size_t			 scanned;	/* request head parse */
 	size_t			 uscanned;	/* response head parse */
+	struct evbuffer		*resend;	/* the request as written to a
+						   reused upstream connection,
+						   until its answer begins
+						   (hretry.c) */
+	int			 keeping;	/* resend is being filled */
+	size_t			 unkept;	/* bytes at the end of ubev's
+						   output not yet in resend */
+	struct evbuffer_cb_entry *resend_cb;	/* what fills it, on ubev's
+						   output */
 	struct hexch		*x;		/* the exchange in progress */
 	int			 cpause;	/* why client reading paused */
 	int			 upause;	/* why upstream reading paused */
@@ -316,6 +325,19 @@ struct hproxy {
 	size_t			 fheld;		/* --fault: bytes held for
 						   decisions, all exchanges */
 };
+
+/* hflush.c */
+size_t		 hflush_write(struct bufferevent *);
+struct event_base *hflush_base_new(void);
+
+/* hretry.c */
+int		 hretry_alive(int);
+void		 hretry_attach(struct hconn *);
+void		 hretry_start(struct hconn *);
+void		 hretry_keep(struct hconn *);
+void		 hretry_stop(struct hconn *);
+void		 hretry_free(struct hconn *);
+int		 hretry_again(struct hconn *, const char *);
 
 /* hstall.c */
 void		 hstall_resume_cb(void *);
