@@ -94,7 +94,7 @@ struct mock;
 struct play {
 	struct mock		*mk;
 	struct ereq		*er;
-	const struct mentry	*e;
+	struct mdent		*e;		/* owned */
 	json_t			*live_id;
 	json_t			*live_token;	/* its progress token */
 	json_t			*rec_token;	/* the recorded one */
@@ -132,8 +132,7 @@ struct missed {
 
 struct mock {
 	struct event_base	*base;
-	struct plan		*plan;
-	struct matcher		*m;
+	struct mdisk		*md;
 	struct endpoint		*ep;
 	const struct mock_options *opt;
 	uint64_t		 next_id;	/* our server requests' ids */
@@ -248,11 +247,11 @@ mock_count(struct mock *mk, uint64_t *counter)
 	mk->pend[mk->npend++].counter = counter;
 }
 
-/* The recorded message at plan index i, as JSON to send (caller frees). */
+/* Recorded message i, as JSON to send (caller frees), read from disk. */
 static json_t *
 mock_copy(struct mock *mk, size_t i)
 {
-	return json_deep_copy(plan_json(&mk->plan->m[i]));
+	return mfind_message(mk->md, i);
 }
 
 static char *
@@ -270,14 +269,8 @@ play_free(struct play *pl)
 	struct mock	*mk = pl->mk;
 
 	TAILQ_REMOVE(&mk->plays, pl, entry);
-	/*
-	 * Played: its request and answer are parsed again if asked for
-	 * again, so a long mock does not end holding every answer parsed;
-	 * an answer that repeats (the last of its key) stays parsed.
-	 */
-	plan_json_drop(&mk->plan->m[pl->e->req]);
-	if (!matcher_repeats(mk->m, pl->e))
-		plan_json_drop(&mk->plan->m[pl->e->resp]);
+	/* Played: read from disk again if asked for again. */
+	mfind_entry_free(pl->e);
 	json_decref(pl->live_id);
 	json_decref(pl->live_token);
 	json_decref(pl->rec_token);
@@ -522,7 +515,7 @@ play_full(struct play *pl)
 static void
 play_step(struct play *pl)
 {
-	const struct mentry	*e = pl->e;
+	const struct mdent	*e = pl->e;
 	struct mock		*mk = pl->mk;
 	struct timeval		 tv = { MOCK_ANSWER_TIMEOUT_MS / 1000,
 				    (MOCK_ANSWER_TIMEOUT_MS % 1000) * 1000 };
@@ -548,7 +541,7 @@ play_step(struct play *pl)
 		if (play_answer_held(pl) || play_blocked(pl, pl->er) ||
 		    play_full(pl) || play_wait(pl, e->latency_ns))
 			return;
-		resp = mock_copy(mk, e->resp);
+		resp = json_deep_copy(e->answer);
 		json_object_set(resp, "id", pl->live_id);
 		s = mock_dump(resp);
 		mock_out(mk, MOCKFAULT_REQ_END, pl->er, s, strlen(s), NULL, 0);
@@ -929,7 +922,7 @@ static void
 mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
     size_t len)
 {
-	const struct mentry	*e;
+	struct mdent		*e;
 	const char		*pv;
 	struct play		*pl;
 	struct missed		*ms;
@@ -937,15 +930,14 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	char			*s, sid[33];
 	size_t			 i;
 
-	e = matcher_find(mk->m, msg);
-	if (mk->fb != NULL && e != NULL && e->req < mk->plan->n &&
-	    mk->plan->m[e->req].method != NULL &&
-	    strcmp(mk->plan->m[e->req].method, "initialize") == 0)
+	e = mfind_find(mk->md, msg);
+	if (mk->fb != NULL && e != NULL &&
+	    strcmp(e->method, "initialize") == 0)
 		fallback_send(mk, bytes, len);	/* it must be ready too */
 	if (e == NULL && fallback_forward(mk, er, msg, bytes, len) == 0)
 		return;
 	if (e == NULL) {
-		err = matcher_miss(mk->m, msg);
+		err = mfind_miss(mk->md, msg);
 		out = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
 		    json_object_get(msg, "id"), "error", err);
 		s = mock_dump(out);
@@ -968,18 +960,17 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 		    json_string_value(json_object_get(msg, "method")) : "?");
 		return;
 	}
-	if (redacted_in(plan_json(&mk->plan->m[e->resp]))) {
-		s = redacted_where(plan_json(&mk->plan->m[e->resp]), 8);
+	if (redacted_in(e->answer)) {
+		s = redacted_where(e->answer, 8);
 		log_info("mock: the recorded answer (seq %lld) holds values "
 		    "redacted when recorded: the client gets \"" REDACTED
-		    "\" at %s", (long long)mk->plan->m[e->resp].seq, s);
+		    "\" at %s", (long long)e->resp_seq, s);
 		free(s);
 	}
 	/* A 2025-style initialize opens a session over HTTP. */
-	if (mk->plan->m[e->req].method != NULL &&
-	    strcmp(mk->plan->m[e->req].method, "initialize") == 0 &&
+	if (strcmp(e->method, "initialize") == 0 &&
 	    (pv = json_string_value(json_object_get(json_object_get(
-	    plan_json(&mk->plan->m[e->resp]), "result"), "protocolVersion"))) !=
+	    e->answer, "result"), "protocolVersion"))) !=
 	    NULL && strcmp(pv, MOCK_SESSIONLESS_FROM) < 0) {
 		for (i = 0; i < 32; i++)
 			sid[i] = "0123456789abcdef"[arc4random_uniform(16)];
@@ -992,8 +983,7 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	pl->e = e;
 	pl->live_id = json_incref(json_object_get(msg, "id"));
 	pl->live_token = json_incref(progress_token(msg));
-	pl->rec_token = json_incref(progress_token(
-	    plan_json(&mk->plan->m[e->req])));
+	pl->rec_token = json_incref(progress_token(e->request));
 	pl->start_ns = pl->last_ns = clock_mono_ns();
 	pl->start_seq = mk->nplays++;
 	pl->timer = evtimer_new(mk->base, play_timer_cb, pl);
@@ -1262,12 +1252,12 @@ mock_parse_latency(struct mock_options *opt, const char *s)
 }
 
 /*
- * Serve plan p with matcher m over stdio (listen NULL) or Streamable HTTP
+ * Serve the recording md over stdio (listen NULL) or Streamable HTTP
  * on listen, until stdin closes or a signal.  Returns -1 (cause) when it
  * cannot start.
  */
 int
-mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
+mock_run(struct mdisk *md, const struct mock_options *opt,
     struct mock_stats *stats, char **cause)
 {
 	struct mock		 mk;
@@ -1280,12 +1270,12 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 	struct event		*sigs[2];
 	struct play		*pl;
 	char			*origin = NULL, *s;
-	size_t			 i;
+	struct mitem		*prelude;
+	size_t			 i, nprelude;
 
 	memset(&mk, 0, sizeof mk);
 	memset(stats, 0, sizeof *stats);
-	mk.plan = p;
-	mk.m = m;
+	mk.md = md;
 	mk.opt = opt;
 	mk.stats = stats;
 	TAILQ_INIT(&mk.plays);
@@ -1329,8 +1319,9 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 		mk.mf = mockfault_new(mk.base, mk.ep, opt, &mfcbs, &mk);
 		mk.input_file = endpoint_stdio_input_is_file();
 		/* What the server said before any request, it says first. */
-		for (i = 0; i < m->nprelude; i++) {
-			json_t	*msg = mock_copy(&mk, m->prelude[i].msg);
+		nprelude = mfind_prelude(md, &prelude);
+		for (i = 0; i < nprelude; i++) {
+			json_t	*msg = mock_copy(&mk, prelude[i].msg);
 
 			if (msg == NULL)
 				continue;
@@ -1340,6 +1331,7 @@ mock_run(struct plan *p, struct matcher *m, const struct mock_options *opt,
 			free(s);
 			json_decref(msg);
 		}
+		free(prelude);
 	}
 	sigs[0] = evsignal_new(mk.base, SIGINT, mock_signal_cb, &mk);
 	sigs[1] = evsignal_new(mk.base, SIGTERM, mock_signal_cb, &mk);
