@@ -12,6 +12,20 @@
 #define MDISK_STR1(x)	#x
 #define MDISK_STR(x)	MDISK_STR1(x)
 
+/*
+ * Parsed messages kept for the next reads: a request and its answer of
+ * the play just begun and of the one before, so an exchange repeated
+ * (the last of its key) is parsed once.  At most this many messages, of
+ * at most the record cap each, are held.
+ */
+#define MDISK_CACHED	4
+
+/* A parsed message kept, and its number. */
+struct mdisk_cached {
+	size_t		 msg;
+	json_t		*v;		/* NULL: empty */
+};
+
 struct mdisk {
 	sqlite3		*db;		/* temporary, on disk */
 	int		 strict;	/* demand the recorded order */
@@ -34,6 +48,8 @@ struct mdisk {
 	sqlite3_stmt	*f_key, *f_rank, *f_used, *f_entry, *f_items;
 	sqlite3_stmt	*f_msg, *f_bykey, *f_method, *f_methods;
 	sqlite3_stmt	*f_trunc, *f_unanswered, *f_haskey;
+	struct mdisk_cached cache[MDISK_CACHED];
+	size_t		 cache_next;	/* the slot to fill next */
 };
 
 sqlite3_stmt	*mdisk_prepare(struct mdisk *, const char *);

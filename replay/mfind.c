@@ -35,7 +35,7 @@ mfind_prepare(struct mdisk *md)
 	md->f_used = mdisk_prepare(md, "UPDATE keys SET used = used + 1 "
 	    "WHERE key = ?1");
 	md->f_entry = mdisk_prepare(md, "SELECT k.key, e.req, e.resp, "
-	    "e.latency, e.method, e.rank, k.n, q.seq, q.raw, a.seq, a.raw, "
+	    "e.latency, e.method, e.rank, k.n, q.seq, NULL, a.seq, NULL, "
 	    "e.redacted, e.shape FROM entry e JOIN keys k ON k.id = e.kid "
 	    "JOIN msg q ON q.i = e.req JOIN msg a ON a.i = e.resp "
 	    "WHERE e.n = ?1");
@@ -68,6 +68,10 @@ mfind_prepare(struct mdisk *md)
 void
 mfind_finalize(struct mdisk *md)
 {
+	size_t	k;
+
+	for (k = 0; k < MDISK_CACHED; k++)
+		json_decref(md->cache[k].v);
 	sqlite3_finalize(md->f_key);
 	sqlite3_finalize(md->f_rank);
 	sqlite3_finalize(md->f_used);
@@ -136,14 +140,12 @@ mfind_load(struct mdisk *md, int64_t n, int items)
 	e->repeats = !md->strict && sqlite3_column_int64(st, 5) ==
 	    sqlite3_column_int64(st, 6) - 1;
 	e->req_seq = sqlite3_column_int64(st, 7);
-	e->request = mdisk_parse(sqlite3_column_blob(st, 8),
-	    (size_t)sqlite3_column_bytes(st, 8));
 	e->resp_seq = sqlite3_column_int64(st, 9);
-	e->answer = mdisk_parse(sqlite3_column_blob(st, 10),
-	    (size_t)sqlite3_column_bytes(st, 10));
 	e->redacted = sqlite3_column_int(st, 11);
 	e->shape = (size_t)sqlite3_column_int64(st, 12);
 	sqlite3_reset(st);
+	e->request = mfind_message(md, e->req);
+	e->answer = mfind_message(md, e->resp);
 	if (!items)
 		return e;
 	st = md->f_items;
@@ -184,18 +186,36 @@ mfind_entry_free(struct mdent *e)
 	free(e);
 }
 
-/* Recorded message i, parsed (the caller owns it), or NULL. */
+/*
+ * Recorded message i, parsed, or NULL: a reference to a tree the last
+ * few reads share (the caller decrefs it and must not change it).  An
+ * answer played again and again (the last of its key) is read and
+ * parsed once, as when the whole session was in memory.
+ */
 json_t *
 mfind_message(struct mdisk *md, size_t i)
 {
 	sqlite3_stmt	*st = md->f_msg;
+	struct mdisk_cached *c;
 	json_t		*v = NULL;
+	size_t		 k;
 
+	for (k = 0; k < MDISK_CACHED; k++) {
+		c = &md->cache[k];
+		if (c->v != NULL && c->msg == i)
+			return json_incref(c->v);
+	}
 	sqlite3_bind_int64(st, 1, (int64_t)i);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = mdisk_parse(sqlite3_column_blob(st, 0),
 		    (size_t)sqlite3_column_bytes(st, 0));
 	sqlite3_reset(st);
+	if (v == NULL)
+		return NULL;
+	c = &md->cache[md->cache_next++ % MDISK_CACHED];
+	json_decref(c->v);
+	c->v = json_incref(v);
+	c->msg = i;
 	return v;
 }
 

@@ -251,7 +251,11 @@ mock_count(struct mock *mk, uint64_t *counter)
 static json_t *
 mock_copy(struct mock *mk, size_t i)
 {
-	return mfind_message(mk->md, i);
+	json_t	*shared = mfind_message(mk->md, i), *v;
+
+	v = json_deep_copy(shared);
+	json_decref(shared);
+	return v;
 }
 
 static char *
@@ -541,7 +545,8 @@ play_step(struct play *pl)
 		if (play_answer_held(pl) || play_blocked(pl, pl->er) ||
 		    play_full(pl) || play_wait(pl, e->latency_ns))
 			return;
-		resp = json_deep_copy(e->answer);
+		/* Read when sent: a play waiting holds no answer. */
+		resp = mock_copy(mk, e->resp);
 		json_object_set(resp, "id", pl->live_id);
 		s = mock_dump(resp);
 		mock_out(mk, MOCKFAULT_REQ_END, pl->er, s, strlen(s), NULL, 0);
@@ -984,6 +989,13 @@ mock_request(struct mock *mk, struct ereq *er, json_t *msg, const char *bytes,
 	pl->live_id = json_incref(json_object_get(msg, "id"));
 	pl->live_token = json_incref(progress_token(msg));
 	pl->rec_token = json_incref(progress_token(e->request));
+	/*
+	 * Until it is sent a play holds no parsed message: a client that
+	 * reads nothing while it sends on costs the plays, not their answers.
+	 */
+	json_decref(e->request);
+	json_decref(e->answer);
+	e->request = e->answer = NULL;
 	pl->start_ns = pl->last_ns = clock_mono_ns();
 	pl->start_seq = mk->nplays++;
 	pl->timer = evtimer_new(mk->base, play_timer_cb, pl);

@@ -577,7 +577,8 @@ struct mdent {
 	int64_t		 resp_seq;
 	char		*key;
 	char		*method;
-	json_t		*request;	/* parsed, owned */
+	json_t		*request;	/* parsed, shared with mfind_message()
+					   (a reference: not to be changed) */
 	json_t		*answer;
 	int64_t		 latency_ns;
 	struct mitem	*before;	/* as struct mentry's; msg is a message
