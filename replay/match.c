@@ -365,6 +365,26 @@ match_attribute(struct matcher *m, const ssize_t *entry_of)
 }
 
 /*
+ * The text a redacted shape is known by: the request's method and what
+ * redacted_shape() keeps of it (the caller frees it).  Shared with the
+ * mock's index on disk (mdisk.c).
+ */
+char *
+match_shape_key(const json_t *req)
+{
+	json_t	*shape;
+	char	*text, *key;
+
+	shape = redacted_shape(req);
+	text = shape != NULL ? json_dumps(shape, JSON_COMPACT |
+	    JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+	json_decref(shape);
+	xasprintf(&key, "%s\n%s", match_method(req), text != NULL ? text : "");
+	free(text);
+	return key;
+}
+
+/*
  * The index in m->shapes of the redacted shape of recorded request req
  * (method and what redacted_shape keeps), a new one when it is the
  * first; shape_of maps a shape's text to its index.  The entry about to
@@ -373,16 +393,10 @@ match_attribute(struct matcher *m, const ssize_t *entry_of)
 static size_t
 match_shape_of(struct matcher *m, json_t *shape_of, const json_t *req)
 {
-	json_t	*shape, *have;
-	char	*text, *key;
+	json_t	*have;
+	char	*key = match_shape_key(req);
 	size_t	 k;
 
-	shape = redacted_shape(req);
-	text = shape != NULL ? json_dumps(shape, JSON_COMPACT |
-	    JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
-	json_decref(shape);
-	xasprintf(&key, "%s\n%s", match_method(req), text != NULL ? text : "");
-	free(text);
 	if ((have = json_object_get(shape_of, key)) != NULL) {
 		free(key);
 		return (size_t)json_integer_value(have);

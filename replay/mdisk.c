@@ -243,16 +243,10 @@ mdisk_key(struct mdisk *md, const char *key, int64_t *rank)
 static size_t
 mdisk_shape_of(struct mdisk *md, const json_t *req, int64_t n)
 {
-	json_t	*shape, *have;
-	char	*text, *key;
+	json_t	*have;
+	char	*key = match_shape_key(req);
 	size_t	 k;
 
-	shape = redacted_shape(req);
-	text = shape != NULL ? json_dumps(shape, JSON_COMPACT |
-	    JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
-	json_decref(shape);
-	xasprintf(&key, "%s\n%s", mdisk_method(req), text != NULL ? text : "");
-	free(text);
 	if ((have = json_object_get(md->shape_of, key)) != NULL) {
 		free(key);
 		return (size_t)json_integer_value(have);

@@ -378,6 +378,7 @@ struct match_miss {
 	int		 elsewhere;	/* strict: another entry has the key */
 };
 json_t		*match_error(int, char *);
+char		*match_shape_key(const json_t *);
 size_t		 match_params_diff(const struct diff_rules *, const json_t *,
 		     const json_t *, struct diff *);
 json_t		*match_miss_data(const struct diff_rules *, const char *,
