@@ -279,8 +279,8 @@ mdisk_item(struct mdisk *md, int64_t owner, int after, int64_t msg,
 static void
 mdisk_entry_add(struct mdisk *md, int64_t i, const char *smethod,
     const json_t *req, int64_t resp, int64_t latency,
-    struct mdisk_flight **flight, size_t *nflight, size_t *flightalloc,
-    int64_t mono)
+    struct mdisk_flight **flight, size_t *head, size_t *nflight,
+    size_t *flightalloc, int64_t mono)
 {
 	struct mdisk_flight	*f;
 	const json_t		*token;
@@ -305,6 +305,12 @@ mdisk_entry_add(struct mdisk *md, int64_t i, const char *smethod,
 	mdisk_bind_text(st, 9, smethod != NULL ? smethod : mdisk_method(req));
 	mdisk_exec(md, st);
 
+	if (*nflight == *flightalloc && *head > 0) {
+		memmove(*flight, *flight + *head, (*nflight - *head) *
+		    sizeof **flight);
+		*nflight -= *head;
+		*head = 0;
+	}
 	if (*nflight == *flightalloc) {
 		*flightalloc = *flightalloc * 2 + 16;
 		*flight = xreallocarray(*flight, *flightalloc, sizeof **flight);
@@ -356,7 +362,12 @@ mdisk_finish(struct mdisk *md, char **cause)
 	json_t			*v;
 	const void		*raw;
 	const char		*smethod;
-	size_t			 nflight = 0, flightalloc = 0, j;
+	/*
+	 * In flight: flight[head] to flight[nflight - 1], oldest first.  The
+	 * oldest is mostly the one answered, so it leaves by head++, not by
+	 * moving all the others (a pipelined client has thousands in flight).
+	 */
+	size_t			 head = 0, nflight = 0, flightalloc = 0, j;
 	int64_t			 i, answer, request, mono, start = 0, last = -1;
 	int64_t			 last_mono = 0;
 	int			 dir, kind, rc, trunc, atrunc;
@@ -399,8 +410,8 @@ mdisk_finish(struct mdisk *md, char **cause)
 			if (v != NULL && mdisk_method(v) != NULL)
 				mdisk_entry_add(md, i, smethod, v, answer,
 				    clock_sub(sqlite3_column_int64(walk, 10),
-				    mono), &flight, &nflight, &flightalloc,
-				    mono);
+				    mono), &flight, &head, &nflight,
+				    &flightalloc, mono);
 			json_decref(v);
 			continue;
 		}
@@ -409,7 +420,7 @@ mdisk_finish(struct mdisk *md, char **cause)
 		if (kind == KIND_RESPONSE || kind == KIND_ERROR) {
 			if (request < 0)
 				continue;
-			for (j = 0; j < nflight; j++) {
+			for (j = head; j < nflight; j++) {
 				if (flight[j].req == request)
 					break;
 			}
@@ -418,9 +429,15 @@ mdisk_finish(struct mdisk *md, char **cause)
 			last = flight[j].n;
 			last_mono = flight[j].mono;
 			json_decref(flight[j].token);
-			memmove(flight + j, flight + j + 1,
-			    (nflight - j - 1) * sizeof *flight);
-			nflight--;
+			if (j == head)
+				head++;
+			else {
+				memmove(flight + j, flight + j + 1,
+				    (nflight - j - 1) * sizeof *flight);
+				nflight--;
+			}
+			if (head == nflight)
+				head = nflight = 0;
 			continue;
 		}
 		/* Batches and what is not JSON-RPC are not played. */
@@ -431,8 +448,9 @@ mdisk_finish(struct mdisk *md, char **cause)
 		if ((v = mdisk_parse(raw, (size_t)sqlite3_column_bytes(walk,
 		    8))) == NULL)
 			continue;
-		if (nflight > 0) {
-			j = mdisk_owner(v, flight, nflight);
+		if (nflight > head) {
+			j = head + mdisk_owner(v, flight + head, nflight -
+			    head);
 			mdisk_item(md, flight[j].n, 0, i, clock_sub(mono,
 			    flight[j].mono));
 		} else if (last >= 0)
@@ -442,7 +460,7 @@ mdisk_finish(struct mdisk *md, char **cause)
 		json_decref(v);
 	}
 	sqlite3_finalize(walk);
-	for (j = 0; j < nflight; j++)
+	for (j = head; j < nflight; j++)
 		json_decref(flight[j].token);
 	free(flight);
 	if (rc != SQLITE_DONE) {
