@@ -63,6 +63,11 @@ static const char mdisk_schema[] =
 /* Made once the walk is done: the finds and misses use them. */
 static const char mdisk_indexes[] =
 	"CREATE INDEX entry_key ON entry (kid, rank);"
+	/*
+	 * A request matched with wildcards reads only the redacted entries
+	 * of a key: a key's many plain ones are not walked.
+	 */
+	"CREATE INDEX entry_redacted ON entry (kid, redacted, rank);"
 	"CREATE INDEX entry_method ON entry (method, n);"
 	"CREATE INDEX item_owner ON item (owner, after);";
 
@@ -292,7 +297,7 @@ mdisk_entry_add(struct mdisk *md, int64_t i, const char *smethod,
 	key = match_request_key(req, &md->rules);
 	kid = mdisk_key(md, key, &rank);
 	free(key);
-	redacted = redacted_in(json_object_get(req, "params"));
+	redacted = redacted_in(json_object_get(req, "params")) != 0;
 	sqlite3_bind_int64(st, 1, n);
 	sqlite3_bind_int64(st, 2, kid);
 	sqlite3_bind_int64(st, 3, rank);

@@ -46,7 +46,7 @@ struct mdisk {
 	sqlite3_stmt	*w_entry, *w_item;
 	/* Serving (mfind.c). */
 	sqlite3_stmt	*f_key, *f_rank, *f_used, *f_entry, *f_items;
-	sqlite3_stmt	*f_msg, *f_bykey, *f_method, *f_methods;
+	sqlite3_stmt	*f_msg, *f_bykey, *f_byshape, *f_method, *f_methods;
 	sqlite3_stmt	*f_trunc, *f_unanswered, *f_haskey;
 	struct mdisk_cached cache[MDISK_CACHED];
 	size_t		 cache_next;	/* the slot to fill next */

@@ -24,6 +24,24 @@
 /* Most redacted places a log line names. */
 #define MFIND_REDACTED_PATHS	8
 
+/*
+ * Step a query: 1 for a row, 0 at its end, or die when the temporary
+ * database cannot be read (an I/O error, no memory): a read taken for
+ * "no such entry" would serve a miss, or "null" for a recorded answer.
+ */
+static int
+mfind_row(sqlite3_stmt *st)
+{
+	int	rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc != SQLITE_DONE)
+		fatalx("mock: reading the temporary index failed: %s",
+		    sqlite3_errmsg(sqlite3_db_handle(st)));
+	return 0;
+}
+
 /* Prepare what serving needs, once the index is built. */
 void
 mfind_prepare(struct mdisk *md)
@@ -42,9 +60,14 @@ mfind_prepare(struct mdisk *md)
 	md->f_items = mdisk_prepare(md, "SELECT after, msg, offset FROM item "
 	    "WHERE owner = ?1 ORDER BY after, rowid");
 	md->f_msg = mdisk_prepare(md, "SELECT raw FROM msg WHERE i = ?1");
-	md->f_bykey = mdisk_prepare(md, "SELECT e.n, e.redacted, e.shape "
-	    "FROM entry e JOIN keys k ON k.id = e.kid WHERE k.key = ?1 "
-	    "ORDER BY e.rank");
+	/* The redacted entries of a key, in order (by entry_redacted). */
+	md->f_bykey = mdisk_prepare(md, "SELECT n, shape FROM entry WHERE "
+	    "kid = (SELECT id FROM keys WHERE key = ?1) AND redacted = 1 "
+	    "ORDER BY rank");
+	/* The first of them of a shape. */
+	md->f_byshape = mdisk_prepare(md, "SELECT n FROM entry WHERE "
+	    "kid = (SELECT id FROM keys WHERE key = ?1) AND redacted = 1 "
+	    "AND shape = ?2 ORDER BY rank LIMIT 1");
 	md->f_method = mdisk_prepare(md, "SELECT n FROM entry WHERE "
 	    "method = ?1 ORDER BY n");
 	md->f_methods = mdisk_prepare(md, "SELECT DISTINCT method FROM entry "
@@ -79,6 +102,7 @@ mfind_finalize(struct mdisk *md)
 	sqlite3_finalize(md->f_items);
 	sqlite3_finalize(md->f_msg);
 	sqlite3_finalize(md->f_bykey);
+	sqlite3_finalize(md->f_byshape);
 	sqlite3_finalize(md->f_method);
 	sqlite3_finalize(md->f_methods);
 	sqlite3_finalize(md->f_trunc);
@@ -100,7 +124,7 @@ mfind_any(sqlite3_stmt *st, const char *s)
 	int	found;
 
 	mdisk_bind_text(st, 1, s);
-	found = sqlite3_step(st) == SQLITE_ROW;
+	found = mfind_row(st);
 	sqlite3_reset(st);
 	return found;
 }
@@ -116,8 +140,8 @@ mfind_item(struct mitem **v, size_t *n, size_t msg, int64_t offset_ns)
 }
 
 /*
- * Entry n read from disk (with its items when items is set), or NULL if
- * there is none; the caller frees it with mfind_entry_free().
+ * Entry n read from disk (with its answer and items when items is set,
+ * else its request only), or NULL if there is none; the caller frees it with mfind_entry_free().
  */
 static struct mdent *
 mfind_load(struct mdisk *md, int64_t n, int items)
@@ -126,7 +150,7 @@ mfind_load(struct mdisk *md, int64_t n, int items)
 	struct mdent	*e;
 
 	sqlite3_bind_int64(st, 1, n);
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	if (!mfind_row(st)) {
 		sqlite3_reset(st);
 		return NULL;
 	}
@@ -145,12 +169,13 @@ mfind_load(struct mdisk *md, int64_t n, int items)
 	e->shape = (size_t)sqlite3_column_int64(st, 12);
 	sqlite3_reset(st);
 	e->request = mfind_message(md, e->req);
-	e->answer = mfind_message(md, e->resp);
+	/* Without its items it is only compared: its answer is not read. */
 	if (!items)
 		return e;
+	e->answer = mfind_message(md, e->resp);
 	st = md->f_items;
 	sqlite3_bind_int64(st, 1, n);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (mfind_row(st)) {
 		if (sqlite3_column_int(st, 0))
 			mfind_item(&e->after, &e->nafter,
 			    (size_t)sqlite3_column_int64(st, 1),
@@ -206,7 +231,7 @@ mfind_message(struct mdisk *md, size_t i)
 			return json_incref(c->v);
 	}
 	sqlite3_bind_int64(st, 1, (int64_t)i);
-	if (sqlite3_step(st) == SQLITE_ROW)
+	if (mfind_row(st))
 		v = mdisk_parse(sqlite3_column_blob(st, 0),
 		    (size_t)sqlite3_column_bytes(st, 0));
 	sqlite3_reset(st);
@@ -228,7 +253,7 @@ mfind_prelude(struct mdisk *md, struct mitem **items)
 
 	*items = NULL;
 	sqlite3_bind_int64(st, 1, -1);
-	while (sqlite3_step(st) == SQLITE_ROW)
+	while (mfind_row(st))
 		mfind_item(items, &n, (size_t)sqlite3_column_int64(st, 1),
 		    sqlite3_column_int64(st, 2));
 	sqlite3_reset(st);
@@ -308,17 +333,14 @@ mfind_redacted_find(struct mdisk *md, const json_t *msg, char **keyp)
 		if (ks[s] == NULL)
 			continue;
 		/* The first entry of this shape the filled key names. */
-		mdisk_bind_text(st, 1, ks[s]);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			n = sqlite3_column_int64(st, 0);
-			if (sqlite3_column_int(st, 1) &&
-			    (size_t)sqlite3_column_int64(st, 2) == s) {
-				if (best < 0 || n < best)
-					best = n;
-				break;
-			}
+		mdisk_bind_text(md->f_byshape, 1, ks[s]);
+		sqlite3_bind_int64(md->f_byshape, 2, (int64_t)s);
+		if (mfind_row(md->f_byshape)) {
+			n = sqlite3_column_int64(md->f_byshape, 0);
+			if (best < 0 || n < best)
+				best = n;
 		}
-		sqlite3_reset(st);
+		sqlite3_reset(md->f_byshape);
 	}
 	if (best >= 0 && (rec = mfind_load(md, best, 0)) != NULL) {
 		free(*keyp);
@@ -326,14 +348,14 @@ mfind_redacted_find(struct mdisk *md, const json_t *msg, char **keyp)
 		rec->key = NULL;
 		mfind_entry_free(rec);
 		mdisk_bind_text(md->f_key, 1, *keyp);
-		if (sqlite3_step(md->f_key) == SQLITE_ROW)
+		if (mfind_row(md->f_key))
 			used = sqlite3_column_int64(md->f_key, 2);
 		sqlite3_reset(md->f_key);
 		mdisk_bind_text(st, 1, *keyp);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			sh = (size_t)sqlite3_column_int64(st, 2);
-			if (!sqlite3_column_int(st, 1) || sh >= nsh ||
-			    ks[sh] == NULL || strcmp(ks[sh], *keyp) != 0)
+		while (mfind_row(st)) {
+			sh = (size_t)sqlite3_column_int64(st, 1);
+			if (sh >= nsh || ks[sh] == NULL ||
+			    strcmp(ks[sh], *keyp) != 0)
 				continue;
 			found = sqlite3_column_int64(st, 0);
 			if (seen++ == used)
@@ -392,7 +414,7 @@ mfind_find(struct mdisk *md, const json_t *msg)
 	} else {
 		/* The used-th entry of the key, or its last. */
 		mdisk_bind_text(st, 1, key);
-		if (sqlite3_step(st) == SQLITE_ROW) {
+		if (mfind_row(st)) {
 			kid = sqlite3_column_int64(st, 0);
 			kn = sqlite3_column_int64(st, 1);
 			used = sqlite3_column_int64(st, 2);
@@ -400,7 +422,7 @@ mfind_find(struct mdisk *md, const json_t *msg)
 			sqlite3_bind_int64(md->f_rank, 1, kid);
 			sqlite3_bind_int64(md->f_rank, 2, used < kn ? used :
 			    kn - 1);
-			if (sqlite3_step(md->f_rank) == SQLITE_ROW)
+			if (mfind_row(md->f_rank))
 				n = sqlite3_column_int64(md->f_rank, 0);
 			sqlite3_reset(md->f_rank);
 		} else
@@ -428,7 +450,7 @@ mfind_methods(struct mdisk *md)
 	sqlite3_stmt	*st = md->f_methods;
 	json_t		*out = json_array();
 
-	while (sqlite3_step(st) == SQLITE_ROW)
+	while (mfind_row(st))
 		json_array_append_new(out, json_string((const char *)
 		    sqlite3_column_text(st, 0)));
 	sqlite3_reset(st);
@@ -448,7 +470,7 @@ mfind_nearest(struct mdisk *md, const char *method, const json_t *msg)
 	size_t		 n, best_n = 0;
 
 	mdisk_bind_text(st, 1, method);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (mfind_row(st)) {
 		e = mfind_load(md, sqlite3_column_int64(st, 0), 0);
 		if (e == NULL)
 			continue;

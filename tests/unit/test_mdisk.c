@@ -112,6 +112,26 @@ static const struct mdisk_case mdisk_cases[] = {
 	    "'arguments':{'token':'other'}}"), REQ(7, "tools/call",
 	    "{'name':'login','arguments':{'token':'t','more':1}}"),
 	    REQ(8, "tools/call", "{'name':'x'}") } },
+	{ "redacted in two shapes: a key's redacted entries in turn", 0, NULL, {
+		{ DIR_C2S, 100, REQ0(1, "tools/list") },
+		{ DIR_S2C, 110, RESULT(1, "{}") },
+		{ DIR_C2S, 120, REQ(2, "tools/call",
+		    "{'name':'t','arguments':{'a':" RED ",'b':'u'}}") },
+		{ DIR_S2C, 130, RESULT(2, "{'ok':1}") },
+		{ DIR_C2S, 140, REQ(3, "tools/call",
+		    "{'name':'t','arguments':{'a':'k','b':" RED "}}") },
+		{ DIR_S2C, 150, RESULT(3, "{'ok':2}") },
+		{ DIR_C2S, 160, REQ(4, "tools/call",
+		    "{'name':'t','arguments':{'a':" RED ",'b':'u'}}") },
+		{ DIR_S2C, 170, RESULT(4, "{'ok':3}") },
+	}, { REQ(5, "tools/call", "{'name':'t','arguments':{'a':'k',"
+	    "'b':'u'}}"), REQ(6, "tools/call", "{'name':'t','arguments':"
+	    "{'a':'k','b':'u'}}"), REQ(7, "tools/call", "{'name':'t',"
+	    "'arguments':{'a':'k','b':'u'}}"), REQ(8, "tools/call",
+	    "{'name':'t','arguments':{'a':'z','b':'w'}}"), REQ(9,
+	    "tools/call", "{'name':'t','arguments':{'a':'k','b':'w'}}"),
+	    REQ(10, "tools/call", "{'name':'t','arguments':{'a':'k',"
+	    "'b':'w'}}") } },
 };
 
 /* JSON text written with ' for " made real (the caller frees it). */
