@@ -580,7 +580,7 @@ struct mdent {
 	char		*method;
 	json_t		*request;	/* parsed, shared with mfind_message()
 					   (a reference: not to be changed) */
-	json_t		*answer;
+	json_t		*answer;	/* NULL when loaded only to compare */
 	int64_t		 latency_ns;
 	struct mitem	*before;	/* as struct mentry's; msg is a message
 					   number (mfind_message()) */
