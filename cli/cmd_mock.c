@@ -195,6 +195,32 @@ struct cmd_mock_rec {
 	struct recmode		 rm;		/* the cassette recorded */
 };
 
+/* One recorded message into the mock's index on disk. */
+static int
+cmd_mock_load_cb(const struct timeline_row *r, void *arg)
+{
+	if (r->is_event)
+		return 0;
+	mdisk_add(arg, r->m.seq, r->m.dir, r->m.mono_ns, r->m.raw, r->m.len,
+	    r->m.truncated, r->m.kind, r->m.method, r->m.rpc_id);
+	return 0;
+}
+
+/*
+ * Read session id's messages into md, one row at a time (what
+ * cli_load_plan() would load, without holding them): the messages of
+ * injected faults left out unless include_faults, as replay does.
+ */
+static int
+cmd_mock_load(struct store *st, int64_t id, int include_faults,
+    struct mdisk *md, char **cause)
+{
+	if (!include_faults && cli_faults_note(st, id, "mock", cause) != 0)
+		return -1;
+	return query_timeline(st, id, include_faults ? 0 : QUERY_UNFAULTED,
+	    cmd_mock_load_cb, md, cause);
+}
+
 /*
  * mock --cassette FILE: check the options go together, read the cassette
  * (none, new_episodes on a file there) or start from nothing (all), and
@@ -205,7 +231,7 @@ static int
 cmd_mock_recmode(struct cmd_mock_rec *rec, const char *db, int argc,
     char **args, const char *fallback_url, const struct fault_opts *fo,
     int include_faults, struct mock_options *opt, struct cli_target *target,
-    struct plan *plan, char **cause)
+    struct mdisk *md, char **cause)
 {
 	struct store	*st;
 	char		*tlabel;
@@ -256,14 +282,13 @@ cmd_mock_recmode(struct cmd_mock_rec *rec, const char *db, int argc,
 		if ((st = store_open(cassette_db(rec->cas), STORE_PRIVATE,
 		    cause)) == NULL)
 			return -1;
-		if (cli_load_plan(st, cassette_session(rec->cas),
-		    include_faults, "mock", plan, cause) != 0) {
+		if (cmd_mock_load(st, cassette_session(rec->cas),
+		    include_faults, md, cause) != 0) {
 			store_close(st);
 			return -1;
 		}
 		store_close(st);
-	} else
-		plan_build(plan);	/* nothing: every request a miss */
+	}	/* else nothing: every request a miss */
 	if (rec->mode == RECMODE_NONE)
 		return 0;	/* no server is started */
 	if (recmode_check(&rec->rm, cause) != 0)
@@ -313,8 +338,8 @@ cmd_mock(int argc, char **argv)
 	};
 	struct mock_options		 opt;
 	struct mock_stats		 stats;
-	struct matcher			 m;
-	struct plan			 plan;
+	struct mdisk			*md = NULL;
+	struct session_arg		 sa;
 	struct store			*st = NULL;
 	struct writer			*w = NULL;
 	struct cli_target		 target;
@@ -330,7 +355,7 @@ cmd_mock(int argc, char **argv)
 	char				*why, *note;
 	int64_t				 id;
 	int				 ch, strict = 0, rc = EXIT_USAGE;
-	int				 built = 0, allow_remote = 0;
+	int				 allow_remote = 0;
 	int				 scopable = 0, include_faults = 0;
 	const char			*listen_only = NULL;
 	struct otlp_opts		 oo;
@@ -346,8 +371,7 @@ cmd_mock(int argc, char **argv)
 	limits_listen_defaults(&opt.lim);
 	opt.lim.max_body = RECORD_MAX_RECORD;
 	memset(&target, 0, sizeof target);
-	memset(&plan, 0, sizeof plan);
-	memset(&m, 0, sizeof m);
+	memset(&sa, 0, sizeof sa);
 	rules_init(&ignore);
 	while ((ch = getopt_long(argc, argv, "hvq", longopts, NULL)) != -1) {
 		if (cli_common_option(ch, optarg))
@@ -504,10 +528,13 @@ cmd_mock(int argc, char **argv)
 		    "--cassette FILE, the cassette it reads or records\n");
 		goto out;
 	}
+	/* The index on disk takes the ignores over. */
+	if ((md = mdisk_new(strict, &ignore, &cause)) == NULL)
+		goto bad;
 	if (rec.path != NULL) {
 		/* No SESSION: the cassette; what follows is the server. */
 		if (cmd_mock_recmode(&rec, db, argc, argv, fallback_url, &fo.o,
-		    include_faults, &opt, &target, &plan, &cause) != 0)
+		    include_faults, &opt, &target, md, &cause) != 0)
 			goto bad;
 		id = 0;
 		goto serve;
@@ -524,10 +551,18 @@ cmd_mock(int argc, char **argv)
 		    "\n");
 		goto out;
 	}
-	/* Forwarded exchanges are recorded (of a cassette, with --db). */
-	if (session_arg_plan(db, argv[0], include_faults, "mock", &plan, &id,
-	    NULL, forward ? &st : NULL, &cause) != 0)
+	/*
+	 * Read into the index on disk a row at a time; forwarded exchanges
+	 * are recorded (of a cassette, with --db).
+	 */
+	if (session_arg_open(db, argv[0], forward ? STORE_PRIVATE : 0, &sa,
+	    &cause) != 0)
 		goto bad;
+	id = sa.id;
+	if (cmd_mock_load(sa.st, sa.id, include_faults, md, &cause) != 0 ||
+	    (forward && session_arg_recorder(db, &sa, &st, &cause) != 0))
+		goto bad;
+	session_arg_close(&sa);
 	if (forward) {
 		/* Forwarded exchanges are recorded: the store goes on. */
 		if (st != NULL && (w = writer_start(st, &cause)) == NULL)
@@ -556,8 +591,8 @@ cmd_mock(int argc, char **argv)
 		st = NULL;
 	}
 serve:
-	matcher_build(&m, &plan, strict, &ignore);
-	built = 1;
+	if (mdisk_finish(md, &cause) != 0)
+		goto bad;
 	if (opt.listen == NULL)
 		cli_stdio_notice("mock");
 	/* --otlp: the mock is the server of one session, its client's. */
@@ -576,7 +611,7 @@ serve:
 		opt.otlp = otlp;
 		opt.otlp_sess = otlp_session(otlp, &oinfo);
 	}
-	rc = mock_run(&plan, &m, &opt, &stats, &cause);
+	rc = mock_run(md, &opt, &stats, &cause);
 	if (otlp != NULL) {
 		otlp_session_end(otlp, opt.otlp_sess, clock_wall_ns());
 		otlp_stop(otlp, opt.listen != NULL ? TAP_OTLP_STOP_MS :
@@ -669,9 +704,8 @@ out:
 	recmode_clear(&rec.rm);
 	cassette_free(rec.cas);
 	free(label);
-	if (built)
-		matcher_clear(&m);
-	plan_clear(&plan);
+	session_arg_close(&sa);
+	mdisk_free(md);
 	rules_clear(&ignore);
 	if (opt.faults != NULL)
 		fault_set_free(opt.faults);

@@ -365,6 +365,26 @@ match_attribute(struct matcher *m, const ssize_t *entry_of)
 }
 
 /*
+ * The text a redacted shape is known by: the request's method and what
+ * redacted_shape() keeps of it (the caller frees it).  Shared with the
+ * mock's index on disk (mdisk.c).
+ */
+char *
+match_shape_key(const json_t *req)
+{
+	json_t	*shape;
+	char	*text, *key;
+
+	shape = redacted_shape(req);
+	text = shape != NULL ? json_dumps(shape, JSON_COMPACT |
+	    JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+	json_decref(shape);
+	xasprintf(&key, "%s\n%s", match_method(req), text != NULL ? text : "");
+	free(text);
+	return key;
+}
+
+/*
  * The index in m->shapes of the redacted shape of recorded request req
  * (method and what redacted_shape keeps), a new one when it is the
  * first; shape_of maps a shape's text to its index.  The entry about to
@@ -373,16 +393,10 @@ match_attribute(struct matcher *m, const ssize_t *entry_of)
 static size_t
 match_shape_of(struct matcher *m, json_t *shape_of, const json_t *req)
 {
-	json_t	*shape, *have;
-	char	*text, *key;
+	json_t	*have;
+	char	*key = match_shape_key(req);
 	size_t	 k;
 
-	shape = redacted_shape(req);
-	text = shape != NULL ? json_dumps(shape, JSON_COMPACT |
-	    JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
-	json_decref(shape);
-	xasprintf(&key, "%s\n%s", match_method(req), text != NULL ? text : "");
-	free(text);
 	if ((have = json_object_get(shape_of, key)) != NULL) {
 		free(key);
 		return (size_t)json_integer_value(have);
@@ -739,9 +753,9 @@ match_methods(const struct matcher *m)
 
 /* Wrap a request's canonical params for the diff: {"params": ...}. */
 static json_t *
-match_wrap(const struct matcher *m, const json_t *msg)
+match_wrap(const struct diff_rules *rules, const json_t *msg)
 {
-	json_t	*params = match_params(&m->rules, msg);
+	json_t	*params = match_params(rules, msg);
 
 	/* No params compares as {}, so differences name the keys. */
 	if (params == NULL)
@@ -750,19 +764,20 @@ match_wrap(const struct matcher *m, const json_t *msg)
 }
 
 /*
- * The places where an entry's params and a live request's differ, as
- * the diff reports them ("$.params.arguments.a"); returns how many.
+ * The places where a recorded request's params and a live request's
+ * differ, as the diff reports them ("$.params.arguments.a"); returns how
+ * many.  Shared with the mock's index on disk (mfind.c).
  */
-static size_t
-match_diff(const struct matcher *m, const struct mentry *e,
+size_t
+match_params_diff(const struct diff_rules *rules, const json_t *recmsg,
     const json_t *msg, struct diff *d)
 {
 	json_t	*rec, *live;
 	size_t	 n;
 
 	memset(d, 0, sizeof *d);
-	rec = match_wrap(m, match_request(m, e));
-	live = match_wrap(m, msg);
+	rec = match_wrap(rules, recmsg);
+	live = match_wrap(rules, msg);
 	n = diff_messages(rec, live, NULL, d);
 	json_decref(rec);
 	json_decref(live);
@@ -780,7 +795,8 @@ match_nearest(const struct matcher *m, const char *method, const json_t *msg)
 	for (i = 0; i < m->n; i++) {
 		if (strcmp(match_entry_method(m, &m->e[i]), method) != 0)
 			continue;
-		n = match_diff(m, &m->e[i], msg, &d);
+		n = match_params_diff(&m->rules, match_request(m, &m->e[i]),
+		    msg, &d);
 		diff_clear(&d);
 		if (best == NULL || n < best_n) {
 			best = &m->e[i];
@@ -791,7 +807,7 @@ match_nearest(const struct matcher *m, const char *method, const json_t *msg)
 }
 
 /* A JSON-RPC error object with a message (which it frees). */
-static json_t *
+json_t *
 match_error(int code, char *message)
 {
 	json_t	*error;
@@ -804,23 +820,22 @@ match_error(int code, char *message)
 }
 
 /*
- * The data of a -32602 error: the method, the entry compared with, and
- * where the live params differ from its.
+ * The data of a -32602 error: the method, the recorded request compared
+ * with (rec, at seq), and where the live params differ from its.
  */
-static json_t *
-match_data(const struct matcher *m, const char *method,
-    const struct mentry *e, const json_t *msg)
+json_t *
+match_miss_data(const struct diff_rules *rules, const char *method,
+    int64_t seq, const json_t *rec, const json_t *msg)
 {
-	const struct rmsg	*r = &m->plan->m[e->req];
 	struct diff		 d;
 	json_t			*data, *nearest, *list, *one, *params;
 	size_t			 i, n;
 
-	nearest = json_pack("{sI}", "seq", (json_int_t)r->seq);
-	if ((params = json_object_get(plan_json(r), "params")) != NULL)
+	nearest = json_pack("{sI}", "seq", (json_int_t)seq);
+	if ((params = json_object_get(rec, "params")) != NULL)
 		json_object_set_new(nearest, "params", json_deep_copy(params));
 
-	n = match_diff(m, e, msg, &d);
+	n = match_params_diff(rules, rec, msg, &d);
 	list = json_array();
 	for (i = 0; i < n && i < MATCH_MAX_DIFFERENCES; i++) {
 		one = json_pack("{ss}", "path", d.v[i].path);
@@ -845,24 +860,22 @@ match_data(const struct matcher *m, const char *method,
 
 /*
  * The JSON-RPC error object (the caller owns it) for a live request no
- * entry answers: why, and the recorded request nearest to it.
+ * entry answers, from what a matcher found out about it (mm): why, and
+ * the recorded request nearest to it.  Shared with mfind.c.
  */
 json_t *
-matcher_miss(const struct matcher *m, const json_t *msg)
+match_miss_error(const struct diff_rules *rules, const json_t *msg,
+    const struct match_miss *mm)
 {
-	const struct mentry	*e;
-	const char		*method = match_method(msg), *want;
-	json_t			*error;
-	char			*text, *key;
-	size_t			 i;
-	int			 elsewhere = 0;
+	const char	*method = match_method(msg);
+	json_t		*error;
+	char		*text;
 
 	if (method == NULL)
 		return match_error(MATCH_INVALID_REQUEST,
 		    xstrdup("mcpreel mock: the request has no method"));
-
-	if (!match_has_method(m, method)) {
-		if (match_truncated(m, method))
+	if (mm->rec == NULL) {
+		if (mm->truncated)
 			xasprintf(&text, "mcpreel mock: the recorded '%s' "
 			    "request or its answer was cut at "
 			    "--max-record-size, so it cannot be matched or "
@@ -870,17 +883,16 @@ matcher_miss(const struct matcher *m, const json_t *msg)
 			    "--max-record-size)", method);
 		else
 			xasprintf(&text, "mcpreel mock: method '%s' was %s",
-			    method, match_unanswered(m, method) ?
+			    method, mm->unanswered ?
 			    "recorded but never answered" : "never recorded");
 		error = match_error(MATCH_NO_METHOD, text);
 		json_object_set_new(error, "data", json_pack("{ssso}",
-		    "method", method, "recorded_methods", match_methods(m)));
+		    "method", method, "recorded_methods",
+		    json_incref(mm->methods)));
 		return error;
 	}
-
-	if (!m->strict || m->next >= m->n) {
-		e = match_nearest(m, method, msg);
-		if (m->strict)
+	if (mm->want == NULL) {
+		if (mm->strict)
 			xasprintf(&text, "mcpreel mock: %s request out of the "
 			    "recorded order; every recorded request has been "
 			    "answered", method);
@@ -889,27 +901,64 @@ matcher_miss(const struct matcher *m, const json_t *msg)
 			    "matches these params", method);
 	} else {
 		/*
-		 * Strict: compare with the entry expected next.  Another
+		 * Strict: compared with the entry expected next.  Another
 		 * method, or params another entry has, is the order's fault;
 		 * the expected method with params never recorded is the
 		 * params' fault.
 		 */
-		e = &m->e[m->next];
-		want = match_method(match_request(m, e));
-		key = match_request_key(msg, &m->rules);
-		for (i = 0; i < m->n && !elsewhere; i++)
-			elsewhere = strcmp(m->e[i].key, key) == 0;
-		free(key);
-		if (strcmp(want, method) != 0 || elsewhere)
+		if (strcmp(mm->want, method) != 0 || mm->elsewhere)
 			xasprintf(&text, "mcpreel mock: %s request out of the "
-			    "recorded order; expected %s next", method, want);
+			    "recorded order; expected %s next", method,
+			    mm->want);
 		else
 			xasprintf(&text, "mcpreel mock: no recorded %s request "
 			    "matches these params", method);
 	}
 	error = match_error(MATCH_NO_PARAMS, text);
-	json_object_set_new(error, "data", match_data(m, method, e, msg));
+	json_object_set_new(error, "data", match_miss_data(rules, method,
+	    mm->seq, mm->rec, msg));
 	return error;
+}
+
+/*
+ * The JSON-RPC error object (the caller owns it) for a live request no
+ * entry answers: why, and the recorded request nearest to it.
+ */
+json_t *
+matcher_miss(const struct matcher *m, const json_t *msg)
+{
+	const struct mentry	*e = NULL;
+	const char		*method = match_method(msg);
+	struct match_miss	 mm;
+	json_t			*error;
+	char			*key;
+	size_t			 i;
+
+	memset(&mm, 0, sizeof mm);
+	mm.strict = m->strict;
+	if (method == NULL)
+		return match_miss_error(&m->rules, msg, &mm);
+	if (!match_has_method(m, method)) {
+		mm.truncated = match_truncated(m, method);
+		mm.unanswered = !mm.truncated && match_unanswered(m, method);
+		mm.methods = match_methods(m);
+		error = match_miss_error(&m->rules, msg, &mm);
+		json_decref(mm.methods);
+		return error;
+	}
+	if (!m->strict || m->next >= m->n)
+		e = match_nearest(m, method, msg);
+	else {
+		e = &m->e[m->next];
+		mm.want = match_method(match_request(m, e));
+		key = match_request_key(msg, &m->rules);
+		for (i = 0; i < m->n && !mm.elsewhere; i++)
+			mm.elsewhere = strcmp(m->e[i].key, key) == 0;
+		free(key);
+	}
+	mm.seq = m->plan->m[e->req].seq;
+	mm.rec = match_request(m, e);
+	return match_miss_error(&m->rules, msg, &mm);
 }
 
 /* Free everything the matcher holds (not the plan). */

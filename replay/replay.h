@@ -409,6 +409,29 @@ const struct mentry *matcher_find(struct matcher *, const json_t *);
 int		 matcher_repeats(const struct matcher *, const struct mentry *);
 char		*match_request_key(const json_t *, const struct diff_rules *);
 
+/* What a matcher found out about a request it has no entry for. */
+struct match_miss {
+	int		 strict;
+	int		 truncated;	/* no entry of the method: one was cut
+					   at the record cap */
+	int		 unanswered;	/* ... one was never answered */
+	json_t		*methods;	/* ... the methods there are */
+	const json_t	*rec;		/* the request compared with, or NULL
+					   when no entry has the method */
+	int64_t		 seq;		/* its seq */
+	const char	*want;		/* strict: rec is the one expected
+					   next, of this method */
+	int		 elsewhere;	/* strict: another entry has the key */
+};
+json_t		*match_error(int, char *);
+char		*match_shape_key(const json_t *);
+size_t		 match_params_diff(const struct diff_rules *, const json_t *,
+		     const json_t *, struct diff *);
+json_t		*match_miss_data(const struct diff_rules *, const char *,
+		     int64_t, const json_t *, const json_t *);
+json_t		*match_miss_error(const struct diff_rules *, const json_t *,
+		     const struct match_miss *);
+
 /* mkey.c: match_request_key()'s text of canonical params. */
 char		*mkey_request(const char *, const json_t *,
 		     const struct diff_rules *);
@@ -585,6 +608,53 @@ struct mock_stats {
 
 void		 mock_options_init(struct mock_options *);
 
+/*
+ * mdisk.c and mfind.c: the mock's recording, match index and what the
+ * server did around each request in a temporary SQLite database, so the
+ * mock's memory does not grow with the session.
+ */
+struct mdisk;
+
+/* A recorded exchange loaded from disk to be played (mfind_entry_free). */
+struct mdent {
+	int64_t		 n;		/* entry number, in recorded order */
+	size_t		 req;		/* message numbers, in recorded order */
+	size_t		 resp;
+	int64_t		 req_seq;
+	int64_t		 resp_seq;
+	char		*key;
+	char		*method;
+	json_t		*request;	/* parsed, shared with mfind_message()
+					   (a reference: not to be changed) */
+	json_t		*answer;	/* NULL when loaded only to compare */
+	int64_t		 latency_ns;
+	struct mitem	*before;	/* as struct mentry's; msg is a message
+					   number (mfind_message()) */
+	size_t		 nbefore;
+	struct mitem	*after;
+	size_t		 nafter;
+	int		 repeats;	/* the last of its key (not strict) */
+	int		 redacted;	/* its params hold [REDACTED] */
+	size_t		 shape;		/* redacted: its shape's index */
+};
+
+struct mdisk	*mdisk_new(int, struct diff_rules *, char **);
+void		 mdisk_add(struct mdisk *, int64_t, enum dir, int64_t,
+		     const void *, size_t, int, enum msg_kind, const char *,
+		     const char *);
+int		 mdisk_finish(struct mdisk *, char **);
+struct mdisk	*mdisk_from_plan(const struct plan *, int,
+		     struct diff_rules *, char **);
+void		 mdisk_free(struct mdisk *);
+json_t		*mdisk_parse(const void *, size_t);
+int64_t		 mdisk_entries(const struct mdisk *);
+struct mdent	*mfind_find(struct mdisk *, const json_t *);
+struct mdent	*mfind_entry(struct mdisk *, int64_t);
+void		 mfind_entry_free(struct mdent *);
+json_t		*mfind_message(struct mdisk *, size_t);
+size_t		 mfind_prelude(struct mdisk *, struct mitem **);
+json_t		*mfind_miss(struct mdisk *, const json_t *);
+
 /* mockfault.c: --fault at the mock's edge. */
 struct mockfault;
 /* Which endpoint call a mock message is for. */
@@ -644,9 +714,8 @@ json_t		*mfnote_id(const char *, size_t);
 int		 mfnote_is_cancel(const char *, size_t);
 
 int		 mock_parse_latency(struct mock_options *, const char *);
-int		 mock_run(struct plan *, struct matcher *,
-		     const struct mock_options *, struct mock_stats *,
-		     char **);
+int		 mock_run(struct mdisk *, const struct mock_options *,
+		     struct mock_stats *, char **);
 
 /*
  * restamp.c: a cassette re-recorded keeps the bytes of its lines that did
