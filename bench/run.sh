@@ -675,7 +675,7 @@ report "$large_size message >= 500 MB/s and RSS <= 3x its size" "$lg_m MB/s, $lg
 report "check: >= 200000 messages/s (1 M messages)" \
     "$chk_rate msgs/s ($chk_cpu per CPU s), $(mib "${chk_rss/-/}")" \
     "$chk_rate >= 200000" "$chk_rate"
-report "mcpreel check of a recorded 1 M: >= 200000 msgs/s" \
+report "check command on a recorded 1 M: >= 200000 msgs/s" \
     "$cdb_rate msgs/s, $(mib "${cdb_rss/-/}")" \
     "$cdb_rate >= 200000" "$cdb_rate"
 report "mock of a $cassette_n-message cassette ready < 1 s" \
