@@ -37,6 +37,8 @@ static const char *format_names[IMPORT_FORMAT_MAX] = {
 	"auto", "jsonl", "mcp-tape"
 };
 
+static int	import_fault_dups(struct import *);
+
 /* Note the first error, with the file and line it is about; returns -1. */
 int
 import_bad(struct import *imp, const char *fmt, ...)
@@ -603,6 +605,9 @@ import_run_file(struct import *imp, const char *db, int64_t *id)
 	imp->inited = 1;
 	writer_set_drain_cb(imp->w, import_drain_cb, imp);
 	rc = import_read(imp, imp->o.file);
+	/* a cassette's faults are checked as with no store (import_sink) */
+	if (rc == 0 && imp->o.scratch)
+		rc = import_fault_dups(imp);
 	import_finish(imp, rc == 0);
 	writer_set_drain_cb(imp->w, NULL, NULL);
 	writer_stop(imp->w);
@@ -630,6 +635,33 @@ import_n_cmp(const void *a, const void *b)
 }
 
 /*
+ * Refuse fault lines that share a number (the store keeps one fault of
+ * each number), from the numbers kept while reading: 0, or -1 with
+ * imp->cause.  Sorts imp->fault_ns.
+ */
+static int
+import_fault_dups(struct import *imp)
+{
+	size_t	i;
+	int64_t	nd = 0;
+
+	if (imp->nfault_ns > 1)
+		qsort(imp->fault_ns, imp->nfault_ns, sizeof *imp->fault_ns,
+		    import_n_cmp);
+	for (i = 1; i < imp->nfault_ns; i++) {
+		if (imp->fault_ns[i] == imp->fault_ns[i - 1])
+			nd++;
+	}
+	if (nd == 0)
+		return 0;
+	imp->lineno = 0;
+	return import_bad(imp, "only %lld of %lld faults could be kept: "
+	    "%lld %s a number (\"n\") a fault line before had",
+	    (long long)(imp->faults - nd), (long long)imp->faults,
+	    (long long)nd, nd == 1 ? "has" : "have");
+}
+
+/*
  * Read imp->o.file with no store: each message goes to imp->o.sink, as the
  * writer would number it.  The same lines are refused with the same
  * errors as import_file() gives, and a fault named that has no fault
@@ -641,21 +673,8 @@ import_run_sink(struct import *imp)
 	size_t	i;
 	int64_t	nd = 0;
 
-	if (import_read(imp, imp->o.file) != 0)
+	if (import_read(imp, imp->o.file) != 0 || import_fault_dups(imp) != 0)
 		return -1;
-	if (imp->nfault_ns > 1)
-		qsort(imp->fault_ns, imp->nfault_ns, sizeof *imp->fault_ns,
-		    import_n_cmp);
-	/* The store keeps one fault of each number: import is undone. */
-	for (i = 1; i < imp->nfault_ns; i++) {
-		if (imp->fault_ns[i] == imp->fault_ns[i - 1])
-			nd++;
-	}
-	if (nd != 0)
-		return import_bad(imp, "only %lld of %lld faults could be "
-		    "kept: %lld %s a number (\"n\") a fault line before had",
-		    (long long)(imp->faults - nd), (long long)imp->faults,
-		    (long long)nd, nd == 1 ? "has" : "have");
 	for (i = 0; i < imp->nfault_refs; i++) {
 		if (imp->nfault_ns == 0 || bsearch(&imp->fault_refs[i],
 		    imp->fault_ns, imp->nfault_ns, sizeof *imp->fault_ns,

@@ -487,13 +487,16 @@ jsonl_fault(struct import *imp)
 	f.method = method;
 	f.rpc_id = id;
 	f.detail = detail;
-	if (imp->o.sink != NULL) {
+	/* kept to check for numbers given twice: with no store, and for a
+	   cassette, refused with the same words either way */
+	if (imp->o.sink != NULL || imp->o.scratch) {
 		if ((imp->nfault_ns & (imp->nfault_ns - 1)) == 0)
 			imp->fault_ns = xreallocarray(imp->fault_ns,
 			    imp->nfault_ns == 0 ? 1 : imp->nfault_ns * 2,
 			    sizeof *imp->fault_ns);
 		imp->fault_ns[imp->nfault_ns++] = n;
-	} else
+	}
+	if (imp->o.sink == NULL)
 		writer_fault(imp->w, imp->s, &f);
 	imp->faults++;
 	rc = 0;
