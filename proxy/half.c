@@ -254,13 +254,13 @@ half_source_ended(struct half *h, const char *why)
  * do: nothing to take, the destination full or closed, or no tee here.
  */
 static ssize_t
-half_tee(struct half *h, int fd, char *buf)
+half_tee(struct half *h, int fd, char *buf, size_t max)
 {
 	ssize_t	n, got, k;
 
 	if (!h->tee || h->out_closed || half_backlog(h) > 0)
 		return 0;
-	n = tee(fd, h->out_fd, RECORD_READ_MAX, SPLICE_F_NONBLOCK);
+	n = tee(fd, h->out_fd, max, SPLICE_F_NONBLOCK);
 	if (n == -1 && errno == EINVAL)
 		h->tee = 0;
 	if (n <= 0)
@@ -323,14 +323,15 @@ half_read_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct half	*h = arg;
 	char		*buf = h->r->rbuf;
+	size_t		 max = tap_read_max(h->r->tap, RECORD_READ_MAX);
 	ssize_t		 n;
 
 	h->r->moved++;
-	if ((n = half_tee(h, fd, buf)) > 0) {
+	if ((n = half_tee(h, fd, buf, max)) > 0) {
 		half_record(h, buf, (size_t)n);
 		return;
 	}
-	n = read(fd, buf, RECORD_READ_MAX);
+	n = read(fd, buf, max);
 	if (n == -1 && (errno == EINTR || errno == EAGAIN ||
 	    errno == EWOULDBLOCK))
 		return;

@@ -43,6 +43,9 @@ void		 tap_fault(struct tap *, struct wsession *,
 		     const struct wfault *);
 int		 tap_paused(const struct tap *);
 void		 tap_sync(struct tap *);
+/* How many bytes a source may read now, at most the second argument: no
+   more than the writer keeps up with. */
+size_t		 tap_read_max(struct tap *, size_t);
 void		 tap_exchange_end(struct tap *, struct wexchange *,
 		     const char *, const void *, size_t, int);
 void		 tap_session_transport(struct tap *, struct wsession *,

@@ -433,6 +433,12 @@ tap_sync(struct tap *t)
 	writer_sync(t->w);
 }
 
+size_t
+tap_read_max(struct tap *t, size_t most)
+{
+	return writer_read_max(t->w, most);
+}
+
 int
 tap_paused(const struct tap *t)
 {

@@ -285,6 +285,9 @@ rows_broken(struct writer *w)
 
 	log_warnx("recording stopped: %s; forwarding goes on, and the "
 	    "messages not recorded are counted", w->broken);
+	/* What room is left is for these rows, not for a checkpoint. */
+	if (w->ckpt != NULL)
+		ckpt_off(w->ckpt);
 	if ((w->last_rc & 0xff) == SQLITE_FULL)
 		store_release(w->st);
 	for (s = w->all; s != NULL; s = s->all_next) {

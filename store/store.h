@@ -97,15 +97,17 @@ void		 store_release(struct store *);
 #define WRITER_BATCH		1024
 /*
  * SQLite's automatic checkpoint (every 1000 WAL pages, in the committing
- * thread) is off: the writer checkpoints when it has had nothing to do
- * for a tick and the WAL holds WRITER_CKPT_QUIET bytes, or in a burst once
- * it holds WRITER_CKPT_BUSY.  A burst of 600 000 small messages records
- * faster (175k -> ~205k messages/s in the benchmark).  Between two
- * batches (the queue empty, not for a tick) it checkpoints from
- * WRITER_CKPT_EMPTY: traffic that never leaves a tick free would otherwise
- * wait for WRITER_CKPT_BUSY, and a checkpoint's stall grows with the WAL
- * (ASan: 4 MiB ~50 ms, 40 MiB ~280 ms), while reading pauses after
- * WRITER_MAX_LAG_MS and a kill loses what waits.
+ * thread) is off.  Once the WAL holds WRITER_CKPT_QUIET bytes after a
+ * commit, a thread of its own with its own connection (ckpt.c) copies it
+ * into the database while the writer goes on committing: in the writer's
+ * thread a checkpoint's copy and syncs held every commit up (ASan: 4 MiB
+ * ~50 ms, 40 MiB ~280 ms, more on a slow disk), reading paused after
+ * WRITER_MAX_LAG_MS meanwhile, and a kill lost what waited.  Should that
+ * thread never catch up, the writer copies the rest itself at
+ * WRITER_CKPT_BUSY, which bounds the WAL.  Where the thread cannot start,
+ * the writer checkpoints when it has had nothing to do for a tick and the
+ * WAL holds WRITER_CKPT_QUIET, between two batches of a burst from
+ * WRITER_CKPT_EMPTY, and at WRITER_CKPT_BUSY.
  */
 #define WRITER_CKPT_QUIET	(4 * 1024 * 1024)
 #define WRITER_CKPT_EMPTY	(16 * 1024 * 1024)
@@ -113,6 +115,9 @@ void		 store_release(struct store *);
 struct writer	*writer_start(struct store *, char **);
 void		 writer_set_drain_cb(struct writer *, void (*)(void *), void *);
 void		 writer_sync(struct writer *);
+/* How many bytes the producer may read now, at most the second argument:
+   what the writer keeps up with (writer.c). */
+size_t		 writer_read_max(struct writer *, size_t);
 struct wsession	*writer_session_begin(struct writer *, const char *,
 		     const char *, const char *);
 struct wsession	*writer_session_as(struct writer *, const char *,

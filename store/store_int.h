@@ -136,6 +136,9 @@ struct writer {
 	int		 locked_out;	/* waiting on another process's lock:
 					   no pause for WRITER_MAX_LAG_MS */
 	uint64_t	 committed;	/* of those, written (or given up) */
+	int64_t		 item_ns;	/* the writer's pace in recent batches
+					   (writer_pace), 0 before the first: */
+	int64_t		 kib_ns;	/* per item and per KiB queued */
 	int		 syncing;	/* a producer waits in writer_sync */
 	struct item	*spare;		/* message items to reuse */
 	size_t		 nspare;
@@ -162,6 +165,10 @@ struct writer {
 	sqlite3_stmt	*upd_transport;
 	int		 failing;	/* the last write failed */
 	int64_t		 busy_since;	/* when the lock wait began */
+	int		 waited;	/* the batch waited for that lock */
+	int64_t		 pace_ns;	/* recent batches' time, items and */
+	int64_t		 pace_items;	/* bytes (writer_pace) */
+	int64_t		 pace_bytes;
 	int		 last_rc;	/* its SQLite result code */
 	char		 last_err[256];	/* and its message */
 	char		*broken;	/* why recording stopped for good */
@@ -171,6 +178,8 @@ struct writer {
 	int		 ckpt_quiet;	/* WRITER_CKPT_* in pages */
 	int		 ckpt_empty;
 	int		 ckpt_busy;
+	struct ckpt	*ckpt;		/* the checkpoint thread, once asked */
+	int		 ckpt_inline;	/* it could not start: checkpoint here */
 	int64_t		 cpu_ns;	/* the thread's CPU time when it ended */
 };
 
@@ -182,6 +191,15 @@ void		 writer_unblocked(struct writer *);
 /* batch.c (writer thread only, but batch_lock_check before it starts) */
 int		 batch_lock_check(struct store *, char **);
 struct item	*batch_write(struct writer *, struct item *);
+
+/*
+ * ckpt.c: the checkpoint thread, its own connection to the database
+ * (started and asked by the writer thread).
+ */
+struct ckpt	*ckpt_start(const char *, char **);
+void		 ckpt_ask(struct ckpt *);
+void		 ckpt_off(struct ckpt *);
+void		 ckpt_stop(struct ckpt *);
 
 /* rows.c (writer thread only) */
 int		 rows_init(struct writer *, char **);

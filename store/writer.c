@@ -49,6 +49,29 @@
 #define WRITER_MAX_LAG_MS	10
 #define WRITER_MAX_LAG_NS	((int64_t)WRITER_MAX_LAG_MS * 1000000)
 /*
+ * The age of the oldest item is not enough: under ASan, or with the CPUs
+ * taken by the peers, a flood queued 10 ms of traffic (and a read of up
+ * to 1 MiB after a pause) that the writer then took 60-200 ms to write,
+ * and a kill lost messages forwarded more than 100 ms before.  So reading
+ * also pauses while the queue holds more than WRITER_MAX_WORK_NS of the
+ * writer's work, at its pace in recent batches (writer_pace), and resumes
+ * under half of it; and a read takes no more than the writer can write in
+ * what is left of it (writer_read_max), but at least WRITER_READ_MIN, a
+ * pipe's default size.  The pace is of the last WRITER_PACE_SPAN_NS of
+ * writing or so.
+ */
+#define WRITER_MAX_WORK_NS	((int64_t)30 * 1000000)
+#define WRITER_READ_MIN		(64 * 1024)
+#define WRITER_PACE_SPAN_NS	(200 * 1000000)
+/*
+ * A batch's commit costs the same whatever its size: the pace is taken
+ * from batches of WRITER_PACE_ITEMS or more, and the work alone pauses
+ * no queue shorter than WRITER_WORK_ITEMS (else small batches would say
+ * a slow pace, which would make the batches smaller still).
+ */
+#define WRITER_PACE_ITEMS	64
+#define WRITER_WORK_ITEMS	(WRITER_BATCH / 2)
+/*
  * The loop thread allocates each message and the writer frees it a batch
  * later: by default glibc gives the top of the heap back to the kernel
  * (brk) whenever 128 KiB of it are free, and every message of the next
@@ -104,6 +127,7 @@ writer_busy_cb(void *arg, int count)
 
 	if (count == 0) {
 		w->busy_since = now;
+		w->waited = 1;
 		pthread_mutex_lock(&w->lock);
 		w->locked_out = 1;
 		/*
@@ -220,6 +244,63 @@ writer_item_wakes(const struct item *it)
 }
 
 /*
+ * How long the writer will take over what is queued, at its recent pace
+ * per item or per byte, whichever says longer (0 before its first
+ * batch).  The queue is locked.
+ */
+static int64_t
+writer_work(const struct writer *w)
+{
+	int64_t	by_items = (int64_t)w->items * w->item_ns;
+	int64_t	by_bytes = (int64_t)(w->bytes / 1024) * w->kib_ns;
+
+	return by_items > by_bytes ? by_items : by_bytes;
+}
+
+/*
+ * Note a batch of items and bytes written in ns, and publish the pace of
+ * the recent ones (WRITER_PACE_SPAN_NS): not of one that waited for
+ * another process's lock, which says nothing of the writer's pace.  The
+ * queue is locked.
+ */
+static void
+writer_pace(struct writer *w, size_t items, size_t bytes, int64_t ns)
+{
+	if (w->waited || items < WRITER_PACE_ITEMS)
+		return;
+	w->pace_ns += ns;
+	w->pace_items += (int64_t)items;
+	w->pace_bytes += (int64_t)bytes;
+	if (w->pace_ns > WRITER_PACE_SPAN_NS) {
+		w->pace_ns /= 2;
+		w->pace_items = (w->pace_items + 1) / 2;
+		w->pace_bytes = (w->pace_bytes + 1) / 2;
+	}
+	w->item_ns = w->pace_ns / w->pace_items;
+	w->kib_ns = w->pace_bytes > 0 ? w->pace_ns * 1024 / w->pace_bytes : 0;
+}
+
+/*
+ * How many bytes the producer may read now, at most most: what the writer
+ * can write in what is left of WRITER_MAX_WORK_NS after the queue, but at
+ * least WRITER_READ_MIN.
+ */
+size_t
+writer_read_max(struct writer *w, size_t most)
+{
+	int64_t	left, n;
+
+	pthread_mutex_lock(&w->lock);
+	left = WRITER_MAX_WORK_NS - writer_work(w);
+	n = (w->kib_ns > 0) ? (left > 0 ? left / w->kib_ns * 1024 : 0) :
+	    (int64_t)most;
+	pthread_mutex_unlock(&w->lock);
+	if (n < WRITER_READ_MIN)
+		n = WRITER_READ_MIN;
+	return (size_t)n < most ? (size_t)n : most;
+}
+
+/*
  * Queue an item with the queue locked; returns 1 when the producer should
  * pause reading.
  */
@@ -251,7 +332,12 @@ writer_enqueue_locked(struct writer *w, struct item *it, size_t bytes)
 	 */
 	pause = w->items >= WRITER_HIGH_ITEMS ||
 	    w->bytes - bytes >= WRITER_HIGH_BYTES ||
-	    (it->queued_ns - oldest > WRITER_MAX_LAG_NS && !w->locked_out);
+	    (!w->locked_out && (it->queued_ns - oldest > WRITER_MAX_LAG_NS ||
+	    (w->items >= WRITER_WORK_ITEMS &&
+	    writer_work(w) > WRITER_MAX_WORK_NS)));
+	/* A producer told to pause waits for the writer: no tick for it. */
+	if (pause && !w->paused)
+		wake = 1;
 	if (pause)
 		w->paused = 1;
 	if (wake) {
@@ -633,6 +719,39 @@ writer_deadline(struct timespec *ts, long ms)
 	}
 }
 
+/*
+ * After a batch: once the WAL holds WRITER_CKPT_QUIET, have the checkpoint
+ * thread (ckpt.c, started the first time) copy it into the database while
+ * this thread goes on committing.  Should it never catch up with a flood,
+ * the WAL would not start again from its beginning and would grow: from
+ * WRITER_CKPT_BUSY this thread copies the rest itself (little, the other
+ * copied the bulk).  Where the thread cannot start, the quiet ticks of
+ * writer_main() checkpoint here, as WRITER_CKPT_QUIET says.
+ */
+static void
+writer_checkpoint(struct writer *w)
+{
+	char	*cause = NULL;
+
+	if (w->broken != NULL || w->wal_pages < w->ckpt_quiet)
+		return;
+	if (w->wal_pages >= w->ckpt_busy) {
+		rows_checkpoint(w);
+		return;
+	}
+	if (w->ckpt_inline)
+		return;
+	if (w->ckpt == NULL &&
+	    (w->ckpt = ckpt_start(w->st->path, &cause)) == NULL) {
+		log_debug("%s; the writer checkpoints in its own thread",
+		    cause);
+		free(cause);
+		w->ckpt_inline = 1;
+		return;
+	}
+	ckpt_ask(w->ckpt);
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -640,6 +759,7 @@ writer_main(void *arg)
 	struct item	*batch, *it, *spare;
 	struct timespec	 ts;
 	size_t		 bytes, items;
+	int64_t		 began, took;
 	int		 stop, drained, quiet;
 	sigset_t	 sigs;
 
@@ -665,8 +785,8 @@ writer_main(void *arg)
 			 * its copy) stalled the writer every 4 MiB of WAL.
 			 * But not past WRITER_CKPT_EMPTY: a longer stall.
 			 */
-			if (w->wal_pages >= (quiet > 0 ? w->ckpt_quiet :
-			    w->ckpt_empty)) {
+			if (w->ckpt_inline && w->wal_pages >= (quiet > 0 ?
+			    w->ckpt_quiet : w->ckpt_empty)) {
 				pthread_mutex_unlock(&w->lock);
 				rows_checkpoint(w);
 				pthread_mutex_lock(&w->lock);
@@ -698,22 +818,26 @@ writer_main(void *arg)
 		bytes = 0;
 		for (it = batch; it != NULL; it = it->next)
 			bytes += it->bytes;
+		w->waited = 0;
+		began = clock_mono_ns();
 		spare = batch_write(w, batch);
+		took = clock_mono_ns() - began;
 		writer_spare_give(w, spare);
-		if (w->wal_pages >= w->ckpt_busy)
-			rows_checkpoint(w);
+		writer_checkpoint(w);
 
 		pthread_mutex_lock(&w->lock);
 		w->items -= items;
 		w->bytes -= bytes;
 		w->committed += items;
 		w->batch_ns = 0;
+		writer_pace(w, items, bytes, took);
 		if (w->syncing)
 			pthread_cond_broadcast(&w->synced);
 		drained = w->paused && w->items < WRITER_LOW_ITEMS &&
 		    w->bytes < WRITER_LOW_BYTES && (w->head == NULL ||
 		    clock_mono_ns() - w->head->queued_ns <
-		    WRITER_MAX_LAG_NS / 2);
+		    WRITER_MAX_LAG_NS / 2) && writer_work(w) <
+		    WRITER_MAX_WORK_NS / 2;
 		if (drained) {
 			w->paused = 0;
 			/* Under the lock, so a cleared callback stays so. */
@@ -741,6 +865,7 @@ writer_stop(struct writer *w)
 	log_debug("writer thread: %llu items, %.6f s of CPU",
 	    (unsigned long long)w->committed, (double)w->cpu_ns / 1e9);
 
+	ckpt_stop(w->ckpt);
 	rows_finalize(w);
 	while ((it = w->spare) != NULL) {
 		w->spare = it->next;

@@ -27,10 +27,10 @@ function line(id, pad = 0) {
  * are parsed for their id; echoed.get(id) is when (performance.now()) it
  * arrived.  Returns helpers to write, end and wait for the exit.
  */
-function startRecord(args) {
+function startRecord(args, env = {}) {
   const child = spawn(MCPREEL, ['record', ...args, '--', 'cat'], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' },
+    env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1', ...env },
   });
   const echoed = new Map();
   const err = [];
@@ -98,9 +98,9 @@ function recordedIds(db) {
  * holding both directions of every line that came back more than 100 ms
  * before the kill.  Returns the figures.
  */
-async function killDuring(dir, mode, extra = []) {
+async function killDuring(dir, mode, extra = [], env = {}) {
   const db = join(dir, `kill-${mode}.db`);
-  const rec = startRecord(['--db', db, ...extra]);
+  const rec = startRecord(['--db', db, ...extra], env);
   let id = 0;
   let stop = false;
   const writer = (async () => {
@@ -159,6 +159,39 @@ test('kill -9 during a flood: every line forwarded 100 ms before is recorded', {
   await withCleanup(async ({ dir }) => {
     const r = await killDuring(dir, 'flood');
     t.diagnostic(`flood: ${r.echoed} lines came back, ${r.recorded} recorded, newest unrecorded line came back ${r.window.toFixed(1)} ms before the kill`);
+    assert.ok(r.echoed > 5000, `only ${r.echoed} lines went through`);
+    assert.deepEqual(r.missingOld.slice(0, 5), [], 'lines forwarded more than 100 ms before the kill are missing');
+  });
+});
+
+/**
+ * Build peers/slow_sync.c into dir: a library that, preloaded, makes every
+ * sync of the process wait 150 ms.  { so } or { why } it cannot be built.
+ */
+function buildSlowSync(dir) {
+  const so = join(dir, 'slow_sync.so');
+  const src = join(dirname(new URL(import.meta.url).pathname), 'peers', 'slow_sync.c');
+  try {
+    execFileSync('cc', ['-shared', '-fPIC', '-O2', '-o', so, src, '-ldl'], { stdio: 'pipe' });
+    return { so };
+  } catch (e) {
+    return { why: String(e.stderr || e.message).trim() };
+  }
+}
+
+test('kill -9 during a flood on a disk whose syncs take 150 ms: every line forwarded 100 ms before is recorded', { timeout: 60000 }, async (t) => {
+  await withCleanup(async ({ dir }) => {
+    const slow = buildSlowSync(dir);
+    if (!slow.so) {
+      t.skip(`cannot build the slow-sync library (${slow.why})`);
+      return;
+    }
+    // The ASan runtime would refuse to come second in the library list.
+    const r = await killDuring(dir, 'flood', [], {
+      LD_PRELOAD: slow.so,
+      ASAN_OPTIONS: 'detect_leaks=1:verify_asan_link_order=0',
+    });
+    t.diagnostic(`slow syncs: ${r.echoed} lines came back, ${r.recorded} recorded, newest unrecorded line came back ${r.window.toFixed(1)} ms before the kill`);
     assert.ok(r.echoed > 5000, `only ${r.echoed} lines went through`);
     assert.deepEqual(r.missingOld.slice(0, 5), [], 'lines forwarded more than 100 ms before the kill are missing');
   });
