@@ -251,7 +251,7 @@ jsonc_entry(struct jscan *js, const struct hcfg_layout *layout,
 {
 	struct hent	*h;
 	struct jnode	*n = &js->n[k];
-	long		*mem, a;
+	long		*mem, a = -1;
 	size_t		 nm, i, j;
 	const char	*key, *blk;
 	char		*ws;

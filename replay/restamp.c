@@ -309,7 +309,7 @@ restamp_stable(const char *oldbuf, size_t oldlen, const char *newbuf,
 	size_t		 on = 0, nn, i, alloc = 0, *next = NULL;
 	struct rslot	*tab, *sl;
 	size_t		 mask, k, walk;
-	char		*out = NULL, *line, *key;
+	char		*out = NULL, *line, *key = NULL;
 	size_t		 llen;
 	int64_t		*dwall, *dmono, w, m;
 	int		*has, owned, hw, hm, have_w = 0, have_m = 0;
