@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -36,8 +36,10 @@ function startRecord(args, env = {}) {
   const err = [];
   let rest = '';
   let bytesBack = 0;
+  let lastBack = 0;
   child.stdout.on('data', (c) => {
     const now = performance.now();
+    lastBack = now;
     bytesBack += c.length;
     const text = rest + c.toString('latin1');
     const parts = text.split('\n');
@@ -55,6 +57,8 @@ function startRecord(args, env = {}) {
     echoed,
     stderr: () => Buffer.concat(err).toString(),
     bytesBack: () => bytesBack,
+    // When (performance.now()) the last bytes came back.
+    lastBack: () => lastBack,
     // Resolves when the pipe takes more, or when mcpreel is gone.
     write: (s) => (child.stdin.write(s) ? Promise.resolve()
       : Promise.race([new Promise((resolve) => child.stdin.once('drain', resolve)), exited])),
@@ -94,11 +98,12 @@ function recordedIds(db) {
 
 /**
  * Send lines (steady: one a millisecond; flood: as fast as the pipes take
- * them) for runMs, SIGKILL mcpreel, and check the database: intact, and
- * holding both directions of every line that came back more than 100 ms
- * before the kill.  Returns the figures.
+ * them) for 1.5 s, or until killWhen(rec, db) resolves, SIGKILL mcpreel,
+ * and check the database: intact, and holding both directions of every
+ * line that came back more than 100 ms before the kill.  Returns the
+ * figures.
  */
-async function killDuring(dir, mode, extra = [], env = {}) {
+async function killDuring(dir, mode, extra = [], env = {}, killWhen = null) {
   const db = join(dir, `kill-${mode}.db`);
   const rec = startRecord(['--db', db, ...extra], env);
   let id = 0;
@@ -116,7 +121,7 @@ async function killDuring(dir, mode, extra = [], env = {}) {
     }
   })();
   await until(() => rec.echoed.size > 0, 10000);
-  await sleep(1500 * SOAK);
+  const why = killWhen ? await killWhen(rec, db) : await sleep(1500 * SOAK);
   const tKill = performance.now();
   rec.child.kill('SIGKILL');
   stop = true;
@@ -136,7 +141,7 @@ async function killDuring(dir, mode, extra = [], env = {}) {
       if (age > 100) missingOld.push([n, Math.round(age)]);
     }
   }
-  return { echoed: rec.echoed.size, recorded: ids.s2c.size, window, missingOld, db, pid: rec.child.pid };
+  return { echoed: rec.echoed.size, recorded: ids.s2c.size, window, missingOld, db, pid: rec.child.pid, why };
 }
 
 test('kill -9 while a steady stream flows: every line forwarded 100 ms before is recorded', { timeout: 60000 }, async (t) => {
@@ -179,6 +184,28 @@ function buildSlowSync(dir) {
   }
 }
 
+/**
+ * When to kill a flood on the slow disk: at the first stall of the
+ * traffic (nothing came back for 200 ms: the writer held up, reading
+ * paused), which is where a kill loses most; else once the WAL file holds
+ * 40 MiB, well past the 16 MiB at which a writer that checkpoints in its
+ * own thread stalls, and short of the 64 MiB at which this one does
+ * (WRITER_CKPT_BUSY); else after 10 s.  Resolves to which.
+ */
+async function stallOrWal(rec, db) {
+  const t0 = performance.now();
+  const walBytes = () => {
+    try { return statSync(`${db}-wal`).size; } catch { return 0; }
+  };
+  for (;;) {
+    await sleep(10);
+    const now = performance.now();
+    if (now - t0 > 300 && now - rec.lastBack() > 200) return 'a stall';
+    if (walBytes() >= 40 * 1024 * 1024) return 'a 40 MiB WAL';
+    if (now - t0 > 10000) return '10 s';
+  }
+}
+
 test('kill -9 during a flood on a disk whose syncs take 150 ms: every line forwarded 100 ms before is recorded', { timeout: 60000 }, async (t) => {
   await withCleanup(async ({ dir }) => {
     const slow = buildSlowSync(dir);
@@ -186,12 +213,15 @@ test('kill -9 during a flood on a disk whose syncs take 150 ms: every line forwa
       t.skip(`cannot build the slow-sync library (${slow.why})`);
       return;
     }
+    const mark = join(dir, 'slow-sync-used');
     // The ASan runtime would refuse to come second in the library list.
     const r = await killDuring(dir, 'flood', [], {
       LD_PRELOAD: slow.so,
+      SLOW_SYNC_MARK: mark,
       ASAN_OPTIONS: 'detect_leaks=1:verify_asan_link_order=0',
-    });
-    t.diagnostic(`slow syncs: ${r.echoed} lines came back, ${r.recorded} recorded, newest unrecorded line came back ${r.window.toFixed(1)} ms before the kill`);
+    }, stallOrWal);
+    t.diagnostic(`slow syncs: killed at ${r.why}: ${r.echoed} lines came back, ${r.recorded} recorded, newest unrecorded line came back ${r.window.toFixed(1)} ms before the kill`);
+    assert.ok(existsSync(mark), 'the slow-sync library slowed no sync (not preloaded?)');
     assert.ok(r.echoed > 5000, `only ${r.echoed} lines went through`);
     assert.deepEqual(r.missingOld.slice(0, 5), [], 'lines forwarded more than 100 ms before the kill are missing');
   });
