@@ -135,6 +135,9 @@ struct writer {
 					   written, 0 between batches */
 	int		 locked_out;	/* waiting on another process's lock:
 					   no pause for WRITER_MAX_LAG_MS */
+	int64_t		 hold_since;	/* the WAL reached WRITER_CKPT_BUSY:
+					   the producer pauses until the
+					   writer copied it (writer_hold_end) */
 	uint64_t	 committed;	/* of those, written (or given up) */
 	int64_t		 item_ns;	/* the writer's pace in recent batches
 					   (writer_pace), 0 before the first: */

@@ -72,6 +72,12 @@
 #define WRITER_PACE_ITEMS	64
 #define WRITER_WORK_ITEMS	(WRITER_BATCH / 2)
 /*
+ * The longest the writer waits for a paused producer's queue to empty
+ * before it copies a WRITER_CKPT_BUSY WAL itself (writer_hold_end): a
+ * batch or two, even under ASan.
+ */
+#define WRITER_HOLD_MAX_NS	((int64_t)100 * 1000000)
+/*
  * The loop thread allocates each message and the writer frees it a batch
  * later: by default glibc gives the top of the heap back to the kernel
  * (brk) whenever 128 KiB of it are free, and every message of the next
@@ -330,7 +336,8 @@ writer_enqueue_locked(struct writer *w, struct item *it, size_t bytes)
 	 * through meanwhile), and the queue stays under the high mark plus
 	 * the newest message.
 	 */
-	pause = w->items >= WRITER_HIGH_ITEMS ||
+	pause = (w->hold_since != 0 && !w->locked_out) ||
+	    w->items >= WRITER_HIGH_ITEMS ||
 	    w->bytes - bytes >= WRITER_HIGH_BYTES ||
 	    (!w->locked_out && (it->queued_ns - oldest > WRITER_MAX_LAG_NS ||
 	    (w->items >= WRITER_WORK_ITEMS &&
@@ -725,8 +732,9 @@ writer_deadline(struct timespec *ts, long ms)
  * this thread goes on committing.  Should it never catch up with a flood,
  * the WAL would not start again from its beginning and would grow: from
  * WRITER_CKPT_BUSY this thread copies the rest itself (little, the other
- * copied the bulk).  Where the thread cannot start, the quiet ticks of
- * writer_main() checkpoint here, as WRITER_CKPT_QUIET says.
+ * copied the bulk), once the producer paused (writer_hold_end).  Where
+ * the thread cannot start, the quiet ticks of writer_main() checkpoint
+ * here, as WRITER_CKPT_QUIET says.
  */
 static void
 writer_checkpoint(struct writer *w)
@@ -736,7 +744,10 @@ writer_checkpoint(struct writer *w)
 	if (w->broken != NULL || w->wal_pages < w->ckpt_quiet)
 		return;
 	if (w->wal_pages >= w->ckpt_busy) {
-		rows_checkpoint(w);
+		pthread_mutex_lock(&w->lock);
+		if (w->hold_since == 0)
+			w->hold_since = clock_mono_ns();
+		pthread_mutex_unlock(&w->lock);
 		return;
 	}
 	if (w->ckpt_inline)
@@ -750,6 +761,36 @@ writer_checkpoint(struct writer *w)
 		return;
 	}
 	ckpt_ask(w->ckpt);
+}
+
+/*
+ * The WAL reached WRITER_CKPT_BUSY (writer_checkpoint): copy the rest of
+ * it in this thread, which stalls commits for the checkpoint's syncs and
+ * the restarted WAL's header sync (~600 ms where a sync takes 150 ms).  So
+ * first the producer pauses (writer_enqueue_locked) and what it forwarded
+ * is committed: a kill during the stall then loses nothing forwarded
+ * before it.  A producer that queues nothing is not waited for past a
+ * quiet tick (quiet), one that was not told to pause (another process's
+ * lock) past WRITER_MAX_LAG_MS, and a queue that does not empty (items no
+ * pause stops) past WRITER_HOLD_MAX_NS.  The queue is locked (and
+ * unlocked meanwhile).
+ */
+static void
+writer_hold_end(struct writer *w, int quiet)
+{
+	int64_t	held;
+
+	if (w->hold_since == 0)
+		return;
+	held = clock_mono_ns() - w->hold_since;
+	if (!quiet && !(w->paused && w->items == 0) &&
+	    !(!w->paused && held >= WRITER_MAX_LAG_NS) &&
+	    held < WRITER_HOLD_MAX_NS)
+		return;
+	pthread_mutex_unlock(&w->lock);
+	rows_checkpoint(w);
+	pthread_mutex_lock(&w->lock);
+	w->hold_since = 0;
 }
 
 static void *
@@ -785,6 +826,10 @@ writer_main(void *arg)
 			 * its copy) stalled the writer every 4 MiB of WAL.
 			 * But not past WRITER_CKPT_EMPTY: a longer stall.
 			 */
+			if (w->hold_since != 0 && quiet > 0) {
+				writer_hold_end(w, 1);
+				continue;
+			}
 			if (w->ckpt_inline && w->wal_pages >= (quiet > 0 ?
 			    w->ckpt_quiet : w->ckpt_empty)) {
 				pthread_mutex_unlock(&w->lock);
@@ -833,11 +878,12 @@ writer_main(void *arg)
 		writer_pace(w, items, bytes, took);
 		if (w->syncing)
 			pthread_cond_broadcast(&w->synced);
+		writer_hold_end(w, 0);
 		drained = w->paused && w->items < WRITER_LOW_ITEMS &&
 		    w->bytes < WRITER_LOW_BYTES && (w->head == NULL ||
 		    clock_mono_ns() - w->head->queued_ns <
 		    WRITER_MAX_LAG_NS / 2) && writer_work(w) <
-		    WRITER_MAX_WORK_NS / 2;
+		    WRITER_MAX_WORK_NS / 2 && w->hold_since == 0;
 		if (drained) {
 			w->paused = 0;
 			/* Under the lock, so a cleared callback stays so. */
