@@ -73,9 +73,11 @@ ckpt_wal(struct ckpt *c, char **cause)
 		    c->path, sqlite3_errmsg(c->db));
 		return -1;
 	}
-	if (sqlite3_step(stmt) == SQLITE_ROW &&
-	    (mode = (const char *)sqlite3_column_text(stmt, 0)) != NULL &&
-	    strcmp(mode, "wal") == 0)
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		xasprintf(cause, "cannot read the journal mode of %s: %s",
+		    c->path, sqlite3_errmsg(c->db));
+	else if ((mode = (const char *)sqlite3_column_text(stmt, 0)) !=
+	    NULL && strcmp(mode, "wal") == 0)
 		ret = 0;
 	else
 		xasprintf(cause, "%s is not in WAL mode", c->path);

@@ -183,6 +183,7 @@ struct writer {
 	int		 ckpt_busy;
 	struct ckpt	*ckpt;		/* the checkpoint thread, once asked */
 	int		 ckpt_inline;	/* it could not start: checkpoint here */
+	int		 ckpt_tries;	/* times it could not start */
 	int64_t		 cpu_ns;	/* the thread's CPU time when it ended */
 };
 

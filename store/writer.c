@@ -70,6 +70,8 @@
  * a slow pace, which would make the batches smaller still).
  */
 #define WRITER_PACE_ITEMS	64
+/* Batches that may try to start the checkpoint thread before giving up. */
+#define WRITER_CKPT_TRIES	8
 #define WRITER_WORK_ITEMS	(WRITER_BATCH / 2)
 /*
  * The longest the writer waits for a paused producer's queue to empty
@@ -754,10 +756,13 @@ writer_checkpoint(struct writer *w)
 		return;
 	if (w->ckpt == NULL &&
 	    (w->ckpt = ckpt_start(w->st->path, &cause)) == NULL) {
-		log_debug("%s; the writer checkpoints in its own thread",
-		    cause);
+		/* Another process's lock passes: try again a few times. */
+		if (++w->ckpt_tries >= WRITER_CKPT_TRIES) {
+			log_debug("%s; the writer checkpoints in its own "
+			    "thread", cause);
+			w->ckpt_inline = 1;
+		}
 		free(cause);
-		w->ckpt_inline = 1;
 		return;
 	}
 	ckpt_ask(w->ckpt);
