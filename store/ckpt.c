@@ -27,13 +27,6 @@
 #include "store.h"
 #include "store_int.h"
 
-/*
- * How long the checkpointer's connection waits for a lock it cannot have
- * at once (a PASSIVE checkpoint asks for none it would wait on; this
- * covers opening the WAL while another process recovers it).
- */
-#define CKPT_BUSY_MS	100
-
 struct ckpt {
 	pthread_t	 thread;
 	pthread_mutex_t	 lock;
@@ -105,7 +98,11 @@ ckpt_start(const char *path, char **cause)
 		    sqlite3_errstr(rc));
 		goto fail;
 	}
-	sqlite3_busy_timeout(c->db, CKPT_BUSY_MS);
+	/*
+	 * No busy timeout: the writer's thread opens this connection, and a
+	 * database another process holds is tried again at a later batch;
+	 * a PASSIVE checkpoint waits on no lock anyway.
+	 */
 	if (ckpt_wal(c, cause) != 0)
 		goto fail;
 	pthread_mutex_init(&c->lock, NULL);
