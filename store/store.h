@@ -105,10 +105,10 @@ void		 store_release(struct store *);
  * WRITER_MAX_LAG_MS meanwhile, and a kill lost what waited.  Should that
  * thread never catch up, the writer copies the rest itself at
  * WRITER_CKPT_BUSY, which bounds the WAL: its syncs stall commits, so it
- * first pauses the producer and commits what was forwarded (writer.c).  Where the thread cannot start,
- * the writer checkpoints when it has had nothing to do for a tick and the
- * WAL holds WRITER_CKPT_QUIET, between two batches of a burst from
- * WRITER_CKPT_EMPTY, and at WRITER_CKPT_BUSY.
+ * first pauses the producer and commits what was forwarded (writer.c).
+ * Where the thread cannot start, the writer checkpoints when it has had
+ * nothing to do for a tick and the WAL holds WRITER_CKPT_QUIET, between
+ * two batches of a burst from WRITER_CKPT_EMPTY, and at WRITER_CKPT_BUSY.
  */
 #define WRITER_CKPT_QUIET	(4 * 1024 * 1024)
 #define WRITER_CKPT_EMPTY	(16 * 1024 * 1024)
