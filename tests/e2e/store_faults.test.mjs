@@ -185,12 +185,15 @@ function buildSlowSync(dir) {
 }
 
 const MiB = 1024 * 1024;
+// A stall counts once this many lines came back: the first commits on a
+// new WAL sync it, and a kill there would test little.
+const STALL_AFTER = 6000;
 
 /**
  * When to kill a flood on the slow disk (a killWhen for killDuring): at
  * the first stall of the traffic (nothing came back for 200 ms: the writer
- * held up, reading paused), which is where a kill loses most, once the
- * WAL file holds from bytes; else once it holds upto; else after ms.
+ * held up, reading paused), which is where a kill loses most, once
+ * STALL_AFTER lines came back and the WAL file holds from bytes; else once it holds upto; else after ms.
  * Resolves to which.
  */
 function stallOrWal(from, upto, ms) {
@@ -203,7 +206,7 @@ function stallOrWal(from, upto, ms) {
       await sleep(10);
       const now = performance.now();
       const wal = walBytes();
-      if (now - t0 > 300 && now - rec.lastBack() > 200 && wal >= from) return `a stall at a ${(wal / MiB).toFixed(0)} MiB WAL`;
+      if (rec.echoed.size > STALL_AFTER && now - rec.lastBack() > 200 && wal >= from) return `a stall at a ${(wal / MiB).toFixed(0)} MiB WAL`;
       if (wal >= upto) return `a ${(wal / MiB).toFixed(0)} MiB WAL`;
       if (now - t0 > ms) return `${ms} ms`;
     }
