@@ -15,17 +15,24 @@
  * a checkpoint that copied all of it.
  */
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "store.h"
 #include "store_int.h"
+
+/* The checkpoint thread's nice value: the lowest priority (ckpt_main). */
+#define CKPT_NICE	19
 
 struct ckpt {
 	pthread_t	 thread;
@@ -188,6 +195,14 @@ ckpt_main(void *arg)
 	int		 rc, frames, copied;
 
 	pthread_setname_np(pthread_self(), "mcpreel-ckpt");
+	/*
+	 * Behind the forwarding and writer threads for a CPU (Linux: a
+	 * thread's own nice value): HTTP one request at a time, p99 went from
+	 * ~650 to ~1 150 us through mcpreel while a checkpoint took a CPU
+	 * from the loop thread, and back with CKPT_NICE; the stdio flood kept
+	 * its pace (340 000 msgs/s either way).
+	 */
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), CKPT_NICE);
 	/* The stop signals are the main thread's to take (or to block). */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
