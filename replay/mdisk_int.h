@@ -28,6 +28,11 @@ struct mdisk_cached {
 
 struct mdisk {
 	sqlite3		*db;		/* temporary, on disk */
+	sqlite3		*src;		/* the store the messages' bytes are
+					   read from (read only), or NULL:
+					   they are copied into db */
+	sqlite3_stmt	*src_raw;	/* a message's bytes from src */
+	int64_t		 src_session;
 	int		 strict;	/* demand the recorded order */
 	struct diff_rules rules;	/* ignores left out of keys (owned) */
 	int64_t		 nmsg;		/* messages added */
@@ -42,8 +47,7 @@ struct mdisk {
 	size_t		 nshapes;
 	int		 shapes_capped;
 	/* Building. */
-	sqlite3_stmt	*add, *answer, *w_key_get, *w_key_inc, *w_key_add;
-	sqlite3_stmt	*w_entry, *w_item;
+	sqlite3_stmt	*add, *add_raw, *w_entry, *w_item;
 	/* Serving (mfind.c). */
 	sqlite3_stmt	*f_key, *f_rank, *f_used, *f_entry, *f_items;
 	sqlite3_stmt	*f_msg, *f_bykey, *f_byshape, *f_method, *f_methods;

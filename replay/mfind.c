@@ -46,20 +46,22 @@ mfind_row(sqlite3_stmt *st)
 void
 mfind_prepare(struct mdisk *md)
 {
-	md->f_key = mdisk_prepare(md, "SELECT id, n, used FROM keys WHERE "
-	    "key = ?1");
+	md->f_key = mdisk_prepare(md, "SELECT k.id, (SELECT max(rank) + 1 "
+	    "FROM entry WHERE kid = k.id), k.used FROM keys k WHERE key = ?1");
 	md->f_rank = mdisk_prepare(md, "SELECT n FROM entry WHERE kid = ?1 "
 	    "AND rank = ?2");
 	md->f_used = mdisk_prepare(md, "UPDATE keys SET used = used + 1 "
 	    "WHERE key = ?1");
 	md->f_entry = mdisk_prepare(md, "SELECT k.key, e.req, e.resp, "
-	    "e.latency, e.method, e.rank, k.n, q.seq, NULL, a.seq, NULL, "
+	    "e.latency, e.method, e.rank, (SELECT max(rank) + 1 FROM entry "
+	    "WHERE kid = e.kid), q.seq, NULL, a.seq, NULL, "
 	    "e.redacted, e.shape FROM entry e JOIN keys k ON k.id = e.kid "
 	    "JOIN msg q ON q.i = e.req JOIN msg a ON a.i = e.resp "
 	    "WHERE e.n = ?1");
 	md->f_items = mdisk_prepare(md, "SELECT after, msg, offset FROM item "
 	    "WHERE owner = ?1 ORDER BY after, rowid");
-	md->f_msg = mdisk_prepare(md, "SELECT raw FROM msg WHERE i = ?1");
+	md->f_msg = mdisk_prepare(md, "SELECT r.raw, m.seq FROM msg m "
+	    "LEFT JOIN raw r ON r.i = m.i WHERE m.i = ?1");
 	/* The redacted entries of a key, in order (by entry_redacted). */
 	md->f_bykey = mdisk_prepare(md, "SELECT n, shape FROM entry WHERE "
 	    "kid = (SELECT id FROM keys WHERE key = ?1) AND redacted = 1 "
@@ -74,12 +76,15 @@ mfind_prepare(struct mdisk *md)
 	    "ORDER BY method");
 	md->f_trunc = mdisk_prepare(md, "SELECT 1 FROM msg m WHERE "
 	    "m.dir = ?2 AND m.kind = ?3 AND m.method = ?1 AND (m.trunc OR "
-	    "(m.answer >= 0 AND (SELECT trunc FROM msg a WHERE "
-	    "a.i = m.answer))) LIMIT 1");
-	md->f_unanswered = mdisk_prepare(md, "SELECT 1 FROM msg WHERE "
-	    "dir = ?2 AND kind = ?3 AND answer < 0 AND NOT trunc AND "
-	    "method = ?1 LIMIT 1");
-	md->f_haskey = mdisk_prepare(md, "SELECT 1 FROM keys WHERE key = ?1");
+	    "EXISTS (SELECT 1 FROM msg a WHERE a.request = m.i AND "
+	    "a.request >= 0 AND a.trunc)) LIMIT 1");
+	md->f_unanswered = mdisk_prepare(md, "SELECT 1 FROM msg m WHERE "
+	    "m.dir = ?2 AND m.kind = ?3 AND NOT m.trunc AND m.method = ?1 AND "
+	    "NOT EXISTS (SELECT 1 FROM msg a WHERE a.request = m.i AND "
+	    "a.request >= 0) LIMIT 1");
+	/* A key of requests never answered has no entries. */
+	md->f_haskey = mdisk_prepare(md, "SELECT 1 FROM keys k WHERE "
+	    "key = ?1 AND EXISTS (SELECT 1 FROM entry WHERE kid = k.id)");
 	/* Bindings stay across resets: mfind_any() binds the method only. */
 	sqlite3_bind_int(md->f_trunc, 2, DIR_C2S);
 	sqlite3_bind_int(md->f_trunc, 3, KIND_REQUEST);
@@ -212,6 +217,30 @@ mfind_entry_free(struct mdent *e)
 }
 
 /*
+ * The message of this seq read from the store it was recorded in,
+ * parsed, or NULL (not JSON); or die when it is no longer there (the
+ * session was deleted while served) or cannot be read: a miss, or "null"
+ * for a recorded answer, would be served in its place.
+ */
+static json_t *
+mfind_source(struct mdisk *md, int64_t seq)
+{
+	sqlite3_stmt	*st = md->src_raw;
+	json_t		*v;
+
+	sqlite3_bind_int64(st, 1, md->src_session);
+	sqlite3_bind_int64(st, 2, seq);
+	if (!mfind_row(st))
+		fatalx("mock: the recorded message seq %lld is no longer in the "
+		    "database %s (was the session deleted?)", (long long)seq,
+		    sqlite3_db_filename(md->src, "main"));
+	v = mdisk_parse(sqlite3_column_blob(st, 0),
+	    (size_t)sqlite3_column_bytes(st, 0));
+	sqlite3_reset(st);
+	return v;
+}
+
+/*
  * Recorded message i, parsed, or NULL: a reference to a tree the last
  * few reads share (the caller decrefs it and must not change it).  An
  * answer played again and again (the last of its key) is read and
@@ -231,9 +260,13 @@ mfind_message(struct mdisk *md, size_t i)
 			return json_incref(c->v);
 	}
 	sqlite3_bind_int64(st, 1, (int64_t)i);
-	if (mfind_row(st))
-		v = mdisk_parse(sqlite3_column_blob(st, 0),
-		    (size_t)sqlite3_column_bytes(st, 0));
+	if (mfind_row(st)) {
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL || md->src == NULL)
+			v = mdisk_parse(sqlite3_column_blob(st, 0),
+			    (size_t)sqlite3_column_bytes(st, 0));
+		else
+			v = mfind_source(md, sqlite3_column_int64(st, 1));
+	}
 	sqlite3_reset(st);
 	if (v == NULL)
 		return NULL;
