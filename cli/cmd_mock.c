@@ -577,8 +577,7 @@ cmd_mock(int argc, char **argv)
 	/*
 	 * Read into the index on disk a row at a time; forwarded exchanges
 	 * are recorded (of a cassette, with --db).  A cassette is read
-	 * straight from its file; of a database, only what the match needs
-	 * is copied: a message's bytes are read from it when served.
+	 * straight from its file.
 	 */
 	if (cassette_is(argv[0])) {
 		if (cmd_mock_cassette(argv[0], include_faults, md, &id,
@@ -590,9 +589,7 @@ cmd_mock(int argc, char **argv)
 		    &sa, &cause) != 0)
 			goto bad;
 		id = sa.id;
-		if ((sa.cassette == NULL && mdisk_source(md, store_path(sa.st),
-		    sa.id, &cause) != 0) ||
-		    cmd_mock_load(sa.st, sa.id, include_faults, md,
+		if (cmd_mock_load(sa.st, sa.id, include_faults, md,
 		    &cause) != 0 ||
 		    (forward && session_arg_recorder(db, &sa, &st,
 		    &cause) != 0))

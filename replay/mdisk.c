@@ -9,8 +9,7 @@
  * the match needs of it (a request's key, redacted shape and progress
  * token; whether a server message can be played) and pairs each answer
  * with its request by id (only the requests still unanswered are held in
- * memory).  The bytes are copied in only when they come from no store
- * (mdisk_source()): from a store they are read back when served.
+ * memory); the bytes go to a table of their own, read when served.
  * mdisk_finish() walks these small rows in order once and does what
  * match.c's matcher_build() does: an entry per answered request, keyed by
  * match_request_key(), numbered in recorded order and ranked within its
@@ -72,9 +71,8 @@ static const char mdisk_schema[] =
 	"  redacted INTEGER NOT NULL, shape TEXT, token TEXT,"
 	"  play INTEGER NOT NULL, emethod TEXT);"
 	/*
-	 * The bytes, when they come from no store (mdisk_source()): apart,
-	 * so that the walk and the statements between the passes read the
-	 * small rows only.
+	 * The bytes, apart: the walk and the statements between the passes
+	 * read the small rows only.
 	 */
 	"CREATE TABLE raw (i INTEGER PRIMARY KEY, raw BLOB NOT NULL);"
 	/* A key's entries are counted by entry_key (its last rank + 1). */
@@ -139,11 +137,6 @@ struct mdisk_digest {
 	json_t		*v;
 };
 
-/*
- * The store's message bytes, read when served: from a store being
- * recorded into, so a read waits for a writer's commit this long at most.
- */
-#define MDISK_SRC_BUSY_MS	5000
 
 /* Prepare a statement on the temporary database, or die: ours is fixed. */
 sqlite3_stmt *
@@ -226,8 +219,7 @@ mdisk_new(int strict, struct diff_rules *rules, char **cause)
 }
 
 /*
- * Empty md of what mdisk_add() added (and forget its store), its rules
- * kept: a cassette read again, in the store's order.
+ * Empty md of what mdisk_add() added, its rules kept: a cassette read again, in the store's order.
  */
 int
 mdisk_reset(struct mdisk *md, char **cause)
@@ -235,42 +227,14 @@ mdisk_reset(struct mdisk *md, char **cause)
 	sqlite3_finalize(md->add);
 	sqlite3_finalize(md->add_raw);
 	sqlite3_close(md->db);
-	sqlite3_finalize(md->src_raw);
-	sqlite3_close(md->src);
 	idmap_free(md->pending);
 	json_decref(md->shape_of);
-	md->add = md->add_raw = md->src_raw = NULL;
-	md->db = md->src = NULL;
+	md->add = md->add_raw = NULL;
+	md->db = NULL;
 	md->pending = NULL;
 	md->shape_of = NULL;
 	md->nmsg = 0;
 	return mdisk_open(md, cause);
-}
-
-/*
- * Read the messages' bytes from session of the store at path when they
- * are served, rather than copying them in: called before mdisk_add().
- * The store is opened read only and read a message at a time, each read
- * its own transaction, so a recorder writing to it is neither blocked
- * nor kept from checkpointing.
- */
-int
-mdisk_source(struct mdisk *md, const char *path, int64_t session,
-    char **cause)
-{
-	if (sqlite3_open_v2(path, &md->src, SQLITE_OPEN_READONLY, NULL) !=
-	    SQLITE_OK || sqlite3_prepare_v2(md->src, "SELECT raw FROM "
-	    "messages WHERE session_id = ?1 AND seq = ?2", -1, &md->src_raw,
-	    NULL) != SQLITE_OK) {
-		xasprintf(cause, "database %s: %s", path, md->src != NULL ?
-		    sqlite3_errmsg(md->src) : "cannot be opened");
-		sqlite3_close(md->src);
-		md->src = NULL;
-		return -1;
-	}
-	sqlite3_busy_timeout(md->src, MDISK_SRC_BUSY_MS);
-	md->src_session = session;
-	return 0;
 }
 
 /* A JSON value as canonical text (the caller frees it), or NULL. */
@@ -377,12 +341,10 @@ mdisk_add(struct mdisk *md, int64_t seq, enum dir d, int64_t mono_ns,
 	sqlite3_bind_int(st, 13, dg.play);
 	mdisk_bind_text(st, 14, smethod == NULL ? dg.emethod : NULL);
 	mdisk_exec(md, st);
-	if (md->src == NULL) {
-		sqlite3_bind_int64(md->add_raw, 1, i);
-		sqlite3_bind_blob(md->add_raw, 2, len > 0 ? raw : "", (int)len,
-		    SQLITE_STATIC);
-		mdisk_exec(md, md->add_raw);
-	}
+	sqlite3_bind_int64(md->add_raw, 1, i);
+	sqlite3_bind_blob(md->add_raw, 2, len > 0 ? raw : "", (int)len,
+	    SQLITE_STATIC);
+	mdisk_exec(md, md->add_raw);
 	json_decref(dg.v);
 	free(dg.key);
 	free(dg.shape);
@@ -687,9 +649,6 @@ mdisk_free(struct mdisk *md)
 	sqlite3_finalize(md->w_item);
 	if (md->db != NULL)
 		sqlite3_close(md->db);
-	sqlite3_finalize(md->src_raw);
-	if (md->src != NULL)
-		sqlite3_close(md->src);
 	if (md->pending != NULL)
 		idmap_free(md->pending);
 	json_decref(md->shape_of);

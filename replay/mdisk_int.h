@@ -28,11 +28,6 @@ struct mdisk_cached {
 
 struct mdisk {
 	sqlite3		*db;		/* temporary, on disk */
-	sqlite3		*src;		/* the store the messages' bytes are
-					   read from (read only), or NULL:
-					   they are copied into db */
-	sqlite3_stmt	*src_raw;	/* a message's bytes from src */
-	int64_t		 src_session;
 	int		 strict;	/* demand the recorded order */
 	struct diff_rules rules;	/* ignores left out of keys (owned) */
 	int64_t		 nmsg;		/* messages added */

@@ -60,8 +60,7 @@ mfind_prepare(struct mdisk *md)
 	    "WHERE e.n = ?1");
 	md->f_items = mdisk_prepare(md, "SELECT after, msg, offset FROM item "
 	    "WHERE owner = ?1 ORDER BY after, rowid");
-	md->f_msg = mdisk_prepare(md, "SELECT r.raw, m.seq FROM msg m "
-	    "LEFT JOIN raw r ON r.i = m.i WHERE m.i = ?1");
+	md->f_msg = mdisk_prepare(md, "SELECT raw FROM raw WHERE i = ?1");
 	/* The redacted entries of a key, in order (by entry_redacted). */
 	md->f_bykey = mdisk_prepare(md, "SELECT n, shape FROM entry WHERE "
 	    "kid = (SELECT id FROM keys WHERE key = ?1) AND redacted = 1 "
@@ -217,30 +216,6 @@ mfind_entry_free(struct mdent *e)
 }
 
 /*
- * The message of this seq read from the store it was recorded in,
- * parsed, or NULL (not JSON); or die when it is no longer there (the
- * session was deleted while served) or cannot be read: a miss, or "null"
- * for a recorded answer, would be served in its place.
- */
-static json_t *
-mfind_source(struct mdisk *md, int64_t seq)
-{
-	sqlite3_stmt	*st = md->src_raw;
-	json_t		*v;
-
-	sqlite3_bind_int64(st, 1, md->src_session);
-	sqlite3_bind_int64(st, 2, seq);
-	if (!mfind_row(st))
-		fatalx("mock: the recorded message seq %lld is no longer in the "
-		    "database %s (was the session deleted?)", (long long)seq,
-		    sqlite3_db_filename(md->src, "main"));
-	v = mdisk_parse(sqlite3_column_blob(st, 0),
-	    (size_t)sqlite3_column_bytes(st, 0));
-	sqlite3_reset(st);
-	return v;
-}
-
-/*
  * Recorded message i, parsed, or NULL: a reference to a tree the last
  * few reads share (the caller decrefs it and must not change it).  An
  * answer played again and again (the last of its key) is read and
@@ -260,13 +235,9 @@ mfind_message(struct mdisk *md, size_t i)
 			return json_incref(c->v);
 	}
 	sqlite3_bind_int64(st, 1, (int64_t)i);
-	if (mfind_row(st)) {
-		if (sqlite3_column_type(st, 0) != SQLITE_NULL || md->src == NULL)
-			v = mdisk_parse(sqlite3_column_blob(st, 0),
-			    (size_t)sqlite3_column_bytes(st, 0));
-		else
-			v = mfind_source(md, sqlite3_column_int64(st, 1));
-	}
+	if (mfind_row(st))
+		v = mdisk_parse(sqlite3_column_blob(st, 0),
+		    (size_t)sqlite3_column_bytes(st, 0));
 	sqlite3_reset(st);
 	if (v == NULL)
 		return NULL;

@@ -8,10 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <criterion/criterion.h>
-#include <sqlite3.h>
 
 #include "replay.h"
 #include "unit.h"
@@ -341,57 +339,4 @@ Test(mdisk, truncated_answer_is_no_entry, .timeout = UNIT_TIMEOUT)
 	json_decref(error);
 	json_decref(live);
 	mdisk_free(md);
-}
-
-/*
- * With a store named (mdisk_source()), a message's bytes are read from
- * the store's row of its session and seq when served, not from what was
- * added: the index keeps no copy of them.
- */
-Test(mdisk, bytes_read_from_the_store, .timeout = UNIT_TIMEOUT)
-{
-	static const char req[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
-	    "\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}";
-	static const char added[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
-	    "\"result\":{\"from\":\"added\"}}";
-	static const char stored[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
-	    "\"result\":{\"from\":\"store\"}}";
-	static const char other[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
-	    "\"result\":{\"from\":\"another session\"}}";
-	struct mdisk	*md;
-	struct mdent	*d;
-	sqlite3		*db;
-	json_t		*live;
-	char		 path[] = "/tmp/mcpreel-mdisk-XXXXXX", *cause = NULL;
-	char		*sql;
-	int		 fd;
-
-	cr_assert_geq(fd = mkstemp(path), 0);
-	close(fd);
-	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-	sql = sqlite3_mprintf("CREATE TABLE messages (session_id INTEGER, "
-	    "seq INTEGER, raw BLOB, UNIQUE (session_id, seq));"
-	    "INSERT INTO messages VALUES (2, 1, %Q), (2, 2, %Q), (3, 2, %Q);",
-	    req, stored, other);
-	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_free(sql);
-	sqlite3_close(db);
-
-	md = mdisk_new(0, NULL, &cause);
-	cr_assert_not_null(md, "%s", cause);
-	cr_assert_eq(mdisk_source(md, path, 2, &cause), 0, "%s", cause);
-	mdisk_add(md, 1, DIR_C2S, 100, req, strlen(req), 0, KIND_INVALID,
-	    NULL, NULL);
-	mdisk_add(md, 2, DIR_S2C, 110, added, strlen(added), 0, KIND_INVALID,
-	    NULL, NULL);
-	cr_assert_eq(mdisk_finish(md, &cause), 0, "%s", cause);
-	live = json_loads(req, 0, NULL);
-	d = mfind_find(md, live);
-	cr_assert_not_null(d);
-	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
-	    d->answer, "result"), "from")), "store");
-	mfind_entry_free(d);
-	json_decref(live);
-	mdisk_free(md);
-	unlink(path);
 }
