@@ -504,6 +504,19 @@ mdisk_answered(struct mdisk_flights *fl, int64_t request, int64_t *last,
 		fl->head = fl->n = 0;
 }
 
+/* Run statements over the whole index (between and after the walk). */
+static int
+mdisk_sql(struct mdisk *md, const char *sql, char **cause)
+{
+	char	*err = NULL;
+
+	if (sqlite3_exec(md->db, sql, NULL, NULL, &err) == SQLITE_OK)
+		return 0;
+	xasprintf(cause, "indexing the mock's temporary index: %s", err);
+	sqlite3_free(err);
+	return -1;
+}
+
 /*
  * The second pass: entries and the server's messages given to them, in
  * one walk of the recording's rows in order (see the comment at the top);
@@ -523,18 +536,12 @@ mdisk_finish(struct mdisk *md, char **cause)
 	int64_t			 i, answer, request, mono, start = 0, last = -1;
 	int64_t			 last_mono = 0;
 	int			 dir, kind, rc, trunc, atrunc;
-	char			*err = NULL;
 
 	memset(&fl, 0, sizeof fl);
 	idmap_free(md->pending);
 	md->pending = NULL;
-	if (sqlite3_exec(md->db, mdisk_between, NULL, NULL, &err) !=
-	    SQLITE_OK) {
-		xasprintf(cause, "indexing the mock's temporary index: %s",
-		    err);
-		sqlite3_free(err);
+	if (mdisk_sql(md, mdisk_between, cause) != 0)
 		return -1;
-	}
 	md->w_entry = mdisk_prepare(md, "INSERT INTO entry VALUES (?1, ?2, "
 	    "?3, ?4, ?5, ?6, ?7, ?8, ?9)");
 	md->w_item = mdisk_prepare(md, "INSERT INTO item VALUES (?1, ?2, ?3, "
@@ -597,13 +604,8 @@ mdisk_finish(struct mdisk *md, char **cause)
 		    sqlite3_errmsg(md->db));
 		return -1;
 	}
-	if (sqlite3_exec(md->db, mdisk_indexes, NULL, NULL, &err) !=
-	    SQLITE_OK) {
-		xasprintf(cause, "indexing the mock's temporary index: %s",
-		    err);
-		sqlite3_free(err);
+	if (mdisk_sql(md, mdisk_indexes, cause) != 0)
 		return -1;
-	}
 	json_decref(md->shape_of);
 	md->shape_of = NULL;
 	mfind_prepare(md);
