@@ -102,12 +102,17 @@ static const char mdisk_between[] =
 
 /*
  * Made once the walk is done: each entry's rank within its key, and what
- * the finds and misses use.
+ * the finds and misses use.  The ranks go through a table of their own,
+ * not UPDATE ... FROM: that needs SQLite 3.33, and older ones (3.31 of
+ * Ubuntu 20.04) are still built against; window functions need 3.25.
  */
 static const char mdisk_indexes[] =
-	"UPDATE entry SET rank = w.r FROM (SELECT n AS wn, row_number() OVER"
-	"  (PARTITION BY kid ORDER BY n) - 1 AS r FROM entry) AS w"
-	"  WHERE entry.n = w.wn;"
+	"CREATE TABLE entry_rank (n INTEGER PRIMARY KEY, r INTEGER NOT NULL);"
+	"INSERT INTO entry_rank SELECT n, row_number() OVER"
+	"  (PARTITION BY kid ORDER BY n) - 1 FROM entry;"
+	"UPDATE entry SET rank = (SELECT r FROM entry_rank"
+	"  WHERE entry_rank.n = entry.n);"
+	"DROP TABLE entry_rank;"
 	"CREATE INDEX entry_key ON entry (kid, rank);"
 	/*
 	 * A request matched with wildcards reads only the redacted entries
@@ -219,7 +224,8 @@ mdisk_new(int strict, struct diff_rules *rules, char **cause)
 }
 
 /*
- * Empty md of what mdisk_add() added, its rules kept: a cassette read again, in the store's order.
+ * Empty md of what mdisk_add() added, its rules kept: a cassette read
+ * again, in the store's order.
  */
 int
 mdisk_reset(struct mdisk *md, char **cause)
