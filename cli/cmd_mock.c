@@ -242,8 +242,8 @@ cmd_mock_cassette(const char *path, int include_faults, struct mdisk *md,
 	if (mdisk_reset(md, cause) != 0 ||
 	    (cas = cassette_load(path, cause)) == NULL)
 		return -1;
-	if ((st = store_open(cassette_db(cas), STORE_PRIVATE, cause)) ==
-	    NULL) {
+	if ((st = store_open(cassette_db(cas), STORE_PRIVATE | STORE_SCRATCH,
+	    cause)) == NULL) {
 		cassette_free(cas);
 		return -1;
 	}
