@@ -314,6 +314,43 @@ cassette_rmsg_cmp(const void *a, const void *b)
 }
 
 /*
+ * Read the cassette at path with no store, each message to sink(m, seq,
+ * arg) as import_sink() gives it; the file is checked as cassette_load()
+ * checks it, with the same errors.  *r is the import's result (the
+ * caller clears it) when it was read whole, else cleared.
+ */
+static int
+cassette_read(const char *path, void (*sink)(struct msg *, int64_t, void *),
+    void *arg, struct import_result *r, char **cause)
+{
+	struct import_opts	 imp;
+	int			 rc;
+
+	memset(&imp, 0, sizeof imp);
+	if ((imp.file = fopen(path, "re")) == NULL) {
+		memset(r, 0, sizeof *r);
+		xasprintf(cause, "cannot open the cassette %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	imp.path = path;
+	imp.format = IMPORT_JSONL;
+	imp.keep = 1;
+	imp.max_record = RECORD_MAX_RECORD;	/* as cassette_load() */
+	imp.sink = sink;
+	imp.sink_arg = arg;
+	rc = import_sink(&imp, r);
+	fclose(imp.file);
+	if (rc != 0) {
+		*cause = r->cause;
+		r->cause = NULL;
+		import_result_clear(r);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Read the cassette at path straight into p and build the plan, with no
  * store: the messages cli_load_plan() would load from the session the
  * cassette imports as, in the same order, the same faults' messages left
@@ -326,33 +363,14 @@ int
 cassette_plan(const char *path, int include_faults, const char *cmd,
     struct plan *p, int64_t *id, char **name, char **cause)
 {
-	struct import_opts	 imp;
 	struct import_result	 r;
 	struct cassette_sink	 cs;
-	int			 rc;
 
-	memset(&imp, 0, sizeof imp);
 	memset(&cs, 0, sizeof cs);
-	if ((imp.file = fopen(path, "re")) == NULL) {
-		xasprintf(cause, "cannot open the cassette %s: %s", path,
-		    strerror(errno));
-		return -1;
-	}
 	cs.plan = p;
 	cs.include_faults = include_faults;
 	cs.sorted = 1;
-	imp.path = path;
-	imp.format = IMPORT_JSONL;
-	imp.keep = 1;
-	imp.max_record = RECORD_MAX_RECORD;	/* as cassette_load() */
-	imp.sink = cassette_sink_cb;
-	imp.sink_arg = &cs;
-	rc = import_sink(&imp, &r);
-	fclose(imp.file);
-	if (rc != 0) {
-		*cause = r.cause;
-		r.cause = NULL;
-		import_result_clear(&r);
+	if (cassette_read(path, cassette_sink_cb, &cs, &r, cause) != 0) {
 		plan_clear(p);
 		return -1;
 	}
@@ -368,6 +386,90 @@ cassette_plan(const char *path, int include_faults, const char *cmd,
 	import_result_clear(&r);
 	cli_faults_say(cmd, cs.left_out);
 	plan_build(p);
+	return 0;
+}
+
+/* What cassette_mdisk() reads the messages into. */
+struct cassette_stream {
+	struct mdisk	*md;
+	int		 include_faults;
+	int64_t		 left_out;	/* messages of faults left out */
+	int		 sorted;	/* so far in (mono_ns, seq) order */
+	int64_t		 n;		/* messages kept */
+	int64_t		 mono_ns;	/* the last one's */
+	int64_t		 seq;
+};
+
+/*
+ * A message of the cassette into the mock's index on disk, as
+ * cmd_mock_load_cb() adds one from the store, while they come in the
+ * store's order.
+ */
+static void
+cassette_stream_cb(struct msg *m, int64_t seq, void *arg)
+{
+	struct cassette_stream	*cs = arg;
+	struct scan		 sc;
+	const char		*raw = m->raw != NULL ? m->raw : "";
+	char			*method = NULL, *id = NULL;
+	int			 cut = (m->flags & MSG_TRUNCATED) != 0;
+
+	if (!cs->include_faults && !cassette_kept(m)) {
+		cs->left_out++;
+		msg_free(m);
+		return;
+	}
+	if (cs->n > 0 && (m->mono_ns < cs->mono_ns ||
+	    (m->mono_ns == cs->mono_ns && seq < cs->seq)))
+		cs->sorted = 0;
+	if (cs->sorted) {
+		sc.kind = KIND_INVALID;
+		if (cut) {
+			/* As the writer classifies it: from the bytes it has. */
+			scan_message(raw, m->len, &sc);
+			method = scan_method_dup(raw, &sc);
+			id = scan_id_dup(raw, &sc);
+		}
+		mdisk_add(cs->md, seq, m->dir, m->mono_ns, raw, m->len, cut,
+		    sc.kind, method, id);
+		free(method);
+		free(id);
+	}
+	cs->n++;
+	cs->mono_ns = m->mono_ns;
+	cs->seq = seq;
+	msg_free(m);
+}
+
+/*
+ * Read the cassette at path straight into md (mdisk_add()), with no
+ * store: the messages cmd reads from the session the cassette imports
+ * as, the same faults' messages left out (unless include_faults).  The
+ * file is checked as cassette_load() checks it, with the same errors.
+ * *sorted is 0 when its messages are not in the store's order (by
+ * monotonic time, then seq; mcpreel writes them so): md then holds only
+ * those before the first out of order, to be emptied and read through a
+ * store.  *id (may be NULL) gets the session's id.
+ */
+int
+cassette_mdisk(const char *path, int include_faults, const char *cmd,
+    struct mdisk *md, int64_t *id, int *sorted, char **cause)
+{
+	struct import_result	 r;
+	struct cassette_stream	 cs;
+
+	memset(&cs, 0, sizeof cs);
+	cs.md = md;
+	cs.include_faults = include_faults;
+	cs.sorted = 1;
+	if (cassette_read(path, cassette_stream_cb, &cs, &r, cause) != 0)
+		return -1;
+	if (id != NULL)
+		*id = r.id != 0 ? r.id : 1;
+	import_result_clear(&r);
+	*sorted = cs.sorted;
+	if (cs.sorted)
+		cli_faults_say(cmd, cs.left_out);
 	return 0;
 }
 

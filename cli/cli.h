@@ -76,6 +76,7 @@ struct xport	*cli_target_open(struct event_base *,
 		     const struct xport_cbs *, void *, void *, char **);
 struct store;
 struct plan;
+struct mdisk;
 struct timeline_row;
 void		 cli_plan_add(struct plan *, const struct timeline_row *);
 int		 cli_load_plan(struct store *, int64_t, int, const char *,
@@ -359,6 +360,8 @@ const char	*cassette_db(const struct cassette *);
 int64_t		 cassette_session(const struct cassette *);
 void		 cassette_free(struct cassette *);
 void		 cassette_keep(struct cassette *);
+int		 cassette_mdisk(const char *, int, const char *, struct mdisk *,
+		     int64_t *, int *, char **);
 int		 cassette_save(struct store *, int64_t, const char *, char **);
 int		 cassette_plan(const char *, int, const char *, struct plan *,
 		     int64_t *, char **, char **);

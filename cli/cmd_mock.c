@@ -191,7 +191,6 @@ struct cmd_mock_rec {
 	int			 mode_given;
 	enum recmode_mode	 mode;
 	int			 on_miss_given;
-	struct cassette		*cas;		/* the cassette read */
 	struct recmode		 rm;		/* the cassette recorded */
 };
 
@@ -222,6 +221,40 @@ cmd_mock_load(struct store *st, int64_t id, int include_faults,
 }
 
 /*
+ * Read the cassette at path into md: straight from the file when its
+ * messages come in the store's order (as mcpreel writes them), else
+ * through a temporary store, which orders them.  *id (may be NULL) gets
+ * its session's id.
+ */
+static int
+cmd_mock_cassette(const char *path, int include_faults, struct mdisk *md,
+    int64_t *id, char **cause)
+{
+	struct cassette	*cas;
+	struct store	*st;
+	int		 sorted, rc;
+
+	if (cassette_mdisk(path, include_faults, "mock", md, id, &sorted,
+	    cause) != 0)
+		return -1;
+	if (sorted)
+		return 0;
+	if (mdisk_reset(md, cause) != 0 ||
+	    (cas = cassette_load(path, cause)) == NULL)
+		return -1;
+	if ((st = store_open(cassette_db(cas), STORE_PRIVATE | STORE_SCRATCH,
+	    cause)) == NULL) {
+		cassette_free(cas);
+		return -1;
+	}
+	rc = cmd_mock_load(st, cassette_session(cas), include_faults, md,
+	    cause);
+	store_close(st);
+	cassette_free(cas);
+	return rc;
+}
+
+/*
  * mock --cassette FILE: check the options go together, read the cassette
  * (none, new_episodes on a file there) or start from nothing (all), and
  * for a mode that records, set the fallback up and begin the recording.
@@ -233,7 +266,6 @@ cmd_mock_recmode(struct cmd_mock_rec *rec, const char *db, int argc,
     int include_faults, struct mock_options *opt, struct cli_target *target,
     struct mdisk *md, char **cause)
 {
-	struct store	*st;
 	char		*tlabel;
 	int		 exists;
 
@@ -276,19 +308,10 @@ cmd_mock_recmode(struct cmd_mock_rec *rec, const char *db, int argc,
 	}
 	rec->rm.path = rec->path;
 	rec->rm.appending = rec->mode == RECMODE_NEW_EPISODES && exists;
-	if (rec->mode == RECMODE_NONE || rec->rm.appending) {
-		if ((rec->cas = cassette_load(rec->path, cause)) == NULL)
-			return -1;
-		if ((st = store_open(cassette_db(rec->cas), STORE_PRIVATE,
-		    cause)) == NULL)
-			return -1;
-		if (cmd_mock_load(st, cassette_session(rec->cas),
-		    include_faults, md, cause) != 0) {
-			store_close(st);
-			return -1;
-		}
-		store_close(st);
-	}	/* else nothing: every request a miss */
+	if ((rec->mode == RECMODE_NONE || rec->rm.appending) &&
+	    cmd_mock_cassette(rec->path, include_faults, md, NULL, cause) != 0)
+		return -1;
+	/* else nothing: every request a miss */
 	if (rec->mode == RECMODE_NONE)
 		return 0;	/* no server is started */
 	if (recmode_check(&rec->rm, cause) != 0)
@@ -553,16 +576,26 @@ cmd_mock(int argc, char **argv)
 	}
 	/*
 	 * Read into the index on disk a row at a time; forwarded exchanges
-	 * are recorded (of a cassette, with --db).
+	 * are recorded (of a cassette, with --db).  A cassette is read
+	 * straight from its file.
 	 */
-	if (session_arg_open(db, argv[0], forward ? STORE_PRIVATE : 0, &sa,
-	    &cause) != 0)
-		goto bad;
-	id = sa.id;
-	if (cmd_mock_load(sa.st, sa.id, include_faults, md, &cause) != 0 ||
-	    (forward && session_arg_recorder(db, &sa, &st, &cause) != 0))
-		goto bad;
-	session_arg_close(&sa);
+	if (cassette_is(argv[0])) {
+		if (cmd_mock_cassette(argv[0], include_faults, md, &id,
+		    &cause) != 0 ||
+		    (forward && cassette_recorder(db, &st, &cause) != 0))
+			goto bad;
+	} else {
+		if (session_arg_open(db, argv[0], forward ? STORE_PRIVATE : 0,
+		    &sa, &cause) != 0)
+			goto bad;
+		id = sa.id;
+		if (cmd_mock_load(sa.st, sa.id, include_faults, md,
+		    &cause) != 0 ||
+		    (forward && session_arg_recorder(db, &sa, &st,
+		    &cause) != 0))
+			goto bad;
+		session_arg_close(&sa);
+	}
 	if (forward) {
 		/* Forwarded exchanges are recorded: the store goes on. */
 		if (st != NULL && (w = writer_start(st, &cause)) == NULL)
@@ -702,7 +735,6 @@ out:
 	otlp_opts_clear(&oo);
 	store_close(st);
 	recmode_clear(&rec.rm);
-	cassette_free(rec.cas);
 	free(label);
 	session_arg_close(&sa);
 	mdisk_free(md);

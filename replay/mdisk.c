@@ -5,14 +5,17 @@
  * mock's memory does not grow with the session.
  *
  * It is built in two passes.  mdisk_add() takes the messages in the
- * store's order (monotonic time, then seq), copies them in and pairs each
- * answer with its request by id (only the requests still unanswered are
- * held in memory).  mdisk_finish() walks the copy in order once and does
- * what match.c's matcher_build() does: an entry per answered request,
- * keyed by match_request_key(), numbered in recorded order and ranked
- * within its key; each server message given to the entry it was sent for
- * ("before" its answer, "after" it, or the prelude).  Only the requests
- * in flight at a point of the walk are held in memory.
+ * store's order (monotonic time, then seq), parses each once, keeps what
+ * the match needs of it (a request's key, redacted shape and progress
+ * token; whether a server message can be played) and pairs each answer
+ * with its request by id (only the requests still unanswered are held in
+ * memory); the bytes go to a table of their own, read when served.
+ * mdisk_finish() walks these small rows in order once and does what
+ * match.c's matcher_build() does: an entry per answered request, keyed by
+ * match_request_key(), numbered in recorded order and ranked within its
+ * key; each server message given to the entry it was sent for ("before"
+ * its answer, "after" it, or the prelude).  Only the requests in flight
+ * at a point of the walk are held in memory.
  *
  * mfind.c finds an entry for a live request and loads it (with its
  * request, answer and items) when it is served.
@@ -34,20 +37,47 @@
  */
 #define MDISK_CACHE_KIB		8192
 
+/*
+ * The temporary database's page size: fewer, fuller pages to write and
+ * walk while building (task-clock of a mock's start on 100 000 messages:
+ * about 1 000 ms with 4 KiB pages, 850 with 16 KiB, no better with 64
+ * KiB), and still a small read for each look-up when serving.
+ */
+#define MDISK_PAGE		16384
+
 /* The longest request id paired by its text (as plan.c's limit). */
 #define MDISK_ID_MAX		510
 
 static const char mdisk_schema[] =
+	"PRAGMA page_size = " MDISK_STR(MDISK_PAGE) ";"
 	"PRAGMA journal_mode = OFF;"
 	"PRAGMA synchronous = OFF;"
 	"PRAGMA temp_store = FILE;"
 	"PRAGMA cache_size = -" MDISK_STR(MDISK_CACHE_KIB) ";"
+	/*
+	 * key: a request's key (NULL: no entry can be made of it); shape:
+	 * its redacted shape's key when redacted; token: a request's
+	 * progress token, or the one a server's progress notification
+	 * names (JSON, canonical); play: a server message that parses;
+	 * emethod: the method a request's JSON gives when the scan found
+	 * none; request: an
+	 * answer's request (-1: none), the way a request finds its answer
+	 * (msg_request).
+	 */
 	"CREATE TABLE msg (i INTEGER PRIMARY KEY, seq INTEGER NOT NULL,"
 	"  dir INTEGER NOT NULL, kind INTEGER NOT NULL, mono INTEGER NOT NULL,"
-	"  method TEXT, trunc INTEGER NOT NULL, answer INTEGER NOT NULL,"
-	"  request INTEGER NOT NULL, raw BLOB NOT NULL);"
+	"  method TEXT, trunc INTEGER NOT NULL,"
+	"  request INTEGER NOT NULL, key TEXT,"
+	"  redacted INTEGER NOT NULL, shape TEXT, token TEXT,"
+	"  play INTEGER NOT NULL, emethod TEXT);"
+	/*
+	 * The bytes, apart: the walk and the statements between the passes
+	 * read the small rows only.
+	 */
+	"CREATE TABLE raw (i INTEGER PRIMARY KEY, raw BLOB NOT NULL);"
+	/* A key's entries are counted by entry_key (its last rank + 1). */
 	"CREATE TABLE keys (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,"
-	"  n INTEGER NOT NULL, used INTEGER NOT NULL);"
+	"  used INTEGER NOT NULL);"
 	"CREATE TABLE entry (n INTEGER PRIMARY KEY, kid INTEGER NOT NULL,"
 	"  rank INTEGER NOT NULL, req INTEGER NOT NULL, resp INTEGER NOT NULL,"
 	"  latency INTEGER NOT NULL, redacted INTEGER NOT NULL,"
@@ -60,8 +90,29 @@ static const char mdisk_schema[] =
 	 */
 	"BEGIN;";
 
-/* Made once the walk is done: the finds and misses use them. */
+/*
+ * Made between the passes, a statement each rather than one per row
+ * (a per-row statement costs more than the row): how a request finds
+ * its answer, and the keys.
+ */
+static const char mdisk_between[] =
+	"CREATE INDEX msg_request ON msg (request) WHERE request >= 0;"
+	"INSERT OR IGNORE INTO keys (key, used) SELECT key, 0 FROM msg"
+	"  WHERE key IS NOT NULL;";
+
+/*
+ * Made once the walk is done: each entry's rank within its key, and what
+ * the finds and misses use.  The ranks go through a table of their own,
+ * not UPDATE ... FROM: that needs SQLite 3.33, and older ones (3.31 of
+ * Ubuntu 20.04) are still built against; window functions need 3.25.
+ */
 static const char mdisk_indexes[] =
+	"CREATE TABLE entry_rank (n INTEGER PRIMARY KEY, r INTEGER NOT NULL);"
+	"INSERT INTO entry_rank SELECT n, row_number() OVER"
+	"  (PARTITION BY kid ORDER BY n) - 1 FROM entry;"
+	"UPDATE entry SET rank = (SELECT r FROM entry_rank"
+	"  WHERE entry_rank.n = entry.n);"
+	"DROP TABLE entry_rank;"
 	"CREATE INDEX entry_key ON entry (kid, rank);"
 	/*
 	 * A request matched with wildcards reads only the redacted entries
@@ -76,8 +127,21 @@ struct mdisk_flight {
 	int64_t		 n;
 	int64_t		 req;		/* its message */
 	int64_t		 mono;
-	json_t		*token;		/* _meta.progressToken, or NULL */
+	char		*token;		/* _meta.progressToken (canonical
+					   JSON), or NULL */
 };
+
+/* What mdisk_add() keeps of a message it parsed (mdisk_digest()). */
+struct mdisk_digest {
+	char		*key;		/* NULL: no entry */
+	int		 redacted;
+	char		*shape;
+	char		*token;
+	int		 play;
+	const char	*emethod;	/* in v */
+	json_t		*v;
+};
+
 
 /* Prepare a statement on the temporary database, or die: ours is fixed. */
 sqlite3_stmt *
@@ -112,6 +176,30 @@ mdisk_bind_text(sqlite3_stmt *stmt, int col, const char *s)
 		sqlite3_bind_text(stmt, col, s, -1, SQLITE_TRANSIENT);
 }
 
+/* Open md's temporary database, empty, ready for mdisk_add(). */
+static int
+mdisk_open(struct mdisk *md, char **cause)
+{
+	char	*err = NULL;
+
+	/* An empty name: a temporary file, deleted when closed. */
+	if (sqlite3_open_v2("", &md->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
+	    sqlite3_exec(md->db, mdisk_schema, NULL, NULL, &err) !=
+	    SQLITE_OK) {
+		xasprintf(cause, "cannot make the mock's temporary index: %s",
+		    err != NULL ? err : sqlite3_errmsg(md->db));
+		sqlite3_free(err);
+		return -1;
+	}
+	md->add = mdisk_prepare(md, "INSERT INTO msg VALUES (?1, ?2, ?3, ?4, "
+	    "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+	md->add_raw = mdisk_prepare(md, "INSERT INTO raw VALUES (?1, ?2)");
+	md->pending = idmap_new();
+	md->shape_of = json_object();
+	return 0;
+}
+
 /*
  * A new, empty recording on disk whose keys leave out the places rules'
  * ignores name (the rules are taken over and left empty; NULL: none);
@@ -121,7 +209,6 @@ struct mdisk *
 mdisk_new(int strict, struct diff_rules *rules, char **cause)
 {
 	struct mdisk	*md = xcalloc(1, sizeof *md);
-	char		*err = NULL;
 
 	md->strict = strict;
 	rules_init(&md->rules);
@@ -129,24 +216,85 @@ mdisk_new(int strict, struct diff_rules *rules, char **cause)
 		md->rules = *rules;
 		rules_init(rules);
 	}
-	/* An empty name: a temporary file, deleted when closed. */
-	if (sqlite3_open_v2("", &md->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
-	    sqlite3_exec(md->db, mdisk_schema, NULL, NULL, &err) !=
-	    SQLITE_OK) {
-		xasprintf(cause, "cannot make the mock's temporary index: %s",
-		    err != NULL ? err : sqlite3_errmsg(md->db));
-		sqlite3_free(err);
+	if (mdisk_open(md, cause) != 0) {
 		mdisk_free(md);
 		return NULL;
 	}
-	md->add = mdisk_prepare(md, "INSERT INTO msg VALUES (?1, ?2, ?3, ?4, "
-	    "?5, ?6, ?7, -1, ?8, ?9)");
-	md->answer = mdisk_prepare(md, "UPDATE msg SET answer = ?2 "
-	    "WHERE i = ?1");
-	md->pending = idmap_new();
-	md->shape_of = json_object();
 	return md;
+}
+
+/*
+ * Empty md of what mdisk_add() added, its rules kept: a cassette read
+ * again, in the store's order.
+ */
+int
+mdisk_reset(struct mdisk *md, char **cause)
+{
+	sqlite3_finalize(md->add);
+	sqlite3_finalize(md->add_raw);
+	sqlite3_close(md->db);
+	idmap_free(md->pending);
+	json_decref(md->shape_of);
+	md->add = md->add_raw = NULL;
+	md->db = NULL;
+	md->pending = NULL;
+	md->shape_of = NULL;
+	md->nmsg = 0;
+	return mdisk_open(md, cause);
+}
+
+/* A JSON value as canonical text (the caller frees it), or NULL. */
+static char *
+mdisk_canon(const json_t *v)
+{
+	if (v == NULL)
+		return NULL;
+	return json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
+/* The method of a request message, or NULL if it has none. */
+static const char *
+mdisk_method(const json_t *msg)
+{
+	return json_string_value(json_object_get(msg, "method"));
+}
+
+/*
+ * What the walk needs of a whole message of direction d and kind, parsed
+ * once here: of a request, its key, whether and how it was redacted and
+ * its progress token; of a server's notification or request, whether it
+ * parses (is played) and the progress token it names.
+ */
+static void
+mdisk_digest(struct mdisk *md, enum dir d, enum msg_kind kind,
+    const void *raw, size_t len, struct mdisk_digest *dg)
+{
+	const json_t	*params;
+	const char	*method;
+
+	memset(dg, 0, sizeof *dg);
+	if (d == DIR_C2S && kind == KIND_REQUEST) {
+		if ((dg->v = mdisk_parse(raw, len)) == NULL ||
+		    (method = mdisk_method(dg->v)) == NULL ||
+		    (dg->key = match_request_key(dg->v, &md->rules)) == NULL)
+			return;
+		dg->emethod = method;
+		params = json_object_get(dg->v, "params");
+		if ((dg->redacted = redacted_in(params) != 0))
+			dg->shape = match_shape_key(dg->v);
+		dg->token = mdisk_canon(json_object_get(json_object_get(params,
+		    "_meta"), "progressToken"));
+	} else if (d == DIR_S2C && (kind == KIND_NOTIFICATION ||
+	    kind == KIND_REQUEST)) {
+		if ((dg->v = mdisk_parse(raw, len)) == NULL)
+			return;
+		dg->play = 1;
+		method = mdisk_method(dg->v);
+		if (method != NULL &&
+		    strcmp(method, "notifications/progress") == 0)
+			dg->token = mdisk_canon(json_object_get(
+			    json_object_get(dg->v, "params"), "progressToken"));
+	}
 }
 
 /*
@@ -158,42 +306,55 @@ mdisk_add(struct mdisk *md, int64_t seq, enum dir d, int64_t mono_ns,
     const void *raw, size_t len, int truncated, enum msg_kind kind,
     const char *method, const char *id)
 {
-	struct scan	 sc;
-	char		*smethod = NULL, *sid = NULL, key[MDISK_ID_MAX + 2];
-	int64_t		 i = md->nmsg++, req = -1;
-	size_t		 klen;
+	struct mdisk_digest	 dg;
+	struct scan		 sc;
+	sqlite3_stmt		*st = md->add;
+	char			*smethod = NULL, *sid = NULL;
+	char			 key[MDISK_ID_MAX + 2];
+	int64_t			 i = md->nmsg++, req = -1;
+	size_t			 klen;
 
+	memset(&dg, 0, sizeof dg);
 	if (!truncated) {
 		scan_message(raw, len, &sc);
 		kind = sc.kind;
 		method = smethod = scan_method_dup(raw, &sc);
 		id = sid = scan_id_dup(raw, &sc);
+		mdisk_digest(md, d, kind, raw, len, &dg);
 	}
 	if (id != NULL && (klen = strlen(id)) <= MDISK_ID_MAX) {
 		key[0] = (char)('0' + (kind == KIND_REQUEST ? d : !d));
 		memcpy(key + 1, id, klen);
+		/* The walk finds a request's answer by its request column. */
 		if (kind == KIND_REQUEST)
 			idmap_put(md->pending, key, klen + 1, i, NULL);
-		else if ((kind == KIND_RESPONSE || kind == KIND_ERROR) &&
-		    idmap_take(md->pending, key, klen + 1, &req, NULL) == 0) {
-			sqlite3_bind_int64(md->answer, 1, req);
-			sqlite3_bind_int64(md->answer, 2, i);
-			mdisk_exec(md, md->answer);
-		} else
+		else if (!((kind == KIND_RESPONSE || kind == KIND_ERROR) &&
+		    idmap_take(md->pending, key, klen + 1, &req, NULL) == 0))
 			req = -1;
 	}
-	sqlite3_bind_int64(md->add, 1, i);
-	sqlite3_bind_int64(md->add, 2, seq);
-	sqlite3_bind_int(md->add, 3, d);
-	sqlite3_bind_int(md->add, 4, kind);
-	sqlite3_bind_int64(md->add, 5, mono_ns);
-	mdisk_bind_text(md->add, 6, method);
-	sqlite3_bind_int(md->add, 7, truncated);
-	sqlite3_bind_int64(md->add, 8, req);
-	sqlite3_bind_blob(md->add, 9, len > 0 ? raw : "", (int)len,
+	sqlite3_bind_int64(st, 1, i);
+	sqlite3_bind_int64(st, 2, seq);
+	sqlite3_bind_int(st, 3, d);
+	sqlite3_bind_int(st, 4, kind);
+	sqlite3_bind_int64(st, 5, mono_ns);
+	mdisk_bind_text(st, 6, method);
+	sqlite3_bind_int(st, 7, truncated);
+	sqlite3_bind_int64(st, 8, req);
+	mdisk_bind_text(st, 9, dg.key);
+	sqlite3_bind_int(st, 10, dg.redacted);
+	mdisk_bind_text(st, 11, dg.shape);
+	mdisk_bind_text(st, 12, dg.token);
+	sqlite3_bind_int(st, 13, dg.play);
+	mdisk_bind_text(st, 14, smethod == NULL ? dg.emethod : NULL);
+	mdisk_exec(md, st);
+	sqlite3_bind_int64(md->add_raw, 1, i);
+	sqlite3_bind_blob(md->add_raw, 2, len > 0 ? raw : "", (int)len,
 	    SQLITE_STATIC);
-	mdisk_exec(md, md->add);
-	sqlite3_clear_bindings(md->add);
+	mdisk_exec(md, md->add_raw);
+	json_decref(dg.v);
+	free(dg.key);
+	free(dg.shape);
+	free(dg.token);
 	free(smethod);
 	free(sid);
 }
@@ -210,59 +371,24 @@ mdisk_parse(const void *raw, size_t len)
 	return v;
 }
 
-/* The method of a request message, or NULL if it has none. */
-static const char *
-mdisk_method(const json_t *msg)
-{
-	return json_string_value(json_object_get(msg, "method"));
-}
-
-/* The key's id and entries so far, a new key when it is the first. */
-static int64_t
-mdisk_key(struct mdisk *md, const char *key, int64_t *rank)
-{
-	sqlite3_stmt	*st = md->w_key_get;
-	int64_t		 kid;
-
-	mdisk_bind_text(st, 1, key);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		kid = sqlite3_column_int64(st, 0);
-		*rank = sqlite3_column_int64(st, 1);
-		sqlite3_reset(st);
-		sqlite3_bind_int64(md->w_key_inc, 1, kid);
-		mdisk_exec(md, md->w_key_inc);
-		return kid;
-	}
-	sqlite3_reset(st);
-	mdisk_bind_text(md->w_key_add, 1, key);
-	mdisk_exec(md, md->w_key_add);
-	*rank = 0;
-	return sqlite3_last_insert_rowid(md->db);
-}
-
 /*
- * The index in md->shapes of the redacted shape of a recorded request
- * (method and what redacted_shape keeps), a new one naming entry n when
- * it is the first: as match.c's.
+ * The index in md->shapes of a redacted shape (the key match_shape_key()
+ * gives), a new one naming entry n when it is the first: as match.c's.
  */
 static size_t
-mdisk_shape_of(struct mdisk *md, const json_t *req, int64_t n)
+mdisk_shape_of(struct mdisk *md, const char *key, int64_t n)
 {
 	json_t	*have;
-	char	*key = match_shape_key(req);
 	size_t	 k;
 
-	if ((have = json_object_get(md->shape_of, key)) != NULL) {
-		free(key);
+	if ((have = json_object_get(md->shape_of, key)) != NULL)
 		return (size_t)json_integer_value(have);
-	}
 	k = md->nshapes;
 	md->shapes = xreallocarray(md->shapes, k + 1, sizeof *md->shapes);
 	md->shapes[md->nshapes++] = n;
 	if (json_object_set_new(md->shape_of, key,
 	    json_integer((json_int_t)k)) != 0)
 		fatalx("mock: a redacted shape not indexed");
-	free(key);
 	return k;
 }
 
@@ -280,206 +406,212 @@ mdisk_item(struct mdisk *md, int64_t owner, int after, int64_t msg,
 		md->nprelude++;
 }
 
-/* Make recorded request i (its JSON req, answered by resp) an entry. */
+/* The requests in flight during the walk (see mdisk_finish()). */
+struct mdisk_flights {
+	struct mdisk_flight	*v;
+	size_t			 head, n, alloc;
+};
+
+/*
+ * Make the walk's row of recorded request i (with the key kid) an entry
+ * answered by resp, and put it in flight.
+ */
 static void
-mdisk_entry_add(struct mdisk *md, int64_t i, const char *smethod,
-    const json_t *req, int64_t resp, int64_t latency,
-    struct mdisk_flight **flight, size_t *head, size_t *nflight,
-    size_t *flightalloc, int64_t mono)
+mdisk_entry_add(struct mdisk *md, sqlite3_stmt *walk, int64_t i,
+    int64_t resp, int64_t latency, int64_t mono, struct mdisk_flights *fl)
 {
 	struct mdisk_flight	*f;
-	const json_t		*token;
 	sqlite3_stmt		*st = md->w_entry;
-	char			*key;
-	int64_t			 kid, rank, n = md->n++;
+	const char		*method, *shape, *token;
+	int64_t			 kid, n = md->n++;
 	int			 redacted;
 
-	key = match_request_key(req, &md->rules);
-	kid = mdisk_key(md, key, &rank);
-	free(key);
-	redacted = redacted_in(json_object_get(req, "params")) != 0;
+	kid = sqlite3_column_int64(walk, 16);
+	redacted = sqlite3_column_int(walk, 11);
+	shape = (const char *)sqlite3_column_text(walk, 12);
+	method = (const char *)sqlite3_column_text(walk, 4);
+	if (method == NULL)
+		method = (const char *)sqlite3_column_text(walk, 15);
 	sqlite3_bind_int64(st, 1, n);
 	sqlite3_bind_int64(st, 2, kid);
-	sqlite3_bind_int64(st, 3, rank);
+	sqlite3_bind_int64(st, 3, 0);	/* ranked once all are in */
 	sqlite3_bind_int64(st, 4, i);
 	sqlite3_bind_int64(st, 5, resp);
 	sqlite3_bind_int64(st, 6, latency);
 	sqlite3_bind_int(st, 7, redacted);
-	sqlite3_bind_int64(st, 8, redacted ? (int64_t)mdisk_shape_of(md, req,
-	    n) : 0);
-	mdisk_bind_text(st, 9, smethod != NULL ? smethod : mdisk_method(req));
+	sqlite3_bind_int64(st, 8, redacted && shape != NULL ?
+	    (int64_t)mdisk_shape_of(md, shape, n) : 0);
+	mdisk_bind_text(st, 9, method);
 	mdisk_exec(md, st);
 
-	if (*nflight == *flightalloc && *head > 0) {
-		memmove(*flight, *flight + *head, (*nflight - *head) *
-		    sizeof **flight);
-		*nflight -= *head;
-		*head = 0;
+	if (fl->n == fl->alloc && fl->head > 0) {
+		memmove(fl->v, fl->v + fl->head, (fl->n - fl->head) *
+		    sizeof *fl->v);
+		fl->n -= fl->head;
+		fl->head = 0;
 	}
-	if (*nflight == *flightalloc) {
-		*flightalloc = *flightalloc * 2 + 16;
-		*flight = xreallocarray(*flight, *flightalloc, sizeof **flight);
+	if (fl->n == fl->alloc) {
+		fl->alloc = fl->alloc * 2 + 16;
+		fl->v = xreallocarray(fl->v, fl->alloc, sizeof *fl->v);
 	}
-	f = &(*flight)[(*nflight)++];
+	f = &fl->v[fl->n++];
 	f->n = n;
 	f->req = i;
 	f->mono = mono;
-	token = json_object_get(json_object_get(json_object_get(req,
-	    "params"), "_meta"), "progressToken");
-	f->token = token != NULL ? json_deep_copy(token) : NULL;
+	token = (const char *)sqlite3_column_text(walk, 13);
+	f->token = token != NULL ? xstrdup(token) : NULL;
 }
 
 /*
  * The in-flight entry a server message belongs to: the one whose
- * progress token a progress notification names, else the latest sent.
+ * progress token a progress notification names (token), else the latest
+ * sent.
  */
 static size_t
-mdisk_owner(const json_t *msg, const struct mdisk_flight *flight,
+mdisk_owner(const char *token, const struct mdisk_flight *flight,
     size_t nflight)
 {
-	const json_t	*token;
-	const char	*method = mdisk_method(msg);
-	size_t		 i;
+	size_t	i;
 
-	if (method == NULL || strcmp(method, "notifications/progress") != 0)
-		return nflight - 1;
-	token = json_object_get(json_object_get(msg, "params"),
-	    "progressToken");
 	if (token == NULL)
 		return nflight - 1;
 	for (i = nflight; i > 0; i--) {
 		if (flight[i - 1].token != NULL &&
-		    json_equal(flight[i - 1].token, (json_t *)token))
+		    strcmp(flight[i - 1].token, token) == 0)
 			return i - 1;
 	}
 	return nflight - 1;
 }
 
+/* An answer came: its request leaves the flights (the entry's, if one). */
+static void
+mdisk_answered(struct mdisk_flights *fl, int64_t request, int64_t *last,
+    int64_t *last_mono)
+{
+	size_t	j;
+
+	for (j = fl->head; j < fl->n; j++) {
+		if (fl->v[j].req == request)
+			break;
+	}
+	if (j == fl->n)
+		return;		/* not an entry's */
+	*last = fl->v[j].n;
+	*last_mono = fl->v[j].mono;
+	free(fl->v[j].token);
+	if (j == fl->head)
+		fl->head++;
+	else {
+		memmove(fl->v + j, fl->v + j + 1, (fl->n - j - 1) *
+		    sizeof *fl->v);
+		fl->n--;
+	}
+	if (fl->head == fl->n)
+		fl->head = fl->n = 0;
+}
+
+/* Run statements over the whole index (between and after the walk). */
+static int
+mdisk_sql(struct mdisk *md, const char *sql, char **cause)
+{
+	char	*err = NULL;
+
+	if (sqlite3_exec(md->db, sql, NULL, NULL, &err) == SQLITE_OK)
+		return 0;
+	xasprintf(cause, "indexing the mock's temporary index: %s", err);
+	sqlite3_free(err);
+	return -1;
+}
+
 /*
  * The second pass: entries and the server's messages given to them, in
- * one walk of the recording in order (see the comment at the top).
+ * one walk of the recording's rows in order (see the comment at the top);
+ * no message is read or parsed again.
  */
 int
 mdisk_finish(struct mdisk *md, char **cause)
 {
-	struct mdisk_flight	*flight = NULL;
-	sqlite3_stmt		*walk;
-	json_t			*v;
-	const void		*raw;
-	const char		*smethod;
 	/*
-	 * In flight: flight[head] to flight[nflight - 1], oldest first.  The
-	 * oldest is mostly the one answered, so it leaves by head++, not by
-	 * moving all the others (a pipelined client has thousands in flight).
+	 * In flight: v[head] to v[n - 1], oldest first.  The oldest is
+	 * mostly the one answered, so it leaves by head++, not by moving
+	 * all the others (a pipelined client has thousands in flight).
 	 */
-	size_t			 head = 0, nflight = 0, flightalloc = 0, j;
+	struct mdisk_flights	 fl;
+	sqlite3_stmt		*walk;
+	size_t			 j;
 	int64_t			 i, answer, request, mono, start = 0, last = -1;
 	int64_t			 last_mono = 0;
 	int			 dir, kind, rc, trunc, atrunc;
-	char			*err = NULL;
 
+	memset(&fl, 0, sizeof fl);
 	idmap_free(md->pending);
 	md->pending = NULL;
-	md->w_key_get = mdisk_prepare(md, "SELECT id, n FROM keys WHERE "
-	    "key = ?1");
-	md->w_key_inc = mdisk_prepare(md, "UPDATE keys SET n = n + 1 WHERE "
-	    "id = ?1");
-	md->w_key_add = mdisk_prepare(md, "INSERT INTO keys (key, n, used) "
-	    "VALUES (?1, 1, 0)");
+	if (mdisk_sql(md, mdisk_between, cause) != 0)
+		return -1;
 	md->w_entry = mdisk_prepare(md, "INSERT INTO entry VALUES (?1, ?2, "
 	    "?3, ?4, ?5, ?6, ?7, ?8, ?9)");
 	md->w_item = mdisk_prepare(md, "INSERT INTO item VALUES (?1, ?2, ?3, "
 	    "?4)");
 	walk = mdisk_prepare(md, "SELECT m.i, m.dir, m.kind, m.mono, m.method, "
-	    "m.trunc, m.answer, m.request, m.raw, a.trunc, a.mono FROM msg m "
-	    "LEFT JOIN msg a ON a.i = m.answer ORDER BY m.i");
+	    "m.trunc, a.i, m.request, a.trunc, a.mono, NULL, m.redacted, "
+	    "m.shape, m.token, m.play, m.emethod, k.id FROM msg m "
+	    "LEFT JOIN msg a ON a.request = m.i AND a.request >= 0 "
+	    "LEFT JOIN keys k ON k.key = m.key ORDER BY m.i");
 	while ((rc = sqlite3_step(walk)) == SQLITE_ROW) {
 		i = sqlite3_column_int64(walk, 0);
 		dir = sqlite3_column_int(walk, 1);
 		kind = sqlite3_column_int(walk, 2);
 		mono = sqlite3_column_int64(walk, 3);
-		smethod = (const char *)sqlite3_column_text(walk, 4);
 		trunc = sqlite3_column_int(walk, 5);
-		answer = sqlite3_column_int64(walk, 6);
+		answer = sqlite3_column_type(walk, 6) == SQLITE_NULL ? -1 :
+		    sqlite3_column_int64(walk, 6);
 		request = sqlite3_column_int64(walk, 7);
-		atrunc = sqlite3_column_int(walk, 9);
+		atrunc = sqlite3_column_int(walk, 8);
 		if (i == 0)
 			start = mono;
 		if (dir == DIR_C2S && kind == KIND_REQUEST) {
 			/* An answer cut at the record cap is no answer. */
-			if (trunc || answer < 0 || atrunc)
+			if (trunc || answer < 0 || atrunc ||
+			    sqlite3_column_type(walk, 16) == SQLITE_NULL)
 				continue;
-			raw = sqlite3_column_blob(walk, 8);
-			v = mdisk_parse(raw, (size_t)sqlite3_column_bytes(walk,
-			    8));
-			if (v != NULL && mdisk_method(v) != NULL)
-				mdisk_entry_add(md, i, smethod, v, answer,
-				    clock_sub(sqlite3_column_int64(walk, 10),
-				    mono), &flight, &head, &nflight,
-				    &flightalloc, mono);
-			json_decref(v);
+			mdisk_entry_add(md, walk, i, answer, clock_sub(
+			    sqlite3_column_int64(walk, 9), mono), mono, &fl);
 			continue;
 		}
 		if (dir != DIR_S2C)
 			continue;
 		if (kind == KIND_RESPONSE || kind == KIND_ERROR) {
-			if (request < 0)
-				continue;
-			for (j = head; j < nflight; j++) {
-				if (flight[j].req == request)
-					break;
-			}
-			if (j == nflight)
-				continue;	/* not an entry's */
-			last = flight[j].n;
-			last_mono = flight[j].mono;
-			json_decref(flight[j].token);
-			if (j == head)
-				head++;
-			else {
-				memmove(flight + j, flight + j + 1,
-				    (nflight - j - 1) * sizeof *flight);
-				nflight--;
-			}
-			if (head == nflight)
-				head = nflight = 0;
+			if (request >= 0)
+				mdisk_answered(&fl, request, &last,
+				    &last_mono);
 			continue;
 		}
 		/* Batches and what is not JSON-RPC are not played. */
 		if ((kind != KIND_NOTIFICATION && kind != KIND_REQUEST) ||
-		    trunc)
+		    trunc || !sqlite3_column_int(walk, 14))
 			continue;
-		raw = sqlite3_column_blob(walk, 8);
-		if ((v = mdisk_parse(raw, (size_t)sqlite3_column_bytes(walk,
-		    8))) == NULL)
-			continue;
-		if (nflight > head) {
-			j = head + mdisk_owner(v, flight + head, nflight -
-			    head);
-			mdisk_item(md, flight[j].n, 0, i, clock_sub(mono,
-			    flight[j].mono));
+		if (fl.n > fl.head) {
+			j = fl.head + mdisk_owner((const char *)
+			    sqlite3_column_text(walk, 13), fl.v + fl.head,
+			    fl.n - fl.head);
+			mdisk_item(md, fl.v[j].n, 0, i, clock_sub(mono,
+			    fl.v[j].mono));
 		} else if (last >= 0)
 			mdisk_item(md, last, 1, i, clock_sub(mono, last_mono));
 		else
 			mdisk_item(md, -1, 0, i, clock_sub(mono, start));
-		json_decref(v);
 	}
 	sqlite3_finalize(walk);
-	for (j = head; j < nflight; j++)
-		json_decref(flight[j].token);
-	free(flight);
+	for (j = fl.head; j < fl.n; j++)
+		free(fl.v[j].token);
+	free(fl.v);
 	if (rc != SQLITE_DONE) {
 		xasprintf(cause, "reading the mock's temporary index: %s",
 		    sqlite3_errmsg(md->db));
 		return -1;
 	}
-	if (sqlite3_exec(md->db, mdisk_indexes, NULL, NULL, &err) !=
-	    SQLITE_OK) {
-		xasprintf(cause, "indexing the mock's temporary index: %s",
-		    err);
-		sqlite3_free(err);
+	if (mdisk_sql(md, mdisk_indexes, cause) != 0)
 		return -1;
-	}
 	json_decref(md->shape_of);
 	md->shape_of = NULL;
 	mfind_prepare(md);
@@ -520,10 +652,7 @@ mdisk_free(struct mdisk *md)
 		return;
 	mfind_finalize(md);
 	sqlite3_finalize(md->add);
-	sqlite3_finalize(md->answer);
-	sqlite3_finalize(md->w_key_get);
-	sqlite3_finalize(md->w_key_inc);
-	sqlite3_finalize(md->w_key_add);
+	sqlite3_finalize(md->add_raw);
 	sqlite3_finalize(md->w_entry);
 	sqlite3_finalize(md->w_item);
 	if (md->db != NULL)

@@ -42,8 +42,7 @@ struct mdisk {
 	size_t		 nshapes;
 	int		 shapes_capped;
 	/* Building. */
-	sqlite3_stmt	*add, *answer, *w_key_get, *w_key_inc, *w_key_add;
-	sqlite3_stmt	*w_entry, *w_item;
+	sqlite3_stmt	*add, *add_raw, *w_entry, *w_item;
 	/* Serving (mfind.c). */
 	sqlite3_stmt	*f_key, *f_rank, *f_used, *f_entry, *f_items;
 	sqlite3_stmt	*f_msg, *f_bykey, *f_byshape, *f_method, *f_methods;

@@ -46,20 +46,21 @@ mfind_row(sqlite3_stmt *st)
 void
 mfind_prepare(struct mdisk *md)
 {
-	md->f_key = mdisk_prepare(md, "SELECT id, n, used FROM keys WHERE "
-	    "key = ?1");
+	md->f_key = mdisk_prepare(md, "SELECT k.id, (SELECT max(rank) + 1 "
+	    "FROM entry WHERE kid = k.id), k.used FROM keys k WHERE key = ?1");
 	md->f_rank = mdisk_prepare(md, "SELECT n FROM entry WHERE kid = ?1 "
 	    "AND rank = ?2");
 	md->f_used = mdisk_prepare(md, "UPDATE keys SET used = used + 1 "
 	    "WHERE key = ?1");
 	md->f_entry = mdisk_prepare(md, "SELECT k.key, e.req, e.resp, "
-	    "e.latency, e.method, e.rank, k.n, q.seq, NULL, a.seq, NULL, "
+	    "e.latency, e.method, e.rank, (SELECT max(rank) + 1 FROM entry "
+	    "WHERE kid = e.kid), q.seq, NULL, a.seq, NULL, "
 	    "e.redacted, e.shape FROM entry e JOIN keys k ON k.id = e.kid "
 	    "JOIN msg q ON q.i = e.req JOIN msg a ON a.i = e.resp "
 	    "WHERE e.n = ?1");
 	md->f_items = mdisk_prepare(md, "SELECT after, msg, offset FROM item "
 	    "WHERE owner = ?1 ORDER BY after, rowid");
-	md->f_msg = mdisk_prepare(md, "SELECT raw FROM msg WHERE i = ?1");
+	md->f_msg = mdisk_prepare(md, "SELECT raw FROM raw WHERE i = ?1");
 	/* The redacted entries of a key, in order (by entry_redacted). */
 	md->f_bykey = mdisk_prepare(md, "SELECT n, shape FROM entry WHERE "
 	    "kid = (SELECT id FROM keys WHERE key = ?1) AND redacted = 1 "
@@ -74,12 +75,15 @@ mfind_prepare(struct mdisk *md)
 	    "ORDER BY method");
 	md->f_trunc = mdisk_prepare(md, "SELECT 1 FROM msg m WHERE "
 	    "m.dir = ?2 AND m.kind = ?3 AND m.method = ?1 AND (m.trunc OR "
-	    "(m.answer >= 0 AND (SELECT trunc FROM msg a WHERE "
-	    "a.i = m.answer))) LIMIT 1");
-	md->f_unanswered = mdisk_prepare(md, "SELECT 1 FROM msg WHERE "
-	    "dir = ?2 AND kind = ?3 AND answer < 0 AND NOT trunc AND "
-	    "method = ?1 LIMIT 1");
-	md->f_haskey = mdisk_prepare(md, "SELECT 1 FROM keys WHERE key = ?1");
+	    "EXISTS (SELECT 1 FROM msg a WHERE a.request = m.i AND "
+	    "a.request >= 0 AND a.trunc)) LIMIT 1");
+	md->f_unanswered = mdisk_prepare(md, "SELECT 1 FROM msg m WHERE "
+	    "m.dir = ?2 AND m.kind = ?3 AND NOT m.trunc AND m.method = ?1 AND "
+	    "NOT EXISTS (SELECT 1 FROM msg a WHERE a.request = m.i AND "
+	    "a.request >= 0) LIMIT 1");
+	/* A key of requests never answered has no entries. */
+	md->f_haskey = mdisk_prepare(md, "SELECT 1 FROM keys k WHERE "
+	    "key = ?1 AND EXISTS (SELECT 1 FROM entry WHERE kid = k.id)");
 	/* Bindings stay across resets: mfind_any() binds the method only. */
 	sqlite3_bind_int(md->f_trunc, 2, DIR_C2S);
 	sqlite3_bind_int(md->f_trunc, 3, KIND_REQUEST);

@@ -639,6 +639,7 @@ struct mdent {
 };
 
 struct mdisk	*mdisk_new(int, struct diff_rules *, char **);
+int		 mdisk_reset(struct mdisk *, char **);
 void		 mdisk_add(struct mdisk *, int64_t, enum dir, int64_t,
 		     const void *, size_t, int, enum msg_kind, const char *,
 		     const char *);

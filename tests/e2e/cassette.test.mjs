@@ -209,3 +209,28 @@ test('bad cassettes: a bad line, a newer version, a line cut short: the line is 
     t.cleanup();
   }
 });
+
+test('a cassette whose lines are not in time order: mocked, the same transcript (read again in the store\'s order)', { timeout: 240000 }, async () => {
+  const t = tempDir();
+  try {
+    const { ref, file } = await recordCassette(t.dir);
+    const empty = join(t.dir, 'empty');
+    const tmp = join(t.dir, 'tmp');
+    mkdirSync(empty);
+    mkdirSync(tmp);
+    const env = isolated(empty, tmp);
+    // The header stays first; the messages come last first.
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    const head = lines.filter((l) => !('seq' in JSON.parse(l)));
+    const msgs = lines.filter((l) => 'seq' in JSON.parse(l)).reverse();
+    assert.ok(msgs.length > 4, 'a session of several messages');
+    const shuffled = join(t.dir, 'reversed.jsonl');
+    writeFileSync(shuffled, [...head, ...msgs].join('\n') + '\n');
+
+    const mocked = await runSession(MCPREEL, ['mock', shuffled], { stderr: 'pipe', env });
+    assert.deepEqual(mocked, ref, 'the same transcript as the recorded run');
+    assert.deepEqual(readdirSync(tmp), [], 'no scratch store left behind');
+  } finally {
+    t.cleanup();
+  }
+});

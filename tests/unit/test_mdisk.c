@@ -132,6 +132,39 @@ static const struct mdisk_case mdisk_cases[] = {
 	    "tools/call", "{'name':'t','arguments':{'a':'k','b':'w'}}"),
 	    REQ(10, "tools/call", "{'name':'t','arguments':{'a':'k',"
 	    "'b':'w'}}") } },
+	{ "unanswered, answered twice, ids reused, not JSON", 0, NULL, {
+		{ DIR_C2S, 100, REQ(1, "tools/call", "{'name':'u'}") },
+		{ DIR_C2S, 110, REQ0(2, "tools/list") },
+		{ DIR_S2C, 120, RESULT(2, "{'n':1}") },
+		{ DIR_S2C, 125, RESULT(2, "{'n':99}") },
+		{ DIR_C2S, 130, REQ0(2, "tools/list") },
+		{ DIR_S2C, 140, RESULT(2, "{'n':2}") },
+		{ DIR_C2S, 150, "{'jsonrpc':'2.0','id':9,'method':'tools/call',"
+		    "'params':{'name':" },
+		{ DIR_S2C, 160, RESULT(9, "{}") },
+		{ DIR_C2S, 170, REQ(3, "tools/call", "{'name':'w'}") },
+		{ DIR_C2S, 175, REQ(3, "tools/call", "{'name':'v'}") },
+		{ DIR_S2C, 180, RESULT(3, "{}") },
+	}, { REQ(7, "tools/call", "{'name':'u'}"), REQ0(8, "tools/list"),
+	    REQ0(9, "tools/list"), REQ0(10, "tools/list"),
+	    REQ(11, "tools/call", "{'name':'w'}"),
+	    REQ(12, "tools/call", "{'name':'v'}") } },
+	{ "progress tokens compared as JSON values", 0, NULL, {
+		{ DIR_C2S, 100, REQ(1, "tools/call",
+		    "{'name':'a','_meta':{'progressToken':1}}") },
+		{ DIR_C2S, 110, REQ(2, "tools/call",
+		    "{'name':'b','_meta':{'progressToken':{'x':1,'y':[2]}}}") },
+		{ DIR_C2S, 115, REQ(3, "tools/call", "{'name':'c'}") },
+		{ DIR_S2C, 120, PROGRESS("1") },
+		{ DIR_S2C, 121, PROGRESS("1.0") },
+		{ DIR_S2C, 122, PROGRESS("{'y':[2],'x':1}") },
+		{ DIR_S2C, 123, PROGRESS("'1'") },
+		{ DIR_S2C, 130, RESULT(1, "{}") },
+		{ DIR_S2C, 140, RESULT(2, "{}") },
+		{ DIR_S2C, 150, RESULT(3, "{}") },
+	}, { REQ(5, "tools/call", "{'name':'a'}"),
+	    REQ(6, "tools/call", "{'name':'b'}"),
+	    REQ(7, "tools/call", "{'name':'c'}") } },
 };
 
 /* JSON text written with ' for " made real (the caller frees it). */
