@@ -192,7 +192,7 @@ ckpt_main(void *arg)
 {
 	struct ckpt	*c = arg;
 	sigset_t	 sigs;
-	int		 rc, frames, copied;
+	int		 rc;
 
 	pthread_setname_np(pthread_self(), "mcpreel-ckpt");
 	/*
@@ -219,7 +219,7 @@ ckpt_main(void *arg)
 		c->running = 1;
 		pthread_mutex_unlock(&c->lock);
 		rc = sqlite3_wal_checkpoint_v2(c->db, NULL,
-		    SQLITE_CHECKPOINT_PASSIVE, &frames, &copied);
+		    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 		if (rc != SQLITE_OK && rc != SQLITE_BUSY)
 			log_debug("checkpoint of %s: %s", c->path,
 			    sqlite3_errmsg(c->db));
