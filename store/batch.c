@@ -51,24 +51,37 @@ batch_lock_check(struct store *st, char **cause)
  * left.
  */
 #define BATCH_YIELD_NS	((int64_t)50 * 1000)
+/*
+ * And the most a batch spends in those yields.  A thread it woke to
+ * forward a message runs for tens of us; a yield that takes longer gave
+ * the CPU to a busy thread (a build, a peer in a flood), a scheduler
+ * slice at a time: on this loaded 2-CPU machine, 1 ms of work yielding
+ * every 50 us took 43 ms (2-3.5 ms without them; 126 ms against a
+ * busy loop on its CPU), which aged the queue past WRITER_MAX_LAG_MS and
+ * paused the producer.  Past this budget the batch runs on: 3.9 ms.
+ */
+#define BATCH_YIELD_SPENT_MAX_NS	((int64_t)200 * 1000)
 
 /*
- * Let a thread waiting for this CPU run, once BATCH_YIELD_NS passed; not
- * in a full batch (since is 0), where the writer is what the peers wait
- * for: there yielding only slowed the stdio flood (2-4% in three runs).
+ * Let a thread waiting for this CPU run, once BATCH_YIELD_NS passed since
+ * the last yield and while the batch spent less than
+ * BATCH_YIELD_SPENT_MAX_NS in them (adding to *spent).  Not in a full
+ * batch (spent is NULL), where the writer is what the peers wait for:
+ * there yielding only slowed the stdio flood (2-4% in three runs).
  */
 static void
-batch_yield(int64_t *since)
+batch_yield(int64_t *since, int64_t *spent)
 {
 	int64_t	now;
 
-	if (*since == 0)
+	if (spent == NULL || *spent >= BATCH_YIELD_SPENT_MAX_NS)
 		return;
 	now = clock_mono_ns();
 	if (now - *since < BATCH_YIELD_NS)
 		return;
 	sched_yield();
 	*since = clock_mono_ns();
+	*spent += *since - now;
 }
 
 /* Free an item and what it owns. */
@@ -141,17 +154,20 @@ batch_item_done(struct item *it, struct item **spare)
 /*
  * Write one batch in one transaction, freeing its items but the message
  * items, which it returns (a list) for writer_spare_give().  A light
- * batch (the tick took it, not WRITER_BATCH items) yields the CPU now
- * and then (batch_yield).
+ * batch (the tick took it, not WRITER_BATCH items) passes yielded: it
+ * yields the CPU now and then (batch_yield), and the time that took,
+ * not the writer's work, is returned there; NULL for none.
  */
 struct item *
-batch_write(struct writer *w, struct item *it, int light)
+batch_write(struct writer *w, struct item *it, int64_t *yielded)
 {
 	struct item	*next, *ends = NULL, *spare = NULL;
 	int		 in_txn = 0, was_broken = (w->broken != NULL);
 	int		 kept = 0;
-	int64_t		 yielded = light ? clock_mono_ns() : 0;
+	int64_t		 since = clock_mono_ns();
 
+	if (yielded != NULL)
+		*yielded = 0;
 	/* IMMEDIATE: a lock held elsewhere is waited for here, once. */
 	if (!was_broken) {
 		if (rows_exec(w, "BEGIN IMMEDIATE") == 0)
@@ -162,7 +178,7 @@ batch_write(struct writer *w, struct item *it, int light)
 	}
 	for (; it != NULL; it = next) {
 		next = it->next;
-		batch_yield(&yielded);
+		batch_yield(&since, yielded);
 		if (!in_txn) {
 			batch_skip(w, it);
 			batch_item_done(it, &spare);
@@ -215,7 +231,7 @@ batch_write(struct writer *w, struct item *it, int light)
 		}
 	}
 	if (in_txn) {
-		batch_yield(&yielded);
+		batch_yield(&since, yielded);
 		if (rows_exec(w, "COMMIT") == 0) {
 			rows_committed(w);
 			kept = 1;

@@ -194,7 +194,7 @@ void		 writer_unblocked(struct writer *);
 
 /* batch.c (writer thread only, but batch_lock_check before it starts) */
 int		 batch_lock_check(struct store *, char **);
-struct item	*batch_write(struct writer *, struct item *, int);
+struct item	*batch_write(struct writer *, struct item *, int64_t *);
 
 /*
  * ckpt.c: the checkpoint thread, its own connection to the database
