@@ -816,7 +816,7 @@ writer_main(void *arg)
 	struct timespec	 ts;
 	size_t		 bytes, items;
 	int64_t		 began, took, left, yielded;
-	int		 stop, drained, quiet;
+	int		 stop, drained, quiet, light;
 	sigset_t	 sigs;
 
 	/* Named for top, perf and the benchmark (its CPU time). */
@@ -881,6 +881,12 @@ writer_main(void *arg)
 		w->head = w->tail = NULL;
 		w->batch_ns = (batch != NULL) ? batch->queued_ns : 0;
 		stop = w->stopping && batch == NULL;
+		/*
+		 * A light batch yields the CPU now and then (batch_write),
+		 * but not one a producer waits for in writer_sync (--durable
+		 * forwards nothing meanwhile) or writer_stop.
+		 */
+		light = items < WRITER_BATCH && !w->syncing && !w->stopping;
 		pthread_mutex_unlock(&w->lock);
 		if (stop)
 			break;
@@ -891,8 +897,7 @@ writer_main(void *arg)
 		w->waited = 0;
 		began = clock_mono_ns();
 		yielded = 0;
-		spare = batch_write(w, batch, items < WRITER_BATCH ?
-		    &yielded : NULL);
+		spare = batch_write(w, batch, light ? &yielded : NULL);
 		/* The pace is the writer's: not the time others ran. */
 		took = clock_mono_ns() - began - yielded;
 		writer_spare_give(w, spare);
