@@ -870,8 +870,8 @@ writer_main(void *arg)
 		 * request at a time over HTTP, waited out a commit).
 		 */
 		if (w->items < WRITER_BATCH && !w->stopping && !w->syncing &&
-		    w->head != NULL && (left = w->head->queued_ns + WRITER_TICK_NS -
-		    clock_mono_ns()) > 0) {
+		    w->head != NULL && (left = w->head->queued_ns +
+		    WRITER_TICK_NS - clock_mono_ns()) > 0) {
 			writer_deadline_ns(&ts, left);
 			pthread_cond_timedwait(&w->cond, &w->lock, &ts);
 		}
