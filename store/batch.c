@@ -42,13 +42,14 @@ batch_lock_check(struct store *st, char **cause)
 /*
  * How long the writer works on a batch before it offers its CPU to a
  * thread waiting for it.  A batch takes up to a few ms (one request at a
- * time over HTTP: ~1 ms for a tick's 250 rows), and the scheduler lets
- * the thread that is running finish its slice before a thread it woke on
- * the same CPU runs, even with the other CPU idle: the forwarding thread
- * or a peer woken there waited out the batch, and through mcpreel the
- * p99 was 750-930 us against direct's 50.  Yielding every 50 us brought
- * it to 265-320 us; the commit (one SQLite call) is the longest stretch
- * left.
+ * time over HTTP: ~1 ms for a tick's few hundred rows), and the scheduler
+ * lets the thread that is running finish its slice before a thread it
+ * woke on the same CPU runs, even with the other CPU idle: the forwarding
+ * thread or a peer woken there waited out the batch.  Through mcpreel, one
+ * HTTP request at a time, the p99 was 804-1 062 us against direct's
+ * 58-73 us; yielding every 50 us, 349-441 us (five runs each, alternating;
+ * over stdio it went from 98-139 to 118-192 us).  The commit, one SQLite
+ * call, is the longest stretch left.
  */
 #define BATCH_YIELD_NS	((int64_t)50 * 1000)
 /*
@@ -61,8 +62,8 @@ batch_lock_check(struct store *st, char **cause)
  * yield longer than BATCH_YIELD_LONG_NS ends the yielding for the batch,
  * and so do BATCH_YIELD_SPENT_MAX_NS spent in them.  (A budget of 200 us
  * alone bounded the loaded case as well, 3.9 ms, but cut the short
- * yields of an idle machine: p99 one request at a time 381-490 us,
- * against 309-337 us with these.)
+ * yields of an idle machine: the p99 one request at a time was ~70 us
+ * higher than with these, five runs each.)
  */
 #define BATCH_YIELD_LONG_NS		((int64_t)200 * 1000)
 #define BATCH_YIELD_SPENT_MAX_NS	((int64_t)1000 * 1000)

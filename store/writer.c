@@ -32,7 +32,6 @@
 
 /* A batch is written when WRITER_BATCH items wait, or after this. */
 #define WRITER_TICK_MS		5
-#define WRITER_TICK_NS		((int64_t)WRITER_TICK_MS * 1000000)
 /* Empty ticks before the writer sleeps until signalled (~100 ms). */
 #define WRITER_IDLE_TICKS	20
 /* Past either high mark the producer is asked to pause reading. */
@@ -718,24 +717,15 @@ writer_session_faults_lost(const struct wsession *s)
 	return s->faults_lost;
 }
 
-/* The CLOCK_REALTIME time ns from now, for pthread_cond_timedwait(). */
 static void
-writer_deadline_ns(struct timespec *ts, int64_t ns)
+writer_deadline(struct timespec *ts, long ms)
 {
 	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += (time_t)(ns / 1000000000);
-	ts->tv_nsec += (long)(ns % 1000000000);
+	ts->tv_nsec += ms * 1000000;
 	if (ts->tv_nsec >= 1000000000) {
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000;
 	}
-}
-
-/* The same, ms from now. */
-static void
-writer_deadline(struct timespec *ts, long ms)
-{
-	writer_deadline_ns(ts, (int64_t)ms * 1000000);
 }
 
 /*
@@ -815,7 +805,7 @@ writer_main(void *arg)
 	struct item	*batch, *it, *spare;
 	struct timespec	 ts;
 	size_t		 bytes, items;
-	int64_t		 began, took, left, yielded;
+	int64_t		 began, took, yielded;
 	int		 stop, drained, quiet, light;
 	sigset_t	 sigs;
 
@@ -861,18 +851,8 @@ writer_main(void *arg)
 			w->idle = 1;
 			pthread_cond_wait(&w->cond, &w->lock);
 		}
-		/*
-		 * Let a batch gather for a tick from its oldest item, not
-		 * from now: after a tick that found items queued, a second
-		 * whole tick made the batch up to WRITER_MAX_LAG_MS old
-		 * when taken, so a message queued while it was written
-		 * paused the connections (one request in a hundred, at one
-		 * request at a time over HTTP, waited out a commit).
-		 */
-		if (w->items < WRITER_BATCH && !w->stopping && !w->syncing &&
-		    w->head != NULL && (left = w->head->queued_ns +
-		    WRITER_TICK_NS - clock_mono_ns()) > 0) {
-			writer_deadline_ns(&ts, left);
+		if (w->items < WRITER_BATCH && !w->stopping && !w->syncing) {
+			writer_deadline(&ts, WRITER_TICK_MS);
 			pthread_cond_timedwait(&w->cond, &w->lock, &ts);
 		}
 		w->idle = 0;
