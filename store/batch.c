@@ -62,15 +62,16 @@ batch_lock_check(struct store *st, char **cause)
  * yield longer than BATCH_YIELD_LONG_NS ends the yielding for the batch,
  * and so do BATCH_YIELD_SPENT_MAX_NS spent in them.  (A budget of 200 us
  * alone bounded the loaded case as well, 3.9 ms, but cut the short
- * yields of an idle machine: the p99 one request at a time was ~70 us
- * higher than with these, five runs each.)
+ * yields of an idle machine: the p99 one request at a time was about
+ * 115 us higher than with these, five runs each.)
  */
 #define BATCH_YIELD_LONG_NS		((int64_t)200 * 1000)
 #define BATCH_YIELD_SPENT_MAX_NS	((int64_t)1000 * 1000)
 
 /*
  * Let a thread waiting for this CPU run, once BATCH_YIELD_NS passed since
- * the last yield (*since; 0 once one took BATCH_YIELD_LONG_NS) and while
+ * the last yield (*since; 0 once one took longer than BATCH_YIELD_LONG_NS)
+ * and while
  * they took less than BATCH_YIELD_SPENT_MAX_NS in all (adding to *spent).
  * Not in a full batch (spent is NULL), where the writer is what the peers
  * wait for: there yielding only slowed the stdio flood (2-4% in three

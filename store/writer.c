@@ -717,6 +717,7 @@ writer_session_faults_lost(const struct wsession *s)
 	return s->faults_lost;
 }
 
+/* The CLOCK_REALTIME time ms from now, for pthread_cond_timedwait(). */
 static void
 writer_deadline(struct timespec *ts, long ms)
 {
@@ -863,8 +864,8 @@ writer_main(void *arg)
 		stop = w->stopping && batch == NULL;
 		/*
 		 * A light batch yields the CPU now and then (batch_write),
-		 * but not one a producer waits for in writer_sync (--durable
-		 * forwards nothing meanwhile) or writer_stop.
+		 * but not one taken while a producer waits in writer_sync
+		 * (--durable forwards nothing meanwhile) or writer_stop.
 		 */
 		light = items < WRITER_BATCH && !w->syncing && !w->stopping;
 		pthread_mutex_unlock(&w->lock);
