@@ -71,11 +71,10 @@ batch_lock_check(struct store *st, char **cause)
 /*
  * Let a thread waiting for this CPU run, once BATCH_YIELD_NS passed since
  * the last yield (*since; 0 once one took longer than BATCH_YIELD_LONG_NS)
- * and while
- * they took less than BATCH_YIELD_SPENT_MAX_NS in all (adding to *spent).
- * Not in a full batch (spent is NULL), where the writer is what the peers
- * wait for: there yielding only slowed the stdio flood (2-4% in three
- * runs).
+ * and while they took less than BATCH_YIELD_SPENT_MAX_NS in all (adding
+ * to *spent).  Not in a full batch (spent is NULL), where the writer is
+ * what the peers wait for: there yielding only slowed the stdio flood
+ * (2-4% in three runs).
  */
 static void
 batch_yield(int64_t *since, int64_t *spent)
