@@ -166,7 +166,7 @@ batch_item_done(struct item *it, struct item **spare)
  * items, which it returns (a list) for writer_spare_give().  A light
  * batch (the tick took it, not WRITER_BATCH items) passes yielded: it
  * yields the CPU now and then (batch_yield), and the time that took,
- * not the writer's work, is returned there; NULL for none.
+ * not the writer's work, is added there; NULL for none.
  */
 struct item *
 batch_write(struct writer *w, struct item *it, int64_t *yielded)
@@ -176,8 +176,6 @@ batch_write(struct writer *w, struct item *it, int64_t *yielded)
 	int		 kept = 0;
 	int64_t		 since = clock_mono_ns();
 
-	if (yielded != NULL)
-		*yielded = 0;
 	/* IMMEDIATE: a lock held elsewhere is waited for here, once. */
 	if (!was_broken) {
 		if (rows_exec(w, "BEGIN IMMEDIATE") == 0)
