@@ -171,7 +171,8 @@ batch_item_done(struct item *it, struct item **spare)
 struct item *
 batch_write(struct writer *w, struct item *it, int64_t *yielded)
 {
-	struct item	*next, *ends = NULL, *spare = NULL;
+	struct item	*next, *ends = NULL, *spare = NULL, *frees = NULL;
+	struct item	**freetail = &frees;
 	int		 in_txn = 0, was_broken = (w->broken != NULL);
 	int		 kept = 0;
 	int64_t		 since = clock_mono_ns();
@@ -187,6 +188,13 @@ batch_write(struct writer *w, struct item *it, int64_t *yielded)
 	for (; it != NULL; it = next) {
 		next = it->next;
 		batch_yield(&since, yielded);
+		if (it->type == ITEM_SESSION_FREE) {
+			/* After the ends below, in queue order. */
+			it->next = NULL;
+			*freetail = it;
+			freetail = &it->next;
+			continue;
+		}
 		if (!in_txn) {
 			batch_skip(w, it);
 			batch_item_done(it, &spare);
@@ -221,6 +229,7 @@ batch_write(struct writer *w, struct item *it, int64_t *yielded)
 		case ITEM_SESSION_TRANSPORT:
 			rows_otlp(w, it);
 			break;
+		case ITEM_SESSION_FREE:
 		case ITEM_TYPE_MAX:
 			break;
 		}
@@ -258,6 +267,15 @@ batch_write(struct writer *w, struct item *it, int64_t *yielded)
 		else if (!kept)
 			rows_otlp(w, ends);
 		batch_item_free(ends);
+	}
+	/*
+	 * Sessions handed back: not before their ends (kept above until
+	 * the commit, and tried again alone), nor the commit's counts.
+	 */
+	for (; frees != NULL; frees = next) {
+		next = frees->next;
+		rows_release(w, frees);
+		batch_item_free(frees);
 	}
 	return spare;
 }

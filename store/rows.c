@@ -337,7 +337,46 @@ rows_begin(struct writer *w, struct wsession *s)
 	__atomic_store_n(&s->id, sqlite3_last_insert_rowid(w->st->db),
 	    __ATOMIC_RELEASE);
 	s->all_next = w->all;
+	if (w->all != NULL)
+		w->all->all_prevp = &s->all_next;
+	s->all_prevp = &w->all;
 	w->all = s;
+}
+
+/*
+ * The producer is done with a session (ITEM_SESSION_FREE, after every
+ * earlier item of it and after its batch committed or rolled back): its
+ * row id goes where it asked, and it is freed.  A transaction's end
+ * empties w->touched, but a session still on it is taken off first, so
+ * that the counts of the next commit or rollback never reach it.
+ */
+void
+rows_release(struct writer *w, struct item *it)
+{
+	struct wsession	*s = it->session, **sp;
+	struct writer_ids *ids = it->ids;
+
+	for (sp = &w->touched; *sp != NULL; sp = &(*sp)->touched_next) {
+		if (*sp == s) {
+			*sp = s->touched_next;
+			break;
+		}
+	}
+	if (s->all_prevp != NULL) {
+		*s->all_prevp = s->all_next;
+		if (s->all_next != NULL)
+			s->all_next->all_prevp = s->all_prevp;
+	}
+	if (ids != NULL && s->id > 0) {
+		if (ids->n == ids->cap) {
+			ids->cap = ids->cap == 0 ? 64 : ids->cap * 2;
+			ids->ids = xreallocarray(ids->ids, ids->cap,
+			    sizeof *ids->ids);
+		}
+		ids->ids[ids->n++] = s->id;
+	}
+	writer_session_free(s);
+	it->session = NULL;
 }
 
 /*

@@ -196,6 +196,17 @@ uint64_t	 writer_session_lost(const struct wsession *);
 uint64_t	 writer_session_faults_lost(const struct wsession *);
 void		 writer_stop(struct writer *);
 void		 writer_session_free(struct wsession *);
+/*
+ * Row ids the writer thread gathers as it frees released sessions
+ * (writer_session_release); read them once the writer has stopped.
+ */
+struct writer_ids {
+	int64_t		*ids;
+	size_t		 n;
+	size_t		 cap;
+};
+void		 writer_session_release(struct writer *, struct wsession *,
+		     struct writer_ids *);
 
 /* query.c */
 struct session_row {

@@ -30,6 +30,7 @@ enum item_type {
 	ITEM_SESSION_OTLP,
 	ITEM_SESSION_CLIENT,
 	ITEM_SESSION_TRANSPORT,
+	ITEM_SESSION_FREE,
 	ITEM_TYPE_MAX
 };
 
@@ -52,6 +53,8 @@ struct item {
 	struct wfault	*fault;		/* ITEM_FAULT: a copy, its strings
 					   owned; ITEM_EXCHANGE_FAULT: only
 					   its n */
+	struct writer_ids *ids;		/* ITEM_SESSION_FREE: where its row
+					   id goes, or NULL */
 	int64_t		 count;		/* ITEM_SESSION_OTLP: spans dropped;
 					   ITEM_SESSION_CLIENT: the port (its
 					   address in reason) */
@@ -73,8 +76,9 @@ struct wexchange {
 
 /*
  * A recording session.  The producer creates it with writer_session_begin()
- * and frees it with writer_session_free() after writer_stop(); in between
- * only the writer thread touches its fields.
+ * and frees it with writer_session_free() after writer_stop(), or hands
+ * it back earlier with writer_session_release() (the writer thread frees
+ * it then); in between only the writer thread touches its fields.
  */
 /*
  * The most requests a session remembers as awaiting a response (how a
@@ -106,6 +110,8 @@ struct wsession {
 					   most WRITER_PENDING_MAX */
 	uint64_t	 forgotten;	/* of them, dropped as the oldest */
 	struct wsession	*all_next;	/* w->all: every session begun */
+	struct wsession	**all_prevp;	/* what points at it there, or NULL
+					   while its row is not written */
 	struct wsession	*touched_next;	/* w->touched, while uncommitted */
 	struct wsession_meta *imp;	/* a session recorded elsewhere */
 	const char	*origin;	/* ORIGIN_*: what made it (static) */
@@ -175,7 +181,8 @@ struct writer {
 	int		 last_rc;	/* its SQLite result code */
 	char		 last_err[256];	/* and its message */
 	char		*broken;	/* why recording stopped for good */
-	struct wsession	*all;		/* sessions begun, newest first */
+	struct wsession	*all;		/* sessions begun and not released,
+					   newest first */
 	struct wsession	*touched;	/* with rows in the open transaction */
 	int		 wal_pages;	/* in the WAL after the last commit */
 	int		 ckpt_quiet;	/* WRITER_CKPT_* in pages */
@@ -215,6 +222,7 @@ void		 rows_committed(struct writer *);
 void		 rows_rollback(struct writer *);
 void		 rows_broken(struct writer *);
 void		 rows_begin(struct writer *, struct wsession *);
+void		 rows_release(struct writer *, struct item *);
 
 void		 rows_message(struct writer *, struct wsession *,
 		     struct wexchange *, struct msg *, const struct scan *);

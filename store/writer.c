@@ -672,6 +672,25 @@ writer_session_transport(struct writer *w, struct wsession *s,
 	writer_enqueue(w, it, 0);
 }
 
+/*
+ * Hand session s back before the writer stops (the producer touches it no
+ * more): the writer thread frees it after every item queued before this
+ * one, and adds its row id to ids (may be NULL), which the producer reads
+ * once the writer has stopped.  Even when recording stopped, it is freed
+ * once: the writer drains its queue before it stops.
+ */
+void
+writer_session_release(struct writer *w, struct wsession *s,
+    struct writer_ids *ids)
+{
+	struct item	*it = xcalloc(1, sizeof *it);
+
+	it->type = ITEM_SESSION_FREE;
+	it->session = s;
+	it->ids = ids;
+	writer_enqueue(w, it, 0);
+}
+
 /* Hang p on session s (the producer's own: the writer never reads it). */
 void
 writer_session_set_tag(struct wsession *s, void *p)
