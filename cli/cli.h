@@ -104,6 +104,8 @@ int		 cli_listen_check(const char *, const char *, int);
 	{ "idle-timeout", required_argument, NULL, LIMITS_OPT_IDLE }, \
 	{ "max-connections", required_argument, NULL, LIMITS_OPT_CONNS }
 int		 limits_parse_size(const char *, size_t *);
+int		 limits_number(const char *, const char *, const char *, long,
+		     long, const char *, long *);
 int		 limits_seconds(const char *, const char *, const char *,
 		     int *);
 int		 limits_listen_option(const char *, int, const char *,

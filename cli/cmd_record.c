@@ -27,6 +27,7 @@
 #define RECORD_OPT_CONNECT	0x115
 #define RECORD_OPT_HEADER	0x116
 #define RECORD_OPT_TRANSPORT	0x117
+#define RECORD_OPT_MAX_SESSIONS	0x118
 
 /* record --cassette FILE [--no-db]: where the recording goes at the end. */
 struct record_out {
@@ -202,9 +203,8 @@ cmd_record_usage(FILE *f)
 	    "path under URL (Streamable HTTP, and the legacy HTTP+SSE transport).\n"
 	    "Point the client at mcpreel's address instead of the server's.  Each\n"
 	    "MCP session (Mcp-Session-Id, or the legacy endpoint URL's session) is\n"
-	    "recorded as a session of its own, up to 16 384 in one run (ended ones\n"
-	    "count: a long run's later sessions share the run's default session;\n"
-	    "restart the recording to begin a new count).  It runs until SIGINT,\n"
+	    "recorded as a session of its own, up to --max-sessions held at once\n"
+	    "(an ended one is let go 10 s after its end).  It runs until SIGINT,\n"
 	    "SIGTERM or SIGHUP (SIGHUP re-reads --faults instead, when given),\n"
 	    "then exits 0.\n"
 	    "\n", RECORD_SPIN_US);
@@ -248,13 +248,17 @@ cmd_record_usage(FILE *f)
 	    "                         waits to be accepted until one closes\n"
 	    "                         (default: what ulimit -n allows at two\n"
 	    "                         descriptors a client, less %d, at most %d)\n"
+	    "  --max-sessions N       hold at most N MCP sessions at once (default\n"
+	    "                         %d, at most %d); past them, new sessions\n"
+	    "                         are recorded in the run's default session\n"
 	    "  --redact-header NAME   store NAME's value as [REDACTED] (repeatable;\n"
 	    "                         Authorization, Cookie, Set-Cookie,\n"
 	    "                         Proxy-Authorization, Mcp-Session-Id and\n"
 	    "                         Mcp-Param-* always are, and by default\n"
 	    "                         every header named like a secret: below)\n"
 	    "\n", HTTP_UPSTREAM_TIMEOUT, HTTP_HEAD_TIMEOUT,
-	    HTTP_IDLE_TIMEOUT, LISTENER_FD_RESERVE, LISTENER_MAX_DEFAULT);
+	    HTTP_IDLE_TIMEOUT, LISTENER_FD_RESERVE, LISTENER_MAX_DEFAULT,
+	    HTTP_SESSIONS_MAX, HTTP_SESSIONS_LIMIT);
 	record_usage_redaction(f);
 	fprintf(f,
 	    "\n"
@@ -433,6 +437,8 @@ cmd_record(int argc, char **argv)
 		{ "connect", required_argument, NULL, RECORD_OPT_CONNECT },
 		{ "header", required_argument, NULL, RECORD_OPT_HEADER },
 		{ "transport", required_argument, NULL, RECORD_OPT_TRANSPORT },
+		{ "max-sessions", required_argument, NULL,
+		    RECORD_OPT_MAX_SESSIONS },
 		LIMITS_LONGOPTS,
 		OTLP_OPTS_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
@@ -454,7 +460,7 @@ cmd_record(int argc, char **argv)
 	struct livecheck		*lc = NULL;
 	struct otlp_sess_info		 oinfo;
 	int64_t				 started_ns;
-	long				 spin;
+	long				 spin, count;
 	size_t				 max_record;
 	uint64_t			 lost;
 	struct fault_opts		 fopts;
@@ -592,6 +598,14 @@ cmd_record(int argc, char **argv)
 				free(cause);
 				goto usage;
 			}
+			break;
+		case RECORD_OPT_MAX_SESSIONS:
+			if (limits_number("record", "max-sessions", optarg, 1,
+			    HTTP_SESSIONS_LIMIT, "a count of sessions, 1",
+			    &count) != 0)
+				goto usage;
+			http.max_sessions = (int)count;
+			given.upstream_only = 1;
 			break;
 		case RECORD_OPT_CASSETTE:
 			ro.cassette = optarg;
@@ -786,6 +800,8 @@ cmd_record(int argc, char **argv)
 		}
 		free((void *)bridge.headers);
 		free(env_headers);
+		/* Each session's cassette: the retired ones' ids too. */
+		http.keep_ids = ro.cassette != NULL;
 		rc = record_over_http(w, &http, lc, path, &ro, otlp);
 		cassette_free(ro.temp);
 		otlp_opts_clear(&oopts);

@@ -56,17 +56,17 @@ limits_parse_size(const char *arg, size_t *size)
 	return 0;
 }
 
-/* A whole number from 0 to max, or -1 (said on stderr for cmd --name). */
-static int
-limits_number(const char *cmd, const char *name, const char *arg, long max,
-    const char *what, long *out)
+/* A whole number from min to max, or -1 (said on stderr for cmd --name). */
+int
+limits_number(const char *cmd, const char *name, const char *arg, long min,
+    long max, const char *what, long *out)
 {
 	char	*end;
 	long	 n;
 
 	errno = 0;
 	n = strtol(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0' || n < 0 || n > max) {
+	if (errno != 0 || end == arg || *end != '\0' || n < min || n > max) {
 		fprintf(stderr, "mcpreel %s: --%s takes %s to %ld: %s\n", cmd,
 		    name, what, max, arg);
 		return -1;
@@ -81,7 +81,7 @@ limits_seconds(const char *cmd, const char *name, const char *arg, int *out)
 {
 	long	n;
 
-	if (limits_number(cmd, name, arg, LIMITS_TIMEOUT_MAX,
+	if (limits_number(cmd, name, arg, 0, LIMITS_TIMEOUT_MAX,
 	    "whole seconds, 0 (no limit)", &n) != 0)
 		return -1;
 	*out = (int)n;
@@ -107,7 +107,7 @@ limits_listen_option(const char *cmd, int ch, const char *arg,
 		return limits_seconds(cmd, "idle-timeout", arg,
 		    &lim->idle_timeout) == 0 ? 1 : -1;
 	case LIMITS_OPT_CONNS:
-		if (limits_number(cmd, "max-connections", arg,
+		if (limits_number(cmd, "max-connections", arg, 0,
 		    LIMITS_CONNECTIONS_MAX, "a count of connections, 0 (the "
 		    "default, from ulimit -n)", &n) != 0)
 			return -1;

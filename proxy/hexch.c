@@ -365,6 +365,8 @@ hexch_free(struct hexch *x)
 
 	if (x == NULL)
 		return;
+	if (x->hs != NULL)
+		x->hs->refs--;
 	for (i = 0; i < x->nheld; i++)
 		msg_free(x->held[i]);
 	free(x->held);

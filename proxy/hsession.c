@@ -103,6 +103,9 @@ hsession_new(struct hproxy *p, const char *key, int legacy, int pending,
 		tap_event(p->tap, hs->ws, "note", p->opt->faults->note,
 		    strlen(p->opt->faults->note));
 	hs->next = p->sessions;
+	if (p->sessions != NULL)
+		p->sessions->prevp = &hs->next;
+	hs->prevp = &p->sessions;
 	p->sessions = hs;
 	/* The normal course of traffic: shown with -v. */
 	log_debug("new %s session%s", legacy ? "legacy HTTP+SSE" :
@@ -112,29 +115,37 @@ hsession_new(struct hproxy *p, const char *key, int legacy, int pending,
 }
 
 /*
- * Whether one more session may be made (HTTP_SESSIONS_MAX); counts it if
- * so.  Past the bound, sessions share the run's default one.
+ * Whether one more session may be held (p->max_sessions), retiring an
+ * ended one for it if need be; counts it if so.  Past the bound, sessions
+ * share the run's default one.
  */
 static int
 hsession_room(struct hproxy *p)
 {
-	if (p->nsessions >= HTTP_SESSIONS_MAX) {
-		/*
-		 * Said once, and the count stops there: counting every
-		 * refused one would wrap (a request each, past the bound)
-		 * and let sessions be made without bound again.
-		 */
-		if (p->nsessions == HTTP_SESSIONS_MAX) {
-			p->nsessions++;
-			log_warnx("more than %d MCP sessions in one run "
-			    "(ended ones count): the rest are recorded in the "
-			    "run's default session; restart the recording to "
-			    "keep new sessions apart", HTTP_SESSIONS_MAX);
+	if (p->nsessions >= p->max_sessions && !hretire_room(p)) {
+		/* Said once a crossing: p->full clears when one retires. */
+		if (!p->full) {
+			p->full = 1;
+			log_warnx("more than %d MCP sessions held at once: new "
+			    "ones are recorded in the run's default session "
+			    "until an ended one is retired (--max-sessions)",
+			    p->max_sessions);
 		}
 		return 0;
 	}
 	p->nsessions++;
 	return 1;
+}
+
+/* A session made under the bound (hsession_room counted it). */
+static struct hsession *
+hsession_new_counted(struct hproxy *p, const char *key, int legacy,
+    int pending, int64_t started_ns)
+{
+	struct hsession	*hs = hsession_new(p, key, legacy, pending, started_ns);
+
+	hs->counted = 1;
+	return hs;
 }
 
 /* The session for an MCP session id, made on first sight. */
@@ -157,7 +168,7 @@ hsession_get(struct hproxy *p, const char *key, int legacy,
 		return ended;
 	if (!hsession_room(p))
 		return hsession_default(p, started_ns);
-	return hsession_new(p, key, legacy, 0, started_ns);
+	return hsession_new_counted(p, key, legacy, 0, started_ns);
 }
 
 /* The session for traffic that carries no session id. */
@@ -192,7 +203,7 @@ hsession_pending(struct hproxy *p, int64_t started_ns)
 	}
 	if (!hsession_room(p))
 		return hsession_default(p, started_ns);
-	return hsession_new(p, NULL, 0, 1, started_ns);
+	return hsession_new_counted(p, NULL, 0, 1, started_ns);
 }
 
 /*
@@ -233,7 +244,10 @@ hsession_settle(struct hproxy *p, struct hsession *hs, const char *sid,
 		p->spare = hs;
 }
 
-/* End a session's recording (a DELETE, or the end of the run). */
+/*
+ * End a session's recording (a DELETE, or the end of the run); it is
+ * retired later (hretire_ended).
+ */
 void
 hsession_end(struct hproxy *p, struct hsession *hs, const char *why)
 {
@@ -243,6 +257,24 @@ hsession_end(struct hproxy *p, struct hsession *hs, const char *why)
 	writer_session_end(p->w, hs->ws, -1, 0, why);
 	tap_check_end(hs->ws);
 	tap_otlp_end(hs->ws);
+	hretire_ended(p, hs);
+}
+
+/* Take a keyed session out of the id table (it is being retired). */
+void
+hsession_unkey(struct hproxy *p, struct hsession *hs)
+{
+	struct hsession	**pp;
+
+	if (hs->key == NULL)
+		return;
+	for (pp = hsession_bucket(p, hs->key); *pp != NULL;
+	    pp = &(*pp)->hnext) {
+		if (*pp == hs) {
+			*pp = hs->hnext;
+			break;
+		}
+	}
 }
 
 /*
@@ -291,6 +323,20 @@ hsession_end_all(struct hproxy *p, const char *why)
 		hsession_end(p, hs, why);
 }
 
+/*
+ * Free a session, and its recording session unless it was handed back
+ * (hs->ws NULL); then the writer must have stopped.
+ */
+void
+hsession_free(struct hsession *hs)
+{
+	writer_session_free(hs->ws);
+	howed_clear(&hs->owed);
+	free(hs->endpoint);
+	free(hs->key);
+	free(hs);
+}
+
 /* Free a list of sessions; the writer must have stopped. */
 void
 hsession_free_all(struct hsession *hs)
@@ -299,11 +345,7 @@ hsession_free_all(struct hsession *hs)
 
 	for (; hs != NULL; hs = next) {
 		next = hs->next;
-		writer_session_free(hs->ws);
-		howed_clear(&hs->owed);
-		free(hs->endpoint);
-		free(hs->key);
-		free(hs);
+		hsession_free(hs);
 	}
 }
 
@@ -508,6 +550,8 @@ hexch_assign(struct hexch *x, struct hsession *hs)
 	if (x->hs != NULL)
 		return;
 	x->hs = hs;
+	/* Not retired while x refers to it (hexch_free lets go). */
+	hs->refs++;
 	x->wait_endpoint = 0;
 	if (!hs->otlp && tap_exporting())
 		hsession_otlp(p, hs, x);

@@ -687,6 +687,7 @@ record_http(struct writer *w, const struct http_options *opt,
 		return -1;
 	}
 	p.tap = tap_new(p.base, w, hstall_resume_cb, &p);
+	hretire_init(&p);
 	for (i = 0; i < 2; i++) {
 		p.sigs[i] = evsignal_new(p.base, sigs[i], proxy_signal_cb, &p);
 		evsignal_add(p.sigs[i], NULL);
@@ -734,6 +735,7 @@ record_http(struct writer *w, const struct http_options *opt,
 	p.listener = NULL;
 	/* One more pass frees what the closes deferred. */
 	event_base_loop(p.base, EVLOOP_NONBLOCK);
+	hretire_free(&p);
 	hsession_end_all(&p, p.stop_reason != NULL ? p.stop_reason :
 	    "recording stopped");
 	res->exit_code = 0;
@@ -751,13 +753,15 @@ record_http(struct writer *w, const struct http_options *opt,
 	event_base_free(p.base);
 	/* The sessions outlive the loop: the caller stops the writer. */
 	res->sessions = p.sessions;
+	res->retired = p.retired;
 	free(p.by_key);
 	return 0;
 }
 
 /*
  * The ids of the sessions record_http() recorded, once the writer has
- * stopped (a session never written has none and is left out); *n gets
+ * stopped (a session never written has none and is left out), those
+ * retired during the run included when opt->keep_ids was set; *n gets
  * their number.  Free the array.
  */
 int64_t *
@@ -765,14 +769,18 @@ record_http_ids(const struct record_result *res, size_t *n)
 {
 	struct hsession	*hs;
 	int64_t		*ids = NULL;
-	size_t		 count = 0;
+	size_t		 count = 0, i;
 
 	for (hs = res->sessions; hs != NULL; hs = hs->next)
 		count++;
+	if (res->retired != NULL)
+		count += res->retired->n;
 	*n = 0;
 	if (count == 0)
 		return NULL;
 	ids = xreallocarray(NULL, count, sizeof *ids);
+	for (i = 0; res->retired != NULL && i < res->retired->n; i++)
+		ids[(*n)++] = res->retired->ids[i];
 	for (hs = res->sessions; hs != NULL; hs = hs->next) {
 		if (writer_session_id(hs->ws) > 0)
 			ids[(*n)++] = writer_session_id(hs->ws);
@@ -786,4 +794,8 @@ record_http_free(struct record_result *res)
 {
 	hsession_free_all(res->sessions);
 	res->sessions = NULL;
+	if (res->retired != NULL)
+		free(res->retired->ids);
+	free(res->retired);
+	res->retired = NULL;
 }

@@ -44,16 +44,15 @@ enum pause_why {
 /* How long connecting to the upstream may take, seconds. */
 #define HTTP_CONNECT_TIMEOUT	10
 /*
- * Recording sessions one run keeps (each MCP session id gets one); past
- * this, a client cycling session ids cannot grow memory: the rest share
- * the run's default session.  A gateway serves 10 000 sessions at once
- * (bench/scen_sessions.sh); a recording session costs ~1 KiB here (its
- * row's state in the writer included), so the bound is 16 MiB.  Ended
- * sessions count too (their state is kept until the run stops: the
- * writer, --check, --otlp and the cassettes refer to it), so a run with
- * many short sessions reaches it; --help and docs/recording.md say so.
+ * How long an ended session is kept after its end (a DELETE, a new
+ * initialize given its id, the end of a legacy stream) before it is
+ * retired: a request carrying its id that crossed the DELETE on the
+ * wire, or the end of its GET stream, is still recorded in it.  Past
+ * that, its id names a new session.
  */
-#define HTTP_SESSIONS_MAX	16384
+#define HSESSION_GRACE_MS	10000
+/* How often ended sessions are looked at while any waits to be retired. */
+#define HSESSION_RETIRE_TICK_MS	1000
 /*
  * Buckets of the table that finds a session by its id (hsession_get):
  * a quarter of HTTP_SESSIONS_MAX, so chains stay a few long whatever the
@@ -122,9 +121,17 @@ struct hsession {
 	struct wsession	*ws;
 	int64_t		 started_ns;	/* as its row got it */
 	int		 otlp;		/* --otlp: its export has begun */
+	int		 counted;	/* one of p->nsessions */
+	int		 refs;		/* exchanges whose x->hs it is */
+	int64_t		 ended_ns;	/* monotonic, when it ended */
+	int		 waiting;	/* on p->ended, to be retired */
+	TAILQ_ENTRY(hsession) eentry;	/* on p->ended, oldest end first */
 	struct hsession	*next;
+	struct hsession	**prevp;	/* what points at it in p->sessions */
 	struct hsession	*hnext;		/* in its bucket of the id table */
 };
+
+TAILQ_HEAD(hsessions, hsession);
 
 struct hproxy;
 struct hconn;
@@ -316,9 +323,17 @@ struct hproxy {
 						   id, for the next initialize */
 	int			 stateless;	/* durable: an initialize was
 						   answered with no session id */
-	int			 nsessions;	/* keyed and pending ones made
-						   (one more once refused) */
-	int			 nlegacy;	/* legacy ones made */
+	int			 nsessions;	/* keyed and pending ones held
+						   (not retired) */
+	int			 max_sessions;	/* their bound (--max-sessions) */
+	int			 full;		/* at the bound: said once, until
+						   one is retired */
+	int			 nlegacy;	/* legacy ones held */
+	struct hsessions	 ended;		/* ended, waiting to retire */
+	struct event		*retire_ev;	/* looks at them (hretire.c) */
+	struct writer_ids	*retired;	/* their row ids (opt->keep_ids),
+						   filled by the writer thread:
+						   record_http_free frees it */
 	struct event		*sigs[2];
 	struct event		*sighup;	/* re-reads --faults, else stops */
 	char			*stop_reason;
@@ -338,6 +353,12 @@ void		 hretry_keep(struct hconn *);
 void		 hretry_stop(struct hconn *);
 void		 hretry_free(struct hconn *);
 int		 hretry_again(struct hconn *, const char *);
+
+/* hretire.c */
+void		 hretire_init(struct hproxy *);
+void		 hretire_free(struct hproxy *);
+void		 hretire_ended(struct hproxy *, struct hsession *);
+int		 hretire_room(struct hproxy *);
 
 /* hstall.c */
 void		 hstall_resume_cb(void *);
@@ -425,7 +446,9 @@ void		 hsession_settle(struct hproxy *, struct hsession *,
 void		 hsession_end(struct hproxy *, struct hsession *,
 		     const char *);
 void		 hsession_end_all(struct hproxy *, const char *);
+void		 hsession_free(struct hsession *);
 void		 hsession_free_all(struct hsession *);
+void		 hsession_unkey(struct hproxy *, struct hsession *);
 char		*hsession_query_id(const char *);
 char		*hsession_endpoint_key(const char *);
 struct hsession	*hsession_legacy_find(struct hproxy *, const char *);

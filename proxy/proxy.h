@@ -90,6 +90,8 @@ struct record_result {
 	char	*reason;	/* how the session ended, in words */
 	struct hsession	*sessions;	/* record_http: free them with
 					   record_http_free() */
+	struct writer_ids *retired;	/* record_http: the row ids of
+					   those retired during the run */
 };
 
 int		 record_stdio(struct writer *, struct wsession *,
@@ -163,6 +165,22 @@ int		 record_loop_is_pipe(int);
  */
 #define HTTP_UPSTREAM_TIMEOUT	300
 
+/*
+ * Recording sessions held at once, by default (record --max-sessions):
+ * each MCP session id gets one; past this, a client cycling session ids
+ * cannot grow memory: the rest share the run's default session.  A
+ * gateway serves 10 000 sessions at once (bench/scen_sessions.sh); a
+ * recording session costs ~1 KiB here (its row's state in the writer
+ * included), so the bound is 16 MiB.  An ended session stops counting
+ * once it is retired (hretire.c).
+ */
+#define HTTP_SESSIONS_MAX	16384
+/*
+ * The most --max-sessions takes: ~1 GiB of sessions, and the id table's
+ * chains (HSESSION_BUCKETS) 256 long on average, a walk per request.
+ */
+#define HTTP_SESSIONS_LIMIT	(1024 * 1024)
+
 struct http_options {
 	const char	 *name;		/* --name, or NULL */
 	const char	 *listen;	/* --listen */
@@ -178,6 +196,10 @@ struct http_options {
 	char		**redact;	/* --redact-header NAME ... */
 	size_t		  nredact;
 	const struct record_faults *faults; /* --fault, or NULL: none */
+	int		  max_sessions;	/* --max-sessions, 0: the default
+					   (HTTP_SESSIONS_MAX) */
+	int		  keep_ids;	/* record_http_ids() is wanted (the
+					   retired sessions' ids are kept) */
 };
 
 int		 record_http(struct writer *, const struct http_options *,

@@ -1,0 +1,135 @@
+// Many short MCP sessions through one HTTP recording: an ended session
+// (DELETE) stops counting toward --max-sessions, so a long run keeps
+// telling its sessions apart; live ones past the bound share the run's
+// default session, and a line on stderr says so once.
+//
+// server-everything over Streamable HTTP issues an Mcp-Session-Id with
+// each initialize and accepts DELETE.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { mcpreelHttpSupport, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
+import { sql, withCleanup } from './lib/util.mjs';
+
+const support = mcpreelHttpSupport();
+const needsHttp = support.ok ? false : support.reason;
+
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** POST one JSON-RPC message; resolves {status, sid, text} once the body is read. */
+async function post(url, msg, sid) {
+  const headers = { ...HEADERS };
+  if (sid) {
+    headers['mcp-session-id'] = sid;
+    headers['mcp-protocol-version'] = '2025-06-18';
+  }
+  const r = await fetch(url, { method: 'POST', headers, body: JSON.stringify(msg) });
+  return { status: r.status, sid: r.headers.get('mcp-session-id'), text: await r.text() };
+}
+
+/** Begin an MCP session named tag (initialize, initialized, a ping); its id. */
+async function open(url, tag) {
+  const init = await post(url, {
+    jsonrpc: '2.0', id: `init-${tag}`, method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: `retire-${tag}`, version: '1' } },
+  });
+  assert.equal(init.status, 200, `${tag}: initialize answered: ${init.text}`);
+  assert.ok(init.sid, `${tag}: the server gave a session id`);
+  const note = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, init.sid);
+  assert.equal(note.status, 202, `${tag}: initialized accepted`);
+  const ping = await post(url, { jsonrpc: '2.0', id: `ping-${tag}`, method: 'ping' }, init.sid);
+  assert.equal(ping.status, 200, `${tag}: ping answered`);
+  assert.match(ping.text, new RegExp(`"id":"ping-${tag}"`), `${tag}: the ping's answer`);
+  return init.sid;
+}
+
+/** End an MCP session with DELETE. */
+async function close(url, sid, tag) {
+  const r = await fetch(url, { method: 'DELETE', headers: { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' } });
+  await r.text();
+  assert.equal(r.status, 200, `${tag}: DELETE answered`);
+}
+
+/** The recording sessions holding a message whose rpc_id names tag's initialize or ping. */
+function sessionsOfTag(db, tag) {
+  return sql(db, `SELECT DISTINCT session_id AS id FROM messages
+      WHERE rpc_id LIKE '%-${tag}"' ORDER BY session_id`).map((r) => r.id);
+}
+
+test('record --max-sessions: ended sessions are retired, each short session is its own; past the bound live ones share the default session', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const se = await startServerEverything('streamableHttp');
+    defer(se.stop);
+    const db = join(dir, 'rec.db');
+    const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'retire', args: ['--max-sessions', '4'] });
+    defer(() => proxy.stop());
+    const url = `${proxy.url}${new URL(se.url).pathname}`;
+
+    // Three times the bound, one after another: each ends before the next.
+    for (let i = 1; i <= 12; i++) {
+      const sid = await open(url, `c${i}`);
+      await close(url, sid, `c${i}`);
+    }
+    assert.doesNotMatch(proxy.stderr(), /sessions held at once/, 'the ended sessions never filled the bound');
+
+    // Five at once: the fifth finds four live ones held, and no room.
+    const live = [];
+    for (let i = 1; i <= 5; i++) live.push(await open(url, `l${i}`));
+    const { code, stderr } = await proxy.stop();
+    assert.equal(code, 0, `mcpreel exits 0: ${stderr}`);
+    const warned = stderr.match(/more than 4 MCP sessions held at once[^\n]*/g) ?? [];
+    assert.equal(warned.length, 1, `said once: ${stderr}`);
+    assert.match(warned[0], /default session/);
+
+    const owner = new Map();
+    for (const tag of [...Array.from({ length: 12 }, (_, i) => `c${i + 1}`), 'l1', 'l2', 'l3', 'l4']) {
+      const ids = sessionsOfTag(db, tag);
+      assert.equal(ids.length, 1, `${tag}: its messages are in one session: ${JSON.stringify(ids)}`);
+      assert.ok(!owner.has(ids[0]), `${tag}: its session ${ids[0]} is its own, not ${owner.get(ids[0])}'s`);
+      owner.set(ids[0], tag);
+      const rows = sql(db, `SELECT direction, kind, method FROM messages WHERE session_id = ${ids[0]} ORDER BY seq`);
+      for (const [dir, kind, method] of [['c2s', 'request', 'initialize'], ['c2s', 'notification', 'notifications/initialized'],
+        ['c2s', 'request', 'ping'], ['s2c', 'response', 'ping']]) {
+        assert.ok(rows.some((r) => r.direction === dir && r.kind === kind && r.method === method),
+          `${tag}: ${dir} ${kind} ${method} recorded: ${JSON.stringify(rows)}`);
+      }
+      if (tag.startsWith('c')) {
+        const ex = sql(db, `SELECT method, status FROM http_exchanges WHERE session_id = ${ids[0]} AND method = 'DELETE'`);
+        assert.deepEqual(ex, [{ method: 'DELETE', status: 200 }], `${tag}: its DELETE is in its session`);
+        const [s] = sql(db, `SELECT end_reason FROM sessions WHERE id = ${ids[0]}`);
+        assert.equal(s.end_reason, 'the client ended the session (DELETE)');
+      }
+    }
+    // The fifth live one went to the run's default session, with none of the others' traffic.
+    const dflt = sessionsOfTag(db, 'l5');
+    assert.equal(dflt.length, 1, `l5: in one session: ${JSON.stringify(dflt)}`);
+    assert.ok(!owner.has(dflt[0]), `l5 is not in another session's record (${owner.get(dflt[0])})`);
+    const others = sql(db, `SELECT count(*) AS n FROM messages WHERE session_id = ${dflt[0]}
+        AND rpc_id IS NOT NULL AND rpc_id NOT LIKE '%-l5"'`);
+    assert.equal(others[0].n, 0, 'the default session holds no other session\'s requests');
+    const total = sql(db, 'SELECT count(*) AS n FROM sessions');
+    assert.equal(total[0].n, 17, '16 sessions of their own and the default one');
+    assert.equal(live.length, 5);
+  });
+});
+
+test('record --cassette with --max-sessions: a retired session gets its cassette too', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const se = await startServerEverything('streamableHttp');
+    defer(se.stop);
+    const cassette = join(dir, 'run.jsonl');
+    const proxy = await startMcpreelHttp({ upstream: se.origin, name: 'retire', args: ['--max-sessions', '2', '--no-db', '--cassette', cassette] });
+    defer(() => proxy.stop());
+    const url = `${proxy.url}${new URL(se.url).pathname}`;
+    for (let i = 1; i <= 5; i++) await close(url, await open(url, `k${i}`), `k${i}`);
+    const { code, stderr } = await proxy.stop();
+    assert.equal(code, 0, `mcpreel exits 0: ${stderr}`);
+    const files = readdirSync(dir).filter((f) => /^run(-\d+)?\.jsonl$/.test(f)).sort();
+    assert.deepEqual(files, ['run-2.jsonl', 'run-3.jsonl', 'run-4.jsonl', 'run-5.jsonl', 'run.jsonl'], `one cassette a session: ${stderr}`);
+    const tags = files.map((f) => readFileSync(join(dir, f), 'utf8').match(/ping-(k\d)/)?.[1]).sort();
+    assert.deepEqual(tags, ['k1', 'k2', 'k3', 'k4', 'k5'], 'each cassette holds one session');
+  });
+});
