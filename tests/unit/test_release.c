@@ -6,9 +6,6 @@
  * after free or a leak.
  */
 
-#include <sys/stat.h>
-
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +15,7 @@
 
 #include "store.h"
 #include "store_int.h"
+#include "store_util.h"
 #include "unit.h"
 
 /* Messages queued in the session released. */
@@ -25,50 +23,8 @@
 /* Pages the database may grow by in the broken-writer test. */
 #define RELEASE_PAGES	16
 
-/* The directory of the running test, removed after it. */
-static char	release_dir[64];
-
-/* Make a fresh private directory for one test. */
-static void
-release_setup(void)
-{
-	snprintf(release_dir, sizeof release_dir, "/tmp/mcpreel-unit-XXXXXX");
-	cr_assert_not_null(mkdtemp(release_dir), "mkdtemp failed");
-}
-
-/* Remove one entry, deepest first (an nftw callback). */
-static int
-release_rm_cb(const char *path, const struct stat *sb, int flag,
-    struct FTW *ftw)
-{
-	return remove(path);
-}
-
-/* Remove the test's directory and everything in it. */
-static void
-release_teardown(void)
-{
-	if (release_dir[0] != '\0')
-		nftw(release_dir, release_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-TestSuite(release, .init = release_setup, .fini = release_teardown,
+TestSuite(release, .init = store_setup, .fini = store_teardown,
     .timeout = UNIT_TIMEOUT);
-
-/* Run a query that returns one integer. */
-static int64_t
-release_int(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt	*stmt;
-	int64_t		 v;
-
-	cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL), SQLITE_OK,
-	    "%s: %s", sql, sqlite3_errmsg(db));
-	cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW, "%s: no row", sql);
-	v = sqlite3_column_int64(stmt, 0);
-	sqlite3_finalize(stmt);
-	return v;
-}
 
 /* A JSON-RPC notification of about size bytes, numbered n. */
 static struct msg *
@@ -95,19 +51,15 @@ release_msg(int n, size_t size)
 Test(release, queued_rows_written, .timeout = UNIT_TIMEOUT)
 {
 	struct writer_ids	 ids;
-	struct store		*st;
 	struct writer		*w;
 	struct wsession		*s, *t;
 	sqlite3			*db;
-	char			*path, *cause = NULL, sql[160];
+	char			*path = store_test_path("rel.db"), sql[160];
 	int			 i;
 	int64_t			 tid;
 
 	memset(&ids, 0, sizeof ids);
-	xasprintf(&path, "%s/rel.db", release_dir);
-	cr_assert_not_null(st = store_open(path, STORE_CREATE, &cause), "%s",
-	    cause);
-	cr_assert_not_null(w = writer_start(st, &cause), "%s", cause);
+	w = store_test_writer(path);
 	s = writer_session_begin(w, "released", "http", "t");
 	t = writer_session_begin(w, "kept", "http", "t");
 	for (i = 0; i < RELEASE_MSGS; i++) {
@@ -126,18 +78,17 @@ Test(release, queued_rows_written, .timeout = UNIT_TIMEOUT)
 
 	cr_assert_eq(ids.n, 1, "the released session's id: %zu", ids.n);
 	cr_assert_neq(ids.ids[0], tid);
-	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
-	    SQLITE_OK);
+	db = store_test_sqlite(path);
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM messages WHERE "
 	    "session_id = %lld", (long long)ids.ids[0]);
-	cr_assert_eq(release_int(db, sql), RELEASE_MSGS);
+	cr_assert_eq(store_test_int(db, sql), RELEASE_MSGS);
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM sessions WHERE id = "
 	    "%lld AND name = 'released' AND end_reason = 'done' AND "
 	    "messages_lost = 0", (long long)ids.ids[0]);
-	cr_assert_eq(release_int(db, sql), 1);
+	cr_assert_eq(store_test_int(db, sql), 1);
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM messages WHERE "
 	    "session_id = %lld", (long long)tid);
-	cr_assert_eq(release_int(db, sql), RELEASE_MSGS / 100 + 10);
+	cr_assert_eq(store_test_int(db, sql), RELEASE_MSGS / 100 + 10);
 	sqlite3_close(db);
 	free(ids.ids);
 	free(path);
@@ -159,10 +110,10 @@ Test(release, after_broken_writer, .timeout = UNIT_TIMEOUT)
 	int64_t			 pages;
 
 	memset(&ids, 0, sizeof ids);
-	xasprintf(&path, "%s/full.db", release_dir);
+	path = store_test_path("full.db");
 	cr_assert_not_null(st = store_open(path, STORE_CREATE, &cause), "%s",
 	    cause);
-	pages = release_int(st->db, "PRAGMA page_count");
+	pages = store_test_int(st->db, "PRAGMA page_count");
 	snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld",
 	    (long long)(pages + RELEASE_PAGES));
 	cr_assert_eq(sqlite3_exec(st->db, sql, NULL, NULL, NULL), SQLITE_OK);

@@ -21,6 +21,7 @@
 
 #include "store.h"
 #include "store_int.h"
+#include "store_util.h"
 #include "unit.h"
 
 /* Messages queued at once by the drain test, beyond the high mark. */
@@ -28,71 +29,8 @@
 /* How long the pause test waits for the drain callback, ms. */
 #define STORE_DRAIN_WAIT_MS	60000
 
-/* The directory of the running test, removed after it. */
-static char	store_dir[64];
-
-/* Make a fresh private directory for one test. */
-static void
-store_setup(void)
-{
-	snprintf(store_dir, sizeof store_dir, "/tmp/mcpreel-unit-XXXXXX");
-	cr_assert_not_null(mkdtemp(store_dir), "mkdtemp failed");
-}
-
-/* Remove one entry, deepest first (an nftw callback). */
-static int
-store_rm_cb(const char *path, const struct stat *sb, int flag,
-    struct FTW *ftw)
-{
-	return remove(path);
-}
-
-/* Remove the test's directory and everything in it. */
-static void
-store_teardown(void)
-{
-	if (store_dir[0] != '\0')
-		nftw(store_dir, store_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 TestSuite(store, .init = store_setup, .fini = store_teardown,
     .timeout = UNIT_TIMEOUT);
-
-/* A path under the test's directory (the caller frees it). */
-static char *
-store_test_path(const char *rel)
-{
-	char	*path;
-
-	xasprintf(&path, "%s/%s", store_dir, rel);
-	return path;
-}
-
-/* Open a database read-only through SQLite itself. */
-static sqlite3 *
-store_test_sqlite(const char *path)
-{
-	sqlite3	*db = NULL;
-
-	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
-	    SQLITE_OK, "sqlite3 cannot open %s", path);
-	return db;
-}
-
-/* Run a query that returns one integer. */
-static int64_t
-store_test_int(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt	*stmt;
-	int64_t		 v;
-
-	cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL), SQLITE_OK,
-	    "%s: %s", sql, sqlite3_errmsg(db));
-	cr_assert_eq(sqlite3_step(stmt), SQLITE_ROW, "%s: no row", sql);
-	v = sqlite3_column_int64(stmt, 0);
-	sqlite3_finalize(stmt);
-	return v;
-}
 
 /* Wait until the monotonic clock has moved past where it is now. */
 static void
@@ -102,21 +40,6 @@ store_test_tick(void)
 
 	while (clock_mono_ns() <= t)
 		;
-}
-
-/* A new database opened with STORE_CREATE and a writer on it. */
-static struct writer *
-store_test_writer(const char *path)
-{
-	struct store	*st;
-	struct writer	*w;
-	char		*cause = NULL;
-
-	st = store_open(path, STORE_CREATE, &cause);
-	cr_assert_not_null(st, "store_open: %s", cause);
-	w = writer_start(st, &cause);
-	cr_assert_not_null(w, "writer_start: %s", cause);
-	return w;
 }
 
 /* Create the file and its missing directories, private to its owner. */
