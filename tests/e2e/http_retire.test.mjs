@@ -133,3 +133,28 @@ test('record --cassette with --max-sessions: a retired session gets its cassette
     assert.deepEqual(tags, ['k1', 'k2', 'k3', 'k4', 'k5'], 'each cassette holds one session');
   });
 });
+
+test('an ended session keeps what crosses its DELETE for 10 s; its id then begins a new session', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const se = await startServerEverything('streamableHttp');
+    defer(se.stop);
+    const db = join(dir, 'rec.db');
+    const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'retire' });
+    defer(() => proxy.stop());
+    const url = `${proxy.url}${new URL(se.url).pathname}`;
+    const sid = await open(url, 'g');
+    await close(url, sid, 'g');
+    // The server no longer knows the id (404): mcpreel records it all the same.
+    await post(url, { jsonrpc: '2.0', id: 'late-in-grace', method: 'ping' }, sid);
+    await new Promise((r) => setTimeout(r, 12000));
+    await post(url, { jsonrpc: '2.0', id: 'late-after-grace', method: 'ping' }, sid);
+    const { code, stderr } = await proxy.stop();
+    assert.equal(code, 0, `mcpreel exits 0: ${stderr}`);
+    const [own] = sessionsOfTag(db, 'g');
+    const of = (id) => sql(db, `SELECT session_id AS id FROM messages WHERE rpc_id = '"${id}"'`).map((r) => r.id);
+    assert.deepEqual(of('late-in-grace'), [own], 'a request right after the DELETE is in the ended session');
+    const after = of('late-after-grace');
+    assert.equal(after.length, 1);
+    assert.notEqual(after[0], own, 'after the grace the id begins a new session');
+  });
+});
