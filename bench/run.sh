@@ -693,6 +693,7 @@ echo
 
 . "$(dirname "$0")/scen_http.sh"	# the HTTP recorder as a gateway
 . "$(dirname "$0")/scen_sessions.sh"	# many concurrent sessions (prints its own table)
+. "$(dirname "$0")/scen_retire.sh"	# many short sessions, one after another
 . "$(dirname "$0")/scen_big.sh"	# big sessions in the commands that read them
 . "$(dirname "$0")/scen_big_replay.sh"	# replay and mock of the same sessions
 
