@@ -141,7 +141,7 @@ test('make install puts the binary, man page and completions under DESTDIR; make
   assert.deepEqual(bash(['mcpreel', 're']), ['record', 'replay', 'report']);
   assert.deepEqual(bash(['mcpreel', '']), [...commands].sort());
   assert.deepEqual(bash(['mcpreel', 'record', '--max-r']), ['--max-record-size']);
-  assert.deepEqual(bash(['mcpreel', '-v', '--log-file', 'x.log', 'record', '--db', 'r.db', '--max']), ['--max-connections', '--max-record-size']);
+  assert.deepEqual(bash(['mcpreel', '-v', '--log-file', 'x.log', 'record', '--db', 'r.db', '--max']), ['--max-connections', '--max-record-size', '--max-sessions']);
   assert.deepEqual(bash(['mcpreel', '--vers']), ['--version']);
   // bash splits --log-file=x.log at the '=' (COMP_WORDBREAKS).
   assert.deepEqual(bash(['mcpreel', '--log-file', '=', 'x.log', 'sess']), ['sessions']);
