@@ -158,3 +158,22 @@ test('an ended session keeps what crosses its DELETE for 10 s; its id then begin
     assert.notEqual(after[0], own, 'after the grace the id begins a new session');
   });
 });
+
+test('record --check follows every session to the end of the run: ended sessions are not let go, the bound counts them', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async ({ dir, defer }) => {
+    const se = await startServerEverything('streamableHttp');
+    defer(se.stop);
+    const db = join(dir, 'rec.db');
+    const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'retire', args: ['--check', '--max-sessions', '2'] });
+    defer(() => proxy.stop());
+    const url = `${proxy.url}${new URL(se.url).pathname}`;
+    for (let i = 1; i <= 4; i++) await close(url, await open(url, `v${i}`), `v${i}`);
+    const { code, stderr } = await proxy.stop();
+    assert.equal(code, 0, `mcpreel exits 0: ${stderr}`);
+    assert.match(stderr, /more than 2 MCP sessions held at once/);
+    const [a] = sessionsOfTag(db, 'v1');
+    const [b] = sessionsOfTag(db, 'v2');
+    assert.notEqual(a, b, 'the first two are sessions of their own');
+    assert.deepEqual(sessionsOfTag(db, 'v3'), sessionsOfTag(db, 'v4'), 'the later ones share the default session');
+  });
+});
