@@ -59,14 +59,18 @@ function sessionsOfTag(db, tag) {
       WHERE rpc_id LIKE '%-${tag}"' ORDER BY session_id`).map((r) => r.id);
 }
 
+/** server-everything over Streamable HTTP and mcpreel recording it with args; {proxy, url, db}. */
+async function startPair({ dir, defer }, args, { db = join(dir, 'rec.db') } = {}) {
+  const se = await startServerEverything('streamableHttp');
+  defer(se.stop);
+  const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'retire', args });
+  defer(() => proxy.stop());
+  return { proxy, url: `${proxy.url}${new URL(se.url).pathname}`, db };
+}
+
 test('record --max-sessions: ended sessions are retired, each short session is its own; past the bound live ones share the default session', { skip: needsHttp, timeout: 120000 }, async () => {
-  await withCleanup(async ({ dir, defer }) => {
-    const se = await startServerEverything('streamableHttp');
-    defer(se.stop);
-    const db = join(dir, 'rec.db');
-    const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'retire', args: ['--max-sessions', '4'] });
-    defer(() => proxy.stop());
-    const url = `${proxy.url}${new URL(se.url).pathname}`;
+  await withCleanup(async (ctx) => {
+    const { proxy, url, db } = await startPair(ctx, ['--max-sessions', '4']);
 
     // Three times the bound, one after another: each ends before the next.
     for (let i = 1; i <= 12; i++) {
@@ -117,13 +121,10 @@ test('record --max-sessions: ended sessions are retired, each short session is i
 });
 
 test('record --cassette with --max-sessions: a retired session gets its cassette too', { skip: needsHttp, timeout: 120000 }, async () => {
-  await withCleanup(async ({ dir, defer }) => {
-    const se = await startServerEverything('streamableHttp');
-    defer(se.stop);
+  await withCleanup(async (ctx) => {
+    const { dir } = ctx;
     const cassette = join(dir, 'run.jsonl');
-    const proxy = await startMcpreelHttp({ upstream: se.origin, name: 'retire', args: ['--max-sessions', '2', '--no-db', '--cassette', cassette] });
-    defer(() => proxy.stop());
-    const url = `${proxy.url}${new URL(se.url).pathname}`;
+    const { proxy, url } = await startPair(ctx, ['--max-sessions', '2', '--no-db', '--cassette', cassette], { db: null });
     for (let i = 1; i <= 5; i++) await close(url, await open(url, `k${i}`), `k${i}`);
     const { code, stderr } = await proxy.stop();
     assert.equal(code, 0, `mcpreel exits 0: ${stderr}`);
@@ -135,13 +136,8 @@ test('record --cassette with --max-sessions: a retired session gets its cassette
 });
 
 test('an ended session keeps what crosses its DELETE for 10 s; its id then begins a new session', { skip: needsHttp, timeout: 120000 }, async () => {
-  await withCleanup(async ({ dir, defer }) => {
-    const se = await startServerEverything('streamableHttp');
-    defer(se.stop);
-    const db = join(dir, 'rec.db');
-    const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'retire' });
-    defer(() => proxy.stop());
-    const url = `${proxy.url}${new URL(se.url).pathname}`;
+  await withCleanup(async (ctx) => {
+    const { proxy, url, db } = await startPair(ctx, []);
     const sid = await open(url, 'g');
     await close(url, sid, 'g');
     // The server no longer knows the id (404): mcpreel records it all the same.
@@ -160,13 +156,8 @@ test('an ended session keeps what crosses its DELETE for 10 s; its id then begin
 });
 
 test('record --check follows every session to the end of the run: ended sessions are not let go, the bound counts them', { skip: needsHttp, timeout: 120000 }, async () => {
-  await withCleanup(async ({ dir, defer }) => {
-    const se = await startServerEverything('streamableHttp');
-    defer(se.stop);
-    const db = join(dir, 'rec.db');
-    const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'retire', args: ['--check', '--max-sessions', '2'] });
-    defer(() => proxy.stop());
-    const url = `${proxy.url}${new URL(se.url).pathname}`;
+  await withCleanup(async (ctx) => {
+    const { proxy, url, db } = await startPair(ctx, ['--check', '--max-sessions', '2']);
     for (let i = 1; i <= 4; i++) await close(url, await open(url, `v${i}`), `v${i}`);
     const { code, stderr } = await proxy.stop();
     assert.equal(code, 0, `mcpreel exits 0: ${stderr}`);
