@@ -11,6 +11,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+
 import { mcpreelHttpSupport, startMcpreelHttp, startServerEverything } from './lib/servers.mjs';
 import { sql, withCleanup } from './lib/util.mjs';
 
@@ -60,8 +63,8 @@ function sessionsOfTag(db, tag) {
 }
 
 /** server-everything over Streamable HTTP and mcpreel recording it with args; {proxy, url, db}. */
-async function startPair({ dir, defer }, args, { db = join(dir, 'rec.db') } = {}) {
-  const se = await startServerEverything('streamableHttp');
+async function startPair({ dir, defer }, args, { db = join(dir, 'rec.db'), mode = 'streamableHttp' } = {}) {
+  const se = await startServerEverything(mode);
   defer(se.stop);
   const proxy = await startMcpreelHttp({ db, upstream: se.origin, name: 'retire', args });
   defer(() => proxy.stop());
@@ -166,5 +169,29 @@ test('record --check follows every session to the end of the run: ended sessions
     const [b] = sessionsOfTag(db, 'v2');
     assert.notEqual(a, b, 'the first two are sessions of their own');
     assert.deepEqual(sessionsOfTag(db, 'v3'), sessionsOfTag(db, 'v4'), 'the later ones share the default session');
+  });
+});
+
+test('legacy HTTP+SSE: a session whose event stream ended is let go as well', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { proxy, url, db } = await startPair(ctx, ['--max-sessions', '2'], { mode: 'sse' });
+    for (let i = 1; i <= 5; i++) {
+      const client = new Client({ name: `retire-sse${i}`, version: '1' });
+      await client.connect(new SSEClientTransport(new URL(url)));
+      await client.ping();
+      await client.close();
+      // Its event stream has ended in mcpreel before the next begins.
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const { code, stderr } = await proxy.stop();
+    assert.equal(code, 0, `mcpreel exits 0: ${stderr}`);
+    assert.doesNotMatch(stderr, /sessions held at once/, 'the ended ones never filled the bound');
+    const rows = sql(db, `SELECT session_id AS id, CAST(raw AS TEXT) AS raw FROM messages
+        WHERE method = 'initialize' AND direction = 'c2s'`);
+    const owner = new Map(rows.map((r) => [JSON.parse(r.raw).params.clientInfo.name, r.id]));
+    assert.equal(owner.size, 5, `five initializes: ${JSON.stringify(rows)}`);
+    assert.equal(new Set(owner.values()).size, 5, `each in a session of its own: ${JSON.stringify([...owner])}`);
+    const legacy = sql(db, "SELECT count(*) AS n FROM sessions WHERE transport = 'sse'");
+    assert.equal(legacy[0].n, 5, 'five legacy sessions');
   });
 });
