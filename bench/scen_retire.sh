@@ -35,7 +35,9 @@ retire_through() {
 
 declare -A retire_r
 echo "short sessions: $retire_n MCP sessions one after another (initialize, ping, DELETE)"
-if start_server retire-echo "sess_echo: listening on" "$build/bench/sess_echo"; then
+if ! command -v node >/dev/null 2>&1 || ! command -v sqlite3 >/dev/null 2>&1; then
+	echo "short sessions: not measured (needs node and the sqlite3 shell)"
+elif start_server retire-echo "sess_echo: listening on" "$build/bench/sess_echo"; then
 	retire_echo=$spid
 	retire_up=http://127.0.0.1:$sport
 	run retire-direct node "$(dirname "$0")/churn.mjs" "$retire_up/mcp" "$retire_n" &&
