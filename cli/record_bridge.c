@@ -112,8 +112,8 @@ record_modes_check(const struct record_given *g)
 		    "--upstream URL or --connect URL");
 	if (g->upstream_only && !g->upstream)
 		return record_modes_refuse("--rewrite-host, --keep-host, "
-		    "--upstream-timeout and --redact-header are for --upstream "
-		    "URL");
+		    "--upstream-timeout, --redact-header and --max-sessions are "
+		    "for --upstream URL");
 	if (g->listen_only && !g->listen && !g->upstream)
 		return record_modes_refuse("--allow-remote, --max-connections, "
 		    "--head-timeout and --idle-timeout are for --listen");

@@ -118,6 +118,7 @@ test('record: combinations that make no sense exit 2 with a sentence saying what
     [['--connect', 'http://127.0.0.1:1/mcp', '--header', 'no colon here'], /--header takes 'Name: value'/],
     [['--insecure', '--', 'cat'], /--cacert and --insecure are for --upstream URL or --connect URL/],
     [['--connect', 'http://127.0.0.1:1/mcp', '--rewrite-host'], /are for --upstream URL/],
+    [['--max-sessions', '5', '--', 'cat'], /--max-sessions are for --upstream URL/],
     [['--listen', '127.0.0.1:0', '--fault', 'error', '--', 'cat'], /--fault and --faults are not available/],
     [['--connect', 'http://127.0.0.1:1/mcp', '--durable'], /--durable is not available/],
     [['--connect', 'ftp://127.0.0.1/x'], /mcpreel record: /],
