@@ -122,14 +122,25 @@ hsession_new(struct hproxy *p, const char *key, int legacy, int pending,
 static int
 hsession_room(struct hproxy *p)
 {
+	int64_t	now;
+
 	if (p->nsessions >= p->max_sessions && !hretire_room(p)) {
-		/* Said once a crossing: p->full clears when one retires. */
+		/*
+		 * Said once a crossing (p->full clears when one retires),
+		 * and not again within HSESSION_WARN_MS.
+		 */
 		if (!p->full) {
 			p->full = 1;
-			log_warnx("more than %d MCP sessions held at once: new "
-			    "ones are recorded in the run's default session "
-			    "until an ended one is retired (--max-sessions)",
-			    p->max_sessions);
+			now = clock_mono_ns();
+			if (p->warned_ns == 0 || now - p->warned_ns >=
+			    (int64_t)HSESSION_WARN_MS * 1000000) {
+				p->warned_ns = now;
+				log_warnx("more than %d MCP sessions held at "
+				    "once: new ones are recorded in the run's "
+				    "default session until an ended one is "
+				    "retired (--max-sessions)",
+				    p->max_sessions);
+			}
 		}
 		return 0;
 	}

@@ -54,6 +54,12 @@ enum pause_why {
 /* How often ended sessions are looked at while any waits to be retired. */
 #define HSESSION_RETIRE_TICK_MS	1000
 /*
+ * The least time between two warnings that the session bound was
+ * reached: a gateway at its bound crosses it again each time an ended
+ * session is retired, and a line per session would bury the rest.
+ */
+#define HSESSION_WARN_MS	60000
+/*
  * Buckets of the table that finds a session by its id (hsession_get):
  * a quarter of HTTP_SESSIONS_MAX, so chains stay a few long whatever the
  * number of sessions, instead of a walk over all of them per exchange.
@@ -328,6 +334,7 @@ struct hproxy {
 	int			 max_sessions;	/* their bound (--max-sessions) */
 	int			 full;		/* at the bound: said once, until
 						   one is retired */
+	int64_t			 warned_ns;	/* monotonic, when last said */
 	int			 nlegacy;	/* legacy ones held */
 	struct hsessions	 ended;		/* ended, waiting to retire */
 	struct event		*retire_ev;	/* looks at them (hretire.c) */

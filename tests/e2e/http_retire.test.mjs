@@ -195,3 +195,21 @@ test('legacy HTTP+SSE: a session whose event stream ended is let go as well', { 
     assert.equal(legacy[0].n, 5, 'five legacy sessions');
   });
 });
+
+test('at the bound, crossing it again soon after is not said again: one line, not one a session', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { proxy, url } = await startPair(ctx, ['--max-sessions', '1']);
+    const a = await open(url, 'w1');
+    await open(url, 'w2'); // no room: the default session, said
+    await close(url, a, 'w1');
+    const b = await open(url, 'w3'); // w1 is retired for it
+    await open(url, 'w4'); // no room again
+    await close(url, b, 'w3');
+    await open(url, 'w5'); // w3 retired for it
+    await open(url, 'w6'); // and again
+    const { code, stderr } = await proxy.stop();
+    assert.equal(code, 0, `mcpreel exits 0: ${stderr}`);
+    const warned = stderr.match(/more than 1 MCP sessions held at once/g) ?? [];
+    assert.equal(warned.length, 1, `said once, not at each crossing: ${stderr}`);
+  });
+});
