@@ -10,6 +10,7 @@
  */
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <event2/event.h>
 
@@ -22,6 +23,7 @@ void
 hretire_init(struct hproxy *p)
 {
 	TAILQ_INIT(&p->ended);
+	TAILQ_INIT(&p->refused);
 	p->max_sessions = p->opt->max_sessions > 0 ? p->opt->max_sessions :
 	    HTTP_SESSIONS_MAX;
 	p->retire_ev = evtimer_new(p->base, hretire_tick_cb, p);
@@ -29,13 +31,58 @@ hretire_init(struct hproxy *p)
 		p->retired = xcalloc(1, sizeof *p->retired);
 }
 
-/* Stop retiring (the loop is over): what is left is freed with the run. */
+/* Forget the oldest id that had no room (hretire_refuse). */
+static void
+hretire_forget(struct hproxy *p)
+{
+	struct hsession	*hs = TAILQ_FIRST(&p->refused);
+
+	TAILQ_REMOVE(&p->refused, hs, eentry);
+	hsession_unkey(p, hs);
+	p->nrefused--;
+	free(hs->key);
+	free(hs);
+}
+
+/*
+ * Stop retiring (the loop is over): the ids that had no room are
+ * forgotten; the sessions left are freed with the run.
+ */
 void
 hretire_free(struct hproxy *p)
 {
 	if (p->retire_ev != NULL)
 		event_free(p->retire_ev);
 	p->retire_ev = NULL;
+	while (!TAILQ_EMPTY(&p->refused))
+		hretire_forget(p);
+}
+
+/*
+ * Session id key (legacy or not) found no room: its traffic is recorded
+ * in the run's default session, and so is the rest of it, rather than
+ * beginning a session of its own half-way once an ended one is retired.
+ * Its id is kept in the id table, marked, without a recording session;
+ * at most p->max_sessions of them (a client cycling ids at the bound),
+ * the oldest forgotten first.
+ */
+void
+hretire_refuse(struct hproxy *p, const char *key, int legacy)
+{
+	struct hsession	*hs;
+
+	for (hs = *hsession_bucket(p, key); hs != NULL; hs = hs->hnext) {
+		if (hs->legacy == legacy && strcmp(hs->key, key) == 0)
+			return;
+	}
+	if (p->nrefused >= p->max_sessions)
+		hretire_forget(p);
+	hs = xcalloc(1, sizeof *hs);
+	hs->refused = 1;
+	hs->legacy = legacy;
+	hsession_key(p, hs, key);
+	TAILQ_INSERT_TAIL(&p->refused, hs, eentry);
+	p->nrefused++;
 }
 
 /* Look at the ended sessions again in HSESSION_RETIRE_TICK_MS. */

@@ -50,7 +50,7 @@ hsession_seed(void)
  * run's seed, its bits mixed (murmur3's finalizer) so that the bucket
  * depends on all of them, not on the low ones alone.
  */
-static struct hsession **
+struct hsession **
 hsession_bucket(struct hproxy *p, const char *key)
 {
 	uint32_t	h;
@@ -71,7 +71,7 @@ hsession_bucket(struct hproxy *p, const char *key)
 }
 
 /* Give a session its id and put it at the head of the id's bucket. */
-static void
+void
 hsession_key(struct hproxy *p, struct hsession *hs, const char *key)
 {
 	struct hsession	**b = hsession_bucket(p, key);
@@ -165,20 +165,28 @@ hsession_get(struct hproxy *p, const char *key, int legacy,
     int64_t started_ns)
 {
 	struct hsession	*hs, *ended = NULL;
+	int		 refused = 0;
 
 	/* A live one first: a server may give an id out again. */
 	for (hs = *hsession_bucket(p, key); hs != NULL; hs = hs->hnext) {
 		if (hs->legacy != legacy || strcmp(hs->key, key) != 0)
 			continue;
-		if (!hs->ended)
+		if (hs->refused)
+			refused = 1;
+		else if (!hs->ended)
 			return hs;
-		if (ended == NULL)
+		else if (ended == NULL)
 			ended = hs;
 	}
 	if (ended != NULL)
 		return ended;
-	if (!hsession_room(p))
+	/* Begun in the default session: it goes on there. */
+	if (refused)
 		return hsession_default(p, started_ns);
+	if (!hsession_room(p)) {
+		hretire_refuse(p, key, legacy);
+		return hsession_default(p, started_ns);
+	}
 	return hsession_new_counted(p, key, legacy, 0, started_ns);
 }
 
@@ -231,12 +239,21 @@ hsession_settle(struct hproxy *p, struct hsession *hs, const char *sid,
 {
 	struct hsession	*o;
 
-	if (!hs->pending)
+	if (!hs->pending) {
+		/*
+		 * --durable: an initialize put in the default session for
+		 * want of room (p->full); the rest of its session goes on
+		 * there.
+		 */
+		if (hs == p->dflt && p->full && sid != NULL && *sid != '\0')
+			hretire_refuse(p, sid, 0);
 		return;
+	}
 	hs->pending = 0;
 	if (sid != NULL && *sid != '\0') {
 		for (o = *hsession_bucket(p, sid); o != NULL; o = o->hnext) {
-			if (o != hs && !o->legacy && strcmp(o->key, sid) == 0)
+			if (o != hs && !o->legacy && !o->refused &&
+			    strcmp(o->key, sid) == 0)
 				hsession_end(p, o, "a new initialize was given "
 				    "the same session id");
 		}

@@ -131,6 +131,9 @@ struct hsession {
 	int		 refs;		/* exchanges whose x->hs it is */
 	int64_t		 ended_ns;	/* monotonic, when it ended */
 	int		 waiting;	/* on p->ended, to be retired */
+	int		 refused;	/* only an id that had no room: its
+					   traffic is the default session's
+					   (on p->refused, no ws) */
 	TAILQ_ENTRY(hsession) eentry;	/* on p->ended, oldest end first */
 	struct hsession	*next;
 	struct hsession	**prevp;	/* what points at it in p->sessions */
@@ -337,6 +340,9 @@ struct hproxy {
 	int64_t			 warned_ns;	/* monotonic, when last said */
 	int			 nlegacy;	/* legacy ones held */
 	struct hsessions	 ended;		/* ended, waiting to retire */
+	struct hsessions	 refused;	/* ids that had no room, oldest
+						   first (hretire_refuse) */
+	int			 nrefused;	/* at most max_sessions */
 	struct event		*retire_ev;	/* looks at them (hretire.c) */
 	struct writer_ids	*retired;	/* their row ids (opt->keep_ids),
 						   filled by the writer thread:
@@ -366,6 +372,7 @@ void		 hretire_init(struct hproxy *);
 void		 hretire_free(struct hproxy *);
 void		 hretire_ended(struct hproxy *, struct hsession *);
 int		 hretire_room(struct hproxy *);
+void		 hretire_refuse(struct hproxy *, const char *, int);
 
 /* hstall.c */
 void		 hstall_resume_cb(void *);
@@ -456,6 +463,9 @@ void		 hsession_end_all(struct hproxy *, const char *);
 void		 hsession_free(struct hsession *);
 void		 hsession_free_all(struct hsession *);
 void		 hsession_unkey(struct hproxy *, struct hsession *);
+struct hsession	**hsession_bucket(struct hproxy *, const char *);
+void		 hsession_key(struct hproxy *, struct hsession *,
+		     const char *);
 char		*hsession_query_id(const char *);
 char		*hsession_endpoint_key(const char *);
 struct hsession	*hsession_legacy_find(struct hproxy *, const char *);

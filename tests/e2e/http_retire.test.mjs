@@ -213,3 +213,28 @@ test('at the bound, crossing it again soon after is not said again: one line, no
     assert.equal(warned.length, 1, `said once, not at each crossing: ${stderr}`);
   });
 });
+
+for (const durable of [false, true]) {
+  test(`a session that found no room stays in the default session when room is made later${durable ? ' (--durable)' : ''}`, { skip: needsHttp, timeout: 120000 }, async () => {
+    await withCleanup(async (ctx) => {
+      const { proxy, url, db } = await startPair(ctx, ['--max-sessions', '1', ...(durable ? ['--durable'] : [])]);
+      const a = await open(url, 'x1');
+      const b = await open(url, 'x2'); // no room: the default session
+      await close(url, a, 'x1'); // room could be made for x2 now
+      const again = await post(url, { jsonrpc: '2.0', id: 'again-x2', method: 'ping' }, b);
+      assert.equal(again.status, 200, `x2: ping answered: ${again.text}`);
+      await close(url, b, 'x2');
+      const c = await open(url, 'x3'); // a new session is still its own
+      await close(url, c, 'x3');
+      const { code, stderr } = await proxy.stop();
+      assert.equal(code, 0, `mcpreel exits 0: ${stderr}`);
+      const x2 = sessionsOfTag(db, 'x2');
+      assert.equal(x2.length, 1, `x2 is not split between sessions: ${JSON.stringify(x2)}`);
+      const rows = sql(db, `SELECT rpc_id FROM messages WHERE session_id = ${x2[0]} AND direction = 'c2s' AND rpc_id IS NOT NULL`).map((r) => r.rpc_id);
+      assert.deepEqual(rows.sort(), ['"again-x2"', '"init-x2"', '"ping-x2"'], `x2's requests together: ${JSON.stringify(rows)}`);
+      const [x1] = sessionsOfTag(db, 'x1');
+      const [x3] = sessionsOfTag(db, 'x3');
+      assert.ok(x1 !== x3 && x1 !== x2[0] && x3 !== x2[0], `x1, x3 their own: ${x1} ${x3} ${x2[0]}`);
+    });
+  });
+}
