@@ -216,7 +216,12 @@ hretry_keep(struct hconn *c)
 		for (i = 0; i < n && left > 0; i++) {
 			if (v[i].iov_len > left)
 				v[i].iov_len = left;
-			evbuffer_add(c->resend, v[i].iov_base, v[i].iov_len);
+			/* Out of memory: no retry rather than a partial one. */
+			if (evbuffer_add(c->resend, v[i].iov_base,
+			    v[i].iov_len) != 0) {
+				hretry_stop(c);
+				return;
+			}
 			left -= v[i].iov_len;
 			if (left > 0 && evbuffer_ptr_set(buf, &at, v[i].iov_len,
 			    EVBUFFER_PTR_ADD) != 0) {
