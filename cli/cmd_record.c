@@ -204,10 +204,10 @@ cmd_record_usage(FILE *f)
 	    "Point the client at mcpreel's address instead of the server's.  Each\n"
 	    "MCP session (Mcp-Session-Id, or the legacy endpoint URL's session) is\n"
 	    "recorded as a session of its own, up to --max-sessions held at once\n"
-	    "(an ended one is let go 10 s after its end).  It runs until SIGINT,\n"
-	    "SIGTERM or SIGHUP (SIGHUP re-reads --faults instead, when given),\n"
-	    "then exits 0.\n"
-	    "\n", RECORD_SPIN_US);
+	    "(an ended one is let go %d s after its last request).  It runs until\n"
+	    "SIGINT, SIGTERM or SIGHUP (SIGHUP re-reads --faults instead, when\n"
+	    "given), then exits 0.\n"
+	    "\n", RECORD_SPIN_US, HSESSION_GRACE_MS / 1000);
 	record_bridge_usage(f);
 	fprintf(f,
 	    "HTTP options:\n"

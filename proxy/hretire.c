@@ -115,6 +115,22 @@ hretire_ended(struct hproxy *p, struct hsession *hs)
 }
 
 /*
+ * Traffic came for ended session hs (a request crossing its DELETE, or
+ * an id the server gave out again): its grace begins anew, so that a
+ * session still in use is not retired under it.  Returns hs.
+ */
+struct hsession *
+hretire_touch(struct hproxy *p, struct hsession *hs)
+{
+	hs->ended_ns = clock_mono_ns();
+	if (hs->waiting) {
+		TAILQ_REMOVE(&p->ended, hs, eentry);
+		TAILQ_INSERT_TAIL(&p->ended, hs, eentry);
+	}
+	return hs;
+}
+
+/*
  * Retire hs (ended, waiting, no exchange refers to it): out of the lists
  * and the id table, its recording session handed back to the writer
  * (which frees it after its queued rows), and freed.

@@ -179,7 +179,7 @@ hsession_get(struct hproxy *p, const char *key, int legacy,
 			ended = hs;
 	}
 	if (ended != NULL)
-		return ended;
+		return hretire_touch(p, ended);
 	/* Begun in the default session: it goes on there. */
 	if (refused)
 		return hsession_default(p, started_ns);
@@ -472,7 +472,9 @@ hsession_legacy_find(struct hproxy *p, const char *target)
 			ended = hs;
 	}
 	free(key);
-	return hs != NULL ? hs : ended;
+	if (hs == NULL && ended != NULL)
+		hs = hretire_touch(p, ended);
+	return hs;
 }
 
 /*

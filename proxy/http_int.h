@@ -43,14 +43,6 @@ enum pause_why {
 #define HTTP_STALL_BYTES	(4u * 1024 * 1024)
 /* How long connecting to the upstream may take, seconds. */
 #define HTTP_CONNECT_TIMEOUT	10
-/*
- * How long an ended session is kept after its end (a DELETE, a new
- * initialize given its id, the end of a legacy stream) before it is
- * retired: a request carrying its id that crossed the DELETE on the
- * wire, or the end of its GET stream, is still recorded in it.  Past
- * that, its id names a new session.
- */
-#define HSESSION_GRACE_MS	10000
 /* How often ended sessions are looked at while any waits to be retired. */
 #define HSESSION_RETIRE_TICK_MS	1000
 /*
@@ -371,6 +363,7 @@ int		 hretry_again(struct hconn *, const char *);
 void		 hretire_init(struct hproxy *);
 void		 hretire_free(struct hproxy *);
 void		 hretire_ended(struct hproxy *, struct hsession *);
+struct hsession	*hretire_touch(struct hproxy *, struct hsession *);
 int		 hretire_room(struct hproxy *);
 void		 hretire_refuse(struct hproxy *, const char *, int);
 

@@ -176,6 +176,15 @@ int		 record_loop_is_pipe(int);
  */
 #define HTTP_SESSIONS_MAX	16384
 /*
+ * How long an ended session is kept after its end (a DELETE, a new
+ * initialize given its id, the end of a legacy stream), and after each
+ * later request that carries its id, before it is retired: a request
+ * that crossed the DELETE on the wire, or the end of its GET stream, is
+ * still recorded in it, and so is the traffic of an id a server gives
+ * out again.  Past that, its id names a new session.
+ */
+#define HSESSION_GRACE_MS	10000
+/*
  * The most --max-sessions takes: ~1 GiB of sessions, and the id table's
  * chains (HSESSION_BUCKETS) 256 long on average, a walk per request.
  */

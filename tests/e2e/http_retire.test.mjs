@@ -158,6 +158,26 @@ test('an ended session keeps what crosses its DELETE for 10 s; its id then begin
   });
 });
 
+test('traffic for an ended session begins its grace anew: an id still in use is not let go under it', { skip: needsHttp, timeout: 120000 }, async () => {
+  await withCleanup(async (ctx) => {
+    const { proxy, url, db } = await startPair(ctx, []);
+    const sid = await open(url, 'r');
+    await close(url, sid, 'r');
+    // Each 6 s apart, so the last is 12 s after the DELETE, past one
+    // grace from the end but within one from the request before it.
+    await new Promise((r) => setTimeout(r, 6000));
+    await post(url, { jsonrpc: '2.0', id: 'again-6', method: 'ping' }, sid);
+    await new Promise((r) => setTimeout(r, 6000));
+    await post(url, { jsonrpc: '2.0', id: 'again-12', method: 'ping' }, sid);
+    const { code, stderr } = await proxy.stop();
+    assert.equal(code, 0, `mcpreel exits 0: ${stderr}`);
+    const [own] = sessionsOfTag(db, 'r');
+    const of = (id) => sql(db, `SELECT session_id AS id FROM messages WHERE rpc_id = '"${id}"'`).map((r) => r.id);
+    assert.deepEqual(of('again-6'), [own], 'a request 6 s after the DELETE is in the ended session');
+    assert.deepEqual(of('again-12'), [own], 'and one 6 s after that, 12 s after the DELETE, too');
+  });
+});
+
 test('record --check follows every session to the end of the run: ended sessions are not let go, the bound counts them', { skip: needsHttp, timeout: 120000 }, async () => {
   await withCleanup(async (ctx) => {
     const { proxy, url, db } = await startPair(ctx, ['--check', '--max-sessions', '2']);
