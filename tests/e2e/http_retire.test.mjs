@@ -138,14 +138,14 @@ test('record --cassette with --max-sessions: a retired session gets its cassette
   });
 });
 
-test('an ended session keeps what crosses its DELETE for 10 s; its id then begins a new session', { skip: needsHttp, timeout: 120000 }, async () => {
+test('an ended session keeps what crosses its DELETE for 10 s; 14 s on, its id begins a new session', { skip: needsHttp, timeout: 120000 }, async () => {
   await withCleanup(async (ctx) => {
     const { proxy, url, db } = await startPair(ctx, []);
     const sid = await open(url, 'g');
     await close(url, sid, 'g');
     // The server no longer knows the id (404): mcpreel records it all the same.
     await post(url, { jsonrpc: '2.0', id: 'late-in-grace', method: 'ping' }, sid);
-    await new Promise((r) => setTimeout(r, 12000));
+    await new Promise((r) => setTimeout(r, 14000));
     await post(url, { jsonrpc: '2.0', id: 'late-after-grace', method: 'ping' }, sid);
     const { code, stderr } = await proxy.stop();
     assert.equal(code, 0, `mcpreel exits 0: ${stderr}`);
